@@ -1,0 +1,5 @@
+import sys
+
+from vramlint.cli import main
+
+sys.exit(main())

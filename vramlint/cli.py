@@ -1,0 +1,67 @@
+"""Command-line entry point.
+
+Exit-code contract (stable, relied on by the GitHub Action and pre-commit):
+0 the run completed and nothing reached ``--fail-on``; 1 findings at or above ``--fail-on``;
+2 usage error or internal failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = {
+    "check": "lint deployments and report findings (the default command)",
+    "inventory": "list every vLLM server found, with where each setting was written",
+    "explain": "print the GPU memory budget vLLM will compute for each server",
+    "rules": "list the rules, or print one rule's documentation",
+}
+
+
+class UsageError(Exception):
+    """A mistake in how vramlint was called; exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from vramlint import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="vramlint",
+        description="Lint vLLM deployments (Kubernetes, Helm values, compose, vLLM config files) "
+        "against the GPU memory budget vLLM computes at start-up.",
+    )
+    parser.add_argument("--version", action="version", version=f"vramlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        module = importlib.import_module(f"vramlint.commands.{name}")
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `vramlint deploy/` means `vramlint check deploy/`, as ruff and yamllint take paths directly.
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        argv.insert(0, "check")
+    if not argv:
+        argv = ["check", "."]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module = importlib.import_module(f"vramlint.commands.{args.command}")
+    try:
+        return module.run(args)
+    except UsageError as exc:
+        print(f"vramlint: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 2
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the exit-code contract says 2 for an internal failure
+        import traceback
+
+        traceback.print_exc()
+        print(f"vramlint: internal error: {exc!r}; please report it", file=sys.stderr)
+        return 2

@@ -1,0 +1,316 @@
+"""Plain data passed between the pipeline stages.
+
+discover -> load -> extract (Server) -> resolve -> budget (Budget) -> rules (Finding) -> reports.
+
+Everything here is a dataclass so importing it costs nothing at start-up; pydantic is kept for the
+configuration file, which is the only input a user writes by hand for vramlint itself.
+
+Convention for values that cannot be known statically (``valueFrom``, an unset ``${VAR}``, a Helm
+template expression): the key is present and its value is ``None``. A key that is absent was not set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Level = Literal["error", "warning", "note"]
+LEVELS: tuple[Level, ...] = ("note", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where something was written. Lines and columns are 1-based, as editors and SARIF count."""
+
+    file: str
+    line: int
+    column: int = 1
+    end_line: int | None = None
+    end_column: int | None = None
+    yaml_path: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"file": self.file, "line": self.line, "column": self.column}
+        if self.end_line is not None:
+            out["end_line"] = self.end_line
+            out["end_column"] = self.end_column
+        if self.yaml_path:
+            out["yaml_path"] = self.yaml_path
+        return out
+
+
+@dataclass
+class GpuRequest:
+    """What a server's deployment says about its accelerators.
+
+    ``type`` is a canonical GPU catalog name when the hint resolved (``"T4"``, ``"H100-SXM"``), else the
+    raw hint text; ``count`` is the number of devices the engine can see (None: not said).
+    """
+
+    type: str | None = None
+    count: int | None = None
+    evidence: str | None = None
+    location: Location | None = None
+    vendor: str = "nvidia"  # nvidia | amd | intel-gaudi | google-tpu | aws-neuron | huawei-ascend
+    mig_profile: str | None = None  # e.g. "3g.40gb"
+    memory_gib: float | None = None  # a memory cap stated by the deployment (MIG slice, fractional share)
+    device_ids: list[str] | None = None  # physical devices named (compose device_ids, NVIDIA_VISIBLE_DEVICES)
+    shared_key: str | None = None  # engines with the same key share physical GPUs (oversubscription check)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "count": self.count, "evidence": self.evidence}
+        if self.vendor != "nvidia":
+            out["vendor"] = self.vendor
+        if self.mig_profile:
+            out["mig_profile"] = self.mig_profile
+        if self.memory_gib is not None:
+            out["memory_gib"] = self.memory_gib
+        if self.device_ids is not None:
+            out["device_ids"] = self.device_ids
+        return out
+
+
+@dataclass
+class Server:
+    """One vLLM engine as deployed, with where each of its settings was written."""
+
+    file: str
+    location: Location  # the container / service / modelSpec entry
+    source_format: str  # kubernetes | compose | helm-values | vllm-config | command-line
+    kind: str | None = None  # Deployment, InferenceService, compose service, ...
+    name: str | None = None  # object or service name
+    container: str | None = None
+    image: str | None = None
+    image_location: Location | None = None
+    vllm_version: str | None = None  # from the image tag, when the tag says it
+    model: str | None = None
+    model_location: Location | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # vLLM dest names (snake_case), typed
+    arg_locations: dict[str, Location] = field(default_factory=dict)
+    unknown_args: dict[str, Location] = field(default_factory=dict)  # flags vLLM would reject, as written
+    env: dict[str, str | None] = field(default_factory=dict)
+    env_locations: dict[str, Location] = field(default_factory=dict)
+    gpu: GpuRequest | None = None
+    shm: bool | None = None  # shared memory large enough for NCCL (k8s /dev/shm Memory emptyDir, ipc: host, shm_size)
+    replicas: int | None = None
+    ignore_rules: dict[str, Location] = field(default_factory=dict)  # vramlint.dev/ignore annotation
+    notes: list[str] = field(default_factory=list)  # things said about this server (config in another file, ...)
+
+    @property
+    def key(self) -> str:
+        """Stable identity for baselines and fingerprints: file and YAML path, never a line number."""
+        return f"{self.file}#{self.location.yaml_path}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.location.line,
+            "column": self.location.column,
+            "yaml_path": self.location.yaml_path,
+            "source_format": self.source_format,
+            "kind": self.kind,
+            "name": self.name,
+            "container": self.container,
+            "image": self.image,
+            "vllm_version": self.vllm_version,
+            "model": self.model,
+            "args": self.args,
+            "arg_locations": {k: _loc_short(v) for k, v in self.arg_locations.items()},
+            "unknown_args": {k: _loc_short(v) for k, v in self.unknown_args.items()},
+            "env": self.env,
+            "gpu": self.gpu.to_json() if self.gpu else None,
+            "shm": self.shm,
+            "replicas": self.replicas,
+            "notes": self.notes,
+        }
+
+
+def _loc_short(loc: Location) -> dict[str, Any]:
+    return {"file": loc.file, "line": loc.line, "column": loc.column}
+
+
+@dataclass
+class Problem:
+    """Input that could not be read as intended (invalid YAML, a bad value): reported, never fatal."""
+
+    file: str
+    line: int | None
+    column: int | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Skipped:
+    """A file passed over on purpose (binary, empty, too large, unreadable), with the reason."""
+
+    file: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Inventory:
+    """What the extract stage found in the scanned paths."""
+
+    servers: list[Server] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files_scanned: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "servers": [s.to_json() for s in self.servers],
+            "skipped": [s.to_json() for s in self.skipped],
+            "problems": [p.to_json() for p in self.problems],
+        }
+
+
+@dataclass
+class Finding:
+    """One rule's verdict on one server, anchored on the line that set the value."""
+
+    rule_id: str  # VRL001
+    rule_name: str  # max-model-len-at-maximum
+    level: Level
+    message: str
+    location: Location
+    server_key: str | None = None
+    suppressed: bool = False
+    justification: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        loc = self.location
+        return {
+            "rule": self.rule_id,
+            "name": self.rule_name,
+            "level": self.level,
+            "file": loc.file,
+            "line": loc.line,
+            "column": loc.column,
+            "end_line": loc.end_line if loc.end_line is not None else loc.line,
+            "end_column": loc.end_column if loc.end_column is not None else loc.column,
+            "yaml_path": loc.yaml_path,
+            "message": self.message,
+            "suppressed": self.suppressed,
+            "justification": self.justification,
+        }
+
+
+@dataclass
+class ModelInfo:
+    """Architecture facts the budget needs, resolved from a config.json (or the embedded catalog)."""
+
+    name: str  # the id it resolved as (Hub id or local path)
+    source: str  # where the facts came from: "catalog (source URL)", "local: path", "hub", "hf-cache", "config alias"
+    architecture: str | None = None
+    num_layers: int = 0
+    hidden_size: int = 0
+    num_attention_heads: int = 0
+    num_kv_heads: int = 0
+    head_dim: int = 0
+    vocab_size: int = 0
+    intermediate_size: int | None = None
+    max_position_embeddings: int | None = None  # the derived maximum model length (RoPE scaling applied)
+    torch_dtype: str | None = None  # bfloat16 | float16 | float32
+    quantization: str | None = None  # awq | gptq | fp8 | compressed-tensors | mxfp4 | bitsandbytes | ... | None
+    quant_bits: int | None = None
+    tie_word_embeddings: bool = False
+    is_mla: bool = False
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    layer_types: list[str] | None = None  # per layer: full_attention | sliding_attention | mamba | linear_attention
+    num_experts: int | None = None
+    num_experts_per_tok: int | None = None
+    param_count: int | None = None  # total parameters (all experts)
+    weight_bytes: int | None = None  # bytes of the checkpoint as loaded (quantization-aware), when known exactly
+    weight_bytes_source: str | None = None  # "safetensors metadata" | "computed from architecture" | "catalog"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class GpuSpec:
+    """One GPU model from the catalog."""
+
+    name: str  # canonical: "T4", "A100-80GB", "H100-SXM"
+    total_gib: float  # what torch.cuda.mem_get_info reports (what vLLM logs), not the marketing size
+    compute_capability: tuple[int, int]
+    bf16: bool
+    fp8: bool
+    vendor: str = "nvidia"
+    marketing_gb: float | None = None
+    mig_profiles: dict[str, float] = field(default_factory=dict)  # profile -> GiB
+
+
+@dataclass
+class Budget:
+    """The per-GPU memory arithmetic vLLM performs at start-up, and its verdict. All GiB are 2**30 bytes."""
+
+    engine: str  # v0 | v1
+    vllm_version: str
+    gpu: str
+    gpus: int  # tensor_parallel * pipeline_parallel
+    total_gib: float
+    gpu_memory_utilization: float
+    usable_gib: float
+    weights_gib: float
+    non_torch_gib: float
+    activation_gib: float
+    cudagraph_gib: float
+    kv_cache_gib: float
+    kv_bytes_per_token: int  # per rank, all layers
+    block_size: int
+    num_gpu_blocks: int
+    kv_tokens: int
+    max_model_len: int
+    max_concurrency: float
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    starts: bool
+    errors: list[dict[str, Any]] = field(default_factory=list)  # {"code": "E1", "message": vLLM's text, "arg": "max_model_len"}
+    sources: dict[str, str] = field(default_factory=dict)  # input -> where it came from ("image tag", "default", "catalog")
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ResolveOptions:
+    """What the resolve stage may use besides the deployment files (from configuration and flags)."""
+
+    default_gpu: str | None = None  # --gpu: the GPU of servers whose files do not say
+    default_gpu_count: int | None = None  # --gpus
+    gpu_memory_gib: float | None = None  # --gpu-memory-gib: a GPU that is not in the catalog
+    vllm_version: str | None = None  # --vllm-version: servers whose image tag does not say
+    model_aliases: dict[str, str] = field(default_factory=dict)  # served name/path -> Hub id or path to config.json
+    allow_network: bool = True  # the Hub, when HF_HUB_OFFLINE is not set and --offline was not given
+    hub_timeout_s: float = 10.0
+    base_dir: str = "."  # where relative local model paths and aliases are resolved from
+
+
+@dataclass
+class Assessment:
+    """A server with everything resolved about it and its budget: what the rules receive."""
+
+    server: Server
+    model: ModelInfo | None = None
+    gpu: GpuSpec | None = None
+    gpu_count: int = 1  # devices per engine replica as resolved (tp * pp when not stated)
+    vllm_version: str | None = None
+    version_source: str | None = None  # "image tag" | "configuration" | "default"
+    engine: str | None = None  # v0 | v1
+    budget: Budget | None = None
+    unresolved: list[str] = field(default_factory=list)  # what is missing and how to fix it
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.server.to_json()
+        out["budget"] = self.budget.to_json() if self.budget else None
+        if self.unresolved:
+            out["unresolved"] = self.unresolved
+        return out
