@@ -1,0 +1,148 @@
+"""The embedded GPU catalog: what each GPU reports to CUDA, and how deployments name it.
+
+Deployments name GPUs in many ways: node labels (``nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB``), GKE
+accelerators (``nvidia-tesla-t4``), Karpenter (``instance-gpu-name: l4``), KubeAI resource profiles
+(``nvidia-gpu-h100``), product names (``NVIDIA GeForce RTX 4090``) and cloud instance types
+(``g5.12xlarge``). All of them resolve to one canonical catalog name here.
+
+The catalog (``vramlint/data/gpus.json``) is read on first use, never at import.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from vramlint.model import GpuSpec
+
+# Words that only say who made or sells the GPU; dropped before matching so that "NVIDIA-L4", "nvidia-l4",
+# "NVIDIA L4" and "L4" are the same name.
+_NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "gpu")
+# Node-label suffixes the GPU operator adds: "-MIG-3g.40gb" (mixed strategy), "-SHARED" (time-slicing).
+_SUFFIX_RE = re.compile(r"(-mig-\d+g\.\d+gb(\+me)?|-shared)$", re.IGNORECASE)
+_MIG_RE = re.compile(r"(?:^|[/-])(?:mig-)?(\d+g\.(\d+)gb(?:\+me)?)$", re.IGNORECASE)
+
+
+def _normalize(text: str) -> str:
+    key = re.sub(r"[^a-z0-9]", "", text.lower())
+    changed = True
+    while changed:
+        changed = False
+        for prefix in _NOISE_PREFIXES:
+            if key.startswith(prefix) and len(key) > len(prefix):
+                key = key[len(prefix):]
+                changed = True
+    return key
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> dict[str, Any]:
+    import json
+    from importlib import resources
+
+    text = resources.files("vramlint").joinpath("data/gpus.json").read_text(encoding="utf-8")
+    raw = json.loads(text)
+    specs: dict[str, GpuSpec] = {}
+    aliases: dict[str, str] = {}
+    exact: dict[str, str] = {}  # as written ("nvidia-tesla-a100" is the 40 GB A100 on GKE), before normalizing
+    sources: dict[str, str] = {}
+    for entry in raw["gpus"]:
+        total = float(entry["total_gib"])
+        cc = tuple(entry["cc"])
+        slices = entry.get("mig_slices")
+        mig: dict[str, float] = {}
+        for profile, n in entry.get("mig", {}).items():
+            mig[profile] = round(total * n / slices, 2)
+        mig.update(entry.get("mig_gib", {}))
+        spec = GpuSpec(
+            name=entry["name"],
+            total_gib=total,
+            compute_capability=(int(cc[0]), int(cc[1])),
+            bf16=cc >= (8, 0),
+            fp8=cc >= (8, 9),
+            marketing_gb=entry.get("marketing_gb"),
+            mig_profiles=mig,
+        )
+        specs[spec.name] = spec
+        sources[spec.name] = entry.get("total_source", "")
+        for alias in [spec.name, *entry.get("aliases", [])]:
+            exact.setdefault(alias.lower(), spec.name)
+            aliases.setdefault(_normalize(alias), spec.name)
+    ambiguous = {_normalize(k): v for k, v in raw.get("ambiguous", {}).items()}
+    instances: dict[str, tuple] = {}
+    for cloud in ("aws", "gcp", "azure"):
+        for name, value in raw["instances"].get(cloud, {}).items():
+            instances[name.lower()] = (value[0], int(value[1]), value[2] if len(value) > 2 else 1.0, cloud)
+    return {"specs": specs, "aliases": aliases, "exact": exact, "ambiguous": ambiguous, "instances": instances,
+            "sources": sources, "instance_sources": raw["instances"]["_sources"]}
+
+
+def names() -> list[str]:
+    """Every canonical GPU name in the catalog."""
+    return list(_catalog()["specs"])
+
+
+def resolve_hint(text: str) -> str | None:
+    """The canonical catalog name for a node-label / product / GKE / Karpenter / KubeAI value, else None."""
+    if not text:
+        return None
+    cat = _catalog()
+    # KubeAI resource profiles may carry a count: "nvidia-gpu-l4:2".
+    stripped = _SUFFIX_RE.sub("", text.strip().split(":")[0])
+    if stripped.lower() in cat["exact"]:
+        return cat["exact"][stripped.lower()]
+    key = _normalize(stripped)
+    if key in cat["ambiguous"]:
+        return None
+    return cat["aliases"].get(key)
+
+
+def lookup(name: str) -> GpuSpec | None:
+    """The catalog entry for a canonical name or any alias ("T4", "Tesla-T4", "nvidia-h100-80gb"), else None."""
+    canonical = resolve_hint(name) if name else None
+    return _catalog()["specs"].get(canonical) if canonical else None
+
+
+def ambiguity(name: str) -> str | None:
+    """Why ``name`` cannot be resolved to one GPU (e.g. "A100" without its memory size), else None."""
+    return _catalog()["ambiguous"].get(_normalize(_SUFFIX_RE.sub("", name or "")))
+
+
+def total_source(name: str) -> str | None:
+    """Where the catalog's total memory for this GPU comes from (a log URL, or how it was estimated)."""
+    return _catalog()["sources"].get(name)
+
+
+def instance_type(name: str) -> tuple[str, int] | None:
+    """GPU type and count of a cloud instance type: "g5.12xlarge" -> ("A10G", 4); GCP a2/a3/g2; Azure NC/ND/NV."""
+    if not name:
+        return None
+    hit = _catalog()["instances"].get(name.strip().lower())
+    return (hit[0], hit[1]) if hit else None
+
+
+def instance_fraction(name: str) -> float | None:
+    """The share of one GPU an instance gets (Azure NV A10 v5 partitions: 1/6, 1/3, 1/2), 1.0 for whole GPUs."""
+    hit = _catalog()["instances"].get((name or "").strip().lower())
+    return hit[2] if hit else None
+
+
+def mig_profile(resource: str) -> tuple[str | None, float] | None:
+    """GPU and GiB of a MIG resource or profile: "nvidia.com/mig-3g.40gb" -> (None, 39.58); "1g.23gb" -> ("B200", 22.0).
+
+    The GPU is named only when exactly one catalog GPU has the profile; the memory is the smallest that any
+    GPU with that profile gives (so a budget is never computed on more memory than the slice may have).
+    A profile no catalog GPU has gets its nominal size converted to GiB (``40gb`` -> 37.25 GiB).
+    """
+    if not resource:
+        return None
+    m = _MIG_RE.search(resource.strip())
+    if not m:
+        return None
+    profile = m.group(1).lower()
+    owners = [(s.name, s.mig_profiles[profile]) for s in _catalog()["specs"].values() if profile in s.mig_profiles]
+    if not owners:
+        return None, round(int(m.group(2)) * 1e9 / 2**30, 2)
+    gpu = owners[0][0] if len(owners) == 1 else None
+    return gpu, min(gib for _, gib in owners)
