@@ -1,0 +1,103 @@
+"""max_model_len is left at the model's maximum context, so few full-length requests fit in the KV cache.
+
+When `--max-model-len` is not set, vLLM uses the longest context the model supports (131072 tokens for
+Llama-3.1, for example); setting it to that maximum explicitly does the same. vLLM pre-allocates the KV
+cache from the memory left after weights and activations, so the memory used does not change with
+`max_model_len`; what changes is how many requests of that length fit at once (vLLM logs it as
+"Maximum concurrency for N tokens per request"). A long context also lets one request take a large share
+of the cache, which preempts the others.
+
+The rule fires when the context is at the maximum and the KV cache holds fewer full-length requests than
+`min_concurrency` (or than the traffic profile's `peak-concurrent-requests`, when configured). The message
+gives the concurrency now and at a suggested value: the traffic profile's `p99-context-tokens` rounded up
+to a multiple of `round_to`, else `suggested_max_model_len`. Requests longer than `max_model_len` are
+rejected by vLLM, so choose a value above the longest request you must serve.
+
+Failing example (the context is the model's 131072 tokens):
+
+```yaml
+containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.10.2
+    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+    resources: {limits: {nvidia.com/gpu: 1}}
+```
+
+Passing example (a context sized to the traffic):
+
+```yaml
+containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.10.2
+    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "16384"]
+    resources: {limits: {nvidia.com/gpu: 1}}
+```
+"""
+
+from __future__ import annotations
+
+import math
+
+from vramlint.rule import arg_location, as_int, concurrency_at, gib, rebudget, times, tokens
+
+ID = "VRL001"
+NAME = "max-model-len-at-maximum"
+LEVEL = "warning"
+OPTIONS = {
+    "min_concurrency": 8,  # fire when fewer full-length requests than this fit (no traffic profile)
+    "suggested_max_model_len": 8192,  # the value suggested when no p99 context is configured
+    "round_to": 1024,  # a suggestion from the p99 context is rounded up to a multiple of this
+}
+
+
+def check(assessment, ctx):
+    server, model, budget = assessment.server, assessment.model, assessment.budget
+    if model is None or budget is None or not budget.starts:
+        return  # unresolved: VRL010; will not start: VRL005
+    maximum = model.max_position_embeddings
+    if not maximum:
+        return
+    if "max_model_len" in server.args:
+        value = as_int(server.args["max_model_len"])
+        if value is None or value < maximum:
+            return  # unknown statically, auto-fit (-1), or tuned below the maximum
+        how = f"--max-model-len {value:,} is the model's maximum context"
+    else:
+        how = f"--max-model-len is not set, so vLLM uses the model's maximum context, {maximum:,} tokens"
+    current_len = budget.max_model_len
+    current = budget.max_concurrency
+    threshold = ctx.peak_concurrent_requests or ctx.options["min_concurrency"]
+    if current >= threshold:
+        return
+
+    p99 = ctx.p99_context_tokens
+    if p99:
+        step = max(1, int(ctx.options["round_to"]))
+        suggested = math.ceil(p99 / step) * step
+        reason = f"the traffic profile's p99 context ({p99:,} tokens) rounded up to {suggested:,}"
+    else:
+        suggested = int(ctx.options["suggested_max_model_len"])
+        reason = (
+            f"e.g. {suggested:,}, or the longest request you serve "
+            "(set traffic p99-context-tokens in the configuration for a suggestion from your traffic)"
+        )
+    if suggested >= current_len:
+        return  # the traffic needs the whole context: nothing better to suggest
+    after = rebudget(assessment, max_model_len=suggested)
+    if after is not None and after.starts:
+        suggested_concurrency = after.max_concurrency
+    else:
+        suggested_concurrency = concurrency_at(budget, suggested)
+    who = (
+        f"the traffic profile's {threshold} peak concurrent requests"
+        if ctx.peak_concurrent_requests
+        else f"min-concurrency {threshold}"
+    )
+    message = (
+        f"{how}: the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds "
+        f"{times(current)} requests of {current_len:,} tokens, below {who}. The memory used stays the same "
+        f"at any max_model_len (vLLM pre-allocates the KV cache); the concurrency does not: set "
+        f"--max-model-len {suggested} ({reason}) to hold {times(suggested_concurrency)} requests of that length"
+    )
+    location = arg_location(server, "max_model_len")
+    yield ctx.finding(assessment, message, location)

@@ -1,0 +1,65 @@
+"""vLLM will refuse to start with these settings.
+
+Each start-up check vLLM performs that this deployment fails (no memory left for the KV cache, a
+`max_model_len` the KV cache cannot hold even once, a `max_model_len` above the model's maximum,
+attention heads that the tensor-parallel size does not divide, bf16 on a GPU without it, ...) is reported
+with vLLM's own message and the numbers of the budget that lead to it. The finding sits on the argument the
+error names (`--max-model-len`, `--gpu-memory-utilization`, ...), or on the container when that argument
+was left at its default.
+
+Why: the pod would crash-loop at start-up (`CrashLoopBackOff`), usually after minutes of downloading and
+loading weights. Fixing it in review is cheaper.
+
+Failing example (Llama-3.1-8B on a 24 GB A10G, vLLM 0.10.2: its full 131072-token context needs more KV
+cache than the memory left after the weights):
+
+```yaml
+args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+resources: {limits: {nvidia.com/gpu: 1}}
+nodeSelector: {node.kubernetes.io/instance-type: g5.xlarge}
+```
+
+Passing example (a context length the KV cache can hold):
+
+```yaml
+args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "16384"]
+resources: {limits: {nvidia.com/gpu: 1}}
+nodeSelector: {node.kubernetes.io/instance-type: g5.xlarge}
+```
+"""
+
+from __future__ import annotations
+
+from vramlint.rule import arg_location, gib, tokens
+
+ID = "VRL005"
+NAME = "will-not-start"
+LEVEL = "error"
+OPTIONS: dict = {}
+
+
+def check(assessment, ctx):
+    budget = assessment.budget
+    if budget is None or not budget.errors:
+        return
+    server = assessment.server
+    numbers = (
+        f"GPU {budget.gpu} ({gib(budget.total_gib)}, {budget.gpus} per engine), "
+        f"gpu_memory_utilization {budget.gpu_memory_utilization:g} -> {gib(budget.usable_gib)} usable: "
+        f"weights {gib(budget.weights_gib)}, activations {gib(budget.activation_gib)}, "
+        f"non-torch {gib(budget.non_torch_gib)}, CUDA graphs {gib(budget.cudagraph_gib)}, "
+        f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
+    )
+    for error in budget.errors:
+        arg = error.get("arg")
+        location = arg_location(server, arg) if arg else server.location
+        code = error.get("code")
+        text = str(error.get("message") or "").strip()
+        prefix = f"vLLM {budget.vllm_version} will not start"
+        if code:
+            prefix += f" ({code})"
+        fix = error.get("fix")
+        message = f"{prefix}: {text} [{numbers}]"
+        if fix:
+            message += f". Fix: {fix}"
+        yield ctx.finding(assessment, message, location)

@@ -1,0 +1,42 @@
+"""`vramlint rules`: list the rules, or print one rule's documentation."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rule", nargs="?", help="a rule id (VRL003) or name; print its documentation")
+    parser.add_argument(
+        "--rules-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also load the rule modules in DIR (repeatable)",
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the documentation of every rule as markdown (this is how docs/rules.md is made)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from vramlint.cli import UsageError
+    from vramlint.rule import find_rule, load_rules, rule_markdown, rules_markdown
+
+    rules = load_rules(args.rules_dir)
+    if args.rule:
+        rule = find_rule(rules, args.rule)
+        if rule is None:
+            known = ", ".join(r.id for r in rules)
+            raise UsageError(f"no rule {args.rule!r}; the rules are {known}")
+        print(rule_markdown(rule, heading="#"), end="")
+        return 0
+    if args.markdown:
+        print(rules_markdown(rules), end="")
+        return 0
+    width = max((len(r.name) for r in rules), default=0)
+    for rule in rules:
+        print(f"{rule.id}  {rule.name:<{width}}  {rule.level:<7}  {rule.summary}")
+    return 0
