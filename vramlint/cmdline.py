@@ -1,0 +1,976 @@
+"""Command lines as vLLM receives them: shell splitting, variable expansion, argument parsing.
+
+Kubernetes gives a container ``command`` (replaces the image ENTRYPOINT) and ``args`` (replace CMD); compose
+gives ``entrypoint``/``command``. Either may be a list of words or a shell script run by ``sh -c``. This module
+turns them into the argument list vLLM's own parser sees, keeping for every word the place it was written, and
+then reads that list the way vLLM's ``FlexibleArgumentParser`` does for the vLLM version in use.
+
+A value that cannot be known statically (a ``valueFrom`` env var, ``$(date)``, an unset variable) is ``None``;
+it is never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import Location
+
+# --------------------------------------------------------------------------------------------------------------
+# Tokens
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of a command line, with where it was written.
+
+    The extra fields (all defaulted) describe the YAML scalar a word came from, so a shell script inside it can
+    be split with each word pointing at its own line: ``block`` is ``"|"`` or ``">"`` for block scalars,
+    ``indent`` the 1-based column of the block's content, ``lines`` the file's text. ``op`` marks shell
+    control operators (``&&``, ``;``, ...) produced by ``split_shell``.
+    """
+
+    text: str | None  # None = value cannot be known statically
+    location: Location | None
+    block: str | None = None
+    indent: int | None = None
+    lines: tuple[str, ...] | list[str] | None = field(default=None, compare=False, hash=False, repr=False)
+    op: bool = False
+    quoted: bool = False  # the scalar was written in quotes (its text starts one column after `location`)
+
+
+def yaml_token(file: str, node: Any, key: Any, yaml_path: str = "", lines: list[str] | None = None) -> Token:
+    """The Token for scalar ``node[key]`` of a ruamel document, knowing its style (block, quoted).
+
+    Scanners should build tokens with this so that words inside a block scalar script get their own lines.
+    """
+    from vramlint.yamlload import value_location
+
+    value = node[key]
+    loc = value_location(file, node, key, yaml_path)
+    text = None if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+    block = None
+    indent = None
+    quoted = False
+    cls = type(value).__name__
+    if cls == "LiteralScalarString":
+        block = "|"
+    elif cls == "FoldedScalarString":
+        block = ">"
+    if loc is not None and lines is not None and 0 < loc.line <= len(lines):
+        src = lines[loc.line - 1]
+        ch = src[loc.column - 1 : loc.column] if loc.column - 1 < len(src) else ""
+        if block is None and ch in ("'", '"'):
+            quoted = True
+        if block is None and ch in ("|", ">"):
+            block = "|" if ch == "|" else ">"
+        if block:
+            for follow in lines[loc.line :]:
+                if follow.strip():
+                    indent = len(follow) - len(follow.lstrip(" ")) + 1
+                    break
+    if block and isinstance(text, str) and loc is not None:
+        loc = Location(loc.file, loc.line, loc.column, yaml_path=loc.yaml_path)  # no one-line span for blocks
+    return Token(text, loc, block=block, indent=indent, lines=lines, quoted=quoted)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Positions inside a scalar
+
+
+class _Positions:
+    """Maps an index in a scalar's text to the file line/column where that character was written."""
+
+    def __init__(self, text: str, location: Location | None, block: str | None, indent: int | None,
+                 lines: Any, quoted: bool = False):
+        self.loc = location
+        self.text = text
+        self.table: list[tuple[int, int]] | None = None
+        if location is None:
+            return
+        if block:
+            self.table = self._block_table(text, location, block, indent, lines)
+        else:
+            # One-line flow scalar: columns follow the text. A multi-line flow scalar (YAML folds it into one
+            # line) keeps the start line; escapes in double quotes shift columns slightly. Both approximate.
+            self.offset = 1 if quoted else 0
+
+    @staticmethod
+    def _block_table(text, location, block, indent, lines) -> list[tuple[int, int]]:
+        first = location.line + 1  # block content starts on the line after the `|`/`>` indicator
+        table: list[tuple[int, int]] = []
+        if lines:
+            # Align each non-blank source line with where its text occurs in the scalar value. Exact for
+            # literal `|` blocks; for folded `>` blocks (YAML joined lines with spaces) it is exact for every
+            # word too, because folding only replaces line breaks, never the words themselves.
+            pos = 0
+            last = (first, indent or 1)
+            for n in range(first - 1, len(lines)):
+                src = lines[n]
+                stripped = src.strip()
+                if not stripped:
+                    continue
+                lead = len(src) - len(src.lstrip(" "))
+                if indent is not None and lead < indent - 1:
+                    break  # the block ended
+                content = src[lead:].rstrip()
+                at = text.find(content, pos)
+                if at < 0:
+                    # More-indented lines of a folded block keep their extra spaces; retry without them.
+                    content = content.lstrip()
+                    at = text.find(content, pos)
+                    if at < 0:
+                        continue
+                while len(table) < at:
+                    table.append(last)
+                for i in range(len(content)):
+                    table.append((n + 1, lead + 1 + i))
+                last = (n + 1, lead + 1 + len(content))
+                pos = at + len(content)
+                if pos >= len(text.rstrip()):
+                    break
+            while len(table) < len(text) + 1:
+                table.append(last)
+            return table
+        # No source text: literal lines follow the value's lines; a folded block is placed on its first line.
+        col0 = indent or location.column
+        line, col = first, col0
+        for ch in text:
+            table.append((line, col))
+            if ch == "\n" and block == "|":
+                line, col = line + 1, col0
+            else:
+                col += 1
+        table.append((line, col))
+        return table
+
+    def at(self, start: int, end: int, yaml_path: str | None = None) -> Location | None:
+        if self.loc is None:
+            return None
+        path = self.loc.yaml_path if yaml_path is None else yaml_path
+        if self.table is not None:
+            s = self.table[min(start, len(self.table) - 1)]
+            e = self.table[min(max(end - 1, start), len(self.table) - 1)]
+            if s[0] == e[0]:
+                return Location(self.loc.file, s[0], s[1], s[0], e[1] + 1, yaml_path=path)
+            return Location(self.loc.file, s[0], s[1], yaml_path=path)
+        before = self.text[:start]
+        breaks = before.count("\n")
+        line = self.loc.line + breaks
+        if breaks:
+            col = start - before.rfind("\n")
+        else:
+            col = self.loc.column + self.offset + start
+        return Location(self.loc.file, line, col, line, col + (end - start), yaml_path=path)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Shell splitting
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
+_UNKNOWN = object()  # a piece of a word whose value cannot be known
+
+
+class _Word:
+    __slots__ = ("pieces", "start", "end", "unknown", "started", "assign_ok")
+
+    def __init__(self, start: int):
+        self.pieces: list[str] = []
+        self.start = start
+        self.end = start
+        self.unknown = False
+        self.started = False  # quotes make a word even when empty ("")
+
+
+def split_shell(text: str, location: Location | None, block: bool = False, *,
+                env: dict[str, str | None] | None = None, indent: int | None = None,
+                lines: Any = None, folded: bool = False, quoted: bool = False,
+                problems: list[str] | None = None) -> list[Token]:
+    """Split a shell script into words (and control operators, as ``Token(op=True)``).
+
+    ``block=True`` when ``text`` is a YAML block scalar whose content starts on the line after ``location``;
+    every word then points at its own line. With ``env`` given, ``$VAR``/``${VAR}``/``${VAR:-default}`` are
+    expanded (unquoted expansions are word-split, as the shell does); a variable that is unset or unknown makes
+    the word ``None``. Without ``env`` variables are left as written.
+    """
+    block_style = (">" if folded else "|") if block else None
+    pos = _Positions(text, location, block_style, indent, lines, quoted)
+    probs = problems if problems is not None else []
+    if folded and re.search(r"\\ ", text):
+        # YAML folding turned "\<newline>" into "\ ", which the shell reads as an escaped space glued to the
+        # next word. Almost always meant as a line continuation; read it so, but say what the shell would do.
+        probs.append("a folded (>) block scalar turns a trailing `\\` into an escaped space; use `|` for "
+                     "shell line continuations")
+        text = re.sub(r"\\ +", " ", text)
+        pos.text = text
+    return _lex(text, pos, env, probs)
+
+
+def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems: list[str]) -> list[Token]:
+    out: list[Token] = []
+    n = len(text)
+    i = 0
+    word: _Word | None = None
+    redirect_next = False
+
+    def finish(end: int) -> None:
+        nonlocal word, redirect_next
+        if word is not None and (word.pieces or word.started or word.unknown):
+            if redirect_next:
+                redirect_next = False  # a redirection target (`> /tmp/log`), not an argument
+            else:
+                value = None if word.unknown else "".join(word.pieces)
+                out.append(Token(value, pos.at(word.start, max(word.end, word.start + 1))))
+        word = None
+
+    def piece(s: str, at: int, end: int) -> None:
+        nonlocal word
+        if word is None:
+            word = _Word(at)
+        word.pieces.append(s)
+        word.end = end
+
+    def op(s: str, at: int) -> None:
+        finish(at)
+        out.append(Token(s, pos.at(at, at + len(s)), op=True))
+
+    def expansion(value: Any, at: int, end: int, split: bool) -> None:
+        nonlocal word
+        if value is _UNKNOWN:
+            if word is None:
+                word = _Word(at)
+            word.unknown = True
+            word.end = end
+            return
+        if value is None:
+            # left as written (no env given)
+            return
+        if not split:
+            piece(value, at, end)
+            return
+        parts = re.split(r"[ \t\n]+", value)
+        for k, part in enumerate(parts):
+            if k > 0:
+                finish(end)
+            if part:
+                piece(part, at, end)
+
+    while i < n:
+        c = text[i]
+        if c in " \t":
+            finish(i)
+            i += 1
+        elif c == "\n":
+            finish(i)
+            out.append(Token(";", pos.at(i, i + 1), op=True))
+            i += 1
+        elif c == "#" and word is None:
+            while i < n and text[i] != "\n":
+                i += 1
+        elif c == "\\":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 2  # line continuation
+            elif i + 1 < n:
+                piece(text[i + 1], i, i + 2)
+                i += 2
+            else:
+                i += 1
+        elif c == "'":
+            j = text.find("'", i + 1)
+            j = n if j < 0 else j
+            if word is None:
+                word = _Word(i)
+            word.started = True
+            piece(text[i + 1 : j], i, j + 1)
+            i = j + 1
+        elif c == '"':
+            if word is None:
+                word = _Word(i)
+            word.started = True
+            j = i + 1
+            while j < n and text[j] != '"':
+                ch = text[j]
+                if ch == "\\" and j + 1 < n and text[j + 1] in '$`"\\\n':
+                    if text[j + 1] != "\n":
+                        piece(text[j + 1], j, j + 2)
+                    j += 2
+                elif ch == "$" or ch == "`":
+                    value, j2 = _expand(text, j, env)
+                    if value is None and env is None:
+                        piece(text[j:j2], j, j2)
+                    else:
+                        expansion(value, j, j2, split=False)
+                    j = j2
+                else:
+                    piece(ch, j, j + 1)
+                    j += 1
+            word.end = j + 1
+            i = j + 1
+        elif c == "$" or c == "`":
+            value, j = _expand(text, i, env)
+            if value is None and env is None:
+                piece(text[i:j], i, j)
+            else:
+                expansion(value, i, j, split=True)
+            i = j
+        elif c in "<>" or (c == "&" and text[i + 1 : i + 2] == ">"):
+            # Redirections: `2>&1`, `> log`, `>> log`, `&> log`, `< file`. A pure-digit word before is the fd.
+            if word is not None and not word.unknown and "".join(word.pieces).isdigit() and not word.started:
+                word = None
+            j = i + 1
+            while j < n and text[j] in "<>&":
+                j += 1
+            target = text[i:j]
+            if target.endswith("&"):
+                # `>&2`, `2>&1`: the fd follows directly
+                while j < n and text[j].isdigit():
+                    j += 1
+                finish(i)
+            else:
+                finish(i)
+                redirect_next = True
+            if "<<" in target:
+                problems.append("here-document in a shell script is not read")
+            i = j
+        elif c in ";&|()":
+            two = text[i : i + 2]
+            s = two if two in _OPERATORS else c
+            op(s, i)
+            i += len(s)
+        else:
+            piece(c, i, i + 1)
+            i += 1
+    finish(n)
+    return out
+
+
+def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, int]:
+    """Expand the `$...`/backquote expression at ``text[i]``: (value | _UNKNOWN | None-if-no-env, end)."""
+    n = len(text)
+    if text[i] == "`":
+        j = text.find("`", i + 1)
+        return _UNKNOWN if env is not None else None, (n if j < 0 else j + 1)
+    if i + 1 >= n:
+        return "$", i + 1
+    nxt = text[i + 1]
+    if nxt == "(":
+        depth, j = 0, i + 1
+        while j < n:
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        return (_UNKNOWN if env is not None else None), min(j + 1, n)
+    if nxt == "{":
+        j = text.find("}", i + 2)
+        if j < 0:
+            return "$", i + 1
+        inner = text[i + 2 : j]
+        end = j + 1
+        if env is None:
+            return None, end
+        m = _NAME.match(inner)
+        if not m:
+            return _UNKNOWN, end
+        name = m.group(0)
+        rest = inner[m.end() :]
+        return _param(name, rest, env), end
+    if nxt.isdigit() or nxt in "@*#?$!-":
+        return (_UNKNOWN if env is not None else None), i + 2
+    m = _NAME.match(text, i + 1)
+    if not m:
+        return "$", i + 1
+    if env is None:
+        return None, m.end()
+    return _param(m.group(0), "", env), m.end()
+
+
+def _param(name: str, rest: str, env: dict[str, str | None]) -> Any:
+    present = name in env
+    value = env.get(name)
+    if not rest:
+        if not present or value is None:
+            return _UNKNOWN
+        return value
+    for operator in (":-", ":=", "-", "="):
+        if rest.startswith(operator):
+            default = rest[len(operator) :]
+            if present and value is None:
+                return _UNKNOWN
+            use_default = (not present) or (operator.startswith(":") and value == "")
+            if use_default:
+                # the default word may itself reference variables
+                if "$" in default:
+                    toks = _lex(default, _Positions(default, None, None, None, None), env, [])
+                    if any(t.text is None for t in toks):
+                        return _UNKNOWN
+                    return " ".join(t.text for t in toks if t.text is not None)
+                return default.strip("'\"")
+            return value
+    if rest.startswith(":+") or rest.startswith("+"):
+        alt = rest[2:] if rest.startswith(":+") else rest[1:]
+        if present and value is None:
+            return _UNKNOWN
+        is_set = present and (value != "" or not rest.startswith(":"))
+        return alt if is_set else ""
+    if rest.startswith(":?") or rest.startswith("?"):
+        return value if present and value is not None else _UNKNOWN
+    return _UNKNOWN  # substring/pattern operators: not worth guessing
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Kubernetes $(VAR)
+
+_K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def expand_k8s(token: Token, env: dict[str, str | None]) -> Token:
+    """Kubernetes ``$(VAR)`` expansion of one command/args item (``$$`` escapes; unset names stay as written)."""
+    text = token.text
+    if text is None or "$" not in text:
+        return token
+    unknown = False
+
+    def sub(m: re.Match) -> str:
+        nonlocal unknown
+        if m.group(0) == "$$":
+            return "$"
+        name = m.group(1)
+        if name not in env:
+            return m.group(0)
+        if env[name] is None:
+            unknown = True
+            return ""
+        return env[name]
+
+    new = _K8S_VAR.sub(sub, text)
+    if unknown:
+        return Token(None, token.location, token.block, token.indent, token.lines, token.op, token.quoted)
+    if new == text:
+        return token
+    # Positions inside a script after expansion are approximate when the expansion changed lengths.
+    return Token(new, token.location, token.block, token.indent, token.lines, token.op, token.quoted)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Recognising vLLM
+
+
+@dataclass
+class VllmInvocation:
+    """The vLLM argument list found in a command line, read as vLLM's parser reads it."""
+
+    model: str | None = None
+    model_location: Location | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # dest names (snake_case), typed as vLLM types them
+    arg_locations: dict[str, Location] = field(default_factory=dict)
+    unknown_args: dict[str, Location] = field(default_factory=dict)  # flag as written -> where
+    config_files: list[tuple[str, Location | None]] = field(default_factory=list)  # --config paths
+    problems: list[str] = field(default_factory=list)
+    # Added beyond the team contract (defaults keep it compatible):
+    entrypoint: str = "serve"  # serve | openai.api_server | api_server | implied (image entrypoint)
+    env: dict[str, str | None] = field(default_factory=dict)  # `FOO=1 vllm serve` assignments
+    env_locations: dict[str, Location] = field(default_factory=dict)
+    version_table: str | None = None  # the vLLM version whose argument table was used
+    location: Location | None = None  # where the vLLM command starts
+
+
+_VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
+
+
+def is_vllm_image(image: str | None) -> bool:
+    """An image that runs vLLM: vllm/vllm-openai, rocm/vllm, nvcr.io/nvidia/vllm, any name with `vllm`.
+
+    NVIDIA NIM images (nvcr.io/nim/...) may embed vLLM but have their own launcher and flags: not vLLM here.
+    """
+    if not image:
+        return False
+    name = image.lower().split("@", 1)[0]
+    repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    parts = repo.split("/")
+    if "nim" in parts or any(p.startswith("nim-") for p in parts):
+        return False
+    if "vllm" not in repo:
+        return False
+    last = parts[-1]
+    return not any(x in last for x in ("sglang", "tgi", "text-generation"))
+
+
+_VERSION_IN_TAG = re.compile(r"(?:^|[^0-9.])v?(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)")
+
+
+def version_from_image(image: str | None) -> str | None:
+    """The vLLM version an image tag states (`vllm/vllm-openai:v0.6.4` -> 0.6.4), else None.
+
+    Only tags of vLLM images are read; `rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521` -> 0.8.5. `latest`,
+    `nightly` and digests say nothing.
+    """
+    if not image or not is_vllm_image(image):
+        return None
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return None
+    tag = last.split(":", 1)[1]
+    m = re.search(r"vllm[_-]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", tag, re.I)
+    if m:
+        return m.group(1)
+    if "rocm" in tag.lower() or "cuda" in tag.lower():
+        m = re.match(r"^v?(\d+\.\d+\.\d+(?:\.post\d+)?)(?:[-_]|$)", tag)
+        return m.group(1) if m else None
+    m = re.match(r"^v?(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)", tag)
+    if m:
+        return m.group(1)
+    # NGC: nvcr.io/nvidia/vllm:25.09-py3 is a container release, not a vLLM version
+    return None
+
+
+_SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
+_WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "nice", "ionice", "taskset", "numactl",
+             "tini", "dumb-init", "setsid", "gosu", "su-exec", "xargs"}
+_SHELL_KEYWORDS = {"then", "do", "else", "elif", "{", "!", "if", "while", "until"}
+_VLLM_MODULES = {
+    "vllm.entrypoints.openai.api_server": "openai.api_server",
+    "vllm.entrypoints.api_server": "api_server",
+}
+_LOOKALIKE_EXES = {"text-generation-launcher", "sglang", "trtllm-serve", "tritonserver", "ollama", "lmdeploy",
+                   "llama-server", "sleep", "tail", "infinity_emb"}
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _is_python(word: str) -> bool:
+    b = _basename(word)
+    return b == "python" or b.startswith("python3") or b == "python2" or b.startswith("pypy")
+
+
+@dataclass
+class _Found:
+    entry: str
+    args: list[Token]
+    env: dict[str, str | None]
+    env_tokens: dict[str, Token]
+    start: Location | None
+    problems: list[str]
+
+
+def find_vllm_invocation(command: list[Token], args: list[Token], image: str | None,
+                         env: dict[str, str | None], *, version: str | None = None) -> VllmInvocation | None:
+    """Find and read the vLLM server command in a container's ``command`` + ``args`` (Kubernetes semantics).
+
+    ``command`` replaces the image ENTRYPOINT and ``args`` its CMD. For a vLLM image with no ``command`` the
+    image's entrypoint (``vllm serve`` in recent tags, ``python3 -m vllm.entrypoints.openai.api_server`` in
+    old ones) makes ``args`` alone the vLLM argument list. Returns None when no vLLM server runs (lookalikes:
+    NIM, TGI, SGLang, KServe's huggingface backend, `sleep infinity`).
+    """
+    command = [expand_k8s(t, env) for t in command]
+    args = [expand_k8s(t, env) for t in args]
+    version = version or version_from_image(image)
+    found: _Found | None = None
+    if command:
+        found = _search_argv(command + args, dict(env), depth=0)
+    elif args:
+        first = args[0].text
+        if first is not None and not first.startswith("-") and _looks_like_command(first):
+            found = _search_argv(args, dict(env), depth=0)
+        if found is None and is_vllm_image(image):
+            if first is not None and (first.startswith("-") or not _looks_like_command(first)):
+                found = _Found("implied", list(args), {}, {}, args[0].location, [])
+    elif is_vllm_image(image):
+        found = _Found("implied", [], {}, {}, None, [])
+    if found is None:
+        return None
+    if any(t.text == "--backend=huggingface" for t in found.args):
+        return None
+    for i, t in enumerate(found.args):
+        if t.text == "--backend" and i + 1 < len(found.args) and found.args[i + 1].text == "huggingface":
+            return None
+    inv = parse_vllm_args(found.args, version=version, entry=found.entry)
+    inv.problems[:0] = found.problems
+    inv.env = dict(found.env)
+    inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
+    inv.location = found.start
+    if found.entry == "implied" and not found.args:
+        inv.problems.append("vLLM image without command or args: vLLM starts with its default model")
+    return inv
+
+
+def _looks_like_command(word: str) -> bool:
+    b = _basename(word)
+    return (b in _SHELLS or b in _WRAPPERS or b == "vllm" or _is_python(word) or b in _LOOKALIKE_EXES
+            or b == "env" or "/" in word or bool(_NAME.fullmatch(b.replace("-", "_")))
+            and not b.startswith("-"))
+
+
+def _simple_commands(tokens: list[Token]) -> list[list[Token]]:
+    cmds: list[list[Token]] = [[]]
+    for t in tokens:
+        if t.op:
+            if cmds[-1]:
+                cmds.append([])
+        else:
+            cmds[-1].append(t)
+    return [c for c in cmds if c]
+
+
+def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _Found | None:
+    """Search one simple command (a list of words) for a vLLM server start."""
+    if depth > 4 or not argv:
+        return None
+    i = 0
+    local_env: dict[str, str | None] = {}
+    env_tokens: dict[str, Token] = {}
+    while i < len(argv):
+        w = argv[i].text
+        if w is None:
+            return None
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", w, re.S)
+        if m:
+            local_env[m.group(1)] = m.group(2)
+            env_tokens[m.group(1)] = argv[i]
+            i += 1
+            continue
+        b = _basename(w)
+        if b in _SHELL_KEYWORDS:
+            i += 1
+            continue
+        if b in _WRAPPERS or b == "env":
+            i += 1
+            while b in ("env", "nice", "stdbuf", "taskset", "numactl", "tini", "dumb-init") and i < len(argv) \
+                    and argv[i].text is not None and argv[i].text.startswith("-"):
+                i += 2 if b in ("taskset",) else 1
+            if b == "tini" and i < len(argv) and argv[i].text == "--":
+                i += 1
+            continue
+        if b in ("uv", "conda", "micromamba", "poetry", "pipenv") and i + 1 < len(argv) and argv[i + 1].text == "run":
+            i += 2
+            while i < len(argv) and argv[i].text is not None and argv[i].text.startswith("-"):
+                i += 2 if argv[i].text in ("-n", "--name", "-p", "--prefix", "--with") else 1
+            continue
+        break
+    rest = argv[i:]
+    if not rest:
+        return None
+    w = rest[0].text or ""
+    b = _basename(w)
+    full_env = {**env, **local_env}
+    if b in _SHELLS:
+        return _search_shell(rest, full_env, depth)
+    if b == "vllm":
+        if len(rest) > 1 and rest[1].text == "serve":
+            return _Found("serve", rest[2:], local_env, env_tokens, rest[0].location, [])
+        return None
+    if _is_python(w):
+        j = 1
+        while j < len(rest) and rest[j].text is not None and rest[j].text.startswith("-") and rest[j].text != "-m":
+            j += 1
+        if j + 1 < len(rest) and rest[j].text == "-m":
+            mod = rest[j + 1].text or ""
+            if mod in _VLLM_MODULES:
+                return _Found(_VLLM_MODULES[mod], rest[j + 2 :], local_env, env_tokens, rest[0].location, [])
+            if mod in ("vllm.entrypoints.cli.main", "vllm") and j + 2 < len(rest) and rest[j + 2].text == "serve":
+                return _Found("serve", rest[j + 3 :], local_env, env_tokens, rest[0].location, [])
+        return None
+    return None
+
+
+def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> _Found | None:
+    """`sh -c SCRIPT [name args...]`: split the script and look at each of its simple commands."""
+    j = 1
+    script: Token | None = None
+    while j < len(argv):
+        t = argv[j].text
+        if t is None:
+            return None
+        if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
+            if j + 1 < len(argv):
+                script = argv[j + 1]
+            break
+        if t.startswith("-") or t.startswith("+"):
+            j += 1
+            continue
+        return None  # `bash start.sh`: a script file we cannot see
+    if script is None:
+        return None
+    if script.text is None:
+        return None
+    problems: list[str] = []
+    tokens = split_shell(script.text, script.location, block=bool(script.block), env=env,
+                         indent=script.indent, lines=script.lines, folded=script.block == ">",
+                         quoted=script.quoted, problems=problems)
+    # Variables assigned in the script itself (`MODEL=x; vllm serve $MODEL`) are known to later commands.
+    found = _search_script_with_assignments(script, env, depth, problems)
+    if found is not None:
+        return found
+    for cmd in _simple_commands(tokens):
+        found = _search_argv(cmd, env, depth + 1)
+        if found is not None:
+            found.problems[:0] = problems
+            return found
+    return None
+
+
+def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,
+                                    problems: list[str]) -> _Found | None:
+    """Second pass for scripts whose variables are assigned in the script itself before use."""
+    text = script.text or ""
+    assigned: dict[str, str | None] = dict(env)
+    raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
+                      lines=script.lines, folded=script.block == ">", quoted=script.quoted)
+    for cmd in _simple_commands(raw):
+        ws = [t.text for t in cmd]
+        if ws and ws[0] in ("export", "declare", "readonly", "local"):
+            ws = ws[1:]
+        if ws and all(w is not None and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w) for w in ws):
+            for w in ws:
+                name, _, val = w.partition("=")
+                if "$" in val:
+                    toks = _lex(val, _Positions(val, None, None, None, None), assigned, [])
+                    val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
+                assigned[name] = val
+    if assigned == env:
+        return None
+    tokens = split_shell(text, script.location, block=bool(script.block), env=assigned, indent=script.indent,
+                         lines=script.lines, folded=script.block == ">", quoted=script.quoted)
+    for cmd in _simple_commands(tokens):
+        found = _search_argv(cmd, assigned, depth + 1)
+        if found is not None:
+            found.problems[:0] = problems
+            return found
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading vLLM arguments
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def _option_like(t: Token) -> bool:
+    return t.text is not None and t.text.startswith("-") and len(t.text) > 1 and not _is_number(t.text)
+
+
+def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str = "serve") -> VllmInvocation:
+    """Read a vLLM argument list (what follows `vllm serve`) as the vLLM version's parser would."""
+    from vramlint import vllm_args
+
+    table_version, table_note = vllm_args.table_version(version)
+    inv = VllmInvocation(entrypoint=entry, version_table=table_version)
+    if table_note:
+        inv.problems.append(table_note)
+    positional_ok = entry in ("serve", "implied") and vllm_args.has_positional_model(table_version)
+    i = 0
+    n = len(tokens)
+    only_positional = False
+    while i < n:
+        tok = tokens[i]
+        text = tok.text
+        if text is None:
+            inv.problems.append(_where(tok) + "an argument cannot be known statically; later values may be off")
+            i += 1
+            continue
+        if only_positional or not _option_like(tok):
+            if text == "--" and not only_positional:
+                only_positional = True
+                i += 1
+                continue
+            if positional_ok and inv.model is None and "model_tag" not in inv.args:
+                inv.model, inv.model_location = text, tok.location
+                inv.arg_locations["model_tag"] = tok.location
+                inv.args["model_tag"] = text
+            else:
+                inv.problems.append(_where(tok) + f"unexpected positional argument {text!r}: vLLM rejects it")
+            i += 1
+            continue
+        flag, has_eq, attached = text.partition("=")
+        spec, sub_key, implied_value = vllm_args.resolve_flag(flag, table_version)
+        if spec is None and not has_eq and flag.startswith("-") and not flag.startswith("--") and len(flag) > 2:
+            # single-dash option with its value attached: `-O3`, `-tp2`
+            for cut in range(len(flag) - 1, 1, -1):
+                s2, k2, v2 = vllm_args.resolve_flag(flag[:cut], table_version)
+                if s2 is not None and s2.takes_value:
+                    spec, sub_key, implied_value = s2, k2, v2
+                    has_eq, attached = True, flag[cut:]
+                    flag = flag[:cut]
+                    break
+        if spec is None:
+            inv.unknown_args[flag] = tok.location or Location("", 0)
+            # An unknown flag's value (if any) is the next word that is not an option.
+            if not has_eq and i + 1 < n and not _option_like(tokens[i + 1]) and tokens[i + 1].text is not None \
+                    and not (positional_ok and inv.model is None and i + 2 >= n):
+                i += 1
+            i += 1
+            continue
+        values: list[Token] = []
+        if implied_value is not None:
+            value: Any = implied_value
+            if has_eq:
+                inv.problems.append(_where(tok) + f"{flag} takes no value")
+        elif not spec.takes_value:
+            value = True if spec.action != "store_false" else False
+            if has_eq:
+                if spec.action == "bool_optional" or spec.type == "bool":
+                    value = _to_bool(attached)
+                else:
+                    inv.problems.append(_where(tok) + f"{flag} takes no value; vLLM rejects `{text}`")
+        else:
+            if has_eq:
+                values = [Token(attached, tok.location)]
+            elif spec.nargs in ("+", "*"):
+                j = i + 1
+                while j < n and not _option_like(tokens[j]):
+                    values.append(tokens[j])
+                    j += 1
+                i = j - 1
+            elif spec.nargs == "?":
+                if i + 1 < n and not _option_like(tokens[i + 1]):
+                    values = [tokens[i + 1]]
+                    i += 1
+            else:
+                if i + 1 < n and (tokens[i + 1].text is None or not _option_like(tokens[i + 1])
+                                  or _is_number(tokens[i + 1].text or "")):
+                    values = [tokens[i + 1]]
+                    i += 1
+                else:
+                    inv.problems.append(_where(tok) + f"{flag} expects a value; vLLM rejects the command line")
+                    i += 1
+                    continue
+            if any(v.text is None for v in values):
+                value = None
+            elif spec.nargs in ("+", "*"):
+                value = [_typed(spec, v.text, inv, v) for v in values]
+            elif values:
+                value = _typed(spec, values[0].text, inv, values[0])
+            else:
+                value = spec.const
+        loc = tok.location
+        if loc is not None and values and values[0].location is not None and values[0].location.line == loc.line \
+                and values[0] is not tok and values[0].location.end_column:
+            loc = Location(loc.file, loc.line, loc.column, loc.line, values[0].location.end_column, yaml_path=loc.yaml_path)
+        dest = spec.dest
+        if dest == "config":
+            if value is not None:
+                inv.config_files.append((str(value), tok.location))
+            else:
+                inv.config_files.append(("", tok.location))
+            i += 1
+            continue
+        if sub_key:
+            current = inv.args.get(dest)
+            if not isinstance(current, dict):
+                current = {} if current is None or dest not in inv.args else current
+            if isinstance(current, dict):
+                _set_dotted(current, sub_key, _json_scalar(values[0].text) if values and values[0].text else value)
+                inv.args[dest] = current
+        elif spec.action == "append":
+            inv.args.setdefault(dest, [])
+            if isinstance(inv.args[dest], list):
+                inv.args[dest].append(value)
+        else:
+            inv.args[dest] = value
+        inv.arg_locations[dest] = loc or Location("", 0)
+        if dest == "model":
+            if "model_tag" not in inv.args:
+                inv.model, inv.model_location = (None if value is None else str(value)), tok.location
+            inv.args.pop("model", None)
+        i += 1
+    if "model_tag" in inv.args:
+        # `vllm serve MODEL`: the positional wins over --model (vLLM copies model_tag into model)
+        inv.args.pop("model_tag")
+        inv.arg_locations.pop("model_tag", None)
+    inv.arg_locations.pop("model", None)
+    return inv
+
+
+def _where(tok: Token) -> str:
+    loc = tok.location
+    return f"line {loc.line}: " if loc is not None and loc.line else ""
+
+
+def _set_dotted(target: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    for p in parts[:-1]:
+        nxt = target.get(p)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            target[p] = nxt
+        target = nxt
+    target[parts[-1]] = value
+
+
+def _json_scalar(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _to_bool(text: str) -> bool | None:
+    low = text.strip().lower()
+    if low in ("true", "1", "yes", "on"):
+        return True
+    if low in ("false", "0", "no", "off"):
+        return False
+    return None
+
+
+_HUMAN = {"k": 1000, "m": 1000**2, "g": 1000**3, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
+    """Convert a value the way the argument's argparse ``type`` does; a bad value is a problem, kept as text."""
+    if text is None:
+        return None
+    kind = spec.type
+    raw = text
+    if kind in ("int", "float", "human_int") and text.strip().lower() in ("none", "null"):
+        if spec.optional:
+            return None
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "human_int":
+            t = text.strip()
+            if t and t[-1] in _HUMAN:
+                return int(float(t[:-1]) * _HUMAN[t[-1]])
+            if t.lower() == "auto" or t == "-1":
+                return -1 if t == "-1" else "auto"
+            return int(t)
+        if kind == "bool":
+            b = _to_bool(text)
+            if b is None:
+                raise ValueError(text)
+            return b
+        if kind == "json":
+            stripped = text.strip()
+            if stripped.startswith("{") or stripped.startswith("["):
+                return json.loads(stripped)
+            if spec.dest in ("compilation_config",) and stripped.isdigit():
+                return {"level": int(stripped)} if not spec.dotted_level_name else {spec.dotted_level_name: int(stripped)}
+            if stripped.lower() in ("none", "null"):
+                return None
+            return stripped
+        if kind == "str_or_int":
+            return int(text) if re.fullmatch(r"-?\d+", text.strip()) else text
+    except (ValueError, json.JSONDecodeError) as exc:
+        inv.problems.append(_where(tok) + f"{spec.flags[0]}: {raw!r} is not a valid {kind} ({exc}); vLLM rejects it")
+        return raw
+    if spec.choices and text not in spec.choices and kind == "str":
+        inv.problems.append(_where(tok) + f"{spec.flags[0]}: {text!r} is not one of vLLM's choices")
+    return text
