@@ -1,0 +1,959 @@
+"""vramlint's own configuration: ``[tool.vramlint]`` in ``pyproject.toml`` or ``.vramlint.yaml``.
+
+The file format is modelled with pydantic (:func:`config_model`), whose JSON Schema is shipped as
+``vramlint/schema/vramlint-config.schema.json`` for editors and is what a file is validated against. Keys are
+kebab-case in files (``fail-on``, ``model-aliases``) and snake_case in Python.
+
+At run time a file is checked with jsonschema against the shipped schema (so that every mistake is reported
+with its file, line and a did-you-mean), then turned into the plain :class:`Config` dataclass. Building the
+pydantic model as well would cost ~85 ms on every run for no extra checking: the schema *is* the model's, and
+``tests/test_config_schema.py`` holds the model, the schema and the dataclass to the same fields and defaults.
+Neither pydantic nor jsonschema is imported when no configuration file exists.
+
+Precedence: command-line flags > the matching ``overrides`` entries (later entries win) > the file's top level >
+defaults. ``rules-dir`` deliberately has no configuration key: a configuration file lives in the repository being
+scanned, and loading rule code it names would execute that repository's code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from vramlint.model import Location, Problem, ResolveOptions
+
+CONFIG_YAML_NAMES = (".vramlint.yaml", ".vramlint.yml")
+PYPROJECT = "pyproject.toml"
+SCHEMA_RESOURCE = ("schema", "vramlint-config.schema.json")
+SCHEMA_ID = "https://vramlint.dev/schema/vramlint-config.schema.json"
+
+LEVEL_VALUES = ("error", "warning", "note")
+SEVERITY_VALUES = ("error", "warning", "note", "off")  # "off" turns the rule off, as `ignore` does
+FAIL_ON_VALUES = ("error", "warning", "note", "never")
+
+# Rule selectors: an id (VRL003), an id prefix (VRL0), a rule name (unquantized-weights-small-gpu) or ALL.
+# Kept permissive here: which ids exist is known only once the rules (built-in and --rules-dir) are loaded.
+SELECTOR_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]*$"
+OPTION_NAME_PATTERN = r"^[a-z][a-z0-9]*([-_][a-z0-9]+)*$"
+
+
+class ConfigError(Exception):
+    """The configuration could not be used; ``problems`` say where and why (exit status 2)."""
+
+    def __init__(self, problems: list[Problem]):
+        super().__init__("; ".join(format_problem(p) for p in problems))
+        self.problems = problems
+
+
+def format_problem(problem: Problem) -> str:
+    where = problem.file
+    if problem.line is not None:
+        where += f":{problem.line}"
+        if problem.column is not None:
+            where += f":{problem.column}"
+    return f"{where}: {problem.message}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The effective configuration (plain dataclasses: cheap to import and to build)
+
+
+@dataclass
+class Traffic:
+    """What the deployment is expected to serve; rules use it to suggest sizes instead of maxima."""
+
+    p99_context_tokens: int | None = None  # prompt + output tokens of the 99th-percentile request
+    peak_concurrent_requests: int | None = None
+
+
+@dataclass
+class Override:
+    """Settings for the files matching ``files`` (globs relative to the configuration file's folder)."""
+
+    files: list[str]
+    select: list[str] | None = None
+    ignore: list[str] | None = None  # added to the top-level list
+    severity: dict[str, str] | None = None
+    fail_on: str | None = None
+    gpu: str | None = None
+    gpus: int | None = None
+    gpu_memory_gib: float | None = None
+    vllm_version: str | None = None
+    model_aliases: dict[str, str] | None = None
+    traffic: Traffic | None = None
+    rules: dict[str, dict[str, Any]] | None = None
+
+
+@dataclass
+class Config:
+    """Everything vramlint reads from its configuration file and flags, with where each key was written."""
+
+    select: list[str] | None = None  # None: every rule; else ids, id prefixes, names or ALL
+    ignore: list[str] = field(default_factory=list)
+    severity: dict[str, str] = field(default_factory=dict)  # rule id or name -> error|warning|note|off
+    fail_on: str = "error"
+    gpu: str | None = None
+    gpus: int | None = None
+    gpu_memory_gib: float | None = None
+    vllm_version: str | None = None
+    model_aliases: dict[str, str] = field(default_factory=dict)
+    traffic: Traffic = field(default_factory=Traffic)
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule id or name -> {option_name: value}
+    overrides: list[Override] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    offline: bool = False
+
+    # Provenance, not configuration keys.
+    file: str | None = None  # the configuration file read, as displayed
+    root: str = "."  # folder that globs, aliases and local paths in the file are relative to
+    rules_dirs: list[str] = field(default_factory=list)  # --rules-dir (command line only)
+    positions: dict[tuple, Location] = field(default_factory=dict, repr=False)
+
+    def location_of(self, path: tuple) -> Location | None:
+        """Where the key at ``path`` (e.g. ``("rules", "VRL003", "max_weights_share")``) was written.
+
+        Falls back to the nearest enclosing key, then to the file itself (line 1).
+        """
+        if self.file is None:
+            return None
+        path = tuple(path)
+        while path:
+            loc = self.positions.get(path)
+            if loc is not None:
+                return loc
+            path = path[:-1]
+        return self.positions.get((), Location(self.file, 1, 1))
+
+    def overrides_for(self, file: str) -> list[Override]:
+        """The overrides whose globs match ``file`` (a path as displayed, relative to the current folder)."""
+        if not self.overrides:
+            return []
+        rel = _relative_to_root(file, self.root)
+        return [o for o in self.overrides if any(glob_match(p, rel) for p in o.files)]
+
+    def for_file(self, file: str) -> Config:
+        """This configuration with the overrides matching ``file`` applied (self when none match)."""
+        matching = self.overrides_for(file)
+        if not matching:
+            return self
+        out = replace(
+            self,
+            ignore=list(self.ignore),
+            severity=dict(self.severity),
+            model_aliases=dict(self.model_aliases),
+            traffic=replace(self.traffic),
+            rules={k: dict(v) for k, v in self.rules.items()},
+        )
+        for o in matching:
+            if o.select is not None:
+                out.select = list(o.select)
+            if o.ignore:
+                out.ignore.extend(o.ignore)
+            if o.severity:
+                out.severity.update(o.severity)
+            for name in ("fail_on", "gpu", "gpus", "gpu_memory_gib", "vllm_version"):
+                value = getattr(o, name)
+                if value is not None:
+                    setattr(out, name, value)
+            if o.model_aliases:
+                out.model_aliases.update(o.model_aliases)
+            if o.traffic is not None:
+                for f in fields(Traffic):
+                    value = getattr(o.traffic, f.name)
+                    if value is not None:
+                        setattr(out.traffic, f.name, value)
+            if o.rules:
+                for rule, options in o.rules.items():
+                    out.rules.setdefault(rule, {}).update(options)
+        return out
+
+    def resolve_options(self, file: str | None = None) -> ResolveOptions:
+        """What the resolve stage may use for servers in ``file`` (or for all, when no override applies)."""
+        cfg = self.for_file(file) if file is not None else self
+        aliases = {}
+        for served, target in cfg.model_aliases.items():
+            aliases[served] = _resolve_local_target(target, self.root)
+        allow_network = not cfg.offline and not _env_true("HF_HUB_OFFLINE")
+        return ResolveOptions(
+            default_gpu=cfg.gpu,
+            default_gpu_count=cfg.gpus,
+            gpu_memory_gib=cfg.gpu_memory_gib,
+            vllm_version=cfg.vllm_version,
+            model_aliases=aliases,
+            allow_network=allow_network,
+            base_dir=self.root,
+        )
+
+    def exclude_patterns(self) -> list[str]:
+        """``exclude`` globs rewritten relative to the current folder, as the file discovery matches them."""
+        out = []
+        for pattern in self.exclude:
+            if "/" not in pattern.strip("/") or self.root in (".", ""):
+                out.append(pattern)
+                continue
+            joined = os.path.normpath(os.path.join(self.root, pattern))
+            out.append(os.path.relpath(joined).replace(os.sep, "/") + ("/" if pattern.endswith("/") else ""))
+        return out
+
+
+def _env_true(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _resolve_local_target(target: str, root: str) -> str:
+    # A Hub id looks like a relative path ("org/name"); only a path that exists or is spelled as one
+    # (./x, ../x, /x, ends in .json) is taken as a local file relative to the configuration file.
+    if target.startswith(("./", "../", "/", "~")) or target.endswith(".json"):
+        expanded = os.path.expanduser(target)
+        return os.path.normpath(os.path.join(root, expanded))
+    return target
+
+
+def _relative_to_root(file: str, root: str) -> str:
+    if root in (".", ""):
+        rel = os.path.normpath(file)
+    else:
+        rel = os.path.relpath(os.path.abspath(file), os.path.abspath(root))
+    return rel.replace(os.sep, "/")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Globs: `*` within a path segment, `**` across segments; a pattern without `/` matches a name at any depth;
+# a pattern naming a folder matches everything below it (as .gitignore does).
+
+_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    cached = _GLOB_CACHE.get(pattern)
+    if cached is not None:
+        return cached
+    pat = pattern.strip()
+    if pat.startswith("./"):
+        pat = pat[2:]
+    anchored = "/" in pat.rstrip("/")
+    pat = pat.strip("/")
+    out = []
+    i = 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pat.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pat[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    prefix = "" if anchored else "(?:.*/)?"
+    compiled = re.compile(f"^{prefix}{''.join(out)}(?:/.*)?$")
+    _GLOB_CACHE[pattern] = compiled
+    return compiled
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    path = path.replace(os.sep, "/")
+    if path.startswith("./"):
+        path = path[2:]
+    return _glob_regex(pattern).match(path) is not None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Finding and loading the file
+
+
+def find_config_file(scan_paths: list[str] | tuple[str, ...]) -> str | None:
+    """The configuration for ``scan_paths``: searched from their common folder upward to the repository root.
+
+    In each folder ``.vramlint.yaml`` (or ``.yml``) is taken before a ``pyproject.toml`` with a
+    ``[tool.vramlint]`` table; a ``pyproject.toml`` without one is passed over. The search stops after the
+    folder holding ``.git`` (the repository root) or at the filesystem root.
+    """
+    start = _common_folder(scan_paths)
+    current = start
+    while True:
+        for name in CONFIG_YAML_NAMES:
+            candidate = os.path.join(current, name)
+            if os.path.isfile(candidate):
+                return candidate
+        candidate = os.path.join(current, PYPROJECT)
+        if os.path.isfile(candidate) and _pyproject_has_table(candidate):
+            return candidate
+        if os.path.exists(os.path.join(current, ".git")):
+            return None
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _common_folder(scan_paths: list[str] | tuple[str, ...]) -> str:
+    folders = []
+    for path in scan_paths:
+        if path == "-":
+            folders.append(os.getcwd())
+            continue
+        absolute = os.path.abspath(path)
+        folders.append(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
+    if not folders:
+        return os.getcwd()
+    try:
+        return os.path.commonpath(folders)
+    except ValueError:  # different drives
+        return folders[0]
+
+
+def _pyproject_has_table(path: str) -> bool:
+    # A text test first: parsing every pyproject.toml on the way up would cost more than it tells.
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return False
+    return re.search(r"^\s*\[\[?\s*tool\s*\.\s*[\"']?vramlint\b", text, re.M) is not None
+
+
+def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = (".",)) -> tuple[Config, list[Problem]]:
+    """Read the configuration file ``path`` (or the one found for ``scan_paths`` when None).
+
+    Returns the configuration and the problems found in it (each with file, line, column). A run must not go
+    on with a configuration that has problems: the keys it did not understand would be silently dropped.
+    With no file at all, the defaults and no problems.
+    """
+    explicit = path is not None
+    if path is None:
+        path = find_config_file(scan_paths)
+        if path is None:
+            return Config(), []
+    shown = _display(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        why = "configuration file not found" if explicit else "cannot read configuration file"
+        return Config(file=shown), [Problem(shown, None, None, why)]
+    except (OSError, UnicodeDecodeError) as exc:
+        return Config(file=shown), [Problem(shown, None, None, f"cannot read configuration file: {exc}")]
+    root = os.path.dirname(shown) or "."
+    if os.path.basename(path) == PYPROJECT or path.endswith(".toml"):
+        data, positions, problems = _read_toml(text, shown, is_pyproject=os.path.basename(path) == PYPROJECT)
+        where = "[tool.vramlint]" if os.path.basename(path) == PYPROJECT else "the configuration"
+    else:
+        data, positions, problems = _read_yaml(text, shown)
+        where = "the configuration"
+    if problems:
+        return Config(file=shown, root=root, positions=positions), problems
+    problems = validate(data, shown, positions, where)
+    if problems:
+        return Config(file=shown, root=root, positions=positions), problems
+    config = config_from_data(data)
+    config.file = shown
+    config.root = root
+    config.positions = positions
+    return config, []
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        rel = os.path.abspath(path)
+    if rel.startswith(".." + os.sep + ".." + os.sep):
+        rel = os.path.abspath(path)
+    return rel.replace(os.sep, "/")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# YAML: ruamel keeps the position of every key and item.
+
+
+def _read_yaml(text: str, shown: str) -> tuple[Any, dict[tuple, Location], list[Problem]]:
+    from vramlint.yamlload import load_text
+
+    docs, problems = load_text(text, shown)
+    if problems:
+        return None, {}, problems
+    if not docs:
+        return {}, {(): Location(shown, 1, 1)}, []
+    if len(docs) > 1:
+        return None, {}, [Problem(shown, None, None, "a configuration file holds one YAML document")]
+    data = docs[0].data
+    positions: dict[tuple, Location] = {(): Location(shown, 1, 1)}
+    _yaml_positions(data, (), shown, positions, 0)
+    return _plain(data), positions, []
+
+
+def _yaml_positions(node: Any, path: tuple, shown: str, out: dict[tuple, Location], depth: int) -> None:
+    if depth > 50:
+        return
+    lc = getattr(node, "lc", None)
+    if isinstance(node, dict):
+        for key, value in node.items():
+            entry = lc.data.get(key) if lc is not None and isinstance(lc.data, dict) else None
+            if entry is not None:
+                out[path + (key,)] = Location(shown, entry[0] + 1, entry[1] + 1)
+                if len(entry) >= 4:
+                    out[path + (key, "<value>")] = Location(shown, entry[2] + 1, entry[3] + 1)
+            _yaml_positions(value, path + (key,), shown, out, depth + 1)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            entry = lc.data.get(index) if lc is not None and isinstance(lc.data, dict) else None
+            if entry is not None:
+                out[path + (index,)] = Location(shown, entry[0] + 1, entry[1] + 1)
+            _yaml_positions(value, path + (index,), shown, out, depth + 1)
+
+
+def _plain(node: Any) -> Any:
+    # ruamel's CommentedMap/ScalarFloat etc. behave like builtins but carry extra state; jsonschema and the
+    # dataclasses want plain values.
+    if isinstance(node, dict):
+        return {(str(k) if not isinstance(k, (str, int, float, bool)) else k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    if isinstance(node, bool):
+        return bool(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+# --------------------------------------------------------------------------------------------------------------
+# TOML: tomllib gives values but no positions, so key lines are found by reading the text table by table.
+
+_TOML_HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*(\]\]?)\s*(#.*)?$")
+_TOML_KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+_TOML_INLINE_KEY = re.compile(r"""(?:[{,]\s*)([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*=""")
+_TOML_STRING = re.compile(r""""(?:[^"\\]|\\.)*"|'[^']*'""")
+
+
+def _split_dotted(text: str) -> list[str]:
+    parts = []
+    for m in re.finditer(r"""\s*("([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*(?:\.|$)""", text):
+        if m.group(2) is not None:
+            parts.append(m.group(2))
+        elif m.group(3) is not None:
+            parts.append(m.group(3))
+        else:
+            parts.append(m.group(4))
+    return parts
+
+
+def _toml_positions(text: str, shown: str, prefix: tuple) -> dict[tuple, Location]:
+    """Line and column of each key below ``prefix`` (e.g. ``("tool", "vramlint")``), keyed by its path."""
+    out: dict[tuple, Location] = {}
+    table: tuple | None = None  # current table path relative to prefix, None when outside
+    array_counts: dict[tuple, int] = {}
+    lines = text.splitlines()
+    in_multiline_string = False
+    array_path: tuple | None = None  # an array value spanning lines: where its items go
+    array_index = 0
+    depth = 0
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if in_multiline_string:
+            if stripped.count('"""') % 2 == 1 or stripped.count("'''") % 2 == 1:
+                in_multiline_string = False
+            continue
+        if array_path is not None:
+            for m in _TOML_STRING.finditer(_strip_toml_comment(line)):
+                out[array_path + (array_index,)] = Location(shown, number, m.start() + 1)
+                array_index += 1
+            depth += _bracket_balance(_strip_toml_comment(line))
+            if depth <= 0:
+                array_path = None
+            continue
+        header = _TOML_HEADER.match(line)
+        if header and not _TOML_KEY.match(line):
+            keys = tuple(_split_dotted(header.group(2)))
+            if keys[: len(prefix)] == prefix:
+                rel = keys[len(prefix) :]
+                if header.group(1) == "[[":
+                    index = array_counts.get(rel, 0)
+                    array_counts[rel] = index + 1
+                    rel = rel + (index,)
+                    out.setdefault(rel[:-1], Location(shown, number, 1))
+                table = rel
+                out.setdefault(rel, Location(shown, number, 1))
+            else:
+                table = None
+            continue
+        if table is None:
+            # Dotted keys at the document or [tool] level: `tool.vramlint.fail-on = "warning"`.
+            m = _TOML_KEY.match(line)
+            if not m:
+                continue
+            keys = tuple(_split_dotted(m.group(1)))
+            current_header = _current_header(lines, number)
+            full = current_header + keys
+            if full[: len(prefix)] != prefix:
+                continue
+            rel = full[len(prefix) :]
+        else:
+            m = _TOML_KEY.match(line)
+            if not m:
+                continue
+            rel = table + tuple(_split_dotted(m.group(1)))
+        column = m.start(1) + 1
+        out[rel] = Location(shown, number, column)
+        value_text = line[m.end() :]
+        value_col = m.end() + (len(value_text) - len(value_text.lstrip())) + 1
+        out[rel + ("<value>",)] = Location(shown, number, value_col)
+        for inline in _TOML_INLINE_KEY.finditer(value_text):
+            key = inline.group(1).strip("\"'")
+            out.setdefault(rel + (key,), Location(shown, number, m.end() + inline.start(1) + 1))
+        stripped_value = _strip_toml_comment(value_text).strip()
+        if stripped_value.startswith(('"""', "'''")) and stripped_value.count(stripped_value[:3]) == 1:
+            in_multiline_string = True
+        elif stripped_value.startswith("["):
+            for index, sm in enumerate(_TOML_STRING.finditer(stripped_value)):
+                out[rel + (index,)] = Location(shown, number, value_col + sm.start())
+            balance = _bracket_balance(stripped_value)
+            if balance > 0:
+                array_path = rel
+                array_index = len(_TOML_STRING.findall(stripped_value))
+                depth = balance
+    return out
+
+
+def _current_header(lines: list[str], number: int) -> tuple:
+    for line in reversed(lines[: number - 1]):
+        header = _TOML_HEADER.match(line)
+        if header and not _TOML_KEY.match(line):
+            return tuple(_split_dotted(header.group(2)))
+    return ()
+
+
+def _strip_toml_comment(text: str) -> str:
+    # Drops a trailing comment, leaving `#` inside strings alone.
+    out = []
+    quote = None
+    for c in text:
+        if quote:
+            out.append(c)
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+            out.append(c)
+        elif c == "#":
+            break
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _bracket_balance(text: str) -> int:
+    return _TOML_STRING.sub("", text).count("[") - _TOML_STRING.sub("", text).count("]")
+
+
+def _read_toml(text: str, shown: str, is_pyproject: bool) -> tuple[Any, dict[tuple, Location], list[Problem]]:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            return None, {}, [Problem(shown, None, None, "reading TOML on Python 3.10 needs the 'tomli' package")]
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = column = None
+        m = re.search(r"at line (\d+), column (\d+)", str(exc))
+        if m:
+            line, column = int(m.group(1)), int(m.group(2))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        return None, {}, [Problem(shown, line, column, f"invalid TOML: {message}")]
+    prefix: tuple = ("tool", "vramlint") if is_pyproject else ()
+    data: Any = document
+    for key in prefix:
+        data = data.get(key, {}) if isinstance(data, dict) else {}
+    positions = _toml_positions(text, shown, prefix)
+    positions.setdefault((), Location(shown, 1, 1))
+    return data, positions, []
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Validation with jsonschema, mapped back to lines
+
+
+def shipped_schema() -> dict[str, Any]:
+    from importlib import resources
+
+    package, name = SCHEMA_RESOURCE
+    return json.loads(resources.files("vramlint").joinpath(package, name).read_text(encoding="utf-8"))
+
+
+def validate(data: Any, shown: str, positions: dict[tuple, Location], where: str) -> list[Problem]:
+    """Every schema violation in ``data``, each with the file, line and column of the key at fault."""
+    from jsonschema import Draft202012Validator
+
+    schema = shipped_schema()
+    validator = Draft202012Validator(schema)
+    problems: list[Problem] = []
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    for error in errors:
+        problems.extend(_describe(error, shown, positions, where, schema))
+    problems.sort(key=lambda p: (p.line or 0, p.column or 0))
+    return problems
+
+
+def _locate(positions: dict[tuple, Location], path: tuple, value: bool, shown: str) -> Location:
+    if value and path + ("<value>",) in positions:
+        return positions[path + ("<value>",)]
+    probe = path
+    while probe:
+        if probe in positions:
+            return positions[probe]
+        probe = probe[:-1]
+    return positions.get((), Location(shown, 1, 1))
+
+
+def _key_label(path: tuple, where: str) -> str:
+    if not path:
+        return where
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return f"'{out}'"
+
+
+def _describe(error: Any, shown: str, positions: dict[tuple, Location], where: str, schema: dict) -> list[Problem]:
+    path = tuple(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = list(error.schema.get("properties", {}))
+        out = []
+        for key in error.instance:
+            if key in allowed:
+                continue
+            loc = _locate(positions, path + (key,), value=False, shown=shown)
+            message = f"unknown key '{key}' in {_key_label(path, where)}"
+            hint = _did_you_mean(str(key), allowed)
+            if hint:
+                message += f"; did you mean '{hint}'?"
+            elif allowed:
+                message += f" (allowed: {', '.join(allowed)})"
+            out.append(Problem(shown, loc.line, loc.column, message))
+        return out
+    if error.validator == "propertyNames":
+        loc = _locate(positions, path + (error.instance,), value=False, shown=shown)
+        message = f"{error.instance!r} in {_key_label(path, where)} is not a rule id or name"
+        return [Problem(shown, loc.line, loc.column, message)]
+    loc = _locate(positions, path, value=True, shown=shown)
+    return [Problem(shown, loc.line, loc.column, f"{_key_label(path, where)}: {_plain_message(error)}")]
+
+
+def _plain_message(error: Any) -> str:
+    if error.validator == "enum":
+        options = ", ".join(str(v) for v in error.validator_value)
+        return f"{error.instance!r} is not one of: {options}"
+    if error.validator == "type":
+        wanted = error.validator_value
+        wanted = " or ".join(wanted) if isinstance(wanted, list) else wanted
+        article = "an" if str(wanted)[:1] in "aeiou" else "a"
+        return f"expected {article} {wanted}, got {_json_type(error.instance)} {error.instance!r}"
+    if error.validator == "pattern" and isinstance(error.instance, str):
+        return f"{error.instance!r} is not a valid name (letters, digits, '-' and '_')"
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is required")
+    return error.message
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "table/mapping"
+    return "null" if value is None else type(value).__name__
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str | None:
+    kebab = word.replace("_", "-").lower()
+    if kebab in choices:
+        return kebab
+    matches = difflib.get_close_matches(kebab, choices, n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# From validated data to the dataclasses
+
+
+def _snake(key: str) -> str:
+    return key.replace("-", "_")
+
+
+def _traffic(data: dict[str, Any] | None) -> Traffic:
+    data = data or {}
+    return Traffic(**{_snake(k): v for k, v in data.items()})
+
+
+def _rule_options(data: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    return {rule: {_snake(k): v for k, v in (options or {}).items()} for rule, options in (data or {}).items()}
+
+
+def config_from_data(data: dict[str, Any]) -> Config:
+    """A :class:`Config` from file data that passed :func:`validate` (kebab-case keys)."""
+    values = {_snake(k): v for k, v in (data or {}).items()}
+    if "traffic" in values:
+        values["traffic"] = _traffic(values["traffic"])
+    if "rules" in values:
+        values["rules"] = _rule_options(values["rules"])
+    if "overrides" in values:
+        overrides = []
+        for entry in values["overrides"]:
+            item = {_snake(k): v for k, v in entry.items()}
+            if "traffic" in item:
+                item["traffic"] = _traffic(item["traffic"])
+            if "rules" in item:
+                item["rules"] = _rule_options(item["rules"])
+            overrides.append(Override(**item))
+        values["overrides"] = overrides
+    return Config(**values)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Command-line flags
+
+
+def _split_list(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def apply_flags(config: Config, args: Any) -> Config:
+    """``config`` with the command-line flags in ``args`` (an argparse namespace) applied on top.
+
+    ``--select`` replaces the file's list; ``--ignore`` and ``--exclude`` add to the file's lists.
+    """
+    out = replace(config, ignore=list(config.ignore), exclude=list(config.exclude), rules_dirs=list(config.rules_dirs))
+    select = _split_list(getattr(args, "select", None))
+    if select:
+        out.select = select
+    out.ignore.extend(_split_list(getattr(args, "ignore", None)))
+    if getattr(args, "fail_on", None):
+        out.fail_on = args.fail_on
+    if getattr(args, "gpu", None):
+        out.gpu = args.gpu
+    if getattr(args, "gpus", None) is not None:
+        out.gpus = args.gpus
+    if getattr(args, "gpu_memory_gib", None) is not None:
+        out.gpu_memory_gib = args.gpu_memory_gib
+    if getattr(args, "vllm_version", None):
+        out.vllm_version = args.vllm_version
+    if getattr(args, "offline", False):
+        out.offline = True
+    out.exclude.extend(getattr(args, "exclude", None) or [])
+    out.rules_dirs.extend(getattr(args, "rules_dir", None) or [])
+    if out.fail_on not in FAIL_ON_VALUES:
+        raise ValueError(f"--fail-on must be one of {', '.join(FAIL_ON_VALUES)}")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The pydantic model of the file, and the JSON Schema generated from it (built on demand: pydantic is heavy)
+
+_MODELS: dict[str, Any] = {}
+
+
+def config_model() -> Any:
+    """The pydantic model of a configuration file (``[tool.vramlint]`` / ``.vramlint.yaml``)."""
+    if "Config" in _MODELS:
+        return _MODELS["Config"]
+    from typing import Annotated, Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+    def kebab(name: str) -> str:
+        return name.replace("_", "-")
+
+    base = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=True)
+    Selector = Annotated[str, StringConstraints(pattern=SELECTOR_PATTERN)]
+    OptionName = Annotated[str, StringConstraints(pattern=OPTION_NAME_PATTERN)]
+    Severity = Literal["error", "warning", "note", "off"]
+    FailOn = Literal["error", "warning", "note", "never"]
+    Glob = Annotated[str, StringConstraints(min_length=1)]
+
+    class Traffic(BaseModel):
+        """The traffic the deployments are expected to serve."""
+
+        model_config = ConfigDict(**base, title="Traffic")
+        p99_context_tokens: int | None = Field(
+            None, ge=1, description="Prompt plus output tokens of the 99th-percentile request."
+        )
+        peak_concurrent_requests: int | None = Field(
+            None, ge=1, description="Requests served at the same time at peak, per engine replica."
+        )
+
+    descriptions = {
+        "select": "Rules to run: ids (VRL003), id prefixes (VRL0), names, or ALL. Default: every rule.",
+        "ignore": "Rules not to run: ids, id prefixes or names.",
+        "severity": "Level of a rule's findings, by rule id or name: error, warning, note, or off.",
+        "fail_on": "Lowest level that makes vramlint exit with status 1 (never: always 0).",
+        "gpu": "GPU of servers whose files do not say (a catalog name or alias: T4, A100-80GB, L40S).",
+        "gpus": "GPUs per engine replica for servers whose files do not say.",
+        "gpu_memory_gib": "Memory of a GPU that is not in the catalog, in GiB.",
+        "vllm_version": "vLLM version of servers whose image tag does not say (e.g. 0.10.1).",
+        "model_aliases": "Served model path or name -> Hugging Face id or path to a config.json.",
+        "traffic": "The traffic profile rules size their suggestions for.",
+        "rules": "Options of each rule, by rule id or name.",
+    }
+
+    class Override(BaseModel):
+        """Settings for the files matching ``files``."""
+
+        model_config = ConfigDict(**base, title="Override")
+        files: list[Glob] = Field(
+            ..., min_length=1, description="Globs, relative to the configuration file's folder."
+        )
+        select: list[Selector] | None = Field(None, description=descriptions["select"])
+        ignore: list[Selector] | None = Field(None, description=descriptions["ignore"] + " Added to the top level.")
+        severity: dict[Selector, Severity] | None = Field(None, description=descriptions["severity"])
+        fail_on: FailOn | None = Field(None, description=descriptions["fail_on"])
+        gpu: str | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
+        gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
+        vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])
+        model_aliases: dict[str, str] | None = Field(None, description=descriptions["model_aliases"])
+        traffic: Traffic | None = Field(None, description=descriptions["traffic"])
+        rules: dict[Selector, dict[OptionName, Any]] | None = Field(None, description=descriptions["rules"])
+
+    class Config(BaseModel):
+        """vramlint configuration: [tool.vramlint] in pyproject.toml, or .vramlint.yaml."""
+
+        model_config = ConfigDict(**base, title="vramlint configuration")
+        select: list[Selector] | None = Field(None, description=descriptions["select"])
+        ignore: list[Selector] = Field(default_factory=list, description=descriptions["ignore"])
+        severity: dict[Selector, Severity] = Field(default_factory=dict, description=descriptions["severity"])
+        fail_on: FailOn = Field("error", description=descriptions["fail_on"])
+        gpu: str | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
+        gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
+        vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])
+        model_aliases: dict[str, str] = Field(default_factory=dict, description=descriptions["model_aliases"])
+        traffic: Traffic = Field(default_factory=Traffic, description=descriptions["traffic"])
+        rules: dict[Selector, dict[OptionName, Any]] = Field(
+            default_factory=dict, description=descriptions["rules"]
+        )
+        overrides: list[Override] = Field(
+            default_factory=list, description="Per-path settings; later entries win over earlier ones."
+        )
+        exclude: list[Glob] = Field(
+            default_factory=list, description="Globs of files and folders not to scan (relative to this file)."
+        )
+        offline: bool = Field(False, description="Never ask the Hugging Face Hub (also: HF_HUB_OFFLINE=1).")
+
+    _MODELS.update(Config=Config, Override=Override, Traffic=Traffic)
+    return Config
+
+
+def generate_schema() -> dict[str, Any]:
+    """The JSON Schema of a configuration file, generated from :func:`config_model`."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class FileSchema(GenerateJsonSchema):
+        # In a file a key is either written with a value or left out; `null` is never a useful value.
+        def nullable_schema(self, schema):  # noqa: ANN001 - pydantic's signature
+            return self.generate_inner(schema["schema"])
+
+    schema = config_model().model_json_schema(by_alias=True, schema_generator=FileSchema)
+    schema = _tidy_schema(schema)
+    out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID}
+    out.update(schema)
+    return out
+
+
+def _tidy_schema(node: Any, top: bool = True) -> Any:
+    if isinstance(node, list):
+        return [_tidy_schema(v, False) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "title" and not top and isinstance(value, str):
+            continue  # pydantic's titles ("Fail-On") only repeat the key
+        if key == "default" and value is None:
+            continue
+        out[key] = _tidy_schema(value, False) if key not in ("properties", "$defs") else {
+            k: _tidy_schema(v, False) for k, v in value.items()
+        }
+    # pydantic writes constrained dict keys as patternProperties, which lets a non-matching key through;
+    # propertyNames rejects it.
+    pattern_props = out.get("patternProperties")
+    if isinstance(pattern_props, dict) and len(pattern_props) == 1 and out.get("type") == "object":
+        (pattern, value_schema), = pattern_props.items()
+        del out["patternProperties"]
+        out["propertyNames"] = {"pattern": pattern}
+        out["additionalProperties"] = value_schema
+    if top and "$defs" in out:
+        out["$defs"] = {k: _tidy_def(v) for k, v in out["$defs"].items()}
+    return out
+
+
+def _tidy_def(node: dict) -> dict:
+    tidy = _tidy_schema(node, top=False)
+    if "title" in node:
+        tidy = {"title": node["title"], **tidy}
+    return tidy
+
+
+def schema_text() -> str:
+    return json.dumps(generate_schema(), indent=2, sort_keys=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vramlint.config --write-schema`` regenerates the shipped schema file."""
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    text = schema_text()
+    if argv == ["--write-schema"]:
+        from pathlib import Path
+
+        target = Path(__file__).parent / SCHEMA_RESOURCE[0] / SCHEMA_RESOURCE[1]
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target}")
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
