@@ -231,6 +231,11 @@ class ModelInfo:
     weight_bytes: int | None = None  # bytes of the checkpoint as loaded (quantization-aware), when known exactly
     weight_bytes_source: str | None = None  # "safetensors metadata" | "computed from architecture" | "catalog"
     extra: dict[str, Any] = field(default_factory=dict)
+    # Added by B1 (model knowledge); see vramlint/modelconfig.py for how each is derived.
+    model_type: str | None = None  # of the text config: "llama", "gemma3_text", "deepseek_v3", ...
+    max_len_key: str | None = None  # the config key max_position_embeddings came from (vLLM's error text names it)
+    attention_chunk_size: int | None = None  # Llama 4 chunked local attention ("chunked_attention" layers)
+    quant_group_size: int | None = None  # group size of the quantized weights (AWQ/GPTQ 128, NVFP4 16, MXFP4 32)
 
 
 @dataclass

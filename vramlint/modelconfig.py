@@ -1,0 +1,613 @@
+"""Read a Hugging Face ``config.json`` into the architecture facts the budget needs.
+
+Two steps, so the embedded catalog and a live config.json go through the same code:
+
+``facts_from_config(cfg)``  config.json (any family, multimodal wrappers unwrapped) -> compact *facts* dict
+``model_info_from_facts(facts, name, source)``  facts -> ``ModelInfo``
+
+The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
+
+    arch, type           architectures[0], model_type of the text config
+    layers hidden heads kv_heads head_dim vocab inter
+    max_pos, max_pos_key the smallest of vLLM's length keys and which key it was (before RoPE scaling)
+    model_max_length     config.json ``model_max_length`` (Cohere style; overrides the min in vLLM)
+    rope                 {"type", "factor", "orig"} when rope_scaling is set
+    dtype, tie           torch_dtype, tie_word_embeddings
+    attn_bias, qk_norm   q/k/v projection biases (Qwen2, gpt-oss), per-head q/k RMSNorm (Qwen3, Gemma 3)
+    mlp                  "glu" (gate+up+down) or "mlp" (up+down: GPT-2, OPT, Nemotron-H relu2)
+    pattern              one letter per layer: F full attention, S sliding window, C chunked local attention,
+                         M mamba, L linear attention (gated deltanet), - MLP-only (no token mixer), E MoE-only
+    sliding_window, attention_chunk_size
+    moe                  {"experts", "top_k", "inter", "shared", "shared_inter", "dense_layers": [i, ...],
+                          "dense_inter"}
+    mla                  {"kv_lora_rank", "q_lora_rank", "qk_rope", "qk_nope", "v_head"}
+    mamba                {"d_state", "d_conv", "inner", "n_groups", "n_heads", "head_dim", "version"}
+    linear               {"k_heads", "k_dim", "v_heads", "v_dim", "conv"}  (gated deltanet)
+    quant                {"method", "bits", "group", "format", "skip": [...], "zero_point", "block"}
+    vision               {"hidden", "inter", "layers", "patch", "channels", "image"} of a vision tower
+    mtp_layers           extra next-token-prediction layers shipped in the checkpoint (DeepSeek-V3)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from vramlint.model import ModelInfo
+
+# The keys vLLM's ``_get_and_verify_max_len`` takes the minimum over (vllm/config/__init__.py, 0.10.2).
+MAX_LEN_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+
+LAYER_LETTERS = {
+    "F": "full_attention",
+    "S": "sliding_attention",
+    "C": "chunked_attention",
+    "M": "mamba",
+    "L": "linear_attention",
+    "-": "mlp_only",
+    "E": "moe_only",
+}
+_LETTER_OF = {v: k for k, v in LAYER_LETTERS.items()}
+_LETTER_OF.update({"attention": "F", "linear": "L", "hybrid": "F"})
+
+_NESTED_TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
+
+MLA_MODEL_TYPES = {
+    "deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_mtp", "kimi_k2", "kimi_linear",
+    "longcat_flash", "pangu_ultra_moe", "glm_moe_dsa",
+}
+
+
+def text_config(cfg: dict) -> dict:
+    """The language model's part of a config: the nested text config of multimodal wrappers, with the
+    top-level keys that wrappers keep outside it (dtype, quantization, tie) filled in."""
+    inner = None
+    for key in _NESTED_TEXT_KEYS:
+        sub = cfg.get(key)
+        if isinstance(sub, dict) and sub:
+            inner = sub
+            break
+    if inner is None:
+        return cfg
+    if "thinker_config" in cfg and isinstance(inner.get("text_config"), dict):
+        inner = inner["text_config"]
+    merged = dict(inner)
+    for key in ("torch_dtype", "dtype", "quantization_config", "tie_word_embeddings"):
+        if key not in merged and key in cfg:
+            merged[key] = cfg[key]
+    if "architectures" not in merged and "architectures" in cfg:
+        merged["architectures"] = cfg["architectures"]
+        merged["_wrapper_architecture"] = True
+    return merged
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return int(value)
+    return None
+
+
+def _first(cfg: dict, *keys: str) -> Any:
+    for key in keys:
+        value = cfg.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _dtype(cfg: dict) -> str | None:
+    value = _first(cfg, "torch_dtype", "dtype")
+    if isinstance(value, str):
+        value = value.replace("torch.", "")
+        return {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
+                "float": "float32"}.get(value, value)
+    return None
+
+
+def _num_kv_heads(cfg: dict, heads: int) -> int:
+    # Same order as vLLM's ModelConfig.get_total_num_kv_heads.
+    if cfg.get("multi_query") and cfg.get("model_type") in ("falcon", "RefinedWeb", "RefinedWebModel", "gpt_bigcode"):
+        return 1
+    if cfg.get("multi_query") and not cfg.get("new_decoder_architecture"):
+        return 1
+    attn_config = cfg.get("attn_config")
+    if isinstance(attn_config, dict) and attn_config.get("kv_n_heads"):
+        return int(attn_config["kv_n_heads"])
+    value = _first(cfg, "n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num")
+    return _int(value) or heads
+
+
+def _rope(cfg: dict) -> dict | None:
+    scaling = cfg.get("rope_scaling")
+    if not isinstance(scaling, dict):
+        params = cfg.get("rope_parameters")  # transformers 5 spelling
+        scaling = params if isinstance(params, dict) and params.get("rope_type") not in (None, "default") else None
+    if not scaling:
+        return None
+    rope_type = scaling.get("rope_type") or scaling.get("type")
+    if rope_type == "su":
+        rope_type = "longrope"
+    if rope_type == "mrope":
+        rope_type = "default"  # vLLM's patch_rope_scaling: mrope carries no length factor
+    out: dict[str, Any] = {"type": rope_type}
+    if scaling.get("factor") is not None:
+        out["factor"] = float(scaling["factor"])
+    orig = _int(scaling.get("original_max_position_embeddings"))
+    if orig:
+        out["orig"] = orig
+    return out
+
+
+def _max_pos(cfg: dict) -> tuple[int | None, str | None]:
+    best: int | None = None
+    best_key: str | None = None
+    for key in MAX_LEN_KEYS:
+        value = _int(cfg.get(key))
+        if value is not None and (best is None or value < best):
+            best, best_key = value, key
+    if _int(cfg.get("model_max_length")):
+        best, best_key = _int(cfg["model_max_length"]), "model_max_length"
+    return best, best_key
+
+
+def _pattern(cfg: dict, layers: int, model_type: str) -> str | None:
+    """Per-layer kinds as one letter each, or None when every layer is plain full attention."""
+    layer_types = cfg.get("layer_types")
+    if isinstance(layer_types, list) and layer_types:
+        letters = "".join(_LETTER_OF.get(str(t), "F") for t in layer_types)
+        return None if set(letters) == {"F"} else letters
+    hybrid = cfg.get("hybrid_override_pattern")
+    if isinstance(hybrid, str) and hybrid:
+        return "".join({"M": "M", "*": "F", "-": "-", "E": "E"}.get(ch, "F") for ch in hybrid)
+    layers_block_type = cfg.get("layers_block_type")  # Zamba/Granite-4 style
+    if isinstance(layers_block_type, list) and layers_block_type:
+        return "".join("M" if t == "mamba" else "F" for t in layers_block_type)
+    if cfg.get("full_attention_interval") and (cfg.get("linear_num_value_heads") or cfg.get("linear_key_head_dim")):
+        interval = int(cfg["full_attention_interval"])
+        return "".join("F" if (i + 1) % interval == 0 else "L" for i in range(layers))
+    if cfg.get("attn_layer_period") and (model_type == "jamba" or cfg.get("mamba_d_state")):
+        period, offset = int(cfg["attn_layer_period"]), int(cfg.get("attn_layer_offset", 0))
+        return "".join("F" if i % period == offset else "M" for i in range(layers))
+    window = _int(cfg.get("sliding_window"))
+    if model_type == "llama4_text" and cfg.get("attention_chunk_size"):
+        no_rope = cfg.get("no_rope_layers")
+        if isinstance(no_rope, list) and len(no_rope) == layers:
+            # no_rope_layers[i] == 1 means the layer uses RoPE, and RoPE layers use chunked attention.
+            return "".join("C" if flag else "F" for flag in no_rope)
+        return "".join("F" if (i + 1) % 4 == 0 else "C" for i in range(layers))
+    if not window:
+        return None
+    if model_type in ("gemma2", "cohere2_text_placeholder"):
+        return "".join("S" if i % 2 == 0 else "F" for i in range(layers))
+    if model_type.startswith("gemma3") or model_type == "cohere2":
+        every = _int(_first(cfg, "sliding_window_pattern", "_sliding_window_pattern")) or (4 if model_type == "cohere2" else 6)
+        return "".join("F" if (i + 1) % every == 0 else "S" for i in range(layers))
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl_text", "qwen2_vl_text"):
+        if not cfg.get("use_sliding_window"):
+            return None
+        first_sliding = _int(cfg.get("max_window_layers"))
+        first_sliding = layers if first_sliding is None else first_sliding
+        letters = "".join("S" if i >= first_sliding else "F" for i in range(layers))
+        return None if set(letters) == {"F"} else letters
+    if model_type in ("mistral", "mixtral", "phi3", "starcoder2", "gemma", "qwen"):
+        if model_type == "phi3" and window >= (_int(cfg.get("max_position_embeddings")) or 0):
+            return None  # Phi-3 configs set the window to the full context: no effect
+        return "S" * layers
+    return "S" * layers
+
+
+def _moe(cfg: dict, layers: int, model_type: str) -> dict | None:
+    experts = _int(_first(cfg, "num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"))
+    if not experts or experts <= 1:
+        return None
+    moe: dict[str, Any] = {"experts": experts}
+    top_k = _int(_first(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk", "top_k"))
+    if top_k:
+        moe["top_k"] = top_k
+    inter = _int(_first(cfg, "moe_intermediate_size", "expert_intermediate_size"))
+    moe["inter"] = inter or _int(cfg.get("intermediate_size"))
+    shared = _int(_first(cfg, "n_shared_experts", "num_shared_experts"))
+    shared_inter = _int(_first(cfg, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"))
+    if model_type.startswith("llama4"):
+        shared, shared_inter = 1, _int(cfg.get("intermediate_size"))
+    if shared_inter and not shared:
+        shared = 1
+    if shared:
+        moe["shared"] = shared
+        # shared_inter is the total width of all shared experts (DeepSeek: n_shared x moe_intermediate_size).
+        moe["shared_inter"] = shared_inter or (moe["inter"] or 0) * shared
+    dense: list[int] = []
+    first_dense = _int(cfg.get("first_k_dense_replace"))
+    if first_dense:
+        dense.extend(range(first_dense))
+    step = _int(_first(cfg, "decoder_sparse_step", "interleave_moe_layer_step", "moe_layer_freq", "expert_layer_period"))
+    offset = _int(cfg.get("expert_layer_offset")) or 0
+    if model_type.startswith("llama4") and step and step > 1:
+        dense.extend(i for i in range(layers) if (i + 1) % step != 0)
+    elif step and step > 1 and "expert_layer_period" in cfg:
+        dense.extend(i for i in range(layers) if i % step != offset)
+    elif step and step > 1 and model_type not in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
+        dense.extend(i for i in range(layers) if (i + 1) % step != 0)
+    mlp_only = cfg.get("mlp_only_layers")
+    if isinstance(mlp_only, list):
+        dense.extend(int(i) for i in mlp_only)
+    dense = sorted(set(i for i in dense if 0 <= i < layers))
+    if dense:
+        moe["dense_layers"] = dense
+        moe["dense_inter"] = _int(_first(cfg, "intermediate_size_mlp", "intermediate_size"))
+    return moe
+
+
+def _quant(cfg: dict, hf_quant_config: dict | None = None) -> dict | None:
+    qc = cfg.get("quantization_config") or cfg.get("compression_config")
+    if not isinstance(qc, dict) and isinstance(hf_quant_config, dict):
+        qc = {"quant_method": "modelopt", **(hf_quant_config.get("quantization") or hf_quant_config)}
+    if not isinstance(qc, dict):
+        return None
+    method = str(qc.get("quant_method") or "").lower()
+    if not method and qc.get("quant_algo"):
+        method = "modelopt"
+    if not method and (qc.get("load_in_4bit") or qc.get("load_in_8bit")):
+        method = "bitsandbytes"
+    out: dict[str, Any] = {"method": method or "unknown"}
+    skip = _first(qc, "modules_to_not_convert", "ignore", "exclude_modules", "llm_int8_skip_modules",
+                  "ignored_layers")
+    if isinstance(skip, list) and skip:
+        # Keep the patterns short: per-layer router gates are folded into one wildcard.
+        folded = sorted({_fold_layer_index(str(s)) for s in skip})
+        out["skip"] = folded
+    if method in ("awq", "gptq", "marlin", "gptq_marlin", "awq_marlin", "autoround", "auto-round"):
+        out["bits"] = _int(_first(qc, "bits", "w_bit")) or 4
+        group = _int(_first(qc, "group_size", "q_group_size"))
+        out["group"] = group if group is not None else 128
+        if method.startswith("awq"):
+            out["zero_point"] = bool(qc.get("zero_point", True))
+        elif method.startswith("gptq"):
+            out["zero_point"] = True  # GPTQ checkpoints store packed qzeros even when symmetric
+    elif method in ("fp8", "fbgemm_fp8", "ptpc_fp8"):
+        out["bits"] = 8
+        block = qc.get("weight_block_size")
+        if isinstance(block, list) and len(block) == 2:
+            out["block"] = [int(block[0]), int(block[1])]
+    elif method == "mxfp4":
+        out["bits"] = 4
+        out["group"] = 32
+    elif method == "bitsandbytes":
+        out["bits"] = 4 if qc.get("load_in_4bit") else 8
+        if qc.get("bnb_4bit_use_double_quant"):
+            out["double_quant"] = True
+    elif method == "modelopt" or method.startswith("modelopt"):
+        algo = str(qc.get("quant_algo") or "").upper()
+        out["format"] = algo.lower() or None
+        if "FP4" in algo:
+            out["bits"] = 4
+            out["group"] = _int(qc.get("group_size")) or 16
+        elif "FP8" in algo:
+            out["bits"] = 8
+        elif "W4A8" in algo or "INT4" in algo:
+            out["bits"] = 4
+            out["group"] = _int(qc.get("group_size")) or 128
+    elif method == "compressed-tensors":
+        _compressed_tensors(qc, out)
+    elif method in ("gguf",):
+        pass
+    return out
+
+
+def _fold_layer_index(pattern: str) -> str:
+    parts = pattern.split(".")
+    return ".".join("*" if p.isdigit() else p for p in parts)
+
+
+def _compressed_tensors(qc: dict, out: dict) -> None:
+    fmt = qc.get("format")
+    groups = qc.get("config_groups") or {}
+    weights = None
+    for group in groups.values() if isinstance(groups, dict) else []:
+        if isinstance(group, dict) and isinstance(group.get("weights"), dict):
+            weights = group["weights"]
+            break
+    if weights is None:
+        out["format"] = fmt
+        return
+    bits = _int(weights.get("num_bits"))
+    kind = weights.get("type", "int")
+    strategy = weights.get("strategy")
+    out["bits"] = bits
+    if bits == 4 and kind == "float":
+        out["format"] = "nvfp4"
+        out["group"] = _int(weights.get("group_size")) or 16
+    elif bits == 8 and kind == "float":
+        out["format"] = "fp8"
+        block = weights.get("block_structure")
+        if strategy == "block" and isinstance(block, list) and len(block) == 2:
+            out["block"] = [int(block[0]), int(block[1])]
+    elif kind == "int":
+        out["format"] = f"w{bits}a16" if fmt == "pack-quantized" or bits == 4 else f"w{bits}a8"
+        if strategy == "group":
+            out["group"] = _int(weights.get("group_size")) or 128
+        out["zero_point"] = not bool(weights.get("symmetric", True))
+    out["strategy"] = strategy
+
+
+def _mla(cfg: dict, model_type: str) -> dict | None:
+    if cfg.get("kv_lora_rank") is None:
+        return None
+    return {
+        "kv_lora_rank": int(cfg["kv_lora_rank"]),
+        "q_lora_rank": _int(cfg.get("q_lora_rank")),
+        "qk_rope": _int(cfg.get("qk_rope_head_dim")) or 64,
+        "qk_nope": _int(cfg.get("qk_nope_head_dim")) or 128,
+        "v_head": _int(cfg.get("v_head_dim")) or 128,
+    }
+
+
+def _mamba(cfg: dict, hidden: int, model_type: str) -> dict | None:
+    d_state = _int(_first(cfg, "ssm_state_size", "mamba_d_state", "state_size", "mamba_d_ssm_state"))
+    if not d_state:
+        return None
+    expand = _first(cfg, "mamba_expand", "expand")
+    inner = _int(_first(cfg, "mamba_d_ssm", "mamba_intermediate_size"))
+    n_heads = _int(_first(cfg, "mamba_num_heads", "mamba_n_heads"))
+    head_dim = _int(_first(cfg, "mamba_head_dim", "mamba_d_head"))
+    if not inner and n_heads and head_dim:
+        inner = n_heads * head_dim
+    if not inner:
+        inner = int(hidden * float(expand or 2))
+    version = 2 if n_heads or model_type in ("nemotron_h", "falcon_h1", "mamba2", "bamba", "granitemoehybrid", "zamba2") else 1
+    out = {
+        "d_state": d_state,
+        "d_conv": _int(_first(cfg, "conv_kernel", "mamba_d_conv", "d_conv")) or 4,
+        "inner": inner,
+        "version": version,
+    }
+    if version == 2:
+        out["n_groups"] = _int(_first(cfg, "n_groups", "mamba_n_groups")) or 1
+        out["n_heads"] = n_heads or (inner // (head_dim or 64))
+        out["head_dim"] = head_dim or (inner // out["n_heads"])
+    return out
+
+
+def _linear_attention(cfg: dict) -> dict | None:
+    if not cfg.get("linear_num_value_heads"):
+        return None
+    return {
+        "k_heads": int(cfg.get("linear_num_key_heads") or cfg["linear_num_value_heads"]),
+        "k_dim": int(cfg.get("linear_key_head_dim") or 128),
+        "v_heads": int(cfg["linear_num_value_heads"]),
+        "v_dim": int(cfg.get("linear_value_head_dim") or 128),
+        "conv": int(cfg.get("linear_conv_kernel_dim") or 4),
+    }
+
+
+def _vision(cfg: dict) -> dict | None:
+    vc = cfg.get("vision_config")
+    if not isinstance(vc, dict):
+        return None
+    hidden = _int(_first(vc, "hidden_size", "embed_dim", "width"))
+    layers = _int(_first(vc, "num_hidden_layers", "depth", "num_layers"))
+    if not hidden or not layers:
+        return None
+    out = {"hidden": hidden, "layers": layers}
+    inter = _int(_first(vc, "intermediate_size", "mlp_dim"))
+    if inter:
+        out["inter"] = inter
+    for key, name in (("patch_size", "patch"), ("num_channels", "channels"), ("in_channels", "channels"),
+                      ("image_size", "image")):
+        value = _int(vc.get(key))
+        if value:
+            out[name] = value
+    return out
+
+
+# Gemma 3 text configs leave these at Gemma3TextConfig defaults (the multimodal wrappers omit them).
+_GEMMA3_TEXT_DEFAULTS = {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                         "vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window": 4096}
+
+
+def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
+    """The compact facts of a config.json (see the module docstring for the keys)."""
+    top = cfg
+    tc = text_config(cfg)
+    model_type = str(tc.get("model_type") or top.get("model_type") or "")
+    if model_type == "gemma3_text" or (model_type == "gemma3" and tc is not top):
+        tc = {**_GEMMA3_TEXT_DEFAULTS, **tc}
+        model_type = "gemma3_text"
+    archs = top.get("architectures") or tc.get("architectures") or []
+    facts: dict[str, Any] = {"arch": archs[0] if archs else None, "type": model_type or None}
+    layers = _int(_first(tc, "num_hidden_layers", "n_layer", "num_layers", "n_layers")) or 0
+    hidden = _int(_first(tc, "hidden_size", "n_embd", "d_model", "dim")) or 0
+    heads = _int(_first(tc, "num_attention_heads", "n_head", "num_heads", "n_heads")) or 0
+    facts.update(layers=layers, hidden=hidden, heads=heads)
+    facts["kv_heads"] = _num_kv_heads(tc, heads)
+    head_dim = _int(_first(tc, "head_dim", "attention_head_dim", "hidden_size_per_head"))
+    facts["head_dim"] = head_dim or (hidden // heads if heads else 0)
+    facts["vocab"] = _int(_first(tc, "vocab_size", "padded_vocab_size")) or 0
+    inter = _int(_first(tc, "intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"))
+    if inter is None and hidden:
+        inter = 4 * hidden if model_type in ("gpt2", "opt", "bloom", "gpt_bigcode", "falcon") else None
+    facts["inter"] = inter
+    max_pos, key = _max_pos(tc)
+    facts["max_pos"], facts["max_pos_key"] = max_pos, key
+    if _int(tc.get("model_max_length")):
+        facts["model_max_length"] = _int(tc["model_max_length"])
+    rope = _rope(tc)
+    if rope:
+        facts["rope"] = rope
+    facts["dtype"] = _dtype(tc) or _dtype(top)
+    tie = tc.get("tie_word_embeddings", top.get("tie_word_embeddings"))
+    if tie is None:
+        # transformers' PretrainedConfig default is True; Gemma/Gemma2/Gemma3 and OPT rely on it.
+        tie = True
+    facts["tie"] = bool(tie)
+    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen"):
+        facts["attn_bias"] = "qkv"  # Qwen2: biases on q/k/v, none on o_proj
+    elif tc.get("attention_bias") or tc.get("bias") or model_type in ("gpt2", "opt", "gpt_bigcode", "phi", "starcoder2"):
+        facts["attn_bias"] = "all"
+    if tc.get("attn_output_gate"):
+        facts["attn_gate"] = True  # Qwen3-Next / Qwen3.5: q_proj also produces an output gate
+    partial = tc.get("partial_rotary_factor")
+    if isinstance(partial, (int, float)) and 0 < partial < 1:
+        facts["rotary_pct"] = float(partial)
+    if model_type in ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "qwen3_5_text", "qwen3_5_moe_text") or tc.get("use_qk_norm"):
+        facts["qk_norm"] = True
+    if model_type in ("gpt2", "opt", "bloom", "gpt_bigcode", "falcon", "nemotron_h", "phi", "starcoder2", "gpt_neox"):
+        facts["mlp"] = "mlp"  # up + down only (no gate projection)
+    window = _int(tc.get("sliding_window"))
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and not tc.get("use_sliding_window"):
+        window = None
+    pattern = _pattern(tc, layers, model_type)
+    if pattern and "S" in pattern and window:
+        facts["sliding_window"] = window
+    if pattern and "C" in pattern:
+        facts["attention_chunk_size"] = _int(tc.get("attention_chunk_size"))
+    if pattern:
+        facts["pattern"] = pattern
+    moe = _moe(tc, layers, model_type)
+    if moe:
+        facts["moe"] = moe
+    if model_type in MLA_MODEL_TYPES or tc.get("kv_lora_rank") is not None:
+        mla = _mla(tc, model_type)
+        if mla:
+            facts["mla"] = mla
+    if pattern and "M" in pattern:
+        mamba = _mamba(tc, hidden, model_type)
+        if mamba:
+            facts["mamba"] = mamba
+    elif model_type == "falcon_h1":
+        mamba = _mamba(tc, hidden, model_type)
+        if mamba:
+            facts["mamba"] = mamba
+            facts["mamba_parallel"] = True  # every layer has attention and a mamba mixer side by side
+    linear = _linear_attention(tc)
+    if linear:
+        facts["linear"] = linear
+    quant = _quant(top if top.get("quantization_config") else tc, hf_quant_config)
+    if quant:
+        facts["quant"] = quant
+    vision = _vision(top)
+    if vision:
+        facts["vision"] = vision
+    mtp = _int(tc.get("num_nextn_predict_layers"))
+    if mtp:
+        facts["mtp_layers"] = mtp
+    return {k: v for k, v in facts.items() if v is not None}
+
+
+def derived_max_model_len(facts: dict, vllm_version: str | None = None) -> int:
+    """The maximum model length vLLM derives from the config (``_get_and_verify_max_len``).
+
+    RoPE scaling: types other than su/longrope/llama3 multiply by ``factor``; yarn starts from
+    ``original_max_position_embeddings`` (vLLM <= 0.28; 0.31+ treats yarn as already scaled, §4 of the
+    memory notes); Gemma 3's length is already scaled. No length key at all: vLLM assumes 2048.
+    """
+    derived: float = facts.get("max_pos") or 2048
+    if facts.get("model_max_length"):
+        derived = facts["model_max_length"]
+    rope = facts.get("rope")
+    model_type = facts.get("type") or ""
+    if rope and "gemma3" not in model_type:
+        rope_type = rope.get("type")
+        newest = _version_at_least(vllm_version, (0, 31))
+        if rope_type not in ("su", "longrope", "llama3") and not (newest and rope_type in ("yarn", "deepseek_yarn")):
+            factor = rope.get("factor", 1.0)
+            if rope_type == "yarn" and rope.get("orig"):
+                derived = rope["orig"]
+            derived *= factor
+    return int(derived)
+
+
+def _version_at_least(version: str | None, floor: tuple[int, int]) -> bool:
+    if not version:
+        return False
+    parts = []
+    for piece in version.lstrip("v").split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            return False
+        parts.append(int(digits))
+    return tuple(parts) >= floor
+
+
+def quantization_name(quant: dict | None) -> str | None:
+    if not quant:
+        return None
+    method = quant.get("method")
+    if method in ("gptq_marlin",):
+        return "gptq"
+    if method in ("awq_marlin",):
+        return "awq"
+    return method
+
+
+def model_info_from_facts(facts: dict, name: str, source: str) -> ModelInfo:
+    """Build a ``ModelInfo`` from compact facts (a config.json's or a catalog entry's)."""
+    from vramlint import weights  # local: weights imports this module
+
+    layers = int(facts.get("layers") or 0)
+    pattern = facts.get("pattern")
+    layer_types = [LAYER_LETTERS.get(ch, "full_attention") for ch in pattern] if pattern else None
+    mla = facts.get("mla")
+    moe = facts.get("moe") or {}
+    quant = facts.get("quant")
+    info = ModelInfo(
+        name=name,
+        source=source,
+        architecture=facts.get("arch"),
+        num_layers=layers,
+        hidden_size=int(facts.get("hidden") or 0),
+        num_attention_heads=int(facts.get("heads") or 0),
+        num_kv_heads=int(facts.get("kv_heads") or facts.get("heads") or 0),
+        head_dim=int(facts.get("head_dim") or 0),
+        vocab_size=int(facts.get("vocab") or 0),
+        intermediate_size=facts.get("inter"),
+        max_position_embeddings=derived_max_model_len(facts),
+        torch_dtype=facts.get("dtype"),
+        quantization=quantization_name(quant),
+        quant_bits=quant.get("bits") if quant else None,
+        tie_word_embeddings=bool(facts.get("tie")),
+        is_mla=mla is not None,
+        kv_lora_rank=mla.get("kv_lora_rank") if mla else None,
+        qk_rope_head_dim=mla.get("qk_rope") if mla else None,
+        sliding_window=facts.get("sliding_window"),
+        layer_types=layer_types,
+        num_experts=moe.get("experts"),
+        num_experts_per_tok=moe.get("top_k"),
+        model_type=facts.get("type"),
+        max_len_key=facts.get("max_pos_key"),
+        attention_chunk_size=facts.get("attention_chunk_size"),
+        quant_group_size=quant.get("group") if quant else None,
+    )
+    info.extra["facts"] = facts
+    if facts.get("mamba"):
+        info.extra["mamba"] = facts["mamba"]
+    if facts.get("linear"):
+        info.extra["linear_attention"] = facts["linear"]
+    if facts.get("rope"):
+        info.extra["rope_scaling"] = facts["rope"]
+    counted = weights.count_parameters(facts)
+    info.param_count = facts.get("params") or counted.total
+    if facts.get("weight_bytes"):
+        info.weight_bytes = int(facts["weight_bytes"])
+        info.weight_bytes_source = facts.get("weight_bytes_source") or "catalog"
+    else:
+        info.weight_bytes = weights.weight_bytes(facts, counted=counted)
+        info.weight_bytes_source = "computed from architecture"
+    return info
+
+
+def model_info_from_config(cfg: dict, name: str, source: str, hf_quant_config: dict | None = None) -> ModelInfo:
+    """``ModelInfo`` from a Hugging Face config.json dict."""
+    return model_info_from_facts(facts_from_config(cfg, hf_quant_config), name, source)

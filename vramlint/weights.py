@@ -1,0 +1,386 @@
+"""Parameter count and weight bytes computed from architecture facts (see ``modelconfig`` for the keys).
+
+What vLLM's "Model loading took X GiB" measures is every tensor allocated while the model is built:
+the parameters as stored on the GPU (quantized linear layers packed, the rest in the model dtype) plus
+non-persistent buffers, of which the RoPE ``cos_sin_cache`` is the one that matters (32 MiB for Llama 3).
+``weight_bytes`` gives the parameters of the whole model; ``weight_bytes_per_rank`` one tensor/pipeline
+parallel rank, optionally with the RoPE buffer.
+
+Quantized storage per parameter of a quantized linear layer (bits b, group g):
+    AWQ/GPTQ   b/8 + 2/g (fp16 scales) + b/8/g (packed zero points)
+    FP8        1 (+ fp32 scales: per tensor, per channel, or per 128x128 block)
+    MXFP4      0.5 + 1/32 (uint8 exponent per 32)          NVFP4  0.5 + 1/16 (fp8 scale per 16)
+    bnb nf4    0.5 + 4/64 (fp32 absmax per 64; double quantisation: 1/64 + 4/(64*256))
+Embeddings, lm_head, norms and MoE routers stay in the model dtype unless the checkpoint says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "fp8": 1}
+VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE
+
+
+@dataclass
+class ParamCount:
+    """Parameters by kind. ``linear`` entries are quantizable matrices (kind -> list of (in, out, n))."""
+
+    total: int = 0
+    embed: int = 0
+    lm_head: int = 0
+    norms: int = 0
+    other: int = 0  # biases, routers, conv, SSM vectors: stay in model dtype
+    vision: int = 0
+    linear: dict[str, int] = field(default_factory=dict)  # kind -> parameters in quantizable matrices
+    # per kind: sum over matrices of output rows (for per-channel scales) and input columns (GPTQ g_idx)
+    linear_rows: dict[str, int] = field(default_factory=dict)
+
+    def add_linear(self, kind: str, fan_in: int, fan_out: int, count: int = 1) -> None:
+        n = fan_in * fan_out * count
+        self.linear[kind] = self.linear.get(kind, 0) + n
+        self.linear_rows[kind] = self.linear_rows.get(kind, 0) + fan_out * count
+
+
+def _attention(facts: dict, pc: ParamCount, layers: int) -> None:
+    hidden = facts["hidden"]
+    heads = facts.get("heads") or 0
+    kv = facts.get("kv_heads") or heads
+    hd = facts.get("head_dim") or (hidden // heads if heads else 0)
+    mla = facts.get("mla")
+    if mla:
+        rope, nope, v = mla["qk_rope"], mla["qk_nope"], mla["v_head"]
+        q_lora, kv_lora = mla.get("q_lora_rank"), mla["kv_lora_rank"]
+        if q_lora:
+            pc.add_linear("attn", hidden, q_lora, layers)
+            pc.add_linear("attn", q_lora, heads * (nope + rope), layers)
+            pc.norms += q_lora * layers
+        else:
+            pc.add_linear("attn", hidden, heads * (nope + rope), layers)
+        pc.add_linear("attn", hidden, kv_lora + rope, layers)
+        pc.norms += kv_lora * layers
+        pc.add_linear("attn", kv_lora, heads * (nope + v), layers)
+        pc.add_linear("attn", heads * v, hidden, layers)
+        return
+    q_out = heads * hd * (2 if facts.get("attn_gate") else 1)
+    pc.add_linear("attn", hidden, q_out, layers)
+    pc.add_linear("attn", hidden, kv * hd, 2 * layers)
+    pc.add_linear("attn", heads * hd, hidden, layers)
+    bias = facts.get("attn_bias")
+    if bias:
+        pc.other += (heads * hd + 2 * kv * hd) * layers
+        if bias == "all":
+            pc.other += hidden * layers
+    if facts.get("qk_norm"):
+        pc.norms += 2 * hd * layers
+    if facts.get("type") == "gpt_oss":
+        pc.other += heads * layers  # attention sinks
+
+
+def _mlp(facts: dict, pc: ParamCount, kind: str, inter: int, count: int) -> None:
+    hidden = facts["hidden"]
+    if not inter or not count:
+        return
+    if facts.get("mlp") == "mlp":
+        pc.add_linear(kind, hidden, inter, count)
+        pc.add_linear(kind, inter, hidden, count)
+        if facts.get("type") in ("gpt2", "opt", "gpt_bigcode", "phi", "starcoder2"):
+            pc.other += (inter + hidden) * count
+    else:
+        pc.add_linear(kind, hidden, 2 * inter, count)
+        pc.add_linear(kind, inter, hidden, count)
+
+
+def _moe_layer(facts: dict, pc: ParamCount, count: int) -> None:
+    moe = facts["moe"]
+    hidden = facts["hidden"]
+    experts, inter = moe["experts"], moe.get("inter") or facts.get("inter") or 0
+    _mlp(facts, pc, "experts", inter, experts * count)
+    pc.other += hidden * experts * count  # router
+    if facts.get("type") == "gpt_oss":
+        pc.other += (2 * inter + hidden + 1) * experts * count  # expert and router biases
+    if moe.get("shared"):
+        _mlp(facts, pc, "shared", moe.get("shared_inter") or inter, count)
+        if facts.get("type") in ("qwen2_moe", "qwen3_next"):
+            pc.other += hidden * count  # shared_expert_gate
+    if facts.get("type") in ("deepseek_v3", "kimi_k2", "nemotron_h", "glm4_moe"):
+        pc.other += experts * count  # e_score_correction_bias
+
+
+def _mamba_layers(facts: dict, pc: ParamCount, count: int) -> None:
+    m = facts["mamba"]
+    hidden = facts["hidden"]
+    inner, d_state, d_conv = m["inner"], m["d_state"], m["d_conv"]
+    if m.get("version") == 2:
+        groups, nheads = m.get("n_groups", 1), m["n_heads"]
+        conv_dim = inner + 2 * groups * d_state
+        pc.add_linear("mamba", hidden, 2 * inner + 2 * groups * d_state + nheads, count)
+        pc.other += (conv_dim * d_conv + conv_dim + 3 * nheads + inner) * count
+        pc.add_linear("mamba", inner, hidden, count)
+    else:
+        dt_rank = -(-hidden // 16)
+        pc.add_linear("mamba", hidden, 2 * inner, count)
+        pc.other += (inner * d_conv + inner) * count
+        pc.add_linear("mamba", inner, dt_rank + 2 * d_state, count)
+        pc.other += (dt_rank * inner + inner + inner * d_state + inner) * count
+        pc.add_linear("mamba", inner, hidden, count)
+        if facts.get("type") == "jamba":
+            pc.norms += (dt_rank + 2 * d_state) * count
+
+
+def _linear_attention_layers(facts: dict, pc: ParamCount, count: int) -> None:
+    la = facts["linear"]
+    hidden = facts["hidden"]
+    key_dim, value_dim = la["k_heads"] * la["k_dim"], la["v_heads"] * la["v_dim"]
+    pc.add_linear("linear_attn", hidden, 2 * key_dim + 2 * value_dim, count)  # q, k, v, z
+    pc.add_linear("linear_attn", hidden, 2 * la["v_heads"], count)  # b, a
+    pc.other += ((2 * key_dim + value_dim) * la["conv"] + 2 * la["v_heads"]) * count
+    pc.norms += la["v_dim"] * count
+    pc.add_linear("linear_attn", value_dim, hidden, count)
+
+
+def _vision(facts: dict, pc: ParamCount) -> None:
+    v = facts.get("vision")
+    if not v:
+        return
+    h, layers = v["hidden"], v["layers"]
+    inter = v.get("inter") or 4 * h
+    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    patch, channels = v.get("patch") or 14, v.get("channels") or 3
+    embed = channels * patch * patch * h + h
+    if v.get("image"):
+        embed += (v["image"] // patch) ** 2 * h
+    projector = h * facts["hidden"]
+    pc.vision = layers * per_layer + embed + 2 * h + projector
+
+
+def count_parameters(facts: dict) -> ParamCount:
+    """Parameters of the model vLLM loads (MTP / next-token-prediction layers excluded), by kind."""
+    pc = ParamCount()
+    hidden, layers = facts.get("hidden") or 0, facts.get("layers") or 0
+    vocab = facts.get("vocab") or 0
+    if not hidden or not layers:
+        return pc
+    pattern = facts.get("pattern") or "F" * layers
+    attention_layers = sum(1 for ch in pattern if ch in "FSC")
+    mamba_layers = pattern.count("M")
+    linear_layers = pattern.count("L")
+    if facts.get("mamba_parallel"):
+        mamba_layers = layers
+    pc.embed = vocab * hidden
+    pc.lm_head = 0 if facts.get("tie") else vocab * hidden
+    if facts.get("type") in ("gpt2", "opt") and facts.get("max_pos"):
+        pc.embed += (facts["max_pos"] + (2 if facts.get("type") == "opt" else 0)) * hidden  # learned positions
+    _attention(facts, pc, attention_layers)
+    if mamba_layers and facts.get("mamba"):
+        _mamba_layers(facts, pc, mamba_layers)
+    if linear_layers and facts.get("linear"):
+        _linear_attention_layers(facts, pc, linear_layers)
+    # Feed-forward: hybrid patterns (Nemotron-H) put MLPs in their own layers ("-" dense, "E" MoE).
+    if "-" in pattern or "E" in pattern:
+        _mlp(facts, pc, "mlp", facts.get("inter") or 0, pattern.count("-"))
+        if facts.get("moe") and pattern.count("E"):
+            _moe_layer(facts, pc, pattern.count("E"))
+        norms_per_layer = 1
+    else:
+        moe = facts.get("moe")
+        if moe:
+            dense = len(moe.get("dense_layers") or [])
+            _mlp(facts, pc, "mlp", moe.get("dense_inter") or facts.get("inter") or 0, dense)
+            _moe_layer(facts, pc, layers - dense)
+        else:
+            _mlp(facts, pc, "mlp", facts.get("inter") or 0, layers)
+        norms_per_layer = 4 if (facts.get("type") or "").startswith(("gemma2", "gemma3")) else 2
+    pc.norms += norms_per_layer * hidden * layers + hidden
+    if facts.get("type") in ("gpt2", "opt", "phi", "starcoder2", "falcon", "gpt_bigcode"):
+        pc.norms *= 2  # LayerNorm with bias
+    _vision(facts, pc)
+    pc.total = pc.embed + pc.lm_head + pc.norms + pc.other + pc.vision + sum(pc.linear.values())
+    return pc
+
+
+def _skipped_kinds(quant: dict) -> set[str]:
+    """Which kinds of layers a quantization config leaves unquantized (besides embeddings/lm_head/norms)."""
+    kinds: set[str] = set()
+    for pattern in quant.get("skip") or []:
+        p = pattern.lower()
+        if "self_attn" in p or p.endswith(".attn") or "attention" in p:
+            kinds.add("attn")
+        if "shared_expert" in p:
+            kinds.add("shared")
+        elif p.endswith("mlp") or p.endswith("mlp.*"):
+            kinds.update({"mlp", "experts", "shared"})
+        if "mixer" in p or "mamba" in p:
+            kinds.add("mamba")
+        if "linear_attn" in p:
+            kinds.add("linear_attn")
+        if "vision" in p or "visual" in p:
+            kinds.add("vision")
+        if "lm_head" in p:
+            kinds.add("lm_head")
+    if quant.get("method") == "mxfp4":
+        kinds.update({"attn", "mlp", "shared", "linear_attn", "mamba"})  # gpt-oss: only experts are MXFP4
+    return kinds
+
+
+def quantized_bytes_per_param(quant: dict) -> float:
+    """Storage of one parameter of a quantized linear layer, scales and zero points included."""
+    method = quant.get("method")
+    bits = quant.get("bits") or 16
+    group = quant.get("group")
+    fmt = quant.get("format")
+    if method == "mxfp4":
+        return 0.5 + 1 / 32
+    if fmt in ("nvfp4",) or (method == "modelopt" and bits == 4 and (group or 16) == 16):
+        return 0.5 + 1 / (group or 16)
+    if method == "bitsandbytes":
+        if bits == 4:
+            return 0.5 + (1 / 64 + 4 / (64 * 256) if quant.get("double_quant") else 4 / 64)
+        return 1.0
+    if bits == 8 and (method in ("fp8", "fbgemm_fp8", "modelopt") or fmt in ("fp8", "w8a8")):
+        return 1.0 + (4 / (128 * 128) if quant.get("block") else 0.0)
+    if bits in (2, 3, 4, 8) and method in ("awq", "gptq", "marlin", "gptq_marlin", "awq_marlin", "compressed-tensors",
+                                            "autoround", "auto-round", "modelopt"):
+        per = bits / 8
+        if group and group > 0:
+            per += 2 / group
+            if quant.get("zero_point"):
+                per += bits / 8 / group
+        return per
+    return 2.0
+
+
+def _linear_bytes(pc: ParamCount, quant: dict | None, dtype_bytes: float, divide: dict[str, float]) -> float:
+    total = 0.0
+    skipped = _skipped_kinds(quant) if quant else set()
+    per_quant = quantized_bytes_per_param(quant) if quant else dtype_bytes
+    for kind, n in pc.linear.items():
+        n_rank = n / divide.get(kind, 1.0)
+        if quant and kind not in skipped:
+            total += n_rank * per_quant
+            if quant.get("bits") == 8 and quant.get("method") not in ("bitsandbytes",) and not quant.get("block"):
+                total += 4 * pc.linear_rows[kind] / divide.get(kind, 1.0) * (1 if quant.get("strategy") == "channel" else 0)
+        else:
+            total += n_rank * dtype_bytes
+    return total
+
+
+def weight_bytes(facts: dict, dtype_bytes: float = 2, counted: ParamCount | None = None) -> int:
+    """Bytes of the whole model's parameters as vLLM holds them (one copy, no parallelism, no buffers).
+
+    Unquantized tensors are in the load dtype (2 bytes: vLLM loads float32 checkpoints as fp16/bf16
+    unless told ``--dtype float32``)."""
+    return weight_bytes_per_rank(facts, tp=1, dtype_bytes=dtype_bytes, counted=counted, include_buffers=False)
+
+
+def rope_cache_bytes(facts: dict, dtype_bytes: float = 2) -> int:
+    """vLLM's non-persistent RoPE ``cos_sin_cache``: [positions, rotary_dim] in the model dtype."""
+    if (facts.get("type") or "") in ("gpt2", "opt", "bloom", "gpt_bigcode", "mpt") or not facts.get("max_pos"):
+        return 0
+    mla = facts.get("mla")
+    rotary_dim = mla["qk_rope"] if mla else int((facts.get("head_dim") or 0) * facts.get("rotary_pct", 1.0))
+    positions = facts["max_pos"]
+    rope = facts.get("rope") or {}
+    if rope.get("type") in ("yarn", "deepseek_yarn", "linear", "dynamic") and rope.get("factor"):
+        positions = int((rope.get("orig") or positions) * rope["factor"])
+    if rope.get("type") == "longrope" and rope.get("orig"):
+        positions = facts["max_pos"]
+    return int(positions * rotary_dim * dtype_bytes)
+
+
+def weight_bytes_per_rank(
+    facts: dict,
+    tp: int = 1,
+    pp: int = 1,
+    ep: bool = False,
+    dtype_bytes: float = 2,
+    include_buffers: bool = True,
+    counted: ParamCount | None = None,
+) -> int:
+    """Bytes one GPU holds for weights with tensor parallel ``tp`` and pipeline parallel ``pp``.
+
+    Column/row-parallel matrices split by ``tp``; KV projections are replicated when there are fewer KV
+    heads than ranks; embeddings and lm_head are vocab-parallel (vocab padded to 64 x tp); norms, routers,
+    MLA down-projections and biases are replicated. With ``ep`` the experts split across all ``tp`` ranks
+    as whole experts (same bytes per rank as tp when experts divide evenly). Pipeline parallel divides the
+    layers evenly (the first rank also holds the embedding, the last the lm_head: taken as the largest).
+    """
+    pc = counted or count_parameters(facts)
+    quant = facts.get("quant")
+    tp = max(1, int(tp))
+    pp = max(1, int(pp))
+    heads = facts.get("heads") or 1
+    kv = facts.get("kv_heads") or heads
+    divide: dict[str, float] = {k: float(tp) for k in pc.linear}
+    if tp > 1 and not facts.get("mla") and kv < tp and "attn" in pc.linear:
+        # k/v projections replicated: each rank holds one KV head's worth instead of kv/tp.
+        hidden, hd = facts["hidden"], facts.get("head_dim") or 0
+        layers = sum(1 for ch in (facts.get("pattern") or "F" * facts["layers"]) if ch in "FSC")
+        kv_params = 2 * hidden * kv * hd * layers
+        attn = pc.linear["attn"]
+        per_rank = (attn - kv_params) / tp + kv_params / kv
+        divide["attn"] = attn / per_rank
+    if tp > 1 and facts.get("mla") and "attn" in pc.linear:
+        mla, hidden = facts["mla"], facts["hidden"]
+        layers = facts["layers"]
+        replicated = (hidden * (mla["kv_lora_rank"] + mla["qk_rope"]) + hidden * (mla.get("q_lora_rank") or 0)) * layers
+        attn = pc.linear["attn"]
+        divide["attn"] = attn / ((attn - replicated) / tp + replicated)
+    layer_bytes = _linear_bytes(pc, quant, dtype_bytes, divide)
+    layer_bytes += (pc.other + pc.norms) * dtype_bytes  # replicated (biases of column layers split, ignored)
+    vocab = facts.get("vocab") or 0
+    pad = VOCAB_PADDING * tp
+    padded_vocab = -(-vocab // pad) * pad if vocab else 0
+    embed_rank = (pc.embed - vocab * facts.get("hidden", 0) + padded_vocab * facts.get("hidden", 0)) / tp
+    lm_head_rank = padded_vocab * facts.get("hidden", 0) / tp if pc.lm_head else 0
+    if quant and pc.lm_head and "lm_head" not in _skipped_kinds(quant) and quant.get("method") in ("compressed-tensors",) and "lm_head" not in " ".join(quant.get("skip") or []):
+        lm_bytes = lm_head_rank * quantized_bytes_per_param(quant)
+    else:
+        lm_bytes = lm_head_rank * dtype_bytes
+    total = layer_bytes / pp + max(embed_rank * dtype_bytes, lm_bytes if pp > 1 else 0)
+    if pp == 1:
+        total = layer_bytes + embed_rank * dtype_bytes + lm_bytes
+    total += pc.vision * dtype_bytes / (tp if pc.vision else 1)
+    if include_buffers:
+        total += rope_cache_bytes(facts, dtype_bytes)
+    return int(total)
+
+
+SAFETENSORS_DTYPE_BYTES = {
+    "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "I64": 8, "I32": 4,
+    "I16": 2, "I8": 1, "U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8, "F4": 0.5, "F6_E2M3": 0.75,
+    "F6_E3M2": 0.75, "F8_E4M3FNUZ": 1, "F8_E5M2FNUZ": 1,
+}
+_SCALE_SUFFIXES = ("scale", "scales", "scale_inv", "absmax", "zeros", "qzeros", "g_idx", "scale_2", "zero_point",
+                   "weight_scale_2", "nested_absmax", "quant_map", "nested_quant_map")
+
+
+def bytes_from_safetensors(tensors: dict[str, tuple[str, list[int]]], facts: dict, dtype_bytes: float = 2) -> int:
+    """Bytes vLLM holds for a checkpoint, from its safetensors headers (dtype x shape per tensor).
+
+    Differences from the file size that vLLM's loading makes: float32 (and float64) weights are cast to the
+    load dtype; a stored ``lm_head.weight`` of a tied model is not loaded; next-token-prediction layers
+    beyond ``num_hidden_layers`` (DeepSeek-V3 MTP) are not loaded; rotary ``inv_freq`` buffers are dropped.
+    """
+    layers = facts.get("layers") or 0
+    total = 0.0
+    for name, (dtype, shape) in tensors.items():
+        if name.endswith("rotary_emb.inv_freq"):
+            continue
+        if facts.get("tie") and name.split(".")[-2:] == ["lm_head", "weight"]:
+            continue
+        parts = name.split(".")
+        if layers and "layers" in parts:
+            idx = parts.index("layers")
+            if idx + 1 < len(parts) and parts[idx + 1].isdigit() and int(parts[idx + 1]) >= layers \
+                    and "vision" not in name and "visual" not in name:
+                continue
+        count = 1
+        for dim in shape:
+            count *= int(dim)
+        size = SAFETENSORS_DTYPE_BYTES.get(dtype.upper(), 2)
+        if dtype.upper() in ("F32", "F64") and not parts[-1].endswith(_SCALE_SUFFIXES) \
+                and not any(parts[-1].endswith(s) for s in _SCALE_SUFFIXES):
+            size = dtype_bytes
+        total += count * size
+    return int(total)
