@@ -1,0 +1,112 @@
+"""16-bit weights take most of a small GPU; a quantized model would leave room for the KV cache.
+
+A bf16/fp16 model spends 2 bytes per parameter on weights. When those weights take more than
+`max_weight_share` of the memory vLLM may use on each GPU (`gpu_memory_utilization` x total), little is
+left for the KV cache, so few requests run at once. The rule says how much memory a quantized version
+would free and how many KV-cache tokens that buys, by re-running the memory budget with the quantized
+weights, and offers only the methods the GPU runs (minimum compute capability, from vLLM's
+`get_min_capability()` of each method):
+
+- AWQ 4-bit (a pre-quantized checkpoint, e.g. `...-AWQ`): compute capability 7.5+ (T4 and newer), run
+  with the faster Marlin kernels from 8.0.
+- GPTQ 4-bit (a pre-quantized checkpoint): compute capability 6.0+.
+- FP8 8-bit (`--quantization fp8` quantizes the bf16 checkpoint at load time, or an `-FP8` checkpoint):
+  native W8A8 from compute capability 8.9 (L4, L40S, RTX 40, H100); weight-only through the Marlin
+  kernel from 8.0 (A100, A10G, RTX 30); on 7.5 (T4) only from vLLM 0.15.
+
+Quantization changes the model's outputs slightly; evaluate the quantized model before switching. The
+rule is quiet for a model that is already quantized or started with `--quantization`.
+
+Failing example (Llama-3.1-8B in bf16 on one 24 GB L4):
+
+```yaml
+args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+```
+
+Passing example (an FP8 checkpoint of the same model):
+
+```yaml
+args: ["--model", "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "--max-model-len", "8192"]
+nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from vramlint.rule import arg_location, gib, rebudget, tokens, version_tuple
+
+ID = "VRL003"
+NAME = "unquantized-weights-on-small-gpu"
+LEVEL = "note"
+OPTIONS = {
+    "max_weight_share": 0.5,  # fire when weights take more than this share of gpu_memory_utilization x total
+}
+
+SIXTEEN_BIT = {"bfloat16", "float16", "half", "bf16", "fp16", "auto", "none"}
+
+
+def methods_for(gpu, version: str | None) -> list[tuple[str, int, str]]:
+    """(name, bits, how) for each quantization the GPU runs in this vLLM version."""
+    cc = tuple(gpu.compute_capability)
+    ver = version_tuple(version) or (0, 0, 0)
+    out: list[tuple[str, int, str]] = []
+    if cc >= (7, 5):
+        out.append(("AWQ", 4, "a pre-quantized AWQ checkpoint"))
+    if cc >= (6, 0):
+        out.append(("GPTQ", 4, "a pre-quantized GPTQ checkpoint"))
+    if cc >= (8, 9):
+        out.append(("FP8", 8, "--quantization fp8 or an FP8 checkpoint"))
+    elif cc >= (8, 0) or (cc >= (7, 5) and ver >= (0, 15)):
+        out.append(("FP8", 8, "--quantization fp8 (weight-only, Marlin kernel) or an FP8 checkpoint"))
+    return out
+
+
+def check(assessment, ctx):
+    server, model, budget, gpu = assessment.server, assessment.model, assessment.budget, assessment.gpu
+    if model is None or budget is None or gpu is None:
+        return
+    if model.quantization or server.args.get("quantization"):
+        return
+    if "quantization" in server.args and server.args["quantization"] is None:
+        return  # set, but unknown statically
+    dtype = server.args.get("dtype", model.torch_dtype)
+    if str(dtype).lower() not in SIXTEEN_BIT:
+        return  # float32 weights are another story (and rare in serving)
+    if budget.usable_gib <= 0:
+        return
+    share = budget.weights_gib / budget.usable_gib
+    if share <= ctx.options["max_weight_share"]:
+        return
+    options = []
+    seen_bits: dict[int, tuple[float, int | None]] = {}
+    for name, bits, how in methods_for(gpu, budget.vllm_version):
+        if bits not in seen_bits:
+            quantized = dataclasses.replace(
+                model,
+                quantization="awq" if bits == 4 else "fp8",
+                quant_bits=bits,
+                weight_bytes=None,
+                weight_bytes_source=None,
+            )
+            after = rebudget(assessment, model=quantized)
+            if after is None:
+                continue
+            seen_bits[bits] = (budget.weights_gib - after.weights_gib, after.kv_tokens if after.starts else None)
+        freed, kv_after = seen_bits[bits]
+        if freed <= 0:
+            continue
+        gained = f"{tokens(kv_after)} KV-cache tokens instead of {tokens(budget.kv_tokens)}" if kv_after else "room"
+        options.append(f"{name} ({bits}-bit, {how}) frees {gib(freed)} per GPU: {gained}")
+    if not options:
+        return
+    message = (
+        f"{model.torch_dtype or '16-bit'} weights take {gib(budget.weights_gib)} of the {gib(budget.usable_gib)} "
+        f"vLLM may use on each {gpu.name} ({share:.0%}, above max-weight-share {ctx.options['max_weight_share']:.0%}), "
+        f"leaving {gib(budget.kv_cache_gib)} for the KV cache ({tokens(budget.kv_tokens)} tokens). "
+        + "; ".join(options)
+        + ". Check the quantized model's quality before switching"
+    )
+    yield ctx.finding(assessment, message, arg_location(server, "model"))

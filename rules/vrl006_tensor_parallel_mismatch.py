@@ -1,0 +1,114 @@
+"""Tensor parallelism needs more GPUs than the deployment requests, or does not divide the attention heads.
+
+vLLM starts `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-parallel-size`) workers, one
+per GPU. When the container requests fewer GPUs (`nvidia.com/gpu`, compose `count`/`device_ids`), vLLM
+stops at start-up (Ray: "The number of required GPUs exceeds the total number of available GPUs in the
+placement group"; multiprocessing: a CUDA "invalid device ordinal"). Requesting more GPUs than the engine
+uses is reported too, as a warning: the extra GPUs sit idle.
+
+The tensor-parallel size must also divide the model's attention heads (vLLM: "Total number of attention
+heads (N) must be divisible by tensor parallel size (T)"), and its KV heads must be a multiple or a divisor of
+it (an AssertionError in the model code).
+
+Multi-node deployments (LeaderWorkerSet, Ray clusters, `--nnodes`) spread the workers over several pods,
+so the per-pod comparison is skipped for them.
+
+Failing example (TP 4 in a pod with 2 GPUs):
+
+```yaml
+args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4"]
+resources: {limits: {nvidia.com/gpu: 2}}
+```
+
+Passing example:
+
+```yaml
+args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4"]
+resources: {limits: {nvidia.com/gpu: 4}}
+```
+"""
+
+from __future__ import annotations
+
+from vramlint.rule import arg_location, int_arg
+
+ID = "VRL006"
+NAME = "tensor-parallel-mismatch"
+LEVEL = "error"
+OPTIONS = {
+    "report_idle_gpus": True,  # a warning when the deployment requests more GPUs than the engine uses
+}
+
+MULTI_NODE_KINDS = {"LeaderWorkerSet", "RayCluster", "RayService", "RayJob"}
+
+
+def _budget_error_codes(assessment) -> set[str]:
+    if assessment.budget is None:
+        return set()
+    return {str(e.get("code")) for e in assessment.budget.errors}
+
+
+def check(assessment, ctx):
+    server, model = assessment.server, assessment.model
+    tp = int_arg(server, "tensor_parallel_size", 1)
+    pp = int_arg(server, "pipeline_parallel_size", 1)
+    dp = int_arg(server, "data_parallel_size_local", None) or int_arg(server, "data_parallel_size", 1)
+    if tp is None or pp is None or dp is None or tp < 1 or pp < 1 or dp < 1:
+        return  # unknown statically, or vLLM rejects the value itself
+    where = arg_location(server, "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
+    world = tp * pp * dp
+    parts = [f"tensor-parallel-size {tp}"]
+    if pp > 1:
+        parts.append(f"pipeline-parallel-size {pp}")
+    if dp > 1:
+        parts.append(f"data-parallel-size {dp}")
+    needed = " x ".join(parts)
+
+    gpu = server.gpu
+    count = gpu.count if gpu is not None else None
+    multi_node = server.kind in MULTI_NODE_KINDS or any(
+        server.args.get(k) not in (None, 1) for k in ("nnodes", "data_parallel_address")
+    ) or (server.args.get("distributed_executor_backend") == "ray" and pp > 1)
+    if count is not None and not multi_node and gpu.mig_profile is None:
+        gpu_where = gpu.location or server.location
+        gpu_line = f" (line {gpu_where.line})" if gpu_where.file == where.file else f" ({gpu_where.file}:{gpu_where.line})"
+        if world > count:
+            yield ctx.finding(
+                assessment,
+                f"{needed} needs {world} GPUs, but the deployment requests {count}{gpu_line}: vLLM stops at "
+                f"start-up. Request {world} GPUs, or lower the parallel size to {count}",
+                where,
+            )
+        elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None:
+            yield ctx.finding(
+                assessment,
+                f"the deployment requests {count} GPUs{gpu_line} but {needed} uses {world}: "
+                f"{count - world} GPU(s) sit idle. Set --tensor-parallel-size {count // (pp * dp) or 1} "
+                f"to use them, or request {world}",
+                where if server.arg_locations.get("tensor_parallel_size") else (gpu.location or server.location),
+                level="warning",
+            )
+
+    if model is None or tp == 1:
+        return
+    codes = _budget_error_codes(assessment)
+    heads = model.num_attention_heads
+    if heads and heads % tp != 0 and "E8" not in codes:
+        divisors = [d for d in range(1, heads + 1) if heads % d == 0 and d <= max(tp * 2, 8)]
+        yield ctx.finding(
+            assessment,
+            f"{model.name} has {heads} attention heads, which tensor-parallel-size {tp} does not divide: vLLM "
+            f"stops with \"Total number of attention heads ({heads}) must be divisible by tensor parallel size "
+            f"({tp}).\" Use one of {', '.join(map(str, divisors))}",
+            arg_location(server, "tensor_parallel_size"),
+        )
+        return
+    kv = model.num_kv_heads
+    if kv and heads % tp == 0 and kv % tp != 0 and tp % kv != 0 and "E9" not in codes:
+        yield ctx.finding(
+            assessment,
+            f"{model.name} has {kv} KV heads; tensor-parallel-size {tp} neither divides nor is a multiple of it, "
+            "which fails an assertion in vLLM's model code at start-up. Use a size that divides "
+            f"{kv} or is a multiple of it",
+            arg_location(server, "tensor_parallel_size"),
+        )

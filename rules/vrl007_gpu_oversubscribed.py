@@ -1,0 +1,148 @@
+"""Several vLLM engines share a GPU and together claim more than its memory.
+
+Each engine takes `gpu_memory_utilization` x the GPU's total memory at start-up (vLLM 0.9.2+ refuses to
+start when less than that is free: "Free memory on device (...) on startup is less than desired GPU memory
+utilization"; older versions run out of memory later). When several engines are pinned to the same
+physical GPU (compose `device_ids`, `NVIDIA_VISIBLE_DEVICES`, fractional GPU sharing), their utilizations
+must add up to at most `max_total_utilization` (1.0). The last engine to start is the one that fails, so
+which one breaks depends on start order.
+
+vLLM V0 0.6.4 and V1 0.7-0.9.0 go further: they count the memory held by every other process on the GPU
+against the engine's own share, so even utilizations that add up to less than 1 leave the second engine
+without KV cache. For those versions the rule checks that each engine still has room for one full-length
+request with the other engines' shares taken out.
+
+The finding is reported on every engine of the group, at its `--gpu-memory-utilization` (or its container
+when it is left at the default) and names the others.
+
+Failing example (two engines on device 0, each at the default 0.9):
+
+```yaml
+services:
+  chat:
+    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, device_ids: ["0"], capabilities: [gpu]}]}}}
+  embed:
+    command: ["--model", "BAAI/bge-m3"]
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, device_ids: ["0"], capabilities: [gpu]}]}}}
+```
+
+Passing example (0.45 each):
+
+```yaml
+services:
+  chat:
+    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--gpu-memory-utilization", "0.45"]
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, device_ids: ["0"], capabilities: [gpu]}]}}}
+  embed:
+    command: ["--model", "BAAI/bge-m3", "--gpu-memory-utilization", "0.45"]
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, device_ids: ["0"], capabilities: [gpu]}]}}}
+```
+"""
+
+from __future__ import annotations
+
+from vramlint.rule import arg_location, gib, version_tuple
+
+ID = "VRL007"
+NAME = "gpu-oversubscribed"
+LEVEL = "error"
+OPTIONS = {
+    "max_total_utilization": 1.0,  # the sum of gpu_memory_utilization allowed on one GPU
+}
+
+
+def _label(assessment) -> str:
+    server = assessment.server
+    name = server.name or server.container or "engine"
+    if server.container and server.container != name:
+        name = f"{name}/{server.container}"
+    return f"{name} ({server.location.file}:{server.location.line})"
+
+
+def _utilization(assessment) -> float | None:
+    value = assessment.server.args.get("gpu_memory_utilization", "default")
+    if value == "default":
+        return assessment.budget.gpu_memory_utilization if assessment.budget else None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _counts_other_processes(assessment) -> bool:
+    """vLLM versions whose KV budget subtracts memory held by every other process on the GPU.
+
+    V0 0.6.4 and V1 0.7-0.9.0 count all used device memory (CUDA context, other engines) as their own
+    non-torch memory, so a second engine's `gpu_memory_utilization` share must also cover the first engine.
+    """
+    budget = assessment.budget
+    if budget is None:
+        return False
+    version = version_tuple(budget.vllm_version)
+    if version is None:
+        return False
+    if budget.engine == "v0":
+        return version[:3] == (0, 6, 4)
+    return (0, 7) <= version[:2] and version < (0, 9, 2)
+
+
+def check_all(assessments, ctx):
+    groups: dict[str, list] = {}
+    for a in assessments:
+        gpu = a.server.gpu
+        if gpu is not None and gpu.shared_key:
+            groups.setdefault(gpu.shared_key, []).append(a)
+    limit = float(ctx.options["max_total_utilization"])
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        utils = [(a, _utilization(a)) for a in members]
+        known = [(a, u) for a, u in utils if u is not None]
+        total_gpu = next((a.gpu.total_gib for a in members if a.gpu is not None), None)
+        total_util = sum(u for _, u in known)
+        listing = ", ".join(f"{_label(a)} {u:g}" for a, u in known)
+        unknown = [a for a, u in utils if u is None]
+        if total_util > limit + 1e-9:
+            size = f" of {gib(total_gpu)}" if total_gpu else ""
+            claimed = f" = {gib(total_util * total_gpu)}" if total_gpu else ""
+            for a, u in known:
+                others = [x for x in members if x is not a]
+                share = 1.0 - (total_util - u)
+                fix = (
+                    f"lower --gpu-memory-utilization so the engines add up to at most {limit:g} "
+                    f"(this one to {max(share, 0):.2f} at most, if the others stay)"
+                    if share > 0.05
+                    else "give the engines separate GPUs"
+                )
+                yield ctx.finding(
+                    a,
+                    f"{len(members)} engines share the same GPU{size}: gpu_memory_utilization adds up to "
+                    f"{total_util:.2f}{claimed} ({listing}); whichever starts last finds too little free memory "
+                    f"and vLLM refuses to start. Shared with {', '.join(_label(o) for o in others)}; {fix}",
+                    arg_location(a.server, "gpu_memory_utilization"),
+                )
+            continue
+        if unknown or total_gpu is None:
+            continue
+        for a, u in known:
+            budget = a.budget
+            if not _counts_other_processes(a) or not budget.starts:
+                continue
+            others = [(o, ou) for o, ou in known if o is not a]
+            held_by_others = sum(ou for _, ou in others) * total_gpu
+            kv_left = budget.kv_cache_gib - held_by_others
+            one_request = budget.kv_bytes_per_token * budget.max_model_len / 2**30
+            if kv_left >= one_request:
+                continue
+            yield ctx.finding(
+                a,
+                f"vLLM {budget.vllm_version} ({budget.engine}) counts memory held by other processes on the GPU "
+                f"against this engine's gpu_memory_utilization {u:g} ({gib(u * total_gpu)} of {gib(total_gpu)}): "
+                f"when {', '.join(_label(o) for o, _ in others)} is already running "
+                f"({gib(held_by_others)}), its KV cache shrinks from {gib(budget.kv_cache_gib)} to "
+                f"{gib(max(kv_left, 0))}, less than one {budget.max_model_len:,}-token request "
+                f"({gib(one_request)}), and it does not start. Give each engine its own GPU, or upgrade to "
+                "vLLM 0.9.2+ where each engine's share counts only its own memory",
+                arg_location(a.server, "gpu_memory_utilization"),
+            )

@@ -1,0 +1,65 @@
+"""Tensor or pipeline parallelism without enough shared memory (/dev/shm).
+
+With more than one GPU per engine, vLLM's workers exchange tensors through NCCL, which uses `/dev/shm`.
+Containers get a 64 MB `/dev/shm` by default (Docker, and Kubernetes without a memory-backed volume),
+which NCCL outgrows: the engine fails at start-up or on the first requests with
+`NCCL error: unhandled system error` or a `Bus error`. vLLM's own deployment docs mount a memory-backed
+`/dev/shm` for this reason.
+
+Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
+compose with `ipc: host` or a `shm_size` (e.g. `shm_size: 16gb`).
+
+Failing example (TP 2, no /dev/shm volume):
+
+```yaml
+containers:
+  - name: vllm
+    args: ["--model", "Qwen/Qwen2.5-32B-Instruct", "--tensor-parallel-size", "2"]
+    resources: {limits: {nvidia.com/gpu: 2}}
+```
+
+Passing example:
+
+```yaml
+containers:
+  - name: vllm
+    args: ["--model", "Qwen/Qwen2.5-32B-Instruct", "--tensor-parallel-size", "2"]
+    resources: {limits: {nvidia.com/gpu: 2}}
+    volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+volumes:
+  - {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}
+```
+"""
+
+from __future__ import annotations
+
+from vramlint.rule import arg_location, int_arg
+
+ID = "VRL008"
+NAME = "tensor-parallel-without-shm"
+LEVEL = "warning"
+OPTIONS: dict = {}
+
+FIXES = {
+    "kubernetes": "mount an emptyDir with medium: Memory at /dev/shm",
+    "helm-values": "mount an emptyDir with medium: Memory at /dev/shm (the chart's shm / dshm setting)",
+    "compose": "add `ipc: host` or `shm_size: 16gb` to the service",
+}
+
+
+def check(assessment, ctx):
+    server = assessment.server
+    if server.shm is not False:
+        return  # True: mounted; None: cannot tell from this file
+    tp = int_arg(server, "tensor_parallel_size", 1)
+    pp = int_arg(server, "pipeline_parallel_size", 1)
+    if tp is None or pp is None or tp * pp <= 1:
+        return
+    fix = FIXES.get(server.source_format, "give the container a shared-memory /dev/shm larger than 64 MB")
+    what = f"tensor-parallel-size {tp}" + (f" x pipeline-parallel-size {pp}" if pp > 1 else "")
+    yield ctx.finding(
+        assessment,
+        f"{what} runs {tp * pp} workers that talk through NCCL over /dev/shm, but the container keeps the "
+        f"default 64 MB /dev/shm: expect `NCCL error: unhandled system error` or a bus error. Fix: {fix}",
+        arg_location(server, "tensor_parallel_size", "pipeline_parallel_size"),
+    )
