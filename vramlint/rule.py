@@ -163,8 +163,22 @@ class RuleContext:
             given.update(self.rule_options.get(key) or {})
         return replace(self, rule=rule, options=rule.merge_options(given))
 
-    def level_override(self, rule: Rule) -> Level | None:
+    def level_override(self, rule: Rule) -> str | None:
+        """error | warning | note | off, as configured for the rule (by id, else by name), or None."""
         return self.severity.get(rule.id) or self.severity.get(rule.name)
+
+    @classmethod
+    def from_config(cls, config: Any) -> RuleContext:
+        """A context from anything with ``rules``, ``severity`` and ``traffic`` attributes (config.Config)."""
+        traffic = getattr(config, "traffic", None)
+        return cls(
+            rule_options={k: dict(v or {}) for k, v in (getattr(config, "rules", None) or {}).items()},
+            severity=dict(getattr(config, "severity", None) or {}),
+            traffic=TrafficProfile(
+                p99_context_tokens=getattr(traffic, "p99_context_tokens", None),
+                peak_concurrent_requests=getattr(traffic, "peak_concurrent_requests", None),
+            ),
+        )
 
     def finding(
         self,
@@ -336,13 +350,15 @@ def run_rules(assessments: list[Assessment], rules: list[Rule], ctx: RuleContext
 
     Option errors raise RuleOptionError before anything runs (a configuration mistake, exit 2). A rule that
     raises while checking becomes a VRL000 error finding on the server it failed on, and the run goes on.
-    Severity overrides in ``ctx.severity`` are applied to the findings.
+    Severity overrides in ``ctx.severity`` are applied to the findings; a rule set to ``off`` is not run.
     """
     ctx = ctx or RuleContext()
     bound = [(rule, ctx.for_rule(rule)) for rule in rules]  # raises on bad options, before any output
     findings: list[Finding] = []
     for rule, rule_ctx in bound:
         override = ctx.level_override(rule)
+        if override == "off":
+            continue
         produced: list[Finding] = []
         if rule.check is not None:
             for assessment in assessments:
