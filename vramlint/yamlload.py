@@ -135,3 +135,103 @@ def join_path(base: str, key: Any) -> str:
     if key and all(c.isalnum() or c in "_-" for c in key):
         return f"{base}.{key}" if base else key
     return f'{base}["{key}"]' if base else f'["{key}"]'
+
+
+# --- templates and YAML embedded in strings ---------------------------------------------------------------
+
+# A Helm/Go template expression replaced by this marker (padded to the expression's width, so columns after
+# it stay right) reads as "unknown until rendered". The brackets are printable, so YAML accepts them in plain
+# scalars, and no real deployment value contains them.
+TEMPLATE_OPEN = "\u2983"
+TEMPLATE_CLOSE = "\u2984"
+
+
+def has_template_marker(text: Any) -> bool:
+    return isinstance(text, str) and TEMPLATE_OPEN in text
+
+
+def neutralize_templates(text: str) -> str:
+    """Make a Helm/Go-templated manifest parseable, line for line.
+
+    A line holding only template actions (`{{- if .Values.x }}`, `{{- end }}`, `{{ include ... | nindent 4 }}`)
+    becomes blank; an expression inside a line becomes a marker of the same width.
+    """
+    import re
+
+    action = re.compile(r"\{\{.*?\}\}")
+    out = []
+    for line in text.split("\n"):
+        if "{{" not in line:
+            out.append(line)
+            continue
+        stripped = action.sub("", line).strip()
+        if not stripped:
+            out.append("")
+            continue
+        out.append(action.sub(lambda m: TEMPLATE_OPEN + "_" * max(0, len(m.group(0)) - 2) + TEMPLATE_CLOSE, line))
+    return "\n".join(out)
+
+
+def shift_positions(root: Any, line_offset: int, col_offset: int, budget: int = MAX_NODES_WALKED) -> None:
+    """Move every position under ``root`` (0-based ruamel positions) by the given offsets, in place.
+
+    Used for YAML parsed out of a string (a Ray Serve config, a ConfigMap data key) so that the location
+    helpers above point into the outer file.
+    """
+    seen: set[int] = set()
+    stack = [root]
+    while stack and budget > 0:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        budget -= 1
+        lc = getattr(node, "lc", None)
+        if lc is None:
+            continue
+        if lc.line is not None:
+            lc.line += line_offset
+            lc.col = (lc.col or 0) + col_offset
+        data = lc.data if isinstance(lc.data, dict) else {}
+        for entry in data.values():
+            if isinstance(entry, list):
+                for j in range(0, len(entry), 2):
+                    entry[j] += line_offset
+                    if j + 1 < len(entry):
+                        entry[j + 1] += col_offset
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append(child)
+
+
+def load_embedded(text: str, file: str, outer_lines: list[str], value_loc: Location | None,
+                  block: bool) -> tuple[list[Document], list[Problem]]:
+    """Parse YAML held in a string of an outer YAML file; positions point into the outer file.
+
+    ``value_loc`` is where the string value starts (for a block scalar: the `|` indicator line). Positions
+    are exact for block scalars; for quoted or plain strings they are anchored on the value's first line.
+    """
+    docs, problems = load_text(text, file)
+    if value_loc is None:
+        return docs, problems
+    if block:
+        line_offset = value_loc.line  # 0-based inner line 0 is the line after the indicator (1-based L+1)
+        indent = 0
+        for raw in outer_lines[value_loc.line: value_loc.line + 50]:
+            if raw.strip():
+                indent = len(raw) - len(raw.lstrip(" "))
+                break
+        col_offset = indent
+    else:
+        line_offset = value_loc.line - 1
+        col_offset = value_loc.column
+    for doc in docs:
+        shift_positions(doc.data, line_offset, col_offset)
+        doc.lines = outer_lines
+    for p in problems:
+        if p.line is not None:
+            p.line += line_offset
+            if p.column is not None:
+                p.column += col_offset
+    return docs, problems

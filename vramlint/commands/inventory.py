@@ -1,0 +1,77 @@
+"""`vramlint inventory PATH...`: list every vLLM server found, with where each setting was written."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="files or directories to scan; '-' reads standard input (default: .)")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="skip paths matching GLOB (repeatable)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from vramlint.scan import scan
+
+    paths = list(args.paths) or ["."]
+    if paths.count("-") > 1:
+        from vramlint.cli import UsageError
+
+        raise UsageError("'-' (standard input) can be given only once")
+    stdin_text = sys.stdin.read() if "-" in paths else None
+    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text)
+    if args.format == "json":
+        import json
+
+        json.dump(inventory.to_json(), sys.stdout, indent=2, sort_keys=False, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(inventory))
+    return 0
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "?"
+    return str(value)
+
+
+def render_table(inventory) -> str:
+    rows = [("LOCATION", "KIND/NAME", "MODEL", "VLLM", "GPU", "ARGS")]
+    for s in inventory.servers:
+        gpu = "?"
+        if s.gpu is not None:
+            gpu = f"{_cell(s.gpu.count)} x {_cell(s.gpu.type)}"
+            if s.gpu.vendor != "nvidia":
+                gpu += f" ({s.gpu.vendor})"
+            if s.gpu.mig_profile:
+                gpu += f" mig {s.gpu.mig_profile}"
+        args = " ".join(f"{k}={_cell(v)}" for k, v in s.args.items())
+        if len(args) > 80:
+            args = args[:77] + "..."
+        name = "/".join(x for x in (s.kind, s.name, s.container) if x)
+        rows.append((f"{s.file}:{s.location.line}", name, _cell(s.model), _cell(s.vllm_version), gpu, args))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+    out = "\n".join(line.rstrip() for line in lines) + "\n"
+    out += f"\n{len(inventory.servers)} server(s) in {inventory.files_scanned} file(s)"
+    if inventory.skipped:
+        out += f"; {len(inventory.skipped)} skipped"
+    if inventory.problems:
+        out += f"; {len(inventory.problems)} problem(s)"
+    out += "\n"
+    for p in inventory.problems:
+        where = p.file + (f":{p.line}:{p.column}" if p.line is not None else "")
+        out += f"problem: {where}: {p.message}\n"
+    for sk in inventory.skipped:
+        out += f"skipped: {sk.file}: {sk.reason}\n"
+    for s in inventory.servers:
+        for note in s.notes:
+            out += f"note: {s.file}:{s.location.line}: {note}\n"
+    return out

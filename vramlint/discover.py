@@ -1,0 +1,204 @@
+"""Find the files to scan: walk directories, skip VCS and vendor folders, honour --exclude, survive loops.
+
+A file named explicitly on the command line is always read (whatever its extension); files found by walking
+a directory are read when their extension says YAML. Nothing found here is dropped silently: a broken link, a
+symlink loop or an unreadable directory becomes a `Skipped` entry with the reason.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from dataclasses import dataclass, field
+
+from vramlint.model import Skipped
+
+# Folders that hold other people's code or tool state, never the deployments a repository owns.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "_darcs",
+        "CVS",
+        "node_modules",
+        "vendor",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".terraform",
+        ".cache",
+        ".idea",
+        ".vscode",
+        "site-packages",
+    }
+)
+
+YAML_EXTENSIONS = (".yaml", ".yml")
+# Template files that are often YAML with a few placeholders (Terraform templatefile, Helm partials); they are
+# read only when their text looks like YAML (see scan.looks_like_yaml).
+TEMPLATE_EXTENSIONS = (".tftpl", ".tpl", ".yaml.tmpl", ".yml.tmpl", ".yaml.j2", ".yml.j2")
+
+
+@dataclass
+class FileEntry:
+    display: str  # path as printed: relative to the current directory
+    path: str  # path to open
+    explicit: bool  # named on the command line (read whatever its extension)
+    template: bool = False  # a template extension: read only if the text looks like YAML
+
+
+@dataclass
+class Discovery:
+    files: list[FileEntry] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def display_path(path: str) -> str:
+    """Relative to the current directory, with forward slashes (stable in JSON and SARIF)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        rel = os.path.abspath(path)
+    return rel.replace(os.sep, "/")
+
+
+def _excluded(rel: str, name: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        pat = pattern.rstrip("/")
+        if pat.startswith("./"):
+            pat = pat[2:]
+        if fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(rel, pat):
+            return True
+        # `deploy/old` excludes everything under it; `**/x` is written by people used to gitignore.
+        if rel.startswith(pat + "/"):
+            return True
+        if pat.startswith("**/") and (fnmatch.fnmatchcase(name, pat[3:]) or fnmatch.fnmatchcase(rel, pat[3:])):
+            return True
+    return False
+
+
+def _kind_of(name: str) -> str | None:
+    lower = name.lower()
+    if lower.endswith(YAML_EXTENSIONS):
+        return "yaml"
+    if lower.endswith(TEMPLATE_EXTENSIONS):
+        return "template"
+    return None
+
+
+def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = ()) -> Discovery:
+    """Files to scan under ``paths`` (files or directories), in a stable order."""
+    out = Discovery()
+    patterns = list(exclude)
+    seen_files: set[tuple[int, int]] = set()
+    for path in paths:
+        shown = display_path(path)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            if os.path.islink(path):
+                out.skipped.append(Skipped(shown, "broken symbolic link"))
+            else:
+                out.skipped.append(Skipped(shown, "no such file or directory"))
+            continue
+        except OSError as exc:
+            out.skipped.append(Skipped(shown, _os_reason(exc)))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            _walk(path, patterns, out, seen_files)
+        elif stat.S_ISREG(st.st_mode):
+            key = (st.st_dev, st.st_ino)
+            if key in seen_files:
+                continue
+            seen_files.add(key)
+            out.files.append(FileEntry(shown, path, explicit=True, template=_kind_of(path) == "template"))
+        else:
+            out.skipped.append(Skipped(shown, "not a regular file"))
+    return out
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno is not None and exc.errno == 40:  # ELOOP
+        return "symbolic link loop"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return exc.strerror or str(exc)
+
+
+def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[int, int]]) -> None:
+    # Directories are identified by (device, inode): a symlink back up the tree is reported once and not
+    # entered, so a loop costs one stat, not forever.
+    visited_dirs: set[tuple[int, int]] = set()
+    try:
+        st = os.stat(root)
+        visited_dirs.add((st.st_dev, st.st_ino))
+    except OSError:
+        pass
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            out.skipped.append(Skipped(display_path(directory), f"cannot list directory: {_os_reason(exc)}"))
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = display_path(entry.path)
+            name = entry.name
+            if patterns and _excluded(rel, name, patterns):
+                continue
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError as exc:
+                out.skipped.append(Skipped(rel, _os_reason(exc)))
+                continue
+            if is_dir:
+                if name in SKIP_DIRS:
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=True)
+                except OSError as exc:
+                    out.skipped.append(Skipped(rel, _os_reason(exc)))
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in visited_dirs:
+                    if is_link:
+                        out.skipped.append(Skipped(rel, "symbolic link loop (directory already scanned)"))
+                    continue
+                visited_dirs.add(key)
+                subdirs.append(entry.path)
+                continue
+            kind = _kind_of(name)
+            if kind is None:
+                continue
+            try:
+                if not entry.is_file(follow_symlinks=True):
+                    if is_link:
+                        try:
+                            os.stat(entry.path)
+                            reason = "not a regular file"
+                        except OSError as exc:
+                            reason = "broken symbolic link" if exc.errno == 2 else _os_reason(exc)
+                        out.skipped.append(Skipped(rel, reason))
+                    continue
+                st = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                out.skipped.append(Skipped(rel, _os_reason(exc)))
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen_files:
+                continue
+            seen_files.add(key)
+            out.files.append(FileEntry(rel, entry.path, explicit=False, template=kind == "template"))
+        stack.extend(reversed(subdirs))

@@ -1,0 +1,128 @@
+"""Turn one loaded YAML document into the vLLM servers it deploys.
+
+`extract_document(doc)` looks at a document on its own (what pre-commit gives us: one file). `scan` uses
+`extract_records(doc)`, which also returns the pieces other documents may complete (KServe runtimes and
+InferenceServices, ConfigMaps holding vLLM config files) so they can be joined across files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import Problem, Server
+
+# `v0.6.4`, `0.8.5.post1`, `v0.10.1-cu128`, `v0.7.0rc1`; ROCm builds say `..._vllm_0.8.5_...`.
+_TAG_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|\.dev\d+)?)(?:$|[-+_])")
+_EMBEDDED_VERSION = re.compile(r"vllm[-_]v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])", re.IGNORECASE)
+# Repositories whose tags follow another project's versioning (NGC YY.MM, LMCache, Ray), not vLLM's.
+_OTHER_VERSIONING = re.compile(r"(^|/)(lmcache|nvidia/vllm|ray-llm|ray-ml|ray)(:|$|/)", re.IGNORECASE)
+
+
+def vllm_version_from_image(image: str | None) -> str | None:
+    """The vLLM version an image tag states, or None (`latest`, a digest, another project's versions)."""
+    if not image or not isinstance(image, str):
+        return None
+    if "@" in image:  # a digest pins bytes, not a version we can read
+        return None
+    repo, _, tag = image.rpartition(":")
+    if not repo or "/" in tag:  # `registry:5000/name` has no tag
+        return None
+    if "vllm" not in repo.lower():
+        return None
+    embedded = _EMBEDDED_VERSION.search(tag)
+    if embedded:
+        return embedded.group(1)
+    if _OTHER_VERSIONING.search(repo):
+        return None
+    m = _TAG_VERSION.match(tag)
+    if not m:
+        return None
+    version = m.group(1)
+    major = int(version.split(".", 1)[0])
+    if major > 3:  # a date-style tag (`25.09-py3`) from a vendor build
+        return None
+    return version
+
+
+@dataclass
+class Records:
+    """Everything one document contributes: servers, plus pieces another document may complete."""
+
+    servers: list[Server] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    runtimes: list[Any] = field(default_factory=list)  # kserve.RuntimeRecord
+    inference_services: list[Any] = field(default_factory=list)  # kserve.IsvcRecord
+    configmaps: list[Any] = field(default_factory=list)  # kubernetes.ConfigMapRecord
+    config_refs: list[Any] = field(default_factory=list)  # kubernetes.ConfigRef: `--config` files to join
+
+
+def document_kind(doc: Any) -> str:
+    """Which extractor a document belongs to: kubernetes | list | compose | vllm-config | helm-values | none."""
+    data = doc.data
+    if not hasattr(data, "get"):
+        return "none"
+    kind = data.get("kind")
+    if isinstance(kind, str) and (data.get("apiVersion") is not None or data.get("metadata") is not None):
+        if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
+            return "list"
+        return "kubernetes"
+    from vramlint.extract import helm_values
+
+    if helm_values.is_helm_values(data):
+        return "helm-values"
+    compose = _ea("compose")
+    if compose is not None and compose.is_compose(doc):
+        return "compose"
+    vllm_config = _ea("vllm_config")
+    if vllm_config is not None and vllm_config.is_vllm_config(doc):
+        return "vllm-config"
+    if isinstance(kind, str) and isinstance(data.get("spec"), dict):
+        return "kubernetes"  # a manifest fragment without apiVersion (kustomize patches, chart snippets)
+    return "none"
+
+
+def _ea(name: str):
+    # EA's extractors; tolerated missing so the Kubernetes side can be used while they are being written.
+    try:
+        if name == "compose":
+            from vramlint.extract import compose as module
+        else:
+            from vramlint.extract import vllm_config as module
+    except ImportError:
+        return None
+    return module
+
+
+def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
+    """All records of one document (see `Records`)."""
+    what = document_kind(doc)
+    if what in ("kubernetes", "list"):
+        from vramlint.extract import kubernetes
+
+        return kubernetes.extract_records(doc)
+    if what == "helm-values":
+        from vramlint.extract import helm_values
+
+        servers, problems = helm_values.extract_helm_values(doc)
+        return Records(servers=servers, problems=problems)
+    if what == "compose":
+        servers, problems = _ea("compose").extract_compose(doc, env_files_dir)
+        return Records(servers=list(servers), problems=list(problems))
+    if what == "vllm-config":
+        servers, problems = _ea("vllm_config").extract_vllm_config(doc)
+        return Records(servers=list(servers), problems=list(problems))
+    return Records()
+
+
+def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
+    """Servers deployed by one document on its own (a KServe runtime counts as a server by itself)."""
+    import os
+
+    records = extract_records(doc, os.path.dirname(doc.file) or ".")
+    from vramlint.extract import kserve
+
+    servers = list(records.servers)
+    servers.extend(kserve.standalone_servers(records.runtimes, records.inference_services))
+    return servers, list(records.problems)

@@ -1,0 +1,354 @@
+"""KServe: ServingRuntime / ClusterServingRuntime + InferenceService, joined the way KServe builds the pod.
+
+KServe starts the runtime's container with the runtime's command and args, then appends the
+InferenceService's ``predictor.model.args``; the model's env and resources override the runtime's, and the
+model files from ``storageUri`` appear at /mnt/models. A runtime is matched by ``predictor.model.runtime`` or,
+without one, by ``modelFormat.name`` among runtimes with ``autoSelect``. When no runtime is in the scanned files
+the server is still reported with what the InferenceService says, and a note names what is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vramlint.extract import Records
+from vramlint.extract.kubernetes import (
+    ConfigRef,
+    ObjectContext,
+    PodSpecHit,
+    combine_gpu,
+    configmap_mounts,
+    container_server,
+    extract_pod_objects,
+    gpu_from_resources,
+    gpu_from_scheduling,
+    is_map,
+    is_seq,
+    object_context,
+    pod_has_shm,
+    read_env,
+    scalar_text,
+    to_int,
+    tokens_from,
+)
+from vramlint.model import Location, Problem, Server
+from vramlint.yamlload import join_path, node_location, value_location
+
+MODEL_MOUNT = "/mnt/models"
+# Flags of KServe's Hugging Face server (python -m huggingfaceserver) that are not vLLM's.
+_HF_SERVER_FLAGS = ("--model_name", "--model-name", "--model_dir", "--model-dir", "--model_id", "--model-id",
+                    "--backend", "--model_revision", "--tokenizer_revision", "--return_probabilities",
+                    "--disable_lower_case", "--disable_special_tokens", "--predictor_protocol")
+
+
+@dataclass
+class RuntimeRecord:
+    name: str
+    kind: str
+    doc: Any
+    obj: Any
+    path: str
+    formats: list[tuple[str, bool]]  # (modelFormat name, autoSelect)
+    used: bool = False
+
+
+@dataclass
+class IsvcRecord:
+    name: str
+    doc: Any
+    obj: Any
+    path: str
+    predictor: Any
+    model: Any  # predictor.model mapping
+    runtime: str | None
+    model_format: str | None
+    storage_uri: str | None
+
+
+def extract_kserve(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    """Record KServe objects; True when handled here (False: walk it as a generic pod object)."""
+    kind = scalar_text(obj.get("kind")) or ""
+    spec = obj.get("spec")
+    if not is_map(spec):
+        return True
+    metadata = obj.get("metadata")
+    name = scalar_text(metadata.get("name")) if is_map(metadata) else None
+    if kind in ("ServingRuntime", "ClusterServingRuntime"):
+        formats = []
+        if is_seq(spec.get("supportedModelFormats")):
+            for fmt in spec["supportedModelFormats"]:
+                if is_map(fmt) and fmt.get("name") is not None:
+                    formats.append((str(fmt.get("name")).lower(), fmt.get("autoSelect") is True))
+        records.runtimes.append(RuntimeRecord(name or "", kind, doc, obj, path, formats))
+        return True
+    if kind == "InferenceService":
+        predictor = spec.get("predictor")
+        if not is_map(predictor):
+            return True
+        model = predictor.get("model")
+        ppath = join_path(join_path(path, "spec"), "predictor")
+        if is_map(model):
+            fmt = model.get("modelFormat")
+            records.inference_services.append(IsvcRecord(
+                name or "", doc, obj, path, predictor, model,
+                scalar_text(model.get("runtime")),
+                scalar_text(fmt.get("name")).lower() if is_map(fmt) and fmt.get("name") is not None else None,
+                scalar_text(model.get("storageUri")),
+            ))
+        if is_seq(predictor.get("containers")):
+            ctx = object_context(doc, obj, path)
+            extract_pod_objects(doc, predictor, ppath, records, ctx=ctx)
+        return True
+    return False  # LLMInferenceService and others: generic pod walk, see kubernetes._extract_object
+
+
+def _name_filter(isvc_name: str):
+    from vramlint.cmdline import Token
+
+    def apply(tokens: list[Any]) -> list[Any]:
+        out = []
+        for tok in tokens:
+            if tok.text is not None and "{{" in tok.text:
+                text = tok.text.replace("{{.Name}}", isvc_name).replace("{{ .Name }}", isvc_name)
+                tok = Token(None if "{{" in text else text, tok.location)
+            out.append(tok)
+        return out
+
+    return apply
+
+
+def _runtime_hits(rt: RuntimeRecord) -> list[PodSpecHit]:
+    spec = rt.obj.get("spec")
+    if not is_map(spec) or not is_seq(spec.get("containers")):
+        return []
+    return [PodSpecHit(spec, join_path(rt.path, "spec"), None, None)]
+
+
+def _runtime_servers(rt: RuntimeRecord, records: Records) -> list[Server]:
+    ctx = object_context(rt.doc, rt.obj, rt.path)
+    out = []
+    for hit in _runtime_hits(rt):
+        for i, container in enumerate(hit.node.get("containers")):
+            if not is_map(container):
+                continue
+            server, problems = container_server(rt.doc, ctx, hit, i, container, records=records,
+                                                token_filter=_name_filter("{{.Name}}"))
+            records.problems.extend(problems)
+            if server is not None:
+                server.notes.append(f"{rt.kind} {rt.name!r}: a runtime template; no InferenceService using it was "
+                                    "among the scanned files")
+                out.append(server)
+    return out
+
+
+def _storage_model(uri: str | None) -> str | None:
+    if uri and uri.startswith("hf://"):
+        return uri[len("hf://"):].strip("/") or None
+    return None
+
+
+def _fix_model(server: Server, isvc: IsvcRecord) -> None:
+    """Name the model when the command line points at the storage mount (``--model /mnt/models``)."""
+    model_loc = value_location(isvc.doc.file, isvc.model, "storageUri",
+                               join_path(_model_path(isvc), "storageUri")) if isvc.storage_uri else None
+    hub_id = _storage_model(isvc.storage_uri)
+    if server.model is None or (isinstance(server.model, str) and server.model.rstrip("/") == MODEL_MOUNT):
+        if hub_id:
+            server.model = hub_id
+            server.model_location = model_loc
+        elif isvc.storage_uri:
+            if server.model is None:
+                server.model = MODEL_MOUNT
+                server.model_location = model_loc
+            server.notes.append(f"the model is downloaded from storageUri {isvc.storage_uri} to {MODEL_MOUNT}; "
+                                "which model it is is not known from the files (set a model alias)")
+    elif isvc.storage_uri and isinstance(server.model, str) and server.model.startswith(MODEL_MOUNT + "/"):
+        server.notes.append(f"{MODEL_MOUNT} holds storageUri {isvc.storage_uri}")
+
+
+def _model_path(isvc: IsvcRecord) -> str:
+    return join_path(join_path(join_path(isvc.path, "spec"), "predictor"), "model")
+
+
+def _find_runtime(isvc: IsvcRecord, runtimes: list[RuntimeRecord]) -> RuntimeRecord | None:
+    if isvc.runtime:
+        same_file = [r for r in runtimes if r.name == isvc.runtime and r.doc.file == isvc.doc.file]
+        named = same_file or [r for r in runtimes if r.name == isvc.runtime]
+        return named[0] if named else None
+    if isvc.model_format:
+        for rt in runtimes:
+            if any(fmt == isvc.model_format and auto for fmt, auto in rt.formats):
+                return rt
+    return None
+
+
+def _merged_server(isvc: IsvcRecord, rt: RuntimeRecord, records: Records) -> list[Server]:
+    file = isvc.doc.file
+    mpath = _model_path(isvc)
+    isvc_args = tokens_from(file, isvc.model, "args", mpath, isvc.doc.lines)
+    ctx = object_context(isvc.doc, isvc.obj, isvc.path)
+    ctx = ObjectContext("InferenceService", isvc.name, ctx.ignore_rules,
+                        [f"runtime: {rt.kind} {rt.name!r} from {rt.doc.file}"])
+
+    def overlay_env(server: Server) -> None:
+        read_env(file, isvc.model, mpath, server)
+
+    out = []
+    for hit in _runtime_hits(rt):
+        for i, container in enumerate(hit.node.get("containers")):
+            if not is_map(container):
+                continue
+            # Only the serving container gets the model's args (KServe names it kserve-container).
+            if len(hit.node.get("containers")) > 1 and scalar_text(container.get("name")) != "kserve-container":
+                continue
+            server, problems = container_server(rt.doc, ctx, hit, i, container, extra_args=isvc_args,
+                                                records=records, before_invocation=overlay_env,
+                                                token_filter=_name_filter(isvc.name))
+            records.problems.extend(problems)
+            if server is None:
+                continue
+            _place_on_isvc(server, isvc, container, hit)
+            out.append(server)
+    return out
+
+
+def _place_on_isvc(server: Server, isvc: IsvcRecord, container: Any, hit: PodSpecHit | None) -> None:
+    file = isvc.doc.file
+    mpath = _model_path(isvc)
+    server.file = file
+    server.location = node_location(file, isvc.model, mpath) or Location(file, 1, 1, yaml_path=mpath)
+    server.kind = "InferenceService"
+    server.name = isvc.name
+    ppath = join_path(join_path(isvc.path, "spec"), "predictor")
+    # The InferenceService's resources and node selection override the runtime container's.
+    isvc_resources = gpu_from_resources(file, isvc.model, mpath)
+    isvc_scheduling = gpu_from_scheduling(file, isvc.predictor, ppath)
+    if isvc_resources is not None or isvc_scheduling is not None:
+        runtime_gpu = server.gpu
+        server.gpu = combine_gpu(isvc_resources or runtime_gpu, isvc_scheduling)
+    if "minReplicas" in isvc.predictor:
+        server.replicas = to_int(isvc.predictor.get("minReplicas"))
+    image = scalar_text(isvc.model.get("image")) if is_map(isvc.model) else None
+    if image:
+        from vramlint.extract import vllm_version_from_image
+
+        server.image = image
+        server.image_location = value_location(file, isvc.model, "image", join_path(mpath, "image"))
+        server.vllm_version = vllm_version_from_image(image)
+    if hit is not None:
+        server.shm = pod_has_shm(hit.node, container) or pod_has_shm(isvc.predictor, isvc.model)
+    _fix_model(server, isvc)
+
+
+def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
+    """An InferenceService on KServe's Hugging Face runtime (vLLM backend unless told otherwise)."""
+    from vramlint.cmdline import Token, find_vllm_invocation
+
+    file = isvc.doc.file
+    mpath = _model_path(isvc)
+    tokens = tokens_from(file, isvc.model, "args", mpath, isvc.doc.lines)
+    texts = [t.text or "" for t in tokens]
+    for j, text in enumerate(texts):
+        if text in ("--backend=huggingface", "--backend=hf") or (
+            text == "--backend" and j + 1 < len(texts) and texts[j + 1] in ("huggingface", "hf")
+        ):
+            return None
+    hf_model = None
+    vllm_tokens = []
+    skip_next = False
+    for j, tok in enumerate(tokens):
+        text = tok.text or ""
+        if skip_next:
+            skip_next = False
+            continue
+        flag = text.split("=", 1)[0]
+        if flag in _HF_SERVER_FLAGS:
+            value = text.split("=", 1)[1] if "=" in text else (texts[j + 1] if j + 1 < len(texts) else None)
+            skip_next = "=" not in text
+            if flag in ("--model_id", "--model-id") and value:
+                hf_model = (value, tok.location)
+            continue
+        vllm_tokens.append(tok)
+    command = [Token("vllm", None), Token("serve", None)]
+    server = Server(file=file, location=node_location(file, isvc.model, mpath) or Location(file, 1, 1, yaml_path=mpath),
+                    source_format="kubernetes", kind="InferenceService", name=isvc.name)
+    read_env(file, isvc.model, mpath, server)
+    invocation = find_vllm_invocation(command, vllm_tokens, "vllm/vllm-openai", dict(server.env))
+    if invocation is None:
+        return None
+    from vramlint.extract.kubernetes import apply_invocation
+
+    apply_invocation(server, invocation)
+    records.problems.extend(Problem(file, server.location.line, server.location.column, m) for m in invocation.problems)
+    if hf_model:
+        server.model, server.model_location = hf_model
+    server.container = "kserve-container"
+    server.notes.append(
+        "runtime: KServe's Hugging Face runtime (not among the scanned files), which serves with vLLM unless "
+        "--backend=huggingface; its image, and so the vLLM version, is not known"
+    )
+    _place_on_isvc(server, isvc, None, None)
+    server.shm = None
+    ppath = join_path(join_path(isvc.path, "spec"), "predictor")
+    server.gpu = combine_gpu(gpu_from_resources(file, isvc.model, mpath), gpu_from_scheduling(file, isvc.predictor, ppath))
+    return server
+
+
+def _isvc_only_server(isvc: IsvcRecord, records: Records) -> Server | None:
+    """An InferenceService naming a vLLM runtime that is not among the scanned files."""
+    from vramlint.cmdline import Token, find_vllm_invocation
+
+    file = isvc.doc.file
+    mpath = _model_path(isvc)
+    tokens = tokens_from(file, isvc.model, "args", mpath, isvc.doc.lines)
+    server = Server(file=file, location=node_location(file, isvc.model, mpath) or Location(file, 1, 1, yaml_path=mpath),
+                    source_format="kubernetes", kind="InferenceService", name=isvc.name)
+    read_env(file, isvc.model, mpath, server)
+    invocation = find_vllm_invocation([Token("vllm", None), Token("serve", None)], tokens, "vllm/vllm-openai",
+                                      dict(server.env))
+    if invocation is None:
+        return None
+    from vramlint.extract.kubernetes import apply_invocation
+
+    apply_invocation(server, invocation)
+    server.notes.append(f"runtime {isvc.runtime!r} is not among the scanned files: its command, args, image and "
+                        "resources are not included (scan the file that defines it)")
+    _place_on_isvc(server, isvc, None, None)
+    server.shm = None
+    ppath = join_path(join_path(isvc.path, "spec"), "predictor")
+    server.gpu = combine_gpu(gpu_from_resources(file, isvc.model, mpath), gpu_from_scheduling(file, isvc.predictor, ppath))
+    return server
+
+
+def join(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> tuple[list[Server], list[Problem], list[ConfigRef]]:
+    """Servers from InferenceServices joined with their runtimes; unused vLLM runtimes as servers themselves."""
+    records = Records()
+    servers: list[Server] = []
+    for rt in runtimes:
+        rt.used = False
+    for isvc in isvcs:
+        rt = _find_runtime(isvc, runtimes)
+        if rt is not None:
+            rt.used = True
+            servers.extend(_merged_server(isvc, rt, records))
+            continue
+        if isvc.runtime is None and isvc.model_format in ("huggingface", None):
+            server = _builtin_hf_server(isvc, records)
+        elif isvc.runtime and "vllm" in isvc.runtime.lower():
+            server = _isvc_only_server(isvc, records)
+        else:
+            server = None
+        if server is not None:
+            servers.append(server)
+    for rt in runtimes:
+        if not rt.used:
+            servers.extend(_runtime_servers(rt, records))
+    return servers, records.problems, records.config_refs
+
+
+def standalone_servers(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> list[Server]:
+    return join(runtimes, isvcs)[0]
+
+
+__all__ = ["extract_kserve", "join", "standalone_servers", "configmap_mounts"]

@@ -1,0 +1,269 @@
+"""Scan paths for vLLM servers: discover files, read them safely, prefilter, parse, extract, join across files.
+
+Speed comes from the text prefilter: most YAML in a repository is not a vLLM deployment, and a regular
+expression over the raw text decides that in microseconds, before the (much slower) YAML parse. The
+prefilter is a union of every word extraction depends on, so it cannot drop a file the extractors would
+report (benchmarks/corpus_recall.py checks that on the real corpus: with and without it, the same servers).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from vramlint.discover import FileEntry, discover
+from vramlint.model import Inventory, Problem, Server, Skipped
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+STDIN_NAME = "<stdin>"
+
+# Every text a server can be recognised by: the engine's name (images, commands, `engine: VLLM`, chart keys
+# like `vllmConfig`), KServe objects (an InferenceService may use a runtime defined in another file), Ray
+# Serve LLM configs, the production-stack values root, and vLLM argument names (a `--config` file or a
+# ConfigMap holding one need not say "vllm" anywhere).
+_ARG_WORDS = (
+    "max.model.len|tensor.parallel.size|pipeline.parallel.size|gpu.memory.utili[sz]ation|max.num.seqs"
+    "|max.num.batched.tokens|served.model.name|kv.cache.dtype|enforce.eager|swap.space|block.size"
+    "|maxModelLen|tensorParallelSize|gpuMemoryUtilization|maxNumSeqs"
+)
+PREFILTER = re.compile(
+    r"vllm|InferenceService|ServingRuntime|servingEngineSpec|engine_kwargs|llm_configs|" + _ARG_WORDS,
+    re.IGNORECASE,
+)
+# Template files (.tpl, .tftpl) are read only when they look like YAML documents, not Go `define` blocks.
+_YAML_SHAPE = re.compile(r"^(apiVersion|kind|services|image|spec|metadata)\s*:", re.MULTILINE)
+
+
+def read_text(path: str, display: str) -> tuple[str | None, Skipped | None]:
+    """The file's text, or why it is skipped (unreadable, too large, empty, binary, not UTF-8)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        return None, Skipped(display, _reason(exc))
+    if size > MAX_FILE_BYTES:
+        return None, Skipped(display, f"file too large ({size} bytes > {MAX_FILE_BYTES})")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return None, Skipped(display, _reason(exc))
+    return decode(raw, display)
+
+
+def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
+    if len(raw) > MAX_FILE_BYTES:
+        return None, Skipped(display, f"file too large (more than {MAX_FILE_BYTES} bytes)")
+    if not raw.strip():
+        return None, Skipped(display, "empty file")
+    if b"\x00" in raw[:8192]:
+        return None, Skipped(display, "binary file")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, Skipped(display, f"not UTF-8 (invalid byte at offset {exc.start})")
+    return text, None
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if exc.errno == 40:
+        return "symbolic link loop"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def prefilter(text: str) -> bool:
+    """Could this text hold a vLLM server? False means: certainly not (no word extraction relies on)."""
+    return PREFILTER.search(text) is not None
+
+
+class _Collector:
+    def __init__(self) -> None:
+        from vramlint.extract import Records
+
+        self.records = Records()
+        self.inventory = Inventory()
+        # Texts the prefilter passed over, kept by path so a `--config` ConfigMap reference can still be
+        # looked up in them (a ConfigMap with only a `model:` key would not pass the prefilter).
+        self.unparsed: list[tuple[str, str]] = []
+
+
+def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
+         use_prefilter: bool = True) -> Inventory:
+    """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``)."""
+    col = _Collector()
+    file_paths = [p for p in paths if p != "-"]
+    found = discover(file_paths, exclude)
+    col.inventory.skipped.extend(found.skipped)
+    if "-" in paths:
+        if stdin_text is None:
+            col.inventory.skipped.append(Skipped(STDIN_NAME, "standard input was not read"))
+        elif not stdin_text.strip():
+            col.inventory.skipped.append(Skipped(STDIN_NAME, "empty input"))
+        else:
+            _scan_text(col, stdin_text, STDIN_NAME, ".", explicit=True, use_prefilter=use_prefilter)
+    for entry in found.files:
+        _scan_entry(col, entry, use_prefilter)
+    _join(col)
+    inv = col.inventory
+    inv.servers.sort(key=lambda s: (s.file, s.location.line, s.location.column))
+    inv.problems.sort(key=lambda p: (p.file, p.line or 0, p.column or 0))
+    return inv
+
+
+def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
+    text, skipped = read_text(entry.path, entry.display)
+    if skipped is not None:
+        col.inventory.skipped.append(skipped)
+        return
+    if entry.template and not entry.explicit and not _YAML_SHAPE.search(text):
+        return  # a Go template partial (`define` blocks), not a YAML document
+    _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", entry.explicit, use_prefilter)
+
+
+def _scan_text(col: _Collector, text: str, display: str, base_dir: str, explicit: bool,
+               use_prefilter: bool) -> None:
+    col.inventory.files_scanned += 1
+    if use_prefilter and not prefilter(text):
+        if "ConfigMap" in text:
+            col.unparsed.append((display, text))
+        return
+    from vramlint.extract import extract_records
+    from vramlint.yamlload import load_text, neutralize_templates
+
+    docs, problems = load_text(text, display)
+    templated = False
+    if problems and "{{" in text:
+        docs2, problems2 = load_text(neutralize_templates(text), display)
+        if not problems2:
+            docs, problems, templated = docs2, [], True
+        else:
+            problems = [
+                Problem(p.file, p.line, p.column, p.message + " (the file has {{ }} template syntax: render it "
+                        "first, e.g. `helm template . | vramlint inventory -`)")
+                for p in problems
+            ]
+    col.inventory.problems.extend(problems)
+    for doc in docs:
+        try:
+            rec = extract_records(doc, base_dir)
+        except RecursionError:
+            col.inventory.problems.append(Problem(display, None, None, "YAML nested too deeply to read"))
+            continue
+        if templated:
+            for server in rec.servers:
+                server.notes.append("template syntax ({{ }}) replaced: values written as template expressions "
+                                    "are unknown until rendered")
+        _merge(col.records, rec)
+
+
+def _merge(into: Any, rec: Any) -> None:
+    into.servers.extend(rec.servers)
+    into.problems.extend(rec.problems)
+    into.runtimes.extend(rec.runtimes)
+    into.inference_services.extend(rec.inference_services)
+    into.configmaps.extend(rec.configmaps)
+    into.config_refs.extend(rec.config_refs)
+
+
+def _join(col: _Collector) -> None:
+    """Cross-document resolution: KServe runtime + InferenceService, `--config` files from ConfigMaps."""
+    from vramlint.extract import kserve
+
+    rec = col.records
+    servers: list[Server] = list(rec.servers)
+    joined, problems, refs = kserve.join(rec.runtimes, rec.inference_services)
+    servers.extend(joined)
+    rec.problems.extend(problems)
+    rec.config_refs.extend(refs)
+    _resolve_config_refs(col)
+    col.inventory.servers.extend(servers)
+    col.inventory.problems.extend(rec.problems)
+
+
+def _configmaps_by_name(col: _Collector) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for cm in col.records.configmaps:
+        out.setdefault(cm.name, []).append(cm)
+    return out
+
+
+def _late_configmaps(col: _Collector, wanted: set[str]) -> None:
+    """Parse prefiltered-out files that may define a ConfigMap a server mounts."""
+    from vramlint.extract import kubernetes
+    from vramlint.yamlload import load_text
+
+    for display, text in col.unparsed:
+        if not any(re.search(r"name:\s*['\"]?" + re.escape(name) + r"\b", text) for name in wanted):
+            continue
+        docs, _problems = load_text(text, display)
+        for doc in docs:
+            if hasattr(doc.data, "get") and doc.data.get("kind") in ("ConfigMap", "List"):
+                col.records.configmaps.extend(kubernetes.extract_records(doc).configmaps)
+    col.unparsed = []
+
+
+def _resolve_config_refs(col: _Collector) -> None:
+    from vramlint.extract import kubernetes
+    from vramlint.yamlload import load_embedded, value_location
+
+    refs = col.records.config_refs
+    if not refs:
+        return
+    wanted = set()
+    for ref in refs:
+        for path, _loc in ref.files:
+            key = kubernetes.config_key_for(path, ref.mounts) if path else None
+            if key:
+                wanted.add(key[0])
+    by_name = _configmaps_by_name(col)
+    if wanted - set(by_name) and col.unparsed:
+        _late_configmaps(col, wanted - set(by_name))
+        by_name = _configmaps_by_name(col)
+    apply = _apply_config_file()
+    for ref in refs:
+        server = ref.server
+        for path, _loc in ref.files:
+            key = kubernetes.config_key_for(path, ref.mounts) if path else None
+            if path is None:
+                server.notes.append("--config is given a value that is not known statically; its settings are "
+                                    "not included")
+                continue
+            if key is None:
+                server.notes.append(f"--config {path}: the file is not mounted from a ConfigMap in this manifest; "
+                                    "its settings are not included")
+                continue
+            cm_name, data_key = key
+            candidates = by_name.get(cm_name, [])
+            cm = next((c for c in candidates if c.file == server.file), candidates[0] if candidates else None)
+            if cm is None:
+                server.notes.append(f"--config {path}: ConfigMap {cm_name!r} (key {data_key!r}) is not among the "
+                                    "scanned files; its settings are not included (scan the file that defines it)")
+                continue
+            content = cm.data.get(data_key)
+            if not isinstance(content, str):
+                server.notes.append(f"--config {path}: ConfigMap {cm_name!r} in {cm.file} has no key {data_key!r}")
+                continue
+            from vramlint.extract.kubernetes import is_block_scalar
+
+            loc = value_location(cm.file, cm.data, data_key, f"{cm.path}.{data_key}")
+            docs, problems = load_embedded(content, cm.file, cm.doc.lines, loc, is_block_scalar(content))
+            col.records.problems.extend(problems)
+            if not docs:
+                continue
+            if apply is None:
+                server.notes.append(f"--config {path}: ConfigMap {cm_name!r} found in {cm.file}, but config files "
+                                    "cannot be merged in this build")
+                continue
+            apply(server, docs[0], loc)
+            server.notes.append(f"--config {path}: settings read from ConfigMap {cm_name!r} key {data_key!r} in "
+                                f"{cm.file}")
+
+
+def _apply_config_file():
+    try:
+        from vramlint.extract.vllm_config import apply_config_file
+    except ImportError:
+        return None
+    return apply_config_file
