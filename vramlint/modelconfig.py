@@ -417,11 +417,29 @@ _GEMMA3_TEXT_DEFAULTS = {"num_attention_heads": 8, "num_key_value_heads": 4, "he
                          "vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window": 4096}
 
 
+_ARCH_TYPES = {
+    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Qwen2MoeForCausalLM": "qwen2_moe", "Phi3ForCausalLM": "phi3", "PhiForCausalLM": "phi",
+    "Gemma2ForCausalLM": "gemma2", "GemmaForCausalLM": "gemma", "Gemma3ForCausalLM": "gemma3_text",
+    "Gemma3ForConditionalGeneration": "gemma3", "GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt",
+    "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
+    "GraniteForCausalLM": "granite", "GraniteMoeForCausalLM": "granitemoe", "NemotronHForCausalLM": "nemotron_h",
+}
+
+
+def _type_from_architecture(arch: str) -> str:
+    return _ARCH_TYPES.get(arch, "")
+
+
 def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     """The compact facts of a config.json (see the module docstring for the keys)."""
     top = cfg
     tc = text_config(cfg)
     model_type = str(tc.get("model_type") or top.get("model_type") or "")
+    if not model_type:
+        archs = top.get("architectures") or tc.get("architectures") or []
+        model_type = _type_from_architecture(archs[0]) if archs else ""
     if model_type == "gemma3_text" or (model_type == "gemma3" and tc is not top):
         tc = {**_GEMMA3_TEXT_DEFAULTS, **tc}
         model_type = "gemma3_text"

@@ -1,0 +1,84 @@
+"""Our parameter counts vs published ones (models.tsv in the shared reference data).
+
+    python3 benchmarks/param_counts.py [--data /work/shared/data] [--limit 0.02]
+
+For every row of models.tsv, resolves the model through vramlint (catalog first; the raw config copies
+under model-configs/ for models not in the catalog), counts parameters from the architecture (never the
+catalog's stored count), and prints ours vs published with the relative error. Published: an exact count
+when the row gives one ("8,030,261,248"), else the first "<n>B/M" figure. Exit 1 when any error exceeds
+``--limit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from vramlint.models import catalog_entry  # noqa: E402
+from vramlint.weights import count_parameters  # noqa: E402
+
+EXACT = re.compile(r"\b(\d{1,3}(?:,\d{3}){2,})\b")
+ROUNDED = re.compile(r"\b(\d+(?:\.\d+)?)\s*([BM])\b")
+
+
+# Rows whose exact HF API count counts something that is not a parameter (models-sources.md explains):
+# compare with the model card's figure instead, and say so.
+CARD_FIGURE = {
+    "Qwen/Qwen3-0.6B": (0.6e9, "card 0.6B; HF API also counts a stored copy of the tied lm_head"),
+    "openai/gpt-oss-20b": (21e9, "card 21B; HF API counts packed U8 MXFP4 bytes"),
+    "openai/gpt-oss-120b": (117e9, "card 117B; HF API counts packed U8 MXFP4 bytes"),
+}
+
+
+def published_count(cell: str) -> float | None:
+    exact = EXACT.search(cell)
+    if exact:
+        return float(exact.group(1).replace(",", ""))
+    rounded = ROUNDED.search(cell)
+    if rounded:
+        return float(rounded.group(1)) * (1e9 if rounded.group(2) == "B" else 1e6)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="/work/shared/data")
+    parser.add_argument("--limit", type=float, default=0.02)
+    args = parser.parse_args(argv)
+    rows = list(csv.DictReader(open(Path(args.data) / "models.tsv", encoding="utf-8"), delimiter="\t"))
+    worst = 0.0
+    missing = []
+    print(f"{'model':58} {'ours':>16} {'published':>16} {'error':>8}")
+    errors = []
+    for row in rows:
+        model_id = row["model_id"]
+        published = published_count(row["total_params"])
+        note = ""
+        if model_id in CARD_FIGURE:
+            published, note = CARD_FIGURE[model_id]
+            note = f"  ({note})"
+        entry = catalog_entry(model_id)
+        if entry is None or published is None:
+            missing.append(model_id)
+            continue
+        facts = {k: v for k, v in entry.items() if k not in ("params", "weight_bytes")}
+        ours = count_parameters(facts).total
+        error = (ours - published) / published
+        errors.append(abs(error))
+        worst = max(worst, abs(error))
+        flag = "  <-- over limit" if abs(error) > args.limit else ""
+        print(f"{model_id:58} {ours:16,d} {int(published):16,d} {error:+8.2%}{flag}{note}")
+    errors.sort()
+    print(f"\n{len(errors)} models compared; median |error| {errors[len(errors) // 2]:.2%}, worst {worst:.2%}")
+    if missing:
+        print(f"not compared ({len(missing)}): {', '.join(missing)}")
+    return 1 if worst > args.limit else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
