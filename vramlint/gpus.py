@@ -146,3 +146,17 @@ def mig_profile(resource: str) -> tuple[str | None, float] | None:
         return None, round(int(m.group(2)) * 1e9 / 2**30, 2)
     gpu = owners[0][0] if len(owners) == 1 else None
     return gpu, min(gib for _, gib in owners)
+
+
+def device_name(name: str) -> str:
+    """The name CUDA reports for a catalog GPU ("Tesla T4", "NVIDIA A100-SXM4-80GB"), as vLLM prints it."""
+    import json
+    from importlib import resources
+
+    raw = json.loads(resources.files("vramlint").joinpath("data/gpus.json").read_text(encoding="utf-8"))
+    for entry in raw["gpus"]:
+        if entry["name"] == name:
+            for alias in entry.get("aliases", []):
+                if " " in alias:
+                    return alias
+    return name

@@ -1,0 +1,173 @@
+"""Resolve each server's model, GPU and vLLM version, then compute its budget.
+
+Resolution order:
+* model: ``vramlint.models.resolve_model`` (configuration alias, local directory, HF cache, Hub, embedded
+  catalog); each distinct model name is resolved once per run.
+* GPU: what the deployment says (``server.gpu``: catalog type, MIG profile, memory cap), else ``--gpu`` /
+  configuration, with ``--gpu-memory-gib`` standing in for a GPU that is not in the catalog.
+* vLLM version: the image tag, else ``--vllm-version`` / configuration, else ``versions.DEFAULT_VERSION``.
+
+What cannot be resolved is never guessed: the server gets ``budget=None`` and an ``unresolved`` entry that
+says what is missing and how to supply it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from vramlint import gpus as gpu_catalog
+from vramlint import versions
+from vramlint.budget import compute_budget
+from vramlint.model import Assessment, GpuSpec, ModelInfo, ResolveOptions, Server
+
+__all__ = ["assess", "compute_budget", "resolve_gpu", "resolve_version"]
+
+
+def _resolve_model(name: str, options: ResolveOptions) -> tuple[ModelInfo | None, str | None]:
+    try:
+        from vramlint.models import resolve_model
+    except ImportError:
+        return None, "model resolution is not available in this build of vramlint"
+    return resolve_model(name, options)
+
+
+def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
+    """(version, where it came from): image tag, configuration / --vllm-version, or the documented default."""
+    tagged = versions.normalize_version(server.vllm_version) or versions.version_from_image(server.image)
+    if tagged:
+        return tagged, f"image tag ({server.image})" if server.image else "image tag"
+    configured = versions.normalize_version(options.vllm_version)
+    if configured:
+        return configured, "configuration (--vllm-version)"
+    why = f"default (vLLM {versions.DEFAULT_VERSION}"
+    if server.image:
+        why += f"; the image tag of {server.image} names no version"
+    return versions.DEFAULT_VERSION, why + ")"
+
+
+def _custom_gpu(name: str, gib: float) -> GpuSpec:
+    # A GPU outside the catalog: only its memory is known. Compute capability 8.0 is assumed so that no
+    # bf16 / quantization verdict is issued on a guess; the note in sources says so.
+    return GpuSpec(name=name, total_gib=float(gib), compute_capability=(8, 0), bf16=True, fp8=False)
+
+
+def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None, int | None, dict[str, str], str | None]:
+    """(GPU spec, device count, sources, why unresolved). The spec's total is the memory one engine sees."""
+    req = server.gpu
+    sources: dict[str, str] = {}
+    if req is not None and req.vendor and req.vendor != "nvidia":
+        return None, req.count, sources, (
+            f"GPU vendor {req.vendor} ({req.evidence or 'from the deployment'}): vramlint's budget models NVIDIA GPUs only")
+    count = req.count if req and req.count else None
+    if count:
+        sources["gpu_count"] = req.evidence or "deployment"
+    spec: GpuSpec | None = None
+    hint = req.type if req else None
+    if hint:
+        spec = gpu_catalog.lookup(hint)
+        if spec:
+            sources["gpu"] = f"{req.evidence or 'deployment'}"
+    mig = None
+    if req and req.mig_profile:
+        mig = gpu_catalog.mig_profile(req.mig_profile)
+        if mig and spec is None and mig[0]:
+            spec = gpu_catalog.lookup(mig[0])
+            sources["gpu"] = f"MIG profile {req.mig_profile}"
+    if spec is None and options.default_gpu:
+        spec = gpu_catalog.lookup(options.default_gpu)
+        if spec:
+            sources["gpu"] = "--gpu / configuration"
+        elif options.gpu_memory_gib:
+            spec = _custom_gpu(options.default_gpu, options.gpu_memory_gib)
+            sources["gpu"] = "--gpu (not in the catalog)"
+            sources["total_gib"] = "--gpu-memory-gib (compute capability not known; 8.0 assumed)"
+        else:
+            why = gpu_catalog.ambiguity(options.default_gpu)
+            return None, count, sources, (
+                f"GPU {options.default_gpu!r} is not in vramlint's catalog"
+                + (f" ({why})" if why else "")
+                + "; pass --gpu-memory-gib with the total memory CUDA reports for it")
+    if spec is None and hint and options.gpu_memory_gib:
+        spec = _custom_gpu(hint, options.gpu_memory_gib)
+        sources["gpu"] = req.evidence or "deployment"
+        sources["total_gib"] = "--gpu-memory-gib (compute capability not known; 8.0 assumed)"
+    if spec is None and mig and options.gpu_memory_gib is None:
+        # A MIG slice whose parent GPU is ambiguous: the slice memory is known, the compute capability is not.
+        spec = _custom_gpu(f"MIG {req.mig_profile}", mig[1])
+        sources["gpu"] = f"MIG profile {req.mig_profile}"
+        sources["total_gib"] = "MIG profile memory (parent GPU not known; compute capability 8.0 assumed)"
+    if spec is None and options.gpu_memory_gib:
+        spec = _custom_gpu("custom", options.gpu_memory_gib)
+        sources["gpu"] = "--gpu-memory-gib"
+        sources["total_gib"] = "--gpu-memory-gib (compute capability not known; 8.0 assumed)"
+    if spec is None:
+        if hint:
+            why = gpu_catalog.ambiguity(hint)
+            return None, count, sources, (
+                f"GPU {hint!r} ({req.evidence or 'from the deployment'}) is not in vramlint's catalog"
+                + (f": {why}" if why else "") + "; pass --gpu NAME, or --gpu-memory-gib for a GPU outside the catalog")
+        return None, count, sources, (
+            "GPU type not known: the deployment does not say which GPU it runs on (no node selector, affinity, "
+            "instance type or GPU product label); pass --gpu NAME (e.g. --gpu L4) or set `gpu` in the configuration")
+    if req and req.mig_profile and mig:
+        spec = replace(spec, name=f"{spec.name} MIG {req.mig_profile}", total_gib=spec.mig_profiles.get(req.mig_profile.lower(), mig[1]))
+        sources["total_gib"] = f"MIG profile {req.mig_profile} memory"
+    elif req and req.memory_gib:
+        spec = replace(spec, total_gib=float(req.memory_gib))
+        sources["total_gib"] = f"memory cap stated by the deployment ({req.evidence or 'gpu memory'})"
+    if "total_gib" not in sources:
+        where = gpu_catalog.total_source(spec.name)
+        sources["total_gib"] = f"catalog ({where})" if where else "catalog"
+    if count is None and options.default_gpu_count:
+        count = options.default_gpu_count
+        sources["gpu_count"] = "--gpus / configuration"
+    return spec, count, sources, None
+
+
+def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
+    """An :class:`Assessment` per server, in order; models resolved once per distinct name."""
+    models: dict[str, tuple[ModelInfo | None, str | None]] = {}
+    out: list[Assessment] = []
+    for server in servers:
+        a = Assessment(server=server)
+        unresolved: list[str] = []
+        model: ModelInfo | None = None
+        if not server.model:
+            unresolved.append("model: the server names no model (vllm serve MODEL or --model); nothing to size")
+        else:
+            if server.model not in models:
+                models[server.model] = _resolve_model(server.model, options)
+            model, why = models[server.model]
+            if model is None:
+                unresolved.append(f"model {server.model!r}: {why or 'not resolved'}")
+        gpu, count, gpu_sources, gpu_why = resolve_gpu(server, options)
+        if gpu_why:
+            unresolved.append(gpu_why)
+        version, version_source = resolve_version(server, options)
+        a.model = model
+        a.gpu = gpu
+        a.vllm_version = version
+        a.version_source = version_source.split(" (")[0]
+        tp = _int(server.args.get("tensor_parallel_size")) or 1
+        pp = _int(server.args.get("pipeline_parallel_size")) or 1
+        a.gpu_count = count or tp * pp
+        if model is not None and gpu is not None:
+            sources: dict[str, Any] = {"vllm_version": version_source, "model": model.source}
+            sources.update(gpu_sources)
+            try:
+                a.budget = compute_budget(model, gpu, server.args, server.env, version, a.gpu_count,
+                                          image=server.image, sources=sources)
+                a.engine = a.budget.engine
+            except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
+                unresolved.append(f"budget could not be computed: {type(exc).__name__}: {exc}")
+        a.unresolved = unresolved
+        out.append(a)
+    return out
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None

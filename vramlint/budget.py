@@ -1,0 +1,717 @@
+"""The per-GPU memory arithmetic vLLM performs at start-up, and its start-up verdict.
+
+For one engine (all its tensor- and pipeline-parallel ranks) on one GPU type this computes what vLLM logs:
+
+    requested  = total x gpu_memory_utilization
+    kv_cache   = requested - weights - non_torch - activation_peak - cudagraph_estimate
+    blocks     = kv_cache // (block_size x KV bytes per token of all layers on the rank)
+
+following the team's vllm-memory.md (sections 1, 2, 5, 8) release by release; which formula applies is
+decided by :mod:`vramlint.versions`. vLLM *measures* the activation peak and the non-torch memory; this module
+estimates them (see :func:`activation_peak_bytes` and :func:`non_torch_bytes` for how they were calibrated on
+the real start-up logs). Every start-up error is reported with vLLM's own text and the argument responsible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vramlint import versions
+from vramlint.model import Budget, GpuSpec, ModelInfo
+
+GiB = 1 << 30
+
+DTYPE_BYTES = {
+    "float16": 2, "half": 2, "fp16": 2, "bfloat16": 2, "bf16": 2, "float32": 4, "float": 4, "fp32": 4,
+}
+KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "bfloat16", "float16")
+
+# Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
+SAMPLER_BYTES_PER_LOGIT_TORCH = 38.2
+SAMPLER_BYTES_PER_LOGIT_FLASHINFER = 14.5
+# Measured / predicted forward activation per token (Llama-3.1-8B on RTX 3090, 0.6.4: 111.1 and 110.7 KB
+# measured vs 114.7 KB from the formula).
+FORWARD_CALIBRATION = 0.967
+# Minimum compute capability per quantization method (get_min_capability() in
+# model_executor/layers/quantization/*.py; vllm-memory.md section 5).
+QUANT_MIN_CAPABILITY = {
+    "awq": 75, "awq_marlin": 80, "gptq": 60, "gptq_marlin": 80, "marlin": 80, "gptq_marlin_24": 80,
+    "fp8": 80, "fbgemm_fp8": 80, "modelopt": 89, "bitsandbytes": 70, "compressed-tensors": 70, "gguf": 60,
+    "experts_int8": 80, "mxfp4": 80, "squeezellm": 70, "aqlm": 60, "deepspeedfp": 80, "hqq": 80,
+}
+# Kernels that only take fp16 activations (E15).
+FP16_ONLY_QUANT = ("awq", "gptq")
+
+
+def _gib(x: float) -> float:
+    return round(x / GiB, 2)
+
+
+def _arg(args: dict, key: str, default: Any = None) -> Any:
+    value = args.get(key)
+    return default if value is None else value
+
+
+def _int_arg(args: dict, key: str) -> int | None:
+    value = args.get(key)
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(str(value).replace("_", ""))
+    except ValueError:
+        return None
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def parse_len(value: Any) -> int | None:
+    """``32768``, ``"32k"``, ``"1M"`` (vLLM accepts k/m suffixes, 1k = 1024 since 0.10) -> int, else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip().lower()
+    mult = 1
+    if text.endswith("k"):
+        mult, text = 1024, text[:-1]
+    elif text.endswith("m"):
+        mult, text = 1024 * 1024, text[:-1]
+    try:
+        return int(float(text) * mult)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------------------
+# Model facts per rank
+
+
+def model_dtype(model: ModelInfo, args: dict, gpu: GpuSpec, key: versions.VersionKey) -> tuple[str, list[dict], list[str]]:
+    """(dtype vLLM runs the model in, errors, notes): --dtype, else the checkpoint's (float32 -> fp16)."""
+    errors: list[dict] = []
+    notes: list[str] = []
+    requested = str(_arg(args, "dtype", "auto")).lower()
+    ckpt = (model.torch_dtype or "bfloat16").lower()
+    aliases = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32", "fp32": "float32"}
+    requested = aliases.get(requested, requested)
+    if requested == "auto":
+        dtype = "float16" if ckpt == "float32" else ckpt
+        if dtype == "bfloat16" and not gpu.bf16:
+            if versions.at_least(key, 0, 9):
+                notes.append(
+                    f"Your device '{_device(gpu)}' (with compute capability {_cc(gpu)}) doesn't support "
+                    "torch.bfloat16. Falling back to torch.float16 for compatibility."
+                )
+                return "float16", errors, notes
+            errors.append(_bf16_error(gpu, key))
+        return dtype, errors, notes
+    if requested == "bfloat16" and not gpu.bf16:
+        errors.append(_bf16_error(gpu, key))
+    if requested in ("float16", "bfloat16", "float32"):
+        return requested, errors, notes
+    return dtype_fallback(ckpt), errors, notes
+
+
+def dtype_fallback(ckpt: str) -> str:
+    return "float16" if ckpt == "float32" else ckpt
+
+
+def _device(gpu: GpuSpec) -> str:
+    from vramlint import gpus
+
+    return gpus.device_name(gpu.name)
+
+
+def _cc(gpu: GpuSpec) -> str:
+    return f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"
+
+
+def _bf16_error(gpu: GpuSpec, key: versions.VersionKey) -> dict:
+    # 0.6.x printed the message without a space before `dtype`.
+    setting = "setting the`dtype` flag" if not versions.at_least(key, 0, 7) else "setting the `dtype` flag"
+    return {
+        "code": "bf16-unsupported",
+        "message": (
+            f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {_device(gpu)} GPU "
+            f"has compute capability {_cc(gpu)}. You can use float16 instead by explicitly {setting} in CLI, for "
+            "example: --dtype=half."
+        ),
+        "arg": "dtype",
+    }
+
+
+def kv_heads_per_rank(model: ModelInfo, tp: int) -> int:
+    """``ModelConfig.get_num_kv_heads``: KV heads split over TP ranks, replicated when fewer than ranks."""
+    total = model.num_kv_heads or model.num_attention_heads or 1
+    return max(1, total // max(1, tp))
+
+
+def head_dim(model: ModelInfo) -> int:
+    if model.head_dim:
+        return model.head_dim
+    return model.hidden_size // max(1, model.num_attention_heads)
+
+
+def pp_layers(num_layers: int, pp: int) -> int:
+    """Layers on the fullest pipeline stage (vLLM ``get_pp_indices``: even split, remainder spread)."""
+    return -(-num_layers // max(1, pp))
+
+
+def layer_kinds(model: ModelInfo) -> list[str]:
+    if model.layer_types:
+        return list(model.layer_types)
+    if model.sliding_window and not model.is_mla:
+        return ["sliding_attention"] * model.num_layers
+    return ["full_attention"] * model.num_layers
+
+
+def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, engine: str, mla: bool) -> tuple[int, str]:
+    """KV bytes one attention layer stores per token on one rank, and how it was derived."""
+    if mla:
+        width = (model.kv_lora_rank or 512) + (model.qk_rope_head_dim or 64)
+        if engine == "v0":
+            # CacheEngine._align_cache (VLLM_CUDA_MEM_ALIGN_KV_CACHE=1): entries padded to 256 bytes.
+            align = 256 // kv_dtype_bytes
+            width = -(-width // align) * align
+        return width * kv_dtype_bytes, f"MLA latent {width} x {kv_dtype_bytes} B (one head, not split by TP)"
+    if model.is_mla:
+        # vLLM before 0.7 cached DeepSeek-V2's full K/V with the head size padded to 256.
+        heads = kv_heads_per_rank(model, tp)
+        return 2 * heads * 256 * kv_dtype_bytes, f"2 x {heads} heads x 256 (pre-MLA vLLM) x {kv_dtype_bytes} B"
+    heads = kv_heads_per_rank(model, tp)
+    hd = head_dim(model)
+    how = f"2 x {heads} KV heads x {hd} head dim x {kv_dtype_bytes} B"
+    if (model.num_kv_heads or model.num_attention_heads) < tp:
+        how += f" (KV heads replicated: {model.num_kv_heads} < TP {tp})"
+    return 2 * heads * hd * kv_dtype_bytes, how
+
+
+# --------------------------------------------------------------------------------------------------------
+# Estimates of what vLLM measures
+
+
+def padded_vocab(vocab: int, tp: int = 1) -> int:
+    pad = 64
+    return -(-vocab // pad) * pad if vocab else 0
+
+
+def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
+                          flashinfer_sampler: bool) -> tuple[int, str]:
+    """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
+
+    ``max(forward, sampler)`` where (vllm-memory.md section 8, re-fitted on the logs):
+
+    * forward = T x (3 I/tp + 2 H + (n_q + 2 n_kv)/tp x head_dim) x dtype bytes x 0.967, T = tokens of
+      the profile batch; MoE adds T x top_k x (3 I_moe/tp + H) x dtype bytes. The 0.967 is measured/predicted
+      on Llama-3.1-8B, RTX 3090, vLLM 0.6.4 (111.1 and 110.7 KB/token measured at 20000 and 29000 tokens).
+    * sampler = S x V x 38.2 B + T x H x dtype bytes: fp32 logits, the sort and softmax copies of top-k/top-p
+      (S = sequences, V = padded vocab), while the T x H hidden states are still alive. Fitted on the T4
+      forum log of issue #3 (Llama-3.2-3B, S=256: 1.19 / 1.22 / 1.26 GiB at T = 4096 / 8192 / 16384; the
+      fit gives 1.19 / 1.21 / 1.26); checked on Llama-3.2-3B S=192 (0.89 vs 0.90 logged), Qwen2.5-7B S=256
+      (1.41 vs 1.42) and Qwen3-8B-FP8 on V1 (1.40 vs 1.40).
+    * With the FlashInfer top-k/top-p sampler (no full sort) the per-logit cost is 14.5 B, from the one log
+      that has it (Llama-3.2-1B, V1, S=256: 0.45 GiB).
+
+    Not estimated: multimodal encoders' profile (can be tens of GiB), LoRA warm-up adapters.
+    """
+    hd = head_dim(model)
+    inter = model.intermediate_size or 4 * model.hidden_size
+    hidden = model.hidden_size
+    q_heads = model.num_attention_heads / tp
+    kv_heads = kv_heads_per_rank(model, tp)
+    if model.num_experts and model.num_experts_per_tok:
+        moe_inter = model.extra.get("moe_intermediate_size") or inter
+        facts = model.extra.get("facts") or {}
+        moe = facts.get("moe") or {}
+        moe_inter = moe.get("inter") or moe_inter
+        per_token = (2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
+        chunk = min(num_tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
+        forward = num_tokens * per_token + chunk * model.num_experts_per_tok * (3 * moe_inter / tp + hidden) * dtype_bytes
+    else:
+        per_token = (3 * inter / tp + 2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
+        forward = num_tokens * per_token
+    forward *= FORWARD_CALIBRATION
+    per_logit = SAMPLER_BYTES_PER_LOGIT_FLASHINFER if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_TORCH
+    sampler = num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
+    if forward > sampler:
+        return int(forward), f"forward pass of {num_tokens} tokens"
+    kind = "FlashInfer" if flashinfer_sampler else "PyTorch"
+    return int(sampler), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
+
+
+def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, model: ModelInfo) -> tuple[int, str]:
+    """Estimated non-torch memory vLLM counts (vllm-memory.md section 8).
+
+    0.05 GiB for one GPU (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S / A100 in the logs);
+    with TP or PP > 1 NCCL and custom all-reduce buffers add 0.25 GiB (0.20 and 0.34 GiB seen on TP ranks);
+    vLLM 0.6.4 (V0) and V1 0.7-0.9.0 also count the CUDA context, 0.30 GiB (0.35 GiB total on RTX 3090, 0.6.4).
+    """
+    gib = 0.05
+    why = "0.05 GiB typical for one GPU"
+    if tp * pp > 1:
+        gib += 0.25
+        why = "0.30 GiB typical with NCCL buffers (TP/PP > 1)"
+    if beh.counts_cuda_context:
+        gib += 0.30
+        why += f" + 0.30 GiB CUDA context (counted by vLLM {beh.version})"
+    return int(gib * GiB), why
+
+
+def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int) -> tuple[int, str]:
+    """CUDA-graph memory vLLM subtracts before the KV cache (V1 0.18+ with the estimate on, 0.20+ by default).
+
+    vLLM measures two captures and extrapolates; observed totals are 0.1-1 GiB (0.17 GiB for a 3B model with
+    27 sizes on a T4, 0.19-0.20 GiB on small models). Estimate: 4 MiB per captured batch size (vLLM captures
+    ``min(2 x max_num_seqs, 512)`` sizes in steps of 8 above 8) plus 1 MiB per layer.
+    """
+    if not beh.cudagraph_in_budget:
+        return 0, "not counted by this version (taken from the 1 - gpu_memory_utilization headroom)"
+    largest = min(2 * max_num_seqs, 512)
+    sizes = 4 + max(0, (largest - 8) // 8)
+    est = sizes * 4 * (1 << 20) + model.num_layers * (1 << 20)
+    return est, f"estimate for {sizes} capture sizes (largest {largest})"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Error texts (vllm-memory.md section 5)
+
+
+def _e1(key: versions.VersionKey) -> str:
+    text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+    if versions.at_least(key, 0, 33):
+        text = (text[:-1] + " (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
+                "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+    return text
+
+
+def _e4(key: versions.VersionKey, max_model_len: int, needed: float, available: float, estimated: int) -> str:
+    if not versions.at_least(key, 0, 9):
+        return (f"To serve at least one request with the models's max seq len ({max_model_len}), ({needed / GiB:.2f} GiB "
+                f"KV cache is needed, which is larger than the available KV cache memory ({available / GiB:.2f} GiB). "
+                "Based on the available memory,  Try increasing `gpu_memory_utilization` or decreasing "
+                "`max_model_len` when initializing the engine.")
+    owner = "model's" if versions.at_least(key, 0, 30) else "models's"
+    return (f"To serve at least one request with the {owner} max seq len ({max_model_len}), ({needed / GiB:.2f} GiB KV "
+            f"cache is needed, which is larger than the available KV cache memory ({available / GiB:.2f} GiB). Based "
+            f"on the available memory, the estimated maximum model length is {estimated}. Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+
+
+def _long_len_error(key: versions.VersionKey, user: int, model: ModelInfo, derived: int) -> dict:
+    length_key = model.max_len_key or "max_position_embeddings"
+    model_max_length = (model.extra.get("facts") or {}).get("model_max_length")
+    head = (f"User-specified max_model_len ({user}) is greater than the derived max_model_len ({length_key}={derived} "
+            f"or model_max_length={model_max_length} in model's config.json).")
+    if versions.at_least(key, 0, 10):
+        tail = (" To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. "
+                "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position "
+                "encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute "
+                "position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error.")
+    else:
+        tail = (" This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env "
+                "var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    return {"code": "max-model-len-above-model", "message": head + tail, "arg": "max_model_len"}
+
+
+# --------------------------------------------------------------------------------------------------------
+# Weights per rank
+
+
+def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict) -> tuple[int, str]:
+    """Bytes of weights one rank loads: B1's quantization-aware split when the architecture facts are known,
+    else the checkpoint bytes divided evenly, plus the RoPE cos/sin cache every rank holds."""
+    dtype_bytes = DTYPE_BYTES.get(dtype, 2)
+    facts = model.extra.get("facts")
+    total: float
+    how: str
+    if facts:
+        from vramlint import weights
+
+        per_rank = weights.weight_bytes_per_rank(facts, tp=tp, pp=pp, dtype_bytes=dtype_bytes, include_buffers=True)
+        how = "architecture split per rank"
+        if model.weight_bytes and model.weight_bytes_source not in (None, "computed from architecture"):
+            whole = weights.weight_bytes(facts, dtype_bytes=dtype_bytes)
+            rope = weights.rope_cache_bytes(facts, dtype_bytes)
+            if whole:
+                per_rank = (per_rank - rope) * model.weight_bytes / whole + rope
+                how = f"{model.weight_bytes_source}, split per rank by architecture"
+        total = per_rank
+    else:
+        if model.weight_bytes:
+            base = model.weight_bytes
+            how = model.weight_bytes_source or "model weight bytes"
+        elif model.param_count:
+            base = model.param_count * (dtype_bytes if not model.quantization else 0.5 + 2 / 128)
+            how = "parameter count"
+        else:
+            return 0, "unknown"
+        if dtype == "float32" and not model.quantization and (model.torch_dtype or "") != "float32":
+            base *= 2
+        rope = (model.max_position_embeddings or 0) * (model.qk_rope_head_dim if model.is_mla else head_dim(model)) * dtype_bytes
+        total = base / (tp * pp) + rope
+        if tp * pp > 1:
+            how += f" / {tp * pp} ranks"
+        how += " + RoPE cache"
+    offload = args.get("cpu_offload_gb")
+    if offload:
+        try:
+            total = max(0.0, total - float(offload) * GiB)
+            how += f" - {offload} GiB --cpu-offload-gb"
+        except ValueError:
+            pass
+    return int(total), how
+
+
+# --------------------------------------------------------------------------------------------------------
+# The budget
+
+
+def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, version: str, gpus: int,
+                   image: str | None = None, sources: dict[str, str] | None = None) -> Budget:
+    """The start-up memory budget of one vLLM engine on ``gpu``, per GPU (the rank that decides).
+
+    ``args`` are vLLM dest names as typed by vLLM (``max_model_len``, ``tensor_parallel_size``, ...);
+    ``env`` the container environment; ``version`` the vLLM release; ``gpus`` the devices the engine sees
+    (used for TP when ``tensor_parallel_size`` is not given). ``image`` (optional) tells whether the official
+    vLLM image (which ships FlashInfer) runs; ``sources`` (optional) where the caller's inputs came from.
+    """
+    args = dict(args or {})
+    env = dict(env or {})
+    key = versions.parse_version(version) or versions.parse_version(versions.DEFAULT_VERSION)
+    src: dict[str, str] = dict(sources or {})
+    notes: list[str] = []
+    errors: list[dict] = []
+
+    tp = _int_arg(args, "tensor_parallel_size") or 1
+    pp = _int_arg(args, "pipeline_parallel_size") or 1
+    src.setdefault("tensor_parallel_size", "--tensor-parallel-size" if args.get("tensor_parallel_size") else "default 1")
+    if gpus and tp * pp < gpus and not args.get("tensor_parallel_size") and not args.get("data_parallel_size"):
+        notes.append(f"the engine sees {gpus} GPUs but uses {tp * pp} (tensor_parallel_size x pipeline_parallel_size)")
+
+    # ---- max_model_len (vllm-memory.md section 4)
+    derived = model.max_position_embeddings or 2048
+    user_len = parse_len(args.get("max_model_len"))
+    if user_len is not None and user_len > 0:
+        max_model_len = user_len
+        src.setdefault("max_model_len", "--max-model-len")
+        if user_len > derived and not _truthy(env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")):
+            errors.append(_long_len_error(key, user_len, model, derived))
+    else:
+        max_model_len = derived
+        src.setdefault("max_model_len", f"model maximum ({model.max_len_key or 'max_position_embeddings'} of {model.name})")
+        if "max_model_len" in args and args.get("max_model_len") is None:
+            notes.append("--max-model-len is set from a value vramlint cannot read; the model maximum was assumed")
+    gemma2 = (model.model_type or "").startswith("gemma2") or (model.architecture or "").startswith("Gemma2")
+    if gemma2 and versions.at_least(key, 0, 5) and not versions.at_least(key, 0, 6, 5) and model.sliding_window:
+        if max_model_len > model.sliding_window:
+            notes.append(f"vLLM {version} disables Gemma 2's sliding window and caps max_model_len to {model.sliding_window}")
+            max_model_len = min(max_model_len, model.sliding_window)
+    if _truthy(args.get("disable_sliding_window")) and model.sliding_window and max_model_len > model.sliding_window:
+        max_model_len = model.sliding_window
+        src["max_model_len"] = "capped to the sliding window by --disable-sliding-window"
+
+    beh = versions.behavior(version, gpu, args, env, model, max_model_len)
+    errors.extend(beh.errors)
+    notes.extend(beh.notes)
+    src.update({k: v for k, v in beh.sources.items() if k not in src})
+    src.setdefault("engine", beh.engine_reason)
+
+    # ---- utilisation
+    util_arg = args.get("gpu_memory_utilization")
+    try:
+        util = float(util_arg) if util_arg is not None else beh.gpu_memory_utilization
+    except (TypeError, ValueError):
+        util = beh.gpu_memory_utilization
+        notes.append(f"--gpu-memory-utilization {util_arg!r} is not a number; the default was assumed")
+    src.setdefault("gpu_memory_utilization", "--gpu-memory-utilization" if util_arg is not None else f"default for vLLM {version}")
+    if util > 1.0 or (util <= 0 and versions.at_least(key, 0, 11)):
+        if versions.at_least(key, 0, 11):
+            msg = ("1 validation error for CacheConfig\ngpu_memory_utilization\n  "
+                   + ("Input should be less than or equal to 1" if util > 1 else "Input should be greater than 0")
+                   + f" [type=less_than_equal, input_value={util}]")
+        else:
+            msg = f"GPU memory utilization must be less than 1.0. Got {util}."
+        errors.append({"code": "utilization-out-of-range", "message": msg, "arg": "gpu_memory_utilization"})
+
+    # ---- parallelism checks
+    heads = model.num_attention_heads
+    if heads and heads % tp:
+        errors.append({
+            "code": "tp-heads",
+            "message": f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).",
+            "arg": "tensor_parallel_size",
+        })
+    kvh = model.num_kv_heads
+    if kvh and not model.is_mla and tp > 1 and ((kvh >= tp and kvh % tp) or (kvh < tp and tp % kvh)):
+        errors.append({
+            "code": "tp-kv-heads",
+            "message": (f"AssertionError (vLLM's model code requires the {kvh} KV heads and tensor_parallel_size {tp} "
+                        "to divide one another; it raises without a message)"),
+            "arg": "tensor_parallel_size",
+        })
+
+    # ---- dtype and quantization vs the GPU
+    dtype, dtype_errors, dtype_notes = model_dtype(model, args, gpu, key)
+    errors.extend(dtype_errors)
+    notes.extend(dtype_notes)
+    dtype_bytes = DTYPE_BYTES.get(dtype, 2)
+    quant = (args.get("quantization") or model.quantization or "")
+    quant = str(quant).lower()
+    cc_int = gpu.compute_capability[0] * 10 + gpu.compute_capability[1]
+    if quant:
+        effective = quant
+        explicit = bool(args.get("quantization"))
+        # vLLM upgrades awq/gptq checkpoints to the Marlin kernels when the GPU can run them; only an explicit
+        # marlin method fails on an older GPU.
+        min_cc = QUANT_MIN_CAPABILITY.get(effective)
+        if effective == "fp8" and versions.at_least(key, 0, 15):
+            min_cc = 75
+        if effective == "modelopt" and versions.at_least(key, 0, 33):
+            min_cc = 80
+        if effective.endswith("marlin") and not explicit:
+            min_cc = None
+        if min_cc is not None and cc_int < min_cc:
+            errors.append({
+                "code": "quantization-unsupported",
+                "message": (f"The quantization method {effective} is not supported for the current GPU. Minimum "
+                            f"capability: {min_cc}. Current capability: {cc_int}."),
+                "arg": "quantization" if explicit else "model",
+            })
+        elif effective == "fp8" and not gpu.fp8:
+            notes.append("Your GPU does not have native support for FP8 computation but FP8 quantization is being used. "
+                         "Weight-only FP8 compression will be used leveraging the Marlin kernel.")
+        if effective in FP16_ONLY_QUANT and explicit and dtype == "bfloat16" and cc_int < 80:
+            errors.append({
+                "code": "quantization-dtype",
+                "message": f"torch.bfloat16 is not supported for quantization method {effective}. Supported dtypes: [torch.float16]",
+                "arg": "dtype",
+            })
+
+    # ---- KV dtype
+    kv_dtype = str(_arg(args, "kv_cache_dtype", "auto")).lower()
+    if kv_dtype not in KV_DTYPES:
+        errors.append({"code": "kv-cache-dtype", "message": f"Unknown kv cache dtype: {kv_dtype}", "arg": "kv_cache_dtype"})
+        kv_dtype = "auto"
+    kv_dtype_bytes = 1 if kv_dtype.startswith("fp8") else (dtype_bytes if kv_dtype == "auto" else 2)
+    src.setdefault("kv_cache_dtype", "--kv-cache-dtype" if args.get("kv_cache_dtype") else f"auto (model dtype {dtype})")
+
+    # ---- scheduler
+    max_num_seqs = beh.max_num_seqs
+    mnbt = beh.max_num_batched_tokens
+    if mnbt < max_num_seqs:
+        errors.append({
+            "code": "batched-tokens-below-seqs",
+            "message": f"max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({max_num_seqs}).",
+            "arg": "max_num_batched_tokens" if args.get("max_num_batched_tokens") else "max_num_seqs",
+        })
+    if not beh.chunked_prefill and mnbt < max_model_len:
+        errors.append({
+            "code": "batched-tokens-below-max-model-len",
+            "message": (f"max_num_batched_tokens ({mnbt}) is smaller than max_model_len ({max_model_len}). This "
+                        "effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM "
+                        "reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len."),
+            "arg": "max_num_batched_tokens" if args.get("max_num_batched_tokens") else "max_model_len",
+        })
+
+    # ---- memory
+    total_bytes = gpu.total_gib * GiB
+    requested = total_bytes * util
+    weights, weights_how = weights_per_rank(model, tp, pp, dtype, args)
+    src.setdefault("weights", weights_how)
+    non_torch, nt_how = non_torch_bytes(beh, tp, pp, model)
+    src.setdefault("non_torch", "estimate: " + nt_how)
+    fi_env = env.get("VLLM_USE_FLASHINFER_SAMPLER")
+    if fi_env is not None:
+        flashinfer = _truthy(fi_env)
+    elif beh.engine == "v1" and versions.at_least(key, 0, 21):
+        flashinfer = True
+    elif beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11):
+        flashinfer = bool(image) and "vllm" in str(image).lower()
+    else:
+        flashinfer = False
+    profile_seqs = min(max_num_seqs, mnbt)
+    activation, act_how = activation_peak_bytes(model, tp, mnbt, profile_seqs, dtype_bytes, flashinfer)
+    src.setdefault("activation", "estimate: " + act_how)
+    if model.extra.get("facts", {}).get("vision") or model.extra.get("multimodal"):
+        notes.append("multimodal encoder profiling is not estimated: the real activation peak can be much larger")
+    if any(k in ("mamba", "linear_attention") for k in (model.layer_types or [])):
+        notes.append("Mamba / linear-attention state and their kernels' non-torch memory are not estimated")
+    cudagraph, cg_how = cudagraph_bytes(beh, model, max_num_seqs)
+    src.setdefault("cudagraph", cg_how)
+
+    kv_override = _int_arg(args, "kv_cache_memory_bytes")
+    if kv_override and beh.engine == "v1" and versions.at_least(key, 0, 10, 2):
+        kv_bytes = float(kv_override)
+        src["kv_cache"] = "--kv-cache-memory-bytes (gpu_memory_utilization is not used)"
+    else:
+        kv_bytes = requested - weights - non_torch - activation - cudagraph
+        src.setdefault("kv_cache", "total x utilisation - weights - non-torch - activation - CUDA graphs")
+
+    if weights > total_bytes:
+        errors.append({
+            "code": "weights-exceed-gpu",
+            "message": (f"torch.OutOfMemoryError: CUDA out of memory (the weights need {weights / GiB:.2f} GiB per GPU; "
+                        f"the GPU has {gpu.total_gib:.2f} GiB in total)"),
+            "arg": "tensor_parallel_size" if tp * pp == 1 else "model",
+        })
+    if beh.engine == "v1" and versions.at_least(key, 0, 9, 2) and not kv_override:
+        ctx = 0.25 * GiB  # the CUDA context alone takes at least this much before vLLM measures free memory
+        if requested > total_bytes - ctx:
+            errors.append({
+                "code": "free-below-requested",
+                "message": (f"Free memory on device ({(total_bytes - ctx) / GiB:.2f}/{gpu.total_gib:.2f} GiB) on startup is "
+                            f"less than desired GPU memory utilization ({util}, {requested / GiB:.2f} GiB). Decrease GPU "
+                            "memory utilization or reduce GPU memory used by other processes."),
+                "arg": "gpu_memory_utilization",
+            })
+
+    # ---- KV layout
+    mla = beh.mla_supported
+    per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, mla)
+    block_size = beh.block_size
+    kinds = layer_kinds(model)
+    attn_kinds = [k for k in kinds if k in ("full_attention", "sliding_attention", "chunked_attention")]
+    layers_rank = pp_layers(len(attn_kinds), pp)
+    kv_bytes_per_token = per_layer * layers_rank
+    src.setdefault("kv_bytes_per_token", kv_how + f" x {layers_rank} layers")
+    window = model.sliding_window or 0
+    chunk = model.attention_chunk_size or 0
+    n_full = sum(1 for k in attn_kinds if k == "full_attention")
+    n_local = len(attn_kinds) - n_full
+    hybrid = beh.hybrid_kv_manager and n_local > 0 and (window or chunk)
+    if hybrid and chunk and not _truthy(env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")) and not window:
+        hybrid = False
+        notes.append("the hybrid KV cache manager is off for chunked local attention: every layer is sized for the full length")
+    page = block_size * per_layer  # one layer, one block
+
+    def per_request_blocks(length: int) -> tuple[float, int]:
+        """(bytes for one request of `length` tokens, blocks it takes from the pool)."""
+        if not hybrid:
+            blocks = -(-length // block_size)
+            return blocks * page * layers_rank, blocks
+        groups = _groups(n_full, n_local)
+        need = 0
+        blocks = 0
+        gsize = groups[0]
+        full_blocks = -(-length // block_size)
+        if window:
+            local_tokens = min(window - 1 + mnbt, length)
+            local_blocks = -(-local_tokens // block_size) + 1
+        else:
+            local_tokens = min(chunk + mnbt, length)
+            local_blocks = -(-local_tokens // block_size)
+        n_full_groups, n_local_groups = groups[1], groups[2]
+        blocks = n_full_groups * full_blocks + n_local_groups * local_blocks
+        need = (n_full * full_blocks + n_local * local_blocks) * page
+        _ = gsize
+        return need, blocks
+
+    num_override = _int_arg(args, "num_gpu_blocks_override")
+    if hybrid:
+        gsize, n_full_groups, n_local_groups = _groups(n_full, n_local)
+        per_block_pool = page * gsize
+        num_groups = n_full_groups + n_local_groups
+        if n_full % gsize or n_local % gsize:
+            padding = num_groups * gsize - len(attn_kinds)
+            notes.append(f"Add {padding} padding layers, may waste at most {100 * padding / (num_groups * gsize):.2f}% KV cache memory")
+    else:
+        per_block_pool = page * layers_rank
+        num_groups = 1
+    num_blocks = int(kv_bytes // per_block_pool) if kv_bytes > 0 and per_block_pool else 0
+    if num_override:
+        notes.append(f"Overriding num_gpu_blocks={num_blocks} with num_gpu_blocks_override={num_override}")
+        num_blocks = num_override
+        src["num_gpu_blocks"] = "--num-gpu-blocks-override"
+
+    # ---- concurrency and tokens
+    if beh.concurrency == "v0":
+        kv_tokens = num_blocks * block_size
+        concurrency = kv_tokens / max_model_len if max_model_len else 0.0
+    elif beh.concurrency == "v1-tokens":
+        kv_tokens = num_blocks * block_size
+        concurrency = kv_tokens / max_model_len if max_model_len else 0.0
+    else:
+        _, blocks_per_req = per_request_blocks(max_model_len)
+        concurrency = num_blocks / blocks_per_req if blocks_per_req else 0.0
+        kv_tokens = (num_blocks // num_groups) * block_size
+        if versions.at_least(key, 0, 33):
+            kv_tokens = int(concurrency * max_model_len)
+
+    # ---- start-up verdicts on the KV cache
+    if beh.engine == "v0":
+        if num_blocks <= 0:
+            errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
+        else:
+            usable_blocks = num_blocks // pp if versions.at_least(key, 0, 8) else num_blocks
+            max_seq_len = block_size * usable_blocks
+            if max_model_len > max_seq_len:
+                errors.append({
+                    "code": "kv-cache-below-max-model-len",
+                    "message": (f"The model's max seq len ({max_model_len}) is larger than the maximum number of tokens "
+                                f"that can be stored in KV cache ({max_seq_len}). Try increasing `gpu_memory_utilization` "
+                                "or decreasing `max_model_len` when initializing the engine."),
+                    "arg": "max_model_len",
+                })
+    else:
+        if kv_bytes <= 0:
+            errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
+        else:
+            needed, _ = per_request_blocks(max_model_len)
+            available = num_blocks * per_block_pool if num_override else kv_bytes
+            if needed > available:
+                estimated = _estimate_max_len(per_request_blocks, available, max_model_len, block_size)
+                errors.append({
+                    "code": "kv-cache-below-max-model-len",
+                    "message": _e4(key, max_model_len, needed, available, estimated),
+                    "arg": "max_model_len",
+                })
+
+    starts = not errors
+    budget = Budget(
+        engine=beh.engine,
+        vllm_version=version,
+        gpu=gpu.name,
+        gpus=tp * pp,
+        total_gib=round(gpu.total_gib, 2),
+        gpu_memory_utilization=util,
+        usable_gib=_gib(requested),
+        weights_gib=_gib(weights),
+        non_torch_gib=_gib(non_torch),
+        activation_gib=_gib(activation),
+        cudagraph_gib=_gib(cudagraph),
+        kv_cache_gib=_gib(kv_bytes),
+        kv_bytes_per_token=kv_bytes_per_token,
+        block_size=block_size,
+        num_gpu_blocks=num_blocks,
+        kv_tokens=kv_tokens,
+        max_model_len=max_model_len,
+        max_concurrency=round(concurrency, 2),
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=mnbt,
+        starts=starts,
+        errors=errors,
+        sources=src,
+        notes=notes,
+    )
+    return budget
+
+
+def _groups(n_full: int, n_local: int) -> tuple[int, int, int]:
+    """KV cache groups of the V1 hybrid manager: (layers per group, full-attention groups, local groups)."""
+    sizes = [n for n in (n_full, n_local) if n]
+    gsize = min(sizes)
+    return gsize, -(-n_full // gsize) if n_full else 0, -(-n_local // gsize) if n_local else 0
+
+
+def _estimate_max_len(per_request, available: float, upper: int, block_size: int) -> int:
+    """vLLM's binary search for the longest length whose KV need fits the available memory."""
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if per_request(mid)[0] <= available:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

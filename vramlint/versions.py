@@ -1,0 +1,303 @@
+"""What each vLLM release does at start-up: which engine runs, its defaults, and how it counts memory.
+
+The facts come from the vLLM wheels on PyPI, read release by release (see the team's vllm-memory.md, sections
+0.1, 1.9, 2.7, 3.2 and 4, and ``vllm/engine/arg_utils.py``, ``vllm/config/cache.py``, ``vllm/envs.py`` of the
+releases named below). Where a change landed between two releases that were read, the later one is used.
+
+Where the version comes from: the image tag (``vllm/vllm-openai:v0.6.4``), else ``--vllm-version`` / the
+configuration, else :data:`DEFAULT_VERSION` — the newest release whose start-up arithmetic vramlint was
+checked against (0.33.0). A deployment on ``latest`` runs whatever was newest when its image was pulled, so
+the default is the newest release we know.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_VERSION = "0.33.0"
+
+VersionKey = tuple[int, int, int, int]
+
+_VERSION_RE = re.compile(
+    r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[.-]?(?:post|rc|dev|a|b)\d*)*(?:\+[\w.]+)?(?:-[\w.-]+)?$",
+    re.IGNORECASE,
+)
+
+
+def parse_version(text: str | None) -> VersionKey | None:
+    """``"0.6.4.post1"`` -> (0, 6, 4, 0); ``"v0.10.1.1"`` -> (0, 10, 1, 1); ``"0.11.0rc1"`` -> (0, 11, 0, 0).
+
+    Pre-releases and dev builds count as the release they lead to (their behaviour is closest to it);
+    ``latest``, ``nightly`` and anything that is not a version give None.
+    """
+    if not text:
+        return None
+    m = _VERSION_RE.match(str(text).strip())
+    if not m:
+        return None
+    parts = [int(p) if p is not None else 0 for p in m.groups()]
+    return (parts[0], parts[1], parts[2], parts[3])
+
+
+def normalize_version(text: str | None) -> str | None:
+    """The version as vramlint prints it (no leading v; post/rc/dev kept), or None if it is not a version."""
+    if parse_version(text) is None:
+        return None
+    return str(text).strip().lstrip("vV")
+
+
+_TAG_VERSION_RE = re.compile(r"v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d*)?)", re.IGNORECASE)
+
+
+def version_from_image(image: str | None) -> str | None:
+    """The vLLM version an image tag names: ``vllm/vllm-openai:v0.9.2`` -> "0.9.2"; ``:latest`` -> None.
+
+    Only images whose name says vLLM are read (a ``python:3.11`` tag is not a vLLM version); a digest pin
+    (``@sha256:``) says nothing about the version.
+    """
+    if not image or "vllm" not in image.lower():
+        return None
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return None
+    tag = last.split(":", 1)[1]
+    m = _TAG_VERSION_RE.search(tag)
+    if not m:
+        return None
+    return normalize_version(m.group(1))
+
+
+def at_least(key: VersionKey, *target: int) -> bool:
+    return key >= tuple(list(target) + [0] * (4 - len(target)))
+
+
+@dataclass
+class Behavior:
+    """How one vLLM version will size memory for one server (engine, defaults, profiler, concurrency)."""
+
+    version: str
+    key: VersionKey
+    engine: str  # v0 | v1
+    engine_reason: str
+    profiler: str  # v0-legacy | v0-0.6.4 | v0-snapshot | v1-peak | v1-snapshot | v1-consumed
+    counts_cuda_context: bool  # non-torch memory includes the CUDA context (V0 0.6.4, V1 0.7 - 0.9.0)
+    gpu_memory_utilization: float
+    block_size: int
+    chunked_prefill: bool
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    cudagraph_in_budget: bool
+    concurrency: str  # v0 (blocks*block/len) | v1-tokens (0.8: tokens/len) | v1-blocks (blocks / blocks per request)
+    hybrid_kv_manager: bool  # sliding-window layers sized by their window (V1 0.9.2+)
+    mla_supported: bool  # MLA latent cache (0.7+); before, DeepSeek-V2 caches full K/V
+    bf16_fallback: bool  # --dtype auto on a GPU without bf16 falls back to fp16 (0.9.0+) instead of failing
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _truthy(value: Any) -> bool | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def select_engine(key: VersionKey, cc: tuple[int, int], args: dict, env: dict, model: Any = None) -> tuple[str, str, list]:
+    """(engine, reason, errors) per vllm-memory.md 0.1: V0 up to 0.7 (V1 opt-in), V1 from 0.8 with fallbacks."""
+    use_v1_env = env.get("VLLM_USE_V1")
+    use_v1 = _truthy(use_v1_env)
+    errors: list[dict[str, Any]] = []
+    if not at_least(key, 0, 7):
+        return "v0", "vLLM before 0.7 has only the V0 engine", errors
+    if not at_least(key, 0, 8):
+        if use_v1:
+            return "v1", "VLLM_USE_V1=1 (V1 is opt-in in 0.7.x)", errors
+        return "v0", "V0 is the default engine in 0.7.x", errors
+    if at_least(key, 0, 11):
+        return "v1", "vLLM 0.11+ has only the V1 engine", errors
+    if use_v1 is False:
+        return "v0", "VLLM_USE_V1=0", errors
+    if at_least(key, 0, 10, 2):
+        return "v1", "V1 is the default engine (0.10.2 no longer falls back to V0)", errors
+    # 0.8.0 - 0.10.1.1: arg_utils._is_v1_supported_oracle falls back to V0 for unsupported features, or raises
+    # when VLLM_USE_V1=1 was set explicitly.
+    unsupported: list[tuple[str, str]] = []
+    if cc < (8, 0):
+        unsupported.append(("Compute Capability < 8.0", "tensor_parallel_size"))
+    kv_dtype = str(args.get("kv_cache_dtype") or "auto")
+    if kv_dtype.startswith("fp8") and cc[0] != 9:
+        unsupported.append(("--kv-cache-dtype", "kv_cache_dtype"))
+    dtype = str(args.get("dtype") or "auto").lower()
+    if dtype in ("float32", "float"):
+        unsupported.append(("--dtype", "dtype"))
+    if str(args.get("quantization") or "").lower() == "gguf":
+        unsupported.append(("--quantization gguf", "quantization"))
+    layer_types = getattr(model, "layer_types", None) or []
+    if any(t in ("mamba", "linear_attention") for t in layer_types) and not at_least(key, 0, 10):
+        unsupported.append(("Mamba/hybrid models", "model"))
+    if not unsupported:
+        return "v1", "V1 is the default engine from 0.8", errors
+    feature, arg = unsupported[0]
+    if use_v1:
+        errors.append({
+            "code": "v1-unsupported",
+            "message": f"VLLM_USE_V1=1 is not supported with {feature}.",
+            "arg": arg,
+        })
+        return "v1", f"VLLM_USE_V1=1 with {feature}", errors
+    return "v0", f"{feature} is not supported by the V1 Engine. Falling back to V0.", errors
+
+
+def default_utilization(key: VersionKey) -> float:
+    # vllm/config/cache.py: Field(default=0.92) from 0.20.0 (checked in the 0.20.0 wheel), 0.9 before.
+    return 0.92 if at_least(key, 0, 20) else 0.9
+
+
+def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_model_len: int,
+             usage_context: str = "serve") -> Behavior:
+    """The start-up behaviour of ``version`` for this GPU, arguments, environment and model.
+
+    ``gpu`` is a :class:`~vramlint.model.GpuSpec`; ``model`` a :class:`~vramlint.model.ModelInfo` (or None);
+    ``max_model_len`` the length already derived (it decides V0's chunked-prefill and batch defaults).
+    ``usage_context`` is "serve" (``vllm serve`` / the OpenAI server: what deployments run) or "llm" (``LLM()``).
+    """
+    key = parse_version(version) or parse_version(DEFAULT_VERSION)
+    cc = tuple(gpu.compute_capability)
+    engine, reason, errors = select_engine(key, cc, args, env, model)
+    sources: dict[str, str] = {}
+    notes: list[str] = []
+    vdesc = f"default for vLLM {version}"
+
+    # How non-KV memory is measured (vllm-memory.md 1.1 - 1.8).
+    if engine == "v0":
+        if not at_least(key, 0, 6, 4):
+            profiler = "v0-legacy"
+        elif not at_least(key, 0, 6, 5):
+            profiler = "v0-0.6.4"
+        else:
+            profiler = "v0-snapshot"
+    else:
+        if not at_least(key, 0, 9, 1):
+            profiler = "v1-peak"
+        elif not at_least(key, 0, 28):
+            profiler = "v1-snapshot"
+        else:
+            profiler = "v1-consumed"
+    counts_ctx = profiler in ("v0-0.6.4", "v1-peak")
+
+    is_mla = bool(getattr(model, "is_mla", False)) and at_least(key, 0, 7) and not _truthy(env.get("VLLM_MLA_DISABLE"))
+    # Block size: 16 everywhere; V1 forces 64 for FlashMLA (Hopper) and 128 for CUTLASS MLA (Blackwell).
+    block_size = int(args["block_size"]) if args.get("block_size") else 16
+    sources["block_size"] = "--block-size" if args.get("block_size") else vdesc
+    if engine == "v1" and is_mla and cc >= (9, 0):
+        forced = 128 if cc[0] >= 10 else 64
+        if block_size != forced:
+            block_size = forced
+            sources["block_size"] = f"forced to {forced} by the MLA attention backend on compute capability {cc[0]}.{cc[1]}"
+
+    # Chunked prefill.
+    explicit_chunked = _truthy(args.get("enable_chunked_prefill"))
+    multimodal = bool(getattr(model, "extra", {}).get("multimodal")) if model is not None else False
+    if engine == "v1":
+        chunked = True
+        sources["enable_chunked_prefill"] = "always on in the V1 engine"
+        if explicit_chunked is False:
+            notes.append("--no-enable-chunked-prefill is ignored for generative models by the V1 engine")
+    elif explicit_chunked is not None:
+        chunked = explicit_chunked
+        sources["enable_chunked_prefill"] = "--enable-chunked-prefill"
+    else:
+        sliding = bool(getattr(model, "sliding_window", None))
+        auto = at_least(key, 0, 5, 5) and max_model_len > 32768 and not sliding and not multimodal and not args.get("enable_lora")
+        chunked = auto
+        sources["enable_chunked_prefill"] = (
+            f"on by default in vLLM {version} because max_model_len {max_model_len} > 32768" if auto
+            else f"off by default in vLLM {version} (V0)"
+        )
+
+    # Scheduler defaults (vllm-memory.md 3.2; arg_utils.get_batch_defaults in 0.20.0).
+    device_gib = gpu.total_gib
+    name = (gpu.name or "").lower()
+    big = False
+    if engine == "v0":
+        seqs_default = 256
+    else:
+        if not at_least(key, 0, 8, 5):
+            big = "h100" in name or "h200" in name
+            seqs_default = 1024
+        elif not at_least(key, 0, 9):
+            big = device_gib >= 70
+            seqs_default = 1024 if big else 256
+        else:
+            big = device_gib >= 70 and "a100" not in name
+            if at_least(key, 0, 28) and device_gib >= 160:
+                big = True
+            seqs_default = 1024 if big else 256
+    max_num_seqs = int(args["max_num_seqs"]) if args.get("max_num_seqs") else seqs_default
+    sources["max_num_seqs"] = "--max-num-seqs" if args.get("max_num_seqs") else (
+        f"{vdesc} ({'>= 70 GiB GPU' if big else 'GPU below 70 GiB or A100'})" if engine == "v1" else vdesc)
+
+    if args.get("max_num_batched_tokens"):
+        mnbt = int(args["max_num_batched_tokens"])
+        sources["max_num_batched_tokens"] = "--max-num-batched-tokens"
+    elif engine == "v0":
+        if chunked:
+            mnbt = 2048 if at_least(key, 0, 6, 5) else 512
+        else:
+            mnbt = max(max_model_len, 2048)
+            if multimodal:
+                mnbt = max(mnbt, 5120)
+        sources["max_num_batched_tokens"] = vdesc + (" (chunked prefill)" if chunked else " (max(max_model_len, 2048))")
+    else:
+        if at_least(key, 0, 28) and device_gib >= 160:
+            serve, llm = 16384, 16384
+        elif big:
+            serve, llm = 8192, 16384
+        else:
+            serve, llm = 2048, 8192
+        mnbt = serve if usage_context == "serve" else llm
+        if at_least(key, 0, 9):
+            mnbt = min(mnbt, max_num_seqs * max_model_len)
+        sources["max_num_batched_tokens"] = f"{vdesc} for `vllm serve` on {gpu.name}"
+
+    # CUDA graph memory: budgeted by V1 0.18+ when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on (default on
+    # from 0.20.0, checked in the 0.20.0 wheel's envs.py); never with --enforce-eager.
+    est_env = _truthy(env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"))
+    cudagraph = False
+    if engine == "v1" and at_least(key, 0, 18) and not _truthy(args.get("enforce_eager")):
+        cudagraph = est_env if est_env is not None else at_least(key, 0, 20)
+
+    if engine == "v0":
+        concurrency = "v0"
+    elif not at_least(key, 0, 9):
+        concurrency = "v1-tokens"
+    else:
+        concurrency = "v1-blocks"
+
+    util_default = default_utilization(key)
+    return Behavior(
+        version=version,
+        key=key,
+        engine=engine,
+        engine_reason=reason,
+        profiler=profiler,
+        counts_cuda_context=counts_ctx,
+        gpu_memory_utilization=util_default,
+        block_size=block_size,
+        chunked_prefill=chunked,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=mnbt,
+        cudagraph_in_budget=cudagraph,
+        concurrency=concurrency,
+        hybrid_kv_manager=engine == "v1" and at_least(key, 0, 9, 2) and not _truthy(args.get("disable_hybrid_kv_cache_manager")),
+        mla_supported=is_mla,
+        bf16_fallback=at_least(key, 0, 9),
+        sources=sources,
+        notes=notes,
+        errors=errors,
+    )
