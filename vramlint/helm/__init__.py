@@ -1,0 +1,92 @@
+"""Helm charts in depth: lint a chart's values through its templates, with findings on the values lines.
+
+Entry points used by `vramlint.scan`:
+
+- `find_chart_dirs(paths)` / `chart_for_values_file(path)` / `is_chart_dir(path)`: which charts a scan covers.
+- `extract_charts(chart_dirs, values_overlays, render)` -> `(servers, problems, notes)`: every vLLM server the
+  charts deploy. Without `render` (or without Helm), templates are evaluated by a small bounded evaluator
+  (`vramlint.helm.gotmpl`); with `render`, by `helm-python-sdk` or the `helm` binary when available. Either
+  way every Location points at the values line that set the value, or at the template line that wrote it.
+- `templated.load_templated_text(text, file)`: a plain manifest with `{{ }}`/`${var}` placeholders.
+
+Nothing here imports more than the standard library and ruamel until a chart is actually read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+from vramlint.helm.chart import chart_for_values_file, is_chart_dir
+from vramlint.model import Problem, Server
+
+__all__ = [
+    "chart_for_values_file",
+    "extract_charts",
+    "is_chart_dir",
+    "overlay_files",
+]
+
+_OVERLAY_NAMES = ("values-", "values.", "values_")
+
+
+def overlay_files(chart_dir: str) -> list[str]:
+    """Values overlays kept beside a chart (`values-prod.yaml`, `values.gpu.yaml`, `prod-values.yaml`)."""
+    out = []
+    try:
+        names = sorted(os.listdir(chart_dir))
+    except OSError:
+        return out
+    for name in names:
+        low = name.lower()
+        if not low.endswith((".yaml", ".yml")) or low in ("values.yaml", "values.yml", "chart.yaml"):
+            continue
+        if low.startswith(_OVERLAY_NAMES) or low.endswith(("-values.yaml", "_values.yaml", "-values.yml")):
+            out.append(os.path.join(chart_dir, name))
+    return out
+
+
+def extract_charts(
+    chart_dirs: Iterable[str],
+    values_overlays: Iterable[str] | Mapping[str, list[str]] = (),
+    render: bool = False,
+    timeout_s: float = 60.0,
+) -> tuple[list[Server], list[Problem], list[str]]:
+    """Servers deployed by each chart, problems (with file and line), and notes said once per chart.
+
+    ``values_overlays``: `--values` files applied to every chart, in order, or a mapping chart_dir -> files.
+    When a chart has no overlays given, it is linted with its `values.yaml` and, separately, with each
+    overlay kept beside it (`values-prod.yaml` ...), as each is a deployment of its own.
+    ``render``: render with Helm (helm-python-sdk, else the `helm` binary) when available.
+    """
+    from vramlint.helm.chart import ChartResult, extract_chart
+
+    servers: list[Server] = []
+    problems: list[Problem] = []
+    notes: list[str] = []
+    said_skip = False
+    for chart_dir in dict.fromkeys(chart_dirs):
+        if isinstance(values_overlays, Mapping):
+            given = list(values_overlays.get(chart_dir, []))
+        else:
+            given = list(values_overlays)
+        variants: list[tuple[list[str], str | None]]
+        if given:
+            variants = [(given, None)]
+        else:
+            variants = [([], None)] + [([ov], os.path.basename(ov)) for ov in overlay_files(chart_dir)]
+        for overlays, variant in variants:
+            res: ChartResult | None = None
+            if render:
+                from vramlint.helm import render as helm_render
+
+                res, why_not = helm_render.render_and_extract(chart_dir, overlays, variant, timeout_s)
+                if res is None and not said_skip:
+                    notes.append(f"Helm rendering skipped: {why_not}; charts were evaluated without Helm")
+                    said_skip = True
+            if res is None:
+                res = extract_chart(chart_dir, overlays, variant)
+            servers.extend(res.servers)
+            problems.extend(res.problems)
+            notes.extend(n for n in res.notes if n not in notes)
+    return servers, problems, notes

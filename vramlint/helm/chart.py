@@ -1,0 +1,471 @@
+"""Charts without Helm: evaluate a chart's templates against its values, extract, map findings to values lines.
+
+`render_chart` returns, per template, the rendered text and an `OutputMap` that knows for each output
+character which values key or template character produced it. `extract_chart` runs the normal Kubernetes
+extraction on that text and rewrites every Location of every server to the values line (or template line).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any
+
+from vramlint.helm import gotmpl
+from vramlint.helm.gotmpl import UNKNOWN_MARKER, Evaluator, TemplateError, TemplateSource, TStr
+from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values
+from vramlint.model import Location, Problem, Server
+
+RELEASE_NAME = "release-name"  # what `helm template` calls a release when none is given
+NAMESPACE = "default"
+_TEMPLATE_EXT = (".yaml", ".yml", ".tpl", ".txt", ".json")
+MAX_TEMPLATE_BYTES = 1_000_000
+
+
+@dataclass
+class Chart:
+    path: str  # on disk
+    display: str  # as shown to users
+    name: str
+    meta: dict
+    helm_name: str  # the name Helm gives its templates: "parent/charts/sub" for a subchart
+    subcharts: list[Chart] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def is_chart_dir(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "Chart.yaml"))
+
+
+def chart_for_values_file(path: str) -> str | None:
+    """The chart a values file belongs to: `Chart.yaml` in its directory or the parent directory."""
+    d = os.path.dirname(os.path.abspath(path))
+    for cand in (d, os.path.dirname(d)):
+        if is_chart_dir(cand):
+            rel = os.path.relpath(cand)
+            return cand if rel.startswith("..") else rel
+    return None
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def _join_display(base: str, *parts: str) -> str:
+    out = os.path.join(base, *parts)
+    return out[2:] if out.startswith("./") else out
+
+
+def load_chart(path: str, display: str | None = None, helm_name: str | None = None, depth: int = 0) -> Chart:
+    from vramlint.helm.values import load_values_text  # noqa: F401 - same module family
+
+    display = display if display is not None else _display(path)
+    meta: dict = {}
+    problems: list[Problem] = []
+    chart_yaml = os.path.join(path, "Chart.yaml")
+    data, _origins, probs = load_values_file(chart_yaml, _join_display(display, "Chart.yaml"))
+    problems.extend(probs)
+    meta = data if isinstance(data, dict) else {}
+    name = str(meta.get("name") or os.path.basename(os.path.abspath(path)))
+    chart = Chart(path, display, name, meta, helm_name or name, problems=problems)
+    if depth < 5:
+        charts_dir = os.path.join(path, "charts")
+        if os.path.isdir(charts_dir):
+            for entry in sorted(os.listdir(charts_dir)):
+                sub = os.path.join(charts_dir, entry)
+                if os.path.isdir(sub) and is_chart_dir(sub):
+                    chart.subcharts.append(
+                        load_chart(sub, _join_display(display, "charts", entry), f"{chart.helm_name}/charts/{entry}",
+                                   depth + 1)
+                    )
+                elif entry.endswith(".tgz"):
+                    chart.notes.append(f"{_join_display(display, 'charts', entry)}: packaged subchart not read "
+                                       "(unpack it, or render with --render-helm)")
+    return chart
+
+
+def chart_values(chart: Chart, overlays: list[str]) -> tuple[Values, list[Problem]]:
+    """The chart's `values.yaml` coalesced with each overlay in order (Helm's `-f a -f b`)."""
+    problems: list[Problem] = []
+    vals = Values()
+    vpath = os.path.join(chart.path, "values.yaml")
+    if os.path.isfile(vpath):
+        data, origins, probs = load_values_file(vpath, _join_display(chart.display, "values.yaml"))
+        problems.extend(probs)
+        vals = Values(data, origins, [_join_display(chart.display, "values.yaml")])
+    for ov in overlays:
+        data, origins, probs = load_values_file(ov, _display(ov))
+        problems.extend(probs)
+        coalesce(vals, data, origins, _display(ov))
+    vals.data.setdefault("global", {})
+    return vals, problems
+
+
+# ---------------------------------------------------------------- rendering
+
+
+@dataclass
+class Rendered:
+    template: TemplateSource
+    output: TStr
+    doc_offsets: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ChartRender:
+    chart: Chart
+    sources: list[TemplateSource]
+    rendered: list[Rendered]
+    problems: list[Problem]
+    reasons: list[str]
+
+
+def _template_files(chart: Chart) -> list[tuple[str, str, str]]:
+    out = []
+    tdir = os.path.join(chart.path, "templates")
+    if not os.path.isdir(tdir):
+        return out
+    for root, dirs, files in os.walk(tdir):
+        dirs.sort()
+        for f in sorted(files):
+            if not f.endswith(_TEMPLATE_EXT):
+                continue
+            full = os.path.join(root, f)
+            rel = os.path.relpath(full, chart.path).replace(os.sep, "/")
+            out.append((full, _join_display(chart.display, rel), f"{chart.helm_name}/{rel}"))
+    return out
+
+
+def _chart_object(chart: Chart) -> dict:
+    m = chart.meta
+    return {
+        "Name": chart.name,
+        "Version": m.get("version"),
+        "AppVersion": m.get("appVersion"),
+        "Description": m.get("description"),
+        "Type": m.get("type") or "application",
+        "ApiVersion": m.get("apiVersion"),
+        "Annotations": m.get("annotations") or {},
+        "Keywords": m.get("keywords"),
+        "Home": m.get("home"),
+    }
+
+
+def _root_extra(chart: Chart, release: str) -> dict:
+    return {
+        "Chart": gotmpl.to_go_number(_chart_object(chart)),
+        "Release": {"Name": release, "Namespace": NAMESPACE, "Service": "Helm", "IsInstall": True,
+                    "IsUpgrade": False, "Revision": 1},
+        "Capabilities": {"KubeVersion": {"Version": "v1.30.0", "Major": "1", "Minor": "30",
+                                          "GitVersion": "v1.30.0"},
+                         "HelmVersion": {"Version": "v3.16.0"}},
+        "Files": gotmpl.UNKNOWN,
+    }
+
+
+def _all_charts(chart: Chart, vals: Values) -> list[tuple[Chart, Values]]:
+    """The chart and each enabled subchart with the values it sees."""
+    out = [(chart, vals)]
+    deps = chart.meta.get("dependencies") or []
+    for sub in chart.subcharts:
+        dep = next((d for d in deps if isinstance(d, dict) and d.get("name") == sub.name), None)
+        key = str(dep.get("alias") or sub.name) if dep else sub.name
+        if dep and isinstance(dep.get("condition"), str):
+            enabled = _condition(vals.data, dep["condition"])
+            if enabled is False:
+                continue
+        sub_defaults = Values()
+        vpath = os.path.join(sub.path, "values.yaml")
+        if os.path.isfile(vpath):
+            data, origins, probs = load_values_file(vpath, _join_display(sub.display, "values.yaml"))
+            sub.problems.extend(probs)
+            sub_defaults = Values(data, origins, [_join_display(sub.display, "values.yaml")])
+        out.extend(_all_charts(sub, subchart_values(vals, key, sub_defaults)))
+    return out
+
+
+def _condition(data: dict, cond: str) -> bool | None:
+    for path in cond.split(","):
+        cur: Any = data
+        for part in path.strip().split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                cur = None
+                break
+            cur = cur[part]
+        if isinstance(cur, bool):
+            return cur
+    return None
+
+
+def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME) -> list[ChartRender]:
+    """Evaluate every template of the chart (and its subcharts) with the bounded evaluator."""
+    pairs = _all_charts(chart, vals)
+    # Helm shares `define`s across a chart and its subcharts.
+    sources: list[TemplateSource] = []
+    parsed: dict[int, list] = {}
+    defines: dict[str, tuple[int, list]] = {}
+    owners: dict[int, int] = {}
+    problems_by_chart: dict[int, list[Problem]] = {i: [] for i in range(len(pairs))}
+    for ci, (c, _v) in enumerate(pairs):
+        for full, display, helm_name in _template_files(c):
+            try:
+                with open(full, encoding="utf-8") as fh:
+                    text = fh.read(MAX_TEMPLATE_BYTES + 1)
+            except (OSError, UnicodeDecodeError) as exc:
+                problems_by_chart[ci].append(Problem(display, None, None, f"cannot read template: {exc}"))
+                continue
+            if len(text) > MAX_TEMPLATE_BYTES:
+                problems_by_chart[ci].append(Problem(display, None, None, "template too large; not evaluated"))
+                continue
+            tid = len(sources)
+            src = TemplateSource(helm_name, display, text)
+            sources.append(src)
+            owners[tid] = ci
+            try:
+                nodes, defs = gotmpl.parse_template(text, tid)
+            except TemplateError as exc:
+                problems_by_chart[ci].append(_problem_at(sources, exc))
+                continue
+            parsed[tid] = nodes
+            for name, body in defs.items():
+                defines[name] = (tid, body)
+    out: list[ChartRender] = []
+    for ci, (c, v) in enumerate(pairs):
+        ev = Evaluator(sources, defines, gotmpl.to_go_number(v.data), v.origins, _root_extra(c, release))
+        rendered: list[Rendered] = []
+        for tid, nodes in parsed.items():
+            if owners[tid] != ci:
+                continue
+            base = os.path.basename(sources[tid].name)
+            if base.startswith("_") or base == "NOTES.txt":
+                continue
+            ev.steps = 0
+            try:
+                output = ev.render(tid, nodes)
+            except TemplateError as exc:
+                problems_by_chart[ci].append(_problem_at(sources, exc))
+                continue
+            except RecursionError:
+                problems_by_chart[ci].append(Problem(sources[tid].display, None, None,
+                                                     "template nested too deeply to evaluate"))
+                continue
+            if output.text.strip():
+                rendered.append(Rendered(sources[tid], output))
+        out.append(ChartRender(c, sources, rendered, problems_by_chart[ci] + list(c.problems), ev.reasons))
+    return out
+
+
+def _problem_at(sources: list[TemplateSource], exc: TemplateError) -> Problem:
+    if exc.origin is not None:
+        loc = sources[exc.origin[0]].location(exc.origin[1])
+        return Problem(loc.file, loc.line, loc.column, f"helm template would fail: {exc}")
+    return Problem(sources[0].display if sources else "", None, None, f"helm template would fail: {exc}")
+
+
+# ---------------------------------------------------------------- mapping rendered positions back
+
+
+class OutputMap:
+    """Rendered text positions -> where the text came from (values Location or template Location)."""
+
+    def __init__(self, output: TStr, sources: list[TemplateSource]):
+        self.output = output
+        self.sources = sources
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", output.text)]
+
+    def offset(self, line: int, column: int) -> int:
+        if line - 1 >= len(self.line_starts):
+            return len(self.output.text)
+        return min(self.line_starts[line - 1] + column - 1, len(self.output.text))
+
+    def line_end(self, off: int) -> int:
+        i = bisect.bisect_right(self.line_starts, off)
+        return self.line_starts[i] - 1 if i < len(self.line_starts) else len(self.output.text)
+
+    def origin_location(self, org: Any, yaml_path: str) -> Location | None:
+        if isinstance(org, Location):
+            return org
+        if isinstance(org, tuple):
+            loc = self.sources[org[0]].location(org[1])
+            return replace(loc, yaml_path=yaml_path)
+        return None
+
+    def values_origins(self, start: int, end: int) -> list[Location]:
+        seen: list[Location] = []
+        for org in self.output.origins[start:end]:
+            if isinstance(org, Location) and org not in seen:
+                seen.append(org)
+        return seen
+
+    def map(self, loc: Location, *, prefer_after: str | None = None, follow_item: bool = False) -> Location:
+        start = self.offset(loc.line, loc.column)
+        if loc.end_line == loc.line and loc.end_column:
+            end = self.offset(loc.line, loc.end_column)
+        else:
+            end = self.line_end(start)
+        text = self.output.text[start:end]
+        vals = self.values_origins(start, end)
+        if prefer_after and prefer_after in text:
+            cut = start + text.rindex(prefer_after) + len(prefer_after)
+            tail = self.values_origins(cut, end)
+            if len(tail) == 1:
+                return tail[0]
+        if len(vals) == 1:
+            return vals[0]
+        if not vals and follow_item and "=" not in text:
+            nxt = self._next_item(end)
+            if nxt is not None:
+                return nxt
+        if start < len(self.output.origins):
+            org = self.output.origins[start]
+            if isinstance(org, Location) and len(vals) > 1:
+                # ambiguous: several keys built this text; the template line is the honest answer
+                for org2 in self.output.origins[start:end]:
+                    if isinstance(org2, tuple):
+                        org = org2
+                        break
+            found = self.origin_location(org, loc.yaml_path)
+            if found is not None:
+                return found
+        return loc
+
+    def _next_item(self, end: int) -> Location | None:
+        """`- "--max-model-len"` followed by `- {{ .Values.x | quote }}`: the value's key, when it is alone."""
+        i = bisect.bisect_right(self.line_starts, end)
+        while i < len(self.line_starts):
+            s = self.line_starts[i]
+            e = self.line_end(s)
+            line = self.output.text[s:e]
+            if line.strip():
+                if not line.lstrip().startswith("- "):
+                    return None
+                vals = self.values_origins(s, e)
+                return vals[0] if len(vals) == 1 else None
+            i += 1
+        return None
+
+
+def _walk_locations(obj: Any, fn, depth: int = 0) -> Any:
+    if depth > 6:
+        return obj
+    if isinstance(obj, Location):
+        return fn(obj)
+    if isinstance(obj, dict):
+        return {k: _walk_locations(v, fn, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_walk_locations(v, fn, depth + 1) for v in obj]
+    if is_dataclass(obj) and not isinstance(obj, type):
+        for f in fields(obj):
+            setattr(obj, f.name, _walk_locations(getattr(obj, f.name), fn, depth + 1))
+        return obj
+    return obj
+
+
+def _has_marker(v: Any) -> bool:
+    from vramlint.yamlload import has_template_marker
+
+    return isinstance(v, str) and (UNKNOWN_MARKER in v or has_template_marker(v))
+
+
+def remap_server(server: Server, omap: OutputMap) -> None:
+    """Point every Location of a server extracted from rendered text at its values or template origin."""
+    arg_locs = dict(server.arg_locations)
+    model_loc = server.model_location
+    image_loc = server.image_location
+    server.arg_locations = {}
+    _walk_locations(server, lambda loc: omap.map(loc))
+    server.arg_locations = {k: omap.map(v, follow_item=True) for k, v in arg_locs.items()}
+    if model_loc is not None:
+        server.model_location = omap.map(model_loc, follow_item=True)
+    if image_loc is not None:
+        server.image_location = omap.map(image_loc, prefer_after=":")
+    for k, v in list(server.args.items()):
+        if _has_marker(v):
+            server.args[k] = None
+    if _has_marker(server.model):
+        server.model = None
+    if _has_marker(server.image):
+        server.image = None
+        server.vllm_version = None
+    for k, v in list(server.env.items()):
+        if _has_marker(v):
+            server.env[k] = None
+
+
+# ---------------------------------------------------------------- extraction
+
+
+@dataclass
+class ChartResult:
+    servers: list[Server] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[str]) -> ChartResult:
+    from vramlint.extract import extract_document
+    from vramlint.yamlload import load_text
+
+    res = ChartResult()
+    for r in cr.rendered:
+        omap = OutputMap(r.output, cr.sources)
+        docs, problems = load_text(r.output.text, r.template.display)
+        for p in problems:
+            if p.line is not None:
+                loc = omap.map(Location(p.file, p.line, p.column or 1))
+                res.notes.append(f"{loc.file}:{loc.line}: the evaluated template is not valid YAML ({p.message}); "
+                                 "render with --render-helm for an exact result")
+        multi = len(docs) > 1
+        for doc in docs:
+            servers, probs = extract_document(doc)
+            for p in probs:
+                if p.line is not None:
+                    loc = omap.map(Location(p.file, p.line, p.column or 1))
+                    if UNKNOWN_MARKER in p.message:
+                        continue
+                    res.problems.append(Problem(loc.file, loc.line, loc.column, p.message))
+                else:
+                    res.problems.append(p)
+            for s in servers:
+                ypath = s.location.yaml_path
+                remap_server(s, omap)
+                s.file = r.template.display
+                suffix = f"[doc{doc.index}]" if multi else ""
+                if variant:
+                    suffix += f"?values={variant}"
+                if suffix:
+                    s.location = replace(s.location, yaml_path=ypath + suffix)
+                else:
+                    s.location = replace(s.location, yaml_path=ypath)
+                s.notes.append(f"from Helm chart {cr.chart.display} ({r.template.display}) with values "
+                               f"{', '.join(values_files) or '(none)'}, evaluated without Helm")
+                res.servers.append(s)
+    return res
+
+
+def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = None) -> ChartResult:
+    chart = load_chart(chart_dir)
+    vals, problems = chart_values(chart, overlays)
+    res = ChartResult(problems=list(problems), notes=list(chart.notes))
+    try:
+        renders = render_chart(chart, vals)
+    except RecursionError:
+        res.problems.append(Problem(chart.display, None, None, "chart nested too deeply to evaluate"))
+        return res
+    reasons: list[str] = []
+    for cr in renders:
+        res.problems.extend(cr.problems)
+        part = extract_rendered(cr, variant, vals.files)
+        res.servers.extend(part.servers)
+        res.notes.extend(part.notes)
+        reasons.extend(cr.reasons)
+    if reasons:
+        uniq = list(dict.fromkeys(reasons))
+        more = f" (and {len(uniq) - 3} more)" if len(uniq) > 3 else ""
+        res.notes.append(f"chart {chart.display}: some template expressions were not evaluated and are unknown: "
+                         + "; ".join(uniq[:3]) + more)
+    return res

@@ -1,0 +1,1336 @@
+"""A small, bounded evaluator for the Go-template forms Helm charts use around container specs.
+
+It is not a Go-template engine. It evaluates what deployment templates commonly do with values
+(fields, `if`/`with`/`range`, `define`/`include`, pipelines through quote/default/toYaml/nindent/...),
+and keeps, for every character of its output, where that character came from: a values key
+(a `Location` in a values file) or a template character. Anything it cannot evaluate becomes an
+UNKNOWN marker in the output, never a guess; the reasons are collected once per chart.
+
+Numbers follow Helm: values are decoded as float64, so `{{ .Values.n }}` with 1000000 prints `1e+06`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import Location
+
+# The same brackets yamlload.neutralize_templates uses, so the extractors read such words as unknown.
+UNKNOWN_MARKER = "\u2983unknown\u2984"
+MAX_OUTPUT_CHARS = 2_000_000
+MAX_STEPS = 500_000
+MAX_INCLUDE_DEPTH = 40
+
+
+class TemplateError(Exception):
+    """Helm itself would fail here (`required`, `fail`, nil pointer): reported with the template position."""
+
+    def __init__(self, message: str, origin: tuple[int, int] | None = None):
+        super().__init__(message)
+        self.origin = origin
+
+
+class Unevaluable(Exception):
+    """The evaluator does not support this form; the action's output becomes UNKNOWN."""
+
+
+class _Unknown:
+    _inst = None
+
+    def __new__(cls):
+        if cls._inst is None:
+            cls._inst = super().__new__(cls)
+        return cls._inst
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclass
+class Ref:
+    """A node of the merged values, with its key path (for origins)."""
+
+    value: Any
+    path: tuple
+
+
+class TStr:
+    """A string whose every character carries its origin: a values Location or a (template id, offset)."""
+
+    __slots__ = ("text", "origins")
+
+    def __init__(self, text: str, origins: list):
+        self.text = text
+        self.origins = origins
+
+    @classmethod
+    def uniform(cls, text: str, origin: Any) -> TStr:
+        return cls(text, [origin] * len(text))
+
+    def __add__(self, other: TStr) -> TStr:
+        return TStr(self.text + other.text, self.origins + other.origins)
+
+    def first_origin(self) -> Any:
+        return self.origins[0] if self.origins else None
+
+
+@dataclass
+class TemplateSource:
+    name: str  # "chart/templates/x.yaml" as Helm names it
+    display: str  # path shown to users
+    text: str
+    line_starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+
+    def location(self, offset: int) -> Location:
+        i = bisect.bisect_right(self.line_starts, offset) - 1
+        return Location(self.display, i + 1, offset - self.line_starts[i] + 1)
+
+
+# ---------------------------------------------------------------- lexing and parsing
+
+_ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.S)
+
+
+@dataclass
+class Node:
+    kind: str  # text | action | if | with | range | template | define
+    pos: int  # offset in the template
+    tid: int = 0
+    text: str = ""
+    pipe: Any = None
+    body: list = field(default_factory=list)
+    else_body: list = field(default_factory=list)
+    name: str = ""
+
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+    (?P<str>"(?:[^"\\]|\\.)*")
+  | (?P<raw>`[^`]*`)
+  | (?P<char>'(?:[^'\\]|\\.)+')
+  | (?P<decl>:=|=(?!=))
+  | (?P<num>-?(?:0x[0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+))
+  | (?P<var>\$[A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)
+  | (?P<field>(?:\.[A-Za-z0-9_]+)+|\.)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>[()|,])
+  | (?P<close_field>(?<=\))(?:\.[A-Za-z0-9_]+)+)
+)""",
+    re.X,
+)
+
+
+def _tokenize(src: str) -> list[tuple[str, str]]:
+    out = []
+    i = 0
+    n = len(src)
+    while i < n:
+        if src[i].isspace():
+            i += 1
+            continue
+        m = _TOKEN.match(src, i)
+        if not m or m.end() == i:
+            raise Unevaluable(f"cannot read `{src.strip()}`")
+        kind = m.lastgroup
+        out.append((kind, m.group(kind)))
+        i = m.end()
+    return out
+
+
+@dataclass
+class Pipe:
+    decl: list[str]
+    assign: bool
+    cmds: list[list[Any]]  # each command: list of operands
+
+
+def _parse_pipe(src: str) -> Pipe:
+    toks = _tokenize(src)
+    decl: list[str] = []
+    assign = False
+    # `$a := ...`, `$i, $v := ...` (range)
+    j = 0
+    names = []
+    while j < len(toks) and toks[j][0] == "var":
+        names.append(toks[j][1])
+        if j + 1 < len(toks) and toks[j + 1] == ("punct", ","):
+            j += 2
+            continue
+        if j + 1 < len(toks) and toks[j + 1][0] == "decl":
+            decl = names
+            assign = toks[j + 1][1] == "="
+            toks = toks[j + 2 :]
+        break
+    pos = [0]
+
+    def parse_operand():
+        kind, text = toks[pos[0]]
+        pos[0] += 1
+        if kind == "punct" and text == "(":
+            inner = parse_cmds(")")
+            node: Any = ("paren", inner)
+            if pos[0] < len(toks) and toks[pos[0]][0] == "close_field":
+                node = ("sub", node, toks[pos[0]][1])
+                pos[0] += 1
+            return node
+        if kind == "punct":
+            raise Unevaluable(f"unexpected `{text}` in `{src.strip()}`")
+        return (kind, text)
+
+    def parse_cmds(closer):
+        cmds: list[list[Any]] = [[]]
+        while pos[0] < len(toks):
+            kind, text = toks[pos[0]]
+            if kind == "punct" and text == closer:
+                pos[0] += 1
+                return cmds
+            if kind == "punct" and text == "|":
+                pos[0] += 1
+                cmds.append([])
+                continue
+            cmds[-1].append(parse_operand())
+        if closer is not None:
+            raise Unevaluable(f"unbalanced parentheses in `{src.strip()}`")
+        return cmds
+
+    cmds = parse_cmds(None)
+    if any(not c for c in cmds):
+        raise Unevaluable(f"empty command in `{src.strip()}`")
+    return Pipe(decl, assign, cmds)
+
+
+def parse_template(text: str, tid: int) -> tuple[list[Node], dict[str, list[Node]]]:
+    """Parse into a node tree; `define`s are returned separately. Raises TemplateError on bad nesting."""
+    pieces: list[Node] = []
+    last = 0
+    pending_trim_left = False
+    for m in _ACTION.finditer(text):
+        chunk = text[last : m.start()]
+        chunk_pos = last
+        if pending_trim_left:
+            stripped = chunk.lstrip(" \t\r\n")
+            chunk_pos += len(chunk) - len(stripped)
+            chunk = stripped
+        if m.group(1):
+            chunk = chunk.rstrip(" \t\r\n")
+        if chunk:
+            pieces.append(Node("text", chunk_pos, tid, text=chunk))
+        body = m.group(2).strip()
+        pending_trim_left = bool(m.group(3))
+        last = m.end()
+        if body.startswith("/*"):
+            continue
+        pieces.append(Node("raw", m.start(), tid, text=body))
+    tail = text[last:]
+    tail_pos = last
+    if pending_trim_left:
+        stripped = tail.lstrip(" \t\r\n")
+        tail_pos += len(tail) - len(stripped)
+        tail = stripped
+    if tail:
+        pieces.append(Node("text", tail_pos, tid, text=tail))
+
+    defines: dict[str, list[Node]] = {}
+    idx = [0]
+
+    def block(stop_words: tuple[str, ...]) -> tuple[list[Node], str, Node | None]:
+        out: list[Node] = []
+        while idx[0] < len(pieces):
+            p = pieces[idx[0]]
+            idx[0] += 1
+            if p.kind == "text":
+                out.append(p)
+                continue
+            word, _, rest = p.text.partition(" ")
+            rest = rest.strip()
+            if word in stop_words:
+                return out, word, p
+            if word in ("if", "with", "range"):
+                out.append(control(word, rest, p))
+            elif word in ("define", "block"):
+                name = _string_literal(rest.split()[0]) if rest else ""
+                inner, _, _ = _expect_end(block, p)
+                defines[name] = inner
+                if word == "block":
+                    pipe = rest[len(rest.split()[0]) :].strip() or "."
+                    out.append(Node("template", p.pos, tid, name=name, pipe=_safe_pipe(pipe)))
+            elif word == "template":
+                parts = rest.split(None, 1)
+                out.append(
+                    Node("template", p.pos, tid, name=_string_literal(parts[0]),
+                         pipe=_safe_pipe(parts[1] if len(parts) > 1 else "nil"))
+                )
+            elif word in ("break", "continue"):
+                out.append(Node(word, p.pos, tid))
+            else:
+                out.append(Node("action", p.pos, tid, pipe=_safe_pipe(p.text)))
+        return out, "", None
+
+    def control(word: str, rest: str, p: Node) -> Node:
+        node = Node(word, p.pos, tid, pipe=_safe_pipe(rest))
+        inner, stop, stop_node = block(("end", "else"))
+        node.body = inner
+        if stop == "else":
+            rest2 = stop_node.text[4:].strip()
+            if rest2:  # else if / else with: a nested control that consumes the shared `end`
+                w2, _, r2 = rest2.partition(" ")
+                node.else_body = [control(w2, r2.strip(), stop_node)]
+                return node
+            inner2, stop2, _ = block(("end",))
+            if stop2 != "end":
+                raise TemplateError(f"unexpected EOF: `{word}` has no `end`", (tid, p.pos))
+            node.else_body = inner2
+        elif stop != "end":
+            raise TemplateError(f"unexpected EOF: `{word}` has no `end`", (tid, p.pos))
+        return node
+
+    def _expect_end(blockfn, p):
+        inner, stop, _ = blockfn(("end",))
+        if stop != "end":
+            raise TemplateError("unexpected EOF: `define` has no `end`", (tid, p.pos))
+        return inner, stop, None
+
+    nodes, stop, stop_node = block(())
+    return nodes, defines
+
+
+def _string_literal(tok: str) -> str:
+    tok = tok.strip()
+    if tok.startswith('"'):
+        try:
+            return json.loads(tok)
+        except ValueError:
+            return tok.strip('"')
+    return tok.strip("`")
+
+
+def _safe_pipe(src: str) -> Any:
+    try:
+        return _parse_pipe(src)
+    except Unevaluable as exc:
+        return exc  # evaluated as UNKNOWN, with this reason
+
+
+# ---------------------------------------------------------------- Go formatting
+
+
+def go_float(f: float) -> str:
+    """fmt %v of a float64, as Helm prints a number from values."""
+    if f != f:
+        return "NaN"
+    if f in (float("inf"), float("-inf")):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "0"
+    from decimal import Decimal
+
+    sign, digits, exp = Decimal(repr(float(f))).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    exp += len("".join(map(str, digits))) - len(ds)
+    nd = len(ds)
+    x = nd + exp - 1  # decimal exponent of the first digit
+    neg = "-" if sign else ""
+    if x < -4 or x >= 6:
+        # strconv 'g' with shortest precision switches to %e at exponent 6 (Helm's 1e+06)
+        mant = ds[0] + ("." + ds[1:] if nd > 1 else "")
+        return f"{neg}{mant}e{'+' if x >= 0 else '-'}{abs(x):02d}"
+    if exp >= 0:
+        return neg + ds + "0" * exp
+    point = nd + exp
+    if point > 0:
+        return neg + ds[:point] + "." + ds[point:]
+    return neg + "0." + "0" * (-point) + ds
+
+
+def go_str(v: Any) -> str:
+    """fmt %v as text/template prints a value."""
+    if isinstance(v, Ref):
+        v = v.value
+    elif isinstance(v, TStr):
+        return v.text
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return go_float(v)
+    if isinstance(v, int):
+        return str(v)  # only ints made by functions (int, len, add) are Go ints; values are floats
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{go_str(v[k])}" for k in sorted(v)) + "]"
+    if isinstance(v, list):
+        return "[" + " ".join(go_str(x) for x in v) + "]"
+    return str(v)
+
+
+def to_go_number(v: Any) -> Any:
+    """Values decode as float64 in Helm (YAML -> JSON -> interface{}), so ints become floats."""
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, int):
+        return float(v)
+    if isinstance(v, dict):
+        return {k: to_go_number(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [to_go_number(x) for x in v]
+    return v
+
+
+_YAML_PLAIN_UNSAFE = re.compile(
+    r"""^(?:$|[-?:,\[\]{}#&*!|>'"%@`\s]|.*(?::\s|\s#|:$)|.*\s$|"""
+    r"""(?i:y|n|yes|no|true|false|on|off|null|~)$|[-+]?(?:\d[\d_]*)?\.?\d+(?:[eE][-+]?\d+)?$|"""
+    r"""[-+]?\.(?:inf|nan)$|0x[0-9a-fA-F]+$|0o?[0-7]+$|\d+:\d+)""",
+)
+
+
+def _yaml_scalar(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return go_float(v)
+    if isinstance(v, int):
+        return str(v)
+    s = str(v)
+    if "\n" in s or _YAML_PLAIN_UNSAFE.match(s):
+        return json.dumps(s, ensure_ascii=False)
+    return s
+
+
+def to_yaml(value: Any, path: tuple | None, origins_of, fallback: Any) -> TStr:
+    """sigs.k8s.io/yaml output (keys sorted, lists not indented under keys), each line tracked to its key."""
+    lines: list[tuple[str, Any]] = []
+
+    def origin(p):
+        if p is None:
+            return fallback
+        found = origins_of(p)
+        return found if found is not None else fallback
+
+    def emit(v: Any, p, indent: int, first_prefix: str | None = None) -> None:
+        pad = " " * indent
+        if isinstance(v, dict) and v:
+            first = True
+            for k in sorted(v, key=str):
+                child = v[k]
+                cpath = p + (k,) if p is not None else None
+                prefix = first_prefix if (first and first_prefix is not None) else pad
+                first = False
+                key = _yaml_scalar(str(k))
+                if isinstance(child, dict) and child:
+                    lines.append((f"{prefix}{key}:", origin(cpath)))
+                    emit(child, cpath, indent + 2)
+                elif isinstance(child, list) and child:
+                    lines.append((f"{prefix}{key}:", origin(cpath)))
+                    emit(child, cpath, indent)
+                else:
+                    lines.append((f"{prefix}{key}: {_scalar_or_empty(child)}", origin(cpath)))
+        elif isinstance(v, list) and v:
+            for i, item in enumerate(v):
+                ipath = p + (i,) if p is not None else None
+                if isinstance(item, dict) and item:
+                    emit(item, ipath, indent + 2, first_prefix=pad + "- ")
+                elif isinstance(item, list) and item:
+                    lines.append((f"{pad}-", origin(ipath)))
+                    emit(item, ipath, indent + 2)
+                else:
+                    lines.append((f"{pad}- {_scalar_or_empty(item)}", origin(ipath)))
+        else:
+            lines.append((pad + _scalar_or_empty(v), origin(p)))
+
+    emit(value, path, 0)
+    text_parts: list[str] = []
+    origins: list = []
+    for i, (text, org) in enumerate(lines):
+        if i:
+            text_parts.append("\n")
+            origins.append(org)
+        text_parts.append(text)
+        origins.extend([org] * len(text))
+    return TStr("".join(text_parts), origins)
+
+
+def _scalar_or_empty(v: Any) -> str:
+    if isinstance(v, dict):
+        return "{}"
+    if isinstance(v, list):
+        return "[]"
+    return _yaml_scalar(v)
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def plain(x: Any) -> Any:
+    if isinstance(x, Ref):
+        return x.value
+    if isinstance(x, TStr):
+        return x.text
+    return x
+
+
+def truthy(x: Any) -> Any:
+    v = plain(x)
+    if v is UNKNOWN:
+        return UNKNOWN
+    if v is None or v is False:
+        return False
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v != 0
+    if isinstance(v, (str, list, dict)):
+        return len(v) > 0
+    return True
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+@dataclass
+class Evaluator:
+    """Renders one chart's templates against merged values, tracking origins."""
+
+    sources: list[TemplateSource]
+    defines: dict[str, tuple[int, list[Node]]]
+    values: Any
+    origins: dict[tuple, Location]
+    root_extra: dict[str, Any]
+    reasons: list[str] = field(default_factory=list)  # why parts stayed unknown (deduplicated by caller)
+    steps: int = 0
+    depth: int = 0
+
+    def origin_of(self, path: tuple) -> Location | None:
+        return self.origins.get(path)
+
+    def root(self, tid: int) -> dict:
+        src = self.sources[tid]
+        out = {"Values": Ref(self.values, ())}
+        out.update(self.root_extra)
+        out["Template"] = {"Name": src.name, "BasePath": src.name.rsplit("/templates/", 1)[0] + "/templates"}
+        return out
+
+    def unknown(self, why: str, origin: Any) -> _Unknown:
+        where = self._where(origin)
+        self.reasons.append(f"{where}: {why}" if where else why)
+        return UNKNOWN
+
+    def _where(self, origin: Any) -> str:
+        if isinstance(origin, tuple):
+            loc = self.sources[origin[0]].location(origin[1])
+            return f"{loc.file}:{loc.line}"
+        return ""
+
+    # -- nodes
+
+    def render(self, tid: int, nodes: list[Node]) -> TStr:
+        root = self.root(tid)
+        parts: list[TStr] = []
+        self._nodes(nodes, root, [{"$": root}], parts)
+        return _join(parts)
+
+    def _nodes(self, nodes: list[Node], dot: Any, scopes: list[dict], out: list[TStr]) -> None:
+        for node in nodes:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise TemplateError("template evaluation exceeded its step limit", (node.tid, node.pos))
+            kind = node.kind
+            if kind == "text":
+                out.append(TStr(node.text, [(node.tid, node.pos + i) for i in range(len(node.text))]))
+            elif kind == "action":
+                val = self._pipe(node.pipe, dot, scopes, (node.tid, node.pos))
+                if not (isinstance(node.pipe, Pipe) and node.pipe.decl):
+                    out.append(self.to_tstr(val, (node.tid, node.pos)))
+            elif kind in ("if", "with"):
+                self._cond(node, dot, scopes, out)
+            elif kind == "range":
+                self._range(node, dot, scopes, out)
+            elif kind == "template":
+                data = self._pipe(node.pipe, dot, scopes, (node.tid, node.pos))
+                out.append(self.include(node.name, data, (node.tid, node.pos)))
+            elif kind == "break":
+                raise _Break()
+            elif kind == "continue":
+                raise _Continue()
+            if sum(len(p.text) for p in out[-1:]) > MAX_OUTPUT_CHARS:
+                raise TemplateError("template output exceeds the size limit", (node.tid, node.pos))
+
+    def _cond(self, node: Node, dot: Any, scopes: list[dict], out: list[TStr]) -> None:
+        origin = (node.tid, node.pos)
+        scopes = scopes + [{}]
+        val = self._pipe(node.pipe, dot, scopes, origin)
+        t = truthy(val)
+        if t is UNKNOWN:
+            self.unknown(f"`{node.kind}` condition could not be evaluated; its content was left out", origin)
+            return
+        if t:
+            self._nodes(node.body, val if node.kind == "with" else dot, scopes, out)
+        elif node.else_body:
+            self._nodes(node.else_body, dot, scopes, out)
+
+    def _range(self, node: Node, dot: Any, scopes: list[dict], out: list[TStr]) -> None:
+        origin = (node.tid, node.pos)
+        pipe = node.pipe
+        val = self._pipe(pipe, dot, scopes + [{}], origin, declare=False)
+        v = plain(val)
+        if v is UNKNOWN:
+            self.unknown("`range` over a value that could not be evaluated; its content was left out", origin)
+            return
+        items: list[tuple[Any, Any]] = []
+        path = val.path if isinstance(val, Ref) else None
+        if isinstance(v, list):
+            for i, item in enumerate(v):
+                items.append((i, Ref(item, path + (i,)) if path is not None else item))
+        elif isinstance(v, dict):
+            for k in sorted(v, key=str):
+                items.append((k, Ref(v[k], path + (k,)) if path is not None else v[k]))
+        elif isinstance(v, int) and not isinstance(v, bool):
+            items = [(i, i) for i in range(v)]
+        elif v is None:
+            items = []
+        else:
+            raise TemplateError(f"range can't iterate over {go_str(v)}", origin)
+        if not items:
+            if node.else_body:
+                self._nodes(node.else_body, dot, scopes, out)
+            return
+        decl = pipe.decl if isinstance(pipe, Pipe) else []
+        for k, item in items:
+            scope: dict[str, Any] = {}
+            if len(decl) == 1:
+                scope[decl[0]] = item
+            elif len(decl) == 2:
+                scope[decl[0]] = k
+                scope[decl[1]] = item
+            try:
+                self._nodes(node.body, item, scopes + [scope], out)
+            except _Continue:
+                continue
+            except _Break:
+                break
+
+    # -- pipelines
+
+    def _pipe(self, pipe: Any, dot: Any, scopes: list[dict], origin: Any, declare: bool = True) -> Any:
+        if isinstance(pipe, Exception):
+            return self.unknown(str(pipe), origin)
+        result: Any = None
+        have_input = False
+        for cmd in pipe.cmds:
+            try:
+                result = self._cmd(cmd, dot, scopes, origin, result if have_input else _NOARG)
+            except Unevaluable as exc:
+                result = self.unknown(str(exc), origin)
+            have_input = True
+        if pipe.decl and declare:
+            name = pipe.decl[0]
+            if pipe.assign:
+                for scope in reversed(scopes):
+                    if name in scope:
+                        scope[name] = result
+                        break
+                else:
+                    scopes[-1][name] = result
+            else:
+                scopes[-1][name] = result
+        return result
+
+    def _cmd(self, cmd: list, dot: Any, scopes: list[dict], origin: Any, piped: Any) -> Any:
+        head = cmd[0]
+        if head[0] == "ident" and head[1] not in ("true", "false", "nil"):
+            fname = head[1]
+            if fname in ("and", "or"):
+                return self._andor(fname, cmd[1:], dot, scopes, origin, piped)
+            args = [self._operand(op, dot, scopes, origin) for op in cmd[1:]]
+            if piped is not _NOARG:
+                args.append(piped)
+            return self.call(fname, args, origin)
+        if len(cmd) > 1 or piped is not _NOARG:
+            raise Unevaluable("a value cannot take arguments (method calls are not evaluated)")
+        return self._operand(head, dot, scopes, origin)
+
+    def _andor(self, fname, ops, dot, scopes, origin, piped):
+        vals_iter = [lambda op=op: self._operand(op, dot, scopes, origin) for op in ops]
+        if piped is not _NOARG:
+            vals_iter.append(lambda: piped)
+        last: Any = None
+        for get in vals_iter:
+            last = get()
+            t = truthy(last)
+            if t is UNKNOWN:
+                return UNKNOWN
+            if fname == "and" and not t:
+                return last
+            if fname == "or" and t:
+                return last
+        return last
+
+    def _operand(self, op: Any, dot: Any, scopes: list[dict], origin: Any) -> Any:
+        kind = op[0]
+        if kind == "str":
+            return json.loads(op[1])
+        if kind == "raw":
+            return op[1][1:-1]
+        if kind == "char":
+            return ord(json.loads('"' + op[1][1:-1] + '"'))
+        if kind == "num":
+            t = op[1]
+            if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", t):
+                return int(t, 0)
+            return float(t)
+        if kind == "ident":
+            if op[1] == "true":
+                return True
+            if op[1] == "false":
+                return False
+            if op[1] == "nil":
+                return None
+            return self.call(op[1], [], origin)
+        if kind == "field":
+            if op[1] == ".":
+                return dot
+            return self._fields(dot, op[1][1:].split("."), origin)
+        if kind == "var":
+            name, *fields = op[1].split(".")
+            for scope in reversed(scopes):
+                if name in scope:
+                    base = scope[name]
+                    break
+            else:
+                raise Unevaluable(f"undefined variable {name}")
+            return self._fields(base, fields, origin) if fields else base
+        if kind == "paren":
+            result: Any = _NOARG
+            for cmd in op[1]:
+                result = self._cmd(cmd, dot, scopes, origin, result)
+            return result
+        if kind == "sub":
+            base = self._operand(op[1], dot, scopes, origin)
+            return self._fields(base, op[2][1:].split("."), origin)
+        raise Unevaluable(f"unsupported operand {op[1]!r}")
+
+    def _fields(self, base: Any, names: list[str], origin: Any) -> Any:
+        cur = base
+        walked = []
+        for name in names:
+            walked.append(name)
+            if cur is UNKNOWN:
+                return UNKNOWN
+            if isinstance(cur, Ref):
+                v = cur.value
+                if isinstance(v, dict):
+                    cur = Ref(v[name], cur.path + (name,)) if name in v else None
+                    continue
+                if v is None:
+                    raise TemplateError(f"nil pointer evaluating interface {{}}.{name}", origin)
+                raise TemplateError(f"can't evaluate field {name} in type {type(v).__name__}", origin)
+            if isinstance(cur, dict):
+                cur = cur.get(name)
+                continue
+            if cur is None:
+                raise TemplateError(f"nil pointer evaluating interface {{}}.{name}", origin)
+            raise Unevaluable(f"field .{'.'.join(walked)} is not known")
+        return cur
+
+    # -- output
+
+    def to_tstr(self, val: Any, origin: Any) -> TStr:
+        if isinstance(val, TStr):
+            return val
+        if val is UNKNOWN:
+            return TStr.uniform(UNKNOWN_MARKER, origin)
+        if isinstance(val, Ref):
+            loc = self.origin_of(val.path)
+            return TStr.uniform(go_str(val.value), loc if loc is not None else origin)
+        if val is _NOARG:
+            return TStr("", [])
+        return TStr.uniform(go_str(val), origin)
+
+    def include(self, name: Any, data: Any, origin: Any) -> Any:
+        name = plain(name)
+        if name is UNKNOWN or name not in self.defines:
+            if name is not UNKNOWN and isinstance(name, str):
+                raise TemplateError(f'no template "{name}" associated with template', origin)
+            return UNKNOWN
+        if self.depth >= MAX_INCLUDE_DEPTH:
+            raise TemplateError("include nested too deeply (recursion?)", origin)
+        tid, nodes = self.defines[name]
+        root = self.root(tid)
+        parts: list[TStr] = []
+        self.depth += 1
+        try:
+            self._nodes(nodes, data, [{"$": root}], parts)
+        finally:
+            self.depth -= 1
+        return _join(parts)
+
+    # -- functions
+
+    def call(self, name: str, args: list, origin: Any) -> Any:
+        fn = _FUNCS.get(name)
+        if fn is None:
+            if name in ("include",):
+                if len(args) != 2:
+                    raise Unevaluable("include takes a name and a value")
+                return self.include(args[0], args[1], origin)
+            raise Unevaluable(f"function `{name}` is not evaluated by vramlint")
+        if name not in _UNKNOWN_AWARE and any(plain(a) is UNKNOWN for a in args):
+            return UNKNOWN
+        return fn(self, args, origin)
+
+
+_NOARG = object()
+
+
+def _join(parts: list[TStr]) -> TStr:
+    text = "".join(p.text for p in parts)
+    origins: list = []
+    for p in parts:
+        origins.extend(p.origins)
+    return TStr(text, origins)
+
+
+# ---- function table. Each takes (evaluator, args, origin). Args may be Ref / TStr / plain values.
+
+
+def _rewrap(src: Any, result: Any, ev: Evaluator, origin: Any) -> Any:
+    """Keep a scalar transform's origin: a Ref stays a Ref of the same key; a TStr keeps its first origin."""
+    if isinstance(src, Ref):
+        return Ref(result, src.path)
+    if isinstance(src, TStr) and isinstance(result, str):
+        return TStr.uniform(result, src.first_origin() if src.origins else origin)
+    return result
+
+
+def _scalar(fn, nargs: int | None = None):
+    def wrapped(ev, args, origin):
+        if nargs is not None and len(args) != nargs:
+            raise Unevaluable(f"wrong number of arguments ({len(args)})")
+        src = args[-1] if args else None
+        res = fn(*[plain(a) for a in args])
+        return _rewrap(src, res, ev, origin)
+
+    return wrapped
+
+
+def _to_int(v: Any) -> int:
+    if v is None or v == "":
+        return 0
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float)):
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v.strip(), 0)
+        except ValueError:
+            try:
+                return int(float(v))
+            except ValueError:
+                return 0
+    return 0
+
+
+def _to_float(v: Any) -> float:
+    try:
+        return float(v) if v not in (None, "") else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _strval(v: Any) -> str:
+    return go_str(v)
+
+
+def _go_quote(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def f_quote(ev, args, origin):
+    parts = []
+    for a in args:
+        if plain(a) is None:
+            continue
+        t = ev.to_tstr(a, origin)
+        q = _go_quote(t.text)
+        org = t.first_origin() if t.origins else origin
+        parts.append(TStr.uniform(q, org))
+    out = TStr("", [])
+    for i, p in enumerate(parts):
+        if i:
+            out = out + TStr.uniform(" ", origin)
+        out = out + p
+    return out
+
+
+def f_squote(ev, args, origin):
+    parts = []
+    for a in args:
+        if plain(a) is None:
+            continue
+        t = ev.to_tstr(a, origin)
+        parts.append(TStr.uniform("'" + t.text + "'", t.first_origin() if t.origins else origin))
+    return _join([p if i == 0 else TStr.uniform(" ", origin) + p for i, p in enumerate(parts)])
+
+
+def f_default(ev, args, origin):
+    if not args:
+        raise Unevaluable("default needs an argument")
+    d = args[0]
+    if len(args) == 1:
+        return d
+    given = args[1]
+    t = truthy(given)
+    if t is UNKNOWN:
+        return UNKNOWN
+    return given if t else d
+
+
+def f_toyaml(ev, args, origin):
+    (a,) = args
+    if isinstance(a, Ref):
+        return to_yaml(a.value, a.path, ev.origin_of, origin)
+    if isinstance(a, TStr):
+        return TStr.uniform(_yaml_scalar(a.text), a.first_origin() or origin)
+    return to_yaml(a, None, ev.origin_of, origin)
+
+
+def f_tojson(ev, args, origin):
+    (a,) = args
+    text = json.dumps(_json_ready(plain(a)), separators=(",", ":"), ensure_ascii=False)
+    return _rewrap(a, text, ev, origin) if not isinstance(a, Ref) else TStr.uniform(
+        text, ev.origin_of(a.path) or origin
+    )
+
+
+def _json_ready(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return int(v)
+    if isinstance(v, dict):
+        return {str(k): _json_ready(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_json_ready(x) for x in v]
+    return v
+
+
+def _indent_tstr(t: TStr, n: int, origin: Any, lead_newline: bool) -> TStr:
+    pad = " " * n
+    text: list[str] = []
+    origins: list = []
+    first_org = t.first_origin() or origin
+    if lead_newline:
+        text.append("\n")
+        origins.append(first_org)
+    text.append(pad)
+    origins.extend([first_org] * n)
+    for ch, org in zip(t.text, t.origins):
+        text.append(ch)
+        origins.append(org)
+        if ch == "\n":
+            text.append(pad)
+            origins.extend([org] * n)
+    return TStr("".join(text), origins)
+
+
+def f_indent(ev, args, origin):
+    n, s = args
+    return _indent_tstr(ev.to_tstr(s, origin), _to_int(plain(n)), origin, False)
+
+
+def f_nindent(ev, args, origin):
+    n, s = args
+    return _indent_tstr(ev.to_tstr(s, origin), _to_int(plain(n)), origin, True)
+
+
+def f_printf(ev, args, origin):
+    if not args:
+        raise Unevaluable("printf needs a format")
+    fmt = plain(args[0])
+    rest = list(args[1:])
+    parts: list[TStr] = []
+    i = 0
+    lit: list[str] = []
+    for m in re.finditer(r"%([-+# 0]*\d*(?:\.\d+)?)([a-zA-Z%])", fmt):
+        lit.append(fmt[i : m.start()])
+        i = m.end()
+        verb = m.group(2)
+        if verb == "%":
+            lit.append("%")
+            continue
+        parts.append(TStr.uniform("".join(lit), origin))
+        lit = []
+        if not rest:
+            parts.append(TStr.uniform(f"%!{verb}(MISSING)", origin))
+            continue
+        a = rest.pop(0)
+        v = plain(a)
+        if verb in ("s", "v"):
+            text = go_str(v)
+        elif verb == "q":
+            text = _go_quote(go_str(v))
+        elif verb == "d":
+            if isinstance(v, int) and not isinstance(v, bool):
+                text = str(v)
+            else:
+                kind = "float64" if isinstance(v, float) else "string" if isinstance(v, str) else "bool"
+                text = f"%!d({kind}={go_str(v)})"
+        elif verb in ("f", "g", "e"):
+            prec = m.group(1)
+            try:
+                text = format(float(v), (prec or ".6") + verb) if verb == "f" else go_float(float(v))
+            except (TypeError, ValueError):
+                text = f"%!{verb}({go_str(v)})"
+        elif verb == "t":
+            text = go_str(v)
+        else:
+            raise Unevaluable(f"printf verb %{verb} is not evaluated")
+        if isinstance(a, Ref):
+            parts.append(TStr.uniform(text, ev.origin_of(a.path) or origin))
+        elif isinstance(a, TStr):
+            parts.append(TStr.uniform(text, a.first_origin() or origin))
+        else:
+            parts.append(TStr.uniform(text, origin))
+    lit.append(fmt[i:])
+    parts.append(TStr.uniform("".join(lit), origin))
+    return _join(parts)
+
+
+def f_print(ev, args, origin):
+    parts: list[TStr] = []
+    prev_str = True
+    for i, a in enumerate(args):
+        is_str = isinstance(plain(a), str)
+        if i and not is_str and not prev_str:
+            parts.append(TStr.uniform(" ", origin))
+        parts.append(ev.to_tstr(a, origin))
+        prev_str = is_str
+    return _join(parts)
+
+
+def f_required(ev, args, origin):
+    msg, val = args
+    v = plain(val)
+    if v is None or v == "":
+        raise TemplateError(f"execution error: {plain(msg)}", origin)
+    return val
+
+
+def f_fail(ev, args, origin):
+    raise TemplateError(f"execution error: {plain(args[0]) if args else ''}", origin)
+
+
+def f_index(ev, args, origin):
+    cur = args[0]
+    for k in args[1:]:
+        key = plain(k)
+        v = plain(cur)
+        if v is None:
+            raise TemplateError("index of untyped nil", origin)
+        if isinstance(v, dict):
+            if isinstance(key, float) or key not in v:
+                cur = None
+                continue
+            cur = Ref(v[key], cur.path + (key,)) if isinstance(cur, Ref) else v[key]
+        elif isinstance(v, list):
+            idx = _to_int(key)
+            if not 0 <= idx < len(v):
+                raise TemplateError(f"index out of range: {idx}", origin)
+            cur = Ref(v[idx], cur.path + (idx,)) if isinstance(cur, Ref) else v[idx]
+        else:
+            raise TemplateError(f"can't index item of type {type(v).__name__}", origin)
+    return cur
+
+
+def f_get(ev, args, origin):
+    d, k = args
+    v = plain(d)
+    key = plain(k)
+    if isinstance(v, dict) and key in v:
+        return Ref(v[key], d.path + (key,)) if isinstance(d, Ref) else v[key]
+    return ""
+
+
+def f_dict(ev, args, origin):
+    out = {}
+    for i in range(0, len(args) - 1, 2):
+        out[go_str(plain(args[i]))] = args[i + 1]
+    return {k: (v if not isinstance(v, TStr) else v.text) for k, v in out.items()}  # Refs kept: origins survive
+
+
+def _cmp(op):
+    def f(ev, args, origin):
+        a, *others = [plain(x) for x in args]
+        if op == "eq":
+            return any(_eqv(a, b) for b in others)
+        b = others[0]
+        if op == "ne":
+            return not _eqv(a, b)
+        try:
+            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+        except TypeError as exc:
+            raise TemplateError(f"incompatible types for comparison: {op}", origin) from exc
+
+    return f
+
+
+def _eqv(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return float(a) == float(b)
+    return a == b
+
+
+def f_empty(ev, args, origin):
+    t = truthy(args[0])
+    return UNKNOWN if t is UNKNOWN else not t
+
+
+def f_not(ev, args, origin):
+    t = truthy(args[0])
+    return UNKNOWN if t is UNKNOWN else not t
+
+
+def f_haskey(ev, args, origin):
+    d, k = (plain(a) for a in args)
+    return isinstance(d, dict) and k in d
+
+
+def f_len(ev, args, origin):
+    v = plain(args[0])
+    if v is None:
+        raise TemplateError("len of nil pointer", origin)
+    if isinstance(v, (str, list, dict)):
+        return len(v)
+    raise TemplateError(f"len of type {type(v).__name__}", origin)
+
+
+def f_coalesce(ev, args, origin):
+    for a in args:
+        t = truthy(a)
+        if t is UNKNOWN:
+            return UNKNOWN
+        if t:
+            return a
+    return None
+
+
+def f_ternary(ev, args, origin):
+    a, b, c = args
+    t = truthy(c)
+    if t is UNKNOWN:
+        return UNKNOWN
+    return a if t else b
+
+
+def f_kindis(ev, args, origin):
+    kind, v = (plain(a) for a in args)
+    return _kind(v) == kind
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "invalid"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float64"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "slice"
+    if isinstance(v, dict):
+        return "map"
+    return "invalid"
+
+
+def f_list(ev, args, origin):
+    return [plain(a) for a in args]
+
+
+def f_arith(op):
+    def f(ev, args, origin):
+        vals = [_to_int(plain(a)) for a in args]
+        acc = vals[0]
+        for v in vals[1:]:
+            if op == "add":
+                acc += v
+            elif op == "sub":
+                acc -= v
+            elif op == "mul":
+                acc *= v
+            elif op in ("div", "mod"):
+                if v == 0:
+                    raise TemplateError("integer divide by zero", origin)
+                acc = int(acc / v) if op == "div" else acc - v * int(acc / v)
+            elif op == "max":
+                acc = max(acc, v)
+            elif op == "min":
+                acc = min(acc, v)
+        return acc
+
+    return f
+
+
+def f_fromyaml(ev, args, origin):
+    from ruamel.yaml import YAML
+
+    try:
+        data = YAML(typ="safe").load(plain(args[0]) or "")
+    except Exception:  # noqa: BLE001 - fromYaml returns an error map in Helm rather than failing
+        return {"Error": "invalid YAML"}
+    return to_go_number(data if data is not None else {})
+
+
+def f_merge(ev, args, origin):
+    dst = _deep_copy(plain(args[0])) or {}
+    for src in args[1:]:
+        _merge_missing(dst, plain(src) or {})
+    return dst
+
+
+def _merge_missing(dst: dict, src: dict) -> None:
+    for k, v in src.items():
+        if k not in dst:
+            dst[k] = _deep_copy(v)
+        elif isinstance(dst[k], dict) and isinstance(v, dict):
+            _merge_missing(dst[k], v)
+
+
+def _deep_copy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _deep_copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_deep_copy(x) for x in v]
+    return v
+
+
+def f_tpl(ev, args, origin):
+    text = plain(args[0])
+    if isinstance(text, str) and "{{" not in text:
+        return _rewrap(args[0], text, ev, origin)
+    raise Unevaluable("tpl of a template string is not evaluated")
+
+
+def f_lookup(ev, args, origin):
+    return {}  # what `helm template` returns too: no cluster is contacted
+
+
+def _regex(fn):
+    def f(ev, args, origin):
+        vals = [plain(a) for a in args]
+        try:
+            return fn(*vals)
+        except re.error as exc:
+            raise Unevaluable(f"regular expression not evaluated: {exc}") from exc
+
+    return f
+
+
+_FUNCS = {
+    "quote": f_quote,
+    "squote": f_squote,
+    "default": f_default,
+    "toYaml": f_toyaml,
+    "mustToYaml": f_toyaml,
+    "toJson": f_tojson,
+    "mustToJson": f_tojson,
+    "toPrettyJson": f_tojson,
+    "indent": f_indent,
+    "nindent": f_nindent,
+    "printf": f_printf,
+    "print": f_print,
+    "required": f_required,
+    "fail": f_fail,
+    "index": f_index,
+    "get": f_get,
+    "dict": f_dict,
+    "list": f_list,
+    "tuple": f_list,
+    "eq": _cmp("eq"),
+    "ne": _cmp("ne"),
+    "lt": _cmp("lt"),
+    "le": _cmp("le"),
+    "gt": _cmp("gt"),
+    "ge": _cmp("ge"),
+    "empty": f_empty,
+    "not": f_not,
+    "hasKey": f_haskey,
+    "len": f_len,
+    "coalesce": f_coalesce,
+    "ternary": f_ternary,
+    "kindIs": f_kindis,
+    "kindOf": lambda ev, a, o: _kind(plain(a[0])),
+    "typeOf": lambda ev, a, o: _kind(plain(a[0])),
+    "add": f_arith("add"),
+    "add1": lambda ev, a, o: _to_int(plain(a[0])) + 1,
+    "sub": f_arith("sub"),
+    "mul": f_arith("mul"),
+    "div": f_arith("div"),
+    "mod": f_arith("mod"),
+    "max": f_arith("max"),
+    "min": f_arith("min"),
+    "int": _scalar(_to_int, 1),
+    "int64": _scalar(_to_int, 1),
+    "atoi": _scalar(_to_int, 1),
+    "float64": _scalar(_to_float, 1),
+    "toString": _scalar(_strval, 1),
+    "trim": _scalar(lambda s: _strval(s).strip(), 1),
+    "trimAll": _scalar(lambda c, s: _strval(s).strip(_strval(c)), 2),
+    "trimSuffix": _scalar(lambda suf, s: _strval(s)[: -len(suf)] if suf and _strval(s).endswith(suf) else _strval(s), 2),
+    "trimPrefix": _scalar(lambda pre, s: _strval(s)[len(pre):] if _strval(s).startswith(pre) else _strval(s), 2),
+    "lower": _scalar(lambda s: _strval(s).lower(), 1),
+    "upper": _scalar(lambda s: _strval(s).upper(), 1),
+    "title": _scalar(lambda s: _strval(s).title(), 1),
+    "replace": _scalar(lambda old, new, s: _strval(s).replace(_strval(old), _strval(new)), 3),
+    "trunc": _scalar(lambda n, s: _strval(s)[: _to_int(n)] if _to_int(n) >= 0 else _strval(s)[_to_int(n):], 2),
+    "nospace": _scalar(lambda s: re.sub(r"\s", "", _strval(s)), 1),
+    "hasPrefix": lambda ev, a, o: _strval(plain(a[1])).startswith(_strval(plain(a[0]))),
+    "hasSuffix": lambda ev, a, o: _strval(plain(a[1])).endswith(_strval(plain(a[0]))),
+    "contains": lambda ev, a, o: _strval(plain(a[0])) in _strval(plain(a[1])),
+    "has": lambda ev, a, o: plain(a[0]) in (plain(a[1]) or []),
+    "join": lambda ev, a, o: _strval(plain(a[0])).join(_strval(x) for x in (plain(a[1]) or [])),
+    "splitList": lambda ev, a, o: _strval(plain(a[1])).split(_strval(plain(a[0]))),
+    "first": lambda ev, a, o: (plain(a[0]) or [None])[0],
+    "last": lambda ev, a, o: (plain(a[0]) or [None])[-1],
+    "keys": lambda ev, a, o: sorted((plain(a[0]) or {}).keys()),
+    "sortAlpha": lambda ev, a, o: sorted(_strval(x) for x in (plain(a[0]) or [])),
+    "toStrings": lambda ev, a, o: [_strval(x) for x in (plain(a[0]) or [])],
+    "until": lambda ev, a, o: list(range(_to_int(plain(a[0])))),
+    "concat": lambda ev, a, o: [x for lst in a for x in (plain(lst) or [])],
+    "append": lambda ev, a, o: list(plain(a[0]) or []) + [plain(a[1])],
+    "uniq": lambda ev, a, o: list(dict.fromkeys(plain(a[0]) or [])),
+    "compact": lambda ev, a, o: [x for x in (plain(a[0]) or []) if truthy(x)],
+    "cat": lambda ev, a, o: " ".join(go_str(plain(x)) for x in a if plain(x) is not None),
+    "merge": f_merge,
+    "mustMerge": f_merge,
+    "deepCopy": lambda ev, a, o: _deep_copy(plain(a[0])),
+    "fromYaml": f_fromyaml,
+    "fromJson": lambda ev, a, o: to_go_number(json.loads(plain(a[0]) or "{}")),
+    "tpl": f_tpl,
+    "lookup": f_lookup,
+    "b64enc": lambda ev, a, o: __import__("base64").b64encode(_strval(plain(a[0])).encode()).decode(),
+    "sha256sum": lambda ev, a, o: hashlib.sha256(_strval(plain(a[0])).encode()).hexdigest(),
+    "regexMatch": _regex(lambda p, s: re.search(p, _strval(s)) is not None),
+    "regexReplaceAll": _regex(lambda p, s, r: re.sub(p, re.sub(r"\$\{?(\d+)\}?", r"\\\1", r), _strval(s))),
+    "ceil": lambda ev, a, o: float(__import__("math").ceil(_to_float(plain(a[0])))),
+    "floor": lambda ev, a, o: float(__import__("math").floor(_to_float(plain(a[0])))),
+}
+_UNKNOWN_AWARE = {"default", "coalesce", "ternary", "empty", "not"}

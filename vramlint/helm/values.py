@@ -1,0 +1,134 @@
+"""Helm values with the position of every key, merged in Helm's order.
+
+Helm coalesces the chart's `values.yaml` with each `-f` file in turn: maps merge deeply, any other value
+(lists included) replaces, and `null` in a later file deletes the key. Each leaf keeps the Location of
+the file and line that gave it its final value, so a finding can land on that line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import Location, Problem
+from vramlint.yamlload import join_path, key_location, load_text, value_location
+
+
+@dataclass
+class Values:
+    data: dict = field(default_factory=dict)
+    origins: dict[tuple, Location] = field(default_factory=dict)  # key path -> where its value was written
+    files: list[str] = field(default_factory=list)
+
+
+def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, depth: int = 0) -> Any:
+    if depth > 100:
+        return None
+    if isinstance(node, dict):
+        out = {}
+        for k in node:
+            kp = join_path(ypath, k)
+            child = node[k]
+            loc = value_location(file, node, k, kp) if not isinstance(child, (dict, list)) else key_location(
+                file, node, k, kp
+            )
+            if loc is not None:
+                origins[path + (str(k),)] = loc
+            out[str(k)] = _to_plain(child, path + (str(k),), kp, file, origins, depth + 1)
+        return out
+    if isinstance(node, list):
+        out_list = []
+        for i, item in enumerate(node):
+            kp = join_path(ypath, i)
+            loc = value_location(file, node, i, kp)
+            if loc is not None:
+                origins[path + (i,)] = loc
+            out_list.append(_to_plain(item, path + (i,), kp, file, origins, depth + 1))
+        return out_list
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return str(node)  # timestamps and other YAML types: Helm sees their text
+
+
+def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location], list[Problem]]:
+    docs, problems = load_text(text, file)
+    origins: dict[tuple, Location] = {}
+    if not docs:
+        return {}, origins, problems
+    data = docs[0].data
+    if not isinstance(data, dict):
+        problems.append(Problem(file, 1, 1, "values file is not a mapping; it was ignored"))
+        return {}, origins, problems
+    return _to_plain(data, (), "", file, origins), origins, problems
+
+
+def load_values_file(path: str, display: str) -> tuple[dict, dict[tuple, Location], list[Problem]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, {}, [Problem(display, None, None, f"cannot read values file: {exc}")]
+    return load_values_text(text, display)
+
+
+def _drop_prefix(origins: dict[tuple, Location], prefix: tuple) -> None:
+    n = len(prefix)
+    for k in [k for k in origins if k[:n] == prefix]:
+        del origins[k]
+
+
+def coalesce(base: Values, data: dict, origins: dict[tuple, Location], file: str | None = None) -> None:
+    """Merge ``data`` (a later values file) over ``base`` in place, as `helm -f` does."""
+
+    def merge(dst: dict, src: dict, path: tuple) -> None:
+        for k, v in src.items():
+            p = path + (k,)
+            if v is None:
+                # null deletes the key (and what the chart's defaults had under it)
+                dst.pop(k, None)
+                _drop_prefix(base.origins, p)
+                continue
+            if isinstance(v, dict) and isinstance(dst.get(k), dict):
+                if p in origins:
+                    base.origins.setdefault(p, origins[p])
+                merge(dst[k], v, p)
+                continue
+            dst[k] = _copy(v)
+            _drop_prefix(base.origins, p)
+            for ok, loc in origins.items():
+                if ok[: len(p)] == p:
+                    base.origins[ok] = loc
+
+    merge(base.data, data, ())
+    if file:
+        base.files.append(file)
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v
+
+
+def subchart_values(parent: Values, sub_name: str, sub_defaults: Values) -> Values:
+    """The values a subchart sees: its defaults, under the parent's `<sub_name>:` block and `global:`."""
+    out = Values(_copy(sub_defaults.data), dict(sub_defaults.origins), list(sub_defaults.files))
+    block = parent.data.get(sub_name)
+    if isinstance(block, dict):
+        n = 1
+        sub_origins = {k[n:]: v for k, v in parent.origins.items() if k[:1] == (sub_name,) and len(k) > 1}
+        coalesce(out, block, sub_origins)
+    glob = parent.data.get("global")
+    if isinstance(glob, dict):
+        g_origins = {k: v for k, v in parent.origins.items() if k[:1] == ("global",)}
+        coalesce(out, {"global": glob}, g_origins)
+    out.data.setdefault("global", {})
+    return out
