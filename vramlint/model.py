@@ -182,6 +182,7 @@ class Finding:
     server_key: str | None = None
     suppressed: bool = False
     justification: str | None = None
+    suppression: str | None = None  # how it was suppressed: "comment" | "annotation" | "baseline"
 
     def to_json(self) -> dict[str, Any]:
         loc = self.location
@@ -198,6 +199,7 @@ class Finding:
             "message": self.message,
             "suppressed": self.suppressed,
             "justification": self.justification,
+            "suppression": self.suppression,
         }
 
 

@@ -1,0 +1,400 @@
+"""`vramlint check PATH...` (also plain `vramlint PATH...`): lint deployments and report findings.
+
+configuration -> scan -> assess -> rules -> severity overrides, select/ignore -> suppressions -> baseline ->
+reports -> exit status (0: nothing reached --fail-on; 1: something did; 2: usage or internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+LEVEL_RANK = {"note": 0, "warning": 1, "error": 2}
+
+
+class _OutputFormat(argparse.Action):
+    """--output-format and --output-file pair up in the order given: each file goes with the format before it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001 - argparse's signature
+        outputs = getattr(namespace, "outputs", None) or []
+        if self.dest == "output_format":
+            if outputs and outputs[-1][0] is None:
+                outputs[-1][0] = values
+            else:
+                outputs.append([values, None])
+        else:
+            if outputs and outputs[-1][1] is None:
+                outputs[-1][1] = values
+            else:
+                outputs.append([None, values])
+        namespace.outputs = outputs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from vramlint.report import FORMATS
+
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="files or directories to lint; '-' reads standard input (default: .)")
+    parser.set_defaults(outputs=None)
+    conf = parser.add_argument_group("configuration (flags win over the configuration file)")
+    conf.add_argument("--config", metavar="FILE",
+                      help="configuration file (.vramlint.yaml or pyproject.toml); default: found from the "
+                      "scanned paths upward to the repository root")
+    conf.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say (T4, A100-80GB, L40S...)")
+    conf.add_argument("--gpus", type=_positive_int, metavar="N", help="GPUs per server when the files do not say")
+    conf.add_argument("--gpu-memory-gib", type=float, metavar="GIB", help="memory of a GPU not in the catalog")
+    conf.add_argument("--vllm-version", metavar="X.Y.Z", help="vLLM version when the image tag does not say")
+    conf.add_argument("--select", action="append", metavar="RULES",
+                      help="only these rules (ids, id prefixes, names; comma-separated; replaces the file's)")
+    conf.add_argument("--ignore", action="append", metavar="RULES",
+                      help="not these rules (comma-separated; added to the file's)")
+    conf.add_argument("--fail-on", choices=("error", "warning", "note", "never"),
+                      help="lowest level that makes the exit status 1 (default: error)")
+    conf.add_argument("--offline", action="store_true", default=False,
+                      help="never ask the Hugging Face Hub for a model's config.json")
+    conf.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching GLOB (repeatable)")
+    conf.add_argument("--rules-dir", action="append", metavar="DIR",
+                      help="also load the rule modules in DIR (your own rules; never loaded unless given)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--output-format", dest="output_format", action=_OutputFormat, choices=FORMATS,
+                     help="text (default), json, sarif, github or markdown; repeatable, each paired with the "
+                     "--output-file after it (a format without a file goes to standard output)")
+    out.add_argument("--output-file", dest="output_file", action=_OutputFormat, metavar="FILE",
+                     help="write the preceding --output-format to FILE")
+    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour text output (auto: on a terminal, unless NO_COLOR is set)")
+    out.add_argument("--show-suppressed", action="store_true",
+                     help="list suppressed findings in text output too (json and sarif always carry them)")
+    base = parser.add_argument_group("baseline")
+    base.add_argument("--baseline", metavar="FILE", help="report only findings that are not in this baseline")
+    base.add_argument("--write-baseline", metavar="FILE",
+                      help="record the current findings in FILE (then they are reported as suppressed)")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The run (everything below imports lazily: `add_arguments` runs for every command)
+
+
+def _outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    from vramlint.cli import UsageError
+
+    pairs = [(fmt or "text", file) for fmt, file in (args.outputs or [])] or [("text", None)]
+    to_stdout = [fmt for fmt, file in pairs if file in (None, "-")]
+    if len(to_stdout) > 1:
+        raise UsageError(
+            f"only one output format can go to standard output (got {', '.join(to_stdout)}); "
+            "give the others an --output-file"
+        )
+    return pairs
+
+
+class FileReader:
+    """Scanned files' lines for suppressions and SARIF regions, read once; standard input from memory."""
+
+    def __init__(self, stdin_name: str, stdin_text: str | None) -> None:
+        self.cache: dict[str, list[str] | None] = {}
+        if stdin_text is not None:
+            self.cache[stdin_name] = stdin_text.splitlines()
+
+    def __call__(self, file: str) -> list[str] | None:
+        if file not in self.cache:
+            try:
+                with open(file, encoding="utf-8", errors="replace") as fh:
+                    self.cache[file] = fh.read().splitlines()
+            except OSError:
+                self.cache[file] = None
+        return self.cache[file]
+
+
+def rule_matches(selector: str, rule) -> bool:
+    """A selector (id, id prefix, name, ALL) matches ``rule``."""
+    text = selector.strip()
+    upper = text.upper()
+    if upper == "ALL" or upper == rule.id or text.lower() == rule.name:
+        return True
+    return upper[:1].isalpha() and rule.id.startswith(upper) and upper.rstrip("0123456789") == \
+        rule.id.rstrip("0123456789")
+
+
+def is_meta(rule_id: str) -> bool:
+    # vramlint's own findings (a crashed rule, input errors, suppressions) are not deselected by `select`:
+    # hiding them would hide that part of the input was not checked. `ignore` still turns them off.
+    from vramlint.rule import INTERNAL_RULE_ID
+
+    return rule_id == INTERNAL_RULE_ID or (rule_id.startswith("VRL") and rule_id[3:].isdigit()
+                                           and int(rule_id[3:]) >= 100)
+
+
+class Selection:
+    """Per file: which rules run, at which level, and the --fail-on level (overrides applied)."""
+
+    def __init__(self, config, rules) -> None:
+        self.config = config
+        self.rules = {r.id: r for r in rules}
+        self._per_file: dict[str, object] = {}
+
+    def config_for(self, file: str):
+        cfg = self._per_file.get(file)
+        if cfg is None:
+            cfg = self.config.for_file(file)
+            self._per_file[file] = cfg
+        return cfg
+
+    def enabled(self, rule_id: str, file: str) -> bool:
+        rule = self.rules.get(rule_id)
+        if rule is None:
+            return True
+        cfg = self.config_for(file)
+        if cfg.select is not None and not is_meta(rule_id) and not any(rule_matches(s, rule) for s in cfg.select):
+            return False
+        if any(rule_matches(s, rule) for s in cfg.ignore):
+            return False
+        return self.level(rule_id, file, rule.level) != "off"
+
+    def level(self, rule_id: str, file: str, current: str) -> str:
+        rule = self.rules.get(rule_id)
+        cfg = self.config_for(file)
+        if rule is None or not cfg.severity:
+            return current
+        for key in (rule.id, rule.name):
+            for written, level in cfg.severity.items():
+                if written == key or (written.upper() == key and key == rule.id):
+                    return level
+        return current
+
+    def fails(self, finding) -> bool:
+        fail_on = self.config_for(finding.location.file).fail_on
+        if fail_on == "never":
+            return False
+        return LEVEL_RANK.get(finding.level, 0) >= LEVEL_RANK[fail_on]
+
+
+def validate_rule_references(config, rules) -> list:
+    """Problems (with file and line) for rule ids, names and options in the configuration that match nothing."""
+    import difflib
+
+    from vramlint.model import Problem
+    from vramlint.rule import RuleOptionError
+
+    problems = []
+    candidates = [r.id for r in rules] + [r.name for r in rules]
+
+    def where(path: tuple):
+        loc = config.location_of(path)
+        return (loc.file, loc.line, loc.column) if loc else ("(command line)", None, None)
+
+    def unknown(selector: str, path: tuple, what: str) -> None:
+        if any(rule_matches(selector, r) for r in rules):
+            return
+        close = difflib.get_close_matches(selector.upper() if selector[:1].isupper() else selector, candidates, 1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        file, line, col = where(path)
+        problems.append(Problem(file, line, col, f"{what} {selector!r} matches no rule{hint}"))
+
+    scopes = [((), config)] + [(("overrides", i), o) for i, o in enumerate(config.overrides)]
+    for prefix, scope in scopes:
+        for key in ("select", "ignore"):
+            for i, selector in enumerate(getattr(scope, key) or []):
+                unknown(selector, prefix + (key, i), f"{key}:")
+        for selector in scope.severity or {}:
+            unknown(selector, prefix + ("severity", selector), "severity:")
+        for rule_key, options in (scope.rules or {}).items():
+            rule = next((r for r in rules if r.id == rule_key.upper() or r.name == rule_key), None)
+            if rule is None:
+                unknown(rule_key, prefix + ("rules", rule_key), "rules:")
+                continue
+            for option, value in options.items():
+                try:
+                    rule.merge_options({option: value})
+                except RuleOptionError as exc:
+                    kebab = option.replace("_", "-")
+                    path = prefix + ("rules", rule_key, kebab)
+                    if config.positions and path not in config.positions:
+                        path = prefix + ("rules", rule_key, option)
+                    file, line, col = where(path)
+                    problems.append(Problem(file, line, col, str(exc)))
+    return problems
+
+
+def _assess_all(servers, config):
+    """Assess servers, grouping them by the resolve options their files get (overrides may differ)."""
+    from vramlint.assess import assess
+
+    groups: dict[str, tuple[object, list]] = {}
+    for server in servers:
+        options = config.resolve_options(server.file)
+        key = repr(options)
+        groups.setdefault(key, (options, []))[1].append(server)
+    out = []
+    for options, members in groups.values():
+        out.extend(assess(members, options))
+    return out
+
+
+def _run_rules(assessments, rules, selection):
+    """Run the rules; servers whose files get other rule options (overrides) are checked with those."""
+    import json
+    from dataclasses import replace
+
+    from vramlint.rule import RuleContext, TrafficProfile, run_rules
+
+    def context(cfg) -> RuleContext:
+        traffic = TrafficProfile(cfg.traffic.p99_context_tokens, cfg.traffic.peak_concurrent_requests)
+        return RuleContext(rule_options={k: dict(v) for k, v in cfg.rules.items()}, traffic=traffic)
+
+    # Only rules enabled for some scanned file run at all; findings are filtered per file afterwards.
+    files = {a.server.file for a in assessments} or {"."}
+    runnable = [r for r in rules if any(selection.enabled(r.id, f) for f in files)]
+    groups: dict[str, tuple[object, list]] = {}
+    for assessment in assessments:
+        cfg = selection.config_for(assessment.server.file)
+        key = json.dumps([cfg.rules, vars(cfg.traffic)], sort_keys=True, default=str)
+        groups.setdefault(key, (cfg, []))[1].append(assessment)
+    if len(groups) <= 1:
+        cfg = next(iter(groups.values()))[0] if groups else selection.config
+        return run_rules(assessments, runnable, context(cfg))
+    findings = []
+    per_server = [replace(r, check_all=None) for r in runnable if r.check is not None]
+    for cfg, members in groups.values():
+        findings.extend(run_rules(members, per_server, context(cfg)))
+    across = [replace(r, check=None) for r in runnable if r.check_all is not None]
+    findings.extend(run_rules(assessments, across, context(selection.config)))
+    return findings
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    from vramlint.cli import UsageError
+    from vramlint.config import apply_flags, format_problem, load_config
+
+    started = time.perf_counter()
+    outputs = _outputs(args)
+    paths = list(args.paths) or ["."]
+    if paths.count("-") > 1:
+        raise UsageError("'-' (standard input) can be given only once")
+    if args.baseline and args.write_baseline and os.path.abspath(args.baseline) != os.path.abspath(args.write_baseline):
+        raise UsageError("--baseline and --write-baseline name different files; give one of them")
+
+    config, problems = load_config(args.config, paths)
+    if problems:
+        for problem in problems:
+            print(f"vramlint: configuration error: {format_problem(problem)}", file=sys.stderr)
+        return 2
+    config = apply_flags(config, args)
+    if config.gpu_memory_gib is None:
+        _check_gpu_flag(config.gpu)
+
+    from vramlint.meta import input_error, meta_rules
+    from vramlint.rule import load_rules
+
+    rules = load_rules(config.rules_dirs) + meta_rules()
+    problems = validate_rule_references(config, rules)
+    if problems:
+        for problem in problems:
+            print(f"vramlint: configuration error: {format_problem(problem)}", file=sys.stderr)
+        return 2
+
+    from vramlint.scan import STDIN_NAME, scan
+
+    stdin_text = sys.stdin.read() if "-" in paths else None
+    inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text)
+    assessments = _assess_all(inventory.servers, config)
+    selection = Selection(config, rules)
+    findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
+    findings.extend(input_error(p) for p in inventory.problems)
+
+    kept = []
+    for finding in findings:
+        file = finding.location.file
+        finding.level = selection.level(finding.rule_id, file, finding.level)
+        if finding.level == "off" or not selection.enabled(finding.rule_id, file):
+            continue
+        kept.append(finding)
+
+    from vramlint.suppress import apply_suppressions
+
+    reader = FileReader(STDIN_NAME, stdin_text)
+    findings = apply_suppressions(kept, inventory.servers, reader, rules, selection.enabled)
+    findings = [f for f in findings if selection.enabled(f.rule_id, f.location.file)]
+    for finding in findings:
+        finding.level = selection.level(finding.rule_id, finding.location.file, finding.level)
+    findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.rule_id))
+
+    baseline_file = args.baseline or args.write_baseline
+    if args.write_baseline or args.baseline:
+        from vramlint.baseline import BaselineError, apply_baseline, write_baseline
+
+        try:
+            if args.write_baseline:
+                count = write_baseline(args.write_baseline, findings)
+                print(f"vramlint: wrote {count} finding(s) to the baseline {args.write_baseline}", file=sys.stderr)
+            apply_baseline(baseline_file, findings)
+        except BaselineError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"{baseline_file}: {exc.strerror or exc}") from None
+
+    failed = any(selection.fails(f) for f in findings if not f.suppressed)
+    exit_status = 1 if failed else 0
+
+    from vramlint.report import Report, render, use_color
+    from vramlint.report.sarif import repository_root
+
+    report = Report(
+        findings=findings,
+        assessments=assessments,
+        rules=rules,
+        problems=inventory.problems,
+        skipped=inventory.skipped,
+        files_scanned=inventory.files_scanned,
+        fail_on=config.fail_on,
+        exit_status=exit_status,
+        show_suppressed=args.show_suppressed,
+        config_file=config.file,
+        baseline_file=baseline_file,
+        source_root=repository_root("."),
+        read_lines=reader,
+    )
+    report.elapsed_s = time.perf_counter() - started
+    stdout_format = None
+    for fmt, file in outputs:
+        if file in (None, "-"):
+            stdout_format = fmt
+            continue
+        text = render(fmt, report, color=args.color == "always")
+        try:
+            with open(file, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {file}: {exc.strerror or exc}") from None
+    if stdout_format is not None:
+        sys.stdout.write(render(stdout_format, report, color=use_color(args.color, sys.stdout)))
+        sys.stdout.flush()
+    return exit_status
+
+
+def _check_gpu_flag(name: str | None) -> None:
+    if not name:
+        return
+    from vramlint import gpus
+    from vramlint.cli import UsageError
+
+    if gpus.lookup(name) is not None or gpus.resolve_hint(name) is not None:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(name, gpus.names(), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `--gpu-memory-gib` describes a GPU not in the catalog"
+    raise UsageError(f"unknown GPU {name!r}{hint}")

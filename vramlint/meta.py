@@ -1,0 +1,121 @@
+"""vramlint's own findings: about the input and the suppressions, not about a deployment.
+
+Ids at or above VRL100 are reserved for these; rule modules use VRL001-VRL099 (and VRL000 is the finding a
+rule module that crashed leaves behind, from ``vramlint.rule``). They are selected, ignored, re-levelled and
+suppressed like any rule, and appear in every output format (SARIF carries their descriptors like the others').
+"""
+
+from __future__ import annotations
+
+from vramlint.model import Finding, Location, Problem
+from vramlint.rule import INTERNAL_RULE_ID, INTERNAL_RULE_NAME, Rule
+
+UNUSED_SUPPRESSION = ("VRL100", "unused-suppression")
+MALFORMED_SUPPRESSION = ("VRL101", "malformed-suppression")
+INPUT_ERROR = ("VRL102", "input-error")
+
+_DOCS = {
+    INTERNAL_RULE_ID: (
+        INTERNAL_RULE_NAME,
+        "error",
+        """A rule failed while checking a server, so its verdict on that server is missing.
+
+This is a bug in the rule module (built-in or from `--rules-dir`): the message names the rule, the file and
+line where it failed, and the exception. The other rules still ran. Please report it with the input file.
+""",
+    ),
+    UNUSED_SUPPRESSION[0]: (
+        UNUSED_SUPPRESSION[1],
+        "warning",
+        """A suppression that suppresses nothing.
+
+A `# vramlint: ignore[...]` comment, or a `vramlint.dev/ignore` annotation, names a rule that reports no
+finding on that line (or the line below the comment), or on that object. Either the problem was fixed and the
+suppression can go, or the comment sits on the wrong line and is not doing what it was written for.
+Suppressions of rules that are not selected for the file are not reported.
+
+Failing example (VRL001 reports on the `args` line, not on `image`):
+
+```yaml
+image: vllm/vllm-openai:v0.10.2  # vramlint: ignore[VRL001] long contexts are required
+args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+```
+
+Passing example:
+
+```yaml
+image: vllm/vllm-openai:v0.10.2
+# vramlint: ignore[VRL001] long contexts are required
+args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+```
+""",
+    ),
+    MALFORMED_SUPPRESSION[0]: (
+        MALFORMED_SUPPRESSION[1],
+        "warning",
+        """A `# vramlint:` comment or `vramlint.dev/ignore` annotation that cannot be read.
+
+The form is `# vramlint: ignore[VRL001] reason` (several ids or rule names separated by commas) on the
+line of the finding or on the line above it, and `vramlint.dev/ignore: "VRL001,VRL002"` in an object's
+annotations. A comment with another shape, an empty list, or an id that names no rule suppresses nothing,
+and is reported so that it is not mistaken for a working suppression.
+
+Failing example:
+
+```yaml
+# vramlint: ignore VRL001
+# vramlint: ignore[VRL1]
+```
+
+Passing example:
+
+```yaml
+# vramlint: ignore[VRL001,VRL002] capacity planned for 4 concurrent long requests
+```
+""",
+    ),
+    INPUT_ERROR[0]: (
+        INPUT_ERROR[1],
+        "error",
+        """A file could not be read as intended, so the servers in it may be missing from the report.
+
+Invalid YAML, a value of the wrong type, a `--config` file that cannot be found: the message says what and
+where. The rest of the input is still checked. Fix the file (or exclude it with `exclude` in the
+configuration or `--exclude`).
+""",
+    ),
+}
+
+
+def meta_rules() -> list[Rule]:
+    """Descriptors of vramlint's own findings, shaped like rule modules (with no check function)."""
+    out = []
+    for rule_id, (name, level, doc) in _DOCS.items():
+        text = doc.strip()
+        out.append(
+            Rule(
+                id=rule_id,
+                name=name,
+                level=level,  # type: ignore[arg-type]
+                options={},
+                doc=text,
+                summary=text.splitlines()[0],
+                check=None,
+                check_all=None,
+                path=__file__,
+                builtin=True,
+            )
+        )
+    return out
+
+
+def input_error(problem: Problem) -> Finding:
+    """A scanning problem (invalid YAML, ...) as a finding, so every output format carries it."""
+    location = Location(problem.file, problem.line or 1, problem.column or 1)
+    return Finding(
+        rule_id=INPUT_ERROR[0],
+        rule_name=INPUT_ERROR[1],
+        level="error",
+        message=problem.message,
+        location=location,
+    )

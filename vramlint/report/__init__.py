@@ -1,0 +1,100 @@
+"""Reports: one module per output format, each with ``render(report, color=False) -> str``.
+
+Formats are imported only when asked for. Every format receives the same :class:`Report`, built once by
+``vramlint check``; none of them decides anything (what is suppressed, the exit status) on its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import LEVELS, Assessment, Finding, Problem, Skipped
+
+FORMATS = ("text", "json", "sarif", "github", "markdown")
+TOOL_NAME = "vramlint"
+INFORMATION_URI = "https://pypi.org/project/vramlint/"
+
+
+@dataclass
+class Report:
+    """Everything a run produced, as the reports see it."""
+
+    findings: list[Finding]  # all of them, suppressed ones included, sorted by file and line
+    assessments: list[Assessment] = field(default_factory=list)
+    rules: list[Any] = field(default_factory=list)  # every rule that could report (vramlint.rule.Rule)
+    problems: list[Problem] = field(default_factory=list)  # input problems (also present as VRL102 findings)
+    skipped: list[Skipped] = field(default_factory=list)
+    files_scanned: int = 0
+    fail_on: str = "error"
+    exit_status: int = 0
+    show_suppressed: bool = False
+    config_file: str | None = None
+    baseline_file: str | None = None
+    elapsed_s: float | None = None
+    source_root: str = "."  # what SARIF URIs are relative to (%SRCROOT%): the repository root
+    read_lines: Callable[[str], list[str] | None] = field(default=lambda file: None, repr=False)
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed]
+
+    @property
+    def suppressed(self) -> list[Finding]:
+        return [f for f in self.findings if f.suppressed]
+
+    def counts(self) -> dict[str, int]:
+        out = {level: 0 for level in reversed(LEVELS)}
+        for finding in self.active:
+            out[finding.level] = out.get(finding.level, 0) + 1
+        return out
+
+    def findings_by_server(self) -> dict[str, list[Finding]]:
+        out: dict[str, list[Finding]] = {}
+        for finding in self.findings:
+            if finding.server_key:
+                out.setdefault(finding.server_key, []).append(finding)
+        return out
+
+
+def render(fmt: str, report: Report, color: bool = False) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    module = importlib.import_module(f"vramlint.report.{fmt}")
+    return module.render(report, color=color)
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
+def use_color(choice: str, stream: Any) -> bool:
+    """``--color auto|always|never``; auto means a terminal, and NO_COLOR (any value) turns it off."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR", "") != "":
+        return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def server_label(assessment: Assessment) -> str:
+    server = assessment.server
+    name = server.name or server.kind or "server"
+    if server.container and server.container != server.name:
+        name += f"/{server.container}"
+    return name
+
+
+def verdict(assessment: Assessment) -> str:
+    budget = assessment.budget
+    if budget is None:
+        return "unknown"
+    return "starts" if budget.starts else "will not start"

@@ -1,0 +1,37 @@
+"""GitHub Actions workflow commands: one ``::error``/``::warning``/``::notice`` annotation per active finding.
+
+Escaping follows the runner's rules (actions/toolkit ``command.ts``): ``%``, CR and LF in the message;
+additionally ``:`` and ``,`` in properties, which would otherwise end a property.
+"""
+
+from __future__ import annotations
+
+from vramlint.report import Report
+
+_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: Report, color: bool = False) -> str:
+    lines = []
+    for finding in report.active:
+        loc = finding.location
+        props = [
+            ("file", loc.file),
+            ("line", str(loc.line)),
+            ("endLine", str(loc.end_line if loc.end_line is not None else loc.line)),
+            ("col", str(loc.column)),
+        ]
+        if loc.end_column is not None:
+            props.append(("endColumn", str(loc.end_column)))
+        props.append(("title", f"{finding.rule_id} {finding.rule_name}"))
+        prop_text = ",".join(f"{k}={escape_property(v)}" for k, v in props)
+        lines.append(f"::{_COMMAND.get(finding.level, 'warning')} {prop_text}::{escape_data(finding.message)}")
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,189 @@
+"""SARIF 2.1.0, shaped for GitHub code scanning.
+
+One run; ``tool.driver`` lists every rule (built-in, ``--rules-dir`` and vramlint's own VRL0xx/VRL1xx meta
+rules) with its documentation as help text and markdown. Results point at repository-relative URIs under
+``%SRCROOT%`` with full regions; ``partialFingerprints`` are keyed on rule, file and YAML path (not the line),
+so an alert survives edits that move it. Suppressed findings are kept with ``suppressions`` (``inSource`` for
+comments and annotations, ``external`` for the baseline).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+from vramlint import __version__
+from vramlint.report import INFORMATION_URI, TOOL_NAME, Report
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "vramlint/v1"
+_PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
+
+
+def repository_root(start: str = ".") -> str:
+    """The folder holding ``.git`` above ``start`` (GitHub wants URIs relative to it), else ``start``."""
+    current = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.abspath(start)
+        current = parent
+
+
+def _artifact(file: str, root: str) -> dict:
+    if file.startswith("<"):  # <stdin>: no file to point at; keep the name, relative to the root
+        return {"uri": quote(file.strip("<>")), "uriBaseId": SRCROOT}
+    absolute = os.path.abspath(file)
+    rel = os.path.relpath(absolute, root)
+    if rel == ".." or rel.startswith(".." + os.sep):
+        return {"uri": Path(absolute).as_uri()}
+    return {"uri": quote(rel.replace(os.sep, "/")), "uriBaseId": SRCROOT}
+
+
+def _paragraphs(doc: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", doc) if p.strip()]
+
+
+def _descriptor(rule) -> dict:
+    from vramlint.rule import rule_markdown
+
+    paragraphs = _paragraphs(rule.doc)
+    summary = rule.summary or (paragraphs[0] if paragraphs else rule.name)
+    full = " ".join(paragraphs[1].split()) if len(paragraphs) > 1 and not paragraphs[1].startswith("```") else summary
+    tags = ["vllm", "gpu-memory"]
+    if rule.id >= "VRL100" and rule.id.startswith("VRL") or rule.id == "VRL000":
+        tags = ["vramlint"]
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": summary[:1024]},
+        "fullDescription": {"text": full[:1024]},
+        "help": {"text": rule.doc, "markdown": rule_markdown(rule, heading="#")},
+        "defaultConfiguration": {"level": rule.level},
+        "properties": {
+            "tags": tags,
+            "precision": "high",
+            "problem.severity": _PROBLEM_SEVERITY.get(rule.level, "warning"),
+        },
+    }
+
+
+def _region(finding, report: Report) -> dict:
+    loc = finding.location
+    start_line = max(1, loc.line)
+    start_col = max(1, loc.column)
+    if loc.end_line is not None and loc.end_column is not None:
+        end_line, end_col = loc.end_line, loc.end_column
+    else:
+        # No span known: the rest of the line, so the annotation underlines what is written there.
+        end_line = start_line
+        lines = report.read_lines(loc.file) or []
+        text = lines[start_line - 1] if 0 < start_line <= len(lines) else ""
+        end_col = max(start_col + 1, len(text.rstrip()) + 1)
+    if (end_line, end_col) < (start_line, start_col):
+        end_line, end_col = start_line, start_col + 1
+    return {"startLine": start_line, "startColumn": start_col, "endLine": end_line, "endColumn": end_col}
+
+
+def _fingerprint(finding, root: str) -> str:
+    file = finding.location.file
+    rel = file if file.startswith("<") else os.path.relpath(os.path.abspath(file), root).replace(os.sep, "/")
+    anchor = finding.location.yaml_path or f"message:{finding.message}"
+    return hashlib.sha256(f"{finding.rule_id}\0{rel}\0{anchor}".encode()).hexdigest()
+
+
+def document(report: Report) -> dict:
+    root = os.path.abspath(report.source_root)
+    rules = list(report.rules)
+    known = {r.id for r in rules}
+    # A finding of a rule missing from the list (should not happen) still gets a descriptor.
+    for finding in report.findings:
+        if finding.rule_id not in known:
+            from vramlint.rule import Rule
+
+            rules.append(Rule(finding.rule_id, finding.rule_name, finding.level, {}, finding.rule_name,
+                              finding.rule_name, None, None, ""))
+            known.add(finding.rule_id)
+    rules.sort(key=lambda r: r.id)
+    index = {r.id: i for i, r in enumerate(rules)}
+    occurrences: dict[str, int] = {}
+    results = []
+    for finding in report.findings:
+        digest = _fingerprint(finding, root)
+        occurrences[digest] = occurrences.get(digest, 0) + 1
+        n = occurrences[digest]
+        result = {
+            "ruleId": finding.rule_id,
+            "ruleIndex": index[finding.rule_id],
+            "level": finding.level,
+            "message": {"text": finding.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": _artifact(finding.location.file, root),
+                        "region": _region(finding, report),
+                    }
+                }
+            ],
+            "partialFingerprints": {
+                FINGERPRINT_KEY: f"{digest}:{n}",
+                # GitHub matches alerts on this key only; ours ignores line numbers on purpose.
+                "primaryLocationLineHash": f"{digest[:16]}:{n}",
+            },
+        }
+        if finding.location.yaml_path:
+            result["locations"][0]["logicalLocations"] = [
+                {"fullyQualifiedName": finding.location.yaml_path, "kind": "object"}
+            ]
+        if finding.suppressed:
+            suppression = {"kind": "external" if finding.suppression == "baseline" else "inSource"}
+            if finding.justification:
+                suppression["justification"] = finding.justification
+            result["suppressions"] = [suppression]
+        props = {}
+        if finding.server_key:
+            props["server"] = finding.server_key
+        if props:
+            result["properties"] = props
+        results.append(result)
+    notifications = [
+        {
+            "level": "note",
+            "message": {"text": f"skipped: {s.reason}"},
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(s.file, root)}}],
+        }
+        for s in report.skipped
+    ]
+    invocation = {
+        "executionSuccessful": report.exit_status in (0, 1),
+        "workingDirectory": {"uri": Path(os.getcwd()).as_uri() + "/"},
+    }
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    run = {
+        "tool": {
+            "driver": {
+                "name": TOOL_NAME,
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_descriptor(r) for r in rules],
+            }
+        },
+        "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri() + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [invocation],
+        "results": results,
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(report: Report, color: bool = False) -> str:
+    return json.dumps(document(report), indent=2) + "\n"

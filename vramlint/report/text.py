@@ -1,0 +1,58 @@
+"""Text report: ``path:line:col: VRL001 [warning] message`` per finding (as ruff and compilers print), then a
+summary line. Suppressed findings are listed only with ``--show-suppressed``."""
+
+from __future__ import annotations
+
+from vramlint.report import Report, plural
+
+_RESET = "\033[0m"
+_BOLD = "\033[1m"
+_DIM = "\033[2m"
+_LEVEL_COLOR = {"error": "\033[1;31m", "warning": "\033[1;33m", "note": "\033[1;36m"}
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"{code}{text}{_RESET}" if color else text
+
+
+def render(report: Report, color: bool = False) -> str:
+    lines: list[str] = []
+    shown = report.findings if report.show_suppressed else report.active
+    for finding in shown:
+        loc = finding.location
+        where = _paint(loc.file, _BOLD, color) + f":{loc.line}:{loc.column}:"
+        level_color = _LEVEL_COLOR.get(finding.level, "")
+        head = _paint(finding.rule_id, level_color, color) + " " + _paint(f"[{finding.level}]", level_color, color)
+        line = f"{where} {head} {finding.message}"
+        if finding.suppressed:
+            why = f"suppressed by {finding.suppression}"
+            if finding.justification:
+                why += f": {finding.justification}"
+            line += " " + _paint(f"({why})", _DIM, color)
+        lines.append(line)
+    lines.append(summary(report, color))
+    return "\n".join(lines) + "\n"
+
+
+def summary(report: Report, color: bool = False) -> str:
+    counts = report.counts()
+    active = sum(counts.values())
+    servers = plural(len(report.assessments), "server")
+    files = plural(report.files_scanned, "file")
+    extra = []
+    if report.suppressed:
+        extra.append(f"{len(report.suppressed)} suppressed")
+    if report.skipped:
+        extra.append(f"{plural(len(report.skipped), 'path')} skipped")
+    tail = f" ({', '.join(extra)})" if extra else ""
+    if active == 0:
+        if not report.assessments:
+            text = f"No vLLM server found in {files}{tail}."
+        else:
+            text = f"All checks passed: {servers} in {files}{tail}."
+        return _paint(text, "\033[1;32m", color)
+    parts = [plural(n, level) for level, n in counts.items() if n]
+    text = f"Found {plural(active, 'finding')} ({', '.join(parts)}) in {servers}, {files}{tail}."
+    if report.fail_on != "never" and report.exit_status == 1:
+        text += f" Failing: findings at or above {report.fail_on}."
+    return _paint(text, _BOLD, color)
