@@ -74,12 +74,12 @@ def check(assessment, ctx):
     if p99:
         step = max(1, int(ctx.options["round_to"]))
         suggested = math.ceil(p99 / step) * step
-        reason = f"the traffic profile's p99 context ({p99:,} tokens) rounded up to {suggested:,}"
+        reason = f"the traffic profile's p99 context, {p99:,} tokens, rounded up to a multiple of {step}"
     else:
         suggested = int(ctx.options["suggested_max_model_len"])
         reason = (
-            f"e.g. {suggested:,}, or the longest request you serve "
-            "(set traffic p99-context-tokens in the configuration for a suggestion from your traffic)"
+            "suggested-max-model-len; size it to the longest request you serve, or set traffic "
+            "p99-context-tokens in the configuration for a suggestion from your traffic"
         )
     if suggested >= current_len:
         return  # the traffic needs the whole context: nothing better to suggest
@@ -95,9 +95,10 @@ def check(assessment, ctx):
     )
     message = (
         f"{how}: the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds "
-        f"{times(current)} requests of {current_len:,} tokens, below {who}. The memory used stays the same "
-        f"at any max_model_len (vLLM pre-allocates the KV cache); the concurrency does not: set "
-        f"--max-model-len {suggested} ({reason}) to hold {times(suggested_concurrency)} requests of that length"
+        f"{times(current)} requests of {current_len:,} tokens, below {who}. vLLM pre-allocates the KV cache, so "
+        f"the memory used is the same at any max_model_len, but the concurrency is not: at --max-model-len "
+        f"{suggested} ({reason}) it holds {times(suggested_concurrency)} requests of that length. Requests "
+        "longer than max_model_len are rejected"
     )
     location = arg_location(server, "max_model_len")
     yield ctx.finding(assessment, message, location)

@@ -34,8 +34,6 @@ nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
 
 from __future__ import annotations
 
-import dataclasses
-
 from vramlint.rule import arg_location, gib, rebudget, tokens, version_tuple
 
 ID = "VRL003"
@@ -48,20 +46,37 @@ OPTIONS = {
 SIXTEEN_BIT = {"bfloat16", "float16", "half", "bf16", "fp16", "auto", "none"}
 
 
-def methods_for(gpu, version: str | None) -> list[tuple[str, int, str]]:
-    """(name, bits, how) for each quantization the GPU runs in this vLLM version."""
+AWQ = {"method": "awq", "bits": 4, "group": 128, "zero_point": True}
+GPTQ = {"method": "gptq", "bits": 4, "group": 128}
+FP8 = {"method": "fp8", "bits": 8}  # per-tensor scales, as --quantization fp8 makes them
+
+
+def methods_for(gpu, version: str | None) -> list[tuple[str, int, str, dict]]:
+    """(name, bits, how, quantization facts) for each quantization the GPU runs in this vLLM version."""
     cc = tuple(gpu.compute_capability)
     ver = version_tuple(version) or (0, 0, 0)
-    out: list[tuple[str, int, str]] = []
-    if cc >= (7, 5):
-        out.append(("AWQ", 4, "a pre-quantized AWQ checkpoint"))
-    if cc >= (6, 0):
-        out.append(("GPTQ", 4, "a pre-quantized GPTQ checkpoint"))
+    out: list[tuple[str, int, str, dict]] = []
     if cc >= (8, 9):
-        out.append(("FP8", 8, "--quantization fp8 or an FP8 checkpoint"))
+        out.append(("FP8", 8, "--quantization fp8 or an FP8 checkpoint", FP8))
     elif cc >= (8, 0) or (cc >= (7, 5) and ver >= (0, 15)):
-        out.append(("FP8", 8, "--quantization fp8 (weight-only, Marlin kernel) or an FP8 checkpoint"))
+        out.append(("FP8", 8, "--quantization fp8 (weight-only, Marlin kernel) or an FP8 checkpoint", FP8))
+    if cc >= (7, 5):
+        out.append(("AWQ/GPTQ", 4, "a pre-quantized AWQ or GPTQ checkpoint", AWQ))
+    elif cc >= (6, 0):
+        out.append(("GPTQ", 4, "a pre-quantized GPTQ checkpoint", GPTQ))
     return out
+
+
+def quantized_variant(model, quant: dict):
+    """The same model with its linear layers quantized as ``quant`` says (embeddings stay 16-bit)."""
+    facts = model.extra.get("facts")
+    if facts is None:
+        return None
+    from vramlint.modelconfig import model_info_from_facts
+
+    changed = {k: v for k, v in facts.items() if k not in ("weight_bytes", "weight_bytes_source", "params")}
+    changed["quant"] = dict(quant)
+    return model_info_from_facts(changed, model.name, model.source)
 
 
 def check(assessment, ctx):
@@ -81,25 +96,21 @@ def check(assessment, ctx):
     if share <= ctx.options["max_weight_share"]:
         return
     options = []
-    seen_bits: dict[int, tuple[float, int | None]] = {}
-    for name, bits, how in methods_for(gpu, budget.vllm_version):
-        if bits not in seen_bits:
-            quantized = dataclasses.replace(
-                model,
-                quantization="awq" if bits == 4 else "fp8",
-                quant_bits=bits,
-                weight_bytes=None,
-                weight_bytes_source=None,
-            )
-            after = rebudget(assessment, model=quantized)
+    seen: dict[str, tuple[float, int]] = {}
+    for name, bits, how, quant in methods_for(gpu, budget.vllm_version):
+        if name not in seen:
+            variant = quantized_variant(model, quant)
+            after = rebudget(assessment, model=variant) if variant is not None else None
             if after is None:
                 continue
-            seen_bits[bits] = (budget.weights_gib - after.weights_gib, after.kv_tokens if after.starts else None)
-        freed, kv_after = seen_bits[bits]
+            seen[name] = (budget.weights_gib - after.weights_gib, after.kv_tokens)
+        freed, kv_after = seen[name]
         if freed <= 0:
             continue
-        gained = f"{tokens(kv_after)} KV-cache tokens instead of {tokens(budget.kv_tokens)}" if kv_after else "room"
-        options.append(f"{name} ({bits}-bit, {how}) frees {gib(freed)} per GPU: {gained}")
+        options.append(
+            f"{name} ({bits}-bit, {how}) frees {gib(freed)} per GPU: "
+            f"{tokens(kv_after)} KV-cache tokens instead of {tokens(budget.kv_tokens)}"
+        )
     if not options:
         return
     message = (

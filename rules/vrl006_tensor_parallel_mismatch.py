@@ -94,7 +94,7 @@ def check(assessment, ctx):
         return
     codes = _budget_error_codes(assessment)
     heads = model.num_attention_heads
-    if heads and heads % tp != 0 and "E8" not in codes:
+    if heads and heads % tp != 0 and "tp-heads" not in codes:
         divisors = [d for d in range(1, heads + 1) if heads % d == 0 and d <= max(tp * 2, 8)]
         yield ctx.finding(
             assessment,
@@ -105,7 +105,7 @@ def check(assessment, ctx):
         )
         return
     kv = model.num_kv_heads
-    if kv and heads % tp == 0 and kv % tp != 0 and tp % kv != 0 and "E9" not in codes:
+    if kv and heads % tp == 0 and kv % tp != 0 and tp % kv != 0 and "tp-kv-heads" not in codes:
         yield ctx.finding(
             assessment,
             f"{model.name} has {kv} KV heads; tensor-parallel-size {tp} neither divides nor is a multiple of it, "

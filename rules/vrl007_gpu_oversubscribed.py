@@ -12,6 +12,9 @@ against the engine's own share, so even utilizations that add up to less than 1 
 without KV cache. For those versions the rule checks that each engine still has room for one full-length
 request with the other engines' shares taken out.
 
+Time-sliced GPUs (`nvidia.com/gpu.shared`) are not checked: the device plugin decides at run time which
+pods share a device, so the files do not say which engines add up.
+
 The finding is reported on every engine of the group, at its `--gpu-memory-utilization` (or its container
 when it is left at the default) and names the others.
 
@@ -50,6 +53,10 @@ LEVEL = "error"
 OPTIONS = {
     "max_total_utilization": 1.0,  # the sum of gpu_memory_utilization allowed on one GPU
 }
+
+
+# Sharing that does not say which engines land on the same device (the device plugin decides at run time).
+UNPLACED_KEYS = {"time-sliced"}
 
 
 def _label(assessment) -> str:
@@ -91,7 +98,7 @@ def check_all(assessments, ctx):
     groups: dict[str, list] = {}
     for a in assessments:
         gpu = a.server.gpu
-        if gpu is not None and gpu.shared_key:
+        if gpu is not None and gpu.shared_key and gpu.shared_key not in UNPLACED_KEYS:
             groups.setdefault(gpu.shared_key, []).append(a)
     limit = float(ctx.options["max_total_utilization"])
     for members in groups.values():

@@ -493,6 +493,7 @@ def rebudget(assessment: Assessment, model=None, **args: Any) -> Budget | None:
         dict(assessment.server.env),
         assessment.budget.vllm_version,
         assessment.gpu_count,
+        image=assessment.server.image,
     )
 
 
