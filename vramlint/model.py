@@ -161,13 +161,17 @@ class Inventory:
     skipped: list[Skipped] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files_scanned: int = 0
+    notes: list[str] = field(default_factory=list)  # said once per run/chart (Helm rendering skipped, ...)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "servers": [s.to_json() for s in self.servers],
             "skipped": [s.to_json() for s in self.skipped],
             "problems": [p.to_json() for p in self.problems],
         }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
 
 @dataclass

@@ -90,12 +90,18 @@ class _Collector:
 
 
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
-         use_prefilter: bool = True) -> Inventory:
-    """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``)."""
+         use_prefilter: bool = True, values_files: list[str] | tuple[str, ...] = (),
+         render_helm: bool = False) -> Inventory:
+    """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``).
+
+    Files of a Helm chart (templates, values, overlays) are linted through the chart (`vramlint.helm`), with
+    ``values_files`` as `-f` overlays and Helm rendering when ``render_helm`` and Helm is available.
+    """
     col = _Collector()
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, exclude)
     col.inventory.skipped.extend(found.skipped)
+    entries = _helm_charts(col, found.files, values_files, render_helm)
     if "-" in paths:
         if stdin_text is None:
             col.inventory.skipped.append(Skipped(STDIN_NAME, "standard input was not read"))
@@ -103,13 +109,28 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
             col.inventory.skipped.append(Skipped(STDIN_NAME, "empty input"))
         else:
             _scan_text(col, stdin_text, STDIN_NAME, ".", explicit=True, use_prefilter=use_prefilter)
-    for entry in found.files:
+    for entry in entries:
         _scan_entry(col, entry, use_prefilter)
     _join(col)
     inv = col.inventory
     inv.servers.sort(key=lambda s: (s.file, s.location.line, s.location.column))
     inv.problems.sort(key=lambda p: (p.file, p.line or 0, p.column or 0))
     return inv
+
+
+def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, render: bool) -> list[FileEntry]:
+    """Lint chart files through their chart (owned by vramlint.helm); the entries left for plain extraction."""
+    from vramlint.helm import hook
+
+    chart_plan = hook.plan(entries)
+    if not chart_plan.charts:
+        return entries
+    servers, problems, notes, fallback = hook.run(chart_plan, list(values_files), render)
+    col.records.servers.extend(servers)
+    col.inventory.problems.extend(problems)
+    col.inventory.notes.extend(notes)
+    col.inventory.files_scanned += sum(1 for e in entries if e.path in chart_plan.handled)
+    return [e for e in entries if e.path not in chart_plan.handled or e.path in fallback]
 
 
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:

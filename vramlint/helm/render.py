@@ -1,0 +1,309 @@
+"""Render a chart with Helm itself (helm-python-sdk, else the `helm` binary), then map back to values lines.
+
+Helm's output says nothing about where a value came from, so each server found in it is matched with the
+same server from the bounded evaluator (`vramlint.helm.chart`), whose every character is traced. A value
+Helm rendered that the evaluator did not produce is looked up among the values leaves (a unique match wins),
+and failing that the finding goes to the template line that writes the flag. Never to a temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+from dataclasses import replace
+from typing import Any
+
+from vramlint.helm.chart import (
+    NAMESPACE,
+    RELEASE_NAME,
+    ChartResult,
+    _join_display,
+    _walk_locations,
+    chart_values,
+    extract_chart,
+    load_chart,
+)
+from vramlint.helm.gotmpl import go_str, to_go_number
+from vramlint.helm.values import load_values_file
+from vramlint.model import Location, Problem, Server
+
+_HELM_POSITION = re.compile(r"([A-Za-z0-9_.-]+(?:/[^\s:()<>\"]+)+):(\d+)(?::(\d+))?")
+
+
+def sdk_available() -> bool:
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("helm_python") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def helm_binary() -> str | None:
+    return shutil.which("helm")
+
+
+def backend() -> tuple[str | None, str]:
+    """Which renderer this run would use: ("sdk" | "binary" | None, why)."""
+    if sdk_available():
+        return "sdk", "helm-python-sdk"
+    if helm_binary():
+        return "binary", "helm binary on PATH"
+    return None, "neither helm-python-sdk (pip install 'vramlint[helm]') nor a `helm` binary on PATH is available"
+
+
+def _user_values(overlays: list[str]) -> tuple[dict, list[Problem]]:
+    """The `-f` files merged among themselves (nulls kept: Helm applies them as deletions)."""
+    merged: dict = {}
+    problems: list[Problem] = []
+
+    def merge(dst: dict, src: dict) -> None:
+        for k, v in src.items():
+            if isinstance(v, dict) and isinstance(dst.get(k), dict):
+                merge(dst[k], v)
+            else:
+                dst[k] = v
+
+    for ov in overlays:
+        data, _origins, probs = load_values_file(ov, ov)
+        problems.extend(probs)
+        merge(merged, data)
+    return merged, problems
+
+
+def _run_with_timeout(fn, timeout_s: float) -> Any:
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    # A daemon thread: a chart that renders forever is abandoned, not waited for, and the run goes on.
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout_s)
+    if t.is_alive():
+        raise TimeoutError(f"rendering took longer than {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("result")
+
+
+def render_sdk(chart_dir: str, overlays: list[str], timeout_s: float) -> dict[str, str]:
+    import helm_python
+
+    values, _problems = _user_values(overlays)
+
+    def go() -> dict[str, str]:
+        with helm_python.Chart.load(os.path.abspath(chart_dir)) as chart:
+            return chart.render(values, name=RELEASE_NAME, namespace=NAMESPACE)
+
+    return _run_with_timeout(go, timeout_s)
+
+
+def render_binary(chart_dir: str, overlays: list[str], timeout_s: float) -> dict[str, str]:
+    helm = helm_binary()
+    if helm is None:
+        raise RuntimeError("no helm binary on PATH")
+    cmd = [helm, "template", RELEASE_NAME, os.path.abspath(chart_dir), "--namespace", NAMESPACE]
+    for ov in overlays:
+        cmd += ["-f", os.path.abspath(ov)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"helm exited with status {proc.returncode}")
+    return split_helm_output(proc.stdout)
+
+
+def split_helm_output(text: str) -> dict[str, str]:
+    """`helm template` output -> {template name: its documents}, by the `# Source:` comments."""
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    buf: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith("# Source: "):
+            if current is not None:
+                out.setdefault(current, []).append("\n".join(buf))
+            current = line[len("# Source: "):].strip()
+            buf = []
+            continue
+        if line.strip() == "---" and current is not None:
+            out.setdefault(current, []).append("\n".join(buf))
+            current, buf = None, []
+            continue
+        buf.append(line)
+    if current is not None:
+        out.setdefault(current, []).append("\n".join(buf))
+    return {k: "\n---\n".join(v) for k, v in out.items()}
+
+
+def helm_error_problem(message: str, chart_display: str, chart_name: str) -> Problem:
+    """A Helm error as a Problem on the template file and line it names."""
+    msg = " ".join(message.split())
+    m = _HELM_POSITION.search(msg)
+    if m:
+        file = _template_display(m.group(1), chart_display, chart_name)
+        return Problem(file, int(m.group(2)), int(m.group(3)) if m.group(3) else None, f"helm template failed: {msg}")
+    return Problem(chart_display, None, None, f"helm template failed: {msg}")
+
+
+def _template_display(helm_name: str, chart_display: str, chart_name: str) -> str:
+    head, _, rest = helm_name.partition("/")
+    if head == chart_name and rest:
+        return _join_display(chart_display, rest)
+    return helm_name
+
+
+def render_and_extract(chart_dir: str, overlays: list[str], variant: str | None,
+                       timeout_s: float) -> tuple[ChartResult | None, str]:
+    """Render with Helm and extract; (None, why) when no renderer is available."""
+    kind, why = backend()
+    if kind is None:
+        return None, why
+    chart = load_chart(chart_dir)
+    traced = extract_chart(chart_dir, overlays, variant)  # the evaluator's view, with origins
+    res = ChartResult(notes=[n for n in traced.notes if "not evaluated" not in n])
+    try:
+        manifests = (render_sdk if kind == "sdk" else render_binary)(chart_dir, overlays, timeout_s)
+    except TimeoutError as exc:
+        res.problems.append(Problem(chart.display, None, None, f"helm template of {chart.display}: {exc}"))
+        return res, why
+    except subprocess.TimeoutExpired:
+        res.problems.append(Problem(chart.display, None, None,
+                                    f"helm template of {chart.display}: took longer than {timeout_s:g} s"))
+        return res, why
+    except Exception as exc:  # noqa: BLE001 - helm's errors are reported, and the run goes on
+        res.problems.append(helm_error_problem(str(exc), chart.display, chart.name))
+        return res, why
+    vals, _probs = chart_values(chart, overlays)
+    res.servers = servers_from_manifests(manifests, chart, traced.servers, vals, variant, why)
+    res.problems.extend(p for p in traced.problems if not p.message.startswith("helm template would fail"))
+    return res, why
+
+
+def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[Server], vals: Any,
+                           variant: str | None, backend_name: str) -> list[Server]:
+    from vramlint.extract import extract_document
+    from vramlint.yamlload import load_text
+
+    by_key: dict[tuple, Server] = {}
+    for s in traced:
+        by_key[(s.file, _strip_variant(s.location.yaml_path))] = s
+    leaves = _leaves(vals)
+    out: list[Server] = []
+    for name, text in sorted(manifests.items()):
+        if name.endswith("NOTES.txt") or not text.strip():
+            continue
+        display = _template_display(name, chart.display, chart.name)
+        template_text = _read(display)
+        docs, _problems = load_text(text, display)
+        multi = len(docs) > 1
+        for doc in docs:
+            servers, _ = extract_document(doc)
+            for s in servers:
+                ypath = s.location.yaml_path + (f"[doc{doc.index}]" if multi else "")
+                twin = by_key.get((display, ypath))
+                _map_rendered(s, twin, leaves, display, template_text)
+                s.file = display
+                full = ypath + (f"?values={variant}" if variant else "")
+                s.location = replace(s.location, yaml_path=full)
+                s.notes.append(f"from Helm chart {chart.display} rendered by {backend_name} with values "
+                               f"{', '.join(vals.files) or '(none)'}")
+                out.append(s)
+    return out
+
+
+def _strip_variant(ypath: str) -> str:
+    return ypath.split("?values=", 1)[0]
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _leaves(vals: Any) -> dict[str, list[Location]]:
+    """Text of each values leaf as Helm prints it -> where it was written."""
+    out: dict[str, list[Location]] = {}
+
+    def walk(v: Any, path: tuple) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, path + (k,))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, path + (i,))
+        elif path in vals.origins and v is not None:
+            out.setdefault(go_str(to_go_number(v)), []).append(vals.origins[path])
+
+    walk(vals.data, ())
+    return out
+
+
+def _template_line(template_text: str, display: str, needle: str | None, yaml_path: str) -> Location:
+    if needle:
+        for i, line in enumerate(template_text.split("\n")):
+            col = line.find(needle)
+            if col >= 0:
+                return Location(display, i + 1, col + 1, yaml_path=yaml_path)
+    return Location(display, 1, 1, yaml_path=yaml_path)
+
+
+def _map_rendered(s: Server, twin: Server | None, leaves: dict[str, list[Location]], display: str,
+                  template_text: str) -> None:
+    def by_value(value: Any, needle: str | None, loc: Location) -> Location:
+        if value is not None:
+            found = leaves.get(go_str(value) if not isinstance(value, float) else go_str(value), [])
+            if len(found) == 1:
+                return found[0]
+        return _template_line(template_text, display, needle, loc.yaml_path)
+
+    arg_locs = dict(s.arg_locations)
+    model_loc, image_loc = s.model_location, s.image_location
+    env_locs = dict(s.env_locations)
+    unknown = dict(s.unknown_args)
+    gpu_loc = s.gpu.location if s.gpu else None
+    server_loc = s.location
+    _walk_locations(s, lambda loc: _template_line(template_text, display, None, loc.yaml_path))
+    s.location = twin.location if twin else _template_line(template_text, display, "containers", server_loc.yaml_path)
+    s.arg_locations = {}
+    for dest, loc in arg_locs.items():
+        if twin and dest in twin.arg_locations and twin.args.get(dest) in (s.args.get(dest), None):
+            s.arg_locations[dest] = twin.arg_locations[dest]
+        else:
+            s.arg_locations[dest] = by_value(s.args.get(dest), "--" + dest.replace("_", "-"), loc)
+    if model_loc is not None:
+        if twin and twin.model_location and twin.model in (s.model, None):
+            s.model_location = twin.model_location
+        else:
+            s.model_location = by_value(s.model, "model", model_loc)
+    if image_loc is not None:
+        if twin and twin.image_location and twin.image in (s.image, None):
+            s.image_location = twin.image_location
+        else:
+            s.image_location = _template_line(template_text, display, "image:", image_loc.yaml_path)
+    if gpu_loc is not None and s.gpu is not None:
+        if twin and twin.gpu and twin.gpu.location and (twin.gpu.count, twin.gpu.type) == (s.gpu.count, s.gpu.type):
+            s.gpu.location = twin.gpu.location
+        else:
+            s.gpu.location = _template_line(template_text, display, "nvidia.com/gpu", gpu_loc.yaml_path)
+    s.env_locations = {}
+    for k, loc in env_locs.items():
+        if twin and k in twin.env_locations and twin.env.get(k) in (s.env.get(k), None):
+            s.env_locations[k] = twin.env_locations[k]
+        else:
+            s.env_locations[k] = by_value(s.env.get(k), k, loc)
+    s.unknown_args = {}
+    for flag, loc in unknown.items():
+        if twin and flag in twin.unknown_args:
+            s.unknown_args[flag] = twin.unknown_args[flag]
+        else:
+            s.unknown_args[flag] = _template_line(template_text, display, flag, loc.yaml_path)
