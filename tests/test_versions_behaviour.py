@@ -1,0 +1,79 @@
+import pytest
+
+from vramlint import gpus, versions
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [("0.6.4.post1", (0, 6, 4, 0)), ("v0.10.1.1", (0, 10, 1, 1)), ("0.11.0rc1", (0, 11, 0, 0)),
+     ("0.10.1.dev101+gbda9d0535", (0, 10, 1, 0)), ("0.9", (0, 9, 0, 0)), ("latest", None), ("nightly", None), ("", None)],
+)
+def test_parse_version(text, key):
+    assert versions.parse_version(text) == key
+
+
+@pytest.mark.parametrize(
+    "image, version",
+    [("vllm/vllm-openai:v0.6.4", "0.6.4"), ("vllm/vllm-openai:v0.10.1.1", "0.10.1.1"),
+     ("docker.io/vllm/vllm-openai:v0.11.0rc1@sha256:abc", "0.11.0rc1"), ("vllm/vllm-openai:latest", None),
+     ("vllm/vllm-openai@sha256:abc", None), ("python:3.11", None), ("registry:5000/vllm:0.8.5.post1", "0.8.5.post1")],
+)
+def test_version_from_image(image, version):
+    assert versions.version_from_image(image) == version
+
+
+def test_default_version_is_documented_and_parses():
+    assert versions.parse_version(versions.DEFAULT_VERSION) is not None
+    assert versions.DEFAULT_VERSION in versions.__doc__
+
+
+def beh(version, gpu="H100", args=None, env=None, max_model_len=8192, model=None):
+    return versions.behavior(version, gpus.lookup(gpu), args or {}, env or {}, model, max_model_len)
+
+
+@pytest.mark.parametrize(
+    "version, gpu, env, engine",
+    [("0.6.4", "H100", {}, "v0"), ("0.7.3", "H100", {}, "v0"), ("0.7.3", "H100", {"VLLM_USE_V1": "1"}, "v1"),
+     ("0.8.0", "H100", {}, "v1"), ("0.8.5", "T4", {}, "v0"), ("0.10.1.1", "V100-16GB", {}, "v0"),
+     ("0.10.2", "T4", {}, "v1"), ("0.9.2", "H100", {"VLLM_USE_V1": "0"}, "v0"), ("0.11.0", "T4", {"VLLM_USE_V1": "0"}, "v1")],
+)
+def test_engine_selection(version, gpu, env, engine):
+    assert beh(version, gpu, env=env).engine == engine
+
+
+def test_fp8_kv_cache_falls_back_to_v0_off_hopper_in_0_8():
+    assert beh("0.8.5", "A100-80GB", args={"kv_cache_dtype": "fp8"}).engine == "v0"
+    assert beh("0.8.5", "H100", args={"kv_cache_dtype": "fp8"}).engine == "v1"
+
+
+def test_scheduler_defaults_by_engine_and_gpu():
+    v0 = beh("0.6.5", "A100-80GB", max_model_len=8192)
+    assert (v0.max_num_seqs, v0.max_num_batched_tokens, v0.chunked_prefill) == (256, 8192, False)
+    long = beh("0.6.5", "A100-80GB", max_model_len=65536)
+    assert long.chunked_prefill and long.max_num_batched_tokens == 2048
+    assert beh("0.6.3", "A100-80GB", max_model_len=65536).max_num_batched_tokens == 512
+    h100 = beh("0.11.0", "H100")
+    assert (h100.max_num_seqs, h100.max_num_batched_tokens) == (1024, 8192)
+    a100 = beh("0.11.0", "A100-80GB")  # excluded by name since 0.9
+    assert (a100.max_num_seqs, a100.max_num_batched_tokens) == (256, 2048)
+    assert beh("0.8.5", "A100-80GB").max_num_seqs == 1024  # 0.8.5 looked at memory only
+    l4 = beh("0.11.0", "L4")
+    assert (l4.max_num_seqs, l4.max_num_batched_tokens) == (256, 2048)
+    b200 = beh("0.33.0", "B200")
+    assert b200.max_num_batched_tokens == 16384
+    explicit = beh("0.11.0", "H100", args={"max_num_seqs": 64, "max_num_batched_tokens": 4096})
+    assert (explicit.max_num_seqs, explicit.max_num_batched_tokens) == (64, 4096)
+
+
+def test_profiler_and_cudagraph_accounting_by_version():
+    assert beh("0.6.4", "H100").counts_cuda_context
+    assert not beh("0.6.5", "H100").counts_cuda_context
+    assert beh("0.8.5", "H100").counts_cuda_context  # V1 0.7 - 0.9.0 counts everything on the GPU
+    assert not beh("0.9.2", "H100").counts_cuda_context
+    assert not beh("0.17.0", "H100").cudagraph_in_budget
+    assert beh("0.18.1", "H100", env={"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "1"}).cudagraph_in_budget
+    assert beh("0.20.0", "H100").cudagraph_in_budget
+    assert not beh("0.20.0", "H100", args={"enforce_eager": True}).cudagraph_in_budget
+    assert beh("0.6.5", "H100").concurrency == "v0"
+    assert beh("0.8.5", "H100").concurrency == "v1-tokens"
+    assert beh("0.11.0", "H100").concurrency == "v1-blocks"

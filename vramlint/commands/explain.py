@@ -1,0 +1,199 @@
+"""`vramlint explain PATH...`: the GPU memory budget vLLM will compute for each server, and why.
+
+Also takes a pasted command line, for people who are not linting files:
+``vramlint explain --gpu T4 [--gpus N] [--gpu-memory-gib 14.56] [--vllm-version 0.6.4] -- vllm serve MODEL ARGS...``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+BAR_WIDTH = 50
+_COMMAND_WORDS = ("vllm", "python", "python3")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="files or directories to scan ('-' reads standard input); or, after '--', "
+                             "a `vllm serve MODEL ARGS...` command line")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say (e.g. T4, L4, H100)")
+    parser.add_argument("--gpus", type=int, metavar="N", help="GPUs per server when the files do not say")
+    parser.add_argument("--gpu-memory-gib", type=float, metavar="X",
+                        help="total memory (GiB, as CUDA reports it) of a GPU that is not in the catalog")
+    parser.add_argument("--vllm-version", metavar="V", help="vLLM version of servers whose image tag does not say")
+    parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="skip paths matching GLOB (repeatable)")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: found next to the paths)")
+
+
+def _is_command_line(paths: list[str]) -> bool:
+    if not paths:
+        return False
+    import os
+
+    first = paths[0]
+    if first in _COMMAND_WORDS or first.endswith("/vllm"):
+        return not (os.path.exists(first) and len(paths) == 1)
+    return False
+
+
+def _options(args: argparse.Namespace, scan_paths: list[str]):
+    from vramlint.cli import UsageError
+    from vramlint.model import ResolveOptions
+
+    options = ResolveOptions()
+    try:
+        from vramlint.config import format_problem, load_config
+
+        config, problems = load_config(args.config, scan_paths)
+        if problems:
+            raise UsageError("; ".join(format_problem(p) for p in problems))
+        options = config.resolve_options()
+    except ImportError:
+        pass
+    if args.gpu:
+        options.default_gpu = args.gpu
+    if args.gpus is not None:
+        if args.gpus < 1:
+            raise UsageError("--gpus must be at least 1")
+        options.default_gpu_count = args.gpus
+    if args.gpu_memory_gib is not None:
+        if args.gpu_memory_gib <= 0:
+            raise UsageError("--gpu-memory-gib must be positive")
+        options.gpu_memory_gib = args.gpu_memory_gib
+    if args.vllm_version:
+        from vramlint.versions import normalize_version
+
+        if normalize_version(args.vllm_version) is None:
+            raise UsageError(f"--vllm-version {args.vllm_version!r} is not a vLLM version (e.g. 0.6.4, v0.10.1.1)")
+        options.vllm_version = args.vllm_version
+    if args.offline:
+        options.allow_network = False
+    return options
+
+
+def server_from_command_line(words: list[str]):
+    """A :class:`Server` for a pasted ``vllm serve MODEL ARGS...`` command line (None if it runs no vLLM server)."""
+    from vramlint.cmdline import Token, find_vllm_invocation
+    from vramlint.model import Location, Server
+
+    file = "<command line>"
+    tokens = []
+    column = 1
+    for w in words:
+        tokens.append(Token(w, Location(file, 1, column)))
+        column += len(w) + 1
+    inv = find_vllm_invocation(tokens, [], None, {})
+    if inv is None:
+        return None
+    server = Server(file=file, location=Location(file, 1, 1), source_format="command-line", model=inv.model,
+                    model_location=inv.model_location, args=dict(inv.args), arg_locations=dict(inv.arg_locations),
+                    unknown_args=dict(inv.unknown_args), env=dict(inv.env))
+    server.notes.extend(inv.problems)
+    return server
+
+
+def run(args: argparse.Namespace) -> int:
+    from vramlint.assess import assess
+    from vramlint.cli import UsageError
+    from vramlint.model import Inventory
+
+    paths = list(args.paths)
+    if _is_command_line(paths):
+        server = server_from_command_line(paths)
+        if server is None:
+            raise UsageError("the command line after '--' does not run a vLLM server (expected `vllm serve MODEL ...`)")
+        inventory = Inventory(servers=[server], files_scanned=0)
+        options = _options(args, ["."])
+    else:
+        from vramlint.scan import scan
+
+        paths = paths or ["."]
+        if paths.count("-") > 1:
+            raise UsageError("'-' (standard input) can be given only once")
+        options = _options(args, [p for p in paths if p != "-"] or ["."])
+        stdin_text = sys.stdin.read() if "-" in paths else None
+        inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text)
+    assessments = assess(inventory.servers, options)
+    if args.format == "json":
+        import json
+
+        out = inventory.to_json()
+        out["servers"] = [a.to_json() for a in assessments]
+        json.dump(out, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(assessments, inventory))
+    return 0
+
+
+def _bar(b) -> str:
+    total = b.total_gib or 1.0
+    parts = [("W", b.weights_gib), ("n", b.non_torch_gib), ("a", b.activation_gib), ("g", b.cudagraph_gib),
+             ("K", max(0.0, b.kv_cache_gib))]
+    cells = []
+    for ch, gib in parts:
+        n = int(round(BAR_WIDTH * max(0.0, gib) / total))
+        if gib > 0 and n == 0:
+            n = 1
+        cells.append(ch * n)
+    used = "".join(cells)[:BAR_WIDTH]
+    return "[" + used + "." * (BAR_WIDTH - len(used)) + "]"
+
+
+def render_text(assessments, inventory=None) -> str:
+    lines: list[str] = []
+    for a in assessments:
+        s = a.server
+        who = "/".join(x for x in (s.kind, s.name, s.container) if x)
+        lines.append(f"{s.file}:{s.location.line}" + (f"  {who}" if who else ""))
+        b = a.budget
+        if b is None:
+            for why in a.unresolved:
+                lines.append(f"  unresolved: {why}")
+            lines.append("")
+            continue
+        src = b.sources
+        lines.append(f"  {s.model} on {b.gpus} x {b.gpu}, vLLM {b.vllm_version} ({a.version_source}), engine {b.engine}")
+        lines.append(f"  {_bar(b)}  W weights  n non-torch  a activations  g CUDA graphs  K KV cache  . headroom")
+        headroom = b.total_gib - b.usable_gib
+        rows = [
+            ("total", b.total_gib, src.get("total_gib", "catalog")),
+            (f"x utilisation {b.gpu_memory_utilization:g}", b.usable_gib, src.get("gpu_memory_utilization", "")),
+            ("weights", b.weights_gib, src.get("weights", "")),
+            ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
+            ("activation peak", b.activation_gib, src.get("activation", "")),
+            ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
+            ("KV cache", b.kv_cache_gib, f"{b.num_gpu_blocks} blocks x {b.block_size} tokens = {b.kv_tokens} tokens; "
+                                          f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"),
+            ("headroom", headroom, "1 - utilisation: CUDA context, graphs not budgeted, other processes"),
+        ]
+        for label, gib, why in rows:
+            lines.append(f"    {label:<22} {gib:8.2f} GiB  {why}")
+        lines.append(f"  max concurrency {b.max_concurrency:.2f}x at max_model_len {b.max_model_len} "
+                     f"({src.get('max_model_len', '')}); max_num_seqs {b.max_num_seqs}, "
+                     f"max_num_batched_tokens {b.max_num_batched_tokens}")
+        if b.starts:
+            lines.append("  starts: yes")
+        else:
+            for err in b.errors:
+                where = s.arg_locations.get(err.get("arg") or "")
+                at = f" [{err.get('arg')} at line {where.line}]" if where else (f" [{err.get('arg')}]" if err.get("arg") else "")
+                lines.append(f"  FAILS{at}: {err['message']}")
+        inputs = ", ".join(f"{k}: {v}" for k, v in src.items()
+                           if k in ("vllm_version", "model", "gpu", "gpu_count", "engine", "block_size", "max_num_seqs",
+                                    "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype", "tensor_parallel_size"))
+        lines.append(f"  inputs: {inputs}")
+        for note in b.notes + s.notes:
+            lines.append(f"  note: {note}")
+        lines.append("")
+    if inventory is not None:
+        for p in inventory.problems:
+            where = p.file + (f":{p.line}:{p.column}" if p.line is not None else "")
+            lines.append(f"problem: {where}: {p.message}")
+    if not assessments:
+        lines.append("no vLLM servers found")
+    return "\n".join(lines).rstrip("\n") + "\n"
