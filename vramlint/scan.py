@@ -151,12 +151,14 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, explicit
             col.unparsed.append((display, text))
         return
     from vramlint.extract import extract_records
-    from vramlint.yamlload import load_text, neutralize_templates
+    from vramlint.yamlload import load_text
 
     docs, problems = load_text(text, display)
     templated = False
-    if problems and "{{" in text:
-        docs2, problems2 = load_text(neutralize_templates(text), display)
+    if problems and ("{{" in text or "${" in text or "%{" in text):
+        from vramlint.helm.templated import load_templated_text  # Go/Terraform templates, <PLACEHOLDER>s
+
+        docs2, problems2, _note = load_templated_text(text, display)
         if not problems2:
             docs, problems, templated = docs2, [], True
         else:

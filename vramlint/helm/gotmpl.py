@@ -940,7 +940,7 @@ def _indent_tstr(t: TStr, n: int, origin: Any, lead_newline: bool) -> TStr:
         origins.append(first_org)
     text.append(pad)
     origins.extend([first_org] * n)
-    for ch, org in zip(t.text, t.origins):
+    for ch, org in zip(t.text, t.origins, strict=False):
         text.append(ch)
         origins.append(org)
         if ch == "\n":
