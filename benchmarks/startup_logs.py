@@ -1,0 +1,235 @@
+"""Compare vramlint's budget with real vLLM start-up logs.
+
+Runs every row of ../shared/data/vllm-startup-logs.tsv whose inputs are known (plus the worked examples of
+issue #3 and vllm-memory.md section 9, marked "extra") and prints, per row and overall, the relative error of
+weights, of the KV cache (GiB, or KV tokens, or blocks: whichever the log gives) and whether the verdict
+(starts / fails) is right. Rows that cannot be run, or stay off, say why.
+
+    python benchmarks/startup_logs.py [--tsv PATH] [--offline]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from vramlint import gpus  # noqa: E402
+from vramlint.budget import compute_budget  # noqa: E402
+from vramlint.model import GpuSpec, ResolveOptions  # noqa: E402
+from vramlint.models import resolve_model  # noqa: E402
+
+DEFAULT_TSV = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "vllm-startup-logs.tsv")
+
+# Per-row decisions the TSV leaves open: (row index) -> dict. "skip" gives the reason a row cannot be run.
+# Versions: the TSV gives "unknown (~v0.6.4)" etc.; the release whose log format / line numbers match is used.
+ROW_INPUTS: dict[int, dict] = {
+    0: {"version": "0.6.5", "why": "main between 0.6.4 and 0.6.5 with the memory-profiling overhaul (PR #10511, shipped in 0.6.5)"},
+    1: {"version": "0.6.5", "why": "as row 0, -tp 2"},
+    2: {"skip": "multimodal (cross-attention vision encoder) profile run: 36.63 GiB activation; vramlint does not estimate encoder profiling"},
+    3: {"version": "0.6.4"},
+    4: {"version": "0.6.4", "args": {"gpu_memory_utilization": 0.9}, "why": "util 0.9 as in the user's other runs"},
+    5: {"version": "0.10.0", "why": "V1, 2025-07 (between 0.9.2 and 0.10.0)"},
+    6: {"skip": "vLLM 0.2.x (2023): before the releases vramlint models (0.4+)"},
+    7: {"skip": "vLLM 0.2.x (2023), torch-peak-only profiler"},
+    8: {"skip": "vLLM 0.2.x (2023): before the releases vramlint models (0.4+)"},
+    9: {"skip": "vLLM 0.2.x (2023), torch-peak-only profiler"},
+    10: {"skip": "GPU not stated"},
+    11: {"version": "0.19.0", "gpu": "A100-80GB", "why": "13.72 + 36.56 GiB > 0.65 x 40 GiB: an 80 GB A100"},
+    12: {"skip": "GPU not stated"},
+    13: {"skip": "GPU not stated"},
+    14: {"version": "0.6.4"},
+    15: {"version": "0.7.3", "model": "Qwen/Qwen2.5-7B-Instruct-AWQ", "why": "5.20 GiB of weights: a 4-bit Qwen2.5-7B (AWQ assumed)"},
+    16: {"version": "0.8.3", "args": {"dtype": "bfloat16"}},
+    17: {"version": "0.11.0"},
+    18: {"version": "0.10.1.1"},
+    19: {"version": "0.14.1"},
+    20: {"skip": "data parallel 8 + expert parallel: per-rank expert placement is not modelled by compute_budget"},
+    21: {"skip": "data parallel 8 + expert parallel: per-rank expert placement is not modelled by compute_budget"},
+    22: {"version": "0.4.0", "why": "~0.3.0: run as the oldest modelled release (same V0 profiler)"},
+    23: {"skip": "local model path: architecture not known"},
+    24: {"skip": "failure is an old (0.2) block-size limit, not a memory verdict"},
+    25: {"version": "0.5.3", "model": "meta-llama/Llama-3.1-405B-Instruct-FP8", "verdict": None,
+         "why": "failure lines not in the excerpt: weights compared, verdict not scored"},
+}
+
+# Worked examples with real numbers that are not rows of the TSV (issue #3; vllm-memory.md section 9).
+EXTRA = [
+    {"label": "issue #3 T4 4096", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
+     "args": {"max_model_len": 4096, "dtype": "half"}, "weights": 6.02, "kv": 5.85, "blocks": 3422, "starts": True},
+    {"label": "issue #3 T4 8192", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
+     "args": {"max_model_len": 8192, "dtype": "half"}, "weights": 6.02, "kv": 5.83, "blocks": 3409, "starts": True},
+    {"label": "issue #3 T4 16384", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
+     "args": {"max_model_len": 16384, "dtype": "half"}, "weights": 6.02, "kv": 5.78, "blocks": 3381, "starts": True},
+    {"label": "memory.md 9.1 Colab T4 0.8.2", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.74,
+     "version": "0.8.2", "args": {"max_model_len": 2048, "dtype": "float16", "max_num_batched_tokens": 2048,
+                                  "max_num_seqs": 192, "gpu_memory_utilization": 0.8938626454842437},
+     "weights": 6.016, "kv": 6.22, "blocks": 3637, "starts": True},
+    {"label": "memory.md 9.5 RTX 4090 Qwen3-8B-FP8 0.10.2", "model": "Qwen/Qwen3-8B-FP8", "gpu": "RTX-4090",
+     "total": 18.82 / 0.8, "version": "0.10.2", "args": {"max_model_len": 1024, "gpu_memory_utilization": 0.8},
+     "weights": 8.80, "kv": 8.60, "tokens": 62608, "starts": True},
+]
+
+
+def first_float(text: str) -> float | None:
+    m = re.search(r"-?\d[\d,]*\.?\d*", text or "")
+    if not m:
+        return None
+    value = float(m.group(0).replace(",", ""))
+    if re.search(r"\bMB\b", text):
+        value /= 1024
+    return value
+
+
+def known(text: str) -> bool:
+    return bool(text) and not text.strip().startswith("?")
+
+
+def rel(pred: float, real: float) -> float:
+    return abs(pred - real) / abs(real) if real else abs(pred - real)
+
+
+def model_id(text: str) -> str:
+    return text.split(" ")[0]
+
+
+def run_case(label, model_name, gpu_spec, version, args, logged, options):
+    info, why = resolve_model(model_name, options)
+    if info is None:
+        return {"label": label, "skip": f"model {model_name} not resolved: {why}"}
+    b = compute_budget(info, gpu_spec, args, {}, version, int(args.get("tensor_parallel_size") or 1),
+                       image=None)  # issue reports mostly ran pip installs: PyTorch sampler in 0.9-0.10
+    out = {"label": label, "budget": b, "errors": {}}
+    if logged.get("weights") is not None:
+        out["errors"]["weights"] = rel(b.weights_gib, logged["weights"])
+    if logged.get("kv") is not None:
+        out["errors"]["kv"] = rel(b.kv_cache_gib, logged["kv"])
+        out["kv_kind"] = "GiB"
+    elif logged.get("tokens") is not None:
+        out["errors"]["kv"] = rel(b.kv_tokens, logged["tokens"])
+        out["kv_kind"] = "tokens"
+    elif logged.get("blocks") is not None:
+        out["errors"]["kv"] = rel(b.num_gpu_blocks, logged["blocks"])
+        out["kv_kind"] = "blocks"
+    if logged.get("starts") is not None:
+        out["verdict_ok"] = b.starts == logged["starts"]
+        out["expected"] = logged["starts"]
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tsv", default=DEFAULT_TSV)
+    ap.add_argument("--offline", action="store_true", help="no Hugging Face Hub (embedded catalog only)")
+    ns = ap.parse_args(argv)
+    options = ResolveOptions(allow_network=not ns.offline)
+    results = []
+    with open(ns.tsv, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    for i, row in enumerate(rows):
+        decide = ROW_INPUTS.get(i, {})
+        label = f"row {i}: {model_id(row['model'])[:38]} {row['gpu_name'][:14]} mml={row['max_model_len'][:7]}"
+        if "skip" in decide:
+            results.append({"label": label, "skip": decide["skip"]})
+            continue
+        gpu_name = decide.get("gpu") or row["gpu_name"]
+        spec = gpus.lookup(gpu_name.split(" (")[0])
+        total = first_float(row["gpu_total_gib"]) if known(row["gpu_total_gib"]) else None
+        if spec is None and total is None:
+            results.append({"label": label, "skip": f"GPU {gpu_name!r} not in the catalog and its total not logged"})
+            continue
+        if spec is None:
+            spec = GpuSpec(name=gpu_name, total_gib=total, compute_capability=(8, 9), bf16=True, fp8=True)
+        elif total is not None:
+            spec = GpuSpec(name=spec.name, total_gib=total, compute_capability=spec.compute_capability, bf16=spec.bf16,
+                           fp8=spec.fp8, mig_profiles=spec.mig_profiles)
+        args: dict = {}
+        for col, dest in (("gpu_memory_utilization", "gpu_memory_utilization"), ("max_model_len", "max_model_len"),
+                          ("max_num_seqs", "max_num_seqs"), ("max_num_batched_tokens", "max_num_batched_tokens")):
+            if known(row[col]) and row[col] != "default":
+                args[dest] = first_float(row[col])
+                if dest != "gpu_memory_utilization":
+                    args[dest] = int(args[dest])
+        tp = first_float(row["num_gpus_tp"])
+        if tp and tp > 1:
+            args["tensor_parallel_size"] = int(tp)
+        if known(row["dtype"]) and row["dtype"] not in ("default",):
+            args["dtype"] = row["dtype"].split(" ")[0]
+        if row["enforce_eager"] == "True":
+            args["enforce_eager"] = True
+        args.update(decide.get("args", {}))
+        notes = row["notes"]
+        starts = True if notes.startswith("SUCCESS") else (False if notes.startswith("FAIL") else None)
+        if "verdict" in decide:
+            starts = decide["verdict"]
+        logged = {
+            "weights": first_float(row["logged_weights_gib"]) if known(row["logged_weights_gib"]) else None,
+            "kv": first_float(row["logged_kv_cache_gib"]) if known(row["logged_kv_cache_gib"]) else None,
+            "tokens": first_float(row["logged_kv_tokens"]) if known(row["logged_kv_tokens"]) and "from" not in row["logged_kv_tokens"] else None,
+            "blocks": first_float(row["logged_num_gpu_blocks"]) if known(row["logged_num_gpu_blocks"]) else None,
+            "starts": starts,
+        }
+        if logged["kv"] is not None and logged["kv"] <= 0:
+            logged["kv"] = None  # a negative budget is scored by the verdict, not by a relative error
+        res = run_case(label, decide.get("model") or model_id(row["model"]), spec, decide["version"], args, logged, options)
+        res["why"] = decide.get("why")
+        results.append(res)
+    for ex in EXTRA:
+        spec = gpus.lookup(ex["gpu"])
+        spec = GpuSpec(name=spec.name, total_gib=ex["total"], compute_capability=spec.compute_capability, bf16=spec.bf16,
+                       fp8=spec.fp8)
+        res = run_case("extra: " + ex["label"], ex["model"], spec, ex["version"], ex["args"], ex, options)
+        results.append(res)
+
+    print(f"{'case':<70} {'weights':>8} {'KV':>8} {'kind':>6} {'verdict':>8}")
+    w_err, kv_err, verdicts = [], [], []
+    for r in results:
+        if "skip" in r:
+            print(f"{r['label']:<70} skipped: {r['skip']}")
+            continue
+        e = r["errors"]
+        w = f"{100 * e['weights']:.1f}%" if "weights" in e else "-"
+        k = f"{100 * e['kv']:.1f}%" if "kv" in e else "-"
+        v = "-" if "verdict_ok" not in r else ("right" if r["verdict_ok"] else "WRONG")
+        print(f"{r['label']:<70} {w:>8} {k:>8} {r.get('kv_kind', ''):>6} {v:>8}")
+        b = r["budget"]
+        print(f"    predicted: weights {b.weights_gib} GiB, act {b.activation_gib}, non-torch {b.non_torch_gib}, KV "
+              f"{b.kv_cache_gib} GiB, {b.num_gpu_blocks} blocks, {b.kv_tokens} tokens, starts={b.starts}"
+              + (f" ({b.errors[0]['code']})" if b.errors else ""))
+        if r.get("why"):
+            print(f"    inputs: {r['why']}")
+        if "weights" in e:
+            w_err.append(e["weights"])
+            if e["weights"] > 0.02:
+                print("    OFF (weights > 2%): see the model's weight source: " + b.sources.get("weights", ""))
+        if "kv" in e:
+            kv_err.append(e["kv"])
+            if e["kv"] > 0.10:
+                print(f"    OFF (KV > 10%): activation estimated as {b.sources.get('activation')}; "
+                      f"non-torch {b.sources.get('non_torch')}")
+        if "verdict_ok" in r:
+            verdicts.append(r["verdict_ok"])
+            if not r["verdict_ok"]:
+                print(f"    OFF (verdict): expected {'starts' if r['expected'] else 'fails'}; errors: "
+                      + "; ".join(x["code"] for x in b.errors))
+    print()
+    ran = sum(1 for r in results if "skip" not in r)
+    print(f"cases run: {ran} of {len(results)} ({len(rows)} TSV rows + {len(EXTRA)} extra)")
+    if w_err:
+        print(f"weights: {len(w_err)} compared, median error {100 * statistics.median(w_err):.2f}%, "
+              f"max {100 * max(w_err):.2f}%, within 2%: {sum(e <= 0.02 for e in w_err)}/{len(w_err)}")
+    if kv_err:
+        print(f"KV cache: {len(kv_err)} compared, median error {100 * statistics.median(kv_err):.2f}%, "
+              f"max {100 * max(kv_err):.2f}%, above 10%: {sum(e > 0.10 for e in kv_err)}")
+    if verdicts:
+        print(f"verdicts: {sum(verdicts)}/{len(verdicts)} right")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
