@@ -803,7 +803,7 @@ def config_model() -> Any:
     def kebab(name: str) -> str:
         return name.replace("_", "-")
 
-    base = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=True)
+    base = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=True, strict=True)
     Selector = Annotated[str, StringConstraints(pattern=SELECTOR_PATTERN)]
     OptionName = Annotated[str, StringConstraints(pattern=OPTION_NAME_PATTERN)]
     Severity = Literal["error", "warning", "note", "off"]

@@ -23,7 +23,8 @@ def render(report: Report, color: bool = False) -> str:
         where = _paint(loc.file, _BOLD, color) + f":{loc.line}:{loc.column}:"
         level_color = _LEVEL_COLOR.get(finding.level, "")
         head = _paint(finding.rule_id, level_color, color) + " " + _paint(f"[{finding.level}]", level_color, color)
-        line = f"{where} {head} {finding.message}"
+        message = finding.message.replace("\r\n", "\n").replace("\n", "\n    ")
+        line = f"{where} {head} {message}"
         if finding.suppressed:
             why = f"suppressed by {finding.suppression}"
             if finding.justification:
