@@ -8,8 +8,10 @@ their KV blocks and recomputes them later), which shows as latency spikes and th
 
 The rule fires when `--max-num-seqs` is not set and the KV cache holds fewer requests of typical length
 than the default admits. Typical length is the traffic profile's `p99-context-tokens` when configured,
-else the `typical_context_tokens` option. It stays quiet when the traffic profile's
-`peak-concurrent-requests` fits in the cache, since the default is then never reached. The fix is to set
+else the `typical_context_tokens` option. With the traffic profile's `peak-concurrent-requests`, it fires
+when that peak does not fit in the cache (and stays quiet when it does, since the default is then never
+reached); without it, when the default admits at least `overcommit_ratio` times as many requests as the
+cache holds. The fix is to set
 `--max-num-seqs` to what the cache holds (or to give the engine more KV cache).
 
 Failing example (default max_num_seqs, 256, on a 24 GB GPU whose KV cache holds far fewer requests):
@@ -36,6 +38,8 @@ NAME = "max-num-seqs-over-kv-capacity"
 LEVEL = "warning"
 OPTIONS = {
     "typical_context_tokens": 4096,  # prompt + output tokens of a typical request, without a traffic profile
+    "overcommit_ratio": 2.0,  # without a peak in the traffic profile: fire when the default admits this many
+    # times more requests than the cache holds
 }
 
 
@@ -53,7 +57,10 @@ def check(assessment, ctx):
     if budget.max_num_seqs <= held:
         return
     peak = ctx.peak_concurrent_requests
-    if peak is not None and peak <= held:
+    if peak is not None:
+        if peak <= held:
+            return
+    elif budget.max_num_seqs < ctx.options["overcommit_ratio"] * max(capacity, 1e-9):
         return
     source = (
         f"the traffic profile's p99 context, {typical:,} tokens"

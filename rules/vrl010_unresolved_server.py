@@ -67,15 +67,12 @@ def check(assessment, ctx):
         evidence = f" ({gpu.evidence})" if gpu.evidence else ""
         yield ctx.finding(
             assessment,
-            f"this server runs on an {what}{evidence}: vramlint budgets only NVIDIA GPUs (vLLM's CUDA path), so "
-            "its memory, context length and concurrency are not checked. Rules that do not need the budget "
-            "(unknown arguments, parallel sizes, shared memory) still apply",
+            f"not checked: this server runs on an {what}{evidence}, and vramlint budgets only NVIDIA GPUs "
+            "(vLLM's CUDA path), so its memory, context length and concurrency are not checked. Rules that do "
+            "not need the budget (unknown arguments, parallel sizes, shared memory) still apply",
             arg_location(server, "gpu"),
         )
-        return
     for item in assessment.unresolved:
-        yield ctx.finding(
-            assessment,
-            f"not checked: {item}",
-            _location_for(server, item),
-        )
+        if vendor != "nvidia" and item.startswith("GPU vendor"):
+            continue  # said above, with what it means
+        yield ctx.finding(assessment, f"not checked: {item}", _location_for(server, item))

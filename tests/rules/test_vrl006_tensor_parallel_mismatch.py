@@ -1,0 +1,39 @@
+"""VRL006 tensor-parallel-mismatch, through scan -> assess -> rules."""
+
+from __future__ import annotations
+
+from rules_harness import line_of
+
+
+def test_tp_larger_than_the_gpus_requested(lint):
+    [finding] = lint("vrl006/fail_too_few_gpus.yaml", rule="VRL006").of("VRL006")
+    assert finding.level == "error"
+    assert finding.location.line == line_of("vrl006/fail_too_few_gpus.yaml", '"4"')
+    assert "needs 4 GPUs" in finding.message and "requests 2" in finding.message
+    assert f"line {line_of('vrl006/fail_too_few_gpus.yaml', 'nvidia.com/gpu: 2')}" in finding.message
+
+
+def test_tp_not_dividing_heads_when_the_gpu_is_unknown(lint):
+    result = lint("vrl006/fail_heads_no_gpu_type.yaml", rule="VRL006")
+    assert result.budget is None  # no GPU: the budget engine cannot say it, so this rule does
+    [finding] = result.of("VRL006")
+    assert finding.location.line == line_of("vrl006/fail_heads_no_gpu_type.yaml", '"3"')
+    assert "32 attention heads" in finding.message and "tensor-parallel-size 3" in finding.message
+
+
+def test_not_repeated_when_the_budget_already_says_it(lint):
+    result = lint("vrl006/fail_heads_no_gpu_type.yaml", gpu="H100")
+    assert any(e["code"] == "tp-heads" for e in result.budget.errors)
+    assert [f.rule_id for f in result.findings if "attention heads" in f.message] == ["VRL005"]
+
+
+def test_idle_gpus_are_a_warning(lint):
+    [finding] = lint("vrl006/warn_idle.yaml", rule="VRL006").of("VRL006")
+    assert finding.level == "warning"
+    assert finding.location.line == line_of("vrl006/warn_idle.yaml", "nvidia.com/gpu: 4")
+    assert "3 GPU(s) sit idle" in finding.message
+    assert lint("vrl006/warn_idle.yaml", rule="VRL006", options={"report_idle_gpus": False}).of("VRL006") == []
+
+
+def test_quiet_when_tp_matches(lint):
+    assert lint("vrl006/pass.yaml", rule="VRL006").of("VRL006") == []

@@ -1,0 +1,38 @@
+"""VRL007 gpu-oversubscribed, through scan -> assess -> rules (a cross-server rule: check_all)."""
+
+from __future__ import annotations
+
+from rules_harness import line_of
+
+FAIL = "vrl007/fail_same_device.yaml"
+
+
+def test_two_engines_on_one_device_adding_up_above_one(lint):
+    result = lint(FAIL, rule="VRL007", gpu="L4")
+    servers = result.inventory.servers
+    assert len(servers) == 2 and servers[0].gpu.shared_key and servers[0].gpu.shared_key == servers[1].gpu.shared_key
+    findings = result.of("VRL007")
+    assert len(findings) == 2 and all(f.level == "error" for f in findings)
+    chat, draft = sorted(findings, key=lambda f: f.location.line)
+    default_util = result.assessments[0].budget.gpu_memory_utilization
+    assert chat.location.line == line_of(FAIL, "- driver: nvidia") - 6 or chat.location.line < draft.location.line
+    assert draft.location.line == line_of(FAIL, '"0.3"')
+    total = default_util + 0.3
+    for f in findings:
+        assert f"adds up to {total:.2f}" in f.message and "22.03 GiB" in f.message
+        assert f"{total * 22.03:.2f}" in f.message or f"{total * result.assessments[0].gpu.total_gib:.2f}" in f.message
+    assert "this one to 0.10 at most" in draft.message or "give the engines separate GPUs" in draft.message
+    assert "draft" in chat.message and "chat" in draft.message
+
+
+def test_old_v1_counts_the_other_engine_even_below_one(lint):
+    result = lint("vrl007/fail_old_v1.yaml", rule="VRL007", gpu="L4")
+    assert {a.budget.engine for a in result.assessments} == {"v1"}
+    [finding] = result.of("VRL007")
+    assert finding.location.line == line_of("vrl007/fail_old_v1.yaml", '"0.3"')
+    assert "vLLM 0.8.5" in finding.message and "0.9.2+" in finding.message
+
+
+def test_quiet_when_shares_fit_or_devices_differ(lint):
+    assert lint("vrl007/pass_split.yaml", rule="VRL007", gpu="L4").of("VRL007") == []
+    assert lint("vrl007/pass_separate_devices.yaml", rule="VRL007", gpu="L4").of("VRL007") == []
