@@ -1,0 +1,46 @@
+import json
+
+from vramlint.cli import main
+
+
+def run(capsys, *argv):
+    code = main(["explain", *argv])
+    return code, capsys.readouterr().out
+
+
+def test_pasted_command_line_json(capsys):
+    code, out = run(capsys, "--gpu", "T4", "--vllm-version", "0.6.5", "--offline", "--format", "json", "--",
+                    "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
+    assert code == 0
+    (server,) = json.loads(out)["servers"]
+    b = server["budget"]
+    assert b["gpu"] == "T4" and b["engine"] == "v0" and b["vllm_version"] == "0.6.5"
+    for key in ("total_gib", "usable_gib", "weights_gib", "non_torch_gib", "activation_gib", "cudagraph_gib",
+                "kv_cache_gib", "kv_bytes_per_token", "block_size", "num_gpu_blocks", "kv_tokens", "max_model_len",
+                "max_concurrency", "starts", "errors"):
+        assert key in b
+    assert b["kv_bytes_per_token"] == 114688 and b["weights_gib"] == 6.02
+
+
+def test_text_has_bar_numbers_and_sources(capsys):
+    code, out = run(capsys, "--gpu", "L4", "--vllm-version", "0.11.0", "--offline", "--",
+                    "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
+    assert code == 0
+    assert "[W" in out and "KV cache" in out and "headroom" in out
+    assert "configuration (--vllm-version)" in out
+
+
+def test_unresolved_gpu_gives_null_budget(capsys):
+    code, out = run(capsys, "--offline", "--format", "json", "--", "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
+    (server,) = json.loads(out)["servers"]
+    assert server["budget"] is None
+    assert any("--gpu" in why for why in server["unresolved"])
+
+
+def test_gpu_outside_catalog_needs_memory(capsys):
+    code, out = run(capsys, "--gpu", "MI300X", "--offline", "--format", "json", "--", "vllm", "serve",
+                    "meta-llama/Llama-3.2-3B-Instruct")
+    assert json.loads(out)["servers"][0]["budget"] is None
+    code, out = run(capsys, "--gpu", "MI300X", "--gpu-memory-gib", "191.5", "--offline", "--format", "json", "--",
+                    "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
+    assert json.loads(out)["servers"][0]["budget"]["total_gib"] == 191.5
