@@ -27,6 +27,13 @@ LEVEL = "error"
 OPTIONS: dict = {}
 
 
+SOURCES = {
+    "image tag": "from the image tag",
+    "configuration": "set in the configuration",
+    "default": "vramlint's default version; set vllm-version in the configuration to check yours",
+}
+
+
 def _closest(flag: str, version: str | None) -> str | None:
     try:
         from vramlint.vllm_args import closest
@@ -47,7 +54,7 @@ def check(assessment, ctx):
         return
     version = assessment.vllm_version or server.vllm_version
     source = assessment.version_source or ("image tag" if server.vllm_version else None)
-    which = f"vLLM {version}" + (f" (from the {source})" if source else "") if version else "vLLM"
+    which = f"vLLM {version}" + (f" ({SOURCES.get(source, source)})" if source else "") if version else "vLLM"
     for flag, location in server.unknown_args.items():
         suggestion = _closest(flag, version)
         hint = f"; did you mean {suggestion}?" if suggestion and suggestion != flag else ""
