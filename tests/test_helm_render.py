@@ -1,0 +1,121 @@
+"""Rendering with Helm itself: helm-python-sdk (the `helm` extra) and the `helm` binary, mapped to values lines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from vramlint.helm import extract_charts
+from vramlint.helm import render as helm_render
+from vramlint.helm.render import helm_error_problem, split_helm_output
+
+HERE = os.path.dirname(__file__)
+FIX = os.path.relpath(os.path.join(HERE, "fixtures", "helm"))
+
+needs_sdk = pytest.mark.skipif(not helm_render.sdk_available(),
+                               reason="helm-python-sdk not installed (pip install 'vramlint[helm]')")
+needs_binary = pytest.mark.skipif(shutil.which("helm") is None,
+                                  reason="no `helm` binary on PATH: the helm-binary rendering path was not run")
+
+
+def arg_loc(server, dest):
+    if dest in server.arg_locations:
+        return server.arg_locations[dest]
+    return server.unknown_args["--" + dest.replace("_", "-")]
+
+
+def line_of(path, needle):
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if needle in line:
+                return i
+    raise AssertionError(needle)
+
+
+def _check_forms(servers, backend_word):
+    [s] = servers
+    values = os.path.join(FIX, "forms", "values.yaml")
+    assert any(backend_word in n for n in s.notes)
+    assert s.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert (s.model_location.file, s.model_location.line) == (values, line_of(values, "model:"))
+    assert arg_loc(s, "max_model_len").file == values
+    assert arg_loc(s, "kv_cache_dtype").line == line_of(values, "--kv-cache-dtype")
+    assert s.gpu.count == 2 and s.gpu.location.file == values
+    for loc in list(s.arg_locations.values()) + list(s.unknown_args.values()) + [s.location, s.image_location]:
+        assert loc.file.startswith(FIX), loc  # never a temporary file
+
+
+@needs_sdk
+def test_sdk_render_maps_to_values_lines():
+    servers, problems, notes = extract_charts([os.path.join(FIX, "forms")], render=True)
+    assert problems == []
+    assert not any("skipped" in n for n in notes)
+    _check_forms(servers, "helm-python-sdk")
+
+
+@needs_sdk
+def test_sdk_render_with_overlay_and_null_deletion():
+    base = os.path.join(FIX, "basic")
+    prod = os.path.join(base, "values-prod.yaml")
+    servers, problems, _ = extract_charts([base], [prod], render=True)
+    assert problems == []
+    [s] = servers
+    assert arg_loc(s, "max_model_len").file == prod
+    assert s.gpu.count == 2 and s.gpu.type is None  # Helm deleted the nodeSelector too
+
+
+@needs_sdk
+def test_sdk_render_error_is_a_problem_on_the_template_line():
+    servers, problems, _ = extract_charts([os.path.join(FIX, "broken"), os.path.join(FIX, "forms")], render=True)
+    tpl = os.path.join(FIX, "broken", "templates", "deployment.yaml")
+    [p] = [p for p in problems if p.file == tpl]
+    assert p.line == line_of(tpl, "required")
+    assert "model is required" in p.message
+    assert len(servers) == 1  # the other chart still rendered
+
+
+@needs_sdk
+def test_sdk_subchart_render():
+    servers, problems, _ = extract_charts([os.path.join(FIX, "umbrella")], render=True)
+    assert problems == []
+    [s] = servers
+    parent = os.path.join(FIX, "umbrella", "values.yaml")
+    assert arg_loc(s, "max_model_len").file == parent
+    assert s.gpu.count == 1
+
+
+@needs_binary
+def test_helm_binary_render_maps_to_values_lines(monkeypatch):
+    monkeypatch.setattr(helm_render, "sdk_available", lambda: False)
+    servers, problems, _ = extract_charts([os.path.join(FIX, "forms")], render=True)
+    assert problems == []
+    _check_forms(servers, "helm binary")
+
+
+def test_without_any_helm_rendering_is_skipped_once_and_values_still_linted(monkeypatch):
+    monkeypatch.setattr(helm_render, "sdk_available", lambda: False)
+    monkeypatch.setenv("PATH", "")
+    servers, problems, notes = extract_charts([os.path.join(FIX, "forms"), os.path.join(FIX, "umbrella")],
+                                              render=True)
+    assert len([n for n in notes if "rendering skipped" in n]) == 1
+    assert len(servers) == 2
+    assert arg_loc(servers[0], "max_model_len").file.endswith("values.yaml")
+
+
+def test_split_helm_output_by_source_comments():
+    text = ("---\n# Source: c/templates/a.yaml\nkind: A\n---\n# Source: c/templates/b.yaml\nkind: B\n"
+            "---\nkind: B2\n")
+    out = split_helm_output(text)
+    assert set(out) == {"c/templates/a.yaml", "c/templates/b.yaml"}
+    assert "kind: A" in out["c/templates/a.yaml"]
+
+
+def test_helm_error_messages_point_at_template_file_and_line():
+    p = helm_error_problem('Error: template: mychart/templates/req.yaml:8:12: executing "mychart/templates/'
+                           'req.yaml" at <required "x" .Values.x>: error calling required: x', "deploy/mychart",
+                           "mychart")
+    assert (p.file, p.line, p.column) == ("deploy/mychart/templates/req.yaml", 8, 12)
+    p = helm_error_problem("execution error at (mychart/charts/sub/templates/d.yaml:3:1): boom", "c", "mychart")
+    assert (p.file, p.line) == ("c/charts/sub/templates/d.yaml", 3)
