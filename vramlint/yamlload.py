@@ -45,6 +45,9 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     lines = text.splitlines()
     docs: list[Document] = []
     problems: list[Problem] = []
+    too_deep = nesting_problem(text, file)
+    if too_deep is not None:
+        return docs, [too_deep]
     try:
         for i, data in enumerate(_yaml().load_all(text)):
             if data is not None:
@@ -60,6 +63,44 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     except RecursionError:
         problems.append(Problem(file, None, None, "YAML nested too deeply to read"))
     return docs, problems
+
+
+# The parser recurses per nesting level and a RecursionError unwinds slowly (seconds for thousands of levels),
+# so depth is measured on the text first. Real manifests stay under ~20 levels.
+MAX_FLOW_DEPTH = 100
+MAX_INDENT = 400
+
+
+def nesting_problem(text: str, file: str) -> Problem | None:
+    """A Problem when ``text`` nests deeper than the parser can read quickly, else None (linear, cheap)."""
+    if text.count("[") + text.count("{") > MAX_FLOW_DEPTH:
+        import re
+
+        depth = 0
+        line = 1
+        quote = None
+        for m in re.finditer(r"[\[\]{}\n\"']", text):
+            ch = m.group(0)
+            if ch == "\n":
+                line += 1
+                continue
+            if quote:
+                if ch == quote:
+                    quote = None
+                continue
+            if ch in "[{":
+                depth += 1
+                if depth > MAX_FLOW_DEPTH:
+                    return Problem(file, line, None, f"YAML nested more than {MAX_FLOW_DEPTH} levels deep "
+                                   "(flow collections): not read")
+            elif ch in "]}":
+                depth = max(0, depth - 1)
+            elif depth > 0:
+                quote = ch
+    for i, raw in enumerate(text.split("\n"), start=1):
+        if len(raw) > MAX_INDENT and raw[:MAX_INDENT].strip() == "":
+            return Problem(file, i, None, f"YAML indented more than {MAX_INDENT} columns: nested too deeply, not read")
+    return None
 
 
 def _lc_entry(node: Any, key: Any) -> list[int] | None:

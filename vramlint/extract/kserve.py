@@ -352,3 +352,87 @@ def standalone_servers(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -
 
 
 __all__ = ["extract_kserve", "join", "standalone_servers", "configmap_mounts"]
+
+
+# --- LLMInferenceService -------------------------------------------------------------------------------------
+
+# spec.parallelism key -> the vLLM flag KServe's LLMInferenceService controller writes for it.
+_PARALLELISM_FLAGS = {
+    "tensor": "--tensor-parallel-size",
+    "pipeline": "--pipeline-parallel-size",
+    "data": "--data-parallel-size",
+    "dataLocal": "--data-parallel-size-local",
+}
+
+
+def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
+    """KServe LLMInferenceService: its containers when they run vLLM, else the command KServe builds for it."""
+    from vramlint.cmdline import Token, find_vllm_invocation, split_shell
+    from vramlint.extract.kubernetes import apply_invocation
+
+    spec = obj.get("spec")
+    if not is_map(spec):
+        return
+    file = doc.file
+    spath = join_path(path, "spec")
+    model = spec.get("model")
+    mpath = join_path(spath, "model")
+    hub_id = loc = None
+    if is_map(model):
+        for key in ("name", "uri"):
+            value = scalar_text(model.get(key))
+            if value and (key == "name" or value.startswith("hf://")):
+                hub_id = value[len("hf://"):] if value.startswith("hf://") else value
+                loc = value_location(file, model, key, join_path(mpath, key))
+                break
+    before = len(records.servers)
+    ctx = object_context(doc, obj, path)
+    extract_pod_objects(doc, obj, path, records, ctx=ctx)
+    found = records.servers[before:]
+    if not found:
+        template = spec.get("template")
+        tpath = join_path(spath, "template")
+        containers = template.get("containers") if is_map(template) else None
+        if not is_seq(containers):
+            return
+        for i, container in enumerate(containers):
+            if not is_map(container) or scalar_text(container.get("name")) != "main" or "command" in container:
+                continue
+            cpath = join_path(join_path(tpath, "containers"), i)
+            server = Server(file=file, location=node_location(file, container, cpath) or Location(file, 1, 1),
+                            source_format="kubernetes", kind="LLMInferenceService", name=ctx.name, container="main")
+            read_env(file, container, cpath, server)
+            tokens = [Token("vllm", None), Token("serve", None), Token(MODEL_MOUNT, None)]
+            parallelism = spec.get("parallelism")
+            ppath = join_path(spath, "parallelism")
+            if is_map(parallelism):
+                for key, flag in _PARALLELISM_FLAGS.items():
+                    if key in parallelism:
+                        ploc = value_location(file, parallelism, key, join_path(ppath, key))
+                        tokens += [Token(flag, ploc), Token(scalar_text(parallelism.get(key)), ploc)]
+                if parallelism.get("expert") is True:
+                    tokens.append(Token("--enable-expert-parallel",
+                                        value_location(file, parallelism, "expert", join_path(ppath, "expert"))))
+            extra = server.env.get("VLLM_ADDITIONAL_ARGS")
+            if extra:
+                tokens += split_shell(extra, server.env_locations.get("VLLM_ADDITIONAL_ARGS"))
+            invocation = find_vllm_invocation(tokens, [], scalar_text(container.get("image")) or "vllm/vllm-openai",
+                                              dict(server.env))
+            if invocation is None:
+                continue
+            apply_invocation(server, invocation)
+            server.image = scalar_text(container.get("image"))
+            hit = PodSpecHit(template, tpath, to_int(spec.get("replicas")), None)
+            server.replicas = hit.replicas
+            server.gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, template, tpath))
+            server.shm = pod_has_shm(template, container)
+            server.ignore_rules = dict(ctx.ignore_rules)
+            server.notes.append("LLMInferenceService: KServe builds the vLLM command (model at /mnt/models, "
+                                "spec.parallelism, VLLM_ADDITIONAL_ARGS); flags its controller adds are not known")
+            records.servers.append(server)
+            found.append(server)
+    for server in found:
+        if hub_id and (server.model is None or str(server.model).rstrip("/") == MODEL_MOUNT):
+            server.model, server.model_location = hub_id, loc
+        if server.replicas is None and "replicas" in spec:
+            server.replicas = to_int(spec.get("replicas"))

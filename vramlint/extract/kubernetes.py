@@ -478,6 +478,8 @@ def container_server(
     if token_filter is not None:
         command, args = token_filter(command), token_filter(args)
     invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
+    if invocation is None and image is None and not command and args:
+        invocation = _patch_invocation(args, server)
     if invocation is None:
         return None, []
     apply_invocation(server, invocation)
@@ -494,6 +496,28 @@ def container_server(
     if config_files:
         records.config_refs.append(ConfigRef(server, config_files, configmap_mounts(hit.node, container)))
     return server, problems
+
+
+# vLLM arguments specific enough that a container patch setting them is a vLLM engine's.
+_VLLM_SPECIFIC = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
+                  "kv_cache_dtype", "enforce_eager", "max_num_batched_tokens", "pipeline_parallel_size")
+
+
+def _patch_invocation(args: list[Any], server: Server) -> Any:
+    """A kustomize patch: a container with only `args` (its image is in the base). Reported only when the
+    args read cleanly as vLLM's and set vLLM-specific options."""
+    from vramlint.cmdline import find_vllm_invocation
+
+    if not args or args[0].text is None or not args[0].text.startswith("--"):
+        return None
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    if invocation is None or invocation.unknown_args:
+        return None
+    if not any(k in _VLLM_SPECIFIC for k in invocation.args):
+        return None
+    server.notes.append("a patch (no image in this file): read as vLLM's arguments; the image and so the vLLM "
+                        "version come from the base manifest")
+    return invocation
 
 
 def apply_invocation(server: Server, invocation: Any) -> None:
@@ -608,6 +632,11 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
     if kind in ("Secret", "Service", "Ingress", "Namespace", "PersistentVolumeClaim", "ServiceAccount",
                 "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "HorizontalPodAutoscaler",
                 "PodDisruptionBudget", "NetworkPolicy", "CustomResourceDefinition"):
+        return
+    if kind == "LLMInferenceService":
+        from vramlint.extract import kserve
+
+        kserve.extract_llmisvc(doc, obj, path, records)
         return
     if "serving.kserve.io" in api or kind in ("InferenceService", "ServingRuntime", "ClusterServingRuntime"):
         from vramlint.extract import kserve

@@ -1,0 +1,135 @@
+"""How many of the vLLM servers described by the corpus index does `scan` find, with the right model?
+
+    python3 benchmarks/corpus_recall.py [/work/shared/corpus]
+
+INDEX.tsv describes each saved file in prose: where its vLLM arguments live and which model it serves. A row
+counts as one expected server (or several, when its model column names several Hub ids) unless the index
+says the file holds no vLLM server of its own (NEGATIVE rows, operator presets, NIM engines, ...: see
+`NOT_A_SERVER`, each with the index's reason). A server is found when the file yields a server; when the model
+column states a Hub id (`org/name`), some server of the file must name that model (case-insensitive; a local
+path ending in the id, as `/mnt/models/org/name`, counts). Also checked: no file crashes the scan, and the
+prefilter drops no server (the same scan without it finds the same servers).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from vramlint.scan import scan  # noqa: E402
+
+# Files the index describes as holding no vLLM server of their own, with the index's reason.
+NOT_A_SERVER = {
+    "kserve__kserve/docs__samples__storage__hf__hf_isvc.yaml": "NEGATIVE: --backend=huggingface",
+    "NVIDIA__nim-deploy/kserve__nim-models__llama3-70b-instruct_4xh100_1.0.0.yaml": "NEGATIVE: NIM runtime",
+    "NVIDIA__nim-deploy/cloud-service-providers__azure__blueprints__vss-blueprint-aks__overrides-single-gpu.yaml":
+        "NIM/VSS engine knobs as app env, not a vLLM command line",
+    "robertgshaw2-neuralmagic__vllm-k8s/vllm-kserve-pvc__serving-runtime.yml": "NEGATIVE: sleep infinity",
+    "substratusai__kubeai/charts__kubeai__values-gke.yaml": "none: profile overlay",
+    "substratusai__kubeai/charts__kubeai__values.yaml": "operator chart values (images per profile), no engine",
+    "InftyAI__llmaz/docs__examples__speculative-decoding__vllm__playground.yaml": "none: args from a BackendRuntime",
+    "kaito-project__kaito/examples__inference__kaito_inferenceset_mig_mixed_strategy.yaml": "none: preset defaults",
+    "volcano-sh__kthena/docs__kthena__docs__assets__examples__model-booster__Qwen2.5-Coder-32B-Instruct.yaml":
+        "none: backend defaults",
+    "sergey-zinchenko__vllm-compose/docker-compose.yaml": "none directly: extends a service in another file",
+}
+
+_HUB_ID = re.compile(r"(?<![\w$/{.-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)")
+
+
+def expected_models(model_column: str) -> list[str]:
+    """Hub ids the index's model column states (placeholders and paths are not model names)."""
+    out = []
+    for m in _HUB_ID.finditer(model_column.replace("hf://", " ")):
+        text = m.group(1).rstrip(".,)")
+        if "{" in text or "$" in text or text.startswith(("mnt/", "data/", "tmp/", "models/")):
+            continue
+        if model_column[max(0, m.start() - 6): m.start()].endswith(("s3://", "gs://", "pvc://")):
+            continue
+        out.append(text)
+    return out
+
+
+def model_matches(found: str | None, wanted: str) -> bool:
+    if not found:
+        return False
+    f = found.lower().rstrip("/")
+    w = wanted.lower()
+    return f == w or f.endswith("/" + w) or f.startswith("hf://" + w) or f.replace("--", "/").endswith(w)
+
+
+def main(argv: list[str]) -> int:
+    corpus = argv[1] if len(argv) > 1 else "/work/shared/corpus"
+    with open(os.path.join(corpus, "INDEX.tsv"), newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    t0 = time.perf_counter()
+    crashes = []
+    by_file: dict[str, list] = {}
+    problems_by_file: dict[str, list] = {}
+    for row in rows:
+        path = os.path.join(corpus, row["saved_file"])
+        try:
+            inv = scan([path])
+        except Exception as exc:  # noqa: BLE001 - counting crashes is the point
+            crashes.append((row["saved_file"], repr(exc)))
+            continue
+        by_file[row["saved_file"]] = inv.servers
+        problems_by_file[row["saved_file"]] = inv.problems
+    elapsed = time.perf_counter() - t0
+    # The whole corpus in one run, with and without the prefilter: it must not drop a server.
+    with_pf = scan([corpus])
+    without_pf = scan([corpus], use_prefilter=False)
+    keys_with = {s.key for s in with_pf.servers}
+    keys_without = {s.key for s in without_pf.servers}
+    dropped = sorted(keys_without - keys_with)
+
+    expected_total = found_total = 0
+    misses = []
+    false_positives = []
+    for row in rows:
+        name = row["saved_file"]
+        servers = by_file.get(name, [])
+        if name in NOT_A_SERVER:
+            if servers:
+                false_positives.append((name, NOT_A_SERVER[name], [s.model for s in servers]))
+            continue
+        models = expected_models(row["model"])
+        wanted = models or [None]
+        for model in wanted:
+            expected_total += 1
+            if model is None:
+                if servers:
+                    found_total += 1
+                else:
+                    misses.append((name, "no server found", row["where_vllm_args_live"][:90]))
+            elif any(model_matches(s.model, model) for s in servers):
+                found_total += 1
+            else:
+                got = [s.model for s in servers] or "no server"
+                misses.append((name, f"model {model!r} not found (got {got})", row["where_vllm_args_live"][:90]))
+    print(f"corpus: {corpus} ({len(rows)} files, scanned one by one in {elapsed:.2f} s)")
+    print(f"crashes: {len(crashes)}")
+    for name, exc in crashes:
+        print(f"  CRASH {name}: {exc}")
+    print(f"servers described by the index: {expected_total}; found with the right model: {found_total} "
+          f"({100.0 * found_total / max(1, expected_total):.1f}%)")
+    for name, why, where in misses:
+        print(f"  MISS {name}: {why}  [index: {where}]")
+    print(f"files the index says hold no vLLM server, reported anyway: {len(false_positives)}")
+    for name, reason, models in false_positives:
+        print(f"  FALSE POSITIVE {name} ({reason}): {models}")
+    print(f"prefilter: {len(keys_with)} servers with it, {len(keys_without)} without; dropped by it: {len(dropped)}")
+    for key in dropped:
+        print(f"  DROPPED {key}")
+    ok = not crashes and not dropped and found_total >= 0.95 * expected_total
+    print("RESULT:", "ok" if ok else "below target")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
