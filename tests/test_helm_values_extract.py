@@ -46,7 +46,8 @@ def test_production_stack_flags_point_at_values_lines():
     assert s.args["gpu_memory_utilization"] == 0.9 and s.arg_locations["gpu_memory_utilization"].line == 13
     assert s.args["dtype"] == "half"
     assert s.args["enforce_eager"] is True and s.arg_locations["enforce_eager"].line == 15
-    assert s.args["enable_prefix_caching"] is False  # the template writes --no-enable-prefix-caching
+    # The template writes --no-enable-prefix-caching when vllmConfig does not enable it; it points at vllmConfig.
+    assert "enable_prefix_caching" in s.args and s.arg_locations["enable_prefix_caching"].line == 10
 
 
 def test_example_chart_values():

@@ -279,7 +279,7 @@ def _resolve_config_refs(col: _Collector) -> None:
                 server.notes.append(f"--config {path}: ConfigMap {cm_name!r} found in {cm.file}, but config files "
                                     "cannot be merged in this build")
                 continue
-            apply(server, docs[0], loc)
+            apply(server, docs[0], None)  # positions already point into the ConfigMap file
             server.notes.append(f"--config {path}: settings read from ConfigMap {cm_name!r} key {data_key!r} in "
                                 f"{cm.file}")
 

@@ -28,7 +28,7 @@ from vramlint.extract.kubernetes import (
     tokens_from,
 )
 from vramlint.model import Location, Problem, Server
-from vramlint.yamlload import join_path, node_location, value_location
+from vramlint.yamlload import join_path, key_location, node_location, value_location
 
 # vllmConfig key -> (flag, kind): "value" passes the value; "bool" gives --flag / --no-flag.
 _VLLM_CONFIG_FLAGS = {
@@ -128,7 +128,7 @@ def _model_spec(doc: Any, ses: Any, spec: Any, path: str, problems: list[Problem
         for key, (flag, kind) in _VLLM_CONFIG_FLAGS.items():
             if kind == "bool" and key == "enablePrefixCaching":
                 # The template writes one of the two forms whenever vllmConfig exists.
-                loc = at(cfg, key, cpath) if key in cfg else node_location(file, cfg, cpath)
+                loc = at(cfg, key, cpath) if key in cfg else key_location(file, spec, "vllmConfig", cpath)
                 args.append(_tok(flag if cfg.get(key) else "--no-" + flag[2:], loc))
                 continue
             if key not in cfg:
