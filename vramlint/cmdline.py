@@ -21,6 +21,10 @@ from vramlint.model import Location
 # --------------------------------------------------------------------------------------------------------------
 # Tokens
 
+# Marks the place of a value that cannot be known inside a string (an unset compose `${VAR}` in a command),
+# so the word that ends up holding it becomes unknown while the other words stay readable.
+UNKNOWN_MARK = "\ue000"
+
 
 @dataclass(frozen=True)
 class Token:
@@ -101,6 +105,18 @@ class _Positions:
     def _block_table(text, location, block, indent, lines) -> list[tuple[int, int]]:
         first = location.line + 1  # block content starts on the line after the `|`/`>` indicator
         table: list[tuple[int, int]] = []
+        if lines and block == "|":
+            # Literal block: the value's lines are the source lines, one for one, whatever was interpolated.
+            col0 = indent or location.column
+            line, col = first, col0
+            for ch in text:
+                table.append((line, col))
+                if ch == "\n":
+                    line, col = line + 1, col0
+                else:
+                    col += 1
+            table.append((line, col))
+            return table
         if lines:
             # Align each non-blank source line with where its text occurs in the scalar value. Exact for
             # literal `|` blocks; for folded `>` blocks (YAML joined lines with spaces) it is exact for every
@@ -209,6 +225,15 @@ def split_shell(text: str, location: Location | None, block: bool = False, *,
     return _lex(text, pos, env, probs)
 
 
+def split_token(token: Token, env: dict[str, str | None] | None = None,
+                problems: list[str] | None = None) -> list[Token]:
+    """``split_shell`` for a Token made by ``yaml_token`` (its block style and indentation are used)."""
+    if token.text is None:
+        return [token]
+    return split_shell(token.text, token.location, block=bool(token.block), env=env, indent=token.indent,
+                       lines=token.lines, folded=token.block == ">", quoted=token.quoted, problems=problems)
+
+
 def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems: list[str]) -> list[Token]:
     out: list[Token] = []
     n = len(text)
@@ -223,6 +248,8 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
                 redirect_next = False  # a redirection target (`> /tmp/log`), not an argument
             else:
                 value = None if word.unknown else "".join(word.pieces)
+                if value is not None and UNKNOWN_MARK in value:
+                    value = None
                 out.append(Token(value, pos.at(word.start, max(word.end, word.start + 1))))
         word = None
 
@@ -571,15 +598,17 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     old ones) makes ``args`` alone the vLLM argument list. Returns None when no vLLM server runs (lookalikes:
     NIM, TGI, SGLang, KServe's huggingface backend, `sleep infinity`).
     """
-    command = [expand_k8s(t, env) for t in command]
-    args = [expand_k8s(t, env) for t in args]
+    command = [_marked_unknown(expand_k8s(t, env)) for t in command]
+    args = [_marked_unknown(expand_k8s(t, env)) for t in args]
     version = version or version_from_image(image)
     found: _Found | None = None
     if command:
         found = _search_argv(command + args, dict(env), depth=0)
     elif args:
         first = args[0].text
-        if first is not None and not first.startswith("-") and _looks_like_command(first):
+        if first == "serve" and is_vllm_image(image):
+            found = _Found("serve", list(args[1:]), {}, {}, args[0].location, [])
+        elif first is not None and not first.startswith("-") and _looks_like_command(first):
             found = _search_argv(args, dict(env), depth=0)
         if found is None and is_vllm_image(image):
             if first is not None and (first.startswith("-") or not _looks_like_command(first)):
@@ -603,11 +632,26 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     return inv
 
 
+def _marked_unknown(t: Token) -> Token:
+    if t.text is not None and UNKNOWN_MARK in t.text and not _is_script_text(t.text):
+        return Token(None, t.location, t.block, t.indent, t.lines, t.op, t.quoted)
+    return t
+
+
+def _is_script_text(text: str) -> bool:
+    # a `sh -c` script keeps its unknown marks: they make only the words holding them unknown
+    return any(c in text for c in " \n\t")
+
+
 def _looks_like_command(word: str) -> bool:
+    """A first word that is a program rather than a vLLM argument or model id (for `args`-only containers)."""
     b = _basename(word)
-    return (b in _SHELLS or b in _WRAPPERS or b == "vllm" or _is_python(word) or b in _LOOKALIKE_EXES
-            or b == "env" or "/" in word or bool(_NAME.fullmatch(b.replace("-", "_")))
-            and not b.startswith("-"))
+    if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in ("vllm", "env", "uv", "conda", "true"):
+        return True
+    if _is_python(word) or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+        return True
+    # an absolute path to a script (`/entrypoint.sh`, `/usr/bin/python3`) is a program; `org/model` is not
+    return word.startswith("/") and not word.startswith("/models") and (word.endswith(".sh") or "/bin/" in word)
 
 
 def _simple_commands(tokens: list[Token]) -> list[list[Token]]:
@@ -772,6 +816,10 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     inv = VllmInvocation(entrypoint=entry, version_table=table_version)
     if table_note:
         inv.problems.append(table_note)
+    feats = vllm_args.features(table_version)
+    normalised_flag = vllm_args.normalise
+    # The official image's ENTRYPOINT is `vllm serve` in recent tags (positional model allowed) and the
+    # api_server module in old ones (no positional); with the entrypoint implied, accept a positional.
     positional_ok = entry in ("serve", "implied") and vllm_args.has_positional_model(table_version)
     i = 0
     n = len(tokens)
@@ -796,7 +844,32 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 inv.problems.append(_where(tok) + f"unexpected positional argument {text!r}: vLLM rejects it")
             i += 1
             continue
+        o_level = re.fullmatch(r"-O=?(\d+|[a-z]+)?", text)
+        if o_level and feats.get("O"):
+            # `-O3`, `-O 3`, `-O=3`: FlexibleArgumentParser rewrites these before argparse sees them.
+            level_text = o_level.group(1)
+            level_tok = tok
+            if level_text is None and i + 1 < n and tokens[i + 1].text in ("0", "1", "2", "3"):
+                level_tok = tokens[i + 1]
+                level_text = level_tok.text
+                i += 1
+            if level_text is not None:
+                level: Any = int(level_text) if level_text.isdigit() else level_text
+                if feats["O"] == "optimization_level":
+                    inv.args["optimization_level"] = level
+                    inv.arg_locations["optimization_level"] = tok.location or Location("", 0)
+                else:
+                    current = inv.args.get("compilation_config")
+                    current = current if isinstance(current, dict) else {}
+                    current["level"] = level
+                    inv.args["compilation_config"] = current
+                    inv.arg_locations["compilation_config"] = tok.location or Location("", 0)
+                i += 1
+                continue
         flag, has_eq, attached = text.partition("=")
+        if entry == "serve" and normalised_flag(flag) == "--model" and feats.get("serve_model_flag") == "error":
+            inv.problems.append(_where(tok) + f"vLLM {table_version} rejects `--model` with `vllm serve`: "
+                                "give the model as the first positional argument")
         spec, sub_key, implied_value = vllm_args.resolve_flag(flag, table_version)
         if spec is None and not has_eq and flag.startswith("-") and not flag.startswith("--") and len(flag) > 2:
             # single-dash option with its value attached: `-O3`, `-tp2`
@@ -885,7 +958,8 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
         inv.arg_locations[dest] = loc or Location("", 0)
         if dest == "model":
             if "model_tag" not in inv.args:
-                inv.model, inv.model_location = (None if value is None else str(value)), tok.location
+                where = values[0].location if values and values[0] is not tok and values[0].location else tok.location
+                inv.model, inv.model_location = (None if value is None else str(value)), where
             inv.args.pop("model", None)
         i += 1
     if "model_tag" in inv.args:

@@ -170,33 +170,40 @@ def resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str | 
         sub_key = sub_key.rstrip("+")
         if base == "-O":
             base = feats.get("O_flag") or "-O"
-        spec = _match(base, idx)
+        spec, _ = _match(base, idx)
         if spec is None or spec.type != "json":
             return None, None, None
         return spec, sub_key, None
-    spec = _match(flag, idx)
-    if spec is not None:
-        return spec, None, None
+    if flag in idx:
+        return idx[flag], None, None
     if flag.startswith("--no-"):
-        spec = _match("--" + flag[5:], idx)
+        spec = idx.get("--" + flag[5:])
         if spec is not None and spec.action == "bool_optional":
             return spec, None, False
+    spec, negated = _match(flag, idx)
+    if spec is not None:
+        return spec, None, (False if negated else None)
     return None, None, None
 
 
-def _match(flag: str, idx: dict[str, ArgSpec]) -> ArgSpec | None:
+def _match(flag: str, idx: dict[str, ArgSpec]) -> tuple[ArgSpec | None, bool]:
+    """(spec, negated) for an exact flag or an unambiguous prefix of one."""
     if flag in idx:
-        return idx[flag]
+        return idx[flag], False
     if flag.startswith("--") and len(flag) > 2:
         # argparse's allow_abbrev (never turned off by vLLM's FlexibleArgumentParser): a unique prefix of a
         # long option names it; a prefix shared by two options is an "ambiguous option" error.
-        candidates = {spec.dest: spec for f, spec in idx.items() if f.startswith(flag) and f.startswith("--")}
+        candidates: dict[str, tuple[ArgSpec, bool]] = {}
         for f, spec in idx.items():
-            if spec.action == "bool_optional" and ("--no-" + f[2:]).startswith(flag) and f.startswith("--"):
-                candidates.setdefault(spec.dest, spec)
+            if not f.startswith("--"):
+                continue
+            if f.startswith(flag):
+                candidates.setdefault(f, (spec, False))
+            if spec.action == "bool_optional" and ("--no-" + f[2:]).startswith(flag):
+                candidates.setdefault("--no-" + f[2:], (spec, True))
         if len(candidates) == 1:
             return next(iter(candidates.values()))
-    return None
+    return None, False
 
 
 def closest(flag: str, version: str | None) -> str | None:
@@ -205,3 +212,9 @@ def closest(flag: str, version: str | None) -> str | None:
     known = sorted(known_flags(version))
     found = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+@lru_cache(maxsize=1)
+def all_dests() -> frozenset[str]:
+    """Every argument name (dest) of any table version: recognising vLLM config files by their keys."""
+    return frozenset(a["dest"] for a in _table()["args"])

@@ -1,0 +1,185 @@
+"""Finding the vLLM server in command + args, and reading its arguments as vLLM does."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vramlint.cmdline import Token, find_vllm_invocation, is_vllm_image, version_from_image
+from vramlint.model import Location
+
+
+def toks(*words, line=1):
+    return [Token(w, Location("f", line + i, 5)) for i, w in enumerate(words)]
+
+
+def find(command=(), args=(), image=None, env=None, **kw):
+    return find_vllm_invocation(toks(*command), toks(*args, line=100), image, env or {}, **kw)
+
+
+def test_args_alone_with_vllm_image():
+    inv = find(args=["--model", "org/m", "--max-model-len", "8192", "--gpu-memory-utilization=0.85", "-tp", "2"],
+               image="vllm/vllm-openai:v0.6.4")
+    assert inv.model == "org/m"
+    assert inv.args == {"max_model_len": 8192, "gpu_memory_utilization": 0.85, "tensor_parallel_size": 2}
+    assert inv.arg_locations["max_model_len"].line == 102
+    assert inv.model_location.line == 101
+    assert inv.version_table == "0.6.4"
+
+
+def test_positional_model_after_serve_wins_over_dash_dash_model():
+    inv = find(command=["vllm", "serve", "org/pos"], args=["--max_model_len", "4096"], image="x:1",
+               version="0.33.0")
+    assert inv.model == "org/pos" and inv.args == {"max_model_len": 4096}
+
+
+def test_python_module_entrypoints():
+    for module in ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"):
+        inv = find(command=["python3", "-m", module, "--model", "org/m"], image="my/img:1")
+        assert inv is not None and inv.model == "org/m"
+
+
+def test_shell_script_with_chain_exec_env_assignment_and_k8s_vars():
+    script = ("pip install -U transformers && MODEL=org/m; "
+              "VLLM_USE_V1=0 exec vllm serve $MODEL --max-model-len $(LEN) --dtype ${DTYPE:-half}")
+    inv = find(command=["/bin/sh", "-ec"], args=[script], image="vllm/vllm-openai:v0.8.5",
+               env={"LEN": "2048"})
+    assert inv.model == "org/m"
+    assert inv.args["max_model_len"] == 2048
+    assert inv.args["dtype"] == "half"
+    assert inv.env == {"VLLM_USE_V1": "0"}
+
+
+def test_k8s_value_from_is_unknown_not_empty():
+    inv = find(args=["--model", "$(MODEL)", "--max-model-len", "$(LEN)"], image="vllm/vllm-openai:v0.6.4",
+               env={"MODEL": None, "LEN": None})
+    assert inv.model is None
+    assert "max_model_len" in inv.args and inv.args["max_model_len"] is None
+
+
+def test_k8s_escaped_and_unset_references_stay_literal():
+    inv = find(args=["--model", "$$(X)", "--served-model-name", "$(NOT_IN_ENV)"], image="vllm/vllm-openai:v0.6.4")
+    assert inv.model == "$(X)"
+    assert inv.args["served_model_name"] == ["$(NOT_IN_ENV)"]
+
+
+@pytest.mark.parametrize("command,args,image", [
+    ([], ["--model-id", "bigscience/bloom"], "ghcr.io/huggingface/text-generation-inference:2.0"),
+    (["text-generation-launcher"], ["--model-id", "m"], None),
+    (["python", "-m", "sglang.launch_server"], ["--model-path", "m"], "lmsysorg/sglang:latest"),
+    ([], ["--model_name=m", "--backend=huggingface"], "kserve/huggingfaceserver:v0.13"),
+    (["python", "-m", "huggingfaceserver"], ["--backend", "huggingface", "--model_id", "m"], "kserve/vllm-server:1"),
+    ([], [], "nvcr.io/nim/meta/llama3-8b-instruct:1.0.0"),
+    (["sleep", "infinity"], [], "vllm/vllm-openai:v0.6.4"),
+    (["bash"], [], "vllm/vllm-openai:v0.6.4"),
+    (["/bin/sh", "-c", "sleep infinity"], [], "vllm/vllm-openai:v0.6.4"),
+])
+def test_lookalikes_are_not_vllm(command, args, image):
+    assert find(command=command, args=args, image=image) is None
+
+
+def test_images():
+    assert is_vllm_image("vllm/vllm-openai:v0.6.4")
+    assert is_vllm_image("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521")
+    assert is_vllm_image("nvcr.io/nvidia/vllm:25.09-py3")
+    assert not is_vllm_image("nvcr.io/nim/meta/llama-3.1-8b-instruct:latest")
+    assert not is_vllm_image("ghcr.io/huggingface/text-generation-inference:2.0")
+    assert version_from_image("vllm/vllm-openai:v0.6.4.post1") == "0.6.4.post1"
+    assert version_from_image("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521") == "0.8.5"
+    assert version_from_image("nvcr.io/nvidia/vllm:25.09-py3") is None
+    assert version_from_image("vllm/vllm-openai:latest") is None
+
+
+def test_booleans_and_no_forms():
+    inv = find(args=["--model", "m", "--enable-prefix-caching", "--no-enable-chunked-prefill",
+                     "--trust-remote-code"], image="vllm/vllm-openai:v0.10.2")
+    assert inv.args == {"enable_prefix_caching": True, "enable_chunked_prefill": False,
+                        "trust_remote_code": True}
+
+
+def test_no_form_does_not_exist_for_store_true_in_old_versions():
+    inv = find(args=["--model", "m", "--no-enable-prefix-caching"], image="vllm/vllm-openai:v0.5.5")
+    assert "--no-enable-prefix-caching" in inv.unknown_args
+
+
+def test_abbreviations_follow_argparse():
+    inv = find(args=["--model", "m", "--max-num-seq", "8"], image="vllm/vllm-openai:v0.6.4")
+    assert inv.args == {"max_num_seqs": 8}
+    # `--max-num` is a prefix of several options: argparse rejects it as ambiguous
+    inv = find(args=["--model", "m", "--max-num", "8"], image="vllm/vllm-openai:v0.6.4")
+    assert "--max-num" in inv.unknown_args
+
+
+def test_json_values_and_dotted_keys():
+    inv = find(args=["m", "--rope-scaling", '{"rope_type":"yarn","factor":4.0}',
+                     "--compilation-config.level", "3", "--hf-overrides", '{"max_position_embeddings": 65536}'],
+               image="vllm/vllm-openai:v0.11.0")
+    assert inv.args["rope_scaling"] == {"rope_type": "yarn", "factor": 4.0}
+    assert inv.args["compilation_config"] == {"level": 3}
+    assert inv.args["hf_overrides"] == {"max_position_embeddings": 65536}
+
+
+def test_optimization_level_shorthand_by_version():
+    old = find(args=["m", "-O3"], image="vllm/vllm-openai:v0.10.2")
+    assert old.args == {"compilation_config": {"level": 3}}
+    new = find(command=["vllm", "serve", "m", "-O3"], version="0.33.0")
+    assert new.args == {"optimization_level": 3}
+
+
+def test_short_aliases():
+    inv = find(args=["m", "-tp", "4", "-pp", "2", "-q", "awq"], image="vllm/vllm-openai:v0.10.2")
+    assert inv.args == {"tensor_parallel_size": 4, "pipeline_parallel_size": 2, "quantization": "awq"}
+
+
+def test_unknown_flags_are_recorded_with_location_and_closest():
+    from vramlint import vllm_args
+
+    inv = find(args=["m", "--max-modle-len", "4096", "--gpu-memory-utilization", "0.9"],
+               image="vllm/vllm-openai:v0.10.2")
+    assert inv.unknown_args["--max-modle-len"].line == 101
+    assert inv.args == {"gpu_memory_utilization": 0.9}
+    assert vllm_args.closest("--max-modle-len", "0.10.2") == "--max-model-len"
+
+
+def test_bad_values_are_problems_kept_as_written():
+    inv = find(args=["--model", "m", "--max-model-len", "lots"], image="vllm/vllm-openai:v0.6.4")
+    assert inv.args["max_model_len"] == "lots"
+    assert any("max-model-len" in p for p in inv.problems)
+
+
+def test_human_readable_max_model_len_in_new_versions():
+    inv = find(command=["vllm", "serve", "m", "--max-model-len", "32k"], version="0.33.0")
+    assert inv.args["max_model_len"] == 32000
+
+
+def test_model_flag_with_serve_rejected_where_vllm_rejects_it():
+    inv = find(command=["vllm", "serve", "--model", "m"], version="0.11.0")
+    assert inv.model == "m"
+    assert any("rejects `--model`" in p for p in inv.problems)
+
+
+def test_config_file_is_collected():
+    inv = find(command=["vllm", "serve", "m", "--config", "/etc/vllm/config.yaml"], version="0.11.0")
+    assert inv.config_files[0][0] == "/etc/vllm/config.yaml"
+
+
+def test_image_without_command_uses_entrypoint_and_unknown_version_is_said():
+    inv = find(args=["org/m", "--max-model-len", "1024"], image="vllm/vllm-openai:latest")
+    assert inv.model == "org/m"
+    assert any("version unknown" in p for p in inv.problems)
+
+
+_values = st.integers(min_value=1, max_value=1 << 20)
+
+
+@given(_values, st.floats(min_value=0.05, max_value=0.99, allow_nan=False))
+def test_equals_and_space_forms_parse_the_same(n, f):
+    a = find(args=["m", f"--max-model-len={n}", f"--gpu-memory-utilization={f}"], image="vllm/vllm-openai:v0.8.5")
+    b = find(args=["m", "--max-model-len", str(n), "--gpu-memory-utilization", str(f)], image="vllm/vllm-openai:v0.8.5")
+    assert a.args == b.args == {"max_model_len": n, "gpu_memory_utilization": f}
+
+
+@given(_values)
+def test_underscore_and_dash_names_agree(n):
+    a = find(args=["m", "--max_num_seqs", str(n)], image="vllm/vllm-openai:v0.8.5")
+    b = find(args=["m", "--max-num-seqs", str(n)], image="vllm/vllm-openai:v0.8.5")
+    assert a.args == b.args == {"max_num_seqs": n}

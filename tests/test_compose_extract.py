@@ -1,0 +1,116 @@
+"""docker compose services -> vLLM servers (fixtures in tests/fixtures/compose)."""
+
+from pathlib import Path
+
+import pytest
+
+from vramlint.extract.compose import extract_compose, is_compose, parse_size
+from vramlint.yamlload import load_text
+
+FIX = Path(__file__).parent / "fixtures" / "compose"
+
+
+def load(rel, env_dir=True):
+    path = FIX / rel
+    docs, problems = load_text(path.read_text(), str(path))
+    assert not problems
+    servers, problems = extract_compose(docs[0], str(path.parent) if env_dir else None)
+    return {s.name: s for s in servers}, problems, docs[0]
+
+
+def test_recognises_compose_only():
+    _, _, doc = load("basic/docker-compose.yml")
+    assert is_compose(doc)
+    assert not is_compose({"apiVersion": "v1", "kind": "Pod", "services": {"a": {"image": "x"}}})
+    assert not is_compose({"model": "m"})
+
+
+def test_servers_found_and_lookalikes_skipped():
+    servers, _, _ = load("basic/docker-compose.yml")
+    assert set(servers) == {"chat", "coder", "api", "base", "derived"}  # not tgi, not `sleep infinity`
+
+
+def test_dotenv_values_and_defaults():
+    servers, _, _ = load("basic/docker-compose.yml")
+    chat = servers["chat"]
+    assert chat.model == "meta-llama/Llama-3.2-3B-Instruct"  # from .env, not the default
+    assert chat.args["max_model_len"] == 32768
+    assert chat.args["tensor_parallel_size"] == 2
+    assert chat.vllm_version == "0.6.4"
+    assert chat.env["HF_TOKEN"] is None  # passed from the shell: unknown
+
+
+def test_without_dotenv_defaults_apply_and_unset_is_unknown():
+    servers, _, _ = load("basic/docker-compose.yml", env_dir=False)
+    assert servers["chat"].model == "Qwen/Qwen2.5-7B-Instruct"
+    assert servers["chat"].args["max_model_len"] == 8192
+    api = servers["api"]
+    assert api.model is None
+    assert any("UNSET_MODEL" in n for n in api.notes)
+
+
+def test_folded_command_locations():
+    servers, _, _ = load("basic/docker-compose.yml")
+    chat = servers["chat"]
+    assert chat.model_location.line == 16
+    assert chat.arg_locations["max_model_len"].line == 17
+    assert chat.arg_locations["tensor_parallel_size"].line == 18
+
+
+def test_bash_script_in_list_item_with_dollar_escape():
+    servers, problems, _ = load("basic/docker-compose.yml")
+    coder = servers["coder"]
+    assert coder.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert coder.args["max_num_seqs"] == 16  # `--max_num_seq`: underscores and an unambiguous prefix
+    assert coder.args["enable_prefix_caching"] is False
+    assert "--bogus-flag" in coder.unknown_args
+    assert coder.unknown_args["--bogus-flag"].line == 33
+    assert coder.shm is True
+    # ${API_KEY:?...} with no .env value: a problem with its line
+    assert any("API_KEY" in p.message and p.line == 36 for p in problems)
+
+
+def test_gpu_forms_and_shm():
+    servers, _, _ = load("basic/docker-compose.yml")
+    chat, api, base = servers["chat"], servers["api"], servers["base"]
+    assert chat.gpu.count == 1 and chat.gpu.device_ids == ["0"]
+    assert chat.shm is False  # TP 2 with docker's default 64 MB /dev/shm
+    assert api.gpu.count is None and api.gpu.evidence == "gpus: all"
+    assert api.shm is True  # ipc: host
+    assert base.gpu.count == 2 and base.gpu.device_ids == ["0", "1"]
+
+
+def test_extends_in_same_file():
+    servers, _, _ = load("basic/docker-compose.yml")
+    derived = servers["derived"]
+    assert derived.args["max_model_len"] == 4096
+    assert derived.gpu.device_ids == ["0", "1"]  # inherited from `base`
+    assert derived.image == "vllm/vllm-openai:v0.8.5"
+
+
+def test_shared_devices_get_the_same_key():
+    servers, _, _ = load("shared/compose.yaml")
+    ocr, embed, big = servers["ocr"], servers["embed"], servers["big"]
+    assert ocr.gpu.shared_key == embed.gpu.shared_key  # count: 1 is device 0, like device_ids ["0"]
+    assert big.gpu.device_ids == ["2", "3"] and big.gpu.shared_key != ocr.gpu.shared_key
+    assert big.gpu.count == 2
+
+
+def test_subcommand_first_and_env_file_long_form():
+    servers, problems, _ = load("shared/compose.yaml")
+    embed = servers["embed"]
+    assert embed.model == "Qwen/Qwen3-Embedding-0.6B"
+    assert embed.env["VLLM_USE_V1"] == "1" and embed.env["HF_HOME"] == "/data/hf"
+    assert not [p for p in problems if "missing.env" in p.message]  # required: false
+
+
+def test_positional_model_in_args_of_vllm_image():
+    servers, _, _ = load("shared/compose.yaml")
+    assert servers["big"].model == "Qwen/Qwen3-32B"
+    assert servers["big"].shm is False
+
+
+@pytest.mark.parametrize("text,expected", [("16gb", 16 << 30), ("8G", 8 << 30), ("512m", 512 << 20),
+                                           ("1024", 1024), ("2GiB", 2 << 30), ("lots", None)])
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected

@@ -1,0 +1,581 @@
+"""docker compose files: every service that runs a vLLM server.
+
+Interpolation policy: docker compose substitutes `${VAR}` from the shell environment and the `.env` file
+beside the compose file. A linter in CI must give the same answer on every machine, so only `.env` (and the
+`${VAR:-default}` defaults written in the file) are used; a variable set nowhere in the repository is
+*unknown* (never empty, never taken from the CI runner's environment) and the server says so in its notes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from vramlint.cmdline import (
+    UNKNOWN_MARK,
+    Token,
+    find_vllm_invocation,
+    split_token,
+    version_from_image,
+    yaml_token,
+)
+from vramlint.model import GpuRequest, Location, Problem, Server
+from vramlint.yamlload import join_path, key_location, value_location
+
+_COMPOSE_KEYS = {"build", "image", "command", "entrypoint", "environment", "deploy", "ports", "volumes",
+                 "container_name", "gpus", "runtime", "env_file", "extends", "depends_on", "restart", "networks"}
+
+
+def is_compose(doc: Any) -> bool:
+    """A compose file: a top-level `services` mapping whose entries look like containers."""
+    data = getattr(doc, "data", doc)
+    if not isinstance(data, dict):
+        return False
+    services = data.get("services")
+    if not isinstance(services, dict) or not services:
+        return False
+    if "apiVersion" in data or "kind" in data:
+        return False
+    return any(isinstance(s, dict) and (_COMPOSE_KEYS & set(s)) for s in services.values())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# .env files and interpolation
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """A dotenv file as compose reads it: `KEY=VALUE`, `export KEY=VALUE`, quotes, `#` comments."""
+    out: dict[str, str] = {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[7:].lstrip()
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
+            continue
+        value = value.strip()
+        if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) >= 2:
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        out[key] = value
+    return out
+
+
+_INTERP = re.compile(r"\$(\$|\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class Interpolator:
+    """Compose `${VAR}` interpolation with unknown values marked (UNKNOWN_MARK), errors collected."""
+
+    def __init__(self, variables: dict[str, str], file: str):
+        self.vars = variables
+        self.file = file
+        self.unknown_used: set[str] = set()
+        self.problems: list[Problem] = []
+
+    def __call__(self, text: str, loc: Location | None = None) -> str:
+        if "$" not in text:
+            return text
+
+        def sub(m: re.Match) -> str:
+            if m.group(1) == "$":
+                return "$"  # `$$` is a literal dollar (passed on to the container's shell)
+            if m.group(3):
+                return self._var(m.group(3), "", loc)
+            inner = m.group(2)
+            nm = re.match(r"[A-Za-z_][A-Za-z0-9_]*", inner)
+            if not nm:
+                self._problem(loc, f"invalid interpolation `${{{inner}}}`")
+                return UNKNOWN_MARK
+            return self._var(nm.group(0), inner[nm.end():], loc)
+
+        return _INTERP.sub(sub, text)
+
+    def _var(self, name: str, rest: str, loc: Location | None) -> str:
+        present = name in self.vars
+        value = self.vars.get(name)
+        if not rest:
+            if present:
+                return value or ""
+            self.unknown_used.add(name)
+            return UNKNOWN_MARK
+        for op in (":-", "-"):
+            if rest.startswith(op):
+                default = self(rest[len(op):], loc)
+                if not present or (op == ":-" and value == ""):
+                    return default
+                return value or ""
+        for op in (":?", "?"):
+            if rest.startswith(op):
+                if not present or (op == ":?" and value == ""):
+                    msg = rest[len(op):] or f"{name} is required"
+                    # Compose stops here with this message, unless the variable is set in the shell at run
+                    # time; without .env we cannot know, so it is a problem and the value is unknown.
+                    self._problem(loc, f"${{{name}{op}...}}: {name} is not set in .env; compose fails with "
+                                       f"'{msg}' unless it is set in the shell")
+                    self.unknown_used.add(name)
+                    return UNKNOWN_MARK
+                return value or ""
+        for op in (":+", "+"):
+            if rest.startswith(op):
+                if not present:
+                    self.unknown_used.add(name)
+                    return UNKNOWN_MARK
+                is_set = value != "" or op == "+"
+                return self(rest[len(op):], loc) if is_set else ""
+        self._problem(loc, f"unsupported interpolation `${{{name}{rest}}}`")
+        return UNKNOWN_MARK
+
+    def _problem(self, loc: Location | None, message: str) -> None:
+        self.problems.append(Problem(self.file, loc.line if loc else None, loc.column if loc else None, message))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Service layering (extends, merge keys)
+
+
+class _Layer:
+    """One mapping that contributes keys to a service: the service itself or what it extends."""
+
+    def __init__(self, node: dict, file: str, lines: list[str], path: str):
+        self.node, self.file, self.lines, self.path = node, file, lines, path
+
+
+def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
+            problems: list[Problem], depth: int = 0) -> list[_Layer]:
+    """The service's own mapping first, then what it extends (nearest first)."""
+    node = services.get(name)
+    if not isinstance(node, dict) or depth > 8:
+        return []
+    layers = [_Layer(node, file, lines, join_path("services", name))]
+    ext = node.get("extends")
+    if ext is None:
+        return layers
+    if isinstance(ext, str):
+        base_name, base_file = ext, None
+    elif isinstance(ext, dict):
+        base_name, base_file = ext.get("service"), ext.get("file")
+    else:
+        return layers
+    if not isinstance(base_name, str):
+        return layers
+    if base_file:
+        if base_dir is None:
+            problems.append(Problem(file, None, None, f"service {name} extends {base_file}, which was not read"))
+            return layers
+        path = Path(base_dir) / str(base_file)
+        try:
+            from vramlint.yamlload import load_text
+
+            docs, probs = load_text(path.read_text(encoding="utf-8"), _display(path))
+        except OSError as exc:
+            loc = key_location(file, node, "extends")
+            problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
+                                    f"service {name} extends {base_file}: {exc.strerror or exc}"))
+            return layers
+        problems.extend(probs)
+        if not docs or not isinstance(docs[0].data, dict) or not isinstance(docs[0].data.get("services"), dict):
+            return layers
+        return layers + _layers(docs[0].data["services"], base_name, docs[0].file, docs[0].lines,
+                                str(path.parent), problems, depth + 1)
+    return layers + _layers(services, base_name, file, lines, base_dir, problems, depth + 1)
+
+
+def _display(path: Path) -> str:
+    import os
+
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _first(layers: list[_Layer], key: str) -> tuple[Any, _Layer | None]:
+    for layer in layers:
+        if key in layer.node:
+            return layer.node[key], layer
+    return None, None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Extraction
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
+_NCCL_SHM_MIN = 1 << 30  # below ~1 GiB NCCL's shared-memory transport fails with several ranks
+
+
+def parse_size(text: Any) -> int | None:
+    """Compose byte sizes: 16gb, 8G, 1024m, 2g, plain bytes."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE.match(str(text))
+    if not m:
+        return None
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    return int(float(m.group(1)) * mult)
+
+
+def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], list[Problem]]:
+    """Every vLLM server among the services of a compose document.
+
+    ``env_files_dir`` is the compose file's directory (for `.env`, `env_file:` and `extends: file:`); None
+    (standard input) reads none of them.
+    """
+    data = doc.data
+    file = doc.file
+    lines = doc.lines
+    problems: list[Problem] = []
+    servers: list[Server] = []
+    if not isinstance(data, dict) or not isinstance(data.get("services"), dict):
+        return servers, problems
+    variables: dict[str, str] = {}
+    dotenv_read = False
+    if env_files_dir is not None:
+        dotenv = Path(env_files_dir) / ".env"
+        if dotenv.is_file():
+            try:
+                variables = read_env_file(dotenv)
+                dotenv_read = True
+            except OSError as exc:
+                problems.append(Problem(_display(dotenv), None, None, f"cannot read: {exc.strerror or exc}"))
+    services = data["services"]
+    for name in list(services):
+        try:
+            server = _service(services, str(name), file, lines, env_files_dir, variables, dotenv_read, problems)
+        except (TypeError, ValueError, AttributeError) as exc:  # malformed service: say so, keep going
+            loc = key_location(file, services, name)
+            problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
+                                    f"service {name}: could not be read ({exc})"))
+            continue
+        if server is not None:
+            servers.append(server)
+    _mark_shared_gpus(servers)
+    return servers, problems
+
+
+def _service(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
+             variables: dict[str, str], dotenv_read: bool, problems: list[Problem]) -> Server | None:
+    layers = _layers(services, name, file, lines, base_dir, problems)
+    if not layers:
+        return None
+    interp = Interpolator(variables, file)
+    top = layers[0]
+
+    # Environment: base layers first so the extending service overrides.
+    env: dict[str, str | None] = {}
+    env_locs: dict[str, Location] = {}
+    for layer in reversed(layers):
+        for path in _env_files(layer, base_dir, interp, problems):
+            try:
+                for k, v in read_env_file(path).items():
+                    env[k] = v
+                    env_locs[k] = key_location(layer.file, layer.node, "env_file", join_path(layer.path, "env_file")) \
+                        or Location(layer.file, 1)
+            except OSError as exc:
+                problems.append(Problem(layer.file, None, None, f"env_file {path}: {exc.strerror or exc}"))
+        environment = layer.node.get("environment")
+        epath = join_path(layer.path, "environment")
+        if isinstance(environment, dict):
+            for k, v in environment.items():
+                loc = value_location(layer.file, environment, k, join_path(epath, str(k))) or \
+                    key_location(layer.file, environment, k, join_path(epath, str(k)))
+                env[str(k)] = _env_value(v, interp, loc)
+                if loc:
+                    env_locs[str(k)] = loc
+        elif isinstance(environment, list):
+            for i, item in enumerate(environment):
+                if not isinstance(item, str):
+                    continue
+                loc = value_location(layer.file, environment, i, join_path(epath, i))
+                k, eq, v = item.partition("=")
+                k = k.strip()
+                # `- NAME` without `=` passes the variable from the shell running compose: unknown here.
+                env[k] = _env_value(v, interp, loc) if eq else None
+                if loc:
+                    env_locs[k] = loc
+
+    image, image_layer = _first(layers, "image")
+    image_text = None
+    image_loc = None
+    if image is not None:
+        image_loc = value_location(image_layer.file, image_layer.node, "image", join_path(image_layer.path, "image"))
+        image_text = interp(str(image), image_loc)
+        if UNKNOWN_MARK in image_text:
+            image_text = image_text.replace(UNKNOWN_MARK, "")  # keeps the repository name for recognition
+
+    entry_tokens = _command_tokens(layers, "entrypoint", interp)
+    cmd_tokens = _command_tokens(layers, "command", interp)
+    # Docker semantics: `entrypoint` replaces the image ENTRYPOINT (k8s `command`), `command` its CMD.
+    # Lines like `serve MODEL ...` for an image whose ENTRYPOINT is `vllm` start with the sub-command.
+    inv = find_vllm_invocation(entry_tokens or [], cmd_tokens or [], image_text, env)
+    if inv is None:
+        return None
+    loc = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
+    server = Server(file=file, location=loc, source_format="compose", kind="compose service", name=name,
+                    image=image_text or None, image_location=image_loc,
+                    vllm_version=version_from_image(image_text))
+    cname, _ = _first(layers, "container_name")
+    server.container = interp(str(cname)) if cname is not None else name
+    server.model, server.model_location = inv.model, inv.model_location
+    server.args, server.arg_locations, server.unknown_args = inv.args, inv.arg_locations, inv.unknown_args
+    env.update(inv.env)
+    env_locs.update(inv.env_locations)
+    server.env, server.env_locations = env, env_locs
+    for path, where in inv.config_files:
+        server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file")
+        if where is not None:
+            server.arg_locations.setdefault("config", where)
+        server.args.setdefault("config", path or None)
+    for msg in inv.problems:
+        if msg.startswith("vLLM version unknown") or "argument table" in msg or "older than" in msg:
+            server.notes.append(msg)
+        else:
+            problems.append(Problem(file, loc.line, loc.column, f"service {name}: {msg}"))
+    if interp.unknown_used:
+        unset = ", ".join(sorted(interp.unknown_used))
+        where = ".env" if dotenv_read else "a .env file beside the compose file"
+        server.notes.append(f"${{{unset}}} not set in {where} and without a default: treated as unknown "
+                            "(the shell environment is not read, so results do not depend on the machine)")
+    problems.extend(interp.problems)
+    server.gpu = _gpu(layers, env, env_locs, interp)
+    server.shm = _shm(layers, server.args, interp)
+    replicas = None
+    for layer in layers:
+        deploy = layer.node.get("deploy")
+        if isinstance(deploy, dict) and "replicas" in deploy:
+            replicas = deploy["replicas"]
+            break
+    if replicas is not None:
+        try:
+            server.replicas = int(interp(str(replicas)))
+        except ValueError:
+            server.replicas = None
+    return server
+
+
+def _env_value(v: Any, interp: Interpolator, loc: Location | None) -> str | None:
+    if v is None:
+        return None  # `KEY:` with no value: taken from the shell running compose, unknown here
+    if isinstance(v, bool):
+        v = "true" if v else "false"
+    text = interp(str(v), loc)
+    return None if UNKNOWN_MARK in text else text
+
+
+def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, problems: list[Problem]) -> list[Path]:
+    spec = layer.node.get("env_file")
+    if spec is None or base_dir is None:
+        return []
+    items = spec if isinstance(spec, list) else [spec]
+    out = []
+    for i, item in enumerate(items):
+        required = True
+        if isinstance(item, dict):  # long form: {path: ..., required: false}
+            required = bool(item.get("required", True))
+            item = item.get("path")
+        if not isinstance(item, str):
+            continue
+        path = Path(base_dir) / interp(item)
+        if path.is_file():
+            out.append(path)
+        elif required:
+            node = spec if isinstance(spec, list) else layer.node
+            key = i if isinstance(spec, list) else "env_file"
+            loc = value_location(layer.file, node, key)
+            problems.append(Problem(layer.file, loc.line if loc else None, loc.column if loc else None,
+                                    f"env_file {item} not found (compose fails unless `required: false`); "
+                                    "its variables are unknown"))
+    return out
+
+
+def _command_tokens(layers: list[_Layer], key: str, interp: Interpolator) -> list[Token] | None:
+    value, layer = _first(layers, key)
+    if value is None or layer is None:
+        return None
+    path = join_path(layer.path, key)
+    if isinstance(value, list):
+        out = []
+        for i, item in enumerate(value):
+            if item is None:
+                continue
+            tok = yaml_token(layer.file, value, i, join_path(path, i), layer.lines)
+            out.append(_interp_token(tok, interp))
+        return out
+    tok = yaml_token(layer.file, layer.node, key, path, layer.lines)
+    # A string command is split by compose (shellwords) with shell-like quoting but no shell: operators stay
+    # words and line breaks are plain spaces (same length, so positions hold). Words are split before they
+    # are interpolated so each keeps the place it was written; a value with spaces becomes several words.
+    if tok.text is not None:
+        tok = Token(tok.text.replace("\n", " "), tok.location, tok.block, tok.indent, tok.lines, tok.op, tok.quoted)
+    out = []
+    for word in split_token(tok):
+        word = _interp_token(Token(word.text, word.location), interp)
+        if word.text is not None and UNKNOWN_MARK not in word.text and any(c.isspace() for c in word.text):
+            out.extend(Token(part, word.location) for part in word.text.split())
+        else:
+            out.append(word)
+    return out
+
+
+def _interp_token(tok: Token, interp: Interpolator) -> Token:
+    if tok.text is None:
+        return tok
+    text = interp(tok.text, tok.location)
+    if text == tok.text:
+        return tok
+    return Token(text, tok.location, tok.block, tok.indent, tok.lines, tok.op, tok.quoted)
+
+
+def _ids(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    t = text.strip()
+    if not t or t.lower() in ("all", "none", "void"):
+        return None
+    return [p.strip() for p in t.split(",") if p.strip()]
+
+
+def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, Location],
+         interp: Interpolator) -> GpuRequest | None:
+    count: int | None = None
+    device_ids: list[str] | None = None
+    evidence: list[str] = []
+    location: Location | None = None
+    has_gpu = False
+    all_gpus = False
+    vendor = "nvidia"
+    for layer in layers:
+        deploy = layer.node.get("deploy")
+        devices = None
+        if isinstance(deploy, dict):
+            res = deploy.get("resources")
+            if isinstance(res, dict) and isinstance(res.get("reservations"), dict):
+                devices = res["reservations"].get("devices")
+                dev_path = layer.path
+                for part in ("deploy", "resources", "reservations", "devices"):
+                    dev_path = join_path(dev_path, part)
+        gpus = layer.node.get("gpus")
+        if devices is None and gpus is not None:
+            if isinstance(gpus, str) and interp(gpus).strip() == "all":
+                has_gpu = all_gpus = True
+                evidence.append("gpus: all")
+                location = location or value_location(layer.file, layer.node, "gpus", join_path(layer.path, "gpus"))
+                break
+            devices = gpus if isinstance(gpus, list) else None
+            dev_path = join_path(layer.path, "gpus")
+        if isinstance(devices, list):
+            for i, dev in enumerate(devices):
+                if not isinstance(dev, dict):
+                    continue
+                caps = dev.get("capabilities") or []
+                driver = str(dev.get("driver") or "")
+                if driver and driver != "nvidia" and "gpu" not in [str(c) for c in caps]:
+                    continue
+                has_gpu = True
+                location = location or value_location(layer.file, devices, i, join_path(dev_path, i)) \
+                    or key_location(layer.file, devices, i, join_path(dev_path, i))
+                if "device_ids" in dev and isinstance(dev["device_ids"], list):
+                    device_ids = [interp(str(x)) for x in dev["device_ids"]]
+                    evidence.append(f"device_ids: {device_ids}")
+                elif "count" in dev:
+                    c = interp(str(dev["count"])).strip()
+                    if c == "all" or c == "-1":
+                        all_gpus = True
+                        evidence.append("count: all")
+                    elif c.isdigit():
+                        count = int(c)
+                        evidence.append(f"count: {count}")
+                else:
+                    all_gpus = True  # no count and no device_ids: docker reserves all GPUs
+                    evidence.append(f"{'gpus' if devices is gpus else 'deploy devices'} without count")
+            if has_gpu:
+                break
+        runtime = layer.node.get("runtime")
+        if runtime is not None and str(runtime) == "nvidia":
+            has_gpu = True
+            evidence.append("runtime: nvidia")
+            location = location or value_location(layer.file, layer.node, "runtime", join_path(layer.path, "runtime"))
+        elif runtime is not None and "habana" in str(runtime):
+            has_gpu, vendor = True, "intel-gaudi"
+            evidence.append(f"runtime: {runtime}")
+        raw_devices = layer.node.get("devices")
+        if isinstance(raw_devices, list):
+            for item in raw_devices:
+                s = str(item)
+                if s.startswith("nvidia.com/gpu="):  # CDI device names
+                    has_gpu = True
+                    sel = s.split("=", 1)[1]
+                    if sel == "all":
+                        all_gpus = True
+                    else:
+                        device_ids = (device_ids or []) + [sel]
+                    evidence.append(f"devices: {s}")
+                elif "/dev/kfd" in s:
+                    has_gpu, vendor = True, "amd"
+                    evidence.append(f"devices: {s}")
+    nvidia_visible = env.get("NVIDIA_VISIBLE_DEVICES")
+    cuda_visible = env.get("CUDA_VISIBLE_DEVICES")
+    if "HABANA_VISIBLE_DEVICES" in env:
+        has_gpu, vendor = True, "intel-gaudi"
+    if not has_gpu and "NVIDIA_VISIBLE_DEVICES" not in env:
+        return None
+    if count is not None and device_ids is None:
+        # Docker turns `count: N` into devices 0..N-1 (moby's countToDevices): two services with `count: 1`
+        # both get GPU 0.
+        physical = [str(i) for i in range(count)]
+    else:
+        physical = device_ids
+    nv_ids = _ids(nvidia_visible)
+    if nv_ids is not None and (physical is None or all_gpus):
+        physical = nv_ids
+        evidence.append(f"NVIDIA_VISIBLE_DEVICES={nvidia_visible}")
+        location = location or env_locs.get("NVIDIA_VISIBLE_DEVICES")
+    visible = physical
+    cv_ids = _ids(cuda_visible)
+    if cv_ids is not None:
+        evidence.append(f"CUDA_VISIBLE_DEVICES={cuda_visible}")
+        if visible is not None and all(x.isdigit() and int(x) < len(visible) for x in cv_ids):
+            visible = [visible[int(x)] for x in cv_ids]
+        elif visible is None:
+            visible = cv_ids  # all host GPUs visible: indices are host indices
+        physical = visible
+    n = len(visible) if visible is not None else (count if not all_gpus else None)
+    if "NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None:
+        n = None  # visible devices come from somewhere we cannot see
+    gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
+                     device_ids=physical)
+    if all_gpus and physical is None:
+        gpu.device_ids = None
+        gpu.shared_key = "all"
+    elif physical is not None:
+        gpu.shared_key = ",".join(sorted(physical, key=lambda x: (len(x), x)))
+    return gpu
+
+
+def _mark_shared_gpus(servers: list[Server]) -> None:
+    """Engines of one compose file naming the same devices share them; key them by file and devices."""
+    for s in servers:
+        if s.gpu is not None and s.gpu.shared_key is not None and not s.gpu.shared_key.startswith(s.file + "#"):
+            s.gpu.shared_key = f"{s.file}#gpus={s.gpu.shared_key}"
+
+
+def _shm(layers: list[_Layer], args: dict, interp: Interpolator) -> bool | None:
+    ipc, _ = _first(layers, "ipc")
+    if ipc is not None and str(ipc) == "host":
+        return True
+    size, _ = _first(layers, "shm_size")
+    if size is not None:
+        n = parse_size(interp(str(size)))
+        if n is not None:
+            return n >= _NCCL_SHM_MIN
+    tp = args.get("tensor_parallel_size")
+    pp = args.get("pipeline_parallel_size")
+    if (isinstance(tp, int) and tp > 1) or (isinstance(pp, int) and pp > 1):
+        return False  # docker's default /dev/shm is 64 MB: NCCL between ranks fails or falls back
+    return None
