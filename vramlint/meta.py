@@ -115,7 +115,7 @@ def input_error(problem: Problem) -> Finding:
     return Finding(
         rule_id=INPUT_ERROR[0],
         rule_name=INPUT_ERROR[1],
-        level="error",
+        level=getattr(problem, "level", None) or "error",
         message=problem.message,
         location=location,
     )

@@ -137,6 +137,7 @@ class Problem:
     line: int | None
     column: int | None
     message: str
+    level: Level = "error"  # "warning"/"note" for input read with a caveat (reported as VRL102 at that level)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
