@@ -415,8 +415,10 @@ def _command_tokens(layers: list[_Layer], key: str, interp: Interpolator) -> lis
         tok = Token(tok.text.replace("\n", " "), tok.location, tok.block, tok.indent, tok.lines, tok.op, tok.quoted)
     out = []
     for word in split_token(tok):
+        quoted_spaces = word.text is not None and any(c.isspace() for c in word.text)  # a quoted word
         word = _interp_token(Token(word.text, word.location), interp)
-        if word.text is not None and UNKNOWN_MARK not in word.text and any(c.isspace() for c in word.text):
+        if word.text is not None and not quoted_spaces and UNKNOWN_MARK not in word.text \
+                and any(c.isspace() for c in word.text):
             out.extend(Token(part, word.location) for part in word.text.split())
         else:
             out.append(word)
