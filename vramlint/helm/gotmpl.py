@@ -766,9 +766,10 @@ class Evaluator:
     def include(self, name: Any, data: Any, origin: Any) -> Any:
         name = plain(name)
         if name is UNKNOWN or name not in self.defines:
-            if name is not UNKNOWN and isinstance(name, str):
-                raise TemplateError(f'no template "{name}" associated with template', origin)
-            return UNKNOWN
+            # Helm fails here; but a library chart that is not vendored (`common.labels`) is the usual cause,
+            # and the rest of the template still says what is deployed.
+            return self.unknown(f'template "{name}" is not defined in the chart (library chart not vendored?)',
+                                origin)
         if self.depth >= MAX_INCLUDE_DEPTH:
             raise TemplateError("include nested too deeply (recursion?)", origin)
         tid, nodes = self.defines[name]
@@ -931,6 +932,10 @@ def _json_ready(v: Any) -> Any:
 
 
 def _indent_tstr(t: TStr, n: int, origin: Any, lead_newline: bool) -> TStr:
+    if t.text == UNKNOWN_MARKER:
+        # an unknown block (an include of a missing helper, toYaml of an unknown): a comment, so the YAML
+        # around it still parses and the key it belongs to reads as not set
+        t = TStr.uniform("# " + UNKNOWN_MARKER, origin)
     pad = " " * n
     text: list[str] = []
     origins: list = []
@@ -951,11 +956,15 @@ def _indent_tstr(t: TStr, n: int, origin: Any, lead_newline: bool) -> TStr:
 
 def f_indent(ev, args, origin):
     n, s = args
+    if plain(n) is UNKNOWN:
+        return UNKNOWN
     return _indent_tstr(ev.to_tstr(s, origin), _to_int(plain(n)), origin, False)
 
 
 def f_nindent(ev, args, origin):
     n, s = args
+    if plain(n) is UNKNOWN:
+        return UNKNOWN
     return _indent_tstr(ev.to_tstr(s, origin), _to_int(plain(n)), origin, True)
 
 
@@ -1333,4 +1342,4 @@ _FUNCS = {
     "ceil": lambda ev, a, o: float(__import__("math").ceil(_to_float(plain(a[0])))),
     "floor": lambda ev, a, o: float(__import__("math").floor(_to_float(plain(a[0])))),
 }
-_UNKNOWN_AWARE = {"default", "coalesce", "ternary", "empty", "not"}
+_UNKNOWN_AWARE = {"default", "coalesce", "ternary", "empty", "not", "nindent", "indent"}
