@@ -467,8 +467,9 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     facts["dtype"] = _dtype(tc) or _dtype(top)
     tie = tc.get("tie_word_embeddings", top.get("tie_word_embeddings"))
     if tie is None:
-        # transformers' PretrainedConfig default is True; Gemma/Gemma2/Gemma3 and OPT rely on it.
-        tie = True
+        # Absent key: the config class default applies. True for these families (Gemma relies on it),
+        # False for Llama/Mistral/Qwen2-style classes.
+        tie = model_type.startswith("gemma") or model_type in ("opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox_japanese")
     facts["tie"] = bool(tie)
     if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen"):
         facts["attn_bias"] = "qkv"  # Qwen2: biases on q/k/v, none on o_proj

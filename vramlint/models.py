@@ -301,7 +301,8 @@ def _local_safetensors_headers_of(directory: Path, names: list[str]) -> dict[str
 
 
 def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def hub_endpoint() -> str:
@@ -375,6 +376,14 @@ def _hub_fetch(endpoint: str, repo_id: str, revision: str | None, timeout: float
 
 def _hub_fetch_inner(endpoint: str, repo_id: str, revision: str | None, timeout: float) -> dict:
     from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub.utils import logging as hf_logging
+
+    # Its retry warnings would land in the middle of vramlint's report; failures become reasons instead.
+    hf_logging.set_verbosity_error()
+    # huggingface_hub reads HF_HUB_OFFLINE once, at import; the caller has just checked the environment.
+    from huggingface_hub import constants as hf_constants
+
+    hf_constants.HF_HUB_OFFLINE = False
 
     token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or None
     files_dir = str(user_cache_dir() / "hub-files")

@@ -1,0 +1,266 @@
+"""config.json reading per model family. Fixtures are small config dicts written from public facts."""
+
+from __future__ import annotations
+
+import pytest
+
+from vramlint.modelconfig import derived_max_model_len, facts_from_config, model_info_from_config
+
+LLAMA31_8B = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+    "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+}
+
+
+def info(cfg, **kw):
+    return model_info_from_config(cfg, "test/model", "test", **kw)
+
+
+def test_llama_gqa_head_dim_from_hidden_and_llama3_rope_not_multiplied():
+    m = info(LLAMA31_8B)
+    assert (m.num_layers, m.num_attention_heads, m.num_kv_heads, m.head_dim) == (32, 32, 8, 128)
+    assert m.max_position_embeddings == 131072  # llama3 rope type: vLLM does not multiply
+    assert m.max_len_key == "max_position_embeddings"
+    assert m.torch_dtype == "bfloat16" and not m.tie_word_embeddings and m.layer_types is None
+
+
+def test_explicit_head_dim_wins_over_hidden_by_heads():
+    cfg = dict(LLAMA31_8B, hidden_size=5120, num_attention_heads=32, head_dim=128)  # Mistral Small / Nemo style
+    assert info(cfg).head_dim == 128
+
+
+def test_mqa_falcon_multi_query_and_mha_default():
+    falcon = {"model_type": "falcon", "architectures": ["FalconForCausalLM"], "hidden_size": 4544, "num_attention_heads": 71,
+              "num_hidden_layers": 32, "multi_query": True, "vocab_size": 65024, "max_position_embeddings": 2048}
+    assert info(falcon).num_kv_heads == 1
+    opt = {"model_type": "opt", "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12, "ffn_dim": 3072,
+           "vocab_size": 50272, "max_position_embeddings": 2048, "torch_dtype": "float16"}
+    m = info(opt)
+    assert m.num_kv_heads == 12 and m.tie_word_embeddings  # absent tie -> transformers default True
+
+
+def test_yarn_multiplies_original_length_and_newest_vllm_does_not():
+    cfg = dict(LLAMA31_8B, max_position_embeddings=32768,
+               rope_scaling={"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
+    facts = facts_from_config(cfg)
+    assert derived_max_model_len(facts) == 131072
+    assert derived_max_model_len(facts, "0.10.2") == 131072
+    assert derived_max_model_len(facts, "0.31.0") == 32768
+
+
+def test_linear_and_dynamic_rope_multiply_longrope_does_not():
+    linear = dict(LLAMA31_8B, max_position_embeddings=16384, rope_scaling={"type": "linear", "factor": 4.0})
+    assert info(linear).max_position_embeddings == 65536
+    longrope = dict(LLAMA31_8B, max_position_embeddings=131072,
+                    rope_scaling={"type": "longrope", "long_factor": [1.0], "short_factor": [1.0]})
+    assert info(longrope).max_position_embeddings == 131072
+    su = dict(LLAMA31_8B, max_position_embeddings=131072, rope_scaling={"type": "su", "factor": 2.0})
+    assert info(su).max_position_embeddings == 131072
+
+
+def test_min_over_length_keys_model_max_length_override_and_default_2048():
+    cfg = dict(LLAMA31_8B, rope_scaling=None, seq_length=4096)
+    m = info(cfg)
+    assert m.max_position_embeddings == 4096 and m.max_len_key == "seq_length"
+    cohere = dict(LLAMA31_8B, rope_scaling=None, max_position_embeddings=8192, model_max_length=131072)
+    assert info(cohere).max_position_embeddings == 131072
+    bare = {k: v for k, v in LLAMA31_8B.items() if k not in ("max_position_embeddings", "rope_scaling")}
+    assert info(bare).max_position_embeddings == 2048
+
+
+GEMMA3_4B = {
+    "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "torch_dtype": "bfloat16",
+    "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+                    "num_hidden_layers": 34, "sliding_window": 1024, "sliding_window_pattern": 6,
+                    "rope_scaling": {"factor": 8.0, "rope_type": "linear"}},
+    "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27, "patch_size": 14,
+                      "image_size": 896},
+}
+
+
+def test_gemma3_nested_text_config_defaults_pattern_and_unscaled_length():
+    m = info(GEMMA3_4B)
+    assert (m.num_attention_heads, m.num_kv_heads, m.head_dim, m.vocab_size) == (8, 4, 256, 262208)
+    assert m.sliding_window == 1024
+    assert m.layer_types[:6] == ["sliding_attention"] * 5 + ["full_attention"]
+    assert m.layer_types.count("full_attention") == 5
+    assert m.max_position_embeddings == 131072  # Gemma 3's length is already scaled: factor not applied
+    assert m.torch_dtype == "bfloat16" and m.tie_word_embeddings
+    assert abs(m.param_count - 4.30e9) / 4.30e9 < 0.02  # published 4.3B includes the SigLIP tower
+
+
+def test_gemma2_alternates_starting_with_sliding():
+    cfg = {"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+           "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
+           "max_position_embeddings": 8192, "sliding_window": 4096}
+    m = info(cfg)
+    assert m.layer_types[:4] == ["sliding_attention", "full_attention"] * 2 and m.sliding_window == 4096
+
+
+def test_explicit_layer_types_gpt_oss_and_mxfp4():
+    cfg = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880,
+           "intermediate_size": 2880, "num_hidden_layers": 4, "num_attention_heads": 64, "num_key_value_heads": 8,
+           "head_dim": 64, "vocab_size": 201088, "max_position_embeddings": 131072, "sliding_window": 128,
+           "layer_types": ["sliding_attention", "full_attention"] * 2, "num_local_experts": 32, "experts_per_token": 4,
+           "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]},
+           "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096}}
+    m = info(cfg)
+    assert m.layer_types == ["sliding_attention", "full_attention"] * 2 and m.sliding_window == 128
+    assert m.num_experts == 32 and m.num_experts_per_tok == 4
+    assert m.quantization == "mxfp4" and m.quant_bits == 4 and m.quant_group_size == 32
+    assert m.max_position_embeddings == 131072  # yarn: 4096 x 32
+
+
+def test_mistral_uniform_window_and_v03_without_window():
+    v01 = dict(LLAMA31_8B, model_type="mistral", rope_scaling=None, max_position_embeddings=32768, sliding_window=4096)
+    assert info(v01).layer_types == ["sliding_attention"] * 32
+    v03 = dict(v01, sliding_window=None)
+    assert info(v03).layer_types is None and info(v03).sliding_window is None
+
+
+def test_qwen2_sliding_window_only_when_enabled_and_from_max_window_layers():
+    base = {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+            "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768,
+            "sliding_window": 32768, "max_window_layers": 21, "use_sliding_window": False}
+    assert info(base).layer_types is None and info(base).sliding_window is None
+    enabled = dict(base, use_sliding_window=True, sliding_window=4096)
+    m = info(enabled)
+    assert m.layer_types.count("sliding_attention") == 3 and m.layer_types[21] == "sliding_attention"
+    assert facts_from_config(base)["attn_bias"] == "qkv"
+
+
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
+    "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
+    "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3, "moe_layer_freq": 1, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "vocab_size": 129280, "max_position_embeddings": 163840,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "num_nextn_predict_layers": 1,
+    "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096},
+    "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]},
+}
+
+
+def test_deepseek_v3_mla_moe_fp8_block():
+    m = info(DEEPSEEK_V3)
+    assert m.is_mla and m.kv_lora_rank == 512 and m.qk_rope_head_dim == 64
+    assert m.num_experts == 256 and m.extra["facts"]["moe"]["dense_layers"] == [0, 1, 2]
+    assert m.extra["facts"]["moe"]["shared_inter"] == 2048
+    assert m.quantization == "fp8" and m.extra["facts"]["quant"]["block"] == [128, 128]
+    assert m.max_position_embeddings == 163840  # yarn 4096 x 40
+    assert abs(m.param_count - 671e9) / 671e9 < 0.01  # MTP layer not counted (vLLM does not load it)
+
+
+def test_kimi_k2_is_mla_by_kv_lora_rank():
+    cfg = dict(DEEPSEEK_V3, model_type="kimi_k2", n_routed_experts=384, num_attention_heads=64, first_k_dense_replace=1)
+    m = info(cfg)
+    assert m.is_mla and m.num_experts == 384
+
+
+def test_nemotron_h_hybrid_pattern_and_mamba2_state():
+    cfg = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+           "intermediate_size": 21504, "num_hidden_layers": 8, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "head_dim": 128, "vocab_size": 131072, "max_position_embeddings": 8192, "hybrid_override_pattern": "M-M*-M-",
+           "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
+           "expand": 2, "torch_dtype": "bfloat16", "tie_word_embeddings": False}
+    cfg["num_hidden_layers"] = 7
+    m = info(cfg)
+    assert m.layer_types == ["mamba", "mlp_only", "mamba", "full_attention", "mlp_only", "mamba", "mlp_only"]
+    assert m.extra["mamba"] == {"d_state": 128, "d_conv": 4, "inner": 8192, "version": 2, "n_groups": 8,
+                                "n_heads": 128, "head_dim": 64}
+
+
+def test_qwen3_next_linear_attention_every_fourth_layer_full():
+    cfg = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 2048,
+           "intermediate_size": 5120, "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 2,
+           "head_dim": 256, "vocab_size": 151936, "max_position_embeddings": 262144, "full_attention_interval": 4,
+           "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+           "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "num_experts": 512, "num_experts_per_tok": 10,
+           "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1}
+    m = info(cfg)
+    assert m.layer_types == (["linear_attention"] * 3 + ["full_attention"]) * 2
+    assert m.extra["linear_attention"]["v_heads"] == 32
+    assert m.extra["facts"]["moe"]["shared"] == 1
+
+
+def test_jamba_attention_period_and_expert_period():
+    cfg = {"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 4096, "intermediate_size": 14336,
+           "num_hidden_layers": 8, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 65536,
+           "attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2, "expert_layer_offset": 1,
+           "num_experts": 16, "num_experts_per_tok": 2, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2}
+    m = info(cfg)
+    assert m.layer_types.count("full_attention") == 1 and m.layer_types[4] == "full_attention"
+    assert m.extra["facts"]["moe"]["dense_layers"] == [0, 2, 4, 6]
+    assert m.extra["mamba"]["version"] == 1 and m.extra["mamba"]["inner"] == 8192
+
+
+@pytest.mark.parametrize(
+    ("qc", "method", "bits", "group"),
+    [
+        ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}, "awq", 4, 128),
+        ({"quant_method": "gptq", "bits": 8, "group_size": 32, "desc_act": True, "sym": True}, "gptq", 8, 32),
+        ({"quant_method": "marlin", "group_size": 128}, "marlin", 4, 128),
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, "bitsandbytes", 4, None),
+        ({"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"], "config_groups": {
+            "group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group",
+                                                           "group_size": 128, "symmetric": True}}}},
+         "compressed-tensors", 4, 128),
+        ({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {
+            "group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}},
+         "compressed-tensors", 8, None),
+        ({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", "config_groups": {
+            "group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
+                                                           "group_size": 16}}}},
+         "compressed-tensors", 4, 16),
+        ({"quant_method": "compressed-tensors", "format": "int-quantized", "config_groups": {
+            "group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int", "strategy": "channel"},
+                        "input_activations": {"num_bits": 8, "type": "int"}}}},
+         "compressed-tensors", 8, None),
+    ],
+)
+def test_quantization_configs(qc, method, bits, group):
+    m = info(dict(LLAMA31_8B, quantization_config=qc))
+    assert (m.quantization, m.quant_bits, m.quant_group_size) == (method, bits, group)
+
+
+def test_compressed_tensors_formats_are_named():
+    nvfp4 = {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}
+    w8a8 = {"quant_method": "compressed-tensors", "format": "int-quantized",
+            "config_groups": {"g": {"weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}
+    assert facts_from_config(dict(LLAMA31_8B, quantization_config=nvfp4))["quant"]["format"] == "nvfp4"
+    assert facts_from_config(dict(LLAMA31_8B, quantization_config=w8a8))["quant"]["format"] == "w8a8"
+
+
+def test_modelopt_hf_quant_config_nvfp4():
+    hf_quant = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16,
+                "exclude_modules": ["lm_head", "model.layers.0.mlp.gate", "model.layers.1.mlp.gate"]}}
+    m = info(LLAMA31_8B, hf_quant_config=hf_quant)
+    assert m.quantization == "modelopt" and m.quant_bits == 4 and m.quant_group_size == 16
+    assert m.extra["facts"]["quant"]["skip"] == ["lm_head", "model.layers.*.mlp.gate"]
+
+
+def test_moe_mixtral_and_llama4_interleaved_dense_layers_and_chunked_attention():
+    mixtral = dict(LLAMA31_8B, model_type="mixtral", num_local_experts=8, num_experts_per_tok=2, rope_scaling=None)
+    m = info(mixtral)
+    assert m.num_experts == 8 and "dense_layers" not in m.extra["facts"]["moe"]
+    llama4 = {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+              "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+                              "intermediate_size_mlp": 16384, "num_hidden_layers": 8, "num_attention_heads": 40,
+                              "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048, "num_local_experts": 128,
+                              "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "attention_chunk_size": 8192,
+                              "max_position_embeddings": 1048576, "torch_dtype": "bfloat16"}}
+    m4 = info(llama4)
+    assert m4.extra["facts"]["moe"]["dense_layers"] == [0, 2, 4, 6]
+    assert m4.extra["facts"]["moe"]["dense_inter"] == 16384
+    assert m4.layer_types[:4] == ["chunked_attention"] * 3 + ["full_attention"]
+    assert m4.attention_chunk_size == 8192
+
+
+def test_nested_llm_config_internvl_style_and_dtype_spelling():
+    cfg = {"architectures": ["InternVLChatModel"], "llm_config": dict(LLAMA31_8B, torch_dtype=None), "dtype": "float16"}
+    m = info(cfg)
+    assert m.num_layers == 32 and m.torch_dtype == "float16"
+

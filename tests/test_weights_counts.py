@@ -1,0 +1,160 @@
+"""Parameter counts and weight bytes from architecture facts, checked against published numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from vramlint.modelconfig import facts_from_config
+from vramlint.models import catalog, catalog_entry
+from vramlint.weights import (
+    bytes_from_safetensors,
+    count_parameters,
+    quantized_bytes_per_param,
+    rope_cache_bytes,
+    weight_bytes,
+    weight_bytes_per_rank,
+)
+
+LLAMA31_8B = {
+    "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+    "rope_scaling": {"factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+}
+QWEN25_7B = {
+    "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+    "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+}
+GEMMA2_2B = {
+    "model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
+    "max_position_embeddings": 8192, "sliding_window": 4096,
+}
+
+
+@pytest.mark.parametrize(
+    ("cfg", "published"),
+    [
+        (LLAMA31_8B, 8_030_261_248),  # HF API safetensors count
+        (QWEN25_7B, 7_615_616_512),  # HF API, q/k/v biases included
+        (GEMMA2_2B, 2_614_341_888),  # tied embeddings (Gemma2Config default)
+    ],
+)
+def test_dense_counts_match_published_exactly(cfg, published):
+    assert count_parameters(facts_from_config(cfg)).total == published
+
+
+def test_llama31_8b_loaded_bytes_match_vllm_log():
+    # vLLM 0.6.4 logged "Loading model weights took 14.9888 GB" (bytes / 2**30): params + 32 MiB RoPE cache
+    facts = facts_from_config(LLAMA31_8B)
+    assert rope_cache_bytes(facts) == 131072 * 128 * 2
+    assert round(weight_bytes_per_rank(facts) / 2**30, 4) == 14.9888
+
+
+def test_awq_int4_is_about_a_third_of_bf16_and_keeps_embeddings():
+    awq = dict(LLAMA31_8B, torch_dtype="float16",
+               quantization_config={"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True})
+    facts = facts_from_config(awq)
+    assert quantized_bytes_per_param(facts["quant"]) == pytest.approx(0.5 + 2 / 128 + 0.5 / 128)
+    pc = count_parameters(facts)
+    bf16 = weight_bytes(facts_from_config(LLAMA31_8B))
+    got = weight_bytes(facts)
+    embed_and_head = (pc.embed + pc.lm_head) * 2
+    assert got == pytest.approx(embed_and_head + sum(pc.linear.values()) * (0.5 + 2.5 / 128) + (pc.norms + pc.other) * 2, rel=1e-6)
+    assert 0.3 < got / bf16 < 0.4
+
+
+def test_fp8_block_and_nvfp4_and_mxfp4_bytes_per_param():
+    assert quantized_bytes_per_param({"method": "fp8", "bits": 8, "block": [128, 128]}) == pytest.approx(1 + 4 / 16384)
+    assert quantized_bytes_per_param({"method": "modelopt", "bits": 4, "group": 16, "format": "nvfp4"}) == 0.5625
+    assert quantized_bytes_per_param({"method": "mxfp4", "bits": 4, "group": 32}) == 0.53125
+    assert quantized_bytes_per_param({"method": "bitsandbytes", "bits": 4}) == 0.5625
+
+
+def test_mxfp4_quantizes_only_experts():
+    gpt_oss = catalog_entry("openai/gpt-oss-20b")
+    facts = {k: v for k, v in gpt_oss.items() if k not in ("weight_bytes", "params")}
+    pc = count_parameters(facts)
+    assert abs(pc.total - 20.9e9) / 20.9e9 < 0.01
+    expected = pc.linear["experts"] * 0.53125 + (pc.total - pc.linear["experts"]) * 2
+    assert weight_bytes(facts) == pytest.approx(expected, rel=1e-6)
+
+
+def test_tensor_parallel_splits_and_replicates_kv_heads():
+    facts = facts_from_config(LLAMA31_8B)
+    one = weight_bytes_per_rank(facts, tp=1, include_buffers=False)
+    two = weight_bytes_per_rank(facts, tp=2, include_buffers=False)
+    assert two == pytest.approx(one / 2, rel=0.001)  # norms are replicated but tiny
+    # 8 KV heads on 16 ranks: each rank still holds one KV head, so more than 1/16 of the total
+    sixteen = weight_bytes_per_rank(facts, tp=16, include_buffers=False)
+    pc = count_parameters(facts)
+    kv_params = 2 * 4096 * 8 * 128 * 32
+    assert sixteen > one / 16
+    assert sixteen == pytest.approx((one - kv_params * 2) / 16 + kv_params * 2 / 8, rel=0.01)
+    assert pc.total == 8_030_261_248
+
+
+def test_vocab_padding_per_rank():
+    odd_vocab = dict(LLAMA31_8B, vocab_size=32001, tie_word_embeddings=True)
+    facts = facts_from_config(odd_vocab)
+    pc = count_parameters(facts)
+    bytes_tp1 = weight_bytes_per_rank(facts, tp=1, include_buffers=False)
+    assert bytes_tp1 - (pc.total - pc.embed) * 2 == 32064 * 4096 * 2  # padded to a multiple of 64
+
+
+def test_bytes_from_safetensors_follow_vllm_loading():
+    facts = facts_from_config(dict(LLAMA31_8B, num_hidden_layers=2, tie_word_embeddings=True))
+    tensors = {
+        "model.embed_tokens.weight": ("F32", [10, 4]),  # cast to the 2-byte load dtype
+        "lm_head.weight": ("F32", [10, 4]),  # tied: vLLM does not load the stored copy
+        "model.layers.0.mlp.down_proj.weight": ("BF16", [4, 4]),
+        "model.layers.1.mlp.down_proj.weight_scale": ("F32", [4]),  # scales keep their dtype
+        "model.layers.2.mlp.down_proj.weight": ("BF16", [4, 4]),  # beyond num_hidden_layers (MTP): not loaded
+        "model.layers.0.self_attn.rotary_emb.inv_freq": ("F32", [2]),
+    }
+    assert bytes_from_safetensors(tensors, facts) == 40 * 2 + 16 * 2 + 4 * 4
+
+
+# ----------------------------------------------------------------------------------------- catalog
+
+REQUIRED = [
+    "meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-13b-hf", "meta-llama/Llama-2-70b-hf",
+    "meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct",
+    "meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Llama-3.1-405B-Instruct-FP8", "meta-llama/Llama-3.2-1B-Instruct",
+    "meta-llama/Llama-3.2-3B-Instruct", "meta-llama/Llama-3.3-70B-Instruct",
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8",
+    "Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-Coder-32B-Instruct",
+    "Qwen/Qwen2.5-7B-Instruct-AWQ", "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "Qwen/Qwen3-0.6B", "Qwen/Qwen3-235B-A22B",
+    "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-32B-FP8", "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+    "mistralai/Mistral-7B-v0.1", "mistralai/Mistral-7B-Instruct-v0.2", "mistralai/Mistral-7B-Instruct-v0.3",
+    "mistralai/Mistral-Small-24B-Instruct-2501", "mistralai/Mixtral-8x7B-Instruct-v0.1", "mistralai/Mixtral-8x22B-v0.1",
+    "google/gemma-2-2b-it", "google/gemma-2-9b-it", "google/gemma-2-27b-it", "google/gemma-3-1b-it",
+    "google/gemma-3-27b-it", "microsoft/Phi-3-mini-4k-instruct", "microsoft/Phi-3-medium-4k-instruct",
+    "microsoft/phi-4", "deepseek-ai/DeepSeek-V2-Lite", "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1",
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
+    "openai/gpt-oss-20b", "openai/gpt-oss-120b", "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4",
+    "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8",
+]
+
+
+def test_catalog_size_sources_and_family_coverage():
+    entries = catalog()
+    assert len(entries) >= 60
+    for key, entry in entries.items():
+        assert entry["source"].startswith("https://"), key
+    missing = [m for m in REQUIRED if catalog_entry(m) is None]
+    assert missing == []
+
+
+def test_every_catalog_entry_has_a_usable_architecture_and_stored_counts_agree():
+    for key in catalog():
+        entry = catalog_entry(key)
+        facts = {k: v for k, v in entry.items() if k not in ("id", "source", "note", "same_as")}
+        assert facts["layers"] > 0 and facts["hidden"] > 0 and facts["heads"] > 0 and facts["vocab"] > 0, key
+        pc = count_parameters({k: v for k, v in facts.items() if k not in ("params", "weight_bytes")})
+        if "params" in facts and key not in ("qwen/qwen3-next-80b-a3b-instruct",):
+            assert abs(pc.total - facts["params"]) / facts["params"] < 0.02, key
+
