@@ -67,6 +67,16 @@ def methods_for(gpu, version: str | None) -> list[tuple[str, int, str, dict]]:
     return out
 
 
+def load_dtype(arg, checkpoint, gpu) -> str:
+    """The dtype vLLM loads the weights in: --dtype, else the checkpoint's (bf16 becomes fp16 below CC 8.0)."""
+    names = {"half": "float16", "fp16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16"}
+    if isinstance(arg, str) and arg.lower() in names:
+        return names[arg.lower()]
+    if checkpoint == "bfloat16" and not gpu.bf16:
+        return "float16"
+    return checkpoint or "16-bit"
+
+
 def quantized_variant(model, quant: dict):
     """The same model with its linear layers quantized as ``quant`` says (embeddings stay 16-bit)."""
     facts = model.extra.get("facts")
@@ -90,6 +100,7 @@ def check(assessment, ctx):
     dtype = server.args.get("dtype", model.torch_dtype)
     if str(dtype).lower() not in SIXTEEN_BIT:
         return  # float32 weights are another story (and rare in serving)
+    dtype_name = load_dtype(server.args.get("dtype"), model.torch_dtype, gpu)
     if budget.usable_gib <= 0:
         return
     share = budget.weights_gib / budget.usable_gib
@@ -114,7 +125,7 @@ def check(assessment, ctx):
     if not options:
         return
     message = (
-        f"{model.torch_dtype or '16-bit'} weights take {gib(budget.weights_gib)} of the {gib(budget.usable_gib)} "
+        f"{dtype_name} weights take {gib(budget.weights_gib)} of the {gib(budget.usable_gib)} "
         f"vLLM may use on each {gpu.name} ({share:.0%}, above max-weight-share {ctx.options['max_weight_share']:.0%}), "
         f"leaving {gib(budget.kv_cache_gib)} for the KV cache ({tokens(budget.kv_tokens)} tokens). "
         + "; ".join(options)

@@ -71,7 +71,7 @@ def check(assessment, ctx):
         server.args.get(k) not in (None, 1) for k in ("nnodes", "data_parallel_address")
     ) or (server.args.get("distributed_executor_backend") == "ray" and pp > 1)
     if count is not None and not multi_node and gpu.mig_profile is None:
-        gpu_where = gpu.location or server.location
+        gpu_where = gpu.count_location or gpu.location or server.location
         gpu_line = f" (line {gpu_where.line})" if gpu_where.file == where.file else f" ({gpu_where.file}:{gpu_where.line})"
         if world > count:
             yield ctx.finding(
@@ -86,7 +86,7 @@ def check(assessment, ctx):
                 f"the deployment requests {count} GPUs{gpu_line} but {needed} uses {world}: "
                 f"{count - world} GPU(s) sit idle. Set --tensor-parallel-size {count // (pp * dp) or 1} "
                 f"to use them, or request {world}",
-                where if server.arg_locations.get("tensor_parallel_size") else (gpu.location or server.location),
+                gpu_where,
                 level="warning",
             )
 

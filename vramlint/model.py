@@ -56,6 +56,7 @@ class GpuRequest:
     memory_gib: float | None = None  # a memory cap stated by the deployment (MIG slice, fractional share)
     device_ids: list[str] | None = None  # physical devices named (compose device_ids, NVIDIA_VISIBLE_DEVICES)
     shared_key: str | None = None  # engines with the same key share physical GPUs (oversubscription check)
+    count_location: Location | None = None  # where the count was written, when ``location`` is the type hint
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "count": self.count, "evidence": self.evidence}

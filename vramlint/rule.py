@@ -501,6 +501,8 @@ def concurrency_at(budget: Budget, length: int) -> float:
     """How many requests of ``length`` tokens the KV cache holds, counting whole blocks as vLLM does."""
     if length <= 0:
         return 0.0
+    if length == budget.max_model_len and budget.max_concurrency:
+        return budget.max_concurrency  # the engine's own figure, as vLLM logs it
     block = budget.block_size or 16
     if budget.num_gpu_blocks and budget.kv_tokens == budget.num_gpu_blocks * block:
         return budget.num_gpu_blocks / math.ceil(length / block)

@@ -25,7 +25,7 @@ def test_unset_max_model_len_reports_concurrency_now_and_at_the_suggestion(lint)
 def test_explicit_maximum_points_at_the_value_and_uses_the_traffic_profile(lint):
     result = lint("vrl001/fail_explicit.yaml", rule="VRL001", p99=6000)
     [finding] = result.of("VRL001")
-    assert finding.location.line == line_of("vrl001/fail_explicit.yaml", '"131072"')
+    assert finding.location.line == line_of("vrl001/fail_explicit.yaml", "--max-model-len")
     assert "--max-model-len 131,072 is the model's maximum" in finding.message
     after = rebudget(result.assessments[0], max_model_len=6144)
     assert "--max-model-len 6144" in finding.message and "6,000 tokens" in finding.message

@@ -23,8 +23,8 @@ def test_t4_is_not_offered_fp8_before_vllm_0_15(lint):
     result = lint("vrl003/fail_t4_fp16.yaml", rule="VRL003")
     [finding] = result.of("VRL003")
     assert "AWQ/GPTQ" in finding.message and "FP8" not in finding.message
-    newer = lint("vrl003/fail_t4_fp16.yaml", rule="VRL003", version="0.15.1")
-    assert newer.assessments[0].vllm_version == "0.10.2"  # the image tag wins over the configured default
+    [newer] = lint("vrl003/fail_t4_newer_vllm.yaml", rule="VRL003").of("VRL003")
+    assert "FP8 (8-bit, --quantization fp8 (weight-only, Marlin kernel)" in newer.message
 
 
 def test_quiet_for_quantized_models_and_big_gpus(lint):

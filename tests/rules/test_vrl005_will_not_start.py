@@ -23,14 +23,14 @@ def test_default_context_too_long_for_the_kv_cache_is_on_the_container(lint):
 def test_too_long_explicit_context_is_on_its_line(lint):
     result = lint("vrl005/fail_long_len.yaml", rule="VRL005")
     [finding] = result.of("VRL005")
-    assert finding.location.line == line_of("vrl005/fail_long_len.yaml", '"65536"')
+    assert finding.location.line == line_of("vrl005/fail_long_len.yaml", "--max-model-len")
     assert "(65536)" in finding.message
 
 
 def test_utilization_above_one(lint):
     result = lint("vrl005/fail_utilization.yaml", rule="VRL005")
     findings = result.of("VRL005")
-    assert findings and all(f.location.line == line_of("vrl005/fail_utilization.yaml", '"1.2"') for f in findings)
+    assert findings and all(f.location.line == line_of("vrl005/fail_utilization.yaml", "--gpu-memory-utilization") for f in findings)
     assert any("1.2" in f.message for f in findings)
 
 

@@ -8,7 +8,7 @@ from rules_harness import line_of
 def test_tp_larger_than_the_gpus_requested(lint):
     [finding] = lint("vrl006/fail_too_few_gpus.yaml", rule="VRL006").of("VRL006")
     assert finding.level == "error"
-    assert finding.location.line == line_of("vrl006/fail_too_few_gpus.yaml", '"4"')
+    assert finding.location.line == line_of("vrl006/fail_too_few_gpus.yaml", "--tensor-parallel-size")
     assert "needs 4 GPUs" in finding.message and "requests 2" in finding.message
     assert f"line {line_of('vrl006/fail_too_few_gpus.yaml', 'nvidia.com/gpu: 2')}" in finding.message
 
@@ -17,7 +17,7 @@ def test_tp_not_dividing_heads_when_the_gpu_is_unknown(lint):
     result = lint("vrl006/fail_heads_no_gpu_type.yaml", rule="VRL006")
     assert result.budget is None  # no GPU: the budget engine cannot say it, so this rule does
     [finding] = result.of("VRL006")
-    assert finding.location.line == line_of("vrl006/fail_heads_no_gpu_type.yaml", '"3"')
+    assert finding.location.line == line_of("vrl006/fail_heads_no_gpu_type.yaml", "--tensor-parallel-size")
     assert "32 attention heads" in finding.message and "tensor-parallel-size 3" in finding.message
 
 

@@ -10,7 +10,7 @@ def test_tp_without_dev_shm_in_kubernetes(lint):
     assert result.inventory.servers[0].shm is False
     [finding] = result.of("VRL008")
     assert finding.level == "warning"
-    assert finding.location.line == line_of("vrl008/fail_k8s.yaml", '"2"')
+    assert finding.location.line == line_of("vrl008/fail_k8s.yaml", "--tensor-parallel-size")
     assert "tensor-parallel-size 2" in finding.message and "medium: Memory at /dev/shm" in finding.message
 
 

@@ -184,7 +184,7 @@ def gpu_from_resources(file: str, container: Any, path: str) -> GpuRequest | Non
             count = to_int(value)
             evidence = f"resources.{section} {name}: {scalar_text(value)}"
             if _NVIDIA_GPU.match(name):
-                req = GpuRequest(count=count, evidence=evidence, location=loc)
+                req = GpuRequest(count=count, evidence=evidence, location=loc, count_location=loc)
                 if name.endswith(".shared"):
                     req.shared_key = "time-sliced"
                 return req
@@ -192,13 +192,14 @@ def gpu_from_resources(file: str, container: Any, path: str) -> GpuRequest | Non
             if mig:
                 profile = mig.group(1)
                 resolved = resolve_mig(name)
-                req = GpuRequest(count=count, evidence=evidence, location=loc, mig_profile=profile)
+                req = GpuRequest(count=count, evidence=evidence, location=loc, mig_profile=profile, count_location=loc)
                 if resolved is not None:
                     req.type, req.memory_gib = resolved[0], resolved[1]
                 return req
             for pattern, vendor in _VENDOR_RESOURCES:
                 if pattern.match(name):
-                    return GpuRequest(type=None, count=count, evidence=evidence, location=loc, vendor=vendor)
+                    return GpuRequest(type=None, count=count, evidence=evidence, location=loc, vendor=vendor,
+                                      count_location=loc)
     return None
 
 
@@ -294,6 +295,7 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
         mig_profile=resources.mig_profile,
         memory_gib=resources.memory_gib,
         shared_key=resources.shared_key,
+        count_location=resources.count_location,
     )
     return merged
 
