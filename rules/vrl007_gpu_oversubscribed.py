@@ -12,7 +12,9 @@ against the engine's own share, so even utilizations that add up to less than 1 
 without KV cache. For those versions the rule checks that each engine still has room for one full-length
 request with the other engines' shares taken out.
 
-Time-sliced GPUs (`nvidia.com/gpu.shared`) are not checked: the device plugin decides at run time which
+Compose services in `profiles` run only when their profile is active, so each profile is checked with
+the services that have no profile; services in different profiles are not added up. Time-sliced GPUs
+(`nvidia.com/gpu.shared`) are not checked: the device plugin decides at run time which
 pods share a device, so the files do not say which engines add up.
 
 The finding is reported on every engine of the group, at its `--gpu-memory-utilization` (or its container
@@ -59,12 +61,26 @@ OPTIONS = {
 UNPLACED_KEYS = {"time-sliced"}
 
 
-def _label(assessment) -> str:
+def _label(assessment, seen_from=None) -> str:
     server = assessment.server
     name = server.name or server.container or "engine"
     if server.container and server.container != name:
         name = f"{name}/{server.container}"
+    if seen_from is not None and seen_from.server.file == server.file:
+        return f"{name} (line {server.location.line})"
     return f"{name} ({server.location.file}:{server.location.line})"
+
+
+def _scenarios(members: list) -> list[tuple[str | None, list]]:
+    """Which engines run together: compose services in profiles start only when their profile is active."""
+    always = [a for a in members if not a.server.profiles]
+    profiles = sorted({p for a in members for p in a.server.profiles})
+    if not profiles:
+        return [(None, members)]
+    out: list[tuple[str | None, list]] = [(None, always)]
+    for profile in profiles:
+        out.append((profile, always + [a for a in members if profile in a.server.profiles]))
+    return out
 
 
 def _utilization(assessment) -> float | None:
@@ -101,55 +117,65 @@ def check_all(assessments, ctx):
         if gpu is not None and gpu.shared_key and gpu.shared_key not in UNPLACED_KEYS:
             groups.setdefault(gpu.shared_key, []).append(a)
     limit = float(ctx.options["max_total_utilization"])
+    reported: set[int] = set()
     for members in groups.values():
-        if len(members) < 2:
-            continue
-        utils = [(a, _utilization(a)) for a in members]
-        known = [(a, u) for a, u in utils if u is not None]
-        total_gpu = next((a.gpu.total_gib for a in members if a.gpu is not None), None)
-        total_util = sum(u for _, u in known)
-        listing = ", ".join(f"{_label(a)} {u:g}" for a, u in known)
-        unknown = [a for a, u in utils if u is None]
-        if total_util > limit + 1e-9:
-            size = f" of {gib(total_gpu)}" if total_gpu else ""
-            claimed = f" = {gib(total_util * total_gpu)}" if total_gpu else ""
-            for a, u in known:
-                others = [x for x in members if x is not a]
-                share = 1.0 - (total_util - u)
-                fix = (
-                    f"lower --gpu-memory-utilization so the engines add up to at most {limit:g} "
-                    f"(this one to {max(share, 0):.2f} at most, if the others stay)"
-                    if share > 0.05
-                    else "give the engines separate GPUs"
-                )
-                yield ctx.finding(
-                    a,
-                    f"{len(members)} engines share the same GPU{size}: gpu_memory_utilization adds up to "
-                    f"{total_util:.2f}{claimed} ({listing}); whichever starts last finds too little free memory "
-                    f"and vLLM refuses to start. Shared with {', '.join(_label(o) for o in others)}; {fix}",
-                    arg_location(a.server, "gpu_memory_utilization"),
-                )
-            continue
-        if unknown or total_gpu is None:
-            continue
+        for profile, running in _scenarios(members):
+            if len(running) < 2:
+                continue
+            for finding, a in _check_together(running, profile, limit, ctx):
+                if id(a) not in reported:
+                    reported.add(id(a))
+                    yield finding
+
+
+def _check_together(members, profile, limit, ctx):
+    utils = [(a, _utilization(a)) for a in members]
+    known = [(a, u) for a, u in utils if u is not None]
+    total_gpu = next((a.gpu.total_gib for a in members if a.gpu is not None), None)
+    total_util = sum(u for _, u in known)
+    unknown = [a for a, u in utils if u is None]
+    when = f" when compose profile {profile!r} is active" if profile else ""
+    if total_util > limit + 1e-9:
+        size = f" of {gib(total_gpu)}" if total_gpu else ""
+        claimed = f" = {gib(total_util * total_gpu)}" if total_gpu else ""
         for a, u in known:
-            budget = a.budget
-            if not _counts_other_processes(a) or not budget.starts:
-                continue
-            others = [(o, ou) for o, ou in known if o is not a]
-            held_by_others = sum(ou for _, ou in others) * total_gpu
-            kv_left = budget.kv_cache_gib - held_by_others
-            one_request = budget.kv_bytes_per_token * budget.max_model_len / 2**30
-            if kv_left >= one_request:
-                continue
+            listing = ", ".join(f"{_label(x, a)} {xu:g}" for x, xu in known)
+            others = [x for x in members if x is not a]
+            share = 1.0 - (total_util - u)
+            fix = (
+                f"lower --gpu-memory-utilization so the engines add up to at most {limit:g} "
+                f"(this one to {max(share, 0):.2f} at most, if the others stay)"
+                if share > 0.05
+                else "give the engines separate GPUs"
+            )
             yield ctx.finding(
                 a,
-                f"vLLM {budget.vllm_version} ({budget.engine}) counts memory held by other processes on the GPU "
-                f"against this engine's gpu_memory_utilization {u:g} ({gib(u * total_gpu)} of {gib(total_gpu)}): "
-                f"when {', '.join(_label(o) for o, _ in others)} is already running "
-                f"({gib(held_by_others)}), its KV cache shrinks from {gib(budget.kv_cache_gib)} to "
-                f"{gib(max(kv_left, 0))}, less than one {budget.max_model_len:,}-token request "
-                f"({gib(one_request)}), and it does not start. Give each engine its own GPU, or upgrade to "
-                "vLLM 0.9.2+ where each engine's share counts only its own memory",
+                f"{len(members)} engines share the same GPU{size}{when}: gpu_memory_utilization adds up to "
+                f"{total_util:.2f}{claimed} ({listing}); whichever starts last finds too little free memory "
+                f"and vLLM refuses to start. Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
                 arg_location(a.server, "gpu_memory_utilization"),
-            )
+            ), a
+        return
+    if unknown or total_gpu is None:
+        return
+    for a, u in known:
+        budget = a.budget
+        if not _counts_other_processes(a) or not budget.starts:
+            continue
+        others = [(o, ou) for o, ou in known if o is not a]
+        held_by_others = sum(ou for _, ou in others) * total_gpu
+        kv_left = budget.kv_cache_gib - held_by_others
+        one_request = budget.kv_bytes_per_token * budget.max_model_len / 2**30
+        if kv_left >= one_request:
+            continue
+        yield ctx.finding(
+            a,
+            f"vLLM {budget.vllm_version} ({budget.engine}) counts memory held by other processes on the GPU "
+            f"against this engine's gpu_memory_utilization {u:g} ({gib(u * total_gpu)} of {gib(total_gpu)}): "
+            f"when {', '.join(_label(o, a) for o, _ in others)} is already running{when} "
+            f"({gib(held_by_others)}), its KV cache shrinks from {gib(budget.kv_cache_gib)} to "
+            f"{gib(max(kv_left, 0))}, less than one {budget.max_model_len:,}-token request "
+            f"({gib(one_request)}), and it does not start. Give each engine its own GPU, or upgrade to "
+            "vLLM 0.9.2+ where each engine's share counts only its own memory",
+            arg_location(a.server, "gpu_memory_utilization"),
+        ), a

@@ -96,6 +96,7 @@ class Server:
     replicas: int | None = None
     ignore_rules: dict[str, Location] = field(default_factory=dict)  # vramlint.dev/ignore annotation
     notes: list[str] = field(default_factory=list)  # things said about this server (config in another file, ...)
+    profiles: list[str] = field(default_factory=list)  # compose profiles (none: the service always runs)
 
     @property
     def key(self) -> str:

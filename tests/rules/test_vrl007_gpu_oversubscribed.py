@@ -36,3 +36,12 @@ def test_old_v1_counts_the_other_engine_even_below_one(lint):
 def test_quiet_when_shares_fit_or_devices_differ(lint):
     assert lint("vrl007/pass_split.yaml", rule="VRL007", gpu="L4").of("VRL007") == []
     assert lint("vrl007/pass_separate_devices.yaml", rule="VRL007", gpu="L4").of("VRL007") == []
+
+
+def test_compose_profiles_decide_which_engines_run_together(lint):
+    exclusive = lint("vrl007/pass_exclusive_profiles.yaml", rule="VRL007", gpu="L4")
+    assert [s.profiles for s in exclusive.inventory.servers] == [["chat"], ["draft"]]
+    assert exclusive.of("VRL007") == []
+    findings = lint("vrl007/fail_profile_with_always_on.yaml", rule="VRL007", gpu="L4").of("VRL007")
+    assert len(findings) == 2
+    assert all("when compose profile 'speculative' is active" in f.message for f in findings)

@@ -345,6 +345,9 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     problems.extend(interp.problems)
     server.gpu = _gpu(layers, env, env_locs, interp)
     server.shm = _shm(layers, server.args, interp)
+    profiles, _ = _first(layers, "profiles")
+    if isinstance(profiles, list):
+        server.profiles = [str(p) for p in profiles if p is not None]
     replicas = None
     for layer in layers:
         deploy = layer.node.get("deploy")
