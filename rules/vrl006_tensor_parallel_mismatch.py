@@ -11,8 +11,10 @@ The tensor-parallel size must also divide the model's attention heads (vLLM: "To
 heads (N) must be divisible by tensor parallel size (T)"), and its KV heads must be a multiple or a divisor of
 it (an AssertionError in the model code).
 
-Multi-node deployments (LeaderWorkerSet, Ray clusters, `--nnodes`) spread the workers over several pods,
-so the per-pod comparison is skipped for them.
+Multi-node deployments spread the workers over several pods, so the per-pod comparison is skipped for
+them: LeaderWorkerSet and Ray objects, `--nnodes`, the Ray executor with pipeline parallelism or an
+external `RAY_ADDRESS`, and a pod that requests exactly one pipeline stage's GPUs (tensor x data
+parallel) while pipeline parallelism is above 1.
 
 Failing example (TP 4 in a pod with 2 GPUs):
 
@@ -67,9 +69,13 @@ def check(assessment, ctx):
 
     gpu = server.gpu
     count = gpu.count if gpu is not None else None
-    multi_node = server.kind in MULTI_NODE_KINDS or any(
-        server.args.get(k) not in (None, 1) for k in ("nnodes", "data_parallel_address")
-    ) or (server.args.get("distributed_executor_backend") == "ray" and pp > 1)
+    multi_node = (
+        server.kind in MULTI_NODE_KINDS
+        or any(server.args.get(k) not in (None, 1) for k in ("nnodes", "data_parallel_address"))
+        or (server.args.get("distributed_executor_backend") == "ray" and (pp > 1 or server.env.get("RAY_ADDRESS")))
+        # one pipeline stage's GPUs per pod is the multi-node layout (Ray / LWS workers hold the other stages)
+        or (pp > 1 and count is not None and count == tp * dp)
+    )
     if count is not None and not multi_node and gpu.mig_profile is None:
         gpu_where = gpu.count_location or gpu.location or server.location
         gpu_line = f" (line {gpu_where.line})" if gpu_where.file == where.file else f" ({gpu_where.file}:{gpu_where.line})"

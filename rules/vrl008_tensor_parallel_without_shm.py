@@ -6,7 +6,7 @@ which NCCL outgrows: the engine fails at start-up or on the first requests with
 `NCCL error: unhandled system error` or a `Bus error`. vLLM's own deployment docs mount a memory-backed
 `/dev/shm` for this reason.
 
-Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
+Only NVIDIA GPUs are checked (NCCL). Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
 compose with `ipc: host` or a `shm_size` (e.g. `shm_size: 16gb`).
 
 Failing example (TP 2, no /dev/shm volume):
@@ -51,6 +51,8 @@ def check(assessment, ctx):
     server = assessment.server
     if server.shm is not False:
         return  # True: mounted; None: cannot tell from this file
+    if server.gpu is not None and server.gpu.vendor != "nvidia":
+        return  # NCCL is NVIDIA's; other accelerators' collectives are not modelled here
     tp = int_arg(server, "tensor_parallel_size", 1)
     pp = int_arg(server, "pipeline_parallel_size", 1)
     if tp is None or pp is None or tp * pp <= 1:

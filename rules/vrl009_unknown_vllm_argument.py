@@ -4,7 +4,12 @@
 `--max-model-length`, or a flag that the image's vLLM version does not have yet or no longer has) ends the
 process at once with `vllm: error: unrecognized arguments: ...`. The flag is checked against the arguments
 of the detected vLLM version (from the image tag, the configuration, or the newest version vramlint knows),
-and the finding suggests the closest known argument.
+and the finding suggests the closest known argument and says which vLLM versions accept the flag (a flag
+removed in a newer version, such as `--disable-log-requests`, is valid for an older image).
+
+When the image tag does not say the version, vramlint checks against its default (newest) version; a flag
+that older versions accept is then a warning, not an error, since the image may run one of them. Set
+`vllm-version` in the configuration to make it exact.
 
 Failing example:
 
@@ -21,6 +26,8 @@ args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"]
 
 from __future__ import annotations
 
+from vramlint.rule import version_tuple
+
 ID = "VRL009"
 NAME = "unknown-vllm-argument"
 LEVEL = "error"
@@ -30,7 +37,7 @@ OPTIONS: dict = {}
 SOURCES = {
     "image tag": "from the image tag",
     "configuration": "set in the configuration",
-    "default": "vramlint's default version; set vllm-version in the configuration to check yours",
+    "default": "vramlint's default version",
 }
 
 
@@ -39,13 +46,20 @@ def _closest(flag: str, version: str | None) -> str | None:
         from vramlint.vllm_args import closest
     except ImportError:
         return None
-    try:
-        suggestion = closest(flag, version)
-    except (KeyError, ValueError, LookupError):
-        return None
+    suggestion = closest(flag, version)
     if isinstance(suggestion, (list, tuple)):
         suggestion = suggestion[0] if suggestion else None
     return suggestion or None
+
+
+def _versions_knowing(flag: str) -> list[str]:
+    """The vLLM versions (of those vramlint has tables for) that accept ``flag``, oldest first."""
+    try:
+        from vramlint import vllm_args
+    except ImportError:
+        return []
+    name = vllm_args.normalise(flag.split("=", 1)[0])
+    return [v for v in vllm_args.versions() if name in vllm_args.known_flags(v)]
 
 
 def check(assessment, ctx):
@@ -55,12 +69,34 @@ def check(assessment, ctx):
     version = assessment.vllm_version or server.vllm_version
     source = assessment.version_source or ("image tag" if server.vllm_version else None)
     which = f"vLLM {version}" + (f" ({SOURCES.get(source, source)})" if source else "") if version else "vLLM"
+    assumed = source == "default"
+    current = version_tuple(version)
     for flag, location in server.unknown_args.items():
         suggestion = _closest(flag, version)
-        hint = f"; did you mean {suggestion}?" if suggestion and suggestion != flag else ""
+        hint = f"; did you mean {suggestion}?" if suggestion and suggestion != flag.split("=", 1)[0] else ""
+        knowing = _versions_knowing(flag)
+        history = ""
+        if knowing and current is not None:
+            first, last = knowing[0], knowing[-1]
+            if version_tuple(first) > current:
+                history = f" (it was added in vLLM {first})"
+            elif version_tuple(last) < current:
+                history = f" (vLLM {first} to {last} accept it; it was removed after {last})"
+            else:
+                history = f" (some vLLM versions from {first} to {last} accept it)"
+        if assumed and knowing:
+            yield ctx.finding(
+                assessment,
+                f"{which} does not know the argument {flag}{history}: if the image runs a version without it, "
+                f"vLLM stops at start-up with \"unrecognized arguments: {flag}\"{hint}. The image tag does not say "
+                "the version, so set vllm-version in the configuration to check against yours",
+                location,
+                level="warning",
+            )
+            continue
         yield ctx.finding(
             assessment,
-            f"{which} does not know the argument {flag}: it stops at start-up with "
+            f"{which} does not know the argument {flag}{history}: it stops at start-up with "
             f"\"unrecognized arguments: {flag}\"{hint}",
             location,
         )

@@ -37,3 +37,9 @@ def test_idle_gpus_are_a_warning(lint):
 
 def test_quiet_when_tp_matches(lint):
     assert lint("vrl006/pass.yaml", rule="VRL006").of("VRL006") == []
+
+
+def test_one_pipeline_stage_per_pod_is_taken_as_multi_node(lint):
+    result = lint("vrl006/pass_one_stage_per_pod.yaml", rule="VRL006")
+    assert result.inventory.servers[0].args["pipeline_parallel_size"] == 2
+    assert result.of("VRL006") == []

@@ -16,3 +16,18 @@ def test_typo_with_did_you_mean(lint):
 
 def test_quiet_when_every_argument_is_known(lint):
     assert lint("vrl009/pass.yaml", rule="VRL009").of("VRL009") == []
+
+
+def test_a_removed_flag_is_a_warning_when_the_version_is_only_assumed(lint):
+    result = lint("vrl009/warn_removed_flag_no_version.yaml", rule="VRL009")
+    assert result.assessments[0].version_source == "default"
+    [finding] = result.of("VRL009")
+    assert finding.level == "warning"
+    assert finding.location.line == line_of("vrl009/warn_removed_flag_no_version.yaml", "--disable-log-requests")
+    assert "removed after" in finding.message and "set vllm-version" in finding.message
+
+
+def test_a_flag_newer_than_the_image_is_an_error(lint):
+    [finding] = lint("vrl009/fail_flag_newer_than_image.yaml", rule="VRL009").of("VRL009")
+    assert finding.level == "error"
+    assert "vLLM 0.6.1 (from the image tag)" in finding.message and "added in vLLM 0.6.2" in finding.message
