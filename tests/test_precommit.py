@@ -99,6 +99,23 @@ services:
           devices: [{driver: nvidia, device_ids: ["0"], capabilities: [gpu]}]
 """
 
+HELM_VALUES = """\
+servingEngineSpec:
+  modelSpec:
+    - name: qwen
+      repository: vllm/vllm-openai
+      tag: v0.9.2
+      modelURL: Qwen/Qwen2.5-7B-Instruct
+      requestGPU: 1
+      nodeSelectorTerms:
+        - matchExpressions:
+            - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L40S]}
+      vllmConfig:
+        maxModelLen: 16384
+        tensorParallelSize: 2
+"""
+HELM_TP_LINE = 13
+
 CONFIGMAP_CONSUMER = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -222,6 +239,7 @@ def configured(hook_repo, pre_commit_home, tmp_path_factory):
             "deploy/bad.yaml": BAD_DEPLOYMENT,
             "deploy/good.yaml": GOOD_DEPLOYMENT,
             "compose/compose.yaml": COMPOSE_ALONE,
+            "chart/values.yaml": HELM_VALUES,
             "k8s/qwen.yaml": CONFIGMAP_CONSUMER,
             "k8s/qwen-config.yaml": CONFIGMAP,
             ".vramlint.yaml": 'overrides:\n  - files: ["compose/*.yaml"]\n    gpu: L4\n',
@@ -266,6 +284,13 @@ def test_a_compose_file_alone_is_linted_whole(configured):
     proc = configured("compose/compose.yaml")
     out = proc.stdout + proc.stderr
     assert re.search(r"^compose/compose\.yaml:\d+:\d+: VRL007 ", out, re.M), out
+
+
+def test_a_helm_values_file_alone_is_linted(configured):
+    proc = configured("chart/values.yaml")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert re.search(rf"^chart/values\.yaml:{HELM_TP_LINE}:\d+: VRL006 \[error\]", out, re.M), out
 
 
 @pytest.mark.xfail(
