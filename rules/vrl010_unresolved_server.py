@@ -67,7 +67,7 @@ def check(assessment, ctx):
         evidence = f" ({gpu.evidence})" if gpu.evidence else ""
         yield ctx.finding(
             assessment,
-            f"not checked: this server runs on an {what}{evidence}, and vramlint budgets only NVIDIA GPUs "
+            f"not checked: this server runs on {'an' if what[0] in 'AEIOU' else 'a'} {what}{evidence}, and vramlint budgets only NVIDIA GPUs "
             "(vLLM's CUDA path), so its memory, context length and concurrency are not checked. Rules that do "
             "not need the budget (unknown arguments, parallel sizes, shared memory) still apply",
             arg_location(server, "gpu"),

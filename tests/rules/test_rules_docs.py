@@ -60,3 +60,17 @@ def test_rules_command_lists_and_documents(capsys):
     assert capsys.readouterr().out.startswith("# VRL004 non-fused-attention")
     assert rules_command.run(parser.parse_args(["--markdown"])) == 0
     assert capsys.readouterr().out == rules_markdown(RULES)
+
+
+def test_rules_command_through_the_cli(capsys, tmp_path):
+    from vramlint.cli import main
+
+    assert main(["rules", "VRL001"]) == 0
+    assert capsys.readouterr().out.startswith("# VRL001 max-model-len-at-maximum")
+    assert main(["rules", "VRL999"]) == 2
+    assert "no rule 'VRL999'" in capsys.readouterr().err
+    broken = tmp_path / "broken.py"
+    broken.write_text('"""Doc."""\nID = "X1"\n')
+    assert main(["rules", "--rules-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "broken.py: ID must be" in err and "Traceback" not in err
