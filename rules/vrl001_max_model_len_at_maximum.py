@@ -8,9 +8,9 @@ cache from the memory left after weights and activations, so the memory used doe
 of the cache, which preempts the others.
 
 The rule fires when the context is at the maximum and the KV cache holds fewer full-length requests than
-`min_concurrency` (or than the traffic profile's `peak-concurrent-requests`, when configured). The message
+`min-concurrency` (or than the traffic profile's `peak-concurrent-requests`, when configured). The message
 gives the concurrency now and at a suggested value: the traffic profile's `p99-context-tokens` rounded up
-to a multiple of `round_to`, else `suggested_max_model_len`. Requests longer than `max_model_len` are
+to a multiple of `round-to`, else `suggested-max-model-len`. Requests longer than `max_model_len` are
 rejected by vLLM, so choose a value above the longest request you must serve.
 
 Failing example (the context is the model's 131072 tokens):

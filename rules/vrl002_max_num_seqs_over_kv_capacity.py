@@ -8,9 +8,9 @@ their KV blocks and recomputes them later), which shows as latency spikes and th
 
 The rule fires when `--max-num-seqs` is not set and the KV cache holds fewer requests of typical length
 than the default admits. Typical length is the traffic profile's `p99-context-tokens` when configured,
-else the `typical_context_tokens` option. With the traffic profile's `peak-concurrent-requests`, it fires
+else the `typical-context-tokens` option. With the traffic profile's `peak-concurrent-requests`, it fires
 when that peak does not fit in the cache (and stays quiet when it does, since the default is then never
-reached); without it, when the default admits at least `overcommit_ratio` times as many requests as the
+reached); without it, when the default admits at least `overcommit-ratio` times as many requests as the
 cache holds. The fix is to set
 `--max-num-seqs` to what the cache holds (or to give the engine more KV cache).
 

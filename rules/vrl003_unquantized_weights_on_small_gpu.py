@@ -1,7 +1,7 @@
 """16-bit weights take most of a small GPU; a quantized model would leave room for the KV cache.
 
 A bf16/fp16 model spends 2 bytes per parameter on weights. When those weights take more than
-`max_weight_share` of the memory vLLM may use on each GPU (`gpu_memory_utilization` x total), little is
+`max-weight-share` of the memory vLLM may use on each GPU (`gpu_memory_utilization` x total), little is
 left for the KV cache, so few requests run at once. The rule says how much memory a quantized version
 would free and how many KV-cache tokens that buys, by re-running the memory budget with the quantized
 weights, and offers only the methods the GPU runs (minimum compute capability, from vLLM's

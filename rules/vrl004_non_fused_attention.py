@@ -3,7 +3,7 @@
 vLLM picks the fastest attention kernel the GPU runs: FlashAttention (FLASH_ATTN) from compute capability
 8.0 (A100, A10G, L4, RTX 30/40, H100), FlashInfer on Blackwell. Forcing another backend with the
 `VLLM_ATTENTION_BACKEND` environment variable (read up to vLLM 0.14; ignored from 0.15) or
-`--attention-backend` (vLLM 0.13+) to one in `slow_backends` makes every request slower; TORCH_SDPA is
+`--attention-backend` (vLLM 0.13+) to one in `slow-backends` makes every request slower; TORCH_SDPA is
 a CPU path, and XFORMERS / FLEX_ATTENTION are fallbacks meant for GPUs that lack FlashAttention
 (TRITON_ATTN is left out of the defaults: vLLM itself picks it for models with attention sinks, such as
 gpt-oss, on non-Hopper GPUs). That is a warning on a GPU that runs FlashAttention.
@@ -14,7 +14,7 @@ silently fall back.
 
 On a GPU below compute capability 8.0 the rule adds a note saying which backend vLLM uses there instead
 (XFORMERS with the V0 engine; FLEX_ATTENTION in V1 0.10.2; FlashInfer when installed, else TRITON_ATTN,
-in 0.11+), so that slower prefill on T4/V100 is expected rather than a surprise. Set `note_unfused_gpu`
+in 0.11+), so that slower prefill on T4/V100 is expected rather than a surprise. Set `note-unfused-gpu`
 to false to silence that note.
 
 Failing example (forcing XFORMERS on an H100):

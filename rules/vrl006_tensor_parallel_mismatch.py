@@ -4,7 +4,7 @@ vLLM starts `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-par
 per GPU. When the container requests fewer GPUs (`nvidia.com/gpu`, compose `count`/`device_ids`), vLLM
 stops at start-up (Ray: "The number of required GPUs exceeds the total number of available GPUs in the
 placement group"; multiprocessing: a CUDA "invalid device ordinal"). Requesting more GPUs than the engine
-uses is reported too, as a warning, since the extra GPUs sit idle (`report_idle_gpus: false` turns that
+uses is reported too, as a warning, since the extra GPUs sit idle (`report-idle-gpus: false` turns that
 off).
 
 The tensor-parallel size must also divide the model's attention heads (vLLM: "Total number of attention

@@ -4,7 +4,7 @@ Each engine takes `gpu_memory_utilization` x the GPU's total memory at start-up 
 start when less than that is free: "Free memory on device (...) on startup is less than desired GPU memory
 utilization"; older versions run out of memory later). When several engines are pinned to the same
 physical GPU (compose `device_ids`, `NVIDIA_VISIBLE_DEVICES`, fractional GPU sharing), their utilizations
-must add up to at most `max_total_utilization` (1.0). The last engine to start is the one that fails, so
+must add up to at most `max-total-utilization` (1.0). The last engine to start is the one that fails, so
 which one breaks depends on start order.
 
 vLLM V0 0.6.4 and V1 0.7-0.9.0 go further: they count the memory held by every other process on the GPU
