@@ -127,7 +127,11 @@ def check(assessment, ctx):
     message = (
         f"{dtype_name} weights take {gib(budget.weights_gib)} of the {gib(budget.usable_gib)} "
         f"vLLM may use on each {gpu.name} ({share:.0%}, above max-weight-share {ctx.options['max_weight_share']:.0%}), "
-        f"leaving {gib(budget.kv_cache_gib)} for the KV cache ({tokens(budget.kv_tokens)} tokens). "
+        + (
+            f"leaving {gib(budget.kv_cache_gib)} for the KV cache ({tokens(budget.kv_tokens)} tokens). "
+            if budget.kv_cache_gib > 0
+            else "leaving no memory for the KV cache. "
+        )
         + "; ".join(options)
         + ". Check the quantized model's quality before switching"
     )
