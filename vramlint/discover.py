@@ -152,8 +152,11 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             out.skipped.append(Skipped(display_path(directory), f"cannot list directory: {_os_reason(exc)}"))
             continue
         subdirs = []
+        # One relpath per directory, not per file: it dominates the walk of a large tree otherwise.
+        shown_dir = display_path(directory)
+        prefix = "" if shown_dir == "." else shown_dir + "/"
         for entry in entries:
-            rel = display_path(entry.path)
+            rel = prefix + entry.name
             name = entry.name
             if patterns and _excluded(rel, name, patterns):
                 continue

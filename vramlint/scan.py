@@ -20,16 +20,24 @@ STDIN_NAME = "<stdin>"
 
 # Every text a server can be recognised by: the engine's name (images, commands, `engine: VLLM`, chart keys
 # like `vllmConfig`), KServe objects (an InferenceService may use a runtime defined in another file), Ray
-# Serve LLM configs, the production-stack values root, and vLLM argument names (a `--config` file or a
-# ConfigMap holding one need not say "vllm" anywhere).
-_ARG_WORDS = (
-    "max.model.len|tensor.parallel.size|pipeline.parallel.size|gpu.memory.utili[sz]ation|max.num.seqs"
-    "|max.num.batched.tokens|served.model.name|kv.cache.dtype|enforce.eager|swap.space|block.size"
-    "|maxModelLen|tensorParallelSize|gpuMemoryUtilization|maxNumSeqs"
-)
-PREFILTER = re.compile(
-    r"vllm|InferenceService|ServingRuntime|servingEngineSpec|engine_kwargs|llm_configs|" + _ARG_WORDS,
-    re.IGNORECASE,
+# Serve LLM configs, the production-stack values root, and vLLM argument names in their kebab, snake and
+# camelCase spellings (a `--config` file or a ConfigMap holding one need not say "vllm" anywhere).
+# Plain substring tests on the lower-cased text: one C-speed pass each, much faster than a regex alternation.
+PREFILTER_WORDS = (
+    "vllm",
+    "inferenceservice",
+    "servingruntime",
+    "servingenginespec",
+    "engine_kwargs",
+    "llm_config",
+    "model-len", "model_len", "modellen",
+    "parallel-size", "parallel_size", "parallelsize",
+    "memory-utili", "memory_utili", "memoryutili",
+    "num-seqs", "num_seqs", "numseqs",
+    "batched-tokens", "batched_tokens", "batchedtokens",
+    "served-model-name", "served_model_name",
+    "kv-cache-dtype", "kv_cache_dtype",
+    "enforce-eager", "enforce_eager", "enforceeager",
 )
 # Template files (.tpl, .tftpl) are read only when they look like YAML documents, not Go `define` blocks.
 _YAML_SHAPE = re.compile(r"^(apiVersion|kind|services|image|spec|metadata)\s*:", re.MULTILINE)
@@ -38,13 +46,10 @@ _YAML_SHAPE = re.compile(r"^(apiVersion|kind|services|image|spec|metadata)\s*:",
 def read_text(path: str, display: str) -> tuple[str | None, Skipped | None]:
     """The file's text, or why it is skipped (unreadable, too large, empty, binary, not UTF-8)."""
     try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        return None, Skipped(display, _reason(exc))
-    if size > MAX_FILE_BYTES:
-        return None, Skipped(display, f"file too large ({size} bytes > {MAX_FILE_BYTES})")
-    try:
         with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                return None, Skipped(display, f"file too large ({size} bytes > {MAX_FILE_BYTES})")
             raw = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         return None, Skipped(display, _reason(exc))
@@ -75,7 +80,8 @@ def _reason(exc: OSError) -> str:
 
 def prefilter(text: str) -> bool:
     """Could this text hold a vLLM server? False means: certainly not (no word extraction relies on)."""
-    return PREFILTER.search(text) is not None
+    low = text.lower()
+    return any(word in low for word in PREFILTER_WORDS)
 
 
 class _Collector:
@@ -120,6 +126,8 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
 
 def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, render: bool) -> list[FileEntry]:
     """Lint chart files through their chart (owned by vramlint.helm); the entries left for plain extraction."""
+    if not values_files and not any(_in_chart_dir(os.path.dirname(os.path.abspath(e.path))) for e in entries):
+        return entries  # no Chart.yaml above any file: skip importing the Helm machinery (start-up time)
     from vramlint.helm import hook
 
     chart_plan = hook.plan(entries)
@@ -131,6 +139,31 @@ def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, r
     col.inventory.notes.extend(notes)
     col.inventory.files_scanned += sum(1 for e in entries if e.path in chart_plan.handled)
     return [e for e in entries if e.path not in chart_plan.handled or e.path in fallback]
+
+
+_CHART_DIR_CACHE: dict[str, bool] = {}
+
+
+def _in_chart_dir(directory: str, levels: int = 12) -> bool:
+    """A Chart.yaml in ``directory`` or one of its parents (cached per directory)."""
+    seen = []
+    d = directory
+    result = False
+    for _ in range(levels):
+        if d in _CHART_DIR_CACHE:
+            result = _CHART_DIR_CACHE[d]
+            break
+        seen.append(d)
+        if os.path.isfile(os.path.join(d, "Chart.yaml")) or os.path.isfile(os.path.join(d, "Chart.yml")):
+            result = True
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for s in seen:
+        _CHART_DIR_CACHE[s] = result
+    return result
 
 
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
