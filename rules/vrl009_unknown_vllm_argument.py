@@ -26,6 +26,8 @@ args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"]
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from vramlint.rule import version_tuple
 
 ID = "VRL009"
@@ -41,6 +43,7 @@ SOURCES = {
 }
 
 
+@lru_cache(maxsize=512)
 def _closest(flag: str, version: str | None) -> str | None:
     try:
         from vramlint.vllm_args import closest
@@ -52,14 +55,15 @@ def _closest(flag: str, version: str | None) -> str | None:
     return suggestion or None
 
 
-def _versions_knowing(flag: str) -> list[str]:
+@lru_cache(maxsize=512)
+def _versions_knowing(flag: str) -> tuple[str, ...]:
     """The vLLM versions (of those vramlint has tables for) that accept ``flag``, oldest first."""
     try:
         from vramlint import vllm_args
     except ImportError:
-        return []
-    name = vllm_args.normalise(flag.split("=", 1)[0])
-    return [v for v in vllm_args.versions() if name in vllm_args.known_flags(v)]
+        return ()
+    name = flag.split("=", 1)[0]
+    return tuple(v for v in vllm_args.versions() if vllm_args.lookup(name, v) is not None)
 
 
 def check(assessment, ctx):
