@@ -319,9 +319,53 @@ def _long_len_error(key: versions.VersionKey, user: int, model: ModelInfo, deriv
 # Weights per rank
 
 
-def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict) -> tuple[int, str]:
+# Quantization methods vLLM can apply to an unquantized checkpoint while loading it ("online"), and how the
+# quantized linear layers are then stored. ``Fp8Config`` (quantization/fp8.py) quantizes every LinearBase
+# layer to fp8 with a per-tensor scale; the embedding and ``ParallelLMHead`` are not LinearBase layers and stay
+# in the model dtype. In-flight bitsandbytes (model_loader/bitsandbytes_loader.py) quantizes to nf4 with
+# ``compress_statistics=True`` (double-quantized absmax).
+ONLINE_QUANT = {
+    "fp8": {"method": "fp8", "bits": 8, "skip": ["lm_head"]},
+    "bitsandbytes": {"method": "bitsandbytes", "bits": 4, "double_quant": True, "skip": ["lm_head"]},
+}
+# Methods whose kernels need a quantized checkpoint: vLLM's ``get_quant_config`` looks for their config file
+# (quantize_config.json / quant_config.json) and raises when a plain checkpoint has none.
+CHECKPOINT_ONLY_QUANT = ("awq", "gptq", "awq_marlin", "gptq_marlin", "marlin", "gptq_marlin_24")
+
+
+def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict) -> tuple[str, str]:
+    """The MoE kernel backend vLLM picks for MXFP4 experts (it decides their padding), and why.
+
+    ``Mxfp4MoEMethod._should_use_marlin`` (quantization/mxfp4.py, 0.10.1 - 0.11), ``get_mxfp4_backend`` (0.12 -
+    0.14) and ``select_mxfp4_moe_backend`` (fused_moe/oracle/mxfp4.py, 0.19): Marlin below compute capability
+    9.0; on Hopper the Triton kernels from ``triton_kernels``, which the wheels vendor from 0.12
+    (vllm/third_party/triton_kernels) -- before that a pip install has none and falls back to Marlin;
+    FlashInfer TRT-LLM on Blackwell (10.x).
+    """
+    cc = tuple(gpu.compute_capability)
+    if _truthy(env.get("VLLM_MXFP4_USE_MARLIN")):
+        return "marlin", "VLLM_MXFP4_USE_MARLIN=1"
+    if cc[0] == 10:
+        return "flashinfer_trtllm", "FlashInfer TRT-LLM MXFP4 MoE on Blackwell"
+    if cc == (9, 0):
+        if _truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16")):
+            return ("flashinfer_cutlass" if versions.at_least(key, 0, 12) else "flashinfer_trtllm",
+                    "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1")
+        if versions.at_least(key, 0, 12):
+            return "triton", "Triton MXFP4 MoE kernels on Hopper (vendored from vLLM 0.12)"
+        return "marlin", "Marlin MXFP4 MoE on Hopper (vLLM before 0.12 ships no triton_kernels)"
+    return "marlin", f"Marlin MXFP4 MoE (weight-only) on compute capability {cc[0]}.{cc[1]}"
+
+
+def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict, gpu: GpuSpec | None = None,
+                     key: versions.VersionKey | None = None, env: dict | None = None,
+                     ep_size: int = 0) -> tuple[int, str]:
     """Bytes of weights one rank loads: B1's quantization-aware split when the architecture facts are known,
-    else the checkpoint bytes divided evenly, plus the RoPE cos/sin cache every rank holds."""
+    else the checkpoint bytes divided evenly, plus the RoPE cos/sin cache every rank holds.
+
+    ``--quantization fp8`` / ``bitsandbytes`` on an unquantized checkpoint quantize while loading; MXFP4 experts
+    are laid out as the GPU's kernel backend needs them; with expert parallelism (``ep_size`` ranks) each rank
+    holds its share of whole experts."""
     dtype_bytes = DTYPE_BYTES.get(dtype, 2)
     facts = model.extra.get("facts")
     total: float
@@ -329,14 +373,28 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict)
     if facts:
         from vramlint import weights
 
-        per_rank = weights.weight_bytes_per_rank(facts, tp=tp, pp=pp, dtype_bytes=dtype_bytes, include_buffers=True)
+        loaded = facts
+        online = str(args.get("quantization") or "").lower()
+        if online in ONLINE_QUANT and not facts.get("quant"):
+            loaded = {**facts, "quant": dict(ONLINE_QUANT[online])}
+        backend = None
+        if (loaded.get("quant") or {}).get("method") == "mxfp4" and gpu is not None and key is not None:
+            backend, _ = mxfp4_backend(gpu, key, env or {})
+        per_rank = weights.weight_bytes_per_rank(loaded, tp=tp, pp=pp, dtype_bytes=dtype_bytes, include_buffers=True,
+                                                 mxfp4_backend=backend, ep_size=ep_size)
         how = "architecture split per rank"
         if model.weight_bytes and model.weight_bytes_source not in (None, "computed from architecture"):
             whole = weights.weight_bytes(facts, dtype_bytes=dtype_bytes)
-            rope = weights.rope_cache_bytes(facts, dtype_bytes)
+            rope = weights.rope_cache_bytes(facts, 4 if facts.get("type") == "gpt_oss" else dtype_bytes)
             if whole:
                 per_rank = (per_rank - rope) * model.weight_bytes / whole + rope
                 how = f"{model.weight_bytes_source}, split per rank by architecture"
+        if loaded is not facts:
+            how += f"; quantized to {online} while loading (--quantization {online} on an unquantized checkpoint)"
+        if backend:
+            how += f"; MXFP4 experts laid out for the {backend} MoE kernels"
+        if ep_size > 1:
+            how += f"; experts split over {ep_size} expert-parallel ranks"
         total = per_rank
     else:
         if model.weight_bytes:
@@ -460,6 +518,14 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     quant = (args.get("quantization") or model.quantization or "")
     quant = str(quant).lower()
     cc_int = gpu.compute_capability[0] * 10 + gpu.compute_capability[1]
+    if quant and args.get("quantization") and not model.quantization and quant in CHECKPOINT_ONLY_QUANT:
+        errors.append({
+            "code": "quantization-needs-checkpoint",
+            "message": f"Cannot find the config file for {quant}",
+            "arg": "quantization",
+        })
+        notes.append(f"--quantization {quant} needs a checkpoint quantized with it; {model.name} is not quantized "
+                     "(vLLM can quantize an unquantized checkpoint while loading only with fp8 or bitsandbytes)")
     if quant:
         effective = quant
         explicit = bool(args.get("quantization"))
@@ -518,7 +584,9 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     # ---- memory
     total_bytes = gpu.total_gib * GiB
     requested = total_bytes * util
-    weights, weights_how = weights_per_rank(model, tp, pp, dtype, args)
+    dp = _int_arg(args, "data_parallel_size") or 1
+    ep_size = dp * tp if _truthy(args.get("enable_expert_parallel")) and model.num_experts else 0
+    weights, weights_how = weights_per_rank(model, tp, pp, dtype, args, gpu=gpu, key=key, env=env, ep_size=ep_size)
     src.setdefault("weights", weights_how)
     non_torch, nt_how = non_torch_bytes(beh, tp, pp, model)
     src.setdefault("non_torch", "estimate: " + nt_how)

@@ -288,6 +288,49 @@ def rope_cache_bytes(facts: dict, dtype_bytes: float = 2) -> int:
     return int(positions * rotary_dim * dtype_bytes)
 
 
+def _round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
+
+
+# How vLLM lays out MXFP4 MoE experts on the GPU, per kernel backend: (intermediate padding, hidden padding,
+# bias bytes, extra scale copy). From ``Mxfp4MoEMethod.create_weights`` / ``process_weights_after_loading``
+# (vllm/model_executor/layers/quantization/mxfp4.py, 0.10.1 - 0.14) and
+# ``mxfp4_round_up_hidden_size_and_intermediate_size`` (fused_moe/oracle/mxfp4.py, 0.19):
+#   marlin            n % 256, k % 128: intermediate to 128, hidden to 256; scales e8m0, bias in the model dtype
+#   triton            intermediate to 64; bias cast to fp32; the Hopper swizzle (triton_kernels
+#                     HopperMXScaleLayout) writes a new scale tensor with rows padded to 256 while the loaded
+#                     ``w*_weight_scale`` parameters stay registered, so the scales are held twice
+#   flashinfer_trtllm intermediate and hidden to 256, bias fp32 (Blackwell)
+#   flashinfer_cutlass intermediate and hidden to 128 (Hopper with VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1)
+MXFP4_BACKENDS = ("marlin", "triton", "flashinfer_trtllm", "flashinfer_cutlass", "checkpoint")
+
+
+def mxfp4_expert_bytes(hidden: int, inter: int, experts: int, backend: str = "checkpoint") -> int:
+    """Bytes of one MoE layer's MXFP4 experts (w13 + w2, scales, biases) for one partition.
+
+    ``inter`` is the intermediate size of the partition (``moe_intermediate_size / tp``), ``experts`` the experts
+    the rank holds. Weights are 4-bit (two per byte), one uint8 exponent per 32 values.
+    """
+    if backend == "marlin":
+        i_pad, h_pad, bias_bytes = _round_up(inter, 128), _round_up(hidden, 256), 2
+    elif backend == "flashinfer_trtllm":
+        i_pad, h_pad, bias_bytes = _round_up(inter, 256), _round_up(hidden, 256), 4
+    elif backend == "flashinfer_cutlass":
+        i_pad, h_pad, bias_bytes = _round_up(inter, 128), _round_up(hidden, 128), 2
+    elif backend == "triton":
+        i_pad, h_pad, bias_bytes = _round_up(inter, 64), hidden, 4
+    else:  # "checkpoint": as stored in the safetensors files (no kernel known)
+        i_pad, h_pad, bias_bytes = inter, hidden, 2
+    values = 2 * i_pad * h_pad + h_pad * i_pad
+    weights = values // 2
+    scales = values // 32
+    if backend == "triton":
+        # Hopper-swizzled copy: (2I, H/32) and (H, I/32) with the first dimension padded to 256.
+        scales += _round_up(2 * i_pad, 256) * (h_pad // 32) + _round_up(h_pad, 256) * (i_pad // 32)
+    biases = (2 * i_pad + h_pad) * bias_bytes
+    return experts * (weights + scales + biases)
+
+
 def weight_bytes_per_rank(
     facts: dict,
     tp: int = 1,
@@ -296,6 +339,8 @@ def weight_bytes_per_rank(
     dtype_bytes: float = 2,
     include_buffers: bool = True,
     counted: ParamCount | None = None,
+    mxfp4_backend: str | None = None,
+    ep_size: int = 0,
 ) -> int:
     """Bytes one GPU holds for weights with tensor parallel ``tp`` and pipeline parallel ``pp``.
 
@@ -326,8 +371,29 @@ def weight_bytes_per_rank(
         replicated = (hidden * (mla["kv_lora_rank"] + mla["qk_rope"]) + hidden * (mla.get("q_lora_rank") or 0)) * layers
         attn = pc.linear["attn"]
         divide["attn"] = attn / ((attn - replicated) / tp + replicated)
-    layer_bytes = _linear_bytes(pc, quant, dtype_bytes, divide)
-    layer_bytes += (pc.other + pc.norms) * dtype_bytes  # replicated (biases of column layers split, ignored)
+    moe = facts.get("moe") or {}
+    experts_rank = moe.get("experts") or 0
+    if ep_size > 1 and "experts" in pc.linear and experts_rank:
+        # Expert parallel (vLLM FusedMoE ``determine_expert_map``): whole experts spread over the EP ranks
+        # (DP x TP), the remainder on the first ranks; each expert keeps its full intermediate size.
+        experts_rank = -(-moe["experts"] // ep_size)
+        divide["experts"] = moe["experts"] / experts_rank
+    other = pc.other
+    linear_pc = pc
+    extra_bytes = 0.0
+    if quant and quant.get("method") == "mxfp4" and "experts" in pc.linear and moe.get("experts"):
+        # MXFP4 experts as the kernel backend lays them out (padding, scale copies, fp32 biases).
+        moe_layers = (facts.get("pattern") or "").count("E") or (facts.get("layers", 0) - len(moe.get("dense_layers") or []))
+        inter = moe.get("inter") or facts.get("inter") or 0
+        inter_part = inter if ep_size > 1 else -(-inter // tp)
+        extra_bytes = moe_layers * mxfp4_expert_bytes(facts["hidden"], inter_part, experts_rank,
+                                                       mxfp4_backend or "checkpoint")
+        linear_pc = ParamCount(linear={k: v for k, v in pc.linear.items() if k != "experts"},
+                               linear_rows={k: v for k, v in pc.linear_rows.items() if k != "experts"})
+        if facts.get("type") == "gpt_oss":
+            other -= (2 * inter + facts["hidden"]) * moe["experts"] * moe_layers  # expert biases, counted above
+    layer_bytes = _linear_bytes(linear_pc, quant, dtype_bytes, divide) + extra_bytes
+    layer_bytes += (other + pc.norms) * dtype_bytes  # replicated (biases of column layers split, ignored)
     vocab = facts.get("vocab") or 0
     pad = VOCAB_PADDING * tp
     padded_vocab = -(-vocab // pad) * pad if vocab else 0
@@ -342,7 +408,8 @@ def weight_bytes_per_rank(
         total = layer_bytes + embed_rank * dtype_bytes + lm_bytes
     total += pc.vision * dtype_bytes / (tp if pc.vision else 1)
     if include_buffers:
-        total += rope_cache_bytes(facts, dtype_bytes)
+        # gpt-oss builds its YaRN rotary embedding in float32 (``get_rope(..., dtype=torch.float32)``).
+        total += rope_cache_bytes(facts, 4 if facts.get("type") == "gpt_oss" else dtype_bytes)
     return int(total)
 
 
