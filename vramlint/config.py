@@ -106,6 +106,8 @@ class Config:
     overrides: list[Override] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     offline: bool = False
+    render_helm: bool = False  # render charts with Helm when it is available (helm-python-sdk or `helm`)
+    helm_values: list[str] = field(default_factory=list)  # `-f` overlays for every chart, in order
 
     # Provenance, not configuration keys.
     file: str | None = None  # the configuration file read, as displayed
@@ -780,6 +782,11 @@ def apply_flags(config: Config, args: Any) -> Config:
     if getattr(args, "offline", False):
         out.offline = True
     out.exclude.extend(getattr(args, "exclude", None) or [])
+    if getattr(args, "render_helm", False):
+        out.render_helm = True
+    # The file's overlays (relative to its folder) come first; --values given on the command line win.
+    out.helm_values = [_display(os.path.join(config.root, p)) if not os.path.isabs(p) else p
+                       for p in config.helm_values] + list(getattr(args, "values", None) or [])
     out.rules_dirs.extend(getattr(args, "rules_dir", None) or [])
     if out.fail_on not in FAIL_ON_VALUES:
         raise ValueError(f"--fail-on must be one of {', '.join(FAIL_ON_VALUES)}")
@@ -878,6 +885,14 @@ def config_model() -> Any:
             default_factory=list, description="Globs of files and folders not to scan (relative to this file)."
         )
         offline: bool = Field(False, description="Never ask the Hugging Face Hub (also: HF_HUB_OFFLINE=1).")
+        render_helm: bool = Field(
+            False, description="Render Helm charts with Helm (helm-python-sdk or a helm binary on PATH) when "
+            "available; without either, charts are evaluated without Helm."
+        )
+        helm_values: list[Glob] = Field(
+            default_factory=list, description="Values files applied to every scanned Helm chart, in order, as "
+            "helm's -f (relative to this file; --values files come after them)."
+        )
 
     _MODELS.update(Config=Config, Override=Override, Traffic=Traffic)
     return Config

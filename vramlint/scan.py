@@ -126,12 +126,15 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
 
 def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, render: bool) -> list[FileEntry]:
     """Lint chart files through their chart (owned by vramlint.helm); the entries left for plain extraction."""
-    if not values_files and not any(_in_chart_dir(os.path.dirname(os.path.abspath(e.path))) for e in entries):
-        return entries  # no Chart.yaml above any file: skip importing the Helm machinery (start-up time)
+    if not any(_in_chart_dir(os.path.dirname(os.path.abspath(e.path))) for e in entries):
+        # no Chart.yaml above any file: skip importing the Helm machinery (start-up time)
+        _values_unused(col, values_files)
+        return entries
     from vramlint.helm import hook
 
     chart_plan = hook.plan(entries)
     if not chart_plan.charts:
+        _values_unused(col, values_files)
         return entries
     servers, problems, notes, fallback = hook.run(chart_plan, list(values_files), render)
     col.records.servers.extend(servers)
@@ -139,6 +142,12 @@ def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, r
     col.inventory.notes.extend(notes)
     col.inventory.files_scanned += sum(1 for e in entries if e.path in chart_plan.handled)
     return [e for e in entries if e.path not in chart_plan.handled or e.path in fallback]
+
+
+def _values_unused(col: _Collector, values_files: Any) -> None:
+    if values_files:
+        col.inventory.notes.append(f"--values {', '.join(values_files)}: no Helm chart (Chart.yaml with templates/) "
+                                   "among the scanned paths, so the values files were not applied")
 
 
 _CHART_DIR_CACHE: dict[str, bool] = {}

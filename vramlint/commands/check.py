@@ -55,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     conf.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching GLOB (repeatable)")
     conf.add_argument("--rules-dir", action="append", metavar="DIR",
                       help="also load the rule modules in DIR (your own rules; never loaded unless given)")
+    add_helm_arguments(conf)
     out = parser.add_argument_group("output")
     out.add_argument("--output-format", dest="output_format", action=_OutputFormat, choices=FORMATS,
                      help="text (default), json, sarif, github or markdown; repeatable, each paired with the "
@@ -69,6 +70,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     base.add_argument("--baseline", metavar="FILE", help="report only findings that are not in this baseline")
     base.add_argument("--write-baseline", metavar="FILE",
                       help="record the current findings in FILE (then they are reported as suppressed)")
+
+
+def add_helm_arguments(group) -> None:  # noqa: ANN001 - an argparse parser or argument group
+    """`--values FILE` and `--render-helm`, shared by check, inventory and explain."""
+    group.add_argument("--values", action="append", metavar="FILE",
+                       help="Helm values file applied to every scanned chart, as helm's -f (repeatable; later "
+                       "files win)")
+    group.add_argument("--render-helm", action="store_true", default=False,
+                       help="render charts with Helm (helm-python-sdk, else a helm binary on PATH) when available")
+
+
+def helm_settings(args, config) -> tuple[list[str], bool]:  # noqa: ANN001
+    """(values files, render) for a command that does not apply every check flag: the configuration's
+    `helm-values` and `render-helm` with `--values` and `--render-helm` over them."""
+    from vramlint.config import apply_flags
+
+    flags = argparse.Namespace(values=getattr(args, "values", None), render_helm=getattr(args, "render_helm", False))
+    merged = apply_flags(config, flags)
+    check_values_files(merged.helm_values)
+    return merged.helm_values, merged.render_helm
+
+
+def check_values_files(files) -> None:  # noqa: ANN001
+    import os
+
+    from vramlint.cli import UsageError
+
+    for path in files or []:
+        if not os.path.isfile(path):
+            raise UsageError(f"--values {path}: no such file")
+
+
+def print_scan_notes(inventory) -> None:  # noqa: ANN001
+    """Notes said once per run (Helm rendering skipped, template text in a file), on standard error."""
+    for note in inventory.notes:
+        print(f"vramlint: note: {note}", file=sys.stderr)
 
 
 def _positive_int(text: str) -> int:
@@ -226,6 +263,35 @@ def validate_rule_references(config, rules) -> list:
     return problems
 
 
+def dedupe_findings(findings: list) -> list:
+    """One finding per (rule, place, message).
+
+    A chart is linted once with its `values.yaml` and once per overlay beside it (`values-prod.yaml`): each is
+    a release of its own, but a value they share is one line to fix, so its finding is reported once, naming
+    the values sets that gave it.
+    """
+    kept: dict[tuple, object] = {}
+    variants: dict[tuple, list[str]] = {}
+    for finding in findings:
+        loc = finding.location
+        key = (finding.rule_id, loc.file, loc.line, loc.column, finding.message)
+        variant = None
+        if finding.server_key and "?values=" in finding.server_key:
+            variant = finding.server_key.rsplit("?values=", 1)[1]
+        elif finding.server_key:
+            variant = "values.yaml"
+        if key not in kept:
+            kept[key] = finding
+            variants[key] = [variant] if variant else []
+        elif variant and variant not in variants[key]:
+            variants[key].append(variant)
+    for key, finding in kept.items():
+        names = variants[key]
+        if len(names) > 1 and any(n != "values.yaml" for n in names):
+            finding.message += f" (the same with each of these values: {', '.join(names)})"
+    return list(kept.values())
+
+
 def _assess_all(servers, config):
     """Assess servers, grouping them by the resolve options their files get (overrides may differ)."""
     from vramlint.assess import assess
@@ -309,11 +375,15 @@ def run(args: argparse.Namespace) -> int:
     from vramlint.scan import STDIN_NAME, scan
 
     stdin_text = sys.stdin.read() if "-" in paths else None
-    inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text)
+    check_values_files(config.helm_values)
+    inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
+                     values_files=config.helm_values, render_helm=config.render_helm)
+    print_scan_notes(inventory)
     assessments = _assess_all(inventory.servers, config)
     selection = Selection(config, rules)
     findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
     findings.extend(input_error(p) for p in inventory.problems)
+    findings = dedupe_findings(findings)
 
     kept = []
     for finding in findings:

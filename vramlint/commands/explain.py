@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip paths matching GLOB (repeatable)")
     parser.add_argument("--config", metavar="FILE", help="configuration file (default: found next to the paths)")
+    from vramlint.commands.check import add_helm_arguments
+
+    add_helm_arguments(parser)
 
 
 def _is_command_line(paths: list[str]) -> bool:
@@ -52,6 +55,9 @@ def _options(args: argparse.Namespace, scan_paths: list[str]):
         if problems:
             raise UsageError("; ".join(format_problem(p) for p in problems))
         options = config.resolve_options()
+        from vramlint.commands.check import helm_settings
+
+        args.helm_values, args.helm_render = helm_settings(args, config)
     except ImportError:
         pass
     if args.gpu:
@@ -116,7 +122,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("'-' (standard input) can be given only once")
         options = _options(args, [p for p in paths if p != "-"] or ["."])
         stdin_text = sys.stdin.read() if "-" in paths else None
-        inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text)
+        inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text,
+                         values_files=getattr(args, "helm_values", None) or [],
+                         render_helm=getattr(args, "helm_render", False))
+        for note in inventory.notes:
+            print(f"vramlint: note: {note}", file=sys.stderr)
     assessments = assess(inventory.servers, options)
     if args.format == "json":
         import json

@@ -12,6 +12,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip paths matching GLOB (repeatable)")
+    from vramlint.commands.check import add_helm_arguments
+
+    add_helm_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,8 +25,9 @@ def run(args: argparse.Namespace) -> int:
         from vramlint.cli import UsageError
 
         raise UsageError("'-' (standard input) can be given only once")
+    values, render = _helm_settings(args, paths)
     stdin_text = sys.stdin.read() if "-" in paths else None
-    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text)
+    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, values_files=values, render_helm=render)
     if args.format == "json":
         import json
 
@@ -32,6 +36,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_table(inventory))
     return 0
+
+
+def _helm_settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool]:
+    """`--values`/`--render-helm` over the configuration file's `helm-values`/`render-helm`."""
+    from vramlint.cli import UsageError
+    from vramlint.commands.check import helm_settings
+    from vramlint.config import format_problem, load_config
+
+    config, problems = load_config(None, [p for p in paths if p != "-"] or ["."])
+    if problems:
+        raise UsageError("; ".join(format_problem(p) for p in problems))
+    return helm_settings(args, config)
 
 
 def _cell(value: object) -> str:
@@ -71,6 +87,8 @@ def render_table(inventory) -> str:
         out += f"problem: {where}: {p.message}\n"
     for sk in inventory.skipped:
         out += f"skipped: {sk.file}: {sk.reason}\n"
+    for note in inventory.notes:
+        out += f"note: {note}\n"
     for s in inventory.servers:
         for note in s.notes:
             out += f"note: {s.file}:{s.location.line}: {note}\n"

@@ -8,6 +8,8 @@
 2. vLLM's example chart (examples/online_serving/chart-helm): ``image.command`` is the full command line,
    ``resources`` the container's, ``shm.enabled`` mounts /dev/shm.
 
+Other charts known by their values shape are in `vramlint.extract.helm_known`.
+
 Every synthesised flag points at the values line that produced it, so findings land where the user edits.
 """
 
@@ -54,6 +56,10 @@ def is_helm_values(data: Any) -> bool:
     ses = data.get("servingEngineSpec")
     if is_map(ses) and "modelSpec" in ses:
         return True
+    from vramlint.extract.helm_known import detect
+
+    if detect(data) is not None:
+        return True
     image = data.get("image")
     return is_map(image) and is_seq(image.get("command")) and any(
         "vllm" in str(w).lower() for w in image.get("command") or []
@@ -74,6 +80,11 @@ def extract_helm_values(doc: Any) -> tuple[list[Server], list[Problem]]:
                     if server is not None:
                         servers.append(server)
         return servers, problems
+    from vramlint.extract.helm_known import detect, extract_known
+
+    shape = detect(data)
+    if shape is not None:
+        return extract_known(doc, shape)
     server = _example_chart(doc, data, problems)
     if server is not None:
         servers.append(server)

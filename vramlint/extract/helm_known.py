@@ -1,0 +1,477 @@
+"""Values files of well-known charts, recognised by their shape when the chart's templates are not scanned.
+
+pre-commit passes one changed file, and many repositories keep only an overlay (`values-prod.yaml`) of a
+chart published elsewhere. For the charts below, what the chart's templates do with each values key is
+known, so the servers are built as the templates would build them and every flag points at the values line
+that set it. When the chart's templates are scanned too, `vramlint.helm` evaluates them instead and these
+shapes are not used for that chart's values (each values file is extracted once).
+
+- KubeAI models chart (`catalog.<name>`: `enabled`, `url: hf://...`, `engine`, `args`, `env`,
+  `resourceProfile: nvidia-gpu-l4:1`, `minReplicas`): the chart renders a KubeAI `Model` for each entry that
+  is enabled (or every entry with `all.enabled: true`); only `engine: VLLM` entries run vLLM.
+- llm-d deployer (`sampleApplication.model.modelArtifactURI`, `sampleApplication.prefill/decode.extraArgs`,
+  `sampleApplication.resources`, `modelservice.vllm.image`): a ModelService whose prefill and decode pods
+  run `vllm serve <model>` with the role's `extraArgs`.
+- vllm-helm style `vllm:` block (`model`, `gpuMemoryUtilization`, `maxModelLen`, `tensorParallelSize`,
+  `trustRemoteCode`, `additionalArgs`, `env`), with `kaischeduler.gpuMemoryMiB` as a fractional GPU share.
+- GKE app-design-center ai-inference (`model.id`, top-level `tensorParallelSize` and `maxModelLen`): the
+  template runs `python3 -m vllm.entrypoints.openai.api_server` with flags of its own.
+- OPEA GenAIInfra vllm chart (`LLM_MODEL_ID`, `extraCmd.command`, `extraCmdArgs`, `accelDevice`): the template
+  passes `--model {{ .Values.LLM_MODEL_ID }}` after the extra arguments.
+- A generic container-like block at the top level (`image`, `command`, `args`/`extraArgs`, `env`, `resources`,
+  `nodeSelector`) with a vLLM image or vLLM arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vramlint.extract import vllm_version_from_image
+from vramlint.extract.kubernetes import (
+    GpuRequest,
+    apply_invocation,
+    combine_gpu,
+    gpu_from_resources,
+    gpu_from_scheduling,
+    is_map,
+    is_seq,
+    read_env,
+    resolve_gpu_hint,
+    scalar_text,
+    to_int,
+    tokens_from,
+)
+from vramlint.model import Location, Problem, Server
+from vramlint.yamlload import join_path, key_location, node_location, value_location
+
+_ARDGE_FLAGS = {  # vllm-helm `vllm:` key -> the flag its deployment template writes
+    "host": "--host",
+    "port": "--port",
+    "gpuMemoryUtilization": "--gpu-memory-utilization",
+    "maxModelLen": "--max-model-len",
+    "tensorParallelSize": "--tensor-parallel-size",
+}
+_ARDGE_OTHER = {"model", "trustRemoteCode", "additionalArgs", "env"}
+# Environment variables that name a model for a custom entrypoint; vLLM itself does not read them.
+_MODEL_ENV = ("MODEL", "MODEL_ID", "MODEL_NAME", "LLM_MODEL_ID", "HF_MODEL_ID", "MODEL_PATH")
+_ARG_KEYS = ("args", "extraArgs", "extraCmdArgs")
+_VLLM_WORDS = ("--max-model-len", "--tensor-parallel-size", "--gpu-memory-utilization", "--max-num-seqs",
+               "--served-model-name", "--enforce-eager", "--max-num-batched-tokens", "--kv-cache-dtype")
+
+
+def detect(data: Any) -> str | None:
+    """Which known chart a values mapping belongs to, or None."""
+    if not is_map(data) or "kind" in data or "apiVersion" in data:
+        return None
+    catalog = data.get("catalog")
+    if is_map(catalog) and any(is_map(v) and ("engine" in v or "url" in v) for v in catalog.values()):
+        return "kubeai-models"
+    sample = data.get("sampleApplication")
+    if is_map(sample) and (is_map(sample.get("model")) or "prefill" in sample or "decode" in sample):
+        return "llm-d"
+    vllm = data.get("vllm")
+    if is_map(vllm) and ("model" in vllm or any(k in vllm for k in _ARDGE_FLAGS)):
+        return "vllm-block"
+    model = data.get("model")
+    if is_map(model) and "id" in model and ("tensorParallelSize" in data or "maxModelLen" in data):
+        return "gke-ai-inference"
+    image = data.get("image")
+    if "LLM_MODEL_ID" in data or "extraCmdArgs" in data or is_map(data.get("extraCmd")):
+        if _image_text(image) and "vllm" in (_image_text(image) or "").lower():
+            return "opea-vllm"
+        if "LLM_MODEL_ID" in data and ("accelDevice" in data or "extraCmdArgs" in data):
+            return "opea-vllm"
+    if is_map(image) and "command" in image:
+        return None  # the vLLM example chart (`image.command`), read by helm_values
+    if image is not None and _container_like(data):
+        return "container"
+    return None
+
+
+def _image_text(image: Any) -> str | None:
+    if isinstance(image, str):
+        return image
+    if not is_map(image):
+        return None
+    repo = scalar_text(image.get("repository"))
+    if not repo:
+        return None
+    registry = scalar_text(image.get("registry"))
+    if registry and not repo.startswith(registry):
+        repo = f"{registry}/{repo}"
+    tag = scalar_text(image.get("tag"))
+    return f"{repo}:{tag}" if tag else repo
+
+
+def _container_like(data: Any) -> bool:
+    from vramlint.cmdline import is_vllm_image
+
+    image = _image_text(data.get("image"))
+    if image and is_vllm_image(image):
+        return True
+    for key in _ARG_KEYS + ("command",):
+        value = data.get(key)
+        words = [str(w) for w in value] if is_seq(value) else [str(value)] if isinstance(value, str) else []
+        if any(w.split("=", 1)[0] in _VLLM_WORDS for w in words) or any("vllm" in w.lower() for w in words):
+            return True
+    return False
+
+
+def extract_known(doc: Any, shape: str) -> tuple[list[Server], list[Problem]]:
+    data = doc.data
+    servers: list[Server] = []
+    problems: list[Problem] = []
+    if shape == "kubeai-models":
+        _kubeai_catalog(doc, data, servers, problems)
+    elif shape == "llm-d":
+        _llm_d(doc, data, servers, problems)
+    elif shape == "vllm-block":
+        _vllm_block(doc, data, servers, problems)
+    elif shape == "gke-ai-inference":
+        _gke_ai_inference(doc, data, servers, problems)
+    elif shape == "opea-vllm":
+        _opea(doc, data, servers, problems)
+    elif shape == "container":
+        _container(doc, data, servers, problems)
+    return servers, problems
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+
+
+def _tok(text: Any, loc: Location | None):
+    from vramlint.cmdline import Token
+
+    return Token(None if text is None else scalar_text(text), loc)
+
+
+def _at(file: str, node: Any, key: str, path: str) -> Location | None:
+    return value_location(file, node, key, join_path(path, key))
+
+
+def _new_server(doc: Any, node: Any, path: str, kind: str, name: str | None) -> Server:
+    file = doc.file
+    location = (node_location(file, node, path) if path else None) or Location(file, 1, 1, yaml_path=path)
+    return Server(file=file, location=location, source_format="helm-values", kind=kind, name=name,
+                  container="vllm")
+
+
+def _set_image(server: Server, file: str, parent: Any, key: str, path: str) -> None:
+    image = parent.get(key) if is_map(parent) else None
+    text = _image_text(image)
+    if not text:
+        return
+    server.image = text
+    if is_map(image):
+        sub = "tag" if "tag" in image else "repository"
+        server.image_location = _at(file, image, sub, join_path(path, key))
+    else:
+        server.image_location = _at(file, parent, key, path)
+    server.vllm_version = vllm_version_from_image(text)
+
+
+def _finish(server: Server, invocation: Any, problems: list[Problem]) -> None:
+    apply_invocation(server, invocation)
+    loc = server.location
+    problems.extend(Problem(server.file, loc.line, loc.column, m) for m in invocation.problems)
+
+
+def _unknown_template(tokens: list[Any]) -> list[Any]:
+    from dataclasses import replace
+
+    from vramlint.yamlload import has_template_marker
+
+    return [replace(t, text=None) if t.text and ("{{" in t.text or has_template_marker(t.text)) else t
+            for t in tokens]
+
+
+def _gpu(file: str, node: Any, path: str) -> GpuRequest | None:
+    return combine_gpu(gpu_from_resources(file, node, path), gpu_from_scheduling(file, node, path))
+
+
+def _model_from_uri(server: Server, uri: str | None, loc: Location | None) -> None:
+    if not uri:
+        return
+    if uri.startswith("hf://"):
+        server.model = uri[len("hf://"):].strip("/")
+        server.model_location = loc
+        return
+    server.model = uri
+    server.model_location = loc
+    server.notes.append(f"the model is loaded from {uri}; which model it is is not known from the file")
+
+
+# ---------------------------------------------------------------------------------------------------- KubeAI
+
+
+def _kubeai_catalog(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    from vramlint.cmdline import find_vllm_invocation
+    from vramlint.extract.kubeai import _VENDOR_PREFIX
+
+    file = doc.file
+    catalog = data["catalog"]
+    all_block = data.get("all")
+    all_enabled = is_map(all_block) and all_block.get("enabled") is True
+    disabled = 0
+    for name, entry in catalog.items():
+        if not is_map(entry):
+            continue
+        if (scalar_text(entry.get("engine")) or "").upper() != "VLLM":
+            continue  # Ollama, Infinity, FasterWhisper: not vLLM
+        if not (entry.get("enabled") is True or all_enabled):
+            disabled += 1
+            continue
+        path = join_path("catalog", str(name))
+        server = _new_server(doc, entry, path, "Model", str(name))
+        read_env(file, entry, path, server)
+        args = _unknown_template(tokens_from(file, entry, "args", path, doc.lines))
+        invocation = find_vllm_invocation([_tok("vllm", None), _tok("serve", None)], args, "vllm/vllm-openai",
+                                          dict(server.env))
+        if invocation is None:
+            continue
+        _finish(server, invocation, problems)
+        _model_from_uri(server, scalar_text(entry.get("url")), _at(file, entry, "url", path))
+        for key in ("replicas", "minReplicas"):
+            if key in entry:
+                server.replicas = to_int(entry.get(key))
+                break
+        profile = scalar_text(entry.get("resourceProfile"))
+        if profile:
+            pname, _, count = profile.partition(":")
+            vendor, hint = "nvidia", pname
+            for prefix, v in _VENDOR_PREFIX:
+                if pname.startswith(prefix):
+                    vendor, hint = v, pname[len(prefix):]
+                    break
+            resolved = (resolve_gpu_hint(hint) or resolve_gpu_hint(pname)) if vendor == "nvidia" else None
+            if pname.startswith("cpu"):
+                server.notes.append(f"resourceProfile {profile}: a CPU profile, no GPU")
+            else:
+                server.gpu = GpuRequest(type=resolved or pname, count=to_int(count) if count else 1,
+                                        evidence=f"KubeAI resourceProfile: {profile}",
+                                        location=_at(file, entry, "resourceProfile", path), vendor=vendor)
+        server.notes.append("KubeAI models chart: the image (and so the vLLM version) comes from KubeAI's own "
+                            "configuration (modelServers.VLLM.images)")
+        servers.append(server)
+    if not servers and disabled:
+        loc = key_location(file, data, "catalog", "catalog") or Location(file, 1, 1)
+        problems.append(Problem(file, loc.line, loc.column,
+                                f"KubeAI models chart: {disabled} vLLM catalog entr{'y is' if disabled == 1 else 'ies are'}"
+                                " all disabled, so nothing is deployed or checked (set catalog.<name>.enabled: true, "
+                                "or all.enabled: true, in the values that deploy them)", level="note"))
+
+
+# ---------------------------------------------------------------------------------------------------- llm-d
+
+
+def _llm_d(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    sample = data["sampleApplication"]
+    modelservice = data.get("modelservice")
+    if sample.get("enabled") is False or (is_map(modelservice) and modelservice.get("enabled") is False):
+        return
+    model_block = sample.get("model")
+    uri = scalar_text(model_block.get("modelArtifactURI")) if is_map(model_block) else None
+    uri_loc = _at(file, model_block, "modelArtifactURI", "sampleApplication.model") if uri else None
+    vllm_block = modelservice.get("vllm") if is_map(modelservice) else None
+    gpu_node = sample
+    for role, port in (("prefill", "8000"), ("decode", "8001")):
+        block = sample.get(role)
+        if not is_map(block):
+            continue
+        replicas = to_int(block.get("replicas")) if "replicas" in block else None
+        if replicas == 0:
+            continue
+        path = join_path("sampleApplication", role)
+        server = _new_server(doc, block, path, "ModelService", role)
+        server.container = "vllm"
+        if is_map(vllm_block):
+            _set_image(server, file, vllm_block, "image", "modelservice.vllm")
+        model_tok = _tok(uri[len("hf://"):].strip("/") if uri and uri.startswith("hf://") else uri, uri_loc)
+        args = [_tok("--port", None), _tok(port, None)]
+        args += _unknown_template(tokens_from(file, block, "extraArgs", path, doc.lines))
+        command = [_tok("vllm", None), _tok("serve", None)] + ([model_tok] if uri else [])
+        invocation = find_vllm_invocation(command, args, server.image, {})
+        if invocation is None:
+            continue
+        _finish(server, invocation, problems)
+        _model_from_uri(server, uri, uri_loc)
+        server.replicas = replicas
+        server.gpu = _gpu(file, gpu_node, "sampleApplication")
+        server.shm = True  # the preset mounts a memory-backed /dev/shm
+        server.notes.append(f"llm-d {role} pods: the modelservice controller builds them from the preset "
+                            f"ConfigMap {scalar_text(sample.get('baseConfigMapRefName')) or '(chart default)'}; "
+                            "flags the preset itself adds are not included")
+        servers.append(server)
+
+
+# ---------------------------------------------------------------------------------------------------- vllm: block
+
+
+def _vllm_block(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    block = data["vllm"]
+    server = _new_server(doc, block, "vllm", "Deployment", None)
+    _set_image(server, file, data, "image", "")
+    read_env(file, block, "vllm", server)
+    command = [_tok("vllm", None), _tok("serve", None)]
+    if "model" in block:
+        command.append(_tok(block.get("model"), _at(file, block, "model", "vllm")))
+    args = []
+    for key, flag in _ARDGE_FLAGS.items():
+        if key in block:
+            loc = _at(file, block, key, "vllm")
+            args += [_tok(flag, loc), _tok(block.get(key), loc)]
+    if block.get("trustRemoteCode") is True:
+        args.append(_tok("--trust-remote-code", _at(file, block, "trustRemoteCode", "vllm")))
+    args += _unknown_template(tokens_from(file, block, "additionalArgs", "vllm", doc.lines))
+    for key in block:
+        if key not in _ARDGE_FLAGS and key not in _ARDGE_OTHER:
+            server.notes.append(f"vllm.{key} is not turned into a vLLM flag by the vllm-helm chart's template; "
+                                "put it in vllm.additionalArgs")
+    invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
+    if invocation is None:
+        return
+    _finish(server, invocation, problems)
+    if "replicaCount" in data:
+        server.replicas = to_int(data.get("replicaCount"))
+    kai = data.get("kaischeduler")
+    if is_map(kai) and kai.get("gpuMemoryMiB") is not None:
+        mib = to_int(kai.get("gpuMemoryMiB"))
+        loc = _at(file, kai, "gpuMemoryMiB", "kaischeduler")
+        # With the KAI scheduler the chart drops nvidia.com/gpu from the resources and asks for a memory share.
+        server.gpu = GpuRequest(count=1, evidence=f"kaischeduler.gpuMemoryMiB: {mib} (KAI scheduler GPU share)",
+                                location=loc, memory_gib=(mib / 1024.0) if mib else None, count_location=loc)
+        sched = gpu_from_scheduling(file, data, "")
+        if sched is not None and sched.type:
+            server.gpu.type = sched.type
+    else:
+        server.gpu = _gpu(file, data, "")
+    if "model" not in block:
+        server.notes.append("vllm.model is not set in this file: the chart's values.yaml default applies")
+    servers.append(server)
+
+
+# ---------------------------------------------------------------------------------------------------- GKE
+
+
+_GKE_FIXED_ARGS = ("--disable-log-requests", "--max-num-seq=512", "--gpu-memory-utilization=0.95",
+                   "--num-scheduler-steps=8")
+
+
+def _gke_ai_inference(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    server = _new_server(doc, data, "", "Deployment", None)
+    server.location = key_location(file, data, "model", "model") or server.location
+    _set_image(server, file, data, "image", "")
+    model = data["model"]
+    args = [_tok(f"--model={scalar_text(model.get('id'))}", _at(file, model, "id", "model"))]
+    args += [_tok(a, None) for a in _GKE_FIXED_ARGS[:1]]
+    if "tensorParallelSize" in data:
+        args.append(_tok(f"--tensor-parallel-size={scalar_text(data.get('tensorParallelSize'))}",
+                         _at(file, data, "tensorParallelSize", "")))
+    args += [_tok(a, None) for a in _GKE_FIXED_ARGS[1:]]
+    if "maxModelLen" in data:
+        args.append(_tok(f"--max-model-len={scalar_text(data.get('maxModelLen'))}", _at(file, data, "maxModelLen", "")))
+    command = [_tok("python3", None), _tok("-m", None), _tok("vllm.entrypoints.openai.api_server", None)]
+    invocation = find_vllm_invocation(command, args, server.image, {})
+    if invocation is None:
+        return
+    _finish(server, invocation, problems)
+    if "replicaCount" in data:
+        server.replicas = to_int(data.get("replicaCount"))
+    server.gpu = _gpu(file, data, "")
+    server.shm = True
+    server.notes.append("GKE ai-inference chart: " + " ".join(_GKE_FIXED_ARGS) + " are written by the chart's "
+                        "templates/deployment.yaml itself, not by this file")
+    servers.append(server)
+
+
+# ---------------------------------------------------------------------------------------------------- OPEA
+
+
+def _opea(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    anchor = next((k for k in ("extraCmdArgs", "LLM_MODEL_ID", "extraCmd", "image") if k in data), None)
+    server = _new_server(doc, data, "", "Deployment", None)
+    if anchor:
+        server.location = key_location(file, data, anchor, anchor) or server.location
+    _set_image(server, file, data, "image", "")
+    extra_cmd = data.get("extraCmd")
+    command = tokens_from(file, extra_cmd, "command", "extraCmd", doc.lines) if is_map(extra_cmd) else []
+    args = _unknown_template(tokens_from(file, data, "extraCmdArgs", "", doc.lines))
+    if "LLM_MODEL_ID" in data:
+        loc = _at(file, data, "LLM_MODEL_ID", "")
+        args += [_tok("--model", loc), _tok(data.get("LLM_MODEL_ID"), loc)]
+    else:
+        # The template always writes `--model {{ .Values.LLM_MODEL_ID }}`; here its value is not known.
+        args += [_tok("--model", None), _tok(None, None)]
+        server.notes.append("LLM_MODEL_ID is not set in this file: the model comes from the chart's values.yaml "
+                            "(or the parent chart); it is unknown here")
+    if "port" in data:
+        loc = _at(file, data, "port", "")
+        args += [_tok("--port", loc), _tok(data.get("port"), loc)]
+    invocation = find_vllm_invocation(command, args, server.image, {})
+    if invocation is None and command:
+        from vramlint.cmdline import is_vllm_image
+
+        if is_vllm_image(server.image):
+            words = " ".join(t.text or "?" for t in command)
+            server.notes.append(f"extraCmd.command `{words}` is not vLLM's own entry point; its arguments are "
+                                "read as vLLM's because the image is a vLLM build")
+            invocation = find_vllm_invocation([], args, server.image, {})
+    if invocation is None:
+        return
+    _finish(server, invocation, problems)
+    if "replicaCount" in data:
+        server.replicas = to_int(data.get("replicaCount"))
+    server.gpu = _gpu(file, data, "")
+    if "shmSize" in data:
+        server.shm = True
+    servers.append(server)
+
+
+# ---------------------------------------------------------------------------------------------------- generic
+
+
+def _container(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    server = _new_server(doc, data, "", "Deployment", None)
+    server.location = key_location(file, data, "image", "image") or server.location
+    _set_image(server, file, data, "image", "")
+    read_env(file, data, "", server)
+    command = _unknown_template(tokens_from(file, data, "command", "", doc.lines))
+    args = []
+    for key in _ARG_KEYS:
+        args += _unknown_template(tokens_from(file, data, key, "", doc.lines))
+    invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
+    if invocation is None:
+        return
+    _finish(server, invocation, problems)
+    if server.model is None and not command and not args:
+        named = [n for n in _MODEL_ENV if server.env.get(n)]
+        if named:
+            # A custom image's entrypoint reads the variable; vLLM's default model would be a wrong guess.
+            problems[:] = [p for p in problems if "default model" not in p.message]
+        for name in named:
+            value = server.env[name]
+            loc = server.env_locations.get(name) or server.location
+            problems.append(Problem(file, loc.line, loc.column,
+                                    f"env {name} names {value!r}, but no vLLM command line is written here: the "
+                                    f"image {server.image or '(unknown)'} decides how it is used, so the model "
+                                    "is left unknown (give the vLLM arguments in args)", level="note"))
+            break
+    if "replicaCount" in data:
+        server.replicas = to_int(data.get("replicaCount"))
+    server.gpu = _gpu(file, data, "")
+    servers.append(server)
