@@ -248,3 +248,17 @@ def _prod(shape):
     for d in shape:
         n *= d
     return n
+
+
+def test_a_hub_that_timed_out_is_not_asked_again_in_the_same_run(hub):
+    # Without network every model outside the catalog would wait the full timeout; one wait is enough.
+    hub.repos["acme/slow"] = {"config.json": json.dumps(TINY_LLAMA).encode()}
+    hub.repos["acme/other"] = {"config.json": json.dumps(TINY_LLAMA).encode()}
+    hub.delay_s = 3.0
+    resolve_model("acme/slow", options(hub_timeout_s=0.5))
+    asked = len(hub.requests)
+    started = time.monotonic()
+    info, reason = resolve_model("acme/other", options(hub_timeout_s=0.5))
+    assert info is None and time.monotonic() - started < 0.2
+    assert "not asked again" in reason
+    assert len(hub.requests) == asked

@@ -340,14 +340,20 @@ def _from_hub(repo_id: str, revision: str | None, options: ResolveOptions) -> tu
     if not options.allow_network:
         return None, _not_found_reason(repo_id, "network access is off (--offline)")
 
+    if endpoint in _HUB_UNREACHABLE:
+        return None, _not_found_reason(
+            repo_id, f"the Hub {_HUB_UNREACHABLE[endpoint]} earlier in this run, so it was not asked again")
     result: dict[str, Any] = {}
     worker = threading.Thread(target=_hub_fetch, args=(endpoint, repo_id, revision, options.hub_timeout_s, result),
                               daemon=True)
     worker.start()
     worker.join(options.hub_timeout_s)
     if worker.is_alive():
+        _HUB_UNREACHABLE[endpoint] = f"({endpoint}) did not answer within {options.hub_timeout_s:g} s"
         return None, _not_found_reason(repo_id, f"the Hub ({endpoint}) did not answer within {options.hub_timeout_s:g} s")
     if "error" in result:
+        if result.get("unreachable"):
+            _HUB_UNREACHABLE[endpoint] = f"({endpoint}) could not be reached"
         return None, result["error"]
     cfg = result["config"]
     tensors = result.get("tensors")
@@ -366,12 +372,26 @@ def _from_hub(repo_id: str, revision: str | None, options: ResolveOptions) -> tu
     return model_info_from_facts(facts, repo_id, f"hub ({endpoint})"), None
 
 
+# Set once the Hub has timed out or refused connections: without network (an air-gapped CI runner) every
+# further model would wait the full timeout again, turning one slow answer into minutes per run.
+# Keyed by endpoint, for this process only.
+_HUB_UNREACHABLE: dict[str, str] = {}
+
+
 def _hub_fetch(endpoint: str, repo_id: str, revision: str | None, timeout: float, out: dict) -> None:
     """Runs in a worker thread so the caller can give up after ``timeout`` whatever the HTTP stack does."""
     try:
         out.update(_hub_fetch_inner(endpoint, repo_id, revision, timeout))
     except Exception as exc:  # noqa: BLE001 - every failure becomes a reason, never a crash
         out["error"] = _hub_error_reason(repo_id, endpoint, exc)
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status is None and type(exc).__name__ not in _HUB_ANSWERS:
+            out["unreachable"] = True
+
+
+# Errors that mean the Hub answered (the repository or file is missing or gated), as opposed to no answer.
+_HUB_ANSWERS = {"GatedRepoError", "RepositoryNotFoundError", "RevisionNotFoundError", "EntryNotFoundError",
+                "ValueError", "JSONDecodeError"}
 
 
 def _hub_fetch_inner(endpoint: str, repo_id: str, revision: str | None, timeout: float) -> dict:
