@@ -9,8 +9,10 @@ import pytest
 from vramlint import gpus
 from vramlint.budget import GiB, compute_budget, mxfp4_backend
 from vramlint.model import ResolveOptions
+from vramlint.modelconfig import facts_from_config
 from vramlint.models import resolve_model
 from vramlint.versions import parse_version
+from vramlint.weights import weight_bytes_per_rank
 
 OFFLINE = ResolveOptions(allow_network=False)
 
@@ -61,3 +63,67 @@ def test_gpt_oss_120b_on_one_h100_fails_as_logged():
     tight = compute_budget(oss, h100, {"gpu_memory_utilization": 0.95, "max_num_batched_tokens": 1024}, {}, "0.11.0", 1)
     assert not tight.starts and tight.errors[0]["code"] == "kv-cache-below-max-model-len"
     assert abs(tight.kv_cache_gib - 1.71) / 1.71 < 0.10
+
+
+def _llama_405b_fp8_config():
+    # Shaped like Meta's FP8 checkpoint: every self-attention projection and the first and last layers'
+    # feed-forward listed in modules_to_not_convert.
+    skip = ["lm_head"]
+    skip += [f"model.layers.{i}.self_attn.{p}" for i in range(126) for p in ("q_proj", "k_proj", "v_proj", "o_proj")]
+    skip += [f"model.layers.{i}.mlp.{p}" for i in (0, 125) for p in ("gate_proj", "up_proj", "down_proj")]
+    return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 126,
+            "hidden_size": 16384, "num_attention_heads": 128, "num_key_value_heads": 8, "vocab_size": 128256,
+            "intermediate_size": 53248, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+            "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192},
+            "quantization_config": {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0,
+                                    "modules_to_not_convert": skip}}
+
+
+def test_fbgemm_fp8_keeps_attention_and_edge_layers_in_bf16():
+    """vllm#6746 (~0.5.3, 8 x H100, TP 8): "Loading model weights took 57.7520 GB" per rank for
+    Llama-3.1-405B-Instruct-FP8. Counting every linear layer as fp8 gave 47.78 GiB (17% low)."""
+    facts = facts_from_config(_llama_405b_fp8_config())
+    skip = facts["quant"]["skip"]
+    assert "model.layers.0.mlp" in skip and "model.layers.125.mlp" in skip
+    assert "model.layers.*.self_attn.q_proj" in skip
+    per_rank = weight_bytes_per_rank(facts, tp=8) / GiB
+    assert abs(per_rank - 57.752) / 57.752 < 0.02
+    # the catalog entry carries the same facts
+    b = compute_budget(catalog_model("meta-llama/Meta-Llama-3.1-405B-Instruct-FP8"), gpus.lookup("H100"),
+                       {"tensor_parallel_size": 8}, {}, "0.5.3", 8)
+    assert abs(b.weights_gib - 57.752) / 57.752 < 0.02
+
+
+def test_online_fp8_quantizes_a_bf16_checkpoint():
+    """--quantization fp8 on Qwen/Qwen3-8B (bf16) stores the linear layers in fp8 and keeps the embedding and
+    lm_head in bf16: the same bytes as the offline Qwen3-8B-FP8 checkpoint, which vLLM 0.10.2 logged as
+    "weights memory: 8.80GiB" on an RTX 4090 (public notebook log)."""
+    bf16 = catalog_model("Qwen/Qwen3-8B")
+    gpu = gpus.lookup("RTX 4090")
+    args = {"max_model_len": 1024, "gpu_memory_utilization": 0.8}
+    plain = compute_budget(bf16, gpu, args, {}, "0.10.2", 1)
+    online = compute_budget(bf16, gpu, {**args, "quantization": "fp8"}, {}, "0.10.2", 1)
+    assert plain.weights_gib > 15
+    assert abs(online.weights_gib - 8.80) <= 0.02
+    assert "quantized to fp8 while loading" in online.sources["weights"]
+    assert online.kv_cache_gib > plain.kv_cache_gib + 6
+    # on Ampere vLLM runs the fp8 weights through Marlin (weight-only): same storage, a note says so
+    a100 = compute_budget(bf16, gpus.lookup("A100-80GB"), {**args, "quantization": "fp8"}, {}, "0.10.2", 1)
+    assert a100.starts and abs(a100.weights_gib - 8.80) <= 0.02
+    assert any("Marlin" in n for n in a100.notes)
+    # on a T4 (7.5) 0.10.2 refuses fp8 (minimum capability 80)
+    t4 = compute_budget(bf16, gpus.lookup("T4"), {**args, "quantization": "fp8", "dtype": "half"}, {}, "0.10.2", 1)
+    assert "quantization-unsupported" in [e["code"] for e in t4.errors]
+
+
+def test_dtype_override_and_checkpoint_only_methods():
+    bf16 = catalog_model("Qwen/Qwen3-8B")
+    gpu = gpus.lookup("A100-80GB")
+    half = compute_budget(bf16, gpu, {"dtype": "half"}, {}, "0.10.2", 1)
+    full = compute_budget(bf16, gpu, {"dtype": "float32"}, {}, "0.10.2", 1)
+    assert abs(full.weights_gib - 2 * half.weights_gib) < 0.05
+    awq = compute_budget(bf16, gpu, {"quantization": "awq_marlin"}, {}, "0.10.2", 1)
+    (err,) = [e for e in awq.errors if e["code"] == "quantization-needs-checkpoint"]
+    assert err["message"] == "Cannot find the config file for awq_marlin" and err["arg"] == "quantization"
+    bnb = compute_budget(bf16, gpu, {"quantization": "bitsandbytes"}, {}, "0.10.2", 1)
+    assert bnb.weights_gib < 0.4 * half.weights_gib + 2.4  # nf4 layers; embeddings and lm_head stay bf16

@@ -250,7 +250,7 @@ def _moe(cfg: dict, layers: int, model_type: str) -> dict | None:
     return moe
 
 
-def _quant(cfg: dict, hf_quant_config: dict | None = None) -> dict | None:
+def _quant(cfg: dict, hf_quant_config: dict | None = None, num_layers: int = 0) -> dict | None:
     qc = cfg.get("quantization_config") or cfg.get("compression_config")
     if not isinstance(qc, dict) and isinstance(hf_quant_config, dict):
         qc = {"quant_method": "modelopt", **(hf_quant_config.get("quantization") or hf_quant_config)}
@@ -265,9 +265,20 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None) -> dict | None:
     skip = _first(qc, "modules_to_not_convert", "ignore", "exclude_modules", "llm_int8_skip_modules",
                   "ignored_layers")
     if isinstance(skip, list) and skip:
-        # Keep the patterns short: per-layer router gates are folded into one wildcard.
-        folded = sorted({_fold_layer_index(str(s)) for s in skip})
-        out["skip"] = folded
+        # Keep the patterns short: a module skipped in every layer (router gates, all attention) is folded into
+        # one wildcard; one skipped in a few layers only (the first and last MLPs of Meta's FP8 checkpoints) is
+        # kept with its layer index, so the weights count those layers in the model dtype.
+        layers_of: dict[str, set[str]] = {}
+        for entry in skip:
+            text = str(entry)
+            layers_of.setdefault(_fold_layer_index(text), set()).add(text)
+        kept: set[str] = set()
+        for folded, entries in layers_of.items():
+            if num_layers and "*" in folded and len(entries) < num_layers:
+                kept.update(_module_of(e) for e in entries)
+            else:
+                kept.add(folded)
+        out["skip"] = sorted(kept)
     if method in ("awq", "gptq", "marlin", "gptq_marlin", "awq_marlin", "autoround", "auto-round"):
         out["bits"] = _int(_first(qc, "bits", "w_bit")) or 4
         group = _int(_first(qc, "group_size", "q_group_size"))
@@ -278,6 +289,8 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None) -> dict | None:
             out["zero_point"] = True  # GPTQ checkpoints store packed qzeros even when symmetric
     elif method in ("fp8", "fbgemm_fp8", "ptpc_fp8"):
         out["bits"] = 8
+        if method == "fbgemm_fp8":
+            out["strategy"] = "channel"  # FBGEMMFp8LinearMethod: one fp32 scale per output channel
         block = qc.get("weight_block_size")
         if isinstance(block, list) and len(block) == 2:
             out["block"] = [int(block[0]), int(block[1])]
@@ -304,6 +317,14 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None) -> dict | None:
     elif method in ("gguf",):
         pass
     return out
+
+
+def _module_of(pattern: str) -> str:
+    """``model.layers.0.mlp.down_proj`` -> ``model.layers.0.mlp`` (gate/up/down are loaded together)."""
+    parts = pattern.split(".")
+    if len(parts) > 1 and parts[-1] in ("gate_proj", "up_proj", "down_proj", "q_proj", "k_proj", "v_proj", "o_proj"):
+        return ".".join(parts[:-1])
+    return pattern
 
 
 def _fold_layer_index(pattern: str) -> str:
@@ -513,7 +534,7 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     linear = _linear_attention(tc)
     if linear:
         facts["linear"] = linear
-    quant = _quant(top if top.get("quantization_config") else tc, hf_quant_config)
+    quant = _quant(top if top.get("quantization_config") else tc, hf_quant_config, layers)
     if quant:
         facts["quant"] = quant
     vision = _vision(top)

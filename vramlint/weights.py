@@ -199,10 +199,39 @@ def count_parameters(facts: dict) -> ParamCount:
     return pc
 
 
+def _layer_index(pattern: str) -> int | None:
+    """The layer a skip pattern names (``model.layers.0.mlp.down_proj`` -> 0), None for wildcards."""
+    parts = pattern.split(".")
+    for i, part in enumerate(parts[:-1]):
+        if part == "layers" and parts[i + 1].isdigit():
+            return int(parts[i + 1])
+    return None
+
+
+def _per_layer_skips(quant: dict) -> dict[str, set[int]]:
+    """Kinds left unquantized in some layers only (Meta's FP8 checkpoints keep the first and last layers'
+    feed-forward in bf16): kind -> the layer indices."""
+    out: dict[str, set[int]] = {}
+    for pattern in quant.get("skip") or []:
+        index = _layer_index(pattern)
+        if index is None:
+            continue
+        p = pattern.lower()
+        if "self_attn" in p or ".attn" in p:
+            out.setdefault("attn", set()).add(index)
+        elif "shared_expert" in p:
+            out.setdefault("shared", set()).add(index)
+        elif ".mlp" in p:
+            out.setdefault("mlp", set()).add(index)
+    return out
+
+
 def _skipped_kinds(quant: dict) -> set[str]:
     """Which kinds of layers a quantization config leaves unquantized (besides embeddings/lm_head/norms)."""
     kinds: set[str] = set()
     for pattern in quant.get("skip") or []:
+        if _layer_index(pattern) is not None:
+            continue  # one layer only: see _per_layer_skips
         p = pattern.lower()
         if "self_attn" in p or p.endswith(".attn") or "attention" in p:
             kinds.add("attn")
@@ -250,16 +279,21 @@ def quantized_bytes_per_param(quant: dict) -> float:
     return 2.0
 
 
-def _linear_bytes(pc: ParamCount, quant: dict | None, dtype_bytes: float, divide: dict[str, float]) -> float:
+def _linear_bytes(pc: ParamCount, quant: dict | None, dtype_bytes: float, divide: dict[str, float],
+                  layers: int = 0) -> float:
     total = 0.0
     skipped = _skipped_kinds(quant) if quant else set()
+    partly = _per_layer_skips(quant) if quant else {}
     per_quant = quantized_bytes_per_param(quant) if quant else dtype_bytes
     for kind, n in pc.linear.items():
         n_rank = n / divide.get(kind, 1.0)
         if quant and kind not in skipped:
-            total += n_rank * per_quant
+            # the share of this kind's layers kept in the model dtype by per-layer skip entries
+            plain = min(1.0, len(partly.get(kind, ())) / layers) if layers else 0.0
+            total += n_rank * (1 - plain) * per_quant + n_rank * plain * dtype_bytes
             if quant.get("bits") == 8 and quant.get("method") not in ("bitsandbytes",) and not quant.get("block"):
-                total += 4 * pc.linear_rows[kind] / divide.get(kind, 1.0) * (1 if quant.get("strategy") == "channel" else 0)
+                total += (4 * pc.linear_rows[kind] / divide.get(kind, 1.0) * (1 - plain)
+                          * (1 if quant.get("strategy") == "channel" else 0))
         else:
             total += n_rank * dtype_bytes
     return total
@@ -392,7 +426,7 @@ def weight_bytes_per_rank(
                                linear_rows={k: v for k, v in pc.linear_rows.items() if k != "experts"})
         if facts.get("type") == "gpt_oss":
             other -= (2 * inter + facts["hidden"]) * moe["experts"] * moe_layers  # expert biases, counted above
-    layer_bytes = _linear_bytes(linear_pc, quant, dtype_bytes, divide) + extra_bytes
+    layer_bytes = _linear_bytes(linear_pc, quant, dtype_bytes, divide, facts.get("layers") or 0) + extra_bytes
     layer_bytes += (other + pc.norms) * dtype_bytes  # replicated (biases of column layers split, ignored)
     vocab = facts.get("vocab") or 0
     pad = VOCAB_PADDING * tp
