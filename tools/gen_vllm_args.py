@@ -23,6 +23,7 @@ from pathlib import Path
 
 ENTRY_FILES = [
     "entrypoints/openai/cli_args.py",
+    "entrypoints/launchers/cli_args.py",
     "entrypoints/common/cli_args.py",
     "entrypoints/cli/serve.py",
     "scripts.py",
@@ -146,7 +147,18 @@ def _atoms(src: Source, node: ast.expr | None, depth: int = 0) -> list:
         if base == "Annotated":
             return _atoms(src, elts[0], depth + 1)
         if base == "Literal":
-            vals = [e.value for e in elts if isinstance(e, ast.Constant)]
+            # `Literal["auto", RunnerType]`: a nested alias adds its own values; one that cannot be resolved
+            # leaves the choices unknown (no choices recorded) rather than incomplete
+            vals = []
+            for e in elts:
+                if isinstance(e, ast.Constant):
+                    vals.append(e.value)
+                    continue
+                nested = _atoms(src, e, depth + 1)
+                if not nested or not all(isinstance(a, tuple) and a[0] == "Literal" for a in nested):
+                    return ["other"]
+                for a in nested:
+                    vals += a[1]
             return [("Literal", vals)]
         if base in ("list", "List", "Sequence"):
             return [("list", _atoms(src, elts[0], depth + 1))]
