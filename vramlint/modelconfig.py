@@ -274,7 +274,8 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None, num_layers: int = 0) 
             layers_of.setdefault(_fold_layer_index(text), set()).add(text)
         kept: set[str] = set()
         for folded, entries in layers_of.items():
-            if num_layers and "*" in folded and len(entries) < num_layers:
+            partial = num_layers and "*" in folded and len(entries) < num_layers
+            if partial and all(_module_of(e) != e or e.split(".")[-1] in ("self_attn", "mlp") for e in entries):
                 kept.update(_module_of(e) for e in entries)
             else:
                 kept.add(folded)

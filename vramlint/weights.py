@@ -217,6 +217,8 @@ def _per_layer_skips(quant: dict) -> dict[str, set[int]]:
         if index is None:
             continue
         p = pattern.lower()
+        if p.endswith((".gate", "router")):
+            continue  # MoE router: not a quantized linear kind
         if "self_attn" in p or ".attn" in p:
             out.setdefault("attn", set()).add(index)
         elif "shared_expert" in p:
