@@ -32,8 +32,8 @@ def test_standalone_values_typed_with_locations():
     assert s.args["served_model_name"] == ["qwen", "qwen-4b"]
     assert s.args["speculative_config"] == {"method": "ngram", "num_speculative_tokens": 5}
     assert s.args["trust_remote_code"] is True
-    assert "enable_prefix_caching" not in s.args  # vLLM drops `false` from config files
-    assert any("enable-prefix-caching" in n for n in s.notes)
+    # no version known: the newest loader, which turns `false` into `--no-enable-prefix-caching`
+    assert s.args["enable_prefix_caching"] is False
     assert s.arg_locations["tensor_parallel_size"].line == 6
     assert not problems
 
@@ -62,3 +62,31 @@ def test_config_inside_a_configmap_block_points_into_the_manifest():
     loc = server.arg_locations["gpu_memory_utilization"]
     assert (loc.file, loc.line, loc.column) == ("cm.yaml", 13, 5)
     assert server.model == "org/m"
+
+
+def _config_server(text: str, image: str | None) -> Server:
+    from vramlint.extract import vllm_version_from_image
+
+    server = Server(file="deploy.yaml", location=Location("deploy.yaml", 1), source_format="kubernetes",
+                    image=image)
+    server.vllm_version = vllm_version_from_image(image)
+    docs, _ = load_text(text, "cfg.yaml")
+    apply_config_file(server, docs[0])
+    return server
+
+
+def test_config_file_false_per_vllm_version():
+    text = "enable-prefix-caching: false\nenable_chunked_prefill: false\nenforce-eager: true\n"
+    # 0.28+: `false` becomes `--no-KEY` when the option has that form (written with dashes, as here)
+    new = _config_server(text, "vllm/vllm-openai:v0.30.0")
+    assert new.args["enable_prefix_caching"] is False
+    assert "enable_chunked_prefill" not in new.args  # snake_case key: `--no-enable_chunked_prefill` is no option
+    assert new.args["enforce_eager"] is True
+    # 0.11.1 .. 0.27: `false` is dropped and the default applies (said in a note)
+    mid = _config_server(text, "vllm/vllm-openai:v0.20.0")
+    assert "enable_prefix_caching" not in mid.args
+    assert any("enable-prefix-caching: false" in n and "0.20.0" in n for n in mid.notes)
+    # 0.6.5 .. 0.8.4: StoreBoolean options named by their dest get `--key False`
+    old = _config_server(text, "vllm/vllm-openai:v0.7.3")
+    assert old.args["enable_chunked_prefill"] is False
+    assert "enable_prefix_caching" not in old.args

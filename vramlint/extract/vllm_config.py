@@ -50,8 +50,38 @@ def is_vllm_config(doc: Any) -> bool:
     return "model" in keys and hits >= 3 and hits >= 0.8 * len(keys)
 
 
+def _bool_words(key: str, value: bool, version: str | None) -> tuple[list[str], str | None]:
+    """The words vLLM's config loader makes of `key: true|false`, and a note when `false` is dropped.
+
+    It changed over time (vllm/utils `FlexibleArgumentParser._load_config_file` / `load_config_file`):
+    before 0.6.4 every key became `--key str(value)`; from 0.6.4 to 0.11.0 a boolean became `--key` (true) or
+    nothing (false), except for `StoreBoolean` options named by their dest (snake_case), which got
+    `--key True|False`; from 0.11.1 `false` gives nothing; from 0.28.0 `false` gives `--no-key` when the
+    parser has that option (a BooleanOptionalAction, written with dashes as the option is).
+    """
+    from vramlint import vllm_args
+
+    table, _ = vllm_args.table_version(version)
+    vkey = vllm_args._vkey(table) if table else (99,)
+    flag = "--" + key
+    if vkey < (0, 6, 4):
+        return [flag, str(value)], None
+    if vkey < (0, 11, 1):
+        spec = vllm_args.lookup(flag, version)
+        store_boolean = spec is not None and spec.type == "bool" and spec.action == "store" and spec.nargs == "?"
+        if store_boolean and key == spec.dest:
+            return [flag, str(value)], None
+    if value:
+        return [flag], None
+    if vkey >= (0, 28, 0) and ("--no-" + key) in vllm_args.known_flags(version):
+        return ["--no-" + key], None
+    # Nothing is passed for `false`, so the default applies, which for some options (prefix caching on V1)
+    # is `true`.
+    return [], f"{key}: false in a vLLM config file is dropped by vLLM {table}; the default applies"
+
+
 def _tokens(mapping: dict, file: str, base: Location | None, path: str,
-            notes: list[str]) -> list[Token]:
+            notes: list[str], version: str | None = None) -> list[Token]:
     """The command-line words vLLM makes of a config mapping, each pointing at its key."""
     out: list[Token] = []
     for key, value in mapping.items():
@@ -60,12 +90,10 @@ def _tokens(mapping: dict, file: str, base: Location | None, path: str,
         vloc = _shift(value_location(file, mapping, key, kpath), base) or loc
         flag = "--" + str(key)
         if isinstance(value, bool):
-            if value:
-                out.append(Token(flag, loc))
-            else:
-                # vLLM's config loader passes nothing for `false` (no `--no-` form is generated), so the
-                # default applies, which for some options (prefix caching on V1) is `true`.
-                notes.append(f"{key}: false in a vLLM config file is dropped by vLLM; the default applies")
+            words, note = _bool_words(str(key), value, version)
+            out.extend(Token(w, loc if i == 0 else vloc) for i, w in enumerate(words))
+            if note:
+                notes.append(note)
             continue
         if isinstance(value, list):
             if value:
@@ -151,7 +179,7 @@ def apply_config_file(server: Server, doc: Any, location_base: Location | None =
 def _merge(server: Server, data: dict, file: str, base: Location | None, problems: list[Problem],
            overwrite: bool) -> None:
     notes: list[str] = []
-    tokens = _tokens(data, file, base, "", notes)
+    tokens = _tokens(data, file, base, "", notes, server.vllm_version)
     # the config file's words follow the sub-command and model: no positional model in them
     inv = parse_vllm_args(tokens, version=server.vllm_version, entry="config")
     for msg in inv.problems:
