@@ -49,8 +49,13 @@ ROW_INPUTS: dict[int, dict] = {
     17: {"version": "0.11.0"},
     18: {"version": "0.10.1.1"},
     19: {"version": "0.14.1"},
-    20: {"skip": "data parallel 8 + expert parallel: per-rank expert placement is not modelled by compute_budget"},
-    21: {"skip": "data parallel 8 + expert parallel: per-rank expert placement is not modelled by compute_budget"},
+    20: {"version": "0.10.1", "gpu": "H20", "total": 139.8,
+         "args": {"tensor_parallel_size": 1, "data_parallel_size": 8, "enable_expert_parallel": True},
+         "why": "-dp=8 --enable-expert-parallel (TP 1 per rank); H20 total 139.8 GiB from the two runs: "
+                "(55.65 - 48.66) GiB / (0.95 - 0.90) -- the 141 GB H20, not the 96 GB one"},
+    21: {"version": "0.10.1", "gpu": "H20", "total": 139.8,
+         "args": {"tensor_parallel_size": 1, "data_parallel_size": 8, "enable_expert_parallel": True},
+         "why": "as row 20, --gpu-memory-utilization 0.95"},
     22: {"version": "0.4.0", "why": "~0.3.0: run as the oldest modelled release (same V0 profiler)"},
     23: {"skip": "local model path: architecture not known"},
     24: {"skip": "failure is an old (0.2) block-size limit, not a memory verdict"},
@@ -139,7 +144,7 @@ def main(argv=None) -> int:
             continue
         gpu_name = decide.get("gpu") or row["gpu_name"]
         spec = gpus.lookup(gpu_name.split(" (")[0])
-        total = first_float(row["gpu_total_gib"]) if known(row["gpu_total_gib"]) else None
+        total = first_float(row["gpu_total_gib"]) if known(row["gpu_total_gib"]) else decide.get("total")
         if spec is None and total is None:
             results.append({"label": label, "skip": f"GPU {gpu_name!r} not in the catalog and its total not logged"})
             continue
@@ -155,7 +160,7 @@ def main(argv=None) -> int:
                 args[dest] = first_float(row[col])
                 if dest != "gpu_memory_utilization":
                     args[dest] = int(args[dest])
-        tp = first_float(row["num_gpus_tp"])
+        tp = first_float(row["num_gpus_tp"]) if "dp" not in row["num_gpus_tp"].lower() else None
         if tp and tp > 1:
             args["tensor_parallel_size"] = int(tp)
         if known(row["dtype"]) and row["dtype"] not in ("default",):

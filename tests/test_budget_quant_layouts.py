@@ -127,3 +127,28 @@ def test_dtype_override_and_checkpoint_only_methods():
     assert err["message"] == "Cannot find the config file for awq_marlin" and err["arg"] == "quantization"
     bnb = compute_budget(bf16, gpu, {"quantization": "bitsandbytes"}, {}, "0.10.2", 1)
     assert bnb.weights_gib < 0.4 * half.weights_gib + 2.4  # nf4 layers; embeddings and lm_head stay bf16
+
+
+def test_data_parallel_expert_parallel_per_rank():
+    """vllm-project/recipes#12 (vLLM 0.10.1.dev, Qwen3-Coder-480B-A35B-Instruct-FP8, -dp=8 --enable-expert-parallel,
+    8 x H20): "(62.00 GiB KV cache is needed, which is larger than the available KV cache memory (48.66 GiB) ...
+    estimated maximum model length is 205728" at util 0.90 and 55.65 GiB / 235296 at 0.95. The two runs differ by
+    6.99 GiB for 0.05 of utilisation: a 139.8 GiB (141 GB) H20. Each rank holds 20 of the 160 experts, all of the
+    attention, and runs the MoE on the tokens of all 8 DP ranks in the profile run."""
+    coder = catalog_model("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8")
+    h20 = gpus.lookup("H20")
+    h20_141 = type(h20)(name="H20", total_gib=139.8, compute_capability=(9, 0), bf16=True, fp8=True)
+    args = {"data_parallel_size": 8, "enable_expert_parallel": True}
+    for util, logged, logged_len in ((0.90, 48.66, 205728), (0.95, 55.65, 235296)):
+        b = compute_budget(coder, h20_141, {**args, "gpu_memory_utilization": util}, {}, "0.10.1", 1)
+        assert not b.starts
+        (err,) = b.errors
+        assert err["code"] == "kv-cache-below-max-model-len"
+        assert "(62.00 GiB KV cache is needed" in err["message"]
+        assert abs(b.kv_cache_gib - logged) / logged < 0.05
+        estimated = int(err["message"].split("maximum model length is ")[1].split(".")[0])
+        assert abs(estimated - logged_len) / logged_len < 0.05
+        assert "experts split over 8 expert-parallel ranks" in b.sources["weights"]
+    # without expert parallelism every rank would hold all 160 experts: it could not load
+    whole = compute_budget(coder, h20_141, {"data_parallel_size": 8}, {}, "0.10.1", 1)
+    assert whole.weights_gib > 400 and not whole.starts

@@ -198,7 +198,7 @@ def padded_vocab(vocab: int, tp: int = 1) -> int:
 
 
 def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
-                          flashinfer_sampler: bool) -> tuple[int, str]:
+                          flashinfer_sampler: bool, dp: int = 1, expert_parallel: bool = False) -> tuple[int, str]:
     """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
 
     ``max(forward, sampler)`` where (vllm-memory.md section 8, re-fitted on the logs):
@@ -214,6 +214,12 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     * With the FlashInfer top-k/top-p sampler (no full sort) the per-logit cost is 14.5 B, from the one log
       that has it (Llama-3.2-1B, V1, S=256: 0.45 GiB).
 
+    * Data parallel MoE (``dp`` > 1): the naive all-to-all (``NaiveAll2AllManager.dispatch``,
+      distributed/device_communicators/all2all.py, the default VLLM_ALL2ALL_BACKEND) multicasts every DP rank's
+      tokens to every rank, so each rank's fused-MoE runs on dp x T tokens (chunked by
+      VLLM_FUSED_MOE_CHUNK_SIZE, 32768) and holds the gathered hidden states and the combined output (2 x
+      dp x T x H). With expert parallelism an expert keeps its whole intermediate size on its rank.
+
     Not estimated: multimodal encoders' profile (can be tens of GiB), LoRA warm-up adapters.
     """
     hd = head_dim(model)
@@ -227,8 +233,12 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
         moe = facts.get("moe") or {}
         moe_inter = moe.get("inter") or moe_inter
         per_token = (2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
-        chunk = min(num_tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
-        forward = num_tokens * per_token + chunk * model.num_experts_per_tok * (3 * moe_inter / tp + hidden) * dtype_bytes
+        moe_tokens = num_tokens * max(1, dp)
+        chunk = min(moe_tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
+        expert_split = 1 if expert_parallel else tp
+        forward = num_tokens * per_token + chunk * model.num_experts_per_tok * (3 * moe_inter / expert_split + hidden) * dtype_bytes
+        if dp > 1:
+            forward += 2 * moe_tokens * hidden * dtype_bytes  # multicast hidden states + all-reduced output
     else:
         per_token = (3 * inter / tp + 2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
         forward = num_tokens * per_token
@@ -241,7 +251,7 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     return int(sampler), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
 
 
-def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, model: ModelInfo) -> tuple[int, str]:
+def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, model: ModelInfo, dp: int = 1) -> tuple[int, str]:
     """Estimated non-torch memory vLLM counts (vllm-memory.md section 8).
 
     0.05 GiB for one GPU (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S / A100 in the logs);
@@ -250,9 +260,9 @@ def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, model: ModelInfo) 
     """
     gib = 0.05
     why = "0.05 GiB typical for one GPU"
-    if tp * pp > 1:
+    if tp * pp * dp > 1:
         gib += 0.25
-        why = "0.30 GiB typical with NCCL buffers (TP/PP > 1)"
+        why = "0.30 GiB typical with NCCL buffers (TP/PP/DP > 1)"
     if beh.counts_cuda_context:
         gib += 0.30
         why += f" + 0.30 GiB CUDA context (counted by vLLM {beh.version})"
@@ -588,7 +598,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     ep_size = dp * tp if _truthy(args.get("enable_expert_parallel")) and model.num_experts else 0
     weights, weights_how = weights_per_rank(model, tp, pp, dtype, args, gpu=gpu, key=key, env=env, ep_size=ep_size)
     src.setdefault("weights", weights_how)
-    non_torch, nt_how = non_torch_bytes(beh, tp, pp, model)
+    non_torch, nt_how = non_torch_bytes(beh, tp, pp, model, dp)
     src.setdefault("non_torch", "estimate: " + nt_how)
     fi_env = env.get("VLLM_USE_FLASHINFER_SAMPLER")
     if fi_env is not None:
@@ -600,7 +610,8 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     else:
         flashinfer = False
     profile_seqs = min(max_num_seqs, mnbt)
-    activation, act_how = activation_peak_bytes(model, tp, mnbt, profile_seqs, dtype_bytes, flashinfer)
+    activation, act_how = activation_peak_bytes(model, tp, mnbt, profile_seqs, dtype_bytes, flashinfer,
+                                                dp=dp, expert_parallel=ep_size > 1)
     src.setdefault("activation", "estimate: " + act_how)
     if model.extra.get("facts", {}).get("vision") or model.extra.get("multimodal"):
         notes.append("multimodal encoder profiling is not estimated: the real activation peak can be much larger")
