@@ -3,7 +3,12 @@
 Each start-up check vLLM performs that this deployment fails (no memory left for the KV cache, a
 `max_model_len` the KV cache cannot hold even once, a `max_model_len` above the model's maximum,
 attention heads that the tensor-parallel size does not divide, bf16 on a GPU without it, ...) is reported
-with vLLM's own message and the numbers of the budget that lead to it. The finding sits on the argument the
+with vLLM's own message and the numbers of the budget that lead to it. So is a command line vLLM's argument
+parser rejects before it loads anything: a value outside a flag's choices (`--dtype float8`), a value of the
+wrong type or malformed JSON (`--compilation-config '{level: 3}'`), a flag that takes no value given one,
+and `--model` with `vllm serve` in the versions that refuse it (0.5.5-0.8.2 when a positional model is also
+given, 0.8.3-0.11.0 always; before 0.8.3 the positional model is required). When the image tag does not say
+the vLLM version, these are checked against the newest version vramlint knows and reported as warnings. The finding sits on the argument the
 error names (`--max-model-len`, `--gpu-memory-utilization`, ...), or on the container when that argument
 was left at its default.
 
@@ -39,6 +44,7 @@ OPTIONS: dict = {}
 
 
 def check(assessment, ctx):
+    yield from _rejected_arguments(assessment, ctx)
     budget = assessment.budget
     if budget is None or not budget.errors:
         return
@@ -63,3 +69,24 @@ def check(assessment, ctx):
         if fix:
             message += f". Fix: {fix}"
         yield ctx.finding(assessment, message, location)
+
+
+def _rejected_arguments(assessment, ctx):
+    """What vLLM's own argument parsing rejects (read by the extractors into ``Server.startup_errors``)."""
+    server = assessment.server
+    for error in server.startup_errors:
+        location = error.get("location") or arg_location(server, error.get("arg") or "")
+        version = error.get("version")
+        text = str(error.get("message") or "").strip().rstrip(".")
+        fix = f". Fix: {error['fix']}" if error.get("fix") else ""
+        if error.get("version_known", True):
+            yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location)
+        else:
+            # checked against the newest version vramlint knows: the image may run another one
+            yield ctx.finding(
+                assessment,
+                f"vLLM {version} (the newest vramlint knows; the image tag does not say the version) will not start: "
+                f"{text}{fix}. Set vllm-version in the configuration to check against yours",
+                location,
+                level="warning",
+            )

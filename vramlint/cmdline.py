@@ -24,6 +24,13 @@ from vramlint.model import Location
 # Marks the place of a value that cannot be known inside a string (an unset compose `${VAR}` in a command),
 # so the word that ends up holding it becomes unknown while the other words stay readable.
 UNKNOWN_MARK = "\ue000"
+# The opening bracket of the marker a Helm/Go template expression is replaced by before parsing
+# (vramlint.yamlload.TEMPLATE_OPEN): a word holding it is unknown until rendered, like UNKNOWN_MARK.
+TEMPLATE_MARK = "\u2983"
+
+
+def has_unknown_mark(text: str | None) -> bool:
+    return text is not None and (UNKNOWN_MARK in text or TEMPLATE_MARK in text)
 
 
 @dataclass(frozen=True)
@@ -248,7 +255,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
                 redirect_next = False  # a redirection target (`> /tmp/log`), not an argument
             else:
                 value = None if word.unknown else "".join(word.pieces)
-                if value is not None and UNKNOWN_MARK in value:
+                if has_unknown_mark(value):
                     value = None
                 out.append(Token(value, pos.at(word.start, max(word.end, word.start + 1))))
         word = None
@@ -458,27 +465,27 @@ _K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 def expand_k8s(token: Token, env: dict[str, str | None]) -> Token:
-    """Kubernetes ``$(VAR)`` expansion of one command/args item (``$$`` escapes; unset names stay as written)."""
+    """Kubernetes ``$(VAR)`` expansion of one command/args item (``$$`` escapes; unset names stay as written).
+
+    A variable whose value is not known (``valueFrom``, a template expression) leaves UNKNOWN_MARK in the
+    text, so only the word holding it becomes unknown (the value of ``--model=$(MODEL_ID)``, one word of a
+    script), not the option or the whole item.
+    """
     text = token.text
     if text is None or "$" not in text:
         return token
-    unknown = False
 
     def sub(m: re.Match) -> str:
-        nonlocal unknown
         if m.group(0) == "$$":
             return "$"
         name = m.group(1)
         if name not in env:
             return m.group(0)
-        if env[name] is None:
-            unknown = True
-            return ""
+        if env[name] is None or has_unknown_mark(env[name]):
+            return UNKNOWN_MARK
         return env[name]
 
     new = _K8S_VAR.sub(sub, text)
-    if unknown:
-        return Token(None, token.location, token.block, token.indent, token.lines, token.op, token.quoted)
     if new == text:
         return token
     # Positions inside a script after expansion are approximate when the expansion changed lengths.
@@ -506,6 +513,13 @@ class VllmInvocation:
     env_locations: dict[str, Location] = field(default_factory=dict)
     version_table: str | None = None  # the vLLM version whose argument table was used
     location: Location | None = None  # where the vLLM command starts
+    # What vLLM's own parser rejects at start-up: {"code", "message" (vLLM's text), "location", "arg", "fix"}.
+    startup_errors: list[dict[str, Any]] = field(default_factory=list)
+    # What could not be read statically (a word known only at run time, no command at all): not input errors.
+    unchecked: list[str] = field(default_factory=list)
+    # Which argument table was used when the version is unknown or older than the tables (said by the budget's
+    # sources and by VRL009, so not reported on its own).
+    version_note: str | None = None
 
 
 _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
@@ -623,19 +637,26 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         if t.text == "--backend" and i + 1 < len(found.args) and found.args[i + 1].text == "huggingface":
             return None
     inv = parse_vllm_args(found.args, version=version, entry=found.entry)
-    inv.problems[:0] = found.problems
+    inv.unchecked[:0] = found.problems  # parts of a shell script that are not read (here-documents)
     inv.env = dict(found.env)
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
     inv.location = found.start
     if found.entry == "implied" and not found.args:
-        inv.problems.append("vLLM image without command or args: vLLM starts with its default model")
+        inv.unchecked.append("the container sets no command or args, so its vLLM arguments are set elsewhere "
+                             "(a chart or an operator) or vLLM serves its default model")
     return inv
 
 
 def _marked_unknown(t: Token) -> Token:
-    if t.text is not None and UNKNOWN_MARK in t.text and not _is_script_text(t.text):
+    if has_unknown_mark(t.text) and not _is_script_text(t.text) and not _option_with_unknown_value(t.text):
         return Token(None, t.location, t.block, t.indent, t.lines, t.op, t.quoted)
     return t
+
+
+def _option_with_unknown_value(text: str) -> bool:
+    # `--max-model-len={{ .Values.x }}`: the option is set, only its value is unknown (the parser says so)
+    flag, eq, _ = text.partition("=")
+    return bool(eq) and flag.startswith("-") and not has_unknown_mark(flag)
 
 
 def _is_script_text(text: str) -> bool:
@@ -813,9 +834,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     from vramlint import vllm_args
 
     table_version, table_note = vllm_args.table_version(version)
-    inv = VllmInvocation(entrypoint=entry, version_table=table_version)
-    if table_note:
-        inv.problems.append(table_note)
+    inv = VllmInvocation(entrypoint=entry, version_table=table_version, version_note=table_note)
     feats = vllm_args.features(table_version)
     normalised_flag = vllm_args.normalise
     # The official image's ENTRYPOINT is `vllm serve` in recent tags (positional model allowed) and the
@@ -824,11 +843,14 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     i = 0
     n = len(tokens)
     only_positional = False
+    model_flag_tok: Token | None = None
+    model_flag_value: Any = None
     while i < n:
         tok = tokens[i]
         text = tok.text
         if text is None:
-            inv.problems.append(_where(tok) + "an argument cannot be known statically; later values may be off")
+            inv.unchecked.append(_where(tok) + "a word of the command line is known only at run time (a variable "
+                                 "or template), so the arguments it holds are not checked")
             i += 1
             continue
         if only_positional or not _option_like(tok):
@@ -841,7 +863,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 inv.arg_locations["model_tag"] = tok.location
                 inv.args["model_tag"] = text
             else:
-                inv.problems.append(_where(tok) + f"unexpected positional argument {text!r}: vLLM rejects it")
+                _rejected(inv, tok, f"unrecognized arguments: {text}", fix=f"remove {text!r} or give it a flag")
             i += 1
             continue
         o_level = re.fullmatch(r"-O=?(\d+|[a-z]+)?", text)
@@ -867,9 +889,13 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 i += 1
                 continue
         flag, has_eq, attached = text.partition("=")
-        if entry == "serve" and normalised_flag(flag) == "--model" and feats.get("serve_model_flag") == "error":
-            inv.problems.append(_where(tok) + f"vLLM {table_version} rejects `--model` with `vllm serve`: "
-                                "give the model as the first positional argument")
+        if entry == "serve" and text == "--model" and feats.get("serve_model_flag") == "error":
+            # 0.8.3-0.11.0: FlexibleArgumentParser.parse_args looks for the exact word `--model` (not `--model=X`)
+            _rejected(inv, tok, "With `vllm serve`, you should provide the model as a positional argument or in a "
+                      "config file instead of via the `--model` option.", code="serve-model-flag", arg="model",
+                      fix="write the model right after `vllm serve` (vllm serve MODEL ...)")
+        if entry == "serve" and normalised_flag(flag) == "--model":
+            model_flag_tok = tok
         spec, sub_key, implied_value = vllm_args.resolve_flag(flag, table_version)
         if spec is None and not has_eq and flag.startswith("-") and not flag.startswith("--") and len(flag) > 2:
             # single-dash option with its value attached: `-O3`, `-tp2`
@@ -892,17 +918,19 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
         if implied_value is not None:
             value: Any = implied_value
             if has_eq:
-                inv.problems.append(_where(tok) + f"{flag} takes no value")
+                _rejected(inv, tok, f"argument {flag}: ignored explicit argument {attached!r}", arg=spec.dest,
+                          fix=f"write {flag} without a value")
         elif not spec.takes_value:
             value = True if spec.action != "store_false" else False
             if has_eq:
                 if spec.action == "bool_optional" or spec.type == "bool":
                     value = _to_bool(attached)
                 else:
-                    inv.problems.append(_where(tok) + f"{flag} takes no value; vLLM rejects `{text}`")
+                    _rejected(inv, tok, f"argument {flag}: ignored explicit argument {attached!r}", arg=spec.dest,
+                              fix=f"write {flag} without a value")
         else:
             if has_eq:
-                values = [Token(attached, tok.location)]
+                values = [Token(None if has_unknown_mark(attached) else attached, tok.location)]
             elif spec.nargs in ("+", "*"):
                 j = i + 1
                 while j < n and not _option_like(tokens[j]):
@@ -919,7 +947,8 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                     values = [tokens[i + 1]]
                     i += 1
                 else:
-                    inv.problems.append(_where(tok) + f"{flag} expects a value; vLLM rejects the command line")
+                    _rejected(inv, tok, f"argument {flag}: expected one argument", arg=spec.dest,
+                              fix=f"give {flag} a value")
                     i += 1
                     continue
             if any(v.text is None for v in values):
@@ -957,17 +986,46 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
             inv.args[dest] = value
         inv.arg_locations[dest] = loc or Location("", 0)
         if dest == "model":
+            model_flag_value = value
             if "model_tag" not in inv.args:
                 where = values[0].location if values and values[0] is not tok and values[0].location else tok.location
                 inv.model, inv.model_location = (None if value is None else str(value)), where
             inv.args.pop("model", None)
         i += 1
+    _check_serve_model(inv, entry, table_version, model_flag_tok, model_flag_value)
     if "model_tag" in inv.args:
         # `vllm serve MODEL`: the positional wins over --model (vLLM copies model_tag into model)
         inv.args.pop("model_tag")
         inv.arg_locations.pop("model_tag", None)
     inv.arg_locations.pop("model", None)
     return inv
+
+
+def _rejected(inv: VllmInvocation, tok: Token | None, message: str, code: str = "argparse", arg: str | None = None,
+              fix: str | None = None) -> None:
+    """Something vLLM's argument parsing rejects at start-up, with vLLM's (or argparse's) own message."""
+    inv.startup_errors.append({"code": code, "message": message, "location": tok.location if tok else None,
+                               "arg": arg, "fix": fix, "version": inv.version_table,
+                               "version_known": inv.version_note is None})
+
+
+def _check_serve_model(inv: VllmInvocation, entry: str, table_version: str | None, model_flag_tok: Token | None,
+                       model_flag_value: Any) -> None:
+    """`vllm serve` before 0.8.3 requires the positional model (vllm/scripts.py, vllm/entrypoints/cli/serve.py)."""
+    from vramlint import vllm_args
+
+    version = tuple(int(x) for x in re.findall(r"\d+", table_version or "")[:3])
+    if entry != "serve" or not version or not (0, 5, 3) <= version < (0, 8, 3) \
+            or not vllm_args.has_positional_model(table_version):
+        return
+    if "model_tag" not in inv.args:
+        _rejected(inv, model_flag_tok, "the following arguments are required: model_tag", arg="model",
+                  fix="write the model right after `vllm serve` (vllm serve MODEL ...)")
+    elif model_flag_tok is not None and version >= (0, 5, 5) and model_flag_value not in (None, "facebook/opt-125m"):
+        # ServeSubcommand.cmd / scripts.serve: `args.model != EngineArgs.model` raises
+        _rejected(inv, model_flag_tok, "With `vllm serve`, you should provide the model as a positional argument "
+                  "instead of via the `--model` option.", code="serve-model-flag", arg="model",
+                  fix="remove --model; the model after `vllm serve` is the one served")
 
 
 def _where(tok: Token) -> str:
@@ -1043,8 +1101,16 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
         if kind == "str_or_int":
             return int(text) if re.fullmatch(r"-?\d+", text.strip()) else text
     except (ValueError, json.JSONDecodeError) as exc:
-        inv.problems.append(_where(tok) + f"{spec.flags[0]}: {raw!r} is not a valid {kind} ({exc}); vLLM rejects it")
+        if kind == "json":
+            # vLLM's config-dataclass arguments raise ArgumentTypeError(repr(e)) (engine/arg_utils.py)
+            detail = f"{type(exc).__name__}({str(exc)!r})"
+        else:
+            detail = f"invalid {'int' if kind == 'human_int' else kind} value: {raw!r}"
+        _rejected(inv, tok, f"argument {spec.flags[0]}: {detail}", arg=spec.dest,
+                  fix=f"give {spec.flags[0]} a valid {'JSON' if kind == 'json' else kind.replace('human_', '')} value")
         return raw
     if spec.choices and text not in spec.choices and kind == "str":
-        inv.problems.append(_where(tok) + f"{spec.flags[0]}: {text!r} is not one of vLLM's choices")
+        choices = ", ".join(repr(c) for c in spec.choices)
+        _rejected(inv, tok, f"argument {spec.flags[0]}: invalid choice: {text!r} (choose from {choices})",
+                  arg=spec.dest, fix=f"use one of {choices}")
     return text

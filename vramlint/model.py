@@ -97,6 +97,12 @@ class Server:
     ignore_rules: dict[str, Location] = field(default_factory=dict)  # vramlint.dev/ignore annotation
     notes: list[str] = field(default_factory=list)  # things said about this server (config in another file, ...)
     profiles: list[str] = field(default_factory=list)  # compose profiles (none: the service always runs)
+    # What vLLM itself rejects when it parses this command line (an invalid choice, a malformed value, `--model`
+    # with `vllm serve` where that fails): {"code", "message" (vLLM's text), "location", "arg", "fix"}.
+    startup_errors: list[dict[str, Any]] = field(default_factory=list)
+    # What vramlint could not read about this server (a word of the command line known only at run time, no
+    # command or args at all): said once, in the server's "not checked" note, never as an input error.
+    unchecked: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -124,6 +130,9 @@ class Server:
             "shm": self.shm,
             "replicas": self.replicas,
             "notes": self.notes,
+            **({"startup_errors": [{**e, "location": _loc_short(e["location"]) if e.get("location") else None}
+                                   for e in self.startup_errors]} if self.startup_errors else {}),
+            **({"unchecked": self.unchecked} if self.unchecked else {}),
         }
 
 

@@ -99,6 +99,9 @@ def server_from_command_line(words: list[str]):
                     model_location=inv.model_location, args=dict(inv.args), arg_locations=dict(inv.arg_locations),
                     unknown_args=dict(inv.unknown_args), env=dict(inv.env))
     server.notes.extend(inv.problems)
+    server.startup_errors = list(inv.startup_errors)
+    server.unchecked = list(inv.unchecked)
+    server.notes.extend(f"vLLM rejects this command line: {e['message']}" for e in inv.startup_errors)
     return server
 
 

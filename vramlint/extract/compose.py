@@ -332,11 +332,10 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         if where is not None:
             server.arg_locations.setdefault("config", where)
         server.args.setdefault("config", path or None)
+    server.startup_errors.extend(inv.startup_errors)
+    server.unchecked.extend(inv.unchecked)
     for msg in inv.problems:
-        if msg.startswith("vLLM version unknown") or "argument table" in msg or "older than" in msg:
-            server.notes.append(msg)
-        else:
-            problems.append(Problem(file, loc.line, loc.column, f"service {name}: {msg}"))
+        problems.append(Problem(file, loc.line, loc.column, f"service {name}: {msg}"))
     if interp.unknown_used:
         unset = ", ".join(sorted(interp.unknown_used))
         where = ".env" if dotenv_read else "a .env file beside the compose file"

@@ -528,6 +528,8 @@ def apply_invocation(server: Server, invocation: Any) -> None:
     server.args.update(invocation.args)
     server.arg_locations.update(invocation.arg_locations)
     server.unknown_args.update(invocation.unknown_args)
+    server.startup_errors.extend(getattr(invocation, "startup_errors", None) or [])
+    server.unchecked.extend(getattr(invocation, "unchecked", None) or [])
 
 
 # --- ConfigMaps holding vLLM config files --------------------------------------------------------------
