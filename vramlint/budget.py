@@ -616,7 +616,8 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     if model.extra.get("facts", {}).get("vision") or model.extra.get("multimodal"):
         notes.append("multimodal encoder profiling is not estimated: the real activation peak can be much larger")
     if any(k in ("mamba", "linear_attention") for k in (model.layer_types or [])):
-        notes.append("Mamba / linear-attention state and their kernels' non-torch memory are not estimated")
+        notes.append("the non-torch memory of the Mamba / gated-delta-net Triton kernels is not estimated (it can "
+                     "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))
     cudagraph, cg_how = cudagraph_bytes(beh, model, max_num_seqs)
     src.setdefault("cudagraph", cg_how)
 
@@ -687,8 +688,46 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         _ = gsize
         return need, blocks
 
+    # Mamba / gated-delta-net state layers (V1): one state page per request per layer, pooled with attention.
+    n_state = pp_layers(sum(1 for k in kinds if k in ("mamba", "linear_attention")), pp)
+    state_page = 0
+    if n_state and beh.engine == "v1":
+        mamba_bytes = DTYPE_BYTES.get(str(_arg(args, "mamba_cache_dtype", "auto")).lower(), dtype_bytes)
+        ssm_arg = str(_arg(args, "mamba_ssm_cache_dtype", "auto")).lower()
+        gdn = model.extra.get("linear_attention") or {}
+        if ssm_arg == "auto" and gdn.get("ssm_dtype") and versions.at_least(key, 0, 17):
+            # Qwen3_5ForConditionalGenerationConfig.verify_and_update_config (models/config.py, 0.17+) takes the
+            # config's mamba_ssm_dtype
+            ssm_arg = str(gdn["ssm_dtype"]).lower()
+        ssm_bytes = DTYPE_BYTES.get(ssm_arg, mamba_bytes)
+        if gdn and not versions.at_least(key, 0, 17):
+            ssm_bytes = mamba_bytes  # gated_delta_net_state_dtype used one dtype for both states before 0.17
+        state_page, state_how = mamba_state_bytes(model, tp, mamba_bytes, ssm_bytes)
+    mamba_hybrid = bool(state_page) and n_full > 0
+    if mamba_hybrid:
+        raw_state = state_page
+        block_size, state_page, page = _unify_mamba_page(per_layer, state_page, block_size)
+        attn_rank = pp_layers(n_full, pp)
+        gsize, n_attn_groups, n_state_groups = _groups(attn_rank, n_state)
+        src["block_size"] = (f"raised to {block_size} so that an attention page holds one Mamba state page "
+                             "(HybridAttentionMambaModelConfig.verify_and_update_config)")
+        src["kv_bytes_per_token"] += f"; {n_state} state layers of {state_how} per request"
+        notes.append(f"Setting attention block size to {block_size} tokens to ensure that attention page size is >= "
+                     "mamba page size.")
+        if page > raw_state:
+            notes.append(f"Padding mamba page size by {100 * (page - raw_state) / raw_state:.2f}% to ensure that mamba "
+                         "page size and attention page size are exactly equal.")
+
+        def per_request_blocks(length: int) -> tuple[float, int]:  # noqa: F811 - the hybrid Mamba layout
+            attn_blocks = -(-length // block_size)
+            blocks = n_attn_groups * attn_blocks + n_state_groups  # one state page per state group
+            return (attn_rank * attn_blocks + n_state) * page, blocks
+
     num_override = _int_arg(args, "num_gpu_blocks_override")
-    if hybrid:
+    if mamba_hybrid:
+        per_block_pool = page * gsize
+        num_groups = n_attn_groups + n_state_groups
+    elif hybrid:
         gsize, n_full_groups, n_local_groups = _groups(n_full, n_local)
         per_block_pool = page * gsize
         num_groups = n_full_groups + n_local_groups
@@ -775,6 +814,45 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         notes=notes,
     )
     return budget
+
+
+def mamba_state_bytes(model: ModelInfo, tp: int, conv_bytes: int, ssm_bytes: int) -> tuple[int, str]:
+    """Bytes of one state layer's per-request state on one rank (``MambaSpec.page_size_bytes``), and how.
+
+    Shapes from ``MambaStateShapeCalculator`` (model_executor/layers/mamba/mamba_utils.py, 0.11 - 0.14):
+    gated delta net conv (kernel - 1, (2 k_heads k_dim + v_heads v_dim) / tp) and state (v_heads / tp, k_dim,
+    v_dim); Mamba2 conv (kernel - 1, (inner + 2 groups' state) / tp) with the groups extended to the TP size when
+    they do not divide it, state (heads / tp, head_dim, state); Mamba1 conv (kernel - 1, inner / tp) and state
+    (inner / tp, state). Conv in --mamba-cache-dtype, the recurrent state in --mamba-ssm-cache-dtype (both the
+    model dtype by default).
+    """
+    la = model.extra.get("linear_attention")
+    if la:
+        conv = (la["conv"] - 1) * (2 * la["k_heads"] * la["k_dim"] + la["v_heads"] * la["v_dim"]) // tp
+        ssm = la["v_heads"] // tp * la["k_dim"] * la["v_dim"]
+        return conv * conv_bytes + ssm * ssm_bytes, "gated delta net state"
+    m = model.extra.get("mamba")
+    if not m:
+        return 0, "unknown"
+    if m.get("version") == 2:
+        groups = m.get("n_groups", 1)
+        groups += 0 if groups % tp == 0 else tp - groups
+        conv = (m["d_conv"] - 1) * ((m["inner"] + 2 * groups * m["d_state"]) // tp)
+        ssm = m["n_heads"] // tp * m["head_dim"] * m["d_state"]
+        return conv * conv_bytes + ssm * ssm_bytes, "Mamba2 state"
+    conv = (m["d_conv"] - 1) * (m["inner"] // tp)
+    ssm = m["inner"] // tp * m["d_state"]
+    return conv * conv_bytes + ssm * ssm_bytes, "Mamba1 state"
+
+
+def _unify_mamba_page(attn_per_token: int, state_page: int, block_size: int) -> tuple[int, int, int]:
+    """(attention block size, state page, page) after vLLM makes both page sizes equal (without prefix caching):
+    the attention block grows to ``16 x cdiv(state_page, 16 x attention bytes per token)`` tokens and the state
+    page is padded up to the attention page."""
+    needed = 16 * -(-state_page // (16 * attn_per_token))
+    block = max(block_size, needed)
+    page = block * attn_per_token
+    return block, page, page
 
 
 def _groups(n_full: int, n_local: int) -> tuple[int, int, int]:

@@ -405,13 +405,16 @@ def _mamba(cfg: dict, hidden: int, model_type: str) -> dict | None:
 def _linear_attention(cfg: dict) -> dict | None:
     if not cfg.get("linear_num_value_heads"):
         return None
-    return {
+    out = {
         "k_heads": int(cfg.get("linear_num_key_heads") or cfg["linear_num_value_heads"]),
         "k_dim": int(cfg.get("linear_key_head_dim") or 128),
         "v_heads": int(cfg["linear_num_value_heads"]),
         "v_dim": int(cfg.get("linear_value_head_dim") or 128),
         "conv": int(cfg.get("linear_conv_kernel_dim") or 4),
     }
+    if isinstance(cfg.get("mamba_ssm_dtype"), str):
+        out["ssm_dtype"] = cfg["mamba_ssm_dtype"]  # Qwen3.5: recurrent state kept in this dtype (float32)
+    return out
 
 
 def _vision(cfg: dict) -> dict | None:
