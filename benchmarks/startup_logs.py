@@ -63,19 +63,19 @@ ROW_INPUTS: dict[int, dict] = {
          "why": "failure lines not in the excerpt: weights compared, verdict not scored"},
 }
 
-# Worked examples with real numbers that are not rows of the TSV (issue #3; vllm-memory.md section 9).
+# Worked examples with real numbers that are not rows of the TSV (the vLLM forum T4 question; public notebook logs).
 EXTRA = [
-    {"label": "issue #3 T4 4096", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
+    {"label": "vLLM forum T4 Llama-3.2-3B 4096", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
      "args": {"max_model_len": 4096, "dtype": "half"}, "weights": 6.02, "kv": 5.85, "blocks": 3422, "starts": True},
-    {"label": "issue #3 T4 8192", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
+    {"label": "vLLM forum T4 Llama-3.2-3B 8192", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
      "args": {"max_model_len": 8192, "dtype": "half"}, "weights": 6.02, "kv": 5.83, "blocks": 3409, "starts": True},
-    {"label": "issue #3 T4 16384", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
+    {"label": "vLLM forum T4 Llama-3.2-3B 16384", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
      "args": {"max_model_len": 16384, "dtype": "half"}, "weights": 6.02, "kv": 5.78, "blocks": 3381, "starts": True},
-    {"label": "memory.md 9.1 Colab T4 0.8.2", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.74,
+    {"label": "Colab T4 notebook Llama-3.2-3B 0.8.2", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.74,
      "version": "0.8.2", "args": {"max_model_len": 2048, "dtype": "float16", "max_num_batched_tokens": 2048,
                                   "max_num_seqs": 192, "gpu_memory_utilization": 0.8938626454842437},
      "weights": 6.016, "kv": 6.22, "blocks": 3637, "starts": True},
-    {"label": "memory.md 9.5 RTX 4090 Qwen3-8B-FP8 0.10.2", "model": "Qwen/Qwen3-8B-FP8", "gpu": "RTX-4090",
+    {"label": "RTX 4090 notebook Qwen3-8B-FP8 0.10.2", "model": "Qwen/Qwen3-8B-FP8", "gpu": "RTX-4090",
      "total": 18.82 / 0.8, "version": "0.10.2", "args": {"max_model_len": 1024, "gpu_memory_utilization": 0.8},
      "weights": 8.80, "kv": 8.60, "tokens": 62608, "starts": True},
 ]

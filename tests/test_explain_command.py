@@ -44,3 +44,22 @@ def test_gpu_outside_catalog_needs_memory(capsys):
     code, out = run(capsys, "--gpu", "MI300X", "--gpu-memory-gib", "191.5", "--offline", "--format", "json", "--",
                     "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
     assert json.loads(out)["servers"][0]["budget"]["total_gib"] == 191.5
+
+
+def test_explain_says_why_memory_does_not_shrink_with_max_model_len(capsys):
+    """The vLLM forum T4 question: Llama-3.2-3B used the same memory at 4096, 8192 and 16384 tokens (vLLM logged
+    13.11 GiB requested each time; 3422 / 3409 / 3381 blocks). The log format and the arithmetic are vLLM
+    0.6.5's (0.6.4 also counts the CUDA context as non-torch memory)."""
+    outs = {}
+    for length in ("4096", "8192", "16384"):
+        code, out = run(capsys, "--gpu", "T4", "--vllm-version", "0.6.5", "--offline", "--", "vllm", "serve",
+                        "meta-llama/Llama-3.2-3B-Instruct", "--dtype", "half", "--max-model-len", length)
+        assert code == 0
+        outs[length] = out
+        assert "whatever max_model_len is: the KV cache gets everything left after the weights" in out
+        assert "requests of that length fit" in out and f"at {length} tokens)" in out
+    # the memory vLLM takes is the same at every length; only the concurrency changes
+    assert all("x utilisation 0.9         13.10 GiB" in o for o in outs.values())
+    _, old = run(capsys, "--gpu", "T4", "--vllm-version", "0.6.4", "--offline", "--format", "json", "--", "vllm", "serve",
+                 "meta-llama/Llama-3.2-3B-Instruct", "--dtype", "half", "--max-model-len", "8192")
+    assert json.loads(old)["servers"][0]["budget"]["non_torch_gib"] == 0.35  # not the 0.05 the forum log shows

@@ -6,7 +6,8 @@ For one engine (all its tensor- and pipeline-parallel ranks) on one GPU type thi
     kv_cache   = requested - weights - non_torch - activation_peak - cudagraph_estimate
     blocks     = kv_cache // (block_size x KV bytes per token of all layers on the rank)
 
-following the team's vllm-memory.md (sections 1, 2, 5, 8) release by release; which formula applies is
+following vLLM's worker / KV-cache code release by release (``worker/worker.py``, ``v1/worker/gpu_worker.py``,
+``v1/core/kv_cache_utils.py``); which formula applies is
 decided by :mod:`vramlint.versions`. vLLM *measures* the activation peak and the non-torch memory; this module
 estimates them (see :func:`activation_peak_bytes` and :func:`non_torch_bytes` for how they were calibrated on
 the real start-up logs). Every start-up error is reported with vLLM's own text and the argument responsible.
@@ -33,7 +34,7 @@ SAMPLER_BYTES_PER_LOGIT_FLASHINFER = 14.5
 # measured vs 114.7 KB from the formula).
 FORWARD_CALIBRATION = 0.967
 # Minimum compute capability per quantization method (get_min_capability() in
-# model_executor/layers/quantization/*.py; vllm-memory.md section 5).
+# model_executor/layers/quantization/*.py).
 QUANT_MIN_CAPABILITY = {
     "awq": 75, "awq_marlin": 80, "gptq": 60, "gptq_marlin": 80, "marlin": 80, "gptq_marlin_24": 80,
     "fp8": 80, "fbgemm_fp8": 80, "modelopt": 89, "bitsandbytes": 70, "compressed-tensors": 70, "gguf": 60,
@@ -201,14 +202,14 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
                           flashinfer_sampler: bool, dp: int = 1, expert_parallel: bool = False) -> tuple[int, str]:
     """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
 
-    ``max(forward, sampler)`` where (vllm-memory.md section 8, re-fitted on the logs):
+    ``max(forward, sampler)`` where (fitted on real start-up logs):
 
     * forward = T x (3 I/tp + 2 H + (n_q + 2 n_kv)/tp x head_dim) x dtype bytes x 0.967, T = tokens of
       the profile batch; MoE adds T x top_k x (3 I_moe/tp + H) x dtype bytes. The 0.967 is measured/predicted
       on Llama-3.1-8B, RTX 3090, vLLM 0.6.4 (111.1 and 110.7 KB/token measured at 20000 and 29000 tokens).
     * sampler = S x V x 38.2 B + T x H x dtype bytes: fp32 logits, the sort and softmax copies of top-k/top-p
       (S = sequences, V = padded vocab), while the T x H hidden states are still alive. Fitted on the T4
-      forum log of issue #3 (Llama-3.2-3B, S=256: 1.19 / 1.22 / 1.26 GiB at T = 4096 / 8192 / 16384; the
+      vLLM forum T4 log (Llama-3.2-3B, S=256: 1.19 / 1.22 / 1.26 GiB at T = 4096 / 8192 / 16384; the
       fit gives 1.19 / 1.21 / 1.26); checked on Llama-3.2-3B S=192 (0.89 vs 0.90 logged), Qwen2.5-7B S=256
       (1.41 vs 1.42) and Qwen3-8B-FP8 on V1 (1.40 vs 1.40).
     * With the FlashInfer top-k/top-p sampler (no full sort) the per-logit cost is 14.5 B, from the one log
@@ -252,7 +253,7 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
 
 
 def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, model: ModelInfo, dp: int = 1) -> tuple[int, str]:
-    """Estimated non-torch memory vLLM counts (vllm-memory.md section 8).
+    """Estimated non-torch memory vLLM counts (fitted on real start-up logs).
 
     0.05 GiB for one GPU (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S / A100 in the logs);
     with TP or PP > 1 NCCL and custom all-reduce buffers add 0.25 GiB (0.20 and 0.34 GiB seen on TP ranks);
@@ -285,7 +286,7 @@ def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int)
 
 
 # --------------------------------------------------------------------------------------------------------
-# Error texts (vllm-memory.md section 5)
+# Error texts (as vLLM raises them, release by release)
 
 
 def _e1(key: versions.VersionKey) -> str:
@@ -370,7 +371,7 @@ def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict) -> tuple[st
 def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict, gpu: GpuSpec | None = None,
                      key: versions.VersionKey | None = None, env: dict | None = None,
                      ep_size: int = 0) -> tuple[int, str]:
-    """Bytes of weights one rank loads: B1's quantization-aware split when the architecture facts are known,
+    """Bytes of weights one rank loads: the quantization-aware split when the architecture facts are known,
     else the checkpoint bytes divided evenly, plus the RoPE cos/sin cache every rank holds.
 
     ``--quantization fp8`` / ``bitsandbytes`` on an unquantized checkpoint quantize while loading; MXFP4 experts
@@ -458,7 +459,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     if gpus and tp * pp < gpus and not args.get("tensor_parallel_size") and not args.get("data_parallel_size"):
         notes.append(f"the engine sees {gpus} GPUs but uses {tp * pp} (tensor_parallel_size x pipeline_parallel_size)")
 
-    # ---- max_model_len (vllm-memory.md section 4)
+    # ---- max_model_len (ModelConfig._get_and_verify_max_len)
     derived = model.max_position_embeddings or 2048
     user_len = parse_len(args.get("max_model_len"))
     if user_len is not None and user_len > 0:

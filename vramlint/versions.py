@@ -1,8 +1,7 @@
 """What each vLLM release does at start-up: which engine runs, its defaults, and how it counts memory.
 
-The facts come from the vLLM wheels on PyPI, read release by release (see the team's vllm-memory.md, sections
-0.1, 1.9, 2.7, 3.2 and 4, and ``vllm/engine/arg_utils.py``, ``vllm/config/cache.py``, ``vllm/envs.py`` of the
-releases named below). Where a change landed between two releases that were read, the later one is used.
+The facts come from the vLLM wheels on PyPI, read release by release (``vllm/engine/arg_utils.py``,
+``vllm/config/cache.py``, ``vllm/envs.py`` of the releases named below). Where a change landed between two releases that were read, the later one is used.
 
 Where the version comes from: the image tag (``vllm/vllm-openai:v0.6.4``), else ``--vllm-version`` / the
 configuration, else :data:`DEFAULT_VERSION` — the newest release whose start-up arithmetic vramlint was
@@ -108,7 +107,7 @@ def _truthy(value: Any) -> bool | None:
 
 
 def select_engine(key: VersionKey, cc: tuple[int, int], args: dict, env: dict, model: Any = None) -> tuple[str, str, list]:
-    """(engine, reason, errors) per vllm-memory.md 0.1: V0 up to 0.7 (V1 opt-in), V1 from 0.8 with fallbacks."""
+    """(engine, reason, errors) V0 up to 0.7 (V1 opt-in), V1 from 0.8 with fallbacks."""
     use_v1_env = env.get("VLLM_USE_V1")
     use_v1 = _truthy(use_v1_env)
     errors: list[dict[str, Any]] = []
@@ -173,7 +172,7 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
     notes: list[str] = []
     vdesc = f"default for vLLM {version}"
 
-    # How non-KV memory is measured (vllm-memory.md 1.1 - 1.8).
+    # How non-KV memory is measured (worker.determine_num_available_blocks / gpu_worker, by release).
     if engine == "v0":
         if not at_least(key, 0, 6, 4):
             profiler = "v0-legacy"
@@ -220,7 +219,7 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
             else f"off by default in vLLM {version} (V0)"
         )
 
-    # Scheduler defaults (vllm-memory.md 3.2; arg_utils.get_batch_defaults in 0.20.0).
+    # Scheduler defaults (arg_utils.get_batch_defaults in 0.20.0; EngineArgs defaults before).
     device_gib = gpu.total_gib
     name = (gpu.name or "").lower()
     big = False

@@ -189,6 +189,12 @@ def render_text(assessments, inventory=None) -> str:
         lines.append(f"  max concurrency {b.max_concurrency:.2f}x at max_model_len {b.max_model_len} "
                      f"({src.get('max_model_len', '')}); max_num_seqs {b.max_num_seqs}, "
                      f"max_num_batched_tokens {b.max_num_batched_tokens}")
+        if b.kv_cache_gib > 0 and "kv-cache-memory-bytes" not in str(src.get("kv_cache", "")):
+            # The forum question behind vramlint: a smaller --max-model-len does not lower vLLM's memory use.
+            lines.append(f"  vLLM takes total x utilisation ({b.usable_gib:.2f} GiB) whatever max_model_len is: the KV "
+                         "cache gets everything left after the weights, non-torch memory and activations, so "
+                         f"max_model_len only decides how many requests of that length fit ({b.max_concurrency:.2f} at "
+                         f"{b.max_model_len} tokens)")
         if b.starts:
             lines.append("  starts: yes")
         else:
