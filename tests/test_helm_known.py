@@ -285,3 +285,24 @@ def test_config_schema_has_the_helm_keys():
     props = shipped_schema()["properties"]
     assert props["render-helm"]["type"] == "boolean"
     assert props["helm-values"]["type"] == "array"
+
+
+def test_sdk_render_that_runs_too_long_is_stopped_and_reported(tmp_path):
+    from vramlint.helm import extract_charts
+    from vramlint.helm import render as helm_render
+
+    if not helm_render.sdk_available():
+        pytest.skip("helm-python-sdk not installed (pip install 'vramlint[helm]')")
+    chart = tmp_path / "slow"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: slow\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("n: 1\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: |\n"
+        "{{- range $i := until 200000000 }}{{ $i }}{{- end }}\n")
+    import time
+
+    started = time.perf_counter()
+    servers, problems, _notes = extract_charts([str(chart)], render=True, timeout_s=1.0)
+    assert time.perf_counter() - started < 30
+    assert any("longer than 1 s" in p.message for p in problems)

@@ -831,6 +831,14 @@ def _scalar(fn, nargs: int | None = None):
     return wrapped
 
 
+def _until(n: int, origin: Any) -> list[int]:
+    # A list as long as the evaluator's step limit is already more than a chart can mean; building a longer
+    # one would exhaust memory before the step limit is ever checked.
+    if n > MAX_STEPS:
+        raise TemplateError(f"until {n}: longer than the evaluation limit ({MAX_STEPS} steps)", origin)
+    return list(range(n))
+
+
 def _to_int(v: Any) -> int:
     if v is None or v == "":
         return 0
@@ -1322,7 +1330,7 @@ _FUNCS = {
     "keys": lambda ev, a, o: sorted((plain(a[0]) or {}).keys()),
     "sortAlpha": lambda ev, a, o: sorted(_strval(x) for x in (plain(a[0]) or [])),
     "toStrings": lambda ev, a, o: [_strval(x) for x in (plain(a[0]) or [])],
-    "until": lambda ev, a, o: list(range(_to_int(plain(a[0])))),
+    "until": lambda ev, a, o: _until(_to_int(plain(a[0])), o),
     "concat": lambda ev, a, o: [x for lst in a for x in (plain(lst) or [])],
     "append": lambda ev, a, o: list(plain(a[0]) or []) + [plain(a[1])],
     "uniq": lambda ev, a, o: list(dict.fromkeys(plain(a[0]) or [])),

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 from dataclasses import replace
 from typing import Any
 
@@ -74,36 +73,36 @@ def _user_values(overlays: list[str]) -> tuple[dict, list[Problem]]:
     return merged, problems
 
 
-def _run_with_timeout(fn, timeout_s: float) -> Any:
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    # A daemon thread: a chart that renders forever is abandoned, not waited for, and the run goes on.
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(timeout_s)
-    if t.is_alive():
-        raise TimeoutError(f"rendering took longer than {timeout_s:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("result")
+# Run in a child process so that a chart that renders forever is killed at the time limit, not left running
+# on a thread for the rest of the run. The child only loads helm-python-sdk and renders; it reads the request
+# (chart path, values) on stdin and writes the manifests as JSON.
+_SDK_CHILD = """
+import json, sys
+import helm_python
+req = json.load(sys.stdin)
+with helm_python.Chart.load(req["chart"]) as chart:
+    out = chart.render(req["values"], name=req["name"], namespace=req["namespace"])
+json.dump({str(k): str(v) for k, v in dict(out).items()}, sys.stdout)
+"""
 
 
 def render_sdk(chart_dir: str, overlays: list[str], timeout_s: float) -> dict[str, str]:
-    import helm_python
+    import json
+    import sys
 
     values, _problems = _user_values(overlays)
-
-    def go() -> dict[str, str]:
-        with helm_python.Chart.load(os.path.abspath(chart_dir)) as chart:
-            return chart.render(values, name=RELEASE_NAME, namespace=NAMESPACE)
-
-    return _run_with_timeout(go, timeout_s)
+    request = json.dumps({"chart": os.path.abspath(chart_dir), "values": values, "name": RELEASE_NAME,
+                          "namespace": NAMESPACE}, default=str)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _SDK_CHILD], input=request, capture_output=True, text=True,
+                              timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"rendering took longer than {timeout_s:g} s") from None
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        last = lines[-1] if lines else f"helm-python-sdk exited with status {proc.returncode}"
+        raise RuntimeError(last.split(": ", 1)[1] if ": " in last and last.split(": ", 1)[0].isidentifier() else last)
+    return json.loads(proc.stdout or "{}")
 
 
 def render_binary(chart_dir: str, overlays: list[str], timeout_s: float) -> dict[str, str]:
