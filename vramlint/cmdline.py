@@ -33,6 +33,70 @@ def has_unknown_mark(text: str | None) -> bool:
     return text is not None and (UNKNOWN_MARK in text or TEMPLATE_MARK in text)
 
 
+# A Go text/template action as Helm and operators (KServe's LLMInferenceServiceConfig) write them inside
+# command lines: `{{ .Values.x }}`, `{{- if ... }}`, `{{ include "x" . }}`, `{{ fn .Spec.X 15 }}`. Jinja chat
+# templates (`{{ message.content }}`, `{{- bos_token }}`) do not match: no leading `.`/`$`, keyword or
+# function applied to a `.Field`.
+_GO_ACTION = re.compile(
+    r"\{\{-?\s*(?:[.$]|(?:if|else|end|range|with|include|template|define|block)\b|[A-Za-z_]\w*\s+[.$\"(`])"
+    r"[^{}]*?-?\}\}")
+_GO_OPEN_BLOCK = re.compile(r"\{\{-?\s*(?:if|range|with)\b")
+_GO_END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+
+
+_KSERVE_NAME = re.compile(r"\{\{\s*\.Name\s*\}\}")
+
+
+def mark_go_templates(text: str | None, keep_name: bool = False) -> str | None:
+    """Replace Go template actions in a command-line string by TEMPLATE_MARK runs of the same width.
+
+    A conditional (`{{ if }}...{{ end }}`, `range`, `with`) is marked whole, content included: whether the
+    flags inside it are passed is not known until rendered. Line breaks (and a `\\` continuation before one)
+    are kept, so every word after the template stays where it was written. ``keep_name`` leaves KServe's
+    `{{.Name}}` for the runtime/InferenceService join to fill in.
+    """
+    if text is None or "{{" not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        m = _GO_ACTION.search(text, pos)
+        if m is None:
+            break
+        start, end = m.start(), m.end()
+        if keep_name and _KSERVE_NAME.fullmatch(m.group(0)):
+            pos = end  # KServe substitutes the InferenceService's name for it (see extract/kserve.py)
+            continue
+        if _GO_OPEN_BLOCK.match(m.group(0)):
+            depth = 1
+            k = end
+            while depth and k < len(text):
+                nxt = _GO_ACTION.search(text, k)
+                if nxt is None:
+                    k = len(text)
+                    break
+                if _GO_OPEN_BLOCK.match(nxt.group(0)):
+                    depth += 1
+                elif _GO_END.match(nxt.group(0)):
+                    depth -= 1
+                k = nxt.end()
+            end = k
+        spans.append((start, end))
+        pos = end
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        segment_start = True
+        for k in range(start, end):
+            if chars[k] == "\n" or (chars[k] == "\\" and k + 1 < end and text[k + 1] == "\n"):
+                segment_start = True
+                continue
+            chars[k] = TEMPLATE_MARK if segment_start else "_"
+            segment_start = False
+    return "".join(chars)
+
+
 @dataclass(frozen=True)
 class Token:
     """One word of a command line, with where it was written.
@@ -642,8 +706,8 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
     inv.location = found.start
     if found.entry == "implied" and not found.args:
-        inv.unchecked.append("the container sets no command or args, so its vLLM arguments are set elsewhere "
-                             "(a chart or an operator) or vLLM serves its default model")
+        inv.unchecked.append("the container sets no command or args (a chart or an operator sets them elsewhere, "
+                             "or vLLM serves its default model)")
     return inv
 
 

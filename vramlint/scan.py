@@ -200,7 +200,7 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, explicit
     if problems and ("{{" in text or "${" in text or "%{" in text):
         from vramlint.helm.templated import load_templated_text  # Go/Terraform templates, <PLACEHOLDER>s
 
-        docs2, problems2, _note = load_templated_text(text, display)
+        docs2, problems2, template_note = load_templated_text(text, display)
         if not problems2:
             docs, problems, templated = docs2, [], True
         else:
@@ -210,6 +210,7 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, explicit
                 for p in problems
             ]
     col.inventory.problems.extend(problems)
+    found_before = len(col.records.servers)
     for doc in docs:
         try:
             rec = extract_records(doc, base_dir)
@@ -217,10 +218,18 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, explicit
             col.inventory.problems.append(Problem(display, None, None, "YAML nested too deeply to read"))
             continue
         if templated:
+            from vramlint.yamlload import has_template_marker
+
             for server in rec.servers:
+                if has_template_marker(server.image):
+                    server.image, server.vllm_version = None, None  # unknown until rendered, never marker text
+                if has_template_marker(server.name):
+                    server.name = None
                 server.notes.append("template syntax ({{ }}) replaced: values written as template expressions "
                                     "are unknown until rendered")
         _merge(col.records, rec)
+    if templated and template_note and len(col.records.servers) > found_before:
+        col.inventory.notes.append(template_note)  # said once per file
 
 
 def _merge(into: Any, rec: Any) -> None:
@@ -243,6 +252,10 @@ def _join(col: _Collector) -> None:
     rec.problems.extend(problems)
     rec.config_refs.extend(refs)
     _resolve_config_refs(col)
+    from vramlint.extract import clear_template_values
+
+    for server in servers:
+        clear_template_values(server)
     col.inventory.servers.extend(servers)
     col.inventory.problems.extend(rec.problems)
 

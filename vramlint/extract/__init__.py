@@ -116,6 +116,38 @@ def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
     return Records()
 
 
+def clear_template_values(server: Server) -> None:
+    """Values written as template expressions (replaced by a marker before parsing) are unknown: None.
+
+    Never a model name, an argument value, an env value or a name; the model gets a note saying why.
+    """
+    from vramlint.cmdline import has_unknown_mark as marked
+
+    if marked(server.model):
+        server.model = None
+        server.notes.append("the model is written as a template expression: unknown until rendered")
+    for attr in ("name", "container"):
+        if marked(getattr(server, attr)):
+            setattr(server, attr, None)
+    for key, value in list(server.env.items()):
+        if marked(value):
+            server.env[key] = None
+    for key, value in list(server.args.items()):
+        server.args[key] = _cleared(value)
+
+
+def _cleared(value: Any) -> Any:
+    from vramlint.cmdline import has_unknown_mark as marked
+
+    if isinstance(value, str):
+        return None if marked(value) else value
+    if isinstance(value, list):
+        return [_cleared(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cleared(v) for k, v in value.items()}
+    return value
+
+
 def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
     """Servers deployed by one document on its own (a KServe runtime counts as a server by itself)."""
     import os
@@ -125,4 +157,6 @@ def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
 
     servers = list(records.servers)
     servers.extend(kserve.standalone_servers(records.runtimes, records.inference_services))
+    for server in servers:
+        clear_template_values(server)
     return servers, list(records.problems)

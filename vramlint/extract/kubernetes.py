@@ -91,10 +91,10 @@ def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | No
                 out.append(Token(None, value_location(file, value, i, join_path(kpath, i))))
                 continue
             out.append(yaml_token(file, value, i, join_path(kpath, i), lines))
-        return [_unknown_if_template(t) for t in out]
+        return [_unknown_if_template(_go_marked(t)) for t in out]
     if isinstance(value, (dict, list)):
         return []
-    tok = yaml_token(file, node, key, kpath, lines)
+    tok = _go_marked(yaml_token(file, node, key, kpath, lines))
     if tok.text is None:
         return []
     words = split_shell(tok.text, tok.location, block=tok.block is not None, indent=tok.indent, lines=lines,
@@ -102,7 +102,22 @@ def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | No
     return [_unknown_if_template(t) for t in words]
 
 
+def _go_marked(tok: Any, keep_name: bool = True) -> Any:
+    """Go template actions left in a valid-YAML manifest (a chart template or an operator's config template)."""
+    from vramlint.cmdline import mark_go_templates
+
+    marked = mark_go_templates(tok.text, keep_name=keep_name)
+    if marked == tok.text:
+        return tok
+    from dataclasses import replace
+
+    return replace(tok, text=marked)
+
+
 def _unknown_if_template(tok: Any) -> Any:
+    flag, eq, _ = (tok.text or "").partition("=")
+    if eq and flag.startswith("-") and not has_template_marker(flag):
+        return tok  # `--max-model-len={{ .Values.x }}`: the option is set, its value unknown (cmdline says so)
     if has_template_marker(tok.text):
         from dataclasses import replace
 
@@ -479,6 +494,8 @@ def container_server(
     args = tokens_from(file, container, "args", cpath, doc.lines) + list(extra_args or [])
     if token_filter is not None:
         command, args = token_filter(command), token_filter(args)
+    command = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in command]
+    args = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in args]
     invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
     if invocation is None and image is None and not command and args:
         invocation = _patch_invocation(args, server)
@@ -632,6 +649,8 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         name = scalar_text((obj.get("metadata") or {}).get("name")) if is_map(obj.get("metadata")) else None
         if is_map(data) and name:
             records.configmaps.append(ConfigMapRecord(name, doc.file, data, join_path(path, "data"), doc))
+        if is_map(data):
+            _embedded_workloads(doc, data, join_path(path, "data"), name, records)
         return
     if kind in ("Secret", "Service", "Ingress", "Namespace", "PersistentVolumeClaim", "ServiceAccount",
                 "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "HorizontalPodAutoscaler",
@@ -658,6 +677,30 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         ray.extract_ray(doc, obj, path, records)
         return
     extract_pod_objects(doc, obj, path, records)
+
+
+def _embedded_workloads(doc: Any, data: Any, path: str, cm_name: str | None, records: Records) -> None:
+    """A ConfigMap key holding a workload manifest that a controller fills in and creates (llm-d presets)."""
+    from vramlint.yamlload import load_embedded
+
+    for key, value in data.items():
+        if not isinstance(value, str) or "containers:" not in value or "vllm" not in value.lower():
+            continue
+        if not re.search(r"^kind:\s*(Deployment|StatefulSet|Pod|LeaderWorkerSet|Job)\b", value, re.M):
+            continue
+        kpath = join_path(path, key)
+        loc = value_location(doc.file, data, key, kpath)
+        docs, _problems = load_embedded(value, doc.file, doc.lines, loc, is_block_scalar(value))
+        for inner in docs:
+            if not is_map(inner.data):
+                continue
+            sub = Records()
+            extract_pod_objects(inner, inner.data, kpath, sub)
+            for server in sub.servers:
+                server.notes.append(f"a {scalar_text(inner.data.get('kind'))} template in ConfigMap "
+                                    f"{cm_name or '(unnamed)'} key {key!r}: a controller fills in what it leaves open")
+            records.servers.extend(sub.servers)
+            records.problems.extend(sub.problems)
 
 
 def extract_pod_objects(doc: Any, obj: Any, path: str, records: Records, ctx: ObjectContext | None = None,
