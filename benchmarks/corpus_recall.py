@@ -33,7 +33,6 @@ NOT_A_SERVER = {
     "substratusai__kubeai/charts__kubeai__values-gke.yaml": "none: profile overlay",
     "substratusai__kubeai/charts__kubeai__values.yaml": "operator chart values (images per profile), no engine",
     "InftyAI__llmaz/docs__examples__speculative-decoding__vllm__playground.yaml": "none: args from a BackendRuntime",
-    "kaito-project__kaito/examples__inference__kaito_inferenceset_mig_mixed_strategy.yaml": "none: preset defaults",
     "volcano-sh__kthena/docs__kthena__docs__assets__examples__model-booster__Qwen2.5-Coder-32B-Instruct.yaml":
         "none: backend defaults",
     "vllm-project__production-stack/helm__values.yaml": "its only modelSpec entry has enabled: false (not rendered)",

@@ -25,6 +25,7 @@ STDIN_NAME = "<stdin>"
 # Plain substring tests on the lower-cased text: one C-speed pass each, much faster than a regex alternation.
 PREFILTER_WORDS = (
     "vllm",
+    "kaito.sh",  # KAITO Workspace / InferenceSet: vLLM is the operator's default runtime
     "inferenceservice",
     "servingruntime",
     "servingenginespec",
@@ -304,6 +305,7 @@ def _resolve_config_refs(col: _Collector) -> None:
         server = ref.server
         for path, _loc in ref.files:
             key = kubernetes.config_key_for(path, ref.mounts) if path else None
+            label = ref.label or f"--config {path}"
             if path is None:
                 server.notes.append("--config is given a value that is not known statically; its settings are "
                                     "not included")
@@ -316,12 +318,12 @@ def _resolve_config_refs(col: _Collector) -> None:
             candidates = by_name.get(cm_name, [])
             cm = next((c for c in candidates if c.file == server.file), candidates[0] if candidates else None)
             if cm is None:
-                server.notes.append(f"--config {path}: ConfigMap {cm_name!r} (key {data_key!r}) is not among the "
+                server.notes.append(f"{label}: ConfigMap {cm_name!r} (key {data_key!r}) is not among the "
                                     "scanned files; its settings are not included (scan the file that defines it)")
                 continue
             content = cm.data.get(data_key)
             if not isinstance(content, str):
-                server.notes.append(f"--config {path}: ConfigMap {cm_name!r} in {cm.file} has no key {data_key!r}")
+                server.notes.append(f"{label}: ConfigMap {cm_name!r} in {cm.file} has no key {data_key!r}")
                 continue
             from vramlint.extract.kubernetes import is_block_scalar
 
@@ -329,6 +331,9 @@ def _resolve_config_refs(col: _Collector) -> None:
             docs, problems = load_embedded(content, cm.file, cm.doc.lines, loc, is_block_scalar(content))
             col.records.problems.extend(problems)
             if not docs:
+                continue
+            if ref.apply is not None:
+                ref.apply(server, docs[0], cm)
                 continue
             if apply is None:
                 server.notes.append(f"--config {path}: ConfigMap {cm_name!r} found in {cm.file}, but config files "

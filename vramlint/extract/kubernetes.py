@@ -568,6 +568,10 @@ class ConfigRef:
     server: Server
     files: list[tuple[str, Location | None]]
     mounts: list[Any]  # VolumeRef
+    # How the file's settings reach vLLM when it is not vLLM's own `--config` loader that reads it (an
+    # operator's runner, e.g. KAITO): called as apply(server, document, ConfigMapRecord); None: vLLM's loader.
+    apply: Any = None
+    label: str | None = None  # how notes name the file (default: `--config PATH`)
 
 
 @dataclass
@@ -670,6 +674,11 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         from vramlint.extract import kubeai
 
         kubeai.extract_kubeai(doc, obj, path, records)
+        return
+    if "kaito.sh" in api and kind in ("Workspace", "InferenceSet"):
+        from vramlint.extract import kaito
+
+        kaito.extract_kaito(doc, obj, path, records)
         return
     if kind in ("RayService", "RayCluster", "RayJob") or "ray.io" in api:
         from vramlint.extract import ray

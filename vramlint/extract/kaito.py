@@ -1,0 +1,168 @@
+"""KAITO (kaito.sh) `Workspace` and `InferenceSet`: a preset model served by KAITO's vLLM runner.
+
+The object names a preset (`inference.preset.name`), the node's VM size (`resource.instanceType`, which gives
+the GPU model and count) or a MIG slice (`resource.partition`), and optionally a ConfigMap
+(`inference.config`) whose `inference_config.yaml` key holds a `vllm:` mapping. KAITO's runner
+(presets/workspace/inference/vllm/inference_api.py, `KAITOArgumentParser.parse_args`) appends every key of
+that mapping to vLLM's command line as `--KEY str(VALUE)`, after its own defaults. vLLM is KAITO's default
+runtime; the annotation `kaito.sh/runtime: transformers` selects Hugging Face Transformers instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vramlint.extract import Records
+from vramlint.extract.kubernetes import (
+    ConfigRef,
+    VolumeRef,
+    is_map,
+    object_context,
+    resolve_instance_type,
+    resolve_mig,
+    scalar_text,
+    to_int,
+)
+from vramlint.model import GpuRequest, Location, Server
+from vramlint.yamlload import join_path, node_location, value_location
+
+CONFIG_KEY = "inference_config.yaml"
+_CONFIG_DIR = "/mnt/config"  # where the runner reads the ConfigMap from (only used to key the join)
+
+# Preset name -> the Hugging Face repository its weights come from, as KAITO's preset catalog states it
+# (presets/workspace/models/supported_models.yaml `version:` URLs and model_catalog.yaml, kaito-project/kaito).
+PRESET_MODELS = {
+    "llama-3.1-8b-instruct": "meta-llama/Llama-3.1-8B-Instruct",
+    "falcon-7b": "tiiuae/falcon-7b",
+    "falcon-7b-instruct": "tiiuae/falcon-7b-instruct",
+    "falcon-40b": "tiiuae/falcon-40b",
+    "falcon-40b-instruct": "tiiuae/falcon-40b-instruct",
+    "mistral-7b": "mistralai/Mistral-7B-v0.3",
+    "mistral-7b-instruct": "mistralai/Mistral-7B-Instruct-v0.3",
+    "phi-2": "microsoft/phi-2",
+    "phi-3-mini-4k-instruct": "microsoft/Phi-3-mini-4k-instruct",
+    "phi-3-mini-128k-instruct": "microsoft/Phi-3-mini-128k-instruct",
+    "phi-3-medium-4k-instruct": "microsoft/Phi-3-medium-4k-instruct",
+    "phi-3-medium-128k-instruct": "microsoft/Phi-3-medium-128k-instruct",
+    "phi-3.5-mini-instruct": "microsoft/Phi-3.5-mini-instruct",
+    "phi-4": "microsoft/phi-4",
+    "phi-4-mini-instruct": "microsoft/Phi-4-mini-instruct",
+    "qwen2.5-coder-7b-instruct": "Qwen/Qwen2.5-Coder-7B-Instruct",
+    "qwen2.5-coder-32b-instruct": "Qwen/Qwen2.5-Coder-32B-Instruct",
+    "deepseek-r1-distill-qwen-14b": "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
+    "deepseek-r1-distill-llama-8b": "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
+    "gpt-oss-20b": "openai/gpt-oss-20b",
+    "gpt-oss-120b": "openai/gpt-oss-120b",
+}
+
+
+def extract_kaito(doc: Any, obj: Any, path: str, records: Records) -> None:
+    file = doc.file
+    kind = scalar_text(obj.get("kind"))
+    ctx = object_context(doc, obj, path)
+    metadata = obj.get("metadata")
+    annotations = metadata.get("annotations") if is_map(metadata) else None
+    if is_map(annotations) and str(annotations.get("kaito.sh/runtime", "")).lower() == "transformers":
+        return  # served by Hugging Face Transformers, not vLLM
+    if kind == "InferenceSet":
+        spec = obj.get("spec")
+        body = spec.get("template") if is_map(spec) else None
+        bpath = join_path(join_path(path, "spec"), "template")
+        replicas = to_int(spec.get("replicas")) if is_map(spec) else None
+    else:
+        body, bpath, replicas = obj, path, None
+    if not is_map(body):
+        return
+    inference = body.get("inference")
+    if not is_map(inference):
+        return  # a tuning Workspace, or one without inference
+    ipath = join_path(bpath, "inference")
+    preset = inference.get("preset")
+    ppath = join_path(ipath, "preset")
+    location = (node_location(file, preset, ppath) if is_map(preset) else None) \
+        or node_location(file, inference, ipath) or Location(file, 1, 1, yaml_path=ipath)
+    server = Server(file=file, location=location, source_format="kubernetes", kind=kind, name=ctx.name,
+                    container="inference")
+    server.ignore_rules = dict(ctx.ignore_rules)
+    server.replicas = replicas
+    preset_name = scalar_text(preset.get("name")) if is_map(preset) else None
+    if preset_name:
+        name_loc = value_location(file, preset, "name", join_path(ppath, "name"))
+        hub_id = preset_name if "/" in preset_name else PRESET_MODELS.get(preset_name.lower())
+        if hub_id:
+            server.model, server.model_location = hub_id, name_loc
+            if hub_id != preset_name:
+                server.notes.append(f"KAITO preset {preset_name!r} serves {hub_id} (KAITO's preset catalog); "
+                                    "the preset's own run parameters are not included")
+        else:
+            server.notes.append(f"KAITO preset {preset_name!r}: which Hub model it serves is not known to vramlint; "
+                                "add a model alias for it")
+    elif is_map(inference.get("template")):
+        return  # a custom pod template: KAITO runs it as written (not read here)
+    server.gpu = _gpu(file, body, bpath)
+    config_name = scalar_text(inference.get("config"))
+    if config_name:
+        loc = value_location(file, inference, "config", join_path(ipath, "config"))
+        records.config_refs.append(ConfigRef(
+            server, [(f"{_CONFIG_DIR}/{CONFIG_KEY}", loc)], [VolumeRef(_CONFIG_DIR, config_name, None, {})],
+            apply=apply_inference_config, label=f"inference.config {config_name}"))
+    else:
+        server.notes.append("no inference.config: KAITO's default inference configuration applies (not read here)")
+    server.notes.append("KAITO's runner sets gpu-memory-utilization to the GPU's free memory less 600 MiB, at most "
+                        "0.95, unless the inference config sets it")
+    records.servers.append(server)
+
+
+def _gpu(file: str, body: Any, bpath: str) -> GpuRequest | None:
+    resource = body.get("resource")
+    if not is_map(resource):
+        return None
+    rpath = join_path(bpath, "resource")
+    partition = resource.get("partition")
+    if is_map(partition) and str(partition.get("mode", "")).lower() == "mig" and partition.get("profile"):
+        profile = scalar_text(partition.get("profile")) or ""
+        loc = value_location(file, partition, "profile", join_path(join_path(rpath, "partition"), "profile"))
+        found = resolve_mig(f"nvidia.com/mig-{profile}")
+        return GpuRequest(type=found[0] if found else None, count=1, evidence=f"resource.partition mig {profile}",
+                          location=loc, mig_profile=profile, memory_gib=found[1] if found else None)
+    instance = scalar_text(resource.get("instanceType"))
+    if not instance:
+        return None
+    loc = value_location(file, resource, "instanceType", join_path(rpath, "instanceType"))
+    found = resolve_instance_type(instance)
+    if found is None:
+        return GpuRequest(evidence=f"resource.instanceType {instance} (not a VM size vramlint knows)", location=loc)
+    gpu_type, count = found
+    return GpuRequest(type=gpu_type, count=count, evidence=f"resource.instanceType {instance} ({count} x {gpu_type})",
+                      location=loc, count_location=loc)
+
+
+def apply_inference_config(server: Server, doc: Any, cm: Any) -> None:
+    """Merge the `vllm:` mapping of KAITO's inference config into ``server`` as KAITO's runner passes it."""
+    from vramlint.cmdline import Token, parse_vllm_args
+    from vramlint.yamlload import key_location
+
+    data = getattr(doc, "data", None)
+    label = f"ConfigMap {cm.name!r} key {CONFIG_KEY!r} in {cm.file}"
+    if not is_map(data):
+        server.notes.append(f"{label}: not a mapping")
+        return
+    block = data.get("vllm")
+    if not is_map(block):
+        server.notes.append(f"{label}: no vllm: settings")
+        return
+    tokens = []
+    for key, value in block.items():
+        kloc = key_location(cm.file, block, key)
+        vloc = value_location(cm.file, block, key) or kloc
+        tokens.append(Token(f"--{key}", kloc))
+        tokens.append(Token(None if value is None else str(value), vloc))
+    inv = parse_vllm_args(tokens, version=server.vllm_version, entry="openai.api_server")
+    for dest, value in inv.args.items():
+        server.args[dest] = value
+        if dest in inv.arg_locations:
+            server.arg_locations[dest] = inv.arg_locations[dest]
+    server.unknown_args.update(inv.unknown_args)
+    server.startup_errors.extend(inv.startup_errors)
+    server.unchecked.extend(inv.unchecked)
+    server.notes.append(f"vLLM settings read from the vllm: block of {label}")
