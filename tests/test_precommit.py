@@ -293,11 +293,6 @@ def test_a_helm_values_file_alone_is_linted(configured):
     assert re.search(rf"^chart/values\.yaml:{HELM_TP_LINE}:\d+: VRL006 \[error\]", out, re.M), out
 
 
-@pytest.mark.xfail(
-    reason="scan records the missing ConfigMap only in Server.notes, which no report shows; it needs to be a "
-    "Problem(level='note') (VRL102) at the --config argument",
-    strict=False,
-)
 def test_a_manifest_without_its_configmap_gets_a_note_not_a_guess(configured):
     alone = configured("k8s/qwen.yaml")
     out = alone.stdout + alone.stderr

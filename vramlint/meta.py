@@ -7,12 +7,21 @@ suppressed like any rule, and appear in every output format (SARIF carries their
 
 from __future__ import annotations
 
+import re
+
 from vramlint.model import Finding, Location, Problem
 from vramlint.rule import INTERNAL_RULE_ID, INTERNAL_RULE_NAME, Rule
 
 UNUSED_SUPPRESSION = ("VRL100", "unused-suppression")
 MALFORMED_SUPPRESSION = ("VRL101", "malformed-suppression")
 INPUT_ERROR = ("VRL102", "input-error")
+SERVER_NOTE = ("VRL103", "server-note")
+
+# Server notes that only say where something was found (a ConfigMap that was read, the chart a server was
+# rendered from): nothing is missing, so they are not reported (quiet when things are fine).
+_PROVENANCE = re.compile(
+    r"^(--config \S+: settings read from ConfigMap|from Helm chart |runtime: |/mnt/models holds )"
+)
 
 _DOCS = {
     INTERNAL_RULE_ID: (
@@ -87,6 +96,30 @@ configuration or `--exclude`).
 }
 
 
+_DOCS[SERVER_NOTE[0]] = (
+    SERVER_NOTE[1],
+    "note",
+    """Something about a server that the files scanned do not say, so part of it was not checked.
+
+The extractors record what they could not follow: a `--config` file whose ConfigMap is not among the scanned
+files, a KServe runtime that is not among them, a model loaded from storage, a value set by a chart that is
+not in this file, an environment variable left unset. The note sits on the server's line (or on `--config`)
+and says what is missing; scan the other file too (or accept that part as unchecked). Notes that only say
+where something was found (a ConfigMap that was read) are not reported.
+
+Failing example (the ConfigMap holding `config.yaml` is in another file that was not scanned):
+
+```yaml
+args: ["--config", "/etc/vllm/config.yaml"]
+volumeMounts: [{name: cfg, mountPath: /etc/vllm}]
+volumes: [{name: cfg, configMap: {name: vllm-config}}]
+```
+
+Passing example: scan the ConfigMap's file as well (`vramlint deploy/`), so its settings are checked.
+""",
+)
+
+
 def meta_rules() -> list[Rule]:
     """Descriptors of vramlint's own findings, shaped like rule modules (with no check function)."""
     out = []
@@ -119,3 +152,26 @@ def input_error(problem: Problem) -> Finding:
         message=problem.message,
         location=location,
     )
+
+
+def server_notes(servers) -> list[Finding]:
+    """Each server's notes (what the files do not say) as one note-level finding on the server's line."""
+    out = []
+    for server in servers:
+        notes = [n for n in server.notes if not _PROVENANCE.match(n)]
+        if not notes:
+            continue
+        location = server.location
+        if any(n.startswith("--config") for n in notes) and "config" in server.arg_locations:
+            location = server.arg_locations["config"]
+        out.append(
+            Finding(
+                rule_id=SERVER_NOTE[0],
+                rule_name=SERVER_NOTE[1],
+                level="note",
+                message="; ".join(notes),
+                location=location,
+                server_key=server.key,
+            )
+        )
+    return out

@@ -16,9 +16,11 @@ EXAMPLE_RE = re.compile(r"^(Failing|Passing) example[^`]*?:\n\n```yaml\n(.*?)\n`
 
 
 def test_docs_rules_md_is_up_to_date():
+    from vramlint.meta import meta_rules
+
     path = ROOT / "docs" / "rules.md"
     assert path.exists(), "docs/rules.md is missing: run `python -m vramlint rules --markdown > docs/rules.md`"
-    assert path.read_text() == rules_markdown(RULES), (
+    assert path.read_text() == rules_markdown(sorted(RULES + meta_rules(), key=lambda r: r.id)), (
         "docs/rules.md is stale: run `python -m vramlint rules --markdown > docs/rules.md`"
     )
 
@@ -50,16 +52,22 @@ def test_rules_command_lists_and_documents(capsys):
     parser = __import__("argparse").ArgumentParser()
     rules_command.add_arguments(parser)
     assert rules_command.run(parser.parse_args([])) == 0
+    from vramlint.meta import meta_rules
+
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == len(RULES)
-    assert lines[0].split()[:3] == [RULES[0].id, RULES[0].name, RULES[0].level]
+    assert len(lines) == len(RULES) + len(meta_rules())  # vramlint's own ids (VRL000, VRL100+) are listed too
+    assert lines[0].split()[:3] == ["VRL000", "rule-failed", "error"]
+    assert [line.split()[0] for line in lines] == sorted(line.split()[0] for line in lines)
+    assert any(line.split()[:3] == ["VRL103", "server-note", "note"] for line in lines)
+    assert rules_command.run(parser.parse_args(["VRL103"])) == 0
+    assert capsys.readouterr().out.startswith("# VRL103 server-note")
     assert rules_command.run(parser.parse_args(["vrl003"])) == 0
     out = capsys.readouterr().out
     assert out == rule_markdown(RULES[2], heading="#") and "max-weight-share" in out
     assert rules_command.run(parser.parse_args(["non-fused-attention"])) == 0
     assert capsys.readouterr().out.startswith("# VRL004 non-fused-attention")
     assert rules_command.run(parser.parse_args(["--markdown"])) == 0
-    assert capsys.readouterr().out == rules_markdown(RULES)
+    assert capsys.readouterr().out == rules_markdown(sorted(RULES + meta_rules(), key=lambda r: r.id))
 
 
 def test_rules_command_through_the_cli(capsys, tmp_path):

@@ -362,7 +362,7 @@ def run(args: argparse.Namespace) -> int:
     if config.gpu_memory_gib is None:
         _check_gpu_flag(config.gpu)
 
-    from vramlint.meta import input_error, meta_rules
+    from vramlint.meta import input_error, meta_rules, server_notes
     from vramlint.rule import load_rules
 
     rules = load_rules(config.rules_dirs) + meta_rules()
@@ -383,6 +383,7 @@ def run(args: argparse.Namespace) -> int:
     selection = Selection(config, rules)
     findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
     findings.extend(input_error(p) for p in inventory.problems)
+    findings.extend(server_notes(inventory.servers))
     findings = dedupe_findings(findings)
 
     kept = []

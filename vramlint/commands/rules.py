@@ -23,9 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from vramlint.cli import UsageError
+    from vramlint.meta import meta_rules
     from vramlint.rule import find_rule, load_rules, rule_markdown, rules_markdown
 
-    rules = load_rules(args.rules_dir)
+    # vramlint's own findings (VRL000, VRL100+) are listed and documented like the rules
+    rules = sorted(load_rules(args.rules_dir) + meta_rules(), key=lambda r: r.id)
     if args.rule:
         rule = find_rule(rules, args.rule)
         if rule is None:
