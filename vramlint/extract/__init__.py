@@ -59,7 +59,8 @@ class Records:
 
 
 def document_kind(doc: Any) -> str:
-    """Which extractor a document belongs to: kubernetes | list | compose | vllm-config | helm-values | none."""
+    """Which extractor a document belongs to: kubernetes | list | compose | dstack | vllm-config | helm-values |
+    none."""
     data = doc.data
     if not hasattr(data, "get"):
         return "none"
@@ -68,8 +69,10 @@ def document_kind(doc: Any) -> str:
         if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
             return "list"
         return "kubernetes"
-    from vramlint.extract import helm_values
+    from vramlint.extract import dstack, helm_values
 
+    if dstack.is_dstack(doc):
+        return "dstack"
     if helm_values.is_helm_values(data):
         return "helm-values"
     compose = _ea("compose")
@@ -106,6 +109,11 @@ def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
         from vramlint.extract import helm_values
 
         servers, problems = helm_values.extract_helm_values(doc)
+        return Records(servers=servers, problems=problems)
+    if what == "dstack":
+        from vramlint.extract import dstack
+
+        servers, problems = dstack.extract_dstack(doc)
         return Records(servers=servers, problems=problems)
     if what == "compose":
         servers, problems = _ea("compose").extract_compose(doc, env_files_dir)
