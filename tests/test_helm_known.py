@@ -306,3 +306,17 @@ def test_sdk_render_that_runs_too_long_is_stopped_and_reported(tmp_path):
     servers, problems, _notes = extract_charts([str(chart)], render=True, timeout_s=1.0)
     assert time.perf_counter() - started < 30
     assert any("longer than 1 s" in p.message for p in problems)
+
+
+def test_template_without_chart_configmap_holding_a_deployment_for_a_controller():
+    path = os.path.relpath(os.path.join(HERE, "fixtures", "helm", "plain", "preset-configmap.yaml"))
+    inv = scan([path])
+    assert len(inv.servers) == 1
+    s = inv.servers[0]
+    assert s.model is None  # a second-stage template expression, never its text
+    assert s.args["max_model_len"] == 8192
+    assert s.arg_locations["max_model_len"].line == line_of(path, '"--max-model-len"')
+    assert s.image is None
+    assert any("ConfigMap gpu-preset key 'servingDeployment'" in n for n in s.notes)
+    assert len([n for n in inv.notes if "not part of a Helm chart" in n]) == 1  # once for the file
+    assert not inv.problems

@@ -16,7 +16,8 @@ from vramlint.model import Problem
 OPEN = "\u2983"
 CLOSE = "\u2984"
 
-_GO_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
+# `{{ `{{ .X }}` }}` (a raw string holding a second-stage template) is one action, not two.
+_GO_ACTION = re.compile(r"\{\{-?\s*`[^`]*`\s*-?\}\}|\{\{.*?\}\}", re.S)
 _TF_DIRECTIVE = re.compile(r"%\{.*?\}")
 _TF_INTERP = re.compile(r"(?<!\$)\$\{[^{}\n]*\}")
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_\-]*>")
