@@ -36,6 +36,8 @@ NOT_A_SERVER = {
     "volcano-sh__kthena/docs__kthena__docs__assets__examples__model-booster__Qwen2.5-Coder-32B-Instruct.yaml":
         "none: backend defaults",
     "vllm-project__production-stack/helm__values.yaml": "its only modelSpec entry has enabled: false (not rendered)",
+    "substratusai__kubeai/charts__models__values.yaml":
+        "every catalog entry has enabled: false and all.enabled is false (the chart renders no Model)",
 }
 
 # Files that are not valid YAML as saved: the right output is a problem with line and column, not a server.
