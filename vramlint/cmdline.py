@@ -318,9 +318,9 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
             if redirect_next:
                 redirect_next = False  # a redirection target (`> /tmp/log`), not an argument
             else:
-                value = None if word.unknown else "".join(word.pieces)
-                if has_unknown_mark(value):
-                    value = None
+                value = "".join(word.pieces)
+                if (word.unknown or has_unknown_mark(value)) and not _option_with_unknown_value(value):
+                    value = None  # `--flag=${UNSET}` keeps its flag; the parser reads the value as unknown
                 out.append(Token(value, pos.at(word.start, max(word.end, word.start + 1))))
         word = None
 
@@ -341,6 +341,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
             if word is None:
                 word = _Word(at)
             word.unknown = True
+            word.pieces.append(UNKNOWN_MARK)
             word.end = end
             return
         if value is None:
@@ -814,19 +815,28 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
 def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> _Found | None:
     """`sh -c SCRIPT [name args...]`: split the script and look at each of its simple commands."""
     j = 1
-    script: Token | None = None
+    has_c = False
     while j < len(argv):
         t = argv[j].text
         if t is None:
             return None
-        if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
-            if j + 1 < len(argv):
-                script = argv[j + 1]
+        if t == "--":  # end of options: the script is the next word (`bash -lc -- "..."`)
+            j += 1
             break
-        if t.startswith("-") or t.startswith("+"):
+        if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            j += 2  # options taking a value (`bash -o pipefail -c ...`)
+            continue
+        if t.startswith("--"):
+            j += 1  # --login, --norc, ...
+            continue
+        if (t.startswith("-") or t.startswith("+")) and len(t) > 1:
+            has_c = has_c or (t[0] == "-" and "c" in t[1:])
             j += 1
             continue
+        break
+    if not has_c:
         return None  # `bash start.sh`: a script file we cannot see
+    script: Token | None = argv[j] if j < len(argv) else None
     if script is None:
         return None
     if script.text is None:

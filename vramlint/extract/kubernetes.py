@@ -499,6 +499,8 @@ def container_server(
     invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
     if invocation is None and image is None and not command and args:
         invocation = _patch_invocation(args, server)
+    elif invocation is None and image is not None and not command and args:
+        invocation = _vllm_args_only(args, server)
     if invocation is None:
         return None, []
     apply_invocation(server, invocation)
@@ -536,6 +538,32 @@ def _patch_invocation(args: list[Any], server: Server) -> Any:
         return None
     server.notes.append("a patch (no image in this file): read as vLLM's arguments; the image and so the vLLM "
                         "version come from the base manifest")
+    return invocation
+
+
+def _vllm_args_only(args: list[Any], server: Server) -> Any:
+    """A vendor image not named like vLLM (Intel Gaudi, custom builds) whose `args` are a vLLM command line:
+    read as vLLM's when they name a model with `--model` and some vLLM version accepts every one of them."""
+    from vramlint import vllm_args
+    from vramlint.cmdline import find_vllm_invocation, parse_vllm_args
+
+    texts = [t.text for t in args]
+    if not texts or texts[0] is None or not texts[0].startswith("--") or None in texts:
+        return None
+    if not any(t == "--model" or t.startswith("--model=") for t in texts):
+        return None
+    accepted_by = None
+    for version in reversed(vllm_args.versions()):
+        inv = parse_vllm_args(list(args), version=version, entry="openai.api_server")
+        if not inv.unknown_args and not inv.startup_errors and inv.model:
+            accepted_by = version
+            break
+    if accepted_by is None or sum(1 for k in inv.args if k in _VLLM_SPECIFIC) < 2:
+        return None
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    if invocation is not None:
+        server.notes.append(f"image {server.image} is not named like a vLLM image; its entrypoint is taken to be "
+                            f"vLLM's because every argument is one of vLLM's (e.g. vLLM {accepted_by})")
     return invocation
 
 

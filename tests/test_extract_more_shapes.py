@@ -1,0 +1,26 @@
+"""Command-line shapes: `bash -lc -- SCRIPT`, `--flag=${UNSET}` in a script, vLLM args on a vendor image."""
+
+from pathlib import Path
+
+from vramlint.scan import scan
+
+FIX = Path(__file__).parent / "fixtures" / "extract_more"
+
+
+def test_bash_login_c_double_dash_script():
+    [s] = scan([str(FIX / "raycluster-fleet.yaml")]).servers
+    assert s.kind == "RayClusterFleet" and s.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert s.args["tensor_parallel_size"] == 2
+    assert s.args["distributed_executor_backend"] == "ray"
+    # an unset variable as the value: the option is set, its value unknown
+    assert "max_model_len" in s.args and s.args["max_model_len"] is None
+    assert s.gpu.count == 2
+
+
+def test_vendor_image_with_vllm_args_only():
+    inv = scan([str(FIX / "vendor-image-args.yaml")])
+    [s] = inv.servers  # the TGI-shaped one is not read as vLLM
+    assert s.name == "gaudi" and s.model == "mistralai/Mistral-7B-Instruct-v0.3"
+    assert s.args["max_model_len"] == 6144 and s.args["dtype"] == "bfloat16"
+    assert s.gpu.vendor == "intel-gaudi" and s.gpu.count == 1
+    assert any("not named like a vLLM image" in n for n in s.notes)
