@@ -24,3 +24,12 @@ def test_vendor_image_with_vllm_args_only():
     assert s.args["max_model_len"] == 6144 and s.args["dtype"] == "bfloat16"
     assert s.gpu.vendor == "intel-gaudi" and s.gpu.count == 1
     assert any("not named like a vLLM image" in n for n in s.notes)
+
+
+def test_local_model_path_filled_by_init_container():
+    servers = {s.name: s for s in scan([str(FIX / "init-download.yaml")]).servers}
+    s = servers["downloaded"]
+    assert s.model == "Qwen/Qwen3-0.6B" and s.model_location.line == 12
+    assert any("init container 'fetch'" in n for n in s.notes)
+    # a download into another directory says nothing about this model path
+    assert servers["elsewhere"].model == "/cache/mine"

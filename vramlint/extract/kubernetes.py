@@ -504,6 +504,8 @@ def container_server(
     if invocation is None:
         return None, []
     apply_invocation(server, invocation)
+    if isinstance(server.model, str) and server.model.startswith("/"):
+        _model_from_downloader(doc, server, hit)
     config_files = list(getattr(invocation, "config_files", None) or [])
     problems = [Problem(file, location.line, location.column, msg) for msg in invocation.problems]
     server.replicas = hit.replicas
@@ -539,6 +541,55 @@ def _patch_invocation(args: list[Any], server: Server) -> Any:
     server.notes.append("a patch (no image in this file): read as vLLM's arguments; the image and so the vLLM "
                         "version come from the base manifest")
     return invocation
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+_SOURCE_FLAGS = ("--source", "--repo-id", "--repo_id", "--model", "--model-id", "--model_id")
+_DEST_FLAGS = ("--local-dir", "--local_dir", "--output-dir", "--output_dir", "--output", "--dest", "--target-dir")
+
+
+def _model_from_downloader(doc: Any, server: Server, hit: PodSpecHit) -> None:
+    """A local model path filled by an init container from a Hub repository (`huggingface-cli download REPO
+    --local-dir PATH`, a downloader with `--source hf://REPO --output-dir PATH`): the model is that repository."""
+    inits = hit.node.get("initContainers") if is_map(hit.node) else None
+    if not is_seq(inits):
+        return
+    path = str(server.model).rstrip("/")
+    ipath = join_path(hit.path, "initContainers")
+    for i, init in enumerate(inits):
+        if not is_map(init):
+            continue
+        cpath = join_path(ipath, i)
+        words = []
+        for word in tokens_from(doc.file, init, "command", cpath, doc.lines) + tokens_from(doc.file, init, "args",
+                                                                                           cpath, doc.lines):
+            if word.text is not None and any(c in word.text for c in " \n"):
+                from vramlint.cmdline import split_token
+
+                words.extend(w for w in split_token(word) if not w.op)  # a `sh -c` script
+            else:
+                words.append(word)
+        texts = [w.text or "" for w in words]
+        dest = None
+        sources: list[tuple[str, Any]] = []
+        for j, text in enumerate(texts):
+            flag, eq, attached = text.partition("=")
+            nxt = attached if eq else (texts[j + 1] if j + 1 < len(texts) else "")
+            if flag in _DEST_FLAGS:
+                dest = nxt.rstrip("/")
+            elif flag in _SOURCE_FLAGS or text == "download":
+                repo = nxt[len("hf://"):] if nxt.startswith("hf://") else nxt
+                if _HUB_ID.match(repo):
+                    sources.append((repo, words[j if eq else j + 1].location if j + 1 < len(words) else None))
+            elif text.startswith("hf://") and _HUB_ID.match(text[len("hf://"):].rstrip("/")):
+                sources.append((text[len("hf://"):].rstrip("/"), words[j].location))
+        repos = {r for r, _ in sources}
+        if dest == path and len(repos) == 1:
+            repo, loc = sources[0]
+            server.notes.append(f"the model path {path} is filled by init container "
+                                f"{scalar_text(init.get('name'))!r} from the Hub repository {repo}")
+            server.model, server.model_location = repo, loc or server.model_location
+            return
 
 
 def _vllm_args_only(args: list[Any], server: Server) -> Any:
