@@ -33,3 +33,20 @@ def test_local_model_path_filled_by_init_container():
     assert any("init container 'fetch'" in n for n in s.notes)
     # a download into another directory says nothing about this model path
     assert servers["elsewhere"].model == "/cache/mine"
+
+
+def test_kserve_huggingfaceserver_and_eval_templates():
+    servers = {s.name: s for s in scan([str(FIX / "kserve-templates.yaml")]).servers}
+    assert "hf-transformers" not in servers  # --backend=huggingface: not vLLM
+    hf = servers["hf-multinode"]
+    assert hf.model is None  # ${MODEL_DIR_ARG} is known only at run time
+    assert "tensor_parallel_size" in hf.args and hf.args["tensor_parallel_size"] is None
+    assert hf.args["max_model_len"] == 4096  # huggingfaceserver's --max_length is vLLM's max_model_len
+    assert not hf.unknown_args  # its own flags are not vLLM's unknown flags
+    assert any("Hugging Face server" in n for n in hf.notes)
+    ev = servers["template"]
+    assert ev.model == "/mnt/models"
+    assert ev.args["max_model_len"] == 8192  # assigned before eval, expanded when eval reads the words again
+    assert "enforce_eager" not in ev.args  # assigned inside `if`: not known, not guessed
+    assert "tensor_parallel_size" not in ev.args  # inside a template conditional: not known
+    assert ev.args["served_model_name"] in (None, [None])

@@ -275,7 +275,7 @@ class _Word:
 def split_shell(text: str, location: Location | None, block: bool = False, *,
                 env: dict[str, str | None] | None = None, indent: int | None = None,
                 lines: Any = None, folded: bool = False, quoted: bool = False,
-                problems: list[str] | None = None) -> list[Token]:
+                problems: list[str] | None = None, keep_marks: bool = False) -> list[Token]:
     """Split a shell script into words (and control operators, as ``Token(op=True)``).
 
     ``block=True`` when ``text`` is a YAML block scalar whose content starts on the line after ``location``;
@@ -293,7 +293,7 @@ def split_shell(text: str, location: Location | None, block: bool = False, *,
                      "shell line continuations")
         text = re.sub(r"\\ +", " ", text)
         pos.text = text
-    return _lex(text, pos, env, probs)
+    return _lex(text, pos, env, probs, keep_marks)
 
 
 def split_token(token: Token, env: dict[str, str | None] | None = None,
@@ -305,7 +305,8 @@ def split_token(token: Token, env: dict[str, str | None] | None = None,
                        lines=token.lines, folded=token.block == ">", quoted=token.quoted, problems=problems)
 
 
-def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems: list[str]) -> list[Token]:
+def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems: list[str],
+         keep_marks: bool = False) -> list[Token]:
     out: list[Token] = []
     n = len(text)
     i = 0
@@ -319,7 +320,8 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
                 redirect_next = False  # a redirection target (`> /tmp/log`), not an argument
             else:
                 value = "".join(word.pieces)
-                if (word.unknown or has_unknown_mark(value)) and not _option_with_unknown_value(value):
+                if (word.unknown or has_unknown_mark(value)) and not keep_marks \
+                        and not _option_with_unknown_value(value):
                     value = None  # `--flag=${UNSET}` keeps its flag; the parser reads the value as unknown
                 out.append(Token(value, pos.at(word.start, max(word.end, word.start + 1))))
         word = None
@@ -467,7 +469,7 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, 
             j += 1
         return (_UNKNOWN if env is not None else None), min(j + 1, n)
     if nxt == "{":
-        j = text.find("}", i + 2)
+        j = _brace_end(text, i + 2)
         if j < 0:
             return "$", i + 1
         inner = text[i + 2 : j]
@@ -488,6 +490,33 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, 
     if env is None:
         return None, m.end()
     return _param(m.group(0), "", env), m.end()
+
+
+def _brace_end(text: str, start: int) -> int:
+    """Index of the `}` closing a `${` whose content starts at ``start`` (nested `${...}` and quotes inside,
+    as in `${map["${key}"]}`), or -1."""
+    depth = 1
+    k = start
+    n = len(text)
+    while k < n:
+        ch = text[k]
+        if ch == "\\":
+            k += 2
+            continue
+        if ch == "'":
+            end = text.find("'", k + 1)
+            k = n if end < 0 else end + 1
+            continue
+        if ch == "$" and text[k + 1 : k + 2] == "{":
+            depth += 1
+            k += 2
+            continue
+        if ch == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+        k += 1
+    return -1
 
 
 def _param(name: str, rest: str, env: dict[str, str | None]) -> Any:
@@ -701,7 +730,17 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     for i, t in enumerate(found.args):
         if t.text == "--backend" and i + 1 < len(found.args) and found.args[i + 1].text == "huggingface":
             return None
+    model_from_hf: tuple[str | None, Location | None] | None = None
+    if found.entry == "huggingfaceserver":
+        hf = _huggingfaceserver_args(found.args)
+        if hf is None:
+            return None
+        found.args, model_from_hf = hf
+        found.entry = "openai.api_server"
     inv = parse_vllm_args(found.args, version=version, entry=found.entry)
+    if model_from_hf is not None:
+        inv.model, inv.model_location = model_from_hf
+        inv.entrypoint = "huggingfaceserver"
     inv.unchecked[:0] = found.problems  # parts of a shell script that are not read (here-documents)
     inv.env = dict(found.env)
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
@@ -710,6 +749,57 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         inv.unchecked.append("the container sets no command or args (a chart or an operator sets them elsewhere, "
                              "or vLLM serves its default model)")
     return inv
+
+
+# KServe's Hugging Face server (`python -m huggingfaceserver`, python/huggingfaceserver/__main__.py): its own
+# flags, besides vLLM's which it adds with vLLM's make_arg_parser. Value-taking ones map to True.
+_HF_SERVER_FLAGS = {"--model_dir": True, "--model_id": True, "--model_revision": True, "--tokenizer_revision": True,
+                    "--model_name": True, "--backend": True, "--task": True, "--max_length": True,
+                    "--tensor_input_names": True, "--max_log_len": True, "--http_port": True, "--grpc_port": True,
+                    "--workers": True, "--predictor_host": True, "--predictor_protocol": True,
+                    "--disable_lower_case": False, "--disable_special_tokens": False, "--return_token_type_ids": False,
+                    "--return_probabilities": False, "--disable_log_requests": False, "--enable_docs_url": False}
+MODEL_MOUNT = "/mnt/models"  # KServe's storage mount, the server's default --model_dir
+
+
+def _huggingfaceserver_args(args: list[Token]) -> tuple[list[Token], tuple[str | None, Location | None]] | None:
+    """(the vLLM arguments, the model) of a huggingfaceserver command line; None when it does not use vLLM.
+
+    The server loads the model with vLLM when `--backend` is `vllm`, or `auto` (the default) and vLLM supports
+    the model's architecture; `--backend=huggingface` / `triton` are not vLLM. The model is `--model_id`, else
+    `--model_dir` (default /mnt/models). Flags of its own are taken out; `--max_length` is `--max_model_len`."""
+    out: list[Token] = []
+    model_id = model_dir = None
+    unknown_word = False
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        text = tok.text
+        if text is None:
+            unknown_word = True
+            out.append(tok)
+            i += 1
+            continue
+        flag, eq, attached = text.partition("=")
+        key = flag.replace("-", "_") if flag.startswith("--") else flag
+        key = "--" + key[2:] if key.startswith("__") else key
+        if key not in _HF_SERVER_FLAGS:
+            out.append(tok)
+            i += 1
+            continue
+        value_tok = tok if eq else (args[i + 1] if _HF_SERVER_FLAGS[key] and i + 1 < len(args) else None)
+        value = attached if eq else (value_tok.text if value_tok is not None else None)
+        i += 1 if eq or not _HF_SERVER_FLAGS[key] else 2
+        if key == "--backend" and value in ("huggingface", "hf", "triton"):
+            return None
+        if key == "--max_length":
+            out += [Token("--max-model-len", tok.location), Token(value, tok.location)]
+        elif key == "--model_id":
+            model_id = (value, value_tok.location if value_tok is not None else tok.location)
+        elif key == "--model_dir":
+            model_dir = (value, value_tok.location if value_tok is not None else tok.location)
+    model = model_id or model_dir or ((None, None) if unknown_word else (MODEL_MOUNT, None))
+    return out, model
 
 
 def _marked_unknown(t: Token) -> Token:
@@ -808,6 +898,8 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
                 return _Found(_VLLM_MODULES[mod], rest[j + 2 :], local_env, env_tokens, rest[0].location, [])
             if mod in ("vllm.entrypoints.cli.main", "vllm") and j + 2 < len(rest) and rest[j + 2].text == "serve":
                 return _Found("serve", rest[j + 3 :], local_env, env_tokens, rest[0].location, [])
+            if mod == "huggingfaceserver":
+                return _Found("huggingfaceserver", rest[j + 2 :], local_env, env_tokens, rest[0].location, [])
         return None
     return None
 
@@ -854,27 +946,66 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
         if found is not None:
             found.problems[:0] = problems
             return found
+    if re.search(r"(^|[\s;&|(])eval\s", script.text):
+        return _search_eval(script, env, depth, problems)
     return None
+
+
+def _search_eval(script: Token, env: dict[str, str | None], depth: int, problems: list[str]) -> _Found | None:
+    """`eval "exec vllm serve ... $ARGS"`: eval joins its words and the shell reads them again, so the words
+    are taken as written (variables unexpanded, template markers kept) and searched as a script of their own,
+    with the variables the script assigned. Positions inside it are those of the `eval` word."""
+    text = script.text or ""
+    raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
+                      lines=script.lines, folded=script.block == ">", quoted=script.quoted, keep_marks=True)
+    assigned = _script_assignments(raw, env)
+    for cmd in _simple_commands(raw):
+        if cmd[0].text != "eval" or len(cmd) < 2:
+            continue
+        eval_text = " ".join(t.text for t in cmd[1:] if t.text is not None)
+        found = _search_shell([Token("sh", None), Token("-c", None), Token(eval_text, cmd[0].location)], assigned,
+                              depth + 1)
+        if found is not None:
+            found.problems[:0] = problems
+            return found
+    return None
+
+
+def _script_assignments(raw: list[Token], env: dict[str, str | None]) -> dict[str, str | None]:
+    """``env`` with the plain variable assignments of a script (its words as written) applied in order."""
+    assigned: dict[str, str | None] = dict(env)
+    depth = 0  # inside if/while/for/case: whether an assignment runs is not known
+    for cmd in _simple_commands(raw):
+        ws = [t.text for t in cmd]
+        while ws and ws[0] in ("then", "do", "else", "elif", "{", "}", "fi", "done", "esac", "if", "while", "until",
+                               "for", "case"):
+            if ws[0] in ("if", "while", "until", "for", "case"):
+                depth += 1
+            elif ws[0] in ("fi", "done", "esac"):
+                depth = max(0, depth - 1)
+            ws = ws[1:]
+        if ws and ws[0] in ("export", "declare", "readonly", "local"):
+            ws = ws[1:]
+        if ws and all(w is not None and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w) for w in ws):
+            for w in ws:
+                name, _, val = w.partition("=")
+                if depth:
+                    assigned[name] = None
+                    continue
+                if "$" in val or has_unknown_mark(val):
+                    toks = _lex(val, _Positions(val, None, None, None, None), assigned, [])
+                    val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
+                assigned[name] = val
+    return assigned
 
 
 def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,
                                     problems: list[str]) -> _Found | None:
     """Second pass for scripts whose variables are assigned in the script itself before use."""
     text = script.text or ""
-    assigned: dict[str, str | None] = dict(env)
     raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
                       lines=script.lines, folded=script.block == ">", quoted=script.quoted)
-    for cmd in _simple_commands(raw):
-        ws = [t.text for t in cmd]
-        if ws and ws[0] in ("export", "declare", "readonly", "local"):
-            ws = ws[1:]
-        if ws and all(w is not None and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w) for w in ws):
-            for w in ws:
-                name, _, val = w.partition("=")
-                if "$" in val:
-                    toks = _lex(val, _Positions(val, None, None, None, None), assigned, [])
-                    val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
-                assigned[name] = val
+    assigned = _script_assignments(raw, env)
     if assigned == env:
         return None
     tokens = split_shell(text, script.location, block=bool(script.block), env=assigned, indent=script.indent,

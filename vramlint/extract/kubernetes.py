@@ -118,6 +118,8 @@ def _unknown_if_template(tok: Any) -> Any:
     flag, eq, _ = (tok.text or "").partition("=")
     if eq and flag.startswith("-") and not has_template_marker(flag):
         return tok  # `--max-model-len={{ .Values.x }}`: the option is set, its value unknown (cmdline says so)
+    if tok.text is not None and any(c in tok.text for c in " \n\t"):
+        return tok  # a `sh -c` script: only the words holding a marker are unknown (cmdline splits it)
     if has_template_marker(tok.text):
         from dataclasses import replace
 
@@ -504,6 +506,9 @@ def container_server(
     if invocation is None:
         return None, []
     apply_invocation(server, invocation)
+    if getattr(invocation, "entrypoint", None) == "huggingfaceserver":
+        server.notes.append("KServe's Hugging Face server: it serves with vLLM (these arguments) when vLLM supports "
+                            "the model's architecture (--backend auto or vllm), else with Transformers")
     if isinstance(server.model, str) and server.model.startswith("/"):
         _model_from_downloader(doc, server, hit)
     config_files = list(getattr(invocation, "config_files", None) or [])
