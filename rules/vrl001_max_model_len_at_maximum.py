@@ -74,13 +74,11 @@ def check(assessment, ctx):
     if p99:
         step = max(1, int(ctx.options["round_to"]))
         suggested = math.ceil(p99 / step) * step
-        reason = f"the traffic profile's p99 context, {p99:,} tokens, rounded up to a multiple of {step}"
+        reason = f"your p99 context, {p99:,} tokens, rounded up"
     else:
         suggested = int(ctx.options["suggested_max_model_len"])
-        reason = (
-            "suggested-max-model-len; size it to the longest request you serve, or set traffic "
-            "p99-context-tokens in the configuration for a suggestion from your traffic"
-        )
+        reason = "or the longest request you serve; set p99-context-tokens under traffic in .vramlint.yaml for a " \
+                 "value from your traffic"
     if suggested >= current_len:
         return  # the traffic needs the whole context: nothing better to suggest
     after = rebudget(assessment, max_model_len=suggested)
@@ -89,16 +87,15 @@ def check(assessment, ctx):
     else:
         suggested_concurrency = concurrency_at(budget, suggested)
     who = (
-        f"the traffic profile's {threshold} peak concurrent requests"
+        f"your traffic profile's peak of {threshold} concurrent requests"
         if ctx.peak_concurrent_requests
-        else f"min-concurrency {threshold}"
+        else f"{threshold}"
     )
     message = (
-        f"{how}: the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds "
-        f"{times(current)} requests of {current_len:,} tokens, below {who}. vLLM pre-allocates the KV cache, so "
-        f"the memory used is the same at any max_model_len, but the concurrency is not: at --max-model-len "
-        f"{suggested} ({reason}) it holds {times(suggested_concurrency)} requests of that length. Requests "
-        "longer than max_model_len are rejected"
+        f"{how}: the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds only "
+        f"{times(current)} requests that long, fewer than {who}. Set --max-model-len {suggested} ({reason}): "
+        f"the cache then holds {times(suggested_concurrency)} requests of that length. vLLM pre-allocates the KV "
+        "cache, so the memory used stays the same; requests longer than max_model_len are rejected"
     )
     location = arg_location(server, "max_model_len")
     yield ctx.finding(assessment, message, location)

@@ -1,4 +1,4 @@
-"""max_num_seqs is left at its default, above the number of typical requests the KV cache can hold.
+"""max_num_seqs is left at its default, far above the number of requests the KV cache can hold.
 
 vLLM admits up to `--max-num-seqs` requests into a batch (256 by default; 1024 on 70 GiB-class GPUs other
 than A100 in vLLM 0.8.5+). Each running request keeps its tokens in the KV cache, and the cache holds a
@@ -6,24 +6,35 @@ fixed number of tokens. When the admitted requests grow past that, vLLM preempts
 their KV blocks and recomputes them later), which shows as latency spikes and the warning
 "Sequence group ... is preempted by PreemptionMode.RECOMPUTE" (V0) or a rising `num_preemptions` metric (V1).
 
-The rule fires when `--max-num-seqs` is not set and the KV cache holds fewer requests of typical length
-than the default admits. Typical length is the traffic profile's `p99-context-tokens` when configured,
-else the `typical-context-tokens` option. With the traffic profile's `peak-concurrent-requests`, it fires
-when that peak does not fit in the cache (and stays quiet when it does, since the default is then never
-reached); without it, when the default admits at least `overcommit-ratio` times as many requests as the
-cache holds. The fix is to set
-`--max-num-seqs` to what the cache holds (or to give the engine more KV cache).
+The default is above what the cache holds on most single-GPU deployments, and that is fine as long as the
+traffic never gets there, so the rule fires only when it matters:
 
-Failing example (default max_num_seqs, 256, on a 24 GB GPU whose KV cache holds far fewer requests):
+- with a traffic profile that gives `peak-concurrent-requests`: when that peak is more than the cache
+  holds at the profile's `p99-context-tokens` (or `typical-context-tokens`);
+- without one: when the cache holds fewer than `min-concurrency` (4) requests of typical length
+  (`p99-context-tokens` when configured, else `typical-context-tokens`, 4096). Below about four
+  concurrent requests the engine barely batches: any real traffic preempts, and the deployment is sized
+  for the weights rather than for serving.
+
+The fix is to set `--max-num-seqs` to what the cache holds, so that extra requests wait in the queue
+instead of being preempted, or to give the engine more KV cache (quantized weights, more GPUs, a higher
+`--gpu-memory-utilization`).
+
+Failing example (Llama-3.1-8B on a 24 GB L4 at gpu_memory_utilization 0.78: the KV cache holds about
+three requests of 4096 tokens, and vLLM admits 256):
 
 ```yaml
-args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "4096",
+       "--gpu-memory-utilization", "0.78"]
+nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
 ```
 
 Passing example (bounded to what the cache holds):
 
 ```yaml
-args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", "--max-num-seqs", "16"]
+args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "4096",
+       "--gpu-memory-utilization", "0.78", "--max-num-seqs", "3"]
+nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
 ```
 """
 
@@ -38,8 +49,7 @@ NAME = "max-num-seqs-over-kv-capacity"
 LEVEL = "warning"
 OPTIONS = {
     "typical_context_tokens": 4096,  # prompt + output tokens of a typical request, without a traffic profile
-    "overcommit_ratio": 2.0,  # without a peak in the traffic profile: fire when the default admits this many
-    # times more requests than the cache holds
+    "min_concurrency": 4,  # without a peak in the traffic profile: fire when fewer typical requests than this fit
 }
 
 
@@ -60,19 +70,20 @@ def check(assessment, ctx):
     if peak is not None:
         if peak <= held:
             return
-    elif budget.max_num_seqs < ctx.options["overcommit_ratio"] * max(capacity, 1e-9):
-        return
-    source = (
-        f"the traffic profile's p99 context, {typical:,} tokens"
-        if p99
-        else f"typical-context-tokens {typical:,} (set traffic p99-context-tokens for your traffic)"
-    )
-    peak_text = f" (the traffic profile's peak is {peak} concurrent requests)" if peak else ""
+        why = f"your traffic profile's peak of {peak} concurrent requests does not fit"
+    else:
+        if capacity >= ctx.options["min_concurrency"]:
+            return
+        why = f"fewer than {ctx.options['min_concurrency']} requests fit at once"
+    length = f"{typical:,}-token requests" + (" (your p99 context)" if p99 else "")
+    limit = max(held, 1)
     message = (
-        f"max_num_seqs is not set, so vLLM {budget.vllm_version} admits up to {budget.max_num_seqs} "
-        f"requests at once{peak_text}, but the KV cache ({gib(budget.kv_cache_gib)}, "
-        f"{tokens(budget.kv_tokens)} tokens) holds {times(capacity)} requests of {source}: past "
-        f"{max(held, 1)} running requests vLLM preempts and recomputes them, a latency spike for each. "
-        f"Set --max-num-seqs {max(held, 1)}, or give the engine more KV cache"
+        f"the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds {times(capacity)} "
+        f"{length}, but vLLM {budget.vllm_version} admits up to {budget.max_num_seqs} at once (max_num_seqs is "
+        f"not set): {why}, and past {limit} running requests vLLM preempts and recomputes them, a latency spike "
+        f"for each. Set --max-num-seqs {limit} so the rest wait in the queue, or give the engine more KV cache"
     )
+    if not p99:
+        message += f" ({typical:,} tokens is an assumed typical request: set p99-context-tokens under traffic in " \
+                   ".vramlint.yaml for yours)"
     yield ctx.finding(assessment, message, arg_location(server, "max_num_seqs"))

@@ -59,7 +59,7 @@ def methods_for(gpu, version: str | None) -> list[tuple[str, int, str, dict]]:
     if cc >= (8, 9):
         out.append(("FP8", 8, "--quantization fp8 or an FP8 checkpoint", FP8))
     elif cc >= (8, 0) or (cc >= (7, 5) and ver >= (0, 15)):
-        out.append(("FP8", 8, "--quantization fp8 (weight-only, Marlin kernel) or an FP8 checkpoint", FP8))
+        out.append(("FP8", 8, "--quantization fp8 or an FP8 checkpoint; weight-only on this GPU", FP8))
     if cc >= (7, 5):
         out.append(("AWQ/GPTQ", 4, "a pre-quantized AWQ or GPTQ checkpoint", AWQ))
     elif cc >= (6, 0):
@@ -119,19 +119,20 @@ def check(assessment, ctx):
         if freed <= 0:
             continue
         options.append(
-            f"{name} ({bits}-bit, {how}) frees {gib(freed)} per GPU: "
-            f"{tokens(kv_after)} KV-cache tokens instead of {tokens(budget.kv_tokens)}"
+            f"{name} ({bits}-bit) frees {gib(freed)} per GPU, {tokens(kv_after)} KV-cache tokens instead of "
+            f"{tokens(budget.kv_tokens)} ({how})"
         )
     if not options:
         return
     message = (
         f"{dtype_name} weights take {gib(budget.weights_gib)} of the {gib(budget.usable_gib)} "
-        f"vLLM may use on each {gpu.name} ({share:.0%}, above max-weight-share {ctx.options['max_weight_share']:.0%}), "
+        f"vLLM may use on each {gpu.name} ({share:.0%}), "
         + (
             f"leaving {gib(budget.kv_cache_gib)} for the KV cache ({tokens(budget.kv_tokens)} tokens). "
             if budget.kv_cache_gib > 0
             else "leaving no memory for the KV cache. "
         )
+        + "Quantized weights leave more for it: "
         + "; ".join(options)
         + ". Check the quantized model's quality before switching"
     )

@@ -49,9 +49,10 @@ def check(assessment, ctx):
     if budget is None or not budget.errors:
         return
     server = assessment.server
+    per_engine = f", {budget.gpus} per engine" if budget.gpus > 1 else ""
     numbers = (
-        f"GPU {budget.gpu} ({gib(budget.total_gib)}, {budget.gpus} per engine), "
-        f"gpu_memory_utilization {budget.gpu_memory_utilization:g} -> {gib(budget.usable_gib)} usable: "
+        f"The budget on each {budget.gpu} ({gib(budget.total_gib)}{per_engine}): "
+        f"{gib(budget.usable_gib)} usable at gpu_memory_utilization {budget.gpu_memory_utilization:g}, "
         f"weights {gib(budget.weights_gib)}, activations {gib(budget.activation_gib)}, "
         f"non-torch {gib(budget.non_torch_gib)}, CUDA graphs {gib(budget.cudagraph_gib)}, "
         f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
@@ -59,15 +60,14 @@ def check(assessment, ctx):
     for error in budget.errors:
         arg = error.get("arg")
         location = arg_location(server, arg) if arg else server.location
-        code = error.get("code")
         text = str(error.get("message") or "").strip()
-        prefix = f"vLLM {budget.vllm_version} will not start"
-        if code:
-            prefix += f" ({code})"
+        if text and text[-1] not in ".!?":
+            text += "."
         fix = error.get("fix")
-        message = f"{prefix}: {text} [{numbers}]"
+        message = f"vLLM {budget.vllm_version} will not start: {text}"
         if fix:
-            message += f". Fix: {fix}"
+            message += f" Fix: {fix.rstrip('.')}."
+        message += f" {numbers}"
         yield ctx.finding(assessment, message, location)
 
 

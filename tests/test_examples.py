@@ -18,10 +18,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
-# (file, rule, line, level): the findings each example is meant to give.
+# (file, rule, line, level): the findings each example is meant to give. VRL002 is meant to stay quiet on all of
+# them: without a traffic profile it fires only when the KV cache holds fewer than 4 typical requests (the
+# examples hold 13 to 59), so the default max_num_seqs is not worth a warning there.
 EXPECTED = {
     "examples/kubernetes/llama-3.2-3b-t4.yaml": {
-        ("VRL002", 27, "warning"),  # max_num_seqs 256 but the KV cache holds about 13 typical requests
         ("VRL004", 25, "note"),  # T4 cannot run FlashAttention: XFORMERS, expected on this GPU
     },
     "examples/kubernetes/llama-3.1-8b-will-not-start.yaml": {
@@ -31,17 +32,13 @@ EXPECTED = {
     "examples/compose/compose.yaml": {
         ("VRL007", 12, "error"),  # 0.60 + 0.45 of one GPU
         ("VRL007", 31, "error"),
-        ("VRL002", 7, "warning"),
-        ("VRL002", 26, "warning"),
     },
     "examples/helm/production-stack-values.yaml": {
         ("VRL001", 9, "warning"),  # maxModelLen unset: 131072, about one request of that length fits
-        ("VRL002", 9, "warning"),
         ("VRL006", 43, "error"),  # tensorParallelSize 2 with requestGPU 1
     },
     "examples/kserve/inferenceservice.yaml": {
         ("VRL008", 20, "warning"),  # TP 2 without a memory-backed /dev/shm
-        ("VRL002", 15, "warning"),
     },
     "examples/kserve/servingruntime.yaml": {
         ("VRL004", 21, "warning"),  # XFORMERS forced on an A10G

@@ -36,7 +36,7 @@ def test_peak_concurrency_from_the_traffic_profile_sets_the_threshold(lint):
     quiet = lint("vrl001/fail_unset.yaml", rule="VRL001", peak=2)  # 3.4 full-length requests fit: enough
     assert quiet.of("VRL001") == []
     loud = lint("vrl001/fail_unset.yaml", rule="VRL001", peak=64)
-    assert "the traffic profile's 64 peak concurrent requests" in loud.of("VRL001")[0].message
+    assert "your traffic profile's peak of 64 concurrent requests" in loud.of("VRL001")[0].message
 
 
 def test_a_p99_context_as_long_as_the_model_maximum_gets_no_suggestion(lint):
@@ -53,4 +53,4 @@ def test_quiet_when_tuned_or_when_the_maximum_fits_many_requests(lint):
 def test_min_concurrency_option(lint):
     result = lint("vrl001/pass_short_model.yaml", rule="VRL001", options={"min-concurrency": 64})
     [finding] = result.of("VRL001")
-    assert "below min-concurrency 64" in finding.message
+    assert "fewer than 64." in finding.message
