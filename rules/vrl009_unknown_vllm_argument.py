@@ -76,6 +76,8 @@ def check(assessment, ctx):
     assumed = source == "default"
     current = version_tuple(version)
     for flag, location in server.unknown_args.items():
+        if location is None or not location.file or location.line < 1:
+            location = server.location  # a flag with no position of its own (synthesized by an extractor)
         suggestion = _closest(flag, version)
         hint = f"; did you mean {suggestion}?" if suggestion and suggestion != flag.split("=", 1)[0] else ""
         knowing = _versions_knowing(flag)

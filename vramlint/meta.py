@@ -18,9 +18,12 @@ INPUT_ERROR = ("VRL102", "input-error")
 SERVER_NOTE = ("VRL103", "server-note")
 
 # Server notes that only say where something was found (a ConfigMap that was read, the chart a server was
-# rendered from): nothing is missing, so they are not reported (quiet when things are fine).
+# rendered from), or only that the vLLM version comes from elsewhere (the budget's sources and VRL009/VRL005
+# already say which version was assumed): nothing else is missing, so they are not reported.
 _PROVENANCE = re.compile(
-    r"^(--config \S+: settings read from ConfigMap|from Helm chart |runtime: |/mnt/models holds )"
+    r"^(--config \S+: settings read from ConfigMap|from Helm chart |runtime: |/mnt/models holds "
+    r"|KubeAI Model: the image \(and so the vLLM version\)|Ray Serve LLM application: the vLLM version"
+    r"|a patch \(no image in this file\))"
 )
 
 _DOCS = {
