@@ -50,3 +50,27 @@ def test_kserve_huggingfaceserver_and_eval_templates():
     assert "enforce_eager" not in ev.args  # assigned inside `if`: not known, not guessed
     assert "tensor_parallel_size" not in ev.args  # inside a template conditional: not known
     assert ev.args["served_model_name"] in (None, [None])
+
+
+def test_vllm_related_container_without_visible_command_is_said():
+    inv = scan([str(FIX / "hidden-command.yaml")])
+    notes = [p for p in inv.problems if p.level == "note" and "not visible" in p.message]
+    assert [p.line for p in notes] == [10, 21]  # the launcher script, the custom image; not `sleep infinity`
+    assert "MAX_MODEL_LEN, MODEL" in notes[0].message
+    # the custom image is still listed (its entrypoint may be vLLM's), with nothing guessed
+    [custom] = inv.servers
+    assert custom.container == "custom" and custom.model is None
+
+
+def test_compose_launcher_without_visible_command_is_said():
+    inv = scan([str(FIX / "compose-launcher" / "docker-compose.yml")])
+    assert inv.servers == []
+    [note] = inv.problems
+    assert note.level == "note" and note.line == 2 and "vllm_launcher.py" in note.message
+    assert "VLLM_MAX_MODEL_LEN" in note.message
+
+
+def test_example_chart_model_synced_from_s3_is_said_not_guessed():
+    [s] = scan([str(FIX / "s3-chart" / "values.yaml")]).servers
+    assert s.model == "/data/" and s.args["max_model_len"] == 2048
+    assert any("extraInit.s3modelpath models/small-llm" in n for n in s.notes)

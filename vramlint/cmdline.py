@@ -637,6 +637,38 @@ def is_vllm_image(image: str | None) -> bool:
     return not any(x in last for x in ("sglang", "tgi", "text-generation"))
 
 
+def is_vllm_project_image(image: str | None) -> bool:
+    """An image whose entrypoint is vLLM's: its name is `vllm` or `vllm-*` (vllm/vllm-openai, rocm/vllm-dev,
+    nvcr.io/nvidia/vllm), not a custom image that merely has vLLM in its name (acme/civo-vllm-docker)."""
+    if not image:
+        return False
+    name = image.lower().split("@", 1)[0]
+    repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    last = repo.rsplit("/", 1)[-1]
+    return last == "vllm" or last.startswith(("vllm-", "vllm_"))
+
+
+def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[str, Any]) -> str | None:
+    """What to say about a container that clearly relates to vLLM (its image or command names it) but shows no
+    vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
+    texts = [w for w in words if w]
+    if not ("vllm" in (image or "").lower() or any("vllm" in w.lower() for w in texts)):
+        return None
+    if texts and _basename(texts[0]) in _LOOKALIKE_EXES:
+        return None  # `sleep infinity` and the like: deliberately not a server
+    if any(w in ("--backend=huggingface", "huggingface") for w in texts):
+        return None
+    if texts:
+        what = f"vLLM image or launcher with a custom command ({' '.join(texts[:3])}{' ...' if len(texts) > 3 else ''})"
+    else:
+        what = "vLLM image with a custom entrypoint"
+    message = f"{what}: its vLLM command line is not visible, so it is not checked"
+    read = sorted(k for k in env if "MODEL" in k.upper() or k.upper().startswith("VLLM_"))
+    if read:
+        message += f"; the image's launcher may build it from {', '.join(read[:6])}"
+    return message + " (vramlint does not guess what a launcher does)"
+
+
 _VERSION_IN_TAG = re.compile(r"(?:^|[^0-9.])v?(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)")
 
 

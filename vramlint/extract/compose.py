@@ -315,6 +315,13 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     # Lines like `serve MODEL ...` for an image whose ENTRYPOINT is `vllm` start with the sub-command.
     inv = find_vllm_invocation(entry_tokens or [], cmd_tokens or [], image_text, env)
     if inv is None:
+        from vramlint.cmdline import hidden_vllm_command
+
+        words = [t.text for t in (entry_tokens or []) + (cmd_tokens or [])]
+        said = hidden_vllm_command(image_text, words, env)
+        if said is not None:
+            at = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
+            problems.append(Problem(file, at.line, at.column, f"service {name}: {said}", level="note"))
         return None
     loc = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
     server = Server(file=file, location=loc, source_format="compose", kind="compose service", name=name,

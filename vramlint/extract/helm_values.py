@@ -209,9 +209,22 @@ def _example_chart(doc: Any, data: Any, problems: list[Problem]) -> Server | Non
     command = tokens_from(file, image, "command", "image", doc.lines)
     invocation = find_vllm_invocation(command, [], server.image, dict(server.env))
     if invocation is None:
+        from vramlint.cmdline import hidden_vllm_command
+
+        said = hidden_vllm_command(server.image, [t.text for t in command], server.env)
+        if said is not None:
+            problems.append(Problem(file, location.line, location.column, said, level="note"))
         return None
     apply_invocation(server, invocation)
     problems.extend(Problem(file, location.line, location.column, m) for m in invocation.problems)
+    extra = data.get("extraInit")
+    s3_path = scalar_text(extra.get("s3modelpath")) if is_map(extra) else None
+    if s3_path and isinstance(server.model, str) and server.model.rstrip("/") == "/data":
+        # The chart's download job runs `aws s3 sync s3://$S3_BUCKET_NAME/$S3_PATH /data` with S3_PATH set
+        # from extraInit.s3modelpath (examples/online_serving/chart-helm/templates/_helpers.tpl).
+        server.notes.append(f"the model directory {server.model} is filled from S3 (extraInit.s3modelpath "
+                            f"{s3_path}); which Hub model that is is not stated: add a model alias for "
+                            f"{server.model!r}")
     if "replicaCount" in data:
         server.replicas = to_int(data.get("replicaCount"))
     server.gpu = gpu_from_resources(file, data, "")

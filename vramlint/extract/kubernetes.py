@@ -504,15 +504,27 @@ def container_server(
     elif invocation is None and image is not None and not command and args:
         invocation = _vllm_args_only(args, server)
     if invocation is None:
-        return None, []
+        from vramlint.cmdline import hidden_vllm_command
+
+        said = hidden_vllm_command(image, [t.text for t in command + args], server.env)
+        if said is None:
+            return None, []
+        return None, [Problem(file, location.line, location.column, said, level="note")]
     apply_invocation(server, invocation)
+    extra_problems = []
+    if getattr(invocation, "entrypoint", None) == "implied" and not command and not args:
+        from vramlint.cmdline import hidden_vllm_command, is_vllm_project_image
+
+        said = None if is_vllm_project_image(image) else hidden_vllm_command(image, [], server.env)
+        if said is not None:  # a custom image: its own entrypoint decides the command line
+            extra_problems.append(Problem(file, location.line, location.column, said, level="note"))
     if getattr(invocation, "entrypoint", None) == "huggingfaceserver":
         server.notes.append("KServe's Hugging Face server: it serves with vLLM (these arguments) when vLLM supports "
                             "the model's architecture (--backend auto or vllm), else with Transformers")
     if isinstance(server.model, str) and server.model.startswith("/"):
         _model_from_downloader(doc, server, hit)
     config_files = list(getattr(invocation, "config_files", None) or [])
-    problems = [Problem(file, location.line, location.column, msg) for msg in invocation.problems]
+    problems = [Problem(file, location.line, location.column, msg) for msg in invocation.problems] + extra_problems
     server.replicas = hit.replicas
     gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, hit.node, hit.path))
     server.gpu = gpu
