@@ -74,3 +74,16 @@ def test_example_chart_model_synced_from_s3_is_said_not_guessed():
     [s] = scan([str(FIX / "s3-chart" / "values.yaml")]).servers
     assert s.model == "/data/" and s.args["max_model_len"] == 2048
     assert any("extraInit.s3modelpath models/small-llm" in n for n in s.notes)
+
+
+def test_compose_config_file_merged_through_bind_mount():
+    servers = {s.name: s for s in scan([str(FIX / "compose-config" / "docker-compose.yml")]).servers}
+    engine = servers["engine"]
+    assert engine.args["max_model_len"] == 4096  # the command line wins over the config file
+    assert engine.args["gpu_memory_utilization"] == 0.8 and engine.args["tensor_parallel_size"] == 2
+    loc = engine.arg_locations["tensor_parallel_size"]
+    assert loc.file.endswith("serve.yaml") and loc.line == 3
+    assert servers["relative"].args["max_model_len"] == 16384
+    missing = servers["missing"]
+    assert "gpu_memory_utilization" not in missing.args
+    assert any("/opt/elsewhere.yaml" in n and "not included" in n for n in missing.notes)

@@ -335,10 +335,15 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     env_locs.update(inv.env_locations)
     server.env, server.env_locations = env, env_locs
     for path, where in inv.config_files:
-        server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file")
         if where is not None:
             server.arg_locations.setdefault("config", where)
         server.args.setdefault("config", path or None)
+        host = _config_on_host(path, layers, base_dir, interp)
+        if host is not None and host.is_file():
+            _merge_config_file(server, host, path, problems)
+        else:
+            server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file, "
+                                "which is not beside the compose file (its settings are not included)")
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     for msg in inv.problems:
@@ -375,6 +380,48 @@ def _env_value(v: Any, interp: Interpolator, loc: Location | None) -> str | None
         v = "true" if v else "false"
     text = interp(str(v), loc)
     return None if UNKNOWN_MARK in text else text
+
+
+def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None, interp: Interpolator) -> Path | None:
+    """Where a `--config` path of the container is on the host: through the service's bind mounts
+    (`./conf:/etc/vllm`), else a relative path taken from the compose file's directory."""
+    if not path or base_dir is None:
+        return None
+    volumes, _ = _first(layers, "volumes")
+    for item in volumes if isinstance(volumes, list) else []:
+        if isinstance(item, dict):
+            source, target = item.get("source"), item.get("target")
+        elif isinstance(item, str):
+            parts = interp(item).split(":")
+            source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, None)
+        else:
+            continue
+        if not source or not target or not str(source).startswith((".", "/", "~")):
+            continue  # a named volume: its content is not in the repository
+        target = str(target).rstrip("/")
+        if path == target or path.startswith(target + "/"):
+            inner = path[len(target):].lstrip("/")
+            host = Path(base_dir) / str(source)
+            return host / inner if inner else host
+    return None if path.startswith("/") else Path(base_dir) / path
+
+
+def _merge_config_file(server: Server, host: Path, path: str, problems: list[Problem]) -> None:
+    from vramlint.extract.vllm_config import apply_config_file
+    from vramlint.scan import read_text
+    from vramlint.yamlload import load_text
+
+    display = str(host)
+    text, skipped = read_text(str(host), display)
+    if text is None:
+        server.notes.append(f"--config {path}: {display} not read ({skipped.reason if skipped else 'unreadable'})")
+        return
+    docs, errors = load_text(text, display)
+    problems.extend(errors)
+    if not docs:
+        return
+    apply_config_file(server, docs[0])
+    server.notes.append(f"--config {path}: settings read from {display}")
 
 
 def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, problems: list[Problem]) -> list[Path]:
