@@ -21,3 +21,13 @@ def test_template_expressions_are_unknown_not_names():
     assert server.arg_locations["max_model_len"].line == 17
     text = repr(server.to_json()["args"]) + repr(server.model) + repr(server.env)
     assert "\u2983" not in text
+
+
+def test_template_in_gpu_evidence_is_not_printed_as_marker(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n"
+                    "      containers:\n      - name: v\n        image: vllm/vllm-openai:v0.10.2\n"
+                    "        args: [\"--model\", \"Qwen/Qwen3-8B\"]\n        resources:\n          limits:\n"
+                    "            nvidia.com/gpu: {{ .Values.gpus }}\n")
+    [server] = scan([str(path)]).servers
+    assert server.gpu is not None and "\u2983" not in (server.gpu.evidence or "")

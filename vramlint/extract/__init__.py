@@ -142,6 +142,9 @@ def clear_template_values(server: Server) -> None:
             server.env[key] = None
     for key, value in list(server.args.items()):
         server.args[key] = _cleared(value)
+    if server.gpu is not None and marked(server.gpu.evidence):
+        # evidence is prose: say where a template stood rather than print the marker
+        server.gpu.evidence = re.sub("\u2983[_\u2984]*", "(template)", server.gpu.evidence or "")
 
 
 def _cleared(value: Any) -> Any:
