@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vramlint.cmdline import Token, find_vllm_invocation, is_vllm_image, version_from_image
+from vramlint.cmdline import Token, find_vllm_invocation, is_vllm_image
 from vramlint.model import Location
+from vramlint.versions import version_from_image
 
 
 def toks(*words, line=1):

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from vramlint.extract import vllm_version_from_image
 from vramlint.scan import scan
+from vramlint.versions import version_from_image as vllm_version_from_image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 K8S = os.path.join(HERE, "fixtures", "kubernetes")

@@ -22,6 +22,48 @@ def test_version_from_image(image, version):
     assert versions.version_from_image(image) == version
 
 
+@pytest.mark.parametrize(
+    "image, version",
+    [("vllm/vllm-openai:v0.7.0rc1", "0.7.0rc1"),  # a release candidate is not the release
+     ("vllm/vllm-openai:v0.10.1-cu128", "0.10.1"), ("vllm/vllm-openai:v0.10.1.dev101", "0.10.1.dev101"),
+     ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "0.8.5"),  # not ROCm's 6.3.1
+     ("nvcr.io/nvidia/vllm:25.09-py3", None),  # an NGC monthly container, not vLLM 25.09
+     ("lmcache/vllm-openai:v0.3.9", None), ("quay.io/acme/vllm:2024.10", None),
+     ("vllm/vllm-openai:nightly", None), ("vllm/vllm-tpu:nightly-0.9.1", None)],
+)
+def test_version_from_image_vendor_tags(image, version):
+    assert versions.version_from_image(image) == version
+
+
+def test_every_extractor_reads_the_tag_the_same_way(tmp_path):
+    # The Kubernetes and compose extractors and the argument table all use versions.version_from_image:
+    # an NGC tag stays unknown (the default version, said so), a release candidate picks its release's table.
+    from vramlint.assess import resolve_version
+    from vramlint.model import ResolveOptions
+    from vramlint.scan import scan
+
+    (tmp_path / "deploy.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "  - name: a\n    image: nvcr.io/nvidia/vllm:25.09-py3\n    command: [vllm, serve, org/m]\n"
+        "  - name: b\n    image: vllm/vllm-openai:v0.11.0rc1\n    args: [org/m]\n"
+    )
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  c:\n    image: nvcr.io/nvidia/vllm:25.09-py3\n    command: vllm serve org/m\n"
+    )
+    servers = {s.container or s.name: s for s in scan([str(tmp_path)]).servers}
+    assert servers["a"].vllm_version is None and servers["c"].vllm_version is None
+    version, source = resolve_version(servers["c"], ResolveOptions())
+    assert version == versions.DEFAULT_VERSION and "names no version" in source
+    assert servers["b"].vllm_version == "0.11.0rc1"
+
+
+def test_argument_table_of_a_release_candidate_is_its_release():
+    from vramlint import vllm_args
+
+    assert vllm_args.table_version("0.11.0rc1") == ("0.11.0", None)  # not 0.11.1
+    assert vllm_args.table_version("0.6.4.post1") == ("0.6.4", None)
+
+
 def test_default_version_is_documented_and_parses():
     assert versions.parse_version(versions.DEFAULT_VERSION) is not None
     assert versions.DEFAULT_VERSION in versions.__doc__

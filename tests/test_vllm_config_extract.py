@@ -65,11 +65,11 @@ def test_config_inside_a_configmap_block_points_into_the_manifest():
 
 
 def _config_server(text: str, image: str | None) -> Server:
-    from vramlint.extract import vllm_version_from_image
+    from vramlint.versions import version_from_image
 
     server = Server(file="deploy.yaml", location=Location("deploy.yaml", 1), source_format="kubernetes",
                     image=image)
-    server.vllm_version = vllm_version_from_image(image)
+    server.vllm_version = version_from_image(image)
     docs, _ = load_text(text, "cfg.yaml")
     apply_config_file(server, docs[0])
     return server

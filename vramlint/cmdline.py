@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vramlint.model import Location
+from vramlint.versions import parse_version, version_from_image
 
 # --------------------------------------------------------------------------------------------------------------
 # Tokens
@@ -669,35 +670,6 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     return message + " (vramlint does not guess what a launcher does)"
 
 
-_VERSION_IN_TAG = re.compile(r"(?:^|[^0-9.])v?(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)")
-
-
-def version_from_image(image: str | None) -> str | None:
-    """The vLLM version an image tag states (`vllm/vllm-openai:v0.6.4` -> 0.6.4), else None.
-
-    Only tags of vLLM images are read; `rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521` -> 0.8.5. `latest`,
-    `nightly` and digests say nothing.
-    """
-    if not image or not is_vllm_image(image):
-        return None
-    name = image.split("@", 1)[0]
-    last = name.rsplit("/", 1)[-1]
-    if ":" not in last:
-        return None
-    tag = last.split(":", 1)[1]
-    m = re.search(r"vllm[_-]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", tag, re.I)
-    if m:
-        return m.group(1)
-    if "rocm" in tag.lower() or "cuda" in tag.lower():
-        m = re.match(r"^v?(\d+\.\d+\.\d+(?:\.post\d+)?)(?:[-_]|$)", tag)
-        return m.group(1) if m else None
-    m = re.match(r"^v?(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)", tag)
-    if m:
-        return m.group(1)
-    # NGC: nvcr.io/nvidia/vllm:25.09-py3 is a container release, not a vLLM version
-    return None
-
-
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "nice", "ionice", "taskset", "numactl",
              "tini", "dumb-init", "setsid", "gosu", "su-exec", "xargs"}
@@ -1251,7 +1223,7 @@ def _check_serve_model(inv: VllmInvocation, entry: str, table_version: str | Non
     """`vllm serve` before 0.8.3 requires the positional model (vllm/scripts.py, vllm/entrypoints/cli/serve.py)."""
     from vramlint import vllm_args
 
-    version = tuple(int(x) for x in re.findall(r"\d+", table_version or "")[:3])
+    version = (parse_version(table_version) or ())[:3]
     if entry != "serve" or not version or not (0, 5, 3) <= version < (0, 8, 3) \
             or not vllm_args.has_positional_model(table_version):
         return

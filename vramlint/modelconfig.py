@@ -34,6 +34,7 @@ import math
 from typing import Any
 
 from vramlint.model import ModelInfo
+from vramlint.versions import at_least, parse_version
 
 # The keys vLLM's ``_get_and_verify_max_len`` takes the minimum over (vllm/config/__init__.py, 0.10.2).
 MAX_LEN_KEYS = (
@@ -564,25 +565,14 @@ def derived_max_model_len(facts: dict, vllm_version: str | None = None) -> int:
     model_type = facts.get("type") or ""
     if rope and "gemma3" not in model_type:
         rope_type = rope.get("type")
-        newest = _version_at_least(vllm_version, (0, 31))
+        key = parse_version(vllm_version)
+        newest = key is not None and at_least(key, 0, 31)
         if rope_type not in ("su", "longrope", "llama3") and not (newest and rope_type in ("yarn", "deepseek_yarn")):
             factor = rope.get("factor", 1.0)
             if rope_type == "yarn" and rope.get("orig"):
                 derived = rope["orig"]
             derived *= factor
     return int(derived)
-
-
-def _version_at_least(version: str | None, floor: tuple[int, int]) -> bool:
-    if not version:
-        return False
-    parts = []
-    for piece in version.lstrip("v").split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            return False
-        parts.append(int(digits))
-    return tuple(parts) >= floor
 
 
 def quantization_name(quant: dict | None) -> str | None:

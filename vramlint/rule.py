@@ -51,6 +51,7 @@ from typing import Any
 
 from vramlint.cli import UsageError
 from vramlint.model import LEVELS, Assessment, Budget, Finding, Level, Location, Server
+from vramlint.versions import parse_version
 
 ID_RE = re.compile(r"^[A-Z]{2,8}[0-9]{3,4}$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -467,12 +468,8 @@ def as_int(value: Any) -> int | None:
 
 def version_tuple(version: str | None) -> tuple[int, ...] | None:
     """``"0.10.2"``/``"v0.8.5.post1"`` -> (0, 10, 2); None when it does not read as a release."""
-    if not version:
-        return None
-    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", version.strip())
-    if not match:
-        return None
-    return tuple(int(x) for x in match.groups(default="0"))
+    key = parse_version(version)
+    return key[:3] if key is not None else None
 
 
 def rebudget(assessment: Assessment, model=None, **args: Any) -> Budget | None:

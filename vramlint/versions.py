@@ -47,25 +47,43 @@ def normalize_version(text: str | None) -> str | None:
     return str(text).strip().lstrip("vV")
 
 
-_TAG_VERSION_RE = re.compile(r"v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d*)?)", re.IGNORECASE)
+# A tag that starts with the version: `v0.6.4`, `0.8.5.post1`, `v0.10.1.1`, `v0.10.1-cu128`, `v0.7.0rc1`.
+_TAG_VERSION_RE = re.compile(
+    r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d*)?)(?:$|[-+_])", re.IGNORECASE
+)
+# Vendor builds name the vLLM release inside a longer tag: `rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521`.
+_EMBEDDED_VERSION_RE = re.compile(
+    r"vllm[-_]v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d*)?)(?:$|[-+_])", re.IGNORECASE
+)
+# Repositories whose tags follow another project's versioning (NGC's YY.MM, LMCache, Ray), not vLLM's.
+_OTHER_VERSIONING_RE = re.compile(r"(^|/)(lmcache|nvidia/vllm|ray-llm|ray-ml|ray)(:|$|/)", re.IGNORECASE)
 
 
 def version_from_image(image: str | None) -> str | None:
     """The vLLM version an image tag names: ``vllm/vllm-openai:v0.9.2`` -> "0.9.2"; ``:latest`` -> None.
 
-    Only images whose name says vLLM are read (a ``python:3.11`` tag is not a vLLM version); a digest pin
-    (``@sha256:``) says nothing about the version.
+    Only images whose repository says vLLM are read (a ``python:3.11`` tag is not a vLLM version), and not
+    those whose tags count another project's releases (``nvcr.io/nvidia/vllm:25.09-py3`` is an NGC monthly
+    container, ``lmcache/vllm-openai:v0.3.9`` an LMCache release). A bare digest (``@sha256:``) says nothing;
+    with ``tag@digest`` the tag names the release the digest was taken from.
     """
-    if not image or "vllm" not in image.lower():
+    if not image or not isinstance(image, str):
         return None
     ref = image.split("@", 1)[0]
-    last = ref.rsplit("/", 1)[-1]
-    if ":" not in last:
+    repo, _, tag = ref.rpartition(":")
+    if not repo or "/" in tag:  # `registry:5000/name` has no tag
         return None
-    tag = last.split(":", 1)[1]
-    m = _TAG_VERSION_RE.search(tag)
-    if not m:
+    if "vllm" not in repo.lower():
         return None
+    m = _EMBEDDED_VERSION_RE.search(tag)
+    if m is None:
+        if _OTHER_VERSIONING_RE.search(repo):
+            return None
+        m = _TAG_VERSION_RE.match(tag)
+        if m is None:
+            return None
+        if int(m.group(1).split(".", 1)[0]) > 3:  # a date-style tag (`2024.10`) from a vendor build
+            return None
     return normalize_version(m.group(1))
 
 

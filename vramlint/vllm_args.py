@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from vramlint.versions import parse_version
+
 _DATA = "vllm_args.json"
 
 
@@ -60,18 +62,8 @@ def versions() -> list[str]:
 
 
 def _vkey(v: str) -> tuple[int, ...]:
-    out = []
-    for part in v.replace("-", ".").split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        if part.startswith("post"):
-            out.append(int(digits or 0))
-            continue
-        if not digits:
-            break
-        out.append(int(digits))
-    while len(out) < 4:
-        out.append(0)
-    return tuple(out)
+    # Something that is not a version sorts before every table version (and is said to be older).
+    return parse_version(v) or (0, 0, 0, 0)
 
 
 @lru_cache(maxsize=64)

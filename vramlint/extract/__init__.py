@@ -13,38 +13,6 @@ from typing import Any
 
 from vramlint.model import Problem, Server
 
-# `v0.6.4`, `0.8.5.post1`, `v0.10.1-cu128`, `v0.7.0rc1`; ROCm builds say `..._vllm_0.8.5_...`.
-_TAG_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|\.dev\d+)?)(?:$|[-+_])")
-_EMBEDDED_VERSION = re.compile(r"vllm[-_]v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])", re.IGNORECASE)
-# Repositories whose tags follow another project's versioning (NGC YY.MM, LMCache, Ray), not vLLM's.
-_OTHER_VERSIONING = re.compile(r"(^|/)(lmcache|nvidia/vllm|ray-llm|ray-ml|ray)(:|$|/)", re.IGNORECASE)
-
-
-def vllm_version_from_image(image: str | None) -> str | None:
-    """The vLLM version an image tag states, or None (`latest`, a digest, another project's versions)."""
-    if not image or not isinstance(image, str):
-        return None
-    if "@" in image:  # a digest pins bytes, not a version we can read
-        return None
-    repo, _, tag = image.rpartition(":")
-    if not repo or "/" in tag:  # `registry:5000/name` has no tag
-        return None
-    if "vllm" not in repo.lower():
-        return None
-    embedded = _EMBEDDED_VERSION.search(tag)
-    if embedded:
-        return embedded.group(1)
-    if _OTHER_VERSIONING.search(repo):
-        return None
-    m = _TAG_VERSION.match(tag)
-    if not m:
-        return None
-    version = m.group(1)
-    major = int(version.split(".", 1)[0])
-    if major > 3:  # a date-style tag (`25.09-py3`) from a vendor build
-        return None
-    return version
-
 
 @dataclass
 class Records:

@@ -17,10 +17,10 @@ from vramlint.cmdline import (
     Token,
     find_vllm_invocation,
     split_token,
-    version_from_image,
     yaml_token,
 )
 from vramlint.model import GpuRequest, Location, Problem, Server
+from vramlint.versions import version_from_image
 from vramlint.yamlload import join_path, key_location, value_location
 
 _COMPOSE_KEYS = {"build", "image", "command", "entrypoint", "environment", "deploy", "ports", "volumes",

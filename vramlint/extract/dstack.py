@@ -30,8 +30,8 @@ def is_dstack(doc: Any) -> bool:
 
 def extract_dstack(doc: Any) -> tuple[list[Server], list[Problem]]:
     from vramlint.cmdline import Token, find_vllm_invocation, yaml_token
-    from vramlint.extract import vllm_version_from_image
     from vramlint.extract.kubernetes import apply_invocation, scalar_text
+    from vramlint.versions import version_from_image
 
     data = doc.data
     file = doc.file
@@ -59,7 +59,7 @@ def extract_dstack(doc: Any) -> tuple[list[Server], list[Problem]]:
         server.image = image
         if image:
             server.image_location = value_location(file, data, "image", "image")
-            server.vllm_version = vllm_version_from_image(image)
+            server.vllm_version = version_from_image(image)
         server.env = {k: v for k, v in env.items() if k in env_locs}
         server.env_locations = dict(env_locs)
         apply_invocation(server, invocation)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract import vllm_version_from_image
 from vramlint.extract.kubernetes import (
     GpuRequest,
     apply_invocation,
@@ -42,6 +41,7 @@ from vramlint.extract.kubernetes import (
     tokens_from,
 )
 from vramlint.model import Location, Problem, Server
+from vramlint.versions import version_from_image
 from vramlint.yamlload import join_path, key_location, node_location, value_location
 
 _ARDGE_FLAGS = {  # vllm-helm `vllm:` key -> the flag its deployment template writes
@@ -167,7 +167,7 @@ def _set_image(server: Server, file: str, parent: Any, key: str, path: str) -> N
         server.image_location = _at(file, image, sub, join_path(path, key))
     else:
         server.image_location = _at(file, parent, key, path)
-    server.vllm_version = vllm_version_from_image(text)
+    server.vllm_version = version_from_image(text)
 
 
 def _finish(server: Server, invocation: Any, problems: list[Problem]) -> None:

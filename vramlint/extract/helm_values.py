@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract import vllm_version_from_image
 from vramlint.extract.kubernetes import (
     apply_invocation,
     gpu_from_resources,
@@ -30,6 +29,7 @@ from vramlint.extract.kubernetes import (
     tokens_from,
 )
 from vramlint.model import Location, Problem, Server
+from vramlint.versions import version_from_image
 from vramlint.yamlload import join_path, key_location, node_location, value_location
 
 # vllmConfig key -> (flag, kind): "value" passes the value; "bool" gives --flag / --no-flag.
@@ -111,7 +111,7 @@ def _model_spec(doc: Any, ses: Any, spec: Any, path: str, problems: list[Problem
         server.image = f"{repo}:{tag}" if tag else repo
         server.image_location = value_location(file, spec, "tag" if tag else "repository",
                                                join_path(path, "tag" if tag else "repository"))
-        server.vllm_version = vllm_version_from_image(server.image)
+        server.vllm_version = version_from_image(server.image)
     # Environment: servingEngineSpec.env first, then the model's (the template writes them in that order).
     read_env(file, ses, "servingEngineSpec", server)
     read_env(file, spec, path, server)
@@ -204,7 +204,7 @@ def _example_chart(doc: Any, data: Any, problems: list[Problem]) -> Server | Non
         server.image = f"{repo}:{tag}" if tag else repo
         server.image_location = value_location(file, image, "tag" if tag else "repository",
                                                join_path("image", "tag" if tag else "repository"))
-        server.vllm_version = vllm_version_from_image(server.image)
+        server.vllm_version = version_from_image(server.image)
     read_env(file, data, "", server)
     command = tokens_from(file, image, "command", "image", doc.lines)
     invocation = find_vllm_invocation(command, [], server.image, dict(server.env))

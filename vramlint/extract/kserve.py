@@ -231,11 +231,11 @@ def _place_on_isvc(server: Server, isvc: IsvcRecord, container: Any, hit: PodSpe
         server.replicas = to_int(isvc.predictor.get("minReplicas"))
     image = scalar_text(isvc.model.get("image")) if is_map(isvc.model) else None
     if image:
-        from vramlint.extract import vllm_version_from_image
+        from vramlint.versions import version_from_image
 
         server.image = image
         server.image_location = value_location(file, isvc.model, "image", join_path(mpath, "image"))
-        server.vllm_version = vllm_version_from_image(image)
+        server.vllm_version = version_from_image(image)
     if hit is not None:
         server.shm = pod_has_shm(hit.node, container) or pod_has_shm(isvc.predictor, isvc.model)
     _fix_model(server, isvc)

@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vramlint.extract import Records, vllm_version_from_image
+from vramlint.extract import Records
 from vramlint.model import GpuRequest, Location, Problem, Server
+from vramlint.versions import version_from_image
 from vramlint.yamlload import (
     MAX_DEPTH,
     MAX_NODES_WALKED,
@@ -488,7 +489,7 @@ def container_server(
     server.image = image
     if image is not None:
         server.image_location = value_location(file, container, "image", join_path(cpath, "image"))
-    server.vllm_version = vllm_version_from_image(image)
+    server.vllm_version = version_from_image(image)
     read_env(file, container, cpath, server)
     if before_invocation is not None:
         before_invocation(server)
