@@ -35,8 +35,6 @@ NOT_A_SERVER = {
     "substratusai__kubeai/charts__kubeai__values-gke.yaml": "none: profile overlay",
     "substratusai__kubeai/charts__kubeai__values.yaml": "operator chart values (images per profile), no engine",
     "InftyAI__llmaz/docs__examples__speculative-decoding__vllm__playground.yaml": "none: args from a BackendRuntime",
-    "volcano-sh__kthena/docs__kthena__docs__assets__examples__model-booster__Qwen2.5-Coder-32B-Instruct.yaml":
-        "none: backend defaults",
     "vllm-project__production-stack/helm__values.yaml": "its only modelSpec entry has enabled: false (not rendered)",
     "substratusai__kubeai/charts__models__values.yaml":
         "every catalog entry has enabled: false and all.enabled is false (the chart renders no Model)",
@@ -57,6 +55,9 @@ EXPLAINED_MISSES = {
         "custom image whose entrypoint builds the command from env MODEL: not guessed",
     "civo-learn__civo-vllm-docker/examples__k8s__helm__values.yaml":
         "custom image whose entrypoint builds the command from env MODEL: not guessed",
+    "volcano-sh__kthena/cli__kthena__helm__templates__Qwen__Qwen3-8B.yaml":
+        "model is a template expression whose default is hf://Qwen/Qwen3-8B: a values file may override it, so the "
+        "server is found with the model unknown and a note naming the default",
     "laureano-arcanio__balanced-vllm-docker/docker-compose.yml":
         "custom launcher (python /app/scripts/vllm_launcher.py) reads VLLM_* env vars: not guessed",
 }

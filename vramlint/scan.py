@@ -226,6 +226,8 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, explicit
                     server.image, server.vllm_version = None, None  # unknown until rendered, never marker text
                 if has_template_marker(server.name):
                     server.name = None
+                # notes are prose: say where a template stood rather than print the marker
+                server.notes = [re.sub("\u2983[_\u2984]*", "(template)", n) for n in server.notes]
                 server.notes.append("template syntax ({{ }}) replaced: values written as template expressions "
                                     "are unknown until rendered")
         _merge(col.records, rec)

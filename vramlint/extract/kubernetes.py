@@ -502,6 +502,8 @@ def container_server(
     invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
     if invocation is None and image is None and not command and args:
         invocation = _patch_invocation(args, server)
+    elif invocation is None and has_template_marker(image) and not command and args:
+        invocation = _templated_image_args(args, server, doc)
     elif invocation is None and image is not None and not command and args:
         invocation = _vllm_args_only(args, server)
     if invocation is None:
@@ -633,6 +635,45 @@ def _vllm_args_only(args: list[Any], server: Server) -> Any:
     if invocation is not None:
         server.notes.append(f"image {server.image} is not named like a vLLM image; its entrypoint is taken to be "
                             f"vLLM's because every argument is one of vLLM's (e.g. vLLM {accepted_by})")
+    return invocation
+
+
+_VLLM_HELPER = re.compile(r"""include\s+["'](vllm[\w-]*)\.[\w.-]+["']""")
+
+
+def _templated_image_args(args: list[Any], server: Server, doc: Any) -> Any:
+    """A template whose image is a template expression (`{{ .Values.image.repository }}:...`) and whose args
+    are a vLLM argument list: read as vLLM's (the image's entrypoint runs them) when they name `--model`, some
+    vLLM version accepts every option written, and something besides says vLLM: two vLLM-specific options, or
+    the template's own helpers are named after vLLM (`include "vllm.fullname"`: a chart named vllm)."""
+    from vramlint import vllm_args
+    from vramlint.cmdline import find_vllm_invocation, parse_vllm_args
+
+    texts = [t.text for t in args]
+    if not texts or texts[0] is None or not texts[0].startswith("--"):
+        return None
+    if not any(t is not None and (t == "--model" or t.startswith("--model=")) for t in texts):
+        return None
+    accepted_by = None
+    for version in reversed(vllm_args.versions()):
+        inv = parse_vllm_args(list(args), version=version, entry="openai.api_server")
+        if not inv.unknown_args and not inv.startup_errors:
+            accepted_by = version
+            break
+    if accepted_by is None:
+        return None
+    specific = [k for k in inv.args if k in _VLLM_SPECIFIC]
+    helper = _VLLM_HELPER.search("\n".join(doc.lines or []))
+    if len(specific) >= 2:
+        why = f"they set vLLM's {', '.join('--' + k.replace('_', '-') for k in specific[:3])}"
+    elif helper is not None:
+        why = f"the template's helpers are named after vLLM ({helper.group(0)})"
+    else:
+        return None
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    if invocation is not None:
+        server.notes.append("the image is a template expression; the container's args are read as a vLLM argument "
+                            f"list run by the image's entrypoint because every option is one of vLLM's and {why}")
     return invocation
 
 
@@ -776,6 +817,16 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         from vramlint.extract import kaito
 
         kaito.extract_kaito(doc, obj, path, records)
+        return
+    if kind == "BackendRuntime" and "llmaz" in api:
+        from vramlint.extract import llmaz
+
+        llmaz.extract_backend_runtime(doc, obj, path, records)
+        return
+    if kind == "ModelBooster" and "serving.volcano.sh" in api:
+        from vramlint.extract import kthena
+
+        kthena.extract_model_booster(doc, obj, path, records)
         return
     if kind in ("RayService", "RayCluster", "RayJob") or "ray.io" in api:
         from vramlint.extract import ray
