@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from vramlint.model import Location, Problem, ResolveOptions
+from vramlint.model import Location, Problem, ResolveOptions, TrafficProfile
 
 CONFIG_YAML_NAMES = (".vramlint.yaml", ".vramlint.yml")
 PYPROJECT = "pyproject.toml"
@@ -63,14 +63,6 @@ def format_problem(problem: Problem) -> str:
 
 
 @dataclass
-class Traffic:
-    """What the deployment is expected to serve; rules use it to suggest sizes instead of maxima."""
-
-    p99_context_tokens: int | None = None  # prompt + output tokens of the 99th-percentile request
-    peak_concurrent_requests: int | None = None
-
-
-@dataclass
 class Override:
     """Settings for the files matching ``files`` (globs relative to the configuration file's folder)."""
 
@@ -84,7 +76,7 @@ class Override:
     gpu_memory_gib: float | None = None
     vllm_version: str | None = None
     model_aliases: dict[str, str] | None = None
-    traffic: Traffic | None = None
+    traffic: TrafficProfile | None = None
     rules: dict[str, dict[str, Any]] | None = None
 
 
@@ -101,7 +93,7 @@ class Config:
     gpu_memory_gib: float | None = None
     vllm_version: str | None = None
     model_aliases: dict[str, str] = field(default_factory=dict)
-    traffic: Traffic = field(default_factory=Traffic)
+    traffic: TrafficProfile = field(default_factory=TrafficProfile)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule id or name -> {option_name: value}
     overrides: list[Override] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
@@ -164,7 +156,7 @@ class Config:
             if o.model_aliases:
                 out.model_aliases.update(o.model_aliases)
             if o.traffic is not None:
-                for f in fields(Traffic):
+                for f in fields(TrafficProfile):
                     value = getattr(o.traffic, f.name)
                     if value is not None:
                         setattr(out.traffic, f.name, value)
@@ -719,9 +711,9 @@ def _snake(key: str) -> str:
     return key.replace("-", "_")
 
 
-def _traffic(data: dict[str, Any] | None) -> Traffic:
+def _traffic(data: dict[str, Any] | None) -> TrafficProfile:
     data = data or {}
-    return Traffic(**{_snake(k): v for k, v in data.items()})
+    return TrafficProfile(**{_snake(k): v for k, v in data.items()})
 
 
 def _rule_options(data: dict[str, Any] | None) -> dict[str, dict[str, Any]]:

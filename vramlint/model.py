@@ -318,6 +318,14 @@ class ResolveOptions:
 
 
 @dataclass
+class TrafficProfile:
+    """What the deployment is expected to serve (configuration ``traffic``); rules size suggestions by it."""
+
+    p99_context_tokens: int | None = None  # prompt + output tokens of the 99th-percentile request
+    peak_concurrent_requests: int | None = None
+
+
+@dataclass
 class Assessment:
     """A server with everything resolved about it and its budget: what the rules receive."""
 

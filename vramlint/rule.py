@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from vramlint.cli import UsageError
-from vramlint.model import LEVELS, Assessment, Budget, Finding, Level, Location, Server
+from vramlint.model import LEVELS, Assessment, Budget, Finding, Level, Location, Server, TrafficProfile
 from vramlint.versions import parse_version
 
 ID_RE = re.compile(r"^[A-Z]{2,8}[0-9]{3,4}$")
@@ -125,14 +125,6 @@ def _kind_name(default: Any) -> str:
     if isinstance(default, str):
         return "a string"
     return type(default).__name__
-
-
-@dataclass
-class TrafficProfile:
-    """What the deployment's traffic looks like, from the configuration; both optional."""
-
-    p99_context_tokens: int | None = None  # prompt + output tokens of the 99th-percentile request
-    peak_concurrent_requests: int | None = None
 
 
 @dataclass

@@ -312,11 +312,10 @@ def _run_rules(assessments, rules, selection):
     import json
     from dataclasses import replace
 
-    from vramlint.rule import RuleContext, TrafficProfile, run_rules
+    from vramlint.rule import RuleContext, run_rules
 
     def context(cfg) -> RuleContext:
-        traffic = TrafficProfile(cfg.traffic.p99_context_tokens, cfg.traffic.peak_concurrent_requests)
-        return RuleContext(rule_options={k: dict(v) for k, v in cfg.rules.items()}, traffic=traffic)
+        return RuleContext(rule_options={k: dict(v) for k, v in cfg.rules.items()}, traffic=replace(cfg.traffic))
 
     # Only rules enabled for some scanned file run at all; findings are filtered per file afterwards.
     files = {a.server.file for a in assessments} or {"."}
