@@ -344,13 +344,10 @@ def test_vramlint_config_snippets_load_without_problems(tmp_path):
 
 def test_config_snippet_mistake_would_be_caught(tmp_path):
     """The loader used above does report a bad key, so the check on the snippets is not vacuous."""
-    from vramlint.config import ConfigError, load_config
+    from vramlint.config import load_config
 
     (tmp_path / ".vramlint.yaml").write_text("gpus-typo: 2\n", encoding="utf-8")
-    try:
-        _, problems = load_config(str(tmp_path / ".vramlint.yaml"), [str(tmp_path)])
-    except ConfigError as exc:
-        problems = exc.problems
+    _, problems = load_config(str(tmp_path / ".vramlint.yaml"), [str(tmp_path)])
     assert problems
 
 

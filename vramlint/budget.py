@@ -193,7 +193,7 @@ def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, eng
 # Estimates of what vLLM measures
 
 
-def padded_vocab(vocab: int, tp: int = 1) -> int:
+def padded_vocab(vocab: int) -> int:
     pad = 64
     return -(-vocab // pad) * pad if vocab else 0
 
@@ -252,7 +252,7 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     return int(sampler), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
 
 
-def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, model: ModelInfo, dp: int = 1) -> tuple[int, str]:
+def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1) -> tuple[int, str]:
     """Estimated non-torch memory vLLM counts (fitted on real start-up logs).
 
     0.05 GiB for one GPU (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S / A100 in the logs);
@@ -599,7 +599,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     ep_size = dp * tp if _truthy(args.get("enable_expert_parallel")) and model.num_experts else 0
     weights, weights_how = weights_per_rank(model, tp, pp, dtype, args, gpu=gpu, key=key, env=env, ep_size=ep_size)
     src.setdefault("weights", weights_how)
-    non_torch, nt_how = non_torch_bytes(beh, tp, pp, model, dp)
+    non_torch, nt_how = non_torch_bytes(beh, tp, pp, dp)
     src.setdefault("non_torch", "estimate: " + nt_how)
     fi_env = env.get("VLLM_USE_FLASHINFER_SAMPLER")
     if fi_env is not None:
@@ -780,7 +780,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
             needed, _ = per_request_blocks(max_model_len)
             available = num_blocks * per_block_pool if num_override else kv_bytes
             if needed > available:
-                estimated = _estimate_max_len(per_request_blocks, available, max_model_len, block_size)
+                estimated = _estimate_max_len(per_request_blocks, available, max_model_len)
                 errors.append({
                     "code": "kv-cache-below-max-model-len",
                     "message": _e4(key, max_model_len, needed, available, estimated),
@@ -863,7 +863,7 @@ def _groups(n_full: int, n_local: int) -> tuple[int, int, int]:
     return gsize, -(-n_full // gsize) if n_full else 0, -(-n_local // gsize) if n_local else 0
 
 
-def _estimate_max_len(per_request, available: float, upper: int, block_size: int) -> int:
+def _estimate_max_len(per_request, available: float, upper: int) -> int:
     """vLLM's binary search for the longest length whose KV need fits the available memory."""
     lo, hi = 0, upper
     while lo < hi:

@@ -314,7 +314,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
     word: _Word | None = None
     redirect_next = False
 
-    def finish(end: int) -> None:
+    def finish() -> None:
         nonlocal word, redirect_next
         if word is not None and (word.pieces or word.started or word.unknown):
             if redirect_next:
@@ -335,7 +335,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
         word.end = end
 
     def op(s: str, at: int) -> None:
-        finish(at)
+        finish()
         out.append(Token(s, pos.at(at, at + len(s)), op=True))
 
     def expansion(value: Any, at: int, end: int, split: bool) -> None:
@@ -356,17 +356,17 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
         parts = re.split(r"[ \t\n]+", value)
         for k, part in enumerate(parts):
             if k > 0:
-                finish(end)
+                finish()
             if part:
                 piece(part, at, end)
 
     while i < n:
         c = text[i]
         if c in " \t":
-            finish(i)
+            finish()
             i += 1
         elif c == "\n":
-            finish(i)
+            finish()
             out.append(Token(";", pos.at(i, i + 1), op=True))
             i += 1
         elif c == "#" and word is None:
@@ -430,9 +430,9 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
                 # `>&2`, `2>&1`: the fd follows directly
                 while j < n and text[j].isdigit():
                     j += 1
-                finish(i)
+                finish()
             else:
-                finish(i)
+                finish()
                 redirect_next = True
             if "<<" in target:
                 problems.append("here-document in a shell script is not read")
@@ -445,7 +445,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
         else:
             piece(c, i, i + 1)
             i += 1
-    finish(n)
+    finish()
     return out
 
 
@@ -602,7 +602,7 @@ class VllmInvocation:
     unknown_args: dict[str, Location] = field(default_factory=dict)  # flag as written -> where
     config_files: list[tuple[str, Location | None]] = field(default_factory=list)  # --config paths
     problems: list[str] = field(default_factory=list)
-    # Added beyond the team contract (defaults keep it compatible):
+    # Beyond the fields above (all with defaults, so an invocation can be built from the first ones alone):
     entrypoint: str = "serve"  # serve | openai.api_server | api_server | implied (image entrypoint)
     env: dict[str, str | None] = field(default_factory=dict)  # `FOO=1 vllm serve` assignments
     env_locations: dict[str, Location] = field(default_factory=dict)

@@ -41,14 +41,6 @@ SELECTOR_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]*$"
 OPTION_NAME_PATTERN = r"^[a-z][a-z0-9]*([-_][a-z0-9]+)*$"
 
 
-class ConfigError(Exception):
-    """The configuration could not be used; ``problems`` say where and why (exit status 2)."""
-
-    def __init__(self, problems: list[Problem]):
-        super().__init__("; ".join(format_problem(p) for p in problems))
-        self.problems = problems
-
-
 def format_problem(problem: Problem) -> str:
     where = problem.file
     if problem.line is not None:
@@ -612,7 +604,7 @@ def validate(data: Any, shown: str, positions: dict[tuple, Location], where: str
     problems: list[Problem] = []
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:
-        problems.extend(_describe(error, shown, positions, where, schema))
+        problems.extend(_describe(error, shown, positions, where))
     problems.sort(key=lambda p: (p.line or 0, p.column or 0))
     return problems
 
@@ -640,7 +632,7 @@ def _key_label(path: tuple, where: str) -> str:
     return f"'{out}'"
 
 
-def _describe(error: Any, shown: str, positions: dict[tuple, Location], where: str, schema: dict) -> list[Problem]:
+def _describe(error: Any, shown: str, positions: dict[tuple, Location], where: str) -> list[Problem]:
     path = tuple(error.absolute_path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = list(error.schema.get("properties", {}))

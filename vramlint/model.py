@@ -249,7 +249,7 @@ class ModelInfo:
     weight_bytes: int | None = None  # bytes of the checkpoint as loaded (quantization-aware), when known exactly
     weight_bytes_source: str | None = None  # "safetensors metadata" | "computed from architecture" | "catalog"
     extra: dict[str, Any] = field(default_factory=dict)
-    # Added by B1 (model knowledge); see vramlint/modelconfig.py for how each is derived.
+    # How each of these is derived from config.json: vramlint/modelconfig.py.
     model_type: str | None = None  # of the text config: "llama", "gemma3_text", "deepseek_v3", ...
     max_len_key: str | None = None  # the config key max_position_embeddings came from (vLLM's error text names it)
     attention_chunk_size: int | None = None  # Llama 4 chunked local attention ("chunked_attention" layers)

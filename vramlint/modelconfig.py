@@ -365,7 +365,7 @@ def _compressed_tensors(qc: dict, out: dict) -> None:
     out["strategy"] = strategy
 
 
-def _mla(cfg: dict, model_type: str) -> dict | None:
+def _mla(cfg: dict) -> dict | None:
     if cfg.get("kv_lora_rank") is None:
         return None
     return {
@@ -524,7 +524,7 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if moe:
         facts["moe"] = moe
     if model_type in MLA_MODEL_TYPES or tc.get("kv_lora_rank") is not None:
-        mla = _mla(tc, model_type)
+        mla = _mla(tc)
         if mla:
             facts["mla"] = mla
     if pattern and "M" in pattern:
@@ -555,8 +555,8 @@ def derived_max_model_len(facts: dict, vllm_version: str | None = None) -> int:
     """The maximum model length vLLM derives from the config (``_get_and_verify_max_len``).
 
     RoPE scaling: types other than su/longrope/llama3 multiply by ``factor``; yarn starts from
-    ``original_max_position_embeddings`` (vLLM <= 0.28; 0.31+ treats yarn as already scaled, §4 of the
-    memory notes); Gemma 3's length is already scaled. No length key at all: vLLM assumes 2048.
+    ``original_max_position_embeddings`` (vLLM <= 0.28; 0.31+ treats yarn as already scaled); Gemma 3's
+    length is already scaled. No length key at all: vLLM assumes 2048.
     """
     derived: float = facts.get("max_pos") or 2048
     if facts.get("model_max_length"):

@@ -139,7 +139,7 @@ def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None
     repo_id, revision = split_model_name(name)
     local = _local_candidate(name, base)
     if local is not None:
-        return _from_local(local, name, options, via_alias)
+        return _from_local(local, name, via_alias)
     if not _looks_like_hub_id(repo_id):
         if repo_id.startswith(("/", ".", "~")) or "/" in repo_id.strip("/") or os.sep in repo_id:
             return None, (f"local model path {name!r} does not exist here (it lives on the serving machine); "
@@ -172,7 +172,7 @@ def _local_candidate(name: str, base: Path) -> Path | None:
     return None
 
 
-def _from_local(path: Path, name: str, options: ResolveOptions, via_alias: str | None) -> tuple[ModelInfo | None, str | None]:
+def _from_local(path: Path, name: str, via_alias: str | None) -> tuple[ModelInfo | None, str | None]:
     from vramlint.modelconfig import facts_from_config, model_info_from_facts
 
     config_path = path if path.is_file() else path / "config.json"

@@ -115,7 +115,7 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
         elif not stdin_text.strip():
             col.inventory.skipped.append(Skipped(STDIN_NAME, "empty input"))
         else:
-            _scan_text(col, stdin_text, STDIN_NAME, ".", explicit=True, use_prefilter=use_prefilter)
+            _scan_text(col, stdin_text, STDIN_NAME, ".", use_prefilter=use_prefilter)
     for entry in entries:
         _scan_entry(col, entry, use_prefilter)
     _join(col)
@@ -183,11 +183,10 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
         return
     if entry.template and not entry.explicit and not _YAML_SHAPE.search(text):
         return  # a Go template partial (`define` blocks), not a YAML document
-    _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", entry.explicit, use_prefilter)
+    _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", use_prefilter)
 
 
-def _scan_text(col: _Collector, text: str, display: str, base_dir: str, explicit: bool,
-               use_prefilter: bool) -> None:
+def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     col.inventory.files_scanned += 1
     if use_prefilter and not prefilter(text):
         if "ConfigMap" in text:

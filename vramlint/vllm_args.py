@@ -42,10 +42,6 @@ class ArgSpec:
     def takes_value(self) -> bool:
         return self.action not in ("store_true", "store_false", "bool_optional", "store_const")
 
-    @property
-    def is_bool(self) -> bool:
-        return self.action in ("store_true", "store_false", "bool_optional") or self.type == "bool"
-
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:

@@ -371,7 +371,6 @@ def weight_bytes_per_rank(
     facts: dict,
     tp: int = 1,
     pp: int = 1,
-    ep: bool = False,
     dtype_bytes: float = 2,
     include_buffers: bool = True,
     counted: ParamCount | None = None,
@@ -382,8 +381,8 @@ def weight_bytes_per_rank(
 
     Column/row-parallel matrices split by ``tp``; KV projections are replicated when there are fewer KV
     heads than ranks; embeddings and lm_head are vocab-parallel (vocab padded to 64 x tp); norms, routers,
-    MLA down-projections and biases are replicated. With ``ep`` the experts split across all ``tp`` ranks
-    as whole experts (same bytes per rank as tp when experts divide evenly). Pipeline parallel divides the
+    MLA down-projections and biases are replicated. With expert parallel (``ep_size`` ranks, DP x TP) whole
+    experts spread over the ranks, each keeping its full intermediate size. Pipeline parallel divides the
     layers evenly (the first rank also holds the embedding, the last the lm_head: taken as the largest).
     """
     pc = counted or count_parameters(facts)

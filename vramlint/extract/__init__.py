@@ -37,33 +37,19 @@ def document_kind(doc: Any) -> str:
         if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
             return "list"
         return "kubernetes"
-    from vramlint.extract import dstack, helm_values
+    from vramlint.extract import compose, dstack, helm_values, vllm_config
 
     if dstack.is_dstack(doc):
         return "dstack"
     if helm_values.is_helm_values(data):
         return "helm-values"
-    compose = _ea("compose")
-    if compose is not None and compose.is_compose(doc):
+    if compose.is_compose(doc):
         return "compose"
-    vllm_config = _ea("vllm_config")
-    if vllm_config is not None and vllm_config.is_vllm_config(doc):
+    if vllm_config.is_vllm_config(doc):
         return "vllm-config"
     if isinstance(kind, str) and isinstance(data.get("spec"), dict):
         return "kubernetes"  # a manifest fragment without apiVersion (kustomize patches, chart snippets)
     return "none"
-
-
-def _ea(name: str):
-    # EA's extractors; tolerated missing so the Kubernetes side can be used while they are being written.
-    try:
-        if name == "compose":
-            from vramlint.extract import compose as module
-        else:
-            from vramlint.extract import vllm_config as module
-    except ImportError:
-        return None
-    return module
 
 
 def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
@@ -84,10 +70,14 @@ def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
         servers, problems = dstack.extract_dstack(doc)
         return Records(servers=servers, problems=problems)
     if what == "compose":
-        servers, problems = _ea("compose").extract_compose(doc, env_files_dir)
+        from vramlint.extract import compose
+
+        servers, problems = compose.extract_compose(doc, env_files_dir)
         return Records(servers=list(servers), problems=list(problems))
     if what == "vllm-config":
-        servers, problems = _ea("vllm_config").extract_vllm_config(doc)
+        from vramlint.extract import vllm_config
+
+        servers, problems = vllm_config.extract_vllm_config(doc)
         return Records(servers=list(servers), problems=list(problems))
     return Records()
 

@@ -295,7 +295,7 @@ def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
     return server
 
 
-def _isvc_only_server(isvc: IsvcRecord, records: Records) -> Server | None:
+def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
     """An InferenceService naming a vLLM runtime that is not among the scanned files."""
     from vramlint.cmdline import Token, find_vllm_invocation
 
@@ -336,7 +336,7 @@ def join(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> tuple[list[S
         if isvc.runtime is None and isvc.model_format in ("huggingface", None):
             server = _builtin_hf_server(isvc, records)
         elif isvc.runtime and "vllm" in isvc.runtime.lower():
-            server = _isvc_only_server(isvc, records)
+            server = _isvc_only_server(isvc)
         else:
             server = None
         if server is not None:
