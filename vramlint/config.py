@@ -17,7 +17,6 @@ scanned, and loading rule code it names would execute that repository's code.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -691,6 +690,8 @@ def _did_you_mean(word: str, choices: list[str]) -> str | None:
     kebab = word.replace("_", "-").lower()
     if kebab in choices:
         return kebab
+    import difflib  # only when a key is misspelt
+
     matches = difflib.get_close_matches(kebab, choices, n=1, cutoff=0.6)
     return matches[0] if matches else None
 

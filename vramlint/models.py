@@ -15,7 +15,6 @@ and revision, so the network is asked once per model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import struct
@@ -315,6 +314,8 @@ def user_cache_dir() -> Path:
 
 
 def _hub_cache_file(endpoint: str, repo_id: str, revision: str | None) -> Path:
+    import hashlib  # only when the Hub is asked: loading OpenSSL costs every run a few ms
+
     key = hashlib.sha256(f"{endpoint}\n{repo_id}\n{revision or 'main'}".encode()).hexdigest()[:32]
     return user_cache_dir() / "hub" / f"{key}.json"
 

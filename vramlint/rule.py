@@ -39,7 +39,6 @@ their directory is asked for; the built-in directory is the only one loaded by d
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import math
 import re
@@ -247,8 +246,13 @@ def load_rule_file(path: str | Path, builtin: bool = False) -> tuple[Rule | None
     """Import one rule module by path and validate it: (rule or None, problems naming the file)."""
     path = Path(path)
     shown = str(path)
-    digest = hashlib.sha1(str(path.resolve().parent).encode()).hexdigest()[:10]
-    module_name = f"vramlint.rules.{path.stem}" if builtin else f"vramlint_user_rules_{digest}.{path.stem}"
+    if builtin:
+        module_name = f"vramlint.rules.{path.stem}"
+    else:  # two folders may both hold a `my_rule.py`: the folder's digest keeps their modules apart
+        import hashlib  # only for user rule folders: OpenSSL's start-up costs every run a few ms
+
+        digest = hashlib.sha1(str(path.resolve().parent).encode()).hexdigest()[:10]
+        module_name = f"vramlint_user_rules_{digest}.{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         return None, [f"{shown}: cannot be imported as a Python module"]

@@ -14,7 +14,6 @@ malformed-suppression (see ``vramlint.meta``).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -56,6 +55,8 @@ class RuleNames:
         return self.by_key.get(written.strip().lower())
 
     def suggestion(self, written: str) -> str | None:
+        import difflib  # only for a suppression naming no rule
+
         close = difflib.get_close_matches(written.strip().lower(), list(self.by_key), n=1, cutoff=0.6)
         return self.by_key[close[0]] if close else None
 

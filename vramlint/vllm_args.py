@@ -10,7 +10,6 @@ an unknown version uses the newest table, and callers are told so.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -198,6 +197,8 @@ def closest(flag: str, version: str | None) -> str | None:
     """The known flag most like ``flag`` (for a did-you-mean), or None when nothing is close."""
     flag = normalise(flag.split("=", 1)[0])
     known = sorted(known_flags(version))
+    import difflib  # only for an unknown flag
+
     found = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
     return found[0] if found else None
 

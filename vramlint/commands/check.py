@@ -218,8 +218,6 @@ class Selection:
 
 def validate_rule_references(config, rules) -> list:
     """Problems (with file and line) for rule ids, names and options in the configuration that match nothing."""
-    import difflib
-
     from vramlint.model import Problem
     from vramlint.rule import RuleOptionError
 
@@ -233,6 +231,8 @@ def validate_rule_references(config, rules) -> list:
     def unknown(selector: str, path: tuple, what: str) -> None:
         if any(rule_matches(selector, r) for r in rules):
             return
+        import difflib  # only for a selector that matches nothing
+
         close = difflib.get_close_matches(selector.upper() if selector[:1].isupper() else selector, candidates, 1)
         hint = f"; did you mean {close[0]}?" if close else ""
         file, line, col = where(path)
@@ -419,8 +419,7 @@ def run(args: argparse.Namespace) -> int:
     failed = any(selection.fails(f) for f in findings if not f.suppressed)
     exit_status = 1 if failed else 0
 
-    from vramlint.report import Report, render, use_color
-    from vramlint.report.sarif import repository_root
+    from vramlint.report import Report, render, repository_root, use_color
 
     report = Report(
         findings=findings,

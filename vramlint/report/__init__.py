@@ -67,6 +67,18 @@ def render(fmt: str, report: Report, color: bool = False) -> str:
     return module.render(report, color=color)
 
 
+def repository_root(start: str = ".") -> str:
+    """The folder holding ``.git`` above ``start`` (SARIF URIs are relative to it for GitHub), else ``start``."""
+    current = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.abspath(start)
+        current = parent
+
+
 def plural(count: int, word: str, words: str | None = None) -> str:
     return f"{count} {word if count == 1 else (words or word + 's')}"
 

@@ -25,18 +25,6 @@ FINGERPRINT_KEY = "vramlint/v1"
 _PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
 
 
-def repository_root(start: str = ".") -> str:
-    """The folder holding ``.git`` above ``start`` (GitHub wants URIs relative to it), else ``start``."""
-    current = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return os.path.abspath(start)
-        current = parent
-
-
 def _artifact(file: str, root: str) -> dict:
     if file.startswith("<"):  # <stdin>: no file to point at; keep the name, relative to the root
         return {"uri": quote(file.strip("<>")), "uriBaseId": SRCROOT}
