@@ -437,6 +437,87 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
 # The budget
 
 
+def _parallelism_errors(model: ModelInfo, tp: int) -> list[dict]:
+    """What vLLM refuses about tensor parallel for this model: heads, and KV heads, not divisible by ``tp``."""
+    errors: list[dict] = []
+    heads = model.num_attention_heads
+    if heads and heads % tp:
+        errors.append({
+            "code": "tp-heads",
+            "message": f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).",
+            "arg": "tensor_parallel_size",
+        })
+    kvh = model.num_kv_heads
+    if kvh and not model.is_mla and tp > 1 and ((kvh >= tp and kvh % tp) or (kvh < tp and tp % kvh)):
+        errors.append({
+            "code": "tp-kv-heads",
+            "message": (f"AssertionError (vLLM's model code requires the {kvh} KV heads and tensor_parallel_size {tp} "
+                        "to divide one another; it raises without a message)"),
+            "arg": "tensor_parallel_size",
+        })
+    return errors
+
+
+def _quantization_checks(model: ModelInfo, args: dict, gpu: GpuSpec, key: versions.VersionKey,
+                         dtype: str) -> tuple[list[dict], list[str]]:
+    """(errors, notes) about the quantization method (``--quantization`` or the checkpoint's) on this GPU."""
+    errors: list[dict] = []
+    notes: list[str] = []
+    quant = (args.get("quantization") or model.quantization or "")
+    quant = str(quant).lower()
+    cc_int = gpu.compute_capability[0] * 10 + gpu.compute_capability[1]
+    if quant and args.get("quantization") and not model.quantization and quant in CHECKPOINT_ONLY_QUANT:
+        errors.append({
+            "code": "quantization-needs-checkpoint",
+            "message": f"Cannot find the config file for {quant}",
+            "arg": "quantization",
+        })
+        notes.append(f"--quantization {quant} needs a checkpoint quantized with it; {model.name} is not quantized "
+                     "(vLLM can quantize an unquantized checkpoint while loading only with fp8 or bitsandbytes)")
+    if not quant:
+        return errors, notes
+    effective = quant
+    explicit = bool(args.get("quantization"))
+    # vLLM upgrades awq/gptq checkpoints to the Marlin kernels when the GPU can run them; only an explicit
+    # marlin method fails on an older GPU.
+    min_cc = QUANT_MIN_CAPABILITY.get(effective)
+    if effective == "fp8" and versions.at_least(key, 0, 15):
+        min_cc = 75
+    if effective == "modelopt" and versions.at_least(key, 0, 33):
+        min_cc = 80
+    if effective.endswith("marlin") and not explicit:
+        min_cc = None
+    if min_cc is not None and cc_int < min_cc:
+        errors.append({
+            "code": "quantization-unsupported",
+            "message": (f"The quantization method {effective} is not supported for the current GPU. Minimum "
+                        f"capability: {min_cc}. Current capability: {cc_int}."),
+            "arg": "quantization" if explicit else "model",
+        })
+    elif effective == "fp8" and not gpu.fp8:
+        notes.append("Your GPU does not have native support for FP8 computation but FP8 quantization is being used. "
+                     "Weight-only FP8 compression will be used leveraging the Marlin kernel.")
+    if effective in FP16_ONLY_QUANT and explicit and dtype == "bfloat16" and cc_int < 80:
+        errors.append({
+            "code": "quantization-dtype",
+            "message": f"torch.bfloat16 is not supported for quantization method {effective}. Supported dtypes: [torch.float16]",
+            "arg": "dtype",
+        })
+    return errors, notes
+
+
+def _flashinfer_sampler(beh: versions.Behavior, key: versions.VersionKey, env: dict, image: str | None) -> bool:
+    """Whether the sampler in the start-up profile run is FlashInfer's (a smaller peak per logit than PyTorch's)."""
+    fi_env = env.get("VLLM_USE_FLASHINFER_SAMPLER")
+    if fi_env is not None:
+        return _truthy(fi_env)
+    if beh.engine == "v1" and versions.at_least(key, 0, 21):
+        return True
+    if beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11):
+        return bool(image) and "vllm" in str(image).lower()  # only the official image ships FlashInfer
+    return False
+
+
 def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, version: str, gpus: int,
                    image: str | None = None, sources: dict[str, str] | None = None) -> Budget:
     """The start-up memory budget of one vLLM engine on ``gpu``, per GPU (the rank that decides).
@@ -504,67 +585,16 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
             msg = f"GPU memory utilization must be less than 1.0. Got {util}."
         errors.append({"code": "utilization-out-of-range", "message": msg, "arg": "gpu_memory_utilization"})
 
-    # ---- parallelism checks
-    heads = model.num_attention_heads
-    if heads and heads % tp:
-        errors.append({
-            "code": "tp-heads",
-            "message": f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).",
-            "arg": "tensor_parallel_size",
-        })
-    kvh = model.num_kv_heads
-    if kvh and not model.is_mla and tp > 1 and ((kvh >= tp and kvh % tp) or (kvh < tp and tp % kvh)):
-        errors.append({
-            "code": "tp-kv-heads",
-            "message": (f"AssertionError (vLLM's model code requires the {kvh} KV heads and tensor_parallel_size {tp} "
-                        "to divide one another; it raises without a message)"),
-            "arg": "tensor_parallel_size",
-        })
+    errors.extend(_parallelism_errors(model, tp))
 
     # ---- dtype and quantization vs the GPU
     dtype, dtype_errors, dtype_notes = model_dtype(model, args, gpu, key)
     errors.extend(dtype_errors)
     notes.extend(dtype_notes)
     dtype_bytes = DTYPE_BYTES.get(dtype, 2)
-    quant = (args.get("quantization") or model.quantization or "")
-    quant = str(quant).lower()
-    cc_int = gpu.compute_capability[0] * 10 + gpu.compute_capability[1]
-    if quant and args.get("quantization") and not model.quantization and quant in CHECKPOINT_ONLY_QUANT:
-        errors.append({
-            "code": "quantization-needs-checkpoint",
-            "message": f"Cannot find the config file for {quant}",
-            "arg": "quantization",
-        })
-        notes.append(f"--quantization {quant} needs a checkpoint quantized with it; {model.name} is not quantized "
-                     "(vLLM can quantize an unquantized checkpoint while loading only with fp8 or bitsandbytes)")
-    if quant:
-        effective = quant
-        explicit = bool(args.get("quantization"))
-        # vLLM upgrades awq/gptq checkpoints to the Marlin kernels when the GPU can run them; only an explicit
-        # marlin method fails on an older GPU.
-        min_cc = QUANT_MIN_CAPABILITY.get(effective)
-        if effective == "fp8" and versions.at_least(key, 0, 15):
-            min_cc = 75
-        if effective == "modelopt" and versions.at_least(key, 0, 33):
-            min_cc = 80
-        if effective.endswith("marlin") and not explicit:
-            min_cc = None
-        if min_cc is not None and cc_int < min_cc:
-            errors.append({
-                "code": "quantization-unsupported",
-                "message": (f"The quantization method {effective} is not supported for the current GPU. Minimum "
-                            f"capability: {min_cc}. Current capability: {cc_int}."),
-                "arg": "quantization" if explicit else "model",
-            })
-        elif effective == "fp8" and not gpu.fp8:
-            notes.append("Your GPU does not have native support for FP8 computation but FP8 quantization is being used. "
-                         "Weight-only FP8 compression will be used leveraging the Marlin kernel.")
-        if effective in FP16_ONLY_QUANT and explicit and dtype == "bfloat16" and cc_int < 80:
-            errors.append({
-                "code": "quantization-dtype",
-                "message": f"torch.bfloat16 is not supported for quantization method {effective}. Supported dtypes: [torch.float16]",
-                "arg": "dtype",
-            })
+    quant_errors, quant_notes = _quantization_checks(model, args, gpu, key, dtype)
+    errors.extend(quant_errors)
+    notes.extend(quant_notes)
 
     # ---- KV dtype
     kv_dtype = str(_arg(args, "kv_cache_dtype", "auto")).lower()
@@ -601,15 +631,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     src.setdefault("weights", weights_how)
     non_torch, nt_how = non_torch_bytes(beh, tp, pp, dp)
     src.setdefault("non_torch", "estimate: " + nt_how)
-    fi_env = env.get("VLLM_USE_FLASHINFER_SAMPLER")
-    if fi_env is not None:
-        flashinfer = _truthy(fi_env)
-    elif beh.engine == "v1" and versions.at_least(key, 0, 21):
-        flashinfer = True
-    elif beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11):
-        flashinfer = bool(image) and "vllm" in str(image).lower()
-    else:
-        flashinfer = False
+    flashinfer = _flashinfer_sampler(beh, key, env, image)
     profile_seqs = min(max_num_seqs, mnbt)
     activation, act_how = activation_peak_bytes(model, tp, mnbt, profile_seqs, dtype_bytes, flashinfer,
                                                 dp=dp, expert_parallel=ep_size > 1)
