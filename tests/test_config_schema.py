@@ -9,12 +9,13 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from vramlint import config as cfg
+from vramlint import config_schema
 
 
 def test_shipped_schema_is_up_to_date():
     shipped = cfg.shipped_schema()
-    assert shipped == cfg.generate_schema(), (
-        "vramlint/schema/vramlint-config.schema.json is stale: run `python -m vramlint.config --write-schema`"
+    assert shipped == config_schema.generate_schema(), (
+        "vramlint/schema/vramlint-config.schema.json is stale: run `python -m vramlint.config_schema --write-schema`"
     )
 
 
@@ -23,7 +24,7 @@ def test_schema_is_a_valid_draft_2020_12_schema():
 
 
 def test_dataclass_fields_and_defaults_match_the_pydantic_model():
-    model = cfg.config_model()
+    model = config_schema.config_model()
     keys = {f.name for f in dataclasses.fields(cfg.Config) if f.name not in ("file", "root", "rules_dirs", "positions")}
     assert keys == set(model.model_fields)
     default_model = model().model_dump()
@@ -31,7 +32,7 @@ def test_dataclass_fields_and_defaults_match_the_pydantic_model():
     for key in keys:
         assert default_dataclass[key] == default_model[key], key
     override_keys = {f.name for f in dataclasses.fields(cfg.Override)}
-    assert override_keys == set(cfg._MODELS["Override"].model_fields)
+    assert override_keys == set(config_schema._MODELS["Override"].model_fields)
 
 
 VALID = [
@@ -60,7 +61,7 @@ INVALID = [
 @pytest.mark.parametrize("data", VALID, ids=lambda d: json.dumps(d)[:40])
 def test_valid_configurations_pass_schema_model_and_dataclass_alike(data):
     assert list(Draft202012Validator(cfg.shipped_schema()).iter_errors(data)) == []
-    model = cfg.config_model().model_validate(data)
+    model = config_schema.config_model().model_validate(data)
     mine = dataclasses.asdict(cfg.config_from_data(data))
     theirs = model.model_dump()
     for key, value in theirs.items():
@@ -77,4 +78,4 @@ def test_invalid_configurations_fail_schema_and_model_alike(data):
 
     assert list(Draft202012Validator(cfg.shipped_schema()).iter_errors(data)) != []
     with pytest.raises(ValidationError):
-        cfg.config_model().model_validate(data)
+        config_schema.config_model().model_validate(data)

@@ -1,0 +1,192 @@
+"""The pydantic model of a vramlint configuration file, and the JSON Schema generated from it.
+
+Only needed to regenerate ``vramlint/schema/vramlint-config.schema.json`` and by the tests that hold the
+model, the schema and :class:`vramlint.config.Config` to the same fields and defaults; a run validates a
+file against the shipped schema with jsonschema and never imports pydantic.
+
+    python -m vramlint.config_schema --write-schema
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from vramlint.config import OPTION_NAME_PATTERN, SCHEMA_ID, SCHEMA_RESOURCE, SELECTOR_PATTERN
+
+_MODELS: dict[str, Any] = {}
+
+
+def config_model() -> Any:
+    """The pydantic model of a configuration file (``[tool.vramlint]`` / ``.vramlint.yaml``)."""
+    if "Config" in _MODELS:
+        return _MODELS["Config"]
+    from typing import Annotated, Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+    def kebab(name: str) -> str:
+        return name.replace("_", "-")
+
+    base = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=True, strict=True)
+    Selector = Annotated[str, StringConstraints(pattern=SELECTOR_PATTERN)]
+    OptionName = Annotated[str, StringConstraints(pattern=OPTION_NAME_PATTERN)]
+    Severity = Literal["error", "warning", "note", "off"]
+    FailOn = Literal["error", "warning", "note", "never"]
+    Glob = Annotated[str, StringConstraints(min_length=1)]
+
+    class Traffic(BaseModel):
+        """The traffic the deployments are expected to serve."""
+
+        model_config = ConfigDict(**base, title="Traffic")
+        p99_context_tokens: int | None = Field(
+            None, ge=1, description="Prompt plus output tokens of the 99th-percentile request."
+        )
+        peak_concurrent_requests: int | None = Field(
+            None, ge=1, description="Requests served at the same time at peak, per engine replica."
+        )
+
+    descriptions = {
+        "select": "Rules to run: ids (VRL003), id prefixes (VRL0), names, or ALL. Default: every rule.",
+        "ignore": "Rules not to run: ids, id prefixes or names.",
+        "severity": "Level of a rule's findings, by rule id or name: error, warning, note, or off.",
+        "fail_on": "Lowest level that makes vramlint exit with status 1 (never: always 0).",
+        "gpu": "GPU of servers whose files do not say (a catalog name or alias: T4, A100-80GB, L40S).",
+        "gpus": "GPUs per engine replica for servers whose files do not say.",
+        "gpu_memory_gib": "Memory of a GPU that is not in the catalog, in GiB.",
+        "vllm_version": "vLLM version of servers whose image tag does not say (e.g. 0.10.1).",
+        "model_aliases": "Served model path or name -> Hugging Face id or path to a config.json.",
+        "traffic": "The traffic profile rules size their suggestions for.",
+        "rules": "Options of each rule, by rule id or name.",
+    }
+
+    class Override(BaseModel):
+        """Settings for the files matching ``files``."""
+
+        model_config = ConfigDict(**base, title="Override")
+        files: list[Glob] = Field(
+            ..., min_length=1, description="Globs, relative to the configuration file's folder."
+        )
+        select: list[Selector] | None = Field(None, description=descriptions["select"])
+        ignore: list[Selector] | None = Field(None, description=descriptions["ignore"] + " Added to the top level.")
+        severity: dict[Selector, Severity] | None = Field(None, description=descriptions["severity"])
+        fail_on: FailOn | None = Field(None, description=descriptions["fail_on"])
+        gpu: str | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
+        gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
+        vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])
+        model_aliases: dict[str, str] | None = Field(None, description=descriptions["model_aliases"])
+        traffic: Traffic | None = Field(None, description=descriptions["traffic"])
+        rules: dict[Selector, dict[OptionName, Any]] | None = Field(None, description=descriptions["rules"])
+
+    class Config(BaseModel):
+        """vramlint configuration: [tool.vramlint] in pyproject.toml, or .vramlint.yaml."""
+
+        model_config = ConfigDict(**base, title="vramlint configuration")
+        select: list[Selector] | None = Field(None, description=descriptions["select"])
+        ignore: list[Selector] = Field(default_factory=list, description=descriptions["ignore"])
+        severity: dict[Selector, Severity] = Field(default_factory=dict, description=descriptions["severity"])
+        fail_on: FailOn = Field("error", description=descriptions["fail_on"])
+        gpu: str | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
+        gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
+        vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])
+        model_aliases: dict[str, str] = Field(default_factory=dict, description=descriptions["model_aliases"])
+        traffic: Traffic = Field(default_factory=Traffic, description=descriptions["traffic"])
+        rules: dict[Selector, dict[OptionName, Any]] = Field(
+            default_factory=dict, description=descriptions["rules"]
+        )
+        overrides: list[Override] = Field(
+            default_factory=list, description="Per-path settings; later entries win over earlier ones."
+        )
+        exclude: list[Glob] = Field(
+            default_factory=list, description="Globs of files and folders not to scan (relative to this file)."
+        )
+        offline: bool = Field(False, description="Never ask the Hugging Face Hub (also: HF_HUB_OFFLINE=1).")
+        render_helm: bool = Field(
+            False, description="Render Helm charts with Helm (helm-python-sdk or a helm binary on PATH) when "
+            "available; without either, charts are evaluated without Helm."
+        )
+        helm_values: list[Glob] = Field(
+            default_factory=list, description="Values files applied to every scanned Helm chart, in order, as "
+            "helm's -f (relative to this file; --values files come after them)."
+        )
+
+    _MODELS.update(Config=Config, Override=Override, Traffic=Traffic)
+    return Config
+
+
+def generate_schema() -> dict[str, Any]:
+    """The JSON Schema of a configuration file, generated from :func:`config_model`."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class FileSchema(GenerateJsonSchema):
+        # In a file a key is either written with a value or left out; `null` is never a useful value.
+        def nullable_schema(self, schema):  # noqa: ANN001 - pydantic's signature
+            return self.generate_inner(schema["schema"])
+
+    schema = config_model().model_json_schema(by_alias=True, schema_generator=FileSchema)
+    schema = _tidy_schema(schema)
+    out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID}
+    out.update(schema)
+    return out
+
+
+def _tidy_schema(node: Any, top: bool = True) -> Any:
+    if isinstance(node, list):
+        return [_tidy_schema(v, False) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "title" and not top and isinstance(value, str):
+            continue  # pydantic's titles ("Fail-On") only repeat the key
+        if key == "default" and value is None:
+            continue
+        out[key] = _tidy_schema(value, False) if key not in ("properties", "$defs") else {
+            k: _tidy_schema(v, False) for k, v in value.items()
+        }
+    # pydantic writes constrained dict keys as patternProperties, which lets a non-matching key through;
+    # propertyNames rejects it.
+    pattern_props = out.get("patternProperties")
+    if isinstance(pattern_props, dict) and len(pattern_props) == 1 and out.get("type") == "object":
+        (pattern, value_schema), = pattern_props.items()
+        del out["patternProperties"]
+        out["propertyNames"] = {"pattern": pattern}
+        out["additionalProperties"] = value_schema
+    if top and "$defs" in out:
+        out["$defs"] = {k: _tidy_def(v) for k, v in out["$defs"].items()}
+    return out
+
+
+def _tidy_def(node: dict) -> dict:
+    tidy = _tidy_schema(node, top=False)
+    if "title" in node:
+        tidy = {"title": node["title"], **tidy}
+    return tidy
+
+
+def schema_text() -> str:
+    return json.dumps(generate_schema(), indent=2, sort_keys=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vramlint.config_schema --write-schema`` regenerates the shipped schema file."""
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    text = schema_text()
+    if argv == ["--write-schema"]:
+        from pathlib import Path
+
+        target = Path(__file__).parent / SCHEMA_RESOURCE[0] / SCHEMA_RESOURCE[1]
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target}")
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
