@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from vramlint.model import Location
-from vramlint.versions import parse_version, version_from_image
+from vramlint.versions import normalize_version, parse_version, version_from_image
 
 # --------------------------------------------------------------------------------------------------------------
 # Tokens
@@ -1038,10 +1041,46 @@ def _option_like(t: Token) -> bool:
     return t.text is not None and t.text.startswith("-") and len(t.text) > 1 and not _is_number(t.text)
 
 
+# The vLLM version the user configured (`vllm-version`, per-path `overrides`, `--vllm-version`) for command lines
+# whose image tag does not say one, as a function of the file the command line was written in. `vramlint.scan`
+# sets it for the duration of a scan, so every extractor reads command lines with it without passing it along.
+_CONFIGURED_VERSION: ContextVar[Callable[[str | None], str | None] | None] = ContextVar(
+    "vramlint_configured_vllm_version", default=None)
+
+
+@contextmanager
+def configured_vllm_version(version: str | Callable[[str | None], str | None] | None) -> Iterator[None]:
+    """Within the block, argument lists with no version of their own are read as ``version`` (a version, or a
+    function from the file a command line is in to the version configured for it; None: the newest table)."""
+    if version is None:
+        yield
+        return
+    resolver = version if callable(version) else (lambda _file: version)
+    token = _CONFIGURED_VERSION.set(resolver)
+    try:
+        yield
+    finally:
+        _CONFIGURED_VERSION.reset(token)
+
+
+def configured_version_for(tokens: list[Token]) -> str | None:
+    """The configured vLLM version for the file ``tokens`` were written in (None when nothing is configured)."""
+    resolver = _CONFIGURED_VERSION.get()
+    if resolver is None:
+        return None
+    file = next((t.location.file for t in tokens if t.location is not None and t.location.file), None)
+    return normalize_version(resolver(file))
+
+
 def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str = "serve") -> VllmInvocation:
-    """Read a vLLM argument list (what follows `vllm serve`) as the vLLM version's parser would."""
+    """Read a vLLM argument list (what follows `vllm serve`) as the vLLM version's parser would.
+
+    ``version`` is the one the image tag (or the extractor) says; without it, the version configured for the
+    file (:func:`configured_vllm_version`), else the newest argument table.
+    """
     from vramlint import vllm_args
 
+    version = version or configured_version_for(tokens)
     table_version, table_note = vllm_args.table_version(version)
     inv = VllmInvocation(entrypoint=entry, version_table=table_version, version_note=table_note)
     feats = vllm_args.features(table_version)

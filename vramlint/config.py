@@ -174,6 +174,10 @@ class Config:
             base_dir=self.root,
         )
 
+    def vllm_version_for(self, file: str | None = None) -> str | None:
+        """The vLLM version configured for servers in ``file`` whose image tag does not say one."""
+        return (self.for_file(file) if file else self).vllm_version
+
     def exclude_patterns(self) -> list[str]:
         """``exclude`` globs rewritten relative to the current folder, as the file discovery matches them."""
         out = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from vramlint.discover import FileEntry, discover
@@ -98,12 +99,24 @@ class _Collector:
 
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
          use_prefilter: bool = True, values_files: list[str] | tuple[str, ...] = (),
-         render_helm: bool = False) -> Inventory:
+         render_helm: bool = False, vllm_version: str | Callable[[str | None], str | None] | None = None) -> Inventory:
     """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``).
 
     Files of a Helm chart (templates, values, overlays) are linted through the chart (`vramlint.helm`), with
     ``values_files`` as `-f` overlays and Helm rendering when ``render_helm`` and Helm is available.
+    ``vllm_version``: the vLLM version configured for servers whose image tag does not say one (or a function
+    from a file, as displayed, to it): their command lines are read with that version's arguments.
     """
+    if vllm_version is None:
+        return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
+    from vramlint.cmdline import configured_vllm_version
+
+    with configured_vllm_version(vllm_version):
+        return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
+
+
+def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: str | None, use_prefilter: bool,
+          values_files: list[str] | tuple[str, ...], render_helm: bool) -> Inventory:
     col = _Collector()
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, exclude)

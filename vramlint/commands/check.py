@@ -376,7 +376,8 @@ def run(args: argparse.Namespace) -> int:
     stdin_text = sys.stdin.read() if "-" in paths else None
     check_values_files(config.helm_values)
     inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
-                     values_files=config.helm_values, render_helm=config.render_helm)
+                     values_files=config.helm_values, render_helm=config.render_helm,
+                     vllm_version=config.vllm_version_for)
     print_scan_notes(inventory)
     assessments = _assess_all(inventory.servers, config)
     selection = Selection(config, rules)

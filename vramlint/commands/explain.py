@@ -81,8 +81,11 @@ def _options(args: argparse.Namespace, scan_paths: list[str]):
     return options
 
 
-def server_from_command_line(words: list[str]):
-    """A :class:`Server` for a pasted ``vllm serve MODEL ARGS...`` command line (None if it runs no vLLM server)."""
+def server_from_command_line(words: list[str], version: str | None = None):
+    """A :class:`Server` for a pasted ``vllm serve MODEL ARGS...`` command line (None if it runs no vLLM server).
+
+    ``version``: the vLLM version to read its arguments with (--vllm-version / configuration; default the newest).
+    """
     from vramlint.cmdline import Token, find_vllm_invocation
     from vramlint.model import Location, Server
 
@@ -92,7 +95,7 @@ def server_from_command_line(words: list[str]):
     for w in words:
         tokens.append(Token(w, Location(file, 1, column)))
         column += len(w) + 1
-    inv = find_vllm_invocation(tokens, [], None, {})
+    inv = find_vllm_invocation(tokens, [], None, {}, version=version)
     if inv is None:
         return None
     server = Server(file=file, location=Location(file, 1, 1), source_format="command-line", model=inv.model,
@@ -112,11 +115,11 @@ def run(args: argparse.Namespace) -> int:
 
     paths = list(args.paths)
     if _is_command_line(paths):
-        server = server_from_command_line(paths)
+        options = _options(args, ["."])
+        server = server_from_command_line(paths, version=options.vllm_version)
         if server is None:
             raise UsageError("the command line after '--' does not run a vLLM server (expected `vllm serve MODEL ...`)")
         inventory = Inventory(servers=[server], files_scanned=0)
-        options = _options(args, ["."])
     else:
         from vramlint.scan import scan
 
@@ -127,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         stdin_text = sys.stdin.read() if "-" in paths else None
         inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text,
                          values_files=getattr(args, "helm_values", None) or [],
-                         render_helm=getattr(args, "helm_render", False))
+                         render_helm=getattr(args, "helm_render", False), vllm_version=options.vllm_version)
         for note in inventory.notes:
             print(f"vramlint: note: {note}", file=sys.stderr)
     assessments = assess(inventory.servers, options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,9 +26,10 @@ def run(args: argparse.Namespace) -> int:
         from vramlint.cli import UsageError
 
         raise UsageError("'-' (standard input) can be given only once")
-    values, render = _helm_settings(args, paths)
+    values, render, vllm_version = _settings(args, paths)
     stdin_text = sys.stdin.read() if "-" in paths else None
-    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, values_files=values, render_helm=render)
+    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, values_files=values, render_helm=render,
+                     vllm_version=vllm_version)
     if args.format == "json":
         import json
 
@@ -38,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _helm_settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool]:
-    """`--values`/`--render-helm` over the configuration file's `helm-values`/`render-helm`."""
+def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool, Any]:
+    """`--values`/`--render-helm` over the configuration file's `helm-values`/`render-helm`, and the vLLM version
+    it sets per file (command lines are read with that version's arguments, as `check` reads them)."""
     from vramlint.cli import UsageError
     from vramlint.commands.check import helm_settings
     from vramlint.config import format_problem, load_config
@@ -47,7 +50,7 @@ def _helm_settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str
     config, problems = load_config(None, [p for p in paths if p != "-"] or ["."])
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
-    return helm_settings(args, config)
+    return (*helm_settings(args, config), config.vllm_version_for)
 
 
 def _cell(value: object) -> str:
