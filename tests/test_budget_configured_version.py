@@ -125,3 +125,26 @@ def test_explain_command_line_is_read_with_the_given_version(repo, capsys):
     assert "--use-v2-block-manager" in json.loads(capsys.readouterr().out)["servers"][0]["unknown_args"]
     assert main(argv + ["--vllm-version", "0.8.5"] + words) == 0
     assert json.loads(capsys.readouterr().out)["servers"][0]["unknown_args"] == {}
+
+
+@pytest.mark.parametrize(("flag", "config", "expected"), [
+    (None, None, "(default)"),
+    ("0.8.5", None, "(--vllm-version)"),
+    (None, "vllm-version: 0.8.5\n", "(configuration (.vramlint.yaml))"),
+    ("0.9.2", "vllm-version: 0.8.5\n", "vLLM 0.9.2 (--vllm-version)"),
+])
+def test_explain_says_where_the_version_came_from(repo, capsys, flag, config, expected):
+    (repo / "deploy" / "chat.yaml").write_text(OLD_FLAG_DEPLOYMENT.format(image="vllm/vllm-openai:latest"))
+    if config:
+        (repo / ".vramlint.yaml").write_text(config)
+    argv = ["explain", "deploy", "--offline"] + (["--vllm-version", flag] if flag else [])
+    assert main(argv) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert expected in header
+
+
+def test_explain_says_image_tag(repo, capsys):
+    (repo / "deploy" / "chat.yaml").write_text(OLD_FLAG_DEPLOYMENT.format(image="vllm/vllm-openai:v0.9.2"))
+    (repo / ".vramlint.yaml").write_text("vllm-version: 0.8.5\n")
+    assert main(["explain", "deploy", "--offline"]) == 0
+    assert "vLLM 0.9.2 (image tag)" in capsys.readouterr().out

@@ -27,7 +27,7 @@ def test_text_has_bar_numbers_and_sources(capsys):
                     "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
     assert code == 0
     assert "[W" in out and "KV cache" in out and "headroom" in out
-    assert "configuration (--vllm-version)" in out
+    assert "vLLM 0.11.0 (--vllm-version)" in out and "vllm_version: --vllm-version" in out
 
 
 def test_unresolved_gpu_gives_null_budget(capsys):

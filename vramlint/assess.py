@@ -33,13 +33,13 @@ def _resolve_model(name: str, options: ResolveOptions) -> tuple[ModelInfo | None
 
 
 def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
-    """(version, where it came from): image tag, configuration / --vllm-version, or the documented default."""
+    """(version, where it came from): image tag, --vllm-version / the configuration file, or the default."""
     tagged = versions.normalize_version(server.vllm_version) or versions.version_from_image(server.image)
     if tagged:
         return tagged, f"image tag ({server.image})" if server.image else "image tag"
     configured = versions.normalize_version(options.vllm_version)
     if configured:
-        return configured, "configuration (--vllm-version)"
+        return configured, options.vllm_version_source or "configuration"
     why = f"default (vLLM {versions.DEFAULT_VERSION}"
     if server.image:
         why += f"; the image tag of {server.image} names no version"
@@ -148,7 +148,9 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
         a.model = model
         a.gpu = gpu
         a.vllm_version = version
-        a.version_source = version_source.split(" (")[0]
+        # the kind of source ("image tag" | "configuration" | "default"); the budget's sources say which flag or file
+        a.version_source = "configuration" if version_source.startswith(("configuration", "--")) \
+            else version_source.split(" (")[0]
         tp = _int(server.args.get("tensor_parallel_size")) or 1
         pp = _int(server.args.get("pipeline_parallel_size")) or 1
         a.gpu_count = count or tp * pp

@@ -98,6 +98,7 @@ class Config:
     root: str = "."  # folder that globs, aliases and local paths in the file are relative to
     rules_dirs: list[str] = field(default_factory=list)  # --rules-dir (command line only)
     positions: dict[tuple, Location] = field(default_factory=dict, repr=False)
+    from_flags: set[str] = field(default_factory=set)  # keys (snake_case) that command-line flags set
 
     def location_of(self, path: tuple) -> Location | None:
         """Where the key at ``path`` (e.g. ``("rules", "VRL003", "max_weights_share")``) was written.
@@ -169,6 +170,7 @@ class Config:
             default_gpu_count=cfg.gpus,
             gpu_memory_gib=cfg.gpu_memory_gib,
             vllm_version=cfg.vllm_version,
+            vllm_version_source=self.vllm_version_source(file) if cfg.vllm_version else None,
             model_aliases=aliases,
             allow_network=allow_network,
             base_dir=self.root,
@@ -177,6 +179,14 @@ class Config:
     def vllm_version_for(self, file: str | None = None) -> str | None:
         """The vLLM version configured for servers in ``file`` whose image tag does not say one."""
         return (self.for_file(file) if file else self).vllm_version
+
+    def vllm_version_source(self, file: str | None = None) -> str:
+        """Where the version :meth:`vllm_version_for` gives was set: an override, the flag, or the file."""
+        if file and any(o.vllm_version is not None for o in self.overrides_for(file)):
+            return f"configuration ({self.file} overrides)"
+        if "vllm_version" in self.from_flags:
+            return "--vllm-version"
+        return f"configuration ({self.file})" if self.file else "configuration"
 
     def exclude_patterns(self) -> list[str]:
         """``exclude`` globs rewritten relative to the current folder, as the file discovery matches them."""
@@ -754,7 +764,8 @@ def apply_flags(config: Config, args: Any) -> Config:
 
     ``--select`` replaces the file's list; ``--ignore`` and ``--exclude`` add to the file's lists.
     """
-    out = replace(config, ignore=list(config.ignore), exclude=list(config.exclude), rules_dirs=list(config.rules_dirs))
+    out = replace(config, ignore=list(config.ignore), exclude=list(config.exclude), rules_dirs=list(config.rules_dirs),
+                  from_flags=set(config.from_flags))
     select = _split_list(getattr(args, "select", None))
     if select:
         out.select = select
@@ -769,6 +780,7 @@ def apply_flags(config: Config, args: Any) -> Config:
         out.gpu_memory_gib = args.gpu_memory_gib
     if getattr(args, "vllm_version", None):
         out.vllm_version = args.vllm_version
+        out.from_flags.add("vllm_version")
     if getattr(args, "offline", False):
         out.offline = True
     out.exclude.extend(getattr(args, "exclude", None) or [])

@@ -311,6 +311,7 @@ class ResolveOptions:
     default_gpu_count: int | None = None  # --gpus
     gpu_memory_gib: float | None = None  # --gpu-memory-gib: a GPU that is not in the catalog
     vllm_version: str | None = None  # --vllm-version: servers whose image tag does not say
+    vllm_version_source: str | None = None  # where vllm_version was set: "--vllm-version", "configuration (FILE)"
     model_aliases: dict[str, str] = field(default_factory=dict)  # served name/path -> Hub id or path to config.json
     allow_network: bool = True  # the Hub, when HF_HUB_OFFLINE is not set and --offline was not given
     hub_timeout_s: float = 10.0

@@ -76,6 +76,7 @@ def _options(args: argparse.Namespace, scan_paths: list[str]):
         if normalize_version(args.vllm_version) is None:
             raise UsageError(f"--vllm-version {args.vllm_version!r} is not a vLLM version (e.g. 0.6.4, v0.10.1.1)")
         options.vllm_version = args.vllm_version
+        options.vllm_version_source = "--vllm-version"
     if args.offline:
         options.allow_network = False
     return options
@@ -160,6 +161,13 @@ def _bar(b) -> str:
     return "[" + used + "." * (BAR_WIDTH - len(used)) + "]"
 
 
+def _version_origin(assessment) -> str:
+    """Where the vLLM version came from: image tag, --vllm-version, configuration (FILE) or default."""
+    if assessment.version_source == "configuration" and assessment.budget is not None:
+        return assessment.budget.sources.get("vllm_version") or "configuration"
+    return assessment.version_source or "default"
+
+
 def render_text(assessments, inventory=None) -> str:
     lines: list[str] = []
     for a in assessments:
@@ -173,7 +181,7 @@ def render_text(assessments, inventory=None) -> str:
             lines.append("")
             continue
         src = b.sources
-        lines.append(f"  {s.model} on {b.gpus} x {b.gpu}, vLLM {b.vllm_version} ({a.version_source}), engine {b.engine}")
+        lines.append(f"  {s.model} on {b.gpus} x {b.gpu}, vLLM {b.vllm_version} ({_version_origin(a)}), engine {b.engine}")
         lines.append(f"  {_bar(b)}  W weights  n non-torch  a activations  g CUDA graphs  K KV cache  . headroom")
         headroom = b.total_gib - b.usable_gib
         rows = [
