@@ -128,6 +128,16 @@ def instance_fraction(name: str) -> float | None:
     return hit[2] if hit else None
 
 
+def instance_memory_gib(name: str) -> float | None:
+    """The GPU memory of an instance that gets part of one GPU (Azure NVads A10 v5: 1/6, 1/3, 1/2 of an A10): that
+    share of the whole GPU's total, in GiB. None for instances with whole GPUs and for unknown instance types."""
+    hit = _catalog()["instances"].get((name or "").strip().lower())
+    if not hit or hit[2] >= 1.0:
+        return None
+    spec = _catalog()["specs"].get(hit[0])
+    return round(spec.total_gib * hit[2], 2) if spec else None
+
+
 def mig_profile(resource: str) -> tuple[str | None, float] | None:
     """GPU and GiB of a MIG resource or profile: "nvidia.com/mig-3g.40gb" -> (None, 39.58); "1g.23gb" -> ("B200", 22.0).
 

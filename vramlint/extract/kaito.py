@@ -18,6 +18,7 @@ from vramlint.extract.kubernetes import (
     VolumeRef,
     is_map,
     object_context,
+    resolve_instance_memory,
     resolve_instance_type,
     resolve_mig,
     scalar_text,
@@ -133,8 +134,10 @@ def _gpu(file: str, body: Any, bpath: str) -> GpuRequest | None:
     if found is None:
         return GpuRequest(evidence=f"resource.instanceType {instance} (not a VM size vramlint knows)", location=loc)
     gpu_type, count = found
-    return GpuRequest(type=gpu_type, count=count, evidence=f"resource.instanceType {instance} ({count} x {gpu_type})",
-                      location=loc, count_location=loc)
+    share = resolve_instance_memory(instance)
+    what = f"part of one {gpu_type}: {share:g} GiB" if share is not None else f"{count} x {gpu_type}"
+    return GpuRequest(type=gpu_type, count=count, evidence=f"resource.instanceType {instance} ({what})",
+                      location=loc, count_location=loc, memory_gib=share)
 
 
 def apply_inference_config(server: Server, doc: Any, cm: Any) -> None:

@@ -174,6 +174,17 @@ def resolve_instance_type(name: str) -> tuple[str, int] | None:
         return None
 
 
+def resolve_instance_memory(name: str) -> float | None:
+    """GiB of the GPU share a partial-GPU instance gets (Azure NVads A10 v5), None for whole GPUs."""
+    gpus = _gpus_module()
+    if gpus is None or not name:
+        return None
+    try:
+        return gpus.instance_memory_gib(name)
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def resolve_mig(resource: str) -> tuple[str | None, float] | None:
     gpus = _gpus_module()
     if gpus is None:
@@ -250,9 +261,12 @@ def gpu_from_scheduling(file: str, podspec: Any, path: str) -> GpuRequest | None
                     continue
                 loc = value_location(file, selector, key, join_path(join_path(path, "nodeSelector"), key))
                 evidence = f"nodeSelector {key}: {value}"
-                if per_node:
+                share = resolve_instance_memory(value) if key.endswith("instance-type") else None
+                if share is not None:
+                    evidence += f" (part of one {gpu_type}: {share:g} GiB)"
+                elif per_node:
                     evidence += f" ({per_node} x {gpu_type} per node)"
-                return GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=vendor)
+                return GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=vendor, memory_gib=share)
     affinity = podspec.get("affinity")
     node_aff = affinity.get("nodeAffinity") if is_map(affinity) else None
     required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if is_map(node_aff) else None
@@ -285,13 +299,20 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
             types = {h[0] for h in hints}
             epath = join_path(join_path(join_path(join_path(tpath, ti), "matchExpressions"), ei), "values")
             loc = value_location(file, expr["values"], 0, join_path(epath, 0))
+            share = None
             if len(types) == 1 and None not in types:
                 gpu_type = hints[0][0]
                 evidence = f"node affinity {key} In [{', '.join(values)}]"
+                if key.endswith("instance-type"):
+                    # partial-GPU sizes: the smallest share any of the sizes gets (never budget more than it has)
+                    shares = [resolve_instance_memory(v) for v in values]
+                    if any(x is not None for x in shares):
+                        share = min(x for x in shares if x is not None)
+                        evidence += f" (part of one {gpu_type}: {share:g} GiB)"
             else:
                 gpu_type = None
                 evidence = f"node affinity {key} In [{', '.join(values)}] (several GPU models; which one is not known)"
-            return GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=hints[0][2])
+            return GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=hints[0][2], memory_gib=share)
     return None
 
 
@@ -311,7 +332,7 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
         location=scheduling.location if scheduling.type and not resources.type else resources.location,
         vendor=resources.vendor if resources.vendor != "nvidia" else scheduling.vendor,
         mig_profile=resources.mig_profile,
-        memory_gib=resources.memory_gib,
+        memory_gib=resources.memory_gib if resources.memory_gib is not None else scheduling.memory_gib,
         shared_key=resources.shared_key,
         count_location=resources.count_location,
     )
