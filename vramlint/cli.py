@@ -2,7 +2,7 @@
 
 Exit-code contract (stable, relied on by the GitHub Action and pre-commit):
 0 the run completed and nothing reached ``--fail-on``; 1 findings at or above ``--fail-on``;
-2 usage error or internal failure.
+2 usage error or internal failure; 130 interrupted (Ctrl-C), as shells report a process stopped by SIGINT.
 """
 
 from __future__ import annotations
@@ -47,16 +47,19 @@ def main(argv: list[str] | None = None) -> int:
         argv.insert(0, "check")
     if not argv:
         argv = ["check", "."]
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    module = importlib.import_module(f"vramlint.commands.{args.command}")
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        # argparse drops `--`; `vramlint explain --` with nothing after it must not scan "." instead
+        args.dashdash = "--" in argv
+        module = importlib.import_module(f"vramlint.commands.{args.command}")
         return module.run(args)
     except UsageError as exc:
         print(f"vramlint: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 2
+        print("vramlint: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - the exit-code contract says 2 for an internal failure

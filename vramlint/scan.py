@@ -121,6 +121,7 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, exclude)
     col.inventory.skipped.extend(found.skipped)
+    _say_empty_folders(col, file_paths, found)
     entries = _helm_charts(col, found.files, values_files, render_helm)
     if "-" in paths:
         if stdin_text is None:
@@ -136,6 +137,21 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
     inv.servers.sort(key=lambda s: (s.file, s.location.line, s.location.column))
     inv.problems.sort(key=lambda p: (p.file, p.line or 0, p.column or 0))
     return inv
+
+
+def _say_empty_folders(col: _Collector, paths: list[str], found: Any) -> None:
+    """A folder named on the command line with no YAML file in it is said (a wrong folder is the likely cause)."""
+    from vramlint.discover import display_path
+
+    for path in paths:
+        if not os.path.isdir(path):
+            continue
+        prefix, shown = os.path.join(path, ""), display_path(path)
+        if any(e.path.startswith(prefix) for e in found.files) or any(
+                shown == "." or s.file.startswith(shown + "/") for s in found.skipped):
+            continue
+        col.inventory.notes.append(f"{shown}: no YAML file in this folder or below it (vramlint reads "
+                                   "*.yaml and *.yml files in folders; name other files explicitly)")
 
 
 def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, render: bool) -> list[FileEntry]:

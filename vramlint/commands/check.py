@@ -102,10 +102,81 @@ def check_values_files(files) -> None:  # noqa: ANN001
             raise UsageError(f"--values {path}: no such file")
 
 
+def check_paths(paths: list[str]) -> None:
+    """A path named on the command line that does not exist is a usage error (a typo in a CI path must not
+    pass as "nothing found"); pre-commit only passes files that exist."""
+    import os
+
+    from vramlint.cli import UsageError
+
+    if paths.count("-") > 1:
+        raise UsageError("'-' (standard input) can be given only once")
+    for path in paths:
+        if path == "-" or os.path.exists(path):
+            continue
+        if os.path.islink(path):
+            raise UsageError(f"{path}: broken symbolic link (it points to {os.readlink(path)}, which does not exist)")
+        raise UsageError(f"{path}: no such file or directory{_did_you_mean_path(path)}")
+
+
+def _did_you_mean_path(path: str) -> str:
+    import difflib
+    import os
+
+    trimmed = path.rstrip("/\\") or path
+    parent, name = os.path.split(trimmed)
+    try:
+        siblings = os.listdir(parent or ".")
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(name, siblings, n=1, cutoff=0.7)
+    if not close:
+        return ""
+    suggestion = os.path.join(parent, close[0]) + ("/" if path.endswith(("/", "\\")) else "")
+    return f" (did you mean {suggestion}?)"
+
+
+def read_stdin(paths: list[str]) -> str | None:
+    """Standard input's text when `-` is among the paths. Empty input is an error: `helm template ... |
+    vramlint check -` whose first command failed must not pass as "nothing found"."""
+    if "-" not in paths:
+        return None
+    from vramlint.cli import UsageError
+
+    text = sys.stdin.read()
+    if not text.strip():
+        raise UsageError("standard input ('-') is empty: nothing to lint. If a command is piped in "
+                         "(`helm template ... | vramlint check -`), check that it succeeded")
+    return text
+
+
 def print_scan_notes(inventory) -> None:  # noqa: ANN001
     """Notes said once per run (Helm rendering skipped, template text in a file), on standard error."""
     for note in inventory.notes:
         print(f"vramlint: note: {note}", file=sys.stderr)
+    for skipped in inventory.skipped:
+        print(f"vramlint: note: {skipped.file}: skipped ({skipped.reason})", file=sys.stderr)
+
+
+# Why a file was not read, when it may hold servers that then go unchecked (reported as input errors, which
+# fail the run as ruff's E902 does); an empty file, a binary file or a symbolic link loop hides nothing.
+_UNREADABLE = ("permission denied", "cannot read", "not UTF-8", "cannot list directory")
+
+
+def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
+    """Move the files that could not be read from `skipped` to `problems` (VRL102), naming the fix."""
+    from vramlint.model import Problem
+
+    kept = []
+    for skipped in inventory.skipped:
+        if skipped.reason.startswith(_UNREADABLE):
+            inventory.problems.append(Problem(
+                skipped.file, None, None,
+                f"{skipped.reason}: the file was not read, so any vLLM server in it is not checked "
+                "(make it readable as UTF-8 text, or leave it out with --exclude)"))
+        else:
+            kept.append(skipped)
+    inventory.skipped = kept
 
 
 def _positive_int(text: str) -> int:
@@ -122,10 +193,21 @@ def _positive_int(text: str) -> int:
 # The run (everything below imports lazily: `add_arguments` runs for every command)
 
 
+def _format_of(file: str | None) -> str:
+    """The format of an --output-file given without --output-format: its extension says (x.sarif), else text."""
+    suffix = (file or "").rsplit(".", 1)[-1].lower()
+    return {"sarif": "sarif", "json": "json", "md": "markdown"}.get(suffix, "text")
+
+
 def _outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    import os
+
     from vramlint.cli import UsageError
 
-    pairs = [(fmt or "text", file) for fmt, file in (args.outputs or [])] or [("text", None)]
+    pairs = [(fmt or _format_of(file), file) for fmt, file in (args.outputs or [])] or [("text", None)]
+    for fmt, file in pairs:
+        if file not in (None, "-") and os.path.isdir(file):
+            raise UsageError(f"--output-file {file}: is a folder; name the file to write the {fmt} report to")
     to_stdout = [fmt for fmt, file in pairs if file in (None, "-")]
     if len(to_stdout) > 1:
         raise UsageError(
@@ -216,6 +298,19 @@ class Selection:
         return LEVEL_RANK.get(finding.level, 0) >= LEVEL_RANK[fail_on]
 
 
+COMMAND_LINE = "(command line)"
+
+
+def print_configuration_problems(problems) -> None:  # noqa: ANN001
+    from vramlint.config import format_problem
+
+    for problem in problems:
+        if problem.file == COMMAND_LINE:
+            print(f"vramlint: error: {problem.message}", file=sys.stderr)
+        else:
+            print(f"vramlint: configuration error: {format_problem(problem)}", file=sys.stderr)
+
+
 def validate_rule_references(config, rules) -> list:
     """Problems (with file and line) for rule ids, names and options in the configuration that match nothing."""
     from vramlint.model import Problem
@@ -226,7 +321,7 @@ def validate_rule_references(config, rules) -> list:
 
     def where(path: tuple):
         loc = config.location_of(path)
-        return (loc.file, loc.line, loc.column) if loc else ("(command line)", None, None)
+        return (loc.file, loc.line, loc.column) if loc else (COMMAND_LINE, None, None)
 
     def unknown(selector: str, path: tuple, what: str) -> None:
         if any(rule_matches(selector, r) for r in rules):
@@ -234,8 +329,10 @@ def validate_rule_references(config, rules) -> list:
         import difflib  # only for a selector that matches nothing
 
         close = difflib.get_close_matches(selector.upper() if selector[:1].isupper() else selector, candidates, 1)
-        hint = f"; did you mean {close[0]}?" if close else ""
+        hint = f"; did you mean {close[0]}?" if close else "; `vramlint rules` lists them"
         file, line, col = where(path)
+        if file == COMMAND_LINE and what in ("select:", "ignore:"):
+            what = "--" + what.rstrip(":")
         problems.append(Problem(file, line, col, f"{what} {selector!r} matches no rule{hint}"))
 
     scopes = [((), config)] + [(("overrides", i), o) for i, o in enumerate(config.overrides)]
@@ -342,24 +439,22 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from vramlint.cli import UsageError
-    from vramlint.config import apply_flags, format_problem, load_config
+    from vramlint.config import apply_flags, load_config
 
     started = time.perf_counter()
     outputs = _outputs(args)
     paths = list(args.paths) or ["."]
-    if paths.count("-") > 1:
-        raise UsageError("'-' (standard input) can be given only once")
+    check_paths(paths)
     if args.baseline and args.write_baseline and os.path.abspath(args.baseline) != os.path.abspath(args.write_baseline):
         raise UsageError("--baseline and --write-baseline name different files; give one of them")
 
     config, problems = load_config(args.config, paths)
     if problems:
-        for problem in problems:
-            print(f"vramlint: configuration error: {format_problem(problem)}", file=sys.stderr)
+        print_configuration_problems(problems)
         return 2
     config = apply_flags(config, args)
     if config.gpu_memory_gib is None:
-        _check_gpu_flag(config.gpu)
+        check_gpu_flag(config.gpu)
 
     from vramlint.meta import input_error, meta_rules, server_notes
     from vramlint.rule import load_rules
@@ -367,17 +462,17 @@ def run(args: argparse.Namespace) -> int:
     rules = load_rules(config.rules_dirs) + meta_rules()
     problems = validate_rule_references(config, rules)
     if problems:
-        for problem in problems:
-            print(f"vramlint: configuration error: {format_problem(problem)}", file=sys.stderr)
+        print_configuration_problems(problems)
         return 2
 
     from vramlint.scan import STDIN_NAME, scan
 
-    stdin_text = sys.stdin.read() if "-" in paths else None
+    stdin_text = read_stdin(paths)
     check_values_files(config.helm_values)
     inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for)
+    unreadable_as_problems(inventory)
     print_scan_notes(inventory)
     assessments = _assess_all(inventory.servers, config)
     selection = Selection(config, rules)
@@ -439,23 +534,44 @@ def run(args: argparse.Namespace) -> int:
     )
     report.elapsed_s = time.perf_counter() - started
     stdout_format = None
+    write_errors = []
     for fmt, file in outputs:
         if file in (None, "-"):
             stdout_format = fmt
             continue
         text = render(fmt, report, color=args.color == "always")
         try:
+            # a missing folder is created, as ruff does for its --output-file (CI writes to reports/ etc.)
+            _make_folder(os.path.dirname(file))
             with open(file, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as exc:
-            raise UsageError(f"cannot write {file}: {exc.strerror or exc}") from None
+            # the other reports are still written: one bad path should not lose the SARIF upload
+            write_errors.append(f"--output-file {file}: cannot write the {fmt} report: {exc.strerror or exc}")
     if stdout_format is not None:
         sys.stdout.write(render(stdout_format, report, color=use_color(args.color, sys.stdout)))
         sys.stdout.flush()
+    if write_errors:
+        for message in write_errors:
+            print(f"vramlint: error: {message}", file=sys.stderr)
+        return 2
     return exit_status
 
 
-def _check_gpu_flag(name: str | None) -> None:
+def _make_folder(folder: str) -> None:
+    import os
+
+    probe = folder  # the nearest folder that exists: a file there would make makedirs say only "File exists"
+    while probe and not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        probe = parent if parent != probe else ""
+    if probe and not os.path.isdir(probe):
+        raise NotADirectoryError(0, f"{probe} is a file, not a folder")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+
+
+def check_gpu_flag(name: str | None) -> None:
     if not name:
         return
     from vramlint import gpus
@@ -465,6 +581,11 @@ def _check_gpu_flag(name: str | None) -> None:
         return
     import difflib
 
-    close = difflib.get_close_matches(name, gpus.names(), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else "; `--gpu-memory-gib` describes a GPU not in the catalog"
-    raise UsageError(f"unknown GPU {name!r}{hint}")
+    names = gpus.names()
+    # "A100" names a family: its sizes are the useful answer, before names that merely look alike
+    key = name.upper().replace(" ", "-").removeprefix("NVIDIA-")
+    close = [n for n in names if n.upper().startswith(key + "-")]
+    close += [n for n in difflib.get_close_matches(key, names, n=3, cutoff=0.5) if n not in close]
+    hint = f"did you mean {', '.join(close[:4])}?" if close else f"the catalog has {', '.join(names)}."
+    raise UsageError(f"unknown GPU {name!r}; {hint} For a GPU not in the catalog, give its total memory with "
+                     "--gpu-memory-gib")

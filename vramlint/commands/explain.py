@@ -61,6 +61,10 @@ def _options(args: argparse.Namespace, scan_paths: list[str]):
     except ImportError:
         pass
     if args.gpu:
+        if args.gpu_memory_gib is None:
+            from vramlint.commands.check import check_gpu_flag
+
+            check_gpu_flag(args.gpu)
         options.default_gpu = args.gpu
     if args.gpus is not None:
         if args.gpus < 1:
@@ -110,25 +114,30 @@ def server_from_command_line(words: list[str], version: str | None = None):
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
     from vramlint.assess import assess
     from vramlint.cli import UsageError
     from vramlint.model import Inventory
 
     paths = list(args.paths)
-    if _is_command_line(paths):
+    if getattr(args, "dashdash", False) and not paths:
+        raise UsageError("nothing after '--': give the command line to explain, e.g. "
+                         "`vramlint explain --gpu T4 -- vllm serve meta-llama/Llama-3.2-3B-Instruct`")
+    if _is_command_line(paths) or (getattr(args, "dashdash", False) and not any(os.path.exists(p) for p in paths)):
         options = _options(args, ["."])
         server = server_from_command_line(paths, version=options.vllm_version)
         if server is None:
             raise UsageError("the command line after '--' does not run a vLLM server (expected `vllm serve MODEL ...`)")
         inventory = Inventory(servers=[server], files_scanned=0)
     else:
+        from vramlint.commands.check import check_paths, read_stdin
         from vramlint.scan import scan
 
         paths = paths or ["."]
-        if paths.count("-") > 1:
-            raise UsageError("'-' (standard input) can be given only once")
+        check_paths(paths)
         options = _options(args, [p for p in paths if p != "-"] or ["."])
-        stdin_text = sys.stdin.read() if "-" in paths else None
+        stdin_text = read_stdin(paths)
         inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text,
                          values_files=getattr(args, "helm_values", None) or [],
                          render_helm=getattr(args, "helm_render", False), vllm_version=options.vllm_version)

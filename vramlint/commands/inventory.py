@@ -19,15 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vramlint.commands.check import check_paths, read_stdin
     from vramlint.scan import scan
 
     paths = list(args.paths) or ["."]
-    if paths.count("-") > 1:
-        from vramlint.cli import UsageError
-
-        raise UsageError("'-' (standard input) can be given only once")
+    check_paths(paths)
     values, render, vllm_version = _settings(args, paths)
-    stdin_text = sys.stdin.read() if "-" in paths else None
+    stdin_text = read_stdin(paths)
     inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, values_files=values, render_helm=render,
                      vllm_version=vllm_version)
     if args.format == "json":

@@ -31,8 +31,12 @@ def run(args: argparse.Namespace) -> int:
     if args.rule:
         rule = find_rule(rules, args.rule)
         if rule is None:
-            known = ", ".join(r.id for r in rules)
-            raise UsageError(f"no rule {args.rule!r}; the rules are {known}")
+            import difflib
+
+            key = args.rule.upper() if args.rule[:3].lower() == "vrl" else args.rule.lower()
+            close = difflib.get_close_matches(key, [r.id for r in rules] + [r.name for r in rules], n=3, cutoff=0.6)
+            hint = f"did you mean {', '.join(close)}?" if close else f"the rules are {', '.join(r.id for r in rules)}"
+            raise UsageError(f"no rule {args.rule!r}; {hint} (`vramlint rules` lists them with their names)")
         print(rule_markdown(rule, heading="#"), end="")
         return 0
     if args.markdown:
