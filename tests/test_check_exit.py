@@ -44,7 +44,7 @@ def test_input_errors_are_kept_when_rules_are_selected(tmp_path, capsys, monkeyp
     monkeypatch.chdir(repo)
     code, doc = run_json(capsys, "deploy", "--select", "TST001")
     errors = by_rule(doc["findings"], "VRL102")
-    assert code == 1 and [(e["file"], e["line"], e["level"]) for e in errors] == [("deploy/broken.yaml", 12, "error")]
+    assert code == 1 and [(e["file"], e["line"], e["level"]) for e in errors] == [("deploy/broken.yaml", 11, "error")]
     code, doc = run_json(capsys, "deploy", "--ignore", "input-error")
     assert by_rule(doc["findings"], "VRL102") == []
 

@@ -235,7 +235,7 @@ def test_yaml_errors_name_file_line_and_fix(tmp_path, monkeypatch):
 def test_unparseable_files(tmp_path):
     bad_yaml = write(tmp_path / "a.yaml", "select: [VRL001\n")
     _, problems = load_config(str(bad_yaml), ["."])
-    assert problems[0].line == 2 and "invalid YAML" in problems[0].message
+    assert (problems[0].line, problems[0].column) == (1, 16) and "invalid YAML" in problems[0].message
     bad_toml = write(tmp_path / "pyproject.toml", "[tool.vramlint]\ngpu = \n")
     _, problems = load_config(str(bad_toml), ["."])
     assert problems[0].line == 2 and problems[0].message.startswith("invalid TOML")

@@ -56,6 +56,11 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         col = mark.column + 1 if mark is not None else None
+        if line is not None and line > max(len(lines), 1):
+            # "unexpected end of stream" is marked after the last newline, on a line editors and SARIF
+            # viewers do not have: report it at the end of the last line
+            line = max(len(lines), 1)
+            col = len(lines[-1]) + 1 if lines else 1
         what = exc.problem or exc.context or "invalid YAML"
         problems.append(Problem(file, line, col, f"invalid YAML: {what}"))
     except YAMLError as exc:
