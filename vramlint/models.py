@@ -164,10 +164,13 @@ def _local_candidate(name: str, base: Path) -> Path | None:
     path = Path(raw)
     if not path.is_absolute():
         path = base / path
-    if path.is_file() and path.name.endswith(".json"):
-        return path
-    if path.is_dir():
-        return path
+    try:
+        if path.is_file() and path.name.endswith(".json"):
+            return path
+        if path.is_dir():
+            return path
+    except (OSError, ValueError):  # a name too long for a path, or with a NUL byte: not a local model
+        return None
     return None
 
 
