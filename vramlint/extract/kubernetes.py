@@ -377,8 +377,9 @@ def read_env(file: str, container: Any, path: str, server: Server) -> None:
                     )
 
 
-def pod_has_shm(podspec: Any, container: Any) -> bool:
-    """True when /dev/shm is a memory-backed emptyDir (or the pod shares the host IPC namespace)."""
+def pod_has_shm(podspec: Any, container: Any) -> bool | None:
+    """True when /dev/shm is a memory-backed emptyDir (or the pod shares the host IPC namespace); None when the
+    /dev/shm mount cannot be read."""
     if is_map(podspec) and podspec.get("hostIPC") is True:
         return True
     mounts = container.get("volumeMounts") if is_map(container) else None
@@ -388,10 +389,13 @@ def pod_has_shm(podspec: Any, container: Any) -> bool:
     shm_volumes = set()
     for vol in volumes:
         if is_map(vol) and is_map(vol.get("emptyDir")) and str(vol["emptyDir"].get("medium", "")) == "Memory":
-            shm_volumes.add(vol.get("name"))
+            shm_volumes.add(str(vol.get("name")))
     for mount in mounts:
         if is_map(mount) and str(mount.get("mountPath", "")).rstrip("/") == "/dev/shm":
-            if mount.get("name") in shm_volumes:
+            name = mount.get("name")
+            if is_map(name) or is_seq(name):
+                return None  # a name written as a map or list (a template rendered badly): not known
+            if str(name) in shm_volumes:
                 return True
     return False
 
