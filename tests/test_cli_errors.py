@@ -183,3 +183,12 @@ def test_ctrl_c_exits_130_without_a_traceback():
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert err == "vramlint: interrupted\n"
+
+
+@pytest.mark.parametrize("command", [[], ["check"], ["inventory"], ["explain"], ["rules"]])
+def test_help_has_examples_and_exit_statuses(capsys, command):
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert "examples:\n  vramlint " in out and "exit status: 0" in out

@@ -28,16 +28,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="vramlint",
+        usage="vramlint [COMMAND] [PATH ...] [options]",
         description="Lint vLLM deployments (Kubernetes, Helm values, compose, vLLM config files) "
         "against the GPU memory budget vLLM computes at start-up.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"vramlint {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name, help_text in COMMANDS.items():
         module = importlib.import_module(f"vramlint.commands.{name}")
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:] + ".",
+                           epilog=getattr(module, "EPILOG", None), formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
     return parser
+
+
+EPILOG = """\
+`vramlint PATH ...` is `vramlint check PATH ...`; with no arguments it checks the current folder.
+`vramlint COMMAND --help` shows each command's options.
+
+examples:
+  vramlint deploy/                                   lint a folder (YAML files, walked recursively)
+  helm template my-release ./chart | vramlint check -
+  vramlint explain --gpu T4 -- vllm serve meta-llama/Llama-3.2-3B-Instruct --dtype half
+  vramlint rules VRL005                              what a rule checks, with examples
+
+exit status: 0 nothing reached --fail-on, 1 a finding did, 2 usage error or internal failure,
+130 interrupted.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,17 @@ import sys
 
 LEVEL_RANK = {"note": 0, "warning": 1, "error": 2}
 
+EPILOG = """\
+examples:
+  vramlint check deploy/ k8s/
+  vramlint check deploy/ --gpu L4 --vllm-version 0.9.2
+  vramlint check . --output-format sarif --output-file vramlint.sarif --output-format text
+  helm template my-release ./chart -f values.yaml | vramlint check -
+
+exit status: 0 nothing reached --fail-on (default error), 1 a finding did, 2 usage error (a path that does
+not exist, a bad option or configuration) or internal failure, 130 interrupted.
+"""
+
 
 class _OutputFormat(argparse.Action):
     """--output-format and --output-file pair up in the order given: each file goes with the format before it."""
@@ -61,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="text (default), json, sarif, github or markdown; repeatable, each paired with the "
                      "--output-file after it (a format without a file goes to standard output)")
     out.add_argument("--output-file", dest="output_file", action=_OutputFormat, metavar="FILE",
-                     help="write the preceding --output-format to FILE")
+                     help="write the preceding --output-format to FILE (its folder is created; without a "
+                     "format, .sarif, .json and .md files get that format, others text)")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour text output (auto: on a terminal, unless NO_COLOR is set)")
     out.add_argument("--show-suppressed", action="store_true",

@@ -9,6 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 
+EPILOG = """\
+examples:
+  vramlint explain deploy/llama.yaml
+  vramlint explain deploy/ --format json
+  vramlint explain --gpu T4 --vllm-version 0.8.5 -- vllm serve meta-llama/Llama-3.2-3B-Instruct --dtype half
+  vramlint explain --gpu MY-GPU --gpu-memory-gib 44.5 -- vllm serve Qwen/Qwen2.5-7B-Instruct
+
+--gpu takes a catalog name or alias (T4, L4, A10G, A100-40GB, A100-80GB, H100-SXM, H200, RTX-4090, ...); a
+GPU outside the catalog needs --gpu-memory-gib (total memory as CUDA reports it).
+
+exit status: 0 the budgets were printed (even of servers that will not start; `check` fails on those),
+2 usage error or internal failure.
+"""
+
 BAR_WIDTH = 50
 _COMMAND_WORDS = ("vllm", "python", "python3")
 

@@ -6,6 +6,15 @@ import argparse
 import sys
 from typing import Any
 
+EPILOG = """\
+examples:
+  vramlint inventory deploy/
+  vramlint inventory deploy/ --format json
+  helm template my-release ./chart | vramlint inventory -
+
+exit status: 0 the files were read (servers found or not), 2 usage error or internal failure.
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",

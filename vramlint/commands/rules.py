@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+EPILOG = """\
+examples:
+  vramlint rules                       one line per rule: id, name, level, what it finds
+  vramlint rules VRL001                the rule's documentation, with a failing and a passing example
+  vramlint rules will-not-start        the same, by name
+
+exit status: 0, or 2 for a rule that does not exist.
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("rule", nargs="?", help="a rule id (VRL003) or name; print its documentation")
