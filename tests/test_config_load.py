@@ -291,6 +291,23 @@ def test_no_pydantic_or_jsonschema_without_a_config_file(tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
 
 
+def test_a_configuration_once_valid_is_not_validated_again(tmp_path):
+    # jsonschema's import is the dearest part of a one-file run; an unchanged, valid configuration skips it.
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".vramlint.yaml", "gpu: L4\n")
+    code = (
+        "import sys\nfrom vramlint.cli import main\nrc = main(['check', '.', '--offline'])\n"
+        "print('jsonschema' in sys.modules)"
+    )
+    env = _env() | {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+            for _ in range(2)]
+    assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["True", "False"], runs
+    write(tmp_path / ".vramlint.yaml", "gpu: L4\nbogus-key: 1\n")
+    bad = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert "bogus-key" in bad.stderr
+
+
 @pytest.mark.parametrize("name", [".vramlint.yaml", "pyproject.toml"])
 def test_gpu_from_config_reaches_the_resolve_options(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)

@@ -611,16 +611,41 @@ def shipped_schema() -> dict[str, Any]:
 
 def validate(data: Any, shown: str, positions: dict[tuple, Location], where: str) -> list[Problem]:
     """Every schema violation in ``data``, each with the file, line and column of the key at fault."""
+    schema = shipped_schema()
+    # Importing jsonschema costs more than the rest of a one-file run (pre-commit runs on every commit), and a
+    # repository's configuration rarely changes: remember which (schema, configuration) pairs were valid.
+    marker = _valid_marker(schema, data)
+    if marker is not None and marker.exists():
+        return []
     from jsonschema import Draft202012Validator
 
-    schema = shipped_schema()
     validator = Draft202012Validator(schema)
     problems: list[Problem] = []
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:
         problems.extend(_describe(error, shown, positions, where))
     problems.sort(key=lambda p: (p.line or 0, p.column or 0))
+    if not problems and marker is not None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass  # a read-only cache only costs the validation next time
     return problems
+
+
+def _valid_marker(schema: dict[str, Any], data: Any) -> Any:
+    """The cache file whose existence says this configuration was valid against this schema, or None."""
+    import hashlib
+
+    from vramlint.models import user_cache_dir  # imported by every run that resolves a model anyway
+
+    try:
+        text = json.dumps([schema, data], sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return user_cache_dir() / "valid-config" / digest
 
 
 def _locate(positions: dict[tuple, Location], path: tuple, value: bool, shown: str) -> Location:
