@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from vramlint.model import Location, Problem, ResolveOptions, TrafficProfile
+from vramlint.yamlload import to_plain
 
 CONFIG_YAML_NAMES = (".vramlint.yaml", ".vramlint.yml")
 PYPROJECT = "pyproject.toml"
@@ -402,7 +403,7 @@ def _read_yaml(text: str, shown: str) -> tuple[Any, dict[tuple, Location], list[
     data = docs[0].data
     positions: dict[tuple, Location] = {(): Location(shown, 1, 1)}
     _yaml_positions(data, (), shown, positions, 0)
-    return _plain(data), positions, []
+    return to_plain(data), positions, []
 
 
 def _yaml_positions(node: Any, path: tuple, shown: str, out: dict[tuple, Location], depth: int) -> None:
@@ -423,24 +424,6 @@ def _yaml_positions(node: Any, path: tuple, shown: str, out: dict[tuple, Locatio
             if entry is not None:
                 out[path + (index,)] = Location(shown, entry[0] + 1, entry[1] + 1)
             _yaml_positions(value, path + (index,), shown, out, depth + 1)
-
-
-def _plain(node: Any) -> Any:
-    # ruamel's CommentedMap/ScalarFloat etc. behave like builtins but carry extra state; jsonschema and the
-    # dataclasses want plain values.
-    if isinstance(node, dict):
-        return {(str(k) if not isinstance(k, (str, int, float, bool)) else k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, bool):
-        return bool(node)
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str):
-        return str(node)
-    return node
 
 
 # --------------------------------------------------------------------------------------------------------------

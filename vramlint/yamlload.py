@@ -281,3 +281,23 @@ def load_embedded(text: str, file: str, outer_lines: list[str], value_loc: Locat
             if p.column is not None:
                 p.column += col_offset
     return docs, problems
+
+
+def to_plain(node: Any) -> Any:
+    """Builtin dicts, lists and scalars for a ruamel node.
+
+    ruamel's CommentedMap, ScalarFloat and friends behave like builtins but carry position and style state;
+    JSON dumps, jsonschema and typed argument values want plain ones. Keys become strings (JSON has no
+    other), and scalars YAML types otherwise (timestamps) become their text, as vLLM's own loader sees them.
+    """
+    if isinstance(node, dict):
+        return {str(k): to_plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [to_plain(v) for v in node]
+    if node is None or isinstance(node, bool):
+        return None if node is None else bool(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return str(node)

@@ -27,7 +27,7 @@ from vramlint.extract.kubernetes import (
     to_int,
 )
 from vramlint.model import Location, Problem, Server
-from vramlint.yamlload import join_path, load_embedded, node_location, value_location
+from vramlint.yamlload import join_path, load_embedded, node_location, to_plain, value_location
 
 
 def extract_ray(doc: Any, obj: Any, path: str, records: Records) -> None:
@@ -125,7 +125,7 @@ def _llm_server(doc, cfg, cpath, ctx, head_image, worker_gpu) -> Server:
     if is_map(kwargs):
         for key, value in kwargs.items():
             name = str(key).replace("-", "_")
-            server.args[name] = _plain(value)
+            server.args[name] = to_plain(value)
             server.arg_locations[name] = value_location(file, kwargs, key, join_path(kpath, key)) or location
         if server.model is None and isinstance(kwargs.get("model"), str):
             server.model = kwargs["model"]
@@ -160,20 +160,6 @@ def _llm_server(doc, cfg, cpath, ctx, head_image, worker_gpu) -> Server:
                                 location=worker_gpu.location)
     server.notes.append("Ray Serve LLM application: the vLLM version is the one bundled with the Ray image")
     return server
-
-
-def _plain(value: Any) -> Any:
-    if is_map(value):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if is_seq(value):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    return str(value)
 
 
 _MODEL_ENV = ("MODEL_ID", "MODEL_NAME", "MODEL", "HF_MODEL_ID")

@@ -14,7 +14,7 @@ from typing import Any
 
 from vramlint.cmdline import Token, parse_vllm_args
 from vramlint.model import Location, Problem, Server
-from vramlint.yamlload import join_path, key_location, value_location
+from vramlint.yamlload import join_path, key_location, to_plain, value_location
 
 _NAME_HINT = re.compile(r"vllm[-_.]?(serve[-_.]?)?(config|args)|serve[-_]config", re.I)
 # Keys that mark a file as something else even when a few vLLM-like keys appear (training, TRL, lm-eval).
@@ -112,18 +112,10 @@ def _tokens(mapping: dict, file: str, base: Location | None, path: str,
 
 def _word(value: Any) -> str:
     if isinstance(value, dict):
-        return json.dumps(_plain(value))
+        return json.dumps(to_plain(value))
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _shift(loc: Location | None, base: Location | None) -> Location | None:
