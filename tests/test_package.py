@@ -3,7 +3,8 @@
 The wheel is built by pip from a copy of the checkout (build isolation: setuptools comes from the package
 index, as for `pip install .`). The virtual environment sees the test environment's site-packages for the
 runtime dependencies (no network needed for them), but vramlint itself comes from the wheel: the test
-asserts where it is imported from.
+asserts where it is imported from. CI installs vramlint itself into that site-packages, so the wheel is
+installed with --ignore-installed; without it pip finds the same version already there and does nothing.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def venv(wheel, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(path)], check=True)
     proc = subprocess.run(
-        [str(path / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+        [str(path / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "--quiet", str(wheel)],
         capture_output=True,
         text=True,
         timeout=600,
