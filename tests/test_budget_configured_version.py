@@ -148,3 +148,30 @@ def test_explain_says_image_tag(repo, capsys):
     (repo / ".vramlint.yaml").write_text("vllm-version: 0.8.5\n")
     assert main(["explain", "deploy", "--offline"]) == 0
     assert "vLLM 0.9.2 (image tag)" in capsys.readouterr().out
+
+
+def test_the_flag_wins_over_a_matching_override(repo, capsys):
+    (repo / "deploy" / "old").mkdir()
+    (repo / "deploy" / "old" / "chat.yaml").write_text(OLD_FLAG_DEPLOYMENT.format(image="vllm/vllm-openai:latest"))
+    (repo / ".vramlint.yaml").write_text("overrides:\n  - files: [deploy/old/**]\n    vllm-version: 0.8.5\n")
+    assert _vrl009(capsys) == []  # the override: 0.8.5 knows the flag
+    [finding] = _vrl009(capsys, "--vllm-version", "0.10.0")
+    assert "vLLM 0.10.0 (set in the configuration)" in finding["message"]
+
+
+def test_explain_applies_the_overrides_of_each_file(repo, capsys):
+    """explain gives each server the GPU and version of the overrides matching its file, as check does."""
+    (repo / "deploy" / "old").mkdir()
+    unlabelled = OLD_FLAG_DEPLOYMENT.replace("      nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}\n", "")
+    (repo / "deploy" / "old" / "chat.yaml").write_text(unlabelled.format(image="vllm/vllm-openai:latest"))
+    (repo / "deploy" / "new.yaml").write_text(unlabelled.format(image="vllm/vllm-openai:latest"))
+    (repo / ".vramlint.yaml").write_text(
+        "gpu: L4\noverrides:\n  - files: [deploy/old/**]\n    gpu: T4\n    vllm-version: 0.8.5\n")
+    assert main(["explain", "deploy", "--offline", "--format", "json"]) == 0
+    budgets = {s["file"]: s["budget"] for s in json.loads(capsys.readouterr().out)["servers"]}
+    assert budgets["deploy/old/chat.yaml"]["gpu"] == "T4" and budgets["deploy/old/chat.yaml"]["vllm_version"] == "0.8.5"
+    assert budgets["deploy/new.yaml"]["gpu"] == "L4" and budgets["deploy/new.yaml"]["vllm_version"] == "0.33.0"
+    # a flag wins over the file and its overrides
+    assert main(["explain", "deploy", "--offline", "--format", "json", "--gpu", "A10G"]) == 0
+    budgets = {s["file"]: s["budget"] for s in json.loads(capsys.readouterr().out)["servers"]}
+    assert {b["gpu"] for b in budgets.values()} == {"A10G"}

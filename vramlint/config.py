@@ -137,7 +137,7 @@ class Config:
             rules={k: dict(v) for k, v in self.rules.items()},
         )
         for o in matching:
-            if o.select is not None:
+            if o.select is not None and "select" not in self.from_flags:
                 out.select = list(o.select)
             if o.ignore:
                 out.ignore.extend(o.ignore)
@@ -145,7 +145,7 @@ class Config:
                 out.severity.update(o.severity)
             for name in ("fail_on", "gpu", "gpus", "gpu_memory_gib", "vllm_version"):
                 value = getattr(o, name)
-                if value is not None:
+                if value is not None and name not in self.from_flags:
                     setattr(out, name, value)
             if o.model_aliases:
                 out.model_aliases.update(o.model_aliases)
@@ -183,10 +183,10 @@ class Config:
 
     def vllm_version_source(self, file: str | None = None) -> str:
         """Where the version :meth:`vllm_version_for` gives was set: an override, the flag, or the file."""
-        if file and any(o.vllm_version is not None for o in self.overrides_for(file)):
-            return f"configuration ({self.file} overrides)"
         if "vllm_version" in self.from_flags:
             return "--vllm-version"
+        if file and any(o.vllm_version is not None for o in self.overrides_for(file)):
+            return f"configuration ({self.file} overrides)"
         return f"configuration ({self.file})" if self.file else "configuration"
 
     def exclude_patterns(self) -> list[str]:
@@ -777,18 +777,14 @@ def apply_flags(config: Config, args: Any) -> Config:
     select = _split_list(getattr(args, "select", None))
     if select:
         out.select = select
+        out.from_flags.add("select")
     out.ignore.extend(_split_list(getattr(args, "ignore", None)))
-    if getattr(args, "fail_on", None):
-        out.fail_on = args.fail_on
-    if getattr(args, "gpu", None):
-        out.gpu = args.gpu
-    if getattr(args, "gpus", None) is not None:
-        out.gpus = args.gpus
-    if getattr(args, "gpu_memory_gib", None) is not None:
-        out.gpu_memory_gib = args.gpu_memory_gib
-    if getattr(args, "vllm_version", None):
-        out.vllm_version = args.vllm_version
-        out.from_flags.add("vllm_version")
+    # Recorded in from_flags so that a matching `overrides` entry does not take the flag's value back.
+    for name in ("fail_on", "gpu", "gpus", "gpu_memory_gib", "vllm_version"):
+        value = getattr(args, name, None)
+        if value is not None and value != "":
+            setattr(out, name, value)
+            out.from_flags.add(name)
     if getattr(args, "offline", False):
         out.offline = True
     out.exclude.extend(getattr(args, "exclude", None) or [])

@@ -401,7 +401,7 @@ def dedupe_findings(findings: list) -> list:
     return list(kept.values())
 
 
-def _assess_all(servers, config):
+def assess_all(servers, config):
     """Assess servers, grouping them by the resolve options their files get (overrides may differ)."""
     from vramlint.assess import assess
 
@@ -486,7 +486,7 @@ def run(args: argparse.Namespace) -> int:
                      vllm_version=config.vllm_version_for)
     unreadable_as_problems(inventory)
     print_scan_notes(inventory)
-    assessments = _assess_all(inventory.servers, config)
+    assessments = assess_all(inventory.servers, config)
     selection = Selection(config, rules)
     findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
     findings.extend(input_error(p) for p in inventory.problems)

@@ -57,47 +57,30 @@ def _is_command_line(paths: list[str]) -> bool:
     return False
 
 
-def _options(args: argparse.Namespace, scan_paths: list[str]):
+def _config(args: argparse.Namespace, scan_paths: list[str]):
+    """The configuration found for ``scan_paths`` with explain's flags applied, as `check` reads it: flags win
+    over the file and its ``overrides``, and the overrides matching each server's file apply to it."""
     from vramlint.cli import UsageError
-    from vramlint.model import ResolveOptions
+    from vramlint.commands.check import check_gpu_flag, check_values_files
+    from vramlint.config import apply_flags, format_problem, load_config
 
-    options = ResolveOptions()
-    try:
-        from vramlint.config import format_problem, load_config
-
-        config, problems = load_config(args.config, scan_paths)
-        if problems:
-            raise UsageError("; ".join(format_problem(p) for p in problems))
-        options = config.resolve_options()
-        from vramlint.commands.check import helm_settings
-
-        args.helm_values, args.helm_render = helm_settings(args, config)
-    except ImportError:
-        pass
-    if args.gpu:
-        if args.gpu_memory_gib is None:
-            from vramlint.commands.check import check_gpu_flag
-
-            check_gpu_flag(args.gpu)
-        options.default_gpu = args.gpu
-    if args.gpus is not None:
-        if args.gpus < 1:
-            raise UsageError("--gpus must be at least 1")
-        options.default_gpu_count = args.gpus
-    if args.gpu_memory_gib is not None:
-        if args.gpu_memory_gib <= 0:
-            raise UsageError("--gpu-memory-gib must be positive")
-        options.gpu_memory_gib = args.gpu_memory_gib
+    if args.gpus is not None and args.gpus < 1:
+        raise UsageError("--gpus must be at least 1")
+    if args.gpu_memory_gib is not None and args.gpu_memory_gib <= 0:
+        raise UsageError("--gpu-memory-gib must be positive")
     if args.vllm_version:
         from vramlint.versions import normalize_version
 
         if normalize_version(args.vllm_version) is None:
             raise UsageError(f"--vllm-version {args.vllm_version!r} is not a vLLM version (e.g. 0.6.4, v0.10.1.1)")
-        options.vllm_version = args.vllm_version
-        options.vllm_version_source = "--vllm-version"
-    if args.offline:
-        options.allow_network = False
-    return options
+    config, problems = load_config(args.config, scan_paths)
+    if problems:
+        raise UsageError("; ".join(format_problem(p) for p in problems))
+    config = apply_flags(config, args)
+    if config.gpu_memory_gib is None:
+        check_gpu_flag(config.gpu)
+    check_values_files(config.helm_values)
+    return config
 
 
 def server_from_command_line(words: list[str], version: str | None = None):
@@ -139,25 +122,26 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("nothing after '--': give the command line to explain, e.g. "
                          "`vramlint explain --gpu T4 -- vllm serve meta-llama/Llama-3.2-3B-Instruct`")
     if _is_command_line(paths) or (getattr(args, "dashdash", False) and not any(os.path.exists(p) for p in paths)):
-        options = _options(args, ["."])
-        server = server_from_command_line(paths, version=options.vllm_version)
+        config = _config(args, ["."])
+        server = server_from_command_line(paths, version=config.vllm_version)
         if server is None:
             raise UsageError("the command line after '--' does not run a vLLM server (expected `vllm serve MODEL ...`)")
         inventory = Inventory(servers=[server], files_scanned=0)
+        assessments = assess(inventory.servers, config.resolve_options())
     else:
-        from vramlint.commands.check import check_paths, read_stdin
+        from vramlint.commands.check import assess_all, check_paths, read_stdin
         from vramlint.scan import scan
 
         paths = paths or ["."]
         check_paths(paths)
-        options = _options(args, [p for p in paths if p != "-"] or ["."])
+        config = _config(args, [p for p in paths if p != "-"] or ["."])
         stdin_text = read_stdin(paths)
-        inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text,
-                         values_files=getattr(args, "helm_values", None) or [],
-                         render_helm=getattr(args, "helm_render", False), vllm_version=options.vllm_version)
+        inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
+                         values_files=config.helm_values, render_helm=config.render_helm,
+                         vllm_version=config.vllm_version_for)
         for note in inventory.notes:
             print(f"vramlint: note: {note}", file=sys.stderr)
-    assessments = assess(inventory.servers, options)
+        assessments = assess_all(inventory.servers, config)
     if args.format == "json":
         import json
 
