@@ -3,8 +3,9 @@
 The wheel is built by pip from a copy of the checkout (build isolation: setuptools comes from the package
 index, as for `pip install .`). The virtual environment sees the test environment's site-packages for the
 runtime dependencies (no network needed for them), but vramlint itself comes from the wheel: the test
-asserts where it is imported from. CI installs vramlint itself into that site-packages, so the wheel is
-installed with --ignore-installed; without it pip finds the same version already there and does nothing.
+asserts where it is imported from. The test environment may hold vramlint itself (CI installs it with
+`pip install .`), so the wheel is installed with --ignore-installed; without it pip finds the same version
+already there and does nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import zipfile
@@ -51,7 +53,13 @@ def wheel(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def venv(wheel, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(path)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+    # The runtime dependencies come from the environment running the tests, wherever that is (a virtual
+    # environment locally, the interpreter's own site-packages in CI): its folders are appended to the new
+    # environment's path, after the environment's own site-packages, where the wheel goes.
+    purelib = subprocess.run([str(path / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "_test_environment.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     proc = subprocess.run(
         [str(path / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "--quiet", str(wheel)],
         capture_output=True,
