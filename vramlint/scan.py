@@ -27,6 +27,7 @@ STDIN_NAME = "<stdin>"
 PREFILTER_WORDS = (
     "vllm",
     "kaito.sh",  # KAITO Workspace / InferenceSet: vLLM is the operator's default runtime
+    "llmaz.io",  # llmaz Playground / OpenModel: vLLM is llmaz's default backend, its BackendRuntime elsewhere
     "inferenceservice",
     "servingruntime",
     "servingenginespec",
@@ -270,10 +271,12 @@ def _merge(into: Any, rec: Any) -> None:
     into.inference_services.extend(rec.inference_services)
     into.configmaps.extend(rec.configmaps)
     into.config_refs.extend(rec.config_refs)
+    into.llmaz.extend(rec.llmaz)
 
 
 def _join(col: _Collector) -> None:
-    """Cross-document resolution: KServe runtime + InferenceService, `--config` files from ConfigMaps."""
+    """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
+    `--config` files from ConfigMaps."""
     from vramlint.extract import kserve
 
     rec = col.records
@@ -282,6 +285,12 @@ def _join(col: _Collector) -> None:
     servers.extend(joined)
     rec.problems.extend(problems)
     rec.config_refs.extend(refs)
+    if rec.llmaz:
+        from vramlint.extract import llmaz  # Playground + OpenModel + BackendRuntime, in any scanned files
+
+        joined, problems, replaced = llmaz.join(rec.llmaz)
+        servers = [s for s in servers if not any(s is r for r in replaced)] + joined
+        rec.problems.extend(problems)
     _resolve_config_refs(col)
     from vramlint.extract import clear_template_values
 

@@ -24,6 +24,7 @@ class Records:
     inference_services: list[Any] = field(default_factory=list)  # kserve.IsvcRecord
     configmaps: list[Any] = field(default_factory=list)  # kubernetes.ConfigMapRecord
     config_refs: list[Any] = field(default_factory=list)  # kubernetes.ConfigRef: `--config` files to join
+    llmaz: list[Any] = field(default_factory=list)  # llmaz.LlmazObject: Playgrounds, OpenModels, BackendRuntimes
 
 
 def document_kind(doc: Any) -> str:
@@ -126,6 +127,11 @@ def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
 
     servers = list(records.servers)
     servers.extend(kserve.standalone_servers(records.runtimes, records.inference_services))
+    if records.llmaz:
+        from vramlint.extract import llmaz
+
+        joined, _problems, replaced = llmaz.join(records.llmaz)
+        servers = [s for s in servers if not any(s is r for r in replaced)] + joined
     for server in servers:
         clear_template_values(server)
     return servers, list(records.problems)

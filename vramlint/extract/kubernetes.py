@@ -843,10 +843,10 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
 
         kaito.extract_kaito(doc, obj, path, records)
         return
-    if kind == "BackendRuntime" and "llmaz" in api:
+    if kind in ("BackendRuntime", "OpenModel", "Playground") and "llmaz" in api:
         from vramlint.extract import llmaz
 
-        llmaz.extract_backend_runtime(doc, obj, path, records)
+        llmaz.extract_llmaz(doc, obj, path, records)
         return
     if kind == "ModelBooster" and "serving.volcano.sh" in api:
         from vramlint.extract import kthena
