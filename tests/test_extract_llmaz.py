@@ -232,3 +232,41 @@ def test_single_document_extraction(tmp_path):
     [s] = extract_document(doc)[0]
     assert s.kind == "Playground" and s.model is None
     assert any("OpenModel 'qwen-7b'" in n for n in s.notes)
+
+
+LLMAZ_SERVICE = """\
+apiVersion: inference.llmaz.io/v1alpha1
+kind: Service
+metadata:
+  name: deepseek-r1
+spec:
+  modelClaims:
+    models:
+      - name: deepseek-r1
+  workloadTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+          - name: model-runner
+            image: vllm/vllm-openai:v0.7.3
+            command: ["sh", "-c", "vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --pipeline-parallel-size 2"]
+            resources: {limits: {nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: vllm}
+spec:
+  selector: {app: vllm}
+  ports: [{port: 8000}]
+"""
+
+
+def test_llmaz_service_is_read_like_a_leaderworkerset_and_a_core_service_is_not(tmp_path):
+    path = tmp_path / "service.yaml"
+    path.write_text(LLMAZ_SERVICE)
+    [server] = scan([str(path)]).servers
+    assert server.kind == "Service" and server.model == "deepseek-ai/DeepSeek-R1"
+    assert server.args["tensor_parallel_size"] == 8 and server.args["pipeline_parallel_size"] == 2
+    assert server.gpu.count == 8 and server.location.line == 14  # the `- name: model-runner` line
+    assert any("each group spans 2 pods" in n for n in server.notes)

@@ -808,6 +808,19 @@ def extract_records(doc: Any) -> Records:
     return records
 
 
+_NEVER_A_SERVER = frozenset((
+    "Secret", "Service", "Ingress", "Namespace", "PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding",
+    "ClusterRole", "ClusterRoleBinding", "HorizontalPodAutoscaler", "PodDisruptionBudget", "NetworkPolicy",
+    "CustomResourceDefinition"))
+
+
+def _is_kubernetes_api(api: str) -> bool:
+    """An API group of Kubernetes itself (core `v1`, `*.k8s.io`, `autoscaling`, `policy`): an operator's custom
+    resource may reuse a built-in kind's name (llmaz's `Service` holds a LeaderWorkerSet template of vLLM pods)."""
+    group = api.split("/")[0] if "/" in api else ""
+    return group in ("", "autoscaling", "policy") or group.endswith(".k8s.io") or group == "k8s.io"
+
+
 def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
     kind = scalar_text(obj.get("kind")) or ""
     api = scalar_text(obj.get("apiVersion")) or ""
@@ -819,9 +832,7 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         if is_map(data):
             _embedded_workloads(doc, data, join_path(path, "data"), name, records)
         return
-    if kind in ("Secret", "Service", "Ingress", "Namespace", "PersistentVolumeClaim", "ServiceAccount",
-                "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "HorizontalPodAutoscaler",
-                "PodDisruptionBudget", "NetworkPolicy", "CustomResourceDefinition"):
+    if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
         return
     if kind == "LLMInferenceService":
         from vramlint.extract import kserve
@@ -891,8 +902,10 @@ def extract_pod_objects(doc: Any, obj: Any, path: str, records: Records, ctx: Ob
     found: list[Server] = []
     spec = obj.get("spec")
     lws_size = None
-    if ctx.kind == "LeaderWorkerSet" and is_map(spec) and is_map(spec.get("leaderWorkerTemplate")):
-        lws_size = to_int(spec["leaderWorkerTemplate"].get("size"))
+    # llmaz's Service wraps the same LeaderWorkerSet template under another key.
+    template_key = {"LeaderWorkerSet": "leaderWorkerTemplate", "Service": "workloadTemplate"}.get(ctx.kind)
+    if template_key and is_map(spec) and is_map(spec.get(template_key)):
+        lws_size = to_int(spec[template_key].get("size"))
     for hit in find_podspecs(obj, path):
         for i, container in enumerate(hit.node.get("containers") or []):
             if not is_map(container):
