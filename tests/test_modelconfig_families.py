@@ -264,3 +264,68 @@ def test_nested_llm_config_internvl_style_and_dtype_spelling():
     m = info(cfg)
     assert m.num_layers == 32 and m.torch_dtype == "float16"
 
+
+
+def test_qwen35_partial_rotary_from_rope_parameters_and_vision_merger():
+    # transformers 5 configs keep partial_rotary_factor inside rope_parameters: the RoPE cache covers 64 of 256 dims
+    cfg = {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+           "text_config": {"model_type": "qwen3_5_text", "hidden_size": 5120, "intermediate_size": 17408,
+                           "num_hidden_layers": 8, "num_attention_heads": 24, "num_key_value_heads": 4, "head_dim": 256,
+                           "vocab_size": 248320, "max_position_embeddings": 262144, "full_attention_interval": 4,
+                           "linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128,
+                           "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "attn_output_gate": True,
+                           "dtype": "bfloat16", "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.25,
+                                                                    "mrope_section": [11, 11, 10]}},
+           "vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "patch_size": 16,
+                             "temporal_patch_size": 2, "in_channels": 3, "num_position_embeddings": 2304,
+                             "spatial_merge_size": 2, "out_hidden_size": 5120, "deepstack_visual_indexes": []},
+           "tie_word_embeddings": False}
+    facts = facts_from_config(cfg)
+    assert facts["rotary_pct"] == 0.25 and facts["qk_norm"] and facts["attn_gate"]
+    assert facts["vision"] == {"hidden": 1152, "layers": 27, "inter": 4304, "patch": 16, "channels": 3, "temporal": 2,
+                               "positions": 2304, "merge": 2, "deepstack": 0, "out": 5120}
+
+
+def test_qwen3_vl_text_has_qk_norm_and_deepstack_mergers():
+    cfg = {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+           "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 4096, "intermediate_size": 12288,
+                           "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                           "vocab_size": 151936, "max_position_embeddings": 262144, "dtype": "bfloat16"},
+           "vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "patch_size": 16,
+                             "temporal_patch_size": 2, "in_channels": 3, "num_position_embeddings": 2304,
+                             "spatial_merge_size": 2, "out_hidden_size": 4096, "deepstack_visual_indexes": [8, 16, 24]},
+           "tie_word_embeddings": False}
+    facts = facts_from_config(cfg)
+    assert facts["qk_norm"] and facts["vision"]["deepstack"] == 3 and facts["vision"]["out"] == 4096
+
+
+def test_mimo_is_qwen2_like_without_sliding_window():
+    # vLLM's MiMoForCausalLM is a Qwen2 model: q/k/v biases only, and use_sliding_window false means no window
+    cfg = {"architectures": ["MiMoForCausalLM"], "model_type": "mimo", "hidden_size": 4096, "intermediate_size": 11008,
+           "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+           "vocab_size": 151680, "max_position_embeddings": 32768, "attention_bias": True, "sliding_window": 32768,
+           "max_window_layers": 32, "use_sliding_window": False, "num_nextn_predict_layers": 1}
+    m = info(cfg)
+    assert m.layer_types is None and m.sliding_window is None
+    assert m.extra["facts"]["attn_bias"] == "qkv"
+
+
+def test_deepseek_sparse_attention_indexer_cache_per_token():
+    from vramlint import gpus
+    from vramlint.budget import compute_budget
+
+    cfg = dict(DEEPSEEK_V3, model_type="deepseek_v32", architectures=["DeepseekV32ForCausalLM"], index_head_dim=128,
+               index_n_heads=64, index_topk=2048)
+    m = info(cfg)
+    assert m.extra["facts"]["indexer"] == {"heads": 64, "head_dim": 128}
+    h200 = gpus.lookup("H200")
+    # bf16 latent 576 x 2 B plus the indexer's uint8 key: 128 fp8 values + one fp32 scale per 128
+    b = compute_budget(m, h200, {"tensor_parallel_size": 8, "max_model_len": 32768}, {}, "0.11.0", 8)
+    assert b.kv_bytes_per_token == (1152 + 132) * 61
+    # an fp8 cache of a sparse-MLA model is fp8_ds_mla: 512 fp8 + 4 fp32 scales + 64 bf16 RoPE values = 656 B
+    b8 = compute_budget(m, h200, {"tensor_parallel_size": 8, "max_model_len": 32768, "kv_cache_dtype": "fp8"}, {},
+                        "0.11.0", 8)
+    assert b8.kv_bytes_per_token == (656 + 132) * 61
+    # the plain DeepSeek-V3 MLA cache is unchanged
+    assert compute_budget(info(DEEPSEEK_V3), h200, {"tensor_parallel_size": 8, "max_model_len": 32768}, {}, "0.11.0",
+                          8).kv_bytes_per_token == 1152 * 61

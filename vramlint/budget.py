@@ -176,6 +176,15 @@ def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, eng
             # CacheEngine._align_cache (VLLM_CUDA_MEM_ALIGN_KV_CACHE=1): entries padded to 256 bytes.
             align = 256 // kv_dtype_bytes
             width = -(-width // align) * align
+        indexer = (model.extra.get("facts") or {}).get("indexer")
+        if indexer and engine != "v0":
+            # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): an fp8 fp8_ds_mla latent is 656 B (512 fp8 values,
+            # 4 fp32 scales, 64 bf16 RoPE values); each layer also has a DeepseekV32IndexerCache, one uint8 key of
+            # head_dim + head_dim / 128 x 4 B (fp8 values and an fp32 scale per 128) per token, in the same pool.
+            latent = 656 if kv_dtype_bytes == 1 else width * kv_dtype_bytes
+            index = indexer["head_dim"] + indexer["head_dim"] // 128 * 4
+            return latent + index, (f"MLA latent {latent} B + sparse-attention indexer key {index} B "
+                                    "(one head, not split by TP)")
         return width * kv_dtype_bytes, f"MLA latent {width} x {kv_dtype_bytes} B (one head, not split by TP)"
     if model.is_mla:
         # vLLM before 0.7 cached DeepSeek-V2's full K/V with the head size padded to 256.

@@ -24,7 +24,11 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
     mamba                {"d_state", "d_conv", "inner", "n_groups", "n_heads", "head_dim", "version"}
     linear               {"k_heads", "k_dim", "v_heads", "v_dim", "conv"}  (gated deltanet)
     quant                {"method", "bits", "group", "format", "skip": [...], "zero_point", "block"}
-    vision               {"hidden", "inter", "layers", "patch", "channels", "image"} of a vision tower
+    vision               {"hidden", "inter", "layers", "patch", "channels", "image"} of a vision tower; Qwen3-VL /
+                         Qwen3.5 towers also {"temporal", "positions", "merge", "deepstack", "out"} (3-D patch
+                         embedding, learned positions, 2x2 patch merger to the text width, deepstack mergers)
+    indexer              {"heads", "head_dim"} of the DeepSeek sparse-attention lightning indexer (DeepSeek-V3.2,
+                         GLM-5): its own fp8 key cache next to the MLA cache
     mtp_layers           extra next-token-prediction layers shipped in the checkpoint (DeepSeek-V3)
 """
 
@@ -195,7 +199,7 @@ def _pattern(cfg: dict, layers: int, model_type: str) -> str | None:
     if model_type.startswith("gemma3") or model_type == "cohere2":
         every = _int(_first(cfg, "sliding_window_pattern", "_sliding_window_pattern")) or (4 if model_type == "cohere2" else 6)
         return "".join("F" if (i + 1) % every == 0 else "S" for i in range(layers))
-    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl_text", "qwen2_vl_text"):
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl_text", "qwen2_vl_text", "mimo"):
         if not cfg.get("use_sliding_window"):
             return None
         first_sliding = _int(cfg.get("max_window_layers"))
@@ -422,12 +426,12 @@ def _vision(cfg: dict) -> dict | None:
     vc = cfg.get("vision_config")
     if not isinstance(vc, dict):
         return None
-    hidden = _int(_first(vc, "hidden_size", "embed_dim", "width"))
-    layers = _int(_first(vc, "num_hidden_layers", "depth", "num_layers"))
+    hidden = _int(_first(vc, "hidden_size", "embed_dim", "width", "vt_hidden_size"))
+    layers = _int(_first(vc, "num_hidden_layers", "depth", "num_layers", "vt_num_hidden_layers"))
     if not hidden or not layers:
         return None
     out = {"hidden": hidden, "layers": layers}
-    inter = _int(_first(vc, "intermediate_size", "mlp_dim"))
+    inter = _int(_first(vc, "intermediate_size", "mlp_dim", "vt_intermediate_size"))
     if inter:
         out["inter"] = inter
     for key, name in (("patch_size", "patch"), ("num_channels", "channels"), ("in_channels", "channels"),
@@ -435,6 +439,15 @@ def _vision(cfg: dict) -> dict | None:
         value = _int(vc.get(key))
         if value:
             out[name] = value
+    if "deepstack_visual_indexes" in vc and _int(vc.get("spatial_merge_size")) and _int(vc.get("out_hidden_size")):
+        # Qwen3-VL / Qwen3.5 vision tower (vLLM Qwen3_VisionTransformer): Conv3d patch embedding over
+        # temporal_patch_size frames, learned position embeddings, a patch merger (LayerNorm, 4h -> 4h -> out)
+        # and one more merger per deepstack index
+        out["temporal"] = _int(vc.get("temporal_patch_size")) or 2
+        out["positions"] = _int(vc.get("num_position_embeddings")) or 0
+        out["merge"] = _int(vc["spatial_merge_size"])
+        out["deepstack"] = len(vc.get("deepstack_visual_indexes") or [])
+        out["out"] = _int(vc["out_hidden_size"])
     return out
 
 
@@ -497,21 +510,28 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
         # False for Llama/Mistral/Qwen2-style classes.
         tie = model_type.startswith("gemma") or model_type in ("opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox_japanese")
     facts["tie"] = bool(tie)
-    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen"):
-        facts["attn_bias"] = "qkv"  # Qwen2: biases on q/k/v, none on o_proj
+    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen", "mimo"):
+        facts["attn_bias"] = "qkv"  # Qwen2 (and MiMo, a Qwen2 subclass in vLLM): biases on q/k/v, none on o_proj
     elif tc.get("attention_bias") or tc.get("bias") or model_type in ("gpt2", "opt", "gpt_bigcode", "phi", "starcoder2"):
         facts["attn_bias"] = "all"
     if tc.get("attn_output_gate"):
         facts["attn_gate"] = True  # Qwen3-Next / Qwen3.5: q_proj also produces an output gate
     partial = tc.get("partial_rotary_factor")
+    rope_params = tc.get("rope_parameters")
+    if partial is None and isinstance(rope_params, dict):
+        partial = rope_params.get("partial_rotary_factor")  # transformers 5 keeps it there (Qwen3.5)
+    rotary_dim = _int(tc.get("rotary_dim"))  # MiniMax-M2: rotary_dim of head_dim
+    if partial is None and rotary_dim and facts["head_dim"]:
+        partial = rotary_dim / facts["head_dim"]
     if isinstance(partial, (int, float)) and 0 < partial < 1:
         facts["rotary_pct"] = float(partial)
-    if model_type in ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "qwen3_5_text", "qwen3_5_moe_text") or tc.get("use_qk_norm"):
+    if model_type in ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "qwen3_5_text", "qwen3_5_moe_text",
+                      "qwen3_vl_text", "qwen3_vl_moe_text") or tc.get("use_qk_norm"):
         facts["qk_norm"] = True
     if model_type in ("gpt2", "opt", "bloom", "gpt_bigcode", "falcon", "nemotron_h", "phi", "starcoder2", "gpt_neox"):
         facts["mlp"] = "mlp"  # up + down only (no gate projection)
     window = _int(tc.get("sliding_window"))
-    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and not tc.get("use_sliding_window"):
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "mimo") and not tc.get("use_sliding_window"):
         window = None
     pattern = _pattern(tc, layers, model_type)
     if pattern and "S" in pattern and window:
@@ -527,6 +547,8 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
         mla = _mla(tc)
         if mla:
             facts["mla"] = mla
+    if facts.get("mla") and _int(tc.get("index_head_dim")) and _int(tc.get("index_n_heads")):
+        facts["indexer"] = {"heads": _int(tc["index_n_heads"]), "head_dim": _int(tc["index_head_dim"])}
     if pattern and "M" in pattern:
         mamba = _mamba(tc, hidden, model_type)
         if mamba:

@@ -61,6 +61,14 @@ def _attention(facts: dict, pc: ParamCount, layers: int) -> None:
         pc.norms += kv_lora * layers
         pc.add_linear("attn", kv_lora, heads * (nope + v), layers)
         pc.add_linear("attn", heads * v, hidden, layers)
+        idx = facts.get("indexer")
+        if idx:
+            # DeepSeek sparse-attention indexer: wq_b (q_lora -> heads x head_dim), wk (hidden -> head_dim),
+            # k_norm (LayerNorm), weights_proj (hidden -> heads)
+            pc.add_linear("attn", q_lora or hidden, idx["heads"] * idx["head_dim"], layers)
+            pc.add_linear("attn", hidden, idx["head_dim"], layers)
+            pc.norms += 2 * idx["head_dim"] * layers
+            pc.other += hidden * idx["heads"] * layers
         return
     q_out = heads * hd * (2 if facts.get("attn_gate") else 1)
     pc.add_linear("attn", hidden, q_out, layers)
@@ -101,9 +109,10 @@ def _moe_layer(facts: dict, pc: ParamCount, count: int) -> None:
         pc.other += (2 * inter + hidden + 1) * experts * count  # expert and router biases
     if moe.get("shared"):
         _mlp(facts, pc, "shared", moe.get("shared_inter") or inter, count)
-        if facts.get("type") in ("qwen2_moe", "qwen3_next"):
+        if facts.get("type") in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text"):
             pc.other += hidden * count  # shared_expert_gate
-    if facts.get("type") in ("deepseek_v3", "kimi_k2", "nemotron_h", "glm4_moe"):
+    if facts.get("type") in ("deepseek_v3", "deepseek_v32", "kimi_k2", "nemotron_h", "glm4_moe", "glm_moe_dsa",
+                             "minimax_m2"):
         pc.other += experts * count  # e_score_correction_bias
 
 
@@ -147,9 +156,18 @@ def _vision(facts: dict, pc: ParamCount) -> None:
     inter = v.get("inter") or 4 * h
     per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
     patch, channels = v.get("patch") or 14, v.get("channels") or 3
-    embed = channels * patch * patch * h + h
+    embed = channels * (v.get("temporal") or 1) * patch * patch * h + h
     if v.get("image"):
         embed += (v["image"] // patch) ** 2 * h
+    embed += (v.get("positions") or 0) * h
+    if v.get("merge"):
+        # Qwen3-VL patch merger: LayerNorm(h), fc1 (4h -> 4h), fc2 (4h -> out), biased; the deepstack mergers
+        # normalise after the shuffle (LayerNorm(4h))
+        wide, out = h * v["merge"] ** 2, v.get("out") or facts["hidden"]
+        merger = wide * wide + wide + wide * out + out
+        projector = merger + 2 * h + v.get("deepstack", 0) * (merger + 2 * wide)
+        pc.vision = layers * per_layer + embed + projector
+        return
     projector = h * facts["hidden"]
     pc.vision = layers * per_layer + embed + 2 * h + projector
 
@@ -241,6 +259,8 @@ def _skipped_kinds(quant: dict) -> set[str]:
             kinds.add("shared")
         elif p.endswith("mlp") or p.endswith("mlp.*"):
             kinds.update({"mlp", "experts", "shared"})
+        elif p.startswith("re:") and "mlp\\.(" in p and "expert" not in p:
+            kinds.add("mlp")  # compressed-tensors regex naming the dense MLP projections (Kimi-K2.5)
         if "mixer" in p or "mamba" in p:
             kinds.add("mamba")
         if "linear_attn" in p:
