@@ -2,7 +2,7 @@
 
     python3 benchmarks/param_counts.py [--data /work/shared/data] [--limit 0.02]
 
-For every row of models.tsv, resolves the model through vramlint (catalog first; the raw config copies
+For every row of models.tsv (and the ``EXTRA`` models with a card figure), resolves the model through vramlint (catalog first; the raw config copies
 under model-configs/ for models not in the catalog), counts parameters from the architecture (never the
 catalog's stored count), and prints ours vs published with the relative error. Published: an exact count
 when the row gives one ("8,030,261,248"), else the first "<n>B/M" figure. Exit 1 when any error exceeds
@@ -35,6 +35,22 @@ CARD_FIGURE = {
 }
 
 
+# Catalog models with no row in models.tsv: the model card's total (MTP modules excluded), or the exact HF API
+# count of a model with the same architecture.
+EXTRA = {
+    "Qwen/Qwen2.5-1.5B": (1_543_714_304, "HF API count of Qwen2.5-1.5B-Instruct, same architecture"),
+    "Qwen/Qwen2.5-7B": (7_615_616_512, "HF API count of Qwen2.5-7B-Instruct, same architecture"),
+    "Qwen/Qwen3.5-27B": (27e9, "card 27B"),
+    "Qwen/Qwen3.5-35B-A3B": (35e9, "card 35B total"),
+    "Qwen/Qwen3.5-122B-A10B": (122e9, "card 122B total"),
+    "Qwen/Qwen3.5-397B-A17B": (397e9, "card 397B total"),
+    "Qwen/Qwen3-VL-235B-A22B-Instruct": (235e9, "card 235B total"),
+    "deepseek-ai/DeepSeek-V3.2": (671e9, "card 671B + 14B MTP"),
+    "zai-org/GLM-5": (744e9, "card 744B total"),
+    "MiniMaxAI/MiniMax-M2.5": (230e9, "MiniMax-M2 card 230B total, same architecture"),
+}
+
+
 def published_count(cell: str) -> float | None:
     exact = EXACT.search(cell)
     if exact:
@@ -51,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=0.02)
     args = parser.parse_args(argv)
     rows = list(csv.DictReader(open(Path(args.data) / "models.tsv", encoding="utf-8"), delimiter="\t"))
+    listed = {row["model_id"] for row in rows}
+    rows += [{"model_id": m, "total_params": ""} for m in EXTRA if m not in listed]
     worst = 0.0
     missing = []
     print(f"{'model':58} {'ours':>16} {'published':>16} {'error':>8}")
@@ -59,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         model_id = row["model_id"]
         published = published_count(row["total_params"])
         note = ""
-        if model_id in CARD_FIGURE:
-            published, note = CARD_FIGURE[model_id]
+        if model_id in CARD_FIGURE or (published is None and model_id in EXTRA):
+            published, note = CARD_FIGURE.get(model_id) or EXTRA[model_id]
             note = f"  ({note})"
         entry = catalog_entry(model_id)
         if entry is None or published is None:

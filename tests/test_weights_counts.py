@@ -158,3 +158,55 @@ def test_every_catalog_entry_has_a_usable_architecture_and_stored_counts_agree()
         if "params" in facts and key not in ("qwen/qwen3-next-80b-a3b-instruct",):
             assert abs(pc.total - facts["params"]) / facts["params"] < 0.02, key
 
+
+
+# Recent catalog entries against published totals: exact HF API counts of the same architecture (Qwen2.5 Instruct)
+# or the model cards' totals. Counts exclude MTP layers (vLLM loads them only for speculative decoding).
+@pytest.mark.parametrize(
+    ("model_id", "published"),
+    [
+        ("Qwen/Qwen2.5-1.5B", 1_543_714_304),  # HF API count of Qwen2.5-1.5B-Instruct, same architecture
+        ("Qwen/Qwen2.5-7B", 7_615_616_512),  # HF API count of Qwen2.5-7B-Instruct
+        ("Qwen/Qwen3.5-27B", 27e9),
+        ("Qwen/Qwen3.5-35B-A3B", 35e9),
+        ("Qwen/Qwen3.5-122B-A10B", 122e9),
+        ("Qwen/Qwen3.5-397B-A17B", 397e9),
+        ("Qwen/Qwen3-VL-235B-A22B-Instruct", 235e9),
+        ("deepseek-ai/DeepSeek-V3.2", 671e9),  # card: 671B main model + 14B MTP module
+        ("zai-org/GLM-5", 744e9),
+        ("MiniMaxAI/MiniMax-M2.5", 230e9),  # MiniMax-M2 card: 230B total (same architecture)
+    ],
+)
+def test_recent_catalog_models_match_published_counts(model_id, published):
+    entry = catalog_entry(model_id)
+    facts = {k: v for k, v in entry.items() if k not in ("id", "source", "note", "params", "weight_bytes")}
+    assert abs(count_parameters(facts).total - published) / published < 0.02
+
+
+def test_nvfp4_qwen35_keeps_attention_and_deltanet_in_bf16():
+    # nvidia's NVFP4 checkpoints quantize the routed experts only (attention, gated delta net, shared experts and
+    # the vision tower stay bf16), so the weights are far more than a quarter of bf16
+    plain = catalog_entry("Qwen/Qwen3.5-397B-A17B")
+    fp4 = catalog_entry("nvidia/Qwen3.5-397B-A17B-NVFP4")
+    strip = ("id", "source", "note")
+    pc = count_parameters({k: v for k, v in fp4.items() if k not in strip})
+    got = weight_bytes({k: v for k, v in fp4.items() if k not in strip})
+    expected = pc.linear["experts"] * 0.5625 + (pc.total - pc.linear["experts"]) * 2
+    assert got == pytest.approx(expected, rel=1e-6)
+    assert 0.29 < got / weight_bytes({k: v for k, v in plain.items() if k not in strip}) < 0.31
+
+
+def test_explain_resolves_a_hybrid_qwen35_offline(capsys):
+    import json
+
+    from vramlint.cli import main
+
+    code = main(["explain", "--offline", "--gpu", "H100-SXM", "--vllm-version", "0.19.0", "--format", "json", "--",
+                 "vllm", "serve", "Qwen/Qwen3.5-27B", "--max-model-len", "32768"])
+    (server,) = json.loads(capsys.readouterr().out)["servers"]
+    b = server["budget"]
+    assert code == 0 and b is not None and b["starts"]
+    # bf16 weights of 27.4B parameters (vision tower included), 16 full-attention layers of 4 KV heads x 256,
+    # the float32 gated-delta-net state sets the block size (see test_budget_hybrid_state)
+    assert 50 < b["weights_gib"] < 52
+    assert b["kv_bytes_per_token"] == 2 * 4 * 256 * 2 * 16 and b["block_size"] == 784
