@@ -78,6 +78,56 @@ EXTRA = [
     {"label": "RTX 4090 notebook Qwen3-8B-FP8 0.10.2", "model": "Qwen/Qwen3-8B-FP8", "gpu": "RTX-4090",
      "total": 18.82 / 0.8, "version": "0.10.2", "args": {"max_model_len": 1024, "gpu_memory_utilization": 0.8},
      "weights": 8.80, "kv": 8.60, "tokens": 62608, "starts": True},
+    # https://github.com/vllm-project/vllm/issues/40691 (and the fix's test plan in the pull request that
+    # follows it, https://github.com/vllm-project/vllm/pull/40694): vLLM 0.19.0 on an H20,
+    # `vllm serve Qwen3.5-27B --max-model-len 32768 --max-num-seqs 16 --max-num-batched-token 16384 --load-format
+    # dummy` (dummy weights take the same memory), default utilisation 0.9 and KV dtype. GPU KV cache size 290,864
+    # tokens (the pre-0.33 num_blocks // groups x block_size figure), maximum concurrency 33.04x. The issue's
+    # environment says Qwen3.5-35B-A3B but the command and the fix's test plan run Qwen3.5-27B; tokens per unit of
+    # concurrency (8,803, independent of memory) match 27B's layout (vramlint 8,821; 35B-A3B would be 9,220). The 141 GB
+    # H20 is inferred: on the 96 GB one the 27B's 51 GiB of weights leave room for ~130k tokens, not 290k.
+    {"label": "vLLM issue H20-141GB Qwen3.5-27B 32768 0.19.0", "model": "Qwen/Qwen3.5-27B", "gpu": "H20-141GB",
+     "total": 139.8, "version": "0.19.0",
+     "args": {"max_model_len": 32768, "max_num_seqs": 16, "max_num_batched_tokens": 16384},
+     "tokens": 290864, "starts": True,
+     "why": "H20 141 GB inferred from the token count; model from the command (the environment block names 35B-A3B)"},
+    # https://github.com/llm-d/llm-d-benchmark/blob/main/config_explorer/empirical-vllm-memory-results.md: vLLM logs
+    # on one H100 (79.18 GiB logged), `vllm serve M --max-model-len 16000 --block-size 128 --enable-prefix-caching`,
+    # utilisation 0.9 unless noted, default KV dtype; image vllm/vllm-openai v0.11.0 (pinned by the page's
+    # replication recipe; its log lines -- CUDA graph memory not subtracted, --kv-cache-memory advice -- are 0.11's).
+    # Each row's weights + activation + non-torch + KV adds up to total x utilisation.
+    {"label": "llm-d H100 Qwen3-0.6B 16000 0.11.0", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
+     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "weights": 1.12, "kv": 64.45, "starts": True},
+    {"label": "llm-d H100 Qwen3-0.6B 32000 0.11.0", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
+     "version": "0.11.0", "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
+     "weights": 1.12, "kv": 64.45, "starts": True},
+    {"label": "llm-d H100 Qwen3-32B 16000 0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
+     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "weights": 61.03, "kv": 4.45, "starts": True},
+    {"label": "llm-d 2xH100 Qwen3-32B TP2 16000 0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
+     "version": "0.11.0", "args": {"max_model_len": 16000, "tensor_parallel_size": 2, "block_size": 128,
+                                  "enable_prefix_caching": True},
+     "weights": 30.59, "kv": 34.49, "starts": True},
+    {"label": "llm-d H100 Qwen3-32B 32000 0.11.0 (fails)", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
+     "version": "0.11.0", "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
+     "weights": 61.03, "starts": False},
+    {"label": "llm-d H100 gpt-oss-20b 16000 0.11.0", "model": "openai/gpt-oss-20b", "gpu": "H100", "total": 79.18,
+     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "weights": 13.47, "kv": 50.28, "starts": True},
+    {"label": "llm-d H100 gpt-oss-120b 16000 0.11.0", "model": "openai/gpt-oss-120b", "gpu": "H100", "total": 79.18,
+     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True,
+                                  "gpu_memory_utilization": 0.95},
+     "weights": 64.38, "kv": 3.33, "starts": True,
+     "why": "utilisation 0.95, not the table's 0.9: 0.95 x 79.18 - 64.38 - 7.38 - 0.13 = 3.33 GiB, the logged KV"},
+    {"label": "llm-d H100 Llama-3.1-8B-Instruct 16000 0.11.0", "model": "meta-llama/Llama-3.1-8B-Instruct",
+     "gpu": "H100", "total": 79.18, "version": "0.11.0",
+     "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "weights": 14.99, "kv": 51.38, "starts": True},
+    {"label": "llm-d H100 DeepSeek-R1 TP1 16000 0.11.0 (fails)", "model": "deepseek-ai/DeepSeek-R1", "gpu": "H100",
+     "total": 79.18, "version": "0.11.0",
+     "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "starts": False, "why": "CUDA out of memory while loading the weights on one GPU"},
 ]
 
 
@@ -189,6 +239,7 @@ def main(argv=None) -> int:
         spec = GpuSpec(name=spec.name, total_gib=ex["total"], compute_capability=spec.compute_capability, bf16=spec.bf16,
                        fp8=spec.fp8)
         res = run_case("extra: " + ex["label"], ex["model"], spec, ex["version"], ex["args"], ex, options)
+        res["why"] = ex.get("why")
         results.append(res)
 
     print(f"{'case':<70} {'weights':>8} {'KV':>8} {'kind':>6} {'verdict':>8}")
