@@ -48,6 +48,9 @@ EXTRA = {
     "deepseek-ai/DeepSeek-V3.2": (671e9, "card 671B + 14B MTP"),
     "zai-org/GLM-5": (744e9, "card 744B total"),
     "MiniMaxAI/MiniMax-M2.5": (230e9, "MiniMax-M2 card 230B total, same architecture"),
+    "google/gemma-4-26B-A4B": (25.75e9, "card 25.2B language model + ~550M vision encoder"),
+    "nvidia/Gemma-4-26B-A4B-NVFP4": (25.75e9, "google/gemma-4-26B-A4B card 25.2B + ~550M vision, same architecture"),
+    "nvidia/Gemma-4-31B-IT-NVFP4": (31.25e9, "gemma-4-31B card 30.7B language model + ~550M vision encoder"),
 }
 
 

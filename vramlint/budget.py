@@ -168,6 +168,24 @@ def layer_kinds(model: ModelInfo) -> list[str]:
     return ["full_attention"] * model.num_layers
 
 
+def full_attention_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int,
+                                         mla: bool) -> tuple[int | None, str]:
+    """KV bytes per token of one full-attention layer on one rank when those layers have their own shape (Gemma 4:
+    ``global_head_dim`` and ``num_global_key_value_heads``), else (None, ""). vLLM's ``Attention`` gets that layer's
+    head size and KV heads (``Gemma4DecoderLayer``), and ``AttentionSpec.page_size_bytes`` stores K and V even
+    when V is a copy of K (``attention_k_eq_v``): 2 x heads x head size x dtype bytes."""
+    full = (model.extra.get("facts") or {}).get("full_attn")
+    if not full or mla or model.is_mla:
+        return None, ""
+    heads = max(1, full["kv_heads"] // max(1, tp))
+    how = f"2 x {heads} KV heads x {full['head_dim']} head dim x {kv_dtype_bytes} B"
+    if full["kv_heads"] < tp:
+        how += f" (KV heads replicated: {full['kv_heads']} < TP {tp})"
+    if full.get("k_eq_v"):
+        how += " (V is a copy of K, stored all the same)"
+    return 2 * heads * full["head_dim"] * kv_dtype_bytes, how
+
+
 def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, engine: str, mla: bool) -> tuple[int, str]:
     """KV bytes one attention layer stores per token on one rank, and how it was derived."""
     if mla:
@@ -686,38 +704,53 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     kinds = layer_kinds(model)
     attn_kinds = [k for k in kinds if k in ("full_attention", "sliding_attention", "chunked_attention")]
     layers_rank = pp_layers(len(attn_kinds), pp)
-    kv_bytes_per_token = per_layer * layers_rank
-    src.setdefault("kv_bytes_per_token", kv_how + f" x {layers_rank} layers")
     window = model.sliding_window or 0
     chunk = model.attention_chunk_size or 0
     n_full = sum(1 for k in attn_kinds if k == "full_attention")
     n_local = len(attn_kinds) - n_full
+    # Full-attention layers with their own head size / KV heads (Gemma 4): their own bytes per token.
+    per_full, full_how = full_attention_bytes_per_token_layer(model, tp, kv_dtype_bytes, mla)
+    if per_full is None:
+        per_full = per_layer
+        kv_bytes_per_token = per_layer * layers_rank
+        src.setdefault("kv_bytes_per_token", kv_how + f" x {layers_rank} layers")
+    else:
+        full_rank, local_rank = pp_layers(n_full, pp), pp_layers(n_local, pp)
+        kv_bytes_per_token = per_full * full_rank + per_layer * local_rank
+        src.setdefault("kv_bytes_per_token", f"{full_how} x {full_rank} full-attention layers + {kv_how} x "
+                                             f"{local_rank} other layers")
     hybrid = beh.hybrid_kv_manager and n_local > 0 and (window or chunk)
     if hybrid and chunk and not _truthy(env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")) and not window:
         hybrid = False
         notes.append("the hybrid KV cache manager is off for chunked local attention: every layer is sized for the full length")
-    page = block_size * per_layer  # one layer, one block
+    # unify_kv_cache_spec_page_size (v1/core/kv_cache_utils.py, 0.19 - 0.26): layers with the smaller page get a
+    # block size raised by the ratio of the pages, so that every layer's page is the largest one.
+    page = block_size * max(per_layer, per_full)  # one layer, one block
+    block_full = block_local = block_size
+    if hybrid and per_full != per_layer and n_full:
+        if page % (block_size * per_full) == 0 and page % (block_size * per_layer) == 0:
+            block_full = page // per_full
+            block_local = page // per_layer
+        src.setdefault("block_size", f"{block_size}; full-attention layers {block_full}, sliding-window layers "
+                                     f"{block_local} tokens per block so that their pages are equal "
+                                     "(unify_kv_cache_spec_page_size)")
 
     def per_request_blocks(length: int) -> tuple[float, int]:
         """(bytes for one request of `length` tokens, blocks it takes from the pool)."""
         if not hybrid:
             blocks = -(-length // block_size)
-            return blocks * page * layers_rank, blocks
+            return blocks * block_size * kv_bytes_per_token, blocks
         groups = _groups(n_full, n_local)
-        need = 0
-        blocks = 0
-        gsize = groups[0]
-        full_blocks = -(-length // block_size)
+        full_blocks = -(-length // block_full)
         if window:
             local_tokens = min(window - 1 + mnbt, length)
-            local_blocks = -(-local_tokens // block_size) + 1
+            local_blocks = -(-local_tokens // block_local) + 1
         else:
             local_tokens = min(chunk + mnbt, length)
-            local_blocks = -(-local_tokens // block_size)
+            local_blocks = -(-local_tokens // block_local)
         n_full_groups, n_local_groups = groups[1], groups[2]
         blocks = n_full_groups * full_blocks + n_local_groups * local_blocks
         need = (n_full * full_blocks + n_local * local_blocks) * page
-        _ = gsize
         return need, blocks
 
     # Mamba / gated-delta-net state layers (V1): one state page per request per layer, pooled with attention.
@@ -767,7 +800,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
             padding = num_groups * gsize - len(attn_kinds)
             notes.append(f"Add {padding} padding layers, may waste at most {100 * padding / (num_groups * gsize):.2f}% KV cache memory")
     else:
-        per_block_pool = page * layers_rank
+        per_block_pool = block_size * kv_bytes_per_token
         num_groups = 1
     num_blocks = int(kv_bytes // per_block_pool) if kv_bytes > 0 and per_block_pool else 0
     if num_override:

@@ -30,6 +30,10 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
     indexer              {"heads", "head_dim"} of the DeepSeek sparse-attention lightning indexer (DeepSeek-V3.2,
                          GLM-5): its own fp8 key cache next to the MLA cache
     mtp_layers           extra next-token-prediction layers shipped in the checkpoint (DeepSeek-V3)
+    full_attn            {"head_dim", "kv_heads", "k_eq_v"}: the full-attention layers' own shape when it differs
+                         from the other layers' (Gemma 4: ``global_head_dim``, ``num_global_key_value_heads``;
+                         ``k_eq_v`` when their checkpoint has no v_proj and V is a copy of K)
+    moe.parallel_mlp_inter  a dense GLU MLP of this width next to the experts in every MoE layer (Gemma 4)
 """
 
 from __future__ import annotations
@@ -218,7 +222,7 @@ def _moe(cfg: dict, layers: int, model_type: str) -> dict | None:
     if not experts or experts <= 1:
         return None
     moe: dict[str, Any] = {"experts": experts}
-    top_k = _int(_first(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk", "top_k"))
+    top_k = _int(_first(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk", "top_k", "top_k_experts"))
     if top_k:
         moe["top_k"] = top_k
     inter = _int(_first(cfg, "moe_intermediate_size", "expert_intermediate_size"))
@@ -245,6 +249,9 @@ def _moe(cfg: dict, layers: int, model_type: str) -> dict | None:
         dense.extend(i for i in range(layers) if i % step != offset)
     elif step and step > 1 and model_type not in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
         dense.extend(i for i in range(layers) if (i + 1) % step != 0)
+    if model_type == "gemma4_text" and _int(cfg.get("intermediate_size")):
+        # Gemma4DecoderLayer: the dense MLP runs in every layer and the experts are added next to it
+        moe["parallel_mlp_inter"] = _int(cfg["intermediate_size"])
     mlp_only = cfg.get("mlp_only_layers")
     if isinstance(mlp_only, list):
         dense.extend(int(i) for i in mlp_only)
@@ -439,6 +446,13 @@ def _vision(cfg: dict) -> dict | None:
         value = _int(vc.get(key))
         if value:
             out[name] = value
+    if vc.get("model_type") == "gemma4_vision":
+        # Gemma4VisionModel: bias-free q/k/v/o with q/k RMSNorms, GLU MLP, 4 RMSNorms per layer, a bias-free
+        # patch projection, a (2, position_embedding_size, hidden) position table, and the embed_vision
+        # projection to the text width
+        out["style"] = "gemma4"
+        out["positions"] = 2 * (_int(vc.get("position_embedding_size")) or 0)
+        out["head_dim"] = _int(vc.get("head_dim")) or 0
     if "deepstack_visual_indexes" in vc and _int(vc.get("spatial_merge_size")) and _int(vc.get("out_hidden_size")):
         # Qwen3-VL / Qwen3.5 vision tower (vLLM Qwen3_VisionTransformer): Conv3d patch embedding over
         # temporal_patch_size frames, learned position embeddings, a patch merger (LayerNorm, 4h -> 4h -> out)
@@ -525,7 +539,7 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
         partial = rotary_dim / facts["head_dim"]
     if isinstance(partial, (int, float)) and 0 < partial < 1:
         facts["rotary_pct"] = float(partial)
-    if model_type in ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "qwen3_5_text", "qwen3_5_moe_text",
+    if model_type in ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "qwen3_5_text", "qwen3_5_moe_text",
                       "qwen3_vl_text", "qwen3_vl_moe_text") or tc.get("use_qk_norm"):
         facts["qk_norm"] = True
     if model_type in ("gpt2", "opt", "bloom", "gpt_bigcode", "falcon", "nemotron_h", "phi", "starcoder2", "gpt_neox"):
@@ -540,6 +554,9 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
         facts["attention_chunk_size"] = _int(tc.get("attention_chunk_size"))
     if pattern:
         facts["pattern"] = pattern
+    full_attn = _full_attention_shape(tc, facts)
+    if full_attn and pattern and "F" in pattern:
+        facts["full_attn"] = full_attn
     moe = _moe(tc, layers, model_type)
     if moe:
         facts["moe"] = moe
@@ -571,6 +588,25 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if mtp:
         facts["mtp_layers"] = mtp
     return {k: v for k, v in facts.items() if v is not None}
+
+
+def _full_attention_shape(tc: dict, facts: dict) -> dict | None:
+    """The full-attention layers' head size and KV heads when they differ from the other layers' (Gemma 4).
+
+    Mirrors ``Gemma4TextConfig.__post_init__`` (transformers 5) and ``Gemma4DecoderLayer`` (vLLM 0.19 - 0.33):
+    full-attention layers take ``global_head_dim``, and ``num_global_key_value_heads`` when
+    ``attention_k_eq_v`` is set; their checkpoint then ships k_proj only and vLLM loads it into both the K and V
+    slots of qkv_proj (and the KV cache still stores K and V).
+    """
+    global_hd = _int(tc.get("global_head_dim"))
+    k_eq_v = bool(tc.get("attention_k_eq_v"))
+    global_kv = _int(tc.get("num_global_key_value_heads")) if k_eq_v else None
+    if not global_hd and not global_kv:
+        return None
+    shape = {"head_dim": global_hd or facts["head_dim"], "kv_heads": global_kv or facts["kv_heads"], "k_eq_v": k_eq_v}
+    if shape["head_dim"] == facts["head_dim"] and shape["kv_heads"] == facts["kv_heads"] and not k_eq_v:
+        return None
+    return shape
 
 
 def derived_max_model_len(facts: dict, vllm_version: str | None = None) -> int:

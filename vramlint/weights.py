@@ -32,6 +32,9 @@ class ParamCount:
     norms: int = 0
     other: int = 0  # biases, routers, conv, SSM vectors: stay in model dtype
     vision: int = 0
+    # parameters vLLM allocates that the checkpoint does not hold (Gemma 4's V slot filled with a copy of K):
+    # in ``linear`` (they take memory) but not in ``total``
+    duplicated: int = 0
     linear: dict[str, int] = field(default_factory=dict)  # kind -> parameters in quantizable matrices
     # per kind: sum over matrices of output rows (for per-channel scales) and input columns (GPTQ g_idx)
     linear_rows: dict[str, int] = field(default_factory=dict)
@@ -70,6 +73,20 @@ def _attention(facts: dict, pc: ParamCount, layers: int) -> None:
             pc.norms += 2 * idx["head_dim"] * layers
             pc.other += hidden * idx["heads"] * layers
         return
+    full = facts.get("full_attn")
+    if full:
+        # Gemma 4: the full-attention layers have their own head size and KV heads; with k_eq_v their checkpoint
+        # has no v_proj, but vLLM's QKVParallelLinear still allocates the V slot and loads K into it.
+        n_full = (facts.get("pattern") or "").count("F")
+        fhd, fkv = full["head_dim"], full["kv_heads"]
+        pc.add_linear("attn", hidden, heads * fhd, n_full)
+        pc.add_linear("attn", hidden, fkv * fhd, 2 * n_full)
+        pc.add_linear("attn", heads * fhd, hidden, n_full)
+        if full.get("k_eq_v"):
+            pc.duplicated += hidden * fkv * fhd * n_full
+        if facts.get("qk_norm"):
+            pc.norms += 2 * fhd * n_full
+        layers -= n_full
     q_out = heads * hd * (2 if facts.get("attn_gate") else 1)
     pc.add_linear("attn", hidden, q_out, layers)
     pc.add_linear("attn", hidden, kv * hd, 2 * layers)
@@ -105,6 +122,8 @@ def _moe_layer(facts: dict, pc: ParamCount, count: int) -> None:
     experts, inter = moe["experts"], moe.get("inter") or facts.get("inter") or 0
     _mlp(facts, pc, "experts", inter, experts * count)
     pc.other += hidden * experts * count  # router
+    if facts.get("type") == "gemma4_text":
+        pc.other += (hidden + experts) * count  # Gemma4Router scale and per_expert_scale
     if facts.get("type") == "gpt_oss":
         pc.other += (2 * inter + hidden + 1) * experts * count  # expert and router biases
     if moe.get("shared"):
@@ -154,6 +173,13 @@ def _vision(facts: dict, pc: ParamCount) -> None:
         return
     h, layers = v["hidden"], v["layers"]
     inter = v.get("inter") or 4 * h
+    if v.get("style") == "gemma4":
+        # bias-free attention with q/k norms, GLU MLP, 4 RMSNorms; patch projection, 2-D position table,
+        # embed_vision projection (no bias, weightless pre-norm)
+        per_layer = 4 * h * h + 2 * (v.get("head_dim") or 0) + 3 * h * inter + 4 * h
+        embed = (v.get("channels") or 3) * (v.get("patch") or 16) ** 2 * h + (v.get("positions") or 0) * h
+        pc.vision = layers * per_layer + embed + h * facts["hidden"]
+        return
     per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
     patch, channels = v.get("patch") or 14, v.get("channels") or 3
     embed = channels * (v.get("temporal") or 1) * patch * patch * h + h
@@ -206,14 +232,19 @@ def count_parameters(facts: dict) -> ParamCount:
             dense = len(moe.get("dense_layers") or [])
             _mlp(facts, pc, "mlp", moe.get("dense_inter") or facts.get("inter") or 0, dense)
             _moe_layer(facts, pc, layers - dense)
+            if moe.get("parallel_mlp_inter"):
+                _mlp(facts, pc, "mlp", moe["parallel_mlp_inter"], layers - dense)
         else:
             _mlp(facts, pc, "mlp", facts.get("inter") or 0, layers)
-        norms_per_layer = 4 if (facts.get("type") or "").startswith(("gemma2", "gemma3")) else 2
+        norms_per_layer = 4 if (facts.get("type") or "").startswith(("gemma2", "gemma3", "gemma4")) else 2
+        if facts.get("type") == "gemma4_text":
+            norms_per_layer += 3 if moe else 0  # post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2
+            pc.other += layers  # layer_scalar
     pc.norms += norms_per_layer * hidden * layers + hidden
     if facts.get("type") in ("gpt2", "opt", "phi", "starcoder2", "falcon", "gpt_bigcode"):
         pc.norms *= 2  # LayerNorm with bias
     _vision(facts, pc)
-    pc.total = pc.embed + pc.lm_head + pc.norms + pc.other + pc.vision + sum(pc.linear.values())
+    pc.total = pc.embed + pc.lm_head + pc.norms + pc.other + pc.vision + sum(pc.linear.values()) - pc.duplicated
     return pc
 
 
@@ -259,6 +290,8 @@ def _skipped_kinds(quant: dict) -> set[str]:
             kinds.add("shared")
         elif p.endswith("mlp") or p.endswith("mlp.*"):
             kinds.update({"mlp", "experts", "shared"})
+        elif p.endswith(".mlp*"):
+            kinds.add("mlp")  # Gemma 4 NVFP4: the dense MLP (its experts live under .experts, quantized)
         elif p.startswith("re:") and "mlp\\.(" in p and "expert" not in p:
             kinds.add("mlp")  # compressed-tensors regex naming the dense MLP projections (Kimi-K2.5)
         if "mixer" in p or "mamba" in p:
@@ -341,7 +374,12 @@ def rope_cache_bytes(facts: dict, dtype_bytes: float = 2) -> int:
         positions = int((rope.get("orig") or positions) * rope["factor"])
     if rope.get("type") == "longrope" and rope.get("orig"):
         positions = facts["max_pos"]
-    return int(positions * rotary_dim * dtype_bytes)
+    extra = 0
+    if facts.get("full_attn") and (facts.get("type") or "").startswith("gemma4"):
+        # Gemma4RotaryEmbedding (proportional RoPE of the full-attention layers) is a second cache over the whole
+        # global head size (rotary_dim = head_size, the non-rotated part zero-padded)
+        extra = positions * facts["full_attn"]["head_dim"]
+    return int((positions * rotary_dim + extra) * dtype_bytes)
 
 
 def _round_up(x: int, multiple: int) -> int:
@@ -412,13 +450,21 @@ def weight_bytes_per_rank(
     heads = facts.get("heads") or 1
     kv = facts.get("kv_heads") or heads
     divide: dict[str, float] = {k: float(tp) for k in pc.linear}
-    if tp > 1 and not facts.get("mla") and kv < tp and "attn" in pc.linear:
+    full = facts.get("full_attn")
+    if tp > 1 and not facts.get("mla") and "attn" in pc.linear and (kv < tp or (full and full["kv_heads"] < tp)):
         # k/v projections replicated: each rank holds one KV head's worth instead of kv/tp.
         hidden, hd = facts["hidden"], facts.get("head_dim") or 0
         layers = sum(1 for ch in (facts.get("pattern") or "F" * facts["layers"]) if ch in "FSC")
-        kv_params = 2 * hidden * kv * hd * layers
+        shapes = [(kv, hd, layers)]
+        if full:
+            n_full = (facts.get("pattern") or "").count("F")
+            shapes = [(kv, hd, layers - n_full), (full["kv_heads"], full["head_dim"], n_full)]
         attn = pc.linear["attn"]
-        per_rank = (attn - kv_params) / tp + kv_params / kv
+        per_rank = attn / tp
+        for heads_kv, head_size, count in shapes:
+            if heads_kv < tp:
+                kv_params = 2 * hidden * heads_kv * head_size * count
+                per_rank += kv_params / heads_kv - kv_params / tp
         divide["attn"] = attn / per_rank
     if tp > 1 and facts.get("mla") and "attn" in pc.linear:
         mla, hidden = facts["mla"], facts["hidden"]
