@@ -62,3 +62,17 @@ def test_state_dtype_follows_the_version_and_flags():
     # TP 4 splits the state heads and the KV heads alike
     tp4 = compute_budget(m, h100, {"max_model_len": 32768, "tensor_parallel_size": 4}, {}, "0.19.0", 4)
     assert tp4.block_size == 784
+
+
+def test_reported_kv_tokens_follow_the_version():
+    """vLLM up to 0.20 logs `GPU KV cache size` as num_blocks // groups x block_size; from 0.21 it logs the
+    group-aware capacity, int(max_concurrency x max_model_len). For a hybrid model the two differ."""
+    m = qwen35()
+    kv = {"kv_cache_memory_bytes": 20 * GiB, "max_model_len": 32768}
+    for version in ("0.19.0", "0.20.0"):
+        b = compute_budget(m, gpus.lookup("H100"), kv, {}, version, 1)
+        assert b.kv_tokens == (b.num_gpu_blocks // 4) * b.block_size  # one attention and three state groups
+    for version in ("0.21.0", "0.26.0", "0.33.0"):
+        b = compute_budget(m, gpus.lookup("H100"), kv, {}, version, 1)
+        per_request = -(-32768 // b.block_size) + 3
+        assert b.kv_tokens == int(b.num_gpu_blocks / per_request * 32768)

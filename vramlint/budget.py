@@ -819,7 +819,9 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         _, blocks_per_req = per_request_blocks(max_model_len)
         concurrency = num_blocks / blocks_per_req if blocks_per_req else 0.0
         kv_tokens = (num_blocks // num_groups) * block_size
-        if versions.at_least(key, 0, 33):
+        # From 0.21 `_report_kv_cache_config` (later `get_kv_cache_capacity`) logs the group-aware capacity,
+        # max_concurrency x max_model_len, instead of num_blocks // groups x block_size.
+        if versions.at_least(key, 0, 21):
             kv_tokens = int(concurrency * max_model_len)
 
     # ---- start-up verdicts on the KV cache
