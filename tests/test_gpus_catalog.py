@@ -1,6 +1,9 @@
+import json
+
 import pytest
 
 from vramlint import gpus
+from vramlint.cli import main
 
 
 @pytest.mark.parametrize(
@@ -31,6 +34,27 @@ from vramlint import gpus
         ("NVIDIA-RTX-6000-Ada-Generation", "RTX-6000-Ada"),
         ("NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", "A100-80GB"),
         ("NVIDIA-L4-SHARED", "L4"),
+        # consumer and smaller data-centre / workstation cards
+        ("NVIDIA GeForce RTX 4070", "RTX-4070"),
+        ("NVIDIA-GeForce-RTX-4070", "RTX-4070"),
+        ("RTX-4070", "RTX-4070"),
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", "RTX-4070-Ti-Super"),
+        ("NVIDIA-GeForce-RTX-4080-SUPER", "RTX-4080-Super"),
+        ("nvidia-gpu-rtx4070-8gb", "RTX-4070-Laptop"),  # KubeAI's profile: the only 8 GB RTX 4070
+        ("nvidia-gpu-rtx4070-8gb:1", "RTX-4070-Laptop"),
+        ("NVIDIA GeForce RTX 2080 Ti", "RTX-2080-Ti"),
+        ("RTX 3080 12GB", "RTX-3080-12GB"),
+        ("rtx3080-10gb", "RTX-3080-10GB"),
+        ("RTX 4060 Ti 16GB", "RTX-4060-Ti-16GB"),
+        ("NVIDIA-GeForce-RTX-5080", "RTX-5080"),
+        ("NVIDIA-GeForce-RTX-3090-Ti", "RTX-3090-Ti"),
+        ("nvidia-gpu-a16", "A16"),
+        ("NVIDIA-L20", "L20"),
+        ("NVIDIA RTX A2000 12GB", "RTX-A2000-12GB"),
+        ("NVIDIA-RTX-4000-Ada-Generation", "RTX-4000-Ada"),
+        ("Tesla P40", "P40"),
+        ("Tesla-P100-PCIE-16GB", "P100-16GB"),
+        ("nvidia-tesla-p100", "P100-16GB"),  # GKE's P100 is the 16 GB one
     ],
 )
 def test_aliases_resolve(written, canonical):
@@ -38,7 +62,12 @@ def test_aliases_resolve(written, canonical):
     assert gpus.lookup(written).name == canonical
 
 
-@pytest.mark.parametrize("written", ["a100", "A100", "V100", "nvidia-gpu-a100", "MI300X", "", "sleep"])
+@pytest.mark.parametrize("written", ["a100", "A100", "V100", "nvidia-gpu-a100", "MI300X", "", "sleep",
+                                     # one product name, two memory sizes
+                                     "NVIDIA GeForce RTX 3080", "NVIDIA-GeForce-RTX-3080", "RTX 3080", "3080",
+                                     "NVIDIA-GeForce-RTX-3060", "NVIDIA GeForce RTX 4060 Ti", "RTX 5060 Ti",
+                                     "NVIDIA RTX A2000", "Tesla P100", "P100",
+                                     "Tesla P100-PCIE-12GB", "2080 Ti 22G"])
 def test_ambiguous_or_unknown_names_stay_unresolved(written):
     assert gpus.lookup(written) is None
 
@@ -46,6 +75,10 @@ def test_ambiguous_or_unknown_names_stay_unresolved(written):
 def test_ambiguity_is_explained():
     assert "A100-80GB" in gpus.ambiguity("a100")
     assert gpus.ambiguity("T4") is None
+    assert "RTX-3080-12GB" in gpus.ambiguity("NVIDIA-GeForce-RTX-3080")
+    assert "RTX-4060-Ti-16GB" in gpus.ambiguity("NVIDIA GeForce RTX 4060 Ti")
+    assert "P100-16GB" in gpus.ambiguity("Tesla P100")
+    assert gpus.ambiguity("RTX 4070") is None
 
 
 def test_catalog_facts():
@@ -61,6 +94,14 @@ def test_catalog_facts():
                 "L40S", "H100-PCIe", "H100-SXM", "H100-NVL", "H200", "H20", "GH200", "B200", "RTX-3090", "RTX-4090",
                 "RTX-5090", "RTX-A4000", "RTX-A5000", "RTX-A6000", "RTX-6000-Ada", "RTX-PRO-6000"]
     assert set(required) <= set(gpus.names())
+    # compute capabilities (NVIDIA's CUDA GPUs table): Pascal has no bf16; fp8 from Ada
+    assert gpus.lookup("P40").compute_capability == (6, 1) and not gpus.lookup("P40").bf16
+    assert gpus.lookup("P100-16GB").compute_capability == (6, 0)
+    assert gpus.lookup("RTX 2080 Ti").compute_capability == (7, 5)
+    assert gpus.lookup("RTX 3070").bf16 and not gpus.lookup("RTX 3070").fp8
+    assert gpus.lookup("RTX 4070").fp8 and gpus.lookup("L20").fp8
+    assert gpus.lookup("RTX 5080").compute_capability == (12, 0)
+    assert gpus.lookup("RTX-4070-Laptop").total_gib < 8 < gpus.lookup("RTX-4070").total_gib
     for name in gpus.names():
         spec = gpus.lookup(name)
         assert spec.total_gib < spec.marketing_gb, name  # CUDA's total is below the marketing size
@@ -115,3 +156,24 @@ def test_mig_profiles():
     # a profile no catalog GPU has: nominal GB as GiB, never more memory than the name says
     assert gpus.mig_profile("nvidia.com/mig-9g.77gb") == (None, round(77e9 / 2**30, 2))
     assert gpus.lookup("A100-80GB").mig_profiles["7g.80gb"] == gpus.lookup("A100-80GB").total_gib
+
+
+def test_explain_on_a_consumer_gpu(capsys):
+    code = main(["explain", "--offline", "--format", "json", "--gpu", "RTX-4070", "--", "vllm", "serve",
+                 "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"])
+    assert code == 0
+    b = json.loads(capsys.readouterr().out)["servers"][0]["budget"]
+    assert b["gpu"] == "RTX-4070" and b["total_gib"] == gpus.lookup("RTX-4070").total_gib
+    assert b["starts"] and b["kv_cache_gib"] > 0 and b["max_model_len"] == 4096
+
+
+def test_kubeai_consumer_profile_is_budgeted(tmp_path, capsys):
+    model = tmp_path / "model.yaml"
+    model.write_text(
+        "apiVersion: kubeai.org/v1\nkind: Model\nmetadata:\n  name: qwen-rtx4070\nspec:\n"
+        "  url: hf://Qwen/Qwen2.5-1.5B-Instruct\n  engine: VLLM\n  args:\n    - --max-model-len=2048\n"
+        "  resourceProfile: nvidia-gpu-rtx4070-8gb:1\n", encoding="utf-8")
+    code = main(["explain", str(model), "--offline", "--format", "json"])
+    assert code == 0
+    b = json.loads(capsys.readouterr().out)["servers"][0]["budget"]
+    assert b["gpu"] == "RTX-4070-Laptop" and b["total_gib"] < 8
