@@ -64,6 +64,9 @@ ROW_INPUTS: dict[int, dict] = {
 }
 
 # Worked examples with real numbers that are not rows of the TSV (the vLLM forum T4 question; public notebook logs).
+# The image llm-d's replication recipe pins for its H100 runs below.
+LLM_D_IMAGE = "vllm/vllm-openai:v0.11.0"
+
 EXTRA = [
     {"label": "vLLM forum T4 Llama-3.2-3B 4096", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
      "args": {"max_model_len": 4096, "dtype": "half"}, "weights": 6.02, "kv": 5.85, "blocks": 3422, "starts": True},
@@ -97,35 +100,42 @@ EXTRA = [
     # replication recipe; its log lines -- CUDA graph memory not subtracted, --kv-cache-memory advice -- are 0.11's).
     # Each row's weights + activation + non-torch + KV adds up to total x utilisation.
     {"label": "llm-d H100 Qwen3-0.6B 16000 0.11.0", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "version": "0.11.0", "image": LLM_D_IMAGE,
+     "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 1.12, "kv": 64.45, "starts": True},
     {"label": "llm-d H100 Qwen3-0.6B 32000 0.11.0", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
+     "version": "0.11.0", "image": LLM_D_IMAGE,
+     "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 1.12, "kv": 64.45, "starts": True},
     {"label": "llm-d H100 Qwen3-32B 16000 0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "version": "0.11.0", "image": LLM_D_IMAGE,
+     "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 61.03, "kv": 4.45, "starts": True},
     {"label": "llm-d 2xH100 Qwen3-32B TP2 16000 0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "args": {"max_model_len": 16000, "tensor_parallel_size": 2, "block_size": 128,
+     "version": "0.11.0", "image": LLM_D_IMAGE,
+     "args": {"max_model_len": 16000, "tensor_parallel_size": 2, "block_size": 128,
                                   "enable_prefix_caching": True},
      "weights": 30.59, "kv": 34.49, "starts": True},
     {"label": "llm-d H100 Qwen3-32B 32000 0.11.0 (fails)", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
+     "version": "0.11.0", "image": LLM_D_IMAGE,
+     "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 61.03, "starts": False},
     {"label": "llm-d H100 gpt-oss-20b 16000 0.11.0", "model": "openai/gpt-oss-20b", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
+     "version": "0.11.0", "image": LLM_D_IMAGE,
+     "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 13.47, "kv": 50.28, "starts": True},
     {"label": "llm-d H100 gpt-oss-120b 16000 0.11.0", "model": "openai/gpt-oss-120b", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True,
+     "version": "0.11.0", "image": LLM_D_IMAGE,
+     "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True,
                                   "gpu_memory_utilization": 0.95},
      "weights": 64.38, "kv": 3.33, "starts": True,
      "why": "utilisation 0.95, not the table's 0.9: 0.95 x 79.18 - 64.38 - 7.38 - 0.13 = 3.33 GiB, the logged KV"},
     {"label": "llm-d H100 Llama-3.1-8B-Instruct 16000 0.11.0", "model": "meta-llama/Llama-3.1-8B-Instruct",
-     "gpu": "H100", "total": 79.18, "version": "0.11.0",
+     "gpu": "H100", "total": 79.18, "version": "0.11.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 14.99, "kv": 51.38, "starts": True},
     {"label": "llm-d H100 DeepSeek-R1 TP1 16000 0.11.0 (fails)", "model": "deepseek-ai/DeepSeek-R1", "gpu": "H100",
-     "total": 79.18, "version": "0.11.0",
+     "total": 79.18, "version": "0.11.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "starts": False, "why": "CUDA out of memory while loading the weights on one GPU"},
 ]
@@ -153,12 +163,13 @@ def model_id(text: str) -> str:
     return text.split(" ")[0]
 
 
-def run_case(label, model_name, gpu_spec, version, args, logged, options):
+def run_case(label, model_name, gpu_spec, version, args, logged, options, image=None):
+    """``image``: the container image when the log says one; None for the issue reports, which mostly ran pip
+    installs (PyTorch sampler in 0.9-0.10, Marlin MXFP4 on Hopper before 0.12)."""
     info, why = resolve_model(model_name, options)
     if info is None:
         return {"label": label, "skip": f"model {model_name} not resolved: {why}"}
-    b = compute_budget(info, gpu_spec, args, {}, version, int(args.get("tensor_parallel_size") or 1),
-                       image=None)  # issue reports mostly ran pip installs: PyTorch sampler in 0.9-0.10
+    b = compute_budget(info, gpu_spec, args, {}, version, int(args.get("tensor_parallel_size") or 1), image=image)
     out = {"label": label, "budget": b, "errors": {}}
     if logged.get("weights") is not None:
         out["errors"]["weights"] = rel(b.weights_gib, logged["weights"])
@@ -238,7 +249,8 @@ def main(argv=None) -> int:
         spec = gpus.lookup(ex["gpu"])
         spec = GpuSpec(name=spec.name, total_gib=ex["total"], compute_capability=spec.compute_capability, bf16=spec.bf16,
                        fp8=spec.fp8)
-        res = run_case("extra: " + ex["label"], ex["model"], spec, ex["version"], ex["args"], ex, options)
+        res = run_case("extra: " + ex["label"], ex["model"], spec, ex["version"], ex["args"], ex, options,
+                       image=ex.get("image"))
         res["why"] = ex.get("why")
         results.append(res)
 

@@ -42,6 +42,24 @@ def test_mxfp4_weights_follow_the_moe_backend(name, gpu, version, logged, backen
     assert backend in b.sources["weights"]
 
 
+@pytest.mark.parametrize(
+    "image, logged, backend",
+    [
+        # llm-d-benchmark's empirical H100 runs on the vLLM 0.11.0 image: gpt-oss-120b weights 64.38 GiB
+        ("vllm/vllm-openai:v0.11.0", 64.38, "triton"),
+        # a pip-installed 0.11.0 has no triton_kernels: the Marlin layout (vllm#27508 fits it)
+        (None, 65.93, "marlin"),
+    ],
+)
+def test_mxfp4_on_hopper_before_0_12_depends_on_the_install(image, logged, backend):
+    spec = gpus.lookup("H100")
+    assert mxfp4_backend(spec, parse_version("0.11.0"), {}, image)[0] == backend
+    b = compute_budget(catalog_model("openai/gpt-oss-120b"), spec, {}, {}, "0.11.0", 1, image=image)
+    assert abs(b.weights_gib - logged) / logged < 0.005
+    # the 0.10 image is not known to carry triton_kernels: Marlin, as for a pip install
+    assert mxfp4_backend(spec, parse_version("0.10.2"), {}, "vllm/vllm-openai:v0.10.2")[0] == "marlin"
+
+
 def test_mxfp4_marlin_pads_more_than_triton_and_env_forces_marlin():
     oss = catalog_model("openai/gpt-oss-120b")
     h100 = gpus.lookup("H100")

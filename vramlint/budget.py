@@ -371,14 +371,21 @@ ONLINE_QUANT = {
 CHECKPOINT_ONLY_QUANT = ("awq", "gptq", "awq_marlin", "gptq_marlin", "marlin", "gptq_marlin_24")
 
 
-def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict) -> tuple[str, str]:
+def _vllm_image(image: str | None) -> bool:
+    """Whether the container runs a vLLM image (the official one or one built on it), not a bare pip install."""
+    return bool(image) and "vllm" in str(image).lower()
+
+
+def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str | None = None) -> tuple[str, str]:
     """The MoE kernel backend vLLM picks for MXFP4 experts (it decides their padding), and why.
 
     ``Mxfp4MoEMethod._should_use_marlin`` (quantization/mxfp4.py, 0.10.1 - 0.11), ``get_mxfp4_backend`` (0.12 -
     0.14) and ``select_mxfp4_moe_backend`` (fused_moe/oracle/mxfp4.py, 0.19): Marlin below compute capability
     9.0; on Hopper the Triton kernels from ``triton_kernels``, which the wheels vendor from 0.12
-    (vllm/third_party/triton_kernels) -- before that a pip install has none and falls back to Marlin;
-    FlashInfer TRT-LLM on Blackwell (10.x).
+    (vllm/third_party/triton_kernels) -- before that a pip install has none and falls back to Marlin, while the
+    vLLM 0.11 image has them (llm-d's published H100 runs on vllm/vllm-openai:v0.11.0 load gpt-oss-20b/120b in
+    13.47/64.38 GiB, the Triton layout; a pip-installed 0.11.0 logs the Marlin layout); FlashInfer TRT-LLM on
+    Blackwell (10.x).
     """
     cc = tuple(gpu.compute_capability)
     if _truthy(env.get("VLLM_MXFP4_USE_MARLIN")):
@@ -391,13 +398,15 @@ def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict) -> tuple[st
                     "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1")
         if versions.at_least(key, 0, 12):
             return "triton", "Triton MXFP4 MoE kernels on Hopper (vendored from vLLM 0.12)"
-        return "marlin", "Marlin MXFP4 MoE on Hopper (vLLM before 0.12 ships no triton_kernels)"
+        if versions.at_least(key, 0, 11) and _vllm_image(image):
+            return "triton", "Triton MXFP4 MoE kernels on Hopper (the vLLM 0.11 image installs triton_kernels)"
+        return "marlin", "Marlin MXFP4 MoE on Hopper (a pip-installed vLLM before 0.12 has no triton_kernels)"
     return "marlin", f"Marlin MXFP4 MoE (weight-only) on compute capability {cc[0]}.{cc[1]}"
 
 
 def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict, gpu: GpuSpec | None = None,
                      key: versions.VersionKey | None = None, env: dict | None = None,
-                     ep_size: int = 0) -> tuple[int, str]:
+                     ep_size: int = 0, image: str | None = None) -> tuple[int, str]:
     """Bytes of weights one rank loads: the quantization-aware split when the architecture facts are known,
     else the checkpoint bytes divided evenly, plus the RoPE cos/sin cache every rank holds.
 
@@ -417,7 +426,7 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
             loaded = {**facts, "quant": dict(ONLINE_QUANT[online])}
         backend = None
         if (loaded.get("quant") or {}).get("method") == "mxfp4" and gpu is not None and key is not None:
-            backend, _ = mxfp4_backend(gpu, key, env or {})
+            backend, _ = mxfp4_backend(gpu, key, env or {}, image)
         per_rank = weights.weight_bytes_per_rank(loaded, tp=tp, pp=pp, dtype_bytes=dtype_bytes, include_buffers=True,
                                                  mxfp4_backend=backend, ep_size=ep_size)
         how = "architecture split per rank"
@@ -541,7 +550,7 @@ def _flashinfer_sampler(beh: versions.Behavior, key: versions.VersionKey, env: d
     if beh.engine == "v1" and versions.at_least(key, 0, 21):
         return True
     if beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11):
-        return bool(image) and "vllm" in str(image).lower()  # only the official image ships FlashInfer
+        return _vllm_image(image)  # only the official image ships FlashInfer
     return False
 
 
@@ -654,7 +663,8 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     requested = total_bytes * util
     dp = _int_arg(args, "data_parallel_size") or 1
     ep_size = dp * tp if _truthy(args.get("enable_expert_parallel")) and model.num_experts else 0
-    weights, weights_how = weights_per_rank(model, tp, pp, dtype, args, gpu=gpu, key=key, env=env, ep_size=ep_size)
+    weights, weights_how = weights_per_rank(model, tp, pp, dtype, args, gpu=gpu, key=key, env=env, ep_size=ep_size,
+                                            image=image)
     src.setdefault("weights", weights_how)
     non_torch, nt_how = non_torch_bytes(beh, tp, pp, dp)
     src.setdefault("non_torch", "estimate: " + nt_how)
