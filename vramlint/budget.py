@@ -143,6 +143,37 @@ def _bf16_error(gpu: GpuSpec, key: versions.VersionKey) -> dict:
     }
 
 
+def _compute_capability_error(gpu: GpuSpec, key: versions.VersionKey, version: str) -> dict | None:
+    """The start-up failure of a GPU older than every architecture the release's CUDA kernels are built for.
+
+    The kernels of the official build (wheel and image) are cubins for a list of architectures
+    (:func:`vramlint.versions.min_compute_capability`); on an older GPU the first launch of a vLLM kernel raises
+    CUDA's "no kernel image" error. The PyTorch each release pins has the same floor (torch 2.10 is built for
+    sm_70 and up, torch 2.11, which 0.20 pins, for sm_75 and up).
+    """
+    floor = versions.min_compute_capability(key)
+    cc = tuple(gpu.compute_capability)
+    if cc >= floor:
+        return None
+    floor_text = f"{floor[0]}.{floor[1]}"
+    if floor > (7, 0) and cc >= (7, 0):
+        fix = (f"run it on a GPU of compute capability {floor_text} or newer; vLLM 0.19 is the last release whose "
+               f"CUDA kernels are built for compute capability {_cc(gpu)}")
+    else:
+        fix = (f"run it on a GPU of compute capability {floor_text} or newer; no official vLLM build has CUDA "
+               f"kernels for compute capability {_cc(gpu)}")
+    return {
+        "code": "compute-capability-unsupported",
+        "message": (
+            "CUDA error: no kernel image is available for execution on the device. The official vLLM "
+            f"{version} build has CUDA kernels for compute capability {floor_text} and newer; the "
+            f"{_device(gpu)} has compute capability {_cc(gpu)}"
+        ),
+        "arg": None,
+        "fix": fix,
+    }
+
+
 def kv_heads_per_rank(model: ModelInfo, tp: int) -> int:
     """``ModelConfig.get_num_kv_heads``: KV heads split over TP ranks, replicated when fewer than ranks."""
     total = model.num_kv_heads or model.num_attention_heads or 1
@@ -622,6 +653,11 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         errors.append({"code": "utilization-out-of-range", "message": msg, "arg": "gpu_memory_utilization"})
 
     errors.extend(_parallelism_errors(model, tp))
+
+    # ---- the GPU vs the compute capabilities the release's CUDA kernels are built for
+    cc_error = _compute_capability_error(gpu, key, version)
+    if cc_error:
+        errors.append(cc_error)
 
     # ---- dtype and quantization vs the GPU
     dtype, dtype_errors, dtype_notes = model_dtype(model, args, gpu, key)

@@ -170,6 +170,19 @@ def select_engine(key: VersionKey, cc: tuple[int, int], args: dict, env: dict, m
     return "v0", f"{feature} is not supported by the V1 Engine. Falling back to V0.", errors
 
 
+def min_compute_capability(key: VersionKey) -> tuple[int, int]:
+    """The lowest compute capability the CUDA kernels of the official build of this release run on.
+
+    Read from the ``sm_XX`` cubins embedded in the PyPI wheels' extensions (``vllm/_C*.so``, ``_moe_C*.so``):
+    0.4.3, 0.6.4, 0.8.5, 0.10.1, 0.11.0 and 0.14.0 - 0.19.0 carry sm_70 (Volta) code and nothing older; 0.20.0
+    (the first CUDA 13 wheel, pinning torch 2.11, itself built for sm_75 and up), 0.21.0, 0.26.0 and 0.33.0
+    start at sm_75 (Turing). A cubin runs on its own and later minor versions of the same major (sm_70 on 7.5,
+    not the reverse), and no release ships sm_6x code or PTX for its kernels (from 0.6 one stray sm_52 kernel
+    aside), so on a GPU below this the first vLLM kernel fails at start-up.
+    """
+    return (7, 5) if at_least(key, 0, 20) else (7, 0)
+
+
 def default_utilization(key: VersionKey) -> float:
     # vllm/config/cache.py: Field(default=0.92) from 0.20.0 (checked in the 0.20.0 wheel), 0.9 before.
     return 0.92 if at_least(key, 0, 20) else 0.9
