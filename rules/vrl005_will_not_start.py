@@ -7,8 +7,10 @@ with vLLM's own message and the numbers of the budget that lead to it. So is a c
 parser rejects before it loads anything: a value outside a flag's choices (`--dtype float8`), a value of the
 wrong type or malformed JSON (`--compilation-config '{level: 3}'`), a flag that takes no value given one,
 and `--model` with `vllm serve` in the versions that refuse it (0.5.5-0.8.2 when a positional model is also
-given, 0.8.3-0.11.0 always; before 0.8.3 the positional model is required). When the image tag does not say
-the vLLM version, these are checked against the newest version vramlint knows and reported as warnings. The finding sits on the argument the
+given, 0.8.3-0.11.0 always; before 0.8.3 the positional model is required), and a GPU older than every
+architecture the release's CUDA kernels are built for (a V100 from vLLM 0.20, Pascal cards always). When the
+image tag does not say the vLLM version, the checks that depend on the version are made against the newest
+version vramlint knows and reported as warnings. The finding sits on the argument the
 error names (`--max-model-len`, `--gpu-memory-utilization`, ...), or on the container when that argument
 was left at its default.
 
@@ -68,6 +70,15 @@ def check(assessment, ctx):
         if fix:
             message += f" Fix: {fix.rstrip('.')}."
         message += f" {numbers}"
+        if error.get("version_dependent") and assessment.version_source == "default":
+            # the image may run an older release, on which this GPU works
+            message = message.replace(
+                f"vLLM {budget.vllm_version} will not start",
+                f"vLLM {budget.vllm_version} (vramlint's default version; the image tag does not say the version) "
+                "will not start", 1)
+            yield ctx.finding(assessment, message + ". Set vllm-version in the configuration to check against yours",
+                              location, level="warning")
+            continue
         yield ctx.finding(assessment, message, location)
 
 

@@ -171,6 +171,8 @@ def _compute_capability_error(gpu: GpuSpec, key: versions.VersionKey, version: s
         ),
         "arg": None,
         "fix": fix,
+        # an older release runs on this GPU: the verdict depends on which version the image really runs
+        "version_dependent": cc >= (7, 0),
     }
 
 
