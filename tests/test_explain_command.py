@@ -64,3 +64,20 @@ def test_explain_says_why_memory_does_not_shrink_with_max_model_len(capsys):
     _, old = run(capsys, "--gpu", "T4", "--vllm-version", "0.6.4", "--offline", "--format", "json", "--", "vllm", "serve",
                  "meta-llama/Llama-3.2-3B-Instruct", "--dtype", "half", "--max-model-len", "8192")
     assert json.loads(old)["servers"][0]["budget"]["non_torch_gib"] == 0.35  # not the 0.05 the forum log shows
+
+
+def test_kv_line_of_a_model_with_several_layer_groups(capsys):
+    """A hybrid model's blocks each hold one group's layers: the text must not claim blocks x block size = the
+    tokens vLLM reports (max concurrency x max_model_len from vLLM 0.21)."""
+    argv = ["explain", "--gpu", "H100-SXM", "--offline", "--format", "json", "--",
+            "vllm", "serve", "Qwen/Qwen3.5-27B", "--max-model-len", "32768"]
+    assert main(argv) == 0
+    budget = json.loads(capsys.readouterr().out)["servers"][0]["budget"]
+    assert budget["kv_tokens"] != budget["num_gpu_blocks"] * budget["block_size"]
+    # max concurrency x max_model_len (the JSON rounds the concurrency to 2 decimals)
+    assert abs(budget["kv_tokens"] - budget["max_concurrency"] * 32768) < 0.01 * 32768
+    assert main(argv[:4] + argv[6:]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("KV cache"))
+    assert f"{budget['num_gpu_blocks']} blocks of {budget['block_size']} tokens shared by the layer groups" in line
+    assert f"= {budget['kv_tokens']} tokens as vLLM reports them" in line
+    assert "blocks x" not in line

@@ -154,6 +154,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kv_blocks(b) -> str:
+    """Blocks and tokens; with several layer groups (sliding window, hybrid state) vLLM's token figure is not
+    blocks x block size: each block holds one group's layers, and from 0.21 it reports concurrency x length."""
+    if b.kv_tokens == b.num_gpu_blocks * b.block_size:
+        return f"{b.num_gpu_blocks} blocks x {b.block_size} tokens = {b.kv_tokens} tokens"
+    return (f"{b.num_gpu_blocks} blocks of {b.block_size} tokens shared by the layer groups = {b.kv_tokens} tokens "
+            "as vLLM reports them")
+
+
 def _bar(b) -> str:
     total = b.total_gib or 1.0
     parts = [("W", b.weights_gib), ("n", b.non_torch_gib), ("a", b.activation_gib), ("g", b.cudagraph_gib),
@@ -198,7 +207,7 @@ def render_text(assessments, inventory=None) -> str:
             ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
             ("activation peak", b.activation_gib, src.get("activation", "")),
             ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
-            ("KV cache", b.kv_cache_gib, f"{b.num_gpu_blocks} blocks x {b.block_size} tokens = {b.kv_tokens} tokens; "
+            ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
                                           f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"),
             ("headroom", headroom, "1 - utilisation: CUDA context, graphs not budgeted, other processes"),
         ]
