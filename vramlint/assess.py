@@ -18,7 +18,7 @@ from typing import Any
 
 from vramlint import gpus as gpu_catalog
 from vramlint import versions
-from vramlint.budget import compute_budget
+from vramlint.budget import compute_budget, speculative_draft_name
 from vramlint.model import Assessment, GpuSpec, ModelInfo, ResolveOptions, Server
 
 __all__ = ["assess", "compute_budget", "resolve_gpu", "resolve_version"]
@@ -157,9 +157,14 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
         if model is not None and gpu is not None:
             sources: dict[str, Any] = {"vllm_version": version_source, "model": model.source}
             sources.update(gpu_sources)
+            # a speculative-decoding draft model: resolved like the model, once per distinct name
+            draft_name = speculative_draft_name(server.args)
+            if draft_name and draft_name not in models:
+                models[draft_name] = _resolve_model(draft_name, options)
             try:
                 a.budget = compute_budget(model, gpu, server.args, server.env, version, a.gpu_count,
-                                          image=server.image, sources=sources)
+                                          image=server.image, sources=sources,
+                                          draft=models[draft_name] if draft_name else None)
                 a.engine = a.budget.engine
             except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
                 unresolved.append(f"budget could not be computed: {type(exc).__name__}: {exc}")

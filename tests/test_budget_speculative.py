@@ -1,0 +1,188 @@
+"""Speculative decoding in the budget: a separate draft model counted as vLLM loads it, the rest said in a note.
+
+vLLM (V1 from 0.15, ``DraftModelProposer``; V0 up to 0.9.2, ``SpecDecodeWorker``) loads the draft model whole on
+the same GPUs, TP as the model's, before it measures memory, and gives its attention layers KV cache in the same
+pool. The figures below are derived by hand from the catalog facts:
+
+* Llama-3.2-1B (16 layers, hidden 2048, 32 heads, 8 KV heads x 64, inter 8192, vocab 128256, tied embeddings,
+  bf16): per TP-4 rank 128256/4 x 2048 embedding + 16 x ((2048 x 2048 x 2 + 2048 x 512 x 2 + 3 x 2048 x 8192) / 4
+  + 2 x 2048 norms) + 2048 final norm = 309,004,288 parameters x 2 B = 618,008,576 B, plus the RoPE cache
+  (131072 positions x 64 x 2 B = 16,777,216 B): 634,785,792 B. KV per token per rank: 2 x 8/4 heads x 64 x 2 B
+  x 16 layers = 8,192 B.
+* Llama-3.1-70B on TP 4: 2 x 8/4 heads x 128 x 2 B x 80 layers = 81,920 B per token.
+* Llama-3.1-8B on one GPU: 2 x 8 x 128 x 2 B x 32 = 131,072 B; Llama-3.2-1B on one GPU 2 x 8 x 64 x 2 B x 16
+  = 32,768 B.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vramlint import gpus
+from vramlint.budget import GiB, compute_budget, speculative_draft_name, weights_per_rank
+from vramlint.cli import main
+from vramlint.model import ResolveOptions
+from vramlint.models import resolve_model
+
+OFFLINE = ResolveOptions(allow_network=False)
+TARGET = "meta-llama/Llama-3.1-70B-Instruct"
+DRAFT = "meta-llama/Llama-3.2-1B-Instruct"
+DRAFT_WEIGHTS_TP4 = 634_785_792
+DRAFT_KV_TP4 = 8_192
+TARGET_KV_TP4 = 81_920
+
+
+def catalog_model(name):
+    info, why = resolve_model(name, OFFLINE)
+    assert info is not None, why
+    return info
+
+
+def _args(**extra):
+    return {"tensor_parallel_size": 4, "max_model_len": 32768, **extra}
+
+
+def _budget(args, version="0.19.0", draft=None, model=TARGET, gpu="H100-SXM", gpus_=4):
+    return compute_budget(catalog_model(model), gpus.lookup(gpu), args, {}, version, gpus_, draft=draft)
+
+
+def test_draft_model_weights_and_kv_are_counted():
+    spec = {"model": DRAFT, "num_speculative_tokens": 5}
+    assert speculative_draft_name({"speculative_config": spec}) == DRAFT
+    draft = catalog_model(DRAFT)
+    assert weights_per_rank(draft, 4, 1, "bfloat16", {})[0] == DRAFT_WEIGHTS_TP4
+    alone = _budget(_args())
+    b = _budget(_args(speculative_config=spec), draft=(draft, None))
+    assert alone.kv_bytes_per_token == TARGET_KV_TP4
+    assert b.kv_bytes_per_token == TARGET_KV_TP4 + DRAFT_KV_TP4
+    target_weights, _ = weights_per_rank(catalog_model(TARGET), 4, 1, "bfloat16", {})
+    assert b.weights_gib == round((target_weights + DRAFT_WEIGHTS_TP4) / GiB, 2)
+    # the draft's weights come out of the KV cache (0.59 GiB, within the 0.01 rounding)
+    assert abs(alone.kv_cache_gib - b.kv_cache_gib - DRAFT_WEIGHTS_TP4 / GiB) <= 0.011
+    assert b.num_gpu_blocks < alone.num_gpu_blocks and b.max_concurrency < alone.max_concurrency
+    assert DRAFT in b.sources["weights"] and DRAFT in b.sources["kv_bytes_per_token"]
+    assert "counted" in b.sources["speculative"]
+    assert not any(DRAFT in n for n in b.notes) and b.starts
+
+
+def test_draft_model_blocks_with_a_fixed_kv_cache():
+    """--kv-cache-memory-bytes fixes the pool: blocks = bytes // (16 tokens x both models' bytes per token)."""
+    pool = 20 * GiB
+    spec = {"model": DRAFT, "num_speculative_tokens": 5}
+    alone = _budget(_args(kv_cache_memory_bytes=pool))
+    b = _budget(_args(kv_cache_memory_bytes=pool, speculative_config=spec), draft=(catalog_model(DRAFT), None))
+    assert alone.num_gpu_blocks == pool // (16 * TARGET_KV_TP4) == 16384
+    assert b.num_gpu_blocks == pool // (16 * (TARGET_KV_TP4 + DRAFT_KV_TP4)) == 14894
+    assert b.max_concurrency == round(14894 / (32768 // 16), 2) == 7.27
+
+
+def test_draft_tensor_parallel_size_must_match_on_v1():
+    spec = {"model": DRAFT, "num_speculative_tokens": 5, "draft_tensor_parallel_size": 1}
+    b = _budget(_args(speculative_config=spec), draft=(catalog_model(DRAFT), None))
+    assert not b.starts
+    [err] = [e for e in b.errors if e["code"] == "draft-tp-mismatch"]
+    assert err["arg"] == "speculative_config" and "Got 1 and 4" in err["message"]
+
+
+def test_ngram_adds_nothing():
+    alone = _budget(_args())
+    for spec in ({"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4},
+                 {"model": "[ngram]", "num_speculative_tokens": 3}):
+        assert speculative_draft_name({"speculative_config": spec}) is None
+        b = _budget(_args(speculative_config=spec))
+        assert (b.weights_gib, b.kv_bytes_per_token, b.num_gpu_blocks) == \
+            (alone.weights_gib, alone.kv_bytes_per_token, alone.num_gpu_blocks)
+        assert "nothing added" in b.sources["speculative"] and b.notes == alone.notes
+
+
+def test_unresolved_draft_model_is_said_not_guessed():
+    name = "example-org/private-draft-1b"
+    spec = {"model": name, "num_speculative_tokens": 5}
+    assert speculative_draft_name({"speculative_config": spec}) == name
+    draft = resolve_model(name, OFFLINE)
+    assert draft[0] is None
+    alone = _budget(_args())
+    b = _budget(_args(speculative_config=spec), draft=draft)
+    assert (b.weights_gib, b.kv_bytes_per_token, b.num_gpu_blocks) == \
+        (alone.weights_gib, alone.kv_bytes_per_token, alone.num_gpu_blocks)
+    [note] = [n for n in b.notes if name in n]
+    assert "not counted" in note and "over-estimated" in note
+    # compute_budget called without resolving the draft says the same
+    assert any(name in n for n in _budget(_args(speculative_config=spec)).notes)
+
+
+def test_eagle_head_is_noted_not_counted():
+    # no EAGLE head in the catalog: vLLM may share the model's embeddings and LM head with it, so nothing is guessed
+    spec = {"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-70B", "num_speculative_tokens": 3}
+    assert speculative_draft_name({"speculative_config": spec}) is None
+    alone = _budget(_args())
+    b = _budget(_args(speculative_config=spec))
+    assert b.kv_bytes_per_token == alone.kv_bytes_per_token and b.weights_gib == alone.weights_gib
+    assert any("eagle draft yuhuili/EAGLE-LLaMA3.1-Instruct-70B" in n and "not counted" in n for n in b.notes)
+
+
+def test_mtp_layers_are_noted():
+    b = compute_budget(catalog_model("deepseek-ai/DeepSeek-V3"), gpus.lookup("H200"),
+                       {"tensor_parallel_size": 8, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}},
+                       {}, "0.19.0", 8)
+    assert any("1 MTP layer " in n and "not counted" in n for n in b.notes)
+
+
+@pytest.mark.parametrize("version, why", [
+    ("0.11.0", "refuses a separate draft model"),
+    ("0.9.2", "falls back to V0"),
+])
+def test_releases_without_a_v1_draft_model(version, why):
+    spec = {"model": DRAFT, "num_speculative_tokens": 5}
+    alone = _budget(_args(), version=version)
+    b = _budget(_args(speculative_config=spec), version=version, draft=(catalog_model(DRAFT), None))
+    assert b.engine == "v1" and b.kv_bytes_per_token == alone.kv_bytes_per_token
+    assert any(DRAFT in n and why in n for n in b.notes)
+
+
+def test_v0_splits_the_blocks_between_the_two_caches():
+    """vLLM 0.6.4 (V0) with --speculative-model: the model's own block count, split in the ratio of the two caches'
+    block sizes (split_num_cache_blocks_evenly)."""
+    args = {"max_model_len": 8192, "speculative_model": DRAFT, "num_speculative_tokens": 5}
+    target = "meta-llama/Llama-3.1-8B-Instruct"
+    b = _budget(args, version="0.6.4", draft=(catalog_model(DRAFT), None), model=target, gpu="A100-80GB", gpus_=1)
+    assert b.engine == "v0" and b.kv_bytes_per_token == 131_072 + 32_768
+    draft_weights, _ = weights_per_rank(catalog_model(DRAFT), 1, 1, "bfloat16", {})
+    alone = _budget({"max_model_len": 8192}, version="0.6.4", model=target, gpu="A100-80GB", gpus_=1)
+    assert abs(alone.kv_cache_gib - b.kv_cache_gib - draft_weights / GiB) <= 0.011
+    # the KV memory is known to 0.01 GiB: the blocks match the split within a block or two
+    own_blocks = b.kv_cache_gib * GiB / (16 * 131_072)
+    assert abs(b.num_gpu_blocks - own_blocks * 131_072 / (131_072 + 32_768)) <= 2
+
+
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.19.0
+          args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4",
+                 "--max-model-len", "32768",
+                 "--speculative-config", '{"model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 5}']
+          resources: {limits: {nvidia.com/gpu: 4}}
+"""
+
+
+def test_explain_counts_the_draft_of_a_manifest(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "deploy").mkdir()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deploy" / "chat.yaml").write_text(MANIFEST)
+    assert main(["explain", "deploy", "--offline", "--format", "json"]) == 0
+    [server] = json.loads(capsys.readouterr().out)["servers"]
+    budget = server["budget"]
+    assert budget["kv_bytes_per_token"] == TARGET_KV_TP4 + DRAFT_KV_TP4
+    assert DRAFT in budget["sources"]["weights"] and DRAFT in budget["sources"]["speculative"]
+    assert not any(DRAFT in n for n in budget["notes"])
