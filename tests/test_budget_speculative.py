@@ -130,16 +130,30 @@ def test_mtp_layers_are_noted():
     assert any("1 MTP layer " in n and "not counted" in n for n in b.notes)
 
 
-@pytest.mark.parametrize("version, why", [
-    ("0.11.0", "refuses a separate draft model"),
-    ("0.9.2", "falls back to V0"),
-])
-def test_releases_without_a_v1_draft_model(version, why):
+def test_0_9_falls_back_to_v0_for_a_draft_model():
     spec = {"model": DRAFT, "num_speculative_tokens": 5}
-    alone = _budget(_args(), version=version)
-    b = _budget(_args(speculative_config=spec), version=version, draft=(catalog_model(DRAFT), None))
+    alone = _budget(_args(), version="0.9.2")
+    b = _budget(_args(speculative_config=spec), version="0.9.2", draft=(catalog_model(DRAFT), None))
     assert b.engine == "v1" and b.kv_bytes_per_token == alone.kv_bytes_per_token
-    assert any(DRAFT in n and why in n for n in b.notes)
+    assert any(DRAFT in n and "falls back to V0" in n for n in b.notes)
+
+
+@pytest.mark.parametrize("version, method, text", [
+    # EngineArgs refuses an explicit draft_model method from 0.11
+    ("0.11.0", "draft_model", "Draft model speculative decoding is not supported yet."),
+    ("0.14.0", "draft_model", "Draft model speculative decoding is not supported yet."),
+    # inferred method (or 0.10): the V1 model runner has no drafter for it
+    ("0.14.0", None, "Unknown speculative decoding method: draft_model"),
+    ("0.10.2", "draft_model", "Unknown speculative decoding method: draft_model"),
+])
+def test_v1_releases_before_0_15_refuse_a_draft_model(version, method, text):
+    spec = {"model": DRAFT, "num_speculative_tokens": 5, **({"method": method} if method else {})}
+    b = _budget(_args(speculative_config=spec), version=version, draft=(catalog_model(DRAFT), None))
+    [error] = [e for e in b.errors if e["code"] == "draft-model-unsupported"]
+    assert error["message"].startswith(text) and error["arg"] == "speculative_config" and not b.starts
+    assert "0.15" in error["fix"]
+    ok = _budget(_args(speculative_config=spec), version="0.15.0", draft=(catalog_model(DRAFT), None))
+    assert not [e for e in ok.errors if e["code"] == "draft-model-unsupported"]
 
 
 def test_v0_splits_the_blocks_between_the_two_caches():

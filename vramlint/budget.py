@@ -588,8 +588,7 @@ def _draft_support(beh: versions.Behavior, key: versions.VersionKey, version: st
 
     V0 (``spec_decode/``, up to 0.9.2) runs one through ``SpecDecodeWorker``; V1 only from 0.15
     (``v1/spec_decode/draft_model.py``, ``DraftModelProposer``). In between V1 falls back to V0 for it (0.8 -
-    0.9, ``_is_v1_supported_oracle``) or refuses it ("Draft model speculative decoding is not supported yet",
-    engine/arg_utils.py; "Unknown speculative decoding method: draft_model", v1/worker/gpu_model_runner.py)."""
+    0.9, ``_is_v1_supported_oracle``); 0.10 - 0.14 refuse it at start-up, an error of :func:`_speculative_budget`."""
     if beh.engine == "v0":
         if versions.at_least(key, 0, 10):
             return f"vLLM {version} has no V0 speculative decoding (removed in 0.10)"
@@ -599,8 +598,6 @@ def _draft_support(beh: versions.Behavior, key: versions.VersionKey, version: st
     if versions.at_least(key, 0, 8) and not versions.at_least(key, 0, 10) and env.get("VLLM_USE_V1") is None:
         return (f"vLLM {version} runs a separate draft model only on the V0 engine and falls back to V0 for it; "
                 "this V1 budget does not model that")
-    if versions.at_least(key, 0, 10):
-        return f"vLLM {version}'s V1 engine refuses a separate draft model at start-up (it runs one from 0.15)"
     return f"vLLM {version}'s V1 engine does not run a separate draft model (it does from 0.15)"
 
 
@@ -641,6 +638,18 @@ def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | 
                      "beside the model, possibly sharing the model's embeddings and LM head, and its attention layers, "
                      "if any, take KV cache from the same pool): KV cache and concurrency are over-estimated")
         return None, f"{method}: not counted", notes, errors
+    if beh.engine == "v1" and versions.at_least(key, 0, 10) and not versions.at_least(key, 0, 15):
+        # EngineArgs refuses an explicit "draft_model" method (0.11 - 0.14); otherwise GPUModelRunner, which knows
+        # only ngram / EAGLE / Medusa (/ MTP) drafters, raises when it builds the drafter (0.10 - 0.14).
+        if req.get("method") == "draft_model" and versions.at_least(key, 0, 11):
+            text = ("Draft model speculative decoding is not supported yet. Please consider using other speculative "
+                    "decoding methods such as ngram, medusa, eagle, or mtp.")
+        else:
+            text = "Unknown speculative decoding method: draft_model"
+        errors.append({"code": "draft-model-unsupported", "message": text,
+                       "arg": "speculative_config" if flag == "--speculative-config" else "speculative_model",
+                       "fix": "use vLLM 0.15 or newer for a separate draft model, or an ngram, EAGLE or MTP draft"})
+        return None, "draft model: refused by this release", notes, errors
     why_not = _draft_support(beh, key, version, env)
     if why_not:
         notes.append(f"the draft model {name} of speculative decoding is not counted: {why_not}")

@@ -455,8 +455,7 @@ def _playground_server(pg: LlmazObject, models: list[LlmazObject], runtimes: lis
     _place_model(server, main, claims)
     if draft is not None:
         what = f"OpenModel {draft.claim!r}" + (f" ({draft.model})" if draft.model else " (not among the scanned files)")
-        server.notes.append(f"draft model for speculative decoding: {what}; its weights are not counted in the "
-                            "memory budget")
+        server.notes.append(f"draft model for speculative decoding: {what}; the budget says whether it is counted")
     for m in (main, draft):
         if m is not None:
             server.notes.extend(m.notes)
