@@ -200,3 +200,9 @@ def test_explain_counts_the_draft_of_a_manifest(tmp_path, monkeypatch, capsys):
     assert budget["kv_bytes_per_token"] == TARGET_KV_TP4 + DRAFT_KV_TP4
     assert DRAFT in budget["sources"]["weights"] and DRAFT in budget["sources"]["speculative"]
     assert not any(DRAFT in n for n in budget["notes"])
+
+
+def test_a_config_that_names_no_draft_model_says_so():
+    b = _budget(_args(speculative_config={"model": None, "num_speculative_tokens": 5}))
+    assert "--speculative-config names no draft model: no draft is counted in the budget" in b.notes
+    assert not any("the draft model  of" in n for n in b.notes)

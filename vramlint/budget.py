@@ -638,6 +638,9 @@ def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | 
                      "beside the model, possibly sharing the model's embeddings and LM head, and its attention layers, "
                      "if any, take KV cache from the same pool): KV cache and concurrency are over-estimated")
         return None, f"{method}: not counted", notes, errors
+    if not name:
+        notes.append(f"{flag} names no draft model: no draft is counted in the budget")
+        return None, "draft model: none named", notes, errors
     if beh.engine == "v1" and versions.at_least(key, 0, 10) and not versions.at_least(key, 0, 15):
         # EngineArgs refuses an explicit "draft_model" method (0.11 - 0.14); otherwise GPUModelRunner, which knows
         # only ngram / EAGLE / Medusa (/ MTP) drafters, raises when it builds the drafter (0.10 - 0.14).
