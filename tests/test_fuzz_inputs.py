@@ -42,6 +42,8 @@ CASES = [
     ("vllm_config", "vllm_config.yaml"),
     ("extract_more/kaito", "workspace.yaml"),
     ("extract_more/dstack", "llama.dstack.yml"),
+    ("extract_more/llmaz", "playground.yaml"),
+    ("extract_more/speculative", "deployment.yaml"),
     ("templates_nochart", "booster-templated.yaml"),
     ("check", "two-servers.yaml"),
 ]

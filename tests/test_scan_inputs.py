@@ -218,3 +218,22 @@ def test_inventory_command_json_and_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO(DEPLOY.format(name="piped")))
     assert inventory.run(parser.parse_args(["-", "--format", "json"])) == 0
     assert json.loads(capsys.readouterr().out)["servers"][0]["file"] == "<stdin>"
+
+
+def test_a_reused_anchor_is_a_note_on_its_line_not_a_library_warning(tmp_path, monkeypatch, capfd):
+    """YAML lets an anchor be defined again; ruamel says so with a Python warning about "<unicode string>".
+    vramlint reports it as a note on the second definition, in the scanned file, and prints no raw warning."""
+    from vramlint.cli import main
+
+    (tmp_path / "compose.yaml").write_text(
+        "x-gpu: &gpu\n  a: 1\nx-gpu2: &gpu\n  b: 2\nservices:\n  vllm:\n    image: vllm/vllm-openai:v0.9.2\n"
+        "    command: [\"--model\", \"Qwen/Qwen2.5-1.5B-Instruct\"]\n    <<: *gpu\n")
+    monkeypatch.chdir(tmp_path)
+    inventory = scan(["compose.yaml"])
+    [problem] = inventory.problems
+    assert (problem.line, problem.column, problem.level) == (3, 9, "note")
+    assert problem.message == "anchor &gpu is defined again here (first at line 1): the aliases after this line refer to this one"
+    assert len(inventory.servers) == 1
+    assert main(["check", "compose.yaml", "--offline"]) == 0
+    err = capfd.readouterr().err
+    assert "ReusedAnchorWarning" not in err and "<unicode string>" not in err

@@ -48,10 +48,17 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     too_deep = nesting_problem(text, file)
     if too_deep is not None:
         return docs, [too_deep]
+    import warnings
+
     try:
-        for i, data in enumerate(_yaml().load_all(text)):
-            if data is not None:
-                docs.append(Document(file=file, index=i, data=data, lines=lines))
+        # ruamel reports a reused anchor as a Python warning, which would reach the user's terminal as a raw
+        # library message about "<unicode string>": it becomes a note on this file's line instead.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i, data in enumerate(_yaml().load_all(text)):
+                if data is not None:
+                    docs.append(Document(file=file, index=i, data=data, lines=lines))
+        problems.extend(_warning_problem(w.message, file) for w in caught)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -68,6 +75,22 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     except RecursionError:
         problems.append(Problem(file, None, None, "YAML nested too deeply to read"))
     return docs, problems
+
+
+def _warning_problem(message: Warning | str, file: str) -> Problem:
+    """A note for a warning the YAML parser gave while reading ``file`` (a reused anchor, most often)."""
+    import re
+
+    text = str(message)
+    anchor = re.search(r"found duplicate anchor '([^']*)'", text)
+    places = re.findall(r"line (\d+), column (\d+)", text)
+    if anchor and len(places) >= 2:
+        (first, _), (line, col) = places[0], places[1]
+        return Problem(file, int(line), int(col), f"anchor &{anchor.group(1)} is defined again here (first at line "
+                       f"{first}): the aliases after this line refer to this one", level="note")
+    summary = next((ln.strip() for ln in text.splitlines() if ln.strip()), "a YAML warning")
+    return Problem(file, int(places[0][0]) if places else None, int(places[0][1]) if places else None,
+                   f"YAML: {summary}", level="note")
 
 
 # The parser recurses per nesting level and a RecursionError unwinds slowly (seconds for thousands of levels),
