@@ -15,8 +15,8 @@ from typing import Any
 
 from vramlint.discover import FileEntry, discover
 from vramlint.model import Inventory, Problem, Server, Skipped
+from vramlint.textfile import MAX_FILE_BYTES, read_text  # noqa: F401 - MAX_FILE_BYTES: part of scan's API
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
 STDIN_NAME = "<stdin>"
 
 # Every text a server can be recognised by: the engine's name (images, commands, `engine: VLLM`, chart keys
@@ -46,41 +46,6 @@ PREFILTER_WORDS = (
 _YAML_SHAPE = re.compile(r"^(apiVersion|kind|services|image|spec|metadata)\s*:", re.MULTILINE)
 
 
-def read_text(path: str, display: str) -> tuple[str | None, Skipped | None]:
-    """The file's text, or why it is skipped (unreadable, too large, empty, binary, not UTF-8)."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > MAX_FILE_BYTES:
-                return None, Skipped(display, f"file too large ({size} bytes > {MAX_FILE_BYTES})")
-            raw = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return None, Skipped(display, _reason(exc))
-    return decode(raw, display)
-
-
-def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
-    if len(raw) > MAX_FILE_BYTES:
-        return None, Skipped(display, f"file too large (more than {MAX_FILE_BYTES} bytes)")
-    if not raw.strip():
-        return None, Skipped(display, "empty file")
-    if b"\x00" in raw[:8192]:
-        return None, Skipped(display, "binary file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, Skipped(display, f"not UTF-8 (invalid byte at offset {exc.start})")
-    return text, None
-
-
-def _reason(exc: OSError) -> str:
-    if isinstance(exc, PermissionError):
-        return "permission denied"
-    if exc.errno == 40:
-        return "symbolic link loop"
-    return f"cannot read: {exc.strerror or exc}"
-
-
 def prefilter(text: str) -> bool:
     """Could this text hold a vLLM server? False means: certainly not (no word extraction relies on)."""
     low = text.lower()
@@ -89,7 +54,7 @@ def prefilter(text: str) -> bool:
 
 class _Collector:
     def __init__(self) -> None:
-        from vramlint.extract import Records
+        from vramlint.extract.records import Records
 
         self.records = Records()
         self.inventory = Inventory()
@@ -323,7 +288,7 @@ def _late_configmaps(col: _Collector, wanted: set[str]) -> None:
 
 
 def _resolve_config_refs(col: _Collector) -> None:
-    from vramlint.extract import kubernetes
+    from vramlint.extract.podspec import config_key_for, is_block_scalar
     from vramlint.yamlload import load_embedded, value_location
 
     refs = col.records.config_refs
@@ -332,7 +297,7 @@ def _resolve_config_refs(col: _Collector) -> None:
     wanted = set()
     for ref in refs:
         for path, _loc in ref.files:
-            key = kubernetes.config_key_for(path, ref.mounts) if path else None
+            key = config_key_for(path, ref.mounts) if path else None
             if key:
                 wanted.add(key[0])
     by_name = _configmaps_by_name(col)
@@ -343,7 +308,7 @@ def _resolve_config_refs(col: _Collector) -> None:
     for ref in refs:
         server = ref.server
         for path, _loc in ref.files:
-            key = kubernetes.config_key_for(path, ref.mounts) if path else None
+            key = config_key_for(path, ref.mounts) if path else None
             label = ref.label or f"--config {path}"
             if path is None:
                 server.notes.append("--config is given a value that is not known statically; its settings are "
@@ -364,8 +329,6 @@ def _resolve_config_refs(col: _Collector) -> None:
             if not isinstance(content, str):
                 server.notes.append(f"{label}: ConfigMap {cm_name!r} in {cm.file} has no key {data_key!r}")
                 continue
-            from vramlint.extract.kubernetes import is_block_scalar
-
             loc = value_location(cm.file, cm.data, data_key, f"{cm.path}.{data_key}")
             docs, problems = load_embedded(content, cm.file, cm.doc.lines, loc, is_block_scalar(content))
             col.records.problems.extend(problems)

@@ -8,23 +8,12 @@ InferenceServices, ConfigMaps holding vLLM config files) so they can be joined a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from vramlint.extract.records import Records
 from vramlint.model import Problem, Server
 
-
-@dataclass
-class Records:
-    """Everything one document contributes: servers, plus pieces another document may complete."""
-
-    servers: list[Server] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    runtimes: list[Any] = field(default_factory=list)  # kserve.RuntimeRecord
-    inference_services: list[Any] = field(default_factory=list)  # kserve.IsvcRecord
-    configmaps: list[Any] = field(default_factory=list)  # kubernetes.ConfigMapRecord
-    config_refs: list[Any] = field(default_factory=list)  # kubernetes.ConfigRef: `--config` files to join
-    llmaz: list[Any] = field(default_factory=list)  # llmaz.LlmazObject: Playgrounds, OpenModels, BackendRuntimes
+__all__ = ["Records", "document_kind", "extract_document", "extract_records", "clear_template_values"]
 
 
 def document_kind(doc: Any) -> str:

@@ -408,7 +408,7 @@ def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None
 
 def _merge_config_file(server: Server, host: Path, path: str, problems: list[Problem]) -> None:
     from vramlint.extract.vllm_config import apply_config_file
-    from vramlint.scan import read_text
+    from vramlint.textfile import read_text
     from vramlint.yamlload import load_text
 
     display = str(host)

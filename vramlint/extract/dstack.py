@@ -30,7 +30,7 @@ def is_dstack(doc: Any) -> bool:
 
 def extract_dstack(doc: Any) -> tuple[list[Server], list[Problem]]:
     from vramlint.cmdline import Token, find_vllm_invocation, yaml_token
-    from vramlint.extract.kubernetes import apply_invocation, scalar_text
+    from vramlint.extract.podspec import apply_invocation, scalar_text
     from vramlint.versions import version_from_image
 
     data = doc.data
@@ -138,7 +138,7 @@ def _gpu(file: str, data: Any) -> GpuRequest | None:
     if name.lower().startswith(("tpu", "v2-", "v3-", "v4-", "v5", "v6")):
         return GpuRequest(type=name, count=count, evidence=evidence, location=loc, vendor="google-tpu",
                           count_location=loc)
-    from vramlint.extract.kubernetes import resolve_gpu_hint
+    from vramlint.extract.podspec import resolve_gpu_hint
 
     resolved = resolve_gpu_hint(f"{name}-{memory}" if memory else name) or resolve_gpu_hint(name)
     return GpuRequest(type=resolved or name, count=count, evidence=evidence, location=loc, count_location=loc)

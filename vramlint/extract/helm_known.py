@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     GpuRequest,
     apply_invocation,
     combine_gpu,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     apply_invocation,
     gpu_from_resources,
     gpu_from_selector_terms,

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract import Records
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     ConfigRef,
     VolumeRef,
     is_map,
@@ -24,6 +23,7 @@ from vramlint.extract.kubernetes import (
     scalar_text,
     to_int,
 )
+from vramlint.extract.records import Records
 from vramlint.model import GpuRequest, Location, Server
 from vramlint.yamlload import join_path, node_location, value_location
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vramlint.extract import Records
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     ConfigRef,
     ObjectContext,
     PodSpecHit,
@@ -32,6 +31,7 @@ from vramlint.extract.kubernetes import (
     to_int,
     tokens_from,
 )
+from vramlint.extract.records import Records
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import join_path, node_location, value_location
 
@@ -277,7 +277,7 @@ def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
     invocation = find_vllm_invocation(command, vllm_tokens, "vllm/vllm-openai", dict(server.env))
     if invocation is None:
         return None
-    from vramlint.extract.kubernetes import apply_invocation
+    from vramlint.extract.podspec import apply_invocation
 
     apply_invocation(server, invocation)
     records.problems.extend(Problem(file, server.location.line, server.location.column, m) for m in invocation.problems)
@@ -309,7 +309,7 @@ def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
                                       dict(server.env))
     if invocation is None:
         return None
-    from vramlint.extract.kubernetes import apply_invocation
+    from vramlint.extract.podspec import apply_invocation
 
     apply_invocation(server, invocation)
     server.notes.append(f"runtime {isvc.runtime!r} is not among the scanned files: its command, args, image and "
@@ -368,7 +368,7 @@ _PARALLELISM_FLAGS = {
 def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
     """KServe LLMInferenceService: its containers when they run vLLM, else the command KServe builds for it."""
     from vramlint.cmdline import Token, find_vllm_invocation, split_shell
-    from vramlint.extract.kubernetes import apply_invocation
+    from vramlint.extract.podspec import apply_invocation
 
     spec = obj.get("spec")
     if not is_map(spec):

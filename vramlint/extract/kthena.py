@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract import Records
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     apply_invocation,
     gpu_from_resources,
     is_map,
@@ -26,6 +25,7 @@ from vramlint.extract.kubernetes import (
     scalar_text,
     to_int,
 )
+from vramlint.extract.records import Records
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import has_template_marker, join_path, key_location, node_location, value_location
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract import Records
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     GpuRequest,
     apply_invocation,
     is_map,
@@ -20,6 +19,7 @@ from vramlint.extract.kubernetes import (
     to_int,
     tokens_from,
 )
+from vramlint.extract.records import Records
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import join_path, value_location
 

@@ -23,8 +23,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vramlint.extract import Records
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     apply_invocation,
     combine_gpu,
     gpu_from_resources,
@@ -37,6 +36,7 @@ from vramlint.extract.kubernetes import (
     to_int,
     tokens_from,
 )
+from vramlint.extract.records import Records
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.yamlload import (
     TEMPLATE_CLOSE,

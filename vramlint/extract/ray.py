@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vramlint.extract import Records
-from vramlint.extract.kubernetes import (
+from vramlint.extract.podspec import (
     GpuRequest,
     extract_pod_objects,
     find_podspecs,
@@ -26,6 +25,7 @@ from vramlint.extract.kubernetes import (
     scalar_text,
     to_int,
 )
+from vramlint.extract.records import Records
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import join_path, load_embedded, node_location, to_plain, value_location
 
@@ -199,7 +199,7 @@ def _custom_app(doc, app, apath, ctx, head_image, worker_gpu) -> Server | None:
 
 def _entrypoint(doc, spec, spath, ctx, head_image, worker_gpu, records: Records) -> None:
     from vramlint.cmdline import find_vllm_invocation, split_shell, yaml_token
-    from vramlint.extract.kubernetes import apply_invocation
+    from vramlint.extract.podspec import apply_invocation
 
     tok = yaml_token(doc.file, spec, "entrypoint", join_path(spath, "entrypoint"), doc.lines)
     if tok.text is None:

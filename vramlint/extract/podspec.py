@@ -1,0 +1,826 @@
+"""The shared PodSpec reading: find pod specs in any object, read each container (command/args, image, env,
+resources and accelerator requests, volumes and mounts, /dev/shm, node selectors and affinity, annotations),
+and keep where every setting was written.
+
+Every Kubernetes extractor imports this module and it imports none of them: `kubernetes` (plain workloads and
+the dispatch of objects to operators through `registry`) and the operator modules (KServe, KubeAI, KAITO,
+llmaz, Kthena, Ray, ...). The walk is bounded (node budget, depth, visited set), so an alias bomb costs at most
+MAX_NODES_WALKED steps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.extract.records import Records
+from vramlint.model import GpuRequest, Location, Problem, Server
+from vramlint.versions import version_from_image
+from vramlint.yamlload import (
+    MAX_DEPTH,
+    MAX_NODES_WALKED,
+    has_template_marker,
+    join_path,
+    key_location,
+    node_location,
+    value_location,
+)
+
+IGNORE_ANNOTATION = "vramlint.dev/ignore"
+
+# Resource names of accelerators other than NVIDIA GPUs: recognised so they are never counted as NVIDIA.
+_VENDOR_RESOURCES = (
+    (re.compile(r"^amd\.com/gpu$"), "amd"),
+    (re.compile(r"^habana\.ai/gaudi$"), "intel-gaudi"),
+    (re.compile(r"^google\.com/tpu$"), "google-tpu"),
+    (re.compile(r"^aws\.amazon\.com/neuron(core|device)?$"), "aws-neuron"),
+    (re.compile(r"^huawei\.com/ascend", re.IGNORECASE), "huawei-ascend"),
+)
+_NVIDIA_GPU = re.compile(r"^nvidia\.com/gpu(\.shared)?$")
+_NVIDIA_MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb(?:\+me)?)$")
+
+# Node labels that name the GPU model (or the instance type, which implies it).
+GPU_PRODUCT_LABELS = (
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "cloud.google.com/gke-tpu-accelerator",
+)
+
+
+# --- small YAML helpers -------------------------------------------------------------------------------
+
+
+def is_map(node: Any) -> bool:
+    return isinstance(node, dict)
+
+
+def is_seq(node: Any) -> bool:
+    return isinstance(node, list)
+
+
+def scalar_text(value: Any) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def is_block_scalar(value: Any) -> bool:
+    from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+
+    return isinstance(value, (LiteralScalarString, FoldedScalarString))
+
+
+def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | None = None) -> list[Any]:
+    """Command words from ``node[key]``: a list (one token per item) or a shell string (split).
+
+    A word holding a template expression (see yamlload.neutralize_templates) is unknown: its text is None.
+    """
+    from vramlint.cmdline import Token, split_shell, yaml_token
+
+    value = node.get(key) if is_map(node) else None
+    if value is None:
+        return []
+    kpath = join_path(path, key)
+    if is_seq(value):
+        out = []
+        for i, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                out.append(Token(None, value_location(file, value, i, join_path(kpath, i))))
+                continue
+            out.append(yaml_token(file, value, i, join_path(kpath, i), lines))
+        return [_unknown_if_template(_go_marked(t)) for t in out]
+    if isinstance(value, (dict, list)):
+        return []
+    tok = _go_marked(yaml_token(file, node, key, kpath, lines))
+    if tok.text is None:
+        return []
+    words = split_shell(tok.text, tok.location, block=tok.block is not None, indent=tok.indent, lines=lines,
+                        folded=tok.block == ">", quoted=tok.quoted)
+    return [_unknown_if_template(t) for t in words]
+
+
+def _go_marked(tok: Any, keep_name: bool = True) -> Any:
+    """Go template actions left in a valid-YAML manifest (a chart template or an operator's config template)."""
+    from vramlint.cmdline import mark_go_templates
+
+    marked = mark_go_templates(tok.text, keep_name=keep_name)
+    if marked == tok.text:
+        return tok
+    from dataclasses import replace
+
+    return replace(tok, text=marked)
+
+
+def _unknown_if_template(tok: Any) -> Any:
+    flag, eq, _ = (tok.text or "").partition("=")
+    if eq and flag.startswith("-") and not has_template_marker(flag):
+        return tok  # `--max-model-len={{ .Values.x }}`: the option is set, its value unknown (cmdline says so)
+    if tok.text is not None and any(c in tok.text for c in " \n\t"):
+        return tok  # a `sh -c` script: only the words holding a marker are unknown (cmdline splits it)
+    if has_template_marker(tok.text):
+        from dataclasses import replace
+
+        return replace(tok, text=None)
+    return tok
+
+
+def to_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip().strip("'\""))
+        except ValueError:
+            return None
+    return None
+
+
+# --- GPU hints -------------------------------------------------------------------------------------------
+
+
+def _gpus_module():
+    try:
+        from vramlint import gpus
+    except ImportError:
+        return None
+    return gpus
+
+
+def resolve_gpu_hint(text: str) -> str | None:
+    gpus = _gpus_module()
+    if gpus is None or not text:
+        return None
+    try:
+        return gpus.resolve_hint(text)
+    except Exception:  # noqa: BLE001 - a catalog bug must not stop extraction
+        return None
+
+
+def resolve_instance_type(name: str) -> tuple[str, int] | None:
+    gpus = _gpus_module()
+    if gpus is None or not name:
+        return None
+    try:
+        return gpus.instance_type(name)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def resolve_instance_memory(name: str) -> float | None:
+    """GiB of the GPU share a partial-GPU instance gets (Azure NVads A10 v5), None for whole GPUs."""
+    gpus = _gpus_module()
+    if gpus is None or not name:
+        return None
+    try:
+        return gpus.instance_memory_gib(name)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def resolve_mig(resource: str) -> tuple[str | None, float] | None:
+    gpus = _gpus_module()
+    if gpus is None:
+        return None
+    try:
+        return gpus.mig_profile(resource)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def gpu_from_resources(file: str, container: Any, path: str) -> GpuRequest | None:
+    """Accelerator counts from ``resources.limits`` (or ``requests``): NVIDIA, MIG slices, other vendors."""
+    resources = container.get("resources") if is_map(container) else None
+    if not is_map(resources):
+        return None
+    rpath = join_path(path, "resources")
+    for section in ("limits", "requests"):
+        block = resources.get(section)
+        if not is_map(block):
+            continue
+        spath = join_path(rpath, section)
+        for name, value in block.items():
+            if not isinstance(name, str):
+                continue
+            loc = value_location(file, block, name, join_path(spath, name))
+            count = to_int(value)
+            evidence = f"resources.{section} {name}: {scalar_text(value)}"
+            if _NVIDIA_GPU.match(name):
+                req = GpuRequest(count=count, evidence=evidence, location=loc, count_location=loc)
+                if name.endswith(".shared"):
+                    req.shared_key = "time-sliced"
+                return req
+            mig = _NVIDIA_MIG.match(name)
+            if mig:
+                profile = mig.group(1)
+                resolved = resolve_mig(name)
+                req = GpuRequest(count=count, evidence=evidence, location=loc, mig_profile=profile, count_location=loc)
+                if resolved is not None:
+                    req.type, req.memory_gib = resolved[0], resolved[1]
+                return req
+            for pattern, vendor in _VENDOR_RESOURCES:
+                if pattern.match(name):
+                    return GpuRequest(type=None, count=count, evidence=evidence, location=loc, vendor=vendor,
+                                      count_location=loc)
+    return None
+
+
+def _hint_from_label(key: str, value: str) -> tuple[str | None, int | None, str]:
+    """(GPU type, GPUs per node, vendor) from one node label."""
+    if key in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
+        found = resolve_instance_type(value)
+        if found is not None:
+            return found[0], found[1], "nvidia"
+        return None, None, "nvidia"
+    if key == "cloud.google.com/gke-tpu-accelerator":
+        return value, None, "google-tpu"
+    resolved = resolve_gpu_hint(value)
+    return (resolved or value), None, "nvidia"
+
+
+def gpu_from_scheduling(file: str, podspec: Any, path: str) -> GpuRequest | None:
+    """GPU model named by nodeSelector or required node affinity on a GPU product label."""
+    if not is_map(podspec):
+        return None
+    selector = podspec.get("nodeSelector")
+    if is_map(selector):
+        for key in GPU_PRODUCT_LABELS:
+            if key in selector:
+                value = scalar_text(selector.get(key))
+                if not value:
+                    continue
+                gpu_type, per_node, vendor = _hint_from_label(key, value)
+                if gpu_type is None and per_node is None and key.endswith("instance-type"):
+                    continue
+                loc = value_location(file, selector, key, join_path(join_path(path, "nodeSelector"), key))
+                evidence = f"nodeSelector {key}: {value}"
+                share = resolve_instance_memory(value) if key.endswith("instance-type") else None
+                if share is not None:
+                    evidence += f" (part of one {gpu_type}: {share:g} GiB)"
+                elif per_node:
+                    evidence += f" ({per_node} x {gpu_type} per node)"
+                return GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=vendor, memory_gib=share)
+    affinity = podspec.get("affinity")
+    node_aff = affinity.get("nodeAffinity") if is_map(affinity) else None
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if is_map(node_aff) else None
+    terms = required.get("nodeSelectorTerms") if is_map(required) else None
+    if is_seq(terms):
+        tpath = join_path(path, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
+        found = gpu_from_selector_terms(file, terms, tpath)
+        if found is not None:
+            return found
+    return None
+
+
+def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | None:
+    if not is_seq(terms):
+        return None
+    for ti, term in enumerate(terms):
+        exprs = term.get("matchExpressions") if is_map(term) else None
+        if not is_seq(exprs):
+            continue
+        for ei, expr in enumerate(exprs):
+            if not is_map(expr) or expr.get("key") not in GPU_PRODUCT_LABELS:
+                continue
+            if str(expr.get("operator", "")) != "In" or not is_seq(expr.get("values")):
+                continue
+            values = [scalar_text(v) for v in expr["values"] if scalar_text(v)]
+            if not values:
+                continue
+            key = expr["key"]
+            hints = [_hint_from_label(key, v) for v in values]
+            types = {h[0] for h in hints}
+            epath = join_path(join_path(join_path(join_path(tpath, ti), "matchExpressions"), ei), "values")
+            loc = value_location(file, expr["values"], 0, join_path(epath, 0))
+            share = None
+            if len(types) == 1 and None not in types:
+                gpu_type = hints[0][0]
+                evidence = f"node affinity {key} In [{', '.join(values)}]"
+                if key.endswith("instance-type"):
+                    # partial-GPU sizes: the smallest share any of the sizes gets (never budget more than it has)
+                    shares = [resolve_instance_memory(v) for v in values]
+                    if any(x is not None for x in shares):
+                        share = min(x for x in shares if x is not None)
+                        evidence += f" (part of one {gpu_type}: {share:g} GiB)"
+            else:
+                gpu_type = None
+                evidence = f"node affinity {key} In [{', '.join(values)}] (several GPU models; which one is not known)"
+            return GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=hints[0][2], memory_gib=share)
+    return None
+
+
+def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> GpuRequest | None:
+    """The container's count and vendor with the pod's GPU model."""
+    if resources is None:
+        return scheduling
+    if scheduling is None:
+        return resources
+    if resources.vendor != "nvidia" and scheduling.vendor == "nvidia" and scheduling.type:
+        # A TPU/Gaudi count with an NVIDIA label is contradictory; the resource is what the pod gets.
+        return resources
+    merged = GpuRequest(
+        type=resources.type or scheduling.type,
+        count=resources.count,
+        evidence=f"{resources.evidence}; {scheduling.evidence}",
+        location=scheduling.location if scheduling.type and not resources.type else resources.location,
+        vendor=resources.vendor if resources.vendor != "nvidia" else scheduling.vendor,
+        mig_profile=resources.mig_profile,
+        memory_gib=resources.memory_gib if resources.memory_gib is not None else scheduling.memory_gib,
+        shared_key=resources.shared_key,
+        count_location=resources.count_location,
+    )
+    return merged
+
+
+# --- env, shm, annotations ------------------------------------------------------------------------------
+
+
+def read_env(file: str, container: Any, path: str, server: Server) -> None:
+    env = container.get("env") if is_map(container) else None
+    epath = join_path(path, "env")
+    if is_seq(env):
+        for i, item in enumerate(env):
+            if not is_map(item) or not isinstance(item.get("name"), str):
+                continue
+            name = item["name"]
+            ipath = join_path(epath, i)
+            if "valueFrom" in item:
+                server.env[name] = None  # from a Secret/ConfigMap/field: not knowable from the file
+                loc = key_location(file, item, "valueFrom", join_path(ipath, "valueFrom"))
+            else:
+                value = item.get("value")
+                server.env[name] = "" if value is None else scalar_text(value)
+                loc = value_location(file, item, "value", join_path(ipath, "value")) if "value" in item else None
+            server.env_locations[name] = loc or key_location(file, env, i, ipath) or server.location
+    elif is_map(env):  # KubeAI and some charts write env as a map
+        for name, value in env.items():
+            server.env[str(name)] = scalar_text(value) if not is_map(value) else None
+            server.env_locations[str(name)] = value_location(file, env, name, join_path(epath, name)) or server.location
+    env_from = container.get("envFrom") if is_map(container) else None
+    if is_seq(env_from):
+        for item in env_from:
+            if not is_map(item):
+                continue
+            for ref_key in ("configMapRef", "secretRef"):
+                ref = item.get(ref_key)
+                if is_map(ref):
+                    server.notes.append(
+                        f"envFrom {ref_key} {scalar_text(ref.get('name'))}: the variables it sets are not known "
+                        "from this file"
+                    )
+
+
+def pod_has_shm(podspec: Any, container: Any) -> bool | None:
+    """True when /dev/shm is a memory-backed emptyDir (or the pod shares the host IPC namespace); None when the
+    /dev/shm mount cannot be read."""
+    if is_map(podspec) and podspec.get("hostIPC") is True:
+        return True
+    mounts = container.get("volumeMounts") if is_map(container) else None
+    volumes = podspec.get("volumes") if is_map(podspec) else None
+    if not is_seq(mounts) or not is_seq(volumes):
+        return False
+    shm_volumes = set()
+    for vol in volumes:
+        if is_map(vol) and is_map(vol.get("emptyDir")) and str(vol["emptyDir"].get("medium", "")) == "Memory":
+            shm_volumes.add(str(vol.get("name")))
+    for mount in mounts:
+        if is_map(mount) and str(mount.get("mountPath", "")).rstrip("/") == "/dev/shm":
+            name = mount.get("name")
+            if is_map(name) or is_seq(name):
+                return None  # a name written as a map or list (a template rendered badly): not known
+            if str(name) in shm_volumes:
+                return True
+    return False
+
+
+def ignore_rules_from(file: str, metadata: Any, path: str) -> dict[str, Location]:
+    out: dict[str, Location] = {}
+    annotations = metadata.get("annotations") if is_map(metadata) else None
+    if not is_map(annotations) or IGNORE_ANNOTATION not in annotations:
+        return out
+    text = scalar_text(annotations.get(IGNORE_ANNOTATION)) or ""
+    loc = value_location(
+        file, annotations, IGNORE_ANNOTATION, join_path(join_path(path, "annotations"), IGNORE_ANNOTATION)
+    )
+    for rule in re.split(r"[,\s]+", text):
+        if rule and loc is not None:
+            out[rule] = loc
+    return out
+
+
+# --- the walk -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PodSpecHit:
+    node: Any
+    path: str
+    replicas: int | None
+    metadata: tuple[Any, str] | None  # the template metadata beside the pod spec and its path, if any
+    parents: list[tuple[Any, str]] = field(default_factory=list)  # enclosing mappings, outermost first
+
+
+def looks_like_podspec(node: Any) -> bool:
+    containers = node.get("containers")
+    if not is_seq(containers) or not containers:
+        return False
+    return any(is_map(c) and ("image" in c or "command" in c or "args" in c) for c in containers)
+
+
+def find_podspecs(root: Any, base_path: str = "", budget: list[int] | None = None) -> list[PodSpecHit]:
+    """Every mapping with a PodSpec-shaped ``containers`` list under ``root``, with the replicas above it."""
+    budget = budget if budget is not None else [MAX_NODES_WALKED]
+    hits: list[PodSpecHit] = []
+    visited: set[int] = set()
+    # (node, path, replicas, depth, metadata, parents)
+    stack: list[tuple[Any, str, int | None, int, Any, list]] = [(root, base_path, None, 0, None, [])]
+    while stack:
+        node, path, replicas, depth, metadata, parents = stack.pop()
+        if budget[0] <= 0 or depth > MAX_DEPTH:
+            break
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        budget[0] -= 1
+        if is_map(node):
+            if "replicas" in node and to_int(node.get("replicas")) is not None:
+                replicas = to_int(node.get("replicas"))
+            if looks_like_podspec(node):
+                hits.append(PodSpecHit(node, path, replicas, metadata, parents))
+                continue
+            meta_here = (node.get("metadata"), join_path(path, "metadata")) if is_map(node.get("metadata")) else None
+            children = []
+            for key, value in node.items():
+                if isinstance(value, (dict, list)) and key not in ("status", "metadata"):
+                    child_meta = meta_here if key == "spec" and meta_here is not None else metadata
+                    children.append((value, join_path(path, key), replicas, depth + 1, child_meta,
+                                     parents + [(node, path)]))
+            stack.extend(reversed(children))
+        elif is_seq(node):
+            children = []
+            for i, value in enumerate(node):
+                if isinstance(value, (dict, list)):
+                    children.append((value, join_path(path, i), replicas, depth + 1, metadata, parents))
+            stack.extend(reversed(children))
+    return hits
+
+
+@dataclass
+class ObjectContext:
+    kind: str | None
+    name: str | None
+    ignore_rules: dict[str, Location]
+    notes: list[str] = field(default_factory=list)
+
+
+def object_context(doc: Any, obj: Any, path: str) -> ObjectContext:
+    metadata = obj.get("metadata") if is_map(obj) else None
+    name = scalar_text(metadata.get("name")) if is_map(metadata) else None
+    kind = scalar_text(obj.get("kind")) if is_map(obj) else None
+    ignore = ignore_rules_from(doc.file, metadata, join_path(path, "metadata"))
+    return ObjectContext(kind, name, ignore)
+
+
+def container_server(
+    doc: Any,
+    ctx: ObjectContext,
+    hit: PodSpecHit,
+    index: int,
+    container: Any,
+    *,
+    extra_args: list[Any] | None = None,
+    command_override: list[Any] | None = None,
+    shm_known: bool = True,
+    records: Records,
+    before_invocation: Any = None,
+    token_filter: Any = None,
+) -> tuple[Server | None, list[Problem]]:
+    """The vLLM server run by one container, or None when the container does not run vLLM."""
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    cpath = join_path(join_path(hit.path, "containers"), index)
+    location = node_location(file, container, cpath) or Location(file, 1, 1, yaml_path=cpath)
+    image = scalar_text(container.get("image"))
+    server = Server(file=file, location=location, source_format="kubernetes", kind=ctx.kind, name=ctx.name)
+    server.container = scalar_text(container.get("name"))
+    server.image = image
+    if image is not None:
+        server.image_location = value_location(file, container, "image", join_path(cpath, "image"))
+    server.vllm_version = version_from_image(image)
+    read_env(file, container, cpath, server)
+    if before_invocation is not None:
+        before_invocation(server)
+    command = command_override if command_override is not None else tokens_from(file, container, "command", cpath, doc.lines)
+    args = tokens_from(file, container, "args", cpath, doc.lines) + list(extra_args or [])
+    if token_filter is not None:
+        command, args = token_filter(command), token_filter(args)
+    command = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in command]
+    args = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in args]
+    invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
+    if invocation is None and image is None and not command and args:
+        invocation = _patch_invocation(args, server)
+    elif invocation is None and has_template_marker(image) and not command and args:
+        invocation = _templated_image_args(args, server, doc)
+    elif invocation is None and image is not None and not command and args:
+        invocation = _vllm_args_only(args, server)
+    if invocation is None:
+        from vramlint.cmdline import hidden_vllm_command
+
+        said = hidden_vllm_command(image, [t.text for t in command + args], server.env)
+        if said is None:
+            return None, []
+        return None, [Problem(file, location.line, location.column, said, level="note")]
+    apply_invocation(server, invocation)
+    extra_problems = []
+    if getattr(invocation, "entrypoint", None) == "implied" and not command and not args:
+        from vramlint.cmdline import hidden_vllm_command, is_vllm_project_image
+
+        said = None if is_vllm_project_image(image) else hidden_vllm_command(image, [], server.env)
+        if said is not None:  # a custom image: its own entrypoint decides the command line
+            extra_problems.append(Problem(file, location.line, location.column, said, level="note"))
+    if getattr(invocation, "entrypoint", None) == "huggingfaceserver":
+        server.notes.append("KServe's Hugging Face server: it serves with vLLM (these arguments) when vLLM supports "
+                            "the model's architecture (--backend auto or vllm), else with Transformers")
+    if isinstance(server.model, str) and server.model.startswith("/"):
+        _model_from_downloader(doc, server, hit)
+    config_files = list(getattr(invocation, "config_files", None) or [])
+    problems = [Problem(file, location.line, location.column, msg) for msg in invocation.problems] + extra_problems
+    server.replicas = hit.replicas
+    gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, hit.node, hit.path))
+    server.gpu = gpu
+    server.shm = pod_has_shm(hit.node, container) if shm_known else None
+    server.ignore_rules = dict(ctx.ignore_rules)
+    if hit.metadata is not None:
+        server.ignore_rules.update(ignore_rules_from(file, hit.metadata[0], hit.metadata[1]))
+    server.notes.extend(ctx.notes)
+    if config_files:
+        records.config_refs.append(ConfigRef(server, config_files, configmap_mounts(hit.node, container)))
+    return server, problems
+
+
+# vLLM arguments specific enough that a container patch setting them is a vLLM engine's.
+_VLLM_SPECIFIC = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs",
+                  "kv_cache_dtype", "enforce_eager", "max_num_batched_tokens", "pipeline_parallel_size")
+
+
+def _patch_invocation(args: list[Any], server: Server) -> Any:
+    """A kustomize patch: a container with only `args` (its image is in the base). Reported only when the
+    args read cleanly as vLLM's and set vLLM-specific options."""
+    from vramlint.cmdline import find_vllm_invocation
+
+    if not args or args[0].text is None or not args[0].text.startswith("--"):
+        return None
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    if invocation is None or invocation.unknown_args:
+        return None
+    if not any(k in _VLLM_SPECIFIC for k in invocation.args):
+        return None
+    server.notes.append("a patch (no image in this file): read as vLLM's arguments; the image and so the vLLM "
+                        "version come from the base manifest")
+    return invocation
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+_SOURCE_FLAGS = ("--source", "--repo-id", "--repo_id", "--model", "--model-id", "--model_id")
+_DEST_FLAGS = ("--local-dir", "--local_dir", "--output-dir", "--output_dir", "--output", "--dest", "--target-dir")
+
+
+def _model_from_downloader(doc: Any, server: Server, hit: PodSpecHit) -> None:
+    """A local model path filled by an init container from a Hub repository (`huggingface-cli download REPO
+    --local-dir PATH`, a downloader with `--source hf://REPO --output-dir PATH`): the model is that repository."""
+    inits = hit.node.get("initContainers") if is_map(hit.node) else None
+    if not is_seq(inits):
+        return
+    path = str(server.model).rstrip("/")
+    ipath = join_path(hit.path, "initContainers")
+    for i, init in enumerate(inits):
+        if not is_map(init):
+            continue
+        cpath = join_path(ipath, i)
+        words = []
+        for word in tokens_from(doc.file, init, "command", cpath, doc.lines) + tokens_from(doc.file, init, "args",
+                                                                                           cpath, doc.lines):
+            if word.text is not None and any(c in word.text for c in " \n"):
+                from vramlint.cmdline import split_token
+
+                words.extend(w for w in split_token(word) if not w.op)  # a `sh -c` script
+            else:
+                words.append(word)
+        texts = [w.text or "" for w in words]
+        dest = None
+        sources: list[tuple[str, Any]] = []
+        for j, text in enumerate(texts):
+            flag, eq, attached = text.partition("=")
+            nxt = attached if eq else (texts[j + 1] if j + 1 < len(texts) else "")
+            if flag in _DEST_FLAGS:
+                dest = nxt.rstrip("/")
+            elif flag in _SOURCE_FLAGS or text == "download":
+                repo = nxt[len("hf://"):] if nxt.startswith("hf://") else nxt
+                if _HUB_ID.match(repo):
+                    sources.append((repo, words[j if eq else j + 1].location if j + 1 < len(words) else None))
+            elif text.startswith("hf://") and _HUB_ID.match(text[len("hf://"):].rstrip("/")):
+                sources.append((text[len("hf://"):].rstrip("/"), words[j].location))
+        repos = {r for r, _ in sources}
+        if dest == path and len(repos) == 1:
+            repo, loc = sources[0]
+            server.notes.append(f"the model path {path} is filled by init container "
+                                f"{scalar_text(init.get('name'))!r} from the Hub repository {repo}")
+            server.model, server.model_location = repo, loc or server.model_location
+            return
+
+
+def _vllm_args_only(args: list[Any], server: Server) -> Any:
+    """A vendor image not named like vLLM (Intel Gaudi, custom builds) whose `args` are a vLLM command line:
+    read as vLLM's when they name a model with `--model` and some vLLM version accepts every one of them."""
+    from vramlint import vllm_args
+    from vramlint.cmdline import find_vllm_invocation, parse_vllm_args
+
+    texts = [t.text for t in args]
+    if not texts or texts[0] is None or not texts[0].startswith("--") or None in texts:
+        return None
+    if not any(t == "--model" or t.startswith("--model=") for t in texts):
+        return None
+    accepted_by = None
+    for version in reversed(vllm_args.versions()):
+        inv = parse_vllm_args(list(args), version=version, entry="openai.api_server")
+        if not inv.unknown_args and not inv.startup_errors and inv.model:
+            accepted_by = version
+            break
+    if accepted_by is None or sum(1 for k in inv.args if k in _VLLM_SPECIFIC) < 2:
+        return None
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    if invocation is not None:
+        server.notes.append(f"image {server.image} is not named like a vLLM image; its entrypoint is taken to be "
+                            f"vLLM's because every argument is one of vLLM's (e.g. vLLM {accepted_by})")
+    return invocation
+
+
+_VLLM_HELPER = re.compile(r"""include\s+["'](vllm[\w-]*)\.[\w.-]+["']""")
+
+
+def _templated_image_args(args: list[Any], server: Server, doc: Any) -> Any:
+    """A template whose image is a template expression (`{{ .Values.image.repository }}:...`) and whose args
+    are a vLLM argument list: read as vLLM's (the image's entrypoint runs them) when they name `--model`, some
+    vLLM version accepts every option written, and something besides says vLLM: two vLLM-specific options, or
+    the template's own helpers are named after vLLM (`include "vllm.fullname"`: a chart named vllm)."""
+    from vramlint import vllm_args
+    from vramlint.cmdline import find_vllm_invocation, parse_vllm_args
+
+    texts = [t.text for t in args]
+    if not texts or texts[0] is None or not texts[0].startswith("--"):
+        return None
+    if not any(t is not None and (t == "--model" or t.startswith("--model=")) for t in texts):
+        return None
+    accepted_by = None
+    for version in reversed(vllm_args.versions()):
+        inv = parse_vllm_args(list(args), version=version, entry="openai.api_server")
+        if not inv.unknown_args and not inv.startup_errors:
+            accepted_by = version
+            break
+    if accepted_by is None:
+        return None
+    specific = [k for k in inv.args if k in _VLLM_SPECIFIC]
+    helper = _VLLM_HELPER.search("\n".join(doc.lines or []))
+    if len(specific) >= 2:
+        why = f"they set vLLM's {', '.join('--' + k.replace('_', '-') for k in specific[:3])}"
+    elif helper is not None:
+        why = f"the template's helpers are named after vLLM ({helper.group(0)})"
+    else:
+        return None
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    if invocation is not None:
+        server.notes.append("the image is a template expression; the container's args are read as a vLLM argument "
+                            f"list run by the image's entrypoint because every option is one of vLLM's and {why}")
+    return invocation
+
+
+def apply_invocation(server: Server, invocation: Any) -> None:
+    server.model = invocation.model
+    server.model_location = invocation.model_location
+    server.args.update(invocation.args)
+    server.arg_locations.update(invocation.arg_locations)
+    server.unknown_args.update(invocation.unknown_args)
+    server.startup_errors.extend(getattr(invocation, "startup_errors", None) or [])
+    server.unchecked.extend(getattr(invocation, "unchecked", None) or [])
+
+
+# --- ConfigMaps holding vLLM config files --------------------------------------------------------------
+
+
+@dataclass
+class ConfigMapRecord:
+    name: str
+    file: str
+    data: Any  # the `data` mapping
+    path: str  # yaml path of `data`
+    doc: Any
+
+
+@dataclass
+class ConfigRef:
+    """A server started with `--config PATH`, and the ConfigMap mounts that may hold that file."""
+
+    server: Server
+    files: list[tuple[str, Location | None]]
+    mounts: list[Any]  # VolumeRef
+    # How the file's settings reach vLLM when it is not vLLM's own `--config` loader that reads it (an
+    # operator's runner, e.g. KAITO): called as apply(server, document, ConfigMapRecord); None: vLLM's loader.
+    apply: Any = None
+    label: str | None = None  # how notes name the file (default: `--config PATH`)
+
+
+@dataclass
+class VolumeRef:
+    """A container mount path that shows a ConfigMap (used to resolve `--config /etc/vllm/config.yaml`)."""
+
+    mount_path: str
+    configmap: str
+    sub_path: str | None
+    items: dict[str, str]  # key -> path inside the mount
+
+
+def configmap_mounts(podspec: Any, container: Any) -> list[VolumeRef]:
+    volumes = podspec.get("volumes") if is_map(podspec) else None
+    mounts = container.get("volumeMounts") if is_map(container) else None
+    if not is_seq(volumes) or not is_seq(mounts):
+        return []
+    by_name: dict[str, tuple[str, dict[str, str]]] = {}
+    for vol in volumes:
+        if not is_map(vol) or not is_map(vol.get("configMap")):
+            continue
+        cm = vol["configMap"]
+        items = {}
+        if is_seq(cm.get("items")):
+            for it in cm["items"]:
+                if is_map(it) and it.get("key") is not None:
+                    items[str(it.get("key"))] = str(it.get("path") or it.get("key"))
+        by_name[str(vol.get("name"))] = (str(cm.get("name")), items)
+    out = []
+    for mount in mounts:
+        if is_map(mount) and str(mount.get("name")) in by_name:
+            cm_name, items = by_name[str(mount.get("name"))]
+            out.append(VolumeRef(str(mount.get("mountPath", "")), cm_name, scalar_text(mount.get("subPath")), items))
+    return out
+
+
+def config_key_for(path: str, mounts: list[VolumeRef]) -> tuple[str, str] | None:
+    """(ConfigMap name, data key) a `--config` path reads, following the container's mounts."""
+    for ref in mounts:
+        mount = ref.mount_path.rstrip("/")
+        if ref.sub_path is not None:
+            if path == mount:
+                return ref.configmap, ref.sub_path
+            continue
+        if path.startswith(mount + "/"):
+            inner = path[len(mount) + 1 :]
+            if ref.items:
+                for key, item_path in ref.items.items():
+                    if item_path == inner:
+                        return ref.configmap, key
+                continue
+            return ref.configmap, inner
+    return None
+
+
+# --- pods of any object -------------------------------------------------------------------------------
+
+
+def extract_pod_objects(doc: Any, obj: Any, path: str, records: Records, ctx: ObjectContext | None = None,
+                        shm_known: bool = True) -> list[Server]:
+    ctx = ctx or object_context(doc, obj, path)
+    found: list[Server] = []
+    spec = obj.get("spec")
+    lws_size = None
+    # llmaz's Service wraps the same LeaderWorkerSet template under another key.
+    template_key = {"LeaderWorkerSet": "leaderWorkerTemplate", "Service": "workloadTemplate"}.get(ctx.kind)
+    if template_key and is_map(spec) and is_map(spec.get(template_key)):
+        lws_size = to_int(spec[template_key].get("size"))
+    for hit in find_podspecs(obj, path):
+        for i, container in enumerate(hit.node.get("containers") or []):
+            if not is_map(container):
+                continue
+            server, problems = container_server(doc, ctx, hit, i, container, shm_known=shm_known, records=records)
+            records.problems.extend(problems)
+            if server is None:
+                continue
+            if ctx.kind == "Pod" and server.replicas is None:
+                server.replicas = 1
+            if lws_size is not None:
+                role = "leader" if ".leaderTemplate" in hit.path else "worker"
+                server.notes.append(
+                    f"LeaderWorkerSet {role} template; each group spans {lws_size} pods (size), so tensor/pipeline "
+                    "parallelism may cross nodes"
+                )
+            records.servers.append(server)
+            found.append(server)
+    return found

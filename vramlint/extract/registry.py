@@ -1,0 +1,98 @@
+"""Which extractor reads which Kubernetes object: the operators' custom resources, tried in order.
+
+A new operator is one new module (reading its objects with `podspec`) plus one entry here. Each entry imports
+its module only when an object matches, so a run without that operator's objects never loads it. An object no
+entry takes is read as plain workloads (`podspec.extract_pod_objects`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vramlint.extract.records import Records
+
+
+@dataclass(frozen=True)
+class OperatorKind:
+    name: str
+    matches: Callable[[str, str], bool]  # (apiVersion, kind) -> is it this entry's object
+    # Reads the object into records; False: not this operator's after all (the next entry is tried).
+    extract: Callable[[Any, Any, str, Records], bool]
+
+
+def _kserve_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import kserve
+
+    kserve.extract_llmisvc(doc, obj, path, records)
+    return True
+
+
+def _kserve(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import kserve
+
+    return bool(kserve.extract_kserve(doc, obj, path, records))
+
+
+def _kubeai(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import kubeai
+
+    kubeai.extract_kubeai(doc, obj, path, records)
+    return True
+
+
+def _kaito(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import kaito
+
+    kaito.extract_kaito(doc, obj, path, records)
+    return True
+
+
+def _llmaz(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import llmaz
+
+    llmaz.extract_llmaz(doc, obj, path, records)
+    return True
+
+
+def _kthena(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import kthena
+
+    kthena.extract_model_booster(doc, obj, path, records)
+    return True
+
+
+def _ray(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import ray
+
+    ray.extract_ray(doc, obj, path, records)
+    return True
+
+
+OPERATOR_KINDS: tuple[OperatorKind, ...] = (
+    OperatorKind("KServe LLMInferenceService", lambda api, kind: kind == "LLMInferenceService", _kserve_llmisvc),
+    OperatorKind(
+        "KServe InferenceService / ServingRuntime",
+        lambda api, kind: "serving.kserve.io" in api or kind in ("InferenceService", "ServingRuntime",
+                                                                 "ClusterServingRuntime"),
+        _kserve,
+    ),
+    OperatorKind("KubeAI Model", lambda api, kind: kind == "Model" and "kubeai" in api, _kubeai),
+    OperatorKind("KAITO Workspace / InferenceSet",
+                 lambda api, kind: "kaito.sh" in api and kind in ("Workspace", "InferenceSet"), _kaito),
+    OperatorKind("llmaz BackendRuntime / OpenModel / Playground",
+                 lambda api, kind: kind in ("BackendRuntime", "OpenModel", "Playground") and "llmaz" in api, _llmaz),
+    OperatorKind("Kthena ModelBooster", lambda api, kind: kind == "ModelBooster" and "serving.volcano.sh" in api,
+                 _kthena),
+    OperatorKind("KubeRay RayService / RayCluster / RayJob",
+                 lambda api, kind: kind in ("RayService", "RayCluster", "RayJob") or "ray.io" in api, _ray),
+)
+
+
+def extract_operator_object(doc: Any, obj: Any, path: str, api: str, kind: str, records: Records) -> bool:
+    """Read ``obj`` with the first registered operator that takes it; False when none does."""
+    for entry in OPERATOR_KINDS:
+        if entry.matches(api, kind) and entry.extract(doc, obj, path, records):
+            return True
+    return False
