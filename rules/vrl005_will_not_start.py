@@ -8,7 +8,10 @@ parser rejects before it loads anything: a value outside a flag's choices (`--dt
 wrong type or malformed JSON (`--compilation-config '{level: 3}'`), a flag that takes no value given one,
 and `--model` with `vllm serve` in the versions that refuse it (0.5.5-0.8.2 when a positional model is also
 given, 0.8.3-0.11.0 always; before 0.8.3 the positional model is required), and a GPU older than every
-architecture the release's CUDA kernels are built for (a V100 from vLLM 0.20, Pascal cards always). When the
+architecture the release's CUDA kernels are built for (a V100 from vLLM 0.20, Pascal cards always). One root
+cause is one finding: vLLM stops at the first failure it meets (the free memory at start-up, then loading the
+weights, then the KV cache), so weights larger than the GPU are reported once, with "no memory for cache
+blocks", which vLLM never reaches, folded into that message; so is a second error on the same line. When the
 image tag does not say the vLLM version, the checks that depend on the version are made against the newest
 version vramlint knows and reported as warnings. The finding sits on the argument the
 error names (`--max-model-len`, `--gpu-memory-utilization`, ...), or on the container when that argument
@@ -59,16 +62,18 @@ def check(assessment, ctx):
         f"non-torch {gib(budget.non_torch_gib)}, CUDA graphs {gib(budget.cudagraph_gib)}, "
         f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
     )
-    for error in budget.errors:
+    for error, behind in root_causes(budget.errors, server):
         arg = error.get("arg")
         location = arg_location(server, arg) if arg else server.location
-        text = str(error.get("message") or "").strip()
-        if text and text[-1] not in ".!?":
-            text += "."
+        text = _sentence(error.get("message"))
         fix = error.get("fix")
         message = f"vLLM {budget.vllm_version} will not start: {text}"
         if fix:
             message += f" Fix: {fix.rstrip('.')}."
+        if behind:
+            # vLLM stops at the first failure; what it would hit next is said here, not as findings of its own
+            message += " vLLM stops here, before its later checks, which these numbers fail too: " + " / ".join(
+                _sentence(e.get("message")) for e in behind)
         message += f" {numbers}"
         if error.get("version_dependent") and assessment.version_source == "default":
             # the image may run an older release, on which this GPU works
@@ -80,6 +85,43 @@ def check(assessment, ctx):
                               location, level="warning")
             continue
         yield ctx.finding(assessment, message, location)
+
+
+# The memory checks in the order vLLM meets them: the free memory at device start-up (V1 0.9.2+, before
+# loading), loading the weights (torch.OutOfMemoryError), then profiling (no memory for cache blocks, then a KV
+# cache too small for one max_model_len sequence). vLLM stops at the first, so the later ones are one cause.
+MEMORY_CHAIN = ("free-below-requested", "weights-exceed-gpu", "no-cache-memory", "kv-cache-below-max-model-len")
+
+
+def root_causes(errors, server):
+    """``(error, folded)`` pairs: one per root cause, the first failure vLLM would hit, in vLLM's order.
+
+    The memory checks form one chain (see ``MEMORY_CHAIN``): only the first that fails is its own finding. An
+    error on the same line as one already reported (a `--max-model-len` above the model's maximum, and a KV
+    cache too small for that length) is folded into it too: one line, one finding.
+    """
+    memory = sorted((e for e in errors if e.get("code") in MEMORY_CHAIN), key=lambda e: MEMORY_CHAIN.index(e["code"]))
+    ordered = [e for e in errors if e.get("code") not in MEMORY_CHAIN] + memory[:1]
+    out: list[tuple[dict, list[dict]]] = []
+    by_line: dict[tuple[str, int], int] = {}
+    for error in ordered:
+        arg = error.get("arg")
+        loc = arg_location(server, arg) if arg else server.location
+        key = (loc.file, loc.line)
+        chain = memory[1:] if memory and error is memory[0] else []
+        if key in by_line:
+            out[by_line[key]][1].extend([error, *chain])
+            continue
+        by_line[key] = len(out)
+        out.append((error, list(chain)))
+    return out
+
+
+def _sentence(text) -> str:
+    text = str(text or "").strip()
+    if text and text[-1] not in ".!?":
+        text += "."
+    return text
 
 
 def _rejected_arguments(assessment, ctx):

@@ -37,3 +37,44 @@ def test_utilization_above_one(lint):
 def test_quiet_when_it_starts(lint):
     result = lint("vrl005/pass.yaml", rule="VRL005")
     assert result.budget.starts and result.of("VRL005") == []
+
+
+def test_weights_larger_than_the_gpu_is_one_finding_with_the_cache_error_folded_in(lint):
+    result = lint("vrl005/fail_weights_exceed.yaml", rule="VRL005")
+    codes = [e["code"] for e in result.budget.errors]
+    # the budget fails both checks; vLLM stops at the first (loading the weights) and never sizes the cache
+    assert "weights-exceed-gpu" in codes and "no-cache-memory" in codes
+    [finding] = result.of("VRL005")
+    assert finding.level == "error"
+    assert finding.message.index("CUDA out of memory") < finding.message.index("No available memory for the cache blocks")
+    assert "vLLM stops here" in finding.message
+
+
+def test_errors_on_the_same_line_are_one_finding(lint):
+    result = lint("vrl005/fail_len_above_model.yaml", rule="VRL005")
+    codes = [e["code"] for e in result.budget.errors]
+    assert "max-model-len-above-model" in codes and "kv-cache-below-max-model-len" in codes
+    [finding] = result.of("VRL005")
+    assert finding.location.line == line_of("vrl005/fail_len_above_model.yaml", "--max-model-len")
+    assert "262144" in finding.message and "vLLM stops here" in finding.message
+
+
+def test_root_causes_keeps_separate_lines_apart():
+    import importlib.util
+
+    from vramlint.model import Location, Server
+    from vramlint.rule import builtin_rules_dir
+
+    spec = importlib.util.spec_from_file_location("vrl005", builtin_rules_dir() / "vrl005_will_not_start.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    loc = Location("f.yaml", 3)
+    server = Server(file="f.yaml", location=loc, source_format="kubernetes",
+                    arg_locations={"dtype": Location("f.yaml", 5), "gpu_memory_utilization": Location("f.yaml", 6)})
+    errors = [{"code": "no-cache-memory", "message": "a", "arg": "gpu_memory_utilization"},
+              {"code": "bf16-unsupported", "message": "b", "arg": "dtype"},
+              {"code": "kv-cache-below-max-model-len", "message": "c", "arg": "max_model_len"}]
+    pairs = module.root_causes(errors, server)
+    # the dtype error is its own cause on its own line; the two memory errors are one chain
+    assert [(e["code"], [f["code"] for f in folded]) for e, folded in pairs] == [
+        ("bf16-unsupported", []), ("no-cache-memory", ["kv-cache-below-max-model-len"])]
