@@ -320,3 +320,65 @@ def test_template_without_chart_configmap_holding_a_deployment_for_a_controller(
     assert any("ConfigMap gpu-preset key 'servingDeployment'" in n for n in s.notes)
     assert len([n for n in inv.notes if "not part of a Helm chart" in n]) == 1  # once for the file
     assert not inv.problems
+
+
+# ---------------------------------------------------------------------------------------- known chart by evidence
+
+_OTHER_CHART_OVERLAY = """\
+# An overlay of a team's own chart: it shares `model.id` and `maxModelLen` with the GKE ai-inference chart,
+# but its templates are not that chart's (no fixed --num-scheduler-steps / --disable-log-requests).
+image:
+  repository: vllm/vllm-openai
+  tag: v0.19.1
+model:
+  id: Qwen/Qwen2.5-7B-Instruct
+maxModelLen: 8192
+tensorParallelSize: 1
+extraArgs:
+  - --gpu-memory-utilization=0.85
+ingressRoute:
+  host: llm.example.com
+"""
+
+
+def test_overlay_of_another_chart_sharing_keys_is_not_the_gke_chart(tmp_path):
+    from vramlint.extract.helm_known import detect
+    from vramlint.yamlload import load_text
+
+    path = tmp_path / "values-prod.yaml"
+    path.write_text(_OTHER_CHART_OVERLAY)
+    [doc] = load_text(_OTHER_CHART_OVERLAY, str(path))[0]
+    # `ingressRoute` is no key of the GKE chart's values: the shape as a whole is not that chart's
+    assert detect(doc.data, str(path)) != "gke-ai-inference"
+    inv = scan([str(path)])
+    for server in inv.servers:
+        # none of the GKE template's own flags are made up for it
+        assert "num_scheduler_steps" not in server.args and "disable_log_requests" not in server.args
+        assert not any("GKE ai-inference" in n for n in server.notes)
+
+
+def test_chart_yaml_naming_another_chart_rules_the_known_chart_out(tmp_path):
+    from vramlint.extract.helm_known import detect
+    from vramlint.yamlload import load_text
+
+    text = open(fixture("gke-ai-inference-values.yaml"), encoding="utf-8").read()
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: acme-llm\nversion: 0.1.0\n")
+    values_dir = tmp_path / "values"
+    values_dir.mkdir()
+    path = values_dir / "values-l4.yaml"
+    path.write_text(text)
+    [doc] = load_text(text, str(path))[0]
+    assert detect(doc.data, str(path)) != "gke-ai-inference"
+    # the same values under the GKE chart's own Chart.yaml (`name: gemma`) are that chart's
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: gemma\nversion: 0.2.0\n")
+    assert detect(doc.data, str(path)) == "gke-ai-inference"
+
+
+def test_gke_chart_values_alone_are_still_recognised_by_their_whole_shape():
+    from vramlint.extract.helm_known import detect
+    from vramlint.yamlload import load_text
+
+    path = fixture("gke-ai-inference-values.yaml")
+    text = open(path, encoding="utf-8").read()
+    [doc] = load_text(text, path)[0]
+    assert detect(doc.data, path) == "gke-ai-inference"

@@ -31,7 +31,7 @@ def document_kind(doc: Any) -> str:
 
     if dstack.is_dstack(doc):
         return "dstack"
-    if helm_values.is_helm_values(data):
+    if helm_values.is_helm_values(data, getattr(doc, "file", None)):
         return "helm-values"
     if compose.is_compose(doc):
         return "compose"

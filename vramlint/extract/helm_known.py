@@ -20,10 +20,17 @@ shapes are not used for that chart's values (each values file is extracted once)
   passes `--model {{ .Values.LLM_MODEL_ID }}` after the extra arguments.
 - A generic container-like block at the top level (`image`, `command`, `args`/`extraArgs`, `env`, `resources`,
   `nodeSelector`) with a vLLM image or vLLM arguments.
+
+A chart is recognised by evidence, never by one key: the values must have the chart's shape as a whole (every
+top-level key is one the chart's own values.yaml has, or a common Helm key), and when a Chart.yaml sits above
+the values file its `name` must be the chart's. An overlay of another chart that happens to share a key (a
+`model.id`, a `catalog` of models) is then not read as the known chart, whose templates would add flags and
+notes that are false for it; it is read as a generic container block when it is one, else not as a server.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from vramlint.extract.podspec import (
@@ -59,10 +66,80 @@ _VLLM_WORDS = ("--max-model-len", "--tensor-parallel-size", "--gpu-memory-utiliz
                "--served-model-name", "--enforce-eager", "--max-num-batched-tokens", "--kv-cache-dtype")
 
 
-def detect(data: Any) -> str | None:
-    """Which known chart a values mapping belongs to, or None."""
+# Keys most charts' values have (helm create's scaffold, Bitnami's common chart): no evidence either way.
+_COMMON_KEYS = frozenset({
+    "global", "nameOverride", "fullnameOverride", "imagePullSecrets", "podAnnotations", "podLabels",
+    "podSecurityContext", "securityContext", "tolerations", "affinity", "serviceAccount", "commonLabels",
+    "commonAnnotations", "extraDeploy", "kubeVersion", "clusterDomain",
+})
+# shape -> (names the chart's Chart.yaml gives it, the top-level keys of its published values.yaml).
+_CHARTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # substratusai/kubeai charts/models (Chart.yaml `name: models`)
+    "kubeai-models": (frozenset({"models", "kubeai-models"}), frozenset({"all", "catalog"})),
+    # llm-d/llm-d-deployer charts/llm-d (`name: llm-d`)
+    "llm-d": (frozenset({"llm-d"}), frozenset({"test", "common", "sampleApplication", "gateway", "ingress",
+                                               "modelservice", "redis"})),
+    # GoogleCloudPlatform/kubernetes-engine-samples app-design-center/ai-inference (`name: gemma`)
+    "gke-ai-inference": (frozenset({"gemma", "ai-inference"}), frozenset({
+        "replicaCount", "image", "model", "resources", "nodeSelector", "hpa", "tensorParallelSize", "maxModelLen",
+        "service", "pdb"})),
+    # opea-project/GenAIInfra helm-charts/common/vllm (`name: vllm`) and its accelerator overlays; its ConfigMap
+    # template also turns upper-case keys (VLLM_CPU_KVCACHE_SPACE, PT_HPU_...) into environment variables
+    "opea-vllm": (frozenset({"vllm"}), frozenset({
+        "replicaCount", "port", "shmSize", "image", "service", "resources", "extraCmd", "extraCmdArgs",
+        "livenessProbe", "readinessProbe", "startupProbe", "nodeSelector", "accelDevice", "autoscaling",
+        "updateStrategy", "env", "tdxEnabled"})),
+}
+_ENV_STYLE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Za-z0-9]+)*$")  # LLM_MODEL_ID, OMPI_MCA_btl_vader_...
+_CHART_NAME = re.compile(r"^name:\s*[\"']?([A-Za-z0-9._-]+)", re.MULTILINE)
+
+
+def chart_name_above(file: str | None, levels: int = 3) -> str | None:
+    """The `name` of the Chart.yaml in the values file's directory or up to ``levels`` - 1 parents (values
+    overlays often sit in `values/` or `ci/`), or None when there is none or it names nothing."""
+    if not file:
+        return None
+    import os
+
+    from vramlint.scan import read_text
+
+    directory = os.path.dirname(os.path.abspath(file))
+    for _ in range(levels):
+        for name in ("Chart.yaml", "Chart.yml"):
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                text, _skipped = read_text(path, path)
+                match = _CHART_NAME.search(text or "")
+                return match.group(1) if match else None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None
+
+
+def _whole_shape(data: Any, shape: str, chart: str | None) -> bool:
+    """The values are the known chart's as a whole: its Chart.yaml name (when there is one) and its keys."""
+    names, keys = _CHARTS[shape]
+    if chart is not None and chart not in names:
+        return False
+    env_keys = shape == "opea-vllm"
+    return all(k in keys or k in _COMMON_KEYS or (env_keys and _ENV_STYLE.match(str(k))) for k in data)
+
+
+def detect(data: Any, file: str | None = None) -> str | None:
+    """Which known chart a values mapping belongs to, or None. ``file`` (the values file) lets a Chart.yaml above
+    it confirm or rule out a chart."""
     if not is_map(data) or "kind" in data or "apiVersion" in data:
         return None
+    shape = _candidate(data)
+    if shape in _CHARTS and not _whole_shape(data, shape, chart_name_above(file)):
+        return "container" if data.get("image") is not None and _container_like(data) else None
+    return shape
+
+
+def _candidate(data: Any) -> str | None:
+    """The chart the values' distinctive keys point at (confirmed by `detect`)."""
     catalog = data.get("catalog")
     if is_map(catalog) and any(is_map(v) and ("engine" in v or "url" in v) for v in catalog.values()):
         return "kubeai-models"

@@ -50,7 +50,7 @@ _VLLM_CONFIG_FLAGS = {
 _VLLM_CONFIG_OTHER = {"extraArgs", "v0", "v1", "prometheusMultiprocDir"}
 
 
-def is_helm_values(data: Any) -> bool:
+def is_helm_values(data: Any, file: str | None = None) -> bool:
     if not is_map(data) or "kind" in data:
         return False
     ses = data.get("servingEngineSpec")
@@ -58,7 +58,7 @@ def is_helm_values(data: Any) -> bool:
         return True
     from vramlint.extract.helm_known import detect
 
-    if detect(data) is not None:
+    if detect(data, file) is not None:
         return True
     image = data.get("image")
     return is_map(image) and is_seq(image.get("command")) and any(
@@ -82,7 +82,7 @@ def extract_helm_values(doc: Any) -> tuple[list[Server], list[Problem]]:
         return servers, problems
     from vramlint.extract.helm_known import detect, extract_known
 
-    shape = detect(data)
+    shape = detect(data, doc.file)
     if shape is not None:
         return extract_known(doc, shape)
     server = _example_chart(doc, data, problems)
