@@ -11,7 +11,10 @@ given, 0.8.3-0.11.0 always; before 0.8.3 the positional model is required), and 
 architecture the release's CUDA kernels are built for (a V100 from vLLM 0.20, Pascal cards always). One root
 cause is one finding: vLLM stops at the first failure it meets (the free memory at start-up, then loading the
 weights, then the KV cache), so weights larger than the GPU are reported once, with "no memory for cache
-blocks", which vLLM never reaches, folded into that message; so is a second error on the same line. When the
+blocks", which vLLM never reaches, folded into that message; so is a second error on the same line. `VLLM_USE_V1=1` with a `--kv-cache-dtype` the V1 engine of 0.8.0 -
+0.10.1.1 does not support (any value on 0.8.0-0.8.1; fp8 off Hopper from 0.8.2, and off B200 too from 0.10)
+is vLLM's NotImplementedError, also when the model is not known; a warning when the GPU is not known and the
+release accepts it on some GPUs. When the
 image tag does not say the vLLM version, the checks that depend on the version are made against the newest
 version vramlint knows and reported as warnings. The finding sits on the argument the
 error names (`--max-model-len`, `--gpu-memory-utilization`, ...), or on the container when that argument
@@ -51,6 +54,8 @@ OPTIONS: dict = {}
 def check(assessment, ctx):
     yield from _rejected_arguments(assessment, ctx)
     budget = assessment.budget
+    if budget is None:
+        yield from _engine_refusals(assessment, ctx)
     if budget is None or not budget.errors:
         return
     server = assessment.server
@@ -122,6 +127,41 @@ def _sentence(text) -> str:
     if text and text[-1] not in ".!?":
         text += "."
     return text
+
+
+def _engine_refusals(assessment, ctx):
+    """The V1 engine's refusals of 0.8.0 - 0.10.1.1 under VLLM_USE_V1=1, which need no model: checked when the
+    budget could not be computed (it makes the same check when it is)."""
+    from vramlint import versions
+
+    server = assessment.server
+    if server.gpu is not None and server.gpu.vendor != "nvidia":
+        return
+    key = versions.parse_version(assessment.vllm_version)
+    if key is None:
+        return
+    version = assessment.vllm_version
+    if assessment.gpu is not None:
+        _engine, _reason, errors = versions.select_engine(key, tuple(assessment.gpu.compute_capability),
+                                                          server.args, server.env)
+        for error in errors:
+            yield ctx.finding(assessment, f"vLLM {version} will not start on {assessment.gpu.name}: "
+                              f"NotImplementedError: {_sentence(error['message'])} Fix: unset VLLM_USE_V1 (vLLM "
+                              "then falls back to the V0 engine), or remove the setting it names",
+                              arg_location(server, error.get("arg") or ""))
+        return
+    refusal = versions.v1_forced_kv_cache_refusal(key, server.args, server.env)
+    if refusal is None:
+        return
+    location = arg_location(server, "kv_cache_dtype")
+    fix = "Fix: unset VLLM_USE_V1 (vLLM then falls back to the V0 engine), or remove --kv-cache-dtype"
+    if not refusal["accepted_on"]:
+        yield ctx.finding(assessment, f"vLLM {version} will not start on any GPU: {refusal['message']} {fix}",
+                          location)
+    else:
+        yield ctx.finding(assessment, f"vLLM {version} will not start unless the pod lands on a "
+                          f"{' or a '.join(refusal['accepted_on'])}: {refusal['message']} The file does not say "
+                          f"the GPU. {fix}, or pin the pod to such a GPU", location, level="warning")
 
 
 def _rejected_arguments(assessment, ctx):

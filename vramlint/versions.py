@@ -147,7 +147,7 @@ def select_engine(key: VersionKey, cc: tuple[int, int], args: dict, env: dict, m
     if cc < (8, 0):
         unsupported.append(("Compute Capability < 8.0", "tensor_parallel_size"))
     kv_dtype = str(args.get("kv_cache_dtype") or "auto")
-    if kv_dtype.startswith("fp8") and cc[0] != 9:
+    if not v1_kv_cache_dtype_supported(key, cc, kv_dtype, env):
         unsupported.append(("--kv-cache-dtype", "kv_cache_dtype"))
     dtype = str(args.get("dtype") or "auto").lower()
     if dtype in ("float32", "float"):
@@ -168,6 +168,54 @@ def select_engine(key: VersionKey, cc: tuple[int, int], args: dict, env: dict, m
         })
         return "v1", f"VLLM_USE_V1=1 with {feature}", errors
     return "v0", f"{feature} is not supported by the V1 Engine. Falling back to V0.", errors
+
+
+def v1_kv_cache_dtype_supported(key: VersionKey, cc: tuple[int, int], kv_dtype: str, env: dict) -> bool:
+    """Whether ``_is_v1_supported_oracle`` of 0.8.0 - 0.10.1.1 accepts this ``--kv-cache-dtype`` on a CUDA GPU.
+
+    Read from the wheels' vllm/engine/arg_utils.py: 0.8.0 and 0.8.1 refuse every value but "auto"; from 0.8.2 an
+    fp8 KV cache is accepted when FlashAttention will run (VLLM_ATTENTION_BACKEND unset or FLASH_ATTN_VLLM_V1) and
+    ``flash_attn_supports_fp8()`` holds: FlashAttention 3 (the default on compute capability 9.x unless
+    VLLM_FLASH_ATTN_VERSION=2) on a 9.x GPU; 0.10.0 - 0.10.1.1 (platforms/cuda.py is_kv_cache_dtype_supported)
+    also accept compute capability 10.0.
+    """
+    kv_dtype = str(kv_dtype or "auto").lower()
+    if kv_dtype == "auto":
+        return True
+    if not at_least(key, 0, 8, 2):
+        return False
+    if at_least(key, 0, 10) and tuple(cc) == (10, 0):
+        return True
+    backend = env.get("VLLM_ATTENTION_BACKEND")
+    will_use_fa = backend is None or str(backend) == "FLASH_ATTN_VLLM_V1"
+    fa3 = cc[0] == 9 and str(env.get("VLLM_FLASH_ATTN_VERSION") or "3").strip() != "2"
+    return kv_dtype.startswith("fp8") and will_use_fa and fa3
+
+
+def v1_forced_kv_cache_refusal(key: VersionKey, args: dict, env: dict) -> dict | None:
+    """vLLM's NotImplementedError for ``VLLM_USE_V1=1`` with a ``--kv-cache-dtype`` the V1 engine of 0.8.0 -
+    0.10.1.1 does not support (``_raise_or_fallback``), when the GPU is not known (with a known GPU,
+    :func:`select_engine` decides).
+
+    ``accepted_on`` names the GPUs on which the release accepts it (none for 0.8.0 and 0.8.1; Hopper from
+    0.8.2, B200 too from 0.10). None when vLLM starts, or falls back to V0 (it does unless VLLM_USE_V1=1 is set).
+    """
+    if not _truthy(env.get("VLLM_USE_V1")) or not at_least(key, 0, 8) or at_least(key, 0, 10, 2):
+        return None
+    kv_dtype = args.get("kv_cache_dtype")
+    if kv_dtype is None or str(kv_dtype).lower() == "auto":
+        return None
+    accepted_on = []
+    if v1_kv_cache_dtype_supported(key, (9, 0), str(kv_dtype), env):
+        accepted_on.append("Hopper (compute capability 9.x: H100, H200, H20, GH200)")
+    if v1_kv_cache_dtype_supported(key, (10, 0), str(kv_dtype), env):
+        accepted_on.append("B200 (compute capability 10.0)")
+    return {
+        "code": "v1-unsupported",
+        "message": "NotImplementedError: VLLM_USE_V1=1 is not supported with --kv-cache-dtype.",
+        "arg": "kv_cache_dtype",
+        "accepted_on": accepted_on,
+    }
 
 
 def min_compute_capability(key: VersionKey) -> tuple[int, int]:

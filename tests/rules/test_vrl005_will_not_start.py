@@ -78,3 +78,45 @@ def test_root_causes_keeps_separate_lines_apart():
     # the dtype error is its own cause on its own line; the two memory errors are one chain
     assert [(e["code"], [f["code"] for f in folded]) for e, folded in pairs] == [
         ("bf16-unsupported", []), ("no-cache-memory", ["kv-cache-below-max-model-len"])]
+
+
+def _swap(tmp_path, name, pairs):
+    from rules_harness import FIXTURES
+
+    text = (FIXTURES / "vrl005/fail_v1_fp8_kv_cache.yaml").read_text()
+    for old, new in pairs:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_v1_forced_with_fp8_kv_cache_on_0_8_is_an_error_without_a_model(lint):
+    result = lint("vrl005/fail_v1_fp8_kv_cache.yaml", rule="VRL005")
+    assert result.budget is None  # the model on the volume is not known: no budget, the check needs none
+    [finding] = result.of("VRL005")
+    assert finding.level == "error"
+    assert finding.location.line == line_of("vrl005/fail_v1_fp8_kv_cache.yaml", "--kv-cache-dtype=fp8")
+    assert "VLLM_USE_V1=1 is not supported with --kv-cache-dtype" in finding.message and "L4" in finding.message
+
+
+def test_v1_fp8_kv_cache_is_accepted_on_hopper_and_without_the_forcing_variable(lint, tmp_path):
+    hopper = _swap(tmp_path, "h100.yaml", [("nvidia-l4", "nvidia-h100-80gb")])
+    assert lint(hopper, rule="VRL005").of("VRL005") == []
+    fallback = _swap(tmp_path, "v0.yaml", [('value: "1"', 'value: "0"')])
+    assert lint(fallback, rule="VRL005").of("VRL005") == []  # V0 takes fp8 KV caches
+    newer = _swap(tmp_path, "v0102.yaml", [("v0.8.5", "v0.10.2")])
+    assert lint(newer, rule="VRL005").of("VRL005") == []  # 0.10.2 no longer has the oracle
+
+
+def test_v1_fp8_kv_cache_with_the_gpu_unknown(lint, tmp_path):
+    # 0.8.5 accepts it on Hopper: without the GPU it is a warning that says so
+    unknown = _swap(tmp_path, "unknown.yaml", [("cloud.google.com/gke-accelerator: nvidia-l4", "team: llm")])
+    [finding] = lint(unknown, rule="VRL005").of("VRL005")
+    assert finding.level == "warning" and "Hopper" in finding.message
+    # 0.8.1 refuses any --kv-cache-dtype under VLLM_USE_V1=1, on every GPU
+    old = _swap(tmp_path, "old.yaml", [("cloud.google.com/gke-accelerator: nvidia-l4", "team: llm"),
+                                       ("v0.8.5", "v0.8.1")])
+    [finding] = lint(old, rule="VRL005").of("VRL005")
+    assert finding.level == "error" and "any GPU" in finding.message
