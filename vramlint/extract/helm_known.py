@@ -101,7 +101,7 @@ def chart_name_above(file: str | None, levels: int = 3) -> str | None:
         return None
     import os
 
-    from vramlint.scan import read_text
+    from vramlint.textfile import read_text
 
     directory = os.path.dirname(os.path.abspath(file))
     for _ in range(levels):
