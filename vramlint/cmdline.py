@@ -641,6 +641,16 @@ def is_vllm_image(image: str | None) -> bool:
     return not any(x in last for x in ("sglang", "tgi", "text-generation"))
 
 
+def is_kserve_hf_image(image: str | None) -> bool:
+    """KServe's Hugging Face server image (kserve/huggingfaceserver[-gpu]): its ENTRYPOINT is
+    `python3 -m huggingfaceserver` (python/huggingface_server*.Dockerfile), which serves with vLLM by default."""
+    if not image:
+        return False
+    name = image.lower().split("@", 1)[0]
+    repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    return repo.rsplit("/", 1)[-1] in ("huggingfaceserver", "huggingfaceserver-gpu")
+
+
 def is_vllm_project_image(image: str | None) -> bool:
     """An image whose entrypoint is vLLM's: its name is `vllm` or `vllm-*` (vllm/vllm-openai, rocm/vllm-dev,
     nvcr.io/nvidia/vllm), not a custom image that merely has vLLM in its name (acme/civo-vllm-docker)."""
@@ -725,9 +735,13 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
             found = _Found("serve", list(args[1:]), {}, {}, args[0].location, [])
         elif first is not None and not first.startswith("-") and _looks_like_command(first):
             found = _search_argv(args, dict(env), depth=0)
+        if found is None and is_kserve_hf_image(image) and (first is None or first.startswith("-")):
+            found = _Found("huggingfaceserver", list(args), {}, {}, args[0].location, [])
         if found is None and is_vllm_image(image):
             if first is not None and (first.startswith("-") or not _looks_like_command(first)):
                 found = _Found("implied", list(args), {}, {}, args[0].location, [])
+    elif is_kserve_hf_image(image):
+        found = _Found("huggingfaceserver", [], {}, {}, None, [])
     elif is_vllm_image(image):
         found = _Found("implied", [], {}, {}, None, [])
     if found is None:
@@ -748,6 +762,13 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     if model_from_hf is not None:
         inv.model, inv.model_location = model_from_hf
         inv.entrypoint = "huggingfaceserver"
+        # huggingfaceserver reads its command line with parse_known_args: an argument vLLM does not know is
+        # dropped, not refused, so the server starts without it.
+        for flag, where in inv.unknown_args.items():
+            line = f"line {where.line}: " if where is not None and where.line else ""
+            inv.unchecked.append(f"{line}{flag} is not an argument of vLLM or of KServe's Hugging Face server, "
+                                 "which ignores arguments it does not know (parse_known_args): it has no effect")
+        inv.unknown_args = {}
     inv.unchecked[:0] = found.problems  # parts of a shell script that are not read (here-documents)
     inv.env = dict(found.env)
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}

@@ -36,12 +36,6 @@ from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import join_path, node_location, value_location
 
 MODEL_MOUNT = "/mnt/models"
-# Flags of KServe's Hugging Face server (python -m huggingfaceserver) that are not vLLM's.
-_HF_SERVER_FLAGS = ("--model_name", "--model-name", "--model_dir", "--model-dir", "--model_id", "--model-id",
-                    "--backend", "--model_revision", "--tokenizer_revision", "--return_probabilities",
-                    "--disable_lower_case", "--disable_special_tokens", "--predictor_protocol")
-
-
 @dataclass
 class RuntimeRecord:
     name: str
@@ -248,45 +242,24 @@ def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
     file = isvc.doc.file
     mpath = _model_path(isvc)
     tokens = tokens_from(file, isvc.model, "args", mpath, isvc.doc.lines)
-    texts = [t.text or "" for t in tokens]
-    for j, text in enumerate(texts):
-        if text in ("--backend=huggingface", "--backend=hf") or (
-            text == "--backend" and j + 1 < len(texts) and texts[j + 1] in ("huggingface", "hf")
-        ):
-            return None
-    hf_model = None
-    vllm_tokens = []
-    skip_next = False
-    for j, tok in enumerate(tokens):
-        text = tok.text or ""
-        if skip_next:
-            skip_next = False
-            continue
-        flag = text.split("=", 1)[0]
-        if flag in _HF_SERVER_FLAGS:
-            value = text.split("=", 1)[1] if "=" in text else (texts[j + 1] if j + 1 < len(texts) else None)
-            skip_next = "=" not in text
-            if flag in ("--model_id", "--model-id") and value:
-                hf_model = (value, tok.location)
-            continue
-        vllm_tokens.append(tok)
-    command = [Token("vllm", None), Token("serve", None)]
+    # The runtime's container runs `python3 -m huggingfaceserver` (its image's ENTRYPOINT) with these args; its
+    # own flags (--model_id, --model_dir, --backend, --max_length...) are read as cmdline reads that server.
+    command = [Token("python3", None), Token("-m", None), Token("huggingfaceserver", None)]
     server = Server(file=file, location=node_location(file, isvc.model, mpath) or Location(file, 1, 1, yaml_path=mpath),
                     source_format="kubernetes", kind="InferenceService", name=isvc.name)
     read_env(file, isvc.model, mpath, server)
-    invocation = find_vllm_invocation(command, vllm_tokens, "vllm/vllm-openai", dict(server.env))
+    invocation = find_vllm_invocation(command, tokens, "kserve/huggingfaceserver", dict(server.env))
     if invocation is None:
-        return None
+        return None  # --backend huggingface / triton: not vLLM
     from vramlint.extract.podspec import apply_invocation
 
     apply_invocation(server, invocation)
     records.problems.extend(Problem(file, server.location.line, server.location.column, m) for m in invocation.problems)
-    if hf_model:
-        server.model, server.model_location = hf_model
     server.container = "kserve-container"
     server.notes.append(
-        "runtime: KServe's Hugging Face runtime (not among the scanned files), which serves with vLLM unless "
-        "--backend=huggingface; its image, and so the vLLM version, is not known"
+        f"runtime: KServe's Hugging Face runtime{f' {isvc.runtime!r}' if isvc.runtime else ''} (not among the "
+        "scanned files), which serves with vLLM (--backend auto or vllm) when vLLM supports the model's "
+        "architecture, else with Transformers; its image, and so the vLLM version, is not known"
     )
     _place_on_isvc(server, isvc, None, None)
     server.shm = None
@@ -333,7 +306,7 @@ def join(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> tuple[list[S
             rt.used = True
             servers.extend(_merged_server(isvc, rt, records))
             continue
-        if isvc.runtime is None and isvc.model_format in ("huggingface", None):
+        if (isvc.runtime is None and isvc.model_format in ("huggingface", None)) or _is_hf_runtime(isvc.runtime):
             server = _builtin_hf_server(isvc, records)
         elif isvc.runtime and "vllm" in isvc.runtime.lower():
             server = _isvc_only_server(isvc)
@@ -345,6 +318,11 @@ def join(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> tuple[list[S
         if not rt.used:
             servers.extend(_runtime_servers(rt, records))
     return servers, records.problems, records.config_refs
+
+
+def _is_hf_runtime(name: str | None) -> bool:
+    """KServe's own Hugging Face runtimes by name (config/runtimes: kserve-huggingfaceserver, -multinode)."""
+    return bool(name) and name.lower().startswith("kserve-huggingfaceserver")
 
 
 def standalone_servers(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> list[Server]:
