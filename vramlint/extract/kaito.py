@@ -6,6 +6,12 @@ the GPU model and count) or a MIG slice (`resource.partition`), and optionally a
 (presets/workspace/inference/vllm/inference_api.py, `KAITOArgumentParser.parse_args`) appends every key of
 that mapping to vLLM's command line as `--KEY str(VALUE)`, after its own defaults. vLLM is KAITO's default
 runtime; the annotation `kaito.sh/runtime: transformers` selects Hugging Face Transformers instead.
+
+`MultiRoleInference` (kaito.sh/v1alpha1, prefill/decode disaggregation) is read as the InferenceSets its
+controller creates (pkg/controllers/multiroleinference/controller.go, `reconcileInferenceSet`, KAITO 056b828 of
+2026-08-21): one per role, named `<name>-<role type>`, with the role's `replicas` and `instanceType`, the preset
+`spec.model.name`, and the role's `runtimeConfig` ConfigMap as `inference.config`; the object's annotations
+(e.g. `kaito.sh/runtime`) are copied to the child workspaces.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from vramlint.extract.podspec import (
     ConfigRef,
     VolumeRef,
     is_map,
+    is_seq,
     object_context,
     resolve_instance_memory,
     resolve_instance_type,
@@ -118,7 +125,10 @@ def _gpu(file: str, body: Any, bpath: str) -> GpuRequest | None:
     resource = body.get("resource")
     if not is_map(resource):
         return None
-    rpath = join_path(bpath, "resource")
+    return _resource_gpu(file, resource, join_path(bpath, "resource"))
+
+
+def _resource_gpu(file: str, resource: Any, rpath: str) -> GpuRequest | None:
     partition = resource.get("partition")
     if is_map(partition) and str(partition.get("mode", "")).lower() == "mig" and partition.get("profile"):
         profile = scalar_text(partition.get("profile")) or ""
@@ -169,3 +179,56 @@ def apply_inference_config(server: Server, doc: Any, cm: Any) -> None:
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     server.notes.append(f"vLLM settings read from the vllm: block of {label}")
+
+
+def extract_multirole(doc: Any, obj: Any, path: str, records: Records) -> None:
+    """A MultiRoleInference: one server per role, as the InferenceSet KAITO's controller makes of it."""
+    file = doc.file
+    ctx = object_context(doc, obj, path)
+    metadata = obj.get("metadata")
+    annotations = metadata.get("annotations") if is_map(metadata) else None
+    if is_map(annotations) and str(annotations.get("kaito.sh/runtime", "")).lower() == "transformers":
+        return  # copied to the child workspaces: Hugging Face Transformers, not vLLM
+    spec = obj.get("spec")
+    roles = spec.get("roles") if is_map(spec) else None
+    if not is_seq(roles):
+        return
+    spath = join_path(path, "spec")
+    model = spec.get("model")
+    mpath = join_path(spath, "model")
+    model_name = scalar_text(model.get("name")) if is_map(model) else None
+    for i, role in enumerate(roles):
+        if not is_map(role):
+            continue
+        rpath = join_path(join_path(spath, "roles"), i)
+        role_type = scalar_text(role.get("type")) or "role"
+        location = node_location(file, role, rpath) or Location(file, 1, 1, yaml_path=rpath)
+        server = Server(file=file, location=location, source_format="kubernetes", kind="MultiRoleInference",
+                        name=f"{ctx.name}-{role_type}" if ctx.name else None, container="inference")
+        server.ignore_rules = dict(ctx.ignore_rules)
+        server.replicas = to_int(role.get("replicas")) if "replicas" in role else None
+        if model_name:
+            hub_id = model_name if "/" in model_name else PRESET_MODELS.get(model_name.lower())
+            if hub_id:
+                server.model = hub_id
+                server.model_location = value_location(file, model, "name", join_path(mpath, "name"))
+                if hub_id != model_name:
+                    server.notes.append(f"KAITO preset {model_name!r} serves {hub_id} (KAITO's preset catalog); "
+                                        "the preset's own run parameters are not included")
+            else:
+                server.notes.append(f"KAITO preset {model_name!r}: which Hub model it serves is not known to "
+                                    "vramlint; add a model alias for it")
+        server.gpu = _resource_gpu(file, role, rpath)  # a role carries instanceType as a Workspace's resource does
+        config_name = scalar_text(role.get("runtimeConfig"))
+        if config_name:
+            loc = value_location(file, role, "runtimeConfig", join_path(rpath, "runtimeConfig"))
+            records.config_refs.append(ConfigRef(
+                server, [(f"{_CONFIG_DIR}/{CONFIG_KEY}", loc)], [VolumeRef(_CONFIG_DIR, config_name, None, {})],
+                apply=apply_inference_config, label=f"runtimeConfig {config_name}"))
+        else:
+            server.notes.append("no runtimeConfig: KAITO's default inference configuration applies (not read here)")
+        server.notes.append(f"MultiRoleInference {role_type} role: KAITO runs it as InferenceSet "
+                            f"{server.name or '(unnamed)'}; the other role serves the same model")
+        server.notes.append("KAITO's runner sets gpu-memory-utilization to the GPU's free memory less 600 MiB, at "
+                            "most 0.95, unless the inference config sets it")
+        records.servers.append(server)

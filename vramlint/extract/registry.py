@@ -49,6 +49,13 @@ def _kaito(doc: Any, obj: Any, path: str, records: Records) -> bool:
     return True
 
 
+def _kaito_multirole(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import kaito
+
+    kaito.extract_multirole(doc, obj, path, records)
+    return True
+
+
 def _llmaz(doc: Any, obj: Any, path: str, records: Records) -> bool:
     from vramlint.extract import llmaz
 
@@ -60,6 +67,13 @@ def _kthena(doc: Any, obj: Any, path: str, records: Records) -> bool:
     from vramlint.extract import kthena
 
     kthena.extract_model_booster(doc, obj, path, records)
+    return True
+
+
+def _production_stack(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import production_stack
+
+    production_stack.extract_vllm_runtime(doc, obj, path, records)
     return True
 
 
@@ -81,10 +95,14 @@ OPERATOR_KINDS: tuple[OperatorKind, ...] = (
     OperatorKind("KubeAI Model", lambda api, kind: kind == "Model" and "kubeai" in api, _kubeai),
     OperatorKind("KAITO Workspace / InferenceSet",
                  lambda api, kind: "kaito.sh" in api and kind in ("Workspace", "InferenceSet"), _kaito),
+    OperatorKind("KAITO MultiRoleInference", lambda api, kind: "kaito.sh" in api and kind == "MultiRoleInference",
+                 _kaito_multirole),
     OperatorKind("llmaz BackendRuntime / OpenModel / Playground",
                  lambda api, kind: kind in ("BackendRuntime", "OpenModel", "Playground") and "llmaz" in api, _llmaz),
     OperatorKind("Kthena ModelBooster", lambda api, kind: kind == "ModelBooster" and "serving.volcano.sh" in api,
                  _kthena),
+    OperatorKind("production-stack VLLMRuntime",
+                 lambda api, kind: kind == "VLLMRuntime" and "production-stack.vllm.ai" in api, _production_stack),
     OperatorKind("KubeRay RayService / RayCluster / RayJob",
                  lambda api, kind: kind in ("RayService", "RayCluster", "RayJob") or "ray.io" in api, _ray),
 )
