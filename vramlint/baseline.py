@@ -86,15 +86,18 @@ def write_baseline(path: str, findings: list[Finding]) -> int:
 
 def read_baseline(path: str) -> Counter[Identity]:
     """The identities recorded in a baseline file, with their counts."""
+    from vramlint.fsread import Refusal, read_text
+
+    # named by the user, so not confined to the scanned paths; but a regular file of bounded size
+    text = read_text(path, limit=64 * 2**20, check_inside=False)
+    if isinstance(text, Refusal):
+        if text.missing:
+            raise BaselineError(f"{path}: baseline file not found (create it with --write-baseline {path})")
+        raise BaselineError(f"{path}: cannot read baseline: {text.reason}")
     try:
-        with open(path, encoding="utf-8") as fh:
-            document = json.load(fh)
-    except FileNotFoundError as exc:
-        raise BaselineError(f"{path}: baseline file not found (create it with --write-baseline {path})") from exc
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: not a JSON baseline: {exc.msg}") from exc
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read baseline: {exc.strerror or exc}") from exc
     if not isinstance(document, dict) or "version" not in document:
         raise BaselineError(f"{path}: not a vramlint baseline (no \"version\" key)")
     if document["version"] != BASELINE_VERSION:

@@ -11,6 +11,8 @@ import argparse
 import importlib
 import sys
 
+from vramlint.textsafe import eprint
+
 COMMANDS = {
     "check": "lint deployments and report findings (the default command)",
     "inventory": "list every vLLM server found, with where each setting was written",
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(f"vramlint.commands.{args.command}")
         return module.run(args)
     except UsageError as exc:
-        print(f"vramlint: error: {exc}", file=sys.stderr)
+        eprint(f"vramlint: error: {exc}")
         return 2
     except KeyboardInterrupt:
         print("vramlint: interrupted", file=sys.stderr)
@@ -85,5 +87,5 @@ def main(argv: list[str] | None = None) -> int:
         import traceback
 
         traceback.print_exc()
-        print(f"vramlint: internal error: {exc!r}; please report it", file=sys.stderr)
+        eprint(f"vramlint: internal error: {exc!r}; please report it")
         return 2

@@ -100,6 +100,8 @@ class Config:
     rules_dirs: list[str] = field(default_factory=list)  # --rules-dir (command line only)
     positions: dict[tuple, Location] = field(default_factory=dict, repr=False)
     from_flags: set[str] = field(default_factory=set)  # keys (snake_case) that command-line flags set
+    values_from_flags: list[str] = field(default_factory=list)  # --values files (the user's: read wherever they are)
+    notices: list[Problem] = field(default_factory=list)  # keys of the file that were not applied, and why
 
     def location_of(self, path: tuple) -> Location | None:
         """Where the key at ``path`` (e.g. ``("rules", "VRL003", "max_weights_share")``) was written.
@@ -328,10 +330,10 @@ def _common_folder(scan_paths: list[str] | tuple[str, ...]) -> str:
 
 def _pyproject_has_table(path: str) -> bool:
     # A text test first: parsing every pyproject.toml on the way up would cost more than it tells.
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
+    from vramlint.fsread import Refusal, read_text
+
+    text = read_text(path, check_inside=False, errors="replace")
+    if isinstance(text, Refusal):
         return False
     return re.search(r"^\s*\[\[?\s*tool\s*\.\s*[\"']?vramlint\b", text, re.M) is not None
 
@@ -349,14 +351,17 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
         if path is None:
             return Config(), []
     shown = _display(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        why = "configuration file not found" if explicit else "cannot read configuration file"
+    from vramlint.fsread import Refusal, read_text
+
+    # not confined to the scanned paths (it is found above them, or named by the user), but a regular file of
+    # bounded size: a FIFO named .vramlint.yaml must not block the run
+    text = read_text(path, check_inside=False)
+    if isinstance(text, Refusal):
+        if text.missing:
+            why = "configuration file not found" if explicit else "cannot read configuration file"
+        else:
+            why = f"cannot read configuration file: {text.reason}"
         return Config(file=shown), [Problem(shown, None, None, why)]
-    except (OSError, UnicodeDecodeError) as exc:
-        return Config(file=shown), [Problem(shown, None, None, f"cannot read configuration file: {exc}")]
     root = os.path.dirname(shown) or "."
     if os.path.basename(path) == PYPROJECT or path.endswith(".toml"):
         data, positions, problems = _read_toml(text, shown, is_pyproject=os.path.basename(path) == PYPROJECT)
@@ -373,6 +378,15 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
     config.file = shown
     config.root = root
     config.positions = positions
+    if config.render_helm:
+        # The file is part of the repository being linted (often a pull request's): it may not make vramlint
+        # run Helm, which follows symlinks and reads files for `.Files.Get`. Only the user's command line may.
+        config.render_helm = False
+        loc = config.location_of(("render-helm",)) or Location(shown, 1, 1)
+        config.notices.append(Problem(
+            shown, loc.line, loc.column, "render-helm in a configuration file is not applied: a file in the scanned "
+            "repository cannot make vramlint run Helm; pass --render-helm (the action's `render-helm: true` "
+            "input) to render charts with Helm", level="note"))
     return config, []
 
 
@@ -773,7 +787,7 @@ def apply_flags(config: Config, args: Any) -> Config:
     ``--select`` replaces the file's list; ``--ignore`` and ``--exclude`` add to the file's lists.
     """
     out = replace(config, ignore=list(config.ignore), exclude=list(config.exclude), rules_dirs=list(config.rules_dirs),
-                  from_flags=set(config.from_flags))
+                  from_flags=set(config.from_flags), notices=list(config.notices))
     select = _split_list(getattr(args, "select", None))
     if select:
         out.select = select
@@ -791,8 +805,9 @@ def apply_flags(config: Config, args: Any) -> Config:
     if getattr(args, "render_helm", False):
         out.render_helm = True
     # The file's overlays (relative to its folder) come first; --values given on the command line win.
+    out.values_from_flags = list(getattr(args, "values", None) or [])
     out.helm_values = [_display(os.path.join(config.root, p)) if not os.path.isabs(p) else p
-                       for p in config.helm_values] + list(getattr(args, "values", None) or [])
+                       for p in config.helm_values] + out.values_from_flags
     out.rules_dirs.extend(getattr(args, "rules_dir", None) or [])
     if out.fail_on not in FAIL_ON_VALUES:
         raise ValueError(f"--fail-on must be one of {', '.join(FAIL_ON_VALUES)}")

@@ -12,6 +12,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from vramlint.fsread import current_roots, outside_reason, roots_for, special_file_reason
 from vramlint.model import Skipped
 
 # Folders that hold other people's code or tool state, never the deployments a repository owns.
@@ -99,6 +100,7 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = ()) -> Dis
     out = Discovery()
     patterns = list(exclude)
     seen_files: set[tuple[int, int]] = set()
+    roots = current_roots() or roots_for(paths)
     for path in paths:
         shown = display_path(path)
         try:
@@ -113,7 +115,7 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = ()) -> Dis
             out.skipped.append(Skipped(shown, _os_reason(exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
-            _walk(path, patterns, out, seen_files)
+            _walk(path, patterns, out, seen_files, roots)
         elif stat.S_ISREG(st.st_mode):
             key = (st.st_dev, st.st_ino)
             if key in seen_files:
@@ -133,9 +135,12 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[int, int]]) -> None:
+def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[int, int]],
+          roots: tuple[str, ...]) -> None:
     # Directories are identified by (device, inode): a symlink back up the tree is reported once and not
-    # entered, so a loop costs one stat, not forever.
+    # entered, so a loop costs one stat, not forever. A symlink (to a folder or a file) that leads out of the
+    # scanned paths is not followed: a link to `..` or `/` would walk the file system, one to a file would
+    # read something that is not the repository's.
     visited_dirs: set[tuple[int, int]] = set()
     try:
         st = os.stat(root)
@@ -169,6 +174,9 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             if is_dir:
                 if name in SKIP_DIRS:
                     continue
+                if is_link and outside_reason(entry.path, roots) is not None:
+                    out.skipped.append(Skipped(rel, "symbolic link to a folder outside the scanned tree: not followed"))
+                    continue
                 try:
                     st = entry.stat(follow_symlinks=True)
                 except OSError as exc:
@@ -187,17 +195,18 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
                 continue
             try:
                 if not entry.is_file(follow_symlinks=True):
-                    if is_link:
-                        try:
-                            os.stat(entry.path)
-                            reason = "not a regular file"
-                        except OSError as exc:
-                            reason = "broken symbolic link" if exc.errno == 2 else _os_reason(exc)
-                        out.skipped.append(Skipped(rel, reason))
+                    try:
+                        reason = special_file_reason(os.stat(entry.path).st_mode)
+                    except OSError as exc:
+                        reason = "broken symbolic link" if exc.errno == 2 else _os_reason(exc)
+                    out.skipped.append(Skipped(rel, reason))  # a FIFO would block a reader: never opened
                     continue
                 st = entry.stat(follow_symlinks=True)
             except OSError as exc:
                 out.skipped.append(Skipped(rel, _os_reason(exc)))
+                continue
+            if is_link and outside_reason(entry.path, roots) is not None:
+                out.skipped.append(Skipped(rel, "symbolic link to a file outside the scanned tree: not read"))
                 continue
             key = (st.st_dev, st.st_ino)
             if key in seen_files:

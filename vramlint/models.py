@@ -175,34 +175,51 @@ def _local_candidate(name: str, base: Path) -> Path | None:
 
 
 def _from_local(path: Path, name: str, via_alias: str | None) -> tuple[ModelInfo | None, str | None]:
+    from vramlint.fsread import Refusal, read_text
     from vramlint.modelconfig import facts_from_config, model_info_from_facts
 
     config_path = path if path.is_file() else path / "config.json"
     if not config_path.is_file():
         return None, (f"{name!r} is a directory without config.json; point at the model directory or "
                       + _alias_hint(via_alias or name))
+    text = read_text(str(config_path), errors="replace")
+    if isinstance(text, Refusal):  # outside the scanned tree, a FIFO, too large: never read (vramlint.fsread)
+        return None, f"{config_path} is {text.reason}: not read; " + _alias_hint(via_alias or name)
     try:
-        cfg = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        cfg = json.loads(text)
+    except ValueError as exc:
         return None, f"cannot read {config_path}: {exc}"
     if not isinstance(cfg, dict):
         return None, f"{config_path} is not a JSON object"
-    quant_cfg = _read_json(config_path.parent / "hf_quant_config.json")
+    quant_cfg = _read_json(config_path.parent / "hf_quant_config.json", inside=True)
     facts = facts_from_config(cfg, quant_cfg)
     _apply_safetensors(facts, _local_safetensors_headers(config_path.parent))
     return model_info_from_facts(facts, name, f"local: {config_path}"), None
 
 
-def _read_json(path: Path) -> dict | None:
+def _read_json(path: Path, inside: bool = False) -> dict | None:
+    """A JSON object from a file; ``inside``: only inside the scanned tree (a model folder of the repository,
+    not vramlint's own Hugging Face cache)."""
+    from vramlint.fsread import MAX_FILE_BYTES, Refusal, read_text
+
+    # a safetensors index of a large checkpoint runs to megabytes: the cache gets a larger cap
+    text = read_text(str(path), limit=MAX_FILE_BYTES if inside else 64 * 2**20, check_inside=inside,
+                     errors="replace")
+    if isinstance(text, Refusal):
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(text)
+    except ValueError:
         return None
     return data if isinstance(data, dict) else None
 
 
-def read_safetensors_header(path: Path) -> dict[str, Any] | None:
+def read_safetensors_header(path: Path, inside: bool = False) -> dict[str, Any] | None:
     """The JSON header of a .safetensors file (8-byte little-endian length, then JSON), without the data."""
+    from vramlint.fsread import is_inside
+
+    if (inside and not is_inside(str(path))) or not path.is_file():  # never a FIFO, nor a link out of the tree
+        return None
     try:
         with open(path, "rb") as fh:
             raw = fh.read(8)
@@ -223,7 +240,7 @@ def _local_safetensors_headers(directory: Path) -> dict[str, tuple[str, list[int
         return None
     tensors: dict[str, tuple[str, list[int]]] = {}
     for file in files:
-        header = read_safetensors_header(file)
+        header = read_safetensors_header(file, inside=True)
         if header is None:
             return None  # partial knowledge would understate the weights: fall back to the computation
         for tensor, meta in header.items():

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from vramlint.discover import FileEntry, discover
+from vramlint.fsread import scanned_roots
 from vramlint.model import Inventory, Problem, Server, Skipped
 from vramlint.textfile import MAX_FILE_BYTES, read_text  # noqa: F401 - MAX_FILE_BYTES: part of scan's API
 
@@ -65,20 +66,27 @@ class _Collector:
 
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
          use_prefilter: bool = True, values_files: list[str] | tuple[str, ...] = (),
-         render_helm: bool = False, vllm_version: str | Callable[[str | None], str | None] | None = None) -> Inventory:
+         render_helm: bool = False, vllm_version: str | Callable[[str | None], str | None] | None = None,
+         root_values: list[str] | tuple[str, ...] | None = None) -> Inventory:
     """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``).
 
     Files of a Helm chart (templates, values, overlays) are linted through the chart (`vramlint.helm`), with
     ``values_files`` as `-f` overlays and Helm rendering when ``render_helm`` and Helm is available.
     ``vllm_version``: the vLLM version configured for servers whose image tag does not say one (or a function
     from a file, as displayed, to it): their command lines are read with that version's arguments.
-    """
-    if vllm_version is None:
-        return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
-    from vramlint.cmdline import configured_vllm_version
 
-    with configured_vllm_version(vllm_version):
-        return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
+    Files are read only inside ``paths`` and the ``root_values`` overlays (default: every one of
+    ``values_files``; a command passes only those the user named, not those of a configuration file in the
+    scanned repository), through `vramlint.fsread`.
+    """
+    roots = [p for p in paths if p != "-"] + list(values_files if root_values is None else root_values)
+    with scanned_roots(roots):
+        if vllm_version is None:
+            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
+        from vramlint.cmdline import configured_vllm_version
+
+        with configured_vllm_version(vllm_version):
+            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
 
 
 def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: str | None, use_prefilter: bool,
@@ -172,7 +180,8 @@ def _in_chart_dir(directory: str, levels: int = 12) -> bool:
 
 
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
-    text, skipped = read_text(entry.path, entry.display)
+    # a file named on the command line is a root of the run: read wherever it is (still only a regular file)
+    text, skipped = read_text(entry.path, entry.display, check_inside=not entry.explicit)
     if skipped is not None:
         col.inventory.skipped.append(skipped)
         return

@@ -6,43 +6,44 @@ that no extractor imports `scan`.
 
 from __future__ import annotations
 
-import os
-
+from vramlint.fsread import MAX_FILE_BYTES  # noqa: F401 - part of this module's API
 from vramlint.model import Skipped
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
 
+def read_text(path: str, display: str, check_inside: bool = True) -> tuple[str | None, Skipped | None]:
+    """The file's text, or why it is skipped (outside the scanned tree, not a regular file, too large, empty,
+    binary, not text). The bytes come through `vramlint.fsread`, the one reader of every file."""
+    from vramlint.fsread import Refusal, read_bytes
 
-def read_text(path: str, display: str) -> tuple[str | None, Skipped | None]:
-    """The file's text, or why it is skipped (unreadable, too large, empty, binary, not UTF-8)."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > MAX_FILE_BYTES:
-                return None, Skipped(display, f"file too large ({size} bytes > {MAX_FILE_BYTES})")
-            raw = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return None, Skipped(display, _reason(exc))
+    raw = read_bytes(path, MAX_FILE_BYTES, check_inside=check_inside)
+    if isinstance(raw, Refusal):
+        reason = raw.reason
+        if reason.startswith("too large"):
+            reason = "file " + reason
+        elif raw.missing:
+            reason = "cannot read: no such file"
+        return None, Skipped(display, reason)
     return decode(raw, display)
 
 
 def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
+    from vramlint.fsread import decode_text, has_unicode_bom
+
     if len(raw) > MAX_FILE_BYTES:
         return None, Skipped(display, f"file too large (more than {MAX_FILE_BYTES} bytes)")
     if not raw.strip():
         return None, Skipped(display, "empty file")
-    if b"\x00" in raw[:8192]:
+    bom = has_unicode_bom(raw)  # UTF-16/32 text has NUL bytes: its byte-order mark says it is text
+    if not bom and b"\x00" in raw[:8192]:
         return None, Skipped(display, "binary file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, Skipped(display, f"not UTF-8 (invalid byte at offset {exc.start})")
+    text = decode_text(raw)
+    if text is None:
+        if bom:
+            return None, Skipped(display, "not UTF-8 (invalid text after its byte-order mark)")
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, Skipped(display, f"not UTF-8 (invalid byte at offset {exc.start})")
+    if text is not None and not text.strip():
+        return None, Skipped(display, "empty file")
     return text, None
-
-
-def _reason(exc: OSError) -> str:
-    if isinstance(exc, PermissionError):
-        return "permission denied"
-    if exc.errno == 40:
-        return "symbolic link loop"
-    return f"cannot read: {exc.strerror or exc}"

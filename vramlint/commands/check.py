@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from vramlint.fsread import own_roots
+from vramlint.textsafe import eprint
+
 LEVEL_RANK = {"note": 0, "warning": 1, "error": 2}
 
 EPILOG = """\
@@ -95,13 +98,28 @@ def add_helm_arguments(group) -> None:  # noqa: ANN001 - an argparse parser or a
 
 def helm_settings(args, config) -> tuple[list[str], bool]:  # noqa: ANN001
     """(values files, render) for a command that does not apply every check flag: the configuration's
-    `helm-values` and `render-helm` with `--values` and `--render-helm` over them."""
+    `helm-values` and `render-helm` with `--values` and `--render-helm` over them. Sets the run's roots
+    (`set_run_roots`) and says on standard error what of the configuration was not applied."""
     from vramlint.config import apply_flags
 
     flags = argparse.Namespace(values=getattr(args, "values", None), render_helm=getattr(args, "render_helm", False))
     merged = apply_flags(config, flags)
     check_values_files(merged.helm_values)
+    set_run_roots(list(getattr(args, "paths", None) or ["."]), merged)
+    for notice in merged.notices:
+        eprint(f"vramlint: note: {notice.file}:{notice.line}: {notice.message}")
     return merged.helm_values, merged.render_helm
+
+
+def set_run_roots(paths: list[str], config) -> None:  # noqa: ANN001
+    """Files are read only under the paths named, the `--values` files and the configuration file's folder
+    (the repository it sits in): `vramlint.fsread`."""
+    from vramlint import fsread
+
+    roots = [p for p in paths if p != "-"] + list(config.values_from_flags)
+    if config.file:
+        roots.append(config.root)
+    fsread.set_run_roots(roots)
 
 
 def check_values_files(files) -> None:  # noqa: ANN001
@@ -111,6 +129,8 @@ def check_values_files(files) -> None:  # noqa: ANN001
 
     for path in files or []:
         if not os.path.isfile(path):
+            if os.path.exists(path):  # a FIFO or a device (/dev/stdin) would block or never end: not read
+                raise UsageError(f"--values {path}: not a regular file")
             raise UsageError(f"--values {path}: no such file")
 
 
@@ -165,9 +185,9 @@ def read_stdin(paths: list[str]) -> str | None:
 def print_scan_notes(inventory) -> None:  # noqa: ANN001
     """Notes said once per run (Helm rendering skipped, template text in a file), on standard error."""
     for note in inventory.notes:
-        print(f"vramlint: note: {note}", file=sys.stderr)
+        eprint(f"vramlint: note: {note}")
     for skipped in inventory.skipped:
-        print(f"vramlint: note: {skipped.file}: skipped ({skipped.reason})", file=sys.stderr)
+        eprint(f"vramlint: note: {skipped.file}: skipped ({skipped.reason})")
 
 
 # Why a file was not read, when it may hold servers that then go unchecked (reported as input errors, which
@@ -186,6 +206,13 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
                 skipped.file, None, None,
                 f"{skipped.reason}: the file was not read, so any vLLM server in it is not checked "
                 "(make it readable as UTF-8 text, or leave it out with --exclude)"))
+        elif "outside the scanned tree" in skipped.reason:
+            # a link out of the repository: what it points to is not the repository's to lint (vramlint.fsread)
+            inventory.problems.append(Problem(skipped.file, None, None, skipped.reason, level="note"))
+        elif skipped.reason.endswith("not a regular file"):
+            # a FIFO or a device where a deployment file was expected: never opened, so never blocks
+            inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: not read",
+                                              level="warning"))
         else:
             kept.append(skipped)
     inventory.skipped = kept
@@ -239,11 +266,11 @@ class FileReader:
 
     def __call__(self, file: str) -> list[str] | None:
         if file not in self.cache:
-            try:
-                with open(file, encoding="utf-8", errors="replace") as fh:
-                    self.cache[file] = fh.read().splitlines()
-            except OSError:
-                self.cache[file] = None
+            from vramlint.fsread import Refusal, read_text
+
+            # lines are quoted in reports (SARIF snippets): only from files the run may read
+            text = read_text(file, errors="replace")
+            self.cache[file] = None if isinstance(text, Refusal) else text.splitlines()
         return self.cache[file]
 
 
@@ -318,9 +345,9 @@ def print_configuration_problems(problems) -> None:  # noqa: ANN001
 
     for problem in problems:
         if problem.file == COMMAND_LINE:
-            print(f"vramlint: error: {problem.message}", file=sys.stderr)
+            eprint(f"vramlint: error: {problem.message}")
         else:
-            print(f"vramlint: configuration error: {format_problem(problem)}", file=sys.stderr)
+            eprint(f"vramlint: configuration error: {format_problem(problem)}")
 
 
 def validate_rule_references(config, rules) -> list:
@@ -446,6 +473,7 @@ def _run_rules(assessments, rules, selection):
     return findings
 
 
+@own_roots
 def run(args: argparse.Namespace) -> int:
     import os
     import time
@@ -467,6 +495,7 @@ def run(args: argparse.Namespace) -> int:
     config = apply_flags(config, args)
     if config.gpu_memory_gib is None:
         check_gpu_flag(config.gpu)
+    set_run_roots(paths, config)
 
     from vramlint.meta import input_error, meta_rules, server_notes
     from vramlint.rule import load_rules
@@ -483,7 +512,8 @@ def run(args: argparse.Namespace) -> int:
     check_values_files(config.helm_values)
     inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
                      values_files=config.helm_values, render_helm=config.render_helm,
-                     vllm_version=config.vllm_version_for)
+                     vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
+    inventory.problems.extend(config.notices)
     unreadable_as_problems(inventory)
     print_scan_notes(inventory)
     assessments = assess_all(inventory.servers, config)
@@ -517,7 +547,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.write_baseline:
                 count = write_baseline(args.write_baseline, findings)
-                print(f"vramlint: wrote {count} finding(s) to the baseline {args.write_baseline}", file=sys.stderr)
+                eprint(f"vramlint: wrote {count} finding(s) to the baseline {args.write_baseline}")
             apply_baseline(baseline_file, findings)
         except BaselineError as exc:
             raise UsageError(str(exc)) from None
@@ -565,7 +595,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     if write_errors:
         for message in write_errors:
-            print(f"vramlint: error: {message}", file=sys.stderr)
+            eprint(f"vramlint: error: {message}")
         return 2
     return exit_status
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from vramlint.fsread import own_roots
+from vramlint.textsafe import eprint, json_safe, safe_output
+
 EPILOG = """\
 examples:
   vramlint explain deploy/llama.yaml
@@ -80,6 +83,11 @@ def _config(args: argparse.Namespace, scan_paths: list[str]):
     if config.gpu_memory_gib is None:
         check_gpu_flag(config.gpu)
     check_values_files(config.helm_values)
+    from vramlint.commands.check import set_run_roots
+
+    set_run_roots(scan_paths, config)
+    for notice in config.notices:
+        eprint(f"vramlint: note: {notice.file}:{notice.line}: {notice.message}")
     return config
 
 
@@ -110,6 +118,7 @@ def server_from_command_line(words: list[str], version: str | None = None):
     return server
 
 
+@own_roots
 def run(args: argparse.Namespace) -> int:
     import os
 
@@ -138,19 +147,19 @@ def run(args: argparse.Namespace) -> int:
         stdin_text = read_stdin(paths)
         inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
                          values_files=config.helm_values, render_helm=config.render_helm,
-                         vllm_version=config.vllm_version_for)
+                         vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
         for note in inventory.notes:
-            print(f"vramlint: note: {note}", file=sys.stderr)
+            eprint(f"vramlint: note: {note}")
         assessments = assess_all(inventory.servers, config)
     if args.format == "json":
         import json
 
         out = inventory.to_json()
         out["servers"] = [a.to_json() for a in assessments]
-        json.dump(out, sys.stdout, indent=2, default=str)
+        sys.stdout.write(json_safe(json.dumps(out, indent=2, default=str)))
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_text(assessments, inventory))
+        sys.stdout.write(safe_output(render_text(assessments, inventory)))  # names and values from the files: vramlint.textsafe
     return 0
 
 

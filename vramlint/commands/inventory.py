@@ -6,6 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from vramlint.fsread import own_roots
+from vramlint.textsafe import json_safe, safe_output
+
 EPILOG = """\
 examples:
   vramlint inventory deploy/
@@ -27,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_helm_arguments(parser)
 
 
+@own_roots
 def run(args: argparse.Namespace) -> int:
     from vramlint.commands.check import check_paths, read_stdin
     from vramlint.scan import scan
@@ -36,14 +40,14 @@ def run(args: argparse.Namespace) -> int:
     values, render, vllm_version = _settings(args, paths)
     stdin_text = read_stdin(paths)
     inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, values_files=values, render_helm=render,
-                     vllm_version=vllm_version)
+                     vllm_version=vllm_version, root_values=list(getattr(args, "values", None) or []))
     if args.format == "json":
         import json
 
-        json.dump(inventory.to_json(), sys.stdout, indent=2, sort_keys=False, default=str)
+        sys.stdout.write(json_safe(json.dumps(inventory.to_json(), indent=2, sort_keys=False, default=str)))
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_table(inventory))
+        sys.stdout.write(safe_output(render_table(inventory)))  # names and values from the files: vramlint.textsafe
     return 0
 
 

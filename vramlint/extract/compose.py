@@ -8,6 +8,7 @@ beside the compose file. A linter in CI must give the same answer on every machi
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from vramlint.cmdline import (
     split_token,
     yaml_token,
 )
+from vramlint.fsread import Refusal, read_text
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.versions import version_from_image
 from vramlint.yamlload import join_path, key_location, value_location
@@ -44,10 +46,17 @@ def is_compose(doc: Any) -> bool:
 # .env files and interpolation
 
 
-def read_env_file(path: Path) -> dict[str, str]:
-    """A dotenv file as compose reads it: `KEY=VALUE`, `export KEY=VALUE`, quotes, `#` comments."""
+def read_env_file(path: Path | str) -> dict[str, str] | Refusal:
+    """A dotenv file as compose reads it: `KEY=VALUE`, `export KEY=VALUE`, quotes, `#` comments; or why it was
+    not read (outside the scanned tree, not a regular file, too large: see `vramlint.fsread`)."""
+    text = read_text(str(path), errors="replace")
+    if isinstance(text, Refusal):
+        return text
+    return parse_env_text(text)
+
+
+def parse_env_text(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    text = path.read_text(encoding="utf-8", errors="replace")
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -170,15 +179,21 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
             problems.append(Problem(file, None, None, f"service {name} extends {base_file}, which was not read"))
             return layers
         path = Path(base_dir) / str(base_file)
-        try:
-            from vramlint.yamlload import load_text
-
-            docs, probs = load_text(path.read_text(encoding="utf-8"), _display(path))
-        except OSError as exc:
-            loc = key_location(file, node, "extends")
-            problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
-                                    f"service {name} extends {base_file}: {exc.strerror or exc}"))
+        text = read_text(str(path))
+        if isinstance(text, Refusal):
+            loc = value_location(file, ext, "file") if isinstance(ext, dict) else None
+            loc = loc or key_location(file, node, "extends")
+            if text.missing:
+                message, level = f"service {name} extends {base_file}: no such file", "error"
+            else:
+                # compose would read it; vramlint does not (see vramlint.fsread), so the base is unknown
+                message = f"service {name} extends {base_file}, which is {text.reason}: not read"
+                level = "warning"
+            problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None, message, level))
             return layers
+        from vramlint.yamlload import load_text
+
+        docs, probs = load_text(text, _display(path))
         problems.extend(probs)
         if not docs or not isinstance(docs[0].data, dict) or not isinstance(docs[0].data.get("services"), dict):
             return layers
@@ -188,8 +203,6 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
 
 
 def _display(path: Path) -> str:
-    import os
-
     try:
         return os.path.relpath(path)
     except ValueError:
@@ -238,16 +251,20 @@ def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], 
     dotenv_read = False
     if env_files_dir is not None:
         dotenv = Path(env_files_dir) / ".env"
-        if dotenv.is_file():
-            try:
-                variables = read_env_file(dotenv)
+        if os.path.lexists(dotenv):
+            read = read_env_file(dotenv)
+            if isinstance(read, Refusal):
+                problems.append(Problem(_display(dotenv), None, None, f".env is {read.reason}: not read; the "
+                                        "variables it sets are unknown", level="warning"))
+            else:
+                variables = read
                 dotenv_read = True
-            except OSError as exc:
-                problems.append(Problem(_display(dotenv), None, None, f"cannot read: {exc.strerror or exc}"))
     services = data["services"]
+    said: set[str] = set()  # env_file problems said once per file and path, whichever services name them
     for name in list(services):
         try:
-            server = _service(services, str(name), file, lines, env_files_dir, variables, dotenv_read, problems)
+            server = _service(services, str(name), file, lines, env_files_dir, variables, dotenv_read, problems,
+                              said)
         except (TypeError, ValueError, AttributeError) as exc:  # malformed service: say so, keep going
             loc = key_location(file, services, name)
             problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
@@ -260,7 +277,8 @@ def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], 
 
 
 def _service(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
-             variables: dict[str, str], dotenv_read: bool, problems: list[Problem]) -> Server | None:
+             variables: dict[str, str], dotenv_read: bool, problems: list[Problem],
+             said: set[str] | None = None) -> Server | None:
     layers = _layers(services, name, file, lines, base_dir, problems)
     if not layers:
         return None
@@ -271,14 +289,11 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     env: dict[str, str | None] = {}
     env_locs: dict[str, Location] = {}
     for layer in reversed(layers):
-        for path in _env_files(layer, base_dir, interp, problems):
-            try:
-                for k, v in read_env_file(path).items():
-                    env[k] = v
-                    env_locs[k] = key_location(layer.file, layer.node, "env_file", join_path(layer.path, "env_file")) \
-                        or Location(layer.file, 1)
-            except OSError as exc:
-                problems.append(Problem(layer.file, None, None, f"env_file {path}: {exc.strerror or exc}"))
+        for values in _env_files(layer, base_dir, interp, problems, said if said is not None else set()):
+            for k, v in values.items():
+                env[k] = v
+                env_locs[k] = key_location(layer.file, layer.node, "env_file", join_path(layer.path, "env_file")) \
+                    or Location(layer.file, 1)
         environment = layer.node.get("environment")
         epath = join_path(layer.path, "environment")
         if isinstance(environment, dict):
@@ -339,11 +354,11 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
             server.arg_locations.setdefault("config", where)
         server.args.setdefault("config", path or None)
         host = _config_on_host(path, layers, base_dir, interp)
-        if host is not None and host.is_file():
-            _merge_config_file(server, host, path, problems)
-        else:
+        if host is None or not os.path.lexists(host):
             server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file, "
                                 "which is not beside the compose file (its settings are not included)")
+        else:
+            _merge_config_file(server, host, path, problems)
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     for msg in inv.problems:
@@ -408,13 +423,14 @@ def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None
 
 def _merge_config_file(server: Server, host: Path, path: str, problems: list[Problem]) -> None:
     from vramlint.extract.vllm_config import apply_config_file
-    from vramlint.textfile import read_text
+    from vramlint.textfile import read_text as read_scanned
     from vramlint.yamlload import load_text
 
-    display = str(host)
-    text, skipped = read_text(str(host), display)
+    display = _display(host)
+    text, skipped = read_scanned(str(host), display)
     if text is None:
-        server.notes.append(f"--config {path}: {display} not read ({skipped.reason if skipped else 'unreadable'})")
+        server.notes.append(f"--config {path}: {display} not read ({skipped.reason if skipped else 'unreadable'}); "
+                            "its settings are not included")
         return
     docs, errors = load_text(text, display)
     problems.extend(errors)
@@ -424,7 +440,12 @@ def _merge_config_file(server: Server, host: Path, path: str, problems: list[Pro
     server.notes.append(f"--config {path}: settings read from {display}")
 
 
-def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, problems: list[Problem]) -> list[Path]:
+def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, problems: list[Problem],
+               said: set[str]) -> list[dict[str, str]]:
+    """The variables of each `env_file` of a layer, in order. What is not read is said once per file and path,
+    on the line that names it: a file not in the repository (a `.env` made from `.env.example` at deploy time
+    is the usual practice) is an unknown, a note; one outside the scanned tree or not a regular file is never
+    read (see `vramlint.fsread`), a warning; a folder is what compose itself refuses, an error."""
     spec = layer.node.get("env_file")
     if spec is None or base_dir is None:
         return []
@@ -433,20 +454,39 @@ def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, proble
     for i, item in enumerate(items):
         required = True
         if isinstance(item, dict):  # long form: {path: ..., required: false}
-            required = bool(item.get("required", True))
+            required = item.get("required", True) not in (False, "false", "False")
             item = item.get("path")
         if not isinstance(item, str):
             continue
-        path = Path(base_dir) / interp(item)
-        if path.is_file():
-            out.append(path)
-        elif required:
-            node = spec if isinstance(spec, list) else layer.node
-            key = i if isinstance(spec, list) else "env_file"
-            loc = value_location(layer.file, node, key)
-            problems.append(Problem(layer.file, loc.line if loc else None, loc.column if loc else None,
-                                    f"env_file {item} not found (compose fails unless `required: false`); "
-                                    "its variables are unknown"))
+        written = interp(item)
+        path = Path(base_dir) / written
+        read = read_env_file(path) if UNKNOWN_MARK not in written else Refusal("named by an unset variable",
+                                                                              missing=True)
+        if not isinstance(read, Refusal):
+            out.append(read)
+            continue
+        if read.missing and not required:
+            continue  # compose skips it too
+        key = f"{layer.file}\0{written}"
+        if key in said:
+            continue
+        said.add(key)
+        node = spec if isinstance(spec, list) else layer.node
+        loc = value_location(layer.file, node, i if isinstance(spec, list) else "env_file")
+        shown = item if UNKNOWN_MARK in written else written
+        if read.missing:
+            level = "note"
+            message = (f"env_file {shown} is not in the repository (compose needs it when the service starts; "
+                       "it is usually made at deploy time, e.g. from a .env.example): the variables it sets "
+                       "are unknown")
+        elif read.reason.startswith("a folder"):
+            level = "error"
+            message = f"env_file {shown} is a folder: compose fails to read it"
+        else:
+            level = "warning"
+            message = f"env_file {shown} is {read.reason}: not read; the variables it sets are unknown"
+        problems.append(Problem(layer.file, loc.line if loc else None, loc.column if loc else None, message,
+                                level))
     return out
 
 

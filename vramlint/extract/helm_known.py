@@ -108,7 +108,8 @@ def chart_name_above(file: str | None, levels: int = 3) -> str | None:
         for name in ("Chart.yaml", "Chart.yml"):
             path = os.path.join(directory, name)
             if os.path.isfile(path):
-                text, _skipped = read_text(path, path)
+                # a Chart.yaml above the scanned folder is still read (its `name` only): a regular file
+                text, _skipped = read_text(path, path, check_inside=False)
                 match = _CHART_NAME.search(text or "")
                 return match.group(1) if match else None
         parent = os.path.dirname(directory)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
+from vramlint.fsread import Refusal, is_inside, read_text
 from vramlint.helm import gotmpl
 from vramlint.helm.gotmpl import UNKNOWN_MARKER, Evaluator, TemplateError, TemplateSource, TStr
 from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values
@@ -77,6 +78,10 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
         if os.path.isdir(charts_dir):
             for entry in sorted(os.listdir(charts_dir)):
                 sub = os.path.join(charts_dir, entry)
+                if os.path.islink(sub) and not is_inside(sub):
+                    chart.notes.append(f"{_join_display(display, 'charts', entry)}: a symbolic link to a place "
+                                       "outside the scanned tree: not read")
+                    continue
                 if os.path.isdir(sub) and is_chart_dir(sub):
                     chart.subcharts.append(
                         load_chart(sub, _join_display(display, "charts", entry), f"{chart.helm_name}/charts/{entry}",
@@ -212,14 +217,11 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME) -> lis
     problems_by_chart: dict[int, list[Problem]] = {i: [] for i in range(len(pairs))}
     for ci, (c, _v) in enumerate(pairs):
         for full, display, helm_name in _template_files(c):
-            try:
-                with open(full, encoding="utf-8") as fh:
-                    text = fh.read(MAX_TEMPLATE_BYTES + 1)
-            except (OSError, UnicodeDecodeError) as exc:
-                problems_by_chart[ci].append(Problem(display, None, None, f"cannot read template: {exc}"))
-                continue
-            if len(text) > MAX_TEMPLATE_BYTES:
-                problems_by_chart[ci].append(Problem(display, None, None, "template too large; not evaluated"))
+            text = read_text(full, MAX_TEMPLATE_BYTES)
+            if isinstance(text, Refusal):
+                # a symlink out of the chart, a FIFO, a device: never read (vramlint.fsread)
+                problems_by_chart[ci].append(Problem(display, None, None, f"template {display} is {text.reason}: "
+                                                     "not evaluated", "warning"))
                 continue
             tid = len(sources)
             src = TemplateSource(helm_name, display, text)

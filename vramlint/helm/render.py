@@ -15,6 +15,7 @@ import subprocess
 from dataclasses import replace
 from typing import Any
 
+from vramlint.fsread import scanned_roots
 from vramlint.helm.chart import (
     NAMESPACE,
     RELEASE_NAME,
@@ -167,22 +168,97 @@ def render_and_extract(chart_dir: str, overlays: list[str], variant: str | None,
     chart = load_chart(chart_dir)
     traced = extract_chart(chart_dir, overlays, variant)  # the evaluator's view, with origins
     res = ChartResult(notes=[n for n in traced.notes if "not evaluated" not in n])
-    try:
-        manifests = (render_sdk if kind == "sdk" else render_binary)(chart_dir, overlays, timeout_s)
-    except TimeoutError as exc:
-        res.problems.append(Problem(chart.display, None, None, f"helm template of {chart.display}: {exc}"))
+    import tempfile
+
+    # Helm follows symlinks and reads any file a template names (`.Files.Get`): it renders a copy of the chart
+    # holding only what vramlint's reader accepts (regular files inside the scanned tree, size-capped).
+    with tempfile.TemporaryDirectory(prefix="vramlint-chart-") as scratch:
+        copy, copied_overlays, left_out = copy_for_helm(chart_dir, overlays, scratch)
+        if left_out:
+            shown = ", ".join(left_out[:3]) + (f" (and {len(left_out) - 3} more)" if len(left_out) > 3 else "")
+            res.notes.append(f"chart {chart.display}: rendered without {shown}: outside the scanned tree or "
+                             "not a regular file, so Helm was not given it")
+        error: Exception | None = None
+        try:
+            with scanned_roots([scratch]):  # the copies are read back (the SDK gets the values as data)
+                manifests = (render_sdk if kind == "sdk" else render_binary)(copy, copied_overlays, timeout_s)
+        except Exception as exc:  # noqa: BLE001 - helm's errors are reported, and the run goes on
+            error = exc
+            message = str(exc).replace(copy + os.sep, "").replace(copy, chart.display).replace(scratch, ".")
+    if isinstance(error, (TimeoutError, subprocess.TimeoutExpired)):
+        said = message if isinstance(error, TimeoutError) else f"took longer than {timeout_s:g} s"
+        res.problems.append(Problem(chart.display, None, None, f"helm template of {chart.display}: {said}"))
         return res, why
-    except subprocess.TimeoutExpired:
-        res.problems.append(Problem(chart.display, None, None,
-                                    f"helm template of {chart.display}: took longer than {timeout_s:g} s"))
-        return res, why
-    except Exception as exc:  # noqa: BLE001 - helm's errors are reported, and the run goes on
-        res.problems.append(helm_error_problem(str(exc), chart.display, chart.name))
+    if error is not None:
+        res.problems.append(helm_error_problem(message, chart.display, chart.name))
         return res, why
     vals, _probs = chart_values(chart, overlays)
     res.servers = servers_from_manifests(manifests, chart, traced.servers, vals, variant, why)
     res.problems.extend(p for p in traced.problems if not p.message.startswith("helm template would fail"))
     return res, why
+
+
+# Bounds of the copy Helm renders: a chart is a few hundred kilobytes; a tree far larger is not a chart.
+COPY_MAX_FILES = 5000
+COPY_MAX_BYTES = 64 * 1024 * 1024
+
+
+def copy_for_helm(chart_dir: str, overlays: list[str], scratch: str) -> tuple[str, list[str], list[str]]:
+    """Copy the chart and the overlays into ``scratch`` through `vramlint.fsread`: (chart copy, overlay copies,
+    what was left out, as displayed). Symlinks inside the tree are copied as the files they name (Helm would
+    follow them); symlinks out of it, FIFOs and devices are left out, so Helm can never read them."""
+    from vramlint.fsread import Refusal, outside_reason, read_bytes
+
+    left_out: list[str] = []
+    budget = {"files": COPY_MAX_FILES, "bytes": COPY_MAX_BYTES}
+    dest_root = os.path.join(scratch, os.path.basename(os.path.abspath(chart_dir)) or "chart")
+    visited: set[tuple[int, int]] = set()
+
+    def copy_dir(src: str, dest: str, shown: str) -> None:
+        try:
+            st = os.stat(src)
+            if (st.st_dev, st.st_ino) in visited:
+                return
+            visited.add((st.st_dev, st.st_ino))
+            os.makedirs(dest, exist_ok=True)
+            with os.scandir(src) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            left_out.append(shown)
+            return
+        for entry in entries:
+            name_shown = f"{shown}/{entry.name}"
+            if entry.is_symlink() and outside_reason(entry.path) is not None:
+                left_out.append(name_shown)
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                left_out.append(name_shown)
+                continue
+            if is_dir:
+                copy_dir(entry.path, os.path.join(dest, entry.name), name_shown)
+                continue
+            raw = read_bytes(entry.path)
+            if isinstance(raw, Refusal) or budget["files"] <= 0 or budget["bytes"] < len(raw):
+                left_out.append(name_shown)
+                continue
+            budget["files"] -= 1
+            budget["bytes"] -= len(raw)
+            with open(os.path.join(dest, entry.name), "wb") as fh:
+                fh.write(raw)
+
+    from vramlint.helm.chart import _display
+
+    copy_dir(chart_dir, dest_root, _display(chart_dir))
+    copied: list[str] = []
+    for i, ov in enumerate(overlays):
+        raw = read_bytes(ov)
+        target = os.path.join(scratch, f"values-{i}.yaml")
+        with open(target, "wb") as fh:
+            fh.write(b"" if isinstance(raw, Refusal) else raw)  # refused: said by the values loader already
+        copied.append(target)
+    return dest_root, copied, left_out
 
 
 def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[Server], vals: Any,
@@ -222,11 +298,10 @@ def _strip_variant(ypath: str) -> str:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError):
-        return ""
+    from vramlint.fsread import Refusal, read_text
+
+    text = read_text(path)
+    return "" if isinstance(text, Refusal) else text
 
 
 def _leaves(vals: Any) -> dict[str, list[Location]]:

@@ -69,11 +69,13 @@ def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location],
 
 
 def load_values_file(path: str, display: str) -> tuple[dict, dict[tuple, Location], list[Problem]]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, {}, [Problem(display, None, None, f"cannot read values file: {exc}")]
+    from vramlint.fsread import Refusal, read_text
+
+    text = read_text(path)
+    if isinstance(text, Refusal):
+        # outside the scanned tree, a FIFO, too large: never read (vramlint.fsread), so its values are unknown
+        level = "error" if text.missing else "warning"
+        return {}, {}, [Problem(display, None, None, f"values file {display} is {text.reason}: not read", level)]
     return load_values_text(text, display)
 
 

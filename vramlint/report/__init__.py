@@ -64,7 +64,12 @@ def render(fmt: str, report: Report, color: bool = False) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     module = importlib.import_module(f"vramlint.report.{fmt}")
-    return module.render(report, color=color)
+    text = module.render(report, color=color)
+    if fmt in ("json", "sarif"):
+        from vramlint.textsafe import json_safe
+
+        text = json_safe(text)  # printed to a CI log, a string must not read as a `##[` command
+    return text
 
 
 def repository_root(start: str = ".") -> str:

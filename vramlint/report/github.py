@@ -7,11 +7,14 @@ additionally ``:`` and ``,`` in properties, which would otherwise end a property
 from __future__ import annotations
 
 from vramlint.report import Report
+from vramlint.textsafe import escape_controls
 
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def escape_data(text: str) -> str:
+    # other control characters (an escape sequence from a file name) are shown escaped, not sent to the log
+    text = escape_controls(text, keep="\r\n")
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

@@ -3,13 +3,27 @@ findings, then the findings."""
 
 from __future__ import annotations
 
+import re
+
 from vramlint.report import Report, plural, server_label, verdict
+from vramlint.textsafe import escape_controls, escape_name, neutralise_commands
 
 _ICON = {"error": "❌", "warning": "⚠️", "note": "ℹ️"}
 
 
 def cell(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Text for a table cell: a `|` or a line break cannot end the cell or the row, HTML is shown as text."""
+    text = escape_controls(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace(">", "\\>")
+
+
+def code(text: object) -> str:
+    """A code span in a table cell: fenced with more backticks than it holds, so a backtick cannot end it."""
+    text = escape_name(text).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _gib(value: float | None) -> str:
@@ -28,7 +42,7 @@ def render(report: Report, color: bool = False) -> str:
         ]
         for a in report.assessments:
             server, budget = a.server, a.budget
-            where = f"`{cell(server.file)}:{server.location.line}` {cell(server_label(a))}"
+            where = f"{code(f'{server.file}:{server.location.line}')} {cell(server_label(a))}"
             gpu = "?"
             if budget is not None:
                 gpu = f"{budget.gpus}× {budget.gpu}" if budget.gpus > 1 else budget.gpu
@@ -51,7 +65,7 @@ def render(report: Report, color: bool = False) -> str:
             loc = f.location
             out.append(
                 f"| {_ICON.get(f.level, '')} {f.level} | {f.rule_id} {cell(f.rule_name)} "
-                f"| `{cell(loc.file)}:{loc.line}:{loc.column}` | {cell(f.message)} |"
+                f"| {code(f'{loc.file}:{loc.line}:{loc.column}')} | {cell(f.message)} |"
             )
         out.append("")
     if report.suppressed:
@@ -61,6 +75,6 @@ def render(report: Report, color: bool = False) -> str:
             why = f.suppression or ""
             if f.justification:
                 why += f": {f.justification}"
-            out.append(f"| {f.rule_id} | `{cell(f.location.file)}:{f.location.line}` | {cell(why)} |")
+            out.append(f"| {f.rule_id} | {code(f'{f.location.file}:{f.location.line}')} | {cell(why)} |")
         out += ["", "</details>", ""]
-    return "\n".join(out)
+    return neutralise_commands("\n".join(out))

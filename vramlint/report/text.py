@@ -1,9 +1,12 @@
 """Text report: ``path:line:col: VRL001 [warning] message`` per finding (as ruff and compilers print), then a
-summary line. Suppressed findings are listed only with ``--show-suppressed``."""
+summary line. Suppressed findings are listed only with ``--show-suppressed``. File names and messages carry
+data from the scanned files: their control characters are shown escaped and no line can start a CI workflow
+command (`vramlint.textsafe`)."""
 
 from __future__ import annotations
 
 from vramlint.report import Report, plural
+from vramlint.textsafe import escape_controls, escape_name, neutralise_commands
 
 _RESET = "\033[0m"
 _BOLD = "\033[1m"
@@ -20,19 +23,19 @@ def render(report: Report, color: bool = False) -> str:
     shown = report.findings if report.show_suppressed else report.active
     for finding in shown:
         loc = finding.location
-        where = _paint(loc.file, _BOLD, color) + f":{loc.line}:{loc.column}:"
+        where = _paint(escape_name(loc.file), _BOLD, color) + f":{loc.line}:{loc.column}:"
         level_color = _LEVEL_COLOR.get(finding.level, "")
         head = _paint(finding.rule_id, level_color, color) + " " + _paint(f"[{finding.level}]", level_color, color)
-        message = finding.message.replace("\r\n", "\n").replace("\n", "\n    ")
+        message = escape_controls(finding.message.replace("\r\n", "\n"), keep="\n").replace("\n", "\n    ")
         line = f"{where} {head} {message}"
         if finding.suppressed:
             why = f"suppressed by {finding.suppression}"
             if finding.justification:
-                why += f": {finding.justification}"
+                why += f": {escape_name(finding.justification)}"
             line += " " + _paint(f"({why})", _DIM, color)
         lines.append(line)
     lines.append(summary(report, color))
-    return "\n".join(lines) + "\n"
+    return neutralise_commands("\n".join(lines) + "\n")
 
 
 def summary(report: Report, color: bool = False) -> str:

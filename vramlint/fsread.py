@@ -1,0 +1,233 @@
+"""The one way vramlint reads a file: a regular file, inside the scanned paths, no larger than a cap.
+
+vramlint runs in CI on pull requests the repository does not trust, and a file it reads can name another
+(`env_file:`, `extends.file`, a `--config` on a bind mount, a values overlay, a symlink). Every read goes
+through `read_bytes`/`read_text` here, which refuse, with a reason and without reading a byte:
+
+- a path whose real location (symlinks resolved) is outside the *roots* of the run: the paths named on the
+  command line (a named file counts with its folder), `--values` files, and the folder of the configuration
+  file. Anything under /proc, /sys or /dev is refused whatever the roots (it is never a deployment file);
+- anything that is not a regular file: a FIFO, a socket, a device (`/dev/zero`, `/dev/stdin`), a folder. The
+  file is opened with O_NONBLOCK and O_NOFOLLOW and checked with fstat before reading, so a FIFO cannot block;
+- a file larger than the cap (``MAX_FILE_BYTES`` unless the caller gives its own).
+
+The roots are set for the duration of a run with `scanned_roots(...)`; without them (a library call outside a
+run) only the second and third checks and the /proc-/sys-/dev guard apply. The reason a read was refused is a
+short sentence for the report ("outside the scanned tree", "a FIFO, not a regular file"); the content of a
+refused file is never read, so it can never be quoted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+# Kernel file systems: their "files" are process state (/proc/self/environ holds the environment, tokens
+# included), devices and sysfs knobs, never a deployment. A repository that links to them is hostile.
+_KERNEL_PREFIXES = ("/proc/", "/sys/", "/dev/")
+
+_ROOTS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("vramlint_scanned_roots",
+                                                                                 default=None)
+_O_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) \
+    | getattr(os, "O_BINARY", 0)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a file was not read (a sentence fragment: "outside the scanned tree")."""
+
+    reason: str
+    missing: bool = False  # the path does not exist (callers word that case themselves)
+
+
+def roots_for(paths: Iterable[str]) -> tuple[str, ...]:
+    """Real paths of ``paths`` as roots: a folder is a root, a file is one together with its folder."""
+    out: list[str] = []
+    for path in paths:
+        if not path or path == "-":
+            continue
+        real = os.path.realpath(path)
+        out.append(real)
+        if not os.path.isdir(real):
+            # the folder the user named the file in (a compose file's `.env` sits beside it) and the one it
+            # really lives in, when the name is a symlink
+            out.append(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+            out.append(os.path.dirname(real))
+    return tuple(dict.fromkeys(out))
+
+
+def current_roots() -> tuple[str, ...] | None:
+    return _ROOTS.get()
+
+
+@contextlib.contextmanager
+def scanned_roots(paths: Iterable[str], extend: bool = True) -> Iterator[tuple[str, ...]]:
+    """Within this block, files are read only under ``paths`` (see `roots_for`).
+
+    ``extend``: when roots are already set (the command set them, then `scan` is called), add to them rather
+    than replace them."""
+    roots = roots_for(paths)
+    before = _ROOTS.get()
+    if extend and before is not None:
+        roots = tuple(dict.fromkeys(before + roots))
+    token = _ROOTS.set(roots)
+    try:
+        yield roots
+    finally:
+        _ROOTS.reset(token)
+
+
+def own_roots(run: Callable[..., T]) -> Callable[..., T]:
+    """Decorate a command's run function: the roots it sets with `set_run_roots` end when it returns (also when
+    it is called again in the same process, as tests do)."""
+
+    @functools.wraps(run)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        return contextvars.copy_context().run(run, *args, **kwargs)
+
+    return wrapper
+
+
+def set_run_roots(paths: Iterable[str]) -> tuple[str, ...]:
+    """The roots of a whole command (scan, then the model files the assessment reads), in a function decorated
+    with `own_roots`."""
+    roots = roots_for(paths)
+    _ROOTS.set(roots)
+    return roots
+
+
+def _under(real: str, root: str) -> bool:
+    if real == root:
+        return True
+    return real.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+
+def outside_reason(path: str, roots: tuple[str, ...] | None = None) -> str | None:
+    """Why ``path`` (symlinks resolved) may not be read as part of this run, or None when it may.
+    ``roots``: these instead of the run's."""
+    real = os.path.realpath(path)
+    if real.startswith(_KERNEL_PREFIXES) or real in ("/proc", "/sys", "/dev"):
+        return "outside the scanned tree (a kernel file, not a deployment file)"
+    if roots is None:
+        roots = _ROOTS.get()
+    if roots is None:
+        return None
+    if any(_under(real, root) for root in roots):
+        return None
+    return "outside the scanned tree"
+
+
+def is_inside(path: str) -> bool:
+    return outside_reason(path) is None
+
+
+def special_file_reason(mode: int) -> str:
+    """Why a file of this mode is not read: "a FIFO (named pipe), not a regular file"."""
+    kind = _kind(mode)
+    return kind if kind == "not a regular file" else f"{kind}, not a regular file"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True) -> bytes | Refusal:
+    """The file's bytes, or why it was not read. ``check_inside=False`` only for paths the user named."""
+    try:
+        if check_inside:
+            why = outside_reason(path)
+            if why is not None:
+                return Refusal(why)
+        real = os.path.realpath(path)
+        try:
+            fd = os.open(real, _O_FLAGS)
+        except FileNotFoundError:
+            return Refusal("no such file", missing=True)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return Refusal(special_file_reason(st.st_mode))
+            if st.st_size > limit:
+                return Refusal(f"too large ({st.st_size} bytes, the limit is {limit})")
+            chunks = []
+            left = limit + 1
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            raw = b"".join(chunks)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return Refusal(os_reason(exc))
+    except ValueError:  # a NUL byte in the path
+        return Refusal("not a valid path")
+    if len(raw) > limit:
+        return Refusal(f"too large (more than {limit} bytes, the limit)")
+    return raw
+
+
+def os_reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if exc.errno == 40:  # ELOOP: also what O_NOFOLLOW gives for a symlink swapped in after realpath
+        return "symbolic link loop"
+    if isinstance(exc, IsADirectoryError):
+        return "a folder, not a regular file"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def decode_text(raw: bytes) -> str | None:
+    """Text of a file as the tools that read these files would take it: UTF-8 (a BOM dropped), or UTF-16 /
+    UTF-32 when a byte-order mark says so (kubectl and PyYAML accept UTF-16 with a BOM). None: not text."""
+    if raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        codec = "utf-32"
+    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        codec = "utf-16"
+    else:
+        codec = "utf-8-sig"
+    try:
+        return raw.decode(codec)
+    except UnicodeDecodeError:
+        return None
+
+
+def has_unicode_bom(raw: bytes) -> bool:
+    return raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\xef\xbb\xbf"))
+
+
+def read_text(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True,
+              errors: str = "strict") -> str | Refusal:
+    """The file's text (see `decode_text`), or why it was not read. ``errors="replace"``: undecodable bytes
+    become U+FFFD instead of a refusal."""
+    raw = read_bytes(path, limit, check_inside)
+    if isinstance(raw, Refusal):
+        return raw
+    text = decode_text(raw)
+    if text is None:
+        if errors == "replace":
+            return raw.decode("utf-8", errors="replace")
+        return Refusal("not UTF-8 text")
+    return text
