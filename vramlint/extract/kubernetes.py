@@ -18,6 +18,7 @@ from vramlint.extract.podspec import (
     is_seq,
     scalar_text,
 )
+from vramlint.extract.k8s_required import required_field_problems
 from vramlint.extract.records import Records
 from vramlint.yamlload import join_path, value_location
 
@@ -65,6 +66,7 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         return
     if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
         return
+    records.problems.extend(required_field_problems(doc, obj, path))
     if registry.extract_operator_object(doc, obj, path, api, kind, records):
         return
     extract_pod_objects(doc, obj, path, records)
