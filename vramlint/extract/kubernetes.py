@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from vramlint.extract import registry
+from vramlint.extract.k8s_required import required_field_problems
 from vramlint.extract.podspec import (
     ConfigMapRecord,
     extract_pod_objects,
@@ -18,7 +19,6 @@ from vramlint.extract.podspec import (
     is_seq,
     scalar_text,
 )
-from vramlint.extract.k8s_required import required_field_problems
 from vramlint.extract.records import Records
 from vramlint.yamlload import join_path, value_location
 
