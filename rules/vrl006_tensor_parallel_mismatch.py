@@ -11,10 +11,15 @@ The tensor-parallel size must also divide the model's attention heads (vLLM: "To
 heads (N) must be divisible by tensor parallel size (T)"), and its KV heads must be a multiple or a divisor of
 it (an AssertionError in the model code).
 
-Multi-node deployments spread the workers over several pods, so the per-pod comparison is skipped for
-them: LeaderWorkerSet and Ray objects, `--nnodes`, the Ray executor with pipeline parallelism or an
-external `RAY_ADDRESS`, and a pod that requests exactly one pipeline stage's GPUs (tensor x data
-parallel) while pipeline parallelism is above 1.
+An engine that runs in a KubeRay cluster (RayCluster, RayService, RayJob, AIBrix RayClusterFleet) or a
+LeaderWorkerSet group spreads its workers over the group's pods: vLLM uses Ray when the engine needs more GPUs
+than its pod has. There the comparison is with the GPUs of the whole group (Ray head + worker groups'
+replicas x GPUs per pod, LWS leader + size - 1 workers; see `vramlint.extract.groups` for the operator
+versions), and it fails only when even the whole group is short. A KubeRay worker group that never joins the
+cluster (`ray.io/overwrite-container-cmd: "true"` and no command: it runs its image's own entrypoint) does not
+count; it is an error when the engine needs its GPUs and a warning otherwise. Other multi-node layouts
+(`--nnodes`, the Ray executor with pipeline parallelism or an external `RAY_ADDRESS`, a pod that requests
+exactly one pipeline stage's GPUs while pipeline parallelism is above 1) skip the per-pod comparison.
 
 Failing example (TP 4 in a pod with 2 GPUs):
 
@@ -42,13 +47,32 @@ OPTIONS = {
     "report_idle_gpus": True,  # a warning when the deployment requests more GPUs than the engine uses
 }
 
-MULTI_NODE_KINDS = {"LeaderWorkerSet", "RayCluster", "RayService", "RayJob"}
+MULTI_NODE_KINDS = {"LeaderWorkerSet", "RayCluster", "RayService", "RayJob", "RayClusterFleet"}
 
 
 def _budget_error_codes(assessment) -> set[str]:
     if assessment.budget is None:
         return set()
     return {str(e.get("code")) for e in assessment.budget.errors}
+
+
+def _group_check(assessment, ctx, group, world, needed, where):
+    """The engine spans a Ray cluster / LWS group: only a group that is short even as a whole fails."""
+    total = group.gpus
+    absent = [m for m in group.members if not m.joins]
+    why = f" {absent[0].why[0].upper()}{absent[0].why[1:]}." if absent else ""
+    if total and world > total:  # 0: no pod of the group asks for a GPU at all, nothing to compare
+        yield ctx.finding(
+            assessment,
+            f"{needed} needs {world} GPUs, but the {group.kind} gives the engine {total} ({group.describe()}): "
+            "vLLM stops at start-up (Ray: \"The number of required GPUs exceeds the total number of available GPUs "
+            f"in the placement group\").{why} Give the group {world} GPUs (more workers or GPUs per pod), or lower "
+            "the parallel size",
+            where,
+        )
+    elif absent:
+        yield ctx.finding(assessment, f"{absent[0].label} of the {group.kind} never joins it: {absent[0].why}",
+                          absent[0].location or where, level="warning")
 
 
 def check(assessment, ctx):
@@ -69,7 +93,12 @@ def check(assessment, ctx):
 
     gpu = server.gpu
     count = gpu.count if gpu is not None else None
-    multi_node = (
+    group = server.engine_group
+    spans_group = group is not None and not (
+        server.args.get("distributed_executor_backend") == "mp" and server.args.get("nnodes") in (None, 1))
+    if spans_group:
+        yield from _group_check(assessment, ctx, group, world, needed, where)
+    multi_node = spans_group or (
         server.kind in MULTI_NODE_KINDS
         or any(server.args.get(k) not in (None, 1) for k in ("nnodes", "data_parallel_address"))
         or (server.args.get("distributed_executor_backend") == "ray" and (pp > 1 or server.env.get("RAY_ADDRESS")))

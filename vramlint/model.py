@@ -72,6 +72,55 @@ class GpuRequest:
 
 
 @dataclass
+class GroupMember:
+    """One kind of pod of a multi-pod engine group (a Ray head or worker group, an LWS leader or its workers)."""
+
+    label: str  # "head", "worker group 'gpu-group'", "LWS leader", "LWS workers"
+    pods: int | None  # how many such pods (None: not known)
+    gpus_per_pod: int | None  # GPUs each one gives the group (None: not known)
+    joins: bool = True  # False: the pods never join the group (see ``why``)
+    why: str | None = None
+    location: Location | None = None
+
+
+@dataclass
+class EngineGroup:
+    """The pods whose GPUs one engine spreads tensor/pipeline parallelism over (KubeRay cluster, LWS group)."""
+
+    kind: str  # "Ray cluster" | "LeaderWorkerSet group"
+    members: list[GroupMember] = field(default_factory=list)
+    source: str = ""  # which operator behaviour this follows (KubeRay / LWS version)
+    # YAML paths of containers whose command the operator writes (KubeRay's `ray start`): no vLLM server there
+    ray_only: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> int | None:
+        """GPUs of the pods that join; None when any of them is not known."""
+        total = 0
+        for m in self.members:
+            if not m.joins:
+                continue
+            if m.pods is None or m.gpus_per_pod is None:
+                return None
+            total += m.pods * m.gpus_per_pod
+        return total
+
+    def describe(self) -> str:
+        parts = []
+        for m in self.members:
+            count = "?" if m.pods is None else str(m.pods)
+            per = "?" if m.gpus_per_pod is None else str(m.gpus_per_pod)
+            text = f"{m.label} {count} x {per} GPU" if m.pods != 1 else f"{m.label} {per} GPU"
+            parts.append(text if m.joins else f"{text}, which never joins")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "gpus": self.gpus,
+                "members": [{"label": m.label, "pods": m.pods, "gpus_per_pod": m.gpus_per_pod, "joins": m.joins}
+                            for m in self.members]}
+
+
+@dataclass
 class Server:
     """One vLLM engine as deployed, with where each of its settings was written."""
 
@@ -103,6 +152,8 @@ class Server:
     # What vramlint could not read about this server (a word of the command line known only at run time, no
     # command or args at all): said once, in the server's "not checked" note, never as an input error.
     unchecked: list[str] = field(default_factory=list)
+    # The multi-pod group whose GPUs the engine's parallelism spans (KubeRay cluster, LWS group), when it runs in one.
+    engine_group: EngineGroup | None = None
 
     @property
     def key(self) -> str:
@@ -133,6 +184,7 @@ class Server:
             **({"startup_errors": [{**e, "location": _loc_short(e["location"]) if e.get("location") else None}
                                    for e in self.startup_errors]} if self.startup_errors else {}),
             **({"unchecked": self.unchecked} if self.unchecked else {}),
+            **({"engine_group": self.engine_group.to_json()} if self.engine_group is not None else {}),
         }
 
 

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from vramlint.extract import registry
+from vramlint.extract.groups import engine_group
 from vramlint.extract.k8s_required import required_field_problems
 from vramlint.extract.podspec import (
     ConfigMapRecord,
@@ -67,9 +68,20 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
     if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
         return
     records.problems.extend(required_field_problems(doc, obj, path))
-    if registry.extract_operator_object(doc, obj, path, api, kind, records):
-        return
-    extract_pod_objects(doc, obj, path, records)
+    first = len(records.servers)
+    if not registry.extract_operator_object(doc, obj, path, api, kind, records):
+        extract_pod_objects(doc, obj, path, records)
+    if len(records.servers) > first:
+        group = engine_group(doc, obj, path)
+        if group is not None and group.ray_only:
+            # KubeRay runs `ray start` in these containers (the image's entrypoint never runs): not vLLM servers
+            records.servers[first:] = [s for s in records.servers[first:]
+                                       if s.location.yaml_path not in group.ray_only]
+        outside = {m.location.yaml_path for m in group.members if not m.joins and m.location} if group else set()
+        for server in records.servers[first:]:
+            # a worker that never joins runs its image's own server: an engine of its own, outside the group
+            if group is not None and server.engine_group is None and server.location.yaml_path not in outside:
+                server.engine_group = group
 
 
 def _embedded_workloads(doc: Any, data: Any, path: str, cm_name: str | None, records: Records) -> None:
