@@ -1,0 +1,327 @@
+"""Score vramlint on deployment files from public repositories it was not developed on (benchmarks/wild/).
+
+    python3 benchmarks/wild/score.py              # the code of this tree
+    PYTHONPATH=/work/main python3 benchmarks/wild/score.py   # another tree's code
+
+INDEX.tsv lists each saved file with its repository, path, commit and license; answers.yaml says, for each file,
+which vLLM servers it describes (model, GPU, GPU count, vLLM version), the errors vLLM or Kubernetes would
+really hit (line and the rule ids that may report them), what must not be an error, and what is uncertain. The key
+was written by reading the files, never from vramlint's output; keep these files out of any tuning, or the
+figures stop measuring anything.
+
+The script runs `vramlint check --offline --output-format json` and `vramlint explain --offline --format json`
+over all the files at once (as a user scanning a checkout would), then prints:
+- servers found / expected (required servers of the key; a server is found when a reported server of the same
+  file has the key's model, or the key's name when the model is not in the file), and extra servers;
+- model right and GPU right (type and count per pod) among the found servers;
+- error precision and recall: an error finding matches an expected error by file, line (+-2) and rule; findings
+  on an `uncertain` line are left out of both; error findings near a `not_errors` line are listed apart;
+- the share of found servers with a Hub model id that got a `budget` or a `gpu_requirement`;
+- identical advice repeated: findings whose (rule, message) text is the same for several servers;
+and, as its last line, all of these in one line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FILES_DIR = os.path.join(HERE, "files")
+REPO_ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+LINE_SLACK = 2
+
+
+def load_index() -> list[dict[str, str]]:
+    with open(os.path.join(HERE, "INDEX.tsv"), newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def load_answers() -> dict:
+    with open(os.path.join(HERE, "answers.yaml")) as f:
+        return yaml.safe_load(f)["files"]
+
+
+def run_vramlint(args: list[str]) -> dict:
+    env = dict(os.environ)
+    env.setdefault("PYTHONPATH", REPO_ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "vramlint", *args],
+        cwd=FILES_DIR, env=env, capture_output=True, text=True, timeout=1800,
+    )
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(proc.stderr[-4000:])
+        raise SystemExit(f"vramlint {args[0]} exited with {proc.returncode}")
+    return json.loads(proc.stdout)
+
+
+def norm_path(path: str) -> str:
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+def norm_model(model: str | None) -> str | None:
+    if model is None:
+        return None
+    return model.strip().strip("'\"").rstrip("/").lower()
+
+
+GPU_NOISE = {"nvidia", "geforce", "rtx", "gtx", "tesla", "nvidia.com", "gpu"}
+
+
+def gpu_family(name: str) -> tuple[str, str | None]:
+    """('h100', '80gb') from 'H100-80GB', ('2080ti', None) from 'nvidia-gtx-2080ti', ('tpuv5', None) from a TPU."""
+    tokens = [t for t in re.split(r"[-_ .]+", name.lower()) if t and t not in GPU_NOISE]
+    memory = next((t for t in tokens if re.fullmatch(r"\d+gb?", t)), None)
+    tokens = [t for t in tokens if t != memory]
+    family = []
+    for i, token in enumerate(tokens):
+        family.append(token)
+        if re.search(r"\d", token):
+            if i + 1 < len(tokens) and tokens[i + 1] in ("ti", "super"):
+                family.append(tokens[i + 1])
+            break
+    return "".join(family), memory
+
+
+def gpu_matches(expected: str | None, found: str | None) -> bool:
+    if expected is None:
+        return found is None
+    if not found:
+        return False
+    (e, e_mem), (f, f_mem) = gpu_family(expected), gpu_family(found)
+    if e_mem and f_mem and e_mem.rstrip("b") != f_mem.rstrip("b"):
+        return False
+    if not e or not f:
+        return False
+    short, long = sorted((e, f), key=len)
+    # 'tpuv5' names 'tpuv5e', 'gaudi' names 'gaudi2'; 'l4' does not name 'l40s'
+    return long.startswith(short) and (not re.search(r"\d", short) or not re.search(r"\d", long[len(short):]))
+
+
+def model_matches(expected: str | None, found: str | None, alternatives: list[str] | None = None) -> bool:
+    if any(model_matches(alt, found) for alt in alternatives or []):
+        return True
+    e, f = norm_model(expected), norm_model(found)
+    if e is None:
+        return f is None or "$" in f
+    return f is not None and (f == e or f.endswith("/" + e.lstrip("/")))
+
+
+def name_matches(expected: str, server: dict) -> bool:
+    e = expected.lower()
+    names = [str(server.get(k) or "").lower() for k in ("name", "container", "yaml_path")]
+    return any(e == n or e in n for n in names if n)
+
+
+def match_servers(expected: list[dict], found: list[dict]) -> tuple[list[tuple[dict, dict]], list[dict], list[dict]]:
+    """Pair expected and found servers of one file: by model (when the key has one), then by name."""
+    pairs, left = [], list(found)
+    unmatched = []
+    for exp in expected:
+        hit = None
+        if exp.get("model") is not None:
+            hit = next((s for s in left if model_matches(exp["model"], s.get("model"))
+                        and name_matches(exp["name"], s)), None)
+            hit = hit or next((s for s in left if model_matches(exp["model"], s.get("model"))), None)
+        hit = hit or next((s for s in left if name_matches(exp["name"], s)), None)
+        if hit is None and not exp.get("required", True):
+            # an optional server (chart values, runtime template) has no name of its own in the file: any server
+            # left in the file is it
+            hit = next(iter(left), None)
+        if hit is None:
+            unmatched.append(exp)
+        else:
+            pairs.append((exp, hit))
+            left.remove(hit)
+    return pairs, unmatched, left
+
+
+def gpu_count_matches(expected: int | None, gpu: dict) -> bool:
+    found = gpu.get("count") if isinstance(gpu, dict) else None
+    if expected is None:
+        return True
+    if expected == 0:
+        return found in (None, 0)
+    return found == expected
+
+
+def error_findings(report: dict) -> list[dict]:
+    seen, out = set(), []
+    for finding in report.get("findings", []):
+        if finding.get("level") != "error" or finding.get("suppressed"):
+            continue
+        key = (norm_path(finding["file"]), finding.get("line"), finding.get("rule"))
+        if key not in seen:
+            seen.add(key)
+            out.append({"file": key[0], "line": key[1], "rule": key[2], "message": finding.get("message", "")})
+    for problem in report.get("problems", []):
+        if problem.get("level", "error") != "error":
+            continue
+        key = (norm_path(problem["file"]), problem.get("line"), "VRL102")
+        if key not in seen:
+            seen.add(key)
+            out.append({"file": key[0], "line": key[1], "rule": "VRL102", "message": problem.get("message", "")})
+    return out
+
+
+def near(line_a: int | None, line_b: int | None) -> bool:
+    return line_a is not None and line_b is not None and abs(line_a - line_b) <= LINE_SLACK
+
+
+def pct(num: int, den: int) -> str:
+    return f"{num}/{den} ({100.0 * num / den:.0f}%)" if den else f"{num}/0 (n/a)"
+
+
+def main() -> int:
+    index = load_index()
+    answers = load_answers()
+    files = [row["saved_file"] for row in index]
+    missing = [f for f in files if f not in answers]
+    if missing:
+        raise SystemExit(f"answers.yaml has no entry for: {missing}")
+
+    started = time.monotonic()
+    check = run_vramlint(["check", *files, "--offline", "--output-format", "json", "--fail-on", "never"])
+    explain = run_vramlint(["explain", *files, "--offline", "--format", "json"])
+    elapsed = time.monotonic() - started
+
+    found_by_file: dict[str, list[dict]] = defaultdict(list)
+    for server in check.get("servers", []):
+        found_by_file[norm_path(server["file"])].append(server)
+    explain_by_key = {(norm_path(s["file"]), s.get("line"), s.get("name")): s for s in explain.get("servers", [])}
+
+    required = found_required = optional_found = extra = 0
+    model_right = gpu_right = version_right = compared = 0
+    known = known_checked = resolved = resolved_checked = 0
+    missed, extras, wrong_model, wrong_gpu, wrong_version, not_servers_found, unchecked_known = [], [], [], [], [], [], []
+
+    for saved in files:
+        key = answers[saved] or {}
+        expected = key.get("servers") or []
+        found = found_by_file.get(saved, [])
+        pairs, unmatched, left = match_servers(expected, found)
+        for exp in unmatched:
+            if exp.get("required", True):
+                required += 1
+                missed.append(f"{saved}: {exp['name']} ({exp.get('model')})")
+        for srv in left:
+            if any(name_matches(n, srv) for n in key.get("not_servers") or []):
+                not_servers_found.append(f"{saved}:{srv.get('line')}: {srv.get('kind')}/{srv.get('name')}")
+            extra += 1
+            extras.append(f"{saved}:{srv.get('line')}: {srv.get('kind')}/{srv.get('name')} model={srv.get('model')}")
+        for exp, srv in pairs:
+            if exp.get("required", True):
+                required += 1
+                found_required += 1
+            else:
+                optional_found += 1
+            compared += 1
+            where = f"{saved}:{srv.get('line')}: {srv.get('name')}"
+            if model_matches(exp.get("model"), srv.get("model"), exp.get("model_alt")):
+                model_right += 1
+            else:
+                wrong_model.append(f"{where}: model {srv.get('model')!r}, key {exp.get('model')!r}")
+            gpu = srv.get("gpu") or {}
+            if gpu_matches(exp.get("gpu"), gpu.get("type")) and gpu_count_matches(exp.get("gpus"), gpu):
+                gpu_right += 1
+            else:
+                wrong_gpu.append(f"{where}: gpu {gpu.get('type')!r} x{gpu.get('count')}, key {exp.get('gpu')!r} x{exp.get('gpus')}")
+            if str(exp.get("vllm")) == str(srv.get("vllm_version")) or (exp.get("vllm") is None and srv.get("vllm_version") is None):
+                version_right += 1
+            else:
+                wrong_version.append(f"{where}: vLLM {srv.get('vllm_version')!r}, key {exp.get('vllm')!r}")
+            if exp.get("hub_id"):
+                known += 1
+                ex = explain_by_key.get((norm_path(srv["file"]), srv.get("line"), srv.get("name")), srv)
+                checked = bool(ex.get("budget") or ex.get("gpu_requirement"))
+                model_unresolved = any(str(u).startswith("model ") for u in ex.get("unresolved") or [])
+                known_checked += checked
+                if not model_unresolved:
+                    resolved += 1
+                    resolved_checked += checked
+                if not checked:
+                    unchecked_known.append(f"{where} ({exp.get('model')}): {'; '.join(ex.get('unresolved') or [])[:160]}")
+
+    # Errors.
+    errors = error_findings(check)
+    expected_errors = [(saved, e) for saved in files for e in (answers[saved] or {}).get("errors") or []]
+    matched_expected = set()
+    true_pos = uncertain_skipped = 0
+    false_errors, near_not_errors = [], []
+    for err in errors:
+        key = answers.get(err["file"]) or {}
+        hit = next((i for i, (saved, e) in enumerate(expected_errors)
+                    if saved == err["file"] and near(e["line"], err["line"]) and err["rule"] in e["rules"]), None)
+        if hit is not None:
+            true_pos += 1
+            matched_expected.add(hit)
+            continue
+        if any(near(u["line"], err["line"]) for u in key.get("uncertain") or []):
+            uncertain_skipped += 1
+            continue
+        false_errors.append(f"{err['file']}:{err['line']}: {err['rule']}: {err['message'][:200]}")
+        why = next((n["why"] for n in key.get("not_errors") or [] if near(n["line"], err["line"])), None)
+        if why:
+            near_not_errors.append(f"{err['file']}:{err['line']}: {err['rule']} (key: {why})")
+    missed_errors = [f"{saved}:{e['line']}: {'/'.join(e['rules'])}: {' '.join(e['what'].split())[:200]}"
+                     for i, (saved, e) in enumerate(expected_errors) if i not in matched_expected]
+    scored_errors = len(errors) - uncertain_skipped
+
+    # Identical advice repeated across servers (or within one).
+    texts = Counter()
+    within = 0
+    for server in check.get("servers", []):
+        seen = Counter((f.get("rule"), f.get("message")) for f in server.get("findings", []))
+        within += sum(n - 1 for n in seen.values() if n > 1)
+        texts.update(seen.keys())
+    repeated = {k: n for k, n in texts.items() if n > 1}
+    repeat_extra = sum(n - 1 for n in repeated.values())
+
+    def section(title: str, lines: list[str]) -> None:
+        print(f"\n{title} ({len(lines)})")
+        for line in lines:
+            print(f"  {line}")
+
+    repos = {row["repo"] for row in index}
+    print(f"wild benchmark: {len(files)} files from {len(repos)} repositories; vramlint ran {elapsed:.1f} s "
+          f"(check + explain, --offline)")
+    section("missed servers", missed)
+    section("extra servers (not in the key)", extras)
+    section("  of which the key says are not vLLM servers", not_servers_found)
+    section("wrong model", wrong_model)
+    section("wrong GPU (type or count per pod)", wrong_gpu)
+    section("wrong vLLM version", wrong_version)
+    section("false errors", false_errors)
+    section("  of which on a line the key says must not be an error", near_not_errors)
+    section("missed errors", missed_errors)
+    section("servers with a Hub model id and neither budget nor gpu_requirement", unchecked_known)
+    top = sorted(repeated.items(), key=lambda kv: -kv[1])[:5]
+    section("identical advice repeated across servers (top 5)", [f"x{n} {rule}: {msg[:150]}" for (rule, msg), n in top])
+
+    precision = f"{true_pos}/{scored_errors}" if scored_errors else "0/0"
+    print()
+    print(
+        f"wild: servers {pct(found_required, required)} (+{optional_found} optional, {extra} extra); "
+        f"model right {pct(model_right, compared)}; GPU right {pct(gpu_right, compared)}; "
+        f"version right {pct(version_right, compared)}; "
+        f"error precision {precision}"
+        f"{f' ({100.0 * true_pos / scored_errors:.0f}%)' if scored_errors else ' (n/a)'}, "
+        f"recall {pct(len(matched_expected), len(expected_errors))}"
+        f"{f', {uncertain_skipped} on uncertain lines' if uncertain_skipped else ''}; "
+        f"budget or gpu_requirement {pct(known_checked, known)} of found servers with a Hub model id "
+        f"({pct(resolved_checked, resolved)} of those whose model vramlint resolved offline); "
+        f"repeated advice {repeat_extra} findings in {len(repeated)} texts (+{within} within a server)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

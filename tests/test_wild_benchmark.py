@@ -1,0 +1,52 @@
+"""The wild benchmark's inputs hang together: every indexed file is saved, has an answer entry and a source."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import yaml
+
+WILD = Path(__file__).resolve().parent.parent / "benchmarks" / "wild"
+
+
+def _index() -> list[dict[str, str]]:
+    with open(WILD / "INDEX.tsv", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def _answers() -> dict:
+    return yaml.safe_load((WILD / "answers.yaml").read_text())["files"]
+
+
+def test_every_indexed_file_is_saved_with_its_source_and_license():
+    rows = _index()
+    assert len({row["repo"] for row in rows}) >= 30
+    for row in rows:
+        saved = WILD / "files" / row["saved_file"]
+        assert saved.is_file(), row["saved_file"]
+        assert saved.stat().st_size < 200_000, row["saved_file"]
+        assert re.fullmatch(r"[0-9a-f]{40}", row["commit"]), row
+        assert row["license"], row
+        owner, repo = row["repo"].split("/")
+        assert row["saved_file"] == f"{owner}__{repo}/{row['path'].replace('/', '__')}"
+
+
+def test_answer_key_covers_exactly_the_indexed_files():
+    assert set(_answers()) == {row["saved_file"] for row in _index()}
+
+
+def test_answer_lines_exist_and_rules_are_rule_ids():
+    for saved, key in _answers().items():
+        n_lines = len((WILD / "files" / saved).read_text(encoding="utf-8").splitlines())
+        for section in ("errors", "not_errors", "uncertain"):
+            for entry in key.get(section) or []:
+                assert 1 <= entry["line"] <= n_lines, (saved, section, entry)
+        for error in key.get("errors") or []:
+            assert error["rules"] and all(re.fullmatch(r"VRL\d{3}", r) for r in error["rules"]), (saved, error)
+            assert error["what"].strip(), (saved, error)
+        for server in key.get("servers") or []:
+            assert {"name", "model", "hub_id", "gpu", "gpus", "vllm", "required"} <= set(server), (saved, server)
+            if server["hub_id"]:
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+", server["model"]), (saved, server)
