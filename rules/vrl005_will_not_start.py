@@ -53,11 +53,65 @@ OPTIONS: dict = {}
 
 def check(assessment, ctx):
     yield from _rejected_arguments(assessment, ctx)
+    yield from _on_every_gpu(assessment, ctx)
+    if assessment.fleet:
+        yield from _fleet(assessment, ctx)
+        return
     budget = assessment.budget
     if budget is None:
         yield from _engine_refusals(assessment, ctx)
     if budget is None or not budget.errors:
         return
+    yield from _budget_errors(assessment, ctx, budget)
+
+
+def _on_every_gpu(assessment, ctx):
+    """What fails whatever GPU the pods land on (the GPU is not named): vLLM's text, from the largest GPU."""
+    req = assessment.gpu_requirement
+    if req is None or not req.errors:
+        return
+    server = assessment.server
+    for error in req.errors:
+        if error.get("code") in ("tp-heads", "tp-kv-heads", "v1-unsupported"):
+            continue  # VRL006 reports the heads; _engine_refusals the V1 engine's refusals
+        text = str(error.get("message") or "").strip()
+        if text and text[-1] not in ".!?":
+            text += "."
+        if error.get("code") == "weights-exceed-gpu":
+            from vramlint.gpus import catalog_specs
+
+            per_engine = f"{req.gpus_per_engine} GPUs" if req.gpus_per_engine > 1 else "one GPU"
+            text += (f" That is the largest GPU in vramlint's catalog ({catalog_specs()[-1].name}): the weights do not "
+                     f"fit on any GPU at {per_engine} per engine.")
+        fix = error.get("fix")
+        message = f"vLLM {req.vllm_version} will not start on any GPU: {text}"
+        if fix:
+            message += f" Fix: {fix.rstrip('.')}."
+        arg = error.get("arg")
+        yield ctx.finding(assessment, message, arg_location(server, arg) if arg else server.location)
+
+
+def _fleet(assessment, ctx):
+    """The pods may land on any of several GPUs: each start-up failure once, naming the GPUs it happens on."""
+    seen: dict[str, tuple] = {}
+    for budget in assessment.fleet:
+        for error in budget.errors:
+            code = str(error.get("code"))
+            if code in seen:
+                seen[code][1].append(budget.gpu)
+            else:
+                seen[code] = (budget, [budget.gpu], error)
+    every = [b.gpu for b in assessment.fleet]
+    for budget, names, error in seen.values():
+        where = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        if len(names) < len(every):
+            prefix = f"on {where} (the pods may land on any of {', '.join(every)}): "
+        else:
+            prefix = f"on every GPU the pods may land on ({where}): "
+        yield from _budget_errors(assessment, ctx, budget, errors=[error], prefix=prefix)
+
+
+def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
     server = assessment.server
     per_engine = f", {budget.gpus} per engine" if budget.gpus > 1 else ""
     numbers = (
@@ -67,12 +121,12 @@ def check(assessment, ctx):
         f"non-torch {gib(budget.non_torch_gib)}, CUDA graphs {gib(budget.cudagraph_gib)}, "
         f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
     )
-    for error, behind in root_causes(budget.errors, server):
+    for error, behind in root_causes(budget.errors if errors is None else errors, server):
         arg = error.get("arg")
         location = arg_location(server, arg) if arg else server.location
         text = _sentence(error.get("message"))
         fix = error.get("fix")
-        message = f"vLLM {budget.vllm_version} will not start: {text}"
+        message = f"{prefix}vLLM {budget.vllm_version} will not start: {text}"
         if fix:
             message += f" Fix: {fix.rstrip('.')}."
         if behind:

@@ -154,23 +154,88 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
         tp = _int(server.args.get("tensor_parallel_size")) or 1
         pp = _int(server.args.get("pipeline_parallel_size")) or 1
         a.gpu_count = count or tp * pp
-        if model is not None and gpu is not None:
+        fleet, fleet_sources = _fleet(server, options) if gpu is None or fleet_wanted(server, options) else ([], {})
+        if fleet:
+            a.gpu = gpu = None
+            unresolved = [u for u in unresolved if not u.startswith("GPU")]
+            gpu_sources = fleet_sources
+        if model is not None and (gpu is not None or fleet or _sizeable(server)):
             sources: dict[str, Any] = {"vllm_version": version_source, "model": model.source}
             sources.update(gpu_sources)
             # a speculative-decoding draft model: resolved like the model, once per distinct name
             draft_name = speculative_draft_name(server.args)
             if draft_name and draft_name not in models:
                 models[draft_name] = _resolve_model(draft_name, options)
+            draft = models[draft_name] if draft_name else None
             try:
-                a.budget = compute_budget(model, gpu, server.args, server.env, version, a.gpu_count,
-                                          image=server.image, sources=sources,
-                                          draft=models[draft_name] if draft_name else None)
-                a.engine = a.budget.engine
+                if gpu is not None:
+                    a.budget = compute_budget(model, gpu, server.args, server.env, version, a.gpu_count,
+                                              image=server.image, sources=sources, draft=draft)
+                elif fleet:
+                    a.fleet = [compute_budget(model, spec, server.args, server.env, version, a.gpu_count,
+                                              image=server.image, sources=dict(sources), draft=draft)
+                               for spec in fleet]
+                    a.budget = deciding_budget(a.fleet)
+                    a.gpu = next(spec for spec in fleet if spec.name == a.budget.gpu)
+                else:
+                    from vramlint.requirement import gpu_requirement
+
+                    a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft)
+                if a.budget is not None:
+                    a.engine = a.budget.engine
             except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
                 unresolved.append(f"budget could not be computed: {type(exc).__name__}: {exc}")
         a.unresolved = unresolved
         out.append(a)
     return out
+
+
+def fleet_wanted(server: Server, options: ResolveOptions) -> bool:
+    """Whether the deployment itself names several GPU types (node affinity `In` with several values)."""
+    return bool(server.gpu is not None and server.gpu.fleet and len(server.gpu.fleet) > 1)
+
+
+def _fleet(server: Server, options: ResolveOptions) -> tuple[list[GpuSpec], dict[str, str]]:
+    """The GPU types the pods may land on, when there are several: from the deployment (node affinity with
+    several GPU products), else from `gpu:` given as a list in the configuration (or --gpu A,B)."""
+    req = server.gpu
+    if req is not None and req.vendor and req.vendor != "nvidia":
+        return [], {}
+    names: list[str] = []
+    where = ""
+    if fleet_wanted(server, options):
+        names, where = list(req.fleet or []), req.evidence or "deployment"
+    elif len(options.default_gpu_fleet) > 1 and not (req is not None and (req.type or req.mig_profile)):
+        names, where = list(options.default_gpu_fleet), "--gpu / configuration (a list: any of these)"
+    specs = []
+    for name in names:
+        spec = gpu_catalog.lookup(name)
+        if spec is None:
+            return [], {}
+        if req is not None and req.memory_gib:
+            spec = replace(spec, total_gib=float(req.memory_gib))
+        if all(s.name != spec.name for s in specs):
+            specs.append(spec)
+    if len(specs) < 2:
+        return [], {}
+    sources = {"gpu": f"{where}: {', '.join(s.name for s in specs)}"}
+    if req is not None and req.count:
+        sources["gpu_count"] = req.evidence or "deployment"
+    return specs, sources
+
+
+def deciding_budget(budgets: list[Any]) -> Any:
+    """Of a fleet's budgets, the one that decides: the first that does not start, else the least KV cache."""
+    failing = [b for b in budgets if not b.starts]
+    if failing:
+        return failing[0]
+    return min(budgets, key=lambda b: (b.kv_tokens, b.total_gib))
+
+
+def _sizeable(server: Server) -> bool:
+    """No GPU type known, but an NVIDIA GPU (or nothing said): what it needs of one can be computed."""
+    req = server.gpu
+    return req is None or not req.vendor or req.vendor == "nvidia"
 
 
 def _int(value: Any) -> int | None:

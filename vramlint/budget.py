@@ -1097,6 +1097,12 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         if versions.at_least(key, 0, 21):
             kv_tokens = int(concurrency * max_model_len)
 
+    # ---- the KV cache one request of max_model_len needs: vLLM's start-up check below (what a GPU must leave free)
+    if beh.engine == "v0":
+        one_request = (pp if versions.at_least(key, 0, 8) else 1) * -(-max_model_len // block_size) * per_block_pool
+    else:
+        one_request = per_request_blocks(max_model_len)[0]
+
     # ---- start-up verdicts on the KV cache
     if beh.engine == "v0":
         if num_blocks <= 0:
@@ -1152,6 +1158,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         errors=errors,
         sources=src,
         notes=notes,
+        one_request_kv_gib=round(one_request / GiB, 3),
     )
     return budget
 

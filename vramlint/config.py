@@ -64,7 +64,7 @@ class Override:
     ignore: list[str] | None = None  # added to the top-level list
     severity: dict[str, str] | None = None
     fail_on: str | None = None
-    gpu: str | None = None
+    gpu: str | list[str] | None = None  # a list: the pods may land on any of these GPUs
     gpus: int | None = None
     gpu_memory_gib: float | None = None
     vllm_version: str | None = None
@@ -81,7 +81,7 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id or name -> error|warning|note|off
     fail_on: str = "error"
-    gpu: str | None = None
+    gpu: str | list[str] | None = None  # a list: the pods may land on any of these GPUs
     gpus: int | None = None
     gpu_memory_gib: float | None = None
     vllm_version: str | None = None
@@ -168,8 +168,10 @@ class Config:
         for served, target in cfg.model_aliases.items():
             aliases[served] = _resolve_local_target(target, self.root)
         allow_network = not cfg.offline and not _env_true("HF_HUB_OFFLINE")
+        fleet = gpu_names(cfg.gpu)
         return ResolveOptions(
-            default_gpu=cfg.gpu,
+            default_gpu=fleet[0] if len(fleet) == 1 else None,
+            default_gpu_fleet=fleet if len(fleet) > 1 else [],
             default_gpu_count=cfg.gpus,
             gpu_memory_gib=cfg.gpu_memory_gib,
             vllm_version=cfg.vllm_version,
@@ -779,6 +781,14 @@ def _split_list(values: list[str] | None) -> list[str]:
     for value in values or []:
         out.extend(part.strip() for part in value.split(",") if part.strip())
     return out
+
+
+def gpu_names(value: str | list[str] | None) -> list[str]:
+    """The GPU names of `gpu:` (one name, or a list: the pods may land on any) or --gpu (`A10G,L4` for a list)."""
+    if not value:
+        return []
+    items = value if isinstance(value, list) else str(value).split(",")
+    return [str(item).strip() for item in items if str(item).strip()]
 
 
 def apply_flags(config: Config, args: Any) -> Config:

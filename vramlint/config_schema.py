@@ -34,6 +34,7 @@ def config_model() -> Any:
     Severity = Literal["error", "warning", "note", "off"]
     FailOn = Literal["error", "warning", "note", "never"]
     Glob = Annotated[str, StringConstraints(min_length=1)]
+    GpuName = Annotated[str, StringConstraints(min_length=1)]
 
     class Traffic(BaseModel):
         """The traffic the deployments are expected to serve."""
@@ -51,7 +52,8 @@ def config_model() -> Any:
         "ignore": "Rules not to run: ids, id prefixes or names.",
         "severity": "Level of a rule's findings, by rule id or name: error, warning, note, or off.",
         "fail_on": "Lowest level that makes vramlint exit with status 1 (never: always 0).",
-        "gpu": "GPU of servers whose files do not say (a catalog name or alias: T4, A100-80GB, L40S).",
+        "gpu": "GPU of servers whose files do not say (a catalog name or alias: T4, A100-80GB, L40S), or a list "
+               "of them when the pods may land on any of these (the budget is checked on each).",
         "gpus": "GPUs per engine replica for servers whose files do not say.",
         "gpu_memory_gib": "Memory of a GPU that is not in the catalog, in GiB.",
         "vllm_version": "vLLM version of servers whose image tag does not say (e.g. 0.10.1).",
@@ -71,7 +73,7 @@ def config_model() -> Any:
         ignore: list[Selector] | None = Field(None, description=descriptions["ignore"] + " Added to the top level.")
         severity: dict[Selector, Severity] | None = Field(None, description=descriptions["severity"])
         fail_on: FailOn | None = Field(None, description=descriptions["fail_on"])
-        gpu: str | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpu: GpuName | list[GpuName] | None = Field(None, min_length=1, description=descriptions["gpu"])
         gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
         gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
         vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])
@@ -87,7 +89,7 @@ def config_model() -> Any:
         ignore: list[Selector] = Field(default_factory=list, description=descriptions["ignore"])
         severity: dict[Selector, Severity] = Field(default_factory=dict, description=descriptions["severity"])
         fail_on: FailOn = Field("error", description=descriptions["fail_on"])
-        gpu: str | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpu: GpuName | list[GpuName] | None = Field(None, min_length=1, description=descriptions["gpu"])
         gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
         gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
         vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])

@@ -170,3 +170,15 @@ def device_name(name: str) -> str:
                 if " " in alias:
                     return alias
     return name
+
+
+def catalog_specs() -> list[GpuSpec]:
+    """Every catalog GPU (whole GPUs, not MIG slices), by ascending total memory then name."""
+    return sorted(_catalog()["specs"].values(), key=lambda s: (s.total_gib, s.name))
+
+
+@lru_cache(maxsize=1)
+def cloud_names() -> frozenset[str]:
+    """GPUs that cloud instance types in the catalog carry (AWS, Google Cloud, Azure): the ones a cluster's nodes
+    most often have, which short messages name first."""
+    return frozenset(hit[0] for hit in _catalog()["instances"].values())

@@ -57,6 +57,8 @@ class GpuRequest:
     device_ids: list[str] | None = None  # physical devices named (compose device_ids, NVIDIA_VISIBLE_DEVICES)
     shared_key: str | None = None  # engines with the same key share physical GPUs (oversubscription check)
     count_location: Location | None = None  # where the count was written, when ``location`` is the type hint
+    # several GPU types the pods may land on (node affinity `In` with several values): canonical names
+    fleet: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "count": self.count, "evidence": self.evidence}
@@ -68,6 +70,8 @@ class GpuRequest:
             out["memory_gib"] = self.memory_gib
         if self.device_ids is not None:
             out["device_ids"] = self.device_ids
+        if self.fleet:
+            out["fleet"] = list(self.fleet)
         return out
 
 
@@ -350,9 +354,49 @@ class Budget:
     errors: list[dict[str, Any]] = field(default_factory=list)  # {"code": "E1", "message": vLLM's text, "arg": "max_model_len"}
     sources: dict[str, str] = field(default_factory=dict)  # input -> where it came from ("image tag", "default", "catalog")
     notes: list[str] = field(default_factory=list)
+    # KV cache one request of max_model_len needs (vLLM's start-up check that one such request fits), GiB
+    one_request_kv_gib: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class GpuRequirement:
+    """What a server needs of a GPU it does not name: the budget evaluated on every catalog GPU.
+
+    ``min_total_gib`` is the smallest total memory per GPU with which vLLM starts at these settings (weights per
+    rank, non-torch, activation peak, CUDA graphs and one ``max_model_len`` request of KV cache, over
+    ``gpu_memory_utilization``); ``fits`` / ``does_not_fit`` are catalog GPUs by ascending memory, as their own
+    budgets decide (compute capability and dtype support included). ``errors`` are the start-up failures that
+    hold on every catalog GPU (vLLM's text, as in ``Budget.errors``).
+    """
+
+    min_total_gib: float | None  # None: no memory is enough (an error that holds on every GPU)
+    fits: list[str]
+    does_not_fit: list[str]
+    why_not: dict[str, str]  # GPU -> why it does not fit (first start-up failure)
+    max_model_len: int
+    gpus_per_engine: int
+    gpu_memory_utilization: float
+    vllm_version: str
+    needs: dict[str, float]  # GiB per GPU: weights, non_torch, activation, cudagraph, one_request_kv
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    reference: Budget | None = None  # the budget on the smallest GPU that fits (else the largest in the catalog)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "min_total_gib": self.min_total_gib,
+            "fits": list(self.fits),
+            "does_not_fit": list(self.does_not_fit),
+            "why_not": dict(self.why_not),
+            "max_model_len": self.max_model_len,
+            "gpus_per_engine": self.gpus_per_engine,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "vllm_version": self.vllm_version,
+            "needs_gib": dict(self.needs),
+            "errors": list(self.errors),
+        }
 
 
 @dataclass
@@ -360,6 +404,8 @@ class ResolveOptions:
     """What the resolve stage may use besides the deployment files (from configuration and flags)."""
 
     default_gpu: str | None = None  # --gpu: the GPU of servers whose files do not say
+    # `gpu:` given as a list (--gpu A,B): the pods may land on any of these; the budget is computed on each
+    default_gpu_fleet: list[str] = field(default_factory=list)
     default_gpu_count: int | None = None  # --gpus
     gpu_memory_gib: float | None = None  # --gpu-memory-gib: a GPU that is not in the catalog
     vllm_version: str | None = None  # --vllm-version: servers whose image tag does not say
@@ -391,10 +437,19 @@ class Assessment:
     engine: str | None = None  # v0 | v1
     budget: Budget | None = None
     unresolved: list[str] = field(default_factory=list)  # what is missing and how to fix it
+    # GPU not known, model known: what the server needs of a GPU (instead of a budget)
+    gpu_requirement: GpuRequirement | None = None
+    # a fleet (the pods may land on any of several GPU types): the budget on each; ``budget`` is the one that
+    # decides (the first that fails, else the one with the least KV cache)
+    fleet: list[Budget] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out = self.server.to_json()
         out["budget"] = self.budget.to_json() if self.budget else None
+        if self.fleet:
+            out["fleet"] = [b.to_json() for b in self.fleet]
+        if self.gpu_requirement is not None:
+            out["gpu_requirement"] = self.gpu_requirement.to_json()
         if self.unresolved:
             out["unresolved"] = self.unresolved
         return out

@@ -33,12 +33,14 @@ def lint_files(
     options: dict | None = None,
     gpu: str | None = None,
     version: str | None = None,
+    fleet: list[str] | None = None,
 ) -> Linted:
     from vramlint.assess import assess
     from vramlint.scan import scan
 
     inventory = scan([str(FIXTURES / f) for f in files])
-    resolve = ResolveOptions(default_gpu=gpu, vllm_version=version, allow_network=False, base_dir=str(FIXTURES))
+    resolve = ResolveOptions(default_gpu=gpu, vllm_version=version, allow_network=False, base_dir=str(FIXTURES),
+                             default_gpu_fleet=list(fleet or []))
     assessments = assess(inventory.servers, resolve)
     rules = load_rules()
     if rule is not None:

@@ -1,48 +1,49 @@
-"""VRL010 unresolved-server, through scan -> assess -> rules."""
+"""VRL010 unresolved-server, through scan -> assess -> rules; the end-of-run summary by cause (vramlint.unchecked)."""
 
 from __future__ import annotations
 
 from rules_harness import line_of
 
-
-def test_local_model_path_says_what_to_add(lint):
-    result = lint("vrl010/fail_local_model.yaml", rule="VRL010")
-    [finding] = result.of("VRL010")
-    assert finding.level == "note"
-    assert finding.location.line == line_of("vrl010/fail_local_model.yaml", "/models/my-finetune")
-    assert "model-aliases" in finding.message and "/models/my-finetune" in finding.message
+from vramlint.unchecked import summarise
 
 
-def test_unknown_gpu_says_what_to_add(lint):
-    [finding] = lint("vrl010/fail_no_gpu_type.yaml", rule="VRL010").of("VRL010")
-    assert finding.location.line == line_of("vrl010/fail_no_gpu_type.yaml", "nvidia.com/gpu: 1")
-    assert "--gpu" in finding.message
+def test_a_word_known_only_at_run_time_is_said_once_with_its_lines(lint):
+    [finding] = lint("vrl010/partly_checked.yaml", rule="VRL010").of("VRL010")
+    assert finding.level == "note" and finding.message.startswith("partly checked: ")
+    assert finding.message.count("known only at run time") == 1  # two such words, one statement
+    assert f"(line {line_of('vrl010/partly_checked.yaml', '$EXTRA_ARGS')})" in finding.message
 
 
-def test_amd_gpu_is_a_note_not_a_silent_skip(lint):
-    [finding] = lint("vrl010/fail_amd.yaml", rule="VRL010").of("VRL010")
-    assert finding.location.line == line_of("vrl010/fail_amd.yaml", "amd.com/gpu")
-    assert "AMD GPU" in finding.message and "not checked" in finding.message
+def test_no_note_per_server_for_causes_many_servers_share(lint):
+    files = ["vrl010/fail_no_gpu_type.yaml", "vrl010/fail_model_and_gpu.yaml", "vrl010/fail_amd.yaml",
+             "vrl010/fail_local_model.yaml"]
+    assert lint(*files, rule="VRL010").of("VRL010") == []
 
 
 def test_quiet_when_resolved(lint):
     assert lint("vrl010/pass.yaml", rule="VRL010").of("VRL010") == []
 
 
-def test_model_and_gpu_unresolved_make_one_note_with_both_fixes(lint):
-    [finding] = lint("vrl010/fail_model_and_gpu.yaml", rule="VRL010").of("VRL010")
-    assert finding.location.line == line_of("vrl010/fail_model_and_gpu.yaml", "/models/my-finetune")
-    assert "model-aliases: {'/models/my-finetune'" in finding.message
-    assert "`gpu: L4`" in finding.message and "--gpu L4" in finding.message
+def test_summary_groups_unchecked_servers_by_cause_with_one_fix_each(lint):
+    files = ["vrl010/fail_no_gpu_type.yaml", "vrl010/fail_model_and_gpu.yaml", "vrl010/fail_model_and_gpu_second.yaml",
+             "vrl010/fail_amd.yaml", "vrl010/pass.yaml"]
+    result = lint(*files, rule="VRL010")
+    groups = {g.cause: g for g in summarise(result.assessments)}
+    assert set(groups) == {"gpu-not-said", "model-path", "other-accelerator"}
+    gpu = groups["gpu-not-said"]
+    assert len(gpu.servers) == 3 and "gpu:" in gpu.fix and "nvidia.com/gpu.product" in gpu.fix
+    # the one server whose model is known gets what it needs of a GPU (VRL011) instead of a budget
+    assert gpu.sized == 1 and "VRL011" in gpu.text()
+    assert gpu.text().startswith("3 servers do not say their GPU")
+    model = groups["model-path"]
+    assert model.items == ["/models/my-finetune"] and len(model.servers) == 2 and "model-aliases" in model.fix
+    assert groups["other-accelerator"].items == ["AMD GPU"]
+    assert not any("pass.yaml" in where for g in groups.values() for where in g.servers)
 
 
-def test_nothing_unresolved_once_the_gpu_is_given(lint):
-    assert lint("vrl010/fail_no_gpu_type.yaml", rule="VRL010", gpu="L4").of("VRL010") == []
-
-
-def test_many_servers_without_a_gpu_type_get_short_notes(lint):
-    files = ["vrl010/fail_no_gpu_type.yaml", "vrl010/fail_model_and_gpu.yaml"]
-    long_form = lint(*files, rule="VRL010").of("VRL010")
-    assert len(long_form) == 2 and all("no node selector" in f.message for f in long_form)
-    short_form = lint(*files, "vrl010/fail_model_and_gpu_second.yaml", rule="VRL010").of("VRL010")
-    assert len(short_form) == 3 and all("no node selector" not in f.message for f in short_form)
+def test_summary_is_empty_once_the_gpu_and_model_are_known(lint):
+    result = lint("vrl010/fail_no_gpu_type.yaml", rule="VRL010", gpu="L4")
+    assert summarise(result.assessments) == []
+    # a file where VRL010 is turned off is left out of the summary
+    result = lint("vrl010/fail_no_gpu_type.yaml", rule="VRL010")
+    assert summarise(result.assessments, enabled=lambda file: False) == []

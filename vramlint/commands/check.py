@@ -54,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     conf.add_argument("--config", metavar="FILE",
                       help="configuration file (.vramlint.yaml or pyproject.toml); default: found from the "
                       "scanned paths upward to the repository root")
-    conf.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say (T4, A100-80GB, L40S...)")
+    conf.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say (T4, A100-80GB, L40S...); "
+                      "A10G,L4: the pods may land on any of these (the budget is checked on each)")
     conf.add_argument("--gpus", type=_positive_int, metavar="N", help="GPUs per server when the files do not say")
     conf.add_argument("--gpu-memory-gib", type=float, metavar="GIB", help="memory of a GPU not in the catalog")
     conf.add_argument("--vllm-version", metavar="X.Y.Z", help="vLLM version when the image tag does not say")
@@ -574,6 +575,9 @@ def run(args: argparse.Namespace) -> int:
         source_root=repository_root("."),
         read_lines=reader,
     )
+    from vramlint.unchecked import summarise
+
+    report.unchecked = summarise(assessments, enabled=lambda file: selection.enabled("VRL010", file))
     report.elapsed_s = time.perf_counter() - started
     stdout_format = None
     write_errors = []
@@ -613,9 +617,18 @@ def _make_folder(folder: str) -> None:
         os.makedirs(folder, exist_ok=True)
 
 
-def check_gpu_flag(name: str | None) -> None:
-    if not name:
-        return
+def check_gpu_flag(value) -> None:  # noqa: ANN001 - a name, a list of names (a fleet), or "A10G,L4"
+    from vramlint.config import gpu_names
+
+    names = gpu_names(value)
+    if len(names) > 1:
+        for name in names:
+            _check_gpu_name(name, in_list=True)
+    elif names:
+        _check_gpu_name(names[0])
+
+
+def _check_gpu_name(name: str, in_list: bool = False) -> None:
     from vramlint import gpus
     from vramlint.cli import UsageError
 
@@ -629,5 +642,7 @@ def check_gpu_flag(name: str | None) -> None:
     close = [n for n in names if n.upper().startswith(key + "-")]
     close += [n for n in difflib.get_close_matches(key, names, n=3, cutoff=0.5) if n not in close]
     hint = f"did you mean {', '.join(close[:4])}?" if close else f"the catalog has {', '.join(names)}."
+    if in_list:
+        raise UsageError(f"unknown GPU {name!r} in the list of GPUs; {hint} A list names catalog GPUs only")
     raise UsageError(f"unknown GPU {name!r}; {hint} For a GPU not in the catalog, give its total memory with "
                      "--gpu-memory-gib")

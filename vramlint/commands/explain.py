@@ -199,51 +199,25 @@ def render_text(assessments, inventory=None) -> str:
         s = a.server
         who = "/".join(x for x in (s.kind, s.name, s.container) if x)
         lines.append(f"{s.file}:{s.location.line}" + (f"  {who}" if who else ""))
+        if a.fleet:
+            gpus = ", ".join(b.gpu for b in a.fleet)
+            lines.append(f"  the pods may land on any of {gpus} ({a.budget.sources.get('gpu', 'configuration')}): the "
+                         "budget on each")
+            for b in a.fleet:
+                _budget_lines(a, b, lines)
+            lines.append("")
+            continue
         b = a.budget
+        if b is None and a.gpu_requirement is not None:
+            _requirement_lines(a, a.gpu_requirement, lines)
+            lines.append("")
+            continue
         if b is None:
             for why in a.unresolved:
                 lines.append(f"  unresolved: {why}")
             lines.append("")
             continue
-        src = b.sources
-        lines.append(f"  {s.model} on {b.gpus} x {b.gpu}, vLLM {b.vllm_version} ({_version_origin(a)}), engine {b.engine}")
-        lines.append(f"  {_bar(b)}  W weights  n non-torch  a activations  g CUDA graphs  K KV cache  . headroom")
-        headroom = b.total_gib - b.usable_gib
-        rows = [
-            ("total", b.total_gib, src.get("total_gib", "catalog")),
-            (f"x utilisation {b.gpu_memory_utilization:g}", b.usable_gib, src.get("gpu_memory_utilization", "")),
-            ("weights", b.weights_gib, src.get("weights", "")),
-            ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
-            ("activation peak", b.activation_gib, src.get("activation", "")),
-            ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
-            ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
-                                          f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"),
-            ("headroom", headroom, "1 - utilisation: CUDA context, graphs not budgeted, other processes"),
-        ]
-        for label, gib, why in rows:
-            lines.append(f"    {label:<22} {gib:8.2f} GiB  {why}")
-        lines.append(f"  max concurrency {b.max_concurrency:.2f}x at max_model_len {b.max_model_len} "
-                     f"({src.get('max_model_len', '')}); max_num_seqs {b.max_num_seqs}, "
-                     f"max_num_batched_tokens {b.max_num_batched_tokens}")
-        if b.kv_cache_gib > 0 and "kv-cache-memory-bytes" not in str(src.get("kv_cache", "")):
-            # The forum question behind vramlint: a smaller --max-model-len does not lower vLLM's memory use.
-            lines.append(f"  vLLM takes total x utilisation ({b.usable_gib:.2f} GiB) whatever max_model_len is: the KV "
-                         "cache gets everything left after the weights, non-torch memory and activations, so "
-                         f"max_model_len only decides how many requests of that length fit ({b.max_concurrency:.2f} at "
-                         f"{b.max_model_len} tokens)")
-        if b.starts:
-            lines.append("  starts: yes")
-        else:
-            for err in b.errors:
-                where = s.arg_locations.get(err.get("arg") or "")
-                at = f" [{err.get('arg')} at line {where.line}]" if where else (f" [{err.get('arg')}]" if err.get("arg") else "")
-                lines.append(f"  FAILS{at}: {err['message']}")
-        inputs = ", ".join(f"{k}: {v}" for k, v in src.items()
-                           if k in ("vllm_version", "model", "gpu", "gpu_count", "engine", "block_size", "max_num_seqs",
-                                    "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype", "tensor_parallel_size"))
-        lines.append(f"  inputs: {inputs}")
-        for note in b.notes + s.notes:
-            lines.append(f"  note: {note}")
+        _budget_lines(a, b, lines)
         lines.append("")
     if inventory is not None:
         for p in inventory.problems:
@@ -252,3 +226,75 @@ def render_text(assessments, inventory=None) -> str:
     if not assessments:
         lines.append("no vLLM servers found")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _budget_lines(a, b, lines: list[str]) -> None:
+    s = a.server
+    src = b.sources
+    lines.append(f"  {s.model} on {b.gpus} x {b.gpu}, vLLM {b.vllm_version} ({_version_origin(a)}), engine {b.engine}")
+    lines.append(f"  {_bar(b)}  W weights  n non-torch  a activations  g CUDA graphs  K KV cache  . headroom")
+    headroom = b.total_gib - b.usable_gib
+    rows = [
+        ("total", b.total_gib, src.get("total_gib", "catalog")),
+        (f"x utilisation {b.gpu_memory_utilization:g}", b.usable_gib, src.get("gpu_memory_utilization", "")),
+        ("weights", b.weights_gib, src.get("weights", "")),
+        ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
+        ("activation peak", b.activation_gib, src.get("activation", "")),
+        ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
+        ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
+                                      f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"),
+        ("headroom", headroom, "1 - utilisation: CUDA context, graphs not budgeted, other processes"),
+    ]
+    for label, gib, why in rows:
+        lines.append(f"    {label:<22} {gib:8.2f} GiB  {why}")
+    lines.append(f"  max concurrency {b.max_concurrency:.2f}x at max_model_len {b.max_model_len} "
+                 f"({src.get('max_model_len', '')}); max_num_seqs {b.max_num_seqs}, "
+                 f"max_num_batched_tokens {b.max_num_batched_tokens}")
+    if b.kv_cache_gib > 0 and "kv-cache-memory-bytes" not in str(src.get("kv_cache", "")):
+        # The forum question behind vramlint: a smaller --max-model-len does not lower vLLM's memory use.
+        lines.append(f"  vLLM takes total x utilisation ({b.usable_gib:.2f} GiB) whatever max_model_len is: the KV "
+                     "cache gets everything left after the weights, non-torch memory and activations, so "
+                     f"max_model_len only decides how many requests of that length fit ({b.max_concurrency:.2f} at "
+                     f"{b.max_model_len} tokens)")
+    if b.starts:
+        lines.append("  starts: yes")
+    else:
+        for err in b.errors:
+            where = s.arg_locations.get(err.get("arg") or "")
+            at = f" [{err.get('arg')} at line {where.line}]" if where else (f" [{err.get('arg')}]" if err.get("arg") else "")
+            lines.append(f"  FAILS{at}: {err['message']}")
+    inputs = ", ".join(f"{k}: {v}" for k, v in src.items()
+                       if k in ("vllm_version", "model", "gpu", "gpu_count", "engine", "block_size", "max_num_seqs",
+                                "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype", "tensor_parallel_size"))
+    lines.append(f"  inputs: {inputs}")
+    for note in b.notes + s.notes:
+        lines.append(f"  note: {note}")
+
+
+def _requirement_lines(a, req, lines: list[str]) -> None:
+    """What a server whose GPU is not named needs of one: the budget on every catalog GPU, summarised."""
+    from vramlint.requirement import describe
+
+    s = a.server
+    lines.append(f"  {s.model}, vLLM {req.vllm_version} ({a.version_source or 'default'}): the GPU is not named, so the "
+                 "budget was computed on every GPU of the catalog")
+    n = req.needs
+    if req.min_total_gib is not None:
+        lines.append(f"  needs >= {req.min_total_gib:.1f} GiB per GPU ({req.gpus_per_engine} per engine) to start at "
+                     f"max_model_len {req.max_model_len}, gpu_memory_utilization {req.gpu_memory_utilization:g}:")
+        rows = [("weights", n.get("weights")), ("non-torch", n.get("non_torch")),
+                ("activation peak", n.get("activation")), ("CUDA graphs", n.get("cudagraph")),
+                (f"KV of one {req.max_model_len}-token request", n.get("one_request_kv"))]
+        for label, gib in rows:
+            lines.append(f"    {label:<30} {gib or 0:8.2f} GiB")
+        lines.append(f"    {'/ utilisation':<30} {req.gpu_memory_utilization:8g}")
+    lines.append(f"  {describe(req.fits, req.does_not_fit, req.why_not)}")
+    if req.fits:
+        lines.append(f"  starts on: {', '.join(req.fits)}")
+    by_reason: dict[str, list[str]] = {}
+    for name, why in req.why_not.items():
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():
+        lines.append(f"  does not start ({why}): {', '.join(names)}")
+    for err in req.errors:
+        lines.append(f"  FAILS on every GPU: {err['message']}")

@@ -37,6 +37,8 @@ class Report:
     elapsed_s: float | None = None
     source_root: str = "."  # what SARIF URIs are relative to (%SRCROOT%): the repository root
     read_lines: Callable[[str], list[str] | None] = field(default=lambda file: None, repr=False)
+    # servers left without a budget, by cause, each with the one change that fixes it (vramlint.unchecked)
+    unchecked: list[Any] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:

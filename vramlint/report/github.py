@@ -37,4 +37,6 @@ def render(report: Report, color: bool = False) -> str:
         props.append(("title", f"{finding.rule_id} {finding.rule_name}"))
         prop_text = ",".join(f"{k}={escape_property(v)}" for k, v in props)
         lines.append(f"::{_COMMAND.get(finding.level, 'warning')} {prop_text}::{escape_data(finding.message)}")
+    for group in report.unchecked:  # once per cause, not on every server
+        lines.append(f"::notice title={escape_property('vramlint: memory not checked')}::{escape_data(group.text())}")
     return "\n".join(lines) + ("\n" if lines else "")

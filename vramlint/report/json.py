@@ -40,6 +40,8 @@ def document(report: Report) -> dict:
             "exit_status": report.exit_status,
             "config_file": report.config_file,
             "baseline_file": report.baseline_file,
+            # servers without a budget, by cause, each with the one change that fixes it (said once, not per server)
+            "unchecked": [group.to_json() for group in report.unchecked],
         },
     }
 

@@ -68,6 +68,10 @@ def render(report: Report, color: bool = False) -> str:
                 f"| {code(f'{loc.file}:{loc.line}:{loc.column}')} | {cell(f.message)} |"
             )
         out.append("")
+    if report.unchecked:
+        out += ["### Servers without a memory budget, by cause", ""]
+        out += [f"- {cell(group.text())}" for group in report.unchecked]
+        out.append("")
     if report.suppressed:
         out += [f"<details><summary>{plural(len(report.suppressed), 'suppressed finding')}</summary>", ""]
         out += ["| Rule | Location | Why |", "|---|---|---|"]

@@ -87,6 +87,15 @@ def _fingerprint(finding, root: str) -> str:
     return hashlib.sha256(f"{finding.rule_id}\0{rel}\0{anchor}".encode()).hexdigest()
 
 
+def _server_location(where: str, root: str) -> dict:
+    file, _, line = where.rpartition(":")
+    region = {"startLine": int(line)} if line.isdigit() and int(line) > 0 else {}
+    location = {"artifactLocation": _artifact(file or where, root)}
+    if region:
+        location["region"] = region
+    return {"physicalLocation": location}
+
+
 def document(report: Report) -> dict:
     root = os.path.abspath(report.source_root)
     rules = list(report.rules)
@@ -149,6 +158,13 @@ def document(report: Report) -> dict:
         }
         for s in report.skipped
     ]
+    for group in report.unchecked:  # said once per cause, with the servers it concerns
+        notifications.append({
+            "level": "note",
+            "message": {"text": group.text()},
+            "associatedRule": {"id": "VRL010"},
+            "locations": [_server_location(where, root) for where in group.servers],
+        })
     invocation = {
         "executionSuccessful": report.exit_status in (0, 1),
         "workingDirectory": {"uri": Path(os.getcwd()).as_uri() + "/"},

@@ -34,8 +34,20 @@ def render(report: Report, color: bool = False) -> str:
                 why += f": {escape_name(finding.justification)}"
             line += " " + _paint(f"({why})", _DIM, color)
         lines.append(line)
+    lines.extend(unchecked_lines(report, color))
     lines.append(summary(report, color))
     return neutralise_commands("\n".join(lines) + "\n")
+
+
+def unchecked_lines(report: Report, color: bool = False) -> list[str]:
+    """The servers left without a budget, one line per cause with its fix (said once for all of them)."""
+    if not report.unchecked:
+        return []
+    count = len({where for g in report.unchecked for where in g.servers})
+    out = [_paint(f"Servers without a memory budget ({count}), by cause:", _BOLD, color)]
+    for group in report.unchecked:
+        out.append(f"  - {group.text()}")
+    return out
 
 
 def summary(report: Report, color: bool = False) -> str:

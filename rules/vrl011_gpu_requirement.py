@@ -1,0 +1,75 @@
+"""What a server needs of a GPU it does not name: the smallest GPU memory with which it starts, and which GPUs have it.
+
+Most deployments ask for `nvidia.com/gpu: 1` and let the cluster choose the node. vramlint then computes the
+start-up budget vLLM would compute on every GPU of its catalog, with the server's own settings, and reports
+once per server the smallest total memory per GPU with which vLLM starts: the weights one rank loads, the
+non-torch memory, the activation peak of the profile run, CUDA graphs and the KV cache of one request of
+`max_model_len` tokens (vLLM refuses to start when not even one fits), over `gpu_memory_utilization`. The
+GPUs whose own budget starts, and the ones where it does not (too little memory, no bfloat16, a compute
+capability the release or the quantization kernels do not support), are named by memory, cloud GPUs first;
+`vramlint explain --format json` lists them all under `gpu_requirement`.
+
+The note is a warning when no GPU in the catalog is large enough (more tensor parallelism or a shorter
+`max_model_len` is needed). Failures that hold on every GPU (weights larger than the largest GPU at this
+tensor-parallel size, a `max_model_len` above the model's, a flag the release refuses) are VRL005 errors,
+and this rule then says nothing. Once the GPU is known (a node selector on `nvidia.com/gpu.product`, an
+instance type, or `gpu:` in the configuration) the server gets its full budget and the other rules instead.
+
+Failing example (the GPU is not named: Llama-3.1-8B at its full 131072-token context needs about 36 GiB per
+GPU, which L4 and A10G do not have):
+
+```yaml
+containers:
+  - name: vllm
+    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+    resources: {limits: {nvidia.com/gpu: 1}}
+```
+
+Passing example (the GPU is named, so the budget is checked on it):
+
+```yaml
+nodeSelector: {nvidia.com/gpu.product: NVIDIA-L40S}
+containers:
+  - name: vllm
+    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+    resources: {limits: {nvidia.com/gpu: 1}}
+```
+"""
+
+from __future__ import annotations
+
+from vramlint.rule import arg_location
+
+ID = "VRL011"
+NAME = "gpu-requirement"
+LEVEL = "note"
+OPTIONS: dict = {}
+
+
+def check(assessment, ctx):
+    req = assessment.gpu_requirement
+    if req is None or req.min_total_gib is None or req.errors:
+        return  # nothing to size, or VRL005 reports what fails on every GPU
+    from vramlint import gpus
+    from vramlint.requirement import describe
+
+    server = assessment.server
+    if "max_model_len" in server.arg_locations and server.args.get("max_model_len") is not None:
+        at = f"--max-model-len {req.max_model_len}"
+    else:
+        at = f"max_model_len {req.max_model_len} (the model's maximum, no --max-model-len)"
+    if req.gpus_per_engine > 1:
+        at += f" on {req.gpus_per_engine} GPUs per engine"
+    if "gpu_memory_utilization" in server.args:
+        at += f" and --gpu-memory-utilization {req.gpu_memory_utilization:g}"
+    message = f"needs >= {req.min_total_gib:.1f} GiB per GPU to start at {at}"
+    location = arg_location(server, "gpu")
+    if not req.fits:
+        largest = gpus.catalog_specs()[-1]
+        yield ctx.finding(
+            assessment,
+            f"{message}: more than any GPU in vramlint's catalog (the largest, {largest.name}, has "
+            f"{largest.total_gib:.2f} GiB). Raise --tensor-parallel-size or lower --max-model-len",
+            location, level="warning")
+        return
+    yield ctx.finding(assessment, f"{message} ({describe(req.fits, req.does_not_fit, req.why_not)})", location)

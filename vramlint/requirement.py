@@ -1,0 +1,156 @@
+"""What a server needs of a GPU it does not name: its budget on every catalog GPU.
+
+Most deployments ask for ``nvidia.com/gpu: 1`` and let the cluster choose. The start-up budget still decides
+where such a server can run, so it is computed with the same code (:func:`vramlint.budget.compute_budget`) on
+each GPU of the catalog: which GPUs it starts on, why it does not start on the others (memory, compute
+capability, bf16 support, quantization kernels), and the smallest total memory per GPU with which it starts.
+That total is vLLM's own start-up condition solved for the total: the budget is linear in it, so
+
+    total x gpu_memory_utilization >= weights + non-torch + activation peak + CUDA graphs + KV of one request
+
+with the terms of the GPU's own budget (activation peak and weight layout may differ between GPU
+generations; the smallest total over the GPUs whose other checks pass is reported). Start-up failures that
+hold on every catalog GPU (a max_model_len above the model's, weights larger than the largest GPU, a flag the
+release refuses) are errors whatever GPU the pods land on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from vramlint import gpus as gpu_catalog
+from vramlint.budget import compute_budget
+from vramlint.model import Budget, GpuRequirement, ModelInfo, Server
+
+# Start-up failures that more memory per GPU removes.
+MEMORY_CODES = frozenset({"weights-exceed-gpu", "no-cache-memory", "kv-cache-below-max-model-len",
+                          "free-below-requested"})
+# What a GPU lacks, said in a few words (the budget's errors carry vLLM's full text).
+_WHY_NOT = {
+    "weights-exceed-gpu": "the weights do not fit",
+    "no-cache-memory": "no memory left for the KV cache",
+    "kv-cache-below-max-model-len": "one max_model_len request does not fit in the KV cache",
+    "free-below-requested": "gpu_memory_utilization leaves less than the CUDA context needs",
+    "bf16-unsupported": "no bfloat16",
+    "quantization-unsupported": "quantization kernels need a newer GPU",
+    "quantization-dtype": "the quantization kernels need float16",
+}
+
+
+def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: int,
+                    sources: dict[str, str] | None = None,
+                    draft: tuple[ModelInfo | None, str | None] | None = None) -> GpuRequirement:
+    """The budget of ``server`` on every catalog GPU, summarised (see the module docstring)."""
+    budgets: list[Budget] = []
+    # GPUs that differ only by name (same memory, compute capability, bf16 / fp8) get the same budget
+    same: dict[tuple, Budget] = {}
+    for spec in gpu_catalog.catalog_specs():
+        key = (spec.total_gib, spec.compute_capability, spec.bf16, spec.fp8)
+        if key in same:
+            budgets.append(replace(same[key], gpu=spec.name))
+            continue
+        same[key] = compute_budget(model, spec, server.args, server.env, version, gpu_count,
+                                   image=server.image, sources=dict(sources or {}), draft=draft)
+        budgets.append(same[key])
+    return summarise(budgets)
+
+
+def summarise(budgets: list[Budget]) -> GpuRequirement:
+    """A :class:`GpuRequirement` from the budgets of one server on GPUs in ascending memory order."""
+    codes = [{str(e.get("code")) for e in b.errors} for b in budgets]
+    everywhere = set.intersection(*codes) if codes else set()
+    largest = budgets[-1]
+    # what fails whatever the GPU: not memory, or weights larger than the largest GPU there is
+    errors = [e for e in largest.errors if e.get("code") in everywhere
+              and (e.get("code") not in MEMORY_CODES or e.get("code") == "weights-exceed-gpu")]
+    fits = [b.gpu for b in budgets if b.starts]
+    does_not_fit = [b.gpu for b in budgets if not b.starts]
+    why_not = {b.gpu: _why_not(b) for b in budgets if not b.starts}
+    # the memory need, on GPUs whose other checks (compute capability, dtype, kernels) pass
+    usable = [b for b, c in zip(budgets, codes, strict=True) if c <= MEMORY_CODES | everywhere] or budgets
+    need = min(_memory_need(b) for b in usable)
+    impossible = any(e.get("code") not in MEMORY_CODES for e in errors)
+    reference = next((b for b in budgets if b.starts), None) or min(usable, key=_memory_need)
+    return GpuRequirement(
+        min_total_gib=None if impossible else math.ceil(need * 10 - 1e-6) / 10,
+        fits=fits,
+        does_not_fit=does_not_fit,
+        why_not=why_not,
+        max_model_len=reference.max_model_len,
+        gpus_per_engine=reference.gpus,
+        gpu_memory_utilization=reference.gpu_memory_utilization,
+        vllm_version=reference.vllm_version,
+        needs={"weights": reference.weights_gib, "non_torch": reference.non_torch_gib,
+               "activation": reference.activation_gib, "cudagraph": reference.cudagraph_gib,
+               "one_request_kv": round(reference.one_request_kv_gib, 2)},
+        errors=errors,
+        reference=reference,
+    )
+
+
+def _memory_need(b: Budget) -> float:
+    """The smallest total (GiB) with which this budget's memory checks pass: vLLM's start-up condition solved
+    for the total (the other terms do not depend on it)."""
+    util = b.gpu_memory_utilization or 1.0
+    fixed = b.weights_gib + b.non_torch_gib + b.activation_gib + b.cudagraph_gib
+    if "kv_cache_memory_bytes" in (b.sources.get("kv_cache") or "") or "--kv-cache-memory-bytes" in (
+            b.sources.get("kv_cache") or ""):
+        # the KV cache is given in bytes: utilisation is not used; the weights and the cache must fit in the total
+        need = fixed + b.kv_cache_gib
+    else:
+        need = (fixed + max(b.one_request_kv_gib, 0.01)) / util
+    need = max(need, b.weights_gib)
+    if any(e.get("code") == "free-below-requested" for e in b.errors) and util < 1:
+        need = max(need, 0.25 / (1 - util) + 0.01)  # the CUDA context must fit beside the requested share
+    return need
+
+
+def _why_not(b: Budget) -> str:
+    first = b.errors[0] if b.errors else {}
+    code = str(first.get("code"))
+    if code == "compute-capability-unsupported":
+        return f"compute capability too old for vLLM {b.vllm_version}"
+    return _WHY_NOT.get(code) or str(first.get("message") or "does not start").split(". ")[0][:120]
+
+
+def describe(fits: list[str], does_not_fit: list[str], why_not: dict[str, str] | None = None) -> str:
+    """A few names for a message, cloud GPUs first, grouped by memory: "fits L40S, A100-40GB and larger; not T4,
+    L4, A10G"; GPUs that fail for another reason than memory (compute capability, bf16) are said apart."""
+    cloud = gpu_catalog.cloud_names()
+    total = {s.name: s.total_gib for s in gpu_catalog.catalog_specs()}
+    why_not = why_not or {}
+    memory_reasons = {_WHY_NOT[c] for c in MEMORY_CODES}
+
+    def pick(names: list[str]) -> list[str]:
+        return sorted((n for n in names if n in cloud), key=lambda n: (total.get(n, 0), n)) or \
+            sorted(names, key=lambda n: (total.get(n, 0), n))
+
+    short = [n for n in does_not_fit if why_not.get(n, next(iter(memory_reasons))) in memory_reasons]
+    other: dict[str, list[str]] = {}
+    for name in does_not_fit:
+        if name not in short:
+            other.setdefault(why_not[name], []).append(name)
+    fit, unfit = pick(fits), [n for n in pick(short) if n in cloud]
+    parts = []
+    if fit:
+        if len(fit) <= 2:
+            parts.append("fits " + ", ".join(fit))
+        else:
+            larger_unfit = [n for n in unfit if total.get(n, 0) > total.get(fit[1], 0)]
+            tail = " and larger" if not larger_unfit else f" and {len(fit) - 2} more"
+            parts.append("fits " + ", ".join(fit[:2]) + tail)
+    else:
+        parts.append("fits no GPU in vramlint's catalog")
+    if unfit:
+        if len(unfit) <= 3:
+            parts.append("not " + ", ".join(unfit))
+        else:
+            smaller_fit = [n for n in fit if total.get(n, 0) < total.get(unfit[-3], 0)]
+            tail = " or smaller" if not smaller_fit else f" and {len(unfit) - 3} more"
+            parts.append("not " + ", ".join(unfit[-3:]) + tail)
+    for reason, names in other.items():
+        shown = [n for n in pick(names) if n in cloud]  # the JSON lists them all; a message names cloud GPUs
+        if shown:
+            parts.append(f"not {', '.join(shown)} ({reason})")
+    return "; ".join(parts)

@@ -1,0 +1,136 @@
+"""Servers whose memory budget could not be checked, grouped by cause: said once per run, with the one change
+that fixes each cause, instead of the same advice on every server.
+
+A server is left unchecked (no budget) when its model or its GPU is not known. The common causes are
+the same for many servers of one repository (manifests that let the cluster choose the GPU, models loaded from
+a volume), so the reports say each cause once at the end of the run (text), as ``summary.unchecked`` (JSON), as
+run-level notifications (SARIF), a section (markdown) or one notice (GitHub). What is particular to one server
+(what it needs of a GPU: VRL011; a GPU hint outside the catalog, a part of its command line that cannot be
+read: VRL010) stays a finding on that server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# cause -> (what the servers have in common, the one change that fixes it)
+CAUSES: dict[str, tuple[str, str]] = {
+    "gpu-not-said": (
+        "do not say their GPU",
+        "set `gpu:` in .vramlint.yaml (a list when the pods may land on several GPU types) or pass --gpu, or "
+        "select the nodes with a node selector on `nvidia.com/gpu.product` (or an instance-type label)"),
+    "gpu-not-in-catalog": (
+        "name a GPU that is not in vramlint's catalog",
+        "give its total memory with `gpu-memory-gib` in .vramlint.yaml (or --gpu-memory-gib)"),
+    "other-accelerator": (
+        "run on accelerators other than NVIDIA GPUs",
+        "nothing to change: vramlint's budget follows vLLM's CUDA path only (the rules that need no budget still "
+        "apply)"),
+    "no-command": (
+        "set no command or args (a chart or an operator sets them elsewhere)",
+        "scan the chart or operator resource that sets them together with these files"),
+    "no-model": (
+        "name no model (`vllm serve MODEL` or --model)",
+        "name the model on the command line, or map the served name with `model-aliases` in .vramlint.yaml"),
+    "model-path": (
+        "load the model from a path or storage URL that exists only where they run",
+        "map each path to its Hub id (or a config.json in the repository) with `model-aliases` in .vramlint.yaml"),
+    "model-not-found": (
+        "name a model that is not in vramlint's catalog and was not looked up on the Hugging Face Hub",
+        "let vramlint reach the Hub (it reads only config.json), or map each model with `model-aliases` in "
+        ".vramlint.yaml"),
+    "model-unresolved": (
+        "name a model vramlint could not read",
+        "map each model to its Hub id or a config.json with `model-aliases` in .vramlint.yaml"),
+}
+
+
+VENDOR_NAMES = {"amd": "AMD GPU", "intel-gaudi": "Intel Gaudi", "google-tpu": "Google TPU",
+                "aws-neuron": "AWS Neuron", "huawei-ascend": "Huawei Ascend"}
+
+
+@dataclass
+class UncheckedGroup:
+    """Servers left unchecked for one cause."""
+
+    cause: str
+    what: str
+    fix: str
+    servers: list[str] = field(default_factory=list)  # file:line of each server
+    items: list[str] = field(default_factory=list)  # distinct models / GPU names / accelerators concerned
+    sized: int = 0  # of them, servers that got what they need of a GPU instead (VRL011)
+
+    def text(self) -> str:
+        n = len(self.servers)
+        head = f"{n} server{'s' if n != 1 else ''} {self.what if n != 1 else _singular(self.what)}"
+        if self.items:
+            shown = self.items[:3]
+            head += f" ({', '.join(shown)}{f' and {len(self.items) - 3} more' if len(self.items) > 3 else ''})"
+        if self.sized:
+            head += (f" (VRL011 says what {'it needs' if n == 1 else ('each needs' if self.sized == n else f'{self.sized} of them need')}"
+                     " of a GPU)")
+        return f"{head}: {self.fix}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": self.cause, "count": len(self.servers), "what": self.what, "fix": self.fix,
+                "servers": list(self.servers), "items": list(self.items), "gpu_requirement": self.sized,
+                "message": self.text()}
+
+
+def _singular(what: str) -> str:
+    for plural, single in (("do not say their", "does not say its"), ("set no", "sets no"), ("name ", "names "),
+                           ("load ", "loads "), ("run on", "runs on"), ("where they run", "where it runs")):
+        what = what.replace(plural, single, 1)
+    return what
+
+
+def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Assessment
+    """(cause, item) pairs that left this server without a budget; empty when it has one."""
+    if assessment.budget is not None:
+        return []
+    server = assessment.server
+    out: list[tuple[str, str | None]] = []
+    gpu = server.gpu
+    if gpu is not None and gpu.vendor and gpu.vendor != "nvidia":
+        out.append(("other-accelerator", VENDOR_NAMES.get(gpu.vendor, gpu.vendor)))
+    elif assessment.gpu is None:
+        if gpu is not None and gpu.type:
+            out.append(("gpu-not-in-catalog", gpu.type))
+        else:
+            out.append(("gpu-not-said", None))
+    if not server.model:
+        if any("no command or args" in u for u in server.unchecked):
+            out.append(("no-command", None))
+        else:
+            out.append(("no-model", None))
+    elif assessment.model is None:
+        reason = next((u for u in assessment.unresolved if u.startswith("model")), "")
+        low = reason.lower()
+        if "local model path" in low or "storage url" in low:
+            out.append(("model-path", server.model))
+        elif "not in vramlint's catalog" in low:
+            out.append(("model-not-found", server.model))
+        else:
+            out.append(("model-unresolved", server.model))
+    return out
+
+
+def summarise(assessments, enabled=None) -> list[UncheckedGroup]:  # noqa: ANN001
+    """The unchecked servers by cause, largest group first; ``enabled(file)`` leaves out files where VRL010 is off."""
+    groups: dict[str, UncheckedGroup] = {}
+    for assessment in assessments:
+        server = assessment.server
+        if enabled is not None and not enabled(server.file):
+            continue
+        for cause, item in causes(assessment):
+            what, fix = CAUSES[cause]
+            group = groups.setdefault(cause, UncheckedGroup(cause, what, fix))
+            where = f"{server.file}:{server.location.line}"
+            if where not in group.servers:
+                group.servers.append(where)
+                if cause == "gpu-not-said" and assessment.gpu_requirement is not None:
+                    group.sized += 1
+            if item and item not in group.items:
+                group.items.append(item)
+    return sorted(groups.values(), key=lambda g: (-len(g.servers), g.cause))
