@@ -95,7 +95,7 @@ def _fleet(assessment, ctx):
     """The pods may land on any of several GPUs: each start-up failure once, naming the GPUs it happens on."""
     seen: dict[str, tuple] = {}
     for budget in assessment.fleet:
-        for error in budget.errors:
+        for error, _behind in root_causes(budget.errors, assessment.server):
             code = str(error.get("code"))
             if code in seen:
                 seen[code][1].append(budget.gpu)

@@ -74,6 +74,11 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
         if mig and spec is None and mig[0]:
             spec = gpu_catalog.lookup(mig[0])
             sources["gpu"] = f"MIG profile {req.mig_profile}"
+    if spec is None and req is not None and not hint and not req.mig_profile and req.memory_gib and not req.fleet:
+        # the deployment says only the memory (GPU Feature Discovery's nvidia.com/gpu.memory): the model is unknown
+        spec = _custom_gpu(f"GPU of {req.memory_gib:g} GiB", req.memory_gib)
+        sources["gpu"] = req.evidence or "deployment"
+        sources["total_gib"] = "GPU memory stated by the deployment (compute capability not known; 8.0 assumed)"
     if spec is None and options.default_gpu:
         spec = gpu_catalog.lookup(options.default_gpu)
         if spec:
@@ -113,7 +118,7 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
     if req and req.mig_profile and mig:
         spec = replace(spec, name=f"{spec.name} MIG {req.mig_profile}", total_gib=spec.mig_profiles.get(req.mig_profile.lower(), mig[1]))
         sources["total_gib"] = f"MIG profile {req.mig_profile} memory"
-    elif req and req.memory_gib:
+    elif req and req.memory_gib and "total_gib" not in sources:
         spec = replace(spec, total_gib=float(req.memory_gib))
         sources["total_gib"] = f"memory cap stated by the deployment ({req.evidence or 'gpu memory'})"
     if "total_gib" not in sources:

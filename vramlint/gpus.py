@@ -71,11 +71,13 @@ def _catalog() -> dict[str, Any]:
             aliases.setdefault(_normalize(alias), spec.name)
     ambiguous = {_normalize(k): v for k, v in raw.get("ambiguous", {}).items()}
     instances: dict[str, tuple] = {}
-    for cloud in ("aws", "gcp", "azure"):
+    for cloud in ("aws", "gcp", "azure", "oci"):
         for name, value in raw["instances"].get(cloud, {}).items():
             instances[name.lower()] = (value[0], int(value[1]), value[2] if len(value) > 2 else 1.0, cloud)
+    label_values = {key: {str(k).lower(): v for k, v in table.items()}
+                    for key, table in raw.get("label_values", {}).items() if not key.startswith("_")}
     return {"specs": specs, "aliases": aliases, "exact": exact, "ambiguous": ambiguous, "instances": instances,
-            "sources": sources, "instance_sources": raw["instances"]["_sources"]}
+            "sources": sources, "instance_sources": raw["instances"]["_sources"], "label_values": label_values}
 
 
 def names() -> list[str]:
@@ -182,3 +184,76 @@ def cloud_names() -> frozenset[str]:
     """GPUs that cloud instance types in the catalog carry (AWS, Google Cloud, Azure): the ones a cluster's nodes
     most often have, which short messages name first."""
     return frozenset(hit[0] for hit in _catalog()["instances"].values())
+
+
+# Node labels that say which GPU a node has (or imply it), in the order they are trusted. Taints, tolerations
+# and node-pool names are not evidence: they are whatever a cluster's operators chose to call them.
+NODE_LABELS = (
+    "nvidia.com/gpu.product",  # NVIDIA GPU Feature Discovery (GPU operator): NVIDIA-A100-SXM4-80GB
+    "cloud.google.com/gke-accelerator",  # GKE: nvidia-l4, nvidia-tesla-t4, nvidia-h100-80gb
+    "karpenter.k8s.aws/instance-gpu-name",  # Karpenter on AWS: a10g, l4, h100
+    "eks.amazonaws.com/instance-gpu-name",  # EKS Auto Mode: the same values
+    "karpenter.azure.com/sku-gpu-name",  # AKS node auto-provisioning: A100, T4 (sizes say the memory)
+    "gpu.nvidia.com/class",  # CoreWeave: A100_NVLINK_80GB, H100_NVLINK_80GB
+    "gpu.nvidia.com/model",  # CoreWeave CKS
+    "node.kubernetes.io/instance-type",  # every cloud: the VM size implies the GPU (g5.xlarge, a2-highgpu-1g, ...)
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-family",  # Karpenter on AWS: g5, g6e, p4d, p5
+    "nvidia.com/gpu.memory",  # GPU Feature Discovery: MiB only (with nvidia.com/gpu.family: the generation)
+    "cloud.google.com/gke-tpu-accelerator",  # GKE TPUs: another vendor
+)
+# nvidia.com/gpu.family (GPU Feature Discovery) -> compute capabilities of that architecture
+GPU_FAMILIES = {
+    "pascal": ((6, 0), (6, 1)), "volta": ((7, 0),), "turing": ((7, 5),), "ampere": ((8, 0), (8, 6)),
+    "ada-lovelace": ((8, 9),), "hopper": ((9, 0),), "blackwell": ((10, 0), (12, 0)),
+}
+
+
+def instance_family(name: str) -> str | None:
+    """The GPU of an AWS instance family ("g5" -> "A10G", "p4d" -> "A100-40GB"), when all its sizes have the same."""
+    prefix = (name or "").strip().lower() + "."
+    found = {hit[0] for key, hit in _catalog()["instances"].items() if key.startswith(prefix) and hit[3] == "aws"}
+    return found.pop() if len(found) == 1 else None
+
+
+def node_label_hint(key: str, value: str, labels: dict[str, str] | None = None) -> tuple[str | None, int | None, str, float | None] | None:
+    """(GPU type, GPUs per node, vendor, memory GiB) that a node label says, None when the label says nothing
+    about the GPU. The type is a canonical catalog name when it resolves, else the label's value (reported as a GPU
+    outside the catalog); None with a vendor when the label names no GPU vramlint can tell. ``labels``: the
+    other labels of the same selector (nvidia.com/gpu.memory is read with nvidia.com/gpu.family)."""
+    value = (value or "").strip()
+    if key not in NODE_LABELS or not value:
+        return None
+    if key == "cloud.google.com/gke-tpu-accelerator":
+        return value, None, "google-tpu", None
+    if key.endswith("/instance-type"):
+        found = instance_type(value)
+        return (found[0], found[1], "nvidia", instance_memory_gib(value)) if found else (None, None, "nvidia", None)
+    if key == "karpenter.k8s.aws/instance-family":
+        return instance_family(value), None, "nvidia", None
+    if key == "nvidia.com/gpu.memory":
+        return _from_memory_label(value, (labels or {}).get("nvidia.com/gpu.family"))
+    table = _catalog()["label_values"].get(key, {})
+    resolved = table.get(value.lower()) or resolve_hint(value) or resolve_hint(value.replace("_", "-"))
+    return (resolved or value), None, "nvidia", None
+
+
+def _from_memory_label(value: str, family: str | None) -> tuple[str | None, int | None, str, float | None]:
+    """GPU Feature Discovery's nvidia.com/gpu.memory (MiB, as NVML reports it) and gpu.family: the catalog GPU
+    when they single one out, else only the memory: the smallest total CUDA reports on a catalog GPU of that size
+    (NVML's figure is 0.4-0.9 GiB above it), so that the budget never counts memory the GPU may not have."""
+    try:
+        gib = int(float(value)) / 1024
+    except ValueError:
+        return None, None, "nvidia", None
+    candidates = [s for s in _catalog()["specs"].values() if abs(s.total_gib - gib) <= 1.0 and s.total_gib <= gib + 0.1]
+    ccs = GPU_FAMILIES.get((family or "").strip().lower())
+    if ccs:
+        candidates = [s for s in candidates if s.compute_capability in ccs]
+    kinds = {(s.compute_capability, s.bf16, s.fp8) for s in candidates}
+    if candidates and len(kinds) == 1 and ccs:
+        best = min(candidates, key=lambda s: (s.total_gib, s.name))
+        return best.name, None, "nvidia", None
+    if candidates:
+        return None, None, "nvidia", min(s.total_gib for s in candidates)
+    return None, None, "nvidia", round(gib - 0.9, 2)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vramlint.extract.records import Records
+from vramlint.gpus import NODE_LABELS
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.versions import version_from_image
 from vramlint.yamlload import (
@@ -40,15 +41,9 @@ _VENDOR_RESOURCES = (
 _NVIDIA_GPU = re.compile(r"^nvidia\.com/gpu(\.shared)?$")
 _NVIDIA_MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb(?:\+me)?)$")
 
-# Node labels that name the GPU model (or the instance type, which implies it).
-GPU_PRODUCT_LABELS = (
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-    "cloud.google.com/gke-tpu-accelerator",
-)
+# Node labels that name the GPU model (or imply it: instance types, GPU Feature Discovery's memory): the table
+# and how each value is read live with the GPU catalog (vramlint.gpus.NODE_LABELS, node_label_hint).
+GPU_PRODUCT_LABELS = NODE_LABELS
 
 
 # --- small YAML helpers -------------------------------------------------------------------------------
@@ -234,17 +229,14 @@ def gpu_from_resources(file: str, container: Any, path: str) -> GpuRequest | Non
     return None
 
 
-def _hint_from_label(key: str, value: str) -> tuple[str | None, int | None, str]:
-    """(GPU type, GPUs per node, vendor) from one node label."""
-    if key in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
-        found = resolve_instance_type(value)
-        if found is not None:
-            return found[0], found[1], "nvidia"
-        return None, None, "nvidia"
-    if key == "cloud.google.com/gke-tpu-accelerator":
-        return value, None, "google-tpu"
-    resolved = resolve_gpu_hint(value)
-    return (resolved or value), None, "nvidia"
+def _hint_from_label(key: str, value: str, labels: dict | None = None) -> tuple[str | None, int | None, str, float | None]:
+    """(GPU type, GPUs per node, vendor, memory GiB) from one node label (vramlint.gpus.node_label_hint)."""
+    gpus = _gpus_module()
+    try:
+        hint = gpus.node_label_hint(key, value, labels) if gpus is not None else None
+    except Exception:  # noqa: BLE001 - a catalog bug must not stop extraction
+        hint = None
+    return hint if hint is not None else (None, None, "nvidia", None)
 
 
 def gpu_from_scheduling(file: str, podspec: Any, path: str) -> GpuRequest | None:
@@ -253,18 +245,24 @@ def gpu_from_scheduling(file: str, podspec: Any, path: str) -> GpuRequest | None
         return None
     selector = podspec.get("nodeSelector")
     if is_map(selector):
+        labels = {str(k): scalar_text(v) for k, v in selector.items() if scalar_text(v)}
         for key in GPU_PRODUCT_LABELS:
             if key in selector:
                 value = scalar_text(selector.get(key))
                 if not value:
                     continue
-                gpu_type, per_node, vendor = _hint_from_label(key, value)
-                if gpu_type is None and per_node is None and key.endswith("instance-type"):
-                    continue
+                gpu_type, per_node, vendor, share = _hint_from_label(key, value, labels)
+                if gpu_type is None and share is None:
+                    continue  # an instance type or family that is not a GPU vramlint knows: other labels may say
                 loc = value_location(file, selector, key, join_path(join_path(path, "nodeSelector"), key))
                 evidence = f"nodeSelector {key}: {value}"
-                share = resolve_instance_memory(value) if key.endswith("instance-type") else None
-                if share is not None:
+                if key == "nvidia.com/gpu.memory":
+                    family = labels.get("nvidia.com/gpu.family")
+                    evidence += f" MiB{f', nvidia.com/gpu.family: {family}' if family else ''}"
+                    if gpu_type is None:
+                        evidence += f" (the GPU model is not named: {share:g} GiB, compute capability not known)"
+                        return GpuRequest(type=None, evidence=evidence, location=loc, vendor=vendor, memory_gib=share)
+                elif share is not None:
                     evidence += f" (part of one {gpu_type}: {share:g} GiB)"
                 elif per_node:
                     evidence += f" ({per_node} x {gpu_type} per node)"
@@ -299,6 +297,7 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
             key = expr["key"]
             hints = [_hint_from_label(key, v) for v in values]
             types = {h[0] for h in hints}
+            fleet = list(dict.fromkeys(h[0] for h in hints if h[0]))
             epath = join_path(join_path(join_path(join_path(tpath, ti), "matchExpressions"), ei), "values")
             loc = value_location(file, expr["values"], 0, join_path(epath, 0))
             share = None
@@ -313,8 +312,11 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
                         evidence += f" (part of one {gpu_type}: {share:g} GiB)"
             else:
                 gpu_type = None
-                evidence = f"node affinity {key} In [{', '.join(values)}] (several GPU models; which one is not known)"
-            return GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=hints[0][2], memory_gib=share)
+                evidence = f"node affinity {key} In [{', '.join(values)}] (several GPU models: the pods may land on any)"
+            request = GpuRequest(type=gpu_type, evidence=evidence, location=loc, vendor=hints[0][2], memory_gib=share)
+            if gpu_type is None and None not in types and len(fleet) > 1:
+                request.fleet = fleet  # the budget is computed on each
+            return request
     return None
 
 
@@ -337,6 +339,7 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
         memory_gib=resources.memory_gib if resources.memory_gib is not None else scheduling.memory_gib,
         shared_key=resources.shared_key,
         count_location=resources.count_location,
+        fleet=scheduling.fleet,
     )
     return merged
 
