@@ -29,10 +29,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def run(paths: list[str], root: str, online: bool) -> dict:
     env = dict(os.environ, PYTHONPATH=root)
-    cmd = [sys.executable, "-m", "vramlint", "check", *paths, "--output-format", "json", "--fail-on", "never"]
+    # run from the checkout: `python -m` puts the current folder first on sys.path
+    cmd = [sys.executable, "-m", "vramlint", "check", *(os.path.abspath(p) for p in paths), "--output-format", "json",
+           "--fail-on", "never"]
     if not online:
         cmd.append("--offline")
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=root)
     if out.returncode not in (0, 1):
         raise SystemExit(f"vramlint failed ({out.returncode}): {out.stderr[-2000:]}")
     return json.loads(out.stdout)

@@ -317,3 +317,40 @@ def test_gpu_from_config_reaches_the_resolve_options(tmp_path, monkeypatch, name
     assert problems == []
     options = config.resolve_options("x.yaml")
     assert (options.default_gpu, options.vllm_version) == ("L4", "0.9.2")
+
+
+@pytest.mark.parametrize("name", [".vramlint.yaml", "pyproject.toml"])
+def test_a_list_of_gpus_is_a_fleet(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    text = "gpu: [L4, L40S]\n" if name.endswith("yaml") else "[tool.vramlint]\ngpu=['L4', 'L40S']\n"
+    write(tmp_path / name, text)
+    config, problems = load_config(None, ["."])
+    assert problems == []
+    options = config.resolve_options("x.yaml")
+    assert (options.default_gpu, options.default_gpu_fleet) == (None, ["L4", "L40S"])
+
+
+def test_gpu_flag_with_commas_is_a_fleet_and_each_name_is_checked(tmp_path, capsys):
+    from vramlint.cli import main
+
+    manifest = tmp_path / "deploy.yaml"
+    write(manifest, """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+""")
+    assert main(["check", str(manifest), "--offline", "--gpu", "L4,L40S"]) == 1
+    out = capsys.readouterr().out
+    assert "VRL005" in out and "on L4 (the pods may land on any of L4, L40S)" in out
+    assert main(["check", str(manifest), "--offline", "--gpu", "L40S,A100-80GB"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(manifest), "--offline", "--gpu", "L40S,NOPE-9"]) == 2
+    assert "unknown GPU 'NOPE-9' in the list of GPUs" in capsys.readouterr().err

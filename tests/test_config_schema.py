@@ -42,6 +42,7 @@ VALID = [
     {"severity": {"VRL003": "error", "VRL004": "off"}, "gpu": "T4", "gpus": 2, "gpu-memory-gib": 22.5},
     {"model-aliases": {"/models/x": "org/x"}, "traffic": {"p99-context-tokens": 4096}, "offline": True},
     {"rules": {"VRL003": {"max-weights-share": 0.5}}, "exclude": ["charts/**"]},
+    {"gpu": ["L4", "A10G"], "overrides": [{"files": ["a/**"], "gpu": ["L40S"]}]},
     {"overrides": [{"files": ["a/**"], "gpu": "L4", "rules": {"VRL001": {"min-concurrency": 2}},
                     "traffic": {"peak-concurrent-requests": 3}, "fail-on": "warning"}]},
 ]
@@ -55,6 +56,9 @@ INVALID = [
     {"traffic": {"p99": 1}},
     {"overrides": [{"gpu": "T4"}]},
     {"overrides": [{"files": []}]},
+    {"gpu": []},
+    {"gpu": ["L4", ""]},
+    {"gpu": [4]},
     {"rules": {"VRL003": {"Bad Option": 1}}},
 ]
 

@@ -108,6 +108,9 @@ def config_keys() -> str:
         elif spec.get("type") == "array" and spec.get("items", {}).get("$ref"):
             ref = spec["items"]["$ref"].rsplit("/", 1)[-1]
             kind = "list of tables: " + ", ".join(f"`{k}`" for k in schema["$defs"][ref].get("properties", {}))
+        elif "anyOf" in spec:
+            kind = " or ".join(s.get("type", "") if s.get("type") != "array" else
+                               f"list of {s.get('items', {}).get('type', '')}s" for s in spec["anyOf"])
         else:
             kind = spec.get("type", "")
         default = f" Default: `{json.dumps(spec['default'])}`." if "default" in spec else ""

@@ -133,6 +133,7 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
 def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
     """An :class:`Assessment` per server, in order; models resolved once per distinct name."""
     models: dict[str, tuple[ModelInfo | None, str | None]] = {}
+    requirements: dict[str, Any] = {}  # what a server that names no GPU needs of one, by model and settings
     out: list[Assessment] = []
     for server in servers:
         a = Assessment(server=server)
@@ -185,7 +186,8 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
                 else:
                     from vramlint.requirement import gpu_requirement
 
-                    a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft)
+                    a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft,
+                                                        cache=requirements)
                 if a.budget is not None:
                     a.engine = a.budget.engine
             except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported

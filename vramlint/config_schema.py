@@ -35,6 +35,7 @@ def config_model() -> Any:
     FailOn = Literal["error", "warning", "note", "never"]
     Glob = Annotated[str, StringConstraints(min_length=1)]
     GpuName = Annotated[str, StringConstraints(min_length=1)]
+    GpuFleet = Annotated[list[GpuName], Field(min_length=1)]
 
     class Traffic(BaseModel):
         """The traffic the deployments are expected to serve."""
@@ -73,7 +74,7 @@ def config_model() -> Any:
         ignore: list[Selector] | None = Field(None, description=descriptions["ignore"] + " Added to the top level.")
         severity: dict[Selector, Severity] | None = Field(None, description=descriptions["severity"])
         fail_on: FailOn | None = Field(None, description=descriptions["fail_on"])
-        gpu: GpuName | list[GpuName] | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpu: GpuName | GpuFleet | None = Field(None, description=descriptions["gpu"])
         gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
         gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
         vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])
@@ -89,7 +90,7 @@ def config_model() -> Any:
         ignore: list[Selector] = Field(default_factory=list, description=descriptions["ignore"])
         severity: dict[Selector, Severity] = Field(default_factory=dict, description=descriptions["severity"])
         fail_on: FailOn = Field("error", description=descriptions["fail_on"])
-        gpu: GpuName | list[GpuName] | None = Field(None, min_length=1, description=descriptions["gpu"])
+        gpu: GpuName | GpuFleet | None = Field(None, description=descriptions["gpu"])
         gpus: int | None = Field(None, ge=1, description=descriptions["gpus"])
         gpu_memory_gib: float | None = Field(None, gt=0, description=descriptions["gpu_memory_gib"])
         vllm_version: str | None = Field(None, min_length=1, description=descriptions["vllm_version"])

@@ -40,20 +40,34 @@ _WHY_NOT = {
 
 def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: int,
                     sources: dict[str, str] | None = None,
-                    draft: tuple[ModelInfo | None, str | None] | None = None) -> GpuRequirement:
-    """The budget of ``server`` on every catalog GPU, summarised (see the module docstring)."""
+                    draft: tuple[ModelInfo | None, str | None] | None = None,
+                    cache: dict[str, GpuRequirement] | None = None) -> GpuRequirement:
+    """The budget of ``server`` on every catalog GPU, summarised (see the module docstring). ``cache``: one
+    run's requirements, by model and settings (replicas of one chart and values overlays need the same)."""
+    import json
+
+    try:
+        key = json.dumps([model.name, model.source, server.args, server.env, version, gpu_count, server.image,
+                          draft[0].name if draft and draft[0] else None], sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        key = None
+    if cache is not None and key is not None and key in cache:
+        return cache[key]
     budgets: list[Budget] = []
     # GPUs that differ only by name (same memory, compute capability, bf16 / fp8) get the same budget
     same: dict[tuple, Budget] = {}
     for spec in gpu_catalog.catalog_specs():
-        key = (spec.total_gib, spec.compute_capability, spec.bf16, spec.fp8)
-        if key in same:
-            budgets.append(replace(same[key], gpu=spec.name))
+        kind = (spec.total_gib, spec.compute_capability, spec.bf16, spec.fp8)
+        if kind in same:
+            budgets.append(replace(same[kind], gpu=spec.name))
             continue
-        same[key] = compute_budget(model, spec, server.args, server.env, version, gpu_count,
+        same[kind] = compute_budget(model, spec, server.args, server.env, version, gpu_count,
                                    image=server.image, sources=dict(sources or {}), draft=draft)
-        budgets.append(same[key])
-    return summarise(budgets)
+        budgets.append(same[kind])
+    requirement = summarise(budgets)
+    if cache is not None and key is not None:
+        cache[key] = requirement
+    return requirement
 
 
 def summarise(budgets: list[Budget]) -> GpuRequirement:
