@@ -268,9 +268,10 @@ def main() -> int:
             uncertain_skipped += 1
             continue
         false_errors.append(f"{err['file']}:{err['line']}: {err['rule']}: {err['message'][:200]}")
-        why = next((n["why"] for n in key.get("not_errors") or [] if near(n["line"], err["line"])), None)
-        if why:
-            near_not_errors.append(f"{err['file']}:{err['line']}: {err['rule']} (key: {why})")
+        close = [n for n in key.get("not_errors") or [] if near(n["line"], err["line"])]
+        if close:
+            why = " ".join(min(close, key=lambda n: abs(n["line"] - err["line"]))["why"].split())
+            near_not_errors.append(f"{err['file']}:{err['line']}: {err['rule']} (key: {why[:160]})")
     missed_errors = [f"{saved}:{e['line']}: {'/'.join(e['rules'])}: {' '.join(e['what'].split())[:200]}"
                      for i, (saved, e) in enumerate(expected_errors) if i not in matched_expected]
     scored_errors = len(errors) - uncertain_skipped
