@@ -215,6 +215,7 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
             ]
     col.inventory.problems.extend(problems)
     found_before = len(col.records.servers)
+    produced = []  # whether each document gave a server, a note or a piece another document completes
     for doc in docs:
         try:
             rec = extract_records(doc, base_dir)
@@ -233,9 +234,23 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
                 server.notes = [re.sub("\u2983[_\u2984]*", "(template)", n) for n in server.notes]
                 server.notes.append("template syntax ({{ }}) replaced: values written as template expressions "
                                     "are unknown until rendered")
+        produced.append(any((rec.servers, rec.problems, rec.runtimes, rec.inference_services, rec.configmaps,
+                             rec.config_refs, rec.llmaz, rec.script_refs)))
         _merge(col.records, rec)
     if templated and template_note and len(col.records.servers) > found_before:
         col.inventory.notes.append(template_note)  # said once per file
+    if not problems and not any(produced) and "vllm" in text.lower():
+        _say_unread_mention(col, text, display, templated)
+
+
+def _say_unread_mention(col: _Collector, text: str, display: str, templated: bool) -> None:
+    """A file that plainly mentions vLLM but gave nothing to read: say where, and why no server was read."""
+    from vramlint.extract.mentions import first_mention, unread_reason
+
+    mention = first_mention(text)
+    if mention is not None:
+        col.inventory.problems.append(Problem(display, mention.line, 1, unread_reason(text, mention, templated),
+                                              level="note"))
 
 
 def _merge(into: Any, rec: Any) -> None:
@@ -246,6 +261,7 @@ def _merge(into: Any, rec: Any) -> None:
     into.configmaps.extend(rec.configmaps)
     into.config_refs.extend(rec.config_refs)
     into.llmaz.extend(rec.llmaz)
+    into.script_refs.extend(rec.script_refs)
 
 
 def _join(col: _Collector) -> None:
@@ -254,6 +270,10 @@ def _join(col: _Collector) -> None:
     from vramlint.extract import kserve
 
     rec = col.records
+    if rec.script_refs:
+        from vramlint.extract import scripts  # scripts run from ConfigMaps, in any scanned files
+
+        scripts.resolve_script_refs(rec.script_refs, _configmaps_by_name(col), rec)
     servers: list[Server] = list(rec.servers)
     joined, problems, refs = kserve.join(rec.runtimes, rec.inference_services)
     servers.extend(joined)

@@ -329,15 +329,21 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     # Docker semantics: `entrypoint` replaces the image ENTRYPOINT (k8s `command`), `command` its CMD.
     # Lines like `serve MODEL ...` for an image whose ENTRYPOINT is `vllm` start with the sub-command.
     inv = find_vllm_invocation(entry_tokens or [], cmd_tokens or [], image_text, env)
+    script_note = None
     if inv is None:
         from vramlint.cmdline import hidden_vllm_command
 
         words = [t.text for t in (entry_tokens or []) + (cmd_tokens or [])]
         said = hidden_vllm_command(image_text, words, env)
-        if said is not None:
-            at = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
-            problems.append(Problem(file, at.line, at.column, f"service {name}: {said}", level="note"))
-        return None
+        inv, script_note, why = _script_invocation((entry_tokens or []) + (cmd_tokens or []), layers, base_dir,
+                                                   interp, file, image_text, env)
+        if inv is None:
+            # a script that mentions vLLM is said even when the service itself does not
+            if said is not None or (why is not None and "mentions vLLM" in why):
+                at = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
+                text = "; ".join(x for x in (said, why) if x)
+                problems.append(Problem(file, at.line, at.column, f"service {name}: {text}", level="note"))
+            return None
     loc = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
     server = Server(file=file, location=loc, source_format="compose", kind="compose service", name=name,
                     image=image_text or None, image_location=image_loc,
@@ -349,6 +355,8 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     env.update(inv.env)
     env_locs.update(inv.env_locations)
     server.env, server.env_locations = env, env_locs
+    if script_note:
+        server.notes.append(script_note)
     for path, where in inv.config_files:
         if where is not None:
             server.arg_locations.setdefault("config", where)
@@ -419,6 +427,38 @@ def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None
             host = Path(base_dir) / str(source)
             return host / inner if inner else host
     return None if path.startswith("/") else Path(base_dir) / path
+
+
+def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | None, interp: Interpolator,
+                       file: str, image: str | None, env: dict[str, str | None]) -> tuple[Any, str | None, str | None]:
+    """(invocation, note, None) when the service runs a script in the repository that starts vLLM; else
+    (None, None, why it is not read or reads no server) - `why` None when the service runs no script."""
+    import os
+
+    from vramlint.cmdline import find_vllm_invocation
+    from vramlint.extract import scripts
+
+    call = scripts.script_call(words)
+    if call is None or not call.path.text:
+        return None, None, None
+    path = call.path.text
+    host = _config_on_host(path, layers, base_dir, interp)
+    if host is None:
+        return None, None, f"the script {path} it runs is in the image, not in the repository"
+    if not host.is_file():
+        return None, None, f"the script {path} it runs is not in the repository beside the compose file"
+    text, why_not = scripts.read_script_file(str(host))
+    display = os.path.normpath(os.path.join(os.path.dirname(file), os.path.relpath(host, base_dir or ".")))
+    if text is None:
+        return None, None, f"the script {path} ({display}) is not read: {why_not}"
+    inv = find_vllm_invocation(scripts.script_command(call, scripts.script_token(text, display)), [], image, env)
+    if inv is None:
+        if "vllm" not in text.lower():
+            return None, None, None
+        return None, None, (f"the script {path} ({display}) mentions vLLM but starts no vLLM server vramlint can "
+                            "read (a launcher that builds the command at run time); not checked")
+    return inv, (f"the vLLM command line is read from the script {path} ({display}); the container runs the "
+                 "image's copy of it, taken to be this file"), None
 
 
 def _merge_config_file(server: Server, host: Path, path: str, problems: list[Problem]) -> None:

@@ -506,6 +506,8 @@ def container_server(
     records: Records,
     before_invocation: Any = None,
     token_filter: Any = None,
+    args_override: list[Any] | None = None,
+    follow_scripts: bool = True,
 ) -> tuple[Server | None, list[Problem]]:
     """The vLLM server run by one container, or None when the container does not run vLLM."""
     from vramlint.cmdline import find_vllm_invocation
@@ -524,7 +526,8 @@ def container_server(
     if before_invocation is not None:
         before_invocation(server)
     command = command_override if command_override is not None else tokens_from(file, container, "command", cpath, doc.lines)
-    args = tokens_from(file, container, "args", cpath, doc.lines) + list(extra_args or [])
+    args = (args_override if args_override is not None else tokens_from(file, container, "args", cpath, doc.lines)) \
+        + list(extra_args or [])
     if token_filter is not None:
         command, args = token_filter(command), token_filter(args)
     command = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in command]
@@ -540,6 +543,14 @@ def container_server(
         from vramlint.cmdline import hidden_vllm_command
 
         said = hidden_vllm_command(image, [t.text for t in command + args], server.env)
+        if follow_scripts:
+            from vramlint.extract import scripts
+
+            call = scripts.script_call(command + args)
+            if call is not None:  # read once every scanned file's ConfigMaps are known
+                records.script_refs.append(scripts.ScriptRef(doc, ctx, hit, index, container, call, location,
+                                                             shm_known, said))
+                return None, []
         if said is None:
             return None, []
         return None, [Problem(file, location.line, location.column, said, level="note")]

@@ -23,3 +23,4 @@ class Records:
     configmaps: list[Any] = field(default_factory=list)  # podspec.ConfigMapRecord
     config_refs: list[Any] = field(default_factory=list)  # podspec.ConfigRef: `--config` files to join
     llmaz: list[Any] = field(default_factory=list)  # llmaz.LlmazObject: Playgrounds, OpenModels, BackendRuntimes
+    script_refs: list[Any] = field(default_factory=list)  # scripts.ScriptRef: scripts a container runs

@@ -1,0 +1,109 @@
+"""A container's command followed into a script in the scanned files (never run): ConfigMap-mounted scripts in
+Kubernetes, scripts beside a compose file; and what is said when the script cannot be read."""
+
+from pathlib import Path
+
+from vramlint.scan import scan
+
+FIX = Path(__file__).parent / "fixtures" / "scripts"
+
+
+def _notes(inv):
+    return [p.message for p in inv.problems if p.level == "note"]
+
+
+def test_configmap_script_in_another_file_gives_the_server_with_positions_in_the_script():
+    inv = scan([str(FIX / "k8s" / "deploy.yaml"), str(FIX / "k8s" / "start-configmap.yaml")])
+    [s] = inv.servers
+    assert (s.name, s.container, s.replicas) == ("llama-script", "server", 2)
+    assert s.model == "Qwen/Qwen2.5-3B-Instruct"  # "${MODEL_ID}" from the container's env
+    assert s.location.file.endswith("deploy.yaml") and s.location.line == 17
+    assert s.model_location.file.endswith("start-configmap.yaml") and s.model_location.line == 10
+    assert s.args == {"max_model_len": 8192, "gpu_memory_utilization": 0.92}
+    assert [s.arg_locations[k].line for k in ("max_model_len", "gpu_memory_utilization")] == [11, 12]
+    assert s.gpu.type == "A10G" and s.gpu.count == 1 and s.vllm_version == "0.9.2"
+    assert any("/scripts/start.sh" in n and "llama-start" in n for n in s.notes)
+    assert not _notes(inv)
+
+
+def test_configmap_not_scanned_is_said_on_the_container():
+    inv = scan([str(FIX / "k8s" / "deploy.yaml")])
+    assert inv.servers == []
+    [note] = _notes(inv)
+    assert "ConfigMap 'llama-start'" in note and "not among the scanned files" in note
+    assert [p.line for p in inv.problems] == [17]
+
+
+def test_script_without_a_vllm_command_is_said(tmp_path):
+    (tmp_path / "d.yaml").write_text((FIX / "k8s" / "deploy.yaml").read_text())
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: llama-start\ndata:\n  start.sh: |\n"
+        "    #!/bin/bash\n    exec python3 /opt/launcher.py --engine vllm\n")
+    inv = scan([str(tmp_path)])
+    assert inv.servers == []
+    [note] = _notes(inv)
+    assert "mentions vLLM but starts no vLLM server" in note and "ConfigMap 'llama-start'" in note
+
+
+def test_inline_sh_c_runs_the_script(tmp_path):
+    text = (FIX / "k8s" / "deploy.yaml").read_text().replace(
+        'command: ["/bin/bash", "/scripts/start.sh"]',
+        'command: ["/bin/sh", "-c"]\n          args: ["cd /workspace && exec /scripts/start.sh"]')
+    (tmp_path / "d.yaml").write_text(text)
+    (tmp_path / "cm.yaml").write_text((FIX / "k8s" / "start-configmap.yaml").read_text())
+    [s] = scan([str(tmp_path)]).servers
+    assert s.model == "Qwen/Qwen2.5-3B-Instruct" and s.args["max_model_len"] == 8192
+
+
+def test_compose_script_beside_the_compose_file():
+    inv = scan([str(FIX / "compose")])
+    [s] = inv.servers
+    assert s.name == "llm" and s.model == "microsoft/Phi-3-mini-4k-instruct"
+    assert s.model_location.file.endswith("serve.sh") and s.model_location.line == 5
+    assert s.args == {"max_model_len": 4096, "enforce_eager": True}  # MAX_LEN assigned in the script
+    assert s.arg_locations["max_model_len"].line == 6 and s.arg_locations["enforce_eager"].line == 7
+    notes = _notes(inv)
+    assert len(notes) == 1 and "service launcher" in notes[0] and "/app/launch.sh" in notes[0]
+    assert "in the image, not in the repository" in notes[0]  # and the postgres service is not vLLM: silent
+
+
+def test_compose_script_outside_the_scanned_tree_is_not_read(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "serve.sh").write_text((FIX / "compose" / "serve.sh").read_text())
+    (tmp_path / "app" / "compose.yaml").write_text(
+        "services:\n  llm:\n    image: vllm/vllm-openai:v0.10.2\n    entrypoint: [\"../elsewhere/serve.sh\"]\n")
+    inv = scan([str(tmp_path / "app")])
+    assert inv.servers == []
+    [note] = [p.message for p in inv.problems]
+    assert "../elsewhere/serve.sh" in note and "outside the scanned tree" in note
+
+
+def test_script_read_is_capped_and_regular_files_only(tmp_path):
+    from vramlint.extract import scripts
+    from vramlint.fsread import scanned_roots
+
+    big = tmp_path / "big.sh"
+    big.write_text("#" * (scripts.MAX_SCRIPT_BYTES + 1))
+    folder = tmp_path / "dir.sh"
+    folder.mkdir()
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.sh"
+    outside.write_text("vllm serve x\n")
+    link = tmp_path / "link.sh"
+    link.symlink_to(outside)
+    with scanned_roots([str(tmp_path)]):
+        assert "too large" in scripts.read_script_file(str(big))[1]
+        assert "not a regular file" in scripts.read_script_file(str(folder))[1]
+        assert "outside the scanned tree" in scripts.read_script_file(str(link))[1]
+        assert scripts.read_script_file(str(FIX / "compose" / "serve.sh"))[0] is None  # not under tmp_path
+    outside.unlink()
+
+
+def test_single_document_extraction_keeps_the_launcher_note():
+    from vramlint.extract import extract_document
+    from vramlint.yamlload import load_text
+
+    path = FIX / "k8s" / "deploy.yaml"
+    [doc], _ = load_text(path.read_text(), str(path))
+    servers, problems = extract_document(doc)
+    assert servers == [] and len(problems) == 1 and "not among the scanned files" not in problems[0].message

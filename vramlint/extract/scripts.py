@@ -1,0 +1,172 @@
+"""Follow a container's command into a shell script that is in the scanned files, and read the vLLM server it
+starts (never running it).
+
+A command runs a script when it is `bash|sh [options] PATH [ARGS]`, a path ending in `.sh` or starting with
+`./`, or such a command inside `bash -c "..."`. The script's text comes from:
+
+- a ConfigMap key mounted at the script's path (`podspec.configmap_mounts`), when the ConfigMap is among the
+  scanned files (joined after every file is read: `resolve_script_refs`);
+- for compose, the file the path names beside the compose file (or through a bind mount), when `vramlint.fsread`
+  reads it (a regular file inside the scanned tree; `read_script_file`, the one place a script is read).
+
+The script is then read like a `sh -c SCRIPT PATH ARGS...` command line (cmdline's shell reading), so `vllm
+serve ...` and `python -m vllm.entrypoints.openai.api_server ...` in it are found with positions in the script.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vramlint.model import Location
+
+MAX_SCRIPT_BYTES = 256 * 1024  # a launcher script; anything larger is not one
+_SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
+_SKIP_WORDS = {"exec", "nohup", "tini", "dumb-init", "--", "time", "setsid", "gosu", "su-exec"}
+_SCRIPT_PATH = re.compile(r"^(?:\.{1,2}/|/)?[\w.@+-]+(?:/[\w.@+-]+)*$")
+
+@dataclass
+class ScriptCall:
+    path: Any  # Token naming the script
+    args: list[Any]  # the words after it ($1, $2, ...)
+
+
+def script_call(words: list[Any], depth: int = 0) -> ScriptCall | None:
+    """The script a command line runs (see the module docstring), or None."""
+    i = 0
+    while i < len(words) and words[i].text is not None and (
+            words[i].text in _SKIP_WORDS or re.match(r"^[A-Za-z_]\w*=", words[i].text)):
+        i += 1
+    if i >= len(words) or words[i].text is None or depth > 2:
+        return None
+    first = words[i].text
+    if os.path.basename(first) in _SHELLS:
+        j = i + 1
+        while j < len(words) and words[j].text is not None and words[j].text.startswith(("-", "+")):
+            flag = words[j].text
+            if flag[0] == "-" and not flag.startswith("--") and "c" in flag[1:]:
+                script = words[j + 1] if j + 1 < len(words) else None
+                return _inline_script_call(script, depth) if script is not None else None
+            j += 2 if flag in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file") else 1
+        if j < len(words) and words[j].text is not None and _SCRIPT_PATH.match(words[j].text):
+            return ScriptCall(words[j], list(words[j + 1:]))
+        return None
+    if _SCRIPT_PATH.match(first) and (first.endswith(".sh") or first.startswith("./")):
+        return ScriptCall(words[i], list(words[i + 1:]))
+    return None
+
+
+def _inline_script_call(script: Any, depth: int) -> ScriptCall | None:
+    """A script run from inside `sh -c "..."`: the first simple command of it that runs one."""
+    from vramlint.cmdline import split_token
+
+    if script.text is None:
+        return None
+    command: list[Any] = []
+    for word in split_token(script) + [None]:
+        if word is None or word.op:
+            found = script_call(command, depth + 1) if command else None
+            if found is not None:
+                return found
+            command = []
+        else:
+            command.append(word)
+    return None
+
+
+def script_token(text: str, file: str) -> Any:
+    """The whole text of a script file as one Token whose words point at their own lines of ``file``."""
+    from vramlint.cmdline import Token
+
+    # a literal block whose content starts on line 1, column 1 (see cmdline._Positions)
+    return Token(text, Location(file, 0, 1), block="|", indent=1, lines=text.splitlines())
+
+
+def script_command(call: ScriptCall, script: Any) -> list[Any]:
+    """The command line that reads like running ``script``: `sh -c SCRIPT PATH ARGS...` ($0 is the path)."""
+    from vramlint.cmdline import Token
+
+    return [Token("sh", call.path.location), Token("-c", call.path.location), script, call.path, *call.args]
+
+
+def read_script_file(host_path: str) -> tuple[str | None, str | None]:
+    """(text, None) of a script in the repository, or (None, why it is not read): through `vramlint.fsread`
+    (a regular file inside the scanned tree), at most MAX_SCRIPT_BYTES. The one place a followed script is
+    read from disk."""
+    from vramlint.fsread import Refusal, read_text
+
+    text = read_text(host_path, limit=MAX_SCRIPT_BYTES)
+    if isinstance(text, Refusal):
+        return None, text.reason
+    return text, None
+
+
+# --- Kubernetes: scripts mounted from ConfigMaps, joined after every file is read -----------------------------
+
+
+@dataclass
+class ScriptRef:
+    """A container that runs a script, to be read once the ConfigMaps of every scanned file are known."""
+
+    doc: Any
+    ctx: Any  # podspec.ObjectContext
+    hit: Any  # podspec.PodSpecHit
+    index: int
+    container: Any
+    call: ScriptCall
+    location: Location  # the container
+    shm_known: bool
+    hidden: str | None  # what to say if the script cannot be read (the container mentions vLLM), else None
+
+
+def resolve_script_refs(refs: list[ScriptRef], configmaps: dict[str, list[Any]], records: Any,
+                        joined: bool = True) -> None:
+    """Read each referenced script from its ConfigMap: a server when it starts vLLM, else a note when the
+    container mentions vLLM (with the reason the server cannot be read). ``joined``: ``configmaps`` holds every
+    scanned file's (False: one document's only, so a ConfigMap not in it is not said to be missing)."""
+    from vramlint.cmdline import yaml_token
+    from vramlint.extract.podspec import config_key_for, configmap_mounts, container_server
+    from vramlint.model import Problem
+
+    for ref in refs:
+        path = ref.call.path.text or ""
+        key = config_key_for(path, configmap_mounts(ref.hit.node, ref.container))
+        cm = None
+        if key is not None:
+            candidates = configmaps.get(key[0], [])
+            cm = next((c for c in candidates if c.file == ref.doc.file), candidates[0] if candidates else None)
+        content = cm.data.get(key[1]) if cm is not None and key is not None else None
+        if not isinstance(content, str):
+            if ref.hidden is not None and not joined and cm is None:
+                records.problems.append(Problem(ref.doc.file, ref.location.line, ref.location.column, ref.hidden,
+                                                level="note"))
+            elif ref.hidden is not None:
+                if key is None:
+                    why = f"the script {path} it runs is not mounted from a ConfigMap (it is in the image)"
+                elif cm is None:
+                    why = (f"the script {path} it runs comes from ConfigMap {key[0]!r} (key {key[1]!r}), which is "
+                           "not among the scanned files (scan the file that defines it)")
+                else:
+                    why = f"the script {path} it runs is key {key[1]!r} of ConfigMap {key[0]!r}, which has no such key"
+                records.problems.append(Problem(ref.doc.file, ref.location.line, ref.location.column,
+                                                f"{ref.hidden}; {why}", level="note"))
+            continue
+        dpath = f"{cm.path}.{key[1]}"
+        script = yaml_token(cm.file, cm.data, key[1], dpath, cm.doc.lines)
+        server, problems = container_server(ref.doc, ref.ctx, ref.hit, ref.index, ref.container,
+                                            command_override=script_command(ref.call, script), args_override=[],
+                                            shm_known=ref.shm_known, records=records, follow_scripts=False)
+        records.problems.extend(p for p in problems if p.level != "note")
+        if server is None:
+            if ref.hidden is not None or "vllm" in content.lower():
+                records.problems.append(Problem(
+                    ref.doc.file, ref.location.line, ref.location.column,
+                    f"runs the script {path} (ConfigMap {key[0]!r} key {key[1]!r} in {cm.file}), which mentions "
+                    "vLLM but starts no vLLM server vramlint can read (a launcher that builds the command at run "
+                    "time); not checked", level="note"))
+            continue
+        server.notes.append(f"the vLLM command line is read from the script {path}: ConfigMap {key[0]!r} key "
+                            f"{key[1]!r} in {cm.file}")
+        records.servers.append(server)
