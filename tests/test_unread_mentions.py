@@ -1,0 +1,54 @@
+"""A file that plainly mentions vLLM but yields no server says so, on the line that mentions it, with the
+reason no server was read; prose that only names vLLM stays silent."""
+
+from pathlib import Path
+
+from vramlint.scan import scan
+
+FIX = Path(__file__).parent / "fixtures" / "mentions"
+
+
+def _note(name):
+    inv = scan([str(FIX / name)])
+    assert inv.servers == []
+    notes = [p for p in inv.problems if p.level == "note"]
+    assert len(notes) <= 1
+    return notes[0] if notes else None
+
+
+def test_unknown_operator_kind_names_the_kind_and_the_line():
+    note = _note("unknown-operator.yaml")
+    assert note.line == 8 and "engine: vllm" in note.message
+    assert "LLMDeployment (serving.example.dev/v1) is not a kind vramlint reads" in note.message
+
+
+def test_values_of_an_unknown_chart():
+    note = _note("values.yaml")
+    assert note.line == 5 and "vllm/vllm-openai" in note.message and "lint the chart itself" in note.message
+
+
+def test_ci_workflow_step():
+    note = _note("workflow.yml")
+    assert note.line == 8 and "CI workflow" in note.message  # not `pip install vllm` on line 7
+
+
+def test_kustomization_image_override():
+    note = _note("kustomization.yaml")
+    assert note.line == 7 and "Kustomization" in note.message and "kustomize build" in note.message
+
+
+def test_prose_mentions_are_not_servers():
+    assert _note("prose.yaml") is None
+
+
+def test_template_that_renders_to_nothing_readable(tmp_path):
+    (tmp_path / "values.yaml").write_text(
+        "server:\n  image: \"vllm/vllm-openai:{{ .Values.tag }}\"\n  {{- if .Values.gpu }}\n  gpus: 1\n  {{- end }}\n")
+    inv = scan([str(tmp_path)])
+    notes = [p for p in inv.problems if "template" in p.message]
+    assert inv.servers == [] and len(notes) == 1 and notes[0].line == 2
+
+
+def test_a_file_with_a_server_gets_no_such_note():
+    inv = scan([str(Path(__file__).parent / "fixtures" / "operators" / "vllmruntime.yaml")])
+    assert len(inv.servers) == 1 and not [p for p in inv.problems if "is not a kind vramlint reads" in p.message]

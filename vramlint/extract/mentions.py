@@ -1,0 +1,86 @@
+"""Files that plainly mention vLLM but yield no server: where they mention it and why no server was read, so a
+scan never ends in a silent "No vLLM server found" for them.
+
+Plain mentions: a vLLM image, a vLLM command (`vllm serve`, `python -m vllm.entrypoints...`), an engine or
+backend setting naming vLLM (`engine: vllm`, `backend: vllm`, `backendType: vllm`), or a custom resource of an
+operator kind that mentions vLLM. A file that only names vLLM in prose (a comment, a description) is not one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_COMMAND = re.compile(r"(?<![\w/.-])(vllm\s+serve\b|-m\s+vllm\.entrypoints\.[\w.]+|vllm\.entrypoints\.openai\.api_server)")
+_IMAGE = re.compile(r"^\s*-?\s*(image|repository|imageName|image_name|newName)\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)",
+                    re.IGNORECASE)
+_ENGINE = re.compile(r"^\s*-?\s*(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:\s*"
+                     r"[\"']?(vllm)[\"']?\s*(#.*)?$", re.IGNORECASE)
+_KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
+_API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
+_WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)
+
+
+@dataclass
+class Mention:
+    line: int
+    what: str  # "a vLLM image", "a vLLM command line", "an engine setting naming vLLM"
+    text: str  # the line as written (trimmed)
+
+
+def first_mention(text: str) -> Mention | None:
+    """The first line that plainly mentions vLLM (comments skipped), or None."""
+    if "vllm" not in text.lower():
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or "vllm" not in line.lower():
+            continue
+        code = line.split(" #", 1)[0]
+        if _IMAGE.match(code):
+            return Mention(number, "a vLLM image", stripped)
+        if _COMMAND.search(code):
+            return Mention(number, "a vLLM command line", stripped)
+        if _ENGINE.match(line):
+            return Mention(number, "an engine setting naming vLLM", stripped)
+    return None
+
+
+def unread_reason(text: str, mention: Mention, templated: bool) -> str:
+    """Why no server was read from a file that mentions vLLM at ``mention`` (one sentence, with the change that
+    makes it read when there is one)."""
+    kinds = _KIND.findall(text)
+    objects = []  # (kind, apiVersion) of each YAML document
+    for chunk in re.split(r"^---.*$", text, flags=re.MULTILINE):
+        kind, api = _KIND.search(chunk), _API.search(chunk)
+        if kind and api:
+            objects.append((kind.group(1), api.group(1)))
+    where = f"{mention.what} at line {mention.line} ({_short(mention.text)})"
+    if templated:
+        return (f"{where}, but no vLLM server could be read: the file is a template whose values are unknown until "
+                "rendered (render it first, e.g. `helm template . | vramlint check -`)")
+    if "Kustomization" in kinds:
+        return (f"{where} in a Kustomization: the servers are in the resources and patches it lists; scan those "
+                "files (or `kustomize build . | vramlint check -`)")
+    custom = [(k, a) for k, a in objects if "/" in a and not _builtin_group(a.split("/")[0])]
+    if custom:
+        kind, api = custom[0]
+        return (f"{where}, but {kind} ({api}) is not a kind vramlint reads (no pod spec with a vLLM command line in "
+                "it): its vLLM server is not checked")
+    if _WORKFLOW.search(text):
+        return (f"{where} in a CI workflow or pipeline: commands in its steps are not read as deployments, so the "
+                "server it starts is not checked")
+    if mention.what == "a vLLM image":
+        return (f"{where}, but no container running it was found: the file's shape is not one vramlint reads "
+                "(a pod spec, a compose service, a known chart's values or operator kind); if it is the values "
+                "of a chart, lint the chart itself")
+    return (f"{where}, but no vLLM server could be read: the file's shape is not one vramlint reads (a pod spec, "
+            "a compose service, a known chart's values or operator kind)")
+
+
+def _builtin_group(group: str) -> bool:
+    return group in ("apps", "batch", "autoscaling", "policy", "v1") or group.endswith(".k8s.io")
+
+
+def _short(line: str, limit: int = 60) -> str:
+    return line if len(line) <= limit else line[: limit - 3] + "..."
