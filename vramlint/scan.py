@@ -271,9 +271,9 @@ def _join(col: _Collector) -> None:
 
     rec = col.records
     if rec.script_refs:
-        from vramlint.extract import scripts  # scripts run from ConfigMaps, in any scanned files
+        from vramlint.extract import script_refs  # scripts run from ConfigMaps, in any scanned files
 
-        scripts.resolve_script_refs(rec.script_refs, _configmaps_by_name(col), rec)
+        script_refs.resolve_script_refs(rec.script_refs, _configmaps_by_name(col), rec)
     servers: list[Server] = list(rec.servers)
     joined, problems, refs = kserve.join(rec.runtimes, rec.inference_services)
     servers.extend(joined)

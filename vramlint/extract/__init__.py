@@ -115,12 +115,12 @@ def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
     from vramlint.extract import kserve
 
     if records.script_refs:
-        from vramlint.extract import scripts
+        from vramlint.extract import script_refs
 
         by_name: dict[str, list] = {}
         for cm in records.configmaps:
             by_name.setdefault(cm.name, []).append(cm)
-        scripts.resolve_script_refs(records.script_refs, by_name, records, joined=False)
+        script_refs.resolve_script_refs(records.script_refs, by_name, records, joined=False)
     servers = list(records.servers)
     servers.extend(kserve.standalone_servers(records.runtimes, records.inference_services))
     if records.llmaz:

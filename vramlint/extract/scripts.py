@@ -5,7 +5,7 @@ A command runs a script when it is `bash|sh [options] PATH [ARGS]`, a path endin
 `./`, or such a command inside `bash -c "..."`. The script's text comes from:
 
 - a ConfigMap key mounted at the script's path (`podspec.configmap_mounts`), when the ConfigMap is among the
-  scanned files (joined after every file is read: `resolve_script_refs`);
+  scanned files (joined after every file is read: `script_refs.resolve_script_refs`);
 - for compose, the file the path names beside the compose file (or through a bind mount), when `vramlint.fsread`
   reads it (a regular file inside the scanned tree; `read_script_file`, the one place a script is read).
 
@@ -119,54 +119,3 @@ class ScriptRef:
     location: Location  # the container
     shm_known: bool
     hidden: str | None  # what to say if the script cannot be read (the container mentions vLLM), else None
-
-
-def resolve_script_refs(refs: list[ScriptRef], configmaps: dict[str, list[Any]], records: Any,
-                        joined: bool = True) -> None:
-    """Read each referenced script from its ConfigMap: a server when it starts vLLM, else a note when the
-    container mentions vLLM (with the reason the server cannot be read). ``joined``: ``configmaps`` holds every
-    scanned file's (False: one document's only, so a ConfigMap not in it is not said to be missing)."""
-    from vramlint.cmdline import yaml_token
-    from vramlint.extract.podspec import config_key_for, configmap_mounts, container_server
-    from vramlint.model import Problem
-
-    for ref in refs:
-        path = ref.call.path.text or ""
-        key = config_key_for(path, configmap_mounts(ref.hit.node, ref.container))
-        cm = None
-        if key is not None:
-            candidates = configmaps.get(key[0], [])
-            cm = next((c for c in candidates if c.file == ref.doc.file), candidates[0] if candidates else None)
-        content = cm.data.get(key[1]) if cm is not None and key is not None else None
-        if not isinstance(content, str):
-            if ref.hidden is not None and not joined and cm is None:
-                records.problems.append(Problem(ref.doc.file, ref.location.line, ref.location.column, ref.hidden,
-                                                level="note"))
-            elif ref.hidden is not None:
-                if key is None:
-                    why = f"the script {path} it runs is not mounted from a ConfigMap (it is in the image)"
-                elif cm is None:
-                    why = (f"the script {path} it runs comes from ConfigMap {key[0]!r} (key {key[1]!r}), which is "
-                           "not among the scanned files (scan the file that defines it)")
-                else:
-                    why = f"the script {path} it runs is key {key[1]!r} of ConfigMap {key[0]!r}, which has no such key"
-                records.problems.append(Problem(ref.doc.file, ref.location.line, ref.location.column,
-                                                f"{ref.hidden}; {why}", level="note"))
-            continue
-        dpath = f"{cm.path}.{key[1]}"
-        script = yaml_token(cm.file, cm.data, key[1], dpath, cm.doc.lines)
-        server, problems = container_server(ref.doc, ref.ctx, ref.hit, ref.index, ref.container,
-                                            command_override=script_command(ref.call, script), args_override=[],
-                                            shm_known=ref.shm_known, records=records, follow_scripts=False)
-        records.problems.extend(p for p in problems if p.level != "note")
-        if server is None:
-            if ref.hidden is not None or "vllm" in content.lower():
-                records.problems.append(Problem(
-                    ref.doc.file, ref.location.line, ref.location.column,
-                    f"runs the script {path} (ConfigMap {key[0]!r} key {key[1]!r} in {cm.file}), which mentions "
-                    "vLLM but starts no vLLM server vramlint can read (a launcher that builds the command at run "
-                    "time); not checked", level="note"))
-            continue
-        server.notes.append(f"the vLLM command line is read from the script {path}: ConfigMap {key[0]!r} key "
-                            f"{key[1]!r} in {cm.file}")
-        records.servers.append(server)
