@@ -66,8 +66,9 @@ def _group_check(assessment, ctx, group, world, needed, where):
             assessment,
             f"{needed} needs {world} GPUs, but the {group.kind} gives the engine {total} ({group.describe()}): "
             "vLLM stops at start-up (Ray: \"The number of required GPUs exceeds the total number of available GPUs "
-            f"in the placement group\").{why} Give the group {world} GPUs (more workers or GPUs per pod), or lower "
-            "the parallel size",
+            f"in the placement group\").{why} "
+            + (f"Fix: {group.fix}" if group.fix else
+               f"Give the group {world} GPUs (more workers or GPUs per pod), or lower the parallel size"),
             where,
         )
     elif absent:

@@ -805,6 +805,7 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     # ---- max_model_len (ModelConfig._get_and_verify_max_len)
     derived = model.max_position_embeddings or 2048
     user_len = parse_len(args.get("max_model_len"))
+    auto_fit = str(args.get("max_model_len")).strip().lower() in ("auto", "-1")
     if user_len is not None and user_len > 0:
         max_model_len = user_len
         src.setdefault("max_model_len", "--max-model-len")
@@ -1124,6 +1125,16 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         else:
             needed, _ = per_request_blocks(max_model_len)
             available = num_blocks * per_block_pool if num_override else kv_bytes
+            if needed > available and auto_fit:
+                # --max-model-len auto (-1): vLLM fits the context to the KV cache instead of refusing to start
+                estimated = _estimate_max_len(per_request_blocks, available, max_model_len)
+                if estimated > 0:
+                    notes.append(f"--max-model-len auto: vLLM fits the context to the KV cache, {estimated} tokens "
+                                 f"instead of the model's {max_model_len}")
+                    src["max_model_len"] = f"auto-fit to the KV cache (model maximum {max_model_len})"
+                    max_model_len = estimated
+                    needed = available
+                    concurrency = 1.0  # the fitted context is what one request can hold
             if needed > available:
                 estimated = _estimate_max_len(per_request_blocks, available, max_model_len)
                 errors.append({

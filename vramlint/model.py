@@ -94,6 +94,7 @@ class EngineGroup:
     kind: str  # "Ray cluster" | "LeaderWorkerSet group"
     members: list[GroupMember] = field(default_factory=list)
     source: str = ""  # which operator behaviour this follows (KubeRay / LWS version)
+    fix: str = ""  # what gives the engine more GPUs, in the operator's terms (default: more workers or GPUs per pod)
     # YAML paths of containers whose command the operator writes (KubeRay's `ray start`): no vLLM server there
     ray_only: list[str] = field(default_factory=list)
 

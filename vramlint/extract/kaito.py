@@ -7,6 +7,14 @@ the GPU model and count) or a MIG slice (`resource.partition`), and optionally a
 that mapping to vLLM's command line as `--KEY str(VALUE)`, after its own defaults. vLLM is KAITO's default
 runtime; the annotation `kaito.sh/runtime: transformers` selects Hugging Face Transformers instead.
 
+KAITO sets vLLM's parallelism and context length itself (pkg/model/interface.go `buildVLLMInferenceCommand` /
+`configureParallelism`, KAITO 056b828 and the releases since it moved sizing to the operator): tensor
+parallelism is the node's GPU count (a model under half of one GPU runs data parallel instead, one engine per
+GPU), pipeline parallelism the node count when the workspace spans several nodes (`resource.count`, over a Ray
+cluster of its StatefulSet pods), and `--max-model-len auto` (earlier releases probed the longest context that
+fits, `kaito_max_probe_steps`): the context is fitted to the KV cache rather than refused. Keys of the inference
+config's `vllm:` block are appended after KAITO's own flags, so a `tensor-parallel-size` there wins.
+
 `MultiRoleInference` (kaito.sh/v1alpha1, prefill/decode disaggregation) is read as the InferenceSets its
 controller creates (pkg/controllers/multiroleinference/controller.go, `reconcileInferenceSet`, KAITO 056b828 of
 2026-08-21): one per role, named `<name>-<role type>`, with the role's `replicas` and `instanceType`, the preset
@@ -108,6 +116,11 @@ def extract_kaito(doc: Any, obj: Any, path: str, records: Records) -> None:
     elif is_map(inference.get("template")):
         return  # a custom pod template: KAITO runs it as written (not read here)
     server.gpu = _gpu(file, body, bpath)
+    resource = body.get("resource")
+    nodes = to_int(resource.get("count")) if is_map(resource) and "count" in resource else 1
+    kaito_parallelism(server, nodes, value_location(file, resource, "count", join_path(join_path(bpath, "resource"),
+                                                                                       "count"))
+                      if is_map(resource) and "count" in resource else None)
     config_name = scalar_text(inference.get("config"))
     if config_name:
         loc = value_location(file, inference, "config", join_path(ipath, "config"))
@@ -119,6 +132,38 @@ def extract_kaito(doc: Any, obj: Any, path: str, records: Records) -> None:
     server.notes.append("KAITO's runner sets gpu-memory-utilization to the GPU's free memory less 600 MiB, at most "
                         "0.95, unless the inference config sets it")
     records.servers.append(server)
+
+
+def kaito_parallelism(server: Server, nodes: int | None, nodes_location: Location | None) -> None:
+    """The flags KAITO's operator writes for parallelism and context length (see the module docstring); the
+    inference config, applied later, overrides them as KAITO's runner does."""
+    from vramlint.model import EngineGroup, GroupMember
+
+    gpu = server.gpu
+    per_node = gpu.count if gpu is not None and gpu.mig_profile is None else (1 if gpu is not None else None)
+    where = (gpu.count_location or gpu.location) if gpu is not None else None
+    server.args["max_model_len"] = "auto"
+    if where is not None:
+        server.arg_locations["max_model_len"] = where
+    if per_node is None:
+        return
+    server.args["tensor_parallel_size"] = per_node
+    if where is not None:
+        server.arg_locations["tensor_parallel_size"] = where
+    said = f"KAITO sets --tensor-parallel-size {per_node} (the node's GPUs)"
+    if nodes and nodes > 1:
+        server.args["pipeline_parallel_size"] = nodes
+        server.args["distributed_executor_backend"] = "ray"
+        if nodes_location is not None:
+            server.arg_locations["pipeline_parallel_size"] = nodes_location
+        said += f" and --pipeline-parallel-size {nodes} (resource.count nodes, one Ray cluster)"
+    server.engine_group = EngineGroup(
+        kind="KAITO workspace", members=[GroupMember("node", nodes, per_node, location=where)],
+        source="KAITO pkg/model/interface.go configureParallelism (056b828)",
+        fix="choose an instanceType with more GPUs or more nodes (resource.count), or remove the parallel sizes "
+            "from the inference config: KAITO sets them from the nodes' GPUs")
+    server.notes.append(said + " and --max-model-len auto (the context fitted to the KV cache); the inference "
+                        "config's vllm: keys are appended after these and win")
 
 
 def _gpu(file: str, body: Any, bpath: str) -> GpuRequest | None:
@@ -219,6 +264,7 @@ def extract_multirole(doc: Any, obj: Any, path: str, records: Records) -> None:
                 server.notes.append(f"KAITO preset {model_name!r}: which Hub model it serves is not known to "
                                     "vramlint; add a model alias for it")
         server.gpu = _resource_gpu(file, role, rpath)  # a role carries instanceType as a Workspace's resource does
+        kaito_parallelism(server, 1, None)
         config_name = scalar_text(role.get("runtimeConfig"))
         if config_name:
             loc = value_location(file, role, "runtimeConfig", join_path(rpath, "runtimeConfig"))
