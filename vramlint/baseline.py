@@ -84,12 +84,15 @@ def write_baseline(path: str, findings: list[Finding]) -> int:
     return sum(counts.values())
 
 
+MAX_BASELINE_BYTES = 64 * 2**20  # a baseline of a very large repository is a few megabytes
+
+
 def read_baseline(path: str) -> Counter[Identity]:
     """The identities recorded in a baseline file, with their counts."""
     from vramlint.fsread import Refusal, read_text
 
     # named by the user, so not confined to the scanned paths; but a regular file of bounded size
-    text = read_text(path, limit=64 * 2**20, check_inside=False)
+    text = read_text(path, limit=MAX_BASELINE_BYTES, check_inside=False)
     if isinstance(text, Refusal):
         if text.missing:
             raise BaselineError(f"{path}: baseline file not found (create it with --write-baseline {path})")

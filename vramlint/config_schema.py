@@ -107,8 +107,9 @@ def config_model() -> Any:
         )
         offline: bool = Field(False, description="Never ask the Hugging Face Hub (also: HF_HUB_OFFLINE=1).")
         render_helm: bool = Field(
-            False, description="Render Helm charts with Helm (helm-python-sdk or a helm binary on PATH) when "
-            "available; without either, charts are evaluated without Helm."
+            False, description="Not applied from a file in the scanned repository: a configuration file cannot make "
+            "vramlint run Helm (pass --render-helm, or the action's render-helm input). Kept so that such a file "
+            "still validates; vramlint says where it was ignored."
         )
         helm_values: list[Glob] = Field(
             default_factory=list, description="Values files applied to every scanned Helm chart, in order, as "

@@ -1,0 +1,59 @@
+"""docs/security.md is true: the caps it quotes are the code's, the message it shows is what vramlint prints,
+the files it points to exist, and the switches it says only the command line can turn on have no
+configuration key."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+
+
+def test_quoted_caps_are_the_codes():
+    import inspect
+
+    from vramlint import baseline, fsread
+    from vramlint.helm import chart, extract_charts, render
+
+    assert fsread.MAX_FILE_BYTES == 5 * 2**20 and "up to 5 MiB (`MAX_FILE_BYTES`)" in DOC
+    assert chart.MAX_TEMPLATE_BYTES == 1_000_000 and "chart template is read up to 1 MB" in DOC
+    assert baseline.MAX_BASELINE_BYTES == 64 * 2**20 and "baseline file is read up to 64 MiB" in DOC
+    assert (render.COPY_MAX_FILES, render.COPY_MAX_BYTES) == (5000, 64 * 2**20)
+    assert "at most 5,000 files and 64 MiB in all" in " ".join(DOC.split())
+    assert inspect.signature(extract_charts).parameters["timeout_s"].default == 60.0 and "(60 s per chart)" in DOC
+
+
+def test_files_it_points_to_exist():
+    for path in set(re.findall(r"`(vramlint/[\w/]+\.py)`", DOC)):
+        assert (ROOT / path).is_file(), path
+
+
+def test_switches_only_the_command_line_turns_on():
+    from vramlint.config import shipped_schema
+
+    keys = shipped_schema()["properties"]
+    assert "rules-dir" not in keys and "rules_dir" not in keys
+    assert "cannot make vramlint run Helm" in keys["render-helm"]["description"]
+    action = (ROOT / "action.yml").read_text(encoding="utf-8")
+    assert "  render-helm:\n" in action and "--render-helm" in action
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="needs Linux /proc")
+def test_the_refusal_it_shows_is_what_vramlint_prints(tmp_path):
+    shown = re.search(r"`(compose\.yaml:4:15: VRL102 \[warning\] env_file /proc/self/environ is\s+outside the "
+                      r"scanned tree) \.\.\.", DOC)
+    assert shown, "the example finding is missing from docs/security.md"
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n    env_file: /proc/self/environ\n"
+        '    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]\n')
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--gpu", "L4"],
+                          cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert " ".join(shown.group(1).split()) in proc.stdout
