@@ -17,7 +17,7 @@ over all the files at once (as a user scanning a checkout would), then prints:
 - error precision and recall: an error finding matches an expected error by file, line (+-2) and rule; findings
   on an `uncertain` line are left out of both; error findings near a `not_errors` line are listed apart;
 - the share of found servers with a Hub model id that got a `budget` or a `gpu_requirement`;
-- identical advice repeated: findings whose (rule, message) text is the same for several servers;
+- identical advice repeated: notes and warnings whose (rule, message) text is the same for several servers;
 and, as its last line, all of these in one line.
 """
 
@@ -280,7 +280,9 @@ def main() -> int:
     texts = Counter()
     within = 0
     for server in check.get("servers", []):
-        seen = Counter((f.get("rule"), f.get("message")) for f in server.get("findings", []))
+        # advice: notes and warnings (an error repeated on several servers is several defects)
+        seen = Counter((f.get("rule"), f.get("message")) for f in server.get("findings", [])
+                       if f.get("level") in ("note", "warning"))
         within += sum(n - 1 for n in seen.values() if n > 1)
         texts.update(seen.keys())
     repeated = {k: n for k, n in texts.items() if n > 1}
