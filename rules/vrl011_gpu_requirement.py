@@ -9,7 +9,8 @@ GPUs whose own budget starts, and the ones where it does not (too little memory,
 capability the release or the quantization kernels do not support), are named by memory, cloud GPUs first;
 `vramlint explain --format json` lists them all under `gpu_requirement`.
 
-The note is a warning when no GPU in the catalog is large enough (more tensor parallelism or a shorter
+Servers with the same model and settings (replicas of one chart, one manifest per cluster) get one note, on
+the first, naming where else it applies. The note is a warning when no GPU in the catalog is large enough (more tensor parallelism or a shorter
 `max_model_len` is needed). Failures that hold on every GPU (weights larger than the largest GPU at this
 tensor-parallel size, a `max_model_len` above the model's, a flag the release refuses) are VRL005 errors,
 and this rule then says nothing. Once the GPU is known (a node selector on `nvidia.com/gpu.product`, an
@@ -46,10 +47,32 @@ LEVEL = "note"
 OPTIONS: dict = {}
 
 
-def check(assessment, ctx):
+def check_all(assessments, ctx):
+    """One note per distinct requirement: servers with the same model and settings (replicas of one chart, the
+    same file for several clusters) need the same, said once with where else it applies."""
+    groups: dict[tuple, list] = {}
+    for assessment in assessments:
+        said = _requirement(assessment)
+        if said is not None:
+            groups.setdefault(said, []).append(assessment)
+    for (message, level), members in groups.items():
+        first = members[0]
+        others = [f"{a.server.file}:{_location(a).line}" for a in members[1:]]
+        if others:
+            shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            message += f" (the same for {len(others)} more server{'s' if len(others) > 1 else ''} with these settings: {shown})"
+        yield ctx.finding(first, message, _location(first), level=level)
+
+
+def _location(assessment):
+    return arg_location(assessment.server, "gpu")
+
+
+def _requirement(assessment) -> tuple[str, str] | None:
+    """(message, level) of the server's requirement, or None when there is nothing to say."""
     req = assessment.gpu_requirement
     if req is None or req.min_total_gib is None or req.errors:
-        return  # nothing to size, or VRL005 reports what fails on every GPU
+        return None  # nothing to size, or VRL005 reports what fails on every GPU
     from vramlint import gpus
     from vramlint.requirement import describe
 
@@ -62,14 +85,9 @@ def check(assessment, ctx):
         at += f" on {req.gpus_per_engine} GPUs per engine"
     if "gpu_memory_utilization" in server.args:
         at += f" and --gpu-memory-utilization {req.gpu_memory_utilization:g}"
-    message = f"needs >= {req.min_total_gib:.1f} GiB per GPU to start at {at}"
-    location = arg_location(server, "gpu")
+    message = f"{server.model}: needs >= {req.min_total_gib:.1f} GiB per GPU to start at {at}"
     if not req.fits:
         largest = gpus.catalog_specs()[-1]
-        yield ctx.finding(
-            assessment,
-            f"{message}: more than any GPU in vramlint's catalog (the largest, {largest.name}, has "
-            f"{largest.total_gib:.2f} GiB). Raise --tensor-parallel-size or lower --max-model-len",
-            location, level="warning")
-        return
-    yield ctx.finding(assessment, f"{message} ({describe(req.fits, req.does_not_fit, req.why_not)})", location)
+        return (f"{message}: more than any GPU in vramlint's catalog (the largest, {largest.name}, has "
+                f"{largest.total_gib:.2f} GiB). Raise --tensor-parallel-size or lower --max-model-len", "warning")
+    return f"{message} ({describe(req.fits, req.does_not_fit, req.why_not)})", "note"

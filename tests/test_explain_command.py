@@ -81,3 +81,28 @@ def test_kv_line_of_a_model_with_several_layer_groups(capsys):
     assert f"{budget['num_gpu_blocks']} blocks of {budget['block_size']} tokens shared by the layer groups" in line
     assert f"= {budget['kv_tokens']} tokens as vLLM reports them" in line
     assert "blocks x" not in line
+
+
+def test_a_gpu_not_named_gets_a_requirement_in_json_and_text(capsys):
+    argv = ["--offline", "--vllm-version", "0.10.2", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct",
+            "--max-model-len", "16384"]
+    code, out = run(capsys, "--format", "json", *argv)
+    doc = json.loads(out)
+    (server,) = doc["servers"]
+    req = server["gpu_requirement"]
+    assert code == 0 and server["budget"] is None
+    assert req["min_total_gib"] > 16 and "L4" in req["fits"] and "T4" in req["does_not_fit"]
+    assert req["max_model_len"] == 16384 and req["needs_gib"]["one_request_kv"] == 2.0
+    assert [g["cause"] for g in doc["unchecked"]] == ["gpu-not-said"]
+    code, out = run(capsys, *argv)
+    assert f"needs >= {req['min_total_gib']:.1f} GiB per GPU" in out and "KV of one 16384-token request" in out
+    assert "does not start (the weights do not fit): " in out and "T4" in out
+    assert out.count("set `gpu:` in .vramlint.yaml") == 1
+
+
+def test_a_fleet_shows_the_budget_on_each_gpu(capsys):
+    code, out = run(capsys, "--offline", "--gpu", "L4,L40S", "--vllm-version", "0.10.2", "--format", "json", "--",
+                    "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct")
+    (server,) = json.loads(out)["servers"]
+    assert [b["gpu"] for b in server["fleet"]] == ["L4", "L40S"] and server["budget"]["gpu"] == "L4"
+    assert [b["starts"] for b in server["fleet"]] == [False, True]

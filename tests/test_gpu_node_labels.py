@@ -98,3 +98,10 @@ def test_preferred_affinity_is_not_evidence(tmp_path):
                   - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L4]}"""
     a = _assessed(tmp_path, affinity)
     assert a.gpu is None and a.gpu_requirement is not None
+
+
+def test_a_name_several_gpus_answer_to_is_a_fleet_of_them(tmp_path):
+    a = _assessed(tmp_path, "      nodeSelector: {karpenter.azure.com/sku-gpu-name: A100}")
+    assert [b.gpu for b in a.fleet] == ["A100-40GB", "A100-80GB"]
+    assert "comes in several sizes" in a.budget.sources["gpu"]
+    assert not any(u.startswith("GPU") for u in a.unresolved)

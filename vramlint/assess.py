@@ -212,6 +212,11 @@ def _fleet(server: Server, options: ResolveOptions) -> tuple[list[GpuSpec], dict
     where = ""
     if fleet_wanted(server, options):
         names, where = list(req.fleet or []), req.evidence or "deployment"
+    elif req is not None and req.type and gpu_catalog.lookup(req.type) is None and \
+            len(gpu_catalog.ambiguous_candidates(req.type)) > 1:
+        # a name several catalog GPUs answer to ("A100": 40 or 80 GB): the pods may land on either
+        names = gpu_catalog.ambiguous_candidates(req.type)
+        where = f"{req.evidence or 'deployment'} ({req.type} comes in several sizes)"
     elif len(options.default_gpu_fleet) > 1 and not (req is not None and (req.type or req.mig_profile)):
         names, where = list(options.default_gpu_fleet), "--gpu / configuration (a list: any of these)"
     specs = []

@@ -111,6 +111,15 @@ def ambiguity(name: str) -> str | None:
     return _catalog()["ambiguous"].get(_normalize(_SUFFIX_RE.sub("", name or "")))
 
 
+def ambiguous_candidates(name: str) -> list[str]:
+    """The catalog GPUs an ambiguous name may be ("A100" -> A100-40GB, A100-80GB), as its catalog entry says."""
+    why = ambiguity(name)
+    if not why:
+        return []
+    specs = _catalog()["specs"]
+    return [word for word in re.findall(r"[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]", why) if word in specs]
+
+
 def total_source(name: str) -> str | None:
     """Where the catalog's total memory for this GPU comes from (a log URL, or how it was estimated)."""
     return _catalog()["sources"].get(name)

@@ -78,6 +78,11 @@ class UncheckedGroup:
                 "message": self.text()}
 
 
+def singular(what: str) -> str:
+    """A cause's text for one server: "do not say their GPU" -> "does not say its GPU"."""
+    return _singular(what)
+
+
 def _singular(what: str) -> str:
     for plural, single in (("do not say their", "does not say its"), ("set no", "sets no"), ("name ", "names "),
                            ("load ", "loads "), ("run on", "runs on"), ("where they run", "where it runs")):

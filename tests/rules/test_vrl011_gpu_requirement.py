@@ -103,3 +103,11 @@ def test_node_affinity_with_several_gpu_products_is_a_fleet(lint):
     assert "nvidia.com/gpu.product" in a.server.gpu.evidence
     [error] = result.of("VRL005")
     assert error.message.startswith("on L4 ")
+
+
+def test_servers_with_the_same_settings_get_one_note(lint):
+    [finding] = lint("vrl011/two_alike.yaml", rule="VRL011").of("VRL011")
+    second = line_of("vrl011/two_alike.yaml", "name: green") + 8  # its nvidia.com/gpu line
+    assert finding.message.startswith("Qwen/Qwen2.5-7B-Instruct: needs >= ")
+    assert finding.message.endswith(f"(the same for 1 more server with these settings: "
+                                    f"{finding.location.file}:{second})")

@@ -156,6 +156,10 @@ def run(args: argparse.Namespace) -> int:
 
         out = inventory.to_json()
         out["servers"] = [a.to_json() for a in assessments]
+        from vramlint.unchecked import summarise
+
+        # why servers have no budget, once per cause with its fix (each server's `unresolved` says its own)
+        out["unchecked"] = [g.to_json() for g in summarise(assessments)]
         sys.stdout.write(json_safe(json.dumps(out, indent=2, default=str)))
         sys.stdout.write("\n")
     else:
@@ -213,8 +217,14 @@ def render_text(assessments, inventory=None) -> str:
             lines.append("")
             continue
         if b is None:
-            for why in a.unresolved:
-                lines.append(f"  unresolved: {why}")
+            from vramlint.unchecked import CAUSES, causes, singular
+
+            found = causes(a)
+            for cause, item in found:
+                lines.append(f"  not checked: it {singular(CAUSES[cause][0])}" + (f" ({item})" if item else ""))
+            if not found:  # nothing a summary cause covers (a budget that could not be computed, ...)
+                for why in a.unresolved:
+                    lines.append(f"  unresolved: {why}")
             lines.append("")
             continue
         _budget_lines(a, b, lines)
@@ -225,6 +235,13 @@ def render_text(assessments, inventory=None) -> str:
             lines.append(f"problem: {where}: {p.message}")
     if not assessments:
         lines.append("no vLLM servers found")
+    from vramlint.unchecked import summarise
+
+    groups = summarise(assessments)
+    if groups:
+        count = len({where for g in groups for where in g.servers})
+        lines.append(f"Servers without a memory budget ({count}), by cause:")
+        lines.extend(f"  - {g.text()}" for g in groups)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
