@@ -383,7 +383,7 @@ class GpuRequirement:
     vllm_version: str
     needs: dict[str, float]  # GiB per GPU: weights, non_torch, activation, cudagraph, one_request_kv
     errors: list[dict[str, Any]] = field(default_factory=list)
-    reference: Budget | None = None  # the budget on the smallest GPU that fits (else the largest in the catalog)
+    reference: Budget | None = None  # the budget on the smallest GPU that fits (else the smallest need)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -83,9 +83,10 @@ def summarise(budgets: list[Budget]) -> GpuRequirement:
     why_not = {b.gpu: _why_not(b) for b in budgets if not b.starts}
     # the memory need, on GPUs whose other checks (compute capability, dtype, kernels) pass
     usable = [b for b, c in zip(budgets, codes, strict=True) if c <= MEMORY_CODES | everywhere] or budgets
-    need = min(_memory_need(b) for b in usable)
+    smallest = min(usable, key=_memory_need)  # its terms add up to the requirement
+    need = _memory_need(smallest)
     impossible = any(e.get("code") not in MEMORY_CODES for e in errors)
-    reference = next((b for b in budgets if b.starts), None) or min(usable, key=_memory_need)
+    reference = next((b for b in budgets if b.starts), None) or smallest
     return GpuRequirement(
         min_total_gib=None if impossible else math.ceil(need * 10 - 1e-6) / 10,
         fits=fits,
@@ -95,9 +96,9 @@ def summarise(budgets: list[Budget]) -> GpuRequirement:
         gpus_per_engine=reference.gpus,
         gpu_memory_utilization=reference.gpu_memory_utilization,
         vllm_version=reference.vllm_version,
-        needs={"weights": reference.weights_gib, "non_torch": reference.non_torch_gib,
-               "activation": reference.activation_gib, "cudagraph": reference.cudagraph_gib,
-               "one_request_kv": round(reference.one_request_kv_gib, 2)},
+        needs={"weights": smallest.weights_gib, "non_torch": smallest.non_torch_gib,
+               "activation": smallest.activation_gib, "cudagraph": smallest.cudagraph_gib,
+               "one_request_kv": round(smallest.one_request_kv_gib, 2)},
         errors=errors,
         reference=reference,
     )

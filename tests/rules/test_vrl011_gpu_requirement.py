@@ -111,3 +111,9 @@ def test_servers_with_the_same_settings_get_one_note(lint):
     assert finding.message.startswith("Qwen/Qwen2.5-7B-Instruct: needs >= ")
     assert finding.message.endswith(f"(the same for 1 more server with these settings: "
                                     f"{finding.location.file}:{second})")
+
+
+def test_the_terms_explain_shows_add_up_to_the_requirement(lint):
+    req = lint("vrl011/fail_full_context.yaml", rule="VRL011").assessments[0].gpu_requirement
+    total = sum(req.needs.values()) / req.gpu_memory_utilization
+    assert req.min_total_gib - 0.1 <= total <= req.min_total_gib + 0.02

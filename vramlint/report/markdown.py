@@ -48,6 +48,10 @@ def render(report: Report, color: bool = False) -> str:
                 gpu = f"{budget.gpus}× {budget.gpu}" if budget.gpus > 1 else budget.gpu
             elif a.gpu is not None:
                 gpu = a.gpu.name
+            elif a.gpu_requirement is not None and a.gpu_requirement.min_total_gib is not None:
+                gpu = f"not named (needs ≥ {a.gpu_requirement.min_total_gib:.1f} GiB)"
+            if a.fleet:
+                gpu = " / ".join(b.gpu for b in a.fleet)
             concurrency = "?" if budget is None else f"{budget.max_concurrency:.2f}x @ {budget.max_model_len:,}"
             active = [f for f in by_server.get(server.key, []) if not f.suppressed]
             found = ", ".join(f"{_ICON.get(f.level, '')} {f.rule_id}" for f in active) or "none"
