@@ -112,10 +112,35 @@ def test_split_helm_output_by_source_comments():
     assert "kind: A" in out["c/templates/a.yaml"]
 
 
-def test_helm_error_messages_point_at_template_file_and_line():
+def test_helm_error_messages_point_at_template_file_and_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for path in ("deploy/mychart/templates/req.yaml", "c/charts/sub/templates/d.yaml", "c/Chart.yaml"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x: 1\n")
     p = helm_error_problem('Error: template: mychart/templates/req.yaml:8:12: executing "mychart/templates/'
                            'req.yaml" at <required "x" .Values.x>: error calling required: x', "deploy/mychart",
                            "mychart")
     assert (p.file, p.line, p.column) == ("deploy/mychart/templates/req.yaml", 8, 12)
     p = helm_error_problem("execution error at (mychart/charts/sub/templates/d.yaml:3:1): boom", "c", "mychart")
     assert (p.file, p.line) == ("c/charts/sub/templates/d.yaml", 3)
+    # a template Helm names that is not a file of the chart (inside a packaged subchart), or a path that leaves it
+    for message in ("execution error at (mychart/charts/pkg/templates/x.yaml:3:1): boom",
+                    "execution error at (mychart/../../etc/passwd:3:1): boom"):
+        p = helm_error_problem(message, "c", "mychart")
+        assert (p.file, p.line) == ("c/Chart.yaml", None), message
+
+
+def test_a_helm_crash_is_reported_on_the_chart_not_on_helms_source_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "Chart.yaml").write_text("name: mychart\n")
+    stderr = ("panic: runtime error: invalid memory address or nil pointer dereference\n"
+              "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1a2b3c]\n\n"
+              "goroutine 1 [running]:\n"
+              "helm.sh/helm/v3/pkg/engine.(*Engine).render(0xc000123)\n"
+              "\t/home/runner/work/helm/helm/pkg/engine/engine.go:345 +0x1d\n"
+              "main.main()\n\t/home/runner/work/helm/helm/cmd/helm/helm.go:83 +0x2f\n")
+    p = helm_error_problem(stderr, "c", "mychart")
+    assert (p.file, p.line) == ("c/Chart.yaml", None)
+    assert "panic: runtime error: invalid memory address" in p.message
+    assert "engine.go" not in p.message and "goroutine" not in p.message

@@ -66,6 +66,11 @@ def extract_charts(
     notes: list[str] = []
     said_skip = False
     for chart_dir in dict.fromkeys(chart_dirs):
+        import time
+
+        from vramlint.helm.gotmpl import CHART_SECONDS
+
+        deadline = time.monotonic() + CHART_SECONDS  # for all of this chart's sets of values together
         if isinstance(values_overlays, Mapping):
             given = list(values_overlays.get(chart_dir, []))
         else:
@@ -85,7 +90,7 @@ def extract_charts(
                     notes.append(f"Helm rendering skipped: {why_not}; charts were evaluated without Helm")
                     said_skip = True
             if res is None:
-                res = extract_chart(chart_dir, overlays, variant)
+                res = extract_chart(chart_dir, overlays, variant, deadline=deadline)
             servers.extend(res.servers)
             problems.extend(res.problems)
             notes.extend(n for n in res.notes if n not in notes)

@@ -15,7 +15,14 @@ from typing import Any
 
 from vramlint.fsread import Refusal, is_inside, read_text
 from vramlint.helm import gotmpl
-from vramlint.helm.gotmpl import UNKNOWN_MARKER, Evaluator, TemplateError, TemplateSource, TStr
+from vramlint.helm.gotmpl import (
+    UNKNOWN_MARKER,
+    BudgetExceeded,
+    Evaluator,
+    TemplateError,
+    TemplateSource,
+    TStr,
+)
 from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values
 from vramlint.model import Location, Problem, Server
 
@@ -206,7 +213,8 @@ def _condition(data: dict, cond: str) -> bool | None:
     return None
 
 
-def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME) -> list[ChartRender]:
+def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
+                 deadline: float | None = None) -> list[ChartRender]:
     """Evaluate every template of the chart (and its subcharts) with the bounded evaluator."""
     pairs = _all_charts(chart, vals)
     # Helm shares `define`s across a chart and its subcharts.
@@ -232,12 +240,19 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME) -> lis
             except TemplateError as exc:
                 problems_by_chart[ci].append(_problem_at(sources, exc))
                 continue
+            except RecursionError:
+                problems_by_chart[ci].append(Problem(display, 1, 1, "template not evaluated: its blocks are nested "
+                                                     "too deeply for vramlint to read"))
+                continue
             parsed[tid] = nodes
             for name, body in defs.items():
                 defines[name] = (tid, body)
     out: list[ChartRender] = []
+    chart_steps = 0
+    stopped: list[str] = []  # templates left out once a limit of the whole chart was reached
     for ci, (c, v) in enumerate(pairs):
-        ev = Evaluator(sources, defines, gotmpl.to_go_number(v.data), v.origins, _root_extra(c, release))
+        ev = Evaluator(sources, defines, gotmpl.to_go_number(v.data), v.origins, _root_extra(c, release),
+                       chart_steps=chart_steps, deadline=deadline)
         rendered: list[Rendered] = []
         for tid, nodes in parsed.items():
             if owners[tid] != ci:
@@ -245,25 +260,49 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME) -> lis
             base = os.path.basename(sources[tid].name)
             if base.startswith("_") or base == "NOTES.txt":
                 continue
-            ev.steps = 0
+            if stopped:
+                stopped.append(sources[tid].display)
+                continue
+            ev.start_template()
             try:
                 output = ev.render(tid, nodes)
             except TemplateError as exc:
                 problems_by_chart[ci].append(_problem_at(sources, exc))
+                if isinstance(exc, gotmpl.ChartBudgetExceeded):
+                    stopped.append(sources[tid].display)
                 continue
-            except RecursionError:
-                problems_by_chart[ci].append(Problem(sources[tid].display, None, None,
-                                                     "template nested too deeply to evaluate"))
+            except (RecursionError, MemoryError) as exc:
+                # a last resort: the evaluator's limits are meant to stop every template well before these
+                what = "nested too deeply" if isinstance(exc, RecursionError) else "too large"
+                problems_by_chart[ci].append(Problem(sources[tid].display, 1, 1,
+                                                     f"template not evaluated: {what} for vramlint to evaluate"))
                 continue
             if output.text.strip():
                 rendered.append(Rendered(sources[tid], output))
+        chart_steps = ev.chart_steps
         out.append(ChartRender(c, sources, rendered, problems_by_chart[ci] + list(c.problems), ev.reasons))
+    if len(stopped) > 1 and out:
+        more = f" (and {len(stopped) - 4} more)" if len(stopped) > 4 else ""
+        out[-1].problems.append(Problem(stopped[1], 1, 1, "template not evaluated: the chart's evaluation limit "
+                                        f"was reached at {stopped[0]}; also not evaluated: "
+                                        f"{', '.join(stopped[1:4])}{more}"))
     return out
 
 
 def _problem_at(sources: list[TemplateSource], exc: TemplateError) -> Problem:
-    if exc.origin is not None:
-        loc = sources[exc.origin[0]].location(exc.origin[1])
+    loc = sources[exc.origin[0]].location(exc.origin[1]) if exc.origin is not None else None
+    if isinstance(exc, BudgetExceeded):
+        # not Helm's error: vramlint stopped evaluating this template, so what it deploys is not checked
+        where = loc.file if loc is not None else "the template"
+        values_loc = exc.values_location
+        if values_loc is not None:
+            used = f" (used at {loc.file}:{loc.line})" if loc is not None else ""
+            return Problem(values_loc.file, values_loc.line, values_loc.column,
+                           f"template not evaluated: {exc}{used}; the servers {where} deploys are not checked")
+        if loc is not None:
+            return Problem(loc.file, loc.line, loc.column,
+                           f"template not evaluated: {exc}; the servers {where} deploys are not checked")
+    if loc is not None:
         return Problem(loc.file, loc.line, loc.column, f"helm template would fail: {exc}")
     return Problem(sources[0].display if sources else "", None, None, f"helm template would fail: {exc}")
 
@@ -449,12 +488,17 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
     return res
 
 
-def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = None) -> ChartResult:
+def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = None,
+                  deadline: float | None = None) -> ChartResult:
     chart = load_chart(chart_dir)
     vals, problems = chart_values(chart, overlays)
     res = ChartResult(problems=list(problems), notes=list(chart.notes))
+    if deadline is None:
+        import time
+
+        deadline = time.monotonic() + gotmpl.CHART_SECONDS
     try:
-        renders = render_chart(chart, vals)
+        renders = render_chart(chart, vals, deadline=deadline)
     except RecursionError:
         res.problems.append(Problem(chart.display, None, None, "chart nested too deeply to evaluate"))
         return res

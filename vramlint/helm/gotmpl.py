@@ -22,9 +22,22 @@ from vramlint.model import Location
 
 # The same brackets yamlload.neutralize_templates uses, so the extractors read such words as unknown.
 UNKNOWN_MARKER = "\u2983unknown\u2984"
-MAX_OUTPUT_CHARS = 2_000_000
-MAX_STEPS = 500_000
+# vramlint's own limits (Helm has none: a template that grows without bound runs Helm out of memory). They are
+# far above what a real chart needs and keep one chart under about a second and 100 MB: every origin-tracked
+# character costs about 9 bytes.
+MAX_STRING_CHARS = 1_000_000  # one string value, and one template's output
+MAX_OUTPUT_CHARS = MAX_STRING_CHARS
+MAX_STEPS = 100_000  # nodes, range iterations (empty bodies too) and function calls of one template
+MAX_CHART_STEPS = 400_000  # the same, for all the templates of one chart with one set of values
+# A step costs from 2 to 30 microseconds; the time limit of a chart (all its sets of values together) is a
+# backstop for what the step count does not weigh (`vramlint.helm.extract_charts` sets it).
+CHART_SECONDS = 2.0
+MAX_CHARS_MADE = 8_000_000  # characters made by functions and written out, in one template
+MAX_LIST_ITEMS = 100_000  # one list (`until`, `concat`, ...)
+MAX_NODES = 200_000  # a structure walked by toYaml/toJson/%v/fromYaml/deepCopy (aliases expanded)
 MAX_INCLUDE_DEPTH = 40
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
 
 
 class TemplateError(Exception):
@@ -33,6 +46,18 @@ class TemplateError(Exception):
     def __init__(self, message: str, origin: tuple[int, int] | None = None):
         super().__init__(message)
         self.origin = origin
+
+
+class BudgetExceeded(TemplateError):
+    """One of vramlint's limits above was reached: the template is not evaluated (Helm has no such limit)."""
+
+    def __init__(self, message: str, origin: tuple[int, int] | None = None, values_location: Location | None = None):
+        super().__init__(message, origin)
+        self.values_location = values_location  # the values line that set the number or text that went over
+
+
+class ChartBudgetExceeded(BudgetExceeded):
+    """A limit of the whole chart (steps of all its templates, time): the templates after it are not evaluated."""
 
 
 class Unevaluable(Exception):
@@ -99,7 +124,74 @@ class TemplateSource:
 
 # ---------------------------------------------------------------- lexing and parsing
 
-_ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.S)
+_SPACE = " \t\r\n"
+
+
+def _scan_actions(text: str, tid: int):
+    """Each action as Go's lexer delimits it: (start, end, trim_left, body, trim_right); comments have body None.
+
+    Quoted strings may hold `}}`; an action, string or comment that is not closed is Helm's parse error, raised
+    here on the line where it starts."""
+    n = len(text)
+    pos = 0
+    while True:
+        start = text.find("{{", pos)
+        if start < 0:
+            return
+        j = start + 2
+        trim_left = text.startswith("-", j) and j + 1 < n and text[j + 1] in _SPACE
+        if trim_left:
+            j += 2
+        lead = j
+        while lead < n and text[lead] in _SPACE:
+            lead += 1
+        if text.startswith("/*", lead):
+            close = text.find("*/", lead + 2)
+            if close < 0:
+                raise TemplateError("parse error: unclosed comment", (tid, start))
+            k = close + 2
+            trim_right = False
+            m = re.compile(r"[ \t\r\n]+-\}\}").match(text, k)
+            if m:
+                trim_right, k = True, m.end() - 2
+            if not text.startswith("}}", k):
+                raise TemplateError("parse error: comment ends before closing delimiter", (tid, start))
+            yield start, k + 2, trim_left, None, trim_right
+            pos = k + 2
+            continue
+        k = j
+        while True:
+            if k >= n:
+                raise TemplateError("parse error: unclosed action (`{{` without `}}`)", (tid, start))
+            c = text[k]
+            if c in "\"'":
+                e = k + 1
+                while e < n and text[e] != c and text[e] != "\n":
+                    e += 2 if text[e] == "\\" else 1
+                if e >= n or text[e] != c:
+                    what = "quoted string" if c == '"' else "character constant"
+                    raise TemplateError(f"parse error: unterminated {what}", (tid, k))
+                k = e + 1
+            elif c == "`":
+                e = text.find("`", k + 1)
+                if e < 0:
+                    raise TemplateError("parse error: unterminated raw quoted string", (tid, k))
+                k = e + 1
+            elif text.startswith("}}", k):
+                body_end = k
+                trim_right = k - 2 >= j and text[k - 1] == "-" and text[k - 2] in _SPACE
+                if trim_right:
+                    body_end = k - 1
+                yield start, k + 2, trim_left, text[j:body_end], trim_right
+                pos = k + 2
+                break
+            elif text.startswith("{{", k):
+                raise TemplateError("parse error: unclosed action (`{{` without `}}` before the next `{{`)",
+                                    (tid, start))
+            else:
+                k += 1
+
+
 
 
 @dataclass
@@ -112,6 +204,7 @@ class Node:
     body: list = field(default_factory=list)
     else_body: list = field(default_factory=list)
     name: str = ""
+    origins: list | None = None  # a text node's per-character origins, made once and shared by every render
 
 
 _TOKEN = re.compile(
@@ -122,10 +215,10 @@ _TOKEN = re.compile(
   | (?P<decl>:=|=(?!=))
   | (?P<num>-?(?:0x[0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+))
   | (?P<var>\$[A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)
+  | (?P<close_field>(?<=\))(?:\.[A-Za-z0-9_]+)+)
   | (?P<field>(?:\.[A-Za-z0-9_]+)+|\.)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<punct>[()|,])
-  | (?P<close_field>(?<=\))(?:\.[A-Za-z0-9_]+)+)
 )""",
     re.X,
 )
@@ -215,23 +308,22 @@ def parse_template(text: str, tid: int) -> tuple[list[Node], dict[str, list[Node
     pieces: list[Node] = []
     last = 0
     pending_trim_left = False
-    for m in _ACTION.finditer(text):
-        chunk = text[last : m.start()]
+    for a_start, a_end, trim_left, a_body, trim_right in _scan_actions(text, tid):
+        chunk = text[last:a_start]
         chunk_pos = last
         if pending_trim_left:
             stripped = chunk.lstrip(" \t\r\n")
             chunk_pos += len(chunk) - len(stripped)
             chunk = stripped
-        if m.group(1):
+        if trim_left:
             chunk = chunk.rstrip(" \t\r\n")
         if chunk:
             pieces.append(Node("text", chunk_pos, tid, text=chunk))
-        body = m.group(2).strip()
-        pending_trim_left = bool(m.group(3))
-        last = m.end()
-        if body.startswith("/*"):
+        pending_trim_left = trim_right
+        last = a_end
+        if a_body is None:
             continue
-        pieces.append(Node("raw", m.start(), tid, text=body))
+        pieces.append(Node("raw", a_start, tid, text=a_body.strip()))
     tail = text[last:]
     tail_pos = last
     if pending_trim_left:
@@ -305,6 +397,56 @@ def parse_template(text: str, tid: int) -> tuple[list[Node], dict[str, list[Node
     return nodes, defines
 
 
+_GO_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\",
+               '"': '"', "'": "'"}
+_GO_ESCAPE = re.compile(r"\\(?:([abfnrtv\\\"'])|x([0-9a-fA-F]{2})|([0-7]{3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.?))",
+                        re.S)
+
+
+def _go_unquote(body: str, origin: Any = None) -> str:
+    """strconv.Unquote of a Go string literal's inside; a bad escape is Helm's parse error."""
+    if "\\" not in body:
+        return body
+
+    def one(m) -> str:
+        if m.group(1):
+            return _GO_ESCAPES[m.group(1)]
+        code = m.group(2) or m.group(4) or m.group(5)
+        if code:
+            n = int(code, 16)
+        elif m.group(3):
+            n = int(m.group(3), 8)
+        else:
+            raise TemplateError(f"parse error: invalid syntax in string escape \\{m.group(6)}", origin)
+        if n > 0x10FFFF or 0xD800 <= n <= 0xDFFF:
+            raise TemplateError("parse error: invalid syntax in string escape", origin)
+        return chr(n)
+
+    return _GO_ESCAPE.sub(one, body)
+
+
+def _go_number(text: str, origin: Any) -> Any:
+    """A number literal as text/template reads it (parse.newNumber, then state.idealConstant)."""
+    body = text.lstrip("+-")
+    looks_int = not re.search(r"[.eEpP]", body) or re.fullmatch(r"0[xX][0-9a-fA-F_]+", body) is not None
+    if looks_int:
+        n = _go_int_text(text)
+        if n is not None:
+            return n
+        if len(body) <= 40 and re.fullmatch(r"[0-9]+|0[xX][0-9a-fA-F_]+", body):
+            big = int(body.replace("_", ""), 0) if body.startswith(("0x", "0X")) else int(body)
+            if not text.startswith("-") and big < (1 << 64):
+                raise TemplateError(f"{text} overflows int", origin)
+        raise TemplateError(f'parse error: integer overflow: "{text}"', origin)
+    try:
+        f = float(text) if len(text) < 400 else float("inf")
+    except ValueError:
+        raise TemplateError(f'parse error: illegal number syntax: "{text}"', origin) from None
+    if f in (float("inf"), float("-inf")):
+        raise TemplateError(f'parse error: illegal number syntax: "{text}"', origin)
+    return f
+
+
 def _string_literal(tok: str) -> str:
     tok = tok.strip()
     if tok.startswith('"'):
@@ -355,6 +497,12 @@ def go_float(f: float) -> str:
 
 def go_str(v: Any) -> str:
     """fmt %v as text/template prints a value."""
+    if isinstance(v, (dict, list)) or (isinstance(v, Ref) and isinstance(v.value, (dict, list))):
+        _walk_budget(v, "printing")
+    return _go_str(v)
+
+
+def _go_str(v: Any) -> str:
     if isinstance(v, Ref):
         v = v.value
     elif isinstance(v, TStr):
@@ -370,17 +518,21 @@ def go_str(v: Any) -> str:
     if isinstance(v, str):
         return v
     if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{go_str(v[k])}" for k in sorted(v)) + "]"
+        return "map[" + " ".join(f"{k}:{_go_str(v[k])}" for k in sorted(v, key=str)) + "]"
     if isinstance(v, list):
-        return "[" + " ".join(go_str(x) for x in v) + "]"
+        return "[" + " ".join(_go_str(x) for x in v) + "]"
     return str(v)
 
 
 def to_go_number(v: Any) -> Any:
-    """Values decode as float64 in Helm (YAML -> JSON -> interface{}), so ints become floats."""
+    """Values decode as float64 in Helm (YAML -> JSON -> interface{}), so ints become floats.
+
+    An integer too long for 64 bits is not a number to Helm's YAML reader (go-yaml keeps it as a string)."""
     if isinstance(v, bool) or v is None:
         return v
     if isinstance(v, int):
+        if v.bit_length() > 64:
+            return str(v) if v.bit_length() < 14_000 else UNKNOWN  # str() refuses more than 4,300 digits
         return float(v)
     if isinstance(v, dict):
         return {k: to_go_number(x) for k, x in v.items()}
@@ -413,6 +565,7 @@ def _yaml_scalar(v: Any) -> str:
 
 def to_yaml(value: Any, path: tuple | None, origins_of, fallback: Any) -> TStr:
     """sigs.k8s.io/yaml output (keys sorted, lists not indented under keys), each line tracked to its key."""
+    _walk_budget(value, "toYaml")
     lines: list[tuple[str, Any]] = []
 
     def origin(p):
@@ -496,6 +649,12 @@ def truthy(x: Any) -> Any:
     return True
 
 
+class _Out(list):
+    """The parts a render writes, with their total length (the output limit)."""
+
+    size = 0
+
+
 class _Break(Exception):
     pass
 
@@ -514,8 +673,45 @@ class Evaluator:
     origins: dict[tuple, Location]
     root_extra: dict[str, Any]
     reasons: list[str] = field(default_factory=list)  # why parts stayed unknown (deduplicated by caller)
-    steps: int = 0
+    steps: int = 0  # of the template being rendered
+    chart_steps: int = 0  # of every template rendered by this evaluator
+    chars_made: int = 0  # of the template being rendered
     depth: int = 0
+    deadline: float | None = None  # time.monotonic() past which the chart is not evaluated further
+
+    def start_template(self) -> None:
+        self.steps = 0
+        self.chars_made = 0
+
+    def step(self, origin: Any) -> None:
+        self.steps += 1
+        self.chart_steps += 1
+        if self.steps > MAX_STEPS:
+            raise BudgetExceeded(f"evaluation took more than vramlint's limit of {MAX_STEPS:,} steps "
+                                 "(actions, loop iterations and function calls)", origin)
+        if self.chart_steps > MAX_CHART_STEPS:
+            raise ChartBudgetExceeded(f"the chart's templates together took more than vramlint's limit of "
+                                      f"{MAX_CHART_STEPS:,} steps", origin)
+        if self.deadline is not None and not self.chart_steps & 1023:
+            import time
+
+            if time.monotonic() > self.deadline:
+                raise ChartBudgetExceeded(f"evaluating the chart took more than vramlint's limit of "
+                                          f"{CHART_SECONDS:g} s", origin)
+
+    def charge(self, chars: int, origin: Any) -> None:
+        self.chars_made += chars
+        if self.chars_made > MAX_CHARS_MADE:
+            raise BudgetExceeded(f"evaluation made more than vramlint's limit of {MAX_CHARS_MADE:,} characters",
+                                 origin)
+
+    def write(self, out: _Out, part: TStr, origin: Any) -> None:
+        out.append(part)
+        out.size += len(part.text)
+        self.charge(len(part.text), origin)
+        if out.size > MAX_OUTPUT_CHARS:
+            raise BudgetExceeded(f"template output is over vramlint's limit of {MAX_OUTPUT_CHARS:,} characters",
+                                 origin)
 
     def origin_of(self, path: tuple) -> Location | None:
         return self.origins.get(path)
@@ -542,37 +738,44 @@ class Evaluator:
 
     def render(self, tid: int, nodes: list[Node]) -> TStr:
         root = self.root(tid)
-        parts: list[TStr] = []
+        parts = _Out()
         self._nodes(nodes, root, [{"$": root}], parts)
         return _join(parts)
 
-    def _nodes(self, nodes: list[Node], dot: Any, scopes: list[dict], out: list[TStr]) -> None:
+    def _nodes(self, nodes: list[Node], dot: Any, scopes: list[dict], out: _Out) -> None:
         for node in nodes:
-            self.steps += 1
-            if self.steps > MAX_STEPS:
-                raise TemplateError("template evaluation exceeded its step limit", (node.tid, node.pos))
-            kind = node.kind
-            if kind == "text":
-                out.append(TStr(node.text, [(node.tid, node.pos + i) for i in range(len(node.text))]))
-            elif kind == "action":
-                val = self._pipe(node.pipe, dot, scopes, (node.tid, node.pos))
-                if not (isinstance(node.pipe, Pipe) and node.pipe.decl):
-                    out.append(self.to_tstr(val, (node.tid, node.pos)))
-            elif kind in ("if", "with"):
-                self._cond(node, dot, scopes, out)
-            elif kind == "range":
-                self._range(node, dot, scopes, out)
-            elif kind == "template":
-                data = self._pipe(node.pipe, dot, scopes, (node.tid, node.pos))
-                out.append(self.include(node.name, data, (node.tid, node.pos)))
-            elif kind == "break":
-                raise _Break()
-            elif kind == "continue":
-                raise _Continue()
-            if sum(len(p.text) for p in out[-1:]) > MAX_OUTPUT_CHARS:
-                raise TemplateError("template output exceeds the size limit", (node.tid, node.pos))
+            try:
+                self._node(node, dot, scopes, out)
+            except BudgetExceeded as exc:
+                if exc.origin is None:
+                    exc.origin = (node.tid, node.pos)
+                raise
 
-    def _cond(self, node: Node, dot: Any, scopes: list[dict], out: list[TStr]) -> None:
+    def _node(self, node: Node, dot: Any, scopes: list[dict], out: _Out) -> None:
+        origin = (node.tid, node.pos)
+        self.step(origin)
+        kind = node.kind
+        if kind == "text":
+            if node.origins is None:
+                node.origins = [(node.tid, node.pos + i) for i in range(len(node.text))]
+            self.write(out, TStr(node.text, node.origins), origin)
+        elif kind == "action":
+            val = self._pipe(node.pipe, dot, scopes, origin)
+            if not (isinstance(node.pipe, Pipe) and node.pipe.decl):
+                self.write(out, self.to_tstr(val, origin), origin)
+        elif kind in ("if", "with"):
+            self._cond(node, dot, scopes, out)
+        elif kind == "range":
+            self._range(node, dot, scopes, out)
+        elif kind == "template":
+            data = self._pipe(node.pipe, dot, scopes, origin)
+            self.write(out, self.to_tstr(self.include(node.name, data, origin), origin), origin)
+        elif kind == "break":
+            raise _Break()
+        elif kind == "continue":
+            raise _Continue()
+
+    def _cond(self, node: Node, dot: Any, scopes: list[dict], out: _Out) -> None:
         origin = (node.tid, node.pos)
         scopes = scopes + [{}]
         val = self._pipe(node.pipe, dot, scopes, origin)
@@ -585,7 +788,7 @@ class Evaluator:
         elif node.else_body:
             self._nodes(node.else_body, dot, scopes, out)
 
-    def _range(self, node: Node, dot: Any, scopes: list[dict], out: list[TStr]) -> None:
+    def _range(self, node: Node, dot: Any, scopes: list[dict], out: _Out) -> None:
         origin = (node.tid, node.pos)
         pipe = node.pipe
         val = self._pipe(pipe, dot, scopes + [{}], origin, declare=False)
@@ -593,26 +796,32 @@ class Evaluator:
         if v is UNKNOWN:
             self.unknown("`range` over a value that could not be evaluated; its content was left out", origin)
             return
-        items: list[tuple[Any, Any]] = []
         path = val.path if isinstance(val, Ref) else None
+        items: Any
         if isinstance(v, list):
-            for i, item in enumerate(v):
-                items.append((i, Ref(item, path + (i,)) if path is not None else item))
+            items = ((i, Ref(item, path + (i,)) if path is not None else item) for i, item in enumerate(v))
+            count = len(v)
         elif isinstance(v, dict):
-            for k in sorted(v, key=str):
-                items.append((k, Ref(v[k], path + (k,)) if path is not None else v[k]))
+            items = ((k, Ref(v[k], path + (k,)) if path is not None else v[k]) for k in sorted(v, key=str))
+            count = len(v)
         elif isinstance(v, int) and not isinstance(v, bool):
-            items = [(i, i) for i in range(v)]
+            # Go 1.22+ ranges over an integer; counted one step per iteration below, never built as a list
+            items = ((i, i) for i in range(max(v, 0)))
+            count = max(v, 0)
+            if count > MAX_STEPS:
+                raise BudgetExceeded(f"`range` over {v:,} is over vramlint's limit of {MAX_STEPS:,} steps", origin,
+                                     self.origin_of(path) if path is not None else None)
         elif v is None:
-            items = []
+            items, count = (), 0
         else:
             raise TemplateError(f"range can't iterate over {go_str(v)}", origin)
-        if not items:
+        if not count:
             if node.else_body:
                 self._nodes(node.else_body, dot, scopes, out)
             return
         decl = pipe.decl if isinstance(pipe, Pipe) else []
         for k, item in items:
+            self.step(origin)  # an iteration is a step even when its body is empty
             scope: dict[str, Any] = {}
             if len(decl) == 1:
                 scope[decl[0]] = item
@@ -685,16 +894,16 @@ class Evaluator:
     def _operand(self, op: Any, dot: Any, scopes: list[dict], origin: Any) -> Any:
         kind = op[0]
         if kind == "str":
-            return json.loads(op[1])
+            return _go_unquote(op[1][1:-1], origin)
         if kind == "raw":
             return op[1][1:-1]
         if kind == "char":
-            return ord(json.loads('"' + op[1][1:-1] + '"'))
+            text = _go_unquote(op[1][1:-1], origin)
+            if len(text) != 1:
+                raise TemplateError(f"parse error: malformed character constant: {op[1]}", origin)
+            return ord(text)
         if kind == "num":
-            t = op[1]
-            if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", t):
-                return int(t, 0)
-            return float(t)
+            return _go_number(op[1], origin)
         if kind == "ident":
             if op[1] == "true":
                 return True
@@ -774,7 +983,7 @@ class Evaluator:
             raise TemplateError("include nested too deeply (recursion?)", origin)
         tid, nodes = self.defines[name]
         root = self.root(tid)
-        parts: list[TStr] = []
+        parts = _Out()
         self.depth += 1
         try:
             self._nodes(nodes, data, [{"$": root}], parts)
@@ -794,10 +1003,84 @@ class Evaluator:
             raise Unevaluable(f"function `{name}` is not evaluated by vramlint")
         if name not in _UNKNOWN_AWARE and any(plain(a) is UNKNOWN for a in args):
             return UNKNOWN
-        return fn(self, args, origin)
+        self.step(origin)
+        _WALKED[0] = 0
+        try:
+            result = fn(self, args, origin)
+        except BudgetExceeded as exc:
+            if exc.origin is None:
+                exc.origin = origin
+            if exc.values_location is None:
+                # the count or text that went over, when a values key gave it
+                exc.values_location = next((self.origin_of(a.path) for a in args if isinstance(a, Ref)
+                                            and self.origin_of(a.path) is not None
+                                            and isinstance(a.value, (int, float, str))), None)
+            raise
+        except (ValueError, TypeError, OverflowError, IndexError, KeyError, AttributeError) as exc:
+            # a form or type this evaluator does not model (Helm's own error or result would differ): unknown
+            raise Unevaluable(f"`{name}` could not be evaluated: {exc}") from exc
+        size = _result_size(result) + _WALKED[0]
+        if size:
+            self.charge(size, origin)
+        return result
 
 
 _NOARG = object()
+
+
+def _result_size(result: Any) -> int:
+    """A function result's size, for the characters-made budget; over a limit is BudgetExceeded."""
+    if isinstance(result, (Ref, TStr)):
+        result = plain(result)
+    if isinstance(result, str):
+        if len(result) > MAX_STRING_CHARS:
+            raise BudgetExceeded(f"a string of {len(result):,} characters is over vramlint's limit of "
+                                 f"{MAX_STRING_CHARS:,}")
+        return len(result)
+    if isinstance(result, (list, dict)):
+        if len(result) > MAX_LIST_ITEMS:
+            raise BudgetExceeded(f"a list of {len(result):,} items is over vramlint's limit of {MAX_LIST_ITEMS:,}")
+        return len(result)
+    return 0
+
+
+def _need_chars(n: int, what: str) -> None:
+    """Refuse, before building it, a string that would be over the limit."""
+    if n > MAX_STRING_CHARS:
+        raise BudgetExceeded(f"{what} would make {n:,} characters, over vramlint's limit of {MAX_STRING_CHARS:,}")
+
+
+def _need_items(n: int, what: str) -> None:
+    if n > MAX_LIST_ITEMS:
+        raise BudgetExceeded(f"{what} would make {n:,} items, over vramlint's limit of {MAX_LIST_ITEMS:,}")
+
+
+_WALKED = [0]  # nodes walked by the function being called, charged to the evaluator's budget after it
+
+
+def _walk_budget(v: Any, what: str, limit: int = MAX_NODES) -> int:
+    """Nodes and characters of a structure as printed, aliases (shared lists and maps) expanded each time;
+    BudgetExceeded past the limit. Iterative, so a deep structure cannot exhaust the stack."""
+    count = 0
+    chars = 0
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Ref):
+            x = x.value
+        count += 1
+        if isinstance(x, dict):
+            stack.extend(x.values())
+            chars += sum(len(str(k)) for k in x)
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, (str, TStr)):
+            chars += len(plain(x))
+        if count > limit or chars > MAX_STRING_CHARS:
+            raise BudgetExceeded(f"{what} of a structure over vramlint's limit of {limit:,} nodes or "
+                                 f"{MAX_STRING_CHARS:,} characters (shared YAML anchors count each time)")
+    _WALKED[0] += count
+    return count
 
 
 def _join(parts: list[TStr]) -> TStr:
@@ -831,37 +1114,123 @@ def _scalar(fn, nargs: int | None = None):
     return wrapped
 
 
-def _until(n: int, origin: Any) -> list[int]:
-    # A list as long as the evaluator's step limit is already more than a chart can mean; building a longer
-    # one would exhaust memory before the step limit is ever checked.
-    if n > MAX_STEPS:
-        raise TemplateError(f"until {n}: longer than the evaluation limit ({MAX_STEPS} steps)", origin)
-    return list(range(n))
+def _wrap64(n: int) -> int:
+    """Go's int64 arithmetic wraps around (sprig's add/mul/... do no overflow check): Helm prints the wrapped value."""
+    return ((n - INT64_MIN) & 0xFFFF_FFFF_FFFF_FFFF) + INT64_MIN
+
+
+def _until_step(start: int, stop: int, step: int, name: str = "") -> list[int]:
+    """sprig's untilStep: [start, stop) by step; nothing when the step does not lead to stop."""
+    if step == 0 or (step > 0 and start >= stop) or (step < 0 and start <= stop):
+        return []
+    n = (abs(stop - start) + abs(step) - 1) // abs(step)
+    _need_items(n, name or f"untilStep {start} {stop} {step}")
+    return list(range(start, stop, step))
+
+
+def _until(n: int) -> list[int]:
+    return _until_step(0, n, 1 if n >= 0 else -1, f"until {n}")
+
+
+def _seq(*params: int) -> str:
+    """sprig's seq (like GNU seq): a string of numbers, not a list."""
+    p = list(params)
+    if not p or len(p) > 3:
+        return ""
+    first, step, last = (1, 1, p[0]) if len(p) == 1 else (p[0], 1 if p[1] >= p[0] else -1, p[1]) if len(p) == 2 \
+        else (p[0], p[1], p[2])
+    if step == 0 or (step > 0 and first > last) or (step < 0 and first < last):
+        return ""
+    n = abs(last - first) // abs(step) + 1
+    _need_items(n, "seq")
+    return " ".join(str(i) for i in range(first, last + (1 if step > 0 else -1), step))
+
+
+def _go_int_text(s: str) -> int | None:
+    """strconv.ParseInt(s, 0, 64): Go's prefixes (0x, 0o, 0b, and a bare leading 0 for octal), underscores
+    only with a prefix; None when it does not parse or does not fit in int64."""
+    t = s.strip()
+    if not t or len(t) > 80:
+        return None
+    sign = -1 if t[0] == "-" else 1
+    body = t[1:] if t[0] in "+-" else t
+    try:
+        if re.fullmatch(r"0[0-7_]+", body):
+            n = int(body[1:], 8)
+        elif re.fullmatch(r"[0-9]+|0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+", body):
+            n = int(body, 0)
+        else:
+            return None
+    except ValueError:
+        return None
+    n *= sign
+    return n if INT64_MIN <= n <= INT64_MAX else None
+
+
+def _float_to_int(f: float) -> int:
+    if f != f or f in (float("inf"), float("-inf")) or not -9.223372036854776e18 <= f < 9.223372036854776e18:
+        # Go's int64(f) for these is whatever the CPU's conversion gives (amd64 and arm64 differ): not guessed
+        raise Unevaluable(f"converting {go_float(f)} to an integer: Go's result depends on the CPU")
+    return int(f)
 
 
 def _to_int(v: Any) -> int:
+    """spf13/cast ToInt64 as sprig uses it: strings that do not parse are 0."""
     if v is None or v == "":
         return 0
     if isinstance(v, bool):
         return int(v)
-    if isinstance(v, (int, float)):
-        return int(v)
+    if isinstance(v, int):
+        return _wrap64(v)
+    if isinstance(v, float):
+        return _float_to_int(v)
     if isinstance(v, str):
-        try:
-            return int(v.strip(), 0)
-        except ValueError:
-            try:
-                return int(float(v))
-            except ValueError:
-                return 0
+        t = v.strip()
+        if t.endswith(".0") or t.endswith(".00"):
+            t = t.rstrip("0").rstrip(".") or "0"  # cast trims a zero decimal part ("8.0" is 8)
+        n = _go_int_text(t)
+        return n if n is not None else 0
+    return 0
+
+
+def _atoi(v: Any) -> int:
+    """strconv.Atoi, error ignored: out of range gives the nearest int64, anything else 0."""
+    s = _strval(v).strip()
+    if re.fullmatch(r"[+-]?\d+", s):
+        if len(s.lstrip("+-").lstrip("0")) > 19:
+            return INT64_MIN if s.startswith("-") else INT64_MAX
+        return max(INT64_MIN, min(INT64_MAX, int(s)))
     return 0
 
 
 def _to_float(v: Any) -> float:
-    try:
-        return float(v) if v not in (None, "") else 0.0
-    except (TypeError, ValueError):
-        return 0.0
+    """spf13/cast ToFloat64: a string that does not parse (or is out of range) is 0."""
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        t = v.strip()
+        if len(t) > 400:
+            return 0.0
+        try:
+            f = float(t)
+        except ValueError:
+            return 0.0
+        if f in (float("inf"), float("-inf")) and "inf" not in t.lower():
+            return 0.0  # ParseFloat's range error: cast returns 0
+        return f
+    return 0.0
+
+
+def _go_round(fn):
+    import math
+
+    def f(ev, a, o):
+        x = _to_float(plain(a[0]))
+        return float(fn(x)) if math.isfinite(x) else x
+
+    return f
 
 
 def _strval(v: Any) -> str:
@@ -873,6 +1242,7 @@ def _go_quote(s: str) -> str:
 
 
 def f_quote(ev, args, origin):
+    _need_chars(sum(len(go_str(plain(a))) + 3 for a in args), "quote")
     parts = []
     for a in args:
         if plain(a) is None:
@@ -890,6 +1260,7 @@ def f_quote(ev, args, origin):
 
 
 def f_squote(ev, args, origin):
+    _need_chars(sum(len(go_str(plain(a))) + 3 for a in args), "squote")
     parts = []
     for a in args:
         if plain(a) is None:
@@ -923,7 +1294,11 @@ def f_toyaml(ev, args, origin):
 
 def f_tojson(ev, args, origin):
     (a,) = args
-    text = json.dumps(_json_ready(plain(a)), separators=(",", ":"), ensure_ascii=False)
+    _walk_budget(a, "toJson")
+    try:
+        text = json.dumps(_json_ready(plain(a)), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = ""  # Go's json.Marshal refuses NaN and Inf; Helm's toJson then writes nothing
     return _rewrap(a, text, ev, origin) if not isinstance(a, Ref) else TStr.uniform(
         text, ev.origin_of(a.path) or origin
     )
@@ -962,23 +1337,34 @@ def _indent_tstr(t: TStr, n: int, origin: Any, lead_newline: bool) -> TStr:
     return TStr("".join(text), origins)
 
 
+def _indent_width(n: Any, t: TStr, name: str) -> int:
+    width = _to_int(plain(n))
+    if width < 0:
+        raise TemplateError(f"error calling {name}: strings: negative Repeat count")
+    _need_chars(len(t.text) + width * (t.text.count("\n") + 1), f"{name} {width}")
+    return width
+
+
 def f_indent(ev, args, origin):
     n, s = args
     if plain(n) is UNKNOWN:
         return UNKNOWN
-    return _indent_tstr(ev.to_tstr(s, origin), _to_int(plain(n)), origin, False)
+    t = ev.to_tstr(s, origin)
+    return _indent_tstr(t, _indent_width(n, t, "indent"), origin, False)
 
 
 def f_nindent(ev, args, origin):
     n, s = args
     if plain(n) is UNKNOWN:
         return UNKNOWN
-    return _indent_tstr(ev.to_tstr(s, origin), _to_int(plain(n)), origin, True)
+    t = ev.to_tstr(s, origin)
+    return _indent_tstr(t, _indent_width(n, t, "nindent"), origin, True)
 
 
 def f_printf(ev, args, origin):
     if not args:
         raise Unevaluable("printf needs a format")
+    _need_chars(sum(len(go_str(plain(a))) for a in args), "printf")
     fmt = plain(args[0])
     rest = list(args[1:])
     parts: list[TStr] = []
@@ -1010,6 +1396,9 @@ def f_printf(ev, args, origin):
                 text = f"%!d({kind}={go_str(v)})"
         elif verb in ("f", "g", "e"):
             prec = m.group(1)
+            digits = re.findall(r"\d+", prec or "")
+            if any(len(d) > 6 or int(d) > 1_000_000 for d in digits):
+                raise Unevaluable(f"printf %{prec}{verb}: a width or precision over 1e6 (Go prints %!(BADPREC))")
             try:
                 text = format(float(v), (prec or ".6") + verb) if verb == "f" else go_float(float(v))
             except (TypeError, ValueError):
@@ -1030,6 +1419,7 @@ def f_printf(ev, args, origin):
 
 
 def f_print(ev, args, origin):
+    _need_chars(sum(len(go_str(plain(a))) for a in args), "print")
     parts: list[TStr] = []
     prev_str = True
     for i, a in enumerate(args):
@@ -1182,21 +1572,28 @@ def f_list(ev, args, origin):
     return [plain(a) for a in args]
 
 
+def _go_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return _wrap64(q if (a < 0) == (b < 0) else -q)  # Go truncates toward zero; MinInt64 / -1 wraps
+
+
 def f_arith(op):
+    """sprig's int64 arithmetic: operands through cast.ToInt64, results wrap around like Go's."""
+
     def f(ev, args, origin):
         vals = [_to_int(plain(a)) for a in args]
+        if op == "add":
+            return _wrap64(sum(vals))
         acc = vals[0]
         for v in vals[1:]:
-            if op == "add":
-                acc += v
-            elif op == "sub":
-                acc -= v
+            if op == "sub":
+                acc = _wrap64(acc - v)
             elif op == "mul":
-                acc *= v
+                acc = _wrap64(acc * v)
             elif op in ("div", "mod"):
                 if v == 0:
                     raise TemplateError("integer divide by zero", origin)
-                acc = int(acc / v) if op == "div" else acc - v * int(acc / v)
+                acc = _go_div(acc, v) if op == "div" else _wrap64(acc - v * _go_div(acc, v))
             elif op == "max":
                 acc = max(acc, v)
             elif op == "min":
@@ -1206,17 +1603,96 @@ def f_arith(op):
     return f
 
 
+def _alias_limit(decoded: int) -> float:
+    """go-yaml's allowed ratio of alias expansions to decoded nodes (its guard against alias bombs)."""
+    if decoded <= 400_000:
+        return 0.99
+    if decoded >= 4_000_000:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - 400_000) / 3_600_000
+
+
+def _from_yaml_data(data: Any) -> Any:
+    """ruamel's result as Helm sees it, aliases expanded with go-yaml's budget: ("Error", message) on a bomb."""
+    decoded = 0
+    aliases = 0
+    seen: set[int] = set()
+
+    def conv(x: Any, depth: int) -> Any:
+        nonlocal decoded, aliases
+        decoded += 1
+        if isinstance(x, (dict, list)):
+            if id(x) in seen:
+                aliases += 1
+            seen.add(id(x))
+            if aliases > 100 and decoded > 1000 and aliases / decoded > _alias_limit(decoded):
+                raise _YamlRefused("yaml: document contains excessive aliasing")
+            if decoded > MAX_NODES:
+                raise BudgetExceeded(f"fromYaml of a document over vramlint's limit of {MAX_NODES:,} nodes")
+            if depth > 500:
+                raise _YamlRefused("yaml: exceeded max depth")
+            if isinstance(x, dict):
+                return {str(k) if not isinstance(k, str) else k: conv(v, depth + 1) for k, v in x.items()}
+            return [conv(v, depth + 1) for v in x]
+        return to_go_number(x)
+
+    return conv(data, 0)
+
+
+class _YamlRefused(Exception):
+    pass
+
+
 def f_fromyaml(ev, args, origin):
+    """Helm's fromYaml: a map, or a map holding "Error" when the text is not a YAML map."""
     from ruamel.yaml import YAML
 
+    text = _strval(plain(args[0]))
     try:
-        data = YAML(typ="safe").load(plain(args[0]) or "")
+        data = YAML(typ="safe").load(text or "")
+        data = _from_yaml_data(data if data is not None else {})
+    except _YamlRefused as exc:
+        return {"Error": str(exc)}
+    except BudgetExceeded:
+        raise
     except Exception:  # noqa: BLE001 - fromYaml returns an error map in Helm rather than failing
         return {"Error": "invalid YAML"}
-    return to_go_number(data if data is not None else {})
+    if not isinstance(data, dict):
+        return {"Error": "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal into Go value of "
+                         "type map[string]interface {}"}
+    return data
+
+
+def _json_number(text: str) -> float:
+    f = float(text) if len(text) < 400 else float("inf")
+    if f in (float("inf"), float("-inf")):
+        raise ValueError(f"json: cannot unmarshal number {text[:40]} into Go value of type float64")
+    return f
+
+
+def _json_constant(text: str) -> Any:
+    raise ValueError(f"invalid character '{text[0]}' looking for beginning of value")
+
+
+def f_fromjson(ev, args, origin):
+    """Helm's fromJson: a map, or a map holding "Error" (numbers are float64; NaN/Infinity are not JSON)."""
+    text = _strval(plain(args[0]))
+    try:
+        data = json.loads(text or "{}", parse_int=_json_number, parse_float=_json_number,
+                          parse_constant=_json_constant)
+    except RecursionError:
+        raise BudgetExceeded("fromJson of a document nested too deeply for vramlint") from None
+    except ValueError as exc:
+        return {"Error": str(exc)}
+    if not isinstance(data, dict):
+        return {"Error": "json: cannot unmarshal into Go value of type map[string]interface {}"}
+    _walk_budget(data, "fromJson")
+    return data
 
 
 def f_merge(ev, args, origin):
+    for a in args:
+        _walk_budget(a, "merge")
     dst = _deep_copy(plain(args[0])) or {}
     for src in args[1:]:
         _merge_missing(dst, plain(src) or {})
@@ -1250,15 +1726,151 @@ def f_lookup(ev, args, origin):
     return {}  # what `helm template` returns too: no cluster is contacted
 
 
-def _regex(fn):
-    def f(ev, args, origin):
-        vals = [plain(a) for a in args]
-        try:
-            return fn(*vals)
-        except re.error as exc:
-            raise Unevaluable(f"regular expression not evaluated: {exc}") from exc
+_NO_RE2 = "regular expressions are not evaluated without google-re2 (Go's linear-time engine is RE2)"
 
-    return f
+
+def _re2(pattern: Any):
+    """Go's regexp is RE2 (linear time); Python's re backtracks, so a hostile pattern could run for hours."""
+    return _re2_compiled(_strval(pattern))
+
+
+def _re2_compiled(pattern: str):
+    cache = _RE2_CACHE
+    if pattern in cache:
+        return cache[pattern]
+    try:
+        import re2
+    except ImportError:
+        raise Unevaluable(_NO_RE2) from None
+    opts = re2.Options()
+    opts.log_errors = False  # RE2 would print parse errors on stderr
+    try:
+        compiled = re2.compile(pattern, opts)
+    except re2.error as exc:
+        msg = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        compiled = RegexError(f"regexp: Compile({pattern!r}): error parsing regexp: {msg}")
+    if len(cache) > 256:
+        cache.clear()
+    cache[pattern] = compiled
+    return compiled
+
+
+_RE2_CACHE: dict[str, Any] = {}
+
+
+class RegexError(Exception):
+    pass
+
+
+def _must(compiled: Any) -> Any:
+    if isinstance(compiled, RegexError):
+        raise TemplateError(str(compiled))  # sprig's regexp.MustCompile panics: Helm fails here
+    return compiled
+
+
+def _go_expand(template: str):
+    """Go's Regexp.Expand ($1, ${1}, $name, ${name}, $$) as a replacement function."""
+
+    def repl(m) -> str:
+        out: list[str] = []
+        i = 0
+        n = len(template)
+        while i < n:
+            c = template[i]
+            if c != "$" or i + 1 >= n:
+                out.append(c)
+                i += 1
+                continue
+            if template[i + 1] == "$":
+                out.append("$")
+                i += 2
+                continue
+            braced = template[i + 1] == "{"
+            mm = re.compile(r"\{([A-Za-z0-9_]+)\}" if braced else r"([A-Za-z0-9_]+)").match(template, i + 1)
+            if not mm:
+                out.append(c)
+                i += 1
+                continue
+            name = mm.group(1)
+            try:
+                val = m.group(int(name)) if name.isdigit() else m.group(name)
+            except (IndexError, KeyError, ValueError, TypeError):
+                val = None
+            out.append(val or "")
+            i = mm.end()
+        return "".join(out)
+
+    return repl
+
+
+def _regex_match(p, s):
+    compiled = _re2(p)
+    if isinstance(compiled, RegexError):
+        return False  # sprig's regexMatch ignores the compile error
+    return compiled.search(_strval(s)) is not None
+
+
+def _regex_find(p, s):
+    m = _must(_re2(p)).search(_strval(s))
+    return m.group(0) if m else ""
+
+
+def _regex_find_all(p, s, n):
+    found = [m.group(0) for m in _must(_re2(p)).finditer(_strval(s))]
+    k = _to_int(n)
+    return found if k < 0 else found[:k]
+
+
+def _regex_replace(p, s, r, literal: bool = False):
+    text = _strval(s)
+    rtext = _strval(r)
+    compiled = _must(_re2(p))
+    matches = sum(1 for _ in compiled.finditer(text))
+    _need_chars(len(text) + matches * len(rtext), "regexReplaceAll")
+    return compiled.sub((lambda m: rtext) if literal else _go_expand(rtext), text)
+
+
+def _regex_split(p, s, n):
+    parts = _must(_re2(p)).split(_strval(s))
+    k = _to_int(n)
+    return parts if k < 0 else parts[:k]
+
+
+def _repeat(count, s):
+    n = _to_int(count)
+    text = _strval(s)
+    if n < 0:
+        raise TemplateError("error calling repeat: strings: negative Repeat count")
+    _need_chars(n * len(text), f"repeat {n}")
+    return text * n
+
+
+def _replace(old, new, s):
+    text, o, w = _strval(s), _strval(old), _strval(new)
+    if o and o not in text:
+        return text
+    _need_chars(len(text) + text.count(o) * (len(w) - len(o)), "replace")
+    return text.replace(o, w)
+
+
+def _join_strings(sep, items):
+    v = items if isinstance(items, list) else [] if items is None else [items]
+    _walk_budget(v, "join")
+    strs = [_strval(x) for x in v]
+    _need_chars(sum(map(len, strs)) + len(_strval(sep)) * len(strs), "join")
+    return _strval(sep).join(strs)
+
+
+def _concat(lists):
+    vals = [plain(x) or [] for x in lists]
+    _need_items(sum(len(v) for v in vals if isinstance(v, list)), "concat")
+    return [x for v in vals for x in v]
+
+
+def _cat(args):
+    strs = [go_str(plain(x)) for x in args if plain(x) is not None]
+    _need_chars(sum(map(len, strs)) + len(strs), "cat")
+    return " ".join(strs)
 
 
 _FUNCS = {
@@ -1297,7 +1909,7 @@ _FUNCS = {
     "kindOf": lambda ev, a, o: _kind(plain(a[0])),
     "typeOf": lambda ev, a, o: _kind(plain(a[0])),
     "add": f_arith("add"),
-    "add1": lambda ev, a, o: _to_int(plain(a[0])) + 1,
+    "add1": lambda ev, a, o: _wrap64(_to_int(plain(a[0])) + 1),
     "sub": f_arith("sub"),
     "mul": f_arith("mul"),
     "div": f_arith("div"),
@@ -1306,7 +1918,7 @@ _FUNCS = {
     "min": f_arith("min"),
     "int": _scalar(_to_int, 1),
     "int64": _scalar(_to_int, 1),
-    "atoi": _scalar(_to_int, 1),
+    "atoi": _scalar(_atoi, 1),
     "float64": _scalar(_to_float, 1),
     "toString": _scalar(_strval, 1),
     "trim": _scalar(lambda s: _strval(s).strip(), 1),
@@ -1316,38 +1928,45 @@ _FUNCS = {
     "lower": _scalar(lambda s: _strval(s).lower(), 1),
     "upper": _scalar(lambda s: _strval(s).upper(), 1),
     "title": _scalar(lambda s: _strval(s).title(), 1),
-    "replace": _scalar(lambda old, new, s: _strval(s).replace(_strval(old), _strval(new)), 3),
+    "replace": _scalar(_replace, 3),
+    "repeat": _scalar(_repeat, 2),
     "trunc": _scalar(lambda n, s: _strval(s)[: _to_int(n)] if _to_int(n) >= 0 else _strval(s)[_to_int(n):], 2),
     "nospace": _scalar(lambda s: re.sub(r"\s", "", _strval(s)), 1),
     "hasPrefix": lambda ev, a, o: _strval(plain(a[1])).startswith(_strval(plain(a[0]))),
     "hasSuffix": lambda ev, a, o: _strval(plain(a[1])).endswith(_strval(plain(a[0]))),
     "contains": lambda ev, a, o: _strval(plain(a[0])) in _strval(plain(a[1])),
     "has": lambda ev, a, o: plain(a[0]) in (plain(a[1]) or []),
-    "join": lambda ev, a, o: _strval(plain(a[0])).join(_strval(x) for x in (plain(a[1]) or [])),
+    "join": lambda ev, a, o: _join_strings(plain(a[0]), plain(a[1])),
     "splitList": lambda ev, a, o: _strval(plain(a[1])).split(_strval(plain(a[0]))),
     "first": lambda ev, a, o: (plain(a[0]) or [None])[0],
     "last": lambda ev, a, o: (plain(a[0]) or [None])[-1],
     "keys": lambda ev, a, o: sorted((plain(a[0]) or {}).keys()),
     "sortAlpha": lambda ev, a, o: sorted(_strval(x) for x in (plain(a[0]) or [])),
     "toStrings": lambda ev, a, o: [_strval(x) for x in (plain(a[0]) or [])],
-    "until": lambda ev, a, o: _until(_to_int(plain(a[0])), o),
-    "concat": lambda ev, a, o: [x for lst in a for x in (plain(lst) or [])],
+    "until": lambda ev, a, o: _until(_to_int(plain(a[0]))),
+    "untilStep": lambda ev, a, o: _until_step(*(_to_int(plain(x)) for x in a)),
+    "seq": lambda ev, a, o: _seq(*(_to_int(plain(x)) for x in a)),
+    "concat": lambda ev, a, o: _concat(a),
     "append": lambda ev, a, o: list(plain(a[0]) or []) + [plain(a[1])],
     "uniq": lambda ev, a, o: list(dict.fromkeys(plain(a[0]) or [])),
     "compact": lambda ev, a, o: [x for x in (plain(a[0]) or []) if truthy(x)],
-    "cat": lambda ev, a, o: " ".join(go_str(plain(x)) for x in a if plain(x) is not None),
+    "cat": lambda ev, a, o: _cat(a),
     "merge": f_merge,
     "mustMerge": f_merge,
-    "deepCopy": lambda ev, a, o: _deep_copy(plain(a[0])),
+    "deepCopy": lambda ev, a, o: _walk_budget(a[0], "deepCopy") and _deep_copy(plain(a[0])),
     "fromYaml": f_fromyaml,
-    "fromJson": lambda ev, a, o: to_go_number(json.loads(plain(a[0]) or "{}")),
+    "fromJson": f_fromjson,
     "tpl": f_tpl,
     "lookup": f_lookup,
     "b64enc": lambda ev, a, o: __import__("base64").b64encode(_strval(plain(a[0])).encode()).decode(),
     "sha256sum": lambda ev, a, o: hashlib.sha256(_strval(plain(a[0])).encode()).hexdigest(),
-    "regexMatch": _regex(lambda p, s: re.search(p, _strval(s)) is not None),
-    "regexReplaceAll": _regex(lambda p, s, r: re.sub(p, re.sub(r"\$\{?(\d+)\}?", r"\\\1", r), _strval(s))),
-    "ceil": lambda ev, a, o: float(__import__("math").ceil(_to_float(plain(a[0])))),
-    "floor": lambda ev, a, o: float(__import__("math").floor(_to_float(plain(a[0])))),
+    "regexMatch": _scalar(_regex_match, 2),
+    "regexFind": _scalar(_regex_find, 2),
+    "regexFindAll": _scalar(_regex_find_all, 3),
+    "regexReplaceAll": _scalar(_regex_replace, 3),
+    "regexReplaceAllLiteral": _scalar(lambda p, s, r: _regex_replace(p, s, r, literal=True), 3),
+    "regexSplit": _scalar(_regex_split, 3),
+    "ceil": _go_round(__import__("math").ceil),
+    "floor": _go_round(__import__("math").floor),
 }
 _UNKNOWN_AWARE = {"default", "coalesce", "ternary", "empty", "not", "nindent", "indent"}

@@ -100,6 +100,9 @@ def render_sdk(chart_dir: str, overlays: list[str], timeout_s: float) -> dict[st
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"rendering took longer than {timeout_s:g} s") from None
     if proc.returncode != 0:
+        crash = go_crash(proc.stderr)
+        if crash:
+            raise RuntimeError(crash)
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         last = lines[-1] if lines else f"helm-python-sdk exited with status {proc.returncode}"
         raise RuntimeError(last.split(": ", 1)[1] if ": " in last and last.split(": ", 1)[0].isidentifier() else last)
@@ -116,8 +119,20 @@ def render_binary(chart_dir: str, overlays: list[str], timeout_s: float) -> dict
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False,
                           stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.strip() or f"helm exited with status {proc.returncode}")
+        raise RuntimeError(go_crash(proc.stderr) or proc.stderr.strip() or f"helm exited with status {proc.returncode}")
     return split_helm_output(proc.stdout)
+
+
+_GO_PANIC = re.compile(r"^(panic: .*|fatal error: .*|runtime: .*out of memory.*)$", re.M)
+
+
+def go_crash(stderr: str) -> str | None:
+    """Helm crashed (a Go panic or fatal error): its first line, without the goroutine stack that follows (whose
+    paths are Helm's own source files, not the chart's)."""
+    m = _GO_PANIC.search(stderr or "")
+    if not m:
+        return None
+    return f"Helm crashed: {m.group(1).strip()[:300]}"
 
 
 def split_helm_output(text: str) -> dict[str, str]:
@@ -143,13 +158,27 @@ def split_helm_output(text: str) -> dict[str, str]:
 
 
 def helm_error_problem(message: str, chart_display: str, chart_name: str) -> Problem:
-    """A Helm error as a Problem on the template file and line it names."""
-    msg = " ".join(message.split())
-    m = _HELM_POSITION.search(msg)
-    if m:
-        file = _template_display(m.group(1), chart_display, chart_name)
-        return Problem(file, int(m.group(2)), int(m.group(3)) if m.group(3) else None, f"helm template failed: {msg}")
-    return Problem(chart_display, None, None, f"helm template failed: {msg}")
+    """A Helm error as a Problem on the chart's template file and line it names; on the chart's Chart.yaml when it
+    names none of the chart's files (a Go stack trace names Helm's own source files: never reported as a place)."""
+    crash = go_crash(message)
+    msg = crash or " ".join(message.split())
+    if len(msg) > 2000:
+        msg = msg[:2000] + " ..."
+    for m in _HELM_POSITION.finditer(msg if not crash else ""):
+        file = _chart_file(m.group(1), chart_display, chart_name)
+        if file is not None:
+            return Problem(file, int(m.group(2)), int(m.group(3)) if m.group(3) else None,
+                           f"helm template failed: {msg}")
+    return Problem(_join_display(chart_display, "Chart.yaml"), None, None, f"helm template failed: {msg}")
+
+
+def _chart_file(helm_name: str, chart_display: str, chart_name: str) -> str | None:
+    """The chart's own file Helm names (`chart/templates/x.yaml`), or None for any other path."""
+    head, _, rest = helm_name.partition("/")
+    if head != chart_name or not rest or rest.startswith("/") or ".." in rest.split("/"):
+        return None
+    path = _join_display(chart_display, rest)
+    return path if os.path.isfile(path) else None
 
 
 def _template_display(helm_name: str, chart_display: str, chart_name: str) -> str:

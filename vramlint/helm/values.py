@@ -21,7 +21,8 @@ class Values:
     files: list[str] = field(default_factory=list)
 
 
-def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, depth: int = 0) -> Any:
+def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, depth: int = 0,
+              not_json: list | None = None) -> Any:
     if depth > 100:
         return None
     if isinstance(node, dict):
@@ -34,7 +35,7 @@ def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, dept
             )
             if loc is not None:
                 origins[path + (str(k),)] = loc
-            out[str(k)] = _to_plain(child, path + (str(k),), kp, file, origins, depth + 1)
+            out[str(k)] = _to_plain(child, path + (str(k),), kp, file, origins, depth + 1, not_json)
         return out
     if isinstance(node, list):
         out_list = []
@@ -43,13 +44,16 @@ def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, dept
             loc = value_location(file, node, i, kp)
             if loc is not None:
                 origins[path + (i,)] = loc
-            out_list.append(_to_plain(item, path + (i,), kp, file, origins, depth + 1))
+            out_list.append(_to_plain(item, path + (i,), kp, file, origins, depth + 1, not_json))
         return out_list
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):
         return int(node)
     if isinstance(node, float):
+        if node != node or node in (float("inf"), float("-inf")):
+            if not_json is not None:
+                not_json.append((origins.get(path), node))
         return float(node)
     if isinstance(node, str):
         return str(node)
@@ -65,7 +69,14 @@ def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location],
     if not isinstance(data, dict):
         problems.append(Problem(file, 1, 1, "values file is not a mapping; it was ignored"))
         return {}, origins, problems
-    return _to_plain(data, (), "", file, origins), origins, problems
+    not_json: list = []
+    plain = _to_plain(data, (), "", file, origins, not_json=not_json)
+    for loc, value in not_json[:1]:  # Helm stops at the first
+        word = "NaN" if value != value else "+Inf" if value > 0 else "-Inf"
+        problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
+                                f"Helm cannot load {file}: {'.nan' if value != value else word.replace('Inf', '.inf')} is not a number "
+                                f"JSON can hold (error converting YAML to JSON: json: unsupported value: {word})"))
+    return plain, origins, problems
 
 
 def load_values_file(path: str, display: str) -> tuple[dict, dict[tuple, Location], list[Problem]]:
