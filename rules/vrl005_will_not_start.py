@@ -134,12 +134,13 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
             message += " vLLM stops here, before its later checks, which these numbers fail too: " + " / ".join(
                 _sentence(e.get("message")) for e in behind)
         message += f" {numbers}"
-        if error.get("version_dependent") and assessment.version_source == "default":
+        if error.get("version_dependent") and assessment.version_source in ("default", "operator"):
             # the image may run an older release, on which this GPU works
-            message = message.replace(
-                f"vLLM {budget.vllm_version} will not start",
-                f"vLLM {budget.vllm_version} (vramlint's default version; the image tag does not say the version) "
-                "will not start", 1)
+            why = (f"{server.assumed_version_source}; the operator release installed is not known"
+                   if assessment.version_source == "operator"
+                   else "vramlint's default version; the image tag does not say the version")
+            message = message.replace(f"vLLM {budget.vllm_version} will not start",
+                                      f"vLLM {budget.vllm_version} ({why}) will not start", 1)
             yield ctx.finding(assessment, message + ". Set vllm-version in the configuration to check against yours",
                               location, level="warning")
             continue
@@ -195,6 +196,8 @@ def _engine_refusals(assessment, ctx):
     if key is None:
         return
     version = assessment.vllm_version
+    # an operator's pin, the release installed not known: what holds only for that version is a warning
+    pinned = "warning" if assessment.version_source == "operator" else None
     if assessment.gpu is not None:
         _engine, _reason, errors = versions.select_engine(key, tuple(assessment.gpu.compute_capability),
                                                           server.args, server.env)
@@ -202,7 +205,7 @@ def _engine_refusals(assessment, ctx):
             yield ctx.finding(assessment, f"vLLM {version} will not start on {assessment.gpu.name}: "
                               f"NotImplementedError: {_sentence(error['message'])} Fix: unset VLLM_USE_V1 (vLLM "
                               "then falls back to the V0 engine), or remove the setting it names",
-                              arg_location(server, error.get("arg") or ""))
+                              arg_location(server, error.get("arg") or ""), level=pinned)
         return
     refusal = versions.v1_forced_kv_cache_refusal(key, server.args, server.env)
     if refusal is None:
@@ -211,7 +214,7 @@ def _engine_refusals(assessment, ctx):
     fix = "Fix: unset VLLM_USE_V1 (vLLM then falls back to the V0 engine), or remove --kv-cache-dtype"
     if not refusal["accepted_on"]:
         yield ctx.finding(assessment, f"vLLM {version} will not start on any GPU: {refusal['message']} {fix}",
-                          location)
+                          location, level=pinned)
     else:
         yield ctx.finding(assessment, f"vLLM {version} will not start unless the pod lands on a "
                           f"{' or a '.join(refusal['accepted_on'])}: {refusal['message']} The file does not say "
@@ -228,6 +231,13 @@ def _rejected_arguments(assessment, ctx):
         fix = f". Fix: {error['fix']}" if error.get("fix") else ""
         if error.get("version_known", True):
             yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location)
+        elif error.get("assumed_by"):
+            # checked against the version an operator pins: the release installed may pin another one
+            yield ctx.finding(
+                assessment,
+                f"vLLM {version} ({error['assumed_by']}; the operator release installed is not known) will not "
+                f"start: {text}{fix}. Set vllm-version in the configuration to check against yours",
+                location, level="warning")
         else:
             # checked against the newest version vramlint knows: the image may run another one
             yield ctx.finding(

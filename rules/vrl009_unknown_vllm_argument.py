@@ -72,8 +72,11 @@ def check(assessment, ctx):
         return
     version = assessment.vllm_version or server.vllm_version
     source = assessment.version_source or ("image tag" if server.vllm_version else None)
-    which = f"vLLM {version}" + (f" ({SOURCES.get(source, source)})" if source else "") if version else "vLLM"
-    assumed = source == "default"
+    if source == "operator":
+        which = f"vLLM {version} ({server.assumed_version_source}; the operator release installed is not known)"
+    else:
+        which = f"vLLM {version}" + (f" ({SOURCES.get(source, source)})" if source else "") if version else "vLLM"
+    assumed = source in ("default", "operator")
     current = version_tuple(version)
     for flag, location in server.unknown_args.items():
         if location is None or not location.file or location.line < 1:
@@ -94,8 +97,10 @@ def check(assessment, ctx):
             yield ctx.finding(
                 assessment,
                 f"{which} does not know the argument {flag}{history}: if the image runs a version without it, "
-                f"vLLM stops at start-up with \"unrecognized arguments: {flag}\"{hint}. The image tag does not say "
-                "the version, so set vllm-version in the configuration to check against yours",
+                f"vLLM stops at start-up with \"unrecognized arguments: {flag}\"{hint}. "
+                + ("The file does not say the image, so" if source == "operator" else
+                   "The image tag does not say the version, so")
+                + " set vllm-version in the configuration to check against yours",
                 location,
                 level="warning",
             )

@@ -40,6 +40,9 @@ def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     configured = versions.normalize_version(options.vllm_version)
     if configured:
         return configured, options.vllm_version_source or "configuration"
+    assumed = versions.normalize_version(server.assumed_version)
+    if assumed:
+        return assumed, f"operator pin ({server.assumed_version_source or 'the operator pins it'})"
     why = f"default (vLLM {versions.DEFAULT_VERSION}"
     if server.image:
         why += f"; the image tag of {server.image} names no version"
@@ -156,7 +159,7 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
         a.vllm_version = version
         # the kind of source ("image tag" | "configuration" | "default"); the budget's sources say which flag or file
         a.version_source = "configuration" if version_source.startswith(("configuration", "--")) \
-            else version_source.split(" (")[0]
+            else "operator" if version_source.startswith("operator pin") else version_source.split(" (")[0]
         tp = _int(server.args.get("tensor_parallel_size")) or 1
         pp = _int(server.args.get("pipeline_parallel_size")) or 1
         a.gpu_count = count or tp * pp
@@ -190,11 +193,27 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
                                                         cache=requirements)
                 if a.budget is not None:
                     a.engine = a.budget.engine
+                    if a.version_source == "operator" and a.budget.errors:
+                        _mark_pin_dependent(a, model, draft)
             except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
                 unresolved.append(f"budget could not be computed: {type(exc).__name__}: {exc}")
         a.unresolved = unresolved
         out.append(a)
     return out
+
+
+def _mark_pin_dependent(a: Assessment, model: ModelInfo, draft: Any) -> None:
+    """With an operator's pinned version (the release installed not known), an error that the newest vLLM would
+    not raise holds only for some releases: it is marked version-dependent, which VRL005 reports as a warning."""
+    gpu = next((g for g in [a.gpu] if g is not None and g.name == a.budget.gpu), a.gpu)
+    if gpu is None:
+        return
+    latest = compute_budget(model, gpu, a.server.args, a.server.env, versions.DEFAULT_VERSION, a.gpu_count,
+                            image=a.server.image, draft=draft)
+    latest_codes = {e.get("code") for e in latest.errors}
+    for error in a.budget.errors:
+        if error.get("code") not in latest_codes:
+            error["version_dependent"] = True
 
 
 def fleet_wanted(server: Server, options: ResolveOptions) -> bool:

@@ -159,6 +159,11 @@ class Server:
     unchecked: list[str] = field(default_factory=list)
     # The multi-pod group whose GPUs the engine's parallelism spans (KubeRay cluster, LWS group), when it runs in one.
     engine_group: EngineGroup | None = None
+    # The vLLM version an operator pins when the file names no image (KubeAI's chart, llmaz's chart), and which
+    # operator release that pin is from: used instead of the newest vLLM, with version-dependent refusals kept as
+    # warnings since the release actually installed is not known.
+    assumed_version: str | None = None
+    assumed_version_source: str | None = None
 
     @property
     def key(self) -> str:

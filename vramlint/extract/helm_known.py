@@ -303,10 +303,18 @@ def _kubeai_catalog(doc: Any, data: Any, servers: list[Server], problems: list[P
         server = _new_server(doc, entry, path, "Model", str(name))
         read_env(file, entry, path, server)
         args = _unknown_template(tokens_from(file, entry, "args", path, doc.lines))
+        from vramlint.extract.kubeai import _KUBEAI_PIN_SOURCE, kubeai_pinned_image, mark_assumed
+        from vramlint.versions import version_from_image as _version
+
+        pinned = _version(kubeai_pinned_image(scalar_text(entry.get("resourceProfile"))))
         invocation = find_vllm_invocation([_tok("vllm", None), _tok("serve", None)], args, "vllm/vllm-openai",
-                                          dict(server.env))
+                                          dict(server.env), version=pinned)
         if invocation is None:
             continue
+        if pinned:
+            # the operator's pin, not the installed release: refusals only some releases make stay warnings
+            server.assumed_version, server.assumed_version_source = pinned, _KUBEAI_PIN_SOURCE
+            mark_assumed(invocation, _KUBEAI_PIN_SOURCE)
         _finish(server, invocation, problems)
         _model_from_uri(server, scalar_text(entry.get("url")), _at(file, entry, "url", path))
         for key in ("replicas", "minReplicas"):

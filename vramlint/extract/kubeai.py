@@ -1,7 +1,12 @@
 """KubeAI `Model` objects: `url: hf://org/name`, `engine: VLLM`, `args`, `env`, `resourceProfile: name:count`.
 
 KubeAI's operator builds the pod (image from its Helm values, `--model` from the url), so the image, shm and
-pod scheduling are not in the file; what the Model says is.
+pod scheduling are not in the file; what the Model says is. The image is the Model's `spec.image` when set;
+else the one KubeAI's chart pins for the resource profile's `imageName` (charts/kubeai/values.yaml
+`modelServers.VLLM.images`, substratusai/kubeai 2f32ef4: vllm/vllm-openai:v0.8.3 for `default`/`nvidia-gpu`,
+substratusai/vllm-gh200:v0.8.3 for the GH200 profile, v0.6.3.post1 for `cpu`, v0.6.4.post1 for `google-tpu`).
+That pin is the vLLM version the flags are checked against instead of the newest; the KubeAI release installed
+is not known, so what only some releases refuse is a warning.
 """
 
 from __future__ import annotations
@@ -27,6 +32,76 @@ _VENDOR_PREFIX = (("nvidia-gpu-", "nvidia"), ("amd-gpu-", "amd"), ("google-tpu-"
                   ("intel-gaudi-", "intel-gaudi"), ("aws-neuron-", "aws-neuron"))
 
 
+# resourceProfile name -> the chart's imageName for it (charts/kubeai/values.yaml resourceProfiles, 2f32ef4)
+_KUBEAI_PIN_SOURCE = "the version KubeAI's chart pins (substratusai/kubeai 2f32ef4 charts/kubeai/values.yaml)"
+_KUBEAI_IMAGES = {
+    "default": "vllm/vllm-openai:v0.8.3",
+    "nvidia-gpu": "vllm/vllm-openai:v0.8.3",
+    "gh200": "substratusai/vllm-gh200:v0.8.3",
+    "cpu": "substratusai/vllm:v0.6.3.post1-cpu",
+    "google-tpu": "substratusai/vllm:v0.6.4.post1-tpu",
+}
+
+
+def _image_key(profile: str | None) -> str | None:
+    name = (profile or "").partition(":")[0]
+    if not name:
+        key = "default"
+    elif name == "nvidia-gpu-gh200":
+        key = "gh200"
+    elif name.startswith("nvidia-gpu-"):
+        key = "nvidia-gpu"
+    elif name == "cpu" or name.startswith("cpu-"):
+        key = "cpu"
+    elif name.startswith("google-tpu-"):
+        key = "google-tpu"
+    elif name.startswith("amd-gpu-"):
+        return None  # substratusai/vllm-rocm:nightly: no release version
+    else:
+        key = "default"  # a profile the chart does not define: KubeAI falls back to the default image
+    return key
+
+
+def kubeai_pinned_image(profile: str | None) -> str | None:
+    """The vLLM image KubeAI's chart (2f32ef4) pins for a resource profile name (None: a fork without a version)."""
+    key = _image_key(profile)
+    return _KUBEAI_IMAGES[key] if key else None
+
+
+def repository_chart_image(file: str, profile: str | None) -> tuple[str, str] | None:
+    """The image the KubeAI chart *in the scanned repository* pins for the profile (KubeAI's own repository, or a
+    fork vendoring the chart): ``(image, chart values path)``, found within a few folders above the Model file
+    and only among the scanned files; then the release is the repository's own and known."""
+    import os
+
+    from vramlint.textfile import read_text
+    from vramlint.yamlload import load_text
+
+    key = _image_key(profile)
+    if key is None:
+        return None
+    directory = os.path.dirname(os.path.abspath(file))
+    for _ in range(6):
+        candidate = os.path.join(directory, "charts", "kubeai", "values.yaml")
+        if os.path.isfile(candidate):
+            text, _skipped = read_text(candidate, candidate)  # refused outside the scanned paths
+            docs = load_text(text, candidate)[0] if text else []
+            data = docs[0].data if docs else None
+            servers = data.get("modelServers") if is_map(data) else None
+            vllm = servers.get("VLLM") if is_map(servers) else None
+            images = vllm.get("images") if is_map(vllm) else None
+            if is_map(images):
+                image = scalar_text(images.get(key)) or scalar_text(images.get("default"))
+                if image:
+                    return image, os.path.relpath(candidate)
+            return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None
+
+
 def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
     from vramlint.cmdline import Token, find_vllm_invocation
 
@@ -46,10 +121,35 @@ def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
     server.location = node_location(file, spec, spath) or server.location
     read_env(file, spec, spath, server)
     args = tokens_from(file, spec, "args", spath, doc.lines)
-    invocation = find_vllm_invocation([Token("vllm", None), Token("serve", None)], args, "vllm/vllm-openai",
-                                      dict(server.env))
+    from vramlint.versions import version_from_image
+
+    image = scalar_text(spec.get("image"))
+    pinned = None
+    in_repo = None if image else repository_chart_image(file, scalar_text(spec.get("resourceProfile")))
+    if image:
+        server.image = image
+        server.image_location = value_location(file, spec, "image", join_path(spath, "image"))
+        server.vllm_version = version_from_image(image)
+    elif in_repo is not None:
+        image = in_repo[0]
+        server.image = image
+        server.vllm_version = version_from_image(image)
+        server.notes.append(f"KubeAI Model: the image is {image}, which the KubeAI chart of this repository pins "
+                            f"for its resource profile ({in_repo[1]} modelServers.VLLM.images)")
+    else:
+        pinned_image = kubeai_pinned_image(scalar_text(spec.get("resourceProfile")))
+        pinned = version_from_image(pinned_image)
+        if pinned:
+            server.assumed_version, server.assumed_version_source = pinned, _KUBEAI_PIN_SOURCE
+            server.notes.append(f"KubeAI Model: no spec.image, so KubeAI's chart picks the image by resource "
+                                f"profile: {pinned_image} in substratusai/kubeai 2f32ef4 (the KubeAI release "
+                                "installed may pin another)")
+    invocation = find_vllm_invocation([Token("vllm", None), Token("serve", None)], args, image or "vllm/vllm-openai",
+                                      dict(server.env), version=server.vllm_version or pinned)
     if invocation is None:
         return
+    if pinned and not server.vllm_version:
+        mark_assumed(invocation, _KUBEAI_PIN_SOURCE)
     apply_invocation(server, invocation)
     records.problems.extend(Problem(file, server.location.line, server.location.column, m)
                             for m in invocation.problems)
@@ -85,5 +185,13 @@ def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
                                 location=value_location(file, spec, "resourceProfile", join_path(spath, "resourceProfile")),
                                 vendor=vendor)
     server.ignore_rules = dict(ctx.ignore_rules)
-    server.notes.append("KubeAI Model: the image (and so the vLLM version) comes from KubeAI's own configuration")
+    if not image and not pinned:
+        server.notes.append("KubeAI Model: the image (and so the vLLM version) comes from KubeAI's own configuration")
     records.servers.append(server)
+
+
+def mark_assumed(invocation: Any, source: str) -> None:
+    """Refusals read with an operator's pinned version: the installed release may differ (warnings, see VRL005)."""
+    for error in invocation.startup_errors:
+        error["version_known"] = False
+        error["assumed_by"] = source
