@@ -114,3 +114,25 @@ def test_positional_model_in_args_of_vllm_image():
                                            ("1024", 1024), ("2GiB", 2 << 30), ("lots", None)])
 def test_parse_size(text, expected):
     assert parse_size(text) == expected
+
+
+def test_env_file_not_in_the_repository_is_one_note_for_vllm_services_only(tmp_path):
+    # `.env` made from `.env.example` at deploy time is normal practice: unknown variables, not an error
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  a:\n    image: vllm/vllm-openai:v0.8.5\n    env_file: .env\n"
+        '    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]\n'
+        "  b:\n    image: vllm/vllm-openai:v0.8.5\n    env_file: [.env]\n"
+        '    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]\n'
+        "  db:\n    image: postgres:16\n    env_file: db.env\n"
+        "  c:\n    image: vllm/vllm-openai:v0.8.5\n    env_file: conf\n"
+        '    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]\n')
+    docs, _ = load_text((tmp_path / "compose.yaml").read_text(), "compose.yaml")
+    servers, problems = extract_compose(docs[0], str(tmp_path))
+    assert sorted(s.name for s in servers) == ["a", "b", "c"]
+    said = [(p.line, p.level, p.message) for p in problems]
+    assert said[0][:2] == (4, "note") and said[0][2].startswith("env_file .env is not in the repository")
+    assert "the variables it sets are unknown" in said[0][2]
+    assert said[1] == (15, "error", "env_file conf is a folder: compose fails to read it")
+    assert len(said) == 2  # once for .env (a and b), nothing for the postgres service's db.env

@@ -288,8 +288,10 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     # Environment: base layers first so the extending service overrides.
     env: dict[str, str | None] = {}
     env_locs: dict[str, Location] = {}
+    said = said if said is not None else set()
+    env_file_problems: list[tuple[str, Problem]] = []  # said below: notes only for a vLLM server
     for layer in reversed(layers):
-        for values in _env_files(layer, base_dir, interp, problems, said if said is not None else set()):
+        for values in _env_files(layer, base_dir, interp, env_file_problems):
             for k, v in values.items():
                 env[k] = v
                 env_locs[k] = key_location(layer.file, layer.node, "env_file", join_path(layer.path, "env_file")) \
@@ -334,16 +336,20 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         from vramlint.cmdline import hidden_vllm_command
 
         words = [t.text for t in (entry_tokens or []) + (cmd_tokens or [])]
-        said = hidden_vllm_command(image_text, words, env)
+        hidden = hidden_vllm_command(image_text, words, env)
         inv, script_note, why = _script_invocation((entry_tokens or []) + (cmd_tokens or []), layers, base_dir,
                                                    interp, file, image_text, env)
         if inv is None:
             # a script that mentions vLLM is said even when the service itself does not
-            if said is not None or (why is not None and "mentions vLLM" in why):
+            if hidden is not None or (why is not None and "mentions vLLM" in why):
                 at = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
-                text = "; ".join(x for x in (said, why) if x)
+                text = "; ".join(x for x in (hidden, why) if x)
                 problems.append(Problem(file, at.line, at.column, f"service {name}: {text}", level="note"))
+            # an env_file missing from the repository is no news for a service that is not vLLM; one that
+            # was refused (outside the tree, a FIFO) is, whatever the service
+            _say_env_file_problems([p for p in env_file_problems if p[1].level != "note"], said, problems)
             return None
+    _say_env_file_problems(env_file_problems, said, problems)
     loc = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
     server = Server(file=file, location=loc, source_format="compose", kind="compose service", name=name,
                     image=image_text or None, image_location=image_loc,
@@ -480,12 +486,20 @@ def _merge_config_file(server: Server, host: Path, path: str, problems: list[Pro
     server.notes.append(f"--config {path}: settings read from {display}")
 
 
-def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, problems: list[Problem],
-               said: set[str]) -> list[dict[str, str]]:
-    """The variables of each `env_file` of a layer, in order. What is not read is said once per file and path,
-    on the line that names it: a file not in the repository (a `.env` made from `.env.example` at deploy time
-    is the usual practice) is an unknown, a note; one outside the scanned tree or not a regular file is never
-    read (see `vramlint.fsread`), a warning; a folder is what compose itself refuses, an error."""
+def _say_env_file_problems(pending: list[tuple[str, Problem]], said: set[str], problems: list[Problem]) -> None:
+    for key, problem in pending:
+        if key not in said:
+            said.add(key)
+            problems.append(problem)
+
+
+def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator,
+               pending: list[tuple[str, Problem]]) -> list[dict[str, str]]:
+    """The variables of each `env_file` of a layer, in order. What is not read goes to ``pending`` (keyed by
+    file and path, said once), on the line that names it: a file not in the repository (a `.env` made from
+    `.env.example` at deploy time is the usual practice) is an unknown, a note; one outside the scanned tree
+    or not a regular file is never read (see `vramlint.fsread`), a warning; a folder is what compose itself
+    refuses, an error."""
     spec = layer.node.get("env_file")
     if spec is None or base_dir is None:
         return []
@@ -508,9 +522,6 @@ def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, proble
         if read.missing and not required:
             continue  # compose skips it too
         key = f"{layer.file}\0{written}"
-        if key in said:
-            continue
-        said.add(key)
         node = spec if isinstance(spec, list) else layer.node
         loc = value_location(layer.file, node, i if isinstance(spec, list) else "env_file")
         shown = item if UNKNOWN_MARK in written else written
@@ -525,8 +536,8 @@ def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator, proble
         else:
             level = "warning"
             message = f"env_file {shown} is {read.reason}: not read; the variables it sets are unknown"
-        problems.append(Problem(layer.file, loc.line if loc else None, loc.column if loc else None, message,
-                                level))
+        pending.append((key, Problem(layer.file, loc.line if loc else None, loc.column if loc else None, message,
+                                     level)))
     return out
 
 
