@@ -282,3 +282,21 @@ def test_a_file_name_with_a_newline_cannot_start_a_workflow_command(tmp_path):
             start = lines.index("| Level | Rule | Location | Message |")
             rows = [r for r in lines[start + 2:] if r.startswith("| ")]
             assert len(rows) >= 1 and all(r.endswith(" |") and r.replace("\\|", "").count(" | ") == 3 for r in rows)
+
+
+@needs_proc
+def test_a_symlink_named_on_the_command_line_is_followed_only_into_the_tree(tmp_path):
+    # pre-commit passes the files a pull request changed by name, links included
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "d.yaml").write_text(DEPLOY.replace("NAME", "d"))
+    os.symlink("/proc/self/environ", repo / "environ.yaml")
+    os.symlink(outside_file(tmp_path, "far.yaml", DEPLOY.replace("NAME", SECRET)), repo / "far.yaml")
+    os.symlink("d.yaml", repo / "same.yaml")
+    proc = run(repo, "check", "environ.yaml", "far.yaml", "same.yaml", "--offline", "--gpu", "L4",
+               "--output-format", "json")
+    doc = json.loads(proc.stdout)
+    assert SECRET not in proc.stdout + proc.stderr
+    assert [s["name"] for s in doc["servers"]] == ["d"]
+    refused = {f["file"]: f["message"] for f in doc["findings"] if f["rule"] == "VRL102"}
+    assert "outside the scanned tree" in refused["environ.yaml"] and "outside the scanned tree" in refused["far.yaml"]

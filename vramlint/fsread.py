@@ -4,9 +4,11 @@ vramlint runs in CI on pull requests the repository does not trust, and a file i
 (`env_file:`, `extends.file`, a `--config` on a bind mount, a values overlay, a symlink). Every read goes
 through `read_bytes`/`read_text` here, which refuse, with a reason and without reading a byte:
 
-- a path whose real location (symlinks resolved) is outside the *roots* of the run: the paths named on the
-  command line (a named file counts with its folder), `--values` files, and the folder of the configuration
-  file. Anything under /proc, /sys or /dev is refused whatever the roots (it is never a deployment file);
+- a path whose real location (symlinks resolved) is outside the *roots* of the run: the folders named on the
+  command line, the folders of the files named there and of the `--values` files, and the folder of the
+  configuration file. A named file that is a symbolic link is followed only into a root (pre-commit names
+  the files a pull request changed, links included). Anything under /proc, /sys or /dev is refused unless
+  the user named a place there (it is never a deployment file);
 - anything that is not a regular file: a FIFO, a socket, a device (`/dev/zero`, `/dev/stdin`), a folder. The
   file is opened with O_NONBLOCK and O_NOFOLLOW and checked with fstat before reading, so a FIFO cannot block;
 - a file larger than the cap (``MAX_FILE_BYTES`` unless the caller gives its own).
@@ -51,18 +53,20 @@ class Refusal:
 
 
 def roots_for(paths: Iterable[str]) -> tuple[str, ...]:
-    """Real paths of ``paths`` as roots: a folder is a root, a file is one together with its folder."""
+    """Real paths of ``paths`` as roots: a folder is a root; a file makes its folder one.
+
+    A file named on the command line that is a symbolic link is not a root itself: pre-commit names the files a
+    pull request changed, and one of them may be a link to `/proc/self/environ` or to a file of the CI runner.
+    It is read only when what it points to is inside a root."""
     out: list[str] = []
     for path in paths:
         if not path or path == "-":
             continue
         real = os.path.realpath(path)
-        out.append(real)
-        if not os.path.isdir(real):
-            # the folder the user named the file in (a compose file's `.env` sits beside it) and the one it
-            # really lives in, when the name is a symlink
+        if os.path.isdir(real):
+            out.append(real)
+        else:
             out.append(os.path.realpath(os.path.dirname(os.path.abspath(path))))
-            out.append(os.path.dirname(real))
     return tuple(dict.fromkeys(out))
 
 
@@ -116,15 +120,22 @@ def outside_reason(path: str, roots: tuple[str, ...] | None = None) -> str | Non
     """Why ``path`` (symlinks resolved) may not be read as part of this run, or None when it may.
     ``roots``: these instead of the run's."""
     real = os.path.realpath(path)
-    if real.startswith(_KERNEL_PREFIXES) or real in ("/proc", "/sys", "/dev"):
-        return "outside the scanned tree (a kernel file, not a deployment file)"
     if roots is None:
         roots = _ROOTS.get()
+    if _is_kernel(real):
+        # only when the user named a place in /proc, /sys or /dev themselves
+        if roots is not None and any(_is_kernel(root) and _under(real, root) for root in roots):
+            return None
+        return "outside the scanned tree (a kernel file, not a deployment file)"
     if roots is None:
         return None
     if any(_under(real, root) for root in roots):
         return None
     return "outside the scanned tree"
+
+
+def _is_kernel(real: str) -> bool:
+    return real.startswith(_KERNEL_PREFIXES) or real in ("/proc", "/sys", "/dev")
 
 
 def is_inside(path: str) -> bool:

@@ -180,8 +180,9 @@ def _in_chart_dir(directory: str, levels: int = 12) -> bool:
 
 
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
-    # a file named on the command line is a root of the run: read wherever it is (still only a regular file)
-    text, skipped = read_text(entry.path, entry.display, check_inside=not entry.explicit)
+    # a file named on the command line is inside by its folder; a symbolic link named there is followed only
+    # into the roots (vramlint.fsread.roots_for)
+    text, skipped = read_text(entry.path, entry.display)
     if skipped is not None:
         col.inventory.skipped.append(skipped)
         return
