@@ -137,6 +137,15 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
     """An :class:`Assessment` per server, in order; models resolved once per distinct name."""
     models: dict[str, tuple[ModelInfo | None, str | None]] = {}
     requirements: dict[str, Any] = {}  # what a server that names no GPU needs of one, by model and settings
+    names = list(dict.fromkeys(s.model for s in servers if s.model))
+    if len(names) > 1:
+        # models that need the Hub are asked for concurrently, not one after another
+        try:
+            from vramlint.models import resolve_models
+        except ImportError:
+            pass
+        else:
+            models.update(resolve_models(names, options))
     out: list[Assessment] = []
     for server in servers:
         a = Assessment(server=server)

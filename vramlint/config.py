@@ -91,6 +91,7 @@ class Config:
     overrides: list[Override] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     offline: bool = False
+    hub_cache_max_age_days: float | None = None  # cached Hub answers older than this are asked again (None: 30)
     render_helm: bool = False  # render charts with Helm when it is available (helm-python-sdk or `helm`)
     helm_values: list[str] = field(default_factory=list)  # `-f` overlays for every chart, in order
 
@@ -167,7 +168,11 @@ class Config:
         aliases = {}
         for served, target in cfg.model_aliases.items():
             aliases[served] = _resolve_local_target(target, self.root)
-        allow_network = not cfg.offline and not _env_true("HF_HUB_OFFLINE")
+        allow_network = not cfg.offline and not _env_true("HF_HUB_OFFLINE") and not _env_true("TRANSFORMERS_OFFLINE")
+        offline_reason = None
+        if cfg.offline:
+            offline_reason = ("--offline was given" if "offline" in self.from_flags
+                              else f"`offline: true` is set in {self.file or 'the configuration'}")
         fleet = gpu_names(cfg.gpu)
         return ResolveOptions(
             default_gpu=fleet[0] if len(fleet) == 1 else None,
@@ -178,6 +183,9 @@ class Config:
             vllm_version_source=self.vllm_version_source(file) if cfg.vllm_version else None,
             model_aliases=aliases,
             allow_network=allow_network,
+            offline_reason=offline_reason,
+            refresh_hub_cache="refresh_hub_cache" in self.from_flags,
+            hub_cache_max_age_days=self.hub_cache_max_age_days,
             base_dir=self.root,
         )
 
@@ -811,6 +819,9 @@ def apply_flags(config: Config, args: Any) -> Config:
             out.from_flags.add(name)
     if getattr(args, "offline", False):
         out.offline = True
+        out.from_flags.add("offline")
+    if getattr(args, "refresh_hub_cache", False):
+        out.from_flags.add("refresh_hub_cache")
     out.exclude.extend(getattr(args, "exclude", None) or [])
     if getattr(args, "render_helm", False):
         out.render_helm = True

@@ -106,6 +106,10 @@ def config_model() -> Any:
             default_factory=list, description="Globs of files and folders not to scan (relative to this file)."
         )
         offline: bool = Field(False, description="Never ask the Hugging Face Hub (also: HF_HUB_OFFLINE=1).")
+        hub_cache_max_age_days: float | None = Field(
+            None, ge=0, description="Ask the Hub again for a model whose cached answer is older than this many days "
+            "(default 30; 0: every run; answers for a commit hash never expire). Also: --refresh-hub-cache."
+        )
         render_helm: bool = Field(
             False, description="Not applied from a file in the scanned repository: a configuration file cannot make "
             "vramlint run Helm (pass --render-helm, or the action's render-helm input). Kept so that such a file "

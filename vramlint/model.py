@@ -418,7 +418,10 @@ class ResolveOptions:
     vllm_version_source: str | None = None  # where vllm_version was set: "--vllm-version", "configuration (FILE)"
     model_aliases: dict[str, str] = field(default_factory=dict)  # served name/path -> Hub id or path to config.json
     allow_network: bool = True  # the Hub, when HF_HUB_OFFLINE is not set and --offline was not given
-    hub_timeout_s: float = 10.0
+    offline_reason: str | None = None  # why allow_network is off, as the user set it ("--offline was given", ...)
+    hub_timeout_s: float = 10.0  # deadline of one request to the Hub
+    refresh_hub_cache: bool = False  # --refresh-hub-cache: ask the Hub again for models it answered before
+    hub_cache_max_age_days: float | None = None  # older cached Hub answers are asked again (None: the default, 30)
     base_dir: str = "."  # where relative local model paths and aliases are resolved from
 
 

@@ -485,6 +485,195 @@ def _type_from_architecture(arch: str) -> str:
     return _ARCH_TYPES.get(arch, "")
 
 
+# ------------------------------------------------------------------------------------------ validation
+# A config.json comes from the Hub or from the scanned repository: untrusted. Before any fact is taken from it,
+# every field that facts_from_config reads as a number must be one, of a size a real model has; otherwise the
+# model is unresolved with a message naming the field (a string where a count belongs would silently become
+# "no layers", a 10**12 layer count would build a 10**12-letter layer pattern).
+
+_LAYER_KEYS = (
+    "num_hidden_layers", "n_layer", "num_layers", "n_layers", "depth", "vt_num_hidden_layers", "num_nextn_predict_layers",
+    "first_k_dense_replace", "max_window_layers", "full_attention_interval", "attn_layer_period", "attn_layer_offset",
+    "decoder_sparse_step", "interleave_moe_layer_step", "moe_layer_freq", "expert_layer_period", "expert_layer_offset",
+    "sliding_window_pattern", "_sliding_window_pattern",
+)
+_WIDTH_KEYS = (
+    "hidden_size", "n_embd", "d_model", "dim", "intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size",
+    "moe_intermediate_size", "expert_intermediate_size", "shared_expert_intermediate_size",
+    "moe_shared_expert_intermediate_size", "intermediate_size_mlp", "head_dim", "attention_head_dim",
+    "hidden_size_per_head", "global_head_dim", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+    "v_head_dim", "index_head_dim", "linear_key_head_dim", "linear_value_head_dim", "mamba_d_ssm",
+    "mamba_intermediate_size", "mamba_head_dim", "mamba_d_head", "ssm_state_size", "mamba_d_state", "state_size",
+    "mamba_d_ssm_state", "embed_dim", "width", "vt_hidden_size", "mlp_dim", "vt_intermediate_size", "out_hidden_size",
+    "patch_size", "image_size", "position_embedding_size", "num_position_embeddings", "rotary_dim", "vocab_size",
+    "padded_vocab_size", "conv_kernel", "mamba_d_conv", "d_conv", "linear_conv_kernel_dim", "temporal_patch_size",
+    "spatial_merge_size", "num_channels", "in_channels",
+)
+_COUNT_KEYS = (
+    "num_attention_heads", "n_head", "num_heads", "n_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
+    "multi_query_group_num", "num_global_key_value_heads", "index_n_heads", "linear_num_key_heads",
+    "linear_num_value_heads", "mamba_num_heads", "mamba_n_heads", "n_groups", "mamba_n_groups", "num_local_experts",
+    "n_routed_experts", "num_experts", "moe_num_experts", "num_experts_per_tok", "experts_per_token", "moe_topk",
+    "top_k", "top_k_experts", "n_shared_experts", "num_shared_experts",
+)
+_LENGTH_KEYS = MAX_LEN_KEYS + ("sliding_window", "attention_chunk_size", "original_max_position_embeddings")
+_FRACTION_KEYS = ("partial_rotary_factor", "mamba_expand", "expand", "factor")
+# The fields without which nothing can be sized: a list or an object there is an error, not a missing value.
+_CORE_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "vocab_size",
+              "intermediate_size", "max_position_embeddings", "head_dim")
+_OFF_WHEN_FALSE = ("sliding_window", "attention_chunk_size")  # `false` there means "not used"
+
+NUMBER_LIMITS: dict[str, int] = {}
+NUMBER_LIMITS.update(dict.fromkeys(_LAYER_KEYS, 2**14))
+NUMBER_LIMITS.update(dict.fromkeys(_WIDTH_KEYS, 2**24))
+NUMBER_LIMITS.update(dict.fromkeys(_COUNT_KEYS, 2**20))
+NUMBER_LIMITS.update(dict.fromkeys(_LENGTH_KEYS, 2**40))
+MAX_DEPTH = 64
+MAX_NODES = 500_000
+
+
+class ConfigProblem(ValueError):
+    """A config.json field that is not what a model's config holds; the message names the field."""
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, int):
+        digits = len(str(abs(value))) if value.bit_length() < 10_000 else 3000
+        return f"an integer of {digits} digits" if digits > 15 else str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return f"{value[:40]!r} (a string)"
+    return f"a {'list' if isinstance(value, list) else 'JSON object'}"
+
+
+def _check_number(path: str, key: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool):
+        if value is False and key in _OFF_WHEN_FALSE:
+            return
+        raise ConfigProblem(f"field {path} is {_describe(value)}, not a number")
+    if isinstance(value, (list, dict)):
+        if key in _CORE_KEYS:
+            raise ConfigProblem(f"field {path} is {_describe(value)}, not a number")
+        return
+    if isinstance(value, str):
+        raise ConfigProblem(f"field {path} is {_describe(value)}, not a number")
+    if not isinstance(value, (int, float)):
+        raise ConfigProblem(f"field {path} is not a number")
+    if key in _FRACTION_KEYS:
+        if not math.isfinite(value) or not 0 <= value <= 1e6:
+            raise ConfigProblem(f"field {path} is {_describe(value)}, not a finite factor between 0 and 1e6")
+        return
+    limit = NUMBER_LIMITS[key]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigProblem(f"field {path} is {_describe(value)}, not a finite number")
+    if isinstance(value, float) and value != int(value):
+        raise ConfigProblem(f"field {path} is {_describe(value)}, not a whole number")
+    if value < 0:
+        raise ConfigProblem(f"field {path} is {_describe(value)}: a negative size")
+    if value > limit:
+        raise ConfigProblem(f"field {path} is {_describe(value)}, over the {limit:,} a real model has")
+
+
+def _check_int_list(path: str, value: Any, limit: int, length: int = 2**14) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list) or len(value) > length:
+        raise ConfigProblem(f"field {path} is {_describe(value)}, not a list of at most {length:,} numbers")
+    for i, item in enumerate(value):
+        if isinstance(item, bool):
+            continue  # no_rope_layers holds 0/1 flags, sometimes written as booleans
+        if not isinstance(item, int) or not 0 <= item <= limit:
+            raise ConfigProblem(f"field {path}[{i}] is {_describe(item)}, not a number from 0 to {limit:,}")
+
+
+def _check_section(section: dict, prefix: str) -> None:
+    for key, value in section.items():
+        if key in NUMBER_LIMITS or key in _FRACTION_KEYS:
+            _check_number(prefix + key, key, value)
+    for key in ("architectures", "layer_types", "layers_block_type"):
+        value = section.get(key)
+        if value is not None and (not isinstance(value, list) or len(value) > 2**14
+                                  or not all(isinstance(v, str) and len(v) <= 200 for v in value)):
+            raise ConfigProblem(f"field {prefix}{key} is {_describe(value)}, not a list of names")
+    for key in ("model_type", "hybrid_override_pattern", "torch_dtype", "dtype"):
+        value = section.get(key)
+        if value is not None and not (isinstance(value, str) and len(value) <= 2**14):
+            if key in ("torch_dtype", "dtype") and isinstance(value, dict):
+                continue  # transformers 5 may hold a per-module dtype map; it is not read
+            raise ConfigProblem(f"field {prefix}{key} is {_describe(value)}, not a name")
+    for key in ("mlp_only_layers", "no_rope_layers"):
+        _check_int_list(prefix + key, section.get(key), 2**14)
+    for key in ("rope_scaling", "rope_parameters", "attn_config", "quantization_config", "compression_config"):
+        sub = section.get(key)
+        if isinstance(sub, dict):
+            _check_section(sub, f"{prefix}{key}.")
+            if key == "attn_config":
+                _check_number(f"{prefix}{key}.kv_n_heads", "num_key_value_heads", sub.get("kv_n_heads"))
+    for key in ("weight_block_size", "block_structure"):
+        value = section.get(key)
+        if value is not None and isinstance(value, list):
+            _check_int_list(prefix + key, value, 2**20, length=2)
+    for key in ("bits", "w_bit", "num_bits", "group_size", "q_group_size"):
+        value = section.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and (not math.isfinite(value) or abs(value) > 2**20):
+            raise ConfigProblem(f"field {prefix}{key} is {_describe(value)}, not a quantization size")
+    groups = section.get("config_groups")
+    if isinstance(groups, dict):
+        for name, group in groups.items():
+            if isinstance(group, dict) and isinstance(group.get("weights"), dict):
+                _check_section(group["weights"], f"{prefix}config_groups.{str(name)[:40]}.weights.")
+
+
+def _check_shape(value: Any) -> None:
+    """Depth and size of the parsed JSON, walked without recursion."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    nodes = 0
+    while stack:
+        node, depth, path = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH:
+            raise ConfigProblem(f"the JSON is nested more than {MAX_DEPTH} levels deep (at {path[:80] or 'the top'})")
+        if nodes > MAX_NODES:
+            raise ConfigProblem(f"the JSON holds more than {MAX_NODES:,} values")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1, f"{path}.{str(k)[:40]}" if path else str(k)[:40]) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(node))
+        elif isinstance(node, int) and not isinstance(node, bool) and node.bit_length() > 64:
+            raise ConfigProblem(f"field {path[:120]} is {_describe(node)}")
+
+
+def config_problem(cfg: Any, hf_quant_config: Any = None) -> str | None:
+    """Why ``cfg`` (a parsed config.json) cannot be read as a model's config, naming the field; None if it can."""
+    try:
+        if not isinstance(cfg, dict):
+            raise ConfigProblem("the file is not a JSON object")
+        _check_section(cfg, "")
+        for key in _NESTED_TEXT_KEYS + ("vision_config",):
+            sub = cfg.get(key)
+            if isinstance(sub, dict):
+                _check_section(sub, key + ".")
+                if isinstance(sub.get("text_config"), dict):
+                    _check_section(sub["text_config"], key + ".text_config.")
+        _check_shape(cfg)
+        if hf_quant_config is not None:
+            if not isinstance(hf_quant_config, dict):
+                raise ConfigProblem("hf_quant_config.json is not a JSON object")
+            _check_shape(hf_quant_config)
+            _check_section(hf_quant_config, "hf_quant_config.")
+            if isinstance(hf_quant_config.get("quantization"), dict):
+                _check_section(hf_quant_config["quantization"], "hf_quant_config.quantization.")
+    except ConfigProblem as exc:
+        return str(exc)
+    return None
+
+
 def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     """The compact facts of a config.json (see the module docstring for the keys)."""
     top = cfg

@@ -5,17 +5,22 @@ Order (first hit wins):
   2. a local model directory holding ``config.json`` (relative paths from ``options.base_dir``)
   3. the local Hugging Face cache (config.json, plus safetensors headers when those files are cached)
   4. the catalog embedded in the package (``vramlint/data/models/*.json``)
-  5. the Hub through huggingface_hub, when allowed (``options.allow_network`` and no ``HF_HUB_OFFLINE``)
+  5. the Hub (``vramlint.hub``), when allowed (``options.allow_network`` and no ``HF_HUB_OFFLINE``)
 
 The issue lists the Hub before the catalog; the catalog comes first on purpose so that popular models never
 touch the network in pre-commit and CI runs: the answer is deterministic, fast, and needs no token for gated
 repositories. A Hub answer is cached on disk (``$XDG_CACHE_HOME/vramlint/hub``) keyed by endpoint, repository
-and revision, so the network is asked once per model.
+and revision, with the time it was fetched, once it has been checked (a bad answer is never cached): the
+network is asked again when the entry is older than ``hub-cache-max-age-days`` (30 by default; a commit hash
+never changes) or with ``--refresh-hub-cache``. Everything read - a local config.json, the HF cache, the Hub,
+vramlint's own cache - goes through the same checks (``modelconfig.config_problem``, ``tensors_from_header``):
+a bad field makes the model unresolved with a message naming it, never an exception.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 import threading
@@ -108,10 +113,11 @@ def _alias_hint(name: str) -> str:
 # ------------------------------------------------------------------------------------ resolution
 
 
-def resolve_model(name: str, options: ResolveOptions) -> tuple[ModelInfo | None, str | None]:
+def resolve_model(name: str, options: ResolveOptions, network: bool = True) -> tuple[ModelInfo | None, str | None]:
     """Resolve ``name`` (as written after ``vllm serve`` / ``--model``) to a ``ModelInfo``.
 
-    Returns ``(info, None)`` or ``(None, reason)``; the reason says what was tried and how to fix it.
+    Returns ``(info, None)`` or ``(None, reason)``; the reason says what was tried and how to fix it. With
+    ``network=False`` a name that needs a request to the Hub gives ``(None, NEEDS_HUB)`` instead.
     """
     if name is None or not str(name).strip():
         return None, "no model is set (vLLM would serve its default, facebook/opt-125m); set --model explicitly"
@@ -122,15 +128,18 @@ def resolve_model(name: str, options: ResolveOptions) -> tuple[ModelInfo | None,
         stripped, _ = split_model_name(name)
         target = aliases.get(stripped)
     if target is not None:
-        info, reason = _resolve_unaliased(str(target), options, via_alias=name)
+        info, reason = _resolve_unaliased(str(target), options, via_alias=name, network=network)
+        if reason == NEEDS_HUB:
+            return None, reason
         if info is not None:
             info.source = f"config alias ({name} -> {target}); {info.source}"
             return info, None
         return None, f"model-aliases maps {name!r} to {target!r}, which did not resolve: {reason}"
-    return _resolve_unaliased(name, options)
+    return _resolve_unaliased(name, options, network=network)
 
 
-def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None = None) -> tuple[ModelInfo | None, str | None]:
+def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None = None,
+                       network: bool = True) -> tuple[ModelInfo | None, str | None]:
     base = Path(options.base_dir or ".")
     if any(name.startswith(s) for s in _URL_SCHEMES) and not name.startswith(("hf://", "huggingface://")):
         return None, (f"{name!r} is a storage URL, not a Hub id: vramlint cannot read the weights there; "
@@ -149,14 +158,14 @@ def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None
         return None, (f"{name!r} is neither a Hub id (org/model) nor a local directory with config.json; "
                       + _alias_hint(via_alias or name))
     cached = _from_hf_cache(repo_id, revision)
-    if cached is not None:
-        return cached, None
+    if cached is not None and cached[0] is not None:
+        return cached
     # Catalog before the Hub: popular models resolve with no network and no token (see module docstring).
     if revision is None or revision == "main":
         hit = _from_catalog(repo_id)
         if hit:
             return hit, None
-    return _from_hub(repo_id, revision, options)
+    return _from_hub(repo_id, revision, options, network=network)
 
 
 def _local_candidate(name: str, base: Path) -> Path | None:
@@ -175,52 +184,35 @@ def _local_candidate(name: str, base: Path) -> Path | None:
 
 
 def _from_local(path: Path, name: str, via_alias: str | None) -> tuple[ModelInfo | None, str | None]:
-    from vramlint.fsread import Refusal, read_text
-    from vramlint.modelconfig import facts_from_config, model_info_from_facts
-
     config_path = path if path.is_file() else path / "config.json"
     if not config_path.is_file():
         return None, (f"{name!r} is a directory without config.json; point at the model directory or "
                       + _alias_hint(via_alias or name))
-    text = read_text(str(config_path), errors="replace")
-    if isinstance(text, Refusal):  # outside the scanned tree, a FIFO, too large: never read (vramlint.fsread)
-        return None, f"{config_path} is {text.reason}: not read; " + _alias_hint(via_alias or name)
-    try:
-        cfg = json.loads(text)
-    except ValueError as exc:
-        return None, f"cannot read {config_path}: {exc}"
-    if not isinstance(cfg, dict):
-        return None, f"{config_path} is not a JSON object"
-    quant_cfg = _read_json(config_path.parent / "hf_quant_config.json", inside=True)
-    facts = facts_from_config(cfg, quant_cfg)
-    _apply_safetensors(facts, _local_safetensors_headers(config_path.parent))
-    return model_info_from_facts(facts, name, f"local: {config_path}"), None
-
-
-def _read_json(path: Path, inside: bool = False) -> dict | None:
-    """A JSON object from a file; ``inside``: only inside the scanned tree (a model folder of the repository,
-    not vramlint's own Hugging Face cache)."""
-    from vramlint.fsread import MAX_FILE_BYTES, Refusal, read_text
-
-    # a safetensors index of a large checkpoint runs to megabytes: the cache gets a larger cap
-    text = read_text(str(path), limit=MAX_FILE_BYTES if inside else 64 * 2**20, check_inside=inside,
-                     errors="replace")
-    if isinstance(text, Refusal):
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    # a model folder of the scanned repository: read only inside the scanned tree (vramlint.fsread)
+    cfg, problem = _load_json_file(config_path, CONFIG_FILE_CAP, inside=True)
+    if cfg is None:
+        return None, f"{config_path} is {problem}: not read; " + _alias_hint(via_alias or name)
+    quant_cfg = None
+    if (config_path.parent / "hf_quant_config.json").is_file():
+        quant_cfg, _ = _load_json_file(config_path.parent / "hf_quant_config.json", CONFIG_FILE_CAP, inside=True)
+    info, problem = _info_from_answer(cfg, quant_cfg, _local_safetensors_headers(config_path.parent), name,
+                                      f"local: {config_path}", str(config_path))
+    if info is None:
+        return None, problem
+    return info, None
 
 
 def read_safetensors_header(path: Path, inside: bool = False) -> dict[str, Any] | None:
     """The JSON header of a .safetensors file (8-byte little-endian length, then JSON), without the data."""
+    import stat
+
     from vramlint.fsread import is_inside
 
-    if (inside and not is_inside(str(path))) or not path.is_file():  # never a FIFO, nor a link out of the tree
+    if inside and not is_inside(str(path)):  # nor a link out of the tree
         return None
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never a FIFO
+            return None
         with open(path, "rb") as fh:
             raw = fh.read(8)
             if len(raw) != 8:
@@ -228,25 +220,18 @@ def read_safetensors_header(path: Path, inside: bool = False) -> dict[str, Any] 
             (length,) = struct.unpack("<Q", raw)
             if length > 100 * 2**20:
                 return None
-            header = json.loads(fh.read(length))
+            header, problem = _parse_json(fh.read(length))
     except (OSError, ValueError):
         return None
-    return header if isinstance(header, dict) else None
+    return header if problem is None and isinstance(header, dict) else None
 
 
 def _local_safetensors_headers(directory: Path) -> dict[str, tuple[str, list[int]]] | None:
     files = sorted(directory.glob("*.safetensors"))
-    if not files:
+    if not files or len(files) > MAX_SHARDS:
         return None
-    tensors: dict[str, tuple[str, list[int]]] = {}
-    for file in files:
-        header = read_safetensors_header(file, inside=True)
-        if header is None:
-            return None  # partial knowledge would understate the weights: fall back to the computation
-        for tensor, meta in header.items():
-            if tensor != "__metadata__" and isinstance(meta, dict):
-                tensors[tensor] = (str(meta.get("dtype")), list(meta.get("shape") or []))
-    return tensors
+    # partial knowledge would understate the weights: one unreadable file and the weights are computed instead
+    return _local_safetensors_headers_of(directory, [f.name for f in files], inside=True)
 
 
 def _apply_safetensors(facts: dict, tensors: dict[str, tuple[str, list[int]]] | None) -> None:
@@ -273,47 +258,160 @@ def hf_cache_dir() -> str:
     return os.path.join(home, "hub")
 
 
-def _from_hf_cache(repo_id: str, revision: str | None) -> ModelInfo | None:
-    cache = hf_cache_dir()
-    repo_dir = os.path.join(cache, "models--" + repo_id.replace("/", "--"))
+def _hf_cache_snapshot(repo_dir: str, revision: str | None) -> Path | None:
+    """The snapshot folder of ``revision`` in huggingface_hub's cache layout (``refs/<rev>`` holds the commit)."""
+    from vramlint.hub import is_commit_hash
+
+    commit = revision if is_commit_hash(revision) else None
+    if commit is None:
+        raw = _read_capped(Path(repo_dir) / "refs" / (revision or "main"), 256)
+        commit = raw.decode("ascii", "replace").strip() if isinstance(raw, bytes) else None
+        if not is_commit_hash(commit):
+            return None
+    snapshot = Path(repo_dir) / "snapshots" / commit
+    return snapshot if snapshot.is_dir() else None
+
+
+def _from_hf_cache(repo_id: str, revision: str | None) -> tuple[ModelInfo | None, str | None] | None:
+    """What huggingface_hub (transformers, vLLM) cached on this machine, read-only; None when nothing is."""
+    from vramlint.hub import repo_id_problem, revision_problem
+
+    if repo_id_problem(repo_id) or (revision and revision_problem(revision)):
+        return None
+    repo_dir = os.path.join(hf_cache_dir(), "models--" + repo_id.replace("/", "--"))
     if not os.path.isdir(repo_dir):
-        return None  # cheap check first: importing huggingface_hub costs ~100 ms
-    from huggingface_hub import try_to_load_from_cache
-
-    from vramlint.modelconfig import facts_from_config, model_info_from_facts
-
-    config_path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache, revision=revision)
-    if not isinstance(config_path, str):
         return None
-    cfg = _read_json(Path(config_path))
+    snapshot = _hf_cache_snapshot(repo_dir, revision)
+    if snapshot is None or not (snapshot / "config.json").is_file():
+        return None
+    config_path = snapshot / "config.json"
+    cfg, problem = _load_json_file(config_path, CONFIG_FILE_CAP)
     if cfg is None:
-        return None
-    quant_path = try_to_load_from_cache(repo_id, "hf_quant_config.json", cache_dir=cache, revision=revision)
-    quant_cfg = _read_json(Path(quant_path)) if isinstance(quant_path, str) else None
-    facts = facts_from_config(cfg, quant_cfg)
-    snapshot = Path(config_path).parent
+        return None, f"{repo_id!r}: the cached {config_path} cannot be read: {problem}"
+    quant_cfg = None
+    if (snapshot / "hf_quant_config.json").is_file():
+        quant_cfg, _ = _load_json_file(snapshot / "hf_quant_config.json", CONFIG_FILE_CAP)
     tensors = None
-    index = _read_json(snapshot / "model.safetensors.index.json")
+    index, _ = _load_json_file(snapshot / "model.safetensors.index.json", INDEX_FILE_CAP) \
+        if (snapshot / "model.safetensors.index.json").is_file() else (None, None)
     if index and isinstance(index.get("weight_map"), dict):
-        shards = sorted(set(index["weight_map"].values()))
-        if all((snapshot / s).is_file() for s in shards):
+        shards = sorted({s for s in index["weight_map"].values() if isinstance(s, str)})
+        if shards and all(_plain_file_name(s) and (snapshot / s).is_file() for s in shards):
             tensors = _local_safetensors_headers_of(snapshot, shards)
     elif (snapshot / "model.safetensors").is_file():
         tensors = _local_safetensors_headers_of(snapshot, ["model.safetensors"])
-    _apply_safetensors(facts, tensors)
-    return model_info_from_facts(facts, repo_id, f"hf-cache: {config_path}")
+    return _info_from_answer(cfg, quant_cfg, tensors, repo_id, f"hf-cache: {config_path}",
+                             f"the cached {config_path}")
 
 
-def _local_safetensors_headers_of(directory: Path, names: list[str]) -> dict[str, tuple[str, list[int]]] | None:
+def _plain_file_name(name: str) -> bool:
+    from vramlint.hub import file_name_problem
+
+    return file_name_problem(name) is None
+
+
+def _local_safetensors_headers_of(directory: Path, names: list[str], inside: bool = False
+                                  ) -> dict[str, tuple[str, list[int]]] | None:
     tensors: dict[str, tuple[str, list[int]]] = {}
     for name in names:
-        header = read_safetensors_header(directory / name)
+        header = read_safetensors_header(directory / name, inside=inside)
         if header is None:
             return None
-        for tensor, meta in header.items():
-            if tensor != "__metadata__" and isinstance(meta, dict):
-                tensors[tensor] = (str(meta.get("dtype")), list(meta.get("shape") or []))
+        part, problem = tensors_from_header(header)
+        if part is None or len(tensors) + len(part) > MAX_TENSORS:
+            return None
+        tensors.update(part)
     return tensors
+
+
+# ------------------------------------------------------------------------------------------ checks
+
+CONFIG_FILE_CAP = 4 * 2**20
+INDEX_FILE_CAP = 32 * 2**20
+HUB_CACHE_FILE_CAP = 256 * 2**20
+MAX_TENSORS = 2_000_000
+MAX_SHARDS = 4096
+_MAX_DIM = 2**40
+_MAX_ELEMENTS = 2**48
+
+
+def _read_capped(path: Path, cap: int, inside: bool = False) -> bytes | str:
+    """The bytes of a regular file of at most ``cap`` bytes, or why it was not read (vramlint.fsread)."""
+    from vramlint.fsread import Refusal, read_bytes
+
+    raw = read_bytes(str(path), limit=cap, check_inside=inside)
+    return raw.reason if isinstance(raw, Refusal) else raw
+
+
+def _parse_json(raw: bytes) -> tuple[Any, str | None]:
+    try:
+        return json.loads(raw.decode("utf-8-sig")), None
+    except RecursionError:
+        return None, "the JSON is nested too deeply"
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except ValueError as exc:  # includes integers over Python's int-string limit
+        text = str(exc)
+        if "integer string conversion" in text or "Exceeds the limit" in text:
+            return None, "the JSON holds an integer of thousands of digits"
+        return None, f"not valid JSON ({text.split(':')[0][:80]})"
+
+
+def _load_json_file(path: Path, cap: int, inside: bool = False) -> tuple[dict | None, str | None]:
+    """A JSON object from a file, or why not. ``inside``: a file of the scanned repository (only inside the
+    scanned tree); otherwise a cache of this machine (huggingface_hub's, vramlint's own)."""
+    raw = _read_capped(path, cap, inside)
+    if isinstance(raw, str):
+        return None, raw
+    data, problem = _parse_json(raw)
+    if problem:
+        return None, problem
+    if not isinstance(data, dict):
+        return None, "not a JSON object"
+    return data, None
+
+
+def tensors_from_header(header: Any) -> tuple[dict[str, tuple[str, list[int]]] | None, str | None]:
+    """(name -> (dtype, shape)) of a safetensors header, or (None, why) when it is not a plausible header."""
+    if not isinstance(header, dict):
+        return None, "the safetensors header is not a JSON object"
+    if len(header) > MAX_TENSORS:
+        return None, f"the safetensors header lists more than {MAX_TENSORS:,} tensors"
+    out: dict[str, tuple[str, list[int]]] = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(meta, dict) or len(name) > 1024:
+            return None, "a safetensors tensor entry is not an object with a short name"
+        dtype, shape = meta.get("dtype"), meta.get("shape")
+        if not isinstance(dtype, str) or len(dtype) > 16 or not isinstance(shape, list) or len(shape) > 16:
+            return None, f"tensor {name[:80]!r}: dtype or shape is not what safetensors writes"
+        elements = 1
+        for dim in shape:
+            if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim <= _MAX_DIM:
+                return None, f"tensor {name[:80]!r}: a dimension is not a size"
+            elements *= dim
+        if elements > _MAX_ELEMENTS:
+            return None, f"tensor {name[:80]!r}: over {_MAX_ELEMENTS:,} elements"
+        out[name] = (dtype, list(shape))
+    return out, None
+
+
+def _info_from_answer(cfg: Any, quant_cfg: Any, tensors: dict | None, name: str, source: str,
+                      what: str) -> tuple[ModelInfo | None, str | None]:
+    """A ``ModelInfo`` from a config.json (and safetensors tensors), or why that config cannot be used."""
+    from vramlint.modelconfig import config_problem, facts_from_config, model_info_from_facts
+
+    problem = config_problem(cfg, quant_cfg)
+    if problem:
+        return None, f"{name!r}: {what} is not usable: {problem}; " + _alias_hint(name)
+    try:
+        facts = facts_from_config(cfg, quant_cfg)
+        _apply_safetensors(facts, tensors)
+        return model_info_from_facts(facts, name, source), None
+    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        return None, (f"{name!r}: {what} is not usable: it could not be read as a model config "
+                      f"({type(exc).__name__}); " + _alias_hint(name))
 
 
 # ------------------------------------------------------------------------------------------ Hub
@@ -324,8 +422,16 @@ def _offline() -> bool:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
+def _offline_variable() -> str:
+    return "HF_HUB_OFFLINE" if os.environ.get("HF_HUB_OFFLINE") else "TRANSFORMERS_OFFLINE"
+
+
 def hub_endpoint() -> str:
     return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+def _hub_token() -> str | None:
+    return os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or None
 
 
 def user_cache_dir() -> Path:
@@ -340,134 +446,318 @@ def _hub_cache_file(endpoint: str, repo_id: str, revision: str | None) -> Path:
     return user_cache_dir() / "hub" / f"{key}.json"
 
 
-def _not_found_reason(repo_id: str, why: str) -> str:
-    return (f"{repo_id!r} is not in vramlint's catalog and {why}; " + _alias_hint(repo_id)
-            + ", or run with network access (and HF_TOKEN for a gated model)")
+HUB_CACHE_FORMAT = 2
+DEFAULT_HUB_CACHE_MAX_AGE_DAYS = 30.0
 
 
-def _from_hub(repo_id: str, revision: str | None, options: ResolveOptions) -> tuple[ModelInfo | None, str | None]:
-    from vramlint.modelconfig import facts_from_config, model_info_from_facts
+def _read_hub_cache(cache_file: Path, endpoint: str, repo_id: str, revision: str | None
+                    ) -> tuple[ModelInfo | None, float | None, str | None]:
+    """(info, age in seconds, problem) of a cached Hub answer; (None, None, None) when there is none."""
+    import time
 
-    endpoint = hub_endpoint()
-    cache_file = _hub_cache_file(endpoint, repo_id, revision)
-    cached = _read_json(cache_file)
-    if cached and isinstance(cached.get("config"), dict):
-        facts = facts_from_config(cached["config"], cached.get("hf_quant_config"))
-        if cached.get("tensors"):
-            _apply_safetensors(facts, {k: (v[0], v[1]) for k, v in cached["tensors"].items()})
-        return model_info_from_facts(facts, repo_id, f"hub ({endpoint}, cached {cache_file})"), None
-    if _offline():
-        return None, _not_found_reason(repo_id, "HF_HUB_OFFLINE is set, so the Hub was not asked")
-    if not options.allow_network:
-        return None, _not_found_reason(repo_id, "network access is off (--offline)")
+    if not cache_file.is_file():
+        return None, None, None
+    data, problem = _load_json_file(cache_file, HUB_CACHE_FILE_CAP)
+    if data is None or data.get("format") != HUB_CACHE_FORMAT \
+            or (data.get("endpoint"), data.get("repo"), data.get("revision")) != (endpoint, repo_id, revision or "main"):
+        return None, None, problem or "written by another version of vramlint"
+    fetched = data.get("fetched_at")
+    if isinstance(fetched, bool) or not isinstance(fetched, (int, float)) or not math.isfinite(fetched):
+        return None, None, "it has no valid date"
+    tensors = None
+    if data.get("tensors") is not None:
+        raw = data["tensors"]
+        if not isinstance(raw, dict):
+            return None, None, "its tensors are not a JSON object"
+        tensors, problem = tensors_from_header({k: {"dtype": v[0], "shape": v[1]} if isinstance(v, list) and len(v) == 2
+                                                else None for k, v in raw.items()})
+        if tensors is None:
+            return None, None, problem
+    age = max(0.0, time.time() - fetched)
+    info, problem = _info_from_answer(data.get("config"), data.get("hf_quant_config"), tensors, repo_id,
+                                      f"hub ({endpoint}, cached {_age_text(age)} ago)", "the cached Hub answer")
+    if info is None:
+        return None, None, problem
+    return info, age, None
 
-    if endpoint in _HUB_UNREACHABLE:
-        return None, _not_found_reason(
-            repo_id, f"the Hub {_HUB_UNREACHABLE[endpoint]} earlier in this run, so it was not asked again")
-    result: dict[str, Any] = {}
-    worker = threading.Thread(target=_hub_fetch, args=(endpoint, repo_id, revision, options.hub_timeout_s, result),
-                              daemon=True)
-    worker.start()
-    worker.join(options.hub_timeout_s)
-    if worker.is_alive():
-        _HUB_UNREACHABLE[endpoint] = f"({endpoint}) did not answer within {options.hub_timeout_s:g} s"
-        return None, _not_found_reason(repo_id, f"the Hub ({endpoint}) did not answer within {options.hub_timeout_s:g} s")
-    if "error" in result:
-        if result.get("unreachable"):
-            _HUB_UNREACHABLE[endpoint] = f"({endpoint}) could not be reached"
-        return None, result["error"]
-    cfg = result["config"]
-    tensors = result.get("tensors")
+
+def _age_text(seconds: float) -> str:
+    if seconds < 120:
+        return f"{int(seconds)} s"
+    if seconds < 7200:
+        return f"{int(seconds // 60)} min"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} days"
+
+
+def _write_hub_cache(cache_file: Path, payload: dict) -> None:
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"endpoint": endpoint, "repo": repo_id, "revision": revision or "main", "config": cfg,
-                   "hf_quant_config": result.get("hf_quant_config"),
-                   "tensors": {k: [d, s] for k, (d, s) in tensors.items()} if tensors else None}
-        tmp = cache_file.with_suffix(".tmp")
+        tmp = cache_file.with_name(f"{cache_file.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(payload), encoding="utf-8")
         os.replace(tmp, cache_file)
-    except OSError:
+    except (OSError, ValueError):
         pass  # a read-only home is no reason to fail the run
-    facts = facts_from_config(cfg, result.get("hf_quant_config"))
-    _apply_safetensors(facts, tensors)
-    return model_info_from_facts(facts, repo_id, f"hub ({endpoint})"), None
 
 
-# Set once the Hub has timed out or refused connections: without network (an air-gapped CI runner) every
-# further model would wait the full timeout again, turning one slow answer into minutes per run.
-# Keyed by endpoint, for this process only.
-_HUB_UNREACHABLE: dict[str, str] = {}
+def _fix_without_hub(repo_id: str, offline_reason: str | None) -> str:
+    return _alias_hint(repo_id) + (f", or {offline_reason}" if offline_reason else "")
 
 
-def _hub_fetch(endpoint: str, repo_id: str, revision: str | None, timeout: float, out: dict) -> None:
-    """Runs in a worker thread so the caller can give up after ``timeout`` whatever the HTTP stack does."""
-    try:
-        out.update(_hub_fetch_inner(endpoint, repo_id, revision, timeout))
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a reason, never a crash
-        out["error"] = _hub_error_reason(repo_id, endpoint, exc)
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        if status is None and type(exc).__name__ not in _HUB_ANSWERS:
-            out["unreachable"] = True
+_GATED = " (and set HF_TOKEN for a gated model)"
 
 
-# Errors that mean the Hub answered (the repository or file is missing or gated), as opposed to no answer.
-_HUB_ANSWERS = {"GatedRepoError", "RepositoryNotFoundError", "RevisionNotFoundError", "EntryNotFoundError",
-                "ValueError", "JSONDecodeError"}
+# What the user can change so that the Hub is asked, by why it was not.
+def _offline_cause(options: ResolveOptions) -> tuple[str, str]:
+    """(why the Hub was not asked, what to change) when network access is off."""
+    if _offline():
+        var = _offline_variable()
+        return f"{var} is set, so the Hub was not asked", f"unset {var} to let vramlint ask the Hub{_GATED}"
+    why = options.offline_reason or "--offline was given"
+    if why.startswith("--offline"):
+        return f"{why}, so the Hub was not asked", "run without --offline to let vramlint ask the Hub" + _GATED
+    return f"{why}, so the Hub was not asked", "remove it to let vramlint ask the Hub" + _GATED
 
 
-def _hub_fetch_inner(endpoint: str, repo_id: str, revision: str | None, timeout: float) -> dict:
-    from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.utils import logging as hf_logging
+def _from_hub(repo_id: str, revision: str | None, options: ResolveOptions,
+              network: bool = True) -> tuple[ModelInfo | None, str | None]:
+    from vramlint import hub
 
-    # Its retry warnings would land in the middle of vramlint's report; failures become reasons instead.
-    hf_logging.set_verbosity_error()
-    # huggingface_hub reads HF_HUB_OFFLINE once, at import; the caller has just checked the environment.
-    from huggingface_hub import constants as hf_constants
+    problem = hub.repo_id_problem(repo_id)
+    if problem:
+        return None, f"{repo_id!r} is not a Hub model id ({problem}); " + _alias_hint(repo_id)
+    if revision is not None:
+        problem = hub.revision_problem(revision)
+        if problem:
+            return None, f"revision {revision[:80]!r} of {repo_id!r} is {problem}; " + _alias_hint(repo_id)
+    endpoint = hub_endpoint()
+    problem = hub.endpoint_problem(endpoint)
+    if problem:
+        return None, f"{repo_id!r} is not in vramlint's catalog and {problem}, so the Hub was not asked; " \
+            + _alias_hint(repo_id) + ", or set HF_ENDPOINT to the Hub's URL"
+    cache_file = _hub_cache_file(endpoint, repo_id, revision)
+    cached, age, cache_problem = _read_hub_cache(cache_file, endpoint, repo_id, revision)
+    max_age = options.hub_cache_max_age_days
+    max_age = DEFAULT_HUB_CACHE_MAX_AGE_DAYS if max_age is None else max_age
+    fresh = cached is not None and not options.refresh_hub_cache and (
+        hub.is_commit_hash(revision) or age <= max_age * 86400)
+    if fresh:
+        return cached, None
+    offline = _offline() or not options.allow_network
+    if offline:
+        why, change = _offline_cause(options)
+        if cached is not None:
+            cached.source += f"; not refreshed: {why.split(',')[0]}"
+            return cached, None
+        stale = f" (the cached answer is not usable: {cache_problem})" if cache_problem else ""
+        return None, f"{repo_id!r} is not in vramlint's catalog and {why}{stale}; " + _alias_hint(repo_id) \
+            + f", or {change}"
+    if not network:
+        return None, NEEDS_HUB
+    # Without network every model would otherwise wait for its own attempt: one attempt per run, and the
+    # same words for every model it left unresolved (the order the threads ran in must not show).
+    reason = hub.unreachable_reason(endpoint)
+    if reason is None:
+        try:
+            answer = _hub_fetch(endpoint, repo_id, revision, options.hub_timeout_s)
+        except hub.HubError as exc:
+            if exc.kind == "unreachable":
+                reason = exc.detail
+            else:
+                if cached is not None:
+                    cached.source += f"; not refreshed: {_hub_error_reason(repo_id, endpoint, exc).split(';')[0]}"
+                    return cached, None
+                return None, _hub_error_reason(repo_id, endpoint, exc)
+    if reason is not None:
+        _note_unreachable(endpoint, repo_id)
+        if cached is not None:
+            cached.source += f"; not refreshed: the Hub could not be reached ({reason})"
+            return cached, None
+        return None, (f"{repo_id!r} is not in vramlint's catalog and the Hub at {endpoint} could not be reached "
+                      f"({reason}); " + _alias_hint(repo_id) + ", or run where the Hub can be reached")
+    cfg, quant_cfg, tensors, weights_note = answer
+    info, problem = _info_from_answer(cfg, quant_cfg, tensors, repo_id, f"hub ({endpoint})",
+                                      f"the Hub's config.json ({endpoint})")
+    if info is None:
+        return None, problem  # never cached: the next run asks again
+    if weights_note:
+        info.source += f"; {weights_note}"
+    import time
 
-    hf_constants.HF_HUB_OFFLINE = False
+    _write_hub_cache(cache_file, {
+        "format": HUB_CACHE_FORMAT, "endpoint": endpoint, "repo": repo_id, "revision": revision or "main",
+        "fetched_at": time.time(), "config": cfg, "hf_quant_config": quant_cfg,
+        "tensors": {k: [d, s] for k, (d, s) in tensors.items()} if tensors else None})
+    return info, None
 
-    token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or None
-    files_dir = str(user_cache_dir() / "hub-files")
-    config_path = hf_hub_download(repo_id, "config.json", revision=revision, endpoint=endpoint, token=token,
-                                  cache_dir=files_dir, etag_timeout=timeout)
-    cfg = _read_json(Path(config_path))
-    if cfg is None:
-        raise ValueError("config.json on the Hub is not a JSON object")
-    out: dict[str, Any] = {"config": cfg}
-    api = HfApi(endpoint=endpoint, token=token)
+
+NEEDS_HUB = "\x00needs the Hub"  # resolve_models: resolved later, concurrently with the others
+
+# Per run (see begin_run): endpoint -> models that could not be resolved because it was unreachable.
+_UNREACHABLE_MODELS: dict[str, set[str]] = {}
+_RUN_LOCK = threading.Lock()
+
+
+def _note_unreachable(endpoint: str, repo_id: str) -> None:
+    with _RUN_LOCK:
+        _UNREACHABLE_MODELS.setdefault(endpoint, set()).add(repo_id)
+
+
+def begin_run() -> None:
+    """Forget what an earlier run in this process learnt about the Hub (reachability, notes)."""
+    import sys
+
+    if "vramlint.hub" in sys.modules:
+        sys.modules["vramlint.hub"].reset()
+    with _RUN_LOCK:
+        _UNREACHABLE_MODELS.clear()
+
+
+def hub_notes() -> list[str]:
+    """Notes for the whole run, said once: the Hub endpoints that could not be reached."""
+    with _RUN_LOCK:
+        items = sorted(_UNREACHABLE_MODELS.items())
+    if not items:
+        return []
+    from vramlint import hub
+
+    notes = []
+    for endpoint, repos in items:
+        reason = hub.unreachable_reason(endpoint) or "no answer"
+        n = len(repos)
+        notes.append(
+            f"the Hub at {endpoint} could not be reached ({reason}); {n} model{'s' if n != 1 else ''} outside "
+            f"the catalog {'were' if n != 1 else 'was'} not resolved ({', '.join(sorted(repos)[:5])}"
+            f"{', ...' if n > 5 else ''}). Set HF_HUB_OFFLINE=1 or pass --offline to skip the attempt, set "
+            "HF_ENDPOINT to a Hub mirror that can be reached, or add `model-aliases` to .vramlint.yaml")
+    return notes
+
+
+def resolve_models(names: list[str], options: ResolveOptions, workers: int = 4
+                   ) -> dict[str, tuple[ModelInfo | None, str | None]]:
+    """``resolve_model`` for each name; those that need the Hub are asked for concurrently."""
+    out: dict[str, tuple[ModelInfo | None, str | None]] = {}
+    pending: list[str] = []
+    for name in dict.fromkeys(names):
+        info, reason = resolve_model(name, options, network=False)
+        if reason == NEEDS_HUB:
+            pending.append(name)
+        else:
+            out[name] = (info, reason)
+    if len(pending) == 1:
+        out[pending[0]] = resolve_model(pending[0], options)
+    elif pending:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(workers, len(pending)), thread_name_prefix="vramlint-hub") as pool:
+            for name, result in zip(pending, pool.map(lambda n: resolve_model(n, options), pending), strict=True):
+                out[name] = result
+    return {name: out[name] for name in dict.fromkeys(names)}
+
+
+def _hub_fetch(endpoint: str, repo_id: str, revision: str | None, timeout: float
+               ) -> tuple[dict, dict | None, dict | None, str | None]:
+    """(config.json, hf_quant_config.json, safetensors tensors, why the tensors are missing) from the Hub."""
+    from vramlint import hub
+
+    client = hub.HubClient(endpoint, _hub_token(), deadline_s=timeout)
+    cfg, problem = _parse_json(client.get_file(repo_id, revision, "config.json", hub.CONFIG_CAP))
+    if problem or not isinstance(cfg, dict):
+        raise hub.HubError("invalid", f"config.json is {problem or 'not a JSON object'}")
+    quant_cfg = None
     if not cfg.get("quantization_config"):
         try:
-            if api.file_exists(repo_id, "hf_quant_config.json", revision=revision, token=token):
-                quant_path = hf_hub_download(repo_id, "hf_quant_config.json", revision=revision, endpoint=endpoint,
-                                             token=token, cache_dir=files_dir, etag_timeout=timeout)
-                out["hf_quant_config"] = _read_json(Path(quant_path))
-        except Exception:  # noqa: BLE001 - optional file
-            pass
+            quant_cfg, _ = _parse_json(client.get_file(repo_id, revision, "hf_quant_config.json", hub.QUANT_CONFIG_CAP))
+        except hub.HubError as exc:
+            if exc.kind not in ("not_found", "gated"):
+                raise
     try:
-        meta = api.get_safetensors_metadata(repo_id, revision=revision, token=token, timeout=timeout)
-        tensors: dict[str, tuple[str, list[int]]] = {}
-        for file_meta in meta.files_metadata.values():
-            for tensor, info in file_meta.tensors.items():
-                tensors[tensor] = (str(info.dtype), list(info.shape))
-        out["tensors"] = tensors
-    except Exception:  # noqa: BLE001 - no safetensors (or unreadable headers): weights are computed instead
-        pass
-    return out
+        tensors = _hub_tensors(client, repo_id, revision)
+        note = None if tensors else "no safetensors files: weights computed from the architecture"
+    except hub.HubError as exc:
+        if exc.kind == "unreachable":
+            raise
+        tensors, note = None, f"safetensors headers not read ({exc.detail}): weights computed from the architecture"
+    return cfg, quant_cfg, tensors, note
+
+
+def _hub_tensors(client, repo_id: str, revision: str | None) -> dict[str, tuple[str, list[int]]] | None:
+    from vramlint import hub
+
+    try:
+        return _hub_header(client, repo_id, revision, "model.safetensors")
+    except hub.HubError as exc:
+        if exc.kind != "not_found":
+            raise
+    try:
+        raw = client.get_file(repo_id, revision, "model.safetensors.index.json", hub.INDEX_CAP)
+    except hub.HubError as exc:
+        if exc.kind == "not_found":
+            return None
+        raise
+    index, problem = _parse_json(raw)
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if problem or not isinstance(weight_map, dict):
+        raise hub.HubError("invalid", "model.safetensors.index.json has no weight_map")
+    shards = sorted({v for v in weight_map.values() if isinstance(v, str)})
+    if not shards or len(shards) > MAX_SHARDS or any(hub.file_name_problem(s) for s in shards):
+        raise hub.HubError("invalid", "model.safetensors.index.json names shards that are not plain file names")
+    from concurrent.futures import ThreadPoolExecutor
+
+    tensors: dict[str, tuple[str, list[int]]] = {}
+    with ThreadPoolExecutor(max_workers=min(8, len(shards)), thread_name_prefix="vramlint-shard") as pool:
+        for part in pool.map(lambda s: _hub_header(client, repo_id, revision, s), shards):
+            tensors.update(part)
+            if len(tensors) > MAX_TENSORS:
+                raise hub.HubError("too_large", f"more than {MAX_TENSORS:,} tensors")
+    return tensors
+
+
+def _hub_header(client, repo_id: str, revision: str | None, filename: str) -> dict[str, tuple[str, list[int]]]:
+    """The tensors of one safetensors file: its 8-byte header length, then the header, by range requests."""
+    from vramlint import hub
+
+    first = client.get_file(repo_id, revision, filename, hub.SAFETENSORS_FIRST_READ + 1,
+                            byte_range=(0, hub.SAFETENSORS_FIRST_READ))
+    if len(first) < 8:
+        raise hub.HubError("invalid", f"{filename} is shorter than a safetensors header")
+    (length,) = struct.unpack("<Q", first[:8])
+    if length < 2 or length > hub.SAFETENSORS_HEADER_CAP:
+        raise hub.HubError("too_large" if length > 2 else "invalid",
+                           f"{filename} declares a {length:,}-byte header (cap {hub.SAFETENSORS_HEADER_CAP:,})")
+    if length <= len(first) - 8:
+        raw = first[8:8 + length]
+    else:
+        raw = client.get_file(repo_id, revision, filename, length, byte_range=(8, length + 7))
+        if len(raw) != length:
+            raise hub.HubError("invalid", f"{filename}: the header is shorter than it declares")
+    header, problem = _parse_json(raw)
+    if problem:
+        raise hub.HubError("invalid", f"{filename}: the header is {problem}")
+    tensors, problem = tensors_from_header(header)
+    if tensors is None:
+        raise hub.HubError("invalid", f"{filename}: {problem}")
+    return tensors
 
 
 def _hub_error_reason(repo_id: str, endpoint: str, exc: Exception) -> str:
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    kind = type(exc).__name__
-    if kind == "GatedRepoError" or status in (401, 403):
-        has_token = bool(os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN"))
-        what = "the token in HF_TOKEN was refused" if has_token else "no HF_TOKEN is set"
+    kind = getattr(exc, "kind", "")
+    detail = getattr(exc, "detail", type(exc).__name__)
+    if kind == "gated":
+        what = "the token in HF_TOKEN was refused" if _hub_token() else "no HF_TOKEN is set"
         return (f"{repo_id!r} is gated or private on the Hub ({endpoint}) and {what}: set HF_TOKEN to a token "
                 f"with access, or " + _alias_hint(repo_id))
-    if kind in ("RepositoryNotFoundError", "RevisionNotFoundError") or status == 404:
-        return (f"{repo_id!r} was not found on the Hub ({endpoint}) (a typo, a private repo without HF_TOKEN, or "
-                "a local name); " + _alias_hint(repo_id))
-    if kind == "EntryNotFoundError":
-        return f"{repo_id!r} has no config.json on the Hub ({endpoint}); " + _alias_hint(repo_id)
-    if "Timeout" in kind or "timed out" in str(exc).lower():
-        return _not_found_reason(repo_id, f"the Hub ({endpoint}) timed out")
-    return _not_found_reason(repo_id, f"the Hub ({endpoint}) could not be read ({kind})")
+    if kind == "not_found":
+        if detail == "EntryNotFound":
+            return f"{repo_id!r} has no config.json on the Hub ({endpoint}); " + _alias_hint(repo_id)
+        if detail == "RevisionNotFound":
+            return f"{repo_id!r} has no such revision on the Hub ({endpoint}); " + _alias_hint(repo_id)
+        token = "" if _hub_token() else ", a private repo without HF_TOKEN"
+        return (f"{repo_id!r} was not found on the Hub ({endpoint}) (a typo{token}, or a local name); "
+                + _alias_hint(repo_id))
+    if kind == "timeout":
+        return (f"{repo_id!r} is not in vramlint's catalog and the Hub ({endpoint}) did not answer in time ({detail}); "
+                + _alias_hint(repo_id))
+    return (f"{repo_id!r} is not in vramlint's catalog and the Hub's answer ({endpoint}) was refused: {detail}; "
+            + _alias_hint(repo_id))

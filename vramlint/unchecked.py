@@ -36,6 +36,29 @@ CAUSES: dict[str, tuple[str, str]] = {
     "model-path": (
         "load the model from a path or storage URL that exists only where they run",
         "map each path to its Hub id (or a config.json in the repository) with `model-aliases` in .vramlint.yaml"),
+    # Models outside the catalog, by why the Hub did not give them: the fix named is the one that undoes what
+    # the user actually did (vramlint.models words each reason).
+    "model-offline-flag": (
+        "name a model outside vramlint's catalog, and --offline kept vramlint from asking the Hugging Face Hub",
+        "run without --offline (vramlint reads only config.json and safetensors headers), or map each model with "
+        "`model-aliases` in .vramlint.yaml"),
+    "model-offline-config": (
+        "name a model outside vramlint's catalog, and `offline: true` in the configuration kept vramlint from "
+        "asking the Hugging Face Hub",
+        "remove `offline: true` from the configuration, or map each model with `model-aliases` in .vramlint.yaml"),
+    "model-offline-env": (
+        "name a model outside vramlint's catalog, and HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) kept vramlint from "
+        "asking the Hugging Face Hub",
+        "unset HF_HUB_OFFLINE, or map each model with `model-aliases` in .vramlint.yaml"),
+    "model-hub-unreachable": (
+        "name a model outside vramlint's catalog, and the Hugging Face Hub could not be reached",
+        "run where the Hub (HF_ENDPOINT) can be reached, or map each model with `model-aliases` in .vramlint.yaml "
+        "(HF_HUB_OFFLINE=1 or --offline skips the attempt)"),
+    "model-hub-refused": (
+        "name a model the Hugging Face Hub did not give (not found, gated or private, or an answer vramlint "
+        "refused)",
+        "check the name, set HF_TOKEN to a token with access for a gated model, or map each model with "
+        "`model-aliases` in .vramlint.yaml"),
     "model-not-found": (
         "name a model that is not in vramlint's catalog and was not looked up on the Hugging Face Hub",
         "let vramlint reach the Hub (it reads only config.json), or map each model with `model-aliases` in "
@@ -114,6 +137,17 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
         low = reason.lower()
         if "local model path" in low or "storage url" in low:
             out.append(("model-path", server.model))
+        elif "--offline was given" in low:
+            out.append(("model-offline-flag", server.model))
+        elif "`offline: true` is set" in low:
+            out.append(("model-offline-config", server.model))
+        elif "hf_hub_offline is set" in low or "transformers_offline is set" in low:
+            out.append(("model-offline-env", server.model))
+        elif "could not be reached" in low:
+            out.append(("model-hub-unreachable", server.model))
+        elif any(k in low for k in ("on the hub (", "the hub's config.json", "the hub's answer",
+                                     "did not answer in time")):
+            out.append(("model-hub-refused", server.model))
         elif "not in vramlint's catalog" in low:
             out.append(("model-not-found", server.model))
         else:

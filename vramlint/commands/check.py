@@ -67,6 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="lowest level that makes the exit status 1 (default: error)")
     conf.add_argument("--offline", action="store_true", default=False,
                       help="never ask the Hugging Face Hub for a model's config.json")
+    conf.add_argument("--refresh-hub-cache", action="store_true", default=False,
+                      help="ask the Hub again for models whose answer vramlint has cached")
     conf.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching GLOB (repeatable)")
     conf.add_argument("--rules-dir", action="append", metavar="DIR",
                       help="also load the rule modules in DIR (your own rules; never loaded unless given)")
@@ -429,9 +431,23 @@ def dedupe_findings(findings: list) -> list:
     return list(kept.values())
 
 
+def print_hub_notes() -> None:
+    """The Hub could not be reached: said once per run, on standard error, after the models were resolved."""
+    import sys as _sys
+
+    models = _sys.modules.get("vramlint.models")
+    for note in models.hub_notes() if models else []:
+        print(f"vramlint: note: {note}", file=sys.stderr)
+
+
 def assess_all(servers, config):
     """Assess servers, grouping them by the resolve options their files get (overrides may differ)."""
+    import sys as _sys
+
     from vramlint.assess import assess
+
+    if "vramlint.models" in _sys.modules:
+        _sys.modules["vramlint.models"].begin_run()
 
     groups: dict[str, tuple[object, list]] = {}
     for server in servers:
@@ -518,6 +534,7 @@ def run(args: argparse.Namespace) -> int:
     unreadable_as_problems(inventory)
     print_scan_notes(inventory)
     assessments = assess_all(inventory.servers, config)
+    print_hub_notes()
     selection = Selection(config, rules)
     findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
     findings.extend(input_error(p) for p in inventory.problems)

@@ -41,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="total memory (GiB, as CUDA reports it) of a GPU that is not in the catalog")
     parser.add_argument("--vllm-version", metavar="V", help="vLLM version of servers whose image tag does not say")
     parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub")
+    parser.add_argument("--refresh-hub-cache", action="store_true",
+                        help="ask the Hub again for models whose answer vramlint has cached")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip paths matching GLOB (repeatable)")
     parser.add_argument("--config", metavar="FILE", help="configuration file (default: found next to the paths)")
@@ -136,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         if server is None:
             raise UsageError("the command line after '--' does not run a vLLM server (expected `vllm serve MODEL ...`)")
         inventory = Inventory(servers=[server], files_scanned=0)
+        if "vramlint.models" in sys.modules:
+            sys.modules["vramlint.models"].begin_run()
         assessments = assess(inventory.servers, config.resolve_options())
     else:
         from vramlint.commands.check import assess_all, check_paths, read_stdin
@@ -151,6 +155,9 @@ def run(args: argparse.Namespace) -> int:
         for note in inventory.notes:
             eprint(f"vramlint: note: {note}")
         assessments = assess_all(inventory.servers, config)
+    from vramlint.commands.check import print_hub_notes
+
+    print_hub_notes()
     if args.format == "json":
         import json
 
