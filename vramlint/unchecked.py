@@ -147,12 +147,23 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
             out.append(("model-hub-unreachable", server.model))
         elif any(k in low for k in ("on the hub (", "the hub's config.json", "the hub's answer",
                                      "did not answer in time")):
-            out.append(("model-hub-refused", server.model))
+            out.append(("model-hub-refused", _with_reason(server.model, reason)))
         elif "not in vramlint's catalog" in low:
             out.append(("model-not-found", server.model))
         else:
-            out.append(("model-unresolved", server.model))
+            out.append(("model-unresolved", _with_reason(server.model, reason)))
     return out
+
+
+def _with_reason(model: str, reason: str) -> str:
+    """"org/x: field num_hidden_layers is -3 ..." - why this model was refused is particular to it, and the
+    summary is the only place a check run says it."""
+    text = reason.split(": ", 1)[1] if reason.startswith("model ") and ": " in reason else reason
+    text = text.split("; add `model-aliases", 1)[0].split("; set HF_TOKEN", 1)[0]
+    for prefix in (f"{model!r}: ", f"{model!r} "):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    return f"{model}: {text}" if text else model
 
 
 def summarise(assessments, enabled=None) -> list[UncheckedGroup]:  # noqa: ANN001
