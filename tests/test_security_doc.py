@@ -30,6 +30,21 @@ def test_quoted_caps_are_the_codes():
     assert inspect.signature(extract_charts).parameters["timeout_s"].default == 60.0 and "(60 s per chart)" in DOC
 
 
+def test_quoted_hub_limits_are_the_codes():
+    from vramlint import hub
+    from vramlint.model import ResolveOptions
+    from vramlint.models import DEFAULT_HUB_CACHE_MAX_AGE_DAYS
+
+    text = " ".join(DOC.split())
+    assert hub.CONFIG_CAP == 4 * 2**20 and "`config.json` is read up to 4 MiB" in text
+    assert hub.SAFETENSORS_HEADER_CAP == 25_000_000 and "a safetensors header up to 25,000,000 bytes" in text
+    assert ResolveOptions().hub_timeout_s == 10.0 and "each request has a deadline (10 s)" in text
+    assert (hub.CONNECT_TIMEOUT_S, hub.ANSWER_TIMEOUT_S) == (3.0, 5.0)
+    assert "(3 s to connect, 5 s for the answer to begin)" in text
+    assert hub.MAX_REDIRECTS == 5 and "followed at most 5 times" in text
+    assert DEFAULT_HUB_CACHE_MAX_AGE_DAYS == 30 and "asked again after 30 days" in text
+
+
 def test_files_it_points_to_exist():
     for path in set(re.findall(r"`(vramlint/[\w/]+\.py)`", DOC)):
         assert (ROOT / path).is_file(), path
