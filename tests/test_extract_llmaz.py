@@ -270,3 +270,21 @@ def test_llmaz_service_is_read_like_a_leaderworkerset_and_a_core_service_is_not(
     assert server.args["tensor_parallel_size"] == 8 and server.args["pipeline_parallel_size"] == 2
     assert server.gpu.count == 8 and server.location.line == 14  # the `- name: model-runner` line
     assert any("each group spans 2 pods" in n for n in server.notes)
+
+
+def test_without_the_runtime_the_version_is_the_playgrounds_or_llmaz_charts_pin(tmp_path):
+    from vramlint.assess import assess
+    from vramlint.model import ResolveOptions
+
+    # backendRuntimeConfig.version is the tag of llmaz's vllm BackendRuntime image: stated, so known
+    stated = PLAYGROUND.replace("  backendRuntimeConfig:\n", "  backendRuntimeConfig:\n    version: v0.8.5\n")
+    [s] = scan(_write(tmp_path, model=MODEL, playground=stated)).servers
+    assert s.image == "vllm/vllm-openai:v0.8.5" and s.vllm_version == "0.8.5"
+    assert s.image_location.line == stated.splitlines().index("    version: v0.8.5") + 1
+    # no version: the image llmaz's chart pins is assumed (the llmaz release installed is not known)
+    other = tmp_path / "other"
+    other.mkdir()
+    [s] = scan(_write(other, model=MODEL, playground=PLAYGROUND)).servers
+    assert s.vllm_version is None and s.assumed_version == "0.7.3"
+    [a] = assess([s], ResolveOptions(allow_network=False))
+    assert a.vllm_version == "0.7.3" and a.version_source == "operator"

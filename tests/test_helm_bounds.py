@@ -15,8 +15,7 @@ import time
 
 import pytest
 
-from vramlint.helm import extract_charts
-from vramlint.helm import gotmpl
+from vramlint.helm import extract_charts, gotmpl
 
 OK_TEMPLATE = """apiVersion: v1
 kind: Pod

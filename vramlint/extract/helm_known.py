@@ -303,7 +303,8 @@ def _kubeai_catalog(doc: Any, data: Any, servers: list[Server], problems: list[P
         server = _new_server(doc, entry, path, "Model", str(name))
         read_env(file, entry, path, server)
         args = _unknown_template(tokens_from(file, entry, "args", path, doc.lines))
-        from vramlint.extract.kubeai import _KUBEAI_PIN_SOURCE, kubeai_pinned_image, mark_assumed
+        from vramlint.extract.kubeai import _KUBEAI_PIN_SOURCE, kubeai_pinned_image
+        from vramlint.extract.podspec import mark_assumed
         from vramlint.versions import version_from_image as _version
 
         pinned = _version(kubeai_pinned_image(scalar_text(entry.get("resourceProfile"))))

@@ -17,6 +17,7 @@ from vramlint.extract.podspec import (
     GpuRequest,
     apply_invocation,
     is_map,
+    mark_assumed,
     object_context,
     read_env,
     resolve_gpu_hint,
@@ -189,9 +190,3 @@ def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
         server.notes.append("KubeAI Model: the image (and so the vLLM version) comes from KubeAI's own configuration")
     records.servers.append(server)
 
-
-def mark_assumed(invocation: Any, source: str) -> None:
-    """Refusals read with an operator's pinned version: the installed release may differ (warnings, see VRL005)."""
-    for error in invocation.startup_errors:
-        error["version_known"] = False
-        error["assumed_by"] = source

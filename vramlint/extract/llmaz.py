@@ -358,6 +358,12 @@ def join(objects: list[LlmazObject]) -> tuple[list[Server], list[Problem], list[
     return servers, problems, replaced
 
 
+# llmaz's chart: backendRuntime.vllm.image (InftyAI/llmaz 11c05fd chart/values.global.yaml)
+LLMAZ_VLLM_IMAGE = "vllm/vllm-openai"
+LLMAZ_PINNED_IMAGE = "vllm/vllm-openai:v0.7.3"
+LLMAZ_PIN_SOURCE = "the version llmaz's chart pins (InftyAI/llmaz 11c05fd chart/values.global.yaml)"
+
+
 def _playground_server(pg: LlmazObject, models: list[LlmazObject], runtimes: list[LlmazObject],
                        problems: list[Problem], replaced: list[Server]) -> Server | None:
     from vramlint.cmdline import find_vllm_invocation
@@ -441,11 +447,28 @@ def _playground_server(pg: LlmazObject, models: list[LlmazObject], runtimes: lis
     server.vllm_version = version_from_image(image)
     for env_file, holder, epath in env_holders:
         read_env(env_file, holder, epath, server)  # the Playground's envs merged over the runtime's
+    pinned = None
     if runtime is None:
         from vramlint.cmdline import Token
 
+        stated = scalar_text(brc.get("version"))
+        if stated and backend == DEFAULT_BACKEND and not has_template_marker(stated):
+            # llmaz's own vllm BackendRuntime runs vllm/vllm-openai; backendRuntimeConfig.version is its tag
+            server.image = f"{LLMAZ_VLLM_IMAGE}:{stated}"
+            server.image_location = value_location(file, brc, "version", join_path(bpath, "version"))
+            server.vllm_version = version_from_image(server.image)
+        elif backend == DEFAULT_BACKEND:
+            pinned = version_from_image(LLMAZ_PINNED_IMAGE)
+            server.assumed_version, server.assumed_version_source = pinned, LLMAZ_PIN_SOURCE
+            server.notes.append(f"llmaz's vllm BackendRuntime runs {LLMAZ_PINNED_IMAGE} in llmaz's chart "
+                                "(InftyAI/llmaz 11c05fd chart/values.global.yaml); the llmaz release installed may "
+                                "pin another")
         invocation = find_vllm_invocation([Token("vllm", None), Token("serve", None)], pg_args, "vllm/vllm-openai",
-                                          dict(server.env))
+                                          dict(server.env), version=server.vllm_version or pinned)
+        if invocation is not None and pinned:
+            from vramlint.extract.podspec import mark_assumed
+
+            mark_assumed(invocation, LLMAZ_PIN_SOURCE)
     else:
         invocation = find_vllm_invocation(command, args + pg_args, image, dict(server.env))
     if invocation is None:

@@ -718,6 +718,14 @@ def _templated_image_args(args: list[Any], server: Server, doc: Any) -> Any:
     return invocation
 
 
+def mark_assumed(invocation: Any, source: str) -> None:
+    """Refusals read with an operator's pinned vLLM version (the release installed not known): VRL005 reports
+    them as warnings that name the pin."""
+    for error in invocation.startup_errors:
+        error["version_known"] = False
+        error["assumed_by"] = source
+
+
 def apply_invocation(server: Server, invocation: Any) -> None:
     server.model = invocation.model
     server.model_location = invocation.model_location
