@@ -51,6 +51,7 @@ def _assessed(tmp_path, scheduling: str):
     ("gpu.nvidia.com/class: A100_NVLINK_80GB", "A100-80GB"),
     ("gpu.nvidia.com/class: H100_NVLINK_80GB", "H100-SXM"),
     ("{nvidia.com/gpu.memory: '81920', nvidia.com/gpu.family: ampere}", "A100-80GB"),
+    ("accelerator: nvidia-tesla-t4", "T4"),
 ])
 def test_node_selector_labels_name_the_gpu(tmp_path, labels, gpu):
     selector = labels if labels.startswith("{") else "{" + labels + "}"
@@ -71,6 +72,9 @@ def test_gpu_memory_alone_is_the_memory_not_a_model(tmp_path):
 def test_tolerations_and_node_pool_names_are_not_evidence(tmp_path):
     a = _assessed(tmp_path, "      nodeSelector: {cloud.google.com/gke-nodepool: l4-pool}")
     assert a.gpu is None and a.budget is None and a.gpu_requirement is not None
+    # a hand-made `accelerator` label counts only when its value is a GPU the catalog knows
+    a = _assessed(tmp_path, "      nodeSelector: {accelerator: big-ones}")
+    assert a.server.gpu.type is None and a.gpu_requirement is not None
 
 
 def test_required_affinity_with_several_products_is_a_fleet(tmp_path):

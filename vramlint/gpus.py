@@ -209,6 +209,9 @@ NODE_LABELS = (
     "beta.kubernetes.io/instance-type",
     "karpenter.k8s.aws/instance-family",  # Karpenter on AWS: g5, g6e, p4d, p5
     "nvidia.com/gpu.memory",  # GPU Feature Discovery: MiB only (with nvidia.com/gpu.family: the generation)
+    # The label the Kubernetes documentation's "Schedule GPUs" page puts on nodes by hand (accelerator=...): read
+    # only when its value is a GPU name the catalog knows, since a cluster may use it for anything
+    "accelerator",
     "cloud.google.com/gke-tpu-accelerator",  # GKE TPUs: another vendor
 )
 # nvidia.com/gpu.family (GPU Feature Discovery) -> compute capabilities of that architecture
@@ -242,6 +245,9 @@ def node_label_hint(key: str, value: str, labels: dict[str, str] | None = None) 
         return instance_family(value), None, "nvidia", None
     if key == "nvidia.com/gpu.memory":
         return _from_memory_label(value, (labels or {}).get("nvidia.com/gpu.family"))
+    if key == "accelerator":
+        named = resolve_hint(value)
+        return (named, None, "nvidia", None) if named else None
     table = _catalog()["label_values"].get(key, {})
     resolved = table.get(value.lower()) or resolve_hint(value) or resolve_hint(value.replace("_", "-"))
     return (resolved or value), None, "nvidia", None

@@ -296,6 +296,8 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
                 continue
             key = expr["key"]
             hints = [_hint_from_label(key, v) for v in values]
+            if all(h[0] is None and h[3] is None for h in hints):
+                continue  # no value names a GPU (an instance type without one, a hand-made label): no evidence
             types = {h[0] for h in hints}
             fleet = list(dict.fromkeys(h[0] for h in hints if h[0]))
             epath = join_path(join_path(join_path(join_path(tpath, ti), "matchExpressions"), ei), "values")
