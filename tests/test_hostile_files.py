@@ -300,3 +300,26 @@ def test_a_symlink_named_on_the_command_line_is_followed_only_into_the_tree(tmp_
     assert [s["name"] for s in doc["servers"]] == ["d"]
     refused = {f["file"]: f["message"] for f in doc["findings"] if f["rule"] == "VRL102"}
     assert "outside the scanned tree" in refused["environ.yaml"] and "outside the scanned tree" in refused["far.yaml"]
+
+
+@needs_proc
+def test_repository_config_linked_out_and_templates_folder_linked_out_are_not_read(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "chart").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    os.symlink("/proc/self/environ", repo / ".vramlint.yaml")
+    outside = tmp_path / "outside" / "templates"
+    outside.mkdir(parents=True)
+    (outside / "d.yaml").write_text(DEPLOY.replace("NAME", SECRET))
+    (repo / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    os.symlink(outside, repo / "chart" / "templates")
+    (repo / "big.yaml").write_text("# vllm\n" + "x: 1\n" * (1_100_000))
+    proc = run(repo, "check", ".", "--offline", "--gpu", "L4", "--output-format", "json")
+    assert SECRET not in proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["servers"] == []
+    by_file = {f["file"]: f for f in doc["findings"] if f["rule"] == "VRL102"}
+    assert by_file[".vramlint.yaml"]["level"] == "warning"
+    assert "the defaults apply" in by_file[".vramlint.yaml"]["message"]
+    assert "outside the scanned tree" in by_file["chart/templates"]["message"]
+    assert by_file["big.yaml"]["level"] == "warning" and "too large" in by_file["big.yaml"]["message"]

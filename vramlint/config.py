@@ -361,12 +361,18 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
         if path is None:
             return Config(), []
     shown = _display(path)
-    from vramlint.fsread import Refusal, read_text
+    from vramlint.fsread import Refusal, outside_reason, read_text, roots_for
 
-    # not confined to the scanned paths (it is found above them, or named by the user), but a regular file of
-    # bounded size: a FIFO named .vramlint.yaml must not block the run
-    text = read_text(path, check_inside=False)
+    # Not confined to the scanned paths (it is found above them, or named by the user), but a regular file of
+    # bounded size: a FIFO named .vramlint.yaml must not block the run. One found in the repository that links
+    # out of its folder (to /proc/self/environ, to a runner's file) is data from a pull request: not read.
+    outside = None if explicit else outside_reason(path, roots_for([os.path.dirname(os.path.abspath(path))]))
+    text = Refusal(outside) if outside else read_text(path, check_inside=False)
     if isinstance(text, Refusal):
+        if not explicit and not text.missing:
+            notice = Problem(shown, None, None, f"configuration file {shown} is {text.reason}: not read; the "
+                             "defaults apply", level="warning")
+            return Config(notices=[notice]), []
         if text.missing:
             why = "configuration file not found" if explicit else "cannot read configuration file"
         else:

@@ -212,6 +212,10 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
         elif "outside the scanned tree" in skipped.reason:
             # a link out of the repository: what it points to is not the repository's to lint (vramlint.fsread)
             inventory.problems.append(Problem(skipped.file, None, None, skipped.reason, level="note"))
+        elif skipped.reason.startswith("file too large"):
+            # servers in it go unchecked: said, at a level that does not fail the default gate
+            inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: the file was not read, "
+                                              "so any vLLM server in it is not checked", level="warning"))
         elif skipped.reason.endswith("not a regular file"):
             # a FIFO or a device where a deployment file was expected: never opened, so never blocks
             inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: not read",
@@ -531,6 +535,8 @@ def run(args: argparse.Namespace) -> int:
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
     inventory.problems.extend(config.notices)
+    noticed = {n.file for n in config.notices}  # a configuration file not read is said once, by its notice
+    inventory.skipped = [s for s in inventory.skipped if s.file not in noticed]
     unreadable_as_problems(inventory)
     print_scan_notes(inventory)
     assessments = assess_all(inventory.servers, config)

@@ -141,6 +141,11 @@ def _template_files(chart: Chart) -> list[tuple[str, str, str]]:
     tdir = os.path.join(chart.path, "templates")
     if not os.path.isdir(tdir):
         return out
+    if not is_inside(tdir):  # a `templates` link out of the tree is not walked (its files would be refused)
+        chart.problems.append(Problem(_join_display(chart.display, "templates"), None, None,
+                                      "templates is a symbolic link to a folder outside the scanned tree: not read",
+                                      "warning"))
+        return out
     for root, dirs, files in os.walk(tdir):
         dirs.sort()
         for f in sorted(files):
