@@ -52,3 +52,12 @@ def test_template_that_renders_to_nothing_readable(tmp_path):
 def test_a_file_with_a_server_gets_no_such_note():
     inv = scan([str(Path(__file__).parent / "fixtures" / "operators" / "vllmruntime.yaml")])
     assert len(inv.servers) == 1 and not [p for p in inv.problems if "is not a kind vramlint reads" in p.message]
+
+
+def test_known_chart_values_with_every_model_disabled(tmp_path):
+    (tmp_path / "values.yaml").write_text(
+        "servingEngineSpec:\n  modelSpec:\n  - name: opt125m\n    repository: vllm/vllm-openai\n    tag: latest\n"
+        "    modelURL: facebook/opt-125m\n    enabled: false\n    requestGPU: 1\n")
+    inv = scan([str(tmp_path)])
+    [note] = [p for p in inv.problems if p.level == "note"]
+    assert inv.servers == [] and note.line == 4 and "a chart vramlint knows" in note.message

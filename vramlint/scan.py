@@ -241,17 +241,19 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
     if templated and template_note and len(col.records.servers) > found_before:
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and "vllm" in text.lower():
-        _say_unread_mention(col, text, display, templated)
+        _say_unread_mention(col, text, display, templated, docs)
 
 
-def _say_unread_mention(col: _Collector, text: str, display: str, templated: bool) -> None:
+def _say_unread_mention(col: _Collector, text: str, display: str, templated: bool, docs: list[Any]) -> None:
     """A file that plainly mentions vLLM but gave nothing to read: say where, and why no server was read."""
+    from vramlint.extract import document_kind
     from vramlint.extract.mentions import first_mention, unread_reason
 
     mention = first_mention(text)
     if mention is not None:
-        col.inventory.problems.append(Problem(display, mention.line, 1, unread_reason(text, mention, templated),
-                                              level="note"))
+        known_values = any(document_kind(doc) == "helm-values" for doc in docs)
+        col.inventory.problems.append(Problem(display, mention.line, 1,
+                                              unread_reason(text, mention, templated, known_values), level="note"))
 
 
 def _merge(into: Any, rec: Any) -> None:

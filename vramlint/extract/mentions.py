@@ -46,9 +46,9 @@ def first_mention(text: str) -> Mention | None:
     return None
 
 
-def unread_reason(text: str, mention: Mention, templated: bool) -> str:
+def unread_reason(text: str, mention: Mention, templated: bool, known_values: bool = False) -> str:
     """Why no server was read from a file that mentions vLLM at ``mention`` (one sentence, with the change that
-    makes it read when there is one)."""
+    makes it read when there is one). ``known_values``: the file was read as values of a chart vramlint knows."""
     kinds = _KIND.findall(text)
     objects = []  # (kind, apiVersion) of each YAML document
     for chunk in re.split(r"^---.*$", text, flags=re.MULTILINE):
@@ -59,6 +59,9 @@ def unread_reason(text: str, mention: Mention, templated: bool) -> str:
     if templated:
         return (f"{where}, but no vLLM server could be read: the file is a template whose values are unknown until "
                 "rendered (render it first, e.g. `helm template . | vramlint check -`)")
+    if known_values:
+        return (f"{where}, but these values, read as those of a chart vramlint knows, deploy no vLLM server as "
+                "written (no model entry that the chart would render)")
     if "Kustomization" in kinds:
         return (f"{where} in a Kustomization: the servers are in the resources and patches it lists; scan those "
                 "files (or `kustomize build . | vramlint check -`)")
