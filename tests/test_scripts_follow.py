@@ -107,3 +107,22 @@ def test_single_document_extraction_keeps_the_launcher_note():
     [doc], _ = load_text(path.read_text(), str(path))
     servers, problems = extract_document(doc)
     assert servers == [] and len(problems) == 1 and "not among the scanned files" not in problems[0].message
+
+
+def test_which_commands_run_a_script():
+    from vramlint.cmdline import Token
+    from vramlint.extract.scripts import script_call
+
+    def call(*words):
+        found = script_call([Token(w, None) for w in words])
+        return None if found is None else (found.path.text, [t.text for t in found.args])
+
+    assert call("/bin/bash", "/scripts/start.sh", "--port", "8000") == ("/scripts/start.sh", ["--port", "8000"])
+    assert call("tini", "--", "./serve.sh") == ("./serve.sh", [])
+    assert call("bash", "-lc", "source /opt/venv/bin/activate && exec /app/run.sh 8b") == ("/app/run.sh", ["8b"])
+    assert call("sh", "-x", "entry.sh") == ("entry.sh", [])
+    assert call("/start.sh") == ("/start.sh", [])
+    assert call("vllm", "serve", "org/model") is None
+    assert call("python3", "-m", "vllm.entrypoints.openai.api_server") is None
+    assert call("bash", "-c", "vllm serve org/model") is None
+    assert call("sleep", "infinity") is None
