@@ -3,7 +3,9 @@
 vLLM starts `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-parallel-size`) workers, one
 per GPU. When the container requests fewer GPUs (`nvidia.com/gpu`, compose `count`/`device_ids`), vLLM
 stops at start-up (Ray: "The number of required GPUs exceeds the total number of available GPUs in the
-placement group"; multiprocessing: a CUDA "invalid device ordinal"). Requesting more GPUs than the engine
+placement group"; multiprocessing: a CUDA "invalid device ordinal"). AWS Neuron devices
+(`aws.amazon.com/neuron`) hold several NeuronCores each, which is what Neuron tensor parallelism counts, so
+they are compared only when the pod requests `aws.amazon.com/neuroncore`. Requesting more GPUs than the engine
 uses is reported too, as a warning, since the extra GPUs sit idle (`report-idle-gpus: false` turns that
 off).
 
@@ -106,7 +108,10 @@ def check(assessment, ctx):
         # one pipeline stage's GPUs per pod is the multi-node layout (Ray / LWS workers hold the other stages)
         or (pp > 1 and count is not None and count == tp * dp)
     )
-    if count is not None and not multi_node and gpu.mig_profile is None:
+    # AWS Neuron: `aws.amazon.com/neuron` counts devices of several NeuronCores each (2 on Inferentia2 and
+    # Trainium1, 8 on Trainium2) while vLLM's Neuron tensor parallelism counts cores: no per-device comparison
+    cores_unknown = gpu is not None and gpu.vendor == "aws-neuron" and "neuroncore" not in (gpu.evidence or "")
+    if count is not None and not multi_node and gpu.mig_profile is None and not cores_unknown:
         gpu_where = gpu.count_location or gpu.location or server.location
         gpu_line = f" (line {gpu_where.line})" if gpu_where.file == where.file else f" ({gpu_where.file}:{gpu_where.line})"
         if world > count:

@@ -43,3 +43,63 @@ def test_one_pipeline_stage_per_pod_is_taken_as_multi_node(lint):
     result = lint("vrl006/pass_one_stage_per_pod.yaml", rule="VRL006")
     assert result.inventory.servers[0].args["pipeline_parallel_size"] == 2
     assert result.of("VRL006") == []
+
+
+def test_compose_device_ids_from_an_unset_variable_are_not_one_gpu(lint, tmp_path):
+    # shaped after NapthaAI/node compose files: `device_ids: ["${GPU_ID_...:?error}"]` set where compose runs
+    path = tmp_path / "docker-compose.yml"
+    path.write_text("""\
+services:
+  qwq:
+    image: vllm/vllm-openai:v0.8.5
+    entrypoint: ["vllm", "serve", "Qwen/QwQ-32B-Preview", "--tensor-parallel-size", "2"]
+    ipc: host
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: "nvidia"
+              capabilities: ["gpu"]
+              device_ids: ["${GPU_ID_qwq:?error}"]
+""")
+    result = lint(str(path), rule="VRL006")
+    assert result.inventory.servers[0].gpu.count is None
+    assert result.of("VRL006") == []
+    # the same with the devices written out: one device, TP 2 fails
+    path.write_text(path.read_text().replace('"${GPU_ID_qwq:?error}"', '"0"'))
+    [finding] = lint(str(path), rule="VRL006").of("VRL006")
+    assert finding.level == "error"
+    # a comma-separated entry names two devices
+    path.write_text(path.read_text().replace('device_ids: ["0"]', 'device_ids: ["0,1"]'))
+    result = lint(str(path), rule="VRL006")
+    assert result.inventory.servers[0].gpu.count == 2 and result.of("VRL006") == []
+
+
+def test_neuron_devices_hold_several_cores(lint, tmp_path):
+    # shaped after aws-samples/gen-ai-on-eks vllm-deployment-neuron.yaml: TP 2 on one Inferentia2 device (2 cores)
+    path = tmp_path / "neuron.yaml"
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm-neuron}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+        - name: vllm
+          image: public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1
+          command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--device", "neuron", "--tensor-parallel-size", "2"]
+          env:
+            - {name: NEURON_RT_NUM_CORES, value: "2"}
+          resources:
+            limits: {aws.amazon.com/neuron: 1}
+"""
+    path.write_text(text)
+    assert lint(str(path), rule="VRL006").of("VRL006") == []
+    # counted in cores, the comparison holds
+    path.write_text(text.replace("aws.amazon.com/neuron: 1", "aws.amazon.com/neuroncore: 1"))
+    [finding] = lint(str(path), rule="VRL006").of("VRL006")
+    assert finding.level == "error"

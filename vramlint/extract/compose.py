@@ -598,6 +598,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     location: Location | None = None
     has_gpu = False
     all_gpus = False
+    device_ids_unknown = False
     vendor = "nvidia"
     for layer in layers:
         deploy = layer.node.get("deploy")
@@ -630,8 +631,18 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                 location = location or value_location(layer.file, devices, i, join_path(dev_path, i)) \
                     or key_location(layer.file, devices, i, join_path(dev_path, i))
                 if "device_ids" in dev and isinstance(dev["device_ids"], list):
-                    device_ids = [interp(str(x)) for x in dev["device_ids"]]
-                    evidence.append(f"device_ids: {device_ids}")
+                    from vramlint.cmdline import has_unknown_mark
+
+                    ids = [interp(str(x)) for x in dev["device_ids"]]
+                    if any(has_unknown_mark(x) for x in ids):
+                        # a variable set where compose runs (`${GPU_IDS}`, often "0,1"): which and how many
+                        # devices is not known, neither one device nor the same one as another service's
+                        device_ids_unknown = True
+                        evidence.append("device_ids from a variable not set in the repository")
+                    else:
+                        # an entry may itself be a comma-separated list ("0,1"), as NVIDIA_VISIBLE_DEVICES takes
+                        device_ids = [part.strip() for x in ids for part in x.split(",") if part.strip()]
+                        evidence.append(f"device_ids: {device_ids}")
                 elif "count" in dev:
                     c = interp(str(dev["count"])).strip()
                     if c == "all" or c == "-1":
@@ -695,6 +706,8 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
             visible = cv_ids  # all host GPUs visible: indices are host indices
         physical = visible
     n = len(visible) if visible is not None else (count if not all_gpus else None)
+    if device_ids_unknown and visible is None:
+        n = None
     if "NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None:
         n = None  # visible devices come from somewhere we cannot see
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
