@@ -6,6 +6,7 @@ attention heads that the tensor-parallel size does not divide, bf16 on a GPU wit
 with vLLM's own message and the numbers of the budget that lead to it. So is a command line vLLM's argument
 parser rejects before it loads anything: a value outside a flag's choices (`--dtype float8`), a value of the
 wrong type or malformed JSON (`--compilation-config '{level: 3}'`), a flag that takes no value given one,
+a `sh -c` script with a quote that is never closed (the shell refuses it and runs nothing),
 and `--model` with `vllm serve` in the versions that refuse it (0.5.5-0.8.2 when a positional model is also
 given, 0.8.3-0.11.0 always; before 0.8.3 the positional model is required), and a GPU older than every
 architecture the release's CUDA kernels are built for (a V100 from vLLM 0.20, Pascal cards always). One root
@@ -229,6 +230,10 @@ def _rejected_arguments(assessment, ctx):
         version = error.get("version")
         text = str(error.get("message") or "").strip().rstrip(".")
         fix = f". Fix: {error['fix']}" if error.get("fix") else ""
+        if error.get("shell"):
+            # the shell refuses the script before vLLM is ever started
+            yield ctx.finding(assessment, f"the container will not start: {text}{fix}", location)
+            continue
         if error.get("version_known", True):
             yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location)
         elif error.get("assumed_by"):

@@ -148,67 +148,86 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
             models.update(resolve_models(names, options))
     out: list[Assessment] = []
     for server in servers:
-        a = Assessment(server=server)
-        unresolved: list[str] = []
-        model: ModelInfo | None = None
-        if not server.model:
-            unresolved.append("model: the server names no model (vllm serve MODEL or --model); nothing to size")
-        else:
-            if server.model not in models:
-                models[server.model] = _resolve_model(server.model, options)
-            model, why = models[server.model]
-            if model is None:
-                unresolved.append(f"model {server.model!r}: {why or 'not resolved'}")
-        gpu, count, gpu_sources, gpu_why = resolve_gpu(server, options)
-        if gpu_why:
-            unresolved.append(gpu_why)
-        version, version_source = resolve_version(server, options)
-        a.model = model
-        a.gpu = gpu
-        a.vllm_version = version
-        # the kind of source ("image tag" | "configuration" | "default"); the budget's sources say which flag or file
-        a.version_source = "configuration" if version_source.startswith(("configuration", "--")) \
-            else "operator" if version_source.startswith("operator pin") else version_source.split(" (")[0]
-        tp = _int(server.args.get("tensor_parallel_size")) or 1
-        pp = _int(server.args.get("pipeline_parallel_size")) or 1
-        a.gpu_count = count or tp * pp
-        fleet, fleet_sources = _fleet(server, options) if gpu is None or fleet_wanted(server, options) else ([], {})
-        if fleet:
-            a.gpu = gpu = None
-            unresolved = [u for u in unresolved if not u.startswith("GPU")]
-            gpu_sources = fleet_sources
-        if model is not None and (gpu is not None or fleet or _sizeable(server)):
-            sources: dict[str, Any] = {"vllm_version": version_source, "model": model.source}
-            sources.update(gpu_sources)
-            # a speculative-decoding draft model: resolved like the model, once per distinct name
-            draft_name = speculative_draft_name(server.args)
-            if draft_name and draft_name not in models:
-                models[draft_name] = _resolve_model(draft_name, options)
-            draft = models[draft_name] if draft_name else None
-            try:
-                if gpu is not None:
-                    a.budget = compute_budget(model, gpu, server.args, server.env, version, a.gpu_count,
-                                              image=server.image, sources=sources, draft=draft)
-                elif fleet:
-                    a.fleet = [compute_budget(model, spec, server.args, server.env, version, a.gpu_count,
-                                              image=server.image, sources=dict(sources), draft=draft)
-                               for spec in fleet]
-                    a.budget = deciding_budget(a.fleet)
-                    a.gpu = next(spec for spec in fleet if spec.name == a.budget.gpu)
-                else:
-                    from vramlint.requirement import gpu_requirement
-
-                    a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft,
-                                                        cache=requirements)
-                if a.budget is not None:
-                    a.engine = a.budget.engine
-                    if a.version_source == "operator" and a.budget.errors:
-                        _mark_pin_dependent(a, model, draft)
-            except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
-                unresolved.append(f"budget could not be computed: {type(exc).__name__}: {exc}")
-        a.unresolved = unresolved
-        out.append(a)
+        try:
+            out.append(_assess_one(server, options, models, requirements))
+        except Exception as exc:  # noqa: BLE001 - one server's failure is a finding on it; the others go on
+            a = Assessment(server=server)
+            a.failure = f"vramlint failed while assessing this server ({_exception_text(exc)})"
+            a.unresolved = [a.failure]
+            out.append(a)
     return out
+
+
+def _exception_text(exc: BaseException) -> str:
+    # the type and first line only, bounded: the message may quote hostile input, and a report has no traceback
+    first = (str(exc).splitlines() or [""])[0]
+    if len(first) > 200:
+        first = first[:200] + "..."
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _assess_one(server: Server, options: ResolveOptions, models: dict, requirements: dict) -> Assessment:
+    a = Assessment(server=server)
+    unresolved: list[str] = []
+    model: ModelInfo | None = None
+    if not server.model:
+        unresolved.append("model: the server names no model (vllm serve MODEL or --model); nothing to size")
+    else:
+        if server.model not in models:
+            models[server.model] = _resolve_model(server.model, options)
+        model, why = models[server.model]
+        if model is None:
+            unresolved.append(f"model {server.model!r}: {why or 'not resolved'}")
+    gpu, count, gpu_sources, gpu_why = resolve_gpu(server, options)
+    if gpu_why:
+        unresolved.append(gpu_why)
+    version, version_source = resolve_version(server, options)
+    a.model = model
+    a.gpu = gpu
+    a.vllm_version = version
+    # the kind of source ("image tag" | "configuration" | "default"); the budget's sources say which flag or file
+    a.version_source = "configuration" if version_source.startswith(("configuration", "--")) \
+        else "operator" if version_source.startswith("operator pin") else version_source.split(" (")[0]
+    tp = _int(server.args.get("tensor_parallel_size")) or 1
+    pp = _int(server.args.get("pipeline_parallel_size")) or 1
+    a.gpu_count = count or tp * pp
+    fleet, fleet_sources = _fleet(server, options) if gpu is None or fleet_wanted(server, options) else ([], {})
+    if fleet:
+        a.gpu = gpu = None
+        unresolved = [u for u in unresolved if not u.startswith("GPU")]
+        gpu_sources = fleet_sources
+    if model is not None and (gpu is not None or fleet or _sizeable(server)):
+        sources: dict[str, Any] = {"vllm_version": version_source, "model": model.source}
+        sources.update(gpu_sources)
+        # a speculative-decoding draft model: resolved like the model, once per distinct name
+        draft_name = speculative_draft_name(server.args)
+        if draft_name and draft_name not in models:
+            models[draft_name] = _resolve_model(draft_name, options)
+        draft = models[draft_name] if draft_name else None
+        try:
+            if gpu is not None:
+                a.budget = compute_budget(model, gpu, server.args, server.env, version, a.gpu_count,
+                                          image=server.image, sources=sources, draft=draft)
+            elif fleet:
+                a.fleet = [compute_budget(model, spec, server.args, server.env, version, a.gpu_count,
+                                          image=server.image, sources=dict(sources), draft=draft)
+                           for spec in fleet]
+                a.budget = deciding_budget(a.fleet)
+                a.gpu = next(spec for spec in fleet if spec.name == a.budget.gpu)
+            else:
+                from vramlint.requirement import gpu_requirement
+
+                a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft,
+                                                    cache=requirements)
+            if a.budget is not None:
+                a.engine = a.budget.engine
+                if a.version_source == "operator" and a.budget.errors:
+                    _mark_pin_dependent(a, model, draft)
+        except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
+            a.failure = f"vramlint failed while computing the budget ({_exception_text(exc)})"
+            unresolved.append(a.failure)
+    a.unresolved = unresolved
+    return a
 
 
 def _mark_pin_dependent(a: Assessment, model: ModelInfo, draft: Any) -> None:

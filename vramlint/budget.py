@@ -16,6 +16,7 @@ the real start-up logs). Every start-up error is reported with vLLM's own text a
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from vramlint import versions
@@ -839,14 +840,26 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         util = beh.gpu_memory_utilization
         notes.append(f"--gpu-memory-utilization {util_arg!r} is not a number; the default was assumed")
     src.setdefault("gpu_memory_utilization", "--gpu-memory-utilization" if util_arg is not None else f"default for vLLM {version}")
-    if util > 1.0 or (util <= 0 and versions.at_least(key, 0, 11)):
-        if versions.at_least(key, 0, 11):
-            msg = ("1 validation error for CacheConfig\ngpu_memory_utilization\n  "
-                   + ("Input should be less than or equal to 1" if util > 1 else "Input should be greater than 0")
-                   + f" [type=less_than_equal, input_value={util}]")
-        else:
-            msg = f"GPU memory utilization must be less than 1.0. Got {util}."
-        errors.append({"code": "utilization-out-of-range", "message": msg, "arg": "gpu_memory_utilization"})
+    if versions.at_least(key, 0, 11):
+        # CacheConfig's pydantic Field(gt=0, le=1): pydantic-core tests `le` before `gt`, and nan fails every
+        # comparison, so nan (like inf) is "less than or equal to 1"
+        if not util <= 1.0 or not util > 0:
+            kind, text = (("less_than_equal", "Input should be less than or equal to 1") if not util <= 1.0
+                          else ("greater_than", "Input should be greater than 0"))
+            msg = (f"1 validation error for CacheConfig\ngpu_memory_utilization\n  {text} [type={kind}, "
+                   f"input_value={util}, input_type=float]")
+            errors.append({"code": "utilization-out-of-range", "message": msg, "arg": "gpu_memory_utilization"})
+    elif util > 1.0:
+        errors.append({"code": "utilization-out-of-range", "arg": "gpu_memory_utilization",
+                       "message": f"GPU memory utilization must be less than 1.0. Got {util}."})
+    elif math.isnan(util):
+        # CacheConfig._verify_args tests `> 1.0` only; the memory profiler then sizes the KV cache from nan and
+        # int(nan) raises while the engine starts
+        errors.append({"code": "utilization-out-of-range", "arg": "gpu_memory_utilization",
+                       "message": "gpu_memory_utilization is nan: vLLM does not check it, and the number of KV-cache "
+                       "blocks it computes from it is not a number (ValueError: cannot convert float NaN to integer)"})
+    if not math.isfinite(util):
+        util = beh.gpu_memory_utilization  # said above; the rest of the budget is computed with the default
 
     errors.extend(_parallelism_errors(model, tp))
 

@@ -261,6 +261,10 @@ class _Positions:
 # Shell splitting
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Expansion budgets. A script that doubles a variable 40 times (`A=$A$A`) or a `$(VAR)` written 100,000 times
+# would make terabytes; no real command line comes near these. Past them the value is unknown, and said.
+MAX_EXPANDED_CHARS = 100_000  # one variable's value, one word, one Kubernetes `$(VAR)`-expanded item
+MAX_EXPANSION_TOTAL = 1_000_000  # everything variables add to one script
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
 _UNKNOWN = object()  # a piece of a word whose value cannot be known
 
@@ -341,8 +345,17 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
         finish()
         out.append(Token(s, pos.at(at, at + len(s)), op=True))
 
+    expanded = 0
+
     def expansion(value: Any, at: int, end: int, split: bool) -> None:
-        nonlocal word
+        nonlocal word, expanded
+        if isinstance(value, str):
+            expanded += len(value)
+            if expanded > MAX_EXPANSION_TOTAL or len(value) > MAX_EXPANDED_CHARS:
+                if "expansion budget" not in " ".join(problems):
+                    problems.append(f"variables expand to more than {MAX_EXPANSION_TOTAL:,} characters in this "
+                                    "script (expansion budget): the words they make are not read")
+                value = _UNKNOWN
         if value is _UNKNOWN:
             if word is None:
                 word = _Word(at)
@@ -562,7 +575,7 @@ def _param(name: str, rest: str, env: dict[str, str | None]) -> Any:
 _K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
-def expand_k8s(token: Token, env: dict[str, str | None]) -> Token:
+def expand_k8s(token: Token, env: dict[str, str | None], problems: list[str] | None = None) -> Token:
     """Kubernetes ``$(VAR)`` expansion of one command/args item (``$$`` escapes; unset names stay as written).
 
     A variable whose value is not known (``valueFrom``, a template expression) leaves UNKNOWN_MARK in the
@@ -583,6 +596,16 @@ def expand_k8s(token: Token, env: dict[str, str | None]) -> Token:
             return UNKNOWN_MARK
         return env[name]
 
+    grown = 0
+    for m in _K8S_VAR.finditer(text):
+        value = env.get(m.group(1) or "")
+        grown += len(value) if isinstance(value, str) else 0
+        if grown > MAX_EXPANDED_CHARS:
+            # past the budget the item is unknown: vramlint does not build megabytes of argument
+            if problems is not None:
+                problems.append(f"{_where(token)}$(VAR) references expand this item past {MAX_EXPANDED_CHARS:,} "
+                                "characters (expansion budget): it is not read")
+            return Token(UNKNOWN_MARK, token.location, token.block, token.indent, token.lines, token.op, token.quoted)
     new = _K8S_VAR.sub(sub, text)
     if new == text:
         return token
@@ -723,8 +746,9 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     old ones) makes ``args`` alone the vLLM argument list. Returns None when no vLLM server runs (lookalikes:
     NIM, TGI, SGLang, KServe's huggingface backend, `sleep infinity`).
     """
-    command = [_marked_unknown(expand_k8s(t, env)) for t in command]
-    args = [_marked_unknown(expand_k8s(t, env)) for t in args]
+    over_budget: list[str] = []
+    command = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in command]
+    args = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in args]
     version = version or version_from_image(image)
     found: _Found | None = None
     if command:
@@ -746,6 +770,14 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         found = _Found("implied", [], {}, {}, None, [])
     if found is None:
         return None
+    if found.entry == "shell-error":
+        inv = VllmInvocation(version_table=None)
+        inv.startup_errors.append({"code": "shell", "message": found.problems[0], "location": found.start,
+                                   "arg": None, "fix": "close the quote", "version": None, "version_known": True,
+                                   "shell": True})
+        inv.unchecked.append("the shell script: the shell refuses it, so the command line it would run is not read")
+        inv.location = found.start
+        return inv
     if any(t.text == "--backend=huggingface" for t in found.args):
         return None
     for i, t in enumerate(found.args):
@@ -769,7 +801,10 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
             inv.unchecked.append(f"{line}{flag} is not an argument of vLLM or of KServe's Hugging Face server, "
                                  "which ignores arguments it does not know (parse_known_args): it has no effect")
         inv.unknown_args = {}
-    inv.unchecked[:0] = found.problems  # parts of a shell script that are not read (here-documents)
+    # parts of a shell script that are not read (here-documents); a budget exceeded is an input problem
+    budget = over_budget + [p for p in found.problems if "(expansion budget)" in p]
+    inv.unchecked[:0] = [p for p in found.problems if "(expansion budget)" not in p]
+    inv.problems.extend(budget)
     inv.env = dict(found.env)
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
     inv.location = found.start
@@ -961,6 +996,15 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
         return None
     if script.text is None:
         return None
+    quote_at = unterminated_quote(script.text)
+    if quote_at is not None:
+        # the shell reads the whole script before running any of it: nothing runs, so no model is served
+        pos = _Positions(script.text, script.location, (">" if script.block == ">" else "|") if script.block
+                         else None, script.indent, script.lines, script.quoted)
+        quote = script.text[quote_at]
+        return _Found("shell-error", [], {}, {}, pos.at(quote_at, quote_at + 1),
+                      [f"{_basename(argv[0].text or 'sh')}: Syntax error: Unterminated quoted string (the {quote} "
+                       "here is never closed), so the shell runs none of the script"])
     problems: list[str] = []
     tokens = split_shell(script.text, script.location, block=bool(script.block), env=env,
                          indent=script.indent, lines=script.lines, folded=script.block == ">",
@@ -979,6 +1023,46 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
     return None
 
 
+def unterminated_quote(text: str) -> int | None:
+    """Index of a quote the shell never finds the end of (it then refuses the whole script), or None.
+
+    Read as the POSIX shell tokenizer reads quotes: backslash escapes outside single quotes, `#` comments at
+    the start of a word, `$(...)`/backquotes taken as text (a quote inside them is rare in a start script)."""
+    i, n = 0, len(text)
+    word_start = True
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            word_start = False
+            continue
+        if c == "#" and word_start:
+            end = text.find("\n", i)
+            if end < 0:
+                return None
+            i = end
+            continue
+        if c == "'":
+            end = text.find("'", i + 1)
+            if end < 0:
+                return i
+            i = end + 1
+            word_start = False
+            continue
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                return i
+            i = j + 1
+            word_start = False
+            continue
+        word_start = c in " \t\n;&|()"
+        i += 1
+    return None
+
+
 def _search_eval(script: Token, env: dict[str, str | None], depth: int, problems: list[str]) -> _Found | None:
     """`eval "exec vllm serve ... $ARGS"`: eval joins its words and the shell reads them again, so the words
     are taken as written (variables unexpanded, template markers kept) and searched as a script of their own,
@@ -986,7 +1070,7 @@ def _search_eval(script: Token, env: dict[str, str | None], depth: int, problems
     text = script.text or ""
     raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
                       lines=script.lines, folded=script.block == ">", quoted=script.quoted, keep_marks=True)
-    assigned = _script_assignments(raw, env)
+    assigned = _script_assignments(raw, env, problems)
     for cmd in _simple_commands(raw):
         if cmd[0].text != "eval" or len(cmd) < 2:
             continue
@@ -999,9 +1083,14 @@ def _search_eval(script: Token, env: dict[str, str | None], depth: int, problems
     return None
 
 
-def _script_assignments(raw: list[Token], env: dict[str, str | None]) -> dict[str, str | None]:
-    """``env`` with the plain variable assignments of a script (its words as written) applied in order."""
+def _script_assignments(raw: list[Token], env: dict[str, str | None],
+                        problems: list[str] | None = None) -> dict[str, str | None]:
+    """``env`` with the plain variable assignments of a script (its words as written) applied in order.
+
+    A value past MAX_EXPANDED_CHARS (a variable doubled again and again) is unknown from there on, and said once
+    in ``problems``."""
     assigned: dict[str, str | None] = dict(env)
+    total = 0
     depth = 0  # inside if/while/for/case: whether an assignment runs is not known
     for cmd in _simple_commands(raw):
         ws = [t.text for t in cmd]
@@ -1023,6 +1112,13 @@ def _script_assignments(raw: list[Token], env: dict[str, str | None]) -> dict[st
                 if "$" in val or has_unknown_mark(val):
                     toks = _lex(val, _Positions(val, None, None, None, None), assigned, [])
                     val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
+                    total += len(val or "")
+                    if val is not None and (len(val) > MAX_EXPANDED_CHARS or total > MAX_EXPANSION_TOTAL):
+                        if problems is not None and not any("grows past" in p for p in problems):
+                            problems.append(f"{_where(cmd[0])}variable {name} grows past {MAX_EXPANDED_CHARS:,} "
+                                            "characters when expanded (expansion budget): its value is not "
+                                            "followed from here on")
+                        val = None
                 assigned[name] = val
     return assigned
 
@@ -1033,7 +1129,7 @@ def _search_script_with_assignments(script: Token, env: dict[str, str | None], d
     text = script.text or ""
     raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
                       lines=script.lines, folded=script.block == ">", quoted=script.quoted)
-    assigned = _script_assignments(raw, env)
+    assigned = _script_assignments(raw, env, problems)
     if assigned == env:
         return None
     tokens = split_shell(text, script.location, block=bool(script.block), env=assigned, indent=script.indent,

@@ -34,6 +34,8 @@ _DOCS = {
 
 This is a bug in the rule module (built-in or from `--rules-dir`): the message names the rule, the file and
 line where it failed, and the exception. The other rules still ran. Please report it with the input file.
+The same finding, without a rule, says that vramlint itself failed while computing a server's budget: the
+memory rules did not check that server, the other servers were still checked.
 """,
     ),
     UNUSED_SUPPRESSION[0]: (
@@ -155,6 +157,23 @@ def input_error(problem: Problem) -> Finding:
         message=problem.message,
         location=location,
     )
+
+
+def assessment_failures(assessments) -> list[Finding]:
+    """A VRL000 error on each server vramlint failed to assess (its budget is missing, the run went on)."""
+    return [
+        Finding(
+            rule_id=INTERNAL_RULE_ID,
+            rule_name=INTERNAL_RULE_NAME,
+            level="error",
+            message=f"{a.failure}; the memory rules did not check this server (a bug in vramlint, please report "
+            "it with this file)",
+            location=a.server.location,
+            server_key=a.server.key,
+        )
+        for a in assessments
+        if getattr(a, "failure", None)
+    ]
 
 
 def server_notes(servers) -> list[Finding]:

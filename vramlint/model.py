@@ -451,6 +451,7 @@ class Assessment:
     # a fleet (the pods may land on any of several GPU types): the budget on each; ``budget`` is the one that
     # decides (the first that fails, else the one with the least KV cache)
     fleet: list[Budget] = field(default_factory=list)
+    failure: str | None = None  # vramlint failed on this server (an exception, said as a VRL000 finding)
 
     def to_json(self) -> dict[str, Any]:
         out = self.server.to_json()

@@ -100,11 +100,36 @@ def text_config(cfg: dict) -> dict:
     return merged
 
 
+# No size in a model config comes near this (int64, the largest integer safetensors, torch and JSON readers in
+# other languages hold); a larger one is a broken or hostile file, not a model.
+MAX_CONFIG_INT = 2**63
+
+
 def _int(value: Any) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)) and math.isfinite(value):
+    if isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < MAX_CONFIG_INT:
         return int(value)
+    return None
+
+
+def absurd_number(data: Any, path: str = "", budget: int = 100_000) -> str | None:
+    """The first number in a parsed config.json that no model config can hold (beyond int64, inf, nan), said
+    as "key: what", or None. Walks at most ``budget`` values."""
+    stack: list[tuple[str, Any]] = [(path, data)]
+    while stack and budget > 0:
+        budget -= 1
+        where, value = stack.pop()
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and abs(value) >= MAX_CONFIG_INT:
+            return f"{where or 'the value'} is a {len(str(abs(value)))}-digit integer, not a size a model can have"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{where or 'the value'} is {value}, not a number a model config can have"
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
     return None
 
 

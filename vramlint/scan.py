@@ -191,8 +191,32 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
     _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", use_prefilter)
 
 
+def internal_problem(file: str, line: int | None, what: str, exc: BaseException) -> Problem:
+    """An unexpected exception while reading one file, as that file's input error: the run goes on.
+
+    Only the exception's type and first line are said (no traceback: a report is not a debugging session),
+    with a bounded length (the exception may quote hostile input)."""
+    first = (str(exc).splitlines() or [""])[0]
+    if len(first) > 200:
+        first = first[:200] + "..."
+    detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return Problem(file, line, None, f"vramlint failed while {what} ({detail}); any vLLM server here is not "
+                   "checked (a bug in vramlint, please report it with this file)")
+
+
 def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     col.inventory.files_scanned += 1
+    servers_before, problems_before = len(col.records.servers), len(col.inventory.problems)
+    try:
+        _scan_text_unguarded(col, text, display, base_dir, use_prefilter)
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run (MemoryError, RecursionError too)
+        # what this file added before failing is dropped with it: half a server would be reported as if whole
+        del col.records.servers[servers_before:]
+        del col.inventory.problems[problems_before:]
+        col.inventory.problems.append(internal_problem(display, None, "reading this file", exc))
+
+
+def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     if use_prefilter and not prefilter(text):
         if "ConfigMap" in text:
             col.unparsed.append((display, text))
@@ -221,7 +245,10 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
         try:
             rec = extract_records(doc, base_dir)
         except RecursionError:
-            col.inventory.problems.append(Problem(display, None, None, "YAML nested too deeply to read"))
+            col.inventory.problems.append(Problem(display, _doc_line(doc), None, "YAML nested too deeply to read"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one document's failure leaves the file's other documents
+            col.inventory.problems.append(internal_problem(display, _doc_line(doc), "reading this document", exc))
             continue
         if templated:
             from vramlint.yamlload import has_template_marker
@@ -256,6 +283,13 @@ def _say_unread_mention(col: _Collector, text: str, display: str, templated: boo
                                               unread_reason(text, mention, templated, known_values), level="note"))
 
 
+def _doc_line(doc: Any) -> int | None:
+    from vramlint.yamlload import node_location
+
+    loc = node_location(doc.file, doc.data)
+    return loc.line if loc else None
+
+
 def _merge(into: Any, rec: Any) -> None:
     into.servers.extend(rec.servers)
     into.problems.extend(rec.problems)
@@ -278,23 +312,55 @@ def _join(col: _Collector) -> None:
 
         script_refs.resolve_script_refs(rec.script_refs, _configmaps_by_name(col), rec)
     servers: list[Server] = list(rec.servers)
-    joined, problems, refs = kserve.join(rec.runtimes, rec.inference_services)
-    servers.extend(joined)
-    rec.problems.extend(problems)
-    rec.config_refs.extend(refs)
+    try:
+        joined, problems, refs = kserve.join(rec.runtimes, rec.inference_services)
+        servers.extend(joined)
+        rec.problems.extend(problems)
+        rec.config_refs.extend(refs)
+    except Exception as exc:  # noqa: BLE001 - the join's failure costs the KServe servers, not the run
+        first = (rec.inference_services or rec.runtimes or [None])[0]
+        rec.problems.append(internal_problem(*_record_place(first), "joining KServe InferenceServices with "
+                                             "their ServingRuntimes", exc))
     if rec.llmaz:
         from vramlint.extract import llmaz  # Playground + OpenModel + BackendRuntime, in any scanned files
 
-        joined, problems, replaced = llmaz.join(rec.llmaz)
-        servers = [s for s in servers if not any(s is r for r in replaced)] + joined
-        rec.problems.extend(problems)
-    _resolve_config_refs(col)
+        try:
+            joined, problems, replaced = llmaz.join(rec.llmaz)
+            servers = [s for s in servers if not any(s is r for r in replaced)] + joined
+            rec.problems.extend(problems)
+        except Exception as exc:  # noqa: BLE001
+            rec.problems.append(internal_problem(*_record_place(rec.llmaz[0]), "joining llmaz Playgrounds with "
+                                                 "their models and runtimes", exc))
+    try:
+        _resolve_config_refs(col)
+    except Exception as exc:  # noqa: BLE001
+        ref = col.records.config_refs[0] if col.records.config_refs else None
+        rec.problems.append(internal_problem(*_record_place(getattr(ref, "server", None)),
+                                             "reading --config files from ConfigMaps", exc))
     from vramlint.extract import clear_template_values
 
+    kept = []
     for server in servers:
-        clear_template_values(server)
+        try:
+            clear_template_values(server)
+            kept.append(server)
+        except Exception as exc:  # noqa: BLE001
+            rec.problems.append(internal_problem(*_record_place(server), "reading this server", exc))
+    servers = kept
     col.inventory.servers.extend(servers)
     col.inventory.problems.extend(rec.problems)
+
+
+def _record_place(record: Any) -> tuple[str, int | None]:
+    """(file, line) of an extracted record (a server, a KServe or llmaz object), for a problem about it."""
+    location = getattr(record, "location", None)
+    doc = getattr(record, "doc", None)
+    if location is None and doc is not None:
+        from vramlint.yamlload import node_location
+
+        location = node_location(doc.file, getattr(record, "obj", None))
+    file = getattr(location, "file", None) or getattr(doc, "file", None) or getattr(record, "file", None) or "."
+    return file, getattr(location, "line", None)
 
 
 def _configmaps_by_name(col: _Collector) -> dict[str, list[Any]]:

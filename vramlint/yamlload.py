@@ -27,10 +27,49 @@ class Document:
     lines: list[str]  # the file's text, for comments and suppressions on a line
 
 
+# An integer with more digits than this is no number anything downstream can use (float64, which Helm, Go's
+# YAML readers and JSON clients convert to, ends near 1.8e308; Python refuses to convert more than 4300
+# digits): Go's YAML readers (yaml.v2/v3, used by Kubernetes, Helm and compose) fall back to a string for it,
+# and so does vramlint, with a warning on its line.
+MAX_INT_DIGITS = 308
+# Nodes a document may reach through aliases (beyond its own nodes). A billion-laughs document reaches 10^9
+# from a few lines; go-yaml (Kubernetes, Helm, compose) refuses "excessive aliasing" past a few 100,000 decodes.
+MAX_ALIAS_NODES = 100_000
+
+
+def _constructor_class():
+    from ruamel.yaml.constructor import RoundTripConstructor
+
+    class BoundedConstructor(RoundTripConstructor):
+        """The round-trip constructor, with integers too long to be numbers kept as their text."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.long_ints: list[tuple[int, int, int]] = []  # (line, column, digits), 0-based positions
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            text = node.value if isinstance(node.value, str) else ""
+            digits = sum(ch.isalnum() for ch in text)
+            if digits > MAX_INT_DIGITS:
+                self.long_ints.append((node.start_mark.line, node.start_mark.column, digits))
+                return text
+            return super().construct_yaml_int(node)
+
+    BoundedConstructor.add_constructor("tag:yaml.org,2002:int", BoundedConstructor.construct_yaml_int)
+    return BoundedConstructor
+
+
+_CONSTRUCTOR: Any = None
+
+
 def _yaml():
     from ruamel.yaml import YAML
 
+    global _CONSTRUCTOR
+    if _CONSTRUCTOR is None:
+        _CONSTRUCTOR = _constructor_class()
     yaml = YAML(typ="rt")
+    yaml.Constructor = _CONSTRUCTOR
     yaml.allow_duplicate_keys = True  # a duplicate key is the user's bug; later keys win, as in kubectl
     return yaml
 
@@ -50,15 +89,20 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         return docs, [too_deep]
     import warnings
 
+    has_aliases = "*" in text
     try:
         # ruamel reports a reused anchor as a Python warning, which would reach the user's terminal as a raw
         # library message about "<unicode string>": it becomes a note on this file's line instead.
+        yaml = _yaml()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for i, data in enumerate(_yaml().load_all(text)):
+            for i, data in enumerate(yaml.load_all(text)):
                 if data is not None:
+                    if has_aliases:
+                        problems.extend(bound_aliases(data, file))
                     docs.append(Document(file=file, index=i, data=data, lines=lines))
         problems.extend(_warning_problem(w.message, file) for w in caught)
+        problems.extend(_long_int_problems(yaml, file))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -75,6 +119,110 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     except RecursionError:
         problems.append(Problem(file, None, None, "YAML nested too deeply to read"))
     return docs, problems
+
+
+def _long_int_problems(yaml: Any, file: str) -> list[Problem]:
+    constructor = getattr(yaml, "_constructor", None)  # created by the load; absent when nothing was loaded
+    out = []
+    for line, col, digits in getattr(constructor, "long_ints", ()):
+        out.append(Problem(file, line + 1, col + 1, f"integer of {digits} digits: too large to be a number (Go's "
+                           "YAML readers in Kubernetes, Helm and compose read it as a string), read as text",
+                           level="warning"))
+    return out
+
+
+def _children(node: Any) -> list[tuple[Any, Any]]:
+    if isinstance(node, dict):
+        return list(dict.items(node))
+    if isinstance(node, list):
+        return list(enumerate(node))
+    return []
+
+
+def _edge_location(file: str, parent: Any, key: Any) -> tuple[int | None, int | None]:
+    entry = _lc_entry(parent, key)
+    if entry is not None:
+        if len(entry) >= 4:
+            return entry[2] + 1, entry[3] + 1
+        return entry[0] + 1, entry[1] + 1
+    loc = node_location(file, parent)  # a key brought in by a merge key (`<<: *x`) has no position of its own
+    return (loc.line, loc.column) if loc else (None, None)
+
+
+def _cut(parent: Any, key: Any) -> None:
+    if isinstance(parent, dict):
+        dict.__setitem__(parent, key, None)
+    else:
+        list.__setitem__(parent, key, None)
+
+
+def bound_aliases(root: Any, file: str, limit: int = MAX_ALIAS_NODES) -> list[Problem]:
+    """Cut what aliases make ``root`` reach beyond ``limit`` nodes, and recursive aliases: a Problem on the alias
+    that crossed the limit (once per document) and on each recursive one. Linear in the document's own nodes.
+
+    The round-trip loader shares an aliased node instead of copying it, so a billion-laughs document loads in
+    microseconds and explodes only when something walks or copies it. The aliased value that crosses the limit
+    (and every one after it) is replaced by null, so the rest of the document can still be read.
+    """
+    if not isinstance(root, (dict, list)):
+        return []
+    problems: list[Problem] = []
+    # 1. expanded size of every container, once each (post-order, iterative: no recursion limit)
+    size: dict[int, int] = {}
+    on_path: set[int] = {id(root)}
+    stack: list[list[Any]] = [[root, _children(root), 0, 1]]  # node, its children, next child, size so far
+    while stack:
+        frame = stack[-1]
+        node, kids, i = frame[0], frame[1], frame[2]
+        if i == len(kids):
+            stack.pop()
+            on_path.discard(id(node))
+            size[id(node)] = frame[3]
+            if stack:
+                stack[-1][3] += frame[3]
+            continue
+        frame[2] = i + 1
+        key, child = kids[i]
+        if not isinstance(child, (dict, list)):
+            frame[3] += 1
+        elif id(child) in size:
+            frame[3] += size[id(child)]
+        elif id(child) in on_path:
+            line, col = _edge_location(file, node, key)
+            problems.append(Problem(file, line, col, "this alias refers to a node that contains it (a recursive "
+                                    "alias, which Kubernetes, Helm and compose refuse): not read"))
+            _cut(node, key)
+            frame[3] += 1
+        else:
+            on_path.add(id(child))
+            stack.append([child, _children(child), 0, 1])
+    if size[id(root)] <= limit:
+        return problems
+    # 2. in document order, add up what each alias reaches; cut the aliases past the limit
+    through_aliases = 0
+    crossed = False
+    seen: set[int] = {id(root)}
+    walk = [root]
+    while walk:
+        node = walk.pop()
+        for key, child in reversed(_children(node)):
+            if not isinstance(child, (dict, list)):
+                continue
+            if id(child) not in seen:
+                seen.add(id(child))
+                walk.append(child)
+                continue
+            added = size.get(id(child), 1)
+            if through_aliases + added <= limit:
+                through_aliases += added
+                continue
+            if not crossed:
+                crossed = True
+                line, col = _edge_location(file, node, key)
+                problems.append(Problem(file, line, col, f"YAML aliases here make the document reach more than "
+                                        f"{limit:,} nodes (an alias bomb?): the aliased value is not read"))
+            _cut(node, key)
+    return problems
 
 
 def _warning_problem(message: Warning | str, file: str) -> Problem:

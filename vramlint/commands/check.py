@@ -518,7 +518,7 @@ def run(args: argparse.Namespace) -> int:
         check_gpu_flag(config.gpu)
     set_run_roots(paths, config)
 
-    from vramlint.meta import input_error, meta_rules, server_notes
+    from vramlint.meta import assessment_failures, input_error, meta_rules, server_notes
     from vramlint.rule import load_rules
 
     rules = load_rules(config.rules_dirs) + meta_rules()
@@ -544,6 +544,7 @@ def run(args: argparse.Namespace) -> int:
     selection = Selection(config, rules)
     findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
     findings.extend(input_error(p) for p in inventory.problems)
+    findings.extend(assessment_failures(assessments))
     findings.extend(server_notes(inventory.servers))
     findings = dedupe_findings(findings)
 

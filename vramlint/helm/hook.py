@@ -106,7 +106,12 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
     fallback: set[str] = set()
     for chart, named in chart_plan.charts.items():
         overlays = list(values_files) + [p for p in named if p not in values_files]
-        s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s)
+        try:
+            s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s)
+        except Exception as exc:  # noqa: BLE001 - one chart's failure is a finding on it; the other charts go on
+            from vramlint.scan import internal_problem
+
+            s, p, n = [], [internal_problem(f"{chart}/Chart.yaml", None, "linting this chart", exc)], []
         servers.extend(s)
         problems.extend(p)
         notes.extend(x for x in n if x not in notes)

@@ -1,0 +1,263 @@
+"""Hostile input through the real CLI: expansion budgets (YAML aliases, integers, shell variables, `$(VAR)`),
+per-file isolation, and the findings vLLM's / the shell's own behaviour calls for.
+
+Every case is written to tmp_path and run in a separate process with a timeout, as CI runs vramlint on a
+pull request: the run must end, with exit status 0 or 1 (never 2), and the finding on the right line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def deployment(args: list[str], *, image: str = "vllm/vllm-openai:v0.8.5", env: str = "", head: str = "") -> str:
+    arg_lines = "".join(f"            - {json.dumps(a)}\n" for a in args)
+    return (f"{head}apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n"
+            "      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:\n"
+            f"        - name: vllm\n          image: {image}\n{env}          args:\n{arg_lines}"
+            "          resources:\n            limits:\n              nvidia.com/gpu: \"1\"\n")
+
+
+def script_deployment(script: str) -> str:
+    body = "".join(f"              {line}\n" for line in script.split("\n"))
+    return ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: scripted\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.8.5\n"
+            f"          command: [\"sh\", \"-c\"]\n          args:\n            - |\n{body}")
+
+
+def run_cli(folder: Path, *extra: str, timeout: float = 60) -> tuple[int, dict, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--output-format", "json",
+                           *extra], cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def findings(report: dict, rule: str) -> list[dict]:
+    return [f for f in report["findings"] if f["rule"] == rule]
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if needle in line)
+
+
+def billion_laughs(indent: str = "") -> str:
+    lines = [f'{indent}a0: &a0 ["lol"]']
+    for i in range(1, 10):
+        lines.append(f"{indent}a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+# --- YAML aliases ------------------------------------------------------------------------------------------
+
+def test_alias_bomb_in_a_manifest_is_one_finding_on_the_alias_line(tmp_path):
+    text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]) + "---\napiVersion: v1\nkind: ConfigMap\n" \
+        "metadata: {name: x}\ndata:\n" + billion_laughs("  ")
+    write(tmp_path, {"deploy.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    bombs = [f for f in findings(report, "VRL102") if "alias" in f["message"]]
+    assert code == 1 and len(bombs) == 1
+    assert "*a" in text.splitlines()[bombs[0]["line"] - 1]
+    assert report["servers"] and report["servers"][0]["model"] == "Qwen/Qwen2.5-1.5B-Instruct"  # the rest is read
+
+
+def test_alias_bomb_in_an_unused_values_key_does_not_stop_the_chart(tmp_path):
+    chart = {
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        "chart/templates/deploy.yaml": deployment(["--model", "{{ .Values.model }}"]),
+        "chart/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\nunused:\n" + billion_laughs("  "),
+    }
+    write(tmp_path, chart)
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    bombs = [f for f in findings(report, "VRL102") if "alias" in f["message"]]
+    assert code == 1 and bombs and bombs[0]["file"] == "chart/values.yaml"
+    assert "*a" in chart["chart/values.yaml"].splitlines()[bombs[0]["line"] - 1]
+    assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-1.5B-Instruct"]
+
+
+def test_merge_key_bomb_in_compose_x_anchors(tmp_path):
+    merge = ["x-m0: &m0 {k: v}"] + [f"x-m{i}: &m{i} {{<<: [*m{i - 1}], a{i}: *m{i - 1}, b{i}: *m{i - 1}}}"
+                                    for i in range(1, 30)]
+    text = "\n".join(merge) + "\nservices:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n" \
+        "    command: --model Qwen/Qwen2.5-1.5B-Instruct\n    labels: *m29\n"
+    write(tmp_path, {"compose.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    bombs = [f for f in findings(report, "VRL102") if "alias" in f["message"]]
+    assert code == 1 and len(bombs) == 1 and bombs[0]["line"] <= 30
+    assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-1.5B-Instruct"]
+
+
+def test_recursive_alias_is_not_a_hang(tmp_path):
+    text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]).replace(
+        "metadata:\n  name: llm\n", "metadata:\n  name: llm\n  labels: &loop\n    self: *loop\n")
+    write(tmp_path, {"deploy.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    loops = [f for f in findings(report, "VRL102") if "recursive" in f["message"]]
+    # ruamel breaks the cycle itself; whatever it leaves, the walk ends and the server is read
+    assert all(f["line"] == line_of(text, "self: *loop") for f in loops)
+    assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-1.5B-Instruct"]
+
+
+def test_bound_aliases_keeps_legal_aliases_and_cuts_past_the_budget():
+    from vramlint.yamlload import bound_aliases, load_text
+
+    docs, problems = load_text("base: &b {x: 1, y: [1, 2]}\nuse1: *b\nuse2: *b\n", "f.yaml")
+    assert problems == [] and docs[0].data["use2"]["y"] == [1, 2]
+    docs, _ = load_text(billion_laughs(), "f.yaml")
+    assert docs[0].data["a9"] is None or None in docs[0].data["a9"]
+    again = bound_aliases(docs[0].data, "f.yaml")
+    assert again == []  # what is left is within the budget
+
+
+# --- integers and inf/nan ----------------------------------------------------------------------------------
+
+def test_5000_digit_integers_in_manifest_and_values(tmp_path):
+    digits = "9" * 5000
+    text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]).replace("spec:\n  template", f"spec:\n  replicas: "
+                                                                         f"{digits}\n  template")
+    write(tmp_path, {
+        "deploy.yaml": text,
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        "chart/templates/deploy.yaml": deployment(["--model", "{{ .Values.model }}", "--max-model-len",
+                                                   "{{ .Values.len }}"]),
+        "chart/values.yaml": f"model: Qwen/Qwen2.5-1.5B-Instruct\nlen: {digits}\n",
+    })
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    long_ints = [(f["file"], f["line"]) for f in findings(report, "VRL102") if "5000 digits" in f["message"]]
+    assert ("deploy.yaml", line_of(text, "replicas:")) in long_ints
+    assert ("chart/values.yaml", 2) in long_ints
+    assert code == 1  # the values file's length reaches --max-model-len: vLLM's "invalid int value"
+    assert any(f["file"] == "chart/values.yaml" and "invalid int value" in f["message"]
+               for f in findings(report, "VRL005"))
+
+
+def test_400_digit_number_in_a_local_config_json(tmp_path):
+    config = ('{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, '
+              '"num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 128256, '
+              '"max_position_embeddings": ' + "7" * 400 + "}")
+    write(tmp_path, {"models/m/config.json": config, "deploy.yaml": deployment(["--model", "./models/m"])})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    notes = [f["message"] for f in findings(report, "VRL010")]
+    assert any("400-digit" in m and "max_position_embeddings" in m for m in notes), notes
+    assert not findings(report, "VRL000")
+
+
+# --- shell and $(VAR) expansion ----------------------------------------------------------------------------
+
+def test_shell_variable_doubled_40_times(tmp_path):
+    script = "A=x\n" + "A=$A$A\n" * 40 + "exec vllm serve Qwen/Qwen2.5-1.5B-Instruct --served-model-name $A"
+    text = script_deployment(script)
+    write(tmp_path, {"deploy.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    budget = [f for f in findings(report, "VRL102") if "expansion budget" in f["message"]]
+    assert code == 1 and len(budget) == 1
+    # 2**17 characters is the first value past 100,000: the 17th doubling, on the script's 18th line
+    assert f"line {line_of(text, 'A=x') + 17}:" in budget[0]["message"]
+    assert report["servers"][0]["model"] == "Qwen/Qwen2.5-1.5B-Instruct"
+
+
+def test_kubernetes_dependent_variable_expanded_100000_times(tmp_path):
+    env = "          env:\n            - name: A\n              value: abcdefgh\n"
+    text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--served-model-name", "$(A)" * 100_000], env=env)
+    write(tmp_path, {"deploy.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    budget = [f for f in findings(report, "VRL102") if "expansion budget" in f["message"]]
+    assert code == 1 and len(budget) == 1
+    assert f"line {line_of(text, '$(A)$(A)')}:" in budget[0]["message"]
+
+
+def test_unterminated_quote_in_sh_c_is_the_shell_error_and_no_model(tmp_path):
+    text = script_deployment("vllm serve Qwen/Qwen2.5-1.5B-Instruct --served-model-name 'abc\nexec sleep 1")
+    write(tmp_path, {"deploy.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    errors = [f for f in findings(report, "VRL005") if "Unterminated quoted string" in f["message"]]
+    assert code == 1 and len(errors) == 1
+    line = line_of(text, "'abc")
+    assert (errors[0]["line"], errors[0]["column"]) == (line, text.splitlines()[line - 1].index("'") + 1)
+    assert report["servers"][0]["model"] is None
+
+
+def test_unterminated_quote_detection():
+    from vramlint.cmdline import unterminated_quote
+
+    assert unterminated_quote("vllm serve m --x 'abc") == 17
+    assert unterminated_quote('echo "a \\" b') == 5
+    assert unterminated_quote("echo 'a' \"b\" c\\'d # it's a comment\nexec vllm serve m") is None
+    assert unterminated_quote("echo don\\'t") is None
+
+
+# --- per-file isolation ------------------------------------------------------------------------------------
+
+def test_a_crash_while_extracting_one_file_is_a_finding_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
+    import vramlint.extract as extract
+    from vramlint.cli import main
+
+    good = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"])
+    write(tmp_path, {"a-bad.yaml": good.replace("name: llm", "name: boom"), "b-good.yaml": good})
+    real = extract.extract_records
+
+    def failing(doc, *args, **kwargs):
+        if doc.file.endswith("a-bad.yaml"):
+            raise KeyError("synthetic failure")
+        return real(doc, *args, **kwargs)
+
+    monkeypatch.setattr(extract, "extract_records", failing)
+    monkeypatch.chdir(tmp_path)
+    code = main(["check", ".", "--offline", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    crash = [f for f in findings(report, "VRL102") if f["file"] == "a-bad.yaml"]
+    assert len(crash) == 1 and "KeyError" in crash[0]["message"] and "Traceback" not in crash[0]["message"]
+    assert crash[0]["line"] == 1
+    assert [s["file"] for s in report["servers"]] == ["b-good.yaml"]
+
+
+def test_a_crash_while_assessing_one_server_is_vrl000_on_it(tmp_path, monkeypatch, capsys):
+    import vramlint.assess as assess
+    from vramlint.cli import main
+
+    write(tmp_path, {"a.yaml": deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]),
+                     "b.yaml": deployment(["--model", "Qwen/Qwen2.5-7B-Instruct"])})
+    real = assess.resolve_gpu
+
+    def failing(server, options):
+        if server.file == "a.yaml":
+            raise ZeroDivisionError("synthetic")
+        return real(server, options)
+
+    monkeypatch.setattr(assess, "resolve_gpu", failing)
+    monkeypatch.chdir(tmp_path)
+    code = main(["check", ".", "--offline", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    crashed = findings(report, "VRL000")
+    assert [(f["file"], "ZeroDivisionError" in f["message"]) for f in crashed] == [("a.yaml", True)]
+    assert not [f for f in findings(report, "VRL010") if "ZeroDivisionError" in f["message"]]
+    budgets = {s["file"]: s.get("budget") for s in report["servers"]}
+    assert budgets["b.yaml"] is not None
+
+
+@pytest.mark.parametrize("flag, value", [("--gpu-memory-utilization", "inf"), ("--max-model-len", "1e999")])
+def test_inf_in_numeric_flags_is_never_an_internal_error(tmp_path, flag, value):
+    write(tmp_path, {"deploy.yaml": deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct", flag, value],
+                                               image="vllm/vllm-openai:v0.10.2")})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    assert code == 1
+    assert not findings(report, "VRL000")
+    assert any(f["line"] in (16, 17) for f in findings(report, "VRL005"))  # the flag or its value
