@@ -83,7 +83,7 @@ def parse_len(value: Any) -> int | None:
         mult, text = 1024 * 1024, text[:-1]
     try:
         return int(float(text) * mult)
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, or inf/nan (`1e999`): vLLM's parser refuses both
         return None
 
 

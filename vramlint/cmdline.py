@@ -1428,6 +1428,21 @@ def _to_bool(text: str) -> bool | None:
 _HUMAN = {"k": 1000, "m": 1000**2, "g": 1000**3, "K": 1024, "M": 1024**2, "G": 1024**3}
 
 
+# vLLM's parser keeps any Python int, but every size it then computes with goes through float64 or int64
+# (torch, CUDA): no setting can be larger.
+MAX_ARG_INT = 2**63
+
+
+def _sane_int(value: int, spec: Any, inv: VllmInvocation, tok: Token) -> int | None:
+    """``value``, or None (unknown) and an input problem when it is beyond any size vLLM can use."""
+    if abs(value) < MAX_ARG_INT:
+        return value
+    digits = len(str(abs(value))) if abs(value) < 10**4000 else 4000
+    inv.problems.append(f"{_where(tok)}{spec.flags[0]} is a {digits}-digit number, beyond any size vLLM can use "
+                        "(int64): its value is not read")
+    return None
+
+
 def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
     """Convert a value the way the argument's argparse ``type`` does; a bad value is a problem, kept as text."""
     if text is None:
@@ -1439,16 +1454,16 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
             return None
     try:
         if kind == "int":
-            return int(text)
+            return _sane_int(int(text), spec, inv, tok)
         if kind == "float":
             return float(text)
         if kind == "human_int":
             t = text.strip()
             if t and t[-1] in _HUMAN:
-                return int(float(t[:-1]) * _HUMAN[t[-1]])
+                return _sane_int(int(float(t[:-1]) * _HUMAN[t[-1]]), spec, inv, tok)
             if t.lower() == "auto" or t == "-1":
                 return -1 if t == "-1" else "auto"
-            return int(t)
+            return _sane_int(int(t), spec, inv, tok)
         if kind == "bool":
             b = _to_bool(text)
             if b is None:
@@ -1465,6 +1480,12 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
             return stripped
         if kind == "str_or_int":
             return int(text) if re.fullmatch(r"-?\d+", text.strip()) else text
+    except OverflowError as exc:
+        # int(float(...) * multiplier) of a number past float64 in vLLM's human_readable_int: argparse does not
+        # catch OverflowError, so vLLM stops with it
+        _rejected(inv, tok, f"argument {spec.flags[0]}: OverflowError: {exc}", arg=spec.dest,
+                  fix=f"give {spec.flags[0]} a number of sane size")
+        return raw
     except (ValueError, json.JSONDecodeError) as exc:
         if kind == "json":
             # vLLM's config-dataclass arguments raise ArgumentTypeError(repr(e)) (engine/arg_utils.py)
