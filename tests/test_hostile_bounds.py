@@ -153,8 +153,10 @@ def test_400_digit_number_in_a_local_config_json(tmp_path):
               '"max_position_embeddings": ' + "7" * 400 + "}")
     write(tmp_path, {"models/m/config.json": config, "deploy.yaml": deployment(["--model", "./models/m"])})
     code, report, _ = run_cli(tmp_path, timeout=30)
-    notes = [f["message"] for f in findings(report, "VRL010")]
-    assert any("400-digit" in m and "max_position_embeddings" in m for m in notes), notes
+    # the model is unresolved with the reason (said in the run's summary of unchecked servers), not a crash
+    unresolved = report["servers"][0]["unresolved"]
+    assert any("400-digit" in m and "max_position_embeddings" in m for m in unresolved), unresolved
+    assert report["summary"]["unchecked"][0]["cause"] == "model-unresolved"
     assert not findings(report, "VRL000")
 
 

@@ -246,9 +246,11 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
             rec = extract_records(doc, base_dir)
         except RecursionError:
             col.inventory.problems.append(Problem(display, _doc_line(doc), None, "YAML nested too deeply to read"))
+            produced.append(True)  # said
             continue
         except Exception as exc:  # noqa: BLE001 - one document's failure leaves the file's other documents
             col.inventory.problems.append(internal_problem(display, _doc_line(doc), "reading this document", exc))
+            produced.append(True)
             continue
         if templated:
             from vramlint.yamlload import has_template_marker
