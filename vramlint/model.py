@@ -463,3 +463,16 @@ class Assessment:
         if self.unresolved:
             out["unresolved"] = self.unresolved
         return out
+
+
+def internal_problem(file: str, line: int | None, what: str, exc: BaseException) -> Problem:
+    """An unexpected exception while reading one file, as that file's input error: the run goes on.
+
+    Only the exception's type and first line are said (no traceback: a report is not a debugging session),
+    with a bounded length (the exception may quote hostile input)."""
+    first = (str(exc).splitlines() or [""])[0]
+    if len(first) > 200:
+        first = first[:200] + "..."
+    detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return Problem(file, line, None, f"vramlint failed while {what} ({detail}); any vLLM server here is not "
+                   "checked (a bug in vramlint, please report it with this file)")

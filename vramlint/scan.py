@@ -15,7 +15,7 @@ from typing import Any
 
 from vramlint.discover import FileEntry, discover
 from vramlint.fsread import scanned_roots
-from vramlint.model import Inventory, Problem, Server, Skipped
+from vramlint.model import Inventory, Problem, Server, Skipped, internal_problem
 from vramlint.textfile import MAX_FILE_BYTES, read_text  # noqa: F401 - MAX_FILE_BYTES: part of scan's API
 
 STDIN_NAME = "<stdin>"
@@ -189,19 +189,6 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
     if entry.template and not entry.explicit and not _YAML_SHAPE.search(text):
         return  # a Go template partial (`define` blocks), not a YAML document
     _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", use_prefilter)
-
-
-def internal_problem(file: str, line: int | None, what: str, exc: BaseException) -> Problem:
-    """An unexpected exception while reading one file, as that file's input error: the run goes on.
-
-    Only the exception's type and first line are said (no traceback: a report is not a debugging session),
-    with a bounded length (the exception may quote hostile input)."""
-    first = (str(exc).splitlines() or [""])[0]
-    if len(first) > 200:
-        first = first[:200] + "..."
-    detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-    return Problem(file, line, None, f"vramlint failed while {what} ({detail}); any vLLM server here is not "
-                   "checked (a bug in vramlint, please report it with this file)")
 
 
 def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:

@@ -109,7 +109,7 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
         try:
             s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s)
         except Exception as exc:  # noqa: BLE001 - one chart's failure is a finding on it; the other charts go on
-            from vramlint.scan import internal_problem
+            from vramlint.model import internal_problem
 
             s, p, n = [], [internal_problem(f"{chart}/Chart.yaml", None, "linting this chart", exc)], []
         servers.extend(s)
