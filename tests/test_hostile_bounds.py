@@ -155,7 +155,7 @@ def test_400_digit_number_in_a_local_config_json(tmp_path):
     code, report, _ = run_cli(tmp_path, timeout=30)
     # the model is unresolved with the reason (said in the run's summary of unchecked servers), not a crash
     unresolved = report["servers"][0]["unresolved"]
-    assert any("400-digit" in m and "max_position_embeddings" in m for m in unresolved), unresolved
+    assert any("400 digits" in m and "max_position_embeddings" in m for m in unresolved), unresolved
     assert report["summary"]["unchecked"][0]["cause"] == "model-unresolved"
     assert not findings(report, "VRL000")
 

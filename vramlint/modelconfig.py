@@ -113,26 +113,6 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def absurd_number(data: Any, path: str = "", budget: int = 100_000) -> str | None:
-    """The first number in a parsed config.json that no model config can hold (beyond int64, inf, nan), said
-    as "key: what", or None. Walks at most ``budget`` values."""
-    stack: list[tuple[str, Any]] = [(path, data)]
-    while stack and budget > 0:
-        budget -= 1
-        where, value = stack.pop()
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, int) and abs(value) >= MAX_CONFIG_INT:
-            return f"{where or 'the value'} is a {len(str(abs(value)))}-digit integer, not a size a model can have"
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"{where or 'the value'} is {value}, not a number a model config can have"
-        if isinstance(value, dict):
-            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
-    return None
-
-
 def _first(cfg: dict, *keys: str) -> Any:
     for key in keys:
         value = cfg.get(key)
