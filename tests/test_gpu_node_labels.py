@@ -52,6 +52,7 @@ def _assessed(tmp_path, scheduling: str):
     ("gpu.nvidia.com/class: H100_NVLINK_80GB", "H100-SXM"),
     ("{nvidia.com/gpu.memory: '81920', nvidia.com/gpu.family: ampere}", "A100-80GB"),
     ("accelerator: nvidia-tesla-t4", "T4"),
+    ("node.kubernetes.io/instance-type: Standard_NC12s_v3", "V100-16GB"),
 ])
 def test_node_selector_labels_name_the_gpu(tmp_path, labels, gpu):
     selector = labels if labels.startswith("{") else "{" + labels + "}"
