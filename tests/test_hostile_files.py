@@ -323,3 +323,12 @@ def test_repository_config_linked_out_and_templates_folder_linked_out_are_not_re
     assert "the defaults apply" in by_file[".vramlint.yaml"]["message"]
     assert "outside the scanned tree" in by_file["chart/templates"]["message"]
     assert by_file["big.yaml"]["level"] == "warning" and "too large" in by_file["big.yaml"]["message"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_endless_standard_input_is_read_up_to_the_cap(tmp_path):
+    with open("/dev/zero", "rb") as endless:
+        proc = subprocess.run([sys.executable, "-m", "vramlint", "check", "-", "--offline"], stdin=endless,
+                              cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                              text=True, timeout=30, check=False)
+    assert proc.returncode == 2 and "standard input ('-') is longer than 5242880 characters" in proc.stderr

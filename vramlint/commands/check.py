@@ -177,8 +177,12 @@ def read_stdin(paths: list[str]) -> str | None:
     if "-" not in paths:
         return None
     from vramlint.cli import UsageError
+    from vramlint.fsread import MAX_FILE_BYTES
 
-    text = sys.stdin.read()
+    text = sys.stdin.read(MAX_FILE_BYTES + 1)  # the cap of a file: `cat /dev/zero |` must not fill memory
+    if len(text) > MAX_FILE_BYTES:
+        raise UsageError(f"standard input ('-') is longer than {MAX_FILE_BYTES} characters, the limit of one "
+                         "input: write it to files and lint the folder")
     if not text.strip():
         raise UsageError("standard input ('-') is empty: nothing to lint. If a command is piped in "
                          "(`helm template ... | vramlint check -`), check that it succeeded")
