@@ -363,6 +363,47 @@ def test_a_slow_drip_is_cut_at_the_deadline(hub, header_first):
     assert "1 s" in reason
 
 
+def test_a_trickle_is_cut_after_a_second_even_with_a_long_deadline(hub):
+    hub.file("acme/slow", "config.json", drip(config(), 0.05))
+    started = time.monotonic()
+    info, reason = resolve_model("acme/slow", options(hub_timeout_s=30.0))
+    assert info is None and "trickled" in reason
+    assert time.monotonic() - started < 2.5
+
+
+def test_headers_that_never_end_are_cut_at_the_answer_timeout(hub, monkeypatch):
+    monkeypatch.setattr(hub_client, "ANSWER_TIMEOUT_S", 0.5)
+    hub.file("acme/slow", "config.json", drip(config(), 0.02, header_first=False))
+    started = time.monotonic()
+    info, reason = resolve_model("acme/slow", options(hub_timeout_s=30.0))
+    assert info is None and "0.5 s" in reason
+    assert time.monotonic() - started < 1.5
+
+
+def test_weights_not_read_for_a_slow_connection_are_not_cached(hub, env):
+    hub.file("acme/tiny", "config.json", body(config()))
+    hub.file("acme/tiny", "model.safetensors", drip(safetensors_bytes(tiny_llama_tensors()), 0.05))
+    info, reason = resolve_model("acme/tiny", options())
+    assert reason is None and info.weight_bytes_source == "computed from architecture"
+    assert "safetensors headers not read" in info.source
+    assert not list((env / "cache" / "vramlint" / "hub").glob("*.json"))  # asked again next run
+    hub.file("acme/tiny", "model.safetensors", body(safetensors_bytes(tiny_llama_tensors())))
+    begin_run()
+    info, reason = resolve_model("acme/tiny", options())
+    assert info.weight_bytes_source == "safetensors metadata"
+    assert list((env / "cache" / "vramlint" / "hub").glob("*.json"))
+
+
+def test_a_header_over_the_cap_is_refused_unrequested(hub):
+    length = hub_client.SAFETENSORS_HEADER_CAP + 1
+    hub.file("acme/tiny", "config.json", body(config()))
+    hub.file("acme/tiny", "model.safetensors", body(struct.pack("<Q", length) + b"{" + b" " * 200_000))
+    info, reason = resolve_model("acme/tiny", options())
+    assert reason is None and info.weight_bytes_source == "computed from architecture"
+    assert f"{length:,}-byte header" in info.source
+    assert [h.get("Range") for p, h in hub.requests if p.endswith("model.safetensors")] == ["bytes=0-100000"]
+
+
 # ------------------------------------------------------------------------------ names
 
 @pytest.mark.parametrize("name", [

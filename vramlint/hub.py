@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urljoin, urlsplit
 
 CONNECT_TIMEOUT_S = 3.0  # TCP (and TLS) connection to the Hub
-ANSWER_TIMEOUT_S = 5.0  # from the request sent to the status line, and between two reads of the body
+ANSWER_TIMEOUT_S = 4.0  # from the request sent to the end of the response headers, and between two reads
+MIN_BODY_RATE = 4096  # bytes per second, after the first second of a body: slower is a drip, not a network
 MAX_REDIRECTS = 5
 CHUNK = 64 * 1024
 
@@ -43,8 +44,9 @@ CHUNK = 64 * 1024
 CONFIG_CAP = 4 * 2**20
 QUANT_CONFIG_CAP = 1 * 2**20
 INDEX_CAP = 32 * 2**20
-# huggingface_hub refuses safetensors headers over 25,000,000 bytes (SAFETENSORS_MAX_HEADER_LENGTH).
-SAFETENSORS_HEADER_CAP = 25_000_000
+# huggingface_hub allows 25,000,000 bytes; parsed, a header of tiny entries takes ~10x its size in memory, so
+# vramlint stops at 8 MiB: ~100,000 tensors in one file, where a real shard holds a few thousand (~1 MB).
+SAFETENSORS_HEADER_CAP = 8 * 2**20
 SAFETENSORS_FIRST_READ = 100_000  # one range request covers most headers, as huggingface_hub does
 
 _HUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -304,10 +306,11 @@ def _request(url: str, headers: dict[str, str], cap: int, deadline_s: float, con
     else:
         conn = http.client.HTTPConnection(host, port, timeout=connect_timeout_s)
     started = time.monotonic()
-    expired = threading.Event()
+    expired = threading.Event()  # the request's deadline passed
+    headers_late = threading.Event()  # the response headers did not all come within answer_timeout_s
 
-    def abort() -> None:
-        expired.set()
+    def abort(flag: threading.Event) -> None:
+        flag.set()
         sock = conn.sock
         if sock is not None:
             try:
@@ -315,19 +318,31 @@ def _request(url: str, headers: dict[str, str], cap: int, deadline_s: float, con
             except OSError:
                 pass
 
-    timer = threading.Timer(deadline_s, abort)
+    timer = threading.Timer(deadline_s, abort, (expired,))
     timer.daemon = True
     timer.start()
+    header_timer = None
     try:
         try:
             conn.connect()
         except (OSError, http.client.HTTPException) as exc:
             raise HubError("unreachable" if first_contact else "http", _connect_reason(exc)) from None
         conn.sock.settimeout(min(answer_timeout_s, max(0.01, deadline_s - (time.monotonic() - started))))
+        # a server may send its status line and headers one byte at a time, each within the socket timeout
+        header_timer = threading.Timer(answer_timeout_s, abort, (headers_late,))
+        header_timer.daemon = True
+        header_timer.start()
         try:
             conn.request("GET", path, headers=headers)
             response = conn.getresponse()
+            header_timer.cancel()
+            if headers_late.is_set() or expired.is_set():
+                # the socket was shut down mid-headers, which http.client may read as their end
+                raise TimeoutError
         except (OSError, http.client.HTTPException) as exc:
+            if headers_late.is_set() and not expired.is_set():
+                raise HubError("unreachable" if first_contact else "timeout",
+                               f"connected, but no complete answer within {answer_timeout_s:.2g} s") from None
             if expired.is_set():
                 raise HubError("unreachable" if first_contact else "timeout",
                                f"no answer within {deadline_s:.2g} s") from None
@@ -355,6 +370,8 @@ def _request(url: str, headers: dict[str, str], cap: int, deadline_s: float, con
         return status, location, _read_body(response, cap, deadline_s, answer_timeout_s, expired), error_code
     finally:
         timer.cancel()
+        if header_timer is not None:
+            header_timer.cancel()
         conn.close()
 
 
@@ -365,6 +382,7 @@ def _read_body(response, limit: int, deadline_s: float, answer_timeout_s: float,
 
     chunks: list[bytes] = []
     size = 0
+    began = time.monotonic()
     while True:
         try:
             chunk = response.read1(min(CHUNK, limit + 1 - size))
@@ -380,6 +398,9 @@ def _read_body(response, limit: int, deadline_s: float, answer_timeout_s: float,
             return b"".join(chunks)
         size += len(chunk)
         chunks.append(chunk)
+        elapsed = time.monotonic() - began
+        if elapsed > 1.0 and size < MIN_BODY_RATE * elapsed and size < limit:
+            raise HubError("timeout", f"the answer trickled in ({size:,} bytes in {elapsed:.2g} s)")
         if size > limit:
             if stop_at_limit:
                 return b"".join(chunks)[:limit]

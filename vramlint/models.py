@@ -23,6 +23,7 @@ import json
 import math
 import os
 import struct
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -218,7 +219,7 @@ def read_safetensors_header(path: Path, inside: bool = False) -> dict[str, Any] 
             if len(raw) != 8:
                 return None
             (length,) = struct.unpack("<Q", raw)
-            if length > 100 * 2**20:
+            if length > SAFETENSORS_HEADER_FILE_CAP:
                 return None
             header, problem = _parse_json(fh.read(length))
     except (OSError, ValueError):
@@ -328,8 +329,11 @@ def _local_safetensors_headers_of(directory: Path, names: list[str], inside: boo
 
 CONFIG_FILE_CAP = 4 * 2**20
 INDEX_FILE_CAP = 32 * 2**20
-HUB_CACHE_FILE_CAP = 256 * 2**20
-MAX_TENSORS = 2_000_000
+HUB_CACHE_FILE_CAP = 64 * 2**20
+SAFETENSORS_HEADER_FILE_CAP = 8 * 2**20  # as vramlint.hub.SAFETENSORS_HEADER_CAP: memory, not the file, is the limit
+# The largest checkpoints hold ~250,000 tensors (NVFP4 MoE: weight and three scales per expert projection);
+# every tensor kept costs ~200 bytes, so a hostile header set stops well below the memory bound.
+MAX_TENSORS = 400_000
 MAX_SHARDS = 4096
 _MAX_DIM = 2**40
 _MAX_ELEMENTS = 2**48
@@ -393,7 +397,7 @@ def tensors_from_header(header: Any) -> tuple[dict[str, tuple[str, list[int]]] |
             elements *= dim
         if elements > _MAX_ELEMENTS:
             return None, f"tensor {name[:80]!r}: over {_MAX_ELEMENTS:,} elements"
-        out[name] = (dtype, list(shape))
+        out[name] = (sys.intern(dtype), shape)
     return out, None
 
 
@@ -576,13 +580,15 @@ def _from_hub(repo_id: str, revision: str | None, options: ResolveOptions,
             return cached, None
         return None, (f"{repo_id!r} is not in vramlint's catalog and the Hub at {endpoint} could not be reached "
                       f"({reason}); " + _alias_hint(repo_id) + ", or run where the Hub can be reached")
-    cfg, quant_cfg, tensors, weights_note = answer
+    cfg, quant_cfg, tensors, weights_note, cacheable = answer
     info, problem = _info_from_answer(cfg, quant_cfg, tensors, repo_id, f"hub ({endpoint})",
                                       f"the Hub's config.json ({endpoint})")
     if info is None:
         return None, problem  # never cached: the next run asks again
     if weights_note:
         info.source += f"; {weights_note}"
+    if not cacheable:
+        return info, None
     import time
 
     _write_hub_cache(cache_file, {
@@ -656,9 +662,13 @@ def resolve_models(names: list[str], options: ResolveOptions, workers: int = 4
     return {name: out[name] for name in dict.fromkeys(names)}
 
 
+TENSORS_BUDGET_S = 30.0  # all safetensors headers of one model (a 163-shard checkpoint takes ~10 s)
+
+
 def _hub_fetch(endpoint: str, repo_id: str, revision: str | None, timeout: float
-               ) -> tuple[dict, dict | None, dict | None, str | None]:
-    """(config.json, hf_quant_config.json, safetensors tensors, why the tensors are missing) from the Hub."""
+               ) -> tuple[dict, dict | None, dict | None, str | None, bool]:
+    """(config.json, hf_quant_config.json, safetensors tensors, why the tensors are missing, whether the answer
+    may be cached) from the Hub."""
     from vramlint import hub
 
     client = hub.HubClient(endpoint, _hub_token(), deadline_s=timeout)
@@ -672,21 +682,26 @@ def _hub_fetch(endpoint: str, repo_id: str, revision: str | None, timeout: float
         except hub.HubError as exc:
             if exc.kind not in ("not_found", "gated"):
                 raise
+    import time
+
     try:
-        tensors = _hub_tensors(client, repo_id, revision)
+        tensors = _hub_tensors(client, repo_id, revision, time.monotonic() + TENSORS_BUDGET_S)
         note = None if tensors else "no safetensors files: weights computed from the architecture"
+        cacheable = True
     except hub.HubError as exc:
         if exc.kind == "unreachable":
             raise
         tensors, note = None, f"safetensors headers not read ({exc.detail}): weights computed from the architecture"
-    return cfg, quant_cfg, tensors, note
+        # a header that is not one is an answer; a slow or broken connection is not, and is asked again next run
+        cacheable = exc.kind in ("invalid", "too_large", "not_found")
+    return cfg, quant_cfg, tensors, note, cacheable
 
 
-def _hub_tensors(client, repo_id: str, revision: str | None) -> dict[str, tuple[str, list[int]]] | None:
+def _hub_tensors(client, repo_id: str, revision: str | None, until: float) -> dict[str, tuple[str, list[int]]] | None:
     from vramlint import hub
 
     try:
-        return _hub_header(client, repo_id, revision, "model.safetensors")
+        return _hub_header(client, repo_id, revision, "model.safetensors", until)
     except hub.HubError as exc:
         if exc.kind != "not_found":
             raise
@@ -706,18 +721,26 @@ def _hub_tensors(client, repo_id: str, revision: str | None) -> dict[str, tuple[
     from concurrent.futures import ThreadPoolExecutor
 
     tensors: dict[str, tuple[str, list[int]]] = {}
-    with ThreadPoolExecutor(max_workers=min(8, len(shards)), thread_name_prefix="vramlint-shard") as pool:
-        for part in pool.map(lambda s: _hub_header(client, repo_id, revision, s), shards):
+    with ThreadPoolExecutor(max_workers=min(4, len(shards)), thread_name_prefix="vramlint-shard") as pool:
+        for part in pool.map(lambda s: _hub_header(client, repo_id, revision, s, until), shards):
             tensors.update(part)
             if len(tensors) > MAX_TENSORS:
                 raise hub.HubError("too_large", f"more than {MAX_TENSORS:,} tensors")
     return tensors
 
 
-def _hub_header(client, repo_id: str, revision: str | None, filename: str) -> dict[str, tuple[str, list[int]]]:
+_PARSE_LOCK = threading.Lock()
+
+
+def _hub_header(client, repo_id: str, revision: str | None, filename: str, until: float
+                ) -> dict[str, tuple[str, list[int]]]:
     """The tensors of one safetensors file: its 8-byte header length, then the header, by range requests."""
+    import time
+
     from vramlint import hub
 
+    if time.monotonic() > until:
+        raise hub.HubError("timeout", f"the headers took over {TENSORS_BUDGET_S:g} s")
     first = client.get_file(repo_id, revision, filename, hub.SAFETENSORS_FIRST_READ + 1,
                             byte_range=(0, hub.SAFETENSORS_FIRST_READ))
     if len(first) < 8:
@@ -732,10 +755,13 @@ def _hub_header(client, repo_id: str, revision: str | None, filename: str) -> di
         raw = client.get_file(repo_id, revision, filename, length, byte_range=(8, length + 7))
         if len(raw) != length:
             raise hub.HubError("invalid", f"{filename}: the header is shorter than it declares")
-    header, problem = _parse_json(raw)
-    if problem:
-        raise hub.HubError("invalid", f"{filename}: the header is {problem}")
-    tensors, problem = tensors_from_header(header)
+    with _PARSE_LOCK:  # shards download in parallel, but one parsed header at a time is held in memory
+        header, problem = _parse_json(raw)
+        del raw
+        if problem:
+            raise hub.HubError("invalid", f"{filename}: the header is {problem}")
+        tensors, problem = tensors_from_header(header)
+        del header
     if tensors is None:
         raise hub.HubError("invalid", f"{filename}: {problem}")
     return tensors
