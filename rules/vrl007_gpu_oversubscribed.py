@@ -5,7 +5,9 @@ start when less than that is free: "Free memory on device (...) on startup is le
 utilization"; older versions run out of memory later). When several engines are pinned to the same
 physical GPU (compose `device_ids`, `NVIDIA_VISIBLE_DEVICES`, fractional GPU sharing), their utilizations
 must add up to at most `max-total-utilization` (1.0). The last engine to start is the one that fails, so
-which one breaks depends on start order.
+which one breaks depends on start order. Devices named through a variable the repository does not set
+(`NVIDIA_VISIBLE_DEVICES: ${GPU_DEVICES:-all}`, `device_ids: ["${GPU_ID}"]`, set by a per-node `.env` or the
+shell) are not known to be shared, so they are not added up.
 
 vLLM V0 0.6.4 and V1 0.7-0.9.0 go further: they count the memory held by every other process on the GPU
 against the engine's own share, so even utilizations that add up to less than 1 leave the second engine

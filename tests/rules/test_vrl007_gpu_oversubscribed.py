@@ -45,3 +45,30 @@ def test_compose_profiles_decide_which_engines_run_together(lint):
     findings = lint("vrl007/fail_profile_with_always_on.yaml", rule="VRL007", gpu="L4").of("VRL007")
     assert len(findings) == 2
     assert all("when compose profile 'speculative' is active" in f.message for f in findings)
+
+
+def test_devices_from_a_variable_the_repository_does_not_set_are_not_known_to_be_shared(lint, tmp_path):
+    # shaped after boanlab/KloudChat-LLM docker-compose.vllm.yml: a scheduler writes VLLM_<MODEL>_DEVICES into a
+    # per-node .env, so `${VLLM_A_DEVICES:-all}` is "all" only where nothing sets it
+    text = """\
+services:
+  a:
+    image: vllm/vllm-openai:v0.10.2
+    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--gpu-memory-utilization", "0.6"]
+    environment:
+      NVIDIA_VISIBLE_DEVICES: ${VLLM_A_DEVICES:-all}
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all, capabilities: [gpu]}]}}}
+  b:
+    image: vllm/vllm-openai:v0.10.2
+    command: ["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--gpu-memory-utilization", "0.6"]
+    environment:
+      NVIDIA_VISIBLE_DEVICES: ${VLLM_B_DEVICES:-all}
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all, capabilities: [gpu]}]}}}
+"""
+    path = tmp_path / "docker-compose.yml"
+    path.write_text(text)
+    assert lint(str(path), rule="VRL007").of("VRL007") == []
+    # written out, both on device 0: 1.2 of one GPU
+    path.write_text(text.replace("${VLLM_A_DEVICES:-all}", '"0"').replace("${VLLM_B_DEVICES:-all}", '"0"'))
+    findings = lint(str(path), rule="VRL007").of("VRL007")
+    assert findings and all(f.level == "error" for f in findings)

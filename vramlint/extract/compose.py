@@ -681,6 +681,13 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                     evidence.append(f"devices: {s}")
     nvidia_visible = env.get("NVIDIA_VISIBLE_DEVICES")
     cuda_visible = env.get("CUDA_VISIBLE_DEVICES")
+    # A device list from `${VAR:-default}` whose variable the repository does not set: the default holds only
+    # when nothing sets it where compose runs (a per-node .env, the shell), so which devices is not known.
+    if _unset_default(_raw_env(layers, "NVIDIA_VISIBLE_DEVICES"), interp):
+        nvidia_visible = None
+        evidence.append("NVIDIA_VISIBLE_DEVICES from a variable the repository does not set")
+    if _unset_default(_raw_env(layers, "CUDA_VISIBLE_DEVICES"), interp):
+        cuda_visible = None
     if "HABANA_VISIBLE_DEVICES" in env:
         has_gpu, vendor = True, "intel-gaudi"
     if not has_gpu and "NVIDIA_VISIBLE_DEVICES" not in env:
@@ -712,12 +719,36 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         n = None  # visible devices come from somewhere we cannot see
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
                      device_ids=physical)
-    if all_gpus and physical is None:
+    if "NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None and (physical is None or all_gpus):
+        gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
+    elif all_gpus and physical is None:
         gpu.device_ids = None
         gpu.shared_key = "all"
     elif physical is not None:
         gpu.shared_key = ",".join(sorted(physical, key=lambda x: (len(x), x)))
     return gpu
+
+
+_DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-")
+
+
+def _raw_env(layers: list[_Layer], name: str) -> str | None:
+    """The text an `environment` entry is written with, before interpolation (the last layer wins)."""
+    raw = None
+    for layer in layers:
+        environment = layer.node.get("environment")
+        if isinstance(environment, dict) and name in environment:
+            raw = None if environment[name] is None else str(environment[name])
+        elif isinstance(environment, list):
+            for item in environment:
+                text = str(item)
+                if text.split("=", 1)[0] == name and "=" in text:
+                    raw = text.split("=", 1)[1]
+    return raw
+
+
+def _unset_default(raw: str | None, interp: Interpolator) -> bool:
+    return bool(raw) and any(m.group(1) not in interp.vars for m in _DEFAULTED.finditer(raw))
 
 
 def _mark_shared_gpus(servers: list[Server]) -> None:
