@@ -203,10 +203,13 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
 
 
 def _display(path: Path) -> str:
+    """Relative to the current folder, or absolute when that climbs out of it (`/proc/self/environ`, not
+    `../../proc/self/environ`)."""
     try:
-        return os.path.relpath(path)
+        rel = os.path.relpath(path)
     except ValueError:
         return str(path)
+    return os.path.abspath(path) if rel.startswith("..") else rel
 
 
 def _first(layers: list[_Layer], key: str) -> tuple[Any, _Layer | None]:
