@@ -61,3 +61,21 @@ def test_known_chart_values_with_every_model_disabled(tmp_path):
     inv = scan([str(tmp_path)])
     [note] = [p for p in inv.problems if p.level == "note"]
     assert inv.servers == [] and note.line == 4 and "a chart vramlint knows" in note.message
+
+
+def test_compose_service_built_from_a_vllm_dockerfile_is_said(tmp_path):
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  llm:\n    build:\n      context: ./services/llm\n      args:\n        BASE: vllm/vllm-openai\n"
+        "    command: >\n      ${MODEL_SPEC}\n")
+    inv = scan([str(tmp_path)])
+    [note] = [p for p in inv.problems if p.level == "note" and "ENTRYPOINT" in p.message]
+    assert inv.servers == [] and note.line == 2 and "./services/llm/Dockerfile" in note.message
+
+
+def test_vllm_image_with_an_unknown_model_word_is_still_a_server(tmp_path):
+    # compose `command` is the image's `vllm serve` arguments: an unknown first word is the (unknown) model
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  llm:\n    image: vllm/vllm-openai:v0.10.2\n    command:\n      - ${MODEL_PATH}\n"
+        "      - --max-model-len\n      - \"32768\"\n")
+    [s] = scan([str(tmp_path)]).servers
+    assert s.model is None and s.args["max_model_len"] == 32768

@@ -764,6 +764,10 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         if found is None and is_vllm_image(image):
             if first is not None and (first.startswith("-") or not _looks_like_command(first)):
                 found = _Found("implied", list(args), {}, {}, args[0].location, [])
+            elif first is None and any(t.text and t.text.startswith("--") for t in args[1:]):
+                # `command: [${MODEL_PATH}, --max-model-len, ...]` for the image's `vllm serve` entrypoint: an
+                # unknown first word followed by options is the model, unknown, not an unknown program
+                found = _Found("implied", list(args), {}, {}, args[0].location, [])
     elif is_kserve_hf_image(image):
         found = _Found("huggingfaceserver", [], {}, {}, None, [])
     elif is_vllm_image(image):

@@ -342,6 +342,8 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         hidden = hidden_vllm_command(image_text, words, env)
         inv, script_note, why = _script_invocation((entry_tokens or []) + (cmd_tokens or []), layers, base_dir,
                                                    interp, file, image_text, env)
+        if inv is None and hidden is None and image is None:
+            hidden = _built_vllm_image(layers, name)
         if inv is None:
             # a script that mentions vLLM is said even when the service itself does not
             if hidden is not None or (why is not None and "mentions vLLM" in why):
@@ -436,6 +438,26 @@ def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None
             host = Path(base_dir) / str(source)
             return host / inner if inner else host
     return None if path.startswith("/") else Path(base_dir) / path
+
+
+def _built_vllm_image(layers: list[_Layer], name: str) -> str | None:
+    """What to say about a service built from a Dockerfile whose build names vLLM (its context, Dockerfile or
+    build args, e.g. a base-image argument): the built image's ENTRYPOINT decides how `command` runs."""
+    build, _ = _first(layers, "build")
+    if build is None:
+        return None
+    if isinstance(build, dict):
+        parts = [str(build.get("context") or "."), str(build.get("dockerfile") or "Dockerfile")]
+        args = build.get("args")
+        words = parts + ([f"{k} {v}" for k, v in args.items()] if isinstance(args, dict) else
+                         [str(a) for a in args] if isinstance(args, list) else [])
+    else:
+        parts = [str(build), "Dockerfile"]
+        words = parts
+    if not any("vllm" in w.lower() for w in words):
+        return None
+    return (f"built from {parts[0].rstrip('/')}/{parts[1]}, whose build names vLLM: the built image's ENTRYPOINT "
+            "(not read) decides how its command runs, so its vLLM command line is not checked")
 
 
 def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | None, interp: Interpolator,
