@@ -79,3 +79,12 @@ def test_vllm_image_with_an_unknown_model_word_is_still_a_server(tmp_path):
         "      - --max-model-len\n      - \"32768\"\n")
     [s] = scan([str(tmp_path)]).servers
     assert s.model is None and s.args["max_model_len"] == 32768
+
+
+def test_engine_type_written_as_a_block(tmp_path):
+    (tmp_path / "md.yaml").write_text(
+        "apiVersion: runway.example.io/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: m\nspec:\n"
+        "  model:\n    id: org/model\n    type: vllm-unrelated\n  engine:\n    # the engine\n    type: vllm\n")
+    inv = scan([str(tmp_path)])
+    [note] = [p for p in inv.problems if p.level == "note"]
+    assert note.line == 11 and "ModelDeployment (runway.example.io/v1alpha1)" in note.message

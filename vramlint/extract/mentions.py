@@ -16,6 +16,10 @@ _IMAGE = re.compile(r"^\s*-?\s*(image|repository|imageName|image_name|newName)\s
                     re.IGNORECASE)
 _ENGINE = re.compile(r"^\s*-?\s*(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:\s*"
                      r"[\"']?(vllm)[\"']?\s*(#.*)?$", re.IGNORECASE)
+# `engine: {type: vllm}` written as a block: `type: vllm` under an engine-like key
+_NESTED_ENGINE = re.compile(r"^(\s*)-?\s*(type|name|kind)\s*:\s*[\"']?vllm[\"']?\s*(#.*)?$", re.IGNORECASE)
+_PARENT = re.compile(r"^(\s*)-?\s*(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:"
+                     r"\s*(#.*)?$", re.IGNORECASE)
 _KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
 _API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
 _WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)
@@ -32,7 +36,8 @@ def first_mention(text: str) -> Mention | None:
     """The first line that plainly mentions vLLM (comments skipped), or None."""
     if "vllm" not in text.lower():
         return None
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#") or "vllm" not in line.lower():
             continue
@@ -43,7 +48,22 @@ def first_mention(text: str) -> Mention | None:
             return Mention(number, "a vLLM command line", stripped)
         if _ENGINE.match(line):
             return Mention(number, "an engine setting naming vLLM", stripped)
+        nested = _NESTED_ENGINE.match(line)
+        if nested and _under_engine_key(lines, number - 1, len(nested.group(1))):
+            return Mention(number, "an engine setting naming vLLM", stripped)
     return None
+
+
+def _under_engine_key(lines: list[str], index: int, indent: int) -> bool:
+    """Whether line ``index`` (indented ``indent``) sits in a mapping whose key names an engine or backend."""
+    for back in range(index - 1, max(-1, index - 50), -1):
+        line = lines[back]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        lead = len(line) - len(line.lstrip())
+        if lead < indent:
+            return _PARENT.match(line) is not None
+    return False
 
 
 def unread_reason(text: str, mention: Mention, templated: bool, known_values: bool = False) -> str:
