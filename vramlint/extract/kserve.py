@@ -5,6 +5,14 @@ InferenceService's ``predictor.model.args``; the model's env and resources overr
 model files from ``storageUri`` appear at /mnt/models. A runtime is matched by ``predictor.model.runtime`` or,
 without one, by ``modelFormat.name`` among runtimes with ``autoSelect``. When no runtime is in the scanned files
 the server is still reported with what the InferenceService says, and a note names what is missing.
+
+KServe's Hugging Face runtime (config/runtimes/kserve-huggingfaceserver*.yaml; its image's ENTRYPOINT is
+`python3 -m huggingfaceserver`) serves with vLLM when `--backend` is `vllm`, or `auto` (the default) and vLLM
+supports the model's architecture. It is read as that server: chosen by `modelFormat: huggingface` without a
+runtime, by a runtime named kserve-huggingfaceserver*, or by a scanned runtime whose image is
+kserve/huggingfaceserver; its own flags (--model_id, --model_dir, --max_length, --backend...) are read in
+`cmdline` as python/huggingfaceserver/huggingfaceserver/__main__.py (kserve 00397f1) parses them, with
+parse_known_args, so an argument neither it nor vLLM knows is dropped, not refused.
 """
 
 from __future__ import annotations
