@@ -124,10 +124,12 @@ class Interpolator:
             if rest.startswith(op):
                 if not present or (op == ":?" and value == ""):
                     msg = rest[len(op):] or f"{name} is required"
-                    # Compose stops here with this message, unless the variable is set in the shell at run
-                    # time; without .env we cannot know, so it is a problem and the value is unknown.
-                    self._problem(loc, f"${{{name}{op}...}}: {name} is not set in .env; compose fails with "
-                                       f"'{msg}' unless it is set in the shell")
+                    # Compose stops here with this message unless the variable is set where it runs (the
+                    # shell, or a .env kept out of the repository by design, as secrets are): not known from the
+                    # files, so a warning, and the value is unknown.
+                    self._problem(loc, f"${{{name}{op}...}}: {name} is not set in a .env in the repository; compose "
+                                       f"fails with '{msg}' unless it is set where compose runs (the shell or an "
+                                       "uncommitted .env)", level="warning")
                     self.unknown_used.add(name)
                     return UNKNOWN_MARK
                 return value or ""
@@ -141,8 +143,9 @@ class Interpolator:
         self._problem(loc, f"unsupported interpolation `${{{name}{rest}}}`")
         return UNKNOWN_MARK
 
-    def _problem(self, loc: Location | None, message: str) -> None:
-        self.problems.append(Problem(self.file, loc.line if loc else None, loc.column if loc else None, message))
+    def _problem(self, loc: Location | None, message: str, level: str = "error") -> None:
+        self.problems.append(Problem(self.file, loc.line if loc else None, loc.column if loc else None, message,
+                                     level=level))
 
 
 # ---------------------------------------------------------------------------------------------------------------
