@@ -490,6 +490,17 @@ def test_planted_token_appears_in_no_report_stderr_or_cache(hub, tmp_path):
         assert SECRET.encode() not in path.read_bytes(), path
 
 
+def test_the_token_stored_by_a_login_is_used_like_huggingface_hub_does(hub, env):
+    (env / "hf-home").mkdir(exist_ok=True)
+    (env / "hf-home" / "token").write_text(SECRET + "\n")
+    hub.file("acme/tiny", "config.json", body(config()))
+    info, reason = resolve_model("acme/tiny", options())
+    assert reason is None
+    assert [h.get("Authorization") for _, h in hub.requests] == [f"Bearer {SECRET}"] * len(hub.requests)
+    for path in cache_files(env):
+        assert SECRET.encode() not in path.read_bytes()
+
+
 # ------------------------------------------------------------------------------ the cache's age
 
 def test_cached_answer_has_an_age_and_can_be_refreshed(hub, env):

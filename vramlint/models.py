@@ -435,7 +435,35 @@ def hub_endpoint() -> str:
 
 
 def _hub_token() -> str | None:
-    return os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or None
+    """HF_TOKEN, else the token `huggingface-cli login` stored (HF_TOKEN_PATH, else $HF_HOME/token), as
+    huggingface_hub finds it; never printed, never cached."""
+    token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
+    if token:
+        return token.strip() or None
+    if (os.environ.get("HF_HUB_DISABLE_IMPLICIT_TOKEN") or "").strip().lower() in ("1", "true", "yes", "on"):
+        return None
+    raw = _read_capped(Path(_token_path()), 4096)
+    if not isinstance(raw, bytes):
+        return None
+    token = raw.decode("utf-8", "replace").strip()
+    # a token is one printable word; anything else in that file is not sent as a header
+    return token if token and token.isprintable() and " " not in token else None
+
+
+def _token_path() -> str:
+    if os.environ.get("HF_TOKEN_PATH"):
+        return os.path.expanduser(os.environ["HF_TOKEN_PATH"])
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+    return os.path.join(os.path.expanduser(home), "token")
+
+
+def _token_name() -> str:
+    if os.environ.get("HF_TOKEN"):
+        return "the token in HF_TOKEN"
+    if os.environ.get("HUGGING_FACE_HUB_TOKEN"):
+        return "the token in HUGGING_FACE_HUB_TOKEN"
+    return "the token stored by `huggingface-cli login`"
 
 
 def user_cache_dir() -> Path:
@@ -771,7 +799,7 @@ def _hub_error_reason(repo_id: str, endpoint: str, exc: Exception) -> str:
     kind = getattr(exc, "kind", "")
     detail = getattr(exc, "detail", type(exc).__name__)
     if kind == "gated":
-        what = "the token in HF_TOKEN was refused" if _hub_token() else "no HF_TOKEN is set"
+        what = f"{_token_name()} was refused" if _hub_token() else "no HF_TOKEN is set"
         return (f"{repo_id!r} is gated or private on the Hub ({endpoint}) and {what}: set HF_TOKEN to a token "
                 f"with access, or " + _alias_hint(repo_id))
     if kind == "not_found":
