@@ -4,6 +4,10 @@ Interpolation policy: docker compose substitutes `${VAR}` from the shell environ
 beside the compose file. A linter in CI must give the same answer on every machine, so only `.env` (and the
 `${VAR:-default}` defaults written in the file) are used; a variable set nowhere in the repository is
 *unknown* (never empty, never taken from the CI runner's environment) and the server says so in its notes.
+The devices a service gets are the exception to using defaults: `NVIDIA_VISIBLE_DEVICES`,
+`CUDA_VISIBLE_DEVICES` or `device_ids` written through a variable the repository does not set (a per-node
+`.env`, a scheduler, the shell set it) are unknown devices, so engines are never added up on a GPU they may not
+share.
 """
 
 from __future__ import annotations
@@ -745,9 +749,14 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         n = None
     if "NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None:
         n = None  # visible devices come from somewhere we cannot see
+    # CUDA_VISIBLE_DEVICES set where it runs: which of the visible devices the engine uses is not known
+    cuda_unknown = "CUDA_VISIBLE_DEVICES" in env and cuda_visible is None
+    if cuda_unknown:
+        n = None
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
                      device_ids=physical)
-    if "NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None and (physical is None or all_gpus):
+    if cuda_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None
+                        and (physical is None or all_gpus)):
         gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
     elif all_gpus and physical is None:
         gpu.device_ids = None
