@@ -234,7 +234,10 @@ def _rejected_arguments(assessment, ctx):
             # the shell refuses the script before vLLM is ever started
             yield ctx.finding(assessment, f"the container will not start: {text}{fix}", location)
             continue
-        if error.get("version_known", True):
+        if error.get("level") == "warning":
+            # what vLLM does depends on something the file does not say; the message says both outcomes
+            yield ctx.finding(assessment, f"vLLM {version}: {text}{fix}", location, level="warning")
+        elif error.get("version_known", True):
             yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location)
         elif error.get("assumed_by"):
             # checked against the version an operator pins: the release installed may pin another one

@@ -23,6 +23,10 @@ count; it is an error when the engine needs its GPUs and a warning otherwise. Ot
 (`--nnodes`, the Ray executor with pipeline parallelism or an external `RAY_ADDRESS`, a pod that requests
 exactly one pipeline stage's GPUs while pipeline parallelism is above 1) skip the per-pod comparison.
 
+On AWS Neuron, `--tensor-parallel-size` counts NeuronCores: a pod requesting `aws.amazon.com/neuroncore`
+is compared core for core, one requesting whole devices (`aws.amazon.com/neuron`) only when it is short even
+at 8 cores a device (Inferentia2 and Trainium1 have 2, Trainium2 8; the manifest does not say which).
+
 Failing example (TP 4 in a pod with 2 GPUs):
 
 ```yaml
@@ -108,20 +112,29 @@ def check(assessment, ctx):
         # one pipeline stage's GPUs per pod is the multi-node layout (Ray / LWS workers hold the other stages)
         or (pp > 1 and count is not None and count == tp * dp)
     )
-    # AWS Neuron: `aws.amazon.com/neuron` counts devices of several NeuronCores each (2 on Inferentia2 and
-    # Trainium1, 8 on Trainium2) while vLLM's Neuron tensor parallelism counts cores: no per-device comparison
-    cores_unknown = gpu is not None and gpu.vendor == "aws-neuron" and "neuroncore" not in (gpu.evidence or "")
-    if count is not None and not multi_node and gpu.mig_profile is None and not cores_unknown:
+    unit = "GPUs"
+    if count is not None and gpu.vendor == "aws-neuron":
+        # vLLM on AWS Neuron counts NeuronCores in --tensor-parallel-size; `aws.amazon.com/neuroncore` requests
+        # cores, `aws.amazon.com/neuron` (or neurondevice) whole devices of 2 (Inferentia2, Trainium1) up to 8
+        # (Trainium2) cores, which the manifest does not say: only more than 8 per device is certainly short.
+        if "neuroncore" in (gpu.evidence or ""):
+            unit = "NeuronCores"
+        elif world <= count * 8:
+            count = None
+        else:
+            count, unit = count * 8, "NeuronCores (at most 8 per Neuron device)"
+    if count is not None and not multi_node and gpu.mig_profile is None:
         gpu_where = gpu.count_location or gpu.location or server.location
         gpu_line = f" (line {gpu_where.line})" if gpu_where.file == where.file else f" ({gpu_where.file}:{gpu_where.line})"
         if world > count:
             yield ctx.finding(
                 assessment,
-                f"{needed} needs {world} GPUs, but the deployment requests {count}{gpu_line}: vLLM stops at "
-                f"start-up. Request {world} GPUs, or lower the parallel size to {count}",
+                f"{needed} needs {world} {unit.split(' (')[0]}, but the deployment requests {count}"
+                f"{'' if unit == 'GPUs' else ' ' + unit}{gpu_line}: vLLM stops at start-up. Request "
+                f"{world} {unit.split(' (')[0]}, or lower the parallel size to {count}",
                 where,
             )
-        elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None:
+        elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None and unit == "GPUs":
             yield ctx.finding(
                 assessment,
                 f"the deployment requests {count} GPUs{gpu_line} but {needed} uses {world}: "

@@ -19,8 +19,11 @@ the services that have no profile; services in different profiles are not added 
 (`nvidia.com/gpu.shared`) are not checked: the device plugin decides at run time which
 pods share a device, so the files do not say which engines add up.
 
-The finding is reported on every engine of the group, at its `--gpu-memory-utilization` (or its container
-when it is left at the default) and names the others.
+The finding is reported once per group, on its last engine in file order, at its
+`--gpu-memory-utilization` (or its container when it is left at the default), and names the others with
+their lines. When the devices come from the default of a variable the repository does not set
+(`NVIDIA_VISIBLE_DEVICES: ${CHAT_GPUS:-all}`, set in a `.env` at deploy time), the placement is only the
+file's assumption and the finding is a warning.
 
 Failing example (two engines on device 0, each at the default 0.9):
 
@@ -138,25 +141,33 @@ def _check_together(members, profile, limit, ctx):
     unknown = [a for a, u in utils if u is None]
     when = f" when compose profile {profile!r} is active" if profile else ""
     if total_util > limit + 1e-9:
+        # One root cause, one finding: on the last engine of the group in file order (the one whose share
+        # takes the sum over the limit when they start in that order), naming the others and their lines.
+        a, u = max(known, key=lambda item: (item[0].server.file, item[0].server.location.line))
         size = f" of {gib(total_gpu)}" if total_gpu else ""
         claimed = f" = {gib(total_util * total_gpu)}" if total_gpu else ""
-        for a, u in known:
-            listing = ", ".join(f"{_label(x, a)} {xu:g}" for x, xu in known)
-            others = [x for x in members if x is not a]
-            share = 1.0 - (total_util - u)
-            fix = (
-                f"lower --gpu-memory-utilization so the engines add up to at most {limit:g} "
-                f"(this one to {max(share, 0):.2f} at most, if the others stay)"
-                if share > 0.05
-                else "give the engines separate GPUs"
-            )
-            yield ctx.finding(
-                a,
-                f"{len(members)} engines share the same GPU{size}{when}: gpu_memory_utilization adds up to "
-                f"{total_util:.2f}{claimed} ({listing}); whichever starts last finds too little free memory "
-                f"and vLLM refuses to start. Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
-                arg_location(a.server, "gpu_memory_utilization"),
-            ), a
+        listing = ", ".join(f"{_label(x, a)} {xu:g}" for x, xu in known)
+        others = [x for x in members if x is not a]
+        share = 1.0 - (total_util - u)
+        fix = (
+            f"lower --gpu-memory-utilization so the engines add up to at most {limit:g} "
+            f"(this one to {max(share, 0):.2f} at most, if the others stay)"
+            if share > 0.05
+            else "give the engines separate GPUs"
+        )
+        assumed = ", ".join(dict.fromkeys(x.server.gpu.placement_assumed for x in members
+                                          if x.server.gpu.placement_assumed))
+        if assumed:
+            fix += (f". This holds if the engines are placed as the file assumes: the devices come from the "
+                    f"defaults of {assumed}, which the repository does not set")
+        yield ctx.finding(
+            a,
+            f"{len(members)} engines share the same GPU{size}{when}: gpu_memory_utilization adds up to "
+            f"{total_util:.2f}{claimed} ({listing}); whichever starts last finds too little free memory "
+            f"and vLLM refuses to start. Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
+            arg_location(a.server, "gpu_memory_utilization"),
+            level="warning" if assumed else None,
+        ), a
         return
     if unknown or total_gpu is None:
         return

@@ -216,3 +216,36 @@ def test_underscore_and_dash_names_agree(n):
     a = find(args=["m", "--max_num_seqs", str(n)], image="vllm/vllm-openai:v0.8.5")
     b = find(args=["m", "--max-num-seqs", str(n)], image="vllm/vllm-openai:v0.8.5")
     assert a.args == b.args == {"max_num_seqs": n}
+
+
+def test_an_argument_with_a_space_is_a_positional_for_argparse():
+    """`"--quantization awq"` as one list item: argparse reads an argument with a space as a positional
+    (argparse._parse_optional), so the flag is never set; with --model given it is an unrecognized argument."""
+    from vramlint.cmdline import Token, parse_vllm_args
+    from vramlint.model import Location
+
+    def toks(*words):
+        return [Token(w, Location("f.yaml", i + 1)) for i, w in enumerate(words)]
+
+    inv = parse_vllm_args(toks("Qwen/Qwen2.5-1.5B-Instruct", "--quantization fp8"), "0.9.2", entry="serve")
+    assert "quantization" not in inv.args and "--quantization fp8" not in inv.unknown_args
+    [error] = inv.startup_errors
+    assert error["message"] == "unrecognized arguments: --quantization fp8" and "--quantization=fp8" in error["fix"]
+    # `--flag=value with space` names a known flag: an ordinary option
+    inv = parse_vllm_args(toks("m/m", "--served-model-name=my model"), "0.9.2", entry="serve")
+    assert inv.args["served_model_name"] in ("my model", ["my model"]) and not inv.startup_errors
+    # the api_server: ignored as its optional model tag in some releases, refused in others: a warning
+    inv = parse_vllm_args(toks("--model", "m/m", "--quantization bitsandbytes"), "0.11.0", entry="openai.api_server")
+    [error] = inv.startup_errors
+    assert error["level"] == "warning" and inv.model == "m/m" and "quantization" not in inv.args
+
+
+def test_a_word_after_a_flag_without_value_becomes_the_model_tag():
+    from vramlint.cmdline import Token, parse_vllm_args
+    from vramlint.model import Location
+
+    words = ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--enforce-eager", "false"]
+    inv = parse_vllm_args([Token(w, Location("f.yaml", i + 1)) for i, w in enumerate(words)], "0.20.0",
+                          entry="serve")
+    [error] = inv.startup_errors
+    assert "model named 'false'" in error["message"] and error["location"].line == 4

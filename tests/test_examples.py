@@ -30,8 +30,7 @@ EXPECTED = {
         ("VRL003", 29, "note"),  # bf16 weights take most of the A10G: what FP8 / AWQ would free
     },
     "examples/compose/compose.yaml": {
-        ("VRL007", 12, "error"),  # 0.60 + 0.45 of one GPU
-        ("VRL007", 31, "error"),
+        ("VRL007", 31, "error"),  # 0.60 + 0.45 of one GPU: one finding, on the second engine
     },
     "examples/helm/production-stack-values.yaml": {
         ("VRL001", 9, "warning"),  # maxModelLen unset: 131072, about one request of that length fits

@@ -1214,12 +1214,35 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     only_positional = False
     model_flag_tok: Token | None = None
     model_flag_value: Any = None
+    api_positional_taken = False
     while i < n:
         tok = tokens[i]
         text = tok.text
         if text is None:
             inv.unchecked.append(_where(tok) + "a word of the command line is known only at run time (a variable "
                                  "or template), so the arguments it holds are not checked")
+            i += 1
+            continue
+        if not only_positional and _option_like(tok) and " " in text and (
+                "=" not in text or vllm_args.resolve_flag(text.partition("=")[0], table_version)[0] is None):
+            # argparse reads an argument with a space that is not `--known-flag=value` as a positional
+            # ("if it contains a space, it was meant to be a positional"): `"--quantization awq"` written as one
+            # list item never sets --quantization.
+            split = text.split(None, 1)
+            fix = f"write {split[0]!r} and {split[1]!r} as two arguments (or {split[0]}={split[1]})"
+            if positional_ok and inv.model is None and "model_tag" not in inv.args:
+                _rejected(inv, tok, f"{text!r} is one argument, which argparse reads as the positional model "
+                          "tag: vLLM takes it as the model to serve and cannot load it", arg="model", fix=fix)
+            elif entry in ("openai.api_server", "api_server") and not api_positional_taken:
+                inv.startup_errors.append({
+                    "code": "argparse", "location": tok.location, "arg": None, "fix": fix,
+                    "version": inv.version_table, "version_known": inv.version_note is None, "level": "warning",
+                    "message": f"{text!r} is one argument, which argparse reads as a positional: the api_server "
+                               "either ignores it (the optional model tag its parser has in some releases) or stops "
+                               "with 'unrecognized arguments'; either way the flag is not applied"})
+                api_positional_taken = True  # the one optional positional, where the parser has it
+            else:
+                _rejected(inv, tok, f"unrecognized arguments: {text}", fix=fix)
             i += 1
             continue
         if only_positional or not _option_like(tok):
@@ -1231,6 +1254,14 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 inv.model, inv.model_location = text, tok.location
                 inv.arg_locations["model_tag"] = tok.location
                 inv.args["model_tag"] = text
+            elif positional_ok and "model_tag" not in inv.args and i > 0 and _option_like(tokens[i - 1]) and (
+                    entry == "serve" or feats.get("serve_model_flag") == "moved"):
+                # `--enforce-eager false`: the flag takes no value, so the word is the free positional model tag,
+                # which `vllm serve` copies over --model
+                inv.args["model_tag"] = None
+                _rejected(inv, tok, f"{text!r} follows {tokens[i - 1].text}, which takes no value, so argparse reads "
+                          f"it as the positional model tag, which replaces --model: vLLM looks for a model named "
+                          f"{text!r}", arg="model", fix=f"remove {text!r}")
             else:
                 _rejected(inv, tok, f"unrecognized arguments: {text}", fix=f"remove {text!r} or give it a flag")
             i += 1

@@ -57,6 +57,9 @@ class GpuRequest:
     device_ids: list[str] | None = None  # physical devices named (compose device_ids, NVIDIA_VISIBLE_DEVICES)
     shared_key: str | None = None  # engines with the same key share physical GPUs (oversubscription check)
     count_location: Location | None = None  # where the count was written, when ``location`` is the type hint
+    # the variables (`${VAR}`, ...) whose defaults placed the devices: the file's assumption, which the
+    # deployment may override where it runs
+    placement_assumed: str | None = None
     # several GPU types the pods may land on (node affinity `In` with several values): canonical names
     fleet: list[str] | None = None
 

@@ -103,3 +103,23 @@ spec:
     path.write_text(text.replace("aws.amazon.com/neuron: 1", "aws.amazon.com/neuroncore: 1"))
     [finding] = lint(str(path), rule="VRL006").of("VRL006")
     assert finding.level == "error"
+
+
+def test_neuron_counts_cores_not_devices(lint, tmp_path):
+    """vLLM on Neuron counts NeuronCores: TP 2 on one aws.amazon.com/neuron device (2 cores on trn1/inf2) starts;
+    a neuroncore request is compared core for core."""
+    def manifest(resource: str, count: int, tp: int) -> str:
+        path = tmp_path / f"{resource.split('/')[-1]}-{count}-{tp}.yaml"
+        path.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: neuron}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: vllm\n        image: public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1\n"
+            "        command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --device, neuron,"
+            f" --tensor-parallel-size, '{tp}']\n"
+            f"        resources: {{limits: {{{resource}: {count}}}}}\n")
+        return str(path)
+
+    assert lint(manifest("aws.amazon.com/neuron", 1, 2), rule="VRL006").of("VRL006") == []
+    [short] = lint(manifest("aws.amazon.com/neuroncore", 1, 2), rule="VRL006").of("VRL006")
+    assert "NeuronCores" in short.message and short.level == "error"
+    [far] = lint(manifest("aws.amazon.com/neuron", 1, 32), rule="VRL006").of("VRL006")
+    assert "at most 8 per Neuron device" in far.message

@@ -86,11 +86,16 @@ _INTERP = re.compile(r"\$(\$|\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}|([A-Za-z_][A-Za-z
 class Interpolator:
     """Compose `${VAR}` interpolation with unknown values marked (UNKNOWN_MARK), errors collected."""
 
-    def __init__(self, variables: dict[str, str], file: str):
+    def __init__(self, variables: dict[str, str], file: str, said: set[str] | None = None):
         self.vars = variables
         self.file = file
         self.unknown_used: set[str] = set()
+        # variables unset in the repository whose `${VAR:-default}` default was taken: the value is the file's
+        # assumption, which the deployment may override where compose runs
+        self.defaulted: set[str] = set()
         self.problems: list[Problem] = []
+        # `${VAR:?}` notes already given in this file (by any service): one per variable
+        self.said = said if said is not None else set()
 
     def __call__(self, text: str, loc: Location | None = None) -> str:
         if "$" not in text:
@@ -122,18 +127,22 @@ class Interpolator:
             if rest.startswith(op):
                 default = self(rest[len(op):], loc)
                 if not present or (op == ":-" and value == ""):
+                    if not present:
+                        self.defaulted.add(name)
                     return default
                 return value or ""
         for op in (":?", "?"):
             if rest.startswith(op):
                 if not present or (op == ":?" and value == ""):
                     msg = rest[len(op):] or f"{name} is required"
-                    # Compose stops here with this message unless the variable is set where it runs (the
-                    # shell, or a .env kept out of the repository by design, as secrets are): not known from the
-                    # files, so a warning, and the value is unknown.
-                    self._problem(loc, f"${{{name}{op}...}}: {name} is not set in a .env in the repository; compose "
-                                       f"fails with '{msg}' unless it is set where compose runs (the shell or an "
-                                       "uncommitted .env)", level="warning")
+                    # Compose stops with this message only when the variable is unset where compose runs: a
+                    # required variable (a token, a host path) is normally set there or in a .env that is not
+                    # committed, so the repository cannot say it fails. The value is unknown, said once.
+                    if f"?{name}" not in self.said:
+                        self.said.add(f"?{name}")
+                        self._problem(loc, f"${{{name}{op}...}}: {name} is not set in the repository's .env, so "
+                                           f"its value is unknown (compose stops with '{msg}' when it is not set "
+                                           "where compose runs either)", level="note")
                     self.unknown_used.add(name)
                     return UNKNOWN_MARK
                 return value or ""
@@ -149,7 +158,7 @@ class Interpolator:
 
     def _problem(self, loc: Location | None, message: str, level: str = "error") -> None:
         self.problems.append(Problem(self.file, loc.line if loc else None, loc.column if loc else None, message,
-                                     level=level))
+                                     level=level))  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -292,13 +301,13 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     layers = _layers(services, name, file, lines, base_dir, problems)
     if not layers:
         return None
-    interp = Interpolator(variables, file)
+    said = said if said is not None else set()
+    interp = Interpolator(variables, file, said)
     top = layers[0]
 
     # Environment: base layers first so the extending service overrides.
     env: dict[str, str | None] = {}
     env_locs: dict[str, Location] = {}
-    said = said if said is not None else set()
     env_file_problems: list[tuple[str, Problem]] = []  # said below: notes only for a vLLM server
     for layer in reversed(layers):
         for values in _env_files(layer, base_dir, interp, env_file_problems):
@@ -312,7 +321,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
             for k, v in environment.items():
                 loc = value_location(layer.file, environment, k, join_path(epath, str(k))) or \
                     key_location(layer.file, environment, k, join_path(epath, str(k)))
-                env[str(k)] = _env_value(v, interp, loc)
+                env[str(k)] = _env_value(v, interp, loc, str(k))
                 if loc:
                     env_locs[str(k)] = loc
         elif isinstance(environment, list):
@@ -323,7 +332,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
                 k, eq, v = item.partition("=")
                 k = k.strip()
                 # `- NAME` without `=` passes the variable from the shell running compose: unknown here.
-                env[k] = _env_value(v, interp, loc) if eq else None
+                env[k] = _env_value(v, interp, loc, k) if eq else None
                 if loc:
                     env_locs[k] = loc
 
@@ -394,9 +403,9 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         where = ".env" if dotenv_read else "a .env file beside the compose file"
         server.notes.append(f"${{{unset}}} not set in {where} and without a default: treated as unknown "
                             "(the shell environment is not read, so results do not depend on the machine)")
-    problems.extend(interp.problems)
     server.gpu = _gpu(layers, env, env_locs, interp)
     server.shm = _shm(layers, server.args, interp)
+    problems.extend(interp.problems)
     profiles, _ = _first(layers, "profiles")
     if isinstance(profiles, list):
         server.profiles = [str(p) for p in profiles if p is not None]
@@ -414,12 +423,20 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     return server
 
 
-def _env_value(v: Any, interp: Interpolator, loc: Location | None) -> str | None:
+# Environment variables whose value the budget or the rules read; an unset `${VAR}` elsewhere in `environment`
+# (a token, a log level) changes nothing vramlint says, so it is not worth a note.
+_ENV_READ_PREFIXES = ("VLLM_", "CUDA_", "NVIDIA_", "HABANA_", "RAY_", "HF_MODEL", "HF_HUB_OFFLINE", "PYTORCH_")
+
+
+def _env_value(v: Any, interp: Interpolator, loc: Location | None, key: str = "") -> str | None:
     if v is None:
         return None  # `KEY:` with no value: taken from the shell running compose, unknown here
     if isinstance(v, bool):
         v = "true" if v else "false"
+    before = set(interp.unknown_used)
     text = interp(str(v), loc)
+    if not key.startswith(_ENV_READ_PREFIXES):
+        interp.unknown_used = before
     return None if UNKNOWN_MARK in text else text
 
 
@@ -630,7 +647,8 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     location: Location | None = None
     has_gpu = False
     all_gpus = False
-    device_ids_unknown = False
+    ids_unknown = False
+    assumed: list[str] = []  # unset variables whose default placed the devices
     vendor = "nvidia"
     for layer in layers:
         deploy = layer.node.get("deploy")
@@ -663,17 +681,18 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                 location = location or value_location(layer.file, devices, i, join_path(dev_path, i)) \
                     or key_location(layer.file, devices, i, join_path(dev_path, i))
                 if "device_ids" in dev and isinstance(dev["device_ids"], list):
+                    defaults_before = set(interp.defaulted)
+                    device_ids = [interp(str(x)) for x in dev["device_ids"]]
+                    assumed.extend(sorted(interp.defaulted - defaults_before))
                     from vramlint.cmdline import has_unknown_mark
 
-                    ids = [interp(str(x)) for x in dev["device_ids"]]
-                    if any(has_unknown_mark(x) for x in ids):
-                        # a variable set where compose runs (`${GPU_IDS}`, often "0,1"): which and how many
-                        # devices is not known, neither one device nor the same one as another service's
-                        device_ids_unknown = True
+                    if any(has_unknown_mark(d) for d in device_ids):
+                        # one unset variable may name several devices ("0,1"): neither count nor ids known
+                        ids_unknown = True
+                        device_ids = None
                         evidence.append("device_ids from a variable not set in the repository")
                     else:
-                        # an entry may itself be a comma-separated list ("0,1"), as NVIDIA_VISIBLE_DEVICES takes
-                        device_ids = [part.strip() for x in ids for part in x.split(",") if part.strip()]
+                        device_ids = [p.strip() for d in device_ids for p in d.split(",") if p.strip()]
                         evidence.append(f"device_ids: {device_ids}")
                 elif "count" in dev:
                     c = interp(str(dev["count"])).strip()
@@ -745,19 +764,24 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
             visible = cv_ids  # all host GPUs visible: indices are host indices
         physical = visible
     n = len(visible) if visible is not None else (count if not all_gpus else None)
-    if device_ids_unknown and visible is None:
-        n = None
     if "NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None:
         n = None  # visible devices come from somewhere we cannot see
     # CUDA_VISIBLE_DEVICES set where it runs: which of the visible devices the engine uses is not known
     cuda_unknown = "CUDA_VISIBLE_DEVICES" in env and cuda_visible is None
-    if cuda_unknown:
+    if cuda_unknown or (ids_unknown and physical is None):
         n = None
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
                      device_ids=physical)
+    if assumed:
+        gpu.placement_assumed = ", ".join(f"${{{v}}}" for v in dict.fromkeys(assumed))
     if cuda_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None
                         and (physical is None or all_gpus)):
         gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
+    elif ids_unknown and physical is None:
+        pass  # which devices is not known: shared with nothing we can name
+        gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
+    elif ids_unknown and physical is None:
+        pass  # which devices is not known: shared with nothing we can name
     elif all_gpus and physical is None:
         gpu.device_ids = None
         gpu.shared_key = "all"
