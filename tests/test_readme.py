@@ -245,7 +245,7 @@ def test_inline_commands_in_prose_are_runnable_or_known():
     parser = build_parser()
     for cmd in re.findall(r"`(vramlint [^`]+)`", readme()):
         argv = shlex.split(cmd.split("|")[0])[1:]
-        if not argv or argv[0] not in ("check", "explain", "inventory", "rules"):
+        if not argv or argv[0] not in ("check", "explain", "inventory", "rules", "diff"):
             argv = ["check", *argv]
         try:
             parser.parse_args([a for a in argv if a != "-"] + (["-"] if "-" in argv else []))

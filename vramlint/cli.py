@@ -18,6 +18,7 @@ COMMANDS = {
     "inventory": "list every vLLM server found, with where each setting was written",
     "explain": "print the GPU memory budget vLLM will compute for each server",
     "rules": "list the rules, or print one rule's documentation",
+    "diff": "compare each server's memory budget and findings at a git revision with the working tree",
 }
 
 
