@@ -263,3 +263,37 @@ def test_inf_in_numeric_flags_is_never_an_internal_error(tmp_path, flag, value):
     assert code == 1
     assert not findings(report, "VRL000")
     assert any(f["line"] in (16, 17) for f in findings(report, "VRL005"))  # the flag or its value
+
+
+# --- what vLLM itself refuses ------------------------------------------------------------------------------
+
+def _compose(command: str, image: str) -> str:
+    return f"services:\n  vllm:\n    image: {image}\n    command: {command}\n"
+
+
+@pytest.mark.parametrize("image, refused", [("vllm/vllm-openai:v0.10.2", True), ("vllm/vllm-openai:v0.16.0", True),
+                                            ("vllm/vllm-openai:v0.24.0", False)])
+def test_block_size_outside_the_choices_of_the_version(tmp_path, image, refused):
+    # 0.10.2 and 0.16.0 give --block-size argparse choices (1, 8, 16, ...); 0.24.0 takes any int > 0
+    write(tmp_path, {"compose.yaml": _compose("--model Qwen/Qwen2.5-1.5B-Instruct --block-size 3", image)})
+    code, report, _ = run_cli(tmp_path, "--gpu", "L4", timeout=30)
+    choice = [f for f in findings(report, "VRL005") if "invalid choice: 3 (choose from" in f["message"]]
+    assert bool(choice) == refused
+    if refused:
+        assert code == 1 and choice[0]["line"] == 4 and choice[0]["level"] == "error"
+
+
+@pytest.mark.parametrize("flag, value", [("--tensor-parallel-size", "-2"), ("--pipeline-parallel-size", "0")])
+def test_parallel_size_below_one(tmp_path, flag, value):
+    command = f"--model Qwen/Qwen2.5-1.5B-Instruct {flag} {value}"
+    write(tmp_path, {"new/compose.yaml": _compose(command, "vllm/vllm-openai:v0.24.0"),
+                     "old/compose.yaml": _compose(command, "vllm/vllm-openai:v0.10.2")})
+    code, report, _ = run_cli(tmp_path, "--gpu", "L4", timeout=30)
+    dest = flag[2:].replace("-", "_")
+    new = [f for f in findings(report, "VRL005") if f["file"] == "new/compose.yaml" and dest in f["message"]]
+    old = [f for f in findings(report, "VRL005") if f["file"] == "old/compose.yaml" and flag in f["message"]]
+    assert code == 1
+    assert [f["level"] for f in new] == ["error"]
+    assert f"Input should be greater than or equal to 1 [type=greater_than_equal, input_value={value}" \
+        in new[0]["message"]
+    assert [f["level"] for f in old] == ["warning"]  # 0.10.2 does not check it: what fails is not known

@@ -1393,12 +1393,40 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
             inv.args.pop("model", None)
         i += 1
     _check_serve_model(inv, entry, table_version, model_flag_tok, model_flag_value)
+    _check_parallel_sizes(inv, table_version)
     if "model_tag" in inv.args:
         # `vllm serve MODEL`: the positional wins over --model (vLLM copies model_tag into model)
         inv.args.pop("model_tag")
         inv.arg_locations.pop("model_tag", None)
     inv.arg_locations.pop("model", None)
     return inv
+
+
+# ParallelConfig declares `tensor_parallel_size: int = Field(default=1, ge=1)` (and the same for
+# pipeline_parallel_size) from this release on (read in the 0.24.0 wheel, vllm/config/parallel.py; 0.20.0 has a
+# plain `int = 1`); before it nothing checks the sign, and a size below 1 makes a world size no engine can use.
+PARALLEL_SIZE_CHECKED_FROM = (0, 24)
+
+
+def _check_parallel_sizes(inv: VllmInvocation, table_version: str | None) -> None:
+    version = (parse_version(table_version) or ())[:2]
+    for dest in ("tensor_parallel_size", "pipeline_parallel_size"):
+        value = inv.args.get(dest)
+        if not isinstance(value, int) or isinstance(value, bool) or value >= 1:
+            continue
+        where = inv.arg_locations.get(dest)
+        tok = Token(str(value), where if where is not None and where.line else None)
+        flag = "--" + dest.replace("_", "-")
+        if version and version >= PARALLEL_SIZE_CHECKED_FROM:
+            _rejected(inv, tok, f"1 validation error for ParallelConfig\n{dest}\n  Input should be greater than or "
+                      f"equal to 1 [type=greater_than_equal, input_value={value}, input_type=int]", code="pydantic",
+                      arg=dest, fix=f"give {flag} 1 or more")
+        else:
+            _rejected(inv, tok, f"{flag} {value}: vLLM {table_version or ''} does not check the sign, and a "
+                      f"{'tensor' if dest.startswith('tensor') else 'pipeline'}-parallel size below 1 makes a "
+                      "world size no engine can start with", code="parallel-size", arg=dest,
+                      fix=f"give {flag} 1 or more")
+            inv.startup_errors[-1]["level"] = "warning"  # what fails, and with which message, is not checked
 
 
 def _rejected(inv: VllmInvocation, tok: Token | None, message: str, code: str = "argparse", arg: str | None = None,
@@ -1489,7 +1517,13 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
             return None
     try:
         if kind == "int":
-            return _sane_int(int(text), spec, inv, tok)
+            number = _sane_int(int(text), spec, inv, tok)
+            if spec.choices and number is not None and str(number) not in spec.choices:
+                # argparse converts with `type` first, then tests the choices (vLLM's are ints: `[8, 16, 32]`)
+                choices = ", ".join(spec.choices)
+                _rejected(inv, tok, f"argument {spec.flags[0]}: invalid choice: {number} (choose from {choices})",
+                          arg=spec.dest, fix=f"use one of {choices}")
+            return number
         if kind == "float":
             return float(text)
         if kind == "human_int":
