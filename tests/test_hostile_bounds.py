@@ -297,3 +297,33 @@ def test_parallel_size_below_one(tmp_path, flag, value):
     assert f"Input should be greater than or equal to 1 [type=greater_than_equal, input_value={value}" \
         in new[0]["message"]
     assert [f["level"] for f in old] == ["warning"]  # 0.10.2 does not check it: what fails is not known
+
+
+def test_duplicate_args_key_the_last_wins_with_a_warning_on_it(tmp_path):
+    text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]).replace(
+        "          resources:", "          args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '4096']\n"
+        "          resources:")
+    write(tmp_path, {"deploy.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    server = report["servers"][0]
+    assert server["model"] == "Qwen/Qwen2.5-7B-Instruct" and server["args"]["max_model_len"] == 4096
+    dup = [f for f in findings(report, "VRL102") if "duplicate key 'args'" in f["message"]]
+    assert len(dup) == 1 and dup[0]["level"] == "warning"
+    assert dup[0]["line"] == line_of(text, "args: [--model") and f"first at line {line_of(text, 'args:')}" \
+        in dup[0]["message"]
+    assert server["arg_locations"]["max_model_len"]["line"] == line_of(text, "args: [--model")
+
+
+@pytest.mark.parametrize("text, line, column", [
+    # 1-space indented mappings: level 151 is the key on line 152, at column 151
+    ("vllm: 1\nx:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 300)), 152, 151),
+    # a compact nested sequence on one line: the 151st `- ` is at column 301
+    ("vllm: 1\n---\n" + "- " * 200 + "v\n", 3, 301),
+    # flow collections: the 101st `[`
+    ("vllm: 1\nx: " + "[" * 150 + "]" * 150 + "\n", 2, 104),
+])
+def test_nested_too_deeply_is_reported_where_the_limit_is_crossed(tmp_path, text, line, column):
+    write(tmp_path, {"deep.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    deep = [f for f in findings(report, "VRL102") if "nested" in f["message"]]
+    assert code == 1 and [(f["line"], f["column"]) for f in deep] == [(line, column)]

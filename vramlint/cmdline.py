@@ -1403,9 +1403,9 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
 
 
 # ParallelConfig declares `tensor_parallel_size: int = Field(default=1, ge=1)` (and the same for
-# pipeline_parallel_size) from this release on (read in the 0.24.0 wheel, vllm/config/parallel.py; 0.20.0 has a
+# pipeline_parallel_size) from this release on (read in the 0.23.0 wheel, vllm/config/parallel.py; 0.22.0 has a
 # plain `int = 1`); before it nothing checks the sign, and a size below 1 makes a world size no engine can use.
-PARALLEL_SIZE_CHECKED_FROM = (0, 24)
+PARALLEL_SIZE_CHECKED_FROM = (0, 23)
 
 
 def _check_parallel_sizes(inv: VllmInvocation, table_version: str | None) -> None:

@@ -46,6 +46,17 @@ def _constructor_class():
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.long_ints: list[tuple[int, int, int]] = []  # (line, column, digits), 0-based positions
+            self.duplicate_keys: list[tuple[int, int, str, int | None]] = []  # (line, column, key, first line)
+
+        def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+            # ruamel keeps the first of duplicate keys; the API server (JSON decoding) keeps the last: drop the
+            # first so the last is set, and say it on the duplicate's line
+            if key in mapping:
+                first = mapping.lc.data.get(key) if hasattr(mapping, "lc") else None
+                self.duplicate_keys.append((key_node.start_mark.line, key_node.start_mark.column, str(key),
+                                            first[0] + 1 if first else None))
+                del mapping[key]
+            return True
 
         def construct_yaml_int(self, node: Any) -> Any:
             text = node.value if isinstance(node.value, str) else ""
@@ -70,7 +81,7 @@ def _yaml():
         _CONSTRUCTOR = _constructor_class()
     yaml = YAML(typ="rt")
     yaml.Constructor = _CONSTRUCTOR
-    yaml.allow_duplicate_keys = True  # a duplicate key is the user's bug; later keys win, as in kubectl
+    yaml.allow_duplicate_keys = True  # BoundedConstructor.check_mapping_key: the last wins, and is said
     return yaml
 
 
@@ -124,6 +135,11 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
 def _long_int_problems(yaml: Any, file: str) -> list[Problem]:
     constructor = getattr(yaml, "_constructor", None)  # created by the load; absent when nothing was loaded
     out = []
+    for line, col, key, first in getattr(constructor, "duplicate_keys", ()):
+        shown = key if len(key) <= 60 else key[:60] + "..."
+        out.append(Problem(file, line + 1, col + 1, f"duplicate key {shown!r}{f' (first at line {first})' if first else ''}"
+                           ": the last one is used, as the Kubernetes API server keeps it (kubectl apply with its "
+                           "default --validate=strict, and docker compose, refuse the file)", level="warning"))
     for line, col, digits in getattr(constructor, "long_ints", ()):
         out.append(Problem(file, line + 1, col + 1, f"integer of {digits} digits: too large to be a number (Go's "
                            "YAML readers in Kubernetes, Helm and compose read it as a string), read as text",
@@ -242,23 +258,27 @@ def _warning_problem(message: Warning | str, file: str) -> Problem:
 
 
 # The parser recurses per nesting level and a RecursionError unwinds slowly (seconds for thousands of levels),
-# so depth is measured on the text first. Real manifests stay under ~20 levels.
+# so depth is measured on the text first. Real manifests stay under ~20 levels; ruamel's round-trip parser hits
+# Python's recursion limit between 200 and 250 block levels.
 MAX_FLOW_DEPTH = 100
+MAX_BLOCK_DEPTH = 150
 MAX_INDENT = 400
 
 
 def nesting_problem(text: str, file: str) -> Problem | None:
-    """A Problem when ``text`` nests deeper than the parser can read quickly, else None (linear, cheap)."""
-    if text.count("[") + text.count("{") > MAX_FLOW_DEPTH:
-        import re
+    """A Problem where ``text`` first nests deeper than the parser can read quickly, else None (linear, cheap)."""
+    import re
 
+    if text.count("[") + text.count("{") > MAX_FLOW_DEPTH:
         depth = 0
         line = 1
+        line_start = 0
         quote = None
         for m in re.finditer(r"[\[\]{}\n\"']", text):
             ch = m.group(0)
             if ch == "\n":
                 line += 1
+                line_start = m.end()
                 continue
             if quote:
                 if ch == quote:
@@ -267,15 +287,42 @@ def nesting_problem(text: str, file: str) -> Problem | None:
             if ch in "[{":
                 depth += 1
                 if depth > MAX_FLOW_DEPTH:
-                    return Problem(file, line, None, f"YAML nested more than {MAX_FLOW_DEPTH} levels deep "
-                                   "(flow collections): not read")
+                    return Problem(file, line, m.start() - line_start + 1, f"YAML nested more than {MAX_FLOW_DEPTH} "
+                                   "levels deep here (flow collections): not read")
             elif ch in "]}":
                 depth = max(0, depth - 1)
             elif depth > 0:
                 quote = ch
+    if re.search(rf"^[ \t-]{{{MAX_BLOCK_DEPTH},}}", text, re.MULTILINE):
+        return _block_nesting_problem(text, file)
+    return None
+
+
+def _block_nesting_problem(text: str, file: str) -> Problem | None:
+    """Block nesting measured by indentation: each deeper indentation, and each `- ` of a compact nested
+    sequence (`- - - x`), opens a level."""
+    levels: list[int] = []
     for i, raw in enumerate(text.split("\n"), start=1):
-        if len(raw) > MAX_INDENT and raw[:MAX_INDENT].strip() == "":
-            return Problem(file, i, None, f"YAML indented more than {MAX_INDENT} columns: nested too deeply, not read")
+        body = raw.lstrip(" ")
+        if not body.strip() or body.startswith("#"):
+            continue
+        indent = len(raw) - len(body)
+        if indent > MAX_INDENT:
+            return Problem(file, i, MAX_INDENT + 1, f"YAML indented more than {MAX_INDENT} columns: nested too deeply, "
+                           "not read")
+        while levels and levels[-1] >= indent:
+            levels.pop()
+        levels.append(indent)
+        column = indent
+        while body[:2] in ("- ", "-\t") or body == "-":
+            column += 2
+            body = body[2:].lstrip(" \t")
+            levels.append(column)
+            if len(levels) > MAX_BLOCK_DEPTH:
+                break
+        if len(levels) > MAX_BLOCK_DEPTH:
+            return Problem(file, i, column + 1,
+                           f"YAML nested more than {MAX_BLOCK_DEPTH} levels deep here: not read")
     return None
 
 
