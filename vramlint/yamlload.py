@@ -107,7 +107,8 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         yaml = _yaml()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for i, data in enumerate(yaml.load_all(text)):
+            loaded = _fast_load_all(text, yaml) if len(text) >= FAST_LOAD_FROM else None
+            for i, data in enumerate(yaml.load_all(text) if loaded is None else loaded):
                 if data is not None:
                     if has_aliases:
                         problems.extend(bound_aliases(data, file))
@@ -130,6 +131,73 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     except RecursionError:
         problems.append(Problem(file, None, None, "YAML nested too deeply to read"))
     return docs, problems
+
+
+# From this size on, YAML is parsed by libyaml (PyYAML's C parser, when installed) and the nodes are built into
+# the same round-trip objects by ruamel's own constructor: ruamel's pure-Python scanner and parser take ~6 s per
+# MB, libyaml a tenth of that. Smaller files, and anything libyaml refuses, go through ruamel alone.
+FAST_LOAD_FROM = 64 * 1024
+
+
+def _fast_load_all(text: str, yaml: Any) -> list[Any] | None:
+    """Every document of ``text`` as ruamel's round-trip loader builds it (positions included), parsed by
+    libyaml; None when libyaml is not available or refuses the text (ruamel then reads it and says why)."""
+    try:
+        import yaml as pyyaml
+
+        loader_class = pyyaml.CSafeLoader
+    except (ImportError, AttributeError):
+        return None
+    from ruamel.yaml import nodes
+    from ruamel.yaml.error import StreamMark
+
+    constructor = yaml.constructor
+    resolver = yaml.resolver
+    lines = text.split("\n")
+    memo: dict[int, Any] = {}
+
+    def mark(m: Any) -> Any:
+        return StreamMark("", m.index, m.line, m.column)
+
+    def convert(n: Any) -> Any:
+        got = memo.get(id(n))
+        if got is not None:
+            return got  # an alias: the same node, as ruamel's composer shares it
+        if isinstance(n, pyyaml.ScalarNode):
+            # plain scalars are resolved by ruamel's YAML 1.2 rules (libyaml's PyYAML resolver is YAML 1.1: yes/no)
+            tag = resolver.resolve(nodes.ScalarNode, n.value, (True, False)) if not n.style else n.tag
+            out = nodes.ScalarNode(tag, n.value, mark(n.start_mark), mark(n.end_mark), style=n.style or None)
+            memo[id(n)] = out
+            return out
+        if isinstance(n, pyyaml.SequenceNode):
+            out = nodes.SequenceNode(n.tag, [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
+            memo[id(n)] = out
+            out.value = [convert(c) for c in n.value]
+            return out
+        out = nodes.MappingNode(n.tag, [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
+        memo[id(n)] = out
+        pairs = [(convert(k), convert(v)) for k, v in n.value]
+        for i, (_key, value) in enumerate(pairs):
+            # an empty value: ruamel places it where the next key starts, libyaml right after the colon
+            if isinstance(value, nodes.ScalarNode) and value.value == "" and not value.style and i + 1 < len(pairs):
+                line = lines[value.start_mark.line] if value.start_mark.line < len(lines) else ""
+                if not line[value.start_mark.column:].lstrip().startswith("#"):
+                    value.start_mark = pairs[i + 1][0].start_mark
+        out.value = pairs
+        return out
+
+    loader = loader_class(text)
+    out: list[Any] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            memo.clear()
+            out.append(constructor.construct_document(convert(node)))
+    except Exception:  # noqa: BLE001 - anything libyaml or the conversion refuses is read by ruamel instead
+        return None
+    finally:
+        loader.dispose()
+    return out
 
 
 def _long_int_problems(yaml: Any, file: str) -> list[Problem]:

@@ -36,13 +36,24 @@ def _checked_kind(api: str, kind: str) -> bool:
     return kind == "LeaderWorkerSet" and group == "leaderworkerset.x-k8s.io"
 
 
+_LAST_TEMPLATED: list[Any] = [None, False]  # (the lines of the file last asked about, the answer)
+
+
+def _templated(lines: list[str]) -> bool:
+    """Template syntax anywhere in the file. Every document of a file shares its list of lines: the answer is
+    kept for the last file, so a stream of thousands of documents is read once, not once per document."""
+    if _LAST_TEMPLATED[0] is not lines:
+        _LAST_TEMPLATED[:] = [lines, any("{{" in line or has_template_marker(line) for line in lines)]
+    return _LAST_TEMPLATED[1]
+
+
 def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
     """One error per missing required field of the pod templates in ``obj`` (a Kubernetes object)."""
     if not is_map(obj):
         return []
     kind = scalar_text(obj.get("kind")) or ""
     api = scalar_text(obj.get("apiVersion")) or ""
-    if not _checked_kind(api, kind) or any("{{" in line or has_template_marker(line) for line in doc.lines):
+    if not _checked_kind(api, kind) or _templated(doc.lines):
         return []
     meta = obj.get("metadata")
     name = scalar_text(meta.get("name")) if is_map(meta) else None
