@@ -159,6 +159,9 @@ def yaml_token(file: str, node: Any, key: Any, yaml_path: str = "", lines: list[
 # Positions inside a scalar
 
 
+_LAST_TABLE: list[Any] = [None, None, None]  # (key, table, the lines it was built from, kept alive for id())
+
+
 class _Positions:
     """Maps an index in a scalar's text to the file line/column where that character was written."""
 
@@ -170,7 +173,12 @@ class _Positions:
         if location is None:
             return
         if block:
-            self.table = self._block_table(text, location, block, indent, lines)
+            # a script is split up to three times (as written, with its own assignments, for eval): the table
+            # of its positions is built once (tables are only read)
+            key = (text, location.file, location.line, location.column, block, indent, id(lines))
+            if _LAST_TABLE[0] != key:
+                _LAST_TABLE[:] = [key, self._block_table(text, location, block, indent, lines), lines]
+            self.table = _LAST_TABLE[1]
         else:
             # One-line flow scalar: columns follow the text. A multi-line flow scalar (YAML folds it into one
             # line) keeps the start line; escapes in double quotes shift columns slightly. Both approximate.
@@ -423,8 +431,9 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
                         expansion(value, j, j2, split=False)
                     j = j2
                 else:
-                    piece(ch, j, j + 1)
-                    j += 1
+                    j2 = _QUOTED_RUN.match(text, j).end()  # a run of literal characters at once (long scripts)
+                    piece(text[j:j2], j, j2)
+                    j = j2
             word.end = j + 1
             i = j + 1
         elif c == "$" or c == "`":
@@ -459,10 +468,16 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
             op(s, i)
             i += len(s)
         else:
-            piece(c, i, i + 1)
-            i += 1
+            j = _PLAIN_RUN.match(text, i).end()  # a run of ordinary characters at once (long scripts)
+            piece(text[i:j], i, j)
+            i = j
     finish()
     return out
+
+
+# Characters with no special meaning at that point of a word: taken together, not one at a time.
+_PLAIN_RUN = re.compile(r"[^ \t\n\\'\"$`<>&;|()]+|.", re.DOTALL)
+_QUOTED_RUN = re.compile(r'[^"\\$`]+|.', re.DOTALL)
 
 
 def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, int]:
