@@ -211,6 +211,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
     from vramlint.extract import extract_records
     from vramlint.yamlload import load_text
 
+    if use_prefilter and text.count("\n---") >= MANY_DOCUMENTS:
+        text = _only_candidate_documents(text)
     docs, problems = load_text(text, display)
     templated = False
     if problems and ("{{" in text or "${" in text or "%{" in text):
@@ -258,6 +260,26 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and "vllm" in text.lower():
         _say_unread_mention(col, text, display, templated, docs)
+
+
+# A stream of this many documents is prefiltered document by document (a 100,000-document file that mentions
+# vLLM once must not be parsed whole).
+MANY_DOCUMENTS = 1000
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r]|$)", re.MULTILINE)
+
+
+def _only_candidate_documents(text: str) -> str:
+    """``text`` with the documents the prefilter rules out (and that hold no ConfigMap a `--config` may name)
+    blanked out, line for line, so that positions stay those of the file."""
+    starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    starts.append(len(text))
+    out = []
+    for begin, end in zip(starts, starts[1:], strict=False):
+        chunk = text[begin:end]
+        out.append(chunk if prefilter(chunk) or "ConfigMap" in chunk else "\n" * chunk.count("\n"))
+    return "".join(out)
 
 
 def _say_unread_mention(col: _Collector, text: str, display: str, templated: bool, docs: list[Any]) -> None:

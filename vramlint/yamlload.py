@@ -34,7 +34,9 @@ class Document:
 MAX_INT_DIGITS = 308
 # Nodes a document may reach through aliases (beyond its own nodes). A billion-laughs document reaches 10^9
 # from a few lines; go-yaml (Kubernetes, Helm, compose) refuses "excessive aliasing" past a few 100,000 decodes.
-MAX_ALIAS_NODES = 100_000
+# Real files reach a few hundred (compose `x-` anchors); every node reached is walked again by extractors and
+# the Helm evaluator, so the budget is kept well below go-yaml's.
+MAX_ALIAS_NODES = 10_000
 
 
 def _constructor_class():
