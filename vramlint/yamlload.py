@@ -152,6 +152,17 @@ def _fast_load_all(text: str, yaml: Any) -> list[Any] | None:
         return None
     from ruamel.yaml import nodes
     from ruamel.yaml.error import StreamMark
+    from ruamel.yaml.tag import Tag
+
+    shared_tags: dict[str, Any] = {}  # one Tag per tag name: a Tag decodes its URI on first use, then keeps it
+
+    def tag_of(name: Any) -> Any:
+        if not isinstance(name, str):
+            return name  # ruamel's resolver gives a Tag already
+        found = shared_tags.get(name)
+        if found is None:
+            found = shared_tags[name] = Tag(suffix=name)
+        return found
 
     constructor = yaml.constructor
     resolver = yaml.resolver
@@ -168,15 +179,15 @@ def _fast_load_all(text: str, yaml: Any) -> list[Any] | None:
         if isinstance(n, pyyaml.ScalarNode):
             # plain scalars are resolved by ruamel's YAML 1.2 rules (libyaml's PyYAML resolver is YAML 1.1: yes/no)
             tag = resolver.resolve(nodes.ScalarNode, n.value, (True, False)) if not n.style else n.tag
-            out = nodes.ScalarNode(tag, n.value, mark(n.start_mark), mark(n.end_mark), style=n.style or None)
+            out = nodes.ScalarNode(tag_of(tag), n.value, mark(n.start_mark), mark(n.end_mark), style=n.style or None)
             memo[id(n)] = out
             return out
         if isinstance(n, pyyaml.SequenceNode):
-            out = nodes.SequenceNode(n.tag, [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
+            out = nodes.SequenceNode(tag_of(n.tag), [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
             memo[id(n)] = out
             out.value = [convert(c) for c in n.value]
             return out
-        out = nodes.MappingNode(n.tag, [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
+        out = nodes.MappingNode(tag_of(n.tag), [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
         memo[id(n)] = out
         pairs = [(convert(k), convert(v)) for k, v in n.value]
         for i, (_key, value) in enumerate(pairs):
