@@ -1,0 +1,199 @@
+"""Speed and peak memory of `vramlint check --offline` on trees where every file is about vLLM (issue 14).
+
+    python3 benchmarks/speed_trees.py [--sizes 1000,3000] [--with-10k] [--kserve 1000,3000] [--repeat 10]
+                                      [--skip-others] [--keep DIR]
+
+Builds, in a temporary directory, trees of N copies of the files of /work/shared/corpus (all vLLM-related:
+the text prefilter skips none of them) and trees of N KServe InferenceService + ServingRuntime pairs (one
+object a file, each InferenceService naming its runtime), then runs, as separate processes on the same tree in
+the same run:
+  * `python3 -m vramlint check --offline TREE`,
+  * `yamllint -d relaxed TREE`,
+  * `checkov -d TREE --framework kubernetes` when checkov is installed (else the table says it was not run),
+and prints wall time, CPU time (user + system) and peak RSS of each child (os.wait4's rusage of that child).
+Then the single-file path: median wall time of 10 runs of `check --offline` on one small corpus Deployment,
+`inventory` on it, `vramlint --version` and a bare `python3 -c pass`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+CORPUS = os.environ.get("VRAMLINT_CORPUS", "/work/shared/corpus")
+SMALL_DEPLOYMENT = "GoogleCloudPlatform__kubernetes-engine-samples/ai-ml__llm-serving-gemma__vllm__vllm-7b-it-h100-80gb.yaml"
+
+RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata:
+  name: vllm-runtime-{i}
+  namespace: team-{ns}
+spec:
+  supportedModelFormats:
+    - name: vllm-{i}
+      autoSelect: false
+  containers:
+    - name: kserve-container
+      image: vllm/vllm-openai:v0.8.5
+      command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+      args:
+        - --port=8080
+        - --gpu-memory-utilization=0.9
+      resources:
+        limits:
+          nvidia.com/gpu: "1"
+"""
+
+ISVC = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llm-{i}
+  namespace: team-{ns}
+spec:
+  predictor:
+    nodeSelector:
+      cloud.google.com/gke-accelerator: nvidia-l4
+    model:
+      modelFormat:
+        name: vllm-{i}
+      runtime: vllm-runtime-{i}
+      args:
+        - --model=Qwen/Qwen2.5-1.5B-Instruct
+        - --max-model-len={len}
+"""
+
+
+def corpus_files() -> list[str]:
+    out = []
+    for dirpath, _dirs, files in os.walk(CORPUS):
+        for name in files:
+            if name.endswith((".yaml", ".yml")):
+                out.append(os.path.relpath(os.path.join(dirpath, name), CORPUS))
+    return sorted(out)
+
+
+def build_corpus_tree(root: str, n: int) -> int:
+    """``n`` files: whole copies of the corpus in copy-K/ folders, the last copy cut short."""
+    files = corpus_files()
+    made = 0
+    copy = 0
+    while made < n:
+        for rel in files:
+            if made >= n:
+                break
+            dest = os.path.join(root, f"copy-{copy:03d}", rel)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(os.path.join(CORPUS, rel), dest)
+            made += 1
+        copy += 1
+    return made
+
+
+def build_kserve_tree(root: str, pairs: int) -> int:
+    for i in range(pairs):
+        sub = os.path.join(root, f"team-{i % 50:02d}")
+        os.makedirs(sub, exist_ok=True)
+        with open(os.path.join(sub, f"runtime-{i}.yaml"), "w", encoding="utf-8") as fh:
+            fh.write(RUNTIME.format(i=i, ns=i % 50))
+        with open(os.path.join(sub, f"isvc-{i}.yaml"), "w", encoding="utf-8") as fh:
+            fh.write(ISVC.format(i=i, ns=i % 50, len=2048 + i % 7 * 1024))
+    return 2 * pairs
+
+
+def run_child(cmd: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
+    """(wall s, CPU s, peak RSS MB, exit code) of one child process, output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss_mb = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
+    return wall, usage.ru_utime + usage.ru_stime, rss_mb, proc.returncode
+
+
+def vramlint_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def fmt(result: tuple[float, float, float, int] | None) -> str:
+    if result is None:
+        return "not run"
+    wall, cpu, rss, _rc = result
+    return f"{wall:7.2f} s wall {cpu:7.2f} CPU-s {rss:6.0f} MB"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,3000", help="corpus-copy tree sizes (files), comma-separated")
+    ap.add_argument("--with-10k", action="store_true", help="also the 10,000-file corpus tree")
+    ap.add_argument("--kserve", default="1000,3000", help="KServe pair counts, comma-separated ('' for none)")
+    ap.add_argument("--repeat", type=int, default=10, help="runs of each single-file command (median)")
+    ap.add_argument("--skip-others", action="store_true", help="time vramlint only (no yamllint/checkov)")
+    ap.add_argument("--skip-trees", action="store_true", help="only the single-file timings")
+    ap.add_argument("--keep", help="build the trees in this folder and keep them")
+    opts = ap.parse_args()
+
+    env = vramlint_env()
+    vram = [sys.executable, "-m", "vramlint"]
+    yamllint = shutil.which("yamllint")
+    checkov = shutil.which("checkov")
+    work = opts.keep or tempfile.mkdtemp(prefix="vramlint-speed-")
+    os.makedirs(work, exist_ok=True)
+    trees: list[tuple[str, str, int]] = []
+    try:
+        if not opts.skip_trees:
+            sizes = [int(s) for s in opts.sizes.split(",") if s] + ([10000] if opts.with_10k else [])
+            for n in sizes:
+                path = os.path.join(work, f"corpus-{n}")
+                if not os.path.isdir(path):
+                    build_corpus_tree(path, n)
+                trees.append((f"{n:,} corpus files", path, n))
+            for pairs in [int(s) for s in opts.kserve.split(",") if s]:
+                path = os.path.join(work, f"kserve-{pairs}")
+                if not os.path.isdir(path):
+                    build_kserve_tree(path, pairs)
+                trees.append((f"{pairs:,} KServe pairs ({2 * pairs:,} files)", path, 2 * pairs))
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        if trees:
+            print()
+            print(f"{'tree':34} | {'vramlint check --offline':40} | {'yamllint -d relaxed':40} | checkov")
+            print("-" * 34 + "-+-" + "-" * 40 + "-+-" + "-" * 40 + "-+-" + "-" * 40)
+        for label, path, _n in trees:
+            mine = run_child(vram + ["check", "--offline", path], work, env)
+            theirs = None if opts.skip_others or not yamllint else run_child([yamllint, "-d", "relaxed", path], work)
+            ck = None if opts.skip_others or not checkov else run_child(
+                [checkov, "-d", path, "--framework", "kubernetes", "--quiet"], work)
+            print(f"{label:34} | {fmt(mine):40} | {fmt(theirs):40} | {fmt(ck)}", flush=True)
+        if trees and not checkov and not opts.skip_others:
+            print("checkov: not installed, not run")
+        print()
+        small = os.path.join(CORPUS, SMALL_DEPLOYMENT)
+        print(f"single file ({os.path.basename(small)}), median of {opts.repeat} runs:")
+        for label, cmd in (("python3 -c pass", [sys.executable, "-c", "pass"]),
+                           ("vramlint --version", vram + ["--version"]),
+                           ("vramlint inventory FILE", vram + ["inventory", small]),
+                           ("vramlint check --offline FILE", vram + ["check", "--offline", small])):
+            runs = [run_child(cmd, work, env) for _ in range(opts.repeat)]
+            walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
+            print(f"  {label:32} {statistics.median(walls):6.3f} s wall (min {min(walls):.3f}), "
+                  f"{statistics.median(cpus):6.3f} CPU-s", flush=True)
+    finally:
+        if not opts.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
