@@ -337,7 +337,8 @@ def _join(col: _Collector) -> None:
 
         try:
             joined, problems, replaced = llmaz.join(rec.llmaz)
-            servers = [s for s in servers if not any(s is r for r in replaced)] + joined
+            replaced_ids = {id(r) for r in replaced}  # by identity: a set, not a scan per server
+            servers = [s for s in servers if id(s) not in replaced_ids] + joined
             rec.problems.extend(problems)
         except Exception as exc:  # noqa: BLE001
             rec.problems.append(internal_problem(*_record_place(rec.llmaz[0]), "joining llmaz Playgrounds with "

@@ -127,7 +127,8 @@ def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
         from vramlint.extract import llmaz
 
         joined, _problems, replaced = llmaz.join(records.llmaz)
-        servers = [s for s in servers if not any(s is r for r in replaced)] + joined
+        replaced_ids = {id(r) for r in replaced}  # by identity: a set, not a scan per server
+        servers = [s for s in servers if id(s) not in replaced_ids] + joined
     for server in servers:
         clear_template_values(server)
     return servers, list(records.problems)

@@ -173,16 +173,30 @@ def _model_path(isvc: IsvcRecord) -> str:
     return join_path(join_path(join_path(isvc.path, "spec"), "predictor"), "model")
 
 
-def _find_runtime(isvc: IsvcRecord, runtimes: list[RuntimeRecord]) -> RuntimeRecord | None:
-    if isvc.runtime:
-        same_file = [r for r in runtimes if r.name == isvc.runtime and r.doc.file == isvc.doc.file]
-        named = same_file or [r for r in runtimes if r.name == isvc.runtime]
-        return named[0] if named else None
-    if isvc.model_format:
+class _RuntimeIndex:
+    """The runtimes by name and by auto-selected model format, so that finding each InferenceService's runtime
+    costs a dictionary look-up, not a scan of every runtime (a tree of thousands of pairs stays linear).
+
+    Same choice as a scan in the scanned order: a runtime of that name in the InferenceService's own file, else
+    the first of that name anywhere; for a model format, the first runtime that auto-selects it."""
+
+    def __init__(self, runtimes: list[RuntimeRecord]) -> None:
+        self.by_name: dict[str, RuntimeRecord] = {}
+        self.by_name_in_file: dict[tuple[str, str], RuntimeRecord] = {}
+        self.by_format: dict[str, RuntimeRecord] = {}
         for rt in runtimes:
-            if any(fmt == isvc.model_format and auto for fmt, auto in rt.formats):
-                return rt
-    return None
+            self.by_name.setdefault(rt.name, rt)
+            self.by_name_in_file.setdefault((rt.name, rt.doc.file), rt)
+            for fmt, auto in rt.formats:
+                if auto:
+                    self.by_format.setdefault(fmt, rt)
+
+    def find(self, isvc: IsvcRecord) -> RuntimeRecord | None:
+        if isvc.runtime:
+            return self.by_name_in_file.get((isvc.runtime, isvc.doc.file)) or self.by_name.get(isvc.runtime)
+        if isvc.model_format:
+            return self.by_format.get(isvc.model_format)
+        return None
 
 
 def _merged_server(isvc: IsvcRecord, rt: RuntimeRecord, records: Records) -> list[Server]:
@@ -308,8 +322,9 @@ def join(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> tuple[list[S
     servers: list[Server] = []
     for rt in runtimes:
         rt.used = False
+    index = _RuntimeIndex(runtimes)
     for isvc in isvcs:
-        rt = _find_runtime(isvc, runtimes)
+        rt = index.find(isvc)
         if rt is not None:
             rt.used = True
             servers.extend(_merged_server(isvc, rt, records))

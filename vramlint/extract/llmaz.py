@@ -164,10 +164,20 @@ class _Model:
     notes: list[str] = field(default_factory=list)
 
 
-def _pick(objects: list[LlmazObject], name: str, file: str) -> LlmazObject | None:
-    named = [o for o in objects if o.name == name]
-    same_file = [o for o in named if o.doc.file == file]
-    return (same_file or named or [None])[0]
+class _ByName:
+    """Objects of one kind by name: a look-up per Playground, not a scan of every object (linear joins)."""
+
+    def __init__(self, objects: list[LlmazObject]) -> None:
+        self.first: dict[str | None, LlmazObject] = {}
+        self.first_in_file: dict[tuple[str | None, str], LlmazObject] = {}
+        for o in objects:
+            self.first.setdefault(o.name, o)
+            self.first_in_file.setdefault((o.name, o.doc.file), o)
+
+
+def _pick(objects: _ByName, name: str, file: str) -> LlmazObject | None:
+    """The object named ``name`` in ``file``, else the first of that name in any scanned file."""
+    return objects.first_in_file.get((name, file)) or objects.first.get(name)
 
 
 def _model(claim: str, found: LlmazObject | None, skip_loader: bool) -> _Model:
@@ -345,8 +355,8 @@ def _filled_args(doc: Any, config: Any, key: str, cpath: str, values: dict[str, 
 def join(objects: list[LlmazObject]) -> tuple[list[Server], list[Problem], list[Server]]:
     """Servers of the Playgrounds among ``objects``, the problems met, and the BackendRuntime config servers
     they replace (a config a Playground uses is reported through it)."""
-    models = [o for o in objects if o.kind == "OpenModel"]
-    runtimes = [o for o in objects if o.kind == "BackendRuntime"]
+    models = _ByName([o for o in objects if o.kind == "OpenModel"])
+    runtimes = _ByName([o for o in objects if o.kind == "BackendRuntime"])
     servers: list[Server] = []
     problems: list[Problem] = []
     replaced: list[Server] = []
@@ -364,7 +374,7 @@ LLMAZ_PINNED_IMAGE = "vllm/vllm-openai:v0.7.3"
 LLMAZ_PIN_SOURCE = "the version llmaz's chart pins (InftyAI/llmaz 11c05fd chart/values.global.yaml)"
 
 
-def _playground_server(pg: LlmazObject, models: list[LlmazObject], runtimes: list[LlmazObject],
+def _playground_server(pg: LlmazObject, models: _ByName, runtimes: _ByName,
                        problems: list[Problem], replaced: list[Server]) -> Server | None:
     from vramlint.cmdline import find_vllm_invocation
     from vramlint.versions import version_from_image
