@@ -6,7 +6,13 @@ shell expressions, unicode, very long strings, and truncated files. Whatever the
 crash (no exception escapes, no rule crashes into VRL000) and every problem must name its file and, when it
 has one, a real line of it.
 
-Bounded for CI (derandomized, 40 examples, about 15 s); VRAMLINT_FUZZ_EXAMPLES=2000 runs a longer random search.
+Then generated hostile input, family by family (strategies in tests/fuzz_strategies.py): Kubernetes manifests with
+vLLM containers (anchors, alias bombs, odd scalars), compose files, Helm charts (values and templates), `sh -c`
+scripts and Hub config.json answers. Each runs through `vramlint check --offline` in-process with a 5 s alarm and
+its address space capped 300 MB above the process's own; a crash, a timeout or a MemoryError fails.
+
+Bounded for CI (derandomized: 40 mutated fixtures and 30 inputs per family, under a minute);
+VRAMLINT_FUZZ_EXAMPLES=2000 runs a longer random search of each, and benchmarks/fuzz_inputs.py runs >= 100,000.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests import fuzz_strategies as fz
 from vramlint.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -165,6 +172,58 @@ def test_mutated_fixtures_never_crash(tmp_path_factory, case):
             assert "Traceback" not in err, err
     finally:
         os.chdir(cwd)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Generated hostile input, one test per family
+
+
+def _family_test(family: str):
+    @settings(max_examples=_EXAMPLES or 30, deadline=None, derandomize=not _EXAMPLES, database=None,
+              phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
+    @given(files=fz.FAMILIES[family]())
+    def test(files, tmp_path_factory):
+        outcome = fz.run_case(files, str(tmp_path_factory.getbasetemp()))
+        assert outcome.failure is None, (outcome.failure, files)
+
+    test.__name__ = f"test_generated_{family}_input_is_handled_in_time_and_memory"
+    return test
+
+
+test_generated_yaml_input_is_handled_in_time_and_memory = _family_test("yaml")
+test_generated_compose_input_is_handled_in_time_and_memory = _family_test("compose")
+test_generated_helm_input_is_handled_in_time_and_memory = _family_test("helm")
+test_generated_shell_input_is_handled_in_time_and_memory = _family_test("shell")
+test_generated_hub_input_is_handled_in_time_and_memory = _family_test("hub")
+
+
+def test_the_fuzz_check_catches_what_it_is_for(tmp_path, monkeypatch):
+    # the harness itself: a crash, a timeout and a memory blow-up out of the pipeline are each reported
+    import vramlint.scan
+
+    files = {"pod.yaml": "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: v, image: vllm/vllm-openai}]}\n"}
+    assert fz.run_case(files, str(tmp_path)).failure is None
+
+    def crash(*args, **kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(vramlint.scan, "scan", crash)
+    assert "boom" in (fz.run_case(files, str(tmp_path)).failure or "")
+
+    def hang(*args, **kwargs):
+        while True:
+            pass
+
+    monkeypatch.setattr(vramlint.scan, "scan", hang)
+    outcome = fz.run_case(files, str(tmp_path), time_limit_s=0.5)
+    assert outcome.timed_out and outcome.seconds < 3
+
+    def hog(*args, **kwargs):
+        return [bytearray(50_000_000) for _ in range(20)]
+
+    monkeypatch.setattr(vramlint.scan, "scan", hog)
+    failure = fz.run_case(files, str(tmp_path)).failure or ""
+    assert "memory" in failure or "MemoryError" in failure, failure
 
 
 # ----------------------------------------------------------------------------------------------------------

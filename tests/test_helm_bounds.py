@@ -195,3 +195,21 @@ def test_all_hostile_templates_stay_under_300_mb(tmp_path):
     result = json.loads(proc.stdout)
     assert result["peak_kb"] < 300_000, result["peak_kb"]
     assert not any("too large for vramlint" in m for ms in result["problems"].values() for m in ms), result
+
+
+def test_a_values_alias_bomb_is_refused_on_its_line_even_when_no_template_uses_it(tmp_path, monkeypatch):
+    values = "model: facebook/opt-125m\n" + alias_bomb_text(9, 9)
+    _chart(tmp_path, "x: {{ .Values.model }}\n", values)
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    servers, problems, _notes = extract_charts(["c"])
+    assert time.monotonic() - start < 5
+    found = [p for p in problems if p.file == "c/values.yaml"]
+    assert len(found) == 1 and "aliases" in found[0].message and found[0].line > 2, found
+    assert [s.file for s in servers] == ["c/templates/ok.yaml"]
+
+
+def alias_bomb_text(levels: int, width: int) -> str:
+    lines = ["bomb:", "  l0: &l0 [" + ", ".join(["x"] * width) + "]"]
+    lines += [f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"

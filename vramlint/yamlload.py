@@ -132,6 +132,9 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         problems.append(Problem(file, None, None, f"invalid YAML: {exc}"))
     except RecursionError:
         problems.append(Problem(file, None, None, "YAML nested too deeply to read"))
+    except (ValueError, OverflowError) as exc:
+        # a scalar the constructor cannot turn into its tag's type (`!!int abc`); Kubernetes refuses it too
+        problems.append(Problem(file, None, None, f"invalid YAML: a value is not what its tag says ({exc})"))
     return docs, problems
 
 

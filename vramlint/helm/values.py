@@ -21,10 +21,40 @@ class Values:
     files: list[str] = field(default_factory=list)
 
 
+class _TooManyAliases(Exception):
+    def __init__(self, message: str, path: tuple):
+        super().__init__(message)
+        self.path = path
+
+
+MAX_VALUES_NODES = 50_000  # vramlint's limit on a values file's nodes with its aliases expanded
+
+
+def _count(node: Any, path: tuple, counts: dict | None) -> None:
+    """go-yaml's guard against alias bombs, which Helm's values reader applies: refuse a document whose alias
+    expansions outnumber its nodes (the ratio allowed shrinks as the document grows)."""
+    if counts is None:
+        return
+    from vramlint.helm.gotmpl import _alias_limit
+
+    counts["decoded"] += 1
+    if isinstance(node, (dict, list)):
+        if id(node) in counts["seen"]:
+            counts["aliases"] += 1
+        counts["seen"].add(id(node))
+    decoded, aliases = counts["decoded"], counts["aliases"]
+    if aliases > 100 and decoded > 1000 and aliases / decoded > _alias_limit(decoded):
+        raise _TooManyAliases("yaml: document contains excessive aliasing", path)
+    if decoded > MAX_VALUES_NODES:
+        raise _TooManyAliases(f"more than vramlint's limit of {MAX_VALUES_NODES:,} values with YAML aliases "
+                              "expanded", path)
+
+
 def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, depth: int = 0,
-              not_json: list | None = None) -> Any:
+              not_json: list | None = None, counts: dict | None = None) -> Any:
     if depth > 100:
         return None
+    _count(node, path, counts)
     if isinstance(node, dict):
         out = {}
         for k in node:
@@ -35,7 +65,7 @@ def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, dept
             )
             if loc is not None:
                 origins[path + (str(k),)] = loc
-            out[str(k)] = _to_plain(child, path + (str(k),), kp, file, origins, depth + 1, not_json)
+            out[str(k)] = _to_plain(child, path + (str(k),), kp, file, origins, depth + 1, not_json, counts)
         return out
     if isinstance(node, list):
         out_list = []
@@ -44,7 +74,7 @@ def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, dept
             loc = value_location(file, node, i, kp)
             if loc is not None:
                 origins[path + (i,)] = loc
-            out_list.append(_to_plain(item, path + (i,), kp, file, origins, depth + 1, not_json))
+            out_list.append(_to_plain(item, path + (i,), kp, file, origins, depth + 1, not_json, counts))
         return out_list
     if isinstance(node, bool) or node is None:
         return node
@@ -70,7 +100,15 @@ def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location],
         problems.append(Problem(file, 1, 1, "values file is not a mapping; it was ignored"))
         return {}, origins, problems
     not_json: list = []
-    plain = _to_plain(data, (), "", file, origins, not_json=not_json)
+    try:
+        plain = _to_plain(data, (), "", file, origins, not_json=not_json,
+                          counts={"decoded": 0, "aliases": 0, "seen": set()})
+    except _TooManyAliases as exc:
+        # Helm refuses the whole file; so is it here, on the key where the expansion went over
+        loc = next((origins[exc.path[:n]] for n in range(len(exc.path), 0, -1) if exc.path[:n] in origins), None)
+        problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
+                                f"Helm cannot load {file}: {exc} (YAML anchors and aliases); the file was not read"))
+        return {}, {}, problems
     for loc, value in not_json[:1]:  # Helm stops at the first
         word = "NaN" if value != value else "+Inf" if value > 0 else "-Inf"
         problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
