@@ -106,6 +106,9 @@ def main() -> int:
             if stats["max_s"] > total["max_s"]:
                 total["max_s"], total["slowest"] = stats["max_s"], stats["slowest"]
             total["peak_mb"] = max(total["peak_mb"], stats["peak_mb"])
+            for f in stats["failures"]:
+                last = f["failure"].strip().splitlines()[-1] if f["failure"].strip() else ""
+                print(f"  failing {f['family']} input: {_short(last, 200)}", flush=True)
             total["failures"].extend(stats["failures"][: max(0, 10 - len(total["failures"]))])
             for fam, (n, secs) in stats["by_family"].items():
                 agg = total["by_family"].setdefault(fam, [0, 0.0])
