@@ -8,8 +8,9 @@ has one, a real line of it.
 
 Then generated hostile input, family by family (strategies in tests/fuzz_strategies.py): Kubernetes manifests with
 vLLM containers (anchors, alias bombs, odd scalars), compose files, Helm charts (values and templates), `sh -c`
-scripts and Hub config.json answers. Each runs through `vramlint check --offline` in-process with a 5 s alarm and
-its address space capped 300 MB above the process's own; a crash, a timeout or a MemoryError fails.
+scripts and Hub config.json answers. Each runs through `vramlint check --offline` in-process with a 5 s CPU-time alarm and
+its address space capped 300 MB above the process's own; a crash, more than 5 s of CPU time or a MemoryError
+fails.
 
 Bounded for CI (derandomized: 40 mutated fixtures and 30 inputs per family, under a minute);
 VRAMLINT_FUZZ_EXAMPLES=2000 runs a longer random search of each, and benchmarks/fuzz_inputs.py runs >= 100,000.

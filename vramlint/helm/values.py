@@ -50,6 +50,44 @@ def _count(node: Any, path: tuple, counts: dict | None) -> None:
                               "expanded", path)
 
 
+def _expanded_size(root: Any) -> None:
+    """The values' node count with every alias expanded, from each distinct node once (so linear in the file):
+    _TooManyAliases (with the path of the largest key) past go-yaml's alias guard or vramlint's limit."""
+    from vramlint.helm.gotmpl import _alias_limit
+
+    memo: dict[int, tuple[int, int]] = {}  # id -> (nodes, containers) expanded
+    distinct = 0
+
+    def size(node: Any, depth: int) -> tuple[int, int]:
+        nonlocal distinct
+        if not isinstance(node, (dict, list)) or depth > 100:
+            return 1, 0
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        distinct += 1
+        nodes, containers = 1, 1
+        for child in (node.values() if isinstance(node, dict) else node):
+            n, c = size(child, depth + 1)
+            nodes += n
+            containers += c
+            if nodes > 100 * MAX_VALUES_NODES:
+                break  # already far past the limit: no need to count the rest
+        memo[key] = (nodes, containers)
+        return nodes, containers
+
+    nodes, containers = size(root, 0)
+    aliases = containers - distinct
+    path: tuple = ()
+    if isinstance(root, dict) and root:
+        path = (str(max(root, key=lambda k: size(root[k], 1)[0])),)
+    if aliases > 100 and nodes > 1000 and aliases / nodes > _alias_limit(nodes):
+        raise _TooManyAliases("yaml: document contains excessive aliasing", path)
+    if nodes > MAX_VALUES_NODES:
+        raise _TooManyAliases(f"{nodes:,} values with YAML aliases expanded, more than vramlint's limit of "
+                              f"{MAX_VALUES_NODES:,}", path)
+
+
 def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, depth: int = 0,
               not_json: list | None = None, counts: dict | None = None) -> Any:
     if depth > 100:
@@ -101,18 +139,25 @@ def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location],
         return {}, origins, problems
     not_json: list = []
     try:
+        cut = any("alias" in p.message for p in problems)  # the YAML reader already cut a bomb and said so
+        if not cut:
+            _expanded_size(data)  # before expanding anything: an alias bomb is refused in milliseconds
         plain = _to_plain(data, (), "", file, origins, not_json=not_json,
-                          counts={"decoded": 0, "aliases": 0, "seen": set()})
+                          counts=None if cut else {"decoded": 0, "aliases": 0, "seen": set()})
     except _TooManyAliases as exc:
         # Helm refuses the whole file; so is it here, on the key where the expansion went over
         loc = next((origins[exc.path[:n]] for n in range(len(exc.path), 0, -1) if exc.path[:n] in origins), None)
+        if loc is None and exc.path and isinstance(data, dict) and exc.path[0] in data:
+            from vramlint.yamlload import key_location
+
+            loc = key_location(file, data, exc.path[0], exc.path[0])
         problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
                                 f"Helm cannot load {file}: {exc} (YAML anchors and aliases); the file was not read"))
         return {}, {}, problems
     for loc, value in not_json[:1]:  # Helm stops at the first
         word = "NaN" if value != value else "+Inf" if value > 0 else "-Inf"
         problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
-                                f"Helm cannot load {file}: {'.nan' if value != value else word.replace('Inf', '.inf')} is not a number "
+                                f"Helm cannot load {file}: {'.nan' if value != value else ('.inf' if value > 0 else '-.inf')} is not a number "
                                 f"JSON can hold (error converting YAML to JSON: json: unsupported value: {word})"))
     return plain, origins, problems
 
