@@ -85,9 +85,9 @@ def test_hostile_template_is_bounded_and_reported_on_its_line(tmp_path, monkeypa
     template, where, word = CASES[name]
     chart = _chart(tmp_path, template)
     monkeypatch.chdir(tmp_path)
-    start = time.monotonic()
+    start = time.process_time()  # CPU time: on a shared machine wall time measures the neighbours
     servers, problems, _notes = extract_charts(["c"])
-    assert time.monotonic() - start < 5
+    assert time.process_time() - start < 5
     assert [s.file for s in servers] == ["c/templates/ok.yaml"], (servers, problems)  # the rest of the chart goes on
     hostile = [p for p in problems if p.file != "c/templates/ok.yaml"]
     if where is None:
@@ -157,9 +157,9 @@ def test_regex_functions_use_go_syntax_and_linear_time():
     assert _render('{{ regexReplaceAll "a(x*)b" "-ab-axxb-" "${1}W" }}') == "-W-xxW-"
     assert _render('{{ regexReplaceAll "a(x*)b" "-ab-axxb-" "$1W" }}') == "---"  # Go reads `$1W` as a name
     assert _render('{{ regexReplaceAllLiteral "a(x*)b" "-ab-axxb-" "${1}" }}') == "-${1}-${1}-"
-    start = time.monotonic()
+    start = time.process_time()
     assert _render('{{ regexMatch "(a+)+$" "' + "a" * 100000 + 'b" }}') == "false"
-    assert time.monotonic() - start < 1
+    assert time.process_time() - start < 1
 
 
 def test_values_with_inf_or_nan_are_refused_as_helm_refuses_them(tmp_path, monkeypatch):
@@ -206,9 +206,9 @@ def test_a_values_alias_bomb_is_refused_on_its_line_even_when_no_template_uses_i
     values = "model: facebook/opt-125m\n" + alias_bomb_text(9, 9)
     _chart(tmp_path, "x: {{ .Values.model }}\n", values)
     monkeypatch.chdir(tmp_path)
-    start = time.monotonic()
+    start = time.process_time()
     servers, problems, _notes = extract_charts(["c"])
-    assert time.monotonic() - start < 5
+    assert time.process_time() - start < 5
     found = [p for p in problems if p.file == "c/values.yaml"]
     assert len(found) == 1 and "aliases" in found[0].message and found[0].line > 2, found
     assert [s.file for s in servers] == ["c/templates/ok.yaml"]
