@@ -453,7 +453,7 @@ def test_third_party_actions_are_pinned_by_commit():
 def test_hf_token_is_only_given_to_the_vramlint_step():
     steps = load_action()["runs"]["steps"]
     holders = [s.get("id") for s in steps if "inputs.hf-token" in json.dumps(s.get("env", {}))]
-    assert holders == ["check"]
+    assert holders == ["check", "diff"]  # the diff resolves the same models on both sides
 
 
 @pytest.mark.parametrize(
@@ -673,3 +673,184 @@ def test_a_bad_fail_on_value_is_a_usage_error(action_env, tmp_path):
     assert run.steps["check"]["outcome"] == "failure"
     assert "fail-on must be error, warning, note or never" in run.log
     assert not run.not_run_uses[-1]["would_run"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The pull-request diff step and its sticky comment, against a local stand-in for the GitHub REST API
+
+
+class _FakeGitHub:
+    """Issue comments of one pull request, served on 127.0.0.1 as the REST API serves them."""
+
+    def __init__(self, token: str):
+        import http.server
+        import threading
+
+        self.comments: list[dict] = [{"id": 1, "body": "a reviewer's comment"}]
+        self.requests: list[tuple[str, str]] = []
+        self.auth: set[str] = set()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):  # noqa: ANN002 - quiet
+                pass
+
+            def _send(self, code: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _body(self) -> dict:
+                return json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+
+            def _handle(self, method: str) -> None:
+                fake.requests.append((method, self.path.split("?")[0]))
+                fake.auth.add(self.headers.get("Authorization", ""))
+                if self.headers.get("Authorization") != f"Bearer {token}":
+                    return self._send(401, {"message": "Bad credentials"})
+                path = self.path.split("?")[0]
+                if method == "GET" and path == "/repos/example/deployments/issues/7/comments":
+                    return self._send(200, fake.comments)
+                if method == "POST" and path == "/repos/example/deployments/issues/7/comments":
+                    comment = {"id": 100 + len(fake.comments), "body": self._body()["body"]}
+                    fake.comments.append(comment)
+                    return self._send(201, comment)
+                if method == "PATCH" and path.startswith("/repos/example/deployments/issues/comments/"):
+                    wanted = int(path.rsplit("/", 1)[1])
+                    for comment in fake.comments:
+                        if comment["id"] == wanted:
+                            comment["body"] = self._body()["body"]
+                            return self._send(200, comment)
+                return self._send(404, {"message": "Not Found"})
+
+            def do_GET(self):  # noqa: N802
+                self._handle("GET")
+
+            def do_POST(self):  # noqa: N802
+                self._handle("POST")
+
+            def do_PATCH(self):  # noqa: N802
+                self._handle("PATCH")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env={**os.environ, **_GIT_ENV}).stdout.strip()
+
+
+def _pr_workspace(tmp_path: Path) -> tuple[Path, str]:
+    """A clone of a repository whose pull request raises --max-model-len; (the workspace, the base commit)."""
+    from tests.test_diff_command import deployment
+
+    origin = tmp_path / "origin"
+    (origin / "deploy").mkdir(parents=True)
+    _git(origin, "init", "-q", "-b", "main")
+    (origin / "deploy" / "llama.yaml").write_text(deployment("llama", extra_args=("--max-model-len", "8192")))
+    (origin / "README.md").write_text("deployments\n")
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "-q", "-m", "base")
+    base = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "checkout", "-q", "-b", "pr")
+    (origin / "deploy" / "llama.yaml").write_text(deployment("llama", extra_args=("--max-model-len", "32768")))
+    _git(origin, "commit", "-q", "-am", "longer context")
+    # as actions/checkout leaves it with the default fetch-depth 1: the base commit is not in the clone
+    workspace = tmp_path / "workspace"
+    subprocess.run(["git", "clone", "-q", "--depth=1", "--branch", "pr", f"file://{origin}", str(workspace)],
+                   check=True, env={**os.environ, **_GIT_ENV})
+    return workspace, base
+
+
+def _pr_run(action_env, tmp_path, workspace, base, api_url, head_repo="example/deployments", **inputs):
+    return run_action(
+        {"paths": "deploy", "fail-on": "never", "offline": "true", "upload-sarif": "false", **inputs},
+        workspace=workspace,
+        runner_temp=tmp_path / "runner-temp",
+        action_path=action_env["action_path"],
+        reuse_steps={"install": action_env["first_run"].steps["install"]},
+        extra_env={"HF_HUB_OFFLINE": "1"},
+        github={
+            "event_name": "pull_request",
+            "repository": "example/deployments",
+            "api_url": api_url,
+            "token": "ghs_secret_workflow_token",
+            "event": {"pull_request": {"number": 7, "base": {"sha": base},
+                                       "head": {"repo": {"full_name": head_repo}}}},
+        },
+    )
+
+
+def test_pull_request_diff_summary_and_sticky_comment(action_env, tmp_path):
+    workspace, base = _pr_workspace(tmp_path)
+    (tmp_path / "runner-temp").mkdir()
+    github = _FakeGitHub("ghs_secret_workflow_token")
+    try:
+        run = _pr_run(action_env, tmp_path, workspace, base, github.url, comment="true")
+        assert run.steps["diff"]["outcome"] == "success", run.log
+        assert "diff" in run.executed and not run.failed
+        # the base commit was fetched into the shallow clone, and the table went to the job summary
+        assert "<!-- vramlint-diff -->" in run.summary
+        row = next(line for line in run.summary.splitlines() if line.startswith("| `deploy/llama.yaml`"))
+        assert "8192 → 32768 (+300.0%)" in row
+        assert github.requests == [("GET", "/repos/example/deployments/issues/7/comments"),
+                                   ("POST", "/repos/example/deployments/issues/7/comments")]
+        (posted,) = [c for c in github.comments if "<!-- vramlint-diff -->" in c["body"]]
+        assert "8192 → 32768" in posted["body"]
+
+        # the next push: the same comment is updated, no second one
+        (workspace / "deploy" / "llama.yaml").write_text(
+            (workspace / "deploy" / "llama.yaml").read_text().replace('"32768"', '"16384"'))
+        _git(workspace, "commit", "-q", "-am", "a shorter context")
+        github.requests.clear()
+        again = _pr_run(action_env, tmp_path, workspace, base, github.url, comment="true")
+        assert again.steps["diff"]["outcome"] == "success", again.log
+        assert github.requests == [("GET", "/repos/example/deployments/issues/7/comments"),
+                                   ("PATCH", f"/repos/example/deployments/issues/comments/{posted['id']}")]
+        assert len(github.comments) == 2 and github.comments[0]["body"] == "a reviewer's comment"
+        assert "8192 → 16384 (+100.0%)" in github.comments[1]["body"]
+        assert github.auth == {"Bearer ghs_secret_workflow_token"}
+        logs = (run.log + again.log).replace("::add-mask::ghs_secret_workflow_token", "")
+        assert "ghs_secret_workflow_token" not in logs  # masked before anything could print it
+        assert "budget diff skipped" not in logs
+    finally:
+        github.close()
+
+
+def test_pull_request_diff_without_comment_fork_and_no_server_change(action_env, tmp_path):
+    workspace, base = _pr_workspace(tmp_path)
+    (tmp_path / "runner-temp").mkdir()
+    github = _FakeGitHub("ghs_secret_workflow_token")
+    try:
+        # comment off (the default): the summary only
+        run = _pr_run(action_env, tmp_path, workspace, base, github.url)
+        assert "<!-- vramlint-diff -->" in run.summary and github.requests == []
+        # a fork's pull request: no request, the summary says why
+        fork = _pr_run(action_env, tmp_path, workspace, base, github.url, head_repo="someone/deployments",
+                       comment="true")
+        assert github.requests == [] and "it comes from a fork" in fork.summary
+        # a pull request that touches no vLLM server: nothing in the summary, nothing posted
+        head = _git(workspace, "rev-parse", "HEAD")
+        readme_only = _pr_run(action_env, tmp_path, workspace, head, github.url, comment="true")
+        assert readme_only.steps["diff"]["outcome"] == "success", readme_only.log
+        assert "<!-- vramlint-diff -->" not in readme_only.summary
+        assert [m for m, _ in github.requests] == ["GET"]  # looked for an earlier comment to update; none
+        assert len(github.comments) == 1
+        # diff: false turns the step's work off
+        off = _pr_run(action_env, tmp_path, workspace, base, github.url, diff="false", comment="true")
+        assert "<!-- vramlint-diff -->" not in off.summary and len(github.requests) == 1
+    finally:
+        github.close()
