@@ -13,6 +13,10 @@ gives the concurrency now and at a suggested value: the traffic profile's `p99-c
 to a multiple of `round-to`, else `suggested-max-model-len`. Requests longer than `max_model_len` are
 rejected by vLLM, so choose a value above the longest request you must serve.
 
+Fix (unsafe: a shorter context rejects longer requests): `--max-model-len` set to the suggested value,
+where it is written, or added after the last argument when it is not (Kubernetes args, compose `command:`);
+in Helm values that do not set it yet there is no edit, and the fix says so.
+
 Failing example (the context is the model's 131072 tokens):
 
 ```yaml
@@ -98,4 +102,12 @@ def check(assessment, ctx):
         "cache, so the memory used stays the same; requests longer than max_model_len are rejected"
     )
     location = arg_location(server, "max_model_len")
-    yield ctx.finding(assessment, message, location)
+    from vramlint.fixes import advice, make_fix
+
+    if after is not None and after.starts:
+        fix = make_fix(f"set --max-model-len {suggested}: the KV cache then holds {times(suggested_concurrency)} "
+                       "requests of that length; longer requests are rejected", False,
+                       [(server, "max_model_len", suggested)])
+    else:
+        fix = advice(f"set --max-model-len {suggested}", "vramlint cannot compute the budget at that length")
+    yield ctx.finding(assessment, message, location, fix=fix)

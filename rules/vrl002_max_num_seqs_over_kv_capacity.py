@@ -20,6 +20,9 @@ The fix is to set `--max-num-seqs` to what the cache holds, so that extra reques
 instead of being preempted, or to give the engine more KV cache (quantized weights, more GPUs, a higher
 `--gpu-memory-utilization`).
 
+Fix (safe: only queueing changes, and the budget is recomputed with it): `--max-num-seqs` set to the number
+of typical requests the cache holds, added after the last argument in the file's style.
+
 Failing example (Llama-3.1-8B on a 24 GB L4 at gpu_memory_utilization 0.78: the KV cache holds about
 three requests of 4096 tokens, and vLLM admits 256):
 
@@ -86,4 +89,10 @@ def check(assessment, ctx):
     if not p99:
         message += f" ({typical:,} tokens is an assumed typical request: set p99-context-tokens under traffic in " \
                    ".vramlint.yaml for yours)"
-    yield ctx.finding(assessment, message, arg_location(server, "max_num_seqs"))
+    from vramlint.fixes import make_fix
+    from vramlint.rule import rebudget
+
+    after = rebudget(assessment, max_num_seqs=limit)
+    fix = make_fix(f"set --max-num-seqs {limit}: requests past it wait in the queue instead of being preempted",
+                   after is not None and after.starts, [(server, "max_num_seqs", limit)])
+    yield ctx.finding(assessment, message, arg_location(server, "max_num_seqs"), fix=fix)

@@ -24,6 +24,12 @@ was left at its default.
 Why: the pod would crash-loop at start-up (`CrashLoopBackOff`), usually after minutes of downloading and
 loading weights. Fixing it in review is cheaper.
 
+Fix (unsafe): for a context the KV cache cannot hold (or above the model's maximum), the largest
+`--max-model-len` that starts, in multiples of 1,024 tokens (the traffic profile's p99, rounded up, when that
+fits), found by recomputing the budget; for weights that leave no memory for the cache, the smallest
+`--gpu-memory-utilization` up to 0.95 that starts. When no single value does it, the fix is advice (more
+GPUs, a larger GPU, a quantized model) with no edits.
+
 Failing example (Llama-3.1-8B on a 24 GB A10G, vLLM 0.10.2: its full 131072-token context needs more KV
 cache than the memory left after the weights):
 
@@ -135,6 +141,7 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
             message += " vLLM stops here, before its later checks, which these numbers fail too: " + " / ".join(
                 _sentence(e.get("message")) for e in behind)
         message += f" {numbers}"
+        fix_ = None if errors is not None else memory_fix(assessment, ctx, error)
         if error.get("version_dependent") and assessment.version_source in ("default", "operator"):
             # the image may run an older release, on which this GPU works
             why = (f"{server.assumed_version_source}; the operator release installed is not known"
@@ -143,9 +150,72 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
             message = message.replace(f"vLLM {budget.vllm_version} will not start",
                                       f"vLLM {budget.vllm_version} ({why}) will not start", 1)
             yield ctx.finding(assessment, message + ". Set vllm-version in the configuration to check against yours",
-                              location, level="warning")
+                              location, level="warning", fix=fix_)
             continue
-        yield ctx.finding(assessment, message, location)
+        yield ctx.finding(assessment, message, location, fix=fix_)
+
+
+LENGTH_ERRORS = ("kv-cache-below-max-model-len", "max-model-len-above-model")
+MEMORY_ERRORS = ("no-cache-memory", "weights-exceed-gpu", "free-below-requested")
+STEP = 1024  # a suggested max_model_len is a multiple of this
+
+
+def memory_fix(assessment, ctx, error):
+    """The change that makes the engine start, from its budget (None for errors this rule has no fix for).
+
+    A context that does not fit: the largest multiple of 1,024 tokens that starts (the traffic profile's p99,
+    rounded up, when that fits too), unsafe since longer requests are then rejected. No memory left at all: the
+    gpu_memory_utilization that starts, up to 0.95, else advice.
+    """
+    from vramlint.fixes import advice, make_fix
+    from vramlint.rule import rebudget
+
+    server, budget, model = assessment.server, assessment.budget, assessment.model
+    code = error.get("code")
+    if budget is None or model is None:
+        return None
+    if code in LENGTH_ERRORS:
+        limit = budget.kv_tokens if code == "kv-cache-below-max-model-len" else budget.max_model_len
+        if code == "max-model-len-above-model" and model.max_position_embeddings:
+            limit = min(model.max_position_embeddings, budget.kv_tokens or model.max_position_embeddings)
+        length = (limit // STEP) * STEP
+        p99 = ctx.p99_context_tokens
+        if p99:
+            wanted = -(-p99 // STEP) * STEP
+            if wanted <= length:
+                length = wanted
+        # the activation peak (V0: max_num_batched_tokens follows max_model_len) and whole blocks move the KV
+        # cache with the length: the largest multiple of STEP that starts, by bisection (starting is monotone)
+        best, best_budget = None, None
+        low, high = 1, length // STEP
+        while low <= high:
+            mid = (low + high) // 2
+            after = rebudget(assessment, max_model_len=mid * STEP)
+            if after is not None and after.starts:
+                best, best_budget, low = mid * STEP, after, mid + 1
+            else:
+                high = mid - 1
+        if best is not None:
+            return make_fix(f"set --max-model-len {best} (the KV cache then holds {tokens(best_budget.kv_tokens)} "
+                            "tokens); longer requests are then rejected", False, [(server, "max_model_len", best)])
+        return advice("the KV cache cannot hold even 1,024 tokens: free memory for it (a larger "
+                      "gpu_memory_utilization, more GPUs or quantized weights)",
+                      "no single value of --max-model-len makes the engine start")
+    if code in MEMORY_ERRORS:
+        current = budget.gpu_memory_utilization
+        for step in range(1, 20):
+            util = round(current + 0.01 * step, 2)
+            if util > 0.95:
+                break
+            after = rebudget(assessment, gpu_memory_utilization=util)
+            if after is not None and after.starts:
+                return make_fix(f"set --gpu-memory-utilization {util:g}: the budget then leaves "
+                                f"{gib(after.kv_cache_gib)} for the KV cache; other processes on the GPU get less",
+                                False, [(server, "gpu_memory_utilization", util)])
+        return advice("the weights and activations do not fit at any gpu_memory_utilization up to 0.95: use more "
+                      "GPUs (tensor parallelism), a larger GPU or a quantized model",
+                      "no single edit makes this engine start")
+    return None
 
 
 # The memory checks in the order vLLM meets them: the free memory at device start-up (V1 0.9.2+, before

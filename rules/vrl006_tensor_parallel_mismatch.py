@@ -27,6 +27,11 @@ On AWS Neuron, `--tensor-parallel-size` counts NeuronCores: a pod requesting `aw
 is compared core for core, one requesting whole devices (`aws.amazon.com/neuron`) only when it is short even
 at 8 cores a device (Inferentia2 and Trainium1 have 2, Trainium2 8; the manifest does not say which).
 
+Fix (unsafe): too few GPUs requested: the GPU count where one values key says it (the production-stack
+chart's `requestGPU`), else a tensor-parallel size that fits the GPUs requested when the heads allow it and
+the budget starts with it, else advice (a Kubernetes GPU request is written in limits and requests); idle
+GPUs: the tensor-parallel size that uses them.
+
 Failing example (TP 4 in a pod with 2 GPUs):
 
 ```yaml
@@ -133,6 +138,8 @@ def check(assessment, ctx):
                 f"{'' if unit == 'GPUs' else ' ' + unit}{gpu_line}: vLLM stops at start-up. Request "
                 f"{world} {unit.split(' (')[0]}, or lower the parallel size to {count}",
                 where,
+                fix=_short_fix(assessment, world, count, tp, pp * dp, gpu_where),
+                related=[gpu_where],
             )
         elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None and unit == "GPUs":
             yield ctx.finding(
@@ -142,6 +149,8 @@ def check(assessment, ctx):
                 f"to use them, or request {world}",
                 gpu_where,
                 level="warning",
+                fix=_tp_fix(assessment, count // (pp * dp) or 1, f"use the {count} GPUs the deployment requests"),
+                related=[where],
             )
 
     if model is None or tp == 1:
@@ -167,3 +176,43 @@ def check(assessment, ctx):
             f"{kv} or is a multiple of it",
             arg_location(server, "tensor_parallel_size"),
         )
+
+
+def _tp_fix(assessment, new_tp, why):
+    """--tensor-parallel-size ``new_tp``, when the heads allow it and the budget starts with it (unsafe: it
+    changes how the engine runs), else None."""
+    from vramlint.fixes import make_fix
+    from vramlint.rule import rebudget
+
+    model = assessment.model
+    if new_tp < 1 or model is None or assessment.budget is None:
+        return None
+    if model.num_attention_heads and model.num_attention_heads % new_tp:
+        return None
+    kv = model.num_kv_heads
+    if kv and kv % new_tp and new_tp % kv:
+        return None
+    after = rebudget(assessment, tensor_parallel_size=new_tp)
+    if after is None or not after.starts:
+        return None
+    return make_fix(f"set --tensor-parallel-size {new_tp} ({why}; the budget starts with it)", False,
+                    [(assessment.server, "tensor_parallel_size", new_tp)])
+
+
+def _short_fix(assessment, world, count, tp, others, gpu_where):
+    """The deployment requests too few GPUs: request ``world`` where one value says the count (a Helm values
+    key such as production-stack's requestGPU), else a tensor-parallel size that fits, else advice."""
+    from vramlint.fixes import Fix, advice, set_arg
+
+    server = assessment.server
+    if server.source_format == "helm-values" and gpu_where.file.endswith((".yaml", ".yml")):
+        probe = type(server)(file=server.file, location=server.location, source_format=server.source_format,
+                             args={"gpu_count": server.gpu.count}, arg_locations={"gpu_count": gpu_where})
+        edits, _why = set_arg(probe, "gpu_count", world)
+        if edits:
+            return Fix(f"request {world} GPUs (line {gpu_where.line}); more GPUs per replica", False, edits)
+    fix = _tp_fix(assessment, count // others if others else 0, f"fits the {count} GPU(s) requested")
+    if fix is not None:
+        return fix
+    return advice(f"request {world} GPUs in the pod's resources (limits and requests)",
+                  "a GPU request is written in several places vramlint does not rewrite")

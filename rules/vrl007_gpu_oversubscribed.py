@@ -21,9 +21,13 @@ pods share a device, so the files do not say which engines add up.
 
 The finding is reported once per group, on its last engine in file order, at its
 `--gpu-memory-utilization` (or its container when it is left at the default), and names the others with
-their lines. When the devices come from the default of a variable the repository does not set
+their lines (SARIF `relatedLocations`). When the devices come from the default of a variable the repository does not set
 (`NVIDIA_VISIBLE_DEVICES: ${CHAT_GPUS:-all}`, set in a `.env` at deploy time), the placement is only the
 file's assumption and the finding is a warning.
+
+Fix (safe when every engine's budget still starts): each engine's `--gpu-memory-utilization` scaled down in
+proportion, to hundredths, so that they add up to at most `max-total-utilization`; one fix edits all the
+engines; unsafe when the placement is only the file's assumption.
 
 Failing example (two engines on device 0, each at the default 0.9):
 
@@ -51,6 +55,8 @@ services:
 """
 
 from __future__ import annotations
+
+import math
 
 from vramlint.rule import arg_location, gib, version_tuple
 
@@ -141,6 +147,7 @@ def _check_together(members, profile, limit, ctx):
     unknown = [a for a, u in utils if u is None]
     when = f" when compose profile {profile!r} is active" if profile else ""
     if total_util > limit + 1e-9:
+        shares = _shares(known, total_util, limit, ctx) if not unknown else None
         # One root cause, one finding: on the last engine of the group in file order (the one whose share
         # takes the sum over the limit when they start in that order), naming the others and their lines.
         a, u = max(known, key=lambda item: (item[0].server.file, item[0].server.location.line))
@@ -167,6 +174,8 @@ def _check_together(members, profile, limit, ctx):
             f"and vLLM refuses to start. Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
             arg_location(a.server, "gpu_memory_utilization"),
             level="warning" if assumed else None,
+            fix=_assumed(shares) if assumed else shares,
+            related=[arg_location(o.server, "gpu_memory_utilization") for o in others],
         ), a
         return
     if unknown or total_gpu is None:
@@ -191,4 +200,40 @@ def _check_together(members, profile, limit, ctx):
             f"({gib(one_request)}), and it does not start. Give each engine its own GPU, or upgrade to "
             "vLLM 0.9.2+ where each engine's share counts only its own memory",
             arg_location(a.server, "gpu_memory_utilization"),
+            fix=_advice_own_gpus(),
+            related=[arg_location(o.server, "gpu_memory_utilization") for o, _ in others],
         ), a
+
+
+def _assumed(fix):
+    """The placement is the file's assumption (a variable's default): the same edits, for a person to approve."""
+    if fix is not None:
+        fix.safe = False
+        fix.description += " (if the engines are placed as the file assumes)"
+    return fix
+
+
+def _advice_own_gpus():
+    from vramlint.fixes import advice
+
+    return advice("give each engine its own GPU, or upgrade to vLLM 0.9.2+",
+                  "which GPU each engine gets, or the image, is a choice for a person")
+
+
+def _shares(known, total_util, limit, ctx):
+    """Each engine's utilisation scaled down in proportion, to hundredths, so they add up to at most ``limit``;
+    safe when each engine's budget still starts at its share (all engines' edits are one fix)."""
+    from vramlint.fixes import advice, make_fix
+    from vramlint.rule import rebudget
+
+    new = [(a, math.floor(u / total_util * limit * 100 + 1e-9) / 100) for a, u in known]
+    if any(share < 0.05 for _, share in new):
+        return advice("give the engines separate GPUs", "scaled down to add up to at most "
+                      f"{limit:g}, some engine would get less than 0.05 of the GPU")
+    starts = all(a.budget is None or ((b := rebudget(a, gpu_memory_utilization=share)) is not None and b.starts)
+                 for a, share in new)
+    listing = ", ".join(f"{a.server.name or a.server.container or 'engine'} {share:g}" for a, share in new)
+    return make_fix(f"scale gpu_memory_utilization down to {listing} (adds up to "
+                    f"{sum(s for _, s in new):.2f})" + ("" if starts else "; some engine may then not start"),
+                    starts and all(a.budget is not None for a, _ in new),
+                    [(a.server, "gpu_memory_utilization", share) for a, share in new])

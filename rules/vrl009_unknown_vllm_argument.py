@@ -11,6 +11,9 @@ When the image tag does not say the version, vramlint checks against its default
 that older versions accept is then a warning, not an error, since the image may run one of them. Set
 `vllm-version` in the configuration to make it exact.
 
+Fix (unsafe: the flag was written for a reason): the closest known argument when the name is mostly kept (a
+misspelling or a rename), else the flag and the value vLLM would read with it removed.
+
 Failing example:
 
 ```yaml
@@ -103,6 +106,7 @@ def check(assessment, ctx):
                 + " set vllm-version in the configuration to check against yours",
                 location,
                 level="warning",
+                fix=_fix(server, flag, location, suggestion if hint else None),
             )
             continue
         yield ctx.finding(
@@ -110,4 +114,25 @@ def check(assessment, ctx):
             f"{which} does not know the argument {flag}{history}: it stops at start-up with "
             f"\"unrecognized arguments: {flag}\"{hint}",
             location,
+            fix=_fix(server, flag, location, suggestion if hint else None),
         )
+
+
+def _fix(server, flag, location, suggestion):
+    """Write the flag's closest known name (where vLLM renamed or it is misspelt), else remove it and its value.
+    Both unsafe: the flag was written for a reason a person knows."""
+    from vramlint.fixes import remove_flag, rename_flag
+    from vramlint.model import Fix
+
+    if suggestion and _close(flag.split("=", 1)[0], suggestion):
+        edits, why = rename_flag(server, flag, suggestion, location)
+        return Fix(f"write {suggestion} instead of {flag.split('=', 1)[0]}", False, edits, why)
+    edits, why = remove_flag(server, flag, location)
+    return Fix(f"remove {flag.split('=', 1)[0]} (and its value)", False, edits, why)
+
+
+def _close(flag, suggestion):
+    """A misspelling or a renamed flag (most of the name kept), not merely the nearest name vLLM knows."""
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, flag.lstrip("-"), suggestion.lstrip("-")).ratio() >= 0.8

@@ -251,6 +251,50 @@ class Inventory:
         return out
 
 
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text from (line, column) up to (end_line, end_column), exclusive, of ``file`` with ``text``.
+
+    1-based lines and columns counted in characters, as ``Location``; an insertion has an empty span."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "replacement": self.text}
+
+
+@dataclass
+class Fix:
+    """What removes a finding: text edits computed from the budget, or, when vramlint cannot write them
+    exactly, no edits and the ``reason`` why.
+
+    ``safe``: the edits change only the value the finding is about, and the budget says the result starts
+    (``vramlint check --fix`` applies them); unsafe ones change behaviour a person approves (``--unsafe-fixes``).
+    """
+
+    description: str
+    safe: bool
+    edits: list[Edit] = field(default_factory=list)
+    reason: str | None = None  # why there are no edits (the value is set in a way vramlint cannot rewrite)
+
+    @property
+    def applicable(self) -> bool:
+        return bool(self.edits)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"description": self.description, "safe": self.safe,
+                               "edits": [e.to_json() for e in self.edits]}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
 @dataclass
 class Finding:
     """One rule's verdict on one server, anchored on the line that set the value."""
@@ -264,10 +308,12 @@ class Finding:
     suppressed: bool = False
     justification: str | None = None
     suppression: str | None = None  # how it was suppressed: "comment" | "annotation" | "baseline"
+    fix: Fix | None = None  # what removes it (vramlint/fixes.py), computed by the rule
+    related: list[Location] = field(default_factory=list)  # other lines the message names
 
     def to_json(self) -> dict[str, Any]:
         loc = self.location
-        return {
+        out = {
             "rule": self.rule_id,
             "name": self.rule_name,
             "level": self.level,
@@ -282,6 +328,11 @@ class Finding:
             "justification": self.justification,
             "suppression": self.suppression,
         }
+        if self.fix is not None:
+            out["fix"] = self.fix.to_json()
+        if self.related:
+            out["related_locations"] = [r.to_json() for r in self.related]
+        return out
 
 
 @dataclass

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from vramlint.cli import UsageError
-from vramlint.model import LEVELS, Assessment, Budget, Finding, Level, Location, Server, TrafficProfile
+from vramlint.model import LEVELS, Assessment, Budget, Finding, Fix, Level, Location, Server, TrafficProfile
 from vramlint.versions import parse_version
 
 ID_RE = re.compile(r"^[A-Z]{2,8}[0-9]{3,4}$")
@@ -178,8 +178,12 @@ class RuleContext:
         message: str,
         location: Location | None = None,
         level: Level | None = None,
+        fix: Fix | None = None,
+        related: list[Location] | None = None,
     ) -> Finding:
-        """A finding of the bound rule on a server; ``location`` defaults to the server's container."""
+        """A finding of the bound rule on a server; ``location`` defaults to the server's container.
+
+        ``fix``: what removes it (built with vramlint.fixes); ``related``: other lines the message names."""
         assert self.rule is not None, "finding() needs a context bound to a rule (ctx.for_rule)"
         server = where.server if isinstance(where, Assessment) else where
         return Finding(
@@ -189,6 +193,8 @@ class RuleContext:
             message=message,
             location=location or server.location,
             server_key=server.key,
+            fix=fix,
+            related=[r for r in (related or []) if r is not None and r.file and r.line >= 1],
         )
 
 

@@ -84,6 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="colour text output (auto: on a terminal, unless NO_COLOR is set)")
     out.add_argument("--show-suppressed", action="store_true",
                      help="list suppressed findings in text output too (json and sarif always carry them)")
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument("--fix", action="store_true", default=False,
+                        help="apply the safe fixes in place, then report what is left")
+    fixing.add_argument("--unsafe-fixes", action="store_true", default=False,
+                        help="with --fix or --diff: also the fixes that change behaviour (a shorter context, ...)")
+    fixing.add_argument("--diff", action="store_true", default=False,
+                        help="print the fixes as a unified diff and change nothing (exit 1 when there is one)")
     base = parser.add_argument_group("baseline")
     base.add_argument("--baseline", metavar="FILE", help="report only findings that are not in this baseline")
     base.add_argument("--write-baseline", metavar="FILE",
@@ -510,6 +517,10 @@ def run(args: argparse.Namespace) -> int:
     outputs = _outputs(args)
     paths = list(args.paths) or ["."]
     check_paths(paths)
+    if (args.fix or args.diff) and "-" in paths:
+        raise UsageError("--fix and --diff rewrite files: give paths, not '-' (standard input)")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes goes with --fix or --diff")
     if args.baseline and args.write_baseline and os.path.abspath(args.baseline) != os.path.abspath(args.write_baseline):
         raise UsageError("--baseline and --write-baseline name different files; give one of them")
 
@@ -582,6 +593,25 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"{baseline_file}: {exc.strerror or exc}") from None
+
+    if args.fix or args.diff:
+        from vramlint.fixing import apply_fixes
+
+        changed = apply_fixes(findings, unsafe=args.unsafe_fixes, write=not args.diff, skip={STDIN_NAME})
+        if args.diff:
+            sys.stdout.write(changed.diff)
+            sys.stdout.flush()
+            eprint(changed.summary(dry_run=True))
+            return 1 if changed.fixes_applied else 0
+        eprint(changed.summary(dry_run=False))
+        if changed.files:
+            # the files changed: check them again, and report what is left (a fix that did not remove its
+            # finding, or added one, shows here)
+            from vramlint.fixes import forget_texts
+
+            forget_texts()
+            again = argparse.Namespace(**{**vars(args), "fix": False, "diff": False, "unsafe_fixes": False})
+            return run(again)
 
     failed = any(selection.fails(f) for f in findings if not f.suppressed)
     exit_status = 1 if failed else 0

@@ -1,7 +1,8 @@
 """JSON report: the ``explain`` contract (each server with its budget) plus every finding.
 
 Top level: ``version``, ``tool``, ``servers`` (``Assessment.to_json()`` each, with the keys of its
-``findings``), ``findings`` (``Finding.to_json()``, suppressed ones included with their justification),
+``findings``), ``findings`` (``Finding.to_json()``, suppressed ones included with their justification; ``fix``
+when the rule computed one, ``help_url`` for vramlint's own rules),
 ``problems``, ``skipped``, ``summary``.
 """
 
@@ -15,19 +16,30 @@ from vramlint.report import TOOL_NAME, Report
 JSON_VERSION = 1
 
 
+def _finding(finding, rules: dict) -> dict:
+    from vramlint.fixes import help_url
+
+    out = finding.to_json()
+    url = help_url(rules.get(finding.rule_id))
+    if url:
+        out["help_url"] = url
+    return out
+
+
 def document(report: Report) -> dict:
+    rules = {r.id: r for r in report.rules}
     by_server = report.findings_by_server()
     servers = []
     for assessment in report.assessments:
         item = assessment.to_json()
-        item["findings"] = [f.to_json() for f in by_server.get(assessment.server.key, [])]
+        item["findings"] = [_finding(f, rules) for f in by_server.get(assessment.server.key, [])]
         servers.append(item)
     counts = report.counts()
     return {
         "version": JSON_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__},
         "servers": servers,
-        "findings": [f.to_json() for f in report.findings],
+        "findings": [_finding(f, rules) for f in report.findings],
         "problems": [p.to_json() for p in report.problems],
         "skipped": [s.to_json() for s in report.skipped],
         "summary": {

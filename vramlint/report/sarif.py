@@ -48,9 +48,13 @@ def _descriptor(rule) -> dict:
     tags = ["vllm", "gpu-memory"]
     if rule.id >= "VRL100" and rule.id.startswith("VRL") or rule.id == "VRL000":
         tags = ["vramlint"]
+    from vramlint.fixes import help_url
+
+    url = help_url(rule)
     return {
         "id": rule.id,
         "name": rule.name,
+        **({"helpUri": url} if url else {}),
         "shortDescription": {"text": summary[:1024]},
         "fullDescription": {"text": full[:1024]},
         "help": {"text": rule.doc, "markdown": rule_markdown(rule, heading="#")},
@@ -60,6 +64,22 @@ def _descriptor(rule) -> dict:
             "precision": "high",
             "problem.severity": _PROBLEM_SEVERITY.get(rule.level, "warning"),
         },
+    }
+
+
+def _fix(fix, root: str) -> dict:
+    """A SARIF fix: the edits grouped by file, each a deleted region and the text put in its place."""
+    changes: dict[str, list] = {}
+    for edit in fix.edits:
+        changes.setdefault(edit.file, []).append({
+            "deletedRegion": {"startLine": edit.line, "startColumn": edit.column, "endLine": edit.end_line,
+                              "endColumn": edit.end_column},
+            "insertedContent": {"text": edit.text},
+        })
+    return {
+        "description": {"text": fix.description + ("" if fix.safe else " (unsafe: applied with --unsafe-fixes)")},
+        "artifactChanges": [{"artifactLocation": _artifact(file, root), "replacements": replacements}
+                            for file, replacements in changes.items()],
     }
 
 
@@ -144,6 +164,14 @@ def document(report: Report) -> dict:
             if finding.justification:
                 suppression["justification"] = finding.justification
             result["suppressions"] = [suppression]
+        if finding.fix is not None and finding.fix.edits:
+            result["fixes"] = [_fix(finding.fix, root)]
+        if finding.related:
+            result["relatedLocations"] = [
+                {"id": i, "physicalLocation": {"artifactLocation": _artifact(r.file, root),
+                                               "region": {"startLine": r.line, "startColumn": r.column}}}
+                for i, r in enumerate(finding.related, 1)
+            ]
         props = {}
         if finding.server_key:
             props["server"] = finding.server_key

@@ -1,0 +1,293 @@
+"""Fixes: each rule's fix in each source format, applied by `check --fix`, then re-checked.
+
+For every case: the finding carries a fix with edits, `--fix --unsafe-fixes` removes that finding and adds no
+other (compared by rule and file), and the file is unchanged outside the edited spans (comments kept)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from vramlint.fixes import apply_edits, forget_texts
+from vramlint.model import Edit
+
+REPO = Path(__file__).resolve().parents[1]
+HELM_BASIC = REPO / "tests" / "fixtures" / "helm" / "basic"
+
+K8S_HEAD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        node.kubernetes.io/instance-type: {instance}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:{tag}
+"""
+LIMITS = """\
+          resources:
+            limits:
+              nvidia.com/gpu: {gpus}
+"""
+
+
+def k8s(body: str, name: str = "llama", instance: str = "g5.xlarge", tag: str = "v0.6.3", gpus: int = 1) -> str:
+    return K8S_HEAD.format(name=name, instance=instance, tag=tag) + body + LIMITS.format(gpus=gpus)
+
+
+COMPOSE_LIST = """\
+# two engines on device 0
+services:
+  chat:
+    image: vllm/vllm-openai:v0.9.2
+    command: ["--model", "meta-llama/Llama-3.2-3B-Instruct", "--max-model-len", "16384",
+              "--gpu-memory-utilization", "0.60"]  # the larger one
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: nvidia
+              device_ids: ["0"]
+              capabilities: [gpu]
+  small:
+    image: vllm/vllm-openai:v0.9.2
+    command:
+      - --model
+      - Qwen/Qwen2.5-1.5B-Instruct
+      - --gpu-memory-utilization
+      - "0.45"
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: nvidia
+              device_ids: ["0"]
+              capabilities: [gpu]
+"""
+
+CASES = {
+    # rule fixed, files, extra flags
+    "VRL005 list --flag=value": ("VRL005", {"d.yaml": k8s(
+        "          args:\n            - --model=meta-llama/Llama-3.1-8B-Instruct\n"
+        "            - --max-model-len=131072  # the full context\n")}, []),
+    "VRL005 list items, quoted": ("VRL005", {"d.yaml": k8s(
+        '          args:\n            - "--model"\n            - "meta-llama/Llama-3.1-8B-Instruct"\n'
+        '            - "--max-model-len"\n            - "131072"\n')}, []),
+    "VRL005 shell string": ("VRL005", {"d.yaml": k8s(
+        '          command: ["/bin/sh", "-c"]\n'
+        '          args: ["vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072 --port 8000"]\n')}, []),
+    "VRL005 shell block scalar": ("VRL005", {"d.yaml": k8s(
+        "          command:\n            - sh\n            - -c\n            - |\n"
+        "              exec vllm serve meta-llama/Llama-3.1-8B-Instruct \\\n"
+        "                --max-model-len 131072 \\\n                --port 8000\n")}, []),
+    "VRL005 --config file": ("VRL005", {"cfg/vllm_config.yaml": (
+        "# vLLM config\nmodel: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 131072  # too long\n"
+        "gpu-memory-utilization: 0.9\n")},
+        ["--gpu", "A10G", "--vllm-version", "0.6.3"]),
+    "VRL007 compose string": ("VRL007", {"compose.yaml": (REPO / "examples/compose/compose.yaml").read_text()},
+                              ["--gpu", "L4"]),
+    "VRL007 compose list": ("VRL007", {"compose.yaml": COMPOSE_LIST}, ["--gpu", "L4"]),
+    "VRL001 adds a list item": ("VRL001", {"d.yaml": k8s(
+        '          args:\n            - "--model"\n            - "meta-llama/Llama-3.1-8B-Instruct"  # served\n',
+        instance="g6e.xlarge", tag="v0.10.2")}, []),
+    "VRL001 adds to a shell string": ("VRL001", {"d.yaml": k8s(
+        '          command: ["/bin/sh", "-c"]\n'
+        '          args: ["vllm serve meta-llama/Llama-3.1-8B-Instruct --port 8000"]\n',
+        instance="g6e.xlarge", tag="v0.10.2")}, []),
+    "VRL002 adds to a flow list": ("VRL002", {"d.yaml": k8s(
+        '          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "4096",\n'
+        '                 "--gpu-memory-utilization", "0.76"]\n', tag="v0.10.2")}, []),
+    "VRL009 removes from a list": ("VRL009", {"d.yaml": k8s(
+        "          args:\n            - --model=meta-llama/Llama-3.2-3B-Instruct\n            - --foo-bar\n"
+        "            - \"3\"\n            - --max-model-len=8192\n", tag="v0.10.2")}, []),
+    "VRL009 renames a misspelt flag": ("VRL009", {"d.yaml": k8s(
+        '          command: ["/bin/sh", "-c"]\n'
+        '          args: ["vllm serve meta-llama/Llama-3.2-3B-Instruct --max-modle-len 8192"]\n', tag="v0.10.2")}, []),
+    "VRL006 known chart's requestGPU": ("VRL006", {"values.yaml": (
+        REPO / "examples/helm/production-stack-values.yaml").read_text()}, []),
+    "VRL006 tensor parallel size": ("VRL006", {"d.yaml": k8s(
+        "          args:\n            - --model=Qwen/Qwen2.5-7B-Instruct\n            - --max-model-len=8192\n"
+        "            - --tensor-parallel-size=2\n", instance="g6e.xlarge", tag="v0.10.2")}, []),
+}
+
+
+def _check(capsys, root: Path, *flags: str) -> tuple[int, list[dict]]:
+    from vramlint.cli import main
+
+    forget_texts()
+    code = main(["check", str(root), "--offline", "--output-format", "json", *flags])
+    out = capsys.readouterr().out
+    return code, json.loads(out)["findings"]
+
+
+def _fix_run(capsys, root: Path, *flags: str) -> tuple[int, str, str]:
+    from vramlint.cli import main
+
+    forget_texts()
+    code = main(["check", str(root), "--offline", *flags])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _comments(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.lstrip().startswith("#")]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_fix_removes_its_finding_and_adds_none(case, tmp_path, capsys):
+    rule, files, flags = CASES[case]
+    root = tmp_path / "repo"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    _, before = _check(capsys, root, *flags)
+    target = [f for f in before if f["rule"] == rule]
+    assert target, f"{case}: no {rule} finding to fix: {[(f['rule'], f['message'][:80]) for f in before]}"
+    assert all(f.get("fix") and f["fix"]["edits"] for f in target), target[0].get("fix")
+    assert target[0]["help_url"].endswith("docs/rules.md#" + rule.lower() + "-" + target[0]["name"])
+
+    _, _, err = _fix_run(capsys, root, "--fix", "--unsafe-fixes", *flags)
+    assert "fixed" in err
+    _, after = _check(capsys, root, *flags)
+    assert not [f for f in after if f["rule"] == rule], [f["message"][:200] for f in after if f["rule"] == rule]
+    count_before = Counter((f["rule"], f["file"]) for f in before)
+    count_after = Counter((f["rule"], f["file"]) for f in after)
+    assert not count_after - count_before, f"new findings after the fix: {count_after - count_before}"
+    for name, text in files.items():
+        new = (root / name).read_text()
+        assert new != text
+        assert _comments(new) == _comments(text)
+
+
+def test_helm_values_through_templates(tmp_path, capsys):
+    chart = tmp_path / "chart"
+    shutil.copytree(HELM_BASIC, chart)
+    (chart / "values-prod.yaml").unlink()
+    values = chart / "values.yaml"
+    values.write_text(values.read_text().replace("maxModelLen: 32768", "maxModelLen: 131072  # full"))
+    _, before = _check(capsys, chart)
+    vrl005 = [f for f in before if f["rule"] == "VRL005"]
+    assert vrl005 and vrl005[0]["file"].endswith("values.yaml")
+    edit = vrl005[0]["fix"]["edits"][0]
+    assert edit["file"].endswith("values.yaml") and edit["line"] == vrl005[0]["line"]
+    _fix_run(capsys, chart, "--fix", "--unsafe-fixes")
+    _, after = _check(capsys, chart)
+    assert not [f for f in after if f["rule"] == "VRL005"]
+    text = values.read_text()
+    assert f"maxModelLen: {edit['replacement']}  # full" in text
+
+
+def test_diff_changes_nothing_and_exits_1(tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+    original = k8s("          args:\n            - --model=meta-llama/Llama-3.1-8B-Instruct\n"
+                   "            - --max-model-len=131072\n").replace("\n", "\r\n").encode()
+    (root / "d.yaml").write_bytes(original)
+    code, out, err = _fix_run(capsys, root, "--diff", "--unsafe-fixes")
+    assert code == 1
+    assert "-            - --max-model-len=131072" in out and "+            - --max-model-len=" in out
+    assert (root / "d.yaml").read_bytes() == original
+    # the VRL005 fix is unsafe (a shorter context rejects long requests): not applied without --unsafe-fixes
+    code, out, err = _fix_run(capsys, root, "--diff")
+    assert code == 0 and out == "" and "1 more with --unsafe-fixes" in err
+
+
+def test_fix_keeps_crlf_and_every_other_byte(tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+    original = k8s("          args:  # settings\r\n            - --model=meta-llama/Llama-3.1-8B-Instruct\r\n"
+                   "            - --max-model-len=131072\r\n").replace("\n", "\r\n").replace("\r\r\n", "\r\n")
+    (root / "d.yaml").write_bytes(original.encode())
+    _fix_run(capsys, root, "--fix", "--unsafe-fixes")
+    new = (root / "d.yaml").read_bytes().decode()
+    old_lines, new_lines = original.split("\r\n"), new.split("\r\n")
+    assert len(old_lines) == len(new_lines) and "\n" not in new.replace("\r\n", "")
+    changed = [(a, b) for a, b in zip(old_lines, new_lines, strict=True) if a != b]
+    assert len(changed) == 1 and changed[0][0].endswith("=131072")
+    assert changed[0][1].startswith("            - --max-model-len=") and changed[0][1].split("=")[1].isdigit()
+
+
+def test_fix_without_unsafe_applies_only_safe(tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "compose.yaml").write_text(COMPOSE_LIST)
+    _, before = _check(capsys, root, "--gpu", "L4")
+    vrl007 = [f for f in before if f["rule"] == "VRL007"]
+    assert vrl007 and all(f["fix"]["safe"] for f in vrl007)
+    # both engines' findings carry the same edits: applied once
+    assert vrl007[0]["fix"]["edits"] == vrl007[1]["fix"]["edits"]
+    code, _, err = _fix_run(capsys, root, "--fix", "--gpu", "L4")
+    assert "fixed 2 finding(s) in 1 file(s)" in err
+    assert code == 0
+
+
+def test_fix_without_edits_says_why(tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "values.yaml").write_text((REPO / "examples/helm/production-stack-values.yaml").read_text())
+    _, findings = _check(capsys, root)
+    vrl001 = [f for f in findings if f["rule"] == "VRL001"]
+    assert vrl001 and vrl001[0]["fix"]["edits"] == [] and "helm-values" in vrl001[0]["fix"]["reason"]
+
+
+def test_overlapping_fixes_first_wins(tmp_path, capsys):
+    from vramlint.fixing import apply_fixes
+    from vramlint.model import Finding, Fix, Location
+
+    path = tmp_path / "f.yaml"
+    path.write_text("a: 1\nb: 2\n")
+    forget_texts()
+    one = Finding("VRL001", "x", "warning", "m", Location(str(path), 1),
+                  fix=Fix("one", True, [Edit(str(path), 1, 4, 1, 5, "10")]))
+    two = Finding("VRL002", "y", "warning", "m", Location(str(path), 1),
+                  fix=Fix("two", True, [Edit(str(path), 1, 4, 1, 5, "20")]))
+    done = apply_fixes([one, two])
+    assert done.fixes_applied == 1 and len(done.skipped_overlap) == 1
+    assert path.read_text() == "a: 10\nb: 2\n"
+    assert "overlaps" in capsys.readouterr().err
+
+
+def test_apply_edits_insert_and_replace():
+    text = "x: [1]\r\ny: 2\r\n"
+    edits = [Edit("f", 2, 4, 2, 5, "3"), Edit("f", 1, 6, 1, 6, ", 4")]
+    assert apply_edits(text, edits) == "x: [1, 4]\r\ny: 3\r\n"
+
+
+def test_fix_with_stdin_is_a_usage_error(capsys):
+    from vramlint.cli import main
+
+    assert main(["check", "-", "--fix"]) == 2
+    assert "standard input" in capsys.readouterr().err
+
+
+def test_sarif_carries_fixes_help_uri_and_related_locations(tmp_path, capsys):
+    from tests.test_report_sarif import assert_valid_sarif
+    from vramlint.cli import main
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "compose.yaml").write_text(COMPOSE_LIST)
+    (root / "values.yaml").write_text((REPO / "examples/helm/production-stack-values.yaml").read_text())
+    forget_texts()
+    main(["check", str(root), "--offline", "--gpu", "L4", "--output-format", "sarif"])
+    doc = json.loads(capsys.readouterr().out)
+    assert_valid_sarif(doc)
+    run = doc["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert rules["VRL007"]["helpUri"].endswith("docs/rules.md#vrl007-gpu-oversubscribed")
+    vrl007 = [r for r in run["results"] if r["ruleId"] == "VRL007"]
+    replacements = vrl007[0]["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert {r["insertedContent"]["text"] for r in replacements} == {"0.57", "0.42"}
+    assert replacements[0]["deletedRegion"]["startLine"] == 6
+    assert vrl007[0]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] in (6, 19)
+    vrl006 = [r for r in run["results"] if r["ruleId"] == "VRL006"]
+    assert vrl006[0]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 34
+    assert vrl006[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "2"

@@ -1,0 +1,430 @@
+"""Fixes: the text edits that remove a finding, written where vramlint read the value.
+
+A rule computes the value that removes its finding (from the budget) and asks :func:`set_arg` for the edits
+that write it: the value is replaced where it was written (an args list item, a word of a shell string or a
+compose ``command:``, a Helm values line, a ``--config`` file key), and a flag not written yet is added next to
+the server's last argument in the file's own style (a list item with the same indentation and quoting, or
+`` --flag value`` inside the string). Every edit is checked against the text it replaces: when the file does not
+hold, at the recorded place, the value vramlint read, there is no edit, and the fix says why (``Fix.reason``).
+
+:func:`apply_edits` applies edits to a file's text: everything outside the edited spans stays byte for byte
+(comments, quoting, indentation, CRLF line endings).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vramlint.model import Edit, Fix, Location, Server
+
+# The repository (README: the pre-commit hook and the action come from it); help URLs are its docs/rules.md
+# plus the rule's anchor, as the README's rule table links them.
+REPOSITORY_URL = "https://github.com/vramlint/vramlint"
+DOCS_BASE_URL = f"{REPOSITORY_URL}/blob/main/docs/rules.md"
+
+_FLAG_RE = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.\-]*")
+_WORD_END = set(" \t\"',]}\\;)&|")
+
+
+def help_url(rule) -> str | None:  # noqa: ANN001 - a vramlint.rule.Rule
+    """The docs/rules.md anchor of a built-in rule or meta finding, None for a user's own rule."""
+    if rule is None or not getattr(rule, "builtin", False) or not rule.name:
+        return None
+    return f"{DOCS_BASE_URL}#{rule.id.lower()}-{rule.name}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Reading the file text as the locations count it
+
+
+_TEXT_CACHE: dict[str, str | None] = {}
+
+
+def file_text(path: str) -> str | None:
+    """The file's text (UTF-8 only: the encoding fixes are written back in), None when it cannot be read."""
+    if path in _TEXT_CACHE:
+        return _TEXT_CACHE[path]
+    text: str | None = None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        if not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = None
+    _TEXT_CACHE[path] = text
+    return text
+
+
+def forget_texts() -> None:
+    """Drop the cached file texts (after fixes were written)."""
+    _TEXT_CACHE.clear()
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings kept (only ``\\n`` ends a line, as YAML's line counting does here)."""
+    return text.splitlines(keepends=True) if "\r" not in text.replace("\r\n", "") else re.split(r"(?<=\n)", text)
+
+
+def _body(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Spans of values as written
+
+
+@dataclass
+class _Span:
+    line: int  # 1-based
+    start: int  # 0-based column of the first character
+    end: int  # 0-based, exclusive
+    text: str
+    list_item: bool = False  # the word is a whole YAML block-sequence item (`- "--flag"`)
+    quote: str = ""  # the quote around the word, when it is a list item or a flow-sequence element
+    flow: bool = False  # the word is an element of a flow sequence (`["--a", "1"]`)
+
+
+def _word_at(lines: list[str], line: int, col0: int) -> _Span | None:
+    """The shell/YAML word starting at 0-based ``col0`` of ``line``."""
+    if line < 1 or line > len(lines):
+        return None
+    body = _body(lines[line - 1])
+    if col0 < 0 or col0 >= len(body):
+        return None
+    quote = ""
+    if body[col0] in "\"'":
+        quote = body[col0]
+        close = body.find(quote, col0 + 1)
+        if close < 0:
+            return None
+        return _decorate(body, _Span(line, col0 + 1, close, body[col0 + 1:close], quote=quote))
+    end = col0
+    while end < len(body) and body[end] not in _WORD_END:
+        end += 1
+    if end == col0:
+        return None
+    span = _Span(line, col0, end, body[col0:end])
+    if col0 > 0 and body[col0 - 1] in "\"'":
+        span.quote = body[col0 - 1]
+    return _decorate(body, span)
+
+
+def _decorate(body: str, span: _Span) -> _Span:
+    before = body[: span.start - (1 if span.quote else 0)]
+    after = body[span.end + (1 if span.quote else 0):]
+    stripped = before.strip()
+    if stripped == "-" and (after.strip() == "" or after.strip().startswith("#")):
+        span.list_item = True
+    elif (stripped.endswith(("[", ",")) or (stripped == "" and span.quote)) and after.lstrip().startswith((",", "]")):
+        span.flow = True  # an element of a flow sequence, maybe the first on a continuation line
+    return span
+
+
+def _next_word(lines: list[str], span: _Span) -> _Span | None:
+    """The word after ``span``: on the same line, or the next YAML list item when ``span`` is one."""
+    body = _body(lines[span.line - 1])
+    pos = span.end + (1 if span.quote else 0)
+    if span.list_item:
+        for n in range(span.line + 1, len(lines) + 1):
+            text = _body(lines[n - 1])
+            stripped = text.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            if not stripped.startswith("- "):
+                return None
+            col = text.index("- ") + 2
+            while col < len(text) and text[col] == " ":
+                col += 1
+            word = _word_at(lines, n, col)
+            return word if word is not None and word.list_item else None
+        return None
+    if span.flow:
+        m = re.compile(r"\s*,\s*").match(body, pos)
+        if not m:
+            return None
+        if m.end() >= len(body) and span.line < len(lines):  # the next element is on the next line
+            following = _body(lines[span.line])
+            word = _word_at(lines, span.line + 1, len(following) - len(following.lstrip()))
+        else:
+            word = _word_at(lines, span.line, m.end())
+        return word if word is not None and word.flow else None
+    m = re.compile(r"[ \t]+").match(body, pos)
+    if not m or m.end() >= len(body):
+        return None
+    return _word_at(lines, span.line, m.end())
+
+
+def _same_value(written: str, value: Any) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return written.lower() in (("true", "1", "yes") if value else ("false", "0", "no"))
+    if isinstance(value, (int, float)):
+        try:
+            return float(written) == float(value)
+        except ValueError:
+            from vramlint.rule import as_int
+
+            return as_int(written) == value
+    return written == str(value)
+
+
+def _flag_of(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _flag_names(word: str) -> tuple[str, str | None]:
+    """(normalised flag, attached value or None) of a word such as `--max_model_len=4096`."""
+    from vramlint.vllm_args import normalise
+
+    flag, eq, attached = word.partition("=")
+    return normalise(flag), (attached if eq else None)
+
+
+@dataclass
+class _Written:
+    """How one argument is written: its flag word and its value word (None for a boolean flag / a YAML key)."""
+
+    flag: _Span | None
+    value: _Span | None
+    attached: bool = False  # `--flag=value` in one word
+
+
+def _find_written(lines: list[str], server: Server, dest: str, loc: Location) -> _Written | str:
+    """The spans of ``dest`` as written at ``loc``, or why they cannot be found exactly."""
+    word = _word_at(lines, loc.line, loc.column - 1)
+    if word is None:
+        return f"line {loc.line} of {loc.file} does not hold the value where vramlint read it"
+    value = server.args.get(dest)
+    if word.text.startswith("-"):
+        flag, attached = _flag_names(word.text)
+        if flag != _flag_of(dest) and not _flag_of(dest).startswith(flag):
+            return f"{word.text} at {loc.file}:{loc.line} is not how vramlint expects --{dest.replace('_', '-')}"
+        if attached is not None:
+            eq = word.text.index("=")
+            span = _Span(word.line, word.start + eq + 1, word.end, attached, word.list_item, word.quote, word.flow)
+            return _Written(word, span, attached=True) if _same_value(attached, value) else \
+                f"{word.text} at {loc.file}:{loc.line} does not say the value vramlint read"
+        if isinstance(value, bool):
+            return _Written(word, None)
+        nxt = _next_word(lines, word)
+        if nxt is None or not _same_value(nxt.text, value):
+            return f"the value of {word.text} at {loc.file}:{loc.line} is not written where vramlint can rewrite it"
+        return _Written(word, nxt)
+    # a YAML scalar (Helm values, a --config file, an operator's field): maybe `key: value`
+    key = re.match(r"([A-Za-z0-9_.\-\"']+)\s*:\s+", _body(lines[loc.line - 1])[loc.column - 1:])
+    if key and not _same_value(word.text, value):
+        word = _word_at(lines, loc.line, loc.column - 1 + key.end())
+        if word is None:
+            return f"line {loc.line} of {loc.file} does not hold the value where vramlint read it"
+    if not _same_value(word.text, value):
+        return f"{loc.file}:{loc.line} does not say the value vramlint read ({value!r}), so it cannot be rewritten there"
+    rest = _body(lines[loc.line - 1])[word.end + (1 if word.quote else 0):].strip()
+    if rest and not rest.startswith("#"):
+        return f"the value at {loc.file}:{loc.line} is part of a larger expression"
+    return _Written(None, word)
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Edits for a change of one argument
+
+
+def set_arg(server: Server, dest: str, value: Any) -> tuple[list[Edit], str | None]:
+    """The edits that make ``dest`` (a vLLM dest name) ``value`` on ``server``, or ([], why not)."""
+    new = format_value(value)
+    loc = server.arg_locations.get(dest)
+    if loc is not None and loc.file and loc.line >= 1:
+        text = file_text(loc.file)
+        if text is None:
+            return [], f"{loc.file} is not a UTF-8 text file vramlint can rewrite"
+        lines = split_lines(text)
+        written = _find_written(lines, server, dest, loc)
+        if isinstance(written, str):
+            return [], written
+        if written.value is None:
+            return [], f"{_flag_of(dest)} is written without a value at {loc.file}:{loc.line}"
+        span = written.value
+        return [Edit(loc.file, span.line, span.start + 1, span.line, span.end + 1, new)], None
+    if dest in server.args:
+        return [], f"vramlint does not know where {_flag_of(dest)} is written"
+    return _add_arg(server, _flag_of(dest), new)
+
+
+def remove_flag(server: Server, flag: str, loc: Location) -> tuple[list[Edit], str | None]:
+    """The edits that delete ``flag`` (and the value vLLM would have read with it), written at ``loc``."""
+    text = file_text(loc.file) if loc.file else None
+    if text is None:
+        return [], f"{loc.file or 'the file'} is not a UTF-8 text file vramlint can rewrite"
+    lines = split_lines(text)
+    word = _word_at(lines, loc.line, loc.column - 1)
+    if word is None or word.text.split("=", 1)[0] != flag.split("=", 1)[0]:
+        return [], f"{flag} is not written at {loc.file}:{loc.line} where vramlint read it"
+    words = [word]
+    if "=" not in word.text:
+        nxt = _next_word(lines, word)
+        if nxt is not None and not nxt.text.startswith("-"):
+            # vLLM's parser takes the next word that is not an option as the unknown flag's value
+            words.append(nxt)
+    return _delete_words(lines, loc.file, words)
+
+
+def rename_flag(server: Server, flag: str, new_flag: str, loc: Location) -> tuple[list[Edit], str | None]:
+    """The edit that writes ``new_flag`` instead of ``flag`` (a value attached with `=` is kept)."""
+    text = file_text(loc.file) if loc.file else None
+    if text is None:
+        return [], f"{loc.file or 'the file'} is not a UTF-8 text file vramlint can rewrite"
+    lines = split_lines(text)
+    word = _word_at(lines, loc.line, loc.column - 1)
+    if word is None or word.text.split("=", 1)[0] != flag.split("=", 1)[0]:
+        return [], f"{flag} is not written at {loc.file}:{loc.line} where vramlint read it"
+    name_end = word.start + len(word.text.split("=", 1)[0])
+    return [Edit(loc.file, word.line, word.start + 1, word.line, name_end + 1, new_flag.split("=", 1)[0])], None
+
+
+def _delete_words(lines: list[str], file: str, words: list[_Span]) -> tuple[list[Edit], str | None]:
+    edits: list[Edit] = []
+    if all(w.list_item for w in words):
+        for w in words:
+            edits.append(Edit(file, w.line, 1, w.line + 1, 1, ""))
+        return edits, None
+    if len({w.line for w in words}) != 1:
+        return [], "the flag and its value are written in a way vramlint cannot delete exactly"
+    body = _body(lines[words[0].line - 1])
+    first, last = words[0], words[-1]
+    start = first.start - (1 if first.quote else 0)
+    end = last.end + (1 if last.quote else 0)
+    if first.flow:
+        # `["--a", "--bad", "1"]`: the elements and the comma before them
+        m = re.search(r",\s*$", body[:start])
+        if m:
+            start = m.start()
+        else:
+            m2 = re.match(r"\s*,\s*", body[end:])
+            end += m2.end() if m2 else 0
+    else:
+        m = re.search(r"[ \t]+$", body[:start])
+        if m:
+            start = m.start()
+        else:
+            m2 = re.match(r"[ \t]+", body[end:])
+            end += m2.end() if m2 else 0
+    line = first.line
+    return [Edit(file, line, start + 1, line, end + 1, "")], None
+
+
+def _add_arg(server: Server, flag: str, value: str) -> tuple[list[Edit], str | None]:
+    """A flag the file does not write yet: after the server's last argument, in that argument's style."""
+    if server.source_format not in ("kubernetes", "compose"):
+        return [], (f"{flag} is not set, and vramlint adds flags only to Kubernetes args and compose commands "
+                    f"(this server is read from {server.source_format})")
+    from difflib import SequenceMatcher
+
+    for unknown in server.unknown_args:
+        if SequenceMatcher(None, unknown.split("=", 1)[0].lstrip("-"), flag.lstrip("-")).ratio() >= 0.8:
+            return [], (f"{flag} is not set, but {unknown} (which vLLM does not know) looks like it: fix that "
+                        "first (VRL009), then check again")
+    anchors = [loc for loc in [*server.arg_locations.values(), *server.unknown_args.values()]
+               if loc is not None and loc.file == server.file and loc.line >= 1]
+    if server.model_location is not None and server.model_location.file == server.file:
+        anchors.append(server.model_location)
+    text = file_text(server.file)
+    if not anchors or text is None:
+        return [], f"{flag} is not set, and vramlint does not know where this server's arguments are written"
+    lines = split_lines(text)
+    last: tuple[_Span, _Span] | None = None  # (first word, last word) of the argument written last
+    for loc in anchors:
+        word = _word_at(lines, loc.line, loc.column - 1)
+        if word is None:
+            continue
+        end_word = word
+        if word.text.startswith("-") and "=" not in word.text:
+            nxt = _next_word(lines, word)
+            if nxt is not None and not (nxt.text.startswith("-") and not _is_number(nxt.text)):
+                end_word = nxt
+        if last is None or (end_word.line, end_word.end) > (last[1].line, last[1].end):
+            last = (word, end_word)
+    if last is None:
+        return [], f"{flag} is not set, and vramlint cannot find this server's arguments in {server.file}"
+    first, end_word = last
+    if end_word.list_item:
+        line_text = lines[end_word.line - 1]
+        indent = line_text[: len(line_text) - len(line_text.lstrip())]
+        newline = "\r\n" if line_text.endswith("\r\n") else "\n"
+        q = end_word.quote
+        if "=" in first.text and first.list_item and first is end_word:
+            items = [f"{flag}={value}"]
+        else:
+            items = [flag, value]
+        insert = "".join(f"{indent}- {q}{item}{q}{newline}" for item in items)
+        if not line_text.endswith(("\n", "\r")):
+            insert = newline + insert.rstrip("\r\n")
+            body_len = len(_body(line_text))
+            return [Edit(server.file, end_word.line, body_len + 1, end_word.line, body_len + 1, insert)], None
+        return [Edit(server.file, end_word.line + 1, 1, end_word.line + 1, 1, insert)], None
+    at = end_word.end + (1 if end_word.quote else 0)
+    if end_word.flow:
+        q = end_word.quote or '"'
+        insert = f", {q}{flag}{q}, {q}{value}{q}"
+    elif end_word.quote:
+        return [], f"{flag} is not set, and the last argument is quoted inside a string vramlint will not rewrite"
+    else:
+        insert = f" {flag} {value}"
+    return [Edit(server.file, end_word.line, at + 1, end_word.line, at + 1, insert)], None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------------------
+# Building fixes and applying them
+
+
+def make_fix(description: str, safe: bool, changes: list[tuple[Server, str, Any]]) -> Fix:
+    """A fix that sets each (server, dest, value); no edits (and the reason) when any of them cannot be written."""
+    edits: list[Edit] = []
+    for server, dest, value in changes:
+        got, why = set_arg(server, dest, value)
+        if why:
+            return Fix(description, safe, [], why)
+        edits.extend(got)
+    return Fix(description, safe, edits)
+
+
+def advice(description: str, reason: str) -> Fix:
+    """A fix no single edit makes: said, never applied."""
+    return Fix(description, False, [], reason)
+
+
+def _offset(lines: list[str], line: int, column: int) -> int:
+    return sum(len(x) for x in lines[: line - 1]) + column - 1
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """``text`` with ``edits`` (which must not overlap) applied."""
+    lines = split_lines(text)
+    spans = sorted(((_offset(lines, e.line, e.column), _offset(lines, e.end_line, e.end_column), e.text)
+                    for e in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def edit_range(text: str, edit: Edit) -> tuple[int, int]:
+    lines = split_lines(text)
+    return _offset(lines, edit.line, edit.column), _offset(lines, edit.end_line, edit.end_column)
