@@ -43,9 +43,7 @@ nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
 
 from __future__ import annotations
 
-import math
-
-from vramlint.rule import arg_location, concurrency_at, gib, times, tokens
+from vramlint.rule import arg_location, gib, max_num_seqs_over_capacity, times, tokens
 
 ID = "VRL002"
 NAME = "max-num-seqs-over-kv-capacity"
@@ -63,23 +61,16 @@ def check(assessment, ctx):
     p99 = ctx.p99_context_tokens
     typical = p99 or int(ctx.options["typical_context_tokens"])
     typical = min(typical, budget.max_model_len) if budget.max_model_len else typical
-    if typical <= 0:
-        return
-    capacity = concurrency_at(budget, typical)
-    held = math.floor(capacity)
-    if budget.max_num_seqs <= held:
-        return
     peak = ctx.peak_concurrent_requests
+    over = max_num_seqs_over_capacity(budget, typical, ctx.options["min_concurrency"], peak)
+    if over is None:
+        return
+    limit, capacity = over
     if peak is not None:
-        if peak <= held:
-            return
         why = f"your traffic profile's peak of {peak} concurrent requests does not fit"
     else:
-        if capacity >= ctx.options["min_concurrency"]:
-            return
         why = f"fewer than {ctx.options['min_concurrency']} requests fit at once"
     length = f"{typical:,}-token requests" + (" (your p99 context)" if p99 else "")
-    limit = max(held, 1)
     message = (
         f"the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds {times(capacity)} "
         f"{length}, but vLLM {budget.vllm_version} admits up to {budget.max_num_seqs} at once (max_num_seqs is "

@@ -196,8 +196,13 @@ def memory_fix(assessment, ctx, error):
             else:
                 high = mid - 1
         if best is not None:
-            return make_fix(f"set --max-model-len {best} (the KV cache then holds {tokens(best_budget.kv_tokens)} "
-                            "tokens); longer requests are then rejected", False, [(server, "max_model_len", best)])
+            changes = [(server, "max_model_len", best)]
+            text = f"set --max-model-len {best} (the KV cache then holds {tokens(best_budget.kv_tokens)} tokens)"
+            queue = _queue_limit(server, best_budget, ctx)
+            if queue:
+                changes.append((server, "max_num_seqs", queue))
+                text += f" and --max-num-seqs {queue} (what that cache holds, as VRL002 checks)"
+            return make_fix(text + "; longer requests are then rejected", False, changes)
         return advice("the KV cache cannot hold even 1,024 tokens: free memory for it (a larger "
                       "gpu_memory_utilization, more GPUs or quantized weights)",
                       "no single value of --max-model-len makes the engine start")
@@ -246,6 +251,22 @@ def root_causes(errors, server):
         by_line[key] = len(out)
         out.append((error, list(chain)))
     return out
+
+
+# VRL002's defaults (rules/vrl002_max_num_seqs_over_kv_capacity.py): a cache shrunk to fit would raise it
+TYPICAL_CONTEXT_TOKENS = 4096
+MIN_CONCURRENCY = 4
+
+
+def _queue_limit(server, budget, ctx):
+    """The --max-num-seqs a fix must set too, so that the engine it makes start is not over its cache (VRL002)."""
+    from vramlint.rule import max_num_seqs_over_capacity
+
+    if "max_num_seqs" in server.args:
+        return None
+    over = max_num_seqs_over_capacity(budget, ctx.p99_context_tokens or TYPICAL_CONTEXT_TOKENS, MIN_CONCURRENCY,
+                                      ctx.peak_concurrent_requests)
+    return over[0] if over else None
 
 
 def _sentence(text) -> str:

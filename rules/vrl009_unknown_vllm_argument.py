@@ -11,8 +11,10 @@ When the image tag does not say the version, vramlint checks against its default
 that older versions accept is then a warning, not an error, since the image may run one of them. Set
 `vllm-version` in the configuration to make it exact.
 
-Fix (unsafe: the flag was written for a reason): the closest known argument when the name is mostly kept (a
-misspelling or a rename), else the flag and the value vLLM would read with it removed.
+Fix (unsafe: the flag was written for a reason): the closest known argument when no vLLM version knows the
+flag and most of its name is kept (a misspelling, never its opposite: `--disable-x` is not `--enable-x`), else
+the flag and the value vLLM would read with it removed (a flag that other versions know, removed or added
+since: vLLM's renames changed meaning, as `--disable-log-requests` to `--enable-log-requests`).
 
 Failing example:
 
@@ -119,12 +121,14 @@ def check(assessment, ctx):
 
 
 def _fix(server, flag, location, suggestion):
-    """Write the flag's closest known name (where vLLM renamed or it is misspelt), else remove it and its value.
-    Both unsafe: the flag was written for a reason a person knows."""
+    """Write the flag's closest known name when it is a misspelling (no vLLM version knows it), else remove it and
+    the value vLLM would read with it (a flag other versions know: vramlint has no table of renames, and
+    vLLM's renames changed meaning, `--disable-log-requests` -> `--enable-log-requests`). Both unsafe: the flag
+    was written for a reason a person knows."""
     from vramlint.fixes import remove_flag, rename_flag
     from vramlint.model import Fix
 
-    if suggestion and _close(flag.split("=", 1)[0], suggestion):
+    if suggestion and not _versions_knowing(flag) and _close(flag.split("=", 1)[0], suggestion):
         edits, why = rename_flag(server, flag, suggestion, location)
         return Fix(f"write {suggestion} instead of {flag.split('=', 1)[0]}", False, edits, why)
     edits, why = remove_flag(server, flag, location)
@@ -132,7 +136,11 @@ def _fix(server, flag, location, suggestion):
 
 
 def _close(flag, suggestion):
-    """A misspelling or a renamed flag (most of the name kept), not merely the nearest name vLLM knows."""
+    """A misspelling (most of the name kept), not merely the nearest name vLLM knows, nor its opposite
+    (`--disable-x` is not `--enable-x`)."""
     from difflib import SequenceMatcher
 
+    words, other = set(flag.lstrip("-").replace("_", "-").split("-")), set(suggestion.lstrip("-").split("-"))
+    if (words ^ other) & {"enable", "disable", "no"}:
+        return False
     return SequenceMatcher(None, flag.lstrip("-"), suggestion.lstrip("-")).ratio() >= 0.8

@@ -312,14 +312,19 @@ def _delete_words(lines: list[str], file: str, words: list[_Span]) -> tuple[list
         else:
             m2 = re.match(r"\s*,\s*", body[end:])
             end += m2.end() if m2 else 0
-    else:
+    elif body[:start].strip():
         m = re.search(r"[ \t]+$", body[:start])
-        if m:
-            start = m.start()
-        else:
-            m2 = re.match(r"[ \t]+", body[end:])
-            end += m2.end() if m2 else 0
+        start = m.start() if m else start
+    else:
+        # first word on its line (a shell continuation line): keep the indentation, take the blank after it
+        m2 = re.match(r"[ \t]+", body[end:])
+        end += m2.end() if m2 else 0
+        previous = _body(lines[first.line - 2]).rstrip() if first.line >= 2 else ""
+        if body[end:].strip() == "\\" or (not body[end:].strip() and not previous.endswith("\\")):
+            return [Edit(file, first.line, 1, first.line + 1, 1, "")], None  # the whole line goes
     line = first.line
+    if not (body[:start] + body[end:]).strip():
+        return [Edit(file, line, 1, line + 1, 1, "")], None  # nothing else on the line: the line goes
     return [Edit(file, line, start + 1, line, end + 1, "")], None
 
 

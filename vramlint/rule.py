@@ -496,6 +496,23 @@ def rebudget(assessment: Assessment, model=None, **args: Any) -> Budget | None:
     )
 
 
+def max_num_seqs_over_capacity(budget: Budget, typical: int, min_concurrency: float,
+                               peak: int | None = None) -> tuple[int, float] | None:
+    """VRL002's test: (the --max-num-seqs the KV cache holds, the cache's capacity in ``typical``-token requests)
+    when vLLM would admit more requests than that, else None. Shared with fixes that shrink the cache (VRL005),
+    so that their result does not raise VRL002."""
+    typical = min(typical, budget.max_model_len) if budget.max_model_len else typical
+    if typical <= 0:
+        return None
+    capacity = concurrency_at(budget, typical)
+    held = math.floor(capacity)
+    if budget.max_num_seqs <= held:
+        return None
+    if peak is not None:
+        return (max(held, 1), capacity) if peak > held else None
+    return (max(held, 1), capacity) if capacity < min_concurrency else None
+
+
 def concurrency_at(budget: Budget, length: int) -> float:
     """How many requests of ``length`` tokens the KV cache holds, counting whole blocks as vLLM does."""
     if length <= 0:
