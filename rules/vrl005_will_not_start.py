@@ -95,7 +95,8 @@ def _on_every_gpu(assessment, ctx):
         if fix:
             message += f" Fix: {fix.rstrip('.')}."
         arg = error.get("arg")
-        yield ctx.finding(assessment, message, arg_location(server, arg) if arg else server.location)
+        yield ctx.finding(assessment, message, arg_location(server, arg) if arg else server.location,
+                          fix=_advice(error))
 
 
 def _fleet(assessment, ctx):
@@ -141,7 +142,7 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
             message += " vLLM stops here, before its later checks, which these numbers fail too: " + " / ".join(
                 _sentence(e.get("message")) for e in behind)
         message += f" {numbers}"
-        fix_ = None if errors is not None else memory_fix(assessment, ctx, error)
+        fix_ = (None if errors is not None else memory_fix(assessment, ctx, error)) or _advice(error)
         if error.get("version_dependent") and assessment.version_source in ("default", "operator"):
             # the image may run an older release, on which this GPU works
             why = (f"{server.assumed_version_source}; the operator release installed is not known"
@@ -269,6 +270,17 @@ def _queue_limit(server, budget, ctx):
     return over[0] if over else None
 
 
+def _advice(error):
+    """What vLLM's refusal says to change, as a fix without edits: which of several changes is for a person."""
+    from vramlint.fixes import advice
+
+    text = str(error.get("fix") or "").strip().rstrip(".")
+    if not text:
+        text = "change the setting vLLM's message names"
+    return advice(text, "vramlint does not write this change: it is a choice among several, or a restructuring "
+                  "of the command")
+
+
 def _sentence(text) -> str:
     text = str(text or "").strip()
     if text and text[-1] not in ".!?":
@@ -297,7 +309,8 @@ def _engine_refusals(assessment, ctx):
             yield ctx.finding(assessment, f"vLLM {version} will not start on {assessment.gpu.name}: "
                               f"NotImplementedError: {_sentence(error['message'])} Fix: unset VLLM_USE_V1 (vLLM "
                               "then falls back to the V0 engine), or remove the setting it names",
-                              arg_location(server, error.get("arg") or ""), level=pinned)
+                              arg_location(server, error.get("arg") or ""), level=pinned,
+                              fix=_advice({"fix": "unset VLLM_USE_V1, or remove the setting it names"}))
         return
     refusal = versions.v1_forced_kv_cache_refusal(key, server.args, server.env)
     if refusal is None:
@@ -306,11 +319,12 @@ def _engine_refusals(assessment, ctx):
     fix = "Fix: unset VLLM_USE_V1 (vLLM then falls back to the V0 engine), or remove --kv-cache-dtype"
     if not refusal["accepted_on"]:
         yield ctx.finding(assessment, f"vLLM {version} will not start on any GPU: {refusal['message']} {fix}",
-                          location, level=pinned)
+                          location, level=pinned, fix=_advice({"fix": fix[len("Fix: "):]}))
     else:
         yield ctx.finding(assessment, f"vLLM {version} will not start unless the pod lands on a "
                           f"{' or a '.join(refusal['accepted_on'])}: {refusal['message']} The file does not say "
-                          f"the GPU. {fix}, or pin the pod to such a GPU", location, level="warning")
+                          f"the GPU. {fix}, or pin the pod to such a GPU", location, level="warning",
+                          fix=_advice({"fix": fix[len("Fix: "):] + ", or pin the pod to such a GPU"}))
 
 
 def _rejected_arguments(assessment, ctx):
@@ -318,25 +332,27 @@ def _rejected_arguments(assessment, ctx):
     server = assessment.server
     for error in server.startup_errors:
         location = error.get("location") or arg_location(server, error.get("arg") or "")
+        advice_ = _advice(error)
         version = error.get("version")
         text = str(error.get("message") or "").strip().rstrip(".")
         fix = f". Fix: {error['fix']}" if error.get("fix") else ""
         if error.get("shell"):
             # the shell refuses the script before vLLM is ever started
-            yield ctx.finding(assessment, f"the container will not start: {text}{fix}", location)
+            yield ctx.finding(assessment, f"the container will not start: {text}{fix}", location, fix=advice_)
             continue
         if error.get("level") == "warning":
             # what vLLM does depends on something the file does not say; the message says both outcomes
-            yield ctx.finding(assessment, f"vLLM {version}: {text}{fix}", location, level="warning")
+            yield ctx.finding(assessment, f"vLLM {version}: {text}{fix}", location, level="warning",
+                              fix=advice_)
         elif error.get("version_known", True):
-            yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location)
+            yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location, fix=advice_)
         elif error.get("assumed_by"):
             # checked against the version an operator pins: the release installed may pin another one
             yield ctx.finding(
                 assessment,
                 f"vLLM {version} ({error['assumed_by']}; the operator release installed is not known) will not "
                 f"start: {text}{fix}. Set vllm-version in the configuration to check against yours",
-                location, level="warning")
+                location, level="warning", fix=advice_)
         else:
             # checked against the newest version vramlint knows: the image may run another one
             yield ctx.finding(
@@ -345,4 +361,5 @@ def _rejected_arguments(assessment, ctx):
                 f"{text}{fix}. Set vllm-version in the configuration to check against yours",
                 location,
                 level="warning",
+                fix=advice_,
             )

@@ -81,6 +81,8 @@ def _group_check(assessment, ctx, group, world, needed, where):
             + (f"Fix: {group.fix}" if group.fix else
                f"Give the group {world} GPUs (more workers or GPUs per pod), or lower the parallel size"),
             where,
+            fix=_advice(group.fix or f"give the group {world} GPUs (more workers or GPUs per pod), or lower the "
+                        "parallel size", f"the {group.kind}'s GPUs are set across several of its objects"),
         )
     elif absent:
         yield ctx.finding(assessment, f"{absent[0].label} of the {group.kind} never joins it: {absent[0].why}",
@@ -149,13 +151,18 @@ def check(assessment, ctx):
                 f"to use them, or request {world}",
                 gpu_where,
                 level="warning",
-                fix=_tp_fix(assessment, count // (pp * dp) or 1, f"use the {count} GPUs the deployment requests"),
+                fix=_tp_fix(assessment, count // (pp * dp) or 1, f"use the {count} GPUs the deployment requests")
+                or _advice(f"request {world} GPUs, or set --tensor-parallel-size {count // (pp * dp) or 1}",
+                           "the parallel size that uses every GPU does not divide the model's heads or does not "
+                           "start, and a GPU request is written in several places vramlint does not rewrite"),
                 related=[where],
             )
 
     if model is None or tp == 1:
         return
     codes = _budget_error_codes(assessment)
+    heads_fix = _advice("use a tensor-parallel size that divides the heads (and the GPUs to match)",
+                        "a different parallel size needs a different GPU request too")
     heads = model.num_attention_heads
     if heads and heads % tp != 0 and "tp-heads" not in codes:
         divisors = [d for d in range(1, heads + 1) if heads % d == 0 and d <= max(tp * 2, 8)]
@@ -165,6 +172,7 @@ def check(assessment, ctx):
             f"stops with \"Total number of attention heads ({heads}) must be divisible by tensor parallel size "
             f"({tp}).\" Use one of {', '.join(map(str, divisors))}",
             arg_location(server, "tensor_parallel_size"),
+            fix=heads_fix,
         )
         return
     kv = model.num_kv_heads
@@ -175,6 +183,7 @@ def check(assessment, ctx):
             "which fails an assertion in vLLM's model code at start-up. Use a size that divides "
             f"{kv} or is a multiple of it",
             arg_location(server, "tensor_parallel_size"),
+            fix=heads_fix,
         )
 
 
@@ -216,3 +225,9 @@ def _short_fix(assessment, world, count, tp, others, gpu_where):
         return fix
     return advice(f"request {world} GPUs in the pod's resources (limits and requests)",
                   "a GPU request is written in several places vramlint does not rewrite")
+
+
+def _advice(text, reason):
+    from vramlint.fixes import advice
+
+    return advice(text, reason)

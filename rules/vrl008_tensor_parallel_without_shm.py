@@ -9,6 +9,12 @@ which NCCL outgrows: the engine fails at start-up or on the first requests with
 Only NVIDIA GPUs are checked (NCCL). Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
 compose with `ipc: host` or a `shm_size` (e.g. `shm_size: 16gb`).
 
+Fix (safe: it only adds the shared memory, and changes nothing of the budget): Kubernetes: a volume `dshm`
+(`emptyDir` with `medium: Memory`) in the pod's volumes and its mount at `/dev/shm` in the container, each
+inserted before the first item of the list (or as a new key) in the file's indentation; compose:
+`shm_size: "16gb"` in the service. Other sources, or a `/dev/shm` mount from another kind of volume, get the
+advice and why there is no edit.
+
 Failing example (TP 2, no /dev/shm volume):
 
 ```yaml
@@ -64,4 +70,13 @@ def check(assessment, ctx):
         f"{what} runs {tp * pp} workers that talk through NCCL over /dev/shm, but the container keeps the "
         f"default 64 MB /dev/shm: expect `NCCL error: unhandled system error` or a bus error. Fix: {fix}",
         arg_location(server, "tensor_parallel_size", "pipeline_parallel_size"),
+        fix=_shm_fix(server, fix),
     )
+
+
+def _shm_fix(server, text):
+    from vramlint.fixes import add_shm
+    from vramlint.model import Fix
+
+    edits, why = add_shm(server)
+    return Fix(text, True, edits, why)

@@ -111,6 +111,24 @@ CASES = {
     "VRL009 renames a misspelt flag": ("VRL009", {"d.yaml": k8s(
         '          command: ["/bin/sh", "-c"]\n'
         '          args: ["vllm serve meta-llama/Llama-3.2-3B-Instruct --max-modle-len 8192"]\n', tag="v0.10.2")}, []),
+    "VRL009 removes a --config file key": ("VRL009", {"cfg/vllm_config.yaml": (
+        "# vLLM config\nmodel: meta-llama/Llama-3.2-3B-Instruct\nnum-scheduler-steps: 8  # multi-step\n"
+        "max-model-len: 8192\n")}, ["--gpu", "L4", "--vllm-version", "0.10.2"]),
+    "VRL008 KServe predictor": ("VRL008", {"isvc.yaml": (REPO / "examples/kserve/inferenceservice.yaml").read_text(),
+                                           "runtime.yaml": (REPO / "examples/kserve/servingruntime.yaml").read_text()},
+                                []),
+    "VRL008 existing volumes and mounts": ("VRL008", {"d.yaml": k8s(
+        "          args:\n            - --model=Qwen/Qwen2.5-7B-Instruct\n            - --max-model-len=8192\n"
+        "            - --tensor-parallel-size=2\n          volumeMounts:\n          - name: cache  # the HF cache\n"
+        "            mountPath: /root/.cache\n", instance="g6e.12xlarge", tag="v0.10.2", gpus=2).replace(
+        "      containers:\n", "      volumes:\n      - name: cache\n        emptyDir: {}\n      containers:\n")},
+        []),
+    "VRL008 compose": ("VRL008", {"compose.yaml": (
+        "services:\n  qwen:\n    image: vllm/vllm-openai:v0.9.2\n"
+        "    command: --model Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2 --max-model-len 8192\n"
+        "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+        "            - driver: nvidia\n              count: 2\n              capabilities: [gpu]\n")},
+        ["--gpu", "L40S"]),
     "VRL006 known chart's requestGPU": ("VRL006", {"values.yaml": (
         REPO / "examples/helm/production-stack-values.yaml").read_text()}, []),
     "VRL006 tensor parallel size": ("VRL006", {"d.yaml": k8s(
@@ -161,10 +179,12 @@ def test_fix_removes_its_finding_and_adds_none(case, tmp_path, capsys):
     count_before = Counter((f["rule"], f["file"]) for f in before)
     count_after = Counter((f["rule"], f["file"]) for f in after)
     assert not count_after - count_before, f"new findings after the fix: {count_after - count_before}"
+    changed = 0
     for name, text in files.items():
         new = (root / name).read_text()
-        assert new != text
+        changed += new != text
         assert _comments(new) == _comments(text)
+    assert changed
 
 
 def test_helm_values_through_templates(tmp_path, capsys):
@@ -291,3 +311,18 @@ def test_sarif_carries_fixes_help_uri_and_related_locations(tmp_path, capsys):
     vrl006 = [r for r in run["results"] if r["ruleId"] == "VRL006"]
     assert vrl006[0]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 34
     assert vrl006[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "2"
+
+
+def test_every_finding_of_a_value_rule_on_the_examples_has_a_fix(capsys):
+    from vramlint.cli import main
+
+    forget_texts()
+    main(["check", str(REPO / "examples"), "--offline", "--output-format", "json"])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    value_rules = {"VRL001", "VRL002", "VRL005", "VRL006", "VRL007", "VRL008", "VRL009"}
+    checked = [f for f in findings if f["rule"] in value_rules]
+    assert len(checked) >= 5
+    for f in checked:
+        fix = f.get("fix")
+        assert fix and fix["description"], f
+        assert fix["edits"] or fix["reason"], f

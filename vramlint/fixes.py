@@ -268,6 +268,10 @@ def remove_flag(server: Server, flag: str, loc: Location) -> tuple[list[Edit], s
         return [], f"{loc.file or 'the file'} is not a UTF-8 text file vramlint can rewrite"
     lines = split_lines(text)
     word = _word_at(lines, loc.line, loc.column - 1)
+    key = _config_key_line(lines, loc)
+    if key is not None and key == _flag_names(flag)[0]:
+        # a --config file's `key: value` (or a KAITO/ConfigMap block of one): the line goes
+        return [Edit(loc.file, loc.line, 1, loc.line + 1, 1, "")], None
     if word is None or word.text.split("=", 1)[0] != flag.split("=", 1)[0]:
         return [], f"{flag} is not written at {loc.file}:{loc.line} where vramlint read it"
     words = [word]
@@ -277,6 +281,17 @@ def remove_flag(server: Server, flag: str, loc: Location) -> tuple[list[Edit], s
             # vLLM's parser takes the next word that is not an option as the unknown flag's value
             words.append(nxt)
     return _delete_words(lines, loc.file, words)
+
+
+def _config_key_line(lines: list[str], loc: Location) -> str | None:
+    """The flag a `key: scalar` line at ``loc`` sets (a vLLM config file key), else None."""
+    if loc.line < 1 or loc.line > len(lines):
+        return None
+    body = _body(lines[loc.line - 1])
+    m = re.fullmatch(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*:\s*([^\s#{}\[\]|>&*!][^#]*?)?\s*(#.*)?", body)
+    if not m or m.group(2) is None or body[: loc.column - 1].strip():
+        return None
+    return _flag_names("--" + m.group(1))[0]
 
 
 def rename_flag(server: Server, flag: str, new_flag: str, loc: Location) -> tuple[list[Edit], str | None]:
@@ -433,3 +448,135 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
 def edit_range(text: str, edit: Edit) -> tuple[int, int]:
     lines = split_lines(text)
     return _offset(lines, edit.line, edit.column), _offset(lines, edit.end_line, edit.end_column)
+
+
+# --------------------------------------------------------------------------------------------------------
+# /dev/shm (VRL008): a multi-line insertion in the file's indentation
+
+
+def _path_keys(path: str) -> list[Any]:
+    keys: list[Any] = []
+    for quoted, index, plain in re.findall(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]|([^.\[\]]+)', path):
+        keys.append(int(index) if index else (quoted or plain))
+    return keys
+
+
+def _walk(node: Any, keys: list[Any]) -> Any:
+    for key in keys:
+        if isinstance(key, int):
+            if not isinstance(node, list) or key >= len(node):
+                return None
+            node = node[key]
+        else:
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node = node[key]
+    return node
+
+
+def _node_at(server: Server, keys: list[Any], lines: list[str], text: str) -> Any:
+    """The node at ``keys`` of the document holding the server (the one whose node starts on its line)."""
+    from vramlint.yamlload import load_text
+
+    docs, _problems = load_text(text, server.file)
+    found = None
+    for doc in docs:
+        node = _walk(doc.data, _path_keys(server.location.yaml_path))
+        if node is None or not hasattr(node, "lc"):
+            continue
+        if node.lc.line + 1 == server.location.line or found is None:
+            found = (doc, node)
+    if found is None:
+        return None
+    return _walk(found[0].data, keys)
+
+
+def _own_line_key(node: Any, lines: list[str]) -> tuple[int, int] | None:
+    """(0-based line, column) of the first key of ``node`` written at the start of its own line."""
+    for key in node:
+        try:
+            line, col = node.lc.key(key)
+        except (KeyError, AttributeError, TypeError):
+            continue
+        if line < len(lines) and not _body(lines[line])[:col].strip():
+            return line, col
+    return None
+
+
+def _list_head(seq: Any, lines: list[str]) -> tuple[int, int] | None:
+    """(0-based line, dash column) of the first item of a block sequence written `- ...` at a line start."""
+    if not seq or getattr(getattr(seq, "fa", None), "flow_style", lambda: False)():
+        return None
+    try:
+        line, col = seq.lc.item(0)
+    except (KeyError, AttributeError, TypeError, IndexError):
+        return None
+    body = _body(lines[line]) if line < len(lines) else ""
+    dash = body.rfind("-", 0, col)
+    if dash < 0 or body[:dash].strip() or body[dash:col].strip() != "-":
+        return None
+    return line, dash
+
+
+def _block(indent: int, text: str, newline: str) -> str:
+    return "".join(" " * indent + row + newline for row in text.split("\n"))
+
+
+def add_shm(server: Server) -> tuple[list[Edit], str | None]:
+    """Kubernetes: a memory-backed emptyDir volume `dshm` mounted at /dev/shm; compose: `shm_size`."""
+    text = file_text(server.file)
+    if text is None or not server.location.yaml_path:
+        return [], "vramlint cannot read this server's file as UTF-8 YAML to add the volume"
+    lines = split_lines(text)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    keys = _path_keys(server.location.yaml_path)
+    if server.source_format == "compose":
+        service = _node_at(server, keys, lines, text)
+        if not isinstance(service, dict) or "shm_size" in service or "ipc" in service:
+            return [], "the service sets shm_size or ipc in a way vramlint does not rewrite"
+        anchor = _own_line_key(service, lines)
+        if anchor is None:
+            return [], "the service's keys are not written one per line"
+        return [Edit(server.file, anchor[0] + 1, 1, anchor[0] + 1, 1,
+                     _block(anchor[1], 'shm_size: "16gb"', newline))], None
+    if server.source_format != "kubernetes":
+        return [], f"vramlint adds the /dev/shm volume only to Kubernetes manifests and compose files (this server " \
+                   f"is read from {server.source_format}): mount an emptyDir with medium: Memory at /dev/shm"
+    container = _node_at(server, keys, lines, text)
+    pod_keys = keys[:-2] if len(keys) >= 2 and isinstance(keys[-1], int) else keys[:-1]
+    pod = _node_at(server, pod_keys, lines, text)
+    if not isinstance(container, dict) or not isinstance(pod, dict):
+        return [], "vramlint cannot find the container and its pod spec in the file"
+    mounts, volumes = container.get("volumeMounts"), pod.get("volumes")
+    if any(isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts or []):
+        return [], "/dev/shm is mounted from a volume that is not a memory emptyDir: set its emptyDir medium: Memory"
+    if any(isinstance(v, dict) and v.get("name") == "dshm" for v in volumes or []):
+        return [], "the pod already has a volume named dshm that is not mounted at /dev/shm"
+    edits = []
+    head = _list_head(mounts, lines) if mounts else None
+    if head is not None:
+        edits.append(Edit(server.file, head[0] + 1, 1, head[0] + 1, 1,
+                          _block(head[1], "- name: dshm\n  mountPath: /dev/shm", newline)))
+    elif mounts is None:
+        anchor = _own_line_key(container, lines)
+        if anchor is None:
+            return [], "the container's keys are not written one per line"
+        edits.append(Edit(server.file, anchor[0] + 1, 1, anchor[0] + 1, 1,
+                          _block(anchor[1], "volumeMounts:\n  - name: dshm\n    mountPath: /dev/shm", newline)))
+    else:
+        return [], "the container's volumeMounts are written in a form vramlint does not extend"
+    head = _list_head(volumes, lines) if volumes else None
+    if head is not None:
+        edit = Edit(server.file, head[0] + 1, 1, head[0] + 1, 1,
+                    _block(head[1], "- name: dshm\n  emptyDir:\n    medium: Memory", newline))
+    elif volumes is None:
+        anchor = _own_line_key(pod, lines)
+        if anchor is None:
+            return [], "the pod spec's keys are not written one per line"
+        edit = Edit(server.file, anchor[0] + 1, 1, anchor[0] + 1, 1,
+                    _block(anchor[1], "volumes:\n  - name: dshm\n    emptyDir:\n      medium: Memory", newline))
+    else:
+        return [], "the pod's volumes are written in a form vramlint does not extend"
+    if (edit.line, edit.column) == (edits[0].line, edits[0].column):
+        return [], "the volume and its mount would go on the same line"
+    return [*edits, edit], None
