@@ -326,3 +326,22 @@ def test_every_finding_of_a_value_rule_on_the_examples_has_a_fix(capsys):
         fix = f.get("fix")
         assert fix and fix["description"], f
         assert fix["edits"] or fix["reason"], f
+
+
+def test_text_summary_and_github_say_how_many_fixes(capsys):
+    from vramlint.cli import main
+
+    forget_texts()
+    main(["check", str(REPO / "examples"), "--offline", "--output-format", "json"])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    safe = sum(1 for f in findings if f.get("fix") and f["fix"]["edits"] and f["fix"]["safe"])
+    unsafe = sum(1 for f in findings if f.get("fix") and f["fix"]["edits"] and not f["fix"]["safe"])
+    assert safe and unsafe
+    forget_texts()
+    main(["check", str(REPO / "examples"), "--offline", "--color", "never"])
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert f"{safe} fixable with --fix, {unsafe} more with --fix --unsafe-fixes" in last
+    forget_texts()
+    main(["check", str(REPO / "examples"), "--offline", "--output-format", "github"])
+    notices = [line for line in capsys.readouterr().out.splitlines() if "fixable with" in line]
+    assert len(notices) == 1 and notices[0].startswith("::notice ") and f"{safe} fixable with --fix" in notices[0]

@@ -43,17 +43,21 @@ _TEXT_CACHE: dict[str, str | None] = {}
 
 
 def file_text(path: str) -> str | None:
-    """The file's text (UTF-8 only: the encoding fixes are written back in), None when it cannot be read."""
+    """The file's text (UTF-8 only: the encoding fixes are written back in), None when it cannot be read.
+
+    Read by the run's one file reader: a regular file inside the scanned paths, within the size cap (a file a
+    finding points at outside them is neither read nor rewritten)."""
     if path in _TEXT_CACHE:
         return _TEXT_CACHE[path]
+    from vramlint.fsread import read_bytes
+
     text: str | None = None
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        if not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+    raw = read_bytes(path)
+    if isinstance(raw, bytes) and not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
+        try:
             text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = None
+        except UnicodeDecodeError:
+            text = None
     _TEXT_CACHE[path] = text
     return text
 
@@ -64,8 +68,12 @@ def forget_texts() -> None:
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines with their endings kept (only ``\\n`` ends a line, as YAML's line counting does here)."""
-    return text.splitlines(keepends=True) if "\r" not in text.replace("\r\n", "") else re.split(r"(?<=\n)", text)
+    """Lines with their endings kept; only ``\\n`` ends a line (a CRLF line keeps its ``\\r``), as YAML counts."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def _body(line: str) -> str:
@@ -247,7 +255,7 @@ def set_arg(server: Server, dest: str, value: Any) -> tuple[list[Edit], str | No
     if loc is not None and loc.file and loc.line >= 1:
         text = file_text(loc.file)
         if text is None:
-            return [], f"{loc.file} is not a UTF-8 text file vramlint can rewrite"
+            return [], f"{loc.file} cannot be rewritten (outside the scanned paths, or not plain UTF-8 text)"
         lines = split_lines(text)
         written = _find_written(lines, server, dest, loc)
         if isinstance(written, str):
@@ -265,7 +273,7 @@ def remove_flag(server: Server, flag: str, loc: Location) -> tuple[list[Edit], s
     """The edits that delete ``flag`` (and the value vLLM would have read with it), written at ``loc``."""
     text = file_text(loc.file) if loc.file else None
     if text is None:
-        return [], f"{loc.file or 'the file'} is not a UTF-8 text file vramlint can rewrite"
+        return [], f"{loc.file or 'the file'} cannot be rewritten (outside the scanned paths, or not plain UTF-8 text)"
     lines = split_lines(text)
     word = _word_at(lines, loc.line, loc.column - 1)
     key = _config_key_line(lines, loc)
@@ -298,7 +306,7 @@ def rename_flag(server: Server, flag: str, new_flag: str, loc: Location) -> tupl
     """The edit that writes ``new_flag`` instead of ``flag`` (a value attached with `=` is kept)."""
     text = file_text(loc.file) if loc.file else None
     if text is None:
-        return [], f"{loc.file or 'the file'} is not a UTF-8 text file vramlint can rewrite"
+        return [], f"{loc.file or 'the file'} cannot be rewritten (outside the scanned paths, or not plain UTF-8 text)"
     lines = split_lines(text)
     word = _word_at(lines, loc.line, loc.column - 1)
     if word is None or word.text.split("=", 1)[0] != flag.split("=", 1)[0]:

@@ -39,4 +39,9 @@ def render(report: Report, color: bool = False) -> str:
         lines.append(f"::{_COMMAND.get(finding.level, 'warning')} {prop_text}::{escape_data(finding.message)}")
     for group in report.unchecked:  # once per cause, not on every server
         lines.append(f"::notice title={escape_property('vramlint: memory not checked')}::{escape_data(group.text())}")
+    from vramlint.report.text import fixable_text
+
+    fixable = fixable_text(report)
+    if fixable:  # said once, as ruff says how many `--fix` fixes
+        lines.append(f"::notice title={escape_property('vramlint: fixes')}::{escape_data('vramlint check ' + fixable)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -71,4 +71,21 @@ def summary(report: Report, color: bool = False) -> str:
     text = f"Found {plural(active, 'finding')} ({', '.join(parts)}) in {servers}, {files}{tail}."
     if report.fail_on != "never" and report.exit_status == 1:
         text += f" Failing: findings at or above {report.fail_on}."
+    fixable = fixable_text(report)
+    if fixable:
+        text += f" {fixable}."
     return _paint(text, _BOLD, color)
+
+
+def fixable_text(report: Report) -> str:
+    """How many active findings `check --fix` would fix (and `--unsafe-fixes` besides), or ''."""
+    active = [f for f in report.findings if not f.suppressed and f.fix is not None and f.fix.edits]
+    safe = sum(1 for f in active if f.fix.safe)
+    unsafe = len(active) - safe
+    if not active:
+        return ""
+    if safe and unsafe:
+        return f"{safe} fixable with --fix, {unsafe} more with --fix --unsafe-fixes (--diff shows them)"
+    if safe:
+        return f"{safe} fixable with --fix (--diff shows them)"
+    return f"{unsafe} fixable with --fix --unsafe-fixes (--diff --unsafe-fixes shows them)"
