@@ -241,11 +241,15 @@ def test_fix_without_unsafe_applies_only_safe(tmp_path, capsys):
     (root / "compose.yaml").write_text(COMPOSE_LIST)
     _, before = _check(capsys, root, "--gpu", "L4")
     vrl007 = [f for f in before if f["rule"] == "VRL007"]
-    assert vrl007 and all(f["fix"]["safe"] for f in vrl007)
-    # both engines' findings carry the same edits: applied once
-    assert vrl007[0]["fix"]["edits"] == vrl007[1]["fix"]["edits"]
+    assert len(vrl007) == 1 and vrl007[0]["fix"]["safe"]
+    # one finding per shared GPU: its fix edits every engine's utilisation
+    assert len(vrl007[0]["fix"]["edits"]) == 2
+    unsafe = sum(1 for f in before if f.get("fix") and f["fix"]["edits"] and not f["fix"]["safe"])
     code, _, err = _fix_run(capsys, root, "--fix", "--gpu", "L4")
-    assert "fixed 2 finding(s) in 1 file(s)" in err
+    assert "fixed 1 finding(s) in 1 file(s)" in err
+    assert (f"{unsafe} more with --unsafe-fixes" in err) if unsafe else "unsafe" not in err
+    _, after = _check(capsys, root, "--gpu", "L4")
+    assert not [f for f in after if f["rule"] == "VRL007"]
     assert code == 0
 
 
