@@ -26,7 +26,9 @@ class UsageError(Exception):
     """A mistake in how vramlint was called; exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser; ``only``: with just that command's subparser (one run parses one command, and
+    building the others imports what it does not need)."""
     from vramlint import __version__
 
     parser = argparse.ArgumentParser(
@@ -40,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"vramlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name, help_text in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module = importlib.import_module(f"vramlint.commands.{name}")
         p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:] + ".",
                            epilog=getattr(module, "EPILOG", None), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -69,8 +73,13 @@ def main(argv: list[str] | None = None) -> int:
         argv.insert(0, "check")
     if not argv:
         argv = ["check", "."]
+    if argv == ["--version"]:  # pre-commit and CI ask this often: no parser, no command modules
+        from vramlint import __version__
+
+        print(f"vramlint {__version__}")
+        return 0
     try:
-        parser = build_parser()
+        parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
         args = parser.parse_args(argv)
         # argparse drops `--`; `vramlint explain --` with nothing after it must not scan "." instead
         args.dashdash = "--" in argv

@@ -315,8 +315,6 @@ def _merge(into: Any, rec: Any) -> None:
 def _join(col: _Collector) -> None:
     """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
     `--config` files from ConfigMaps."""
-    from vramlint.extract import kserve
-
     rec = col.records
     if rec.script_refs:
         from vramlint.extract import script_refs  # scripts run from ConfigMaps, in any scanned files
@@ -324,7 +322,12 @@ def _join(col: _Collector) -> None:
         script_refs.resolve_script_refs(rec.script_refs, _configmaps_by_name(col), rec)
     servers: list[Server] = list(rec.servers)
     try:
-        joined, problems, refs = kserve.join(rec.runtimes, rec.inference_services)
+        if rec.runtimes or rec.inference_services:  # else nothing to join (and no import: start-up time)
+            from vramlint.extract import kserve
+
+            joined, problems, refs = kserve.join(rec.runtimes, rec.inference_services)
+        else:
+            joined, problems, refs = [], [], []
         servers.extend(joined)
         rec.problems.extend(problems)
         rec.config_refs.extend(refs)
