@@ -26,12 +26,41 @@ class UsageError(Exception):
     """A mistake in how vramlint was called; exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a suggestion for a mistyped option (`--outptu-format`: did you mean --output-format?)."""
+
+    def error(self, message: str):  # noqa: ANN201 - argparse's signature
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            hints = []
+            for word in message[len(prefix):].split():
+                if not word.startswith("-"):
+                    continue
+                flag = word.split("=", 1)[0]
+                import difflib  # only for an option that matches nothing
+
+                close = difflib.get_close_matches(flag, self._known_options(), n=1, cutoff=0.6)
+                if close:
+                    hints.append(f"{flag}: did you mean {close[0]}?")
+            if hints:
+                message += "; " + "; ".join(hints)
+        super().error(message)
+
+    def _known_options(self) -> list[str]:
+        # the top parser reports a subcommand's leftover words: its options are the ones to suggest
+        options = list(self._option_string_actions)
+        command = getattr(self, "command_parser", None)
+        if command is not None:
+            options += list(command._option_string_actions)
+        return [o for o in options if o.startswith("--")]
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command-line parser; ``only``: with just that command's subparser (one run parses one command, and
     building the others imports what it does not need)."""
     from vramlint import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="vramlint",
         usage="vramlint [COMMAND] [PATH ...] [options]",
         description="Lint vLLM deployments (Kubernetes, Helm values, compose, vLLM config files) "
@@ -39,8 +68,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"vramlint {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    parser.add_argument("-V", "--version", action="version", version=f"vramlint {__version__}")
+    # prog: the subcommands' usage line reads `vramlint check [-h] ...`, not the top usage followed by it
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", prog="vramlint")
+    parser.command_parsers = {}
     for name, help_text in COMMANDS.items():
         if only is not None and name != only:
             continue
@@ -48,6 +79,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:] + ".",
                            epilog=getattr(module, "EPILOG", None), formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
+        parser.command_parsers[name] = p
     return parser
 
 
@@ -69,17 +101,19 @@ exit status: 0 nothing reached --fail-on, 1 a finding did, 2 usage error or inte
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `vramlint deploy/` means `vramlint check deploy/`, as ruff and yamllint take paths directly.
-    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
-        argv.insert(0, "check")
-    if not argv:
-        argv = ["check", "."]
-    if argv == ["--version"]:  # pre-commit and CI ask this often: no parser, no command modules
-        from vramlint import __version__
-
-        print(f"vramlint {__version__}")
-        return 0
     try:
+        if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "-V", "--version"):
+            _refuse_mistyped_command(argv[0])
+            argv.insert(0, "check")
+        if not argv:
+            argv = ["check", "."]
+        if argv in (["--version"], ["-V"]):  # pre-commit and CI ask this often: no parser, no command modules
+            from vramlint import __version__
+
+            print(f"vramlint {__version__}")
+            return 0
         parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
+        parser.command_parser = parser.command_parsers.get(argv[0])
         args = parser.parse_args(argv)
         # argparse drops `--`; `vramlint explain --` with nothing after it must not scan "." instead
         args.dashdash = "--" in argv
@@ -99,3 +133,16 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         eprint(f"vramlint: internal error: {exc!r}; please report it")
         return 2
+
+
+def _refuse_mistyped_command(word: str) -> None:
+    """`vramlint chek` is a mistyped command, not a path to lint, unless a file or folder of that name exists."""
+    import os
+
+    if word.startswith("-") or os.path.lexists(word):
+        return
+    import difflib
+
+    close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.6)
+    if close:
+        raise UsageError(f"unknown command {word!r}; did you mean {close[0]!r}?")

@@ -67,7 +67,7 @@ class _Collector:
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
          use_prefilter: bool = True, values_files: list[str] | tuple[str, ...] = (),
          render_helm: bool = False, vllm_version: str | Callable[[str | None], str | None] | None = None,
-         root_values: list[str] | tuple[str, ...] | None = None) -> Inventory:
+         root_values: list[str] | tuple[str, ...] | None = None, stdin_name: str = STDIN_NAME) -> Inventory:
     """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``).
 
     Files of a Helm chart (templates, values, overlays) are linted through the chart (`vramlint.helm`), with
@@ -77,20 +77,21 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
 
     Files are read only inside ``paths`` and the ``root_values`` overlays (default: every one of
     ``values_files``; a command passes only those the user named, not those of a configuration file in the
-    scanned repository), through `vramlint.fsread`.
+    scanned repository), through `vramlint.fsread`. ``stdin_name``: the path standard input's findings name
+    (`--stdin-filename`).
     """
     roots = [p for p in paths if p != "-"] + list(values_files if root_values is None else root_values)
     with scanned_roots(roots):
         if vllm_version is None:
-            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
+            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name)
         from vramlint.cmdline import configured_vllm_version
 
         with configured_vllm_version(vllm_version):
-            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm)
+            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name)
 
 
 def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: str | None, use_prefilter: bool,
-          values_files: list[str] | tuple[str, ...], render_helm: bool) -> Inventory:
+          values_files: list[str] | tuple[str, ...], render_helm: bool, stdin_name: str = STDIN_NAME) -> Inventory:
     col = _Collector()
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, exclude)
@@ -99,11 +100,11 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
     entries = _helm_charts(col, found.files, values_files, render_helm)
     if "-" in paths:
         if stdin_text is None:
-            col.inventory.skipped.append(Skipped(STDIN_NAME, "standard input was not read"))
+            col.inventory.skipped.append(Skipped(stdin_name, "standard input was not read"))
         elif not stdin_text.strip():
-            col.inventory.skipped.append(Skipped(STDIN_NAME, "empty input"))
+            col.inventory.skipped.append(Skipped(stdin_name, "empty input"))
         else:
-            _scan_text(col, stdin_text, STDIN_NAME, ".", use_prefilter=use_prefilter)
+            _scan_text(col, stdin_text, stdin_name, ".", use_prefilter=use_prefilter)
     for entry in entries:
         _scan_entry(col, entry, use_prefilter)
     _join(col)

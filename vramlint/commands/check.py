@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="also load the rule modules in DIR (your own rules; never loaded unless given)")
     add_helm_arguments(conf)
     out = parser.add_argument_group("output")
-    out.add_argument("--output-format", dest="output_format", action=_OutputFormat, choices=FORMATS,
+    out.add_argument("--output-format", "--format", dest="output_format", action=_OutputFormat, choices=FORMATS,
                      help="text (default), json, sarif, github or markdown; repeatable, each paired with the "
                      "--output-file after it (a format without a file goes to standard output)")
     out.add_argument("--output-file", dest="output_file", action=_OutputFormat, metavar="FILE",
@@ -84,6 +84,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="colour text output (auto: on a terminal, unless NO_COLOR is set)")
     out.add_argument("--show-suppressed", action="store_true",
                      help="list suppressed findings in text output too (json and sarif always carry them)")
+    out.add_argument("-q", "--quiet", action="store_true",
+                     help="text output: only the summary line when something is found, nothing when all is clean")
+    out.add_argument("--statistics", action="store_true",
+                     help="text output: the number of findings per rule instead of each finding")
+    out.add_argument("--exit-zero", action="store_true",
+                     help="exit 0 even when findings reach --fail-on (2 is still a usage or internal error)")
+    out.add_argument("--stdin-filename", metavar="PATH",
+                     help="the path findings from standard input ('-') are reported at (and its overrides "
+                     "applied to), e.g. the chart `helm template` rendered")
     fixing = parser.add_argument_group("fixes")
     fixing.add_argument("--fix", action="store_true", default=False,
                         help="apply the safe fixes in place, then report what is left")
@@ -545,17 +554,22 @@ def run(args: argparse.Namespace) -> int:
     from vramlint.scan import STDIN_NAME, scan
 
     stdin_text = read_stdin(paths)
+    stdin_name = args.stdin_filename or STDIN_NAME
+    if args.stdin_filename and "-" not in paths:
+        raise UsageError("--stdin-filename names standard input's findings: give '-' among the paths too")
     check_values_files(config.helm_values)
-    inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
+    inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text, stdin_name=stdin_name,
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
     inventory.problems.extend(config.notices)
     noticed = {n.file for n in config.notices}  # a configuration file not read is said once, by its notice
     inventory.skipped = [s for s in inventory.skipped if s.file not in noticed]
     unreadable_as_problems(inventory)
-    print_scan_notes(inventory)
+    if not args.quiet:
+        print_scan_notes(inventory)
     assessments = assess_all(inventory.servers, config)
-    print_hub_notes()
+    if not args.quiet:
+        print_hub_notes()
     selection = Selection(config, rules)
     findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
     findings.extend(input_error(p) for p in inventory.problems)
@@ -573,7 +587,7 @@ def run(args: argparse.Namespace) -> int:
 
     from vramlint.suppress import apply_suppressions
 
-    reader = FileReader(STDIN_NAME, stdin_text)
+    reader = FileReader(stdin_name, stdin_text)
     findings = apply_suppressions(kept, inventory.servers, reader, rules, selection.enabled)
     findings = [f for f in findings if selection.enabled(f.rule_id, f.location.file)]
     for finding in findings:
@@ -597,7 +611,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fix or args.diff:
         from vramlint.fixing import apply_fixes
 
-        changed = apply_fixes(findings, unsafe=args.unsafe_fixes, write=not args.diff, skip={STDIN_NAME})
+        changed = apply_fixes(findings, unsafe=args.unsafe_fixes, write=not args.diff, skip={stdin_name})
         if args.diff:
             sys.stdout.write(changed.diff)
             sys.stdout.flush()
@@ -614,7 +628,7 @@ def run(args: argparse.Namespace) -> int:
             return run(again)
 
     failed = any(selection.fails(f) for f in findings if not f.suppressed)
-    exit_status = 1 if failed else 0
+    exit_status = 1 if failed and not args.exit_zero else 0
 
     from vramlint.report import Report, render, repository_root, use_color
 
@@ -628,6 +642,8 @@ def run(args: argparse.Namespace) -> int:
         fail_on=config.fail_on,
         exit_status=exit_status,
         show_suppressed=args.show_suppressed,
+        quiet=args.quiet,
+        statistics=args.statistics,
         config_file=config.file,
         baseline_file=baseline_file,
         source_root=repository_root("."),

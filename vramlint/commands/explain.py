@@ -15,7 +15,7 @@ from vramlint.textsafe import eprint, json_safe, safe_output
 EPILOG = """\
 examples:
   vramlint explain deploy/llama.yaml
-  vramlint explain deploy/ --format json
+  vramlint explain deploy/ --output-format json
   vramlint explain --gpu T4 --vllm-version 0.8.5 -- vllm serve meta-llama/Llama-3.2-3B-Instruct --dtype half
   vramlint explain --gpu MY-GPU --gpu-memory-gib 44.5 -- vllm serve Qwen/Qwen2.5-7B-Instruct
 
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="files or directories to scan ('-' reads standard input); or, after '--', "
                              "a `vllm serve MODEL ARGS...` command line")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say (e.g. T4, L4, H100)")
     parser.add_argument("--gpus", type=int, metavar="N", help="GPUs per server when the files do not say")
     parser.add_argument("--gpu-memory-gib", type=float, metavar="X",

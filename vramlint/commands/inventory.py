@@ -12,7 +12,7 @@ from vramlint.textsafe import json_safe, safe_output
 EPILOG = """\
 examples:
   vramlint inventory deploy/
-  vramlint inventory deploy/ --format json
+  vramlint inventory deploy/ --output-format json
   helm template my-release ./chart | vramlint inventory -
 
 exit status: 0 the files were read (servers found or not), 2 usage error or internal failure.
@@ -22,7 +22,7 @@ exit status: 0 the files were read (servers found or not), 2 usage error or inte
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="files or directories to scan; '-' reads standard input (default: .)")
-    parser.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument("--output-format", "--format", dest="format", choices=("table", "json"), default="table", help="output format")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip paths matching GLOB (repeatable)")
     from vramlint.commands.check import add_helm_arguments

@@ -32,6 +32,8 @@ class Report:
     fail_on: str = "error"
     exit_status: int = 0
     show_suppressed: bool = False
+    quiet: bool = False  # text: the summary line only, nothing when clean (--quiet)
+    statistics: bool = False  # text: findings counted per rule instead of listed (--statistics)
     config_file: str | None = None
     baseline_file: str | None = None
     elapsed_s: float | None = None

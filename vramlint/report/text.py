@@ -19,8 +19,15 @@ def _paint(text: str, code: str, color: bool) -> str:
 
 
 def render(report: Report, color: bool = False) -> str:
+    if report.quiet:
+        if not report.active:
+            return ""
+        return neutralise_commands(summary(report, color) + "\n")
     lines: list[str] = []
     shown = report.findings if report.show_suppressed else report.active
+    if report.statistics:
+        lines.extend(statistics_lines(report, color))
+        shown = []
     for finding in shown:
         loc = finding.location
         where = _paint(escape_name(loc.file), _BOLD, color) + f":{loc.line}:{loc.column}:"
@@ -37,6 +44,24 @@ def render(report: Report, color: bool = False) -> str:
     lines.extend(unchecked_lines(report, color))
     lines.append(summary(report, color))
     return neutralise_commands("\n".join(lines) + "\n")
+
+
+def statistics_lines(report: Report, color: bool = False) -> list[str]:
+    """`--statistics`: one line per rule, most frequent first: count, rule id, name, level(s)."""
+    names = {rule.id: rule.name for rule in report.rules}
+    counts: dict[str, list] = {}
+    for finding in report.active:
+        entry = counts.setdefault(finding.rule_id, [0, set()])
+        entry[0] += 1
+        entry[1].add(finding.level)
+    rows = sorted(counts.items(), key=lambda item: (-item[1][0], item[0]))
+    width = max((len(str(n)) for n, _ in counts.values()), default=1)
+    out = []
+    for rule_id, (count, levels) in rows:
+        level_text = "/".join(level for level in ("error", "warning", "note") if level in levels)
+        colour = _LEVEL_COLOR.get(level_text.split("/")[0], "")
+        out.append(f"{count:>{width}}  {_paint(rule_id, colour, color)}  {names.get(rule_id, '')} [{level_text}]")
+    return out
 
 
 def unchecked_lines(report: Report, color: bool = False) -> list[str]:
