@@ -103,6 +103,9 @@ class Config:
     from_flags: set[str] = field(default_factory=set)  # keys (snake_case) that command-line flags set
     values_from_flags: list[str] = field(default_factory=list)  # --values files (the user's: read wherever they are)
     notices: list[Problem] = field(default_factory=list)  # keys of the file that were not applied, and why
+    # Configuration files in folders below this one's (a monorepo's teamA/.vramlint.yaml), deepest folder first:
+    # a file is checked with the closest one, as ruff does (`owner_of`). Empty when --config names the file.
+    nested: list[Config] = field(default_factory=list, repr=False)
 
     def location_of(self, path: tuple) -> Location | None:
         """Where the key at ``path`` (e.g. ``("rules", "VRL003", "max_weights_share")``) was written.
@@ -119,6 +122,16 @@ class Config:
             path = path[:-1]
         return self.positions.get((), Location(self.file, 1, 1))
 
+    def owner_of(self, file: str | None) -> Config:
+        """The configuration closest to ``file``: the nested one whose folder holds it, else this one."""
+        if not self.nested or not file:
+            return self
+        path = os.path.abspath(file)
+        for nested in self.nested:
+            if path.startswith(os.path.abspath(nested.root) + os.sep):
+                return nested
+        return self
+
     def overrides_for(self, file: str) -> list[Override]:
         """The overrides whose globs match ``file`` (a path as displayed, relative to the current folder)."""
         if not self.overrides:
@@ -127,7 +140,10 @@ class Config:
         return [o for o in self.overrides if any(glob_match(p, rel) for p in o.files)]
 
     def for_file(self, file: str) -> Config:
-        """This configuration with the overrides matching ``file`` applied (self when none match)."""
+        """The closest configuration to ``file`` with its overrides matching ``file`` applied."""
+        owner = self.owner_of(file)
+        if owner is not self:
+            return owner.for_file(file)
         matching = self.overrides_for(file)
         if not matching:
             return self
@@ -164,6 +180,9 @@ class Config:
 
     def resolve_options(self, file: str | None = None) -> ResolveOptions:
         """What the resolve stage may use for servers in ``file`` (or for all, when no override applies)."""
+        owner = self.owner_of(file)
+        if owner is not self:
+            return owner.resolve_options(file)
         cfg = self.for_file(file) if file is not None else self
         aliases = {}
         for served, target in cfg.model_aliases.items():
@@ -191,10 +210,16 @@ class Config:
 
     def vllm_version_for(self, file: str | None = None) -> str | None:
         """The vLLM version configured for servers in ``file`` whose image tag does not say one."""
+        owner = self.owner_of(file)
+        if owner is not self:
+            return owner.vllm_version_for(file)
         return (self.for_file(file) if file else self).vllm_version
 
     def vllm_version_source(self, file: str | None = None) -> str:
         """Where the version :meth:`vllm_version_for` gives was set: an override, the flag, or the file."""
+        owner = self.owner_of(file)
+        if owner is not self:
+            return owner.vllm_version_source(file)
         if "vllm_version" in self.from_flags:
             return "--vllm-version"
         if file and any(o.vllm_version is not None for o in self.overrides_for(file)):
@@ -210,6 +235,14 @@ class Config:
                 continue
             joined = os.path.normpath(os.path.join(self.root, pattern))
             out.append(os.path.relpath(joined).replace(os.sep, "/") + ("/" if pattern.endswith("/") else ""))
+        for nested in self.nested:
+            # a nested file's globs apply in its folder only: `*` of the discovery's fnmatch crosses folders
+            folder = os.path.relpath(nested.root).replace(os.sep, "/")
+            for pattern in nested.exclude:
+                pat = pattern.strip().removeprefix("./")
+                out.append(f"{folder}/{pat}")
+                if "/" not in pat.strip("/"):
+                    out.append(f"{folder}/*/{pat}")
         return out
 
 
@@ -348,18 +381,77 @@ def _pyproject_has_table(path: str) -> bool:
     return re.search(r"^\s*\[\[?\s*tool\s*\.\s*[\"']?vramlint\b", text, re.M) is not None
 
 
-def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = (".",)) -> tuple[Config, list[Problem]]:
+def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = (".",),
+                nested: bool = False) -> tuple[Config, list[Problem]]:
     """Read the configuration file ``path`` (or the one found for ``scan_paths`` when None).
 
     Returns the configuration and the problems found in it (each with file, line, column). A run must not go
     on with a configuration that has problems: the keys it did not understand would be silently dropped.
-    With no file at all, the defaults and no problems.
+    With no file at all, the defaults and no problems. With ``nested`` (the commands that walk ``scan_paths``)
+    and no ``path`` named, the configuration files in folders below the scanned folders are read too
+    (`Config.nested`): each file is checked with the closest one.
     """
-    explicit = path is not None
-    if path is None:
-        path = find_config_file(scan_paths)
-        if path is None:
-            return Config(), []
+    if path is not None:
+        return _load_one(path, explicit=True)
+    found = find_config_file(scan_paths)
+    config, problems = _load_one(found, explicit=False) if found else (Config(), [])
+    if problems or not nested:
+        return config, problems
+    main_folder = os.path.dirname(os.path.abspath(found)) if found else None
+    for nested_path in find_nested_config_files(scan_paths, config.exclude_patterns()):
+        if main_folder is not None and os.path.dirname(os.path.abspath(nested_path)) == main_folder:
+            continue
+        inner, inner_problems = _load_one(nested_path, explicit=False)
+        problems.extend(inner_problems)
+        if inner.file is None:  # not read (a link out of the repository): its notice says so
+            config.notices.extend(inner.notices)
+            continue
+        for key in ("helm-values", "hub-cache-max-age-days"):
+            loc = inner.positions.get((key,))
+            if loc is not None:
+                inner.notices.append(Problem(
+                    inner.file, loc.line, loc.column, f"{key} in a nested configuration file is not applied: it "
+                    f"is a setting of the whole run, read from {config.file or 'the top configuration file'} "
+                    "(the one found from the scanned folder upward)", level="note"))
+        config.notices.extend(inner.notices)
+        inner.notices = []
+        config.nested.append(inner)
+    config.nested.sort(key=lambda c: -len(os.path.abspath(c.root)))
+    return config, problems
+
+
+def find_nested_config_files(scan_paths: list[str] | tuple[str, ...], exclude: list[str] | tuple[str, ...] = ()
+                             ) -> list[str]:
+    """Configuration files in the folders below the scanned folders (not in them: `find_config_file` finds that
+    one), one per folder as `find_config_file` chooses it. Folders discovery skips (.git, vendor, ``exclude``)
+    and symbolic links are not entered."""
+    from vramlint.discover import SKIP_DIRS, display_path, excluded
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for top in scan_paths:
+        if top == "-" or not os.path.isdir(top):
+            continue
+        for folder, dirs, files in os.walk(top):
+            shown = display_path(folder)
+            prefix = "" if shown == "." else shown + "/"
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(folder, d))
+                             and not (exclude and excluded(prefix + d, d, list(exclude))))
+            absolute = os.path.abspath(folder)
+            if absolute in seen or os.path.samefile(folder, top):
+                seen.add(absolute)
+                continue
+            seen.add(absolute)
+            names = set(files)
+            chosen = next((n for n in CONFIG_YAML_NAMES if n in names), None)
+            if chosen is None and PYPROJECT in names and _pyproject_has_table(os.path.join(folder, PYPROJECT)):
+                chosen = PYPROJECT
+            if chosen is not None:
+                out.append(os.path.join(folder, chosen))
+    return out
+
+
+def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
     shown = _display(path)
     from vramlint.fsread import Refusal, outside_reason, read_text, roots_for
 
@@ -836,6 +928,7 @@ def apply_flags(config: Config, args: Any) -> Config:
     out.helm_values = [_display(os.path.join(config.root, p)) if not os.path.isabs(p) else p
                        for p in config.helm_values] + out.values_from_flags
     out.rules_dirs.extend(getattr(args, "rules_dir", None) or [])
+    out.nested = [apply_flags(nested, args) for nested in config.nested]
     if out.fail_on not in FAIL_ON_VALUES:
         raise ValueError(f"--fail-on must be one of {', '.join(FAIL_ON_VALUES)}")
     return out

@@ -43,6 +43,8 @@ SKIP_DIRS = frozenset(
 )
 
 YAML_EXTENSIONS = (".yaml", ".yml")
+# vramlint's own configuration files are read as configuration (`vramlint.config`), not linted as deployments
+CONFIG_NAMES = frozenset({".vramlint.yaml", ".vramlint.yml"})
 # Template files that are often YAML with a few placeholders (Terraform templatefile, Helm partials); they are
 # read only when their text looks like YAML (see scan.looks_like_yaml).
 TEMPLATE_EXTENSIONS = (".tftpl", ".tpl", ".yaml.tmpl", ".yml.tmpl", ".yaml.j2", ".yml.j2")
@@ -71,7 +73,7 @@ def display_path(path: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def _excluded(rel: str, name: str, patterns: list[str]) -> bool:
+def excluded(rel: str, name: str, patterns: list[str]) -> bool:
     for pattern in patterns:
         pat = pattern.rstrip("/")
         if pat.startswith("./"):
@@ -163,7 +165,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
         for entry in entries:
             rel = prefix + entry.name
             name = entry.name
-            if patterns and _excluded(rel, name, patterns):
+            if patterns and excluded(rel, name, patterns):
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -191,7 +193,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
                 subdirs.append(entry.path)
                 continue
             kind = _kind_of(name)
-            if kind is None:
+            if kind is None or name in CONFIG_NAMES:
                 continue
             try:
                 if not entry.is_file(follow_symlinks=True):

@@ -533,7 +533,7 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline and args.write_baseline and os.path.abspath(args.baseline) != os.path.abspath(args.write_baseline):
         raise UsageError("--baseline and --write-baseline name different files; give one of them")
 
-    config, problems = load_config(args.config, paths)
+    config, problems = load_config(args.config, paths, nested=True)
     if problems:
         print_configuration_problems(problems)
         return 2
@@ -547,6 +547,8 @@ def run(args: argparse.Namespace) -> int:
 
     rules = load_rules(config.rules_dirs) + meta_rules()
     problems = validate_rule_references(config, rules)
+    for nested in config.nested:
+        problems.extend(validate_rule_references(nested, rules))
     if problems:
         print_configuration_problems(problems)
         return 2

@@ -78,7 +78,7 @@ def _config(args: argparse.Namespace, scan_paths: list[str]):
 
         if normalize_version(args.vllm_version) is None:
             raise UsageError(f"--vllm-version {args.vllm_version!r} is not a vLLM version (e.g. 0.6.4, v0.10.1.1)")
-    config, problems = load_config(args.config, scan_paths)
+    config, problems = load_config(args.config, scan_paths, nested=True)
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
     config = apply_flags(config, args)

@@ -58,7 +58,7 @@ def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bo
     from vramlint.commands.check import helm_settings
     from vramlint.config import format_problem, load_config
 
-    config, problems = load_config(None, [p for p in paths if p != "-"] or ["."])
+    config, problems = load_config(None, [p for p in paths if p != "-"] or ["."], nested=True)
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
     return (*helm_settings(args, config), config.vllm_version_for)
