@@ -97,8 +97,11 @@ def _kind_of(name: str) -> str | None:
     return None
 
 
-def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = ()) -> Discovery:
-    """Files to scan under ``paths`` (files or directories), in a stable order."""
+def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respect_gitignore: bool = True
+             ) -> Discovery:
+    """Files to scan under ``paths`` (files or directories), in a stable order. With ``respect_gitignore``, what
+    the git work tree's `.gitignore` files ignore is not walked into (`vramlint.gitignore`); a path named in
+    ``paths`` is read even so."""
     out = Discovery()
     patterns = list(exclude)
     seen_files: set[tuple[int, int]] = set()
@@ -117,7 +120,14 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = ()) -> Dis
             out.skipped.append(Skipped(shown, _os_reason(exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
-            _walk(path, patterns, out, seen_files, roots)
+            ignored = None
+            if respect_gitignore:
+                from vramlint.gitignore import Ignored
+
+                ignored = Ignored(path)
+                if ignored.root is None:
+                    ignored = None
+            _walk(path, patterns, out, seen_files, roots, ignored)
         elif stat.S_ISREG(st.st_mode):
             key = (st.st_dev, st.st_ino)
             if key in seen_files:
@@ -138,7 +148,7 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[int, int]],
-          roots: tuple[str, ...]) -> None:
+          roots: tuple[str, ...], ignored=None) -> None:  # noqa: ANN001 - a vramlint.gitignore.Ignored
     # Directories are identified by (device, inode): a symlink back up the tree is reported once and not
     # entered, so a loop costs one stat, not forever. A symlink (to a folder or a file) that leads out of the
     # scanned paths is not followed: a link to `..` or `/` would walk the file system, one to a file would
@@ -174,7 +184,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
                 out.skipped.append(Skipped(rel, _os_reason(exc)))
                 continue
             if is_dir:
-                if name in SKIP_DIRS:
+                if name in SKIP_DIRS or (ignored is not None and ignored(entry.path, is_dir=True)):
                     continue
                 if is_link and outside_reason(entry.path, roots) is not None:
                     out.skipped.append(Skipped(rel, "symbolic link to a folder outside the scanned tree: not followed"))
@@ -193,7 +203,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
                 subdirs.append(entry.path)
                 continue
             kind = _kind_of(name)
-            if kind is None or name in CONFIG_NAMES:
+            if kind is None or name in CONFIG_NAMES or (ignored is not None and ignored(entry.path, is_dir=False)):
                 continue
             try:
                 if not entry.is_file(follow_symlinks=True):

@@ -67,7 +67,8 @@ class _Collector:
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
          use_prefilter: bool = True, values_files: list[str] | tuple[str, ...] = (),
          render_helm: bool = False, vllm_version: str | Callable[[str | None], str | None] | None = None,
-         root_values: list[str] | tuple[str, ...] | None = None, stdin_name: str = STDIN_NAME) -> Inventory:
+         root_values: list[str] | tuple[str, ...] | None = None, stdin_name: str = STDIN_NAME,
+         respect_gitignore: bool = True) -> Inventory:
     """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``).
 
     Files of a Helm chart (templates, values, overlays) are linted through the chart (`vramlint.helm`), with
@@ -78,23 +79,27 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
     Files are read only inside ``paths`` and the ``root_values`` overlays (default: every one of
     ``values_files``; a command passes only those the user named, not those of a configuration file in the
     scanned repository), through `vramlint.fsread`. ``stdin_name``: the path standard input's findings name
-    (`--stdin-filename`).
+    (`--stdin-filename`). ``respect_gitignore``: folders and files
+    `.gitignore` ignores are not walked (`--no-respect-gitignore` turns it off).
     """
     roots = [p for p in paths if p != "-"] + list(values_files if root_values is None else root_values)
     with scanned_roots(roots):
         if vllm_version is None:
-            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name)
+            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name,
+                         respect_gitignore)
         from vramlint.cmdline import configured_vllm_version
 
         with configured_vllm_version(vllm_version):
-            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name)
+            return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name,
+                         respect_gitignore)
 
 
 def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: str | None, use_prefilter: bool,
-          values_files: list[str] | tuple[str, ...], render_helm: bool, stdin_name: str = STDIN_NAME) -> Inventory:
+          values_files: list[str] | tuple[str, ...], render_helm: bool, stdin_name: str = STDIN_NAME,
+          respect_gitignore: bool = True) -> Inventory:
     col = _Collector()
     file_paths = [p for p in paths if p != "-"]
-    found = discover(file_paths, exclude)
+    found = discover(file_paths, exclude, respect_gitignore=respect_gitignore)
     col.inventory.skipped.extend(found.skipped)
     _say_empty_folders(col, file_paths, found)
     entries = _helm_charts(col, found.files, values_files, render_helm)

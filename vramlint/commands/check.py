@@ -107,12 +107,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_helm_arguments(group) -> None:  # noqa: ANN001 - an argparse parser or argument group
-    """`--values FILE` and `--render-helm`, shared by check, inventory and explain."""
+    """`--values FILE`, `--render-helm` and `--[no-]respect-gitignore`, shared by check, inventory and explain."""
     group.add_argument("--values", action="append", metavar="FILE",
                        help="Helm values file applied to every scanned chart, as helm's -f (repeatable; later "
                        "files win)")
     group.add_argument("--render-helm", action="store_true", default=False,
                        help="render charts with Helm (helm-python-sdk, else a helm binary on PATH) when available")
+    group.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=True,
+                       help="do not walk into what the git work tree's .gitignore files ignore (rendered output, "
+                       "vendored charts); paths named on the command line are read even so (default: on)")
 
 
 def helm_settings(args, config) -> tuple[list[str], bool]:  # noqa: ANN001
@@ -561,6 +564,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--stdin-filename names standard input's findings: give '-' among the paths too")
     check_values_files(config.helm_values)
     inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text, stdin_name=stdin_name,
+                     respect_gitignore=args.respect_gitignore,
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
     inventory.problems.extend(config.notices)

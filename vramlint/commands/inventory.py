@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     check_paths(paths)
     values, render, vllm_version = _settings(args, paths)
     stdin_text = read_stdin(paths)
-    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, values_files=values, render_helm=render,
+    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, respect_gitignore=args.respect_gitignore,
+                     values_files=values, render_helm=render,
                      vllm_version=vllm_version, root_values=list(getattr(args, "values", None) or []))
     if args.format == "json":
         import json
