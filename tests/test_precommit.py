@@ -115,6 +115,7 @@ servingEngineSpec:
         tensorParallelSize: 2
 """
 HELM_TP_LINE = 13
+BASIC_CHART = ROOT / "tests" / "fixtures" / "helm" / "basic"  # Chart.yaml, values.yaml, templates/_helpers.tpl
 
 CONFIGMAP_CONSUMER = """\
 apiVersion: apps/v1
@@ -240,6 +241,8 @@ def configured(hook_repo, pre_commit_home, tmp_path_factory):
             "deploy/good.yaml": GOOD_DEPLOYMENT,
             "compose/compose.yaml": COMPOSE_ALONE,
             "chart/values.yaml": HELM_VALUES,
+            **{f"basic/{p.relative_to(BASIC_CHART)}": p.read_text() for p in BASIC_CHART.rglob("*") if p.is_file()},
+            "pyproject.toml": '[tool.vramlint]\nfail-on = "error"\n',
             "k8s/qwen.yaml": CONFIGMAP_CONSUMER,
             "k8s/qwen-config.yaml": CONFIGMAP,
             ".vramlint.yaml": 'overrides:\n  - files: ["compose/*.yaml"]\n    gpu: L4\n',
@@ -259,7 +262,13 @@ def test_manifest_is_valid_for_pre_commit():
     (hook,) = load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
     assert hook["id"] == "vramlint"
     assert hook["language"] == "python"
-    assert hook["types"] == ["yaml"]
+    assert hook["types"] == ["file"] and not hook["verbose"]
+    files = re.compile(hook["files"])
+    for name in ("deploy/x.yaml", "a.yml", "chart/templates/_helpers.tpl", "pyproject.toml", "sub/pyproject.toml",
+                 ".vramlint.yaml", "main.yaml.j2"):
+        assert files.search(name), name
+    for name in ("README.md", "x.toml", "notpyproject.toml", "script.py"):
+        assert not files.search(name), name
     assert hook["pass_filenames"] is True
     assert hook["require_serial"] is True
     assert hook["entry"].split()[0] == "vramlint"
@@ -278,6 +287,21 @@ def test_good_deployment_passes(configured):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert "Passed" in out
+    # a passing commit prints the hook's status line only, no notes or summary
+    assert "vramlint:" not in out and "Found " not in out and "No vLLM" not in out and "All checks" not in out, out
+
+
+def test_a_chart_partial_or_the_configuration_alone_lints_what_it_governs(configured):
+    partial = configured("basic/templates/_helpers.tpl")
+    out = partial.stdout + partial.stderr
+    # the chart is linted through its values and templates (alone, a partial holds no server)
+    assert partial.returncode == 1, out
+    assert re.search(r"^basic/values\.yaml:6:\d+: VRL005 \[error\]", out, re.M), out
+    assert "in 2 servers, 5 files" in out, out
+    config = configured("pyproject.toml")
+    out = config.stdout + config.stderr
+    assert config.returncode == 1, out  # its folder, the repository, is linted: the bad deployment fails
+    assert re.search(rf"^deploy/bad\.yaml:{BAD_LINE}:\d+: VRL005 \[error\]", out, re.M), out
 
 
 def test_a_compose_file_alone_is_linted_whole(configured):
@@ -294,11 +318,12 @@ def test_a_helm_values_file_alone_is_linted(configured):
 
 
 def test_a_manifest_without_its_configmap_gets_a_note_not_a_guess(configured):
-    alone = configured("k8s/qwen.yaml")
+    # the hook passes (a note): its output is seen with pre-commit's --verbose (or `verbose: true` in the config)
+    alone = configured("k8s/qwen.yaml", "--verbose")
     out = alone.stdout + alone.stderr
     assert "qwen-vllm-config" in out or "config.yaml" in out, out
     assert re.search(r"^k8s/qwen\.yaml:\d+:\d+: VRL\d+ \[note\]", out, re.M), out
-    together = configured("k8s/qwen.yaml", "k8s/qwen-config.yaml")
+    together = configured("k8s/qwen.yaml", "k8s/qwen-config.yaml", "--verbose")
     both = together.stdout + together.stderr
     assert not re.search(r"^k8s/qwen\.yaml:\d+:\d+: VRL\d+ \[note\].*config", both, re.M), both
 

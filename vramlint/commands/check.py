@@ -173,6 +173,52 @@ def check_paths(paths: list[str]) -> None:
         raise UsageError(f"{path}: no such file or directory{_did_you_mean_path(path)}")
 
 
+def widen_named_paths(paths: list[str]) -> list[str]:
+    """Files that mean nothing alone stand for what they govern (pre-commit passes only the changed files):
+    a Helm partial (`templates/_helpers.tpl`) for its chart, a configuration file (`.vramlint.yaml`,
+    `pyproject.toml` with `[tool.vramlint]`) for its folder. A `pyproject.toml` without that table is dropped:
+    it configures something else."""
+    import os
+
+    from vramlint.config import CONFIG_YAML_NAMES, PYPROJECT, _pyproject_has_table
+
+    out: list[str] = []
+    for path in paths:
+        name = os.path.basename(path)
+        widened = path
+        if path != "-" and os.path.isfile(path):
+            if name in CONFIG_YAML_NAMES:
+                widened = os.path.dirname(path) or "."
+            elif name == PYPROJECT:
+                if not _pyproject_has_table(path):
+                    continue
+                widened = os.path.dirname(path) or "."
+            elif name.endswith(".tpl"):
+                widened = _chart_folder(path) or path
+        if widened not in out:
+            out.append(widened)
+    if not out:  # only a pyproject.toml of another tool: nothing of vramlint's changed
+        return []
+    # a file inside a folder that is also scanned is read once, through the folder
+    folders = [os.path.abspath(p) for p in out if p != "-" and os.path.isdir(p)]
+    return [p for p in out if p == "-" or os.path.isdir(p)
+            or not any(os.path.abspath(p).startswith(f + os.sep) for f in folders)]
+
+
+def _chart_folder(path: str) -> str | None:
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(4):  # templates/_helpers.tpl, templates/sub/x.tpl
+        if os.path.isfile(os.path.join(folder, "Chart.yaml")) or os.path.isfile(os.path.join(folder, "Chart.yml")):
+            return os.path.relpath(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
+
+
 def _did_you_mean_path(path: str) -> str:
     import difflib
     import os
@@ -533,6 +579,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--fix and --diff rewrite files: give paths, not '-' (standard input)")
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes goes with --fix or --diff")
+    paths = widen_named_paths(paths)
     if args.baseline and args.write_baseline and os.path.abspath(args.baseline) != os.path.abspath(args.write_baseline):
         raise UsageError("--baseline and --write-baseline name different files; give one of them")
 
