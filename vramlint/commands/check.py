@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_helm_arguments(conf)
     out = parser.add_argument_group("output")
     out.add_argument("--output-format", "--format", dest="output_format", action=_OutputFormat, choices=FORMATS,
-                     help="text (default), json, sarif, github or markdown; repeatable, each paired with the "
+                     help="text (default), json, sarif, github, markdown, gitlab (Code Quality) or junit (XML); repeatable, each paired with the "
                      "--output-file after it (a format without a file goes to standard output)")
     out.add_argument("--output-file", dest="output_file", action=_OutputFormat, metavar="FILE",
                      help="write the preceding --output-format to FILE (its folder is created; without a "
@@ -311,7 +311,7 @@ def _positive_int(text: str) -> int:
 def _format_of(file: str | None) -> str:
     """The format of an --output-file given without --output-format: its extension says (x.sarif), else text."""
     suffix = (file or "").rsplit(".", 1)[-1].lower()
-    return {"sarif": "sarif", "json": "json", "md": "markdown"}.get(suffix, "text")
+    return {"sarif": "sarif", "json": "json", "md": "markdown", "xml": "junit"}.get(suffix, "text")
 
 
 def _outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from vramlint.model import LEVELS, Assessment, Finding, Problem, Skipped
 
-FORMATS = ("text", "json", "sarif", "github", "markdown")
+FORMATS = ("text", "json", "sarif", "github", "markdown", "gitlab", "junit")
 TOOL_NAME = "vramlint"
 INFORMATION_URI = "https://pypi.org/project/vramlint/"
 
@@ -69,7 +69,7 @@ def render(fmt: str, report: Report, color: bool = False) -> str:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     module = importlib.import_module(f"vramlint.report.{fmt}")
     text = module.render(report, color=color)
-    if fmt in ("json", "sarif"):
+    if fmt in ("json", "sarif", "gitlab"):
         from vramlint.textsafe import json_safe
 
         text = json_safe(text)  # printed to a CI log, a string must not read as a `##[` command
