@@ -141,9 +141,9 @@ def test_unknown_flags_are_recorded_with_location_and_closest():
     assert vllm_args.closest("--max-modle-len", "0.10.2") == "--max-model-len"
 
 
-def test_bad_values_are_startup_errors_kept_as_written():
+def test_bad_values_are_startup_errors_and_unknown_values():
     inv = find(args=["--model", "m", "--max-model-len", "lots"], image="vllm/vllm-openai:v0.6.4")
-    assert inv.args["max_model_len"] == "lots"
+    assert "max_model_len" in inv.args and inv.args["max_model_len"] is None  # set, but to nothing vLLM accepts
     assert not inv.problems
     (error,) = inv.startup_errors
     assert error["message"] == "argument --max-model-len: invalid int value: 'lots'"
@@ -249,3 +249,28 @@ def test_a_word_after_a_flag_without_value_becomes_the_model_tag():
                           entry="serve")
     [error] = inv.startup_errors
     assert "model named 'false'" in error["message"] and error["location"].line == 4
+
+
+def test_a_value_argparse_refuses_is_unknown_to_the_budget(tmp_path):
+    """`--max-num-seqs å1` is vLLM's own "invalid int value" at start-up; the budget must see an unknown, not the
+    text (the fuzz suite found it reaching int() in the budget as a VRL000 crash)."""
+    from vramlint.cmdline import Token, parse_vllm_args
+    from vramlint.model import Location
+
+    words = ["facebook/opt-125m", "--max-num-seqs", "å1", "--block-size", "true", "--max-model-len", "/"]
+    inv = parse_vllm_args([Token(w, Location("f.yaml", i + 1)) for i, w in enumerate(words)], "0.9.2")
+    assert inv.args["max_num_seqs"] is None and inv.args["block_size"] is None and inv.args["max_model_len"] is None
+    assert len(inv.startup_errors) == 3
+
+    import subprocess
+    import sys
+
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: vllm\n"
+                   "    image: vllm/vllm-openai:v0.9.2\n"
+                   "    args: [--model, facebook/opt-125m, --max-num-seqs, 'å1', --block-size, 'true']\n"
+                   "    resources: {limits: {nvidia.com/gpu: 1}}\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", str(pod), "--offline", "--gpu", "L4"],
+                          capture_output=True, text=True, timeout=120, env={**__import__("os").environ,
+                                                                             "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 1 and "VRL000" not in proc.stdout and "invalid int value: 'å1'" in proc.stdout

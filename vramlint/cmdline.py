@@ -1569,7 +1569,7 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
         # catch OverflowError, so vLLM stops with it
         _rejected(inv, tok, f"argument {spec.flags[0]}: OverflowError: {exc}", arg=spec.dest,
                   fix=f"give {spec.flags[0]} a number of sane size")
-        return raw
+        return None  # refused at start-up: the budget must not read the raw text as a number
     except (ValueError, json.JSONDecodeError) as exc:
         if kind == "json":
             # vLLM's config-dataclass arguments raise ArgumentTypeError(repr(e)) (engine/arg_utils.py)
@@ -1578,7 +1578,8 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
             detail = f"invalid {'int' if kind == 'human_int' else kind} value: {raw!r}"
         _rejected(inv, tok, f"argument {spec.flags[0]}: {detail}", arg=spec.dest,
                   fix=f"give {spec.flags[0]} a valid {'JSON' if kind == 'json' else kind.replace('human_', '')} value")
-        return raw
+        # vLLM stops on it; for the budget the value is unknown (never the raw text where a number belongs)
+        return raw if kind == "json" else None
     if spec.choices and text not in spec.choices and kind == "str":
         choices = ", ".join(repr(c) for c in spec.choices)
         _rejected(inv, tok, f"argument {spec.flags[0]}: invalid choice: {text!r} (choose from {choices})",
