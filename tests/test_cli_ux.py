@@ -42,10 +42,11 @@ def test_output_format_is_the_name_on_every_command_and_format_an_alias(repo):
             assert result.returncode in (0, 1), result.stderr
             json.loads(result.stdout)  # JSON whichever name was used
         assert "--output-format" in vramlint(command, "-h", cwd=repo).stdout
+    assert "--output-format" in vramlint("diff", "-h", cwd=repo).stdout
 
 
 def test_subcommand_usage_line_names_only_the_subcommand(repo):
-    for command in ("check", "explain", "inventory", "rules"):
+    for command in ("check", "explain", "inventory", "rules", "diff"):
         usage = vramlint(command, "-h", cwd=repo).stdout.splitlines()[0]
         assert usage.startswith(f"usage: vramlint {command} [-h]"), usage
         assert "[COMMAND]" not in usage

@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="git revision to compare with (default in a pull request: the merge base with "
                         "GITHUB_BASE_REF)")
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to compare (default: .)")
-    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format")
+    parser.add_argument("--output-format", "--format", dest="format", choices=("text", "json", "markdown"),
+                        default="text", help="output format (--format: the same)")
     parser.add_argument("--output-file", metavar="FILE", help="write the output to FILE instead of standard output")
     parser.add_argument("--config", metavar="FILE", help="configuration file (default: found next to the paths)")
     parser.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say")
