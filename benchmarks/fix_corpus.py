@@ -3,11 +3,11 @@
     python3 benchmarks/fix_corpus.py [/work/shared/corpus] [examples]
 
 Copies the folders to a temporary directory, checks them (JSON), runs `check --fix --unsafe-fixes --offline`,
-checks them again, and prints: findings with a fix (and how many of those have edits), fixes applied,
-findings gone after --fix, findings left that had a fix, findings that appeared, and the files changed: how
-many still load as YAML and keep their comment lines ('#' lines counted before and after; Helm templates,
-which are not YAML before the fix either, are counted apart). Findings are
-matched by (rule, file), not by line: an added list item moves the lines below it.
+checks them again, and prints: findings with a fix (how many with edits), findings of the rules about a
+value (VRL001/002/005-009) with no fix at all, fixes applied, findings gone after --fix, findings left that
+had a fix, findings that appeared, and the files changed: how many still load as YAML and keep their comment
+lines ('#' lines counted before and after; Helm templates, not YAML before the fix either, are counted
+apart). Findings are matched by (rule, file), not by line: an added list item moves the lines below it.
 """
 
 from __future__ import annotations
@@ -91,6 +91,8 @@ def main(argv: list[str]) -> int:
         else:
             print(f"  comment lines changed: {name}")
 
+    value_rules = ("VRL001", "VRL002", "VRL005", "VRL006", "VRL007", "VRL008", "VRL009")
+    without = [f for f in before if f["rule"] in value_rules and not f.get("fix")]
     by_rule = Counter(f["rule"] for f in with_fix)
     by_rule_edits = Counter(f["rule"] for f in with_edits)
     print(f"sources: {', '.join(str(s) for s in sources)}")
@@ -99,6 +101,9 @@ def main(argv: list[str]) -> int:
           f"{len(with_fix) - len(with_edits)} advice or a reason why vramlint cannot write it)")
     for rule in sorted(by_rule):
         print(f"  {rule}: {by_rule[rule]} with a fix, {by_rule_edits[rule]} with edits")
+    print(f"findings of {', '.join(value_rules)} with no fix at all: {len(without)}")
+    for f in without[:20]:
+        print(f"  {f['rule']} {f['file']}:{f['line']}: {f['message'][:100]}")
     print(f"fixes applied: {applied.group(1) if applied else '?'} in {applied.group(2) if applied else '?'} files "
           f"(exit status of --fix: {fixed.returncode})")
     print(f"findings gone after --fix: {gone} of {len(with_edits)} with edits")
