@@ -89,3 +89,33 @@ def test_literal_model_booster_disaggregated_and_other_engines():
     assert prefill.args == {"gpu_memory_utilization": 0.8, "max_model_len": 4096}  # max_model_len: dashes
     assert prefill.vllm_version == "0.10.1"
     assert (prefill.replicas, decode.replicas) == (2, 6)  # minReplicas x worker replicas
+
+
+def test_keys_in_both_branches_of_an_if_are_not_duplicates(tmp_path):
+    """`{{ if }} affinity: ... {{ else }} affinity: ... {{ end }}`: with the actions replaced both keys stand side
+    by side; the file is still read as a template, and no duplicate-key warning is made of it."""
+    from vramlint.scan import scan
+
+    path = tmp_path / "deployment.yaml"
+    path.write_text("""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  template:
+    spec:
+      {{- if .Values.affinity }}
+      affinity: {{ toYaml .Values.affinity | nindent 8 }}
+      {{- else }}
+      affinity: {}
+      {{- end }}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.9.2
+          args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "{{ .Values.maxModelLen }}"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+""")
+    inventory = scan([str(path)])
+    assert [s.model for s in inventory.servers] == ["Qwen/Qwen2.5-1.5B-Instruct"]
+    assert not any("duplicate key" in p.message for p in inventory.problems)

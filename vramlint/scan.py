@@ -221,12 +221,15 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         text = _only_candidate_documents(text)
     docs, problems = load_text(text, display)
     templated = False
-    if problems and ("{{" in text or "${" in text or "%{" in text):
+    if any(p.level == "error" for p in problems) and ("{{" in text or "${" in text or "%{" in text):
         from vramlint.helm.templated import load_templated_text  # Go/Terraform templates, <PLACEHOLDER>s
 
         docs2, problems2, template_note = load_templated_text(text, display)
-        if not problems2:
-            docs, problems, templated = docs2, [], True
+        if not any(p.level == "error" for p in problems2):
+            # With the template actions replaced, both branches of an `{{ if }} ... {{ else }}` stand side by side,
+            # so a key written in each is a duplicate of the placeholder text, not of what Helm renders: not said.
+            docs, templated = docs2, True
+            problems = [p for p in problems2 if not p.message.startswith("duplicate key")]
         else:
             problems = [
                 Problem(p.file, p.line, p.column, p.message + " (the file has {{ }} template syntax: render it "
