@@ -121,16 +121,7 @@ def extract_kaito(doc: Any, obj: Any, path: str, records: Records) -> None:
     kaito_parallelism(server, nodes, value_location(file, resource, "count", join_path(join_path(bpath, "resource"),
                                                                                        "count"))
                       if is_map(resource) and "count" in resource else None)
-    config_name = scalar_text(inference.get("config"))
-    if config_name:
-        loc = value_location(file, inference, "config", join_path(ipath, "config"))
-        records.config_refs.append(ConfigRef(
-            server, [(f"{_CONFIG_DIR}/{CONFIG_KEY}", loc)], [VolumeRef(_CONFIG_DIR, config_name, None, {})],
-            apply=apply_inference_config, label=f"inference.config {config_name}"))
-    else:
-        server.notes.append("no inference.config: KAITO's default inference configuration applies (not read here)")
-    server.notes.append("KAITO's runner sets gpu-memory-utilization to the GPU's free memory less 600 MiB, at most "
-                        "0.95, unless the inference config sets it")
+    _inference_config(server, records, file, inference, "config", ipath, "inference.config")
     records.servers.append(server)
 
 
@@ -265,16 +256,23 @@ def extract_multirole(doc: Any, obj: Any, path: str, records: Records) -> None:
                                     "vramlint; add a model alias for it")
         server.gpu = _resource_gpu(file, role, rpath)  # a role carries instanceType as a Workspace's resource does
         kaito_parallelism(server, 1, None)
-        config_name = scalar_text(role.get("runtimeConfig"))
-        if config_name:
-            loc = value_location(file, role, "runtimeConfig", join_path(rpath, "runtimeConfig"))
-            records.config_refs.append(ConfigRef(
-                server, [(f"{_CONFIG_DIR}/{CONFIG_KEY}", loc)], [VolumeRef(_CONFIG_DIR, config_name, None, {})],
-                apply=apply_inference_config, label=f"runtimeConfig {config_name}"))
-        else:
-            server.notes.append("no runtimeConfig: KAITO's default inference configuration applies (not read here)")
         server.notes.append(f"MultiRoleInference {role_type} role: KAITO runs it as InferenceSet "
                             f"{server.name or '(unnamed)'}; the other role serves the same model")
-        server.notes.append("KAITO's runner sets gpu-memory-utilization to the GPU's free memory less 600 MiB, at "
-                            "most 0.95, unless the inference config sets it")
+        _inference_config(server, records, file, role, "runtimeConfig", rpath, "runtimeConfig")
         records.servers.append(server)
+
+
+def _inference_config(server: Any, records: Any, file: str, owner: Any, key: str, owner_path: str,
+                      label: str) -> None:
+    """The ConfigMap named by ``owner[key]`` joins the server like a `--config` file (KAITO mounts it at
+    _CONFIG_DIR); without one KAITO's default inference configuration applies."""
+    config_name = scalar_text(owner.get(key))
+    if config_name:
+        loc = value_location(file, owner, key, join_path(owner_path, key))
+        records.config_refs.append(ConfigRef(
+            server, [(f"{_CONFIG_DIR}/{CONFIG_KEY}", loc)], [VolumeRef(_CONFIG_DIR, config_name, None, {})],
+            apply=apply_inference_config, label=f"{label} {config_name}"))
+    else:
+        server.notes.append(f"no {label}: KAITO's default inference configuration applies (not read here)")
+    server.notes.append("KAITO's runner sets gpu-memory-utilization to the GPU's free memory less 600 MiB, at most "
+                        "0.95, unless the inference config sets it")
