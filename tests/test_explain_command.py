@@ -30,6 +30,18 @@ def test_text_has_bar_numbers_and_sources(capsys):
     assert "vLLM 0.11.0 (--vllm-version)" in out and "vllm_version: --vllm-version" in out
 
 
+def test_text_shows_the_stages_of_the_budget_in_order(capsys):
+    """explain groups the budget under the stages vLLM's start-up goes through, as vramlint.budget computes it."""
+    from vramlint.budget import STAGES
+
+    code, out = run(capsys, "--gpu", "L4", "--vllm-version", "0.11.0", "--offline", "--",
+                    "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct", "--tensor-parallel-size", "5")
+    headings = [line[2:] for line in out.splitlines() if line[:3] == "  " + line[2:3] and line[2:3].isdigit()]
+    assert headings == [f"{n} {name}" for n, (name, _) in enumerate(STAGES, 1)]
+    verdict = out.split("\n  5 verdict\n", 1)[1]
+    assert verdict.startswith("    FAILS [tensor_parallel_size at line 1]: Total number of attention heads (24) must be divisible")
+
+
 def test_unresolved_gpu_gives_null_budget(capsys):
     code, out = run(capsys, "--offline", "--format", "json", "--", "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
     (server,) = json.loads(out)["servers"]

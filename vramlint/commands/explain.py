@@ -258,35 +258,45 @@ def _budget_lines(a, b, lines: list[str]) -> None:
     lines.append(f"  {s.model} on {b.gpus} x {b.gpu}, vLLM {b.vllm_version} ({_version_origin(a)}), engine {b.engine}")
     lines.append(f"  {_bar(b)}  W weights  n non-torch  a activations  g CUDA graphs  K KV cache  . headroom")
     headroom = b.total_gib - b.usable_gib
-    rows = [
-        ("total", b.total_gib, src.get("total_gib", "catalog")),
-        (f"x utilisation {b.gpu_memory_utilization:g}", b.usable_gib, src.get("gpu_memory_utilization", "")),
-        ("weights", b.weights_gib, src.get("weights", "")),
-        ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
-        ("activation peak", b.activation_gib, src.get("activation", "")),
-        ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
-        ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
-                                      f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"),
-        ("headroom", headroom, "1 - utilisation: CUDA context, graphs not budgeted, other processes"),
+    # the rows under the stages of vLLM's start-up the budget follows (vramlint.budget.STAGES)
+    stages = [
+        ("configuration", [
+            ("total", b.total_gib, src.get("total_gib", "catalog")),
+            (f"x utilisation {b.gpu_memory_utilization:g}", b.usable_gib, src.get("gpu_memory_utilization", "")),
+            ("headroom", headroom, "1 - utilisation: CUDA context, graphs not budgeted, other processes"),
+        ]),
+        ("weights", [("weights", b.weights_gib, src.get("weights", ""))]),
+        ("profile", [
+            ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
+            ("activation peak", b.activation_gib, src.get("activation", "")),
+            ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
+        ]),
+        ("KV cache", [
+            ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
+                                         f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"),
+        ]),
     ]
-    for label, gib, why in rows:
-        lines.append(f"    {label:<22} {gib:8.2f} GiB  {why}")
-    lines.append(f"  max concurrency {b.max_concurrency:.2f}x at max_model_len {b.max_model_len} "
+    for number, (stage, rows) in enumerate(stages, 1):
+        lines.append(f"  {number} {stage}")
+        for label, gib, why in rows:
+            lines.append(f"    {label:<22} {gib:8.2f} GiB  {why}")
+    lines.append(f"    max concurrency {b.max_concurrency:.2f}x at max_model_len {b.max_model_len} "
                  f"({src.get('max_model_len', '')}); max_num_seqs {b.max_num_seqs}, "
                  f"max_num_batched_tokens {b.max_num_batched_tokens}")
     if b.kv_cache_gib > 0 and "kv-cache-memory-bytes" not in str(src.get("kv_cache", "")):
         # The forum question behind vramlint: a smaller --max-model-len does not lower vLLM's memory use.
-        lines.append(f"  vLLM takes total x utilisation ({b.usable_gib:.2f} GiB) whatever max_model_len is: the KV "
+        lines.append(f"    vLLM takes total x utilisation ({b.usable_gib:.2f} GiB) whatever max_model_len is: the KV "
                      "cache gets everything left after the weights, non-torch memory and activations, so "
                      f"max_model_len only decides how many requests of that length fit ({b.max_concurrency:.2f} at "
                      f"{b.max_model_len} tokens)")
+    lines.append(f"  {len(stages) + 1} verdict")
     if b.starts:
-        lines.append("  starts: yes")
+        lines.append("    starts: yes")
     else:
         for err in b.errors:
             where = s.arg_locations.get(err.get("arg") or "")
             at = f" [{err.get('arg')} at line {where.line}]" if where else (f" [{err.get('arg')}]" if err.get("arg") else "")
-            lines.append(f"  FAILS{at}: {err['message']}")
+            lines.append(f"    FAILS{at}: {err['message']}")
     inputs = ", ".join(f"{k}: {v}" for k, v in src.items()
                        if k in ("vllm_version", "model", "gpu", "gpu_count", "engine", "block_size", "max_num_seqs",
                                 "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype", "tensor_parallel_size"))

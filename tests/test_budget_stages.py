@@ -1,0 +1,150 @@
+"""Each stage of the budget on its own, with numbers from real vLLM start-up logs (vllm-memory.md section 9)."""
+
+import importlib
+
+from tests.test_budget_worked_examples import LLAMA_31_8B, LLAMA_32_3B
+from vramlint import gpus
+from vramlint.budget import STAGES, GiB, compute_budget
+from vramlint.budget.configuration import resolve_configuration
+from vramlint.budget.kv_cache import plan_kv_cache
+from vramlint.budget.loading import load_weights
+from vramlint.budget.profile import Profile, profile_memory
+from vramlint.budget.verdict import startup_verdict
+from vramlint.model import ModelInfo
+
+QWEN3_8B = dict(name="Qwen/Qwen3-8B-FP8", source="test facts", num_layers=36, hidden_size=4096, num_attention_heads=32,
+                num_kv_heads=8, head_dim=128, vocab_size=151936, intermediate_size=12288, max_position_embeddings=40960,
+                torch_dtype="bfloat16", weight_bytes=int(8.80 * GiB), weight_bytes_source="safetensors metadata")
+QWEN3_CODER_480B = dict(name="Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", source="test facts", num_layers=62,
+                        hidden_size=6144, num_attention_heads=96, num_kv_heads=8, head_dim=128, vocab_size=151936,
+                        intermediate_size=8192, max_position_embeddings=262144, torch_dtype="bfloat16",
+                        weight_bytes=int(60 * GiB), weight_bytes_source="safetensors metadata")
+
+
+def _model(facts, **over):
+    return ModelInfo(**{**facts, **over})
+
+
+def _stages(facts, gpu, args, version, **over):
+    cfg = resolve_configuration(_model(facts, **over), gpus.lookup(gpu), args, {}, version, 1)
+    weights = load_weights(cfg)
+    return cfg, weights
+
+
+def test_stages_are_in_vllms_order_and_name_the_code_they_follow():
+    assert [name for name, _ in STAGES] == ["configuration", "weights", "profile", "KV cache", "verdict"]
+    for _, function in STAGES:
+        sources = importlib.import_module(function.__module__).VLLM_SOURCES
+        assert sources and all("vllm/" in s for s in sources)
+
+
+def test_configuration_resolves_lengths_engine_scheduler_and_the_requested_memory():
+    """The vLLM forum T4 question (vLLM 0.6.5 V0): total 14.56 GiB x 0.90 = 13.10 GiB requested; chunked prefill
+    is off below 32K in V0, so the profile batch is max(max_model_len, 2048) tokens; 8k is 8192 (1k = 1024)."""
+    cfg = resolve_configuration(_model(LLAMA_32_3B), gpus.lookup("T4"), {"max_model_len": "8k", "dtype": "half"}, {},
+                                "0.6.5", 1)
+    assert (cfg.beh.engine, cfg.tp, cfg.pp, cfg.max_model_len, cfg.dtype) == ("v0", 1, 1, 8192, "float16")
+    assert (cfg.max_num_seqs, cfg.max_num_batched_tokens) == (256, 8192)
+    assert cfg.requested == 14.56 * 0.9 * GiB and round(cfg.requested / GiB, 2) == 13.10
+    assert cfg.errors == []
+    assert cfg.sources["max_model_len"] == "--max-model-len" and cfg.sources["tensor_parallel_size"] == "default 1"
+
+
+def test_configuration_refuses_with_vllms_text():
+    cfg = resolve_configuration(_model(LLAMA_32_3B), gpus.lookup("L4"),
+                                {"tensor_parallel_size": 5, "max_model_len": 200000}, {}, "0.11.0", 5)
+    codes = [e["code"] for e in cfg.errors]
+    assert codes == ["max-model-len-above-model", "tp-heads", "tp-kv-heads"]
+    assert cfg.errors[1]["message"] == "Total number of attention heads (24) must be divisible by tensor parallel size (5)."
+
+
+def test_configuration_caps_the_length_to_the_window_with_disable_sliding_window():
+    cfg = resolve_configuration(_model(LLAMA_32_3B, sliding_window=4096), gpus.lookup("L4"),
+                                {"disable_sliding_window": True}, {}, "0.11.0", 1)
+    assert cfg.max_model_len == 4096
+    assert cfg.sources["max_model_len"] == "capped to the sliding window by --disable-sliding-window"
+
+
+def test_weights_per_rank_include_the_rope_cache_and_split_by_tensor_parallel():
+    """vllm#10517 logged `Loading model weights took 14.9888 GB` for Llama-3.1-8B: 8,030,261,248 parameters x 2 B
+    plus the RoPE cos/sin cache, 131072 positions x 128 x 2 B, which every rank holds whole."""
+    rope = 131072 * 128 * 2
+    _, one = _stages(LLAMA_31_8B, "RTX 3090", {"max_model_len": 20000}, "0.6.4")
+    assert one.bytes == 8030261248 * 2 + rope and round(one.bytes / GiB, 4) == 14.9888
+    _, two = _stages(LLAMA_31_8B, "A100-80GB", {"tensor_parallel_size": 2}, "0.11.0")
+    assert two.bytes == 8030261248 + rope
+    assert two.draft is None and two.errors == []
+
+
+def test_profile_subtracts_what_the_profiling_run_takes_from_the_requested_memory():
+    cfg, weights = _stages(LLAMA_32_3B, "T4", {"max_model_len": 8192, "dtype": "half"}, "0.6.5")
+    p = profile_memory(cfg, weights)
+    assert p.non_torch == int(0.05 * GiB) and p.cudagraph == 0  # V0 does not budget CUDA graphs
+    # the PyTorch sampler on 256 sequences x 128256 logits x 38.2 B, with the 8192 x 3072 hidden states alive
+    assert p.activation == int(256 * 128256 * 38.2 + 8192 * 3072 * 2)
+    assert p.kv_bytes == cfg.requested - weights.bytes - p.non_torch - p.activation - p.cudagraph
+    assert round(p.kv_bytes / GiB, 2) == 5.82  # the log: 5.83 GiB
+
+
+def test_profile_counts_cuda_graphs_from_020_and_honours_kv_cache_memory_bytes():
+    cfg, weights = _stages(LLAMA_32_3B, "L4", {"max_model_len": 8192}, "0.20.2")
+    assert profile_memory(cfg, weights).cudagraph > 0
+    cfg, weights = _stages(LLAMA_32_3B, "L4", {"max_model_len": 8192, "enforce_eager": True}, "0.20.2")
+    assert profile_memory(cfg, weights).cudagraph == 0
+    cfg, weights = _stages(LLAMA_32_3B, "L4", {"kv_cache_memory_bytes": 4 * GiB}, "0.11.0")
+    p = profile_memory(cfg, weights)
+    assert p.kv_bytes == 4 * GiB and p.sources["kv_cache"].startswith("--kv-cache-memory-bytes")
+
+
+def test_kv_cache_blocks_tokens_and_concurrency_of_a_logged_v1_start():
+    """Qwen3-8B-FP8 on an RTX 4090, vLLM 0.10.2 (section 9.5): `Current kv cache memory in use is 9232221491
+    bytes` -> 36 layers x 65,536 B pages: 3,913 blocks, `GPU KV cache size: 62,608 tokens`, `Maximum concurrency
+    for 1,024 tokens per request: 61.14x`."""
+    cfg, weights = _stages(QWEN3_8B, "RTX 4090", {"max_model_len": 1024, "gpu_memory_utilization": 0.8}, "0.10.2")
+    logged = Profile(non_torch=0, activation=0, cudagraph=0, kv_bytes=9232221491, kv_override=None)
+    kv = plan_kv_cache(cfg, weights, logged)
+    assert kv.kv_bytes_per_token == 2 * 8 * 128 * 2 * 36 and kv.block_size == 16
+    assert (kv.num_blocks, kv.kv_tokens, round(kv.concurrency, 2)) == (3913, 62608, 61.14)
+    assert kv.one_request == 1024 * kv.kv_bytes_per_token
+
+
+def test_verdict_v1_refuses_a_length_the_kv_cache_cannot_hold_with_the_estimated_maximum():
+    """vllm-project/recipes#12 (vLLM 0.10.1, DP 8 + EP, TP 1 per rank): "(62.00 GiB KV cache is needed, which is
+    larger than the available KV cache memory (48.66 GiB). Based on the available memory, the estimated maximum
+    model length is 205728." """
+    cfg, weights = _stages(QWEN3_CODER_480B, "H20", {}, "0.10.1")
+    logged = Profile(non_torch=0, activation=0, cudagraph=0, kv_bytes=48.66 * GiB, kv_override=None)
+    verdict = startup_verdict(cfg, weights, logged, plan_kv_cache(cfg, weights, logged))
+    assert [e["code"] for e in verdict.errors] == ["kv-cache-below-max-model-len"]
+    message = verdict.errors[0]["message"]
+    assert "(62.00 GiB KV cache is needed" in message and "(48.66 GiB)" in message
+    assert "the estimated maximum model length is 205728." in message
+
+
+def test_verdict_v0_compares_the_length_with_the_blocks():
+    """vllm#10517 (0.6.4, RTX 3090, 29000 tokens): 1478 blocks x 16 = 23648 tokens < 29000."""
+    cfg, weights = _stages(LLAMA_31_8B, "RTX 3090", {"max_model_len": 29000}, "0.6.4")
+    logged = Profile(non_torch=0, activation=0, cudagraph=0, kv_bytes=1478.5 * 16 * 131072, kv_override=None)
+    kv = plan_kv_cache(cfg, weights, logged)
+    assert kv.num_blocks == 1478
+    verdict = startup_verdict(cfg, weights, logged, kv)
+    assert verdict.errors[0]["message"].startswith(
+        "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache "
+        "(23648).")
+
+
+def test_compute_budget_is_the_stages_in_order():
+    model, gpu, args = _model(LLAMA_31_8B), gpus.lookup("RTX 3090"), {"max_model_len": 29000}
+    budget = compute_budget(model, gpu, args, {}, "0.6.4", 1, sources={"gpu": "test"})
+    cfg = resolve_configuration(model, gpu, args, {}, "0.6.4", 1)
+    weights = load_weights(cfg)
+    profile = profile_memory(cfg, weights)
+    kv = plan_kv_cache(cfg, weights, profile)
+    verdict = startup_verdict(cfg, weights, profile, kv)
+    assert budget.kv_cache_gib == round(profile.kv_bytes / GiB, 2) and budget.num_gpu_blocks == kv.num_blocks
+    assert budget.errors == cfg.errors + weights.errors + profile.errors + kv.errors + verdict.errors
+    assert budget.starts is False
+    # the caller's sources first, then each stage's in order
+    keys = list(budget.sources)
+    assert keys[0] == "gpu" and keys.index("max_model_len") < keys.index("weights") < keys.index("non_torch") \
+        < keys.index("kv_bytes_per_token")

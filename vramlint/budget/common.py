@@ -1,0 +1,104 @@
+"""What every stage of the budget shares: units, reading vLLM's arguments, the model's shape per rank, and
+the record each stage returns (its results, the start-up errors and notes it found, and where each input came
+from)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import GpuSpec, ModelInfo
+
+GiB = 1 << 30
+
+DTYPE_BYTES = {
+    "float16": 2, "half": 2, "fp16": 2, "bfloat16": 2, "bf16": 2, "float32": 4, "float": 4, "fp32": 4,
+}
+def round_gib(x: float) -> float:
+    return round(x / GiB, 2)
+
+
+def arg_or(args: dict, key: str, default: Any = None) -> Any:
+    value = args.get(key)
+    return default if value is None else value
+
+
+def int_arg(args: dict, key: str) -> int | None:
+    value = args.get(key)
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(str(value).replace("_", ""))
+    except ValueError:
+        return None
+
+
+def truthy(value: Any) -> bool:
+    return value is True or str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def parse_len(value: Any) -> int | None:
+    """``32768``, ``"32k"``, ``"1M"`` (vLLM accepts k/m suffixes, 1k = 1024 since 0.10) -> int, else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip().lower()
+    mult = 1
+    if text.endswith("k"):
+        mult, text = 1024, text[:-1]
+    elif text.endswith("m"):
+        mult, text = 1024 * 1024, text[:-1]
+    try:
+        return int(float(text) * mult)
+    except (ValueError, OverflowError):  # not a number, or inf/nan (`1e999`): vLLM's parser refuses both
+        return None
+
+
+def device_name(gpu: GpuSpec) -> str:
+    from vramlint import gpus
+
+    return gpus.device_name(gpu.name)
+
+
+def cc_text(gpu: GpuSpec) -> str:
+    return f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"
+
+
+def vllm_image(image: str | None) -> bool:
+    """Whether the container runs a vLLM image (the official one or one built on it), not a bare pip install."""
+    return bool(image) and "vllm" in str(image).lower()
+
+
+def kv_heads_per_rank(model: ModelInfo, tp: int) -> int:
+    """``ModelConfig.get_num_kv_heads``: KV heads split over TP ranks, replicated when fewer than ranks."""
+    total = model.num_kv_heads or model.num_attention_heads or 1
+    return max(1, total // max(1, tp))
+
+
+def head_dim(model: ModelInfo) -> int:
+    if model.head_dim:
+        return model.head_dim
+    return model.hidden_size // max(1, model.num_attention_heads)
+
+
+def pp_layers(num_layers: int, pp: int) -> int:
+    """Layers on the fullest pipeline stage (vLLM ``get_pp_indices``: even split, remainder spread)."""
+    return -(-num_layers // max(1, pp))
+
+
+def padded_vocab(vocab: int) -> int:
+    pad = 64
+    return -(-vocab // pad) * pad if vocab else 0
+
+
+@dataclass(kw_only=True)
+class StageResult:
+    """What a stage found besides its numbers, in the order vLLM meets them: start-up errors (vLLM's text,
+    ``{"code", "message", "arg"}``), notes, and ``sources``: where each value the stage settled came from
+    (merged into :attr:`vramlint.model.Budget.sources`; a later stage may restate an earlier stage's entry)."""
+
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+

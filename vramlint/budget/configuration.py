@@ -1,0 +1,368 @@
+"""Stage 1 of the budget: the configuration vLLM resolves before it touches the GPU.
+
+``EngineArgs.create_engine_config`` and the config classes' checks (``ModelConfig._get_and_verify_max_len``,
+``_get_and_verify_dtype``, ``verify_with_parallel_config``, ``CacheConfig._verify_args``,
+``SchedulerConfig._verify_args``, ``VllmConfig._get_quantization_config``), then the worker's
+``init_device``: the engine, the lengths, dtypes, parallelism, scheduler limits and the memory it requests
+(total x gpu_memory_utilization). Every refusal is reported with vLLM's own text.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from vramlint import versions
+from vramlint.budget.common import (
+    DTYPE_BYTES,
+    GiB,
+    StageResult,
+    arg_or,
+    cc_text,
+    device_name,
+    int_arg,
+    parse_len,
+    truthy,
+)
+from vramlint.model import GpuSpec, ModelInfo
+
+# vLLM code this stage follows, by release.
+VLLM_SOURCES = (
+    "vllm/engine/arg_utils.py::EngineArgs.create_engine_config (0.4 - 0.33)",
+    "vllm/config.py (0.4 - 0.9), vllm/config/__init__.py (0.10), vllm/config/{model,cache,scheduler,parallel}.py "
+    "(0.11+): ModelConfig._get_and_verify_max_len, _get_and_verify_dtype, verify_with_parallel_config, "
+    "CacheConfig._verify_args / Field(gt=0, le=1), SchedulerConfig._verify_args",
+    "vllm/worker/worker.py::init_device (V0), vllm/v1/worker/gpu_worker.py::init_device (V1): "
+    "requested memory = total x gpu_memory_utilization",
+)
+
+KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "bfloat16", "float16")
+# Minimum compute capability per quantization method (get_min_capability() in
+# model_executor/layers/quantization/*.py).
+QUANT_MIN_CAPABILITY = {
+    "awq": 75, "awq_marlin": 80, "gptq": 60, "gptq_marlin": 80, "marlin": 80, "gptq_marlin_24": 80,
+    "fp8": 80, "fbgemm_fp8": 80, "modelopt": 89, "bitsandbytes": 70, "compressed-tensors": 70, "gguf": 60,
+    "experts_int8": 80, "mxfp4": 80, "squeezellm": 70, "aqlm": 60, "deepspeedfp": 80, "hqq": 80,
+}
+# Kernels that only take fp16 activations (E15).
+FP16_ONLY_QUANT = ("awq", "gptq")
+# Methods whose kernels need a quantized checkpoint: vLLM's ``get_quant_config`` looks for their config file
+# (quantize_config.json / quant_config.json) and raises when a plain checkpoint has none.
+CHECKPOINT_ONLY_QUANT = ("awq", "gptq", "awq_marlin", "gptq_marlin", "marlin", "gptq_marlin_24")
+
+
+@dataclass(kw_only=True)
+class Configuration(StageResult):
+    """The resolved configuration of one engine: what every later stage reads."""
+
+    model: ModelInfo
+    gpu: GpuSpec
+    args: dict
+    env: dict
+    version: str
+    key: versions.VersionKey
+    beh: versions.Behavior  # the release's engine, defaults and profiler (vramlint.versions.behavior)
+    image: str | None
+    tp: int
+    pp: int
+    dp: int
+    ep_size: int  # expert-parallel ranks (0: experts split by tensor parallel)
+    max_model_len: int
+    auto_fit: bool  # --max-model-len auto / -1: vLLM fits the length to the KV cache
+    util: float
+    dtype: str
+    dtype_bytes: int
+    kv_dtype_bytes: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    total_bytes: float
+    requested: float  # total x gpu_memory_utilization, what the worker asks for
+
+
+def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, version: str, gpus: int,
+                          image: str | None = None) -> Configuration:
+    """Stage 1: the engine's configuration as vLLM resolves it (see the module docstring), with its refusals."""
+    args = dict(args or {})
+    env = dict(env or {})
+    key = versions.parse_version(version) or versions.parse_version(versions.DEFAULT_VERSION)
+    src: dict[str, str] = {}
+    notes: list[str] = []
+    errors: list[dict] = []
+
+    tp = int_arg(args, "tensor_parallel_size") or 1
+    pp = int_arg(args, "pipeline_parallel_size") or 1
+    src.setdefault("tensor_parallel_size", "--tensor-parallel-size" if args.get("tensor_parallel_size") else "default 1")
+    if gpus and tp * pp < gpus and not args.get("tensor_parallel_size") and not args.get("data_parallel_size"):
+        notes.append(f"the engine sees {gpus} GPUs but uses {tp * pp} (tensor_parallel_size x pipeline_parallel_size)")
+
+    # ---- max_model_len (ModelConfig._get_and_verify_max_len)
+    derived = model.max_position_embeddings or 2048
+    user_len = parse_len(args.get("max_model_len"))
+    auto_fit = str(args.get("max_model_len")).strip().lower() in ("auto", "-1")
+    if user_len is not None and user_len > 0:
+        max_model_len = user_len
+        src.setdefault("max_model_len", "--max-model-len")
+        if user_len > derived and not truthy(env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")):
+            errors.append(_long_len_error(key, user_len, model, derived))
+    else:
+        max_model_len = derived
+        src.setdefault("max_model_len", f"model maximum ({model.max_len_key or 'max_position_embeddings'} of {model.name})")
+        if "max_model_len" in args and args.get("max_model_len") is None:
+            notes.append("--max-model-len is set from a value vramlint cannot read; the model maximum was assumed")
+    gemma2 = (model.model_type or "").startswith("gemma2") or (model.architecture or "").startswith("Gemma2")
+    if gemma2 and versions.at_least(key, 0, 5) and not versions.at_least(key, 0, 6, 5) and model.sliding_window:
+        if max_model_len > model.sliding_window:
+            notes.append(f"vLLM {version} disables Gemma 2's sliding window and caps max_model_len to {model.sliding_window}")
+            max_model_len = min(max_model_len, model.sliding_window)
+    if truthy(args.get("disable_sliding_window")) and model.sliding_window and max_model_len > model.sliding_window:
+        max_model_len = model.sliding_window
+        src["max_model_len"] = "capped to the sliding window by --disable-sliding-window"
+
+    beh = versions.behavior(version, gpu, args, env, model, max_model_len)
+    errors.extend(beh.errors)
+    notes.extend(beh.notes)
+    src.update({k: v for k, v in beh.sources.items() if k not in src})
+    src.setdefault("engine", beh.engine_reason)
+
+    # ---- utilisation
+    util_arg = args.get("gpu_memory_utilization")
+    try:
+        util = float(util_arg) if util_arg is not None else beh.gpu_memory_utilization
+    except (TypeError, ValueError):
+        util = beh.gpu_memory_utilization
+        notes.append(f"--gpu-memory-utilization {util_arg!r} is not a number; the default was assumed")
+    src.setdefault("gpu_memory_utilization", "--gpu-memory-utilization" if util_arg is not None else f"default for vLLM {version}")
+    if versions.at_least(key, 0, 11):
+        # CacheConfig's pydantic Field(gt=0, le=1): pydantic-core tests `le` before `gt`, and nan fails every
+        # comparison, so nan (like inf) is "less than or equal to 1"
+        if not util <= 1.0 or not util > 0:
+            kind, text = (("less_than_equal", "Input should be less than or equal to 1") if not util <= 1.0
+                          else ("greater_than", "Input should be greater than 0"))
+            msg = (f"1 validation error for CacheConfig\ngpu_memory_utilization\n  {text} [type={kind}, "
+                   f"input_value={util}, input_type=float]")
+            errors.append({"code": "utilization-out-of-range", "message": msg, "arg": "gpu_memory_utilization"})
+    elif util > 1.0:
+        errors.append({"code": "utilization-out-of-range", "arg": "gpu_memory_utilization",
+                       "message": f"GPU memory utilization must be less than 1.0. Got {util}."})
+    elif math.isnan(util):
+        # CacheConfig._verify_args tests `> 1.0` only; the memory profiler then sizes the KV cache from nan and
+        # int(nan) raises while the engine starts
+        errors.append({"code": "utilization-out-of-range", "arg": "gpu_memory_utilization",
+                       "message": "gpu_memory_utilization is nan: vLLM does not check it, and the number of KV-cache "
+                       "blocks it computes from it is not a number (ValueError: cannot convert float NaN to integer)"})
+    if not math.isfinite(util):
+        util = beh.gpu_memory_utilization  # said above; the rest of the budget is computed with the default
+
+    errors.extend(_parallelism_errors(model, tp))
+
+    # ---- the GPU vs the compute capabilities the release's CUDA kernels are built for
+    cc_error = _compute_capability_error(gpu, key, version)
+    if cc_error:
+        errors.append(cc_error)
+
+    # ---- dtype and quantization vs the GPU
+    dtype, dtype_errors, dtype_notes = model_dtype(model, args, gpu, key)
+    errors.extend(dtype_errors)
+    notes.extend(dtype_notes)
+    dtype_bytes = DTYPE_BYTES.get(dtype, 2)
+    quant_errors, quant_notes = _quantization_checks(model, args, gpu, key, dtype)
+    errors.extend(quant_errors)
+    notes.extend(quant_notes)
+
+    # ---- KV dtype
+    kv_dtype = str(arg_or(args, "kv_cache_dtype", "auto")).lower()
+    if kv_dtype not in KV_DTYPES:
+        errors.append({"code": "kv-cache-dtype", "message": f"Unknown kv cache dtype: {kv_dtype}", "arg": "kv_cache_dtype"})
+        kv_dtype = "auto"
+    kv_dtype_bytes = 1 if kv_dtype.startswith("fp8") else (dtype_bytes if kv_dtype == "auto" else 2)
+    src.setdefault("kv_cache_dtype", "--kv-cache-dtype" if args.get("kv_cache_dtype") else f"auto (model dtype {dtype})")
+
+    # ---- scheduler
+    max_num_seqs = beh.max_num_seqs
+    mnbt = beh.max_num_batched_tokens
+    if mnbt < max_num_seqs:
+        errors.append({
+            "code": "batched-tokens-below-seqs",
+            "message": f"max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({max_num_seqs}).",
+            "arg": "max_num_batched_tokens" if args.get("max_num_batched_tokens") else "max_num_seqs",
+        })
+    if not beh.chunked_prefill and mnbt < max_model_len:
+        errors.append({
+            "code": "batched-tokens-below-max-model-len",
+            "message": (f"max_num_batched_tokens ({mnbt}) is smaller than max_model_len ({max_model_len}). This "
+                        "effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM "
+                        "reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len."),
+            "arg": "max_num_batched_tokens" if args.get("max_num_batched_tokens") else "max_model_len",
+        })
+
+    total_bytes = gpu.total_gib * GiB
+    dp = int_arg(args, "data_parallel_size") or 1
+    ep_size = dp * tp if truthy(args.get("enable_expert_parallel")) and model.num_experts else 0
+    return Configuration(
+        model=model, gpu=gpu, args=args, env=env, version=version, key=key, beh=beh, image=image, tp=tp, pp=pp,
+        dp=dp, ep_size=ep_size, max_model_len=max_model_len, auto_fit=auto_fit, util=util, dtype=dtype,
+        dtype_bytes=dtype_bytes, kv_dtype_bytes=kv_dtype_bytes, max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=mnbt, total_bytes=total_bytes, requested=total_bytes * util,
+        errors=errors, notes=notes, sources=src)
+
+
+def model_dtype(model: ModelInfo, args: dict, gpu: GpuSpec, key: versions.VersionKey) -> tuple[str, list[dict], list[str]]:
+    """(dtype vLLM runs the model in, errors, notes): --dtype, else the checkpoint's (float32 -> fp16)."""
+    errors: list[dict] = []
+    notes: list[str] = []
+    requested = str(arg_or(args, "dtype", "auto")).lower()
+    ckpt = (model.torch_dtype or "bfloat16").lower()
+    aliases = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32", "fp32": "float32"}
+    requested = aliases.get(requested, requested)
+    if requested == "auto":
+        dtype = "float16" if ckpt == "float32" else ckpt
+        if dtype == "bfloat16" and not gpu.bf16:
+            if versions.at_least(key, 0, 9):
+                notes.append(
+                    f"Your device '{device_name(gpu)}' (with compute capability {cc_text(gpu)}) doesn't support "
+                    "torch.bfloat16. Falling back to torch.float16 for compatibility."
+                )
+                return "float16", errors, notes
+            errors.append(_bf16_error(gpu, key))
+        return dtype, errors, notes
+    if requested == "bfloat16" and not gpu.bf16:
+        errors.append(_bf16_error(gpu, key))
+    if requested in ("float16", "bfloat16", "float32"):
+        return requested, errors, notes
+    return dtype_fallback(ckpt), errors, notes
+
+
+def dtype_fallback(ckpt: str) -> str:
+    return "float16" if ckpt == "float32" else ckpt
+
+
+def _bf16_error(gpu: GpuSpec, key: versions.VersionKey) -> dict:
+    # 0.6.x printed the message without a space before `dtype`.
+    setting = "setting the`dtype` flag" if not versions.at_least(key, 0, 7) else "setting the `dtype` flag"
+    return {
+        "code": "bf16-unsupported",
+        "message": (
+            f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {device_name(gpu)} GPU "
+            f"has compute capability {cc_text(gpu)}. You can use float16 instead by explicitly {setting} in CLI, for "
+            "example: --dtype=half."
+        ),
+        "arg": "dtype",
+    }
+
+
+def _compute_capability_error(gpu: GpuSpec, key: versions.VersionKey, version: str) -> dict | None:
+    """The start-up failure of a GPU older than every architecture the release's CUDA kernels are built for.
+
+    The kernels of the official build (wheel and image) are cubins for a list of architectures
+    (:func:`vramlint.versions.min_compute_capability`); on an older GPU the first launch of a vLLM kernel raises
+    CUDA's "no kernel image" error. The PyTorch each release pins has the same floor (torch 2.10 is built for
+    sm_70 and up, torch 2.11, which 0.20 pins, for sm_75 and up).
+    """
+    floor = versions.min_compute_capability(key)
+    cc = tuple(gpu.compute_capability)
+    if cc >= floor:
+        return None
+    floor_text = f"{floor[0]}.{floor[1]}"
+    if floor > (7, 0) and cc >= (7, 0):
+        fix = (f"run it on a GPU of compute capability {floor_text} or newer; vLLM 0.19 is the last release whose "
+               f"CUDA kernels are built for compute capability {cc_text(gpu)}")
+    else:
+        fix = (f"run it on a GPU of compute capability {floor_text} or newer; no official vLLM build has CUDA "
+               f"kernels for compute capability {cc_text(gpu)}")
+    return {
+        "code": "compute-capability-unsupported",
+        "message": (
+            "CUDA error: no kernel image is available for execution on the device. The official vLLM "
+            f"{version} build has CUDA kernels for compute capability {floor_text} and newer; the "
+            f"{device_name(gpu)} has compute capability {cc_text(gpu)}"
+        ),
+        "arg": None,
+        "fix": fix,
+        # an older release runs on this GPU: the verdict depends on which version the image really runs
+        "version_dependent": cc >= (7, 0),
+    }
+
+
+def _long_len_error(key: versions.VersionKey, user: int, model: ModelInfo, derived: int) -> dict:
+    length_key = model.max_len_key or "max_position_embeddings"
+    model_max_length = (model.extra.get("facts") or {}).get("model_max_length")
+    head = (f"User-specified max_model_len ({user}) is greater than the derived max_model_len ({length_key}={derived} "
+            f"or model_max_length={model_max_length} in model's config.json).")
+    if versions.at_least(key, 0, 10):
+        tail = (" To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. "
+                "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position "
+                "encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute "
+                "position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error.")
+    else:
+        tail = (" This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env "
+                "var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    return {"code": "max-model-len-above-model", "message": head + tail, "arg": "max_model_len"}
+
+
+def _parallelism_errors(model: ModelInfo, tp: int) -> list[dict]:
+    """What vLLM refuses about tensor parallel for this model: heads, and KV heads, not divisible by ``tp``."""
+    errors: list[dict] = []
+    heads = model.num_attention_heads
+    if heads and heads % tp:
+        errors.append({
+            "code": "tp-heads",
+            "message": f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).",
+            "arg": "tensor_parallel_size",
+        })
+    kvh = model.num_kv_heads
+    if kvh and not model.is_mla and tp > 1 and ((kvh >= tp and kvh % tp) or (kvh < tp and tp % kvh)):
+        errors.append({
+            "code": "tp-kv-heads",
+            "message": (f"AssertionError (vLLM's model code requires the {kvh} KV heads and tensor_parallel_size {tp} "
+                        "to divide one another; it raises without a message)"),
+            "arg": "tensor_parallel_size",
+        })
+    return errors
+
+
+def _quantization_checks(model: ModelInfo, args: dict, gpu: GpuSpec, key: versions.VersionKey,
+                         dtype: str) -> tuple[list[dict], list[str]]:
+    """(errors, notes) about the quantization method (``--quantization`` or the checkpoint's) on this GPU."""
+    errors: list[dict] = []
+    notes: list[str] = []
+    quant = (args.get("quantization") or model.quantization or "")
+    quant = str(quant).lower()
+    cc_int = gpu.compute_capability[0] * 10 + gpu.compute_capability[1]
+    if quant and args.get("quantization") and not model.quantization and quant in CHECKPOINT_ONLY_QUANT:
+        errors.append({
+            "code": "quantization-needs-checkpoint",
+            "message": f"Cannot find the config file for {quant}",
+            "arg": "quantization",
+        })
+        notes.append(f"--quantization {quant} needs a checkpoint quantized with it; {model.name} is not quantized "
+                     "(vLLM can quantize an unquantized checkpoint while loading only with fp8 or bitsandbytes)")
+    if not quant:
+        return errors, notes
+    effective = quant
+    explicit = bool(args.get("quantization"))
+    # vLLM upgrades awq/gptq checkpoints to the Marlin kernels when the GPU can run them; only an explicit
+    # marlin method fails on an older GPU.
+    min_cc = QUANT_MIN_CAPABILITY.get(effective)
+    if effective == "fp8" and versions.at_least(key, 0, 15):
+        min_cc = 75
+    if effective == "modelopt" and versions.at_least(key, 0, 33):
+        min_cc = 80
+    if effective.endswith("marlin") and not explicit:
+        min_cc = None
+    if min_cc is not None and cc_int < min_cc:
+        errors.append({
+            "code": "quantization-unsupported",
+            "message": (f"The quantization method {effective} is not supported for the current GPU. Minimum "
+                        f"capability: {min_cc}. Current capability: {cc_int}."),
+            "arg": "quantization" if explicit else "model",
+        })
+    elif effective == "fp8" and not gpu.fp8:
+        notes.append("Your GPU does not have native support for FP8 computation but FP8 quantization is being used. "
+                     "Weight-only FP8 compression will be used leveraging the Marlin kernel.")
+    if effective in FP16_ONLY_QUANT and explicit and dtype == "bfloat16" and cc_int < 80:
+        errors.append({
+            "code": "quantization-dtype",
+            "message": f"torch.bfloat16 is not supported for quantization method {effective}. Supported dtypes: [torch.float16]",
+            "arg": "dtype",
+        })
+    return errors, notes

@@ -1,0 +1,222 @@
+"""Stage 4 of the budget: the KV cache vLLM lays out in the memory the profile left.
+
+Bytes per token of each layer on a rank (GQA, MLA, sliding windows, chunked local attention, Mamba /
+gated-delta-net state, a draft model's layers), the layer groups of the V1 hybrid manager, the number of
+blocks, the tokens vLLM reports and the maximum concurrency, release by release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from vramlint import versions
+from vramlint.budget.common import (
+    DTYPE_BYTES,
+    StageResult,
+    arg_or,
+    int_arg,
+    pp_layers,
+    truthy,
+)
+from vramlint.budget.configuration import Configuration
+from vramlint.budget.kv_layout import (
+    _groups,
+    _unify_mamba_page,
+    full_attention_bytes_per_token_layer,
+    kv_bytes_per_token_layer,
+    layer_kinds,
+    mamba_state_bytes,
+)
+from vramlint.budget.loading import Weights
+from vramlint.budget.profile import Profile
+
+VLLM_SOURCES = (
+    "vllm/worker/cache_engine.py::get_cache_block_size (V0, 0.4 - 0.10)",
+    "vllm/executor/executor_base.py::initialize_cache (V0: blocks, concurrency)",
+    "vllm/v1/kv_cache_interface.py: AttentionSpec / MLAAttentionSpec / SlidingWindowSpec / "
+    "ChunkedLocalAttentionSpec / MambaSpec page_size_bytes, max_memory_usage_bytes (0.8 - 0.33)",
+    "vllm/v1/core/kv_cache_utils.py: get_kv_cache_config(s), unify_kv_cache_spec_page_size, "
+    "get_max_concurrency_for_kv_cache_config, _report_kv_cache_config (0.8 - 0.2x); "
+    "vllm/v1/core/kv_cache_planning.py (0.3x)",
+    "vllm/model_executor/models/config.py::HybridAttentionMambaModelConfig (page unification, 0.10+)",
+)
+
+
+@dataclass(kw_only=True)
+class KvCache(StageResult):
+    """The KV cache of one rank: its layout, blocks, the tokens vLLM reports and the concurrency it allows."""
+
+    kv_bytes_per_token: int  # all layers of the rank (and a draft model's)
+    block_size: int  # tokens per block (raised for hybrid Mamba models)
+    per_block_pool: int  # bytes one block takes from the pool
+    num_blocks: int
+    num_override: int | None  # --num-gpu-blocks-override
+    kv_tokens: int
+    concurrency: float
+    one_request: float  # bytes of KV cache one max_model_len request needs
+    # (bytes, blocks) one request of a given length takes from the pool
+    per_request: Callable[[int], tuple[float, int]]
+
+
+def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvCache:
+    """Stage 4: the KV cache layout, blocks, reported tokens and maximum concurrency (see the module docstring)."""
+    model, beh, key, args, env, tp, pp = cfg.model, cfg.beh, cfg.key, cfg.args, cfg.env, cfg.tp, cfg.pp
+    kv_dtype_bytes, dtype_bytes, mnbt, max_model_len = (cfg.kv_dtype_bytes, cfg.dtype_bytes,
+                                                        cfg.max_num_batched_tokens, cfg.max_model_len)
+    spec_share = weights.draft
+    kv_bytes = profile.kv_bytes
+    src: dict[str, str] = {}
+    notes: list[str] = []
+    mla = beh.mla_supported
+    per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, mla)
+    block_size = beh.block_size
+    kinds = layer_kinds(model)
+    attn_kinds = [k for k in kinds if k in ("full_attention", "sliding_attention", "chunked_attention")]
+    layers_rank = pp_layers(len(attn_kinds), pp)
+    window = model.sliding_window or 0
+    chunk = model.attention_chunk_size or 0
+    n_full = sum(1 for k in attn_kinds if k == "full_attention")
+    n_local = len(attn_kinds) - n_full
+    # Full-attention layers with their own head size / KV heads (Gemma 4): their own bytes per token.
+    per_full, full_how = full_attention_bytes_per_token_layer(model, tp, kv_dtype_bytes, mla)
+    if per_full is None:
+        per_full = per_layer
+        kv_bytes_per_token = per_layer * layers_rank
+        src.setdefault("kv_bytes_per_token", kv_how + f" x {layers_rank} layers")
+    else:
+        full_rank, local_rank = pp_layers(n_full, pp), pp_layers(n_local, pp)
+        kv_bytes_per_token = per_full * full_rank + per_layer * local_rank
+        src.setdefault("kv_bytes_per_token", f"{full_how} x {full_rank} full-attention layers + {kv_how} x "
+                                             f"{local_rank} other layers")
+    hybrid = beh.hybrid_kv_manager and n_local > 0 and (window or chunk)
+    if hybrid and chunk and not truthy(env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")) and not window:
+        hybrid = False
+        notes.append("the hybrid KV cache manager is off for chunked local attention: every layer is sized for the full length")
+    # unify_kv_cache_spec_page_size (v1/core/kv_cache_utils.py, 0.19 - 0.26): layers with the smaller page get a
+    # block size raised by the ratio of the pages, so that every layer's page is the largest one.
+    page = block_size * max(per_layer, per_full)  # one layer, one block
+    block_full = block_local = block_size
+    if hybrid and per_full != per_layer and n_full:
+        if page % (block_size * per_full) == 0 and page % (block_size * per_layer) == 0:
+            block_full = page // per_full
+            block_local = page // per_layer
+
+    def per_request_blocks(length: int) -> tuple[float, int]:
+        """(bytes for one request of `length` tokens, blocks it takes from the pool)."""
+        if not hybrid:
+            blocks = -(-length // block_size)
+            return blocks * block_size * kv_bytes_per_token, blocks
+        groups = _groups(n_full, n_local)
+        full_blocks = -(-length // block_full)
+        if window:
+            local_tokens = min(window - 1 + mnbt, length)
+            local_blocks = -(-local_tokens // block_local) + 1
+        else:
+            local_tokens = min(chunk + mnbt, length)
+            local_blocks = -(-local_tokens // block_local)
+        n_full_groups, n_local_groups = groups[1], groups[2]
+        blocks = n_full_groups * full_blocks + n_local_groups * local_blocks
+        need = (n_full * full_blocks + n_local * local_blocks) * page
+        return need, blocks
+
+    # Mamba / gated-delta-net state layers (V1): one state page per request per layer, pooled with attention.
+    n_state = pp_layers(sum(1 for k in kinds if k in ("mamba", "linear_attention")), pp)
+    state_page = 0
+    if n_state and beh.engine == "v1":
+        mamba_bytes = DTYPE_BYTES.get(str(arg_or(args, "mamba_cache_dtype", "auto")).lower(), dtype_bytes)
+        ssm_arg = str(arg_or(args, "mamba_ssm_cache_dtype", "auto")).lower()
+        gdn = model.extra.get("linear_attention") or {}
+        if ssm_arg == "auto" and gdn.get("ssm_dtype") and versions.at_least(key, 0, 17):
+            # Qwen3_5ForConditionalGenerationConfig.verify_and_update_config (models/config.py, 0.17+) takes the
+            # config's mamba_ssm_dtype
+            ssm_arg = str(gdn["ssm_dtype"]).lower()
+        ssm_bytes = DTYPE_BYTES.get(ssm_arg, mamba_bytes)
+        if gdn and not versions.at_least(key, 0, 17):
+            ssm_bytes = mamba_bytes  # gated_delta_net_state_dtype used one dtype for both states before 0.17
+        state_page, state_how = mamba_state_bytes(model, tp, mamba_bytes, ssm_bytes)
+    mamba_hybrid = bool(state_page) and n_full > 0
+    if mamba_hybrid:
+        raw_state = state_page
+        block_size, state_page, page = _unify_mamba_page(per_layer, state_page, block_size)
+        attn_rank = pp_layers(n_full, pp)
+        gsize, n_attn_groups, n_state_groups = _groups(attn_rank, n_state)
+        src["block_size"] = (f"raised to {block_size} so that an attention page holds one Mamba state page "
+                             "(HybridAttentionMambaModelConfig.verify_and_update_config)")
+        src["kv_bytes_per_token"] += f"; {n_state} state layers of {state_how} per request"
+        notes.append(f"Setting attention block size to {block_size} tokens to ensure that attention page size is >= "
+                     "mamba page size.")
+        if page > raw_state:
+            notes.append(f"Padding mamba page size by {100 * (page - raw_state) / raw_state:.2f}% to ensure that mamba "
+                         "page size and attention page size are exactly equal.")
+
+        def per_request_blocks(length: int) -> tuple[float, int]:  # noqa: F811 - the hybrid Mamba layout
+            attn_blocks = -(-length // block_size)
+            blocks = n_attn_groups * attn_blocks + n_state_groups  # one state page per state group
+            return (attn_rank * attn_blocks + n_state) * page, blocks
+
+    # The draft model's attention layers: one more KV cache spec per layer in the same pool. V1 puts layers of
+    # one attention type in one group whatever their page sizes (UniformTypeKVCacheSpecs, 0.11+): a block holds
+    # every layer's page; V0 gives the draft the same number of blocks in a cache of its own (below).
+    draft_per_token = spec_share["per_token"] if spec_share is not None else None
+    if draft_per_token and (hybrid or mamba_hybrid or n_state):
+        notes.append(f"the KV cache of the draft model {spec_share['name']} is not counted (the model's KV cache has "
+                     "several layer groups): KV cache and concurrency are over-estimated")
+        draft_per_token = None
+    target_per_token = kv_bytes_per_token
+    if draft_per_token:
+        kv_bytes_per_token += draft_per_token
+        src["kv_bytes_per_token"] += f" + draft model {spec_share['name']}: {spec_share['per_token_how']}"
+        if beh.engine == "v0":
+            src["kv_bytes_per_token"] += (" (V0: the model's blocks split between the two caches, "
+                                          "split_num_cache_blocks_evenly)")
+
+    num_override = int_arg(args, "num_gpu_blocks_override")
+    if mamba_hybrid:
+        per_block_pool = page * gsize
+        num_groups = n_attn_groups + n_state_groups
+    elif hybrid:
+        gsize, n_full_groups, n_local_groups = _groups(n_full, n_local)
+        per_block_pool = page * gsize
+        num_groups = n_full_groups + n_local_groups
+        if n_full % gsize or n_local % gsize:
+            padding = num_groups * gsize - len(attn_kinds)
+            notes.append(f"Add {padding} padding layers, may waste at most {100 * padding / (num_groups * gsize):.2f}% KV cache memory")
+    else:
+        per_block_pool = block_size * kv_bytes_per_token
+        num_groups = 1
+    num_blocks = int(kv_bytes // per_block_pool) if kv_bytes > 0 and per_block_pool else 0
+    if draft_per_token and beh.engine == "v0":
+        # SpecDecodeWorker.determine_num_available_blocks: the model's own count, then split_num_cache_blocks_evenly
+        target_blocks = int(kv_bytes // (block_size * target_per_token)) if kv_bytes > 0 else 0
+        num_blocks = int(target_blocks * target_per_token / (target_per_token + draft_per_token))
+    if num_override:
+        notes.append(f"Overriding num_gpu_blocks={num_blocks} with num_gpu_blocks_override={num_override}")
+        num_blocks = num_override
+        src["num_gpu_blocks"] = "--num-gpu-blocks-override"
+
+    # ---- concurrency and tokens
+    if beh.concurrency == "v0":
+        kv_tokens = num_blocks * block_size
+        concurrency = kv_tokens / max_model_len if max_model_len else 0.0
+    elif beh.concurrency == "v1-tokens":
+        kv_tokens = num_blocks * block_size
+        concurrency = kv_tokens / max_model_len if max_model_len else 0.0
+    else:
+        _, blocks_per_req = per_request_blocks(max_model_len)
+        concurrency = num_blocks / blocks_per_req if blocks_per_req else 0.0
+        kv_tokens = (num_blocks // num_groups) * block_size
+        # From 0.21 `_report_kv_cache_config` (later `get_kv_cache_capacity`) logs the group-aware capacity,
+        # max_concurrency x max_model_len, instead of num_blocks // groups x block_size.
+        if versions.at_least(key, 0, 21):
+            kv_tokens = int(concurrency * max_model_len)
+
+    # ---- the KV cache one request of max_model_len needs: vLLM's start-up check below (what a GPU must leave free)
+    if beh.engine == "v0":
+        one_request = (pp if versions.at_least(key, 0, 8) else 1) * -(-max_model_len // block_size) * per_block_pool
+    else:
+        one_request = per_request_blocks(max_model_len)[0]
+
+    return KvCache(kv_bytes_per_token=kv_bytes_per_token, block_size=block_size, per_block_pool=per_block_pool,
+                   num_blocks=num_blocks, num_override=num_override, kv_tokens=kv_tokens, concurrency=concurrency,
+                   one_request=one_request, per_request=per_request_blocks, notes=notes, sources=src)

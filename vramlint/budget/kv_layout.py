@@ -1,0 +1,110 @@
+"""The KV cache shape of a model on one rank: bytes per token of each kind of layer (``AttentionSpec`` /
+``MLAAttentionSpec`` page sizes), the state of Mamba / gated-delta-net layers (``MambaSpec``), and the layer
+groups of vLLM's hybrid KV cache manager."""
+
+from __future__ import annotations
+
+from vramlint.budget.common import head_dim, kv_heads_per_rank
+from vramlint.model import ModelInfo
+
+
+def layer_kinds(model: ModelInfo) -> list[str]:
+    if model.layer_types:
+        return list(model.layer_types)
+    if model.sliding_window and not model.is_mla:
+        return ["sliding_attention"] * model.num_layers
+    return ["full_attention"] * model.num_layers
+
+
+def full_attention_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int,
+                                         mla: bool) -> tuple[int | None, str]:
+    """KV bytes per token of one full-attention layer on one rank when those layers have their own shape (Gemma 4:
+    ``global_head_dim`` and ``num_global_key_value_heads``), else (None, ""). vLLM's ``Attention`` gets that layer's
+    head size and KV heads (``Gemma4DecoderLayer``), and ``AttentionSpec.page_size_bytes`` stores K and V even
+    when V is a copy of K (``attention_k_eq_v``): 2 x heads x head size x dtype bytes."""
+    full = (model.extra.get("facts") or {}).get("full_attn")
+    if not full or mla or model.is_mla:
+        return None, ""
+    heads = max(1, full["kv_heads"] // max(1, tp))
+    how = f"2 x {heads} KV heads x {full['head_dim']} head dim x {kv_dtype_bytes} B"
+    if full["kv_heads"] < tp:
+        how += f" (KV heads replicated: {full['kv_heads']} < TP {tp})"
+    if full.get("k_eq_v"):
+        how += " (V is a copy of K, stored all the same)"
+    return 2 * heads * full["head_dim"] * kv_dtype_bytes, how
+
+
+def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, engine: str, mla: bool) -> tuple[int, str]:
+    """KV bytes one attention layer stores per token on one rank, and how it was derived."""
+    if mla:
+        width = (model.kv_lora_rank or 512) + (model.qk_rope_head_dim or 64)
+        if engine == "v0":
+            # CacheEngine._align_cache (VLLM_CUDA_MEM_ALIGN_KV_CACHE=1): entries padded to 256 bytes.
+            align = 256 // kv_dtype_bytes
+            width = -(-width // align) * align
+        indexer = (model.extra.get("facts") or {}).get("indexer")
+        if indexer and engine != "v0":
+            # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): an fp8 fp8_ds_mla latent is 656 B (512 fp8 values,
+            # 4 fp32 scales, 64 bf16 RoPE values); each layer also has a DeepseekV32IndexerCache, one uint8 key of
+            # head_dim + head_dim / 128 x 4 B (fp8 values and an fp32 scale per 128) per token, in the same pool.
+            latent = 656 if kv_dtype_bytes == 1 else width * kv_dtype_bytes
+            index = indexer["head_dim"] + indexer["head_dim"] // 128 * 4
+            return latent + index, (f"MLA latent {latent} B + sparse-attention indexer key {index} B "
+                                    "(one head, not split by TP)")
+        return width * kv_dtype_bytes, f"MLA latent {width} x {kv_dtype_bytes} B (one head, not split by TP)"
+    if model.is_mla:
+        # vLLM before 0.7 cached DeepSeek-V2's full K/V with the head size padded to 256.
+        heads = kv_heads_per_rank(model, tp)
+        return 2 * heads * 256 * kv_dtype_bytes, f"2 x {heads} heads x 256 (pre-MLA vLLM) x {kv_dtype_bytes} B"
+    heads = kv_heads_per_rank(model, tp)
+    hd = head_dim(model)
+    how = f"2 x {heads} KV heads x {hd} head dim x {kv_dtype_bytes} B"
+    if (model.num_kv_heads or model.num_attention_heads) < tp:
+        how += f" (KV heads replicated: {model.num_kv_heads} < TP {tp})"
+    return 2 * heads * hd * kv_dtype_bytes, how
+
+
+def mamba_state_bytes(model: ModelInfo, tp: int, conv_bytes: int, ssm_bytes: int) -> tuple[int, str]:
+    """Bytes of one state layer's per-request state on one rank (``MambaSpec.page_size_bytes``), and how.
+
+    Shapes from ``MambaStateShapeCalculator`` (model_executor/layers/mamba/mamba_utils.py, 0.11 - 0.14):
+    gated delta net conv (kernel - 1, (2 k_heads k_dim + v_heads v_dim) / tp) and state (v_heads / tp, k_dim,
+    v_dim); Mamba2 conv (kernel - 1, (inner + 2 groups' state) / tp) with the groups extended to the TP size when
+    they do not divide it, state (heads / tp, head_dim, state); Mamba1 conv (kernel - 1, inner / tp) and state
+    (inner / tp, state). Conv in --mamba-cache-dtype, the recurrent state in --mamba-ssm-cache-dtype (both the
+    model dtype by default).
+    """
+    la = model.extra.get("linear_attention")
+    if la:
+        conv = (la["conv"] - 1) * (2 * la["k_heads"] * la["k_dim"] + la["v_heads"] * la["v_dim"]) // tp
+        ssm = la["v_heads"] // tp * la["k_dim"] * la["v_dim"]
+        return conv * conv_bytes + ssm * ssm_bytes, "gated delta net state"
+    m = model.extra.get("mamba")
+    if not m:
+        return 0, "unknown"
+    if m.get("version") == 2:
+        groups = m.get("n_groups", 1)
+        groups += 0 if groups % tp == 0 else tp - groups
+        conv = (m["d_conv"] - 1) * ((m["inner"] + 2 * groups * m["d_state"]) // tp)
+        ssm = m["n_heads"] // tp * m["head_dim"] * m["d_state"]
+        return conv * conv_bytes + ssm * ssm_bytes, "Mamba2 state"
+    conv = (m["d_conv"] - 1) * (m["inner"] // tp)
+    ssm = m["inner"] // tp * m["d_state"]
+    return conv * conv_bytes + ssm * ssm_bytes, "Mamba1 state"
+
+
+def _unify_mamba_page(attn_per_token: int, state_page: int, block_size: int) -> tuple[int, int, int]:
+    """(attention block size, state page, page) after vLLM makes both page sizes equal (without prefix caching):
+    the attention block grows to ``16 x cdiv(state_page, 16 x attention bytes per token)`` tokens and the state
+    page is padded up to the attention page."""
+    needed = 16 * -(-state_page // (16 * attn_per_token))
+    block = max(block_size, needed)
+    page = block * attn_per_token
+    return block, page, page
+
+
+def _groups(n_full: int, n_local: int) -> tuple[int, int, int]:
+    """KV cache groups of the V1 hybrid manager: (layers per group, full-attention groups, local groups)."""
+    sizes = [n for n in (n_full, n_local) if n]
+    gsize = min(sizes)
+    return gsize, -(-n_full // gsize) if n_full else 0, -(-n_local // gsize) if n_local else 0

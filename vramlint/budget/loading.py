@@ -1,0 +1,58 @@
+"""Stage 2 of the budget: the weights one rank loads, with a speculative-decoding draft model loaded beside them.
+
+vLLM measures this as the torch allocation around ``load_model()`` (``DeviceMemoryProfiler``, logged as ``Model
+loading took X GiB``); a separate draft model is loaded in the same block (V1 ``GPUModelRunner.load_model`` ->
+``DraftModelProposer.load_model``; V0 ``SpecDecodeWorker.init_device``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vramlint.budget.common import GiB, StageResult
+from vramlint.budget.configuration import Configuration
+from vramlint.budget.rank_weights import weights_per_rank
+from vramlint.budget.speculative import _speculative_budget, speculative_request
+from vramlint.model import ModelInfo
+
+VLLM_SOURCES = (
+    "vllm/worker/model_runner.py::load_model (V0), vllm/v1/worker/gpu_model_runner.py::load_model (V1): "
+    "DeviceMemoryProfiler around the model loader",
+    "vllm/model_executor/layers/linear.py, vocab_parallel_embedding.py, fused_moe/layer.py: what each rank holds",
+    "vllm/model_executor/layers/quantization/*.py: the stored layout of quantized weights",
+    "vllm/config/speculative.py::SpeculativeConfig, vllm/v1/spec_decode/draft_model.py (0.15+), "
+    "vllm/spec_decode/spec_decode_worker.py (V0): the draft model",
+)
+
+
+@dataclass(kw_only=True)
+class Weights(StageResult):
+    """The weights one rank holds after loading (model and draft), bytes."""
+
+    bytes: int
+    draft: dict[str, Any] | None  # the separate draft model's share (weights, KV bytes per token), if counted
+
+
+def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] | None = None) -> Weights:
+    """Stage 2: the weights per rank (:func:`weights_per_rank`) plus a separate draft model's, as vLLM loads them."""
+    src: dict[str, str] = {}
+    notes: list[str] = []
+    errors: list[dict] = []
+    weights, weights_how = weights_per_rank(cfg.model, cfg.tp, cfg.pp, cfg.dtype, cfg.args, gpu=cfg.gpu, key=cfg.key,
+                                            env=cfg.env, ep_size=cfg.ep_size, image=cfg.image)
+    src["weights"] = weights_how
+    spec_req = speculative_request(cfg.args)
+    spec_share = None
+    if spec_req is not None:
+        spec_share, spec_how, spec_notes, spec_errors = _speculative_budget(
+            spec_req, draft, cfg.model, cfg.gpu, cfg.env, cfg.beh, cfg.key, cfg.version, cfg.tp, cfg.pp, cfg.dtype,
+            cfg.kv_dtype_bytes, cfg.image)
+        notes.extend(spec_notes)
+        errors.extend(spec_errors)
+        src["speculative"] = spec_how
+        if spec_share is not None:
+            weights += spec_share["weights"]
+            src["weights"] += (f" + draft model {spec_share['name']} {spec_share['weights'] / GiB:.2f} GiB "
+                               f"({spec_share['weights_how']}, TP {spec_share['tp']})")
+    return Weights(bytes=weights, draft=spec_share, errors=errors, notes=notes, sources=src)

@@ -1,0 +1,184 @@
+"""Stage 3 of the budget: vLLM's profiling run, and the memory it leaves for the KV cache.
+
+vLLM *measures* the activation peak of a dummy forward pass (and sampler), the non-torch memory (NCCL and
+custom all-reduce buffers, cuBLAS handles, ...) and, from 0.18/0.20, the CUDA-graph memory; this stage
+estimates them (see each estimate for the real start-up logs it was calibrated on) and subtracts them, with the
+weights, from the requested memory, as ``determine_available_memory`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramlint import versions
+from vramlint.budget.common import (
+    GiB,
+    StageResult,
+    head_dim,
+    int_arg,
+    kv_heads_per_rank,
+    padded_vocab,
+    truthy,
+    vllm_image,
+)
+from vramlint.budget.configuration import Configuration
+from vramlint.budget.loading import Weights
+from vramlint.model import ModelInfo
+
+VLLM_SOURCES = (
+    "vllm/worker/worker.py::determine_num_available_blocks (V0, 0.4 - 0.10)",
+    "vllm/v1/worker/gpu_worker.py::determine_available_memory (V1, 0.7 - 0.33)",
+    "vllm/utils.py (0.6.5 - 0.8), vllm/utils/__init__.py (0.9 - 0.10), vllm/utils/mem_utils.py (0.11+): "
+    "memory_profiling, MemorySnapshot",
+    "vllm/v1/worker/gpu_model_runner.py::profile_run, profile_cudagraph_memory (0.18+)",
+    "--kv-cache-memory-bytes: vllm/config/cache.py::CacheConfig.kv_cache_memory_bytes (0.10.2+)",
+)
+
+# Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
+SAMPLER_BYTES_PER_LOGIT_TORCH = 38.2
+SAMPLER_BYTES_PER_LOGIT_FLASHINFER = 14.5
+# Measured / predicted forward activation per token (Llama-3.1-8B on RTX 3090, 0.6.4: 111.1 and 110.7 KB
+# measured vs 114.7 KB from the formula).
+FORWARD_CALIBRATION = 0.967
+
+
+@dataclass(kw_only=True)
+class Profile(StageResult):
+    """What the profiling run takes on one rank, and the memory left for the KV cache, bytes."""
+
+    non_torch: int
+    activation: int
+    cudagraph: int
+    kv_bytes: float  # available KV cache memory (negative: none)
+    kv_override: int | None  # --kv-cache-memory-bytes
+
+
+def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
+    """Stage 3: non-torch memory, the activation peak and CUDA graphs, and the KV cache memory they leave."""
+    model, beh, key = cfg.model, cfg.beh, cfg.key
+    src: dict[str, str] = {}
+    notes: list[str] = []
+    non_torch, nt_how = non_torch_bytes(beh, cfg.tp, cfg.pp, cfg.dp)
+    src["non_torch"] = "estimate: " + nt_how
+    flashinfer = _flashinfer_sampler(beh, key, cfg.env, cfg.image)
+    mnbt = cfg.max_num_batched_tokens
+    profile_seqs = min(cfg.max_num_seqs, mnbt)
+    activation, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, flashinfer,
+                                                dp=cfg.dp, expert_parallel=cfg.ep_size > 1)
+    src["activation"] = "estimate: " + act_how
+    if model.extra.get("facts", {}).get("vision") or model.extra.get("multimodal"):
+        notes.append("multimodal encoder profiling is not estimated: the real activation peak can be much larger")
+    if any(k in ("mamba", "linear_attention") for k in (model.layer_types or [])):
+        notes.append("the non-torch memory of the Mamba / gated-delta-net Triton kernels is not estimated (it can "
+                     "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))
+    cudagraph, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs)
+    src["cudagraph"] = cg_how
+
+    kv_override = int_arg(cfg.args, "kv_cache_memory_bytes")
+    if kv_override and beh.engine == "v1" and versions.at_least(key, 0, 10, 2):
+        kv_bytes = float(kv_override)
+        src["kv_cache"] = "--kv-cache-memory-bytes (gpu_memory_utilization is not used)"
+    else:
+        kv_bytes = cfg.requested - weights.bytes - non_torch - activation - cudagraph
+        src["kv_cache"] = "total x utilisation - weights - non-torch - activation - CUDA graphs"
+    return Profile(non_torch=non_torch, activation=activation, cudagraph=cudagraph, kv_bytes=kv_bytes,
+                   kv_override=kv_override, notes=notes, sources=src)
+
+
+def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
+                          flashinfer_sampler: bool, dp: int = 1, expert_parallel: bool = False) -> tuple[int, str]:
+    """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
+
+    ``max(forward, sampler)`` where (fitted on real start-up logs):
+
+    * forward = T x (3 I/tp + 2 H + (n_q + 2 n_kv)/tp x head_dim) x dtype bytes x 0.967, T = tokens of
+      the profile batch; MoE adds T x top_k x (3 I_moe/tp + H) x dtype bytes. The 0.967 is measured/predicted
+      on Llama-3.1-8B, RTX 3090, vLLM 0.6.4 (111.1 and 110.7 KB/token measured at 20000 and 29000 tokens).
+    * sampler = S x V x 38.2 B + T x H x dtype bytes: fp32 logits, the sort and softmax copies of top-k/top-p
+      (S = sequences, V = padded vocab), while the T x H hidden states are still alive. Fitted on the T4
+      vLLM forum T4 log (Llama-3.2-3B, S=256: 1.19 / 1.22 / 1.26 GiB at T = 4096 / 8192 / 16384; the
+      fit gives 1.19 / 1.21 / 1.26); checked on Llama-3.2-3B S=192 (0.89 vs 0.90 logged), Qwen2.5-7B S=256
+      (1.41 vs 1.42) and Qwen3-8B-FP8 on V1 (1.40 vs 1.40).
+    * With the FlashInfer top-k/top-p sampler (no full sort) the per-logit cost is 14.5 B, from the one log
+      that has it (Llama-3.2-1B, V1, S=256: 0.45 GiB).
+
+    * Data parallel MoE (``dp`` > 1): the naive all-to-all (``NaiveAll2AllManager.dispatch``,
+      distributed/device_communicators/all2all.py, the default VLLM_ALL2ALL_BACKEND) multicasts every DP rank's
+      tokens to every rank, so each rank's fused-MoE runs on dp x T tokens (chunked by
+      VLLM_FUSED_MOE_CHUNK_SIZE, 32768) and holds the gathered hidden states and the combined output (2 x
+      dp x T x H). With expert parallelism an expert keeps its whole intermediate size on its rank.
+
+    Not estimated: multimodal encoders' profile (can be tens of GiB), LoRA warm-up adapters.
+    """
+    hd = head_dim(model)
+    inter = model.intermediate_size or 4 * model.hidden_size
+    hidden = model.hidden_size
+    q_heads = model.num_attention_heads / tp
+    kv_heads = kv_heads_per_rank(model, tp)
+    if model.num_experts and model.num_experts_per_tok:
+        moe_inter = model.extra.get("moe_intermediate_size") or inter
+        facts = model.extra.get("facts") or {}
+        moe = facts.get("moe") or {}
+        moe_inter = moe.get("inter") or moe_inter
+        per_token = (2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
+        moe_tokens = num_tokens * max(1, dp)
+        chunk = min(moe_tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
+        expert_split = 1 if expert_parallel else tp
+        forward = num_tokens * per_token + chunk * model.num_experts_per_tok * (3 * moe_inter / expert_split + hidden) * dtype_bytes
+        if dp > 1:
+            forward += 2 * moe_tokens * hidden * dtype_bytes  # multicast hidden states + all-reduced output
+    else:
+        per_token = (3 * inter / tp + 2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
+        forward = num_tokens * per_token
+    forward *= FORWARD_CALIBRATION
+    per_logit = SAMPLER_BYTES_PER_LOGIT_FLASHINFER if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_TORCH
+    sampler = num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
+    if forward > sampler:
+        return int(forward), f"forward pass of {num_tokens} tokens"
+    kind = "FlashInfer" if flashinfer_sampler else "PyTorch"
+    return int(sampler), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
+
+
+def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1) -> tuple[int, str]:
+    """Estimated non-torch memory vLLM counts (fitted on real start-up logs).
+
+    0.05 GiB for one GPU (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S / A100 in the logs);
+    with TP or PP > 1 NCCL and custom all-reduce buffers add 0.25 GiB (0.20 and 0.34 GiB seen on TP ranks);
+    vLLM 0.6.4 (V0) and V1 0.7-0.9.0 also count the CUDA context, 0.30 GiB (0.35 GiB total on RTX 3090, 0.6.4).
+    """
+    gib = 0.05
+    why = "0.05 GiB typical for one GPU"
+    if tp * pp * dp > 1:
+        gib += 0.25
+        why = "0.30 GiB typical with NCCL buffers (TP/PP/DP > 1)"
+    if beh.counts_cuda_context:
+        gib += 0.30
+        why += f" + 0.30 GiB CUDA context (counted by vLLM {beh.version})"
+    return int(gib * GiB), why
+
+
+def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int) -> tuple[int, str]:
+    """CUDA-graph memory vLLM subtracts before the KV cache (V1 0.18+ with the estimate on, 0.20+ by default).
+
+    vLLM measures two captures and extrapolates; observed totals are 0.1-1 GiB (0.17 GiB for a 3B model with
+    27 sizes on a T4, 0.19-0.20 GiB on small models). Estimate: 4 MiB per captured batch size (vLLM captures
+    ``min(2 x max_num_seqs, 512)`` sizes in steps of 8 above 8) plus 1 MiB per layer.
+    """
+    if not beh.cudagraph_in_budget:
+        return 0, "not counted by this version (taken from the 1 - gpu_memory_utilization headroom)"
+    largest = min(2 * max_num_seqs, 512)
+    sizes = 4 + max(0, (largest - 8) // 8)
+    est = sizes * 4 * (1 << 20) + model.num_layers * (1 << 20)
+    return est, f"estimate for {sizes} capture sizes (largest {largest})"
+
+
+def _flashinfer_sampler(beh: versions.Behavior, key: versions.VersionKey, env: dict, image: str | None) -> bool:
+    """Whether the sampler in the start-up profile run is FlashInfer's (a smaller peak per logit than PyTorch's)."""
+    fi_env = env.get("VLLM_USE_FLASHINFER_SAMPLER")
+    if fi_env is not None:
+        return truthy(fi_env)
+    if beh.engine == "v1" and versions.at_least(key, 0, 21):
+        return True
+    if beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11):
+        return vllm_image(image)  # only the official image ships FlashInfer
+    return False

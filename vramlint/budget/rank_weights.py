@@ -1,0 +1,114 @@
+"""The bytes of weights one rank loads (``Model loading took X GiB``), quantization and kernel layouts included.
+
+vLLM measures the torch allocation around ``load_model()`` (``DeviceMemoryProfiler``); this computes it from
+the checkpoint and the architecture (:mod:`vramlint.weights`).
+"""
+
+from __future__ import annotations
+
+from vramlint import versions
+from vramlint.budget.common import DTYPE_BYTES, GiB, head_dim, truthy, vllm_image
+from vramlint.model import GpuSpec, ModelInfo
+
+# Quantization methods vLLM can apply to an unquantized checkpoint while loading it ("online"), and how the
+# quantized linear layers are then stored. ``Fp8Config`` (quantization/fp8.py) quantizes every LinearBase
+# layer to fp8 with a per-tensor scale; the embedding and ``ParallelLMHead`` are not LinearBase layers and stay
+# in the model dtype. In-flight bitsandbytes (model_loader/bitsandbytes_loader.py) quantizes to nf4 with
+# ``compress_statistics=True`` (double-quantized absmax).
+ONLINE_QUANT = {
+    "fp8": {"method": "fp8", "bits": 8, "skip": ["lm_head"]},
+    "bitsandbytes": {"method": "bitsandbytes", "bits": 4, "double_quant": True, "skip": ["lm_head"]},
+}
+
+
+def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str | None = None) -> tuple[str, str]:
+    """The MoE kernel backend vLLM picks for MXFP4 experts (it decides their padding), and why.
+
+    ``Mxfp4MoEMethod._should_use_marlin`` (quantization/mxfp4.py, 0.10.1 - 0.11), ``get_mxfp4_backend`` (0.12 -
+    0.14) and ``select_mxfp4_moe_backend`` (fused_moe/oracle/mxfp4.py, 0.19): Marlin below compute capability
+    9.0; on Hopper the Triton kernels from ``triton_kernels``, which the wheels vendor from 0.12
+    (vllm/third_party/triton_kernels) -- before that a pip install has none and falls back to Marlin, while the
+    vLLM 0.11 image has them (llm-d's published H100 runs on vllm/vllm-openai:v0.11.0 load gpt-oss-20b/120b in
+    13.47/64.38 GiB, the Triton layout; a pip-installed 0.11.0 logs the Marlin layout); FlashInfer TRT-LLM on
+    Blackwell (10.x).
+    """
+    cc = tuple(gpu.compute_capability)
+    if truthy(env.get("VLLM_MXFP4_USE_MARLIN")):
+        return "marlin", "VLLM_MXFP4_USE_MARLIN=1"
+    if cc[0] == 10:
+        return "flashinfer_trtllm", "FlashInfer TRT-LLM MXFP4 MoE on Blackwell"
+    if cc == (9, 0):
+        if truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16")):
+            return ("flashinfer_cutlass" if versions.at_least(key, 0, 12) else "flashinfer_trtllm",
+                    "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1")
+        if versions.at_least(key, 0, 12):
+            return "triton", "Triton MXFP4 MoE kernels on Hopper (vendored from vLLM 0.12)"
+        if versions.at_least(key, 0, 11) and vllm_image(image):
+            return "triton", "Triton MXFP4 MoE kernels on Hopper (the vLLM 0.11 image installs triton_kernels)"
+        return "marlin", "Marlin MXFP4 MoE on Hopper (a pip-installed vLLM before 0.12 has no triton_kernels)"
+    return "marlin", f"Marlin MXFP4 MoE (weight-only) on compute capability {cc[0]}.{cc[1]}"
+
+
+def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict, gpu: GpuSpec | None = None,
+                     key: versions.VersionKey | None = None, env: dict | None = None,
+                     ep_size: int = 0, image: str | None = None) -> tuple[int, str]:
+    """Bytes of weights one rank loads: the quantization-aware split when the architecture facts are known,
+    else the checkpoint bytes divided evenly, plus the RoPE cos/sin cache every rank holds.
+
+    ``--quantization fp8`` / ``bitsandbytes`` on an unquantized checkpoint quantize while loading; MXFP4 experts
+    are laid out as the GPU's kernel backend needs them; with expert parallelism (``ep_size`` ranks) each rank
+    holds its share of whole experts."""
+    dtype_bytes = DTYPE_BYTES.get(dtype, 2)
+    facts = model.extra.get("facts")
+    total: float
+    how: str
+    if facts:
+        from vramlint import weights
+
+        loaded = facts
+        online = str(args.get("quantization") or "").lower()
+        if online in ONLINE_QUANT and not facts.get("quant"):
+            loaded = {**facts, "quant": dict(ONLINE_QUANT[online])}
+        backend = None
+        if (loaded.get("quant") or {}).get("method") == "mxfp4" and gpu is not None and key is not None:
+            backend, _ = mxfp4_backend(gpu, key, env or {}, image)
+        per_rank = weights.weight_bytes_per_rank(loaded, tp=tp, pp=pp, dtype_bytes=dtype_bytes, include_buffers=True,
+                                                 mxfp4_backend=backend, ep_size=ep_size)
+        how = "architecture split per rank"
+        if model.weight_bytes and model.weight_bytes_source not in (None, "computed from architecture"):
+            whole = weights.weight_bytes(facts, dtype_bytes=dtype_bytes)
+            rope = weights.rope_cache_bytes(facts, 4 if facts.get("type") == "gpt_oss" else dtype_bytes)
+            if whole:
+                per_rank = (per_rank - rope) * model.weight_bytes / whole + rope
+                how = f"{model.weight_bytes_source}, split per rank by architecture"
+        if loaded is not facts:
+            how += f"; quantized to {online} while loading (--quantization {online} on an unquantized checkpoint)"
+        if backend:
+            how += f"; MXFP4 experts laid out for the {backend} MoE kernels"
+        if ep_size > 1:
+            how += f"; experts split over {ep_size} expert-parallel ranks"
+        total = per_rank
+    else:
+        if model.weight_bytes:
+            base = model.weight_bytes
+            how = model.weight_bytes_source or "model weight bytes"
+        elif model.param_count:
+            base = model.param_count * (dtype_bytes if not model.quantization else 0.5 + 2 / 128)
+            how = "parameter count"
+        else:
+            return 0, "unknown"
+        if dtype == "float32" and not model.quantization and (model.torch_dtype or "") != "float32":
+            base *= 2
+        rope = (model.max_position_embeddings or 0) * (model.qk_rope_head_dim if model.is_mla else head_dim(model)) * dtype_bytes
+        total = base / (tp * pp) + rope
+        if tp * pp > 1:
+            how += f" / {tp * pp} ranks"
+        how += " + RoPE cache"
+    offload = args.get("cpu_offload_gb")
+    if offload:
+        try:
+            total = max(0.0, total - float(offload) * GiB)
+            how += f" - {offload} GiB --cpu-offload-gb"
+        except ValueError:
+            pass
+    return int(total), how

@@ -1,0 +1,139 @@
+"""Stage 5 of the budget: vLLM's start-up verdict on memory.
+
+The refusals after the configuration: weights that do not fit the GPU (CUDA out of memory while loading), free
+memory below the requested memory (V1 ``init_device``), no memory left for cache blocks, and a KV cache smaller
+than one ``max_model_len`` request (V0 ``_verify_args`` / ``CacheEngine``; V1 ``check_enough_kv_cache_memory``,
+with the estimated maximum length and, for ``--max-model-len auto``, the fitted length).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramlint import versions
+from vramlint.budget.common import GiB, StageResult
+from vramlint.budget.configuration import Configuration
+from vramlint.budget.kv_cache import KvCache
+from vramlint.budget.loading import Weights
+from vramlint.budget.profile import Profile
+
+VLLM_SOURCES = (
+    "vllm/v1/worker/gpu_worker.py::init_device (0.9.2+): free memory below the requested memory",
+    "vllm/worker/worker.py::raise_if_cache_size_invalid (V0), vllm/engine/llm_engine.py / executor_base.py",
+    "vllm/v1/core/kv_cache_utils.py::check_enough_kv_cache_memory, estimate_max_model_len (V1); "
+    "vllm/v1/core/kv_cache_planning.py (0.3x, --max-model-len auto)",
+)
+
+
+@dataclass(kw_only=True)
+class Verdict(StageResult):
+    """The memory refusals of start-up, and the length and concurrency that hold after them (``--max-model-len
+    auto`` fits the length to the KV cache)."""
+
+    max_model_len: int
+    concurrency: float
+
+
+def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: KvCache) -> Verdict:
+    """Stage 5: the start-up errors that depend on memory (see the module docstring)."""
+    gpu, beh, key = cfg.gpu, cfg.beh, cfg.key
+    tp, pp, util, requested, total_bytes = cfg.tp, cfg.pp, cfg.util, cfg.requested, cfg.total_bytes
+    max_model_len, auto_fit = cfg.max_model_len, cfg.auto_fit
+    kv_bytes, kv_override = profile.kv_bytes, profile.kv_override
+    num_blocks, num_override, per_block_pool, block_size = kv.num_blocks, kv.num_override, kv.per_block_pool, kv.block_size
+    per_request_blocks, concurrency = kv.per_request, kv.concurrency
+    weights_bytes = weights.bytes
+    src: dict[str, str] = {}
+    notes: list[str] = []
+    errors: list[dict] = []
+    if weights_bytes > total_bytes:
+        errors.append({
+            "code": "weights-exceed-gpu",
+            "message": (f"torch.OutOfMemoryError: CUDA out of memory (the weights need {weights_bytes / GiB:.2f} GiB per GPU; "
+                        f"the GPU has {gpu.total_gib:.2f} GiB in total)"),
+            "arg": "tensor_parallel_size" if tp * pp == 1 else "model",
+        })
+    if beh.engine == "v1" and versions.at_least(key, 0, 9, 2) and not kv_override:
+        ctx = 0.25 * GiB  # the CUDA context alone takes at least this much before vLLM measures free memory
+        if requested > total_bytes - ctx:
+            errors.append({
+                "code": "free-below-requested",
+                "message": (f"Free memory on device ({(total_bytes - ctx) / GiB:.2f}/{gpu.total_gib:.2f} GiB) on startup is "
+                            f"less than desired GPU memory utilization ({util}, {requested / GiB:.2f} GiB). Decrease GPU "
+                            "memory utilization or reduce GPU memory used by other processes."),
+                "arg": "gpu_memory_utilization",
+            })
+
+    # ---- start-up verdicts on the KV cache
+    if beh.engine == "v0":
+        if num_blocks <= 0:
+            errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
+        else:
+            usable_blocks = num_blocks // pp if versions.at_least(key, 0, 8) else num_blocks
+            max_seq_len = block_size * usable_blocks
+            if max_model_len > max_seq_len:
+                errors.append({
+                    "code": "kv-cache-below-max-model-len",
+                    "message": (f"The model's max seq len ({max_model_len}) is larger than the maximum number of tokens "
+                                f"that can be stored in KV cache ({max_seq_len}). Try increasing `gpu_memory_utilization` "
+                                "or decreasing `max_model_len` when initializing the engine."),
+                    "arg": "max_model_len",
+                })
+    else:
+        if kv_bytes <= 0:
+            errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
+        else:
+            needed, _ = per_request_blocks(max_model_len)
+            available = num_blocks * per_block_pool if num_override else kv_bytes
+            if needed > available and auto_fit:
+                # --max-model-len auto (-1): vLLM fits the context to the KV cache instead of refusing to start
+                estimated = _estimate_max_len(per_request_blocks, available, max_model_len)
+                if estimated > 0:
+                    notes.append(f"--max-model-len auto: vLLM fits the context to the KV cache, {estimated} tokens "
+                                 f"instead of the model's {max_model_len}")
+                    src["max_model_len"] = f"auto-fit to the KV cache (model maximum {max_model_len})"
+                    max_model_len = estimated
+                    needed = available
+                    concurrency = 1.0  # the fitted context is what one request can hold
+            if needed > available:
+                estimated = _estimate_max_len(per_request_blocks, available, max_model_len)
+                errors.append({
+                    "code": "kv-cache-below-max-model-len",
+                    "message": _e4(key, max_model_len, needed, available, estimated),
+                    "arg": "max_model_len",
+                })
+
+    return Verdict(max_model_len=max_model_len, concurrency=concurrency, errors=errors, notes=notes, sources=src)
+
+
+def _e1(key: versions.VersionKey) -> str:
+    text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+    if versions.at_least(key, 0, 33):
+        text = (text[:-1] + " (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
+                "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+    return text
+
+
+def _e4(key: versions.VersionKey, max_model_len: int, needed: float, available: float, estimated: int) -> str:
+    if not versions.at_least(key, 0, 9):
+        return (f"To serve at least one request with the models's max seq len ({max_model_len}), ({needed / GiB:.2f} GiB "
+                f"KV cache is needed, which is larger than the available KV cache memory ({available / GiB:.2f} GiB). "
+                "Based on the available memory,  Try increasing `gpu_memory_utilization` or decreasing "
+                "`max_model_len` when initializing the engine.")
+    owner = "model's" if versions.at_least(key, 0, 30) else "models's"
+    return (f"To serve at least one request with the {owner} max seq len ({max_model_len}), ({needed / GiB:.2f} GiB KV "
+            f"cache is needed, which is larger than the available KV cache memory ({available / GiB:.2f} GiB). Based "
+            f"on the available memory, the estimated maximum model length is {estimated}. Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+
+
+def _estimate_max_len(per_request, available: float, upper: int) -> int:
+    """vLLM's binary search for the longest length whose KV need fits the available memory."""
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if per_request(mid)[0] <= available:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
