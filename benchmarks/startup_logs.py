@@ -1,11 +1,18 @@
 """Compare vramlint's budget with real vLLM start-up logs.
 
 Runs every row of ../shared/data/vllm-startup-logs.tsv whose inputs are known (plus the worked examples of
-issue #3 and vllm-memory.md section 9, marked "extra") and prints, per row and overall, the relative error of
-weights, of the KV cache (GiB, or KV tokens, or blocks: whichever the log gives) and whether the verdict
-(starts / fails) is right. Rows that cannot be run, or stay off, say why.
+issue #3 and vllm-memory.md section 9, marked "extra"), and every row of the project's own
+benchmarks/startup_logs_public.tsv (public start-up logs collected for issue #13; the log lines they come from are
+quoted in benchmarks/startup_logs_public.md), and prints, per row and overall, the relative error of weights, of
+the KV cache (GiB, or KV tokens, or blocks: whichever the log gives) and whether the verdict (starts / fails) is
+right. Rows that cannot be run, or stay off, say why.
 
-    python benchmarks/startup_logs.py [--tsv PATH] [--offline]
+The figures are printed overall and per category (tensor parallel >= 4, pipeline parallel, multimodal, LoRA,
+speculative decoding, vLLM >= 0.20), each once over all rows and once over the held-out rows only: a row is
+in-sample when one of vramlint's estimates was fitted on it or written with its figures in view (IN_SAMPLE says
+which estimate), held-out otherwise.
+
+    python benchmarks/startup_logs.py [--tsv PATH] [--public PATH] [--offline]
 """
 
 from __future__ import annotations
@@ -19,12 +26,41 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from vramlint import gpus  # noqa: E402
-from vramlint.budget import compute_budget  # noqa: E402
+import json  # noqa: E402
+
+from vramlint import gpus, versions  # noqa: E402
+from vramlint.budget import compute_budget, speculative_draft_name, speculative_request  # noqa: E402
 from vramlint.model import GpuSpec, ResolveOptions  # noqa: E402
 from vramlint.models import resolve_model  # noqa: E402
 
 DEFAULT_TSV = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "vllm-startup-logs.tsv")
+PUBLIC_TSV = os.path.join(os.path.dirname(__file__), "startup_logs_public.tsv")
+
+# Rows an estimate of vramlint was fitted on, or written with the row's figures in view (from the docstrings of
+# vramlint/budget.py and vllm-memory.md): their errors are in-sample. Keys: shared TSV row index, or the label of
+# an EXTRA case. Everything else -- all of startup_logs_public.tsv -- is held out.
+IN_SAMPLE: dict[int | str, str] = {
+    0: "sampler term checked on it (PR #10511 sanity run)",
+    3: "forward calibration 0.967 and the CUDA-context non-torch 0.30 GiB (RTX 3090, 0.6.4)",
+    4: "forward calibration 0.967 (same RTX 3090 runs)",
+    14: "forward calibration 0.967 (#10517, 29000 tokens) and the V0 CUDA-context non-torch",
+    15: "sampler check (Qwen2.5-7B, S=256) and the one-GPU non-torch 0.05 GiB",
+    16: "TP non-torch 0.25 GiB",
+    17: "MXFP4 weights and backend written with it in view",
+    18: "MXFP4 weights and backend written with it in view",
+    19: "MXFP4 weights and backend written with it in view",
+    "vLLM forum T4 Llama-3.2-3B 4096": "sampler bytes per logit (fitted)",
+    "vLLM forum T4 Llama-3.2-3B 8192": "sampler bytes per logit (fitted)",
+    "vLLM forum T4 Llama-3.2-3B 16384": "sampler bytes per logit (fitted)",
+    "Colab T4 notebook Llama-3.2-3B 0.8.2": "sampler check (S=192)",
+    "RTX 4090 notebook Qwen3-8B-FP8 0.10.2": "V1 sampler check",
+    "llm-d H100 gpt-oss-20b 16000 0.11.0": "MXFP4 Triton layout on the 0.11 image",
+    "llm-d H100 gpt-oss-120b 16000 0.11.0": "MXFP4 Triton layout on the 0.11 image",
+    "vLLM issue H20-141GB Qwen3.5-27B 32768 0.19.0": "hybrid (gated-delta-net) KV layout of 0.19 (#40691)",
+}
+
+# The categories the summary breaks the figures down by, in print order.
+CATEGORIES = ("TP>=4", "pipeline parallel", "multimodal", "LoRA", "speculative", "vLLM>=0.20")
 
 # Per-row decisions the TSV leaves open: (row index) -> dict. "skip" gives the reason a row cannot be run.
 # Versions: the TSV gives "unknown (~v0.6.4)" etc.; the release whose log format / line numbers match is used.
@@ -163,14 +199,41 @@ def model_id(text: str) -> str:
     return text.split(" ")[0]
 
 
+def categories(info, args: dict, version: str) -> set[str]:
+    """The summary categories of one case, from its model and arguments."""
+    cats = set()
+    if int(args.get("tensor_parallel_size") or 1) >= 4:
+        cats.add("TP>=4")
+    if int(args.get("pipeline_parallel_size") or 1) > 1:
+        cats.add("pipeline parallel")
+    facts = info.extra.get("facts") or {}
+    limits = args.get("limit_mm_per_prompt")
+    text_only = args.get("language_model_only") or (isinstance(limits, dict) and limits
+                                                    and not any(limits.values()))
+    if not text_only and (facts.get("vision") or info.extra.get("multimodal")
+                          or "ConditionalGeneration" in (info.architecture or "")):
+        cats.add("multimodal")  # a multimodal model whose encoder is profiled (not switched off by the limits)
+    if args.get("enable_lora"):
+        cats.add("LoRA")
+    if speculative_request(args):
+        cats.add("speculative")
+    key = versions.parse_version(version)
+    if key is not None and versions.at_least(key, 0, 20):
+        cats.add("vLLM>=0.20")
+    return cats
+
+
 def run_case(label, model_name, gpu_spec, version, args, logged, options, image=None):
     """``image``: the container image when the log says one; None for the issue reports, which mostly ran pip
     installs (PyTorch sampler in 0.9-0.10, Marlin MXFP4 on Hopper before 0.12)."""
     info, why = resolve_model(model_name, options)
     if info is None:
         return {"label": label, "skip": f"model {model_name} not resolved: {why}"}
-    b = compute_budget(info, gpu_spec, args, {}, version, int(args.get("tensor_parallel_size") or 1), image=image)
-    out = {"label": label, "budget": b, "errors": {}}
+    draft_name = speculative_draft_name(args)
+    draft = resolve_model(draft_name, options) if draft_name else None
+    b = compute_budget(info, gpu_spec, args, {}, version, int(args.get("tensor_parallel_size") or 1), image=image,
+                       draft=draft)
+    out = {"label": label, "budget": b, "errors": {}, "categories": categories(info, args, version)}
     if logged.get("weights") is not None:
         out["errors"]["weights"] = rel(b.weights_gib, logged["weights"])
     if logged.get("kv") is not None:
@@ -182,6 +245,8 @@ def run_case(label, model_name, gpu_spec, version, args, logged, options, image=
     elif logged.get("blocks") is not None:
         out["errors"]["kv"] = rel(b.num_gpu_blocks, logged["blocks"])
         out["kv_kind"] = "blocks"
+    if logged.get("cudagraph") is not None and b.cudagraph_gib:
+        out["errors"]["cudagraph"] = rel(b.cudagraph_gib, logged["cudagraph"])
     if logged.get("starts") is not None:
         out["verdict_ok"] = b.starts == logged["starts"]
         out["expected"] = logged["starts"]
@@ -191,6 +256,7 @@ def run_case(label, model_name, gpu_spec, version, args, logged, options, image=
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tsv", default=DEFAULT_TSV)
+    ap.add_argument("--public", default=PUBLIC_TSV, help="the project's own public-log rows")
     ap.add_argument("--offline", action="store_true", help="no Hugging Face Hub (embedded catalog only)")
     ns = ap.parse_args(argv)
     options = ResolveOptions(allow_network=not ns.offline)
@@ -244,6 +310,7 @@ def main(argv=None) -> int:
             logged["kv"] = None  # a negative budget is scored by the verdict, not by a relative error
         res = run_case(label, decide.get("model") or model_id(row["model"]), spec, decide["version"], args, logged, options)
         res["why"] = decide.get("why")
+        res["in_sample"] = IN_SAMPLE.get(i)
         results.append(res)
     for ex in EXTRA:
         spec = gpus.lookup(ex["gpu"])
@@ -252,10 +319,13 @@ def main(argv=None) -> int:
         res = run_case("extra: " + ex["label"], ex["model"], spec, ex["version"], ex["args"], ex, options,
                        image=ex.get("image"))
         res["why"] = ex.get("why")
+        res["in_sample"] = IN_SAMPLE.get(ex["label"])
         results.append(res)
+    public = read_public(ns.public)
+    for row in public:
+        results.append(run_public(row, options))
 
     print(f"{'case':<70} {'weights':>8} {'KV':>8} {'kind':>6} {'verdict':>8}")
-    w_err, kv_err, verdicts = [], [], []
     for r in results:
         if "skip" in r:
             print(f"{r['label']:<70} skipped: {r['skip']}")
@@ -266,28 +336,35 @@ def main(argv=None) -> int:
         v = "-" if "verdict_ok" not in r else ("right" if r["verdict_ok"] else "WRONG")
         print(f"{r['label']:<70} {w:>8} {k:>8} {r.get('kv_kind', ''):>6} {v:>8}")
         b = r["budget"]
-        print(f"    predicted: weights {b.weights_gib} GiB, act {b.activation_gib}, non-torch {b.non_torch_gib}, KV "
-              f"{b.kv_cache_gib} GiB, {b.num_gpu_blocks} blocks, {b.kv_tokens} tokens, starts={b.starts}"
-              + (f" ({b.errors[0]['code']})" if b.errors else ""))
+        print(f"    predicted: weights {b.weights_gib} GiB, act {b.activation_gib}, non-torch {b.non_torch_gib}, "
+              f"CUDA graph {b.cudagraph_gib}, KV {b.kv_cache_gib} GiB, {b.num_gpu_blocks} blocks, {b.kv_tokens} tokens, "
+              f"starts={b.starts}" + (f" ({b.errors[0]['code']})" if b.errors else ""))
+        tags = sorted(r.get("categories") or ())
+        print(f"    {'in-sample: ' + r['in_sample'] if r.get('in_sample') else 'held-out'}"
+              + (f"; categories: {', '.join(tags)}" if tags else ""))
         if r.get("why"):
             print(f"    inputs: {r['why']}")
-        if "weights" in e:
-            w_err.append(e["weights"])
-            if e["weights"] > 0.02:
-                print("    OFF (weights > 2%): see the model's weight source: " + b.sources.get("weights", ""))
-        if "kv" in e:
-            kv_err.append(e["kv"])
-            if e["kv"] > 0.10:
-                print(f"    OFF (KV > 10%): activation estimated as {b.sources.get('activation')}; "
-                      f"non-torch {b.sources.get('non_torch')}")
-        if "verdict_ok" in r:
-            verdicts.append(r["verdict_ok"])
-            if not r["verdict_ok"]:
-                print(f"    OFF (verdict): expected {'starts' if r['expected'] else 'fails'}; errors: "
-                      + "; ".join(x["code"] for x in b.errors))
+        if "cudagraph" in e:
+            print(f"    CUDA graph: {100 * e['cudagraph']:.0f}% off the logged figure")
+        if e.get("weights", 0) > 0.02:
+            print("    OFF (weights > 2%): see the model's weight source: " + b.sources.get("weights", ""))
+        if e.get("kv", 0) > 0.10:
+            print(f"    OFF (KV > 10%): activation estimated as {b.sources.get('activation')}; "
+                  f"non-torch {b.sources.get('non_torch')}")
+        if r.get("verdict_ok") is False:
+            print(f"    OFF (verdict): expected {'starts' if r['expected'] else 'fails'}; errors: "
+                  + "; ".join(x["code"] for x in b.errors))
+        for note in b.notes:
+            if "not estimated" in note or "not modelled" in note:
+                print(f"    note: {note}")
     print()
-    ran = sum(1 for r in results if "skip" not in r)
-    print(f"cases run: {ran} of {len(results)} ({len(rows)} TSV rows + {len(EXTRA)} extra)")
+    ran = [r for r in results if "skip" not in r]
+    print(f"cases run: {len(ran)} of {len(results)} ({len(rows)} shared TSV rows + {len(EXTRA)} extra + "
+          f"{len(public)} public rows); in-sample {sum(1 for r in ran if r.get('in_sample'))}, "
+          f"held-out {sum(1 for r in ran if not r.get('in_sample'))}")
+    w_err = [r["errors"]["weights"] for r in ran if "weights" in r["errors"]]
+    kv_err = [r["errors"]["kv"] for r in ran if "kv" in r["errors"]]
+    verdicts = [r["verdict_ok"] for r in ran if "verdict_ok" in r]
     if w_err:
         print(f"weights: {len(w_err)} compared, median error {100 * statistics.median(w_err):.2f}%, "
               f"max {100 * max(w_err):.2f}%, within 2%: {sum(e <= 0.02 for e in w_err)}/{len(w_err)}")
@@ -296,7 +373,67 @@ def main(argv=None) -> int:
               f"max {100 * max(kv_err):.2f}%, above 10%: {sum(e > 0.10 for e in kv_err)}")
     if verdicts:
         print(f"verdicts: {sum(verdicts)}/{len(verdicts)} right")
+    print()
+    print("by category (weights: compared / median / max error / within 2%; KV: compared / median / max / above 10%):")
+    print(f"{'':<28} {'rows':>4} | {'weights n / median / max / <=2%':<34} | {'KV n / median / max / >10%':<32} | verdicts")
+    groups = [("all", ran), ("held-out", [r for r in ran if not r.get("in_sample")])]
+    for cat in CATEGORIES:
+        in_cat = [r for r in ran if cat in (r.get("categories") or ())]
+        groups.append((cat, in_cat))
+        groups.append((f"  {cat} held-out", [r for r in in_cat if not r.get("in_sample")]))
+    for name, group in groups:
+        print(summary_line(name, group))
     return 0
+
+
+def summary_line(name: str, group: list[dict]) -> str:
+    """One line of the summary table: weights, KV and verdict figures of ``group``."""
+    w = [r["errors"]["weights"] for r in group if "weights" in r["errors"]]
+    kv = [r["errors"]["kv"] for r in group if "kv" in r["errors"]]
+    verdicts = [r["verdict_ok"] for r in group if "verdict_ok" in r]
+    wtxt = (f"{len(w)} / {100 * statistics.median(w):.2f}% / {100 * max(w):.2f}% / {sum(e <= 0.02 for e in w)}"
+            if w else "-")
+    ktxt = (f"{len(kv)} / {100 * statistics.median(kv):.2f}% / {100 * max(kv):.2f}% / {sum(e > 0.10 for e in kv)}"
+            if kv else "-")
+    vtxt = f"{sum(verdicts)}/{len(verdicts)}" if verdicts else "-"
+    return f"{name:<28} {len(group):>4} | {wtxt:<34} | {ktxt:<32} | {vtxt}"
+
+
+def read_public(path: str) -> list[dict]:
+    """The rows of startup_logs_public.tsv (empty when the file is absent)."""
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def run_public(row: dict, options) -> dict:
+    """One row of startup_logs_public.tsv. A row without a GPU (the log does not say it) scores its weights only,
+    run on an H100 (the weights do not depend on the GPU for the models these rows have)."""
+    label = f"public {row['id']}: {row['model'][:34]} {row['gpu'] or 'GPU?'} {row['vllm_version']}"
+    args = json.loads(row["args_json"] or "{}")
+    weights_only = not row["gpu"]
+    spec = gpus.lookup(row["gpu"] or "H100")
+    if spec is None:
+        return {"label": label, "skip": f"GPU {row['gpu']!r} not in the catalog"}
+    if row["gpu_total_gib"]:
+        spec = GpuSpec(name=spec.name, total_gib=float(row["gpu_total_gib"]), compute_capability=spec.compute_capability,
+                       bf16=spec.bf16, fp8=spec.fp8)
+
+    def num(col):
+        return float(row[col]) if row.get(col) else None
+
+    logged = {"weights": num("logged_weights_gib")}
+    if not weights_only:
+        logged.update(kv=num("logged_kv_gib"), tokens=num("logged_kv_tokens"), blocks=num("logged_blocks"),
+                      cudagraph=num("logged_cudagraph_gib"),
+                      starts={"True": True, "False": False}.get(row["starts"]))
+    image = "vllm/vllm-openai:v0.11.0" if "image vllm/vllm-openai:v0.11.0" in row["notes"] else None
+    res = run_case(label, row["model"], spec, row["vllm_version"], args, logged, options, image=image)
+    res["why"] = "; ".join(x for x in (row["model_basis"] if row["model_basis"] != "logged" else "",
+                                      row["notes"]) if x) or None
+    res["in_sample"] = None
+    return res
 
 
 if __name__ == "__main__":

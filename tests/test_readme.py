@@ -361,9 +361,13 @@ def test_readme_links_to_files_that_exist():
 
 ACCURACY = re.compile(r"(<!-- begin accuracy-table: (?P<cmd>.+?) -->\n)(?P<body>.*?)(<!-- end accuracy-table -->)", re.S)
 BENCH_ROW = re.compile(
-    r"^(?P<case>row \d+|extra): (?P<what>.+?)\s{2,}(?P<weights>[\d.]+%|-)\s+(?P<kv>[\d.]+%|-)\s*(?P<unit>GiB|blocks|tokens)?\s+"
+    r"^(?P<case>row \d+|extra|public P\d+): (?P<what>.+?)\s{2,}(?P<weights>[\d.]+%|-)\s+(?P<kv>[\d.]+%|-)\s*(?P<unit>GiB|blocks|tokens)?\s+"
     r"(?P<verdict>right|WRONG|-)\s*$"
 )
+
+
+# The per-category lines of the benchmark's summary: name, cases, weights, KV, verdicts.
+CATEGORY_ROW = re.compile(r"^(.+?)\s+(\d+) \| (.+?)\s+\| (.+?)\s+\| (\S+)\s*$")
 
 
 def accuracy_table(output: str) -> str:
@@ -376,7 +380,13 @@ def accuracy_table(output: str) -> str:
             kv = f"{m['kv']} ({m['unit']})" if m["unit"] else m["kv"]
             lines.append(f"| {m['case']} | {_cell(m['what'])} | {m['weights']} | {kv} | {m['verdict']} |")
     summary = [line.strip() for line in output.splitlines() if re.match(r"^(cases run|weights|KV cache|verdicts):", line)]
-    return "\n".join(lines) + "\n\n" + "".join(f"- {line}\n" for line in summary)
+    table = "\n".join(lines) + "\n\n" + "".join(f"- {line}\n" for line in summary)
+    categories = [m.groups() for m in map(CATEGORY_ROW.match, output.splitlines()) if m]
+    if categories:
+        table += ("\n| rows | cases | weights: compared / median / max / within 2% | KV cache: compared / median / max / "
+                  "above 10% | verdicts right |\n|---|---:|---|---|---|\n")
+        table += "".join(f"| {name.strip()} | {n} | {w} | {kv} | {v} |\n" for name, n, w, kv, v in categories)
+    return table
 
 
 def regenerate_accuracy(text: str) -> str:
