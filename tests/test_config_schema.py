@@ -45,6 +45,10 @@ VALID = [
     {"gpu": ["L4", "A10G"], "overrides": [{"files": ["a/**"], "gpu": ["L40S"]}]},
     {"overrides": [{"files": ["a/**"], "gpu": "L4", "rules": {"VRL001": {"min-concurrency": 2}},
                     "traffic": {"peak-concurrent-requests": 3}, "fail-on": "warning"}]},
+    {"respect-gitignore": False, "custom-gpus": [
+        {"name": "Lab-GPU", "memory-gib": 22.5, "compute-capability": 8.9},
+        {"name": "Other", "memory-gib": 40, "compute-capability": "10.0", "aliases": ["NVIDIA Other"],
+         "node-labels": {"example.com/gpu": "other", "nvidia.com/gpu.product": ["Other-A", "Other-B"]}}]},
 ]
 INVALID = [
     {"selct": []},
@@ -60,6 +64,12 @@ INVALID = [
     {"gpu": ["L4", ""]},
     {"gpu": [4]},
     {"rules": {"VRL003": {"Bad Option": 1}}},
+    {"custom-gpus": [{"name": "X", "memory-gib": 20}]},
+    {"custom-gpus": [{"name": "X", "memory-gib": 0, "compute-capability": 8.0}]},
+    {"custom-gpus": [{"name": "X", "memory-gib": 20, "compute-capability": "8"}]},
+    {"custom-gpus": [{"name": "X", "memory-gib": 20, "compute-capability": 8.0, "node-labels": {"k": []}}]},
+    {"custom-gpus": [{"name": "", "memory-gib": 20, "compute-capability": 8.0}]},
+    {"respect-gitignore": "no"},
 ]
 
 

@@ -280,3 +280,41 @@ def test_readme_documents_the_json_contract(repo, capsys):
     assert set(example["servers"][0]["before"]) == set(entry["before"]) == set(example["servers"][0]["after"])
     assert set(example["servers"][0]["findings_added"][0]) <= {"rule", "name", "level", "message", "line",
                                                               "yaml_path"}
+
+
+def test_base_files_are_checked_with_bases_own_configuration(repo, capsys, tmp_path):
+    """A pull request that changes only `.vramlint.yaml` (the GPU of the compose file, a custom GPU's memory) shows
+    what that does to the servers: BASE's configuration is read from git, not the working tree's."""
+    custom = "custom-gpus:\n  - {name: Lab-GPU, memory-gib: %s, compute-capability: 8.9}\n"
+    (repo / ".vramlint.yaml").write_text("gpu: L4\n" + custom % 22, encoding="utf-8")
+    (repo / "lab").mkdir()
+    (repo / "lab" / ".vramlint.yaml").write_text("gpu: Lab-GPU\n", encoding="utf-8")
+    (repo / "lab" / "compose.yaml").write_text(COMPOSE, encoding="utf-8")
+    commit_all(repo, "configuration")
+    git(repo, "tag", "before")
+    (repo / ".vramlint.yaml").write_text("gpu: A10G\n" + custom % 44, encoding="utf-8")
+    commit_all(repo, "another GPU for the compose file, a bigger lab GPU")
+    doc = diff_json(capsys, "before")
+    entries = {e["file"]: e for e in doc["servers"]}
+    assert set(entries) == {"deploy/compose.yaml", "lab/compose.yaml"}
+    top, lab = entries["deploy/compose.yaml"], entries["lab/compose.yaml"]
+    assert (top["before"]["gpu"], top["after"]["gpu"]) == ("L4", "A10G")
+    assert (lab["before"]["gpu"], lab["after"]["gpu"]) == ("Lab-GPU", "Lab-GPU")
+    assert lab["after"]["kv_cache_gib"] > lab["before"]["kv_cache_gib"] + 15
+    assert top["inputs_changed"] == lab["inputs_changed"] == []  # no deployment file changed
+
+    # --config names one file for both sides: nothing changes then
+    (tmp_path / "one.yaml").write_text("gpu: L4\n", encoding="utf-8")
+    assert diff_json(capsys, "before", "deploy", "--config", str(tmp_path / "one.yaml"))["servers"] == []
+
+
+def test_a_base_configuration_with_problems_falls_back_to_the_working_trees(repo, capsys):
+    (repo / ".vramlint.yaml").write_text("gpu: L4\nfail-onn: error\n", encoding="utf-8")
+    commit_all(repo, "a typo")
+    (repo / ".vramlint.yaml").write_text("gpu: L4\n", encoding="utf-8")
+    commit_all(repo, "fixed")
+    code, out, err = run_diff(capsys, "HEAD~1", "--format", "json")
+    assert code == 0, err
+    assert "the configuration at HEAD~1 has problems (.vramlint.yaml:2:1: unknown key 'fail-onn'" in err
+    assert "checked with the working tree's configuration" in err
+    assert json.loads(out)["servers"] == []

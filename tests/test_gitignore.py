@@ -74,6 +74,20 @@ def test_no_respect_gitignore_scans_everything(repo):
     assert {s["file"] for s in json.loads(listed.stdout)["servers"]} == ALL
 
 
+def test_respect_gitignore_configuration_key_and_the_flag_over_it(repo):
+    (repo / ".vramlint.yaml").write_text("respect-gitignore: false\n")
+    for command in ("check", "explain"):
+        result = vramlint(command, ".", "--offline", "--output-format", "json", cwd=repo)
+        if command == "check":
+            assert files_with_findings(result) == ALL
+        else:
+            assert {s["file"] for s in json.loads(result.stdout)["servers"]} == ALL
+    listed = vramlint("inventory", ".", "--output-format", "json", cwd=repo)
+    assert {s["file"] for s in json.loads(listed.stdout)["servers"]} == ALL
+    flagged = vramlint("check", ".", "--offline", "--respect-gitignore", "--output-format", "json", cwd=repo)
+    assert files_with_findings(flagged) == {"deploy/app.yaml", "deploy/keep/generated.yaml", "deploy/keep/other.yaml"}
+
+
 def test_a_path_named_explicitly_is_read_even_if_ignored(repo):
     result = vramlint("check", "rendered/out.yaml", "--offline", "--output-format", "json", cwd=repo)
     assert files_with_findings(result) == {"rendered/out.yaml"}

@@ -95,7 +95,8 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
             return None, count, sources, (
                 f"GPU {options.default_gpu!r} is not in vramlint's catalog"
                 + (f" ({why})" if why else "")
-                + "; pass --gpu-memory-gib with the total memory CUDA reports for it")
+                + "; declare it under `custom-gpus` in the configuration (memory as CUDA reports it, compute "
+                "capability), or pass --gpu-memory-gib with the total memory CUDA reports for it")
     if spec is None and hint and options.gpu_memory_gib:
         spec = _custom_gpu(hint, options.gpu_memory_gib)
         sources["gpu"] = req.evidence or "deployment"
@@ -114,7 +115,8 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
             why = gpu_catalog.ambiguity(hint)
             return None, count, sources, (
                 f"GPU {hint!r} ({req.evidence or 'from the deployment'}) is not in vramlint's catalog"
-                + (f": {why}" if why else "") + "; pass --gpu NAME, or --gpu-memory-gib for a GPU outside the catalog")
+                + (f": {why}" if why else "") + "; pass --gpu NAME, or declare it under `custom-gpus` in the "
+                "configuration (with the node labels that select it), or --gpu-memory-gib for a GPU outside the catalog")
         return None, count, sources, (
             "GPU type not known: the deployment does not say which GPU it runs on (no node selector, affinity, "
             "instance type or GPU product label); pass --gpu NAME (e.g. --gpu L4) or set `gpu` in the configuration")
@@ -125,8 +127,9 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
         spec = replace(spec, total_gib=float(req.memory_gib))
         sources["total_gib"] = f"memory cap stated by the deployment ({req.evidence or 'gpu memory'})"
     if "total_gib" not in sources:
+        declared = gpu_catalog.custom_source(spec.name)
         where = gpu_catalog.total_source(spec.name)
-        sources["total_gib"] = f"catalog ({where})" if where else "catalog"
+        sources["total_gib"] = declared or (f"catalog ({where})" if where else "catalog")
     if count is None and options.default_gpu_count:
         count = options.default_gpu_count
         sources["gpu_count"] = "--gpus / configuration"

@@ -40,6 +40,7 @@ FAIL_ON_VALUES = ("error", "warning", "note", "never")
 # Kept permissive here: which ids exist is known only once the rules (built-in and --rules-dir) are loaded.
 SELECTOR_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]*$"
 OPTION_NAME_PATTERN = r"^[a-z][a-z0-9]*([-_][a-z0-9]+)*$"
+COMPUTE_CAPABILITY_PATTERN = r"^[1-9][0-9]?\.[0-9]$"
 
 
 def format_problem(problem: Problem) -> str:
@@ -74,6 +75,25 @@ class Override:
 
 
 @dataclass
+class CustomGpu:
+    """A GPU that is not in the catalog, as the configuration declares it (`custom-gpus`)."""
+
+    name: str
+    memory_gib: float  # total memory as CUDA reports it
+    compute_capability: str | float  # as written: "8.9" or 8.9
+    aliases: list[str] = field(default_factory=list)
+    node_labels: dict[str, str | list[str]] = field(default_factory=dict)  # label key -> value(s) selecting it
+
+    def capability(self) -> tuple[int, int]:
+        major, _, minor = f"{self.compute_capability}".partition(".")
+        return int(major), int(minor or 0)
+
+    def label_pairs(self) -> list[tuple[str, str]]:
+        return [(key, value) for key, values in self.node_labels.items()
+                for value in (values if isinstance(values, list) else [values])]
+
+
+@dataclass
 class Config:
     """Everything vramlint reads from its configuration file and flags, with where each key was written."""
 
@@ -94,6 +114,8 @@ class Config:
     hub_cache_max_age_days: float | None = None  # cached Hub answers older than this are asked again (None: 30)
     render_helm: bool = False  # render charts with Helm when it is available (helm-python-sdk or `helm`)
     helm_values: list[str] = field(default_factory=list)  # `-f` overlays for every chart, in order
+    respect_gitignore: bool = True  # the walk leaves out what .gitignore ignores (--[no-]respect-gitignore win)
+    custom_gpus: list[CustomGpu] = field(default_factory=list)
 
     # Provenance, not configuration keys.
     file: str | None = None  # the configuration file read, as displayed
@@ -131,6 +153,15 @@ class Config:
             if path.startswith(os.path.abspath(nested.root) + os.sep):
                 return nested
         return self
+
+    def gpu_declarations(self) -> list[tuple[CustomGpu, str]]:
+        """Every `custom-gpus` entry of this file and the nested ones, with where it was written (file:line)."""
+        out = []
+        for config in [self, *self.nested]:
+            for index, entry in enumerate(config.custom_gpus):
+                loc = config.location_of(("custom-gpus", index))
+                out.append((entry, f"{loc.file}:{loc.line}" if loc else (config.file or "configuration")))
+        return out
 
     def overrides_for(self, file: str) -> list[Override]:
         """The overrides whose globs match ``file`` (a path as displayed, relative to the current folder)."""
@@ -392,11 +423,12 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
     (`Config.nested`): each file is checked with the closest one.
     """
     if path is not None:
-        return _load_one(path, explicit=True)
+        config, problems = _load_one(path, explicit=True)
+        return config, problems or _custom_gpu_problems(config)
     found = find_config_file(scan_paths)
     config, problems = _load_one(found, explicit=False) if found else (Config(), [])
     if problems or not nested:
-        return config, problems
+        return config, problems or _custom_gpu_problems(config)
     main_folder = os.path.dirname(os.path.abspath(found)) if found else None
     for nested_path in find_nested_config_files(scan_paths, config.exclude_patterns()):
         if main_folder is not None and os.path.dirname(os.path.abspath(nested_path)) == main_folder:
@@ -406,7 +438,7 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
         if inner.file is None:  # not read (a link out of the repository): its notice says so
             config.notices.extend(inner.notices)
             continue
-        for key in ("helm-values", "hub-cache-max-age-days"):
+        for key in ("helm-values", "hub-cache-max-age-days", "respect-gitignore"):
             loc = inner.positions.get((key,))
             if loc is not None:
                 inner.notices.append(Problem(
@@ -417,7 +449,23 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
         inner.notices = []
         config.nested.append(inner)
     config.nested.sort(key=lambda c: -len(os.path.abspath(c.root)))
-    return config, problems
+    return config, problems or _custom_gpu_problems(config)
+
+
+def _custom_gpu_problems(config: Config) -> list[Problem]:
+    """A GPU name declared twice with different figures (in one file, or in two files of a monorepo): the run
+    has one GPU of each name, so which one a server gets would depend on the order files were found."""
+    problems = []
+    first: dict[str, tuple[CustomGpu, str]] = {}
+    for entry, where in config.gpu_declarations():
+        key = entry.name.strip().lower()
+        if key in first and first[key][0] != entry:
+            file, _, line = where.rpartition(":")
+            problems.append(Problem(file, int(line) if line.isdigit() else None, None,
+                                    f"custom GPU {entry.name!r} is declared again with other values (first at "
+                                    f"{first[key][1]}): give each GPU one entry"))
+        first.setdefault(key, (entry, where))
+    return problems
 
 
 def find_nested_config_files(scan_paths: list[str] | tuple[str, ...], exclude: list[str] | tuple[str, ...] = ()
@@ -810,8 +858,14 @@ def _plain_message(error: Any) -> str:
         wanted = " or ".join(wanted) if isinstance(wanted, list) else wanted
         article = "an" if str(wanted)[:1] in "aeiou" else "a"
         return f"expected {article} {wanted}, got {_json_type(error.instance)} {error.instance!r}"
+    if error.validator == "pattern" and error.validator_value == COMPUTE_CAPABILITY_PATTERN:
+        return f"{error.instance!r} is not a compute capability (major.minor, e.g. \"8.9\")"
     if error.validator == "pattern" and isinstance(error.instance, str):
         return f"{error.instance!r} is not a valid name (letters, digits, '-' and '_')"
+    if error.validator == "anyOf" and error.context:
+        # the alternatives' own messages ("not a compute capability", "expected a number"), not "not valid under
+        # any of the given schemas"
+        return "; or ".join(dict.fromkeys(_plain_message(sub) for sub in error.context))
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
     return error.message
@@ -865,6 +919,8 @@ def config_from_data(data: dict[str, Any]) -> Config:
         values["traffic"] = _traffic(values["traffic"])
     if "rules" in values:
         values["rules"] = _rule_options(values["rules"])
+    if "custom_gpus" in values:
+        values["custom_gpus"] = [CustomGpu(**{_snake(k): v for k, v in entry.items()}) for entry in values["custom_gpus"]]
     if "overrides" in values:
         overrides = []
         for entry in values["overrides"]:
@@ -923,6 +979,8 @@ def apply_flags(config: Config, args: Any) -> Config:
     out.exclude.extend(getattr(args, "exclude", None) or [])
     if getattr(args, "render_helm", False):
         out.render_helm = True
+    if getattr(args, "respect_gitignore", None) is not None:  # --respect-gitignore / --no-respect-gitignore
+        out.respect_gitignore = args.respect_gitignore
     # The file's overlays (relative to its folder) come first; --values given on the command line win.
     out.values_from_flags = list(getattr(args, "values", None) or [])
     out.helm_values = [_display(os.path.join(config.root, p)) if not os.path.isabs(p) else p

@@ -12,7 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vramlint.config import OPTION_NAME_PATTERN, SCHEMA_ID, SCHEMA_RESOURCE, SELECTOR_PATTERN
+from vramlint.config import (
+    COMPUTE_CAPABILITY_PATTERN,
+    OPTION_NAME_PATTERN,
+    SCHEMA_ID,
+    SCHEMA_RESOURCE,
+    SELECTOR_PATTERN,
+)
 
 _MODELS: dict[str, Any] = {}
 
@@ -36,6 +42,11 @@ def config_model() -> Any:
     Glob = Annotated[str, StringConstraints(min_length=1)]
     GpuName = Annotated[str, StringConstraints(min_length=1)]
     GpuFleet = Annotated[list[GpuName], Field(min_length=1)]
+    # "8.9" as a string or a number (YAML and TOML read 8.9 as a float; "10.0" keeps its zero as a string)
+    ComputeCapability = Annotated[str, StringConstraints(pattern=COMPUTE_CAPABILITY_PATTERN)] | Annotated[
+        float, Field(ge=1, lt=100)]
+    LabelKey = Annotated[str, StringConstraints(min_length=1, max_length=317)]  # prefix (253) / name (63)
+    LabelValue = Annotated[str, StringConstraints(min_length=1, max_length=63)]
 
     class Traffic(BaseModel):
         """The traffic the deployments are expected to serve."""
@@ -46,6 +57,27 @@ def config_model() -> Any:
         )
         peak_concurrent_requests: int | None = Field(
             None, ge=1, description="Requests served at the same time at peak, per engine replica."
+        )
+
+    class CustomGpu(BaseModel):
+        """A GPU that is not in vramlint's catalog: what vLLM's budget needs of it, and how deployments name it."""
+
+        model_config = ConfigDict(**base, title="CustomGpu")
+        name: GpuName = Field(..., description="The name `--gpu` and `gpu:` use for it (e.g. RTX-PRO-4500).")
+        memory_gib: float = Field(
+            ..., gt=0, le=4096, description="Total memory as CUDA reports it, in GiB: what vLLM logs as the GPU's "
+            "total memory (torch.cuda.mem_get_info()[1] / 2**30), a few percent below the size on the box."
+        )
+        compute_capability: ComputeCapability = Field(
+            ..., description="CUDA compute capability, e.g. \"8.9\" (torch.cuda.get_device_capability()); it decides "
+            "bfloat16 (8.0+), FP8 (8.9+), FlashAttention and the quantization kernels vLLM can run, as for catalog GPUs."
+        )
+        aliases: list[GpuName] = Field(
+            default_factory=list, description="Other names it goes by (the product name nvidia-smi prints, ...)."
+        )
+        node_labels: dict[LabelKey, LabelValue | Annotated[list[LabelValue], Field(min_length=1)]] = Field(
+            default_factory=dict, description="Node labels whose value says a node has this GPU (label key -> "
+            "value, or a list of values): a nodeSelector or required node affinity matching one resolves to it."
         )
 
     descriptions = {
@@ -119,8 +151,17 @@ def config_model() -> Any:
             default_factory=list, description="Values files applied to every scanned Helm chart, in order, as "
             "helm's -f (relative to this file; --values files come after them)."
         )
+        respect_gitignore: bool = Field(
+            True, description="Leave out of the walk what the git work tree's .gitignore files ignore (rendered "
+            "output, vendored charts); a path named on the command line is always read. --no-respect-gitignore / "
+            "--respect-gitignore win over it."
+        )
+        custom_gpus: list[CustomGpu] = Field(
+            default_factory=list, description="GPUs that are not in the catalog, usable by name in --gpu and `gpu:` "
+            "and found through their node labels. An entry whose name is a catalog GPU's replaces it in this run."
+        )
 
-    _MODELS.update(Config=Config, Override=Override, Traffic=Traffic)
+    _MODELS.update(Config=Config, Override=Override, Traffic=Traffic, CustomGpu=CustomGpu)
     return Config
 
 

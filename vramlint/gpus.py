@@ -11,6 +11,7 @@ The catalog (``vramlint/data/gpus.json``) is read on first use, never at import.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -80,9 +81,52 @@ def _catalog() -> dict[str, Any]:
             "sources": sources, "instance_sources": raw["instances"]["_sources"], "label_values": label_values}
 
 
+# GPUs the run's configuration declares (`custom-gpus`): looked up before the catalog, for the command that set
+# them only (each command runs in its own context: vramlint.fsread.own_roots). None: no custom GPU.
+_CUSTOM: ContextVar[dict[str, Any] | None] = ContextVar("vramlint_custom_gpus", default=None)
+
+
+def use_custom(declarations: list[tuple[Any, str]]) -> None:
+    """Make the configuration's custom GPUs (``(vramlint.config.CustomGpu, "file:line")`` pairs) known to every
+    lookup of this run. bf16 and FP8 follow from the compute capability, as for catalog GPUs."""
+    if not declarations:
+        _CUSTOM.set(None)
+        return
+    specs: dict[str, GpuSpec] = {}
+    exact: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    labels: dict[tuple[str, str], str] = {}
+    sources: dict[str, str] = {}
+    device_names: dict[str, str] = {}  # the product name CUDA prints, when an alias is one ("NVIDIA RTX ...")
+    for entry, where in declarations:
+        cc = entry.capability()
+        specs[entry.name] = GpuSpec(name=entry.name, total_gib=float(entry.memory_gib), compute_capability=cc,
+                                    bf16=cc >= (8, 0), fp8=cc >= (8, 9))
+        sources[entry.name] = where
+        spaced = [alias for alias in entry.aliases if " " in alias.strip()]
+        if spaced:
+            device_names[entry.name] = spaced[0].strip()
+        for alias in [entry.name, *entry.aliases]:
+            exact.setdefault(alias.strip().lower(), entry.name)
+            aliases.setdefault(_normalize(alias), entry.name)
+        for key, value in entry.label_pairs():
+            labels.setdefault((key, value.strip().lower()), entry.name)
+    _CUSTOM.set({"specs": specs, "exact": exact, "aliases": aliases, "labels": labels, "sources": sources,
+                 "device_names": device_names, "label_keys": tuple(dict.fromkeys(key for key, _ in labels))})
+
+
+def custom_source(name: str) -> str | None:
+    """Where the configuration declares the custom GPU ``name`` ("custom-gpus, .vramlint.yaml:4"), else None."""
+    custom = _CUSTOM.get()
+    where = custom["sources"].get(name) if custom else None
+    return f"custom-gpus, {where}" if where else None
+
+
 def names() -> list[str]:
-    """Every canonical GPU name in the catalog."""
-    return list(_catalog()["specs"])
+    """Every canonical GPU name in the catalog, and the custom GPUs of the run's configuration."""
+    custom = _CUSTOM.get()
+    extra = [n for n in custom["specs"] if n not in _catalog()["specs"]] if custom else []
+    return list(_catalog()["specs"]) + extra
 
 
 def resolve_hint(text: str) -> str | None:
@@ -92,6 +136,11 @@ def resolve_hint(text: str) -> str | None:
     cat = _catalog()
     # KubeAI resource profiles may carry a count: "nvidia-gpu-l4:2".
     stripped = _SUFFIX_RE.sub("", text.strip().split(":")[0])
+    custom = _CUSTOM.get()
+    if custom:
+        found = custom["exact"].get(stripped.lower()) or custom["aliases"].get(_normalize(stripped))
+        if found:
+            return found
     if stripped.lower() in cat["exact"]:
         return cat["exact"][stripped.lower()]
     key = _normalize(stripped)
@@ -101,9 +150,15 @@ def resolve_hint(text: str) -> str | None:
 
 
 def lookup(name: str) -> GpuSpec | None:
-    """The catalog entry for a canonical name or any alias ("T4", "Tesla-T4", "nvidia-h100-80gb"), else None."""
+    """The catalog entry for a canonical name or any alias ("T4", "Tesla-T4", "nvidia-h100-80gb"), else None.
+    A custom GPU of the configuration is found first (one named as a catalog GPU replaces it)."""
     canonical = resolve_hint(name) if name else None
-    return _catalog()["specs"].get(canonical) if canonical else None
+    if not canonical:
+        return None
+    custom = _CUSTOM.get()
+    if custom and canonical in custom["specs"]:
+        return custom["specs"][canonical]
+    return _catalog()["specs"].get(canonical)
 
 
 def ambiguity(name: str) -> str | None:
@@ -174,6 +229,9 @@ def device_name(name: str) -> str:
     import json
     from importlib import resources
 
+    custom = _CUSTOM.get()
+    if custom and name in custom["specs"]:
+        return custom["device_names"].get(name, name)
     raw = json.loads(resources.files("vramlint").joinpath("data/gpus.json").read_text(encoding="utf-8"))
     for entry in raw["gpus"]:
         if entry["name"] == name:
@@ -184,8 +242,13 @@ def device_name(name: str) -> str:
 
 
 def catalog_specs() -> list[GpuSpec]:
-    """Every catalog GPU (whole GPUs, not MIG slices), by ascending total memory then name."""
-    return sorted(_catalog()["specs"].values(), key=lambda s: (s.total_gib, s.name))
+    """Every catalog GPU (whole GPUs, not MIG slices) and the configuration's custom GPUs, by ascending total
+    memory then name."""
+    specs = dict(_catalog()["specs"])
+    custom = _CUSTOM.get()
+    if custom:
+        specs.update(custom["specs"])
+    return sorted(specs.values(), key=lambda s: (s.total_gib, s.name))
 
 
 @lru_cache(maxsize=1)
@@ -214,6 +277,17 @@ NODE_LABELS = (
     "accelerator",
     "cloud.google.com/gke-tpu-accelerator",  # GKE TPUs: another vendor
 )
+
+
+def node_label_keys() -> tuple[str, ...]:
+    """The node labels read for the GPU: the custom GPUs' own label keys first (the configuration says what they
+    mean in this cluster), then NODE_LABELS."""
+    custom = _CUSTOM.get()
+    if not custom:
+        return NODE_LABELS
+    return tuple(k for k in custom["label_keys"] if k not in NODE_LABELS) + NODE_LABELS
+
+
 # nvidia.com/gpu.family (GPU Feature Discovery) -> compute capabilities of that architecture
 GPU_FAMILIES = {
     "pascal": ((6, 0), (6, 1)), "volta": ((7, 0),), "turing": ((7, 5),), "ampere": ((8, 0), (8, 6)),
@@ -234,6 +308,9 @@ def node_label_hint(key: str, value: str, labels: dict[str, str] | None = None) 
     outside the catalog); None with a vendor when the label names no GPU vramlint can tell. ``labels``: the
     other labels of the same selector (nvidia.com/gpu.memory is read with nvidia.com/gpu.family)."""
     value = (value or "").strip()
+    custom = _CUSTOM.get()
+    if custom and value and (key, value.lower()) in custom["labels"]:
+        return custom["labels"][(key, value.lower())], None, "nvidia", None
     if key not in NODE_LABELS or not value:
         return None
     if key == "cloud.google.com/gke-tpu-accelerator":

@@ -113,9 +113,10 @@ def add_helm_arguments(group) -> None:  # noqa: ANN001 - an argparse parser or a
                        "files win)")
     group.add_argument("--render-helm", action="store_true", default=False,
                        help="render charts with Helm (helm-python-sdk, else a helm binary on PATH) when available")
-    group.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=True,
+    group.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
                        help="do not walk into what the git work tree's .gitignore files ignore (rendered output, "
-                       "vendored charts); paths named on the command line are read even so (default: on)")
+                       "vendored charts); paths named on the command line are read even so (default: the "
+                       "configuration's respect-gitignore, else on)")
 
 
 def helm_settings(args, config) -> tuple[list[str], bool]:  # noqa: ANN001
@@ -135,8 +136,10 @@ def helm_settings(args, config) -> tuple[list[str], bool]:  # noqa: ANN001
 
 def set_run_roots(paths: list[str], config) -> None:  # noqa: ANN001
     """Files are read only under the paths named, the `--values` files and the configuration file's folder
-    (the repository it sits in): `vramlint.fsread`."""
-    from vramlint import fsread
+    (the repository it sits in): `vramlint.fsread`. The configuration's custom GPUs are known from here on."""
+    from vramlint import fsread, gpus
+
+    gpus.use_custom(config.gpu_declarations())
 
     roots = [p for p in paths if p != "-"] + list(config.values_from_flags)
     if config.file:
@@ -588,9 +591,9 @@ def run(args: argparse.Namespace) -> int:
         print_configuration_problems(problems)
         return 2
     config = apply_flags(config, args)
+    set_run_roots(paths, config)
     if config.gpu_memory_gib is None:
         check_gpu_flag(config.gpu)
-    set_run_roots(paths, config)
 
     from vramlint.meta import assessment_failures, input_error, meta_rules, server_notes
     from vramlint.rule import load_rules
@@ -611,7 +614,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--stdin-filename names standard input's findings: give '-' among the paths too")
     check_values_files(config.helm_values)
     inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text, stdin_name=stdin_name,
-                     respect_gitignore=args.respect_gitignore,
+                     respect_gitignore=config.respect_gitignore,
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
     inventory.problems.extend(config.notices)
@@ -771,5 +774,5 @@ def _check_gpu_name(name: str, in_list: bool = False) -> None:
     hint = f"did you mean {', '.join(close[:4])}?" if close else f"the catalog has {', '.join(names)}."
     if in_list:
         raise UsageError(f"unknown GPU {name!r} in the list of GPUs; {hint} A list names catalog GPUs only")
-    raise UsageError(f"unknown GPU {name!r}; {hint} For a GPU not in the catalog, give its total memory with "
-                     "--gpu-memory-gib")
+    raise UsageError(f"unknown GPU {name!r}; {hint} For a GPU not in the catalog, declare it under `custom-gpus` "
+                     "in the configuration, or give its total memory with --gpu-memory-gib")

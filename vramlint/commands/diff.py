@@ -5,8 +5,10 @@ rules -> suppressions): at the git revision BASE and in the working tree. BASE's
 object store (`git ls-tree` + `git cat-file --batch`) into a temporary folder that mirrors the repository's
 paths, never by checking anything out: the working tree is not touched. Servers are matched by file and YAML
 path (`Server.key`, as baselines match findings), following the files git sees as renamed between BASE and
-HEAD. The same configuration (the working tree's, with the flags) applies to both sides, so the diff shows
-what the deployment files change.
+HEAD. Each side is checked with its own configuration (BASE's configuration files are read from git too, from
+the paths upward to the repository's root and below them), so a change to `.vramlint.yaml` (another `gpu:`, a
+custom GPU) shows in the diff as the deployment files' changes do; the command line's flags apply to both, and
+`--config FILE` names one file for both sides.
 
 Git is run with nothing from the repository's configuration that executes code: no hooks, no fsmonitor, and
 only plumbing that never runs filters, textconv or external diff drivers.
@@ -194,6 +196,44 @@ def materialise(repo: str, commit: str, rel_paths: list[str], dest: str) -> int:
     return len(wanted)
 
 
+SETTINGS_FILES = (".vramlint.yaml", ".vramlint.yml", "pyproject.toml", ".gitignore")
+
+
+def _settings_files(paths: list[str], rel_paths: list[str]) -> list[str]:
+    """Repository paths of the configuration and .gitignore files that may apply to ``paths`` from the folders
+    above them, up to the repository's root (pathspecs for `git ls-tree`: a file BASE lacks is just not listed)."""
+    out: list[str] = []
+    for path, rel in zip(paths, rel_paths, strict=True):
+        folder = rel if os.path.isdir(path) else os.path.dirname(rel)
+        folder = "" if folder == "." else folder
+        while True:
+            out.extend(f"{folder}/{name}" if folder else name for name in SETTINGS_FILES)
+            if not folder:
+                break
+            folder = os.path.dirname(folder)
+    return list(dict.fromkeys(out))
+
+
+def _base_config(base_paths: list[str], args: argparse.Namespace, rules, shown_base: str):  # noqa: ANN001
+    """BASE's own configuration (found from BASE's paths upward, and the nested files, as `check` finds them) with
+    the command line's flags over it; None, said on standard error, when it has problems (the working tree's is
+    used for both sides then)."""
+    from vramlint.commands.check import validate_rule_references
+    from vramlint.config import apply_flags, format_problem, load_config
+
+    config, problems = load_config(None, base_paths, nested=True)
+    if not problems:
+        config = apply_flags(config, args)
+        problems = validate_rule_references(config, rules)
+        for nested in config.nested:
+            problems.extend(validate_rule_references(nested, rules))
+    if problems:
+        print(f"vramlint: note: the configuration at {shown_base} has problems ({format_problem(problems[0])}); "
+              "its files are checked with the working tree's configuration", file=sys.stderr)
+        return None
+    return config
+
+
 def renames(repo: str, commit: str, rel_paths: list[str]) -> dict[str, str]:
     """Files git sees as renamed or moved between ``commit`` and HEAD: new repository path -> old."""
     specs = [p for p in rel_paths if p not in ("", ".")]
@@ -236,7 +276,8 @@ def evaluate(paths: list[str], config, rules) -> tuple[list, list]:  # noqa: ANN
     from vramlint.suppress import apply_suppressions
 
     set_run_roots(paths, config)
-    inventory = scan(paths, exclude=config.exclude_patterns(), values_files=config.helm_values,
+    inventory = scan(paths, exclude=config.exclude_patterns(), respect_gitignore=config.respect_gitignore,
+                     values_files=config.helm_values,
                      render_helm=config.render_helm, vllm_version=config.vllm_version_for,
                      root_values=config.values_from_flags)
     unreadable_as_problems(inventory)
@@ -509,16 +550,21 @@ def run(args: argparse.Namespace) -> int:
         rel_paths.append(rel)
     shown_base, commit = resolve_base(repo, args.base)
 
-    config, problems = load_config(args.config, paths)
+    config, problems = load_config(args.config, paths, nested=True)
     if problems:
         print_configuration_problems(problems)
         return 2
     config = apply_flags(config, args)
+    from vramlint import gpus
+
+    gpus.use_custom(config.gpu_declarations())  # --gpu may name one of the configuration's custom GPUs
     if config.gpu_memory_gib is None:
         check_gpu_flag(config.gpu)
     check_values_files(config.helm_values)
     rules = load_rules(config.rules_dirs) + meta_rules()
     problems = validate_rule_references(config, rules)
+    for nested in config.nested:
+        problems.extend(validate_rule_references(nested, rules))
     if problems:
         print_configuration_problems(problems)
         return 2
@@ -538,6 +584,12 @@ def run(args: argparse.Namespace) -> int:
         os.makedirs(mirror)
         try:
             materialise(repo, commit, rel_paths, mirror)
+            if args.config is None:
+                # BASE's own configuration files above the paths (and .gitignore files, which decide the walk
+                # as in the working tree); those below them came with the paths. The `.git` folder marks the
+                # mirror as the repository's root, where the configuration search and .gitignore stop.
+                materialise(repo, commit, _settings_files(paths, rel_paths), mirror)
+                os.makedirs(os.path.join(mirror, ".git"), exist_ok=True)
         except GitError as exc:
             raise UsageError(f"cannot read the files of {shown_base} from git: {exc}") from None
         # BASE's paths are written as the user wrote the working tree's (the same relative paths, from the
@@ -551,13 +603,17 @@ def run(args: argparse.Namespace) -> int:
         for base_path, rel in zip(base_paths, rel_paths, strict=True):
             if not os.path.exists(base_path if os.path.isabs(base_path) else os.path.join(mirror, cwd_rel, base_path)):
                 os.makedirs(os.path.join(mirror, rel) if rel != "." else mirror, exist_ok=True)
-        base_config = config
-        if os.path.isabs(config.root):
-            root_rel = os.path.relpath(os.path.realpath(config.root), repo)
-            if not root_rel.startswith(".."):
-                base_config = replace(config, root=os.path.normpath(os.path.join(mirror, root_rel)))
         os.chdir(os.path.join(mirror, cwd_rel) if inside else cwd)
         try:
+            base_config = None
+            if args.config is None:
+                base_config = _base_config(base_paths, args, rules, shown_base)
+            if base_config is None:  # --config names one file for both sides, or BASE's could not be used
+                base_config = config
+                if os.path.isabs(config.root):
+                    root_rel = os.path.relpath(os.path.realpath(config.root), repo)
+                    if not root_rel.startswith(".."):
+                        base_config = replace(config, root=os.path.normpath(os.path.join(mirror, root_rel)))
             base_assessments, base_findings = evaluate(base_paths, base_config, rules)
         finally:
             os.chdir(cwd)

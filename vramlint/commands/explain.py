@@ -82,12 +82,12 @@ def _config(args: argparse.Namespace, scan_paths: list[str]):
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
     config = apply_flags(config, args)
-    if config.gpu_memory_gib is None:
-        check_gpu_flag(config.gpu)
-    check_values_files(config.helm_values)
     from vramlint.commands.check import set_run_roots
 
     set_run_roots(scan_paths, config)
+    if config.gpu_memory_gib is None:
+        check_gpu_flag(config.gpu)
+    check_values_files(config.helm_values)
     for notice in config.notices:
         eprint(f"vramlint: note: {notice.file}:{notice.line}: {notice.message}")
     return config
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         config = _config(args, [p for p in paths if p != "-"] or ["."])
         stdin_text = read_stdin(paths)
         inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
-                         respect_gitignore=args.respect_gitignore, values_files=config.helm_values, render_helm=config.render_helm,
+                         respect_gitignore=config.respect_gitignore, values_files=config.helm_values, render_helm=config.render_helm,
                          vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
         for note in inventory.notes:
             eprint(f"vramlint: note: {note}")

@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
 
     paths = list(args.paths) or ["."]
     check_paths(paths)
-    values, render, vllm_version = _settings(args, paths)
+    values, render, vllm_version, respect_gitignore = _settings(args, paths)
     stdin_text = read_stdin(paths)
-    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, respect_gitignore=args.respect_gitignore,
+    inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, respect_gitignore=respect_gitignore,
                      values_files=values, render_helm=render,
                      vllm_version=vllm_version, root_values=list(getattr(args, "values", None) or []))
     if args.format == "json":
@@ -52,9 +52,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool, Any]:
-    """`--values`/`--render-helm` over the configuration file's `helm-values`/`render-helm`, and the vLLM version
-    it sets per file (command lines are read with that version's arguments, as `check` reads them)."""
+def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool, Any, bool]:
+    """`--values`/`--render-helm` over the configuration file's `helm-values`/`render-helm`, the vLLM version
+    it sets per file (command lines are read with that version's arguments, as `check` reads them), and whether
+    the walk respects .gitignore (`--[no-]respect-gitignore` over `respect-gitignore`)."""
     from vramlint.cli import UsageError
     from vramlint.commands.check import helm_settings
     from vramlint.config import format_problem, load_config
@@ -62,7 +63,8 @@ def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bo
     config, problems = load_config(None, [p for p in paths if p != "-"] or ["."], nested=True)
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
-    return (*helm_settings(args, config), config.vllm_version_for)
+    respect = config.respect_gitignore if args.respect_gitignore is None else args.respect_gitignore
+    return (*helm_settings(args, config), config.vllm_version_for, respect)
 
 
 def _cell(value: object) -> str:

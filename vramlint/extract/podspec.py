@@ -229,6 +229,12 @@ def gpu_from_resources(file: str, container: Any, path: str) -> GpuRequest | Non
     return None
 
 
+def _label_keys() -> tuple[str, ...]:
+    """Node labels that say the GPU: the catalog's, and those the configuration's custom GPUs declare."""
+    gpus = _gpus_module()
+    return gpus.node_label_keys() if gpus is not None else GPU_PRODUCT_LABELS
+
+
 def _hint_from_label(key: str, value: str, labels: dict | None = None) -> tuple[str | None, int | None, str, float | None]:
     """(GPU type, GPUs per node, vendor, memory GiB) from one node label (vramlint.gpus.node_label_hint)."""
     gpus = _gpus_module()
@@ -246,7 +252,7 @@ def gpu_from_scheduling(file: str, podspec: Any, path: str) -> GpuRequest | None
     selector = podspec.get("nodeSelector")
     if is_map(selector):
         labels = {str(k): scalar_text(v) for k, v in selector.items() if scalar_text(v)}
-        for key in GPU_PRODUCT_LABELS:
+        for key in _label_keys():
             if key in selector:
                 value = scalar_text(selector.get(key))
                 if not value:
@@ -287,7 +293,7 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
         if not is_seq(exprs):
             continue
         for ei, expr in enumerate(exprs):
-            if not is_map(expr) or expr.get("key") not in GPU_PRODUCT_LABELS:
+            if not is_map(expr) or expr.get("key") not in _label_keys():
                 continue
             if str(expr.get("operator", "")) != "In" or not is_seq(expr.get("values")):
                 continue
