@@ -445,7 +445,8 @@ def test_third_party_actions_are_pinned_by_commit():
         if "uses" in step:
             assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
     names = [s["uses"].split("@")[0] for s in load_action()["runs"]["steps"] if "uses" in s]
-    assert names == ["actions/setup-python", "github/codeql-action/upload-sarif"]
+    assert names == ["actions/setup-python", "actions/cache/restore", "actions/cache/save", "actions/cache/restore",
+                     "actions/cache/save", "github/codeql-action/upload-sarif"]
     setup = next(s for s in load_action()["runs"]["steps"] if "setup-python" in s.get("uses", ""))
     assert str(setup["with"]["python-version"]) == "3.12"
 
@@ -551,15 +552,25 @@ def test_action_on_the_examples_reports_fails_and_still_uploads(action_env):
     # The uses: steps this runner cannot run, and what a real runner would have done with them.
     assert [u["uses"].split("@")[0] for u in run.not_run_uses] == [
         "actions/setup-python",
+        "actions/cache/restore",
+        "actions/cache/save",
+        "actions/cache/restore",
+        "actions/cache/save",
         "github/codeql-action/upload-sarif",
     ]
-    upload = run.not_run_uses[1]
+    upload = run.not_run_uses[-1]
     assert upload["would_run"], run.log
     assert upload["with"]["sarif_file"] == run.outputs["sarif-file"]
     assert upload["with"]["category"] == "vramlint"
+    # pip's downloads are cached under a key of the pinned versions; Hub answers are not cached when offline
+    pip_restore, pip_save, hub_restore, hub_save = run.not_run_uses[1:5]
+    assert pip_restore["would_run"] and pip_save["would_run"]
+    assert pip_restore["with"]["key"] == pip_save["with"]["key"]
+    assert re.fullmatch(r"vramlint-pip-Linux--[0-9a-f]{32}", pip_restore["with"]["key"]), pip_restore["with"]["key"]
+    assert not hub_restore["would_run"] and not hub_save["would_run"]  # the session's run is offline
     # The examples contain errors on purpose: fail-on error fails the action, after the upload.
     assert run.failed
-    assert run.executed == ["install", "check", "gate"]
+    assert run.executed == ["keys", "install", "check", "gate"]
     assert int(run.outputs["errors"]) > 0
     assert int(run.outputs["warnings"]) >= 0 and int(run.outputs["notes"]) >= 0
     assert run.outputs["exit-code"] == "1"
@@ -673,6 +684,53 @@ def test_a_bad_fail_on_value_is_a_usage_error(action_env, tmp_path):
     assert run.steps["check"]["outcome"] == "failure"
     assert "fail-on must be error, warning, note or never" in run.log
     assert not run.not_run_uses[-1]["would_run"]
+
+
+def test_args_input_passes_extra_flags_to_vramlint(action_env, tmp_path):
+    run = _again(action_env, tmp_path, {"paths": "examples", "fail-on": "never",
+                                        "args": "--select 'VRL005' \n --exclude \"examples/compose/**\""})
+    assert run.steps["check"]["outcome"] == "success", run.log
+    rules = {r["ruleId"] for r in _sarif_results(run.outputs["sarif-file"])}
+    assert rules == {"VRL005"}, rules
+
+
+@pytest.mark.parametrize("args", [
+    "$(touch {marker}) `touch {marker}` ; touch {marker} && touch {marker} | touch {marker}",
+    "--gpu \"T4; touch {marker}\" --select '$(touch {marker})'",
+    "--ignore VRL003 'unbalanced",
+    "--output-file=/tmp/elsewhere.sarif",
+    "-- examples/kubernetes",
+    "--fix",
+])
+def test_hostile_or_refused_args_are_words_never_run(action_env, tmp_path, args):
+    marker = tmp_path / "pwned"
+    run = _again(action_env, tmp_path, {"paths": "examples/kubernetes", "fail-on": "never",
+                                        "args": args.format(marker=marker)})
+    assert not marker.exists()
+    assert run.failed  # a word vramlint does not take, or one the action refuses, is a usage error
+    assert run.steps["check"]["outcome"] == "failure"
+    if "unbalanced" in args:
+        assert "the args input cannot be split into words: No closing quotation" in run.log
+    elif args.startswith(("--output", "--fix", "-- ")):
+        assert "::error title=vramlint::the args input may not hold" in run.log
+
+
+def test_findings_over_githubs_annotation_limit_are_counted_in_the_summary(action_env, tmp_path):
+    """GitHub shows 10 annotations of each level per step: 12 errors and 12 notes leave 2 of each unshown."""
+    workspace = tmp_path / "workspace"
+    (workspace / "many").mkdir(parents=True)
+    text = (ROOT / "examples" / "kubernetes" / "llama-3.1-8b-will-not-start.yaml").read_text(encoding="utf-8")
+    for i in range(12):
+        (workspace / "many" / f"server-{i:02}.yaml").write_text(text, encoding="utf-8")
+    run = _again(action_env, tmp_path, {"paths": "many", "fail-on": "never"})
+    assert (run.outputs["errors"], run.outputs["notes"]) == ("12", "12"), run.log
+    assert len(re.findall(r"^::error file=", run.log, re.M)) == 12  # all printed; GitHub shows 10
+    expected = "2 error(s), 2 note(s) of this run are not shown as annotations"
+    assert expected in run.summary
+    assert f"::notice title=vramlint::{expected}" in run.log
+    quiet = _again(action_env, tmp_path / "off", {"paths": "many", "fail-on": "never", "annotations": "false"},
+                   extra_env={})
+    assert "not shown as annotations" not in quiet.summary
 
 
 # ---------------------------------------------------------------------------------------------------------------
