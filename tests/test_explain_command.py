@@ -59,6 +59,22 @@ def test_gpu_outside_catalog_needs_memory(capsys):
     assert json.loads(out)["servers"][0]["budget"]["total_gib"] == 191.5
 
 
+def test_gpu_memory_gib_replaces_a_catalog_gpus_total(capsys):
+    """The total CUDA reports differs between boards of one model (T4: 14.56 GiB in the vLLM forum log, 14.74 in
+    a Colab notebook's 0.8.2 log: `total_gpu_memory (14.74GiB) x gpu_memory_utilization (0.89) = 13.18GiB`,
+    6.22 GiB of KV cache, 3637 blocks): --gpu-memory-gib gives it, the compute capability stays the T4's (V0)."""
+    argv = ["--gpu", "T4", "--vllm-version", "0.8.2", "--offline", "--format", "json", "--", "vllm", "serve",
+            "meta-llama/Llama-3.2-3B-Instruct", "--dtype", "float16", "--max-model-len", "2048", "--max-num-seqs", "192",
+            "--gpu-memory-utilization", "0.8938626454842437"]
+    code, out = run(capsys, *argv[:4], "--gpu-memory-gib", "14.74", *argv[4:])
+    b = json.loads(out)["servers"][0]["budget"]
+    assert (b["gpu"], b["total_gib"], b["engine"]) == ("T4", 14.74, "v0")
+    assert b["sources"]["total_gib"] == "--gpu-memory-gib (the catalog's T4 reports 14.56)"
+    assert b["usable_gib"] == 13.18 and abs(b["kv_cache_gib"] - 6.22) <= 0.01 and abs(b["num_gpu_blocks"] - 3637) <= 5
+    code, out = run(capsys, *argv)
+    assert json.loads(out)["servers"][0]["budget"]["total_gib"] == 14.56
+
+
 def test_explain_says_why_memory_does_not_shrink_with_max_model_len(capsys):
     """The vLLM forum T4 question: Llama-3.2-3B used the same memory at 4096, 8192 and 16384 tokens (vLLM logged
     13.11 GiB requested each time; 3422 / 3409 / 3381 blocks). The log format and the arithmetic are vLLM

@@ -86,6 +86,12 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
         spec = gpu_catalog.lookup(options.default_gpu)
         if spec:
             sources["gpu"] = "--gpu / configuration"
+            if options.gpu_memory_gib:
+                # the total CUDA reports varies with the driver, ECC and the board: the user's figure wins over
+                # the catalog's, the compute capability stays the catalog GPU's
+                catalog_total = spec.total_gib
+                spec = replace(spec, total_gib=float(options.gpu_memory_gib))
+                sources["total_gib"] = f"--gpu-memory-gib (the catalog's {spec.name} reports {catalog_total:g})"
         elif options.gpu_memory_gib:
             spec = _custom_gpu(options.default_gpu, options.gpu_memory_gib)
             sources["gpu"] = "--gpu (not in the catalog)"

@@ -88,7 +88,8 @@ def config_model() -> Any:
         "gpu": "GPU of servers whose files do not say (a catalog name or alias: T4, A100-80GB, L40S), or a list "
                "of them when the pods may land on any of these (the budget is checked on each).",
         "gpus": "GPUs per engine replica for servers whose files do not say.",
-        "gpu_memory_gib": "Memory of a GPU that is not in the catalog, in GiB.",
+        "gpu_memory_gib": ("Total memory of the `gpu` GPU as CUDA reports it, in GiB: needed for a GPU that is not in the "
+                           "catalog, replaces the catalog's total for one that is."),
         "vllm_version": "vLLM version of servers whose image tag does not say (e.g. 0.10.1).",
         "model_aliases": "Served model path or name -> Hugging Face id or path to a config.json.",
         "traffic": "The traffic profile rules size their suggestions for.",

@@ -467,7 +467,7 @@ class ResolveOptions:
     # `gpu:` given as a list (--gpu A,B): the pods may land on any of these; the budget is computed on each
     default_gpu_fleet: list[str] = field(default_factory=list)
     default_gpu_count: int | None = None  # --gpus
-    gpu_memory_gib: float | None = None  # --gpu-memory-gib: a GPU that is not in the catalog
+    gpu_memory_gib: float | None = None  # --gpu-memory-gib: total of a GPU outside the catalog, or of the --gpu one
     vllm_version: str | None = None  # --vllm-version: servers whose image tag does not say
     vllm_version_source: str | None = None  # where vllm_version was set: "--vllm-version", "configuration (FILE)"
     model_aliases: dict[str, str] = field(default_factory=dict)  # served name/path -> Hub id or path to config.json

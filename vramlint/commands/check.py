@@ -57,7 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     conf.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say (T4, A100-80GB, L40S...); "
                       "A10G,L4: the pods may land on any of these (the budget is checked on each)")
     conf.add_argument("--gpus", type=_positive_int, metavar="N", help="GPUs per server when the files do not say")
-    conf.add_argument("--gpu-memory-gib", type=float, metavar="GIB", help="memory of a GPU not in the catalog")
+    conf.add_argument("--gpu-memory-gib", type=float, metavar="GIB",
+                      help="total memory (GiB, as CUDA reports it) of the --gpu GPU: needed for one outside the "
+                           "catalog, replaces the catalog's total for one in it")
     conf.add_argument("--vllm-version", metavar="X.Y.Z", help="vLLM version when the image tag does not say")
     conf.add_argument("--select", action="append", metavar="RULES",
                       help="only these rules (ids, id prefixes, names; comma-separated; replaces the file's)")

@@ -56,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="configuration file (default: found next to the paths)")
     parser.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say")
     parser.add_argument("--gpus", type=_positive_int, metavar="N", help="GPUs per server when the files do not say")
-    parser.add_argument("--gpu-memory-gib", type=float, metavar="GIB", help="memory of a GPU not in the catalog")
+    parser.add_argument("--gpu-memory-gib", type=float, metavar="GIB",
+                        help="total memory (GiB, as CUDA reports it) of the --gpu GPU: needed for one outside the "
+                             "catalog, replaces the catalog's total for one in it")
     parser.add_argument("--vllm-version", metavar="X.Y.Z", help="vLLM version when the image tag does not say")
     parser.add_argument("--offline", action="store_true", default=False,
                         help="never ask the Hugging Face Hub for a model's config.json")

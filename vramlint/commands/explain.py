@@ -20,7 +20,8 @@ examples:
   vramlint explain --gpu MY-GPU --gpu-memory-gib 44.5 -- vllm serve Qwen/Qwen2.5-7B-Instruct
 
 --gpu takes a catalog name or alias (T4, L4, A10G, A100-40GB, A100-80GB, H100-SXM, H200, RTX-4090, ...); a
-GPU outside the catalog needs --gpu-memory-gib (total memory as CUDA reports it).
+GPU outside the catalog needs --gpu-memory-gib (total memory as CUDA reports it). With a catalog GPU,
+--gpu-memory-gib replaces the catalog's total (it varies with the driver, ECC and MIG).
 
 exit status: 0 the budgets were printed (even of servers that will not start; `check` fails on those),
 2 usage error or internal failure.
@@ -38,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu", metavar="NAME", help="GPU of servers whose files do not say (e.g. T4, L4, H100)")
     parser.add_argument("--gpus", type=int, metavar="N", help="GPUs per server when the files do not say")
     parser.add_argument("--gpu-memory-gib", type=float, metavar="X",
-                        help="total memory (GiB, as CUDA reports it) of a GPU that is not in the catalog")
+                        help="total memory (GiB, as CUDA reports it) of the GPU: needed for one outside the catalog, "
+                             "replaces the catalog's total for --gpu NAME in it")
     parser.add_argument("--vllm-version", metavar="V", help="vLLM version of servers whose image tag does not say")
     parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub")
     parser.add_argument("--refresh-hub-cache", action="store_true",
