@@ -79,21 +79,21 @@ def test_weights_per_rank_include_the_rope_cache_and_split_by_tensor_parallel():
 def test_profile_subtracts_what_the_profiling_run_takes_from_the_requested_memory():
     cfg, weights = _stages(LLAMA_32_3B, "T4", {"max_model_len": 8192, "dtype": "half"}, "0.6.5")
     p = profile_memory(cfg, weights)
-    assert p.non_torch == int(0.05 * GiB) and p.cudagraph == 0  # V0 does not budget CUDA graphs
+    assert p.non_torch == int(0.05 * GiB) and p.cudagraph == [0]  # V0 does not budget CUDA graphs
     # the PyTorch sampler on 256 sequences x 128256 logits x 38.2 B, with the 8192 x 3072 hidden states alive
-    assert p.activation == int(256 * 128256 * 38.2 + 8192 * 3072 * 2)
-    assert p.kv_bytes == cfg.requested - weights.bytes - p.non_torch - p.activation - p.cudagraph
-    assert round(p.kv_bytes / GiB, 2) == 5.82  # the log: 5.83 GiB
+    assert p.activation == [int(256 * 128256 * 38.2 + 8192 * 3072 * 2)]
+    assert p.kv_bytes == [cfg.requested - weights.bytes - p.non_torch - p.activation[0] - p.cudagraph[0]]
+    assert round(p.kv_bytes[0] / GiB, 2) == 5.82  # the log: 5.83 GiB
 
 
 def test_profile_counts_cuda_graphs_from_020_and_honours_kv_cache_memory_bytes():
     cfg, weights = _stages(LLAMA_32_3B, "L4", {"max_model_len": 8192}, "0.20.2")
-    assert profile_memory(cfg, weights).cudagraph > 0
+    assert profile_memory(cfg, weights).cudagraph[0] > 0
     cfg, weights = _stages(LLAMA_32_3B, "L4", {"max_model_len": 8192, "enforce_eager": True}, "0.20.2")
-    assert profile_memory(cfg, weights).cudagraph == 0
+    assert profile_memory(cfg, weights).cudagraph == [0]
     cfg, weights = _stages(LLAMA_32_3B, "L4", {"kv_cache_memory_bytes": 4 * GiB}, "0.11.0")
     p = profile_memory(cfg, weights)
-    assert p.kv_bytes == 4 * GiB and p.sources["kv_cache"].startswith("--kv-cache-memory-bytes")
+    assert p.kv_bytes == [4 * GiB] and p.sources["kv_cache"].startswith("--kv-cache-memory-bytes")
 
 
 def test_kv_cache_blocks_tokens_and_concurrency_of_a_logged_v1_start():
@@ -101,7 +101,7 @@ def test_kv_cache_blocks_tokens_and_concurrency_of_a_logged_v1_start():
     bytes` -> 36 layers x 65,536 B pages: 3,913 blocks, `GPU KV cache size: 62,608 tokens`, `Maximum concurrency
     for 1,024 tokens per request: 61.14x`."""
     cfg, weights = _stages(QWEN3_8B, "RTX 4090", {"max_model_len": 1024, "gpu_memory_utilization": 0.8}, "0.10.2")
-    logged = Profile(non_torch=0, activation=0, cudagraph=0, kv_bytes=9232221491, kv_override=None)
+    logged = Profile(non_torch=0, activation=[0], cudagraph=[0], kv_bytes=[9232221491], kv_override=None)
     kv = plan_kv_cache(cfg, weights, logged)
     assert kv.kv_bytes_per_token == 2 * 8 * 128 * 2 * 36 and kv.block_size == 16
     assert (kv.num_blocks, kv.kv_tokens, round(kv.concurrency, 2)) == (3913, 62608, 61.14)
@@ -113,7 +113,7 @@ def test_verdict_v1_refuses_a_length_the_kv_cache_cannot_hold_with_the_estimated
     larger than the available KV cache memory (48.66 GiB). Based on the available memory, the estimated maximum
     model length is 205728." """
     cfg, weights = _stages(QWEN3_CODER_480B, "H20", {}, "0.10.1")
-    logged = Profile(non_torch=0, activation=0, cudagraph=0, kv_bytes=48.66 * GiB, kv_override=None)
+    logged = Profile(non_torch=0, activation=[0], cudagraph=[0], kv_bytes=[48.66 * GiB], kv_override=None)
     verdict = startup_verdict(cfg, weights, logged, plan_kv_cache(cfg, weights, logged))
     assert [e["code"] for e in verdict.errors] == ["kv-cache-below-max-model-len"]
     message = verdict.errors[0]["message"]
@@ -124,7 +124,7 @@ def test_verdict_v1_refuses_a_length_the_kv_cache_cannot_hold_with_the_estimated
 def test_verdict_v0_compares_the_length_with_the_blocks():
     """vllm#10517 (0.6.4, RTX 3090, 29000 tokens): 1478 blocks x 16 = 23648 tokens < 29000."""
     cfg, weights = _stages(LLAMA_31_8B, "RTX 3090", {"max_model_len": 29000}, "0.6.4")
-    logged = Profile(non_torch=0, activation=0, cudagraph=0, kv_bytes=1478.5 * 16 * 131072, kv_override=None)
+    logged = Profile(non_torch=0, activation=[0], cudagraph=[0], kv_bytes=[1478.5 * 16 * 131072], kv_override=None)
     kv = plan_kv_cache(cfg, weights, logged)
     assert kv.num_blocks == 1478
     verdict = startup_verdict(cfg, weights, logged, kv)
@@ -141,7 +141,7 @@ def test_compute_budget_is_the_stages_in_order():
     profile = profile_memory(cfg, weights)
     kv = plan_kv_cache(cfg, weights, profile)
     verdict = startup_verdict(cfg, weights, profile, kv)
-    assert budget.kv_cache_gib == round(profile.kv_bytes / GiB, 2) and budget.num_gpu_blocks == kv.num_blocks
+    assert budget.kv_cache_gib == round(profile.kv_bytes[0] / GiB, 2) and budget.num_gpu_blocks == kv.num_blocks
     assert budget.errors == cfg.errors + weights.errors + profile.errors + kv.errors + verdict.errors
     assert budget.starts is False
     # the caller's sources first, then each stage's in order

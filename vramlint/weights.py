@@ -434,8 +434,14 @@ def weight_bytes_per_rank(
     counted: ParamCount | None = None,
     mxfp4_backend: str | None = None,
     ep_size: int = 0,
+    stage: tuple[int, int, int] | None = None,
 ) -> int:
     """Bytes one GPU holds for weights with tensor parallel ``tp`` and pipeline parallel ``pp``.
+
+    ``stage`` (first layer, end layer, pipeline stages) gives one pipeline stage exactly, as vLLM's models build
+    it (``make_layers`` with ``get_pp_indices``; ``PPMissingLayer`` elsewhere): the stage's own decoder layers,
+    the input embedding on the first stage, the final norm and the LM head on the last (with tied embeddings the
+    last stage holds the embedding that serves as LM head), a vision encoder on every stage.
 
     Column/row-parallel matrices split by ``tp``; KV projections are replicated when there are fewer KV
     heads than ranks; embeddings and lm_head are vocab-parallel (vocab padded to 64 x tp); norms, routers,
@@ -443,6 +449,21 @@ def weight_bytes_per_rank(
     experts spread over the ranks, each keeping its full intermediate size. Pipeline parallel divides the
     layers evenly (the first rank also holds the embedding, the last the lm_head: taken as the largest).
     """
+    if stage is not None and stage[2] > 1 and facts.get("layers"):
+        start, end, _ = stage
+        layers = facts["layers"]
+        part = pipeline_stage_facts(facts, start, end)
+        own = weight_bytes_per_rank(part, tp=tp, dtype_bytes=dtype_bytes, include_buffers=include_buffers,
+                                    mxfp4_backend=mxfp4_backend, ep_size=ep_size)
+        ends = vocab_matrices_per_rank(facts, tp, dtype_bytes)
+        # ``own`` holds the vocabulary matrices of a whole model (one if tied): keep the embedding on the first
+        # stage, the LM head (or the tied embedding serving as one) and the final norm on the last
+        own -= ends["embed"] + ends["lm_head"] + facts.get("hidden", 0) * dtype_bytes
+        if start == 0:
+            own += ends["embed"]
+        if end >= layers:
+            own += (ends["lm_head"] or ends["embed"]) + facts.get("hidden", 0) * dtype_bytes
+        return int(own)
     pc = counted or count_parameters(facts)
     quant = facts.get("quant")
     tp = max(1, int(tp))
@@ -512,6 +533,43 @@ def weight_bytes_per_rank(
         # gpt-oss builds its YaRN rotary embedding in float32 (``get_rope(..., dtype=torch.float32)``).
         total += rope_cache_bytes(facts, 4 if facts.get("type") == "gpt_oss" else dtype_bytes)
     return int(total)
+
+
+def vocab_matrices_per_rank(facts: dict, tp: int, dtype_bytes: float) -> dict[str, float]:
+    """Bytes of the input embedding and of an untied LM head on one tensor-parallel rank (vocabulary padded to
+    64 x tp, ``VocabParallelEmbedding``); ``lm_head`` is 0 for tied embeddings."""
+    pc = count_parameters(facts)
+    vocab, hidden = facts.get("vocab") or 0, facts.get("hidden") or 0
+    pad = VOCAB_PADDING * max(1, tp)
+    padded = -(-vocab // pad) * pad if vocab else 0
+    embed = (pc.embed - vocab * hidden + padded * hidden) / max(1, tp) * dtype_bytes
+    lm_head = padded * hidden / max(1, tp) * dtype_bytes if pc.lm_head else 0.0
+    return {"embed": embed, "lm_head": lm_head}
+
+
+def pipeline_stage_facts(facts: dict, start: int, end: int) -> dict:
+    """The facts of decoder layers ``start`` to ``end`` alone (one pipeline stage): the layer pattern, the dense
+    layers of a MoE model and per-layer quantization exceptions renumbered to the stage."""
+    import re
+
+    part = dict(facts)
+    part["layers"] = end - start
+    if facts.get("pattern"):
+        part["pattern"] = facts["pattern"][start:end]
+    moe = facts.get("moe")
+    if moe and moe.get("dense_layers"):
+        part["moe"] = {**moe, "dense_layers": [i - start for i in moe["dense_layers"] if start <= i < end]}
+    quant = facts.get("quant")
+    if quant and quant.get("skip"):
+        skip = []
+        for pattern in quant["skip"]:
+            index = _layer_index(pattern)
+            if index is None:
+                skip.append(pattern)
+            elif start <= index < end:
+                skip.append(re.sub(rf"layers\.{index}(?=\.|$)", f"layers.{index - start}", pattern, count=1))
+        part["quant"] = {**quant, "skip": skip}
+    return part
 
 
 SAFETENSORS_DTYPE_BYTES = {

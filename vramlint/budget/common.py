@@ -82,11 +82,6 @@ def head_dim(model: ModelInfo) -> int:
     return model.hidden_size // max(1, model.num_attention_heads)
 
 
-def pp_layers(num_layers: int, pp: int) -> int:
-    """Layers on the fullest pipeline stage (vLLM ``get_pp_indices``: even split, remainder spread)."""
-    return -(-num_layers // max(1, pp))
-
-
 def padded_vocab(vocab: int) -> int:
     pad = 64
     return -(-vocab // pad) * pad if vocab else 0

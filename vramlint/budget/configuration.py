@@ -65,6 +65,7 @@ class Configuration(StageResult):
     image: str | None
     tp: int
     pp: int
+    pp_partition: list[int]  # decoder layers of each pipeline stage (get_pp_indices)
     dp: int
     ep_size: int  # expert-parallel ranks (0: experts split by tensor parallel)
     max_model_len: int
@@ -195,15 +196,61 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
             "arg": "max_num_batched_tokens" if args.get("max_num_batched_tokens") else "max_model_len",
         })
 
+    partition, partition_error = pp_partition(model.num_layers, pp, key, env)
+    if partition_error:
+        errors.append(partition_error)
+    if pp > 1:
+        src["pipeline_parallel_size"] = (f"--pipeline-parallel-size: decoder layers per stage "
+                                         f"{'/'.join(map(str, partition))} (get_pp_indices"
+                                         + (", VLLM_PP_LAYER_PARTITION)" if env.get("VLLM_PP_LAYER_PARTITION") else ")"))
     total_bytes = gpu.total_gib * GiB
     dp = int_arg(args, "data_parallel_size") or 1
     ep_size = dp * tp if truthy(args.get("enable_expert_parallel")) and model.num_experts else 0
     return Configuration(
         model=model, gpu=gpu, args=args, env=env, version=version, key=key, beh=beh, image=image, tp=tp, pp=pp,
-        dp=dp, ep_size=ep_size, max_model_len=max_model_len, auto_fit=auto_fit, util=util, dtype=dtype,
+        pp_partition=partition, dp=dp, ep_size=ep_size, max_model_len=max_model_len, auto_fit=auto_fit, util=util, dtype=dtype,
         dtype_bytes=dtype_bytes, kv_dtype_bytes=kv_dtype_bytes, max_num_seqs=max_num_seqs,
         max_num_batched_tokens=mnbt, total_bytes=total_bytes, requested=total_bytes * util,
         errors=errors, notes=notes, sources=src)
+
+
+def pp_partition(num_layers: int, pp: int, key: versions.VersionKey, env: dict) -> tuple[list[int], dict | None]:
+    """The decoder layers of each pipeline stage, and vLLM's error for a ``VLLM_PP_LAYER_PARTITION`` it refuses.
+
+    ``get_pp_indices`` (vllm/distributed/utils.py): ``VLLM_PP_LAYER_PARTITION`` ("15,16,16,15") when set; else
+    ``num_layers // pp`` each, the remainder on the last stage up to 0.7 and, from 0.8 (vLLM PR #13839), one
+    more layer on each stage from the last but one backwards (the first and the last stage hold the
+    embeddings and the LM head).
+    """
+    pp = max(1, pp)
+    text = env.get("VLLM_PP_LAYER_PARTITION")
+    if text is not None:
+        try:
+            given = [int(x) for x in str(text).split(",")]
+        except ValueError:
+            given = None
+        error = None
+        if given is None:
+            error = f"Invalid partition string: {text}"
+        elif len(given) != pp:
+            error = f"len(partitions)={len(given)} does not match pp_size={pp}."
+        elif sum(given) != num_layers:
+            error = f"sum(partitions)={sum(given)} does not match num_hidden_layers={num_layers}."
+        if error is None:
+            return given, None
+        return _even_partition(num_layers, pp, key), {"code": "pp-layer-partition", "message": error, "arg": None}
+    return _even_partition(num_layers, pp, key), None
+
+
+def _even_partition(num_layers: int, pp: int, key: versions.VersionKey) -> list[int]:
+    partitions = [num_layers // pp] * pp
+    remaining = num_layers % pp
+    if not versions.at_least(key, 0, 8):
+        partitions[-1] += remaining
+        return partitions
+    for i in range(2, remaining + 2):
+        partitions[-i] += 1
+    return partitions
 
 
 def model_dtype(model: ModelInfo, args: dict, gpu: GpuSpec, key: versions.VersionKey) -> tuple[str, list[dict], list[str]]:

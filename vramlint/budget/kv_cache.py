@@ -8,7 +8,7 @@ blocks, the tokens vLLM reports and the maximum concurrency, release by release.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vramlint import versions
 from vramlint.budget.common import (
@@ -16,7 +16,6 @@ from vramlint.budget.common import (
     StageResult,
     arg_or,
     int_arg,
-    pp_layers,
     truthy,
 )
 from vramlint.budget.configuration import Configuration
@@ -57,23 +56,59 @@ class KvCache(StageResult):
     one_request: float  # bytes of KV cache one max_model_len request needs
     # (bytes, blocks) one request of a given length takes from the pool
     per_request: Callable[[int], tuple[float, int]]
+    kv_bytes: float  # the memory available for it
+    fractional_blocks: float  # kv_bytes / bytes of a block (negative: no memory)
+    stage: int = 0  # the pipeline stage this is (the one with the fewest blocks)
+    stages: list[KvCache] = field(default_factory=list)  # every pipeline stage's, with pipeline parallel
 
 
 def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvCache:
-    """Stage 4: the KV cache layout, blocks, reported tokens and maximum concurrency (see the module docstring)."""
+    """Stage 4: the KV cache layout, blocks, reported tokens and maximum concurrency (see the module docstring).
+
+    With pipeline parallel every stage lays out its own layers in its own memory, and the scheduler, which
+    keeps one block table for all workers, gives every worker the smallest number of blocks (V1
+    ``get_kv_cache_configs``: "Change the num_blocks of each worker to the smallest among all workers"; V0
+    ``determine_num_available_blocks`` takes the minimum over workers): the result is the stage with the fewest
+    blocks, the others in ``stages``.
+    """
+    kinds = layer_kinds(cfg.model)
+    stages: list[KvCache] = []
+    start = 0
+    for index, layers in enumerate(cfg.pp_partition):
+        # a model whose layer list does not follow its decoder layers (none known) is split evenly
+        part = kinds[start:start + layers] if len(kinds) == cfg.model.num_layers else kinds
+        stages.append(_plan_stage(cfg, weights, profile.kv_bytes[index], part))
+        start += layers
+    decides = min(range(len(stages)), key=lambda i: (stages[i].fractional_blocks, i))
+    result = stages[decides]
+    if len(stages) == 1:
+        return result
+    notes: list[str] = []
+    for stage in stages:
+        notes.extend(n for n in stage.notes if n not in notes)
+    result.notes = notes
+    result.sources = dict(result.sources)
+    result.sources["kv_bytes_per_token"] += (
+        f" (pipeline stage {decides + 1} of {len(stages)}, the one with the fewest blocks: "
+        + "/".join(str(s.num_blocks) for s in stages) + " blocks per stage)")
+    result.stage = decides
+    result.stages = stages
+    return result
+
+
+def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: list[str]) -> KvCache:
+    """The KV cache of one rank holding the layers ``kinds`` (all of them without pipeline parallel)."""
     model, beh, key, args, env, tp, pp = cfg.model, cfg.beh, cfg.key, cfg.args, cfg.env, cfg.tp, cfg.pp
     kv_dtype_bytes, dtype_bytes, mnbt, max_model_len = (cfg.kv_dtype_bytes, cfg.dtype_bytes,
                                                         cfg.max_num_batched_tokens, cfg.max_model_len)
     spec_share = weights.draft
-    kv_bytes = profile.kv_bytes
     src: dict[str, str] = {}
     notes: list[str] = []
     mla = beh.mla_supported
     per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, mla)
     block_size = beh.block_size
-    kinds = layer_kinds(model)
     attn_kinds = [k for k in kinds if k in ("full_attention", "sliding_attention", "chunked_attention")]
-    layers_rank = pp_layers(len(attn_kinds), pp)
+    layers_rank = len(attn_kinds)
     window = model.sliding_window or 0
     chunk = model.attention_chunk_size or 0
     n_full = sum(1 for k in attn_kinds if k == "full_attention")
@@ -85,7 +120,7 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
         kv_bytes_per_token = per_layer * layers_rank
         src.setdefault("kv_bytes_per_token", kv_how + f" x {layers_rank} layers")
     else:
-        full_rank, local_rank = pp_layers(n_full, pp), pp_layers(n_local, pp)
+        full_rank, local_rank = n_full, n_local
         kv_bytes_per_token = per_full * full_rank + per_layer * local_rank
         src.setdefault("kv_bytes_per_token", f"{full_how} x {full_rank} full-attention layers + {kv_how} x "
                                              f"{local_rank} other layers")
@@ -121,7 +156,7 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
         return need, blocks
 
     # Mamba / gated-delta-net state layers (V1): one state page per request per layer, pooled with attention.
-    n_state = pp_layers(sum(1 for k in kinds if k in ("mamba", "linear_attention")), pp)
+    n_state = sum(1 for k in kinds if k in ("mamba", "linear_attention"))
     state_page = 0
     if n_state and beh.engine == "v1":
         mamba_bytes = DTYPE_BYTES.get(str(arg_or(args, "mamba_cache_dtype", "auto")).lower(), dtype_bytes)
@@ -139,7 +174,7 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
     if mamba_hybrid:
         raw_state = state_page
         block_size, state_page, page = _unify_mamba_page(per_layer, state_page, block_size)
-        attn_rank = pp_layers(n_full, pp)
+        attn_rank = n_full
         gsize, n_attn_groups, n_state_groups = _groups(attn_rank, n_state)
         src["block_size"] = (f"raised to {block_size} so that an attention page holds one Mamba state page "
                              "(HybridAttentionMambaModelConfig.verify_and_update_config)")
@@ -219,4 +254,5 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
 
     return KvCache(kv_bytes_per_token=kv_bytes_per_token, block_size=block_size, per_block_pool=per_block_pool,
                    num_blocks=num_blocks, num_override=num_override, kv_tokens=kv_tokens, concurrency=concurrency,
-                   one_request=one_request, per_request=per_request_blocks, notes=notes, sources=src)
+                   one_request=one_request, per_request=per_request_blocks, kv_bytes=kv_bytes,
+                   fractional_blocks=kv_bytes / per_block_pool if per_block_pool else 0.0, notes=notes, sources=src)

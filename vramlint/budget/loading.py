@@ -28,20 +28,37 @@ VLLM_SOURCES = (
 
 @dataclass(kw_only=True)
 class Weights(StageResult):
-    """The weights one rank holds after loading (model and draft), bytes."""
+    """The weights one rank holds after loading (model and draft), bytes, for each pipeline stage."""
 
-    bytes: int
+    per_stage: list[int]  # one entry per pipeline stage (one without pipeline parallel)
     draft: dict[str, Any] | None  # the separate draft model's share (weights, KV bytes per token), if counted
+
+    @property
+    def bytes(self) -> int:
+        """The weights of the fullest stage (the one that runs out of memory first while loading)."""
+        return max(self.per_stage)
 
 
 def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] | None = None) -> Weights:
-    """Stage 2: the weights per rank (:func:`weights_per_rank`) plus a separate draft model's, as vLLM loads them."""
+    """Stage 2: the weights per rank (:func:`weights_per_rank`) plus a separate draft model's, as vLLM loads them;
+    with pipeline parallel each stage's own layers, the embedding on the first and the LM head on the last."""
     src: dict[str, str] = {}
     notes: list[str] = []
     errors: list[dict] = []
-    weights, weights_how = weights_per_rank(cfg.model, cfg.tp, cfg.pp, cfg.dtype, cfg.args, gpu=cfg.gpu, key=cfg.key,
-                                            env=cfg.env, ep_size=cfg.ep_size, image=cfg.image)
-    src["weights"] = weights_how
+    per_stage: list[int] = []
+    start = 0
+    for layers in cfg.pp_partition:
+        stage = (start, start + layers, cfg.pp) if cfg.pp > 1 else None
+        weights, weights_how = weights_per_rank(cfg.model, cfg.tp, cfg.pp, cfg.dtype, cfg.args, gpu=cfg.gpu,
+                                                key=cfg.key, env=cfg.env, ep_size=cfg.ep_size, image=cfg.image,
+                                                stage=stage)
+        per_stage.append(weights)
+        start += layers
+        if len(per_stage) == 1:
+            src["weights"] = weights_how
+    if cfg.pp > 1:
+        src["weights"] += ("; per pipeline stage " + "/".join(f"{w / GiB:.2f}" for w in per_stage)
+                           + " GiB (the embedding on the first, the LM head on the last)")
     spec_req = speculative_request(cfg.args)
     spec_share = None
     if spec_req is not None:
@@ -52,7 +69,7 @@ def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] 
         errors.extend(spec_errors)
         src["speculative"] = spec_how
         if spec_share is not None:
-            weights += spec_share["weights"]
+            per_stage = [w + spec_share["weights"] for w in per_stage]
             src["weights"] += (f" + draft model {spec_share['name']} {spec_share['weights'] / GiB:.2f} GiB "
                                f"({spec_share['weights_how']}, TP {spec_share['tp']})")
-    return Weights(bytes=weights, draft=spec_share, errors=errors, notes=notes, sources=src)
+    return Weights(per_stage=per_stage, draft=spec_share, errors=errors, notes=notes, sources=src)

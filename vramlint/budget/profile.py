@@ -44,17 +44,20 @@ FORWARD_CALIBRATION = 0.967
 
 @dataclass(kw_only=True)
 class Profile(StageResult):
-    """What the profiling run takes on one rank, and the memory left for the KV cache, bytes."""
+    """What the profiling run takes on one rank and the memory left for the KV cache, bytes; the lists have one
+    entry per pipeline stage (one without pipeline parallel)."""
 
     non_torch: int
-    activation: int
-    cudagraph: int
-    kv_bytes: float  # available KV cache memory (negative: none)
+    activation: list[int]
+    cudagraph: list[int]
+    kv_bytes: list[float]  # available KV cache memory (negative: none)
     kv_override: int | None  # --kv-cache-memory-bytes
 
 
 def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
-    """Stage 3: non-torch memory, the activation peak and CUDA graphs, and the KV cache memory they leave."""
+    """Stage 3: non-torch memory, the activation peak and CUDA graphs, and the KV cache memory they leave, on each
+    pipeline stage: every stage runs its own layers on the profile batch, only the last computes the logits and
+    samples (``if get_pp_group().is_last_rank: self._dummy_sampler_run``, V1; V0's model runner likewise)."""
     model, beh, key = cfg.model, cfg.beh, cfg.key
     src: dict[str, str] = {}
     notes: list[str] = []
@@ -63,30 +66,40 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     flashinfer = _flashinfer_sampler(beh, key, cfg.env, cfg.image)
     mnbt = cfg.max_num_batched_tokens
     profile_seqs = min(cfg.max_num_seqs, mnbt)
-    activation, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, flashinfer,
-                                                dp=cfg.dp, expert_parallel=cfg.ep_size > 1)
-    src["activation"] = "estimate: " + act_how
+    activation: list[int] = []
+    cudagraph: list[int] = []
+    for index, layers in enumerate(cfg.pp_partition):
+        last = index == len(cfg.pp_partition) - 1
+        act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, flashinfer,
+                                             dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last)
+        activation.append(act)
+        graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers)
+        cudagraph.append(graphs)
+        if last:
+            src["activation"] = "estimate: " + act_how + (f"; the other pipeline stages {activation[0] / GiB:.2f} "
+                                                           "GiB (no sampler)" if cfg.pp > 1 else "")
+            src["cudagraph"] = cg_how
     if model.extra.get("facts", {}).get("vision") or model.extra.get("multimodal"):
         notes.append("multimodal encoder profiling is not estimated: the real activation peak can be much larger")
     if any(k in ("mamba", "linear_attention") for k in (model.layer_types or [])):
         notes.append("the non-torch memory of the Mamba / gated-delta-net Triton kernels is not estimated (it can "
                      "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))
-    cudagraph, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs)
-    src["cudagraph"] = cg_how
 
     kv_override = int_arg(cfg.args, "kv_cache_memory_bytes")
     if kv_override and beh.engine == "v1" and versions.at_least(key, 0, 10, 2):
-        kv_bytes = float(kv_override)
+        kv_bytes = [float(kv_override)] * len(cfg.pp_partition)
         src["kv_cache"] = "--kv-cache-memory-bytes (gpu_memory_utilization is not used)"
     else:
-        kv_bytes = cfg.requested - weights.bytes - non_torch - activation - cudagraph
+        kv_bytes = [cfg.requested - w - non_torch - a - g
+                    for w, a, g in zip(weights.per_stage, activation, cudagraph, strict=True)]
         src["kv_cache"] = "total x utilisation - weights - non-torch - activation - CUDA graphs"
     return Profile(non_torch=non_torch, activation=activation, cudagraph=cudagraph, kv_bytes=kv_bytes,
                    kv_override=kv_override, notes=notes, sources=src)
 
 
 def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
-                          flashinfer_sampler: bool, dp: int = 1, expert_parallel: bool = False) -> tuple[int, str]:
+                          flashinfer_sampler: bool, dp: int = 1, expert_parallel: bool = False,
+                          sampler: bool = True) -> tuple[int, str]:
     """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
 
     ``max(forward, sampler)`` where (fitted on real start-up logs):
@@ -107,6 +120,8 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
       tokens to every rank, so each rank's fused-MoE runs on dp x T tokens (chunked by
       VLLM_FUSED_MOE_CHUNK_SIZE, 32768) and holds the gathered hidden states and the combined output (2 x
       dp x T x H). With expert parallelism an expert keeps its whole intermediate size on its rank.
+
+    ``sampler`` False: a pipeline stage before the last, which neither computes the logits nor samples.
 
     Not estimated: multimodal encoders' profile (can be tens of GiB), LoRA warm-up adapters.
     """
@@ -132,11 +147,13 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
         forward = num_tokens * per_token
     forward *= FORWARD_CALIBRATION
     per_logit = SAMPLER_BYTES_PER_LOGIT_FLASHINFER if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_TORCH
-    sampler = num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
-    if forward > sampler:
+    if not sampler:
+        return int(forward), f"forward pass of {num_tokens} tokens"
+    sampler_peak = num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
+    if forward > sampler_peak:
         return int(forward), f"forward pass of {num_tokens} tokens"
     kind = "FlashInfer" if flashinfer_sampler else "PyTorch"
-    return int(sampler), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
+    return int(sampler_peak), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
 
 
 def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1) -> tuple[int, str]:
@@ -157,18 +174,20 @@ def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1) -> tu
     return int(gib * GiB), why
 
 
-def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int) -> tuple[int, str]:
+def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
+                    layers: int | None = None) -> tuple[int, str]:
     """CUDA-graph memory vLLM subtracts before the KV cache (V1 0.18+ with the estimate on, 0.20+ by default).
 
     vLLM measures two captures and extrapolates; observed totals are 0.1-1 GiB (0.17 GiB for a 3B model with
     27 sizes on a T4, 0.19-0.20 GiB on small models). Estimate: 4 MiB per captured batch size (vLLM captures
-    ``min(2 x max_num_seqs, 512)`` sizes in steps of 8 above 8) plus 1 MiB per layer.
+    ``min(2 x max_num_seqs, 512)`` sizes in steps of 8 above 8) plus 1 MiB per layer (``layers``: those of one
+    pipeline stage, else the model's).
     """
     if not beh.cudagraph_in_budget:
         return 0, "not counted by this version (taken from the 1 - gpu_memory_utilization headroom)"
     largest = min(2 * max_num_seqs, 512)
     sizes = 4 + max(0, (largest - 8) // 8)
-    est = sizes * 4 * (1 << 20) + model.num_layers * (1 << 20)
+    est = sizes * 4 * (1 << 20) + (model.num_layers if layers is None else layers) * (1 << 20)
     return est, f"estimate for {sizes} capture sizes (largest {largest})"
 
 

@@ -51,13 +51,15 @@ def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str 
 
 def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict, gpu: GpuSpec | None = None,
                      key: versions.VersionKey | None = None, env: dict | None = None,
-                     ep_size: int = 0, image: str | None = None) -> tuple[int, str]:
+                     ep_size: int = 0, image: str | None = None,
+                     stage: tuple[int, int, int] | None = None) -> tuple[int, str]:
     """Bytes of weights one rank loads: the quantization-aware split when the architecture facts are known,
     else the checkpoint bytes divided evenly, plus the RoPE cos/sin cache every rank holds.
 
     ``--quantization fp8`` / ``bitsandbytes`` on an unquantized checkpoint quantize while loading; MXFP4 experts
     are laid out as the GPU's kernel backend needs them; with expert parallelism (``ep_size`` ranks) each rank
-    holds its share of whole experts."""
+    holds its share of whole experts. ``stage`` (first layer, end layer, pipeline stages): one pipeline stage's
+    weights (:func:`vramlint.weights.weight_bytes_per_rank`)."""
     dtype_bytes = DTYPE_BYTES.get(dtype, 2)
     facts = model.extra.get("facts")
     total: float
@@ -73,7 +75,7 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
         if (loaded.get("quant") or {}).get("method") == "mxfp4" and gpu is not None and key is not None:
             backend, _ = mxfp4_backend(gpu, key, env or {}, image)
         per_rank = weights.weight_bytes_per_rank(loaded, tp=tp, pp=pp, dtype_bytes=dtype_bytes, include_buffers=True,
-                                                 mxfp4_backend=backend, ep_size=ep_size)
+                                                 mxfp4_backend=backend, ep_size=ep_size, stage=stage)
         how = "architecture split per rank"
         if model.weight_bytes and model.weight_bytes_source not in (None, "computed from architecture"):
             whole = weights.weight_bytes(facts, dtype_bytes=dtype_bytes)
@@ -100,9 +102,14 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
         if dtype == "float32" and not model.quantization and (model.torch_dtype or "") != "float32":
             base *= 2
         rope = (model.max_position_embeddings or 0) * (model.qk_rope_head_dim if model.is_mla else head_dim(model)) * dtype_bytes
-        total = base / (tp * pp) + rope
-        if tp * pp > 1:
-            how += f" / {tp * pp} ranks"
+        if stage is not None and stage[2] > 1 and model.num_layers:
+            total = base * (stage[1] - stage[0]) / model.num_layers / tp + rope
+            how += f" x {stage[1] - stage[0]}/{model.num_layers} layers / {tp} ranks" if tp > 1 else \
+                f" x {stage[1] - stage[0]}/{model.num_layers} layers"
+        else:
+            total = base / (tp * pp) + rope
+            if tp * pp > 1:
+                how += f" / {tp * pp} ranks"
         how += " + RoPE cache"
     offload = args.get("cpu_offload_gb")
     if offload:

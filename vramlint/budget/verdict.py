@@ -39,9 +39,9 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
     gpu, beh, key = cfg.gpu, cfg.beh, cfg.key
     tp, pp, util, requested, total_bytes = cfg.tp, cfg.pp, cfg.util, cfg.requested, cfg.total_bytes
     max_model_len, auto_fit = cfg.max_model_len, cfg.auto_fit
-    kv_bytes, kv_override = profile.kv_bytes, profile.kv_override
-    num_blocks, num_override, per_block_pool, block_size = kv.num_blocks, kv.num_override, kv.per_block_pool, kv.block_size
-    per_request_blocks, concurrency = kv.per_request, kv.concurrency
+    kv_override = profile.kv_override
+    num_blocks, num_override, block_size = kv.num_blocks, kv.num_override, kv.block_size
+    concurrency = kv.concurrency
     weights_bytes = weights.bytes
     src: dict[str, str] = {}
     notes: list[str] = []
@@ -80,26 +80,34 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
                     "arg": "max_model_len",
                 })
     else:
-        if kv_bytes <= 0:
+        # every worker checks its own layers against its own memory (get_kv_cache_configs ->
+        # check_enough_kv_cache_memory), in rank order: the first that fails raises
+        stages = kv.stages or [kv]
+
+        def available(stage: KvCache) -> float:
+            return stage.num_blocks * stage.per_block_pool if num_override else stage.kv_bytes
+
+        if any(stage.kv_bytes <= 0 for stage in stages):
             errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
         else:
-            needed, _ = per_request_blocks(max_model_len)
-            available = num_blocks * per_block_pool if num_override else kv_bytes
-            if needed > available and auto_fit:
+            short = [s for s in stages if s.per_request(max_model_len)[0] > available(s)]
+            if short and auto_fit:
                 # --max-model-len auto (-1): vLLM fits the context to the KV cache instead of refusing to start
-                estimated = _estimate_max_len(per_request_blocks, available, max_model_len)
+                estimated = min(_estimate_max_len(s.per_request, available(s), max_model_len) for s in stages)
                 if estimated > 0:
                     notes.append(f"--max-model-len auto: vLLM fits the context to the KV cache, {estimated} tokens "
                                  f"instead of the model's {max_model_len}")
                     src["max_model_len"] = f"auto-fit to the KV cache (model maximum {max_model_len})"
                     max_model_len = estimated
-                    needed = available
+                    short = []
                     concurrency = 1.0  # the fitted context is what one request can hold
-            if needed > available:
-                estimated = _estimate_max_len(per_request_blocks, available, max_model_len)
+            if short:
+                stage = short[0]
+                needed = stage.per_request(max_model_len)[0]
+                estimated = _estimate_max_len(stage.per_request, available(stage), max_model_len)
                 errors.append({
                     "code": "kv-cache-below-max-model-len",
-                    "message": _e4(key, max_model_len, needed, available, estimated),
+                    "message": _e4(key, max_model_len, needed, available(stage), estimated),
                     "arg": "max_model_len",
                 })
 

@@ -1,0 +1,108 @@
+"""Pipeline parallel in the budget: each stage its own layers, weights, profile and KV cache, as vLLM builds them.
+
+Numbers are worked from vLLM's code (``get_pp_indices``, the models' ``PPMissingLayer`` placement, the profile
+run that samples on the last stage only, ``get_kv_cache_configs`` taking the smallest number of blocks).
+"""
+
+import pytest
+
+from tests.test_weights_counts import LLAMA31_8B
+from vramlint import gpus, versions
+from vramlint.budget import GiB, compute_budget
+from vramlint.budget.configuration import pp_partition, resolve_configuration
+from vramlint.budget.loading import load_weights
+from vramlint.budget.profile import profile_memory
+from vramlint.model import ResolveOptions
+from vramlint.modelconfig import facts_from_config
+from vramlint.models import resolve_model
+from vramlint.weights import weight_bytes_per_rank
+
+OFFLINE = ResolveOptions(allow_network=False)
+ROPE = 131072 * 128 * 2  # Llama-3.1's cos/sin cache, on every stage
+LAYER = 4096 * 4096 * 2 + 4096 * 1024 * 2 + 3 * 4096 * 14336 + 2 * 4096  # q, o, k, v, gate/up/down, two norms
+VOCAB = 128256 * 4096
+
+
+def _key(version):
+    return versions.parse_version(version)
+
+
+@pytest.mark.parametrize("layers, pp, version, stages", [
+    # vLLM PR #13839 (0.8): the remainder on the stages before the last, from the last but one backwards
+    (61, 8, "0.8.5", [7, 7, 8, 8, 8, 8, 8, 7]),  # DeepSeek-V3 / R1
+    (61, 4, "0.11.0", [15, 15, 16, 15]),
+    (94, 4, "0.20.2", [23, 24, 24, 23]),  # Qwen3-235B-A22B
+    (32, 2, "0.11.0", [16, 16]),
+    (61, 8, "0.7.3", [7, 7, 7, 7, 7, 7, 7, 12]),  # up to 0.7: the remainder on the last stage
+])
+def test_layers_per_stage_follow_get_pp_indices(layers, pp, version, stages):
+    assert pp_partition(layers, pp, _key(version), {}) == (stages, None)
+
+
+def test_vllm_pp_layer_partition_is_honoured_and_checked():
+    assert pp_partition(32, 2, _key("0.11.0"), {"VLLM_PP_LAYER_PARTITION": "10,22"}) == ([10, 22], None)
+    partition, error = pp_partition(32, 2, _key("0.11.0"), {"VLLM_PP_LAYER_PARTITION": "10,20"})
+    assert partition == [16, 16] and error["message"] == "sum(partitions)=30 does not match num_hidden_layers=32."
+    _, error = pp_partition(32, 2, _key("0.11.0"), {"VLLM_PP_LAYER_PARTITION": "8,8,16"})
+    assert error["message"] == "len(partitions)=3 does not match pp_size=2."
+
+
+def test_each_stage_holds_its_layers_the_first_the_embedding_the_last_the_lm_head():
+    """Llama-3.1-8B at PP 2: 16 decoder layers each; LlamaModel builds embed_tokens on the first stage and the
+    final norm and ParallelLMHead on the last (PPMissingLayer elsewhere); every stage has the RoPE cache."""
+    facts = facts_from_config(LLAMA31_8B)
+    first = weight_bytes_per_rank(facts, stage=(0, 16, 2))
+    last = weight_bytes_per_rank(facts, stage=(16, 32, 2))
+    assert first == (16 * LAYER + VOCAB) * 2 + ROPE
+    assert last == (16 * LAYER + VOCAB + 4096) * 2 + ROPE
+    assert first + last == weight_bytes_per_rank(facts) + ROPE
+
+
+def test_tied_embeddings_are_held_by_the_first_and_the_last_stage():
+    """LlamaModel: `if get_pp_group().is_first_rank or (config.tie_word_embeddings and
+    get_pp_group().is_last_rank): self.embed_tokens = VocabParallelEmbedding(...)`: with PP the tied matrix is
+    built twice, once as the input embedding, once as the LM head."""
+    facts = facts_from_config(dict(LLAMA31_8B, tie_word_embeddings=True))
+    first = weight_bytes_per_rank(facts, stage=(0, 16, 2))
+    last = weight_bytes_per_rank(facts, stage=(16, 32, 2))
+    assert first == (16 * LAYER + VOCAB) * 2 + ROPE and last == (16 * LAYER + VOCAB + 4096) * 2 + ROPE
+    assert first + last == weight_bytes_per_rank(facts) + ROPE + VOCAB * 2
+
+
+def test_the_profile_samples_on_the_last_stage_only():
+    model, _ = resolve_model("meta-llama/Llama-3.1-8B-Instruct", OFFLINE)
+    cfg = resolve_configuration(model, gpus.lookup("L4"), {"pipeline_parallel_size": 2, "max_model_len": 8192}, {},
+                                "0.11.0", 2)
+    profile = profile_memory(cfg, load_weights(cfg))
+    first, last = profile.activation
+    # V1 0.11: 2048 tokens, 256 sequences; the last stage's sampler (256 x 128256 logits) dominates its forward
+    assert first < last and last == int(256 * 128256 * 38.2 + 2048 * 4096 * 2)
+    assert profile.kv_bytes[0] > profile.kv_bytes[1]
+
+
+def test_the_stage_with_the_fewest_blocks_decides():
+    """Llama-3.1-8B at PP 2 on 0.11: each stage sizes the KV cache of its own 16 layers (all 8 KV heads, where TP
+    2 splits them); the last stage holds the LM head and the final norm and samples, so it has the fewer
+    blocks, and the scheduler gives both stages that number."""
+    model, _ = resolve_model("meta-llama/Llama-3.1-8B-Instruct", OFFLINE)
+    gpu = gpus.lookup("L4")
+    pp2 = compute_budget(model, gpu, {"pipeline_parallel_size": 2, "max_model_len": 8192}, {}, "0.11.0", 2)
+    tp2 = compute_budget(model, gpu, {"tensor_parallel_size": 2, "max_model_len": 8192}, {}, "0.11.0", 2)
+    assert pp2.starts and pp2.kv_bytes_per_token == 2 * 8 * 128 * 2 * 16  # 16 layers, all 8 KV heads
+    assert tp2.kv_bytes_per_token == 2 * 4 * 128 * 2 * 32  # 32 layers, 4 KV heads
+    # the last stage (LM head, sampler) has less memory left: it decides
+    assert "pipeline stage 2 of 2" in pp2.sources["kv_bytes_per_token"]
+    assert pp2.sources["pipeline_parallel_size"].startswith("--pipeline-parallel-size: decoder layers per stage 16/16")
+    blocks = [int(x) for x in pp2.sources["kv_bytes_per_token"].split("fewest blocks: ")[1].split(" ")[0].split("/")]
+    assert pp2.num_gpu_blocks == min(blocks) == blocks[1]
+    assert pp2.weights_gib == round(((16 * LAYER + VOCAB + 4096) * 2 + ROPE) / GiB, 2)
+
+
+def test_a_stage_short_of_memory_refuses_to_start_even_if_the_others_fit():
+    """V1 checks every worker's KV cache against its own layers (check_enough_kv_cache_memory per worker)."""
+    model, _ = resolve_model("meta-llama/Llama-3.1-8B-Instruct", OFFLINE)
+    b = compute_budget(model, gpus.lookup("T4"), {"pipeline_parallel_size": 2, "max_model_len": 131072,
+                                                  "dtype": "half"}, {}, "0.11.0", 2)
+    assert not b.starts and [e["code"] for e in b.errors] == ["kv-cache-below-max-model-len"]
+    # one 131072-token request needs 16 layers x 131072 x 2 x 8 x 128 x 2 B = 8.00 GiB on a stage
+    assert "(8.00 GiB KV cache is needed" in b.errors[0]["message"]
