@@ -435,6 +435,7 @@ def weight_bytes_per_rank(
     mxfp4_backend: str | None = None,
     ep_size: int = 0,
     stage: tuple[int, int, int] | None = None,
+    mla_dequant: bool = False,
 ) -> int:
     """Bytes one GPU holds for weights with tensor parallel ``tp`` and pipeline parallel ``pp``.
 
@@ -442,6 +443,12 @@ def weight_bytes_per_rank(
     it (``make_layers`` with ``get_pp_indices``; ``PPMissingLayer`` elsewhere): the stage's own decoder layers,
     the input embedding on the first stage, the final norm and the LM head on the last (with tied embeddings the
     last stage holds the embedding that serves as LM head), a vision encoder on every stage.
+
+    ``mla_dequant``: the MLA attention backend runs (vLLM 0.7+): for a quantized ``kv_b_proj`` it keeps
+    dequantized copies of its two halves, W_UK and W_UV, in the model dtype beside the quantized weight
+    (``MLACommonImpl.process_weights_after_loading``: "we just store fp16/bf16 copies and perform the bmm's in
+    16-bit"), kv_lora_rank x heads per rank x (qk_nope_head_dim + v_head_dim) per layer, inside the memory vLLM
+    logs as the model's.
 
     Column/row-parallel matrices split by ``tp``; KV projections are replicated when there are fewer KV
     heads than ranks; embeddings and lm_head are vocab-parallel (vocab padded to 64 x tp); norms, routers,
@@ -454,7 +461,7 @@ def weight_bytes_per_rank(
         layers = facts["layers"]
         part = pipeline_stage_facts(facts, start, end)
         own = weight_bytes_per_rank(part, tp=tp, dtype_bytes=dtype_bytes, include_buffers=include_buffers,
-                                    mxfp4_backend=mxfp4_backend, ep_size=ep_size)
+                                    mxfp4_backend=mxfp4_backend, ep_size=ep_size, mla_dequant=mla_dequant)
         ends = vocab_matrices_per_rank(facts, tp, dtype_bytes)
         # ``own`` holds the vocabulary matrices of a whole model (one if tied): keep the embedding on the first
         # stage, the LM head (or the tied embedding serving as one) and the final norm on the last
@@ -529,10 +536,21 @@ def weight_bytes_per_rank(
     if pp == 1:
         total = layer_bytes + embed_rank * dtype_bytes + lm_bytes
     total += pc.vision * dtype_bytes / (tp if pc.vision else 1)
+    if mla_dequant and facts.get("mla") and quant and _quantizes_mla_up_projection(quant):
+        mla = facts["mla"]
+        total += (facts.get("layers") or 0) * mla["kv_lora_rank"] * heads / tp * (mla["qk_nope"] + mla["v_head"]) \
+            * dtype_bytes
     if include_buffers:
         # gpt-oss builds its YaRN rotary embedding in float32 (``get_rope(..., dtype=torch.float32)``).
         total += rope_cache_bytes(facts, 4 if facts.get("type") == "gpt_oss" else dtype_bytes)
     return int(total)
+
+
+def _quantizes_mla_up_projection(quant: dict) -> bool:
+    """Whether the quantization covers MLA's kv_b_proj (not left in the model dtype by the checkpoint)."""
+    if "attn" in _skipped_kinds(quant):
+        return False
+    return not any("kv_b_proj" in str(pattern) for pattern in quant.get("skip") or [])
 
 
 def vocab_matrices_per_rank(facts: dict, tp: int, dtype_bytes: float) -> dict[str, float]:
@@ -545,6 +563,56 @@ def vocab_matrices_per_rank(facts: dict, tp: int, dtype_bytes: float) -> dict[st
     embed = (pc.embed - vocab * hidden + padded * hidden) / max(1, tp) * dtype_bytes
     lm_head = padded * hidden / max(1, tp) * dtype_bytes if pc.lm_head else 0.0
     return {"embed": embed, "lm_head": lm_head}
+
+
+def offloaded_bytes(facts: dict, limit: float, tp: int = 1, dtype_bytes: float = 2, ep_size: int = 0,
+                    mxfp4_backend: str | None = None, stage: tuple[int, int, int] | None = None) -> tuple[float, float]:
+    """(bytes ``--cpu-offload-gb`` moves off one GPU, bytes it could move at most).
+
+    vLLM offers each decoder layer to the offloader as ``make_layers`` builds it (``maybe_offload_to_cpu``,
+    model_executor/models/utils.py, 0.5 - 0.19; ``UVAOffloader._maybe_offload_to_cpu``,
+    model_executor/offloader/uva.py, 0.20+), which moves the layer's parameters one at a time, in registration
+    order, to pinned CPU memory while the bytes moved so far are below the limit: the last parameter moved can
+    pass the limit, and only decoder layers are offered (the embedding, the LM head, the final norm and the
+    RoPE cache stay on the GPU). A layer's parameters are taken in vLLM's order: attention (q/k/v, then o),
+    then the feed-forward (gate/up, then down; the experts' w13, then w2), by their parameter counts.
+    """
+    part = pipeline_stage_facts(facts, stage[0], stage[1]) if stage and stage[2] > 1 else facts
+    layers = part.get("layers") or 0
+    if not layers or limit <= 0:
+        return 0.0, 0.0
+    whole = weight_bytes_per_rank(part, tp=tp, dtype_bytes=dtype_bytes, include_buffers=False,
+                                  mxfp4_backend=mxfp4_backend, ep_size=ep_size)
+    ends = vocab_matrices_per_rank(part, tp, dtype_bytes)
+    pc = count_parameters(part)
+    decoder = (whole - ends["embed"] - ends["lm_head"] - (part.get("hidden") or 0) * dtype_bytes
+               - pc.vision * dtype_bytes / max(1, tp))
+    per_layer = decoder / layers
+    full = int(limit // per_layer) if per_layer > 0 else layers
+    if full >= layers:
+        return decoder, decoder
+    moved = full * per_layer
+    for share in _layer_parameter_shares(part, pc):
+        if moved >= limit:
+            break
+        moved += share * per_layer
+    return min(moved, decoder), decoder
+
+
+def _layer_parameter_shares(facts: dict, pc: ParamCount) -> list[float]:
+    """The parameters of one decoder layer in registration order, as shares of the layer's parameters."""
+    counts: list[float] = []
+    heads, kv = facts.get("heads") or 0, facts.get("kv_heads") or facts.get("heads") or 0
+    for kind, n in pc.linear.items():
+        if kind == "attn" and heads and not facts.get("mla"):
+            counts += [n * (heads + 2 * kv) / (2 * heads + 2 * kv), n * heads / (2 * heads + 2 * kv)]
+        elif kind in ("mlp", "experts", "shared"):
+            counts += [n * 2 / 3, n / 3]
+        else:
+            counts.append(float(n))
+    counts.append(float(pc.norms + pc.other))
+    total = sum(counts) or 1.0
+    return [c / total for c in counts]
 
 
 def pipeline_stage_facts(facts: dict, start: int, end: int) -> dict:

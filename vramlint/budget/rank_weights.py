@@ -74,8 +74,12 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
         backend = None
         if (loaded.get("quant") or {}).get("method") == "mxfp4" and gpu is not None and key is not None:
             backend, _ = mxfp4_backend(gpu, key, env or {}, image)
+        # the MLA backend (vLLM 0.7+, unless VLLM_MLA_DISABLE) keeps dequantized copies of kv_b_proj
+        mla_dequant = bool(loaded.get("mla")) and key is not None and versions.at_least(key, 0, 7) \
+            and not truthy((env or {}).get("VLLM_MLA_DISABLE"))
         per_rank = weights.weight_bytes_per_rank(loaded, tp=tp, pp=pp, dtype_bytes=dtype_bytes, include_buffers=True,
-                                                 mxfp4_backend=backend, ep_size=ep_size, stage=stage)
+                                                 mxfp4_backend=backend, ep_size=ep_size, stage=stage,
+                                                 mla_dequant=mla_dequant)
         how = "architecture split per rank"
         if model.weight_bytes and model.weight_bytes_source not in (None, "computed from architecture"):
             whole = weights.weight_bytes(facts, dtype_bytes=dtype_bytes)
@@ -112,10 +116,20 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
                 how += f" / {tp * pp} ranks"
         how += " + RoPE cache"
     offload = args.get("cpu_offload_gb")
-    if offload:
-        try:
-            total = max(0.0, total - float(offload) * GiB)
-            how += f" - {offload} GiB --cpu-offload-gb"
-        except ValueError:
-            pass
+    try:
+        limit = float(offload) * GiB if offload else 0.0
+    except (TypeError, ValueError):
+        limit = 0.0
+    if limit > 0 and facts:
+        from vramlint import weights
+
+        moved, most = weights.offloaded_bytes(loaded, limit, tp=tp, dtype_bytes=dtype_bytes, ep_size=ep_size,
+                                              mxfp4_backend=backend, stage=stage)
+        total -= moved
+        how += (f" - {moved / GiB:.2f} GiB of decoder-layer parameters moved to the CPU by --cpu-offload-gb "
+                f"{offload} (whole parameters until the limit is reached")
+        how += ("; the embedding, LM head and norms stay on the GPU)" if moved >= most else ")")
+    elif limit > 0:
+        total = max(0.0, total - limit)
+        how += f" - {offload} GiB --cpu-offload-gb"
     return int(total), how
