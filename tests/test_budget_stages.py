@@ -148,3 +148,16 @@ def test_compute_budget_is_the_stages_in_order():
     keys = list(budget.sources)
     assert keys[0] == "gpu" and keys.index("max_model_len") < keys.index("weights") < keys.index("non_torch") \
         < keys.index("kv_bytes_per_token")
+
+
+def test_non_torch_says_whether_the_release_counts_the_nccl_set_up():
+    """gpu_worker.init_device: 0.10.2 takes `self.init_snapshot = MemorySnapshot()` before
+    `init_worker_distributed_environment`, 0.11.0 after it ("Now take memory snapshot after NCCL is
+    initialized"); the estimate stays 0.30 GiB, NCCL's buffer sizes not being vLLM's code."""
+    texts = {}
+    for version in ("0.10.2", "0.11.0"):
+        cfg, weights = _stages(LLAMA_31_8B, "A100-80GB", {"tensor_parallel_size": 2}, version)
+        p = profile_memory(cfg, weights)
+        assert p.non_torch == int(0.30 * GiB)
+        texts[version] = p.sources["non_torch"]
+    assert "from before the NCCL set-up" in texts["0.10.2"] and "from after the NCCL set-up" in texts["0.11.0"]

@@ -162,12 +162,24 @@ def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1) -> tu
     0.05 GiB for one GPU (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S / A100 in the logs);
     with TP or PP > 1 NCCL and custom all-reduce buffers add 0.25 GiB (0.20 and 0.34 GiB seen on TP ranks);
     vLLM 0.6.4 (V0) and V1 0.7-0.9.0 also count the CUDA context, 0.30 GiB (0.35 GiB total on RTX 3090, 0.6.4).
+
+    Which communication buffers are in it depends on where the release takes its baseline (the worker's
+    ``init_device``): V0 (``baseline_snapshot`` / ``init_gpu_memory``) and V1 up to 0.10 snapshot before
+    ``init_worker_distributed_environment``, so the NCCL communicators, the custom all-reduce IPC buffers
+    (2 x 8 MiB, ``CustomAllreduce``) and the warm-up all-reduce count; V1 0.11+ snapshots after it ("Now take
+    memory snapshot after NCCL is initialized"), leaving the NCCL connections the profile run's all-reduces
+    open. NCCL's own buffer sizes (channels x NCCL_BUFFSIZE by topology and NCCL version) are not in vLLM's
+    code: the 0.25 GiB stays an estimate for both.
     """
     gib = 0.05
     why = "0.05 GiB typical for one GPU"
     if tp * pp * dp > 1:
         gib += 0.25
-        why = "0.30 GiB typical with NCCL buffers (TP/PP/DP > 1)"
+        why = "0.30 GiB typical with NCCL buffers (TP/PP/DP > 1"
+        if beh.engine == "v1" and versions.at_least(beh.key, 0, 11):
+            why += f"; vLLM {beh.version} measures from after the NCCL set-up: the profile run's connections)"
+        else:
+            why += f"; vLLM {beh.version} measures from before the NCCL set-up: communicators and all-reduce buffers)"
     if beh.counts_cuda_context:
         gib += 0.30
         why += f" + 0.30 GiB CUDA context (counted by vLLM {beh.version})"
