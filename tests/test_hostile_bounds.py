@@ -327,35 +327,3 @@ def test_nested_too_deeply_is_reported_where_the_limit_is_crossed(tmp_path, text
     code, report, _ = run_cli(tmp_path, timeout=30)
     deep = [f for f in findings(report, "VRL102") if "nested" in f["message"]]
     assert code == 1 and [(f["line"], f["column"]) for f in deep] == [(line, column)]
-
-
-# --- large legal input ---------------------------------------------------------------------------------------
-
-def _tree(node):
-    """Data, types and every position of a loaded document, for comparing two loaders."""
-    if isinstance(node, dict):
-        return ("map", node.lc.line, node.lc.col, dict(node.lc.data), [(k, _tree(v)) for k, v in node.items()])
-    if isinstance(node, list):
-        return ("seq", node.lc.line, node.lc.col, dict(node.lc.data), [_tree(v) for v in node])
-    return (type(node).__name__, node)
-
-
-def test_large_files_load_the_same_through_libyaml_as_through_ruamel(monkeypatch):
-    import vramlint.yamlload as yamlload
-
-    pytest.importorskip("yaml")
-    one = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]) + (
-        "      tolerations:\n        - {key: nvidia.com/gpu, operator: Exists}\n      x-empty:\n      x-after: 1\n"
-        "      quoted: 'a # b'\n      folded: >\n        two\n        lines\n      yes-is-text: yes\n"
-        "      octal-1-1: 0777\n      anchored: &a {k: [1, 2.5, .inf, null, true]}\n      alias: *a\n"
-        "      merged:\n        <<: *a\n        own: 1\n")
-    text = "---\n".join(one.replace("name: llm", f"name: llm-{i}") for i in range(100))
-    assert len(text) >= yamlload.FAST_LOAD_FROM
-    assert yamlload._fast_load_all(text, yamlload._yaml()) is not None  # libyaml read it (no fallback)
-    fast, fast_problems = yamlload.load_text(text, "f.yaml")
-    monkeypatch.setattr(yamlload, "FAST_LOAD_FROM", 10**12)
-    slow, slow_problems = yamlload.load_text(text, "f.yaml")
-    assert fast_problems == slow_problems == []
-    assert [_tree(d.data) for d in fast] == [_tree(d.data) for d in slow]
-    assert fast[0].data["spec"]["template"]["spec"]["yes-is-text"] == "yes"  # YAML 1.2, as ruamel reads it
-    assert fast[0].data["spec"]["template"]["spec"]["merged"]["k"][1] == 2.5

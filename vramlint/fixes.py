@@ -486,7 +486,7 @@ def _node_at(server: Server, keys: list[Any], lines: list[str], text: str) -> An
     """The node at ``keys`` of the document holding the server (the one whose node starts on its line)."""
     from vramlint.yamlload import load_text
 
-    docs, _problems = load_text(text, server.file)
+    docs, _problems = load_text(text, server.file, round_trip=True)  # ruamel: flow styles, for editing
     found = None
     for doc in docs:
         node = _walk(doc.data, _path_keys(server.location.yaml_path))

@@ -219,9 +219,11 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
 
     if use_prefilter and text.count("\n---") >= MANY_DOCUMENTS:
         text = _only_candidate_documents(text)
-    docs, problems = load_text(text, display)
+    template_syntax = "{{" in text or "${" in text or "%{" in text
+    # a template's plain reading is needed only when its reading as a template fails too
+    docs, problems = load_text(text, display, quick_refusal=template_syntax)
     templated = False
-    if any(p.level == "error" for p in problems) and ("{{" in text or "${" in text or "%{" in text):
+    if any(p.level == "error" for p in problems) and template_syntax:
         from vramlint.helm.templated import load_templated_text  # Go/Terraform templates, <PLACEHOLDER>s
 
         docs2, problems2, template_note = load_templated_text(text, display)
@@ -231,6 +233,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
             docs, templated = docs2, True
             problems = [p for p in problems2 if not p.message.startswith("duplicate key")]
         else:
+            if not docs:  # perhaps libyaml's quick refusal: ruamel's reading, its words and the documents before
+                docs, problems = load_text(text, display)
             problems = [
                 Problem(p.file, p.line, p.column, p.message + " (the file has {{ }} template syntax: render it "
                         "first, e.g. `helm template . | vramlint inventory -`)")

@@ -1,11 +1,16 @@
 """Load YAML with source positions, and point at any node's key or item.
 
-ruamel's round-trip loader keeps line/column of every mapping key and sequence item, which is what lets a
-finding land on the line that set a value. Positions here are converted to 1-based.
+Every mapping key, value and sequence item keeps its line and column, which is what lets a finding land on the
+line that set a value. Files are parsed by libyaml (PyYAML's C parser) into `YamlMap`/`YamlSeq` objects that
+carry those positions the way ruamel's round-trip objects do (``.lc``); ruamel's round-trip loader reads what
+that path does not decide itself (explicit tags, `%` directives, reused anchors, invalid YAML: its messages
+and positions are the ones reported), and every file that is to be edited (`--fix`). Positions here are
+converted to 1-based.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +28,7 @@ class Document:
 
     file: str  # path as displayed (relative to the current directory)
     index: int  # position in the stream, 0-based
-    data: Any  # CommentedMap / CommentedSeq / scalar, as ruamel loaded it
+    data: Any  # YamlMap / YamlSeq / scalar (ruamel's CommentedMap / CommentedSeq when it read the file)
     lines: list[str]  # the file's text, for comments and suppressions on a line
 
 
@@ -87,21 +92,33 @@ def _yaml():
     return yaml
 
 
-def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
+def load_text(text: str, file: str, round_trip: bool = False,
+              quick_refusal: bool = False) -> tuple[list[Document], list[Problem]]:
     """Parse every document of ``text``. Invalid YAML is a Problem with its line and column, never a crash.
 
     Documents before the error are kept: a broken third document still lets the first two be linted.
+    ``round_trip``: ruamel's round-trip objects (flow styles, comments), for a file that is to be edited.
+    ``quick_refusal``: text libyaml refuses is one error with libyaml's words and no document, instead of
+    ruamel's reading of it (for a template, whose plain reading is replaced when it reads as a template).
     """
+    too_deep = nesting_problem(text, file)
+    if too_deep is not None:
+        return [], [too_deep]
+    if not round_trip:
+        loaded = _c_load(text, file, quick_refusal)
+        if loaded is not None:
+            return loaded
+    return _ruamel_load(text, file)
+
+
+def _ruamel_load(text: str, file: str) -> tuple[list[Document], list[Problem]]:
+    import warnings
+
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     lines = text.splitlines()
     docs: list[Document] = []
     problems: list[Problem] = []
-    too_deep = nesting_problem(text, file)
-    if too_deep is not None:
-        return docs, [too_deep]
-    import warnings
-
     has_aliases = "*" in text
     try:
         # ruamel reports a reused anchor as a Python warning, which would reach the user's terminal as a raw
@@ -109,14 +126,15 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         yaml = _yaml()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            loaded = _fast_load_all(text, yaml) if len(text) >= FAST_LOAD_FROM else None
-            for i, data in enumerate(yaml.load_all(text) if loaded is None else loaded):
+            for i, data in enumerate(yaml.load_all(text)):
                 if data is not None:
                     if has_aliases:
                         problems.extend(bound_aliases(data, file))
                     docs.append(Document(file=file, index=i, data=data, lines=lines))
         problems.extend(_warning_problem(w.message, file) for w in caught)
-        problems.extend(_long_int_problems(yaml, file))
+        constructor = getattr(yaml, "_constructor", None)  # created by the load; absent when nothing was loaded
+        problems.extend(_duplicate_key_problems(file, getattr(constructor, "duplicate_keys", ())))
+        problems.extend(_long_int_problems(file, getattr(constructor, "long_ints", ())))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -138,97 +156,343 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     return docs, problems
 
 
-# From this size on, YAML is parsed by libyaml (PyYAML's C parser, when installed) and the nodes are built into
-# the same round-trip objects by ruamel's own constructor: ruamel's pure-Python scanner and parser take ~6 s per
-# MB, libyaml a tenth of that. Smaller files, and anything libyaml refuses, go through ruamel alone.
-FAST_LOAD_FROM = 64 * 1024
+# --- the C-backed load ------------------------------------------------------------------------------------------
+
+class LineCol:
+    """Positions in a mapping or sequence, 0-based, kept as ruamel's ``lc`` keeps them: ``line``/``col`` where
+    the collection starts, ``data[key] = [key line, key column, value line, value column]`` for a mapping and
+    ``data[index] = [line, column]`` for a sequence (None when the collection is empty)."""
+
+    __slots__ = ("line", "col", "data")
+
+    def __init__(self, line: int, col: int) -> None:
+        self.line = line
+        self.col = col
+        self.data: dict[Any, list[int]] | None = None
+
+    def key(self, key: Any) -> tuple[int, int] | None:
+        if self.data is None:
+            return None
+        entry = self.data[key]
+        return entry[0], entry[1]
+
+    def value(self, key: Any) -> tuple[int, int] | None:
+        if self.data is None:
+            return None
+        entry = self.data[key]
+        return entry[2], entry[3]
+
+    def item(self, index: int) -> tuple[int, int] | None:
+        if self.data is None:
+            return None
+        entry = self.data[index]
+        return entry[0], entry[1]
 
 
-def _fast_load_all(text: str, yaml: Any) -> list[Any] | None:
-    """Every document of ``text`` as ruamel's round-trip loader builds it (positions included), parsed by
-    libyaml; None when libyaml is not available or refuses the text (ruamel then reads it and says why)."""
-    try:
-        import yaml as pyyaml
+class YamlMap(dict):
+    """A YAML mapping: a dict with the positions of its keys and values (``lc``) and, when it has a merge key
+    (`<<: *x`), the maps merged into it (``merge``; their keys are in the dict too, after its own)."""
 
-        loader_class = pyyaml.CSafeLoader
-    except (ImportError, AttributeError):
+    __slots__ = ("lc", "merge")
+
+
+class YamlSeq(list):
+    """A YAML sequence: a list with the positions of its items (``lc``)."""
+
+    __slots__ = ("lc",)
+
+
+# Block scalars keep their style, as ruamel's classes of the same names do: a `|` script is read line by line.
+class LiteralScalarString(str):
+    __slots__ = ()
+
+
+class FoldedScalarString(str):
+    __slots__ = ()
+
+
+class _NotDecided(Exception):
+    """Something the C-backed load leaves to ruamel (which then reads the whole file as it always has)."""
+
+
+# Tags the composer gives nodes that carry none of their own (what a tag written in the file cannot be)
+_PLAIN, _QUOTED, _SEQ, _MAP = "?plain", "?quoted", "?seq", "?map"
+# Scalar resolution of YAML 1.2 (the core schema), as ruamel resolves plain scalars without a %YAML directive
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_NUMBER_START = frozenset("-+0123456789.")
+_FLOAT = r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$"""
+_INT = r"""^(?:[-+]?0b[0-1_]+
+    |[-+]?0o?[0-7_]+
+    |[-+]?[0-9_]+
+    |[-+]?0x[0-9a-fA-F_]+)$"""
+_TIMESTAMP = r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+    (?:[Tt]|[ \t]+)[0-9][0-9]?
+    :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+    (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$"""
+# Files holding these are read by ruamel, as before: libyaml (YAML 1.1) breaks lines at the last three too, and
+# accepts tabs where ruamel refuses them (`key:<tab>value`, a tab after a value)
+_LEFT_TO_RUAMEL = ("\t", "\x85", "\u2028", "\u2029")
+# An anchor or alias name runs up to a blank or flow indicator in YAML 1.2 (ruamel: `&ref:` is the anchor
+# "ref:"), but stops at these in libyaml (the anchor "ref" on an empty key): such files are read by ruamel.
+_ANCHOR_THEN_INDICATOR = re.compile(r"[&*][0-9A-Za-z_-]+[:?%@`]")
+
+_COMPOSER: Any = None
+_NUMBER_PATTERNS: Any = None
+
+
+def _composer_class() -> Any:
+    """libyaml's parser and PyYAML's C composer (nodes with marks), tagging untagged nodes with the markers
+    above instead of resolving them by PyYAML's YAML 1.1 rules; None without PyYAML's C extension."""
+    global _COMPOSER
+    if _COMPOSER is None:
+        try:
+            from yaml import MappingNode, ScalarNode, SequenceNode
+            from yaml._yaml import CParser
+        except ImportError:
+            _COMPOSER = False
+            return None
+
+        class Composer(CParser):
+            def descend_resolver(self, parent: Any, index: Any) -> None:
+                pass
+
+            def ascend_resolver(self) -> None:
+                pass
+
+            def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+                if kind is ScalarNode:
+                    return _PLAIN if implicit[0] else _QUOTED
+                return _SEQ if kind is SequenceNode else _MAP
+
+        Composer.node_classes = (ScalarNode, SequenceNode, MappingNode)
+        _COMPOSER = Composer
+    return _COMPOSER or None
+
+
+def _number_patterns() -> Any:
+    global _NUMBER_PATTERNS
+    if _NUMBER_PATTERNS is None:
+        import re
+
+        _NUMBER_PATTERNS = tuple(re.compile(p, re.X).match for p in (_FLOAT, _INT, _TIMESTAMP))
+    return _NUMBER_PATTERNS
+
+
+def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Document], list[Problem]] | None:
+    """``load_text`` through libyaml; None when PyYAML's C extension is missing or the file holds something
+    this load leaves to ruamel (see `_NotDecided`), or libyaml refuses it (ruamel then says why, and where)."""
+    composer_class = _composer_class()
+    if composer_class is None or any(ch in text for ch in _LEFT_TO_RUAMEL):
         return None
-    from ruamel.yaml import nodes
-    from ruamel.yaml.error import StreamMark
-    from ruamel.yaml.tag import Tag
+    if text.startswith("%") or "\n%" in text:
+        return None  # a %YAML or %TAG directive
+    if ("&" in text or "*" in text) and _ANCHOR_THEN_INDICATOR.search(text):
+        return None
+    if type(text) is not str:
+        text = str(text)  # a block string of an outer file (YAML held in a ConfigMap): libyaml takes exact str only
+    scalar_node, sequence_node, _mapping_node = composer_class.node_classes
+    is_float, is_int, is_timestamp = _number_patterns()
+    lines = text.splitlines()
+    raw_lines: list[str] | None = None  # split on "\n" only, as marks count lines; made when needed
+    duplicates: list[tuple[int, int, str, int | None]] = []
+    built: dict[int, Any] = {}  # id(node) -> object: an alias gives the very object its anchor built
 
-    shared_tags: dict[str, Any] = {}  # one Tag per tag name: a Tag decodes its URI on first use, then keeps it
+    def scalar(node: Any) -> Any:
+        tag = node.tag
+        value = node.value
+        if tag == _QUOTED:
+            style = node.style
+            if style == "|":
+                return LiteralScalarString(value)
+            if style == ">":
+                return FoldedScalarString(value)
+            return value
+        if tag != _PLAIN:
+            raise _NotDecided  # a tag written in the file: ruamel's constructors decide what it makes
+        if not value:
+            return None
+        first = value[0]
+        if first in "tTfF":
+            return _BOOLS.get(value, value)
+        if first in "~nN":
+            return None if value in _NULLS else value
+        if first in _NUMBER_START:
+            return number(value, first)
+        if first in "<=" and value in ("<<", "="):
+            raise _NotDecided  # a merge key where a value is, or YAML's `=` value key
+        return value
 
-    def tag_of(name: Any) -> Any:
-        if not isinstance(name, str):
-            return name  # ruamel's resolver gives a Tag already
-        found = shared_tags.get(name)
-        if found is None:
-            found = shared_tags[name] = Tag(suffix=name)
-        return found
+    def number(value: str, first: str) -> Any:
+        if is_float(value):
+            digits = value.replace("_", "").lower()
+            sign = -1 if first == "-" else 1
+            if first in "+-":
+                digits = digits[1:]
+            if digits == ".inf":
+                return sign * float("inf")
+            if digits == ".nan":
+                return float("nan")
+            return sign * float(digits)
+        if first != "." and is_int(value):
+            if len(value) > MAX_INT_DIGITS:
+                raise _NotDecided  # kept as text, with a warning, by ruamel's load
+            digits = value.replace("_", "")
+            sign = -1 if first == "-" else 1
+            if first in "+-":
+                digits = digits[1:]
+            base = {"0b": 2, "0x": 16, "0o": 8}.get(digits[:2])
+            return sign * (int(digits[2:], base) if base else int(digits))
+        if first.isdigit() and is_timestamp(value):
+            raise _NotDecided  # a date or time: ruamel's datetime objects
+        return value
 
-    constructor = yaml.constructor
-    resolver = yaml.resolver
-    lines = text.split("\n")
-    memo: dict[int, Any] = {}
+    def build(node: Any) -> Any:
+        cls = node.__class__
+        if cls is scalar_node:
+            return scalar(node)
+        found = built.get(id(node))
+        if found is not None:
+            return found
+        start = node.start_mark
+        if cls is sequence_node:
+            if node.tag != _SEQ:
+                raise _NotDecided
+            seq = YamlSeq()
+            seq.lc = LineCol(start.line, start.column)
+            built[id(node)] = seq
+            if node.value:
+                positions = {}
+                for i, item in enumerate(node.value):
+                    seq.append(build(item))
+                    mark = item.start_mark
+                    positions[i] = [mark.line, mark.column]
+                seq.lc.data = positions
+            return seq
+        if node.tag != _MAP:
+            raise _NotDecided
+        mapping = YamlMap()
+        mapping.lc = LineCol(start.line, start.column)
+        mapping.merge = None
+        built[id(node)] = mapping
+        pairs = node.value
+        merged = None
+        for key_node, value_node in pairs:
+            if key_node.__class__ is scalar_node and key_node.tag == _PLAIN and key_node.value == "<<":
+                if merged is not None:
+                    raise _NotDecided  # a second merge key: ruamel refuses it
+                merged = merge_sources(value_node)
+        positions = {}
+        for i, (key_node, value_node) in enumerate(pairs):
+            if key_node.__class__ is not scalar_node:
+                raise _NotDecided  # a mapping or sequence as a key
+            if key_node.tag == _PLAIN and key_node.value == "<<":
+                continue
+            key = scalar(key_node)
+            value = build(value_node)
+            key_mark, value_mark = key_node.start_mark, value_node.start_mark
+            value_at = [value_mark.line, value_mark.column]
+            if value_node.__class__ is scalar_node and not value_node.value and not value_node.style:
+                value_at = empty_value_place(value_at, pairs, i, node)
+            if key in mapping:
+                # the API server (JSON decoding) keeps the last of duplicate keys: the first is dropped, and the
+                # duplicate said on its line
+                first = positions.get(key)
+                duplicates.append((key_mark.line, key_mark.column, str(key), first[0] + 1 if first else None))
+                del mapping[key]
+            mapping[key] = value
+            positions[key] = [key_mark.line, key_mark.column, *value_at]
+        if positions:
+            mapping.lc.data = positions
+        if merged:
+            mapping.merge = merged
+            for source in merged:
+                for key, value in dict.items(source):
+                    if key not in mapping:
+                        dict.__setitem__(mapping, key, value)
+        return mapping
 
-    def mark(m: Any) -> Any:
-        return StreamMark("", m.index, m.line, m.column)
-
-    def convert(n: Any) -> Any:
-        got = memo.get(id(n))
-        if got is not None:
-            return got  # an alias: the same node, as ruamel's composer shares it
-        if isinstance(n, pyyaml.ScalarNode):
-            # plain scalars are resolved by ruamel's YAML 1.2 rules (libyaml's PyYAML resolver is YAML 1.1: yes/no)
-            tag = resolver.resolve(nodes.ScalarNode, n.value, (True, False)) if not n.style else n.tag
-            out = nodes.ScalarNode(tag_of(tag), n.value, mark(n.start_mark), mark(n.end_mark), style=n.style or None)
-            memo[id(n)] = out
-            return out
-        if isinstance(n, pyyaml.SequenceNode):
-            out = nodes.SequenceNode(tag_of(n.tag), [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
-            memo[id(n)] = out
-            out.value = [convert(c) for c in n.value]
-            return out
-        out = nodes.MappingNode(tag_of(n.tag), [], mark(n.start_mark), mark(n.end_mark), flow_style=n.flow_style)
-        memo[id(n)] = out
-        pairs = [(convert(k), convert(v)) for k, v in n.value]
-        for i, (_key, value) in enumerate(pairs):
-            # an empty value: ruamel places it where the next key starts, libyaml right after the colon
-            if isinstance(value, nodes.ScalarNode) and value.value == "" and not value.style and i + 1 < len(pairs):
-                line = lines[value.start_mark.line] if value.start_mark.line < len(lines) else ""
-                if not line[value.start_mark.column:].lstrip().startswith("#"):
-                    value.start_mark = pairs[i + 1][0].start_mark
-        out.value = pairs
+    def merge_sources(value_node: Any) -> list[Any]:
+        if value_node.__class__ is sequence_node:
+            build(value_node)
+            sources = list(value_node.value)
+        else:
+            sources = [value_node]
+        out = []
+        for source in sources:
+            made = build(source)
+            if not isinstance(made, YamlMap):
+                raise _NotDecided  # ruamel refuses to merge what is not a mapping, and says where
+            out.append(made)
         return out
 
-    loader = loader_class(text)
-    out: list[Any] = []
+    def empty_value_place(value_at: list[int], pairs: list[Any], i: int, mapping_node: Any) -> list[int]:
+        # An empty value: libyaml places it right after the colon, ruamel where the next token starts: the next
+        # key, unless a comment follows the colon; after a mapping's last key, whatever follows the mapping.
+        nonlocal raw_lines
+        if mapping_node.flow_style:
+            raise _NotDecided
+        if raw_lines is None:
+            raw_lines = text.split("\n")
+        line, col = value_at
+        rest = raw_lines[line][col:] if line < len(raw_lines) else ""
+        if rest.startswith("&"):
+            return value_at  # an anchored empty value: both place it at its anchor
+        if i + 1 < len(pairs):
+            if rest.lstrip().startswith("#"):
+                return value_at
+            mark = pairs[i + 1][0].start_mark
+            return [mark.line, mark.column]
+        mark = mapping_node.end_mark
+        if mark.line >= len(raw_lines):  # the end of a text without a final line break
+            return [len(raw_lines) - 1, len(raw_lines[-1])]
+        return [mark.line, mark.column]
+
+    docs: list[Document] = []
+    problems: list[Problem] = []
+    has_aliases = "*" in text
+    loader = composer_class(text)
     try:
+        index = 0
         while loader.check_node():
-            node = loader.get_node()
-            memo.clear()
-            out.append(constructor.construct_document(convert(node)))
-    except Exception:  # noqa: BLE001 - anything libyaml or the conversion refuses is read by ruamel instead
+            root = loader.get_node()
+            built.clear()
+            data = build(root)
+            if data is not None:
+                if has_aliases:
+                    problems.extend(bound_aliases(data, file))
+                docs.append(Document(file=file, index=index, data=data, lines=lines))
+            index += 1
+    except Exception as exc:  # noqa: BLE001 - what libyaml refuses or this load does not decide is read by ruamel
+        mark = getattr(exc, "problem_mark", None)
+        if quick_refusal and mark is not None:
+            return [], [Problem(file, mark.line + 1, mark.column + 1, f"invalid YAML: {exc.problem}")]
         return None
     finally:
         loader.dispose()
-    return out
+    problems.extend(_duplicate_key_problems(file, duplicates))
+    return docs, problems
 
 
-def _long_int_problems(yaml: Any, file: str) -> list[Problem]:
-    constructor = getattr(yaml, "_constructor", None)  # created by the load; absent when nothing was loaded
+def _duplicate_key_problems(file: str, duplicates: Any) -> list[Problem]:
     out = []
-    for line, col, key, first in getattr(constructor, "duplicate_keys", ()):
+    for line, col, key, first in sorted(duplicates):  # in file order (ruamel builds nested mappings late)
         shown = key if len(key) <= 60 else key[:60] + "..."
         out.append(Problem(file, line + 1, col + 1, f"duplicate key {shown!r}{f' (first at line {first})' if first else ''}"
                            ": the last one is used, as the Kubernetes API server keeps it (kubectl apply with its "
                            "default --validate=strict, and docker compose, refuse the file)", level="warning"))
-    for line, col, digits in getattr(constructor, "long_ints", ()):
-        out.append(Problem(file, line + 1, col + 1, f"integer of {digits} digits: too large to be a number (Go's "
-                           "YAML readers in Kubernetes, Helm and compose read it as a string), read as text",
-                           level="warning"))
     return out
+
+
+def _long_int_problems(file: str, long_ints: Any) -> list[Problem]:
+    return [Problem(file, line + 1, col + 1, f"integer of {digits} digits: too large to be a number (Go's YAML "
+                    "readers in Kubernetes, Helm and compose read it as a string), read as text", level="warning")
+            for line, col, digits in long_ints]
 
 
 def _children(node: Any) -> list[tuple[Any, Any]]:
@@ -240,10 +504,10 @@ def _children(node: Any) -> list[tuple[Any, Any]]:
 
 
 def _edge_location(file: str, parent: Any, key: Any) -> tuple[int | None, int | None]:
+    # the key whose value is the alias: an alias's own value position is where its anchor is (the node it
+    # names); a sequence item has only that
     entry = _lc_entry(parent, key)
     if entry is not None:
-        if len(entry) >= 4:
-            return entry[2] + 1, entry[3] + 1
         return entry[0] + 1, entry[1] + 1
     loc = node_location(file, parent)  # a key brought in by a merge key (`<<: *x`) has no position of its own
     return (loc.line, loc.column) if loc else (None, None)

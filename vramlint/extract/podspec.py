@@ -66,9 +66,8 @@ def scalar_text(value: Any) -> str | None:
 
 
 def is_block_scalar(value: Any) -> bool:
-    from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
-
-    return isinstance(value, (LiteralScalarString, FoldedScalarString))
+    # by name: yamlload's block strings and ruamel's (a file ruamel read) have the same names
+    return isinstance(value, str) and type(value).__name__ in ("LiteralScalarString", "FoldedScalarString")
 
 
 def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | None = None) -> list[Any]:

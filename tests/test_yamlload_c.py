@@ -1,0 +1,316 @@
+"""The C-backed YAML load (libyaml) gives what ruamel's round-trip load gives: data, types, every position, the
+same problems; files it does not decide itself are read by ruamel. And whole runs agree: every server, finding
+and position of `check` on the project's fixtures and examples is the same with either load."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import vramlint.yamlload as yamlload
+
+pytest.importorskip("yaml._yaml")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tree(node):
+    """Data, types and every position of a loaded node, comparable across the two loads."""
+    if isinstance(node, dict):
+        lc = node.lc
+        return ("map", lc.line, lc.col, {repr(k): list(v) for k, v in (lc.data or {}).items()},
+                [(repr(k), tree(v)) for k, v in dict.items(node)], [tree(m) for m in yamlload._merged_maps(node)])
+    if isinstance(node, list):
+        lc = node.lc
+        return ("seq", lc.line, lc.col, {k: list(v) for k, v in (lc.data or {}).items()}, [tree(v) for v in node])
+    name = type(node).__name__
+    if node is None:
+        return ("null",)
+    if isinstance(node, bool) or name == "ScalarBoolean":  # ruamel: an anchored boolean (see the test below)
+        return ("bool", bool(node))
+    if isinstance(node, int):
+        return ("int", int(node), str(node))
+    if isinstance(node, float):
+        return ("float", "nan" if math.isnan(node) else repr(float(node)), str(node))
+    if isinstance(node, str):
+        return (name if name in ("LiteralScalarString", "FoldedScalarString") else "str", str(node))
+    return (name, str(node))
+
+
+def both(text: str, file: str = "f.yaml"):
+    """(C load, ruamel load) of ``text``; the C load is None when it leaves the text to ruamel."""
+    return yamlload._c_load(text, file), yamlload._ruamel_load(text, file)
+
+
+# ruamel refuses a block scalar whose first line holds only spaces, fewer than the lines after it;
+# libyaml and go-yaml (Kubernetes, Helm, compose) read it: the one error only ruamel gives
+RUAMEL_ONLY_ERROR = "invalid YAML: more indented follow up line than first in a block scalar"
+
+
+def assert_same(text: str, file: str = "f.yaml", must_decide: bool = False) -> bool:
+    fast, slow = both(text, file)
+    if fast is None:
+        assert not must_decide, f"the C load left {file} to ruamel"
+        return False
+    if any(p.message == RUAMEL_ONLY_ERROR for p in slow[1]):
+        assert not any(p.level == "error" for p in fast[1])
+        return True
+    assert [(d.index, tree(d.data)) for d in fast[0]] == [(d.index, tree(d.data)) for d in slow[0]], file
+    assert fast[1] == slow[1], file
+    return True
+
+
+def yaml_files(*roots: Path) -> list[Path]:
+    return sorted(p for root in roots for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def test_fixtures_and_examples_load_the_same_through_libyaml_as_through_ruamel():
+    decided = 0
+    files = yaml_files(ROOT / "tests" / "fixtures", ROOT / "examples")
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if yamlload.nesting_problem(text, str(path)) is None:
+            decided += assert_same(text, str(path))
+    # what is left to ruamel are templates (invalid YAML until rendered) and hostile fixtures
+    assert decided >= 0.8 * len(files), (decided, len(files))
+
+
+def test_every_example_is_read_by_the_c_load():
+    for path in yaml_files(ROOT / "examples"):
+        assert_same(path.read_text(encoding="utf-8"), str(path), must_decide=True)
+
+
+SNIPPETS = [
+    # scalars of every YAML 1.2 kind, plain and quoted
+    "a: x\nb: 'q # not a comment'\nc: \"d\\tq\"\nd: 1\ne: -1\nf: 0\ng: 017\nh: 1_000\ni: 0x1F\nj: 0x1f\nk: 0o17\n"
+    "l: 0b101\nm: 1.5\nn: .5\no: 1e3\np: 1.0E+3\nq: .inf\nr: -.Inf\ns: .nan\nt: true\nu: False\nv: yes\nw: on\n"
+    "x: null\ny: ~\nz: NULL\naa: 12:30\nab: +12\nac: 1.\nad: -0\n",
+    # keys that are not strings
+    "1: one\ntrue: t\nnull: n\n1.5: f\n'q': quoted\n",
+    # block scalars
+    "a: |\n  line 1\n  line 2\nb: >\n  folded\n  text\n\n  para\nc: |-\n  x\nd: >+\n  y\n\ne: 1\n",
+    # empty values: before another key, with a comment, last of a mapping, at the end, in sequences
+    "a:\nb: 1\nc: # comment\nd:\n  e:\n  f:  # c\n\n  # y\ng:\n",
+    "a:\n  b: 1\n  c:",
+    "a:\n  - b:\n  - c\n  -\n  - d\n",
+    "x:\n  y:\n    z:\n\n\n# trailing comment\n",
+    # flow collections
+    "a: [1, 'two', {b: c}, []]\nd: {e: [f, g], h: {}}\n",
+    # anchors, aliases, merge keys (a map and a list of maps), overridden merged keys
+    "base: &b {x: 1, y: [1, 2]}\nother: &o\n  z: 3\nuse1: *b\nm:\n  <<: *b\n  x: 9\nn:\n  <<: [*b, *o]\n  w: 0\n",
+    "anchored: &s text\nagain: *s\nnum: &n 5\nnum2: *n\nbool: &t true\nbool2: *t\n",
+    # duplicate keys: the last is kept, said with the first's line
+    "a: 1\nb: 2\na: 3\n",
+    "m:\n  k: 1\n  k: 2\n  k: 3\n",
+    # several documents, empty ones counted
+    "---\na: 1\n---\n---\n# only a comment\n---\nb: 2\n...\n---\n- 1\n",
+    "",
+    "# only a comment\n",
+    "just a scalar\n",
+    "'quoted root'\n",
+    # line ends and odd spacing
+    "a: 1\r\nb:\r\n  - x\r\n  - y\r\n",
+    "a:   spaced   \nb:  1\n",
+    "- - - deep\n  - x\n-\n  - y\n",
+    "? a\n: 1\n",
+    "key with spaces: v\n\"quoted key\": v\n",
+]
+
+
+@pytest.mark.parametrize("text", SNIPPETS)
+def test_snippets_load_the_same(text):
+    assert_same(text, must_decide=True)
+
+
+def test_a_large_file_loads_the_same():
+    one = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n"
+           "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.8.5\n"
+           "          args: [--model, Qwen/Qwen2.5-1.5B-Instruct, --max-model-len, '4096']\n"
+           "      tolerations:\n        - {key: nvidia.com/gpu, operator: Exists}\n      x-empty:\n      x-after: 1\n"
+           "      quoted: 'a # b'\n      folded: >\n        two\n        lines\n      yes-is-text: yes\n"
+           "      octal-1-1: 0777\n      anchored: &a {k: [1, 2.5, .inf, null, true]}\n      alias: *a\n"
+           "      merged:\n        <<: *a\n        own: 1\n")
+    text = "---\n".join(one.replace("name: llm", f"name: llm-{i}") for i in range(200))
+    assert len(text) >= 64 * 1024
+    assert_same(text, must_decide=True)
+    [first, *_], _ = yamlload.load_text(text, "f.yaml")
+    assert first.data["spec"]["template"]["spec"]["yes-is-text"] == "yes"  # YAML 1.2, as ruamel reads it
+    assert first.data["spec"]["template"]["spec"]["merged"]["k"][1] == 2.5
+
+
+def test_an_anchored_boolean_is_a_boolean():
+    # ruamel's round-trip load gives an anchored `true` as ScalarBoolean, an int that prints "1"; the C load a
+    # plain bool, like every other boolean (the one place the two loads differ on purpose)
+    (docs, _), _ = both("a: &t true\nb: *t\n")
+    assert docs[0].data["a"] is True and docs[0].data["b"] is True
+
+
+@pytest.mark.parametrize("text", [
+    "a: !!str 1\n",  # a tag written in the file
+    "a: !Ref x\n",
+    "%YAML 1.1\n---\na: yes\n",  # a directive: YAML 1.1 scalars
+    "a: &x 1\nb: &x 2\nc: *x\n",  # a reused anchor: ruamel's note, and its choice of node
+    "- &ref:\n  k: v\n",  # an anchor named "ref:" in YAML 1.2
+    "{{ .Values.x }}: 1\n",  # a mapping as a key
+    "a: 2024-01-01\n",  # a date
+    "a: [1,\n",  # invalid YAML: ruamel's message and position
+    "m:\n  <<: *undefined\n",
+    "m:\n  <<: 1\n",  # not a mapping to merge: ruamel's message
+    "n: " + "9" * 400 + "\n",  # an integer too long to be a number: ruamel's warning
+    "a: b\u2028c\n",  # a line break only YAML 1.1 has
+    "k: v\t\n",  # tabs: libyaml accepts some that ruamel refuses
+    "a:\t1\n",
+])
+def test_what_the_c_load_does_not_decide_is_read_by_ruamel(text):
+    assert yamlload._c_load(text, "f.yaml") is None
+    (docs, problems), (ruamel_docs, ruamel_problems) = (yamlload.load_text(text, "f.yaml"),
+                                                        yamlload._ruamel_load(text, "f.yaml"))
+    assert [tree(d.data) for d in docs] == [tree(d.data) for d in ruamel_docs] and problems == ruamel_problems
+
+
+def test_a_block_scalar_after_a_line_of_spaces_is_read_as_kubernetes_reads_it():
+    text = "args: |\n  \n    --model m\n"
+    fast, slow = both(text)
+    assert fast[1] == [] and fast[0][0].data["args"] == "\n--model m\n"
+    assert [p.message for p in slow[1]] == [RUAMEL_ONLY_ERROR]
+
+
+def test_a_merge_gets_every_key_of_its_source_in_a_top_level_list():
+    # ruamel builds the items of a top-level list late: a map merged before it is filled merges nothing (its
+    # bug); the C load merges every key, as YAML and go-yaml do
+    text = "- m:\n    d: &n0 {a: 1, b: 2}\n    <<: *n0\n- *n0\n"
+    fast, slow = both(text)
+    assert fast[0][0].data[0]["m"] == {"d": {"a": 1, "b": 2}, "a": 1, "b": 2}
+    assert slow[0][0].data[0]["m"] == {"d": {"a": 1, "b": 2}}
+
+
+def test_an_alias_bomb_is_cut_the_same_way():
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
+    fast, slow = both(laughs)
+    assert fast is not None and fast[1] == slow[1] and any("alias" in p.message for p in fast[1])
+    assert [tree(d.data) for d in fast[0]] == [tree(d.data) for d in slow[0]]
+
+
+def test_round_trip_load_gives_ruamel_objects_for_editing():
+    docs, _ = yamlload.load_text("args: [a, b]\n", "f.yaml", round_trip=True)
+    assert type(docs[0].data).__name__ == "CommentedMap" and docs[0].data["args"].fa.flow_style()
+    docs, _ = yamlload.load_text("args: [a, b]\n", "f.yaml")
+    assert isinstance(docs[0].data, yamlload.YamlMap)
+
+
+def test_embedded_yaml_in_a_block_string_is_read_by_the_c_load():
+    [outer], _ = yamlload.load_text("cfg: |\n  model: m\n  max-model-len: 4096\n", "f.yaml")
+    value = outer.data["cfg"]
+    assert type(value) is yamlload.LiteralScalarString
+    loc = yamlload.value_location("f.yaml", outer.data, "cfg")
+    [inner], problems = yamlload.load_embedded(value, "f.yaml", outer.lines, loc, block=True)
+    assert problems == [] and isinstance(inner.data, yamlload.YamlMap)
+    assert yamlload.value_location("f.yaml", inner.data, "max-model-len").line == 3
+
+
+# --- generated documents ---------------------------------------------------------------------------------------
+
+PLAIN = ["x", "two words", "--model=x", "1", "0", "-3", "017", "1_0", "0x1F", "0o7", "1.5", ".5", "1e3", ".inf",
+         ".NaN", "true", "False", "yes", "off", "null", "~", "12:30", "a/b:c", "http://h:80/p", "#x", "x#y"]
+QUOTED = ["''", '""', "'a # b'", '"c\\"d"', "'it''s'", '"\\u00e9"', "'1'", '"true"']
+KEYS = ["a", "b", "c", "key", "1", "true", "null", "'q'", "on", "x y"]
+
+
+@st.composite
+def documents(draw):
+    anchors: list[tuple[str, bool]] = []  # (name, is a mapping)
+
+    def scalar() -> str:
+        kind = draw(st.integers(0, 9))
+        if kind < 5:
+            return draw(st.sampled_from(PLAIN))
+        if kind < 8:
+            return draw(st.sampled_from(QUOTED))
+        if kind == 8:
+            return "[" + ", ".join(draw(st.lists(st.sampled_from(PLAIN[:12]), max_size=3))) + "]"
+        return "{" + ", ".join(f"{k}: {v}" for k, v in draw(st.lists(
+            st.tuples(st.sampled_from(KEYS[:4]), st.sampled_from(PLAIN[:8])), max_size=3))) + "}"
+
+    def block(indent: int, depth: int, as_sequence: bool) -> list[str]:
+        out = []
+        pad = " " * indent
+        merged = False
+        for _ in range(draw(st.integers(1, 4))):
+            if draw(st.integers(0, 9)) == 0:
+                out.append(draw(st.sampled_from(["", pad + "# a comment"])))
+            head = pad + "- " if as_sequence else pad + draw(st.sampled_from(KEYS)) + ":"
+            if not as_sequence and not merged and draw(st.integers(0, 7)) == 0 and any(m for _, m in anchors):
+                merged = True
+                out.append(pad + "<<: *" + draw(st.sampled_from([n for n, m in anchors if m])))
+                continue
+            choice = draw(st.integers(0, 9))
+            anchor = ""
+            if draw(st.integers(0, 9)) == 0:
+                anchor = f"&n{len(anchors)}"
+            if choice < 4 or depth >= 3:
+                value = scalar()
+                if anchor:
+                    anchors.append((anchor[1:], False))
+                out.append(f"{head}{'' if as_sequence else ' '}{anchor + ' ' if anchor else ''}{value}"
+                           + draw(st.sampled_from(["", "  # eol"])))
+            elif choice == 4:
+                out.append(head + draw(st.sampled_from(["", "  # empty"])))
+            elif choice == 5 and anchors:
+                out.append(f"{head}{'' if as_sequence else ' '}*{draw(st.sampled_from([n for n, _ in anchors]))}")
+            elif choice == 6:
+                style = draw(st.sampled_from(["|", ">", "|-", ">+"]))
+                out.append(f"{head}{'' if as_sequence else ' '}{style}")
+                out.extend(" " * (indent + 2) + line for line in draw(st.lists(st.sampled_from(
+                    ["line", "two words", "", "  more"]), min_size=1, max_size=3)))
+            else:
+                nested_sequence = draw(st.booleans())
+                out.append(head.rstrip() + (" " + anchor if anchor else ""))
+                out.extend(block(indent + 2, depth + 1, nested_sequence))
+                if anchor:  # usable once complete: a node holding an alias to itself is the hostile tests' case
+                    anchors.append((anchor[1:], not nested_sequence))
+        return out
+
+    parts = []
+    for _ in range(draw(st.integers(1, 2))):
+        anchors.clear()
+        # a top-level mapping: merges in a top-level list are the one place ruamel differs (the test above)
+        parts.append("\n".join(block(0, 0, False)))
+    end = draw(st.sampled_from(["\n", "", "\n\n"]))
+    return "\n---\n".join(parts) + end
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents())
+def test_generated_documents_load_the_same(text):
+    try:
+        yamlload._ruamel_load(text, "f.yaml")
+    except (TypeError, KeyError):
+        return  # ruamel's own failures on duplicate keys with comments or merges (its bugs, not the C load's)
+    assert_same(text)
+
+
+# --- whole runs --------------------------------------------------------------------------------------------------
+
+def _check_json(capsys, paths: list[str]) -> dict:
+    from vramlint.cli import main
+
+    main(["check", *paths, "--offline", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    report.pop("run", None)  # timing
+    return report
+
+
+def test_check_reports_the_same_servers_findings_and_positions_with_either_load(capsys, monkeypatch):
+    paths = [str(ROOT / "examples"), *sorted(str(p) for p in (ROOT / "tests" / "fixtures").iterdir()
+                                             if p.is_dir() and p.name not in ("check",))]
+    fast = _check_json(capsys, paths)
+    monkeypatch.setattr(yamlload, "_c_load", lambda text, file: None)
+    slow = _check_json(capsys, paths)
+    assert fast == slow
+    assert len(fast["servers"]) > 50
