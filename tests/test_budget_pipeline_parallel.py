@@ -106,3 +106,15 @@ def test_a_stage_short_of_memory_refuses_to_start_even_if_the_others_fit():
     assert not b.starts and [e["code"] for e in b.errors] == ["kv-cache-below-max-model-len"]
     # one 131072-token request needs 16 layers x 131072 x 2 x 8 x 128 x 2 B = 8.00 GiB on a stage
     assert "(8.00 GiB KV cache is needed" in b.errors[0]["message"]
+
+
+def test_a_layer_list_longer_than_the_decoder_layers_is_shared_out_by_stage():
+    """Each stage sizes its share of the attention layers, never the whole model's list."""
+    from vramlint.model import ModelInfo
+
+    model = ModelInfo(name="test/odd", source="test facts", num_layers=4, hidden_size=1024, num_attention_heads=8,
+                      num_kv_heads=8, head_dim=128, vocab_size=32000, intermediate_size=4096,
+                      max_position_embeddings=4096, torch_dtype="bfloat16", weight_bytes=2 * GiB,
+                      weight_bytes_source="test", layer_types=["full_attention"] * 8)
+    b = compute_budget(model, gpus.lookup("L4"), {"pipeline_parallel_size": 2}, {}, "0.11.0", 2)
+    assert b.kv_bytes_per_token == 2 * 8 * 128 * 2 * 4

@@ -75,8 +75,10 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
     stages: list[KvCache] = []
     start = 0
     for index, layers in enumerate(cfg.pp_partition):
-        # a model whose layer list does not follow its decoder layers (none known) is split evenly
-        part = kinds[start:start + layers] if len(kinds) == cfg.model.num_layers else kinds
+        part = kinds[start:start + layers]
+        if len(kinds) != cfg.model.num_layers and cfg.model.num_layers:
+            # a layer list that does not follow the decoder layers one to one: the stage's share of it
+            part = kinds[len(kinds) * start // cfg.model.num_layers:len(kinds) * (start + layers) // cfg.model.num_layers]
         stages.append(_plan_stage(cfg, weights, profile.kv_bytes[index], part))
         start += layers
     decides = min(range(len(stages)), key=lambda i: (stages[i].fractional_blocks, i))
