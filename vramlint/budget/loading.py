@@ -12,6 +12,8 @@ from typing import Any
 
 from vramlint.budget.common import GiB, StageResult
 from vramlint.budget.configuration import Configuration
+from vramlint.budget.lora import lora_enabled, lora_slot_bytes
+from vramlint.budget.multimodal import deepstack_buffer_bytes, tower_skipped
 from vramlint.budget.rank_weights import weights_per_rank
 from vramlint.budget.speculative import _speculative_budget, speculative_request
 from vramlint.model import ModelInfo
@@ -23,6 +25,8 @@ VLLM_SOURCES = (
     "vllm/model_executor/layers/quantization/*.py: the stored layout of quantized weights",
     "vllm/config/speculative.py::SpeculativeConfig, vllm/v1/spec_decode/draft_model.py (0.15+), "
     "vllm/spec_decode/spec_decode_worker.py (V0): the draft model",
+    "LoRA slots allocated in load_model: see vramlint.budget.lora.VLLM_SOURCES",
+    "multimodal towers skipped / Qwen3-VL deepstack buffers: see vramlint.budget.multimodal.VLLM_SOURCES",
 )
 
 
@@ -59,6 +63,38 @@ def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] 
     if cfg.pp > 1:
         src["weights"] += ("; per pipeline stage " + "/".join(f"{w / GiB:.2f}" for w in per_stage)
                            + " GiB (the embedding on the first, the LM head on the last)")
+    # Added on every stage (each builds the vision tower, LoRA slots taken as an even share of the layers'):
+    extra = 0
+    facts = cfg.model.extra.get("facts") or {}
+    if facts.get("vision"):
+        skipped = tower_skipped(facts, cfg.args, cfg.key)
+        if skipped:
+            from vramlint.weights import count_parameters
+
+            tower = int(count_parameters(facts).vision * cfg.dtype_bytes / max(1, cfg.tp))
+            extra -= tower
+            src["weights"] += f" - vision tower {tower / GiB:.2f} GiB (not built: {skipped})"
+        else:
+            deepstack = deepstack_buffer_bytes(facts, cfg.max_num_batched_tokens, cfg.dtype_bytes)
+            if deepstack:
+                extra += deepstack
+                src["weights"] += (f" + deepstack buffers {deepstack / GiB:.2f} GiB "
+                                   f"({facts['vision']['deepstack']} x max_num_batched_tokens x hidden)")
+    if lora_enabled(cfg.args):
+        slots, slots_how = lora_slot_bytes(facts, cfg.args, cfg.tp, cfg.pp, cfg.dtype_bytes, cfg.key) if facts \
+            else (0, "")
+        if slots:
+            extra += slots
+            src["weights"] += f" + LoRA slots {slots / GiB:.2f} GiB"
+            src["lora"] = slots_how
+        else:
+            notes.append("--enable-lora: the LoRA slots vLLM allocates at load time are not counted (the model's "
+                         "layer shapes are not known)")
+    elif "enable_lora" in cfg.args and cfg.args["enable_lora"] is None:
+        notes.append("--enable-lora may be set (its value is not known): the LoRA slots vLLM would allocate at load "
+                     "time are not counted")
+    if extra:
+        per_stage = [max(0, w + extra) for w in per_stage]
     spec_req = speculative_request(cfg.args)
     spec_share = None
     if spec_req is not None:

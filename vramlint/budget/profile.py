@@ -23,6 +23,7 @@ from vramlint.budget.common import (
 )
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.loading import Weights
+from vramlint.budget.multimodal import encoder_profile, tower_skipped
 from vramlint.model import ModelInfo
 
 VLLM_SOURCES = (
@@ -32,6 +33,7 @@ VLLM_SOURCES = (
     "memory_profiling, MemorySnapshot",
     "vllm/v1/worker/gpu_model_runner.py::profile_run, profile_cudagraph_memory (0.18+)",
     "--kv-cache-memory-bytes: vllm/config/cache.py::CacheConfig.kv_cache_memory_bytes (0.10.2+)",
+    "multimodal encoder in the profiling run: see vramlint.budget.multimodal.VLLM_SOURCES",
 )
 
 # Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
@@ -79,8 +81,18 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
             src["activation"] = "estimate: " + act_how + (f"; the other pipeline stages {activation[0] / GiB:.2f} "
                                                            "GiB (no sampler)" if cfg.pp > 1 else "")
             src["cudagraph"] = cg_how
-    if model.extra.get("facts", {}).get("vision") or model.extra.get("multimodal"):
-        notes.append("multimodal encoder profiling is not estimated: the real activation peak can be much larger")
+    facts = model.extra.get("facts") or {}
+    if facts.get("vision") or model.extra.get("multimodal"):
+        # every stage builds the vision tower and runs the encoder's dummy batch (profile_run), before its layers
+        encoder, why_not = (encoder_profile(facts, cfg.args, key, cfg.max_num_seqs, mnbt, cfg.max_model_len,
+                                            cfg.dtype_bytes, cfg.tp)
+                            if beh.engine == "v1" and facts.get("vision") else (None, None))
+        if encoder is not None:
+            activation = [max(encoder.tower_peak_bytes, act + encoder.output_bytes) for act in activation]
+            src["activation"] += f"; multimodal encoder: {encoder.how}"
+        elif why_not or not (facts.get("vision") and tower_skipped(facts, cfg.args, key)):
+            notes.append(why_not or "multimodal encoder profiling is not estimated: the real activation peak can "
+                                    "be much larger")
     if any(k in ("mamba", "linear_attention") for k in (model.layer_types or [])):
         notes.append("the non-torch memory of the Mamba / gated-delta-net Triton kernels is not estimated (it can "
                      "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))
@@ -123,7 +135,9 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
 
     ``sampler`` False: a pipeline stage before the last, which neither computes the logits nor samples.
 
-    Not estimated: multimodal encoders' profile (can be tens of GiB), LoRA warm-up adapters.
+    This is the text model's peak; :func:`profile_memory` adds a multimodal encoder's dummy batch where
+    :mod:`vramlint.budget.multimodal` models it (LoRA warm-up adapters add nothing: they are copied into the
+    slots allocated at load time, :mod:`vramlint.budget.lora`).
     """
     hd = head_dim(model)
     inter = model.intermediate_size or 4 * model.hidden_size

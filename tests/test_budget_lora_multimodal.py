@@ -1,0 +1,166 @@
+"""LoRA slots and multimodal towers in the budget, with figures worked by hand from vLLM's code.
+
+LoRA (``vllm/lora/layers/base_linear.py::create_lora_weights``, ``fused_moe.py``, ``vocal_parallel_embedding.py``,
+``logits_processor.py``): per wrapped matrix of input i and output slices o_k, lora_a = slices x max_loras x rank
+x i and lora_b = max_loras x o_k x rank per slice, in the model dtype; column-parallel layers shard lora_b's
+output, row-parallel layers lora_a's input.
+
+* Mistral-7B (32 layers, hidden 4096, 32 heads, 8 KV heads x 128, intermediate 14336, vocab 32000), rank 16,
+  one slot, one GPU: per layer q 16 x (4096 + 4096), k and v 16 x (4096 + 1024) each, o 16 x (4096 + 4096),
+  gate_up 16 x (2 x 4096 + 2 x 14336), down 16 x (14336 + 4096) = 16 x 81,920 elements; x 32 layers =
+  41,943,040; embedding and lm_head 2 x 16 x (32000 + 4096) = 1,155,072; 43,098,112 x 2 B = 86,196,224 B.
+  The public RunPod log (benchmarks/startup_logs_public.md, P13) says 13.58 GiB loaded with these slots.
+* TP 2: q/k/v/gate_up keep lora_a whole and halve lora_b; o/down halve lora_a and keep lora_b whole.
+
+Qwen3-VL-8B (text hidden 4096, 3 deepstack levels; tower hidden 1152, intermediate 4304, patch 16, merge 2):
+
+* deepstack buffers: 3 x max_num_batched_tokens x 4096 x 2 B (8192 tokens: 201,326,592 B);
+* an image of at most 16,777,216 px is 4096 x 4096 -> 256 x 256 = 65,536 patches -> 16,384 tokens; the encoder
+  outputs held during the text forward pass are items x 16,384 x 4096 x (1 + 3) x 2 B = 536,870,912 B per item;
+* items = max(1, min(max(max_num_batched_tokens, 16384) // 16384, max_num_seqs x min(limit, max_model_len //
+  16384))): 1 at 8192 tokens, 2 at 40,000.
+
+Gemma 3: 256 tokens per 896 px image (4096 patches of 14 px); at 8192 batched tokens 32 images, capped by
+max_num_seqs x min(limit, max_model_len // 256).
+"""
+
+from __future__ import annotations
+
+from vramlint import gpus, versions
+from vramlint.budget import compute_budget
+from vramlint.budget.lora import lora_slot_bytes
+from vramlint.budget.multimodal import deepstack_buffer_bytes, encoder_profile, tower_skipped
+from vramlint.model import ResolveOptions
+from vramlint.models import resolve_model
+from vramlint.weights import count_parameters
+
+OFFLINE = ResolveOptions(allow_network=False)
+V019 = versions.parse_version("0.19.0")
+
+
+def facts_of(name):
+    info, why = resolve_model(name, OFFLINE)
+    assert info is not None, why
+    return info, info.extra["facts"]
+
+
+def test_lora_slots_mistral_7b_rank_16():
+    _, facts = facts_of("mistralai/Mistral-7B-Instruct-v0.2")
+    slots, how = lora_slot_bytes(facts, {"enable_lora": True}, 1, 1, 2, versions.parse_version("0.14.0"))
+    assert slots == 86_196_224
+    assert "rank 16" in how
+    # max_loras and rank scale the slots linearly; float32 slots are twice the bf16 ones
+    more, _ = lora_slot_bytes(facts, {"enable_lora": True, "max_loras": 4, "max_lora_rank": 64}, 1, 1, 2,
+                              versions.parse_version("0.14.0"))
+    assert more == 16 * 86_196_224
+    fp32, _ = lora_slot_bytes(facts, {"enable_lora": True, "lora_dtype": "float32"}, 1, 1, 2,
+                              versions.parse_version("0.14.0"))
+    assert fp32 == 2 * 86_196_224
+
+
+def test_lora_slots_split_by_tensor_parallel():
+    _, facts = facts_of("mistralai/Mistral-7B-Instruct-v0.2")
+    per_layer = 16 * ((3 * 4096 + (4096 + 1024 + 1024) / 2)  # qkv: lora_a whole, lora_b halved
+                      + (4096 / 2 + 4096)  # o_proj: input halved
+                      + (2 * 4096 + 2 * 14336 / 2)  # gate_up
+                      + (14336 / 2 + 4096))  # down
+    expected = int((32 * per_layer + 2 * 16 * (32000 + 4096)) * 2)
+    slots, _ = lora_slot_bytes(facts, {"enable_lora": True}, 2, 1, 2, versions.parse_version("0.14.0"))
+    assert slots == expected
+
+
+def test_lora_slots_in_the_loaded_weights():
+    info, _ = facts_of("mistralai/Mistral-7B-Instruct-v0.2")
+    gpu = gpus.lookup("L40S")
+    args = {"max_model_len": 4096, "gpu_memory_utilization": 0.95}
+    plain = compute_budget(info, gpu, args, {}, "0.14.0", 1)
+    lora = compute_budget(info, gpu, {**args, "enable_lora": True, "max_loras": 1, "max_lora_rank": 16}, {},
+                          "0.14.0", 1)
+    assert abs((lora.weights_gib - plain.weights_gib) - 86_196_224 / 2**30) < 0.011
+    assert "LoRA slots" in lora.sources["weights"] and "rank 16" in lora.sources["lora"]
+    assert lora.kv_cache_gib < plain.kv_cache_gib
+    # an --enable-lora whose value is unknown (a template switch) is said, not counted
+    unknown = compute_budget(info, gpu, {**args, "enable_lora": None}, {}, "0.14.0", 1)
+    assert unknown.weights_gib == plain.weights_gib
+
+
+def test_lora_slots_on_moe_experts_from_0_14():
+    _, facts = facts_of("Qwen/Qwen3-30B-A3B")
+    old, _ = lora_slot_bytes(facts, {"enable_lora": True}, 1, 1, 2, versions.parse_version("0.11.0"))
+    new, how = lora_slot_bytes(facts, {"enable_lora": True}, 1, 1, 2, versions.parse_version("0.14.0"))
+    moe = facts["moe"]
+    # FusedMoEWithLoRA: w13 a 2 x rank x hidden, b 2 x inter x rank; w2 a rank x inter, b hidden x rank
+    experts = 16 * (2 * facts["hidden"] + moe["inter"] + 2 * moe["inter"] + facts["hidden"])
+    assert new - old == experts * moe["experts"] * facts["layers"] * 2
+    assert "MoE experts" in how
+
+
+def test_qwen3_vl_deepstack_buffers_counted_with_the_tower():
+    info, facts = facts_of("Qwen/Qwen3-VL-8B-Instruct")
+    assert deepstack_buffer_bytes(facts, 8192, 2) == 201_326_592
+    gpu = gpus.lookup("H100")
+    base = {"max_model_len": 8192, "max_num_batched_tokens": 8192}
+    with_tower = compute_budget(info, gpu, base, {}, "0.19.0", 1)
+    assert "deepstack buffers 0.19 GiB" in with_tower.sources["weights"]
+    text_only = compute_budget(info, gpu, {**base, "limit_mm_per_prompt": {"image": 0, "video": 0}}, {},
+                               "0.19.0", 1)
+    tower = count_parameters(facts).vision * 2
+    assert abs((with_tower.weights_gib - text_only.weights_gib) - (tower + 201_326_592) / 2**30) < 0.011
+    assert "not built" in text_only.sources["weights"]
+    assert not any("encoder" in n for n in text_only.notes)
+
+
+def test_tower_skipped_by_release_and_flag():
+    _, qwen = facts_of("Qwen/Qwen3-VL-8B-Instruct")
+    _, gemma = facts_of("google/gemma-3-27b-it")
+    zero = {"limit_mm_per_prompt": {"image": 0, "video": 0}}
+    assert tower_skipped(qwen, zero, versions.parse_version("0.11.0"))  # Qwen3-VL's own check
+    assert not tower_skipped(qwen, zero, versions.parse_version("0.10.2"))
+    assert not tower_skipped(qwen, {"limit_mm_per_prompt": {"image": 0}}, V019)  # video still served
+    assert not tower_skipped(gemma, {"limit_mm_per_prompt": {"image": 0}}, versions.parse_version("0.14.0"))
+    assert tower_skipped(gemma, {"limit_mm_per_prompt": {"image": 0}}, versions.parse_version("0.17.0"))
+    assert tower_skipped(gemma, {"language_model_only": True}, V019) == "--language-model-only"
+    assert tower_skipped(qwen, {"limit_mm_per_prompt": '{"image": 0, "video": 0}'}, V019)  # JSON text
+
+
+def test_qwen3_vl_encoder_dummy_batch():
+    _, facts = facts_of("Qwen/Qwen3-VL-8B-Instruct")
+    enc, why = encoder_profile(facts, {}, V019, 256, 8192, 262144, 2, 1)
+    assert why is None
+    assert (enc.items, enc.tokens_per_item, enc.patches_per_item) == (1, 16384, 65536)
+    assert enc.output_bytes == 536_870_912
+    # the tower peak: per patch 2 x 1152 + 3 x 1152 + 2 x 4304 values in bf16, plus the outputs
+    assert enc.tower_peak_bytes == 65536 * (2 * 1152 + 3 * 1152 + 2 * 4304) * 2 + 536_870_912
+    enc2, _ = encoder_profile(facts, {}, V019, 256, 40000, 262144, 2, 1)
+    assert enc2.items == 2 and enc2.output_bytes == 2 * 536_870_912
+    # one image per prompt and one sequence cap the batch whatever the token budget
+    one, _ = encoder_profile(facts, {"limit_mm_per_prompt": {"image": 1}}, V019, 1, 40000, 262144, 2, 1)
+    assert one.items == 1
+
+
+def test_gemma3_encoder_dummy_batch():
+    _, facts = facts_of("google/gemma-3-27b-it")
+    enc, _ = encoder_profile(facts, {}, V019, 256, 8192, 131072, 2, 1)
+    assert (enc.items, enc.tokens_per_item, enc.patches_per_item) == (32, 256, 4096)
+    assert enc.output_bytes == 32 * 256 * facts["hidden"] * 2
+    capped, _ = encoder_profile(facts, {}, V019, 4, 8192, 512, 2, 1)
+    assert capped.items == 8  # 4 sequences x min(999, 512 // 256) images
+    no_chunk, _ = encoder_profile(facts, {"enable_chunked_prefill": False}, V019, 256, 1024, 131072, 2, 1)
+    assert no_chunk.items == 4  # budget 1024 // 256
+
+
+def test_encoder_profile_in_the_activation_peak():
+    info, facts = facts_of("Qwen/Qwen3-VL-8B-Instruct")
+    gpu = gpus.lookup("H100")
+    args = {"max_model_len": 8192, "max_num_batched_tokens": 8192, "max_num_seqs": 16}
+    b = compute_budget(info, gpu, args, {}, "0.19.0", 1)
+    assert "multimodal encoder: 1 dummy image(s) of 16384 tokens" in b.sources["activation"]
+    assert not any("encoder profiling is not estimated" in n for n in b.notes)
+    # the tower's 65,536 patches outweigh a 16-sequence text pass: the peak is the tower's
+    assert abs(b.activation_gib - (65536 * (2 * 1152 + 3 * 1152 + 2 * 4304) * 2 + 536_870_912) / 2**30) < 0.011
+    # before 0.17 (and for processors vramlint does not know) the note stays
+    old = compute_budget(info, gpu, args, {}, "0.14.0", 1)
+    assert any("not estimated for this release" in n for n in old.notes)
+    g4, _ = resolve_model("google/gemma-4-26B-A4B", OFFLINE)
+    b4 = compute_budget(g4, gpus.lookup("A100-80GB"), {"max_model_len": 8192}, {}, "0.19.0", 1)
+    assert any("not estimated for this model's processor" in n for n in b4.notes)
