@@ -25,8 +25,9 @@ VLLM_SOURCES = (
     "vllm/model_executor/layers/quantization/*.py: the stored layout of quantized weights",
     "vllm/config/speculative.py::SpeculativeConfig, vllm/v1/spec_decode/draft_model.py (0.15+), "
     "vllm/spec_decode/spec_decode_worker.py (V0): the draft model",
-    "LoRA slots allocated in load_model: see vramlint.budget.lora.VLLM_SOURCES",
-    "multimodal towers skipped / Qwen3-VL deepstack buffers: see vramlint.budget.multimodal.VLLM_SOURCES",
+    "vllm/lora/layers/*.py::create_lora_weights: the LoRA slots allocated in load_model (vramlint.budget.lora)",
+    "vllm/model_executor/models/interfaces.py::_mark_tower_model, qwen3_vl.py: towers not built, deepstack "
+    "buffers (vramlint.budget.multimodal)",
 )
 
 

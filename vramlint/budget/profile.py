@@ -33,7 +33,7 @@ VLLM_SOURCES = (
     "memory_profiling, MemorySnapshot",
     "vllm/v1/worker/gpu_model_runner.py::profile_run, profile_cudagraph_memory (0.18+)",
     "--kv-cache-memory-bytes: vllm/config/cache.py::CacheConfig.kv_cache_memory_bytes (0.10.2+)",
-    "multimodal encoder in the profiling run: see vramlint.budget.multimodal.VLLM_SOURCES",
+    "vllm/v1/worker/gpu_model_runner.py::profile_run: the multimodal encoder's dummy batch (vramlint.budget.multimodal)",
 )
 
 # Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
