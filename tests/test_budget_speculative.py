@@ -123,11 +123,40 @@ def test_eagle_head_is_noted_not_counted():
     assert any("eagle draft yuhuili/EAGLE-LLaMA3.1-Instruct-70B" in n and "not counted" in n for n in b.notes)
 
 
-def test_mtp_layers_are_noted():
+def test_mtp_layers_are_noted_before_0_14():
     b = compute_budget(catalog_model("deepseek-ai/DeepSeek-V3"), gpus.lookup("H200"),
                        {"tensor_parallel_size": 8, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}},
-                       {}, "0.19.0", 8)
+                       {}, "0.11.0", 8)
     assert any("1 MTP layer " in n and "not counted" in n for n in b.notes)
+
+
+# MiMo-7B's MTP layer (mimo_mtp.py): one Qwen2-style decoder layer, hidden 4096, 32 heads / 8 KV heads x 128,
+# intermediate 11008: q 16,777,216 + k, v 2 x 4,194,304 + o 16,777,216 + gate_up 90,177,536 + down 45,088,768 +
+# q/k/v biases 6,144 + 2 norms 8,192 = 177,223,680, + the shared head's norm 4,096, + input_proj 2 x 4096 x 4096 =
+# 33,554,432 and its two input norms 8,192: 210,790,400 parameters x 2 B = 421,580,800 B. Its KV cache per token:
+# 2 x 8 x 128 x 2 B = 4,096 B. Before 0.17 the layer's own LM head stays loaded: 151,680 x 4096 x 2 B.
+MIMO_MTP_BYTES = 421_580_800
+
+
+def test_mtp_layers_are_counted_from_0_14():
+    model = catalog_model("XiaomiMiMo/MiMo-7B-Base")
+    gpu = gpus.lookup("H100")
+    args = {"max_model_len": 8192}
+    mtp = {**args, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}}
+    for version, head in (("0.19.0", 0), ("0.14.0", 151_680 * 4096 * 2)):
+        alone = compute_budget(model, gpu, args, {}, version, 1)
+        b = compute_budget(model, gpu, mtp, {}, version, 1)
+        assert abs((b.weights_gib - alone.weights_gib) - (MIMO_MTP_BYTES + head) / GiB) < 0.011, version
+        assert b.kv_bytes_per_token - alone.kv_bytes_per_token == 4_096
+        assert "1 MTP layer" in b.sources["weights"] and not any("MTP" in n for n in b.notes)
+    deepseek = compute_budget(catalog_model("deepseek-ai/DeepSeek-V3"), gpus.lookup("H200"),
+                              {"tensor_parallel_size": 8,
+                               "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}}, {}, "0.19.0", 8)
+    plain = compute_budget(catalog_model("deepseek-ai/DeepSeek-V3"), gpus.lookup("H200"),
+                           {"tensor_parallel_size": 8}, {}, "0.19.0", 8)
+    # one more MLA layer: 576 latent values x 2 B per token; roughly a 61st of the decoder layers' weights
+    assert deepseek.kv_bytes_per_token - plain.kv_bytes_per_token == 576 * 2
+    assert 0.5 < deepseek.weights_gib - plain.weights_gib < 3
 
 
 def test_0_9_falls_back_to_v0_for_a_draft_model():

@@ -107,6 +107,55 @@ def _draft_support(beh: versions.Behavior, key: versions.VersionKey, version: st
     return f"vLLM {version}'s V1 engine does not run a separate draft model (it does from 0.15)"
 
 
+def _mtp_share(model: ModelInfo, beh: versions.Behavior, key: versions.VersionKey, tp: int, pp: int, dtype: str,
+               kv_dtype_bytes: int) -> tuple[dict | None, str]:
+    """The draft share of a model's own next-token-prediction (MTP) layers, or (None, why it is not counted).
+
+    vLLM (V1) loads them as the drafter in the same ``load_model`` (``EagleProposer`` / ``SpecDecodeBaseProposer``
+    ``.load_model``): each MTP layer is one decoder layer of the model (``mtp_block``: its attention and its MoE or
+    MLP, quantized like the model's), an ``eh_proj`` / ``input_proj`` ``nn.Linear`` of 2 x hidden -> hidden in the
+    model dtype (not quantized, not split by TP), two RMSNorms on its inputs and the shared head's norm
+    (deepseek_mtp.py, glm4_moe_mtp.py, mimo_mtp.py). The embedding is replaced by the model's ("Detected MTP model.
+    Sharing target model embedding weights with the draft model", ``_maybe_share_embeddings``, 0.14+) and, from
+    0.17, so is each layer's ``shared_head.head`` (``_maybe_share_lm_head``); in 0.14 - 0.16 that LM head copy
+    stays loaded. ``DeviceMemoryProfiler`` reads ``max_memory_allocated`` after ``empty_cache``, so the freed
+    copies do not count. The MTP attention layers register in the same forward context: each gets KV cache in
+    the same pool, one more layer's worth per token.
+    """
+    facts = model.extra.get("facts") or {}
+    n = int(facts.get("mtp_layers") or 0)
+    if not n or not facts.get("hidden"):
+        return None, "the model's MTP layers are not in the catalog"
+    if beh.engine != "v1" or not versions.at_least(key, 0, 14):
+        return None, f"counted from vLLM 0.14 (V1), not for {beh.engine} {'.'.join(map(str, key[:3]))}"
+    if pp > 1:
+        return None, "the MTP layers' pipeline stage is not modelled"
+    from vramlint import weights as weights_mod
+
+    dtype_bytes = weights_mod.DTYPE_BYTES.get(dtype, 2)
+    layer_facts = {**facts, "layers": n, "pattern": None, "vocab": 0, "tie": True, "vision": None,
+                   "mtp_layers": None}
+    moe = facts.get("moe")
+    if moe:
+        layer_facts["moe"] = {**moe, "dense_layers": []}  # the MTP layer is a MoE layer (index >= first_k_dense)
+    hidden = facts["hidden"]
+    # n decoder layers (+ one norm: the shared head's), eh_proj and enorm / hnorm per layer
+    layer_bytes = weights_mod.weight_bytes_per_rank(layer_facts, tp=tp, pp=1, dtype_bytes=dtype_bytes,
+                                                    include_buffers=False)
+    own = n * (2 * hidden * hidden + 2 * hidden) * dtype_bytes
+    head = 0
+    if not versions.at_least(key, 0, 17):
+        vocab = facts.get("vocab") or 0
+        pad = weights_mod.VOCAB_PADDING * tp
+        head = n * (-(-vocab // pad) * pad) * hidden // tp * dtype_bytes
+    total = int(layer_bytes + own + head)
+    how = (f"{n} MTP layer{'s' if n != 1 else ''} of {model.name} {total / (1 << 30):.2f} GiB (decoder layer + eh_proj + "
+           "norms" + (", its own LM head copy before 0.17" if head else "") + "; embedding and LM head shared)")
+    per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, beh.mla_supported)
+    return {"name": f"{model.name} MTP", "tp": tp, "weights": total, "weights_how": how,
+            "per_token": per_layer * n, "per_token_how": f"{kv_how} x {n} MTP layer{'s' if n != 1 else ''}"}, ""
+
+
 def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | None, model: ModelInfo,
                         gpu: GpuSpec, env: dict, beh: versions.Behavior, key: versions.VersionKey, version: str,
                         tp: int, pp: int, dtype: str, kv_dtype_bytes: int,
@@ -133,11 +182,14 @@ def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | 
     if method in SPEC_NO_MODEL:
         return None, f"{method}: proposes tokens without a model of its own, nothing added to the budget", notes, errors
     if method == "mtp":
+        share, why_not = _mtp_share(model, beh, key, tp, pp, dtype, kv_dtype_bytes)
+        if share is not None:
+            return share, f"mtp: {share['weights_how']} counted", notes, errors
         n = (model.extra.get("facts") or {}).get("mtp_layers")
         what = f"{n} MTP layer{'s' if n != 1 else ''}" if n else "MTP layers"
-        notes.append(f"speculative decoding with {model.name}'s own {what} (method mtp) is not counted: vLLM loads them "
-                     "as a draft model whose attention layers take KV cache from the same pool, so KV cache and "
-                     "concurrency are over-estimated")
+        notes.append(f"speculative decoding with {model.name}'s own {what} (method mtp) is not counted ({why_not}): "
+                     "vLLM loads them as a draft model whose attention layers take KV cache from the same pool, so KV "
+                     "cache and concurrency are over-estimated")
         return None, "mtp: not counted", notes, errors
     if method != "draft_model":
         notes.append(f"the {method} draft {name or 'model'} of speculative decoding is not counted (vLLM loads it "
