@@ -110,8 +110,7 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
             col.inventory.skipped.append(Skipped(stdin_name, "empty input"))
         else:
             _scan_text(col, stdin_text, stdin_name, ".", use_prefilter=use_prefilter)
-    for entry in entries:
-        _scan_entry(col, entry, use_prefilter)
+    _scan_entries(col, entries, use_prefilter)
     _join(col)
     inv = col.inventory
     inv.servers.sort(key=lambda s: (s.file, s.location.line, s.location.column))
@@ -183,6 +182,67 @@ def _in_chart_dir(directory: str, levels: int = 12) -> bool:
     for s in seen:
         _CHART_DIR_CACHE[s] = result
     return result
+
+
+# From this many files on, files are read and extracted by a pool of processes, one a core: below it a pool's
+# start costs more than it saves (and one file, the pre-commit case, must start fast). Files are handed out in
+# chunks of CHUNK_FILES, in order, and what each chunk gives is added in that order: the output is the same.
+PARALLEL_FROM = 200
+CHUNK_FILES = 32
+
+
+def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool) -> None:
+    workers = _worker_count(len(entries))
+    if workers <= 1:
+        for entry in entries:
+            _scan_entry(col, entry, use_prefilter)
+        return
+    import multiprocessing
+
+    chunks = [entries[i:i + CHUNK_FILES] for i in range(0, len(entries), CHUNK_FILES)]
+    done = 0
+    try:
+        # fork: the workers start with this process's state (the configured vLLM version, the scanned roots,
+        # rules and caches already loaded), and nothing is imported again
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            for part in pool.imap(_scan_chunk, [(chunk, use_prefilter) for chunk in chunks]):
+                _add_chunk(col, part)
+                done += 1
+    except Exception:  # noqa: BLE001 - a pool that cannot run (no fork, no semaphores): the rest in this process
+        for chunk in chunks[done:]:
+            for entry in chunk:
+                _scan_entry(col, entry, use_prefilter)
+
+
+def _worker_count(files: int) -> int:
+    if files < PARALLEL_FROM:
+        return 1
+    import threading
+
+    if threading.active_count() > 1:
+        return 1  # forking a process with other threads running can copy a held lock
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return min(cores, 8)
+
+
+def _scan_chunk(job: tuple[list[FileEntry], bool]) -> _Collector:
+    entries, use_prefilter = job
+    col = _Collector()
+    for entry in entries:
+        _scan_entry(col, entry, use_prefilter)
+    return col
+
+
+def _add_chunk(col: _Collector, part: _Collector) -> None:
+    _merge(col.records, part.records)
+    col.inventory.skipped.extend(part.inventory.skipped)
+    col.inventory.problems.extend(part.inventory.problems)
+    col.inventory.notes.extend(part.inventory.notes)
+    col.inventory.files_scanned += part.inventory.files_scanned
+    col.unparsed.extend(part.unparsed)
 
 
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
