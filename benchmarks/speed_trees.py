@@ -9,8 +9,11 @@ object a file, each InferenceService naming its runtime), then runs, as separate
 the same run:
   * `python3 -m vramlint check --offline TREE`,
   * `yamllint -d relaxed TREE`,
-  * `checkov -d TREE --framework kubernetes` when checkov is installed (else the table says it was not run),
-and prints wall time, CPU time (user + system) and peak RSS of each child (os.wait4's rusage of that child).
+  * `checkov -d TREE --framework kubernetes` when checkov is installed (`--checkov PATH` names it, e.g. in a
+    venv of its own: its dependencies conflict with vramlint's; else the table says it was not run),
+and prints wall time, CPU time (user + system) and peak RSS of each child (os.wait4's rusage of that child and
+its children: vramlint's worker processes count), then how many times faster vramlint was, in wall and CPU time.
+On a machine shared with other work, compare CPU times: wall times there say how busy the machine was.
 Then the single-file path: median wall time of 10 runs of `check --offline` on one small corpus Deployment,
 `inventory` on it, `vramlint --version` and a bare `python3 -c pass`.
 """
@@ -144,12 +147,13 @@ def main() -> int:
     ap.add_argument("--skip-others", action="store_true", help="time vramlint only (no yamllint/checkov)")
     ap.add_argument("--skip-trees", action="store_true", help="only the single-file timings")
     ap.add_argument("--keep", help="build the trees in this folder and keep them")
+    ap.add_argument("--checkov", help="the checkov executable (default: checkov on PATH)")
     opts = ap.parse_args()
 
     env = vramlint_env()
     vram = [sys.executable, "-m", "vramlint"]
     yamllint = shutil.which("yamllint")
-    checkov = shutil.which("checkov")
+    checkov = opts.checkov or shutil.which("checkov")
     work = opts.keep or tempfile.mkdtemp(prefix="vramlint-speed-")
     os.makedirs(work, exist_ok=True)
     trees: list[tuple[str, str, int]] = []
@@ -178,6 +182,10 @@ def main() -> int:
             ck = None if opts.skip_others or not checkov else run_child(
                 [checkov, "-d", path, "--framework", "kubernetes", "--quiet"], work)
             print(f"{label:34} | {fmt(mine):40} | {fmt(theirs):40} | {fmt(ck)}", flush=True)
+            for name, other in (("yamllint", theirs), ("checkov", ck)):
+                if other is not None:
+                    print(f"{'':34} | vramlint vs {name}: {other[0] / mine[0]:.1f}x faster wall, "
+                          f"{other[1] / mine[1]:.1f}x faster CPU", flush=True)
         if trees and not checkov and not opts.skip_others:
             print("checkov: not installed, not run")
         print()
