@@ -33,7 +33,9 @@ from vramlint.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
-print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(m for m in sys.modules if m.startswith("vramlint"))}))
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(m for m in sys.modules if m.startswith("vramlint")),
+                  "libraries": sorted(m for m in ("ruamel.yaml", "multiprocessing", "pydantic", "jsonschema")
+                                      if m in sys.modules)}))
 """
 
 
@@ -62,6 +64,9 @@ def test_one_deployment_loads_only_its_command_and_no_join_it_does_not_need(tmp_
     # other commands' modules and the KServe join are for other runs
     assert not loaded & {"vramlint.commands.explain", "vramlint.commands.inventory", "vramlint.commands.rules",
                          "vramlint.extract.kserve", "vramlint.extract.llmaz"}
+    # libyaml reads the file: ruamel's round-trip loader is for --fix and what libyaml leaves to it; one file
+    # starts no process pool; the configuration's validators are for a configuration file
+    assert got["libraries"] == []
 
 
 def test_each_command_parses_as_with_the_full_parser():
