@@ -84,3 +84,112 @@ def test_kserve_hf_runtime_image_runs_huggingfaceserver():
     runtime_only, _ = _by_name(["kserve-hf-runtime.yaml"])
     [template] = runtime_only.values()
     assert template.kind == "ClusterServingRuntime" and template.image == "kserve/huggingfaceserver:v0.15.2"
+
+
+MODEL_DEPLOYMENT = """\
+apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: chat
+spec:
+  model:
+    id: Qwen/Qwen2.5-7B-Instruct
+  engine:
+    type: vllm
+    contextLength: 16384
+    args:
+      max-num-seqs: "32"
+      enforce-eager: ""
+  nodeSelector:
+    nvidia.com/gpu.product: NVIDIA-L4
+  scaling:
+    replicas: 2
+  resources:
+    gpu:
+      count: 1
+---
+apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: pd
+spec:
+  model:
+    id: Qwen/Qwen2.5-7B-Instruct
+  engine:
+    type: vllm
+  serving:
+    mode: disaggregated
+  scaling:
+    prefill:
+      replicas: 1
+      gpu:
+        count: 2
+    decode:
+      replicas: 3
+      gpu:
+        count: 1
+---
+apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: cpu
+spec:
+  model:
+    id: google/gemma-3-1b-it
+  engine:
+    type: llamacpp
+"""
+
+
+def test_ai_runway_model_deployment_is_read_as_its_provider_builds_it(tmp_path):
+    (tmp_path / "md.yaml").write_text(MODEL_DEPLOYMENT)
+    servers = {s.name: s for s in scan([str(tmp_path / "md.yaml")]).servers}
+    assert set(servers) == {"chat", "pd/prefill", "pd/decode"}  # the llama.cpp engine is not vLLM
+    chat = servers["chat"]
+    assert (chat.kind, chat.model, chat.model_location.line) == ("ModelDeployment", "Qwen/Qwen2.5-7B-Instruct", 7)
+    # contextLength is --max-model-len; engine.args are --KEY VALUE (--KEY alone when empty)
+    assert chat.args["max_model_len"] == 16384 and chat.arg_locations["max_model_len"].line == 10
+    assert chat.args["max_num_seqs"] == 32 and chat.args["enforce_eager"] is True
+    assert (chat.gpu.type, chat.gpu.count, chat.replicas) == ("L4", 1, 2)
+    assert not chat.unknown_args
+    assert (servers["pd/prefill"].gpu.count, servers["pd/prefill"].replicas) == (2, 1)
+    assert (servers["pd/decode"].gpu.count, servers["pd/decode"].replicas) == (1, 3)
+
+
+def test_role_based_group_role_templates_are_not_servers(tmp_path):
+    (tmp_path / "rbg.yaml").write_text("""\
+apiVersion: workloads.x-k8s.io/v1alpha2
+kind: RoleBasedGroup
+metadata:
+  name: pd
+spec:
+  roleTemplates:
+    - name: base
+      template:
+        spec:
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.10.2
+  roles:
+    - name: decode
+      replicas: 1
+      standalonePattern:
+        templateRef:
+          name: base
+          patch:
+            spec:
+              containers:
+                - name: vllm
+                  command: ["vllm", "serve", "Qwen/Qwen3-0.6B"]
+                  resources: {limits: {nvidia.com/gpu: 1}}
+""")
+    [s] = scan([str(tmp_path / "rbg.yaml")]).servers
+    assert s.model == "Qwen/Qwen3-0.6B" and "roles" in s.location.yaml_path
+
+
+def test_an_image_that_stands_in_for_vllm_is_not_a_server(tmp_path):
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  mock-vllm:\n    build: {context: ./mock-vllm}\n    image: platform-mock-vllm:0.1.0\n"
+        "  sim:\n    image: ghcr.io/llm-d/vllm-sim:v0.3.0\n    command: [\"--model\", \"Qwen/Qwen3-0.6B\"]\n")
+    inv = scan([str(tmp_path / "compose.yaml")])
+    assert inv.servers == [] and not [p for p in inv.problems if "vLLM" in p.message]

@@ -52,6 +52,7 @@ def _assessed(tmp_path, scheduling: str):
     ("gpu.nvidia.com/class: H100_NVLINK_80GB", "H100-SXM"),
     ("{nvidia.com/gpu.memory: '81920', nvidia.com/gpu.family: ampere}", "A100-80GB"),
     ("accelerator: nvidia-tesla-t4", "T4"),
+    ("accelerator: nvidia-gtx-2080ti", "RTX-2080-Ti"),  # GeForce's line word before the number
     ("node.kubernetes.io/instance-type: Standard_NC12s_v3", "V100-16GB"),
 ])
 def test_node_selector_labels_name_the_gpu(tmp_path, labels, gpu):
@@ -110,3 +111,36 @@ def test_a_name_several_gpus_answer_to_is_a_fleet_of_them(tmp_path):
     assert [b.gpu for b in a.fleet] == ["A100-40GB", "A100-80GB"]
     assert "comes in several sizes" in a.budget.sources["gpu"]
     assert not any(u.startswith("GPU") for u in a.unresolved)
+
+
+ACCEL_POD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: chat}}
+spec:
+  template:
+    spec:
+      nodeSelector: {{{selector}}}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          args: ["--model", "Qwen/Qwen2.5-7B-Instruct"]
+          resources: {{limits: {{{resource}: 1}}}}
+"""
+
+
+@pytest.mark.parametrize(("selector", "resource", "accelerator", "vendor"), [
+    ("kubernetes.io/os: linux", "habana.ai/gaudi", "Gaudi", "intel-gaudi"),
+    ("kubernetes.io/os: linux", "aws.amazon.com/neuron", "Neuron", "aws-neuron"),
+    # the instance type names the Neuron chip more exactly than the device plugin's resource name
+    ("node.kubernetes.io/instance-type: trn1.2xlarge", "aws.amazon.com/neuron", "Trainium", "aws-neuron"),
+    ("karpenter.k8s.aws/instance-family: inf2", "aws.amazon.com/neuroncore", "Inferentia2", "aws-neuron"),
+    ("kubernetes.io/os: linux", "amd.com/gpu", None, "amd"),  # the resource says only the vendor
+])
+def test_other_accelerators_are_named_by_what_the_file_says(tmp_path, selector, resource, accelerator, vendor):
+    path = tmp_path / "deploy.yaml"
+    path.write_text(ACCEL_POD.format(selector=selector, resource=resource))
+    [server] = scan([str(path)]).servers
+    assert (server.gpu.type, server.gpu.vendor, server.gpu.count) == (accelerator, vendor, 1)
+    [a] = assess([server], ResolveOptions(allow_network=False))
+    assert a.budget is None  # the budget follows vLLM's CUDA path only

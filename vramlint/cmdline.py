@@ -659,6 +659,9 @@ class VllmInvocation:
 
 
 _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
+# Words of an image name that say it stands in for vLLM (llm-d's vllm-sim, a test's mock-vllm): it serves vLLM's
+# API without loading a model, so it has no vLLM command line and no GPU budget
+_STAND_IN_WORDS = frozenset(("mock", "sim", "simulator", "fake", "stub", "emulator", "dummy"))
 
 
 def is_vllm_image(image: str | None) -> bool:
@@ -676,7 +679,16 @@ def is_vllm_image(image: str | None) -> bool:
     if "vllm" not in repo:
         return False
     last = parts[-1]
+    if is_stand_in_image(image):
+        return False
     return not any(x in last for x in ("sglang", "tgi", "text-generation"))
+
+
+def is_stand_in_image(image: str | None) -> bool:
+    """An image whose name says it stands in for vLLM (mock, simulator, stub), not vLLM itself."""
+    name = (image or "").lower().split("@", 1)[0]
+    repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    return bool(_STAND_IN_WORDS & set(re.split(r"[-_.]", repo.rsplit("/", 1)[-1])))
 
 
 def is_kserve_hf_image(image: str | None) -> bool:
@@ -705,6 +717,8 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
     texts = [w for w in words if w]
     if not ("vllm" in (image or "").lower() or any("vllm" in w.lower() for w in texts)):
+        return None
+    if "vllm" in (image or "").lower() and is_stand_in_image(image):
         return None
     if texts and _basename(texts[0]) in _LOOKALIKE_EXES:
         return None  # `sleep infinity` and the like: deliberately not a server

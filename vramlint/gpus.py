@@ -18,8 +18,9 @@ from typing import Any
 from vramlint.model import GpuSpec
 
 # Words that only say who made or sells the GPU; dropped before matching so that "NVIDIA-L4", "nvidia-l4",
-# "NVIDIA L4" and "L4" are the same name.
-_NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "gpu")
+# "NVIDIA L4" and "L4" are the same name. "gtx" is GeForce's older product line: hand-written labels put it before
+# any GeForce number ("nvidia-gtx-2080ti"), and the number alone names the card.
+_NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "gtx", "gpu")
 # Node-label suffixes the GPU operator adds: "-MIG-3g.40gb" (mixed strategy), "-SHARED" (time-slicing).
 _SUFFIX_RE = re.compile(r"(-mig-\d+g\.\d+gb(\+me)?|-shared)$", re.IGNORECASE)
 _MIG_RE = re.compile(r"(?:^|[/-])(?:mig-)?(\d+g\.(\d+)gb(?:\+me)?)$", re.IGNORECASE)
@@ -295,6 +296,17 @@ GPU_FAMILIES = {
 }
 
 
+# AWS instance families whose accelerators are Neuron devices (Trainium, Inferentia), not GPUs: the family names
+# the chip (AWS instance type documentation)
+NEURON_FAMILIES = {"trn1": "Trainium", "trn1n": "Trainium", "trn2": "Trainium2", "trn2u": "Trainium2",
+                   "inf1": "Inferentia", "inf2": "Inferentia2"}
+
+
+def neuron_instance(name: str) -> str | None:
+    """The Neuron chip of an AWS instance type or family ("trn1.2xlarge" -> "Trainium"), else None."""
+    return NEURON_FAMILIES.get((name or "").strip().lower().split(".")[0])
+
+
 def instance_family(name: str) -> str | None:
     """The GPU of an AWS instance family ("g5" -> "A10G", "p4d" -> "A100-40GB"), when all its sizes have the same."""
     prefix = (name or "").strip().lower() + "."
@@ -315,6 +327,10 @@ def node_label_hint(key: str, value: str, labels: dict[str, str] | None = None) 
         return None
     if key == "cloud.google.com/gke-tpu-accelerator":
         return value, None, "google-tpu", None
+    if key.endswith("/instance-type") or key == "karpenter.k8s.aws/instance-family":
+        chip = neuron_instance(value)
+        if chip:
+            return chip, None, "aws-neuron", None
     if key.endswith("/instance-type"):
         found = instance_type(value)
         return (found[0], found[1], "nvidia", instance_memory_gib(value)) if found else (None, None, "nvidia", None)

@@ -71,6 +71,12 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
     first = len(records.servers)
     if not registry.extract_operator_object(doc, obj, path, api, kind, records):
         extract_pod_objects(doc, obj, path, records)
+    if kind == "RoleBasedGroup" and len(records.servers) > first:
+        # spec.roleTemplates are bases that roles merge their templatePatch into (RBG's templateRef): no pod
+        # runs a template by itself
+        templates = join_path(join_path(path, "spec"), "roleTemplates")
+        records.servers[first:] = [s for s in records.servers[first:]
+                                   if not (s.location.yaml_path or "").startswith(templates)]
     if len(records.servers) > first:
         group = engine_group(doc, obj, path)
         if group is not None and group.ray_only:

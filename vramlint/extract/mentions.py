@@ -36,13 +36,16 @@ def first_mention(text: str) -> Mention | None:
     """The first line that plainly mentions vLLM (comments skipped), or None."""
     if "vllm" not in text.lower():
         return None
+    from vramlint.cmdline import is_stand_in_image
+
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#") or "vllm" not in line.lower():
             continue
         code = line.split(" #", 1)[0]
-        if _IMAGE.match(code):
+        image = _IMAGE.match(code)
+        if image and not is_stand_in_image(image.group(2)):
             return Mention(number, "a vLLM image", stripped)
         if _COMMAND.search(code):
             return Mention(number, "a vLLM command line", stripped)

@@ -30,13 +30,16 @@ from vramlint.yamlload import (
 
 IGNORE_ANNOTATION = "vramlint.dev/ignore"
 
-# Resource names of accelerators other than NVIDIA GPUs: recognised so they are never counted as NVIDIA.
+# Resource names of accelerators other than NVIDIA GPUs: recognised so they are never counted as NVIDIA, with the
+# accelerator the name itself says (the device plugins' resource names: habana.ai/gaudi is Intel's Gaudi plugin,
+# aws.amazon.com/neuron* the Neuron plugin, whose devices are Trainium or Inferentia chips); None when the name says
+# only the vendor (amd.com/gpu: any Instinct or Radeon; google.com/tpu: the node label says which TPU).
 _VENDOR_RESOURCES = (
-    (re.compile(r"^amd\.com/gpu$"), "amd"),
-    (re.compile(r"^habana\.ai/gaudi$"), "intel-gaudi"),
-    (re.compile(r"^google\.com/tpu$"), "google-tpu"),
-    (re.compile(r"^aws\.amazon\.com/neuron(core|device)?$"), "aws-neuron"),
-    (re.compile(r"^huawei\.com/ascend", re.IGNORECASE), "huawei-ascend"),
+    (re.compile(r"^amd\.com/gpu$"), "amd", None),
+    (re.compile(r"^habana\.ai/gaudi$"), "intel-gaudi", "Gaudi"),
+    (re.compile(r"^google\.com/tpu$"), "google-tpu", None),
+    (re.compile(r"^aws\.amazon\.com/neuron(core|device)?$"), "aws-neuron", "Neuron"),
+    (re.compile(r"^huawei\.com/ascend", re.IGNORECASE), "huawei-ascend", None),
 )
 _NVIDIA_GPU = re.compile(r"^nvidia\.com/gpu(\.shared)?$")
 _NVIDIA_MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb(?:\+me)?)$")
@@ -221,9 +224,9 @@ def gpu_from_resources(file: str, container: Any, path: str) -> GpuRequest | Non
                 if resolved is not None:
                     req.type, req.memory_gib = resolved[0], resolved[1]
                 return req
-            for pattern, vendor in _VENDOR_RESOURCES:
+            for pattern, vendor, accelerator in _VENDOR_RESOURCES:
                 if pattern.match(name):
-                    return GpuRequest(type=None, count=count, evidence=evidence, location=loc, vendor=vendor,
+                    return GpuRequest(type=accelerator, count=count, evidence=evidence, location=loc, vendor=vendor,
                                       count_location=loc)
     return None
 
@@ -336,8 +339,10 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
     if resources.vendor != "nvidia" and scheduling.vendor == "nvidia" and scheduling.type:
         # A TPU/Gaudi count with an NVIDIA label is contradictory; the resource is what the pod gets.
         return resources
+    # a node label names the chip more exactly than a vendor's resource name (trn1.2xlarge: Trainium, not Neuron)
+    same_vendor = resources.vendor != "nvidia" and scheduling.vendor == resources.vendor
     merged = GpuRequest(
-        type=resources.type or scheduling.type,
+        type=(scheduling.type if same_vendor and scheduling.type else None) or resources.type or scheduling.type,
         count=resources.count,
         evidence=f"{resources.evidence}; {scheduling.evidence}",
         location=scheduling.location if scheduling.type and not resources.type else resources.location,

@@ -77,6 +77,13 @@ def _production_stack(doc: Any, obj: Any, path: str, records: Records) -> bool:
     return True
 
 
+def _airunway(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import airunway
+
+    airunway.extract_model_deployment(doc, obj, path, records)
+    return True
+
+
 def _ray(doc: Any, obj: Any, path: str, records: Records) -> bool:
     from vramlint.extract import ray
 
@@ -103,6 +110,8 @@ OPERATOR_KINDS: tuple[OperatorKind, ...] = (
                  _kthena),
     OperatorKind("production-stack VLLMRuntime",
                  lambda api, kind: kind == "VLLMRuntime" and "production-stack.vllm.ai" in api, _production_stack),
+    OperatorKind("AI Runway ModelDeployment",
+                 lambda api, kind: kind == "ModelDeployment" and api.startswith("airunway.ai/"), _airunway),
     OperatorKind("KubeRay RayService / RayCluster / RayJob",
                  lambda api, kind: kind in ("RayService", "RayCluster", "RayJob") or "ray.io" in api, _ray),
 )
