@@ -382,3 +382,57 @@ def test_gke_chart_values_alone_are_still_recognised_by_their_whole_shape():
     text = open(path, encoding="utf-8").read()
     [doc] = load_text(text, path)[0]
     assert detect(doc.data, path) == "gke-ai-inference"
+
+
+MODELSERVICE_VALUES = """\
+modelArtifacts:
+  uri: "hf://Qwen/Qwen2.5-7B-Instruct"
+  name: "Qwen/Qwen2.5-7B-Instruct"
+accelerator:
+  type: nvidia
+decode:
+  create: true
+  replicas: 2
+  parallelism:
+    tensor: 2
+  containers:
+  - name: vllm
+    image: ghcr.io/llm-d/llm-d-cuda:v0.4.0
+    modelCommand: vllmServe
+    args:
+      - "--max-model-len"
+      - "8192"
+prefill:
+  create: true
+  replicas: 1
+  accelerator:
+    type: intel-gaudi
+  containers:
+  - name: vllm
+    image: ghcr.io/llm-d/llm-d-cuda:v0.4.0
+    modelCommand: imageDefault
+    resources:
+      limits:
+        habana.ai/gaudi: 4
+  - name: sidecar
+    image: busybox
+    command: ["sleep", "infinity"]
+"""
+
+
+def test_llm_d_modelservice_values_give_the_roles_the_chart_renders(tmp_path):
+    path = tmp_path / "values.yaml"
+    path.write_text(MODELSERVICE_VALUES)
+    servers = {s.name: s for s in scan([str(path)]).servers}
+    assert set(servers) == {"prefill", "decode"}
+    decode, prefill = servers["decode"], servers["prefill"]
+    for s in (decode, prefill):
+        assert s.model == "Qwen/Qwen2.5-7B-Instruct" and s.model_location.line == 2
+        assert s.vllm_version is None  # llm-d's release number, not vLLM's
+    # vllmServe: `vllm serve MODEL`, --tensor-parallel-size from parallelism.tensor, then the container's args
+    assert decode.args["tensor_parallel_size"] == 2 and decode.arg_locations["tensor_parallel_size"].line == 10
+    assert decode.args["max_model_len"] == 8192 and decode.replicas == 2
+    assert (decode.gpu.count, decode.gpu.vendor) == (2, "nvidia")  # dataLocal x tensor, requested by the chart
+    # the role's accelerator type and the container's own limit for its resource win
+    assert (prefill.gpu.count, prefill.gpu.vendor) == (4, "intel-gaudi")
+    assert not decode.unknown_args and not prefill.unknown_args

@@ -12,6 +12,11 @@ shapes are not used for that chart's values (each values file is extracted once)
 - llm-d deployer (`sampleApplication.model.modelArtifactURI`, `sampleApplication.prefill/decode.extraArgs`,
   `sampleApplication.resources`, `modelservice.vllm.image`): a ModelService whose prefill and decode pods
   run `vllm serve <model>` with the role's `extraArgs`.
+- llm-d-modelservice (`modelArtifacts.uri`/`name`, `decode`/`prefill` with `containers[].modelCommand`,
+  `parallelism`, `accelerator.type`): each role's vLLM container runs `vllm serve` (modelCommand vllmServe) or the
+  image's entrypoint with `--model` (imageDefault), the model from the URI, `--tensor-parallel-size` /
+  `--data-parallel-size(-local)` from `parallelism`, then the container's `args`; it requests
+  dataLocal x tensor accelerators of the role's type unless the container's limits name that resource.
 - vllm-helm style `vllm:` block (`model`, `gpuMemoryUtilization`, `maxModelLen`, `tensorParallelSize`,
   `trustRemoteCode`, `additionalArgs`, `env`), with `kaischeduler.gpuMemoryMiB` as a fractional GPU share.
 - GKE app-design-center ai-inference (`model.id`, top-level `tensorParallelSize` and `maxModelLen`): the
@@ -79,6 +84,12 @@ _CHARTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     # llm-d/llm-d-deployer charts/llm-d (`name: llm-d`)
     "llm-d": (frozenset({"llm-d"}), frozenset({"test", "common", "sampleApplication", "gateway", "ingress",
                                                "modelservice", "redis"})),
+    # llm-d-incubation/llm-d-modelservice charts/llm-d-modelservice (`name: llm-d-modelservice`), keys of all its
+    # values.yaml versions
+    "llm-d-modelservice": (frozenset({"llm-d-modelservice"}), frozenset({
+        "common", "enabled", "fullnameOverride", "nameOverride", "serviceAccountOverride", "tracing", "modelArtifacts",
+        "multinode", "accelerator", "requester", "routing", "decode", "prefill", "extraObjects", "dra", "global",
+        "inferencePool", "httpRoute", "endpointPicker", "schedulerName"})),
     # GoogleCloudPlatform/kubernetes-engine-samples app-design-center/ai-inference (`name: gemma`)
     "gke-ai-inference": (frozenset({"gemma", "ai-inference"}), frozenset({
         "replicaCount", "image", "model", "resources", "nodeSelector", "hpa", "tensorParallelSize", "maxModelLen",
@@ -147,6 +158,9 @@ def _candidate(data: Any) -> str | None:
     sample = data.get("sampleApplication")
     if is_map(sample) and (is_map(sample.get("model")) or "prefill" in sample or "decode" in sample):
         return "llm-d"
+    artifacts = data.get("modelArtifacts")
+    if is_map(artifacts) and "uri" in artifacts and any(is_map(data.get(r)) for r in ("decode", "prefill")):
+        return "llm-d-modelservice"
     vllm = data.get("vllm")
     if is_map(vllm) and ("model" in vllm or any(k in vllm for k in _ARDGE_FLAGS)):
         return "vllm-block"
@@ -203,6 +217,8 @@ def extract_known(doc: Any, shape: str) -> tuple[list[Server], list[Problem]]:
         _kubeai_catalog(doc, data, servers, problems)
     elif shape == "llm-d":
         _llm_d(doc, data, servers, problems)
+    elif shape == "llm-d-modelservice":
+        _llm_d_modelservice(doc, data, servers, problems)
     elif shape == "vllm-block":
         _vllm_block(doc, data, servers, problems)
     elif shape == "gke-ai-inference":
@@ -392,6 +408,112 @@ def _llm_d(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) 
                             f"ConfigMap {scalar_text(sample.get('baseConfigMapRefName')) or '(chart default)'}; "
                             "flags the preset itself adds are not included")
         servers.append(server)
+
+
+# ---------------------------------------------------------------------------------------------------- llm-d-modelservice
+
+# accelerator.resources of the chart's values.yaml: the resource each accelerator type requests
+_MS_ACCELERATOR_RESOURCES = {"nvidia": "nvidia.com/gpu", "intel-i915": "gpu.intel.com/i915",
+                             "intel-xe": "gpu.intel.com/xe", "intel-gaudi": "habana.ai/gaudi", "amd": "amd.com/gpu",
+                             "google": "google.com/tpu", "rebellions-atom": "rebellions.ai/ATOM"}
+
+
+def _ms_model_arg(uri: str, mount_path: str) -> str | None:
+    """The model argument the chart's argsByProtocol writes for modelArtifacts.uri (None: oci, which it refuses)."""
+    protocol, _, other = uri.partition("://")
+    if protocol == "hf":
+        return other
+    if protocol == "pvc":
+        return f"{mount_path}/{other.split('/', 1)[1] if '/' in other else ''}"
+    if protocol == "pvc+hf":
+        parts = other.split("/")
+        return "/".join(parts[-2:]) if len(parts) >= 2 else other
+    return None
+
+
+def _llm_d_modelservice(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    artifacts = data["modelArtifacts"]
+    uri = scalar_text(artifacts.get("uri")) or ""
+    uri_loc = _at(file, artifacts, "uri", "modelArtifacts")
+    served = scalar_text(artifacts.get("name"))
+    model = _ms_model_arg(uri, scalar_text(artifacts.get("mountPath")) or "/model-cache")
+    accelerator = data.get("accelerator")
+    requester = data.get("requester")
+    if data.get("enabled") is False or data.get("multinode") is True or \
+            (is_map(requester) and requester.get("enable") is True):
+        return  # LeaderWorkerSets / requester ReplicaSets: other templates, not read here
+    for role in ("prefill", "decode"):
+        block = data.get(role)
+        if not is_map(block) or block.get("create") is False or not is_seq(block.get("containers")):
+            continue
+        parallelism = block.get("parallelism") if is_map(block.get("parallelism")) else {}
+        ppath = join_path(role, "parallelism")
+        tensor = to_int(parallelism.get("tensor")) or 1
+        data_par = to_int(parallelism.get("data")) or 1
+        data_local = to_int(parallelism.get("dataLocal")) or data_par
+        role_accel = block.get("accelerator")
+        accel_type = (scalar_text(role_accel.get("type")) if is_map(role_accel) and "type" in role_accel else None) \
+            or (scalar_text(accelerator.get("type")) if is_map(accelerator) else None) or "nvidia"
+        table = accelerator.get("resources") if is_map(accelerator) and is_map(accelerator.get("resources")) else {}
+        resource = None if accel_type == "cpu" else \
+            scalar_text(table.get(accel_type)) or _MS_ACCELERATOR_RESOURCES.get(accel_type, "nvidia.com/gpu")
+        for ci, container in enumerate(block["containers"]):
+            command_kind = scalar_text(container.get("modelCommand")) if is_map(container) else None
+            if command_kind not in ("vllmServe", "imageDefault"):
+                continue  # `custom`: the container's own command, read by the generic container reading if at all
+            cpath = join_path(join_path(role, "containers"), ci)
+            server = _new_server(doc, container, cpath, "ModelService", role)
+            server.container = scalar_text(container.get("name")) or "vllm"
+            _set_image(server, file, container, "image", cpath)
+            read_env(file, container, cpath, server)
+            cmd_loc = _at(file, container, "modelCommand", cpath)
+            model_tok = _tok(model, uri_loc)
+            if command_kind == "vllmServe":
+                command, args = [_tok("vllm", cmd_loc), _tok("serve", cmd_loc), model_tok], []
+            else:
+                command, args = [], [_tok("--model", uri_loc), model_tok]
+            args += [_tok("--port", None), _tok("8000", None)]
+            for flag, value, key in (("--tensor-parallel-size", tensor, "tensor"),
+                                     ("--data-parallel-size", data_par, "data"),
+                                     ("--data-parallel-size-local", data_local, "dataLocal")):
+                if value > 1:
+                    loc = _at(file, parallelism, key, ppath) or _at(file, parallelism, "data", ppath)
+                    args += [_tok(flag, loc), _tok(str(value), loc)]
+            if served:
+                args += [_tok("--served-model-name", _at(file, artifacts, "name", "modelArtifacts")), _tok(served, None)]
+            args += _unknown_template(tokens_from(file, container, "args", cpath, doc.lines))
+            # imageDefault: the chart's contract is that the image's entrypoint is vLLM's server, whatever its name
+            parse_image = server.image if command_kind == "vllmServe" and server.image else "vllm/vllm-openai"
+            invocation = find_vllm_invocation(command, args, parse_image, dict(server.env))
+            if invocation is None:
+                continue
+            _finish(server, invocation, problems)
+            if "replicas" in block:
+                server.replicas = to_int(block.get("replicas"))
+            server.gpu = _ms_gpu(file, container, cpath, block, role, resource, data_local * tensor,
+                                 _at(file, parallelism, "tensor", ppath))
+            server.notes.append(f"llm-d-modelservice {role} pods: the chart's template writes the vLLM command "
+                                f"line (modelCommand {command_kind}) from modelArtifacts and {role}.parallelism")
+            servers.append(server)
+
+
+def _ms_gpu(file: str, container: Any, cpath: str, block: Any, role: str, resource: str | None, count: int,
+            count_loc: Location | None) -> GpuRequest | None:
+    """The accelerators the chart requests: the container's own limit for the resource, else dataLocal x tensor."""
+    limits = container.get("resources", {}).get("limits") if is_map(container.get("resources")) else None
+    if resource is None:
+        return gpu_from_scheduling(file, block, role)
+    if is_map(limits) and resource in limits:
+        request = gpu_from_resources(file, container, cpath)
+    else:
+        request = gpu_from_resources(file, {"resources": {"limits": {resource: count}}}, join_path(role, "parallelism"))
+        if request is not None:
+            request.location = request.count_location = count_loc
+            request.evidence = f"{role}.parallelism: {count} x {resource} (the chart requests dataLocal x tensor)"
+    return combine_gpu(request, gpu_from_scheduling(file, block, role))
 
 
 # ---------------------------------------------------------------------------------------------------- vllm: block
