@@ -1,6 +1,7 @@
 """Score vramlint on deployment files from public repositories it was not developed on (benchmarks/wild/).
 
     python3 benchmarks/wild/score.py              # the code of this tree
+    python3 benchmarks/wild/score.py --split held-out   # only the files whose key says `split: held-out`
     PYTHONPATH=/work/main python3 benchmarks/wild/score.py   # another tree's code
 
 INDEX.tsv lists each saved file with its repository, path, commit and license; answers.yaml says, for each file,
@@ -181,8 +182,17 @@ def pct(num: int, den: int) -> str:
 
 
 def main() -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Score vramlint on benchmarks/wild/.")
+    parser.add_argument("--split", help="score only the files whose answer key has this `split:` (held-out)")
+    split = parser.parse_args().split
     index = load_index()
     answers = load_answers()
+    if split:
+        index = [row for row in index if (answers.get(row["saved_file"]) or {}).get("split") == split]
+        if not index:
+            raise SystemExit(f"no file in answers.yaml has split: {split}")
     files = [row["saved_file"] for row in index]
     missing = [f for f in files if f not in answers]
     if missing:
@@ -294,7 +304,8 @@ def main() -> int:
             print(f"  {line}")
 
     repos = {row["repo"] for row in index}
-    print(f"wild benchmark: {len(files)} files from {len(repos)} repositories; vramlint ran {elapsed:.1f} s "
+    print(f"wild benchmark{f' ({split} split)' if split else ''}: {len(files)} files from {len(repos)} repositories; "
+          f"vramlint ran {elapsed:.1f} s "
           f"(check + explain, --offline)")
     section("missed servers", missed)
     section("extra servers (not in the key)", extras)
