@@ -45,7 +45,7 @@ def test_compose_profiles_decide_which_engines_run_together(lint):
     assert all("when compose profile 'speculative' is active" in f.message for f in findings)
 
 
-def test_devices_from_a_variable_the_repository_does_not_set_are_not_known_to_be_shared(lint, tmp_path):
+def test_devices_from_the_default_of_an_unset_variable_are_shared_only_as_assumed(lint, tmp_path):
     # shaped after boanlab/KloudChat-LLM docker-compose.vllm.yml: a scheduler writes VLLM_<MODEL>_DEVICES into a
     # per-node .env, so `${VLLM_A_DEVICES:-all}` is "all" only where nothing sets it
     text = """\
@@ -65,7 +65,9 @@ services:
 """
     path = tmp_path / "docker-compose.yml"
     path.write_text(text)
-    assert lint(str(path), rule="VRL007").of("VRL007") == []
+    # the defaults place both on all GPUs, as device_ids defaults do: a warning that says the assumption
+    [finding] = lint(str(path), rule="VRL007").of("VRL007")
+    assert finding.level == "warning" and "${VLLM_A_DEVICES}" in finding.message
     # written out, both on device 0: 1.2 of one GPU
     path.write_text(text.replace("${VLLM_A_DEVICES:-all}", '"0"').replace("${VLLM_B_DEVICES:-all}", '"0"'))
     findings = lint(str(path), rule="VRL007").of("VRL007")

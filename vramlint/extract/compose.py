@@ -4,10 +4,10 @@ Interpolation policy: docker compose substitutes `${VAR}` from the shell environ
 beside the compose file. A linter in CI must give the same answer on every machine, so only `.env` (and the
 `${VAR:-default}` defaults written in the file) are used; a variable set nowhere in the repository is
 *unknown* (never empty, never taken from the CI runner's environment) and the server says so in its notes.
-The devices a service gets are the exception to using defaults: `NVIDIA_VISIBLE_DEVICES`,
-`CUDA_VISIBLE_DEVICES` or `device_ids` written through a variable the repository does not set (a per-node
-`.env`, a scheduler, the shell set it) are unknown devices, so engines are never added up on a GPU they may not
-share.
+The devices a service gets are read with the same care: `NVIDIA_VISIBLE_DEVICES`, `CUDA_VISIBLE_DEVICES` or
+`device_ids` written through a variable the repository does not set (a per-node `.env`, a scheduler, the shell
+set it) are unknown devices, and with a `${VAR:-default}` they are the default's devices, said as assumed: engines
+that share a GPU only through such defaults get a warning, never an error.
 """
 
 from __future__ import annotations
@@ -732,13 +732,15 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                     evidence.append(f"devices: {s}")
     nvidia_visible = env.get("NVIDIA_VISIBLE_DEVICES")
     cuda_visible = env.get("CUDA_VISIBLE_DEVICES")
-    # A device list from `${VAR:-default}` whose variable the repository does not set: the default holds only
-    # when nothing sets it where compose runs (a per-node .env, the shell), so which devices is not known.
-    if _unset_default(_raw_env(layers, "NVIDIA_VISIBLE_DEVICES"), interp):
-        nvidia_visible = None
-        evidence.append("NVIDIA_VISIBLE_DEVICES from a variable the repository does not set")
-    if _unset_default(_raw_env(layers, "CUDA_VISIBLE_DEVICES"), interp):
-        cuda_visible = None
+    # A device list from `${VAR:-default}` whose variable the repository does not set is placed by its default,
+    # as `device_ids` are: the default holds only when nothing sets the variable where compose runs (a per-node
+    # .env, the shell), so a GPU shared through it is said as assumed (VRL007 a warning), not as certain.
+    for name in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        unset = _unset_defaulted(_raw_env(layers, name), interp)
+        if unset:
+            assumed.extend(unset)
+            evidence.append(f"{name} from the default of {', '.join(f'${{{v}}}' for v in unset)}, "
+                            "a variable the repository does not set")
     if "HABANA_VISIBLE_DEVICES" in env:
         has_gpu, vendor = True, "intel-gaudi"
     if not has_gpu and "NVIDIA_VISIBLE_DEVICES" not in env:
@@ -779,9 +781,6 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
     elif ids_unknown and physical is None:
         pass  # which devices is not known: shared with nothing we can name
-        gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
-    elif ids_unknown and physical is None:
-        pass  # which devices is not known: shared with nothing we can name
     elif all_gpus and physical is None:
         gpu.device_ids = None
         gpu.shared_key = "all"
@@ -808,8 +807,9 @@ def _raw_env(layers: list[_Layer], name: str) -> str | None:
     return raw
 
 
-def _unset_default(raw: str | None, interp: Interpolator) -> bool:
-    return bool(raw) and any(m.group(1) not in interp.vars for m in _DEFAULTED.finditer(raw))
+def _unset_defaulted(raw: str | None, interp: Interpolator) -> list[str]:
+    """The variables of ``raw`` written as `${VAR:-default}` that the repository does not set."""
+    return [m.group(1) for m in _DEFAULTED.finditer(raw or "") if m.group(1) not in interp.vars]
 
 
 def _mark_shared_gpus(servers: list[Server]) -> None:
