@@ -4,7 +4,8 @@ Most deployments ask for `nvidia.com/gpu: 1` and let the cluster choose the node
 start-up budget vLLM would compute on every GPU of its catalog, with the server's own settings, and reports
 once per server the smallest total memory per GPU with which vLLM starts: the weights one rank loads, the
 non-torch memory, the activation peak of the profile run, CUDA graphs and the KV cache of one request of
-`max_model_len` tokens (vLLM refuses to start when not even one fits), over `gpu_memory_utilization`. The
+`max_model_len` tokens (vLLM refuses to start when not even one fits; with `--max-model-len auto` it fits the
+context to the cache left instead, so any KV cache will do), over `gpu_memory_utilization`. The
 GPUs whose own budget starts, and the ones where it does not (too little memory, no bfloat16, a compute
 capability the release or the quantization kernels do not support), are named by memory, cloud GPUs first;
 `vramlint explain --format json` lists them all under `gpu_requirement`.
@@ -77,7 +78,9 @@ def _requirement(assessment) -> tuple[str, str] | None:
     from vramlint.requirement import describe
 
     server = assessment.server
-    if "max_model_len" in server.arg_locations and server.args.get("max_model_len") is not None:
+    if str(server.args.get("max_model_len")).strip().lower() in ("auto", "-1"):
+        at = "--max-model-len auto (vLLM fits the context to the KV cache left)"
+    elif "max_model_len" in server.arg_locations and server.args.get("max_model_len") is not None:
         at = f"--max-model-len {req.max_model_len}"
     else:
         at = f"max_model_len {req.max_model_len} (the model's maximum, no --max-model-len)"

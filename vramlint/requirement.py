@@ -64,14 +64,16 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
         same[kind] = compute_budget(model, spec, server.args, server.env, version, gpu_count,
                                    image=server.image, sources=dict(sources or {}), draft=draft)
         budgets.append(same[kind])
-    requirement = summarise(budgets)
+    auto_fit = str(server.args.get("max_model_len")).strip().lower() in ("auto", "-1")
+    requirement = summarise(budgets, auto_fit=auto_fit)
     if cache is not None and key is not None:
         cache[key] = requirement
     return requirement
 
 
-def summarise(budgets: list[Budget]) -> GpuRequirement:
-    """A :class:`GpuRequirement` from the budgets of one server on GPUs in ascending memory order."""
+def summarise(budgets: list[Budget], auto_fit: bool = False) -> GpuRequirement:
+    """A :class:`GpuRequirement` from the budgets of one server on GPUs in ascending memory order. ``auto_fit``:
+    `--max-model-len auto`, with which vLLM fits the context to the KV cache left instead of refusing to start."""
     codes = [{str(e.get("code")) for e in b.errors} for b in budgets]
     everywhere = set.intersection(*codes) if codes else set()
     largest = budgets[-1]
@@ -83,8 +85,8 @@ def summarise(budgets: list[Budget]) -> GpuRequirement:
     why_not = {b.gpu: _why_not(b) for b in budgets if not b.starts}
     # the memory need, on GPUs whose other checks (compute capability, dtype, kernels) pass
     usable = [b for b, c in zip(budgets, codes, strict=True) if c <= MEMORY_CODES | everywhere] or budgets
-    smallest = min(usable, key=_memory_need)  # its terms add up to the requirement
-    need = _memory_need(smallest)
+    smallest = min(usable, key=lambda b: _memory_need(b, auto_fit))  # its terms add up to the requirement
+    need = _memory_need(smallest, auto_fit)
     impossible = any(e.get("code") not in MEMORY_CODES for e in errors)
     reference = next((b for b in budgets if b.starts), None) or smallest
     return GpuRequirement(
@@ -104,9 +106,10 @@ def summarise(budgets: list[Budget]) -> GpuRequirement:
     )
 
 
-def _memory_need(b: Budget) -> float:
+def _memory_need(b: Budget, auto_fit: bool = False) -> float:
     """The smallest total (GiB) with which this budget's memory checks pass: vLLM's start-up condition solved
-    for the total (the other terms do not depend on it)."""
+    for the total (the other terms do not depend on it). With ``auto_fit`` any KV cache starts (vLLM shortens
+    the context to what it holds), so one full-length request is not part of the need."""
     util = b.gpu_memory_utilization or 1.0
     fixed = b.weights_gib + b.non_torch_gib + b.activation_gib + b.cudagraph_gib
     if "kv_cache_memory_bytes" in (b.sources.get("kv_cache") or "") or "--kv-cache-memory-bytes" in (
@@ -114,7 +117,7 @@ def _memory_need(b: Budget) -> float:
         # the KV cache is given in bytes: utilisation is not used; the weights and the cache must fit in the total
         need = fixed + b.kv_cache_gib
     else:
-        need = (fixed + max(b.one_request_kv_gib, 0.01)) / util
+        need = (fixed + (0.01 if auto_fit else max(b.one_request_kv_gib, 0.01))) / util
     need = max(need, b.weights_gib)
     if any(e.get("code") == "free-below-requested" for e in b.errors) and util < 1:
         need = max(need, 0.25 / (1 - util) + 0.01)  # the CUDA context must fit beside the requested share

@@ -117,3 +117,37 @@ def test_the_terms_explain_shows_add_up_to_the_requirement(lint):
     req = lint("vrl011/fail_full_context.yaml", rule="VRL011").assessments[0].gpu_requirement
     total = sum(req.needs.values()) / req.gpu_memory_utilization
     assert req.min_total_gib - 0.1 <= total <= req.min_total_gib + 0.02
+
+
+def test_max_model_len_auto_needs_only_room_for_some_kv_cache(lint, tmp_path):
+    """With `--max-model-len auto` vLLM fits the context to the KV cache left instead of refusing to start, so
+    the requirement is the weights and the rest with any KV cache, not one model-maximum request."""
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: chat}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:latest
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"{extra}]
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+    full, auto = tmp_path / "full.yaml", tmp_path / "auto.yaml"
+    full.write_text(text.format(extra=""))
+    auto.write_text(text.format(extra=', "--max-model-len", "auto"'))
+    [full_finding] = lint(str(full), rule="VRL011").of("VRL011")
+    result = lint(str(auto), rule="VRL011")
+    [auto_finding] = result.of("VRL011")
+    assert "--max-model-len auto" in auto_finding.message
+    need = _min_total(auto_finding.message)
+    assert need < _min_total(full_finding.message) - 5  # no 131072-token request in it
+    # a GPU of that size starts (vLLM fits a shorter context); a GPU below the weights does not
+    a = result.assessments[0]
+    l40s = gpus.lookup("L40S")
+    args, env = a.server.args, a.server.env
+    assert compute_budget(a.model, replace(l40s, total_gib=need), args, env, a.gpu_requirement.vllm_version, 1).starts
+    assert not compute_budget(a.model, replace(l40s, total_gib=need * 0.8), args, env,
+                              a.gpu_requirement.vllm_version, 1).starts
