@@ -436,3 +436,17 @@ def test_llm_d_modelservice_values_give_the_roles_the_chart_renders(tmp_path):
     # the role's accelerator type and the container's own limit for its resource win
     assert (prefill.gpu.count, prefill.gpu.vendor) == (4, "intel-gaudi")
     assert not decode.unknown_args and not prefill.unknown_args
+
+
+def test_a_vllm_block_in_another_charts_values_is_not_the_vllm_helm_chart(tmp_path):
+    """Values of a chart of its own that happen to have a `vllm:` block with `maxModelLen` (shaped after
+    rh-ai-quickstart/private-coding-assistant's pca-ai-serving) are not vllm-helm's: its other top-level keys are
+    no key of that chart, so no server is built with the flags vllm-helm's template would write."""
+    path = tmp_path / "values.yaml"
+    path.write_text("namespace: ai-serving\nmodel:\n  id: Qwen/Qwen3-8B\ntokens:\n  total: 32000\n"
+                    "vllm:\n  maxModelLen: \"\"\n  image: vllm/vllm-openai:v0.19.0\nhardware:\n  gpuCount: 1\n")
+    assert scan([str(path)]).servers == []
+    # the vllm-helm chart's own shape still is
+    path.write_text("replicaCount: 1\nvllm:\n  model: Qwen/Qwen3-8B\n  maxModelLen: 8192\n")
+    [server] = scan([str(path)]).servers
+    assert server.model == "Qwen/Qwen3-8B" and server.args["max_model_len"] == 8192

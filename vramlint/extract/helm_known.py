@@ -90,6 +90,12 @@ _CHARTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         "common", "enabled", "fullnameOverride", "nameOverride", "serviceAccountOverride", "tracing", "modelArtifacts",
         "multinode", "accelerator", "requester", "routing", "decode", "prefill", "extraObjects", "dra", "global",
         "inferencePool", "httpRoute", "endpointPicker", "schedulerName"})),
+    # ardge-timwu/vllm-helm (`name: vllm`): its values.yaml and values.schema.json
+    "vllm-block": (frozenset({"vllm", "vllm-helm"}), frozenset({
+        "replicaCount", "image", "imagePullSecrets", "nameOverride", "fullnameOverride", "serviceAccount",
+        "podAnnotations", "podSecurityContext", "securityContext", "init_drop_cache", "service", "ingress",
+        "resources", "autoscaling", "nodeSelector", "tolerations", "affinity", "kaischeduler", "vllm", "persistence",
+        "startupProbe", "livenessProbe", "readinessProbe", "monitoring"})),
     # GoogleCloudPlatform/kubernetes-engine-samples app-design-center/ai-inference (`name: gemma`)
     "gke-ai-inference": (frozenset({"gemma", "ai-inference"}), frozenset({
         "replicaCount", "image", "model", "resources", "nodeSelector", "hpa", "tensorParallelSize", "maxModelLen",
