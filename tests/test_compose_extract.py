@@ -137,3 +137,17 @@ def test_env_file_not_in_the_repository_is_one_note_for_vllm_services_only(tmp_p
     assert "the variables it sets are unknown" in said[0][2]
     assert said[1] == (15, "error", "env_file conf is a folder: compose fails to read it")
     assert len(said) == 2  # once for .env (a and b), nothing for the postgres service's db.env
+
+
+def test_a_variable_unset_in_the_repository_is_said_once_per_file(tmp_path):
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  a:\n    image: vllm/vllm-openai:v0.10.2\n"
+        "    command: --model Qwen/Qwen2.5-0.5B-Instruct --api-key ${API_KEY}\n"
+        "  b:\n    image: vllm/vllm-openai:v0.10.2\n"
+        "    command: --model Qwen/Qwen2.5-1.5B-Instruct --api-key ${API_KEY} --served-model-name ${NAME_B}\n")
+    from vramlint.scan import scan
+
+    a, b = scan([str(tmp_path / "compose.yaml")]).servers
+    notes = [n for s in (a, b) for n in s.notes if "not set in" in n]
+    assert len(notes) == 2 and notes[0].startswith("${API_KEY}") and notes[1].startswith("${NAME_B}")

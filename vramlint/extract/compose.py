@@ -398,10 +398,13 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     server.unchecked.extend(inv.unchecked)
     for msg in inv.problems:
         problems.append(Problem(file, loc.line, loc.column, f"service {name}: {msg}"))
-    if interp.unknown_used:
-        unset = ", ".join(sorted(interp.unknown_used))
+    # an unset variable is said once per file, on the first service that uses it (the same note on every
+    # service would repeat one fact)
+    fresh = sorted(v for v in interp.unknown_used if f"${v}" not in said)
+    if fresh:
+        said.update(f"${v}" for v in fresh)
         where = ".env" if dotenv_read else "a .env file beside the compose file"
-        server.notes.append(f"${{{unset}}} not set in {where} and without a default: treated as unknown "
+        server.notes.append(f"${{{', '.join(fresh)}}} not set in {where} and without a default: treated as unknown "
                             "(the shell environment is not read, so results do not depend on the machine)")
     server.gpu = _gpu(layers, env, env_locs, interp)
     server.shm = _shm(layers, server.args, interp)
