@@ -450,3 +450,15 @@ def test_a_vllm_block_in_another_charts_values_is_not_the_vllm_helm_chart(tmp_pa
     path.write_text("replicaCount: 1\nvllm:\n  model: Qwen/Qwen3-8B\n  maxModelLen: 8192\n")
     [server] = scan([str(path)]).servers
     assert server.model == "Qwen/Qwen3-8B" and server.args["max_model_len"] == 8192
+
+
+def test_nm_vllm_chart_values_give_the_command_its_template_writes(tmp_path):
+    path = tmp_path / "values.yaml"
+    path.write_text("apiServer:\n  extraArgs: []\n  host: 0.0.0.0\n  port: 80\n"
+                    "image:\n  repository: ghcr.io/neuralmagic/nm-vllm-openai\n  tag: v0.1.0\n"
+                    "modelName: mistralai/Mistral-7B-v0.1\nservice:\n  port: 80\nresources: {}\n")
+    [server] = scan([str(path)]).servers
+    assert server.model == "mistralai/Mistral-7B-v0.1" and server.model_location.line == 8
+    assert server.image == "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0"
+    assert server.vllm_version is None  # nm-vllm numbers its own releases, not vLLM's
+    assert server.args["port"] == 80 and not server.unknown_args

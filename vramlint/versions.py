@@ -55,8 +55,11 @@ _TAG_VERSION_RE = re.compile(
 _EMBEDDED_VERSION_RE = re.compile(
     r"vllm[-_]v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d*)?)(?:$|[-+_])", re.IGNORECASE
 )
-# Repositories whose tags follow another project's versioning (NGC's YY.MM, LMCache, Ray), not vLLM's.
-_OTHER_VERSIONING_RE = re.compile(r"(^|/)(lmcache|nvidia/vllm|ray-llm|ray-ml|ray)(:|$|/)", re.IGNORECASE)
+# Repositories whose tags follow another project's versioning (NGC's YY.MM, LMCache, Ray), not vLLM's. Neural
+# Magic's nm-vllm numbers its own releases: its 0.3.0 came out in May 2024 (neuralmagic/nm-vllm#241), when vLLM
+# was at 0.4.2.
+_OTHER_VERSIONING_RE = re.compile(r"(^|/)(lmcache|nvidia/vllm|ray-llm|ray-ml|ray|nm-vllm[\w-]*)(:|$|/)",
+                                  re.IGNORECASE)
 
 
 def version_from_image(image: str | None) -> str | None:

@@ -17,6 +17,8 @@ shapes are not used for that chart's values (each values file is extracted once)
   image's entrypoint with `--model` (imageDefault), the model from the URI, `--tensor-parallel-size` /
   `--data-parallel-size(-local)` from `parallelism`, then the container's `args`; it requests
   dataLocal x tensor accelerators of the role's type unless the container's limits name that resource.
+- Neural Magic's nm-vllm chart (`modelName`, `image`, `service.port`): its deployment template runs
+  `python3 -m vllm.entrypoints.openai.api_server --model <modelName> --host 0.0.0.0 --port <service.port>`.
 - vllm-helm style `vllm:` block (`model`, `gpuMemoryUtilization`, `maxModelLen`, `tensorParallelSize`,
   `trustRemoteCode`, `additionalArgs`, `env`), with `kaischeduler.gpuMemoryMiB` as a fractional GPU share.
 - GKE app-design-center ai-inference (`model.id`, top-level `tensorParallelSize` and `maxModelLen`): the
@@ -90,6 +92,11 @@ _CHARTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         "common", "enabled", "fullnameOverride", "nameOverride", "serviceAccountOverride", "tracing", "modelArtifacts",
         "multinode", "accelerator", "requester", "routing", "decode", "prefill", "extraObjects", "dra", "global",
         "inferencePool", "httpRoute", "endpointPicker", "schedulerName"})),
+    # neuralmagic/helm-charts charts/nm-vllm (Chart.yaml `name: vllm`): its values.yaml
+    "nm-vllm": (frozenset({"vllm", "nm-vllm"}), frozenset({
+        "affinity", "apiServer", "fullnameOverride", "image", "livenessProbe", "modelName", "nameOverride",
+        "nodeSelector", "podAnnotations", "podLabels", "podSecurityContext", "readinessProbe", "replicaCount",
+        "resources", "securityContext", "service", "tolerations", "volumeMounts", "volumes"})),
     # ardge-timwu/vllm-helm (`name: vllm`): its values.yaml and values.schema.json
     "vllm-block": (frozenset({"vllm", "vllm-helm"}), frozenset({
         "replicaCount", "image", "imagePullSecrets", "nameOverride", "fullnameOverride", "serviceAccount",
@@ -164,6 +171,9 @@ def _candidate(data: Any) -> str | None:
     sample = data.get("sampleApplication")
     if is_map(sample) and (is_map(sample.get("model")) or "prefill" in sample or "decode" in sample):
         return "llm-d"
+    if isinstance(data.get("modelName"), str) and ("apiServer" in data or "nm-vllm" in (_image_text(data.get("image"))
+                                                                                        or "")):
+        return "nm-vllm"
     artifacts = data.get("modelArtifacts")
     if is_map(artifacts) and "uri" in artifacts and any(is_map(data.get(r)) for r in ("decode", "prefill")):
         return "llm-d-modelservice"
@@ -223,6 +233,8 @@ def extract_known(doc: Any, shape: str) -> tuple[list[Server], list[Problem]]:
         _kubeai_catalog(doc, data, servers, problems)
     elif shape == "llm-d":
         _llm_d(doc, data, servers, problems)
+    elif shape == "nm-vllm":
+        _nm_vllm(doc, data, servers, problems)
     elif shape == "llm-d-modelservice":
         _llm_d_modelservice(doc, data, servers, problems)
     elif shape == "vllm-block":
@@ -414,6 +426,36 @@ def _llm_d(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) 
                             f"ConfigMap {scalar_text(sample.get('baseConfigMapRefName')) or '(chart default)'}; "
                             "flags the preset itself adds are not included")
         servers.append(server)
+
+
+# ---------------------------------------------------------------------------------------------------- nm-vllm
+
+
+def _nm_vllm(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -> None:
+    """neuralmagic/helm-charts charts/nm-vllm templates/deployment.yaml: the command line is written by the
+    template from `modelName` and `service.port` alone (`apiServer.extraArgs` is not used by it)."""
+    from vramlint.cmdline import find_vllm_invocation
+
+    file = doc.file
+    server = _new_server(doc, data, "", "Deployment", None)
+    server.location = key_location(file, data, "modelName", "modelName") or server.location
+    _set_image(server, file, data, "image", "")
+    service = data.get("service")
+    port = scalar_text(service.get("port")) if is_map(service) and service.get("port") is not None else "80"
+    command = [_tok("python3", None), _tok("-m", None), _tok("vllm.entrypoints.openai.api_server", None)]
+    args = [_tok("--model", None), _tok(data.get("modelName"), _at(file, data, "modelName", "")),
+            _tok("--host", None), _tok("0.0.0.0", None), _tok("--port", None), _tok(port, None)]
+    invocation = find_vllm_invocation(command, args, server.image or "vllm/vllm-openai", {})
+    if invocation is None:
+        return
+    _finish(server, invocation, problems)
+    if "replicaCount" in data:
+        server.replicas = to_int(data.get("replicaCount"))
+    server.gpu = _gpu(file, data, "")
+    api = data.get("apiServer")
+    if is_map(api) and is_seq(api.get("extraArgs")) and api.get("extraArgs"):
+        server.notes.append("apiServer.extraArgs is not passed to vLLM by the nm-vllm chart's deployment template")
+    servers.append(server)
 
 
 # ---------------------------------------------------------------------------------------------------- llm-d-modelservice
