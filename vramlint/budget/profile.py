@@ -204,10 +204,23 @@ def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
                     layers: int | None = None) -> tuple[int, str]:
     """CUDA-graph memory vLLM subtracts before the KV cache (V1 0.18+ with the estimate on, 0.20+ by default).
 
-    vLLM measures two captures and extrapolates; observed totals are 0.1-1 GiB (0.17 GiB for a 3B model with
-    27 sizes on a T4, 0.19-0.20 GiB on small models). Estimate: 4 MiB per captured batch size (vLLM captures
-    ``min(2 x max_num_seqs, 512)`` sizes in steps of 8 above 8) plus 1 MiB per layer (``layers``: those of one
-    pipeline stage, else the model's).
+    Release by release (V1): up to 0.17 the graphs are captured after the KV cache is allocated, out of the
+    ``1 - gpu_memory_utilization`` headroom, so nothing is subtracted (and a capture can still run out of memory
+    after the KV cache was sized: the 0.8.5 4 x A10 log of benchmarks/startup_logs_public.md, P07). From 0.18
+    ``GPUModelRunner.profile_cudagraph_memory`` captures before the KV sizing and ``determine_available_memory``
+    subtracts its estimate when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set: off by default in 0.18 / 0.19
+    (envs.py default "0", checked in the 0.19.0 wheel), on from 0.20 ("1" in the 0.20.0 and 0.21.0 wheels; the
+    0.21 log says "default since v0.21.0"); never with ``--enforce-eager``. vLLM's estimate, per capture mode
+    (PIECEWISE, then FULL decode graphs with the default FULL_AND_PIECEWISE mode): the memory of the first
+    (largest) capture, the largest over the modes, plus (number of sizes - 1) x the second capture's. The sizes
+    are [1, 2, 4] + 8 ... 248 in steps of 8 + 256 ... max in steps of 16, max = min(2 x max_num_seqs x (1 +
+    speculative tokens), 512, max_num_batched_tokens) (``VllmConfig._set_cudagraph_sizes``): 51 PIECEWISE and
+    35 FULL graphs for 256 sequences in the 0.21 log of Qwen3-8B (P10). The bytes per graph are measured, not
+    stated by the code; observed totals are 0.1 - 1.3 GiB (0.17 GiB for a 3B model with 27 sizes on a T4,
+    0.19 - 0.20 GiB on small models, 0.52 GiB for Qwen3-8B, 1.34 GiB for Qwen3.5-35B-A3B at TP 4). Estimate:
+    4 MiB per captured batch size (counted as ``min(2 x max_num_seqs, 512)`` sizes in steps of 8 above 8) plus
+    1 MiB per layer (``layers``: those of one pipeline stage, else the model's); it is low for the larger
+    models above.
     """
     if not beh.cudagraph_in_budget:
         return 0, "not counted by this version (taken from the 1 - gpu_memory_utilization headroom)"
