@@ -28,9 +28,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 
-def _batch(args: tuple[int, int, str]) -> dict:
+def _batch(args: tuple[int, int, str, str | None]) -> dict:
     """Run `count` generated inputs with hypothesis seeded by `seed`; return the batch's figures."""
-    count, seed, workdir = args
+    count, seed, workdir, save_dir = args
     import fuzz_strategies as fz
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
@@ -58,6 +58,11 @@ def _batch(args: tuple[int, int, str]) -> dict:
             if len(stats["failures"]) < 5:
                 stats["failures"].append({"family": family, "failure": outcome.failure[-1500:],
                                           "files": {k: v[:3000] for k, v in files.items()}})
+            if save_dir:
+                # the whole input, to reproduce it: `vramlint check` on the files written back from the JSON
+                os.makedirs(save_dir, exist_ok=True)
+                with open(os.path.join(save_dir, f"{seed}-{stats['inputs']}.json"), "w", encoding="utf-8") as fh:
+                    json.dump({"family": family, "failure": outcome.failure, "files": files}, fh)
 
     one()
     stats["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -78,6 +83,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=500, help="inputs per hypothesis run in a worker")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save-failures", metavar="DIR",
+                        help="write each failing input whole into DIR as JSON ({family, failure, files})")
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="stop after this long and print the figures of the inputs run so far")
     args = parser.parse_args()
@@ -87,7 +94,7 @@ def main() -> int:
     workdir = tempfile.mkdtemp(prefix="vramlint-fuzz-")
     while left > 0:
         n = min(args.batch, left)
-        batches.append((n, args.seed * 1_000_003 + i, workdir))
+        batches.append((n, args.seed * 1_000_003 + i, workdir, args.save_failures))
         left -= n
         i += 1
     total = {"inputs": 0, "crashes": 0, "timeouts": 0, "max_s": 0.0, "max_wall_s": 0.0, "slowest": None,

@@ -11,6 +11,7 @@ it is never guessed.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -170,9 +171,18 @@ class _Positions:
         self.loc = location
         self.text = text
         self.table: list[tuple[int, int]] | None = None
+        self.newlines: list[int] | None = None
+        self.flow_newlines: list[int] | None = None
         if location is None:
             return
-        if block:
+        if block == "|" and lines:
+            # Literal block: the value's lines are the source lines, one for one, whatever was interpolated, so
+            # a place is found from the line breaks before it (a table per character costs seconds on a
+            # megabyte script)
+            self.newlines = [m.start() for m in re.finditer("\n", text)]
+            self.first = location.line + 1  # content starts on the line after the `|` indicator
+            self.col0 = indent or location.column
+        elif block:
             # a script is split up to three times (as written, with its own assignments, for eval): the table
             # of its positions is built once (tables are only read)
             key = (text, location.file, location.line, location.column, block, indent, id(lines))
@@ -188,18 +198,6 @@ class _Positions:
     def _block_table(text, location, block, indent, lines) -> list[tuple[int, int]]:
         first = location.line + 1  # block content starts on the line after the `|`/`>` indicator
         table: list[tuple[int, int]] = []
-        if lines and block == "|":
-            # Literal block: the value's lines are the source lines, one for one, whatever was interpolated.
-            col0 = indent or location.column
-            line, col = first, col0
-            for ch in text:
-                table.append((line, col))
-                if ch == "\n":
-                    line, col = line + 1, col0
-                else:
-                    col += 1
-            table.append((line, col))
-            return table
         if lines:
             # Align each non-blank source line with where its text occurs in the scalar value. Exact for
             # literal `|` blocks; for folded `>` blocks (YAML joined lines with spaces) it is exact for every
@@ -245,21 +243,30 @@ class _Positions:
         table.append((line, col))
         return table
 
+    def _line_column(self, index: int) -> tuple[int, int]:
+        if self.newlines is None:
+            assert self.table is not None
+            return self.table[min(index, len(self.table) - 1)]
+        index = min(index, len(self.text))
+        breaks = bisect.bisect_left(self.newlines, index)
+        return self.first + breaks, self.col0 + index - (self.newlines[breaks - 1] + 1 if breaks else 0)
+
     def at(self, start: int, end: int, yaml_path: str | None = None) -> Location | None:
         if self.loc is None:
             return None
         path = self.loc.yaml_path if yaml_path is None else yaml_path
-        if self.table is not None:
-            s = self.table[min(start, len(self.table) - 1)]
-            e = self.table[min(max(end - 1, start), len(self.table) - 1)]
+        if self.newlines is not None or self.table is not None:
+            s = self._line_column(start)
+            e = self._line_column(max(end - 1, start))
             if s[0] == e[0]:
                 return Location(self.loc.file, s[0], s[1], s[0], e[1] + 1, yaml_path=path)
             return Location(self.loc.file, s[0], s[1], yaml_path=path)
-        before = self.text[:start]
-        breaks = before.count("\n")
+        if self.flow_newlines is None:
+            self.flow_newlines = [m.start() for m in re.finditer("\n", self.text)]
+        breaks = bisect.bisect_left(self.flow_newlines, start)
         line = self.loc.line + breaks
         if breaks:
-            col = start - before.rfind("\n")
+            col = start - self.flow_newlines[breaks - 1]
         else:
             col = self.loc.column + self.offset + start
         return Location(self.loc.file, line, col, line, col + (end - start), yaml_path=path)
@@ -977,9 +984,9 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
         return None
     w = rest[0].text or ""
     b = _basename(w)
-    full_env = {**env, **local_env}
     if b in _SHELLS:
-        return _search_shell(rest, full_env, depth)
+        # merged only here: a script's own assignments make `env` large, and most commands are not shells
+        return _search_shell(rest, {**env, **local_env} if local_env else env, depth)
     if b == "vllm":
         if len(rest) > 1 and rest[1].text == "serve":
             return _Found("serve", rest[2:], local_env, env_tokens, rest[0].location, [])
@@ -1039,18 +1046,19 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
                       [f"{_basename(argv[0].text or 'sh')}: Syntax error: Unterminated quoted string (the {quote} "
                        "here is never closed), so the shell runs none of the script"])
     problems: list[str] = []
-    tokens = split_shell(script.text, script.location, block=bool(script.block), env=env,
-                         indent=script.indent, lines=script.lines, folded=script.block == ">",
-                         quoted=script.quoted, problems=problems)
     # Variables assigned in the script itself (`MODEL=x; vllm serve $MODEL`) are known to later commands.
-    found = _search_script_with_assignments(script, env, depth, problems)
+    found, assigned = _search_script_with_assignments(script, env, depth, problems)
     if found is not None:
         return found
-    for cmd in _simple_commands(tokens):
-        found = _search_argv(cmd, env, depth + 1)
-        if found is not None:
-            found.problems[:0] = problems
-            return found
+    if assigned != env:  # else the script was read with just these variables already
+        tokens = split_shell(script.text, script.location, block=bool(script.block), env=env,
+                             indent=script.indent, lines=script.lines, folded=script.block == ">",
+                             quoted=script.quoted, problems=problems)
+        for cmd in _simple_commands(tokens):
+            found = _search_argv(cmd, env, depth + 1)
+            if found is not None:
+                found.problems[:0] = problems
+                return found
     if re.search(r"(^|[\s;&|(])eval\s", script.text):
         return _search_eval(script, env, depth, problems)
     return None
@@ -1157,22 +1165,30 @@ def _script_assignments(raw: list[Token], env: dict[str, str | None],
 
 
 def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,
-                                    problems: list[str]) -> _Found | None:
-    """Second pass for scripts whose variables are assigned in the script itself before use."""
+                                    problems: list[str]) -> tuple[_Found | None, dict[str, str | None]]:
+    """The script read with the variables it assigns itself before use (and ``env``), and those variables."""
     text = script.text or ""
-    raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
-                      lines=script.lines, folded=script.block == ">", quoted=script.quoted)
-    assigned = _script_assignments(raw, env, problems)
-    if assigned == env:
-        return None
+    # the words alone first (placing every word costs as much as splitting, on a megabyte script); placed only
+    # when a variable grows too large, to say on which line
+    raw = split_shell(text, None, block=bool(script.block), folded=script.block == ">")
+    grew: list[str] = []
+    assigned = _script_assignments(raw, env, grew)
+    if grew:
+        raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
+                          lines=script.lines, folded=script.block == ">", quoted=script.quoted)
+        assigned = _script_assignments(raw, env, problems)
+    read_problems: list[str] = []
     tokens = split_shell(text, script.location, block=bool(script.block), env=assigned, indent=script.indent,
-                         lines=script.lines, folded=script.block == ">", quoted=script.quoted)
+                         lines=script.lines, folded=script.block == ">", quoted=script.quoted,
+                         problems=read_problems)
     for cmd in _simple_commands(tokens):
         found = _search_argv(cmd, assigned, depth + 1)
         if found is not None:
-            found.problems[:0] = problems
-            return found
-    return None
+            found.problems[:0] = problems + read_problems
+            return found, assigned
+    if assigned == env:
+        problems.extend(read_problems)  # no second reading: what this one met is all there is to say
+    return None, assigned
 
 
 # --------------------------------------------------------------------------------------------------------------

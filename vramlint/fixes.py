@@ -556,6 +556,8 @@ def add_shm(server: Server) -> tuple[list[Edit], str | None]:
     if not isinstance(container, dict) or not isinstance(pod, dict):
         return [], "vramlint cannot find the container and its pod spec in the file"
     mounts, volumes = container.get("volumeMounts"), pod.get("volumes")
+    if not isinstance(mounts, (list, type(None))) or not isinstance(volumes, (list, type(None))):
+        return [], "the container's volumeMounts or the pod's volumes are not lists"
     if any(isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts or []):
         return [], "/dev/shm is mounted from a volume that is not a memory emptyDir: set its emptyDir medium: Memory"
     if any(isinstance(v, dict) and v.get("name") == "dshm" for v in volumes or []):

@@ -83,6 +83,7 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
     `.gitignore` ignores are not walked (`--no-respect-gitignore` turns it off).
     """
     roots = [p for p in paths if p != "-"] + list(values_files if root_values is None else root_values)
+    _CHART_DIR_CACHE.clear()  # folders are named relative to the working directory: another scan, other folders
     with scanned_roots(roots):
         if vllm_version is None:
             return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name,

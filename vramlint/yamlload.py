@@ -622,8 +622,18 @@ def nesting_problem(text: str, file: str) -> Problem | None:
         line = 1
         line_start = 0
         quote = None
-        for m in re.finditer(r"[\[\]{}\n\"']", text):
+        for m in re.finditer(r"\\.|[\[\]{}\n\"']", text):
             ch = m.group(0)
+            if ch[0] == "\\":
+                # an escape inside a double-quoted scalar (`"\"7"`) does not end it; elsewhere a backslash is
+                # plain text and the character after it counts as itself
+                if ch[1] == "\n":
+                    line += 1
+                    line_start = m.end()
+                    continue
+                if quote == '"' or ch[1] not in "[]{}\"'":
+                    continue
+                ch = ch[1]
             if ch == "\n":
                 line += 1
                 line_start = m.end()
@@ -639,7 +649,8 @@ def nesting_problem(text: str, file: str) -> Problem | None:
                                    "levels deep here (flow collections): not read")
             elif ch in "]}":
                 depth = max(0, depth - 1)
-            elif depth > 0:
+            elif depth > 0 and (m.start() == 0 or text[m.start() - 1] in " \t\n[{,:"):
+                # a quote opens a quoted scalar only where a scalar starts: in `[don't, [[[` it is plain text
                 quote = ch
     if re.search(rf"^[ \t-]{{{MAX_BLOCK_DEPTH},}}", text, re.MULTILINE):
         return _block_nesting_problem(text, file)

@@ -577,6 +577,10 @@ def run(args: argparse.Namespace) -> int:
     from vramlint.config import apply_flags, load_config
 
     started = time.perf_counter()
+    if "vramlint.fixes" in sys.modules:
+        # texts read by an earlier run in this process (tests, the fuzz benchmark, a library caller) may have
+        # changed since: fixes are made on what this run reads
+        sys.modules["vramlint.fixes"].forget_texts()
     outputs = _outputs(args)
     paths = list(args.paths) or ["."]
     check_paths(paths)

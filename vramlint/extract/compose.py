@@ -642,6 +642,11 @@ def _ids(text: str | None) -> list[str] | None:
     return [p.strip() for p in t.split(",") if p.strip()]
 
 
+# Devices a `count:` is turned into, listed to find services sharing one: no machine has more GPUs than this,
+# and a hostile `count: 10000000000` must not become a list of ten billion names.
+_MAX_LISTED_DEVICES = 1024
+
+
 def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, Location],
          interp: Interpolator) -> GpuRequest | None:
     count: int | None = None
@@ -702,7 +707,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                     if c == "all" or c == "-1":
                         all_gpus = True
                         evidence.append("count: all")
-                    elif c.isdigit():
+                    elif c.isdigit() and len(c) <= 18:  # an int64, as compose reads it
                         count = int(c)
                         evidence.append(f"count: {count}")
                 else:
@@ -748,10 +753,12 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         has_gpu, vendor = True, "intel-gaudi"
     if not has_gpu and "NVIDIA_VISIBLE_DEVICES" not in env:
         return None
-    if count is not None and device_ids is None:
+    if count is not None and device_ids is None and count <= _MAX_LISTED_DEVICES:
         # Docker turns `count: N` into devices 0..N-1 (moby's countToDevices): two services with `count: 1`
         # both get GPU 0.
         physical = [str(i) for i in range(count)]
+    elif count is not None and device_ids is None:
+        physical = None  # more devices than any machine has: not listed one by one (the count still says it)
     else:
         physical = device_ids
     nv_ids = _ids(nvidia_visible)
