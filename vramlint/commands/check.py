@@ -552,10 +552,13 @@ def _run_rules(assessments, rules, selection):
     files = {a.server.file for a in assessments} or {"."}
     runnable = [r for r in rules if any(selection.enabled(r.id, f) for f in files)]
     groups: dict[str, tuple[object, list]] = {}
+    keys: dict[int, tuple[object, str]] = {}  # by configuration object: 10,000 servers of one file share one
     for assessment in assessments:
         cfg = selection.config_for(assessment.server.file)
-        key = json.dumps([cfg.rules, vars(cfg.traffic)], sort_keys=True, default=str)
-        groups.setdefault(key, (cfg, []))[1].append(assessment)
+        known = keys.get(id(cfg))
+        if known is None or known[0] is not cfg:
+            known = keys[id(cfg)] = (cfg, json.dumps([cfg.rules, vars(cfg.traffic)], sort_keys=True, default=str))
+        groups.setdefault(known[1], (cfg, []))[1].append(assessment)
     if len(groups) <= 1:
         cfg = next(iter(groups.values()))[0] if groups else selection.config
         return run_rules(assessments, runnable, context(cfg))
