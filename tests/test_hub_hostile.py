@@ -380,6 +380,33 @@ def test_headers_that_never_end_are_cut_at_the_answer_timeout(hub, monkeypatch):
     assert time.monotonic() - started < 1.5
 
 
+def test_a_hostile_hub_costs_a_run_its_hub_budget_whatever_the_number_of_models(hub, monkeypatch):
+    # each answer comes at 10 KB/s, fast enough not to be cut as a trickle: 200 KB take 20 s a model
+    monkeypatch.setattr(hub_client, "RUN_BUDGET_S", 1.5)
+    body = config()[:-1] + b" " * 200_000 + b"}"
+
+    def slow(req: BaseHTTPRequestHandler) -> None:
+        req.send_response(200)
+        req.send_header("Content-Length", str(len(body)))
+        req.end_headers()
+        for i in range(0, len(body), 1000):
+            req.wfile.write(body[i:i + 1000])
+            req.wfile.flush()
+            time.sleep(0.1)
+
+    names = [f"acme/slow-{i}" for i in range(8)]
+    for name in names:
+        hub.file(name, "config.json", slow)
+    begin_run()
+    started = time.monotonic()
+    results = resolve_models(names, options(hub_timeout_s=30.0))
+    elapsed = time.monotonic() - started
+    assert elapsed < 3.0, elapsed
+    reasons = [reason for _, reason in results.values()]
+    assert all(info is None for info, _ in results.values())
+    assert any("1.5 s for Hub requests are spent" in r for r in reasons), reasons
+
+
 def test_weights_not_read_for_a_slow_connection_are_not_cached(hub, env):
     hub.file("acme/tiny", "config.json", body(config()))
     hub.file("acme/tiny", "model.safetensors", drip(safetensors_bytes(tiny_llama_tensors()), 0.05))

@@ -38,6 +38,7 @@ def test_quoted_hub_limits_are_the_codes():
     text = " ".join(DOC.split())
     assert hub.CONFIG_CAP == 4 * 2**20 and "`config.json` is read up to 4 MiB" in text
     assert hub.SAFETENSORS_HEADER_CAP == 8 * 2**20 and "a safetensors header up to 8 MiB" in text
+    assert hub.RUN_BUDGET_S == 5.0 and "end within 5 s of the first (`RUN_BUDGET_S`)" in text
     assert ResolveOptions().hub_timeout_s == 10.0 and "each request has a deadline (10 s)" in text
     assert (hub.CONNECT_TIMEOUT_S, hub.ANSWER_TIMEOUT_S) == (3.0, 4.0)
     assert "(3 s to connect, 4 s for the answer to begin)" in text

@@ -37,6 +37,11 @@ CONNECT_TIMEOUT_S = 3.0  # TCP (and TLS) connection to the Hub
 ANSWER_TIMEOUT_S = 4.0  # from the request sent to the end of the response headers, and between two reads
 MIN_BODY_RATE = 4096  # bytes per second, after the first second of a body: slower is a drip, not a network
 MAX_REDIRECTS = 5
+# Wall-clock time all of a run's requests to one endpoint may take together, from the first. A hostile endpoint
+# (HF_ENDPOINT, or a model repository made to be slow) costs at most this, whatever the number of models it is
+# asked about; what is not fetched by then is said unresolved (a config.json) or computed from the architecture
+# (safetensors headers), and asked again next run, since only complete answers are cached.
+RUN_BUDGET_S = 5.0
 CHUNK = 64 * 1024
 
 # Body caps, in bytes. The largest config.json on the Hub are a few hundred KB (vision towers, id2label);
@@ -136,6 +141,7 @@ class _EndpointState:
     contacted: threading.Event = field(default_factory=threading.Event)
     started: bool = False
     unreachable: str | None = None  # why the first contact got no answer
+    budget_ends: float | None = None  # time.monotonic() when the run's RUN_BUDGET_S for this endpoint is spent
 
 
 _STATES: dict[str, _EndpointState] = {}
@@ -189,6 +195,8 @@ class HubClient:
         with self.state.lock:
             if not self.state.started:
                 self.state.started = first = True
+            if self.state.budget_ends is None:
+                self.state.budget_ends = time.monotonic() + RUN_BUDGET_S
         if not first:
             # Another thread makes the one connection attempt of the run; wait for its outcome.
             self.state.contacted.wait(self.connect_timeout_s + self.answer_timeout_s + 1.0)
@@ -211,6 +219,11 @@ class HubClient:
             remaining = self.deadline_s - (time.monotonic() - started)
             if remaining <= 0:
                 raise HubError("timeout", f"no complete answer within {self.deadline_s:g} s")
+            run_left = (self.state.budget_ends or 0.0) - time.monotonic()
+            if run_left <= 0:
+                raise HubError("timeout", f"this run's {RUN_BUDGET_S:g} s for Hub requests are spent, so it was not "
+                                          "asked")
+            remaining = min(remaining, run_left)
             target = _Origin.of(url)
             same_origin = target == self.origin
             headers = {"User-Agent": "vramlint", "Accept-Encoding": "identity"}

@@ -11,6 +11,7 @@ template expression): the key is present and its value is ``None``. A key that i
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -214,6 +215,14 @@ class Problem:
     column: int | None
     message: str
     level: Level = "error"  # "warning"/"note" for input read with a caveat (reported as VRL102 at that level)
+
+    def __post_init__(self) -> None:
+        # Command-line reading (vramlint.cmdline) starts a message with "line N: " for the line of the word it is
+        # about (a script's 31st line), while an extractor places it on the server: it goes on the word's line.
+        if self.message.startswith("line "):
+            m = re.match(r"line (\d+): ", self.message)
+            if m is not None:
+                self.line, self.column, self.message = int(m.group(1)), None, self.message[m.end():]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -65,6 +65,20 @@ def _constructor_class():
                 del mapping[key]
             return True
 
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep=deep)
+            except (ValueError, OverflowError, KeyError):
+                # a scalar its tag cannot hold (`!!int abc`, `!!float x`, `!!bool maybe`): said on its line, as a
+                # parse error is (Kubernetes refuses these too)
+                if not isinstance(node.value, str):
+                    raise
+                from ruamel.yaml.constructor import ConstructorError
+
+                tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+                raise ConstructorError(None, None, f"{node.value[:80]!r} is not a valid {tag} value", node.start_mark) \
+                    from None
+
         def construct_yaml_int(self, node: Any) -> Any:
             text = node.value if isinstance(node.value, str) else ""
             digits = sum(ch.isalnum() for ch in text)
