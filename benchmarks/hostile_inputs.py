@@ -2,13 +2,20 @@
 
     python3 benchmarks/hostile_inputs.py [--case NAME ...] [--keep DIR] [--timeout 60]
 
-Each case is written to its own folder in a temporary directory (alias bombs in manifests, values files and
+Each case is written to its own folder in a temporary directory: alias bombs in manifests, values files and
 compose files; a 5,000-digit number; inf/nan flags; a shell variable doubled 40 times; `$(VAR)` expanded
-100,000 times; 4.9 MB of Deployments; 100,000 tiny documents; 100,000 args; a 1.4 MB script of 20,000
-commands; ...), then `vramlint check FOLDER --offline --output-format json` runs on it in a separate process
-(working directory: the case folder). Printed per case: wall seconds, peak RSS of that process (MB, from
-getrusage of the waited child), exit status, and the first finding of the highest level (rule, file:line, message). The last line
-counts the cases that ended within 5 s and 300 MB with exit status 0 or 1.
+100,000 times; large but legal inputs (4.9 MB of Deployments, 100,000 tiny documents, 100,000 args, a 1.4 MB
+script of 20,000 commands); and a second round (`more_cases`): deep flow collections, `<<` merge chains, huge
+anchors, 10 MB one-liners, base64 ConfigMaps, NUL bytes, invalid UTF-8, BOMs, CR line ends, UTF-16/32, symlink
+loops, links to /proc/self/environ, FIFOs, sockets, unreadable files, hostile file names, Helm `tpl`/`include`
+recursion and `.Files.Glob`, a 5 MB values overlay, compose `extends` cycles, a script that runs itself,
+`$(VAR)` cycles, `--config` loops and escape sequences in values. Then `vramlint check . --offline` runs on it
+in a separate process (working directory: the case folder, HF_TOKEN set to a planted secret), writing JSON,
+GitHub annotations and text. Printed per case: wall seconds, peak RSS of that process (MB, from getrusage of
+the waited child), exit status, and the first finding of the highest level (rule, file:line, message), or
+what went wrong: the planted token in any output or on stderr, a traceback, a raw escape character on the
+terminal, a GitHub line that is not one of vramlint's annotations. The last line counts the cases that ended
+within 5 s and 300 MB with exit status 0 or 1 and none of those.
 """
 
 from __future__ import annotations
@@ -18,10 +25,13 @@ import json
 import os
 import resource
 import shutil
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LIMIT_SECONDS = 5.0
@@ -180,20 +190,172 @@ def cases() -> dict[str, dict[str, str]]:
                      for i in range(20_000))
     out["script-1.4MB-20k-commands"] = {"deploy.yaml": script_deployment(
         cmds + "\nexec vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len 4096")}
+    out.update(more_cases())
     return out
 
 
-def run_case(name: str, files: dict[str, str], base: str, timeout: float) -> tuple[float, float, int | None, str]:
-    folder = os.path.join(base, name)
-    for rel, text in files.items():
+QWEN = ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
+COMPOSE_HEAD = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n"
+
+
+def more_cases() -> dict[str, dict[str, Any]]:
+    """Hostile inputs of the second round. A file's value is its text, its bytes, or a special entry:
+    ("symlink", target), ("fifo",), ("socket",), ("mode", octal, text), ("args", [extra check arguments])."""
+    out: dict[str, dict[str, Any]] = {}
+    one = deployment(QWEN)
+    # nesting and aliases
+    out["deep-flow-maps"] = {"deploy.yaml": one + "---\nx: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n"}
+    out["deep-flow-after-quotes"] = {"deploy.yaml": one + "---\nx: [\"a\\\"b\", don't, 'it''s', "
+                                     + "[" * 3000 + "]" * 3001 + "\n"}
+    out["deep-flow-in-args"] = {"deploy.yaml": one.replace('- "--model"', "- " + "[" * 2000 + "]" * 2000
+                                                            + '\n            - "--model"')}
+    merges = ["x-m0: &m0 {a: 1}"] + [f"x-m{i}: &m{i} {{<<: *m{i - 1}, k{i}: {i}}}" for i in range(1, 400)]
+    out["merge-chain-400"] = {"compose.yaml": "\n".join(merges) + "\n" + COMPOSE_HEAD
+                              + "    command: --model Qwen/Qwen2.5-1.5B-Instruct\n    labels: *m399\n"}
+    big = "x" * 3_000_000
+    out["compose-huge-anchor-command"] = {"compose.yaml": f"x-big: &big \"--served-model-name {big}\"\n"
+                                          + COMPOSE_HEAD + "    command: [--model, Qwen/Qwen2.5-1.5B-Instruct, *big]\n"
+                                          + "".join(f"  s{i}:\n    image: vllm/vllm-openai:v0.8.5\n"
+                                                    f"    command: [--model, Qwen/Qwen2.5-1.5B-Instruct, *big]\n"
+                                                    for i in range(50))}
+    words = " ".join(["--enforce-eager"] * 400_000)
+    out["compose-anchor-400k-words"] = {"compose.yaml": f"x-w: &w \"--model Qwen/Qwen2.5-1.5B-Instruct {words}\"\n"
+                                        + COMPOSE_HEAD + "    command: *w\n"}
+    # long lines, big data, encodings
+    out["one-line-4.5MB"] = {"deploy.yaml": deployment(QWEN + ["--served-model-name", "n" * 4_500_000])}
+    out["one-line-10MB"] = {"deploy.yaml": deployment(QWEN + ["--served-model-name", "n" * 10_000_000])}
+    import base64
+
+    blob = base64.b64encode(os.urandom(3_000_000)).decode()
+    out["configmap-base64-4MB"] = {"deploy.yaml": one + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
+                                   f"binaryData:\n  weights.bin: {blob}\n"}
+    out["nul-bytes"] = {"deploy.yaml": one.encode().replace(b"name: llm", b"name: ll\0m")}
+    out["invalid-utf8"] = {"deploy.yaml": one.encode().replace(b"name: llm", b"name: ll\xff\xfem")}
+    out["bom-crlf"] = {"deploy.yaml": b"\xef\xbb\xbf" + one.replace("\n", "\r\n").encode()}
+    out["cr-only"] = {"deploy.yaml": one.replace("\n", "\r").encode()}
+    out["utf16-le"] = {"deploy.yaml": one.encode("utf-16")}
+    out["utf32-be"] = {"deploy.yaml": b"\x00\x00\xfe\xff" + one.encode("utf-32-be")}
+    out["utf16-no-bom"] = {"deploy.yaml": one.encode("utf-16-le")}
+    # the file system
+    out["symlink-loop"] = {"deploy.yaml": one, "a.yaml": ("symlink", "b.yaml"), "b.yaml": ("symlink", "a.yaml"),
+                           "d/loop": ("symlink", ".."), "d/self": ("symlink", "."), "root": ("symlink", "/")}
+    out["symlink-to-secret"] = {"deploy.yaml": one, "environ.yaml": ("symlink", "/proc/self/environ"),
+                                "secret.env": ("symlink", "/proc/self/environ")}
+    out["fifo-and-socket"] = {"deploy.yaml": one, "pipe.yaml": ("fifo",), "sock.yaml": ("socket",)}
+    out["unreadable-file-and-dir"] = {"deploy.yaml": one, "locked.yaml": ("mode", 0o000, one),
+                                      "locked/deploy.yaml": one, "locked": ("mode", 0o000, None)}
+    out["hostile-file-names"] = {"ok\nerror::x.yaml": one, "\x1b[31mred\x1b[0m.yaml": one,
+                                 "::warning file=x::y.yaml": one, "a%0A::error::b.yaml": one,
+                                 "pipe|`tick`.yaml": one}
+    # templates
+    out["helm-tpl-recursion"] = {"chart/Chart.yaml": CHART, "chart/templates/deploy.yaml": CHART_TEMPLATE,
+                                 "chart/templates/x.yaml": "{{ tpl .Values.loop . }}\n",
+                                 "chart/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\nmaxLen: 4096\n"
+                                 "loop: '{{ tpl .Values.loop . }}'\n"}
+    out["helm-define-self-include"] = {"chart/Chart.yaml": CHART,
+                                       "chart/templates/_h.tpl": '{{ define "a" }}x{{ include "a" . }}{{ include "a" . }}'
+                                       "{{ end }}\n",
+                                       "chart/templates/deploy.yaml": CHART_TEMPLATE.replace(
+                                           "{{ .Release.Name }}", '{{ include "a" . | trunc 10 }}'),
+                                       "chart/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\nmaxLen: 4096\n"}
+    out["helm-files-glob"] = {"chart/Chart.yaml": CHART,
+                              "chart/templates/deploy.yaml": CHART_TEMPLATE + "{{ range $p, $_ := .Files.Glob \"**\" }}"
+                              "# {{ $p }}: {{ $.Files.Get $p }}\n{{ end }}",
+                              "chart/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\nmaxLen: 4096\n",
+                              "chart/secret": ("symlink", "/proc/self/environ")}
+    overlay = "model: Qwen/Qwen2.5-1.5B-Instruct\nmaxLen: 4096\nextra:\n" + "".join(
+        f"  k{i}: {'v' * 40}\n" for i in range(100_000))
+    out["helm-values-overlay-5MB"] = {"chart/Chart.yaml": CHART, "chart/templates/deploy.yaml": CHART_TEMPLATE,
+                                      "chart/values.yaml": "model: x\nmaxLen: 1\n", "over.yaml": overlay,
+                                      "__args__": ("args", ["--values", "over.yaml"])}
+    # references between files
+    out["compose-extends-cycle"] = {"compose.yaml": COMPOSE_HEAD + "    command: --model Qwen/Qwen2.5-1.5B-Instruct\n"
+                                    "    extends: {file: other.yaml, service: b}\n",
+                                    "other.yaml": "services:\n  b:\n    extends: {file: compose.yaml, service: vllm}\n"
+                                    "  c:\n    extends: c\n"}
+    out["compose-extends-self"] = {"compose.yaml": COMPOSE_HEAD + "    command: --model Qwen/Qwen2.5-1.5B-Instruct\n"
+                                   "    extends: vllm\n"}
+    out["script-sources-itself"] = {"compose.yaml": COMPOSE_HEAD + "    entrypoint: [bash, ./start.sh]\n"
+                                    "    volumes: [./start.sh:/start.sh]\n",
+                                    "start.sh": ". ./start.sh\nsource $0\nbash ./start.sh\nexec ./start.sh\n"
+                                    "exec vllm serve Qwen/Qwen2.5-1.5B-Instruct\n"}
+    out["dependent-var-cycle"] = {"deploy.yaml": deployment(QWEN + ["--served-model-name", "$(A)"]).replace(
+        "          resources:", "          env:\n            - {name: A, value: '$(B)'}\n"
+        "            - {name: B, value: '$(A)$(A)'}\n          resources:", 1)}
+    out["config-file-is-itself"] = {"compose.yaml": COMPOSE_HEAD + "    command: --config /cfg/c.yaml\n"
+                                    "    volumes: [./c.yaml:/cfg/c.yaml, ./:/cfgdir]\n",
+                                    "c.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\nconfig: /cfg/c.yaml\n"}
+    out["config-file-is-a-folder"] = {"compose.yaml": COMPOSE_HEAD + "    command: --model Qwen/Qwen2.5-1.5B-Instruct "
+                                      "--config /cfgdir\n    volumes: [./:/cfgdir]\n"}
+    out["vllm-config-yaml-bomb"] = {"compose.yaml": COMPOSE_HEAD + "    command: --config /c.yaml\n"
+                                    "    volumes: [./c.yaml:/c.yaml]\n",
+                                    "c.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n" + alias_bomb()}
+    out["ansi-in-values"] = {"deploy.yaml": deployment(["--model", "\x1b]0;pwned\x07Qwen/\x1b[2J",
+                                                        "--served-model-name", "\x1b[31m::error::x\r\n::warning::y",
+                                                        "--max-model-len", "\x1b[1m4096"])}
+    out["env-ansi-and-token"] = {"compose.yaml": COMPOSE_HEAD + "    command: --model $${M} --served-model-name ${N}\n"
+                                 "    env_file: [.env, /proc/self/environ]\n",
+                                 ".env": "M=\x1b[31mQwen/Qwen2.5-1.5B-Instruct\nN=${HF_TOKEN}\n"}
+    return out
+
+
+SECRET = "hf_plantedSECRETtoken0123456789abcdef"  # HF_TOKEN of every run: it must appear in no output
+
+
+def write_case(folder: str, files: dict[str, Any]) -> list[str]:
+    """Write a case's files (see `more_cases`); the extra `vramlint check` arguments it asks for."""
+    extra: list[str] = []
+    modes: list[tuple[str, int]] = []
+    for rel, content in files.items():
         path = os.path.join(folder, rel)
+        if isinstance(content, tuple) and content[0] == "args":
+            extra += content[1]
+            continue
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT), HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "vramlint", "check", ".", "--offline", "--output-format", "json"]
+        if isinstance(content, tuple):
+            kind = content[0]
+            if kind == "symlink":
+                os.symlink(content[1], path)
+            elif kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "socket":
+                sock = socket.socket(socket.AF_UNIX)
+                sock.bind(path)
+                sock.close()
+            elif kind == "mode":
+                if content[2] is None:
+                    os.makedirs(path, exist_ok=True)
+                else:
+                    with open(path, "w", encoding="utf-8") as fh:
+                        fh.write(content[2])
+                modes.append((path, content[1]))  # after the folder's files are written
+            continue
+        with open(path, "wb") as fh:
+            fh.write(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
+    for path, mode in modes:
+        os.chmod(path, mode)
+    return extra
+
+
+def _restore_modes(folder: str) -> None:
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, stat.S_IRWXU)
+
+
+def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> tuple[float, float, int | None, str]:
+    folder = os.path.join(base, name)
+    os.makedirs(folder, exist_ok=True)
+    extra = write_case(folder, files)
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT), HF_HUB_OFFLINE="1", HF_TOKEN=SECRET)
+    cmd = [sys.executable, "-m", "vramlint", "check", ".", "--offline", *extra, "--output-format", "json",
+           "--output-file", os.path.join(base, f"{name}.json"), "--output-format", "text",
+           "--output-format", "github", "--output-file", os.path.join(base, f"{name}.github")]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="backslashreplace")
     try:
         out, err = proc.communicate(timeout=timeout)
         code: int | None = proc.returncode
@@ -202,17 +364,37 @@ def run_case(name: str, files: dict[str, str], base: str, timeout: float) -> tup
         out, err = proc.communicate()
         code = None
     seconds = time.perf_counter() - start
+    _restore_modes(folder)
     # ru_maxrss of the children is the largest of any child waited for so far: each case runs alone, in order,
     # and the figure is kept only if this child raised it (else it is at most the previous maximum).
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    outputs = {"text": out, "stderr": err}
+    for kind in ("json", "github"):
+        try:
+            with open(os.path.join(base, f"{name}.{kind}"), encoding="utf-8", errors="backslashreplace") as fh:
+                outputs[kind] = fh.read()
+        except OSError:
+            outputs[kind] = ""
+    leaks = [k for k, v in outputs.items() if SECRET in v]
+    if leaks:
+        return seconds, peak_mb, code, f"LEAK: the planted HF_TOKEN is in {', '.join(leaks)}"
+    if "Traceback" in err:
+        return seconds, peak_mb, 2, f"traceback on stderr: {err.strip().splitlines()[-1][:120]}"
+    if "\x1b" in out or "\x1b" in err or "\x07" in out:
+        return seconds, peak_mb, code, "a raw escape character reached the terminal"
+    if any(line.startswith("::") and not line.startswith(("::error ", "::warning ", "::notice ", "::group::",
+                                                           "::endgroup::"))
+           for line in outputs["github"].splitlines()):
+        return seconds, peak_mb, code, "a github output line that is not vramlint's own annotation"
     first = "-"
     try:
-        findings = json.loads(out).get("findings") or []
+        findings = json.loads(outputs["json"]).get("findings") or []
         if findings:
             # the first finding of the highest level: what the case is about, not a note about the GPU
             rank = {"error": 0, "warning": 1, "note": 2}
             f = min(findings, key=lambda x: rank.get(x.get("level"), 3))
             first = f"{f.get('rule')} {f.get('file')}:{f.get('line')} {f.get('message', '')[:110]}"
+            first = first.encode("unicode_escape").decode("ascii")
         else:
             first = "(no finding)"
     except (ValueError, AttributeError):
@@ -235,7 +417,8 @@ def main() -> int:
         for name in names:
             # a fresh interpreter per case keeps ru_maxrss per case: run each through a small wrapper process
             seconds, peak, code, first = _isolated(name, all_cases[name], base, args.timeout)
-            within = code in (0, 1) and seconds < LIMIT_SECONDS and peak < LIMIT_MB
+            within = code in (0, 1) and seconds < LIMIT_SECONDS and peak < LIMIT_MB and not first.startswith(
+                ("LEAK", "traceback", "a raw escape", "a github output"))
             ok += within
             print(f"{name:28s} {seconds:6.2f} s {peak:7.1f} MB  exit {code}  {'ok ' if within else 'BAD'}  {first}",
                   flush=True)

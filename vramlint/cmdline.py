@@ -1263,6 +1263,13 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     while i < n:
         tok = tokens[i]
         text = tok.text
+        if text is not None and len(text) > MAX_EXPANDED_CHARS:
+            # no vLLM argument is this long (a chat template is a few KB); a hostile file's megabyte word would be
+            # quoted by every finding about it
+            inv.problems.append(f"{_where(tok)}an argument of {len(text):,} characters, more than "
+                                f"{MAX_EXPANDED_CHARS:,} (expansion budget): not read")
+            tok = Token(None, tok.location)
+            text = None
         if text is None:
             inv.unchecked.append(_where(tok) + "a word of the command line is known only at run time (a variable "
                                  "or template), so the arguments it holds are not checked")

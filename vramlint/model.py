@@ -206,6 +206,19 @@ def _loc_short(loc: Location) -> dict[str, Any]:
     return {"file": loc.file, "line": loc.line, "column": loc.column}
 
 
+# A message quotes the values it is about; a hostile file's value can be megabytes, repeated by every finding
+# about it (3 MB aliased into 50 services made 1.4 GB of findings). Past this length, each long word of a
+# message is cut, saying how long it was.
+MAX_MESSAGE_CHARS = 4000
+_LONG_WORD = re.compile(r"\S{200,}")
+
+
+def short_message(message: str) -> str:
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return _LONG_WORD.sub(lambda m: f"{m.group(0)[:80]}...[{len(m.group(0)):,} characters]", message)
+
+
 @dataclass
 class Problem:
     """Input that could not be read as intended (invalid YAML, a bad value): reported, never fatal."""
@@ -217,6 +230,7 @@ class Problem:
     level: Level = "error"  # "warning"/"note" for input read with a caveat (reported as VRL102 at that level)
 
     def __post_init__(self) -> None:
+        self.message = short_message(self.message)
         # Command-line reading (vramlint.cmdline) starts a message with "line N: " for the line of the word it is
         # about (a script's 31st line), while an extractor places it on the server: it goes on the word's line.
         if self.message.startswith("line "):
@@ -319,6 +333,9 @@ class Finding:
     suppression: str | None = None  # how it was suppressed: "comment" | "annotation" | "baseline"
     fix: Fix | None = None  # what removes it (vramlint/fixes.py), computed by the rule
     related: list[Location] = field(default_factory=list)  # other lines the message names
+
+    def __post_init__(self) -> None:
+        self.message = short_message(self.message)
 
     def to_json(self) -> dict[str, Any]:
         loc = self.location

@@ -397,7 +397,10 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     for msg in inv.problems:
-        problems.append(Problem(file, loc.line, loc.column, f"service {name}: {msg}"))
+        # a message that starts by naming its line keeps it first: the problem is placed there (model.Problem)
+        own_line = re.match(r"line \d+: ", msg)
+        head = own_line.group(0) if own_line else ""
+        problems.append(Problem(file, loc.line, loc.column, f"{head}service {name}: {msg[len(head):]}"))
     # an unset variable is said once per file, on the first service that uses it (the same note on every
     # service would repeat one fact)
     fresh = sorted(v for v in interp.unknown_used if f"${v}" not in said)

@@ -22,9 +22,10 @@ class Values:
 
 
 class _TooManyAliases(Exception):
-    def __init__(self, message: str, path: tuple):
+    def __init__(self, message: str, path: tuple, own_limit: bool = False):
         super().__init__(message)
         self.path = path
+        self.own_limit = own_limit  # vramlint's size limit, not go-yaml's alias guard: Helm would read the file
 
 
 MAX_VALUES_NODES = 50_000  # vramlint's limit on a values file's nodes with its aliases expanded
@@ -47,7 +48,7 @@ def _count(node: Any, path: tuple, counts: dict | None) -> None:
         raise _TooManyAliases("yaml: document contains excessive aliasing", path)
     if decoded > MAX_VALUES_NODES:
         raise _TooManyAliases(f"more than vramlint's limit of {MAX_VALUES_NODES:,} values with YAML aliases "
-                              "expanded", path)
+                              "expanded", path, own_limit=True)
 
 
 def _expanded_size(root: Any) -> None:
@@ -85,7 +86,7 @@ def _expanded_size(root: Any) -> None:
         raise _TooManyAliases("yaml: document contains excessive aliasing", path)
     if nodes > MAX_VALUES_NODES:
         raise _TooManyAliases(f"{nodes:,} values with YAML aliases expanded, more than vramlint's limit of "
-                              f"{MAX_VALUES_NODES:,}", path)
+                              f"{MAX_VALUES_NODES:,}", path, own_limit=True)
 
 
 def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, depth: int = 0,
@@ -151,8 +152,14 @@ def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location],
             from vramlint.yamlload import key_location
 
             loc = key_location(file, data, exc.path[0], exc.path[0])
-        problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
-                                f"Helm cannot load {file}: {exc} (YAML anchors and aliases); the file was not read"))
+        if exc.own_limit:
+            problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
+                                    f"{file} has {exc}: vramlint did not read it, so the values it sets are unknown",
+                                    level="warning"))
+        else:
+            problems.append(Problem(file, loc.line if loc else 1, loc.column if loc else 1,
+                                    f"Helm cannot load {file}: {exc} (YAML anchors and aliases); the file was not "
+                                    "read"))
         return {}, {}, problems
     for loc, value in not_json[:1]:  # Helm stops at the first
         word = "NaN" if value != value else "+Inf" if value > 0 else "-Inf"

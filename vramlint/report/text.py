@@ -71,7 +71,7 @@ def unchecked_lines(report: Report, color: bool = False) -> list[str]:
     count = len({where for g in report.unchecked for where in g.servers})
     out = [_paint(f"Servers without a memory budget ({count}), by cause:", _BOLD, color)]
     for group in report.unchecked:
-        out.append(f"  - {group.text()}")
+        out.append(f"  - {escape_name(group.text())}")
     return out
 
 
