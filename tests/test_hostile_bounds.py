@@ -327,3 +327,77 @@ def test_nested_too_deeply_is_reported_where_the_limit_is_crossed(tmp_path, text
     code, report, _ = run_cli(tmp_path, timeout=30)
     deep = [f for f in findings(report, "VRL102") if "nested" in f["message"]]
     assert code == 1 and [(f["line"], f["column"]) for f in deep] == [(line, column)]
+
+
+# --- second round: values a tag cannot hold, megabyte words, escapes, NUL bytes, process-wide state ----------
+
+def test_a_scalar_its_tag_cannot_hold_is_invalid_yaml_on_its_line(tmp_path):
+    text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]).replace(
+        '- "4096"', "- !!int abc")
+    write(tmp_path, {"deploy.yaml": text, "b.yaml": "vllm: 1\nx: !!bool maybe\n"})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    bad = {f["file"]: f for f in findings(report, "VRL102")}
+    assert code == 1 and "'abc' is not a valid !!int value" in bad["deploy.yaml"]["message"]
+    assert bad["deploy.yaml"]["line"] == line_of(text, "!!int abc")
+    assert bad["b.yaml"]["line"] == 2 and "!!bool" in bad["b.yaml"]["message"]
+
+
+def test_a_megabyte_argument_aliased_into_many_services_is_not_read_and_not_echoed(tmp_path):
+    big = "x" * 3_000_000
+    services = "".join(f"  s{i}:\n    image: vllm/vllm-openai:v0.8.5\n"
+                       "    command: [--model, Qwen/Qwen2.5-1.5B-Instruct, *big]\n" for i in range(20))
+    write(tmp_path, {"compose.yaml": f"x-big: &big \"--served-model-name {big}\"\nservices:\n{services}"})
+    code, report, _ = run_cli(tmp_path, timeout=60)
+    budget = [f for f in findings(report, "VRL102") if "3,000,020 characters" in f["message"]]
+    assert len(budget) == 20 and {f["line"] for f in budget} == {1}  # on the anchor's line, where it is written
+    assert len(json.dumps(report)) < 1_000_000  # no finding quotes the 3 MB word
+
+
+def test_escape_sequences_in_values_do_not_reach_the_terminal(tmp_path):
+    write(tmp_path, {"deploy.yaml": deployment(["--model", "\x1b]0;pwned\x07Qwen/\x1b[2J"])})
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert "\\x1b" in proc.stdout  # the value is shown, escaped
+    assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("raw", [b"apiVersion: v1\nkind: Pod\nvllm: x\x00y\n", "kind: Pod\n".encode("utf-16-le")],
+                         ids=["nul", "utf16-without-bom"])
+def test_a_yaml_file_with_nul_bytes_is_a_warning_on_that_line(tmp_path, raw):
+    (tmp_path / "deploy.yaml").write_bytes(raw)
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    (problem,) = findings(report, "VRL102")
+    assert problem["level"] == "warning" and "NUL byte" in problem["message"]
+    assert problem["line"] == raw.count(b"\n", 0, raw.index(b"\x00")) + 1
+
+
+def test_flow_nesting_guard_is_not_fooled_by_quotes(tmp_path):
+    from vramlint.yamlload import MAX_FLOW_DEPTH, nesting_problem
+
+    deep = "[" * (MAX_FLOW_DEPTH + 50) + "]" * (MAX_FLOW_DEPTH + 50)
+    for head in ('x: ["a\\"b", ', "x: [don't, ", "x: ['it''s', ", 'x: ["\\\\", '):
+        problem = nesting_problem(head + deep + "]\n", "f.yaml")
+        assert problem is not None and problem.line == 1, head
+    assert nesting_problem('x: ["' + "[" * 500 + '"]\n', "f.yaml") is None  # brackets inside a string
+
+
+def test_an_earlier_run_in_the_same_process_leaves_nothing_behind(tmp_path, monkeypatch):
+    # the fuzz benchmark and library callers run `check` many times in one process on files of the same name:
+    # fixes must be computed on this run's text (a stale text once made a rule crash on another input's YAML)
+    from vramlint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--tensor-parallel-size", "2"])
+    (tmp_path / "a" / "deploy.yaml").write_text(text)
+    assert main(["check", "a", "--offline", "--output-format", "json", "--output-file", "r1.json"]) in (0, 1)
+    (tmp_path / "a" / "deploy.yaml").write_text("# a\n# b\n# c\n" + text)
+    assert main(["check", "a", "--offline", "--output-format", "json", "--output-file", "r2.json"]) in (0, 1)
+    _, fresh, _ = run_cli(tmp_path, timeout=30)
+
+    def fixes(report: dict) -> list:
+        return [f["fix"] for f in report["findings"] if f.get("fix")]
+
+    in_process = fixes(json.loads((tmp_path / "r2.json").read_text()))
+    assert in_process and in_process == fixes(fresh)

@@ -84,7 +84,7 @@ def test_binary_non_utf8_empty_oversized_are_skipped_with_reasons(tmp_path):
         fh.truncate(MAX_FILE_BYTES + 1)
     inv = scan([str(tmp_path)])
     reasons = {os.path.basename(s.file): s.reason for s in inv.skipped}
-    assert reasons["bin.yaml"] == "binary file"
+    assert reasons["bin.yaml"] == "binary file (a NUL byte on line 1)"
     assert reasons["latin1.yaml"].startswith("not UTF-8")
     assert reasons["empty.yaml"] == "empty file"
     assert reasons["huge.yaml"].startswith("file too large")

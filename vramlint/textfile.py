@@ -35,7 +35,8 @@ def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
         return None, Skipped(display, "empty file")
     bom = has_unicode_bom(raw)  # UTF-16/32 text has NUL bytes: its byte-order mark says it is text
     if not bom and b"\x00" in raw[:8192]:
-        return None, Skipped(display, "binary file")
+        line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
+        return None, Skipped(display, f"binary file (a NUL byte on line {line})")
     text = decode_text(raw)
     if text is None:
         if bom:

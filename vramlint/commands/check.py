@@ -274,6 +274,8 @@ _UNREADABLE = ("permission denied", "cannot read", "not UTF-8", "cannot list dir
 
 def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
     """Move the files that could not be read from `skipped` to `problems` (VRL102), naming the fix."""
+    import re
+
     from vramlint.model import Problem
 
     kept = []
@@ -290,6 +292,14 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
             # servers in it go unchecked: said, at a level that does not fail the default gate
             inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: the file was not read, "
                                               "so any vLLM server in it is not checked", level="warning"))
+        elif skipped.reason.startswith("binary file") and skipped.file.lower().endswith((".yaml", ".yml", ".json")):
+            # named as a deployment file but holding NUL bytes (UTF-16 without a byte-order mark, or garbage):
+            # kubectl refuses it too; said on the line of the first NUL
+            m = re.search(r"on line (\d+)", skipped.reason)
+            inventory.problems.append(Problem(
+                skipped.file, int(m.group(1)) if m else None, None,
+                f"{skipped.reason}, which YAML does not allow: the file was not read, so any vLLM server in it is "
+                "not checked (UTF-16 needs a byte-order mark)", level="warning"))
         elif skipped.reason.endswith("not a regular file"):
             # a FIFO or a device where a deployment file was expected: never opened, so never blocks
             inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: not read",
