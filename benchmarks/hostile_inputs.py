@@ -268,6 +268,13 @@ def more_cases() -> dict[str, dict[str, Any]]:
     out["helm-values-overlay-5MB"] = {"chart/Chart.yaml": CHART, "chart/templates/deploy.yaml": CHART_TEMPLATE,
                                       "chart/values.yaml": "model: x\nmaxLen: 1\n", "over.yaml": overlay,
                                       "__args__": ("args", ["--values", "over.yaml"])}
+    slow = '{{ range until 100000 }}{{ range until 100000 }}{{ $x := printf "%s%s" "a" "b" }}{{ end }}{{ end }}\n'
+    out["helm-10-slow-charts"] = {f"c{i}/{rel}": text for i in range(10) for rel, text in (
+        ("Chart.yaml", CHART), ("values.yaml", "model: Qwen/Qwen2.5-1.5B-Instruct\nmaxLen: 4096\n"),
+        ("templates/deploy.yaml", CHART_TEMPLATE), *((f"templates/slow{t}.yaml", slow) for t in range(6)))}
+    out["shell-eval-chain"] = {"deploy.yaml": script_deployment("eval " * 20_000 + "vllm serve Qwen/Qwen2.5-1.5B-Instruct")}
+    out["shell-param-nesting"] = {"deploy.yaml": script_deployment(
+        "vllm serve " + "${X:-" * 20_000 + "Qwen/Qwen2.5-1.5B-Instruct" + "}" * 20_000)}
     # references between files
     out["compose-extends-cycle"] = {"compose.yaml": COMPOSE_HEAD + "    command: --model Qwen/Qwen2.5-1.5B-Instruct\n"
                                     "    extends: {file: other.yaml, service: b}\n",

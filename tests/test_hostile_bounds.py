@@ -401,3 +401,18 @@ def test_an_earlier_run_in_the_same_process_leaves_nothing_behind(tmp_path, monk
 
     in_process = fixes(json.loads((tmp_path / "r2.json").read_text()))
     assert in_process and in_process == fixes(fresh)
+
+
+@pytest.mark.parametrize("script", ["eval " * 20_000 + "vllm serve m",
+                                    "vllm serve " + "${X:-" * 20_000 + "m" + "}" * 20_000],
+                         ids=["eval-chain", "nested-defaults"])
+def test_shell_nesting_is_bounded(script):
+    import time
+
+    from vramlint.cmdline import Token, _search_shell
+    from vramlint.model import Location
+
+    started = time.process_time()
+    _search_shell([Token("sh", Location("f", 1)), Token("-c", Location("f", 1)), Token(script, Location("f", 1))],
+                  {}, 0)  # no RecursionError
+    assert time.process_time() - started < 5

@@ -279,7 +279,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Expansion budgets. A script that doubles a variable 40 times (`A=$A$A`) or a `$(VAR)` written 100,000 times
 # would make terabytes; no real command line comes near these. Past them the value is unknown, and said.
 MAX_EXPANDED_CHARS = 100_000  # one variable's value, one word, one Kubernetes `$(VAR)`-expanded item
-MAX_EXPANSION_TOTAL = 1_000_000  # everything variables add to one script
+MAX_EXPANSION_TOTAL = 5_000_000  # everything variables add to one script (a 1.4 MB script of 20,000 commands: 1 MB)
+MAX_PARAM_NESTING = 16  # `${A:-${B:-...}}` inside one default
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
 _UNKNOWN = object()  # a piece of a word whose value cannot be known
 
@@ -572,7 +573,10 @@ def _param(name: str, rest: str, env: dict[str, str | None]) -> Any:
                 return _UNKNOWN
             use_default = (not present) or (operator.startswith(":") and value == "")
             if use_default:
-                # the default word may itself reference variables
+                # the default word may itself reference variables (a few levels deep in real scripts; each
+                # level is read again, so thousands of nested `${X:-${X:-...}}` are not followed)
+                if default.count("${") > MAX_PARAM_NESTING:
+                    return _UNKNOWN
                 if "$" in default:
                     toks = _lex(default, _Positions(default, None, None, None, None), env, [])
                     if any(t.text is None for t in toks):
@@ -1009,6 +1013,8 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
 
 def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> _Found | None:
     """`sh -c SCRIPT [name args...]`: split the script and look at each of its simple commands."""
+    if depth > 4:
+        return None  # `eval eval eval ...` or shells in shells: no real start command nests deeper
     j = 1
     has_c = False
     while j < len(argv):

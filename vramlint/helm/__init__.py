@@ -51,6 +51,7 @@ def extract_charts(
     values_overlays: Iterable[str] | Mapping[str, list[str]] = (),
     render: bool = False,
     timeout_s: float = 60.0,
+    run_ends: float | None = None,
 ) -> tuple[list[Server], list[Problem], list[str]]:
     """Servers deployed by each chart, problems (with file and line), and notes said once per chart.
 
@@ -58,6 +59,7 @@ def extract_charts(
     When a chart has no overlays given, it is linted with its `values.yaml` and, separately, with each
     overlay kept beside it (`values-prod.yaml` ...), as each is a deployment of its own.
     ``render``: render with Helm (helm-python-sdk, else the `helm` binary) when available.
+    ``run_ends``: time.monotonic() past which no template is evaluated (the run's time for all its charts).
     """
     from vramlint.helm.chart import ChartResult, extract_chart
 
@@ -71,6 +73,8 @@ def extract_charts(
         from vramlint.helm.gotmpl import CHART_SECONDS
 
         deadline = time.monotonic() + CHART_SECONDS  # for all of this chart's sets of values together
+        if run_ends is not None:
+            deadline = min(deadline, run_ends)
         if isinstance(values_overlays, Mapping):
             given = list(values_overlays.get(chart_dir, []))
         else:

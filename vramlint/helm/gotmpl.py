@@ -32,6 +32,9 @@ MAX_CHART_STEPS = 400_000  # the same, for all the templates of one chart with o
 # A step costs from 2 to 30 microseconds; the time limit of a chart (all its sets of values together) is a
 # backstop for what the step count does not weigh (`vramlint.helm.extract_charts` sets it).
 CHART_SECONDS = 2.0
+# ... and of all the charts of a run together: ten charts made to run out their 2 s would otherwise take 20 s. A
+# real chart takes well under 0.1 s; a chart met after this is not evaluated, and says so.
+RUN_CHART_SECONDS = 3.0
 MAX_CHARS_MADE = 8_000_000  # characters made by functions and written out, in one template
 MAX_LIST_ITEMS = 100_000  # one list (`until`, `concat`, ...)
 MAX_FROM_YAML_CHARS = 200_000  # a document given to fromYaml

@@ -98,16 +98,31 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
     A chart in which no server is found (templates the evaluator cannot follow, a values-only layout) gives
     its values files back to plain extraction, which knows the common charts by their values shape.
     """
+    import time
+
     from vramlint.helm import extract_charts
+    from vramlint.helm.gotmpl import RUN_CHART_SECONDS
 
     servers: list[Any] = []
     problems: list[Any] = []
     notes: list[str] = []
     fallback: set[str] = set()
+    run_ends = time.monotonic() + RUN_CHART_SECONDS
     for chart, named in chart_plan.charts.items():
         overlays = list(values_files) + [p for p in named if p not in values_files]
+        if not render and time.monotonic() >= run_ends:
+            from vramlint.model import Problem
+
+            problems.append(Problem(_shown(os.path.join(chart, "Chart.yaml")), 1, 1,
+                                    f"chart not evaluated: this run's {RUN_CHART_SECONDS:g} s for Helm templates "
+                                    "were spent on other charts, so the servers it deploys are not checked (lint "
+                                    "this chart on its own)", level="warning"))
+            s, p, n = [], [], []
+        else:
+            s, p, n = None, None, None
         try:
-            s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s)
+            if s is None:
+                s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s, run_ends=run_ends)
         except Exception as exc:  # noqa: BLE001 - one chart's failure is a finding on it; the other charts go on
             from vramlint.model import internal_problem
 
