@@ -65,9 +65,9 @@ def check(assessment, ctx):
         value = as_int(server.args["max_model_len"])
         if value is None or value < maximum:
             return  # unknown statically, auto-fit (-1), or tuned below the maximum
-        how = f"--max-model-len {value:,} is the model's maximum context"
+        head = f"--max-model-len {value:,} is the model's maximum"
     else:
-        how = f"--max-model-len is not set, so vLLM uses the model's maximum context, {maximum:,} tokens"
+        head = f"--max-model-len is not set: the model's maximum, {maximum:,} tokens,"
     current_len = budget.max_model_len
     current = budget.max_concurrency
     threshold = ctx.peak_concurrent_requests or ctx.options["min_concurrency"]
@@ -95,11 +95,13 @@ def check(assessment, ctx):
         if ctx.peak_concurrent_requests
         else f"{threshold}"
     )
-    message = (
-        f"{how}: the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds only "
-        f"{times(current)} requests that long, fewer than {who}. Set --max-model-len {suggested} ({reason}): "
-        f"the cache then holds {times(suggested_concurrency)} requests of that length. vLLM pre-allocates the KV "
-        "cache, so the memory used stays the same; requests longer than max_model_len are rejected"
+    headline = (f"{head} fits {times(current)} in the KV cache, fewer than "
+                + (f"the traffic peak of {threshold}" if ctx.peak_concurrent_requests else f"{threshold}"))
+    detail = (
+        f"the KV cache is {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens): {times(current)} requests "
+        f"of {current_len:,} tokens, fewer than {who}. Set --max-model-len {suggested} ({reason}): the cache then "
+        f"holds {times(suggested_concurrency)} requests of that length. vLLM pre-allocates the KV cache, so the "
+        "memory used stays the same; requests longer than max_model_len are rejected"
     )
     location = arg_location(server, "max_model_len")
     from vramlint.fixes import advice, make_fix
@@ -110,4 +112,4 @@ def check(assessment, ctx):
                        [(server, "max_model_len", suggested)])
     else:
         fix = advice(f"set --max-model-len {suggested}", "vramlint cannot compute the budget at that length")
-    yield ctx.finding(assessment, message, location, fix=fix)
+    yield ctx.finding(assessment, headline, location, fix=fix, detail=detail)

@@ -70,12 +70,10 @@ def check(assessment, ctx):
         why = f"your traffic profile's peak of {peak} concurrent requests does not fit"
     else:
         why = f"fewer than {ctx.options['min_concurrency']} requests fit at once"
-    length = f"{typical:,}-token requests" + (" (your p99 context)" if p99 else "")
     message = (
-        f"the KV cache ({gib(budget.kv_cache_gib)}, {tokens(budget.kv_tokens)} tokens) holds {times(capacity)} "
-        f"{length}, but vLLM {budget.vllm_version} admits up to {budget.max_num_seqs} at once (max_num_seqs is "
-        f"not set): {why}, and past {limit} running requests vLLM preempts and recomputes them, a latency spike "
-        f"for each. Set --max-num-seqs {limit} so the rest wait in the queue, or give the engine more KV cache"
+        f"The KV cache is {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens): {why}, and past {limit} "
+        f"running requests vLLM {budget.vllm_version} preempts and recomputes them, a latency spike for each. Set "
+        f"--max-num-seqs {limit} so the rest wait in the queue, or give the engine more KV cache"
     )
     if not p99:
         message += f" ({typical:,} tokens is an assumed typical request: set p99-context-tokens under traffic in " \
@@ -86,4 +84,6 @@ def check(assessment, ctx):
     after = rebudget(assessment, max_num_seqs=limit)
     fix = make_fix(f"set --max-num-seqs {limit}: requests past it wait in the queue instead of being preempted",
                    after is not None and after.starts, [(server, "max_num_seqs", limit)])
-    yield ctx.finding(assessment, message, arg_location(server, "max_num_seqs"), fix=fix)
+    headline = (f"vLLM admits up to {budget.max_num_seqs} requests at once (max_num_seqs not set), but the KV cache holds "
+                f"{times(capacity)} {typical:,}-token requests" + (" (your p99 context)" if p99 else ""))
+    yield ctx.finding(assessment, headline, arg_location(server, "max_num_seqs"), fix=fix, detail=message)

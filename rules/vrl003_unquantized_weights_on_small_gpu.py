@@ -125,15 +125,12 @@ def check(assessment, ctx):
     if not options:
         return
     message = (
-        f"{dtype_name} weights take {gib(budget.weights_gib)} of the {gib(budget.usable_gib)} "
-        f"vLLM may use on each {gpu.name} ({share:.0%}), "
-        + (
-            f"leaving {gib(budget.kv_cache_gib)} for the KV cache ({tokens(budget.kv_tokens)} tokens). "
-            if budget.kv_cache_gib > 0
-            else "leaving no memory for the KV cache. "
-        )
+        (f"the KV cache gets {gib(budget.kv_cache_gib)}. " if budget.kv_cache_gib > 0 else
+         "no memory is left for the KV cache. ")
         + "Quantized weights leave more for it: "
         + "; ".join(options)
         + ". Check the quantized model's quality before switching"
     )
-    yield ctx.finding(assessment, message, arg_location(server, "model"))
+    headline = (f"{dtype_name} weights take {gib(budget.weights_gib)} of the {gib(budget.usable_gib)} usable on each "
+                f"{gpu.name} ({share:.0%}), leaving {tokens(budget.kv_tokens)} KV-cache tokens")
+    yield ctx.finding(assessment, headline, arg_location(server, "model"), detail=message)

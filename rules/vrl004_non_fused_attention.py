@@ -104,10 +104,10 @@ def check(assessment, ctx):
         if runs_flash and backend in slow:
             yield ctx.finding(
                 assessment,
-                f"{how}={backend} forces a non-fused attention backend on {gpu.name} (compute capability "
-                f"{cc[0]}.{cc[1]}), which runs FlashAttention: every prefill and decode step is slower. "
-                f"Remove {how} to let vLLM choose FLASH_ATTN",
+                f"{how}={backend} forces a non-fused attention backend on {gpu.name}, which runs FlashAttention",
                 location,
+                detail=f"{gpu.name} has compute capability {cc[0]}.{cc[1]}: every prefill and decode step is slower. "
+                f"Remove {how} to let vLLM choose FLASH_ATTN",
             )
         elif not runs_flash and backend.startswith("FLASH_ATTN"):
             consequence = (

@@ -134,26 +134,46 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
         location = arg_location(server, arg) if arg else server.location
         text = _sentence(error.get("message"))
         fix = error.get("fix")
-        message = f"{prefix}vLLM {budget.vllm_version} will not start: {text}"
-        if fix:
-            message += f" Fix: {fix.rstrip('.')}."
-        if behind:
-            # vLLM stops at the first failure; what it would hit next is said here, not as findings of its own
-            message += " vLLM stops here, before its later checks, which these numbers fail too: " + " / ".join(
-                _sentence(e.get("message")) for e in behind)
-        message += f" {numbers}"
-        fix_ = (None if errors is not None else memory_fix(assessment, ctx, error)) or _advice(error)
+        will_not = f"vLLM {budget.vllm_version} will not start"
         if error.get("version_dependent") and assessment.version_source in ("default", "operator"):
             # the image may run an older release, on which this GPU works
             why = (f"{server.assumed_version_source}; the operator release installed is not known"
                    if assessment.version_source == "operator"
                    else "vramlint's default version; the image tag does not say the version")
-            message = message.replace(f"vLLM {budget.vllm_version} will not start",
-                                      f"vLLM {budget.vllm_version} ({why}) will not start", 1)
-            yield ctx.finding(assessment, message + ". Set vllm-version in the configuration to check against yours",
-                              location, level="warning", fix=fix_)
+            will_not = f"vLLM {budget.vllm_version} (assumed) will not start"
+        headline = f"{prefix}{will_not}: {_short(error, budget) or text}"
+        detail = [] if headline.endswith(text) else [text]
+        if "(assumed)" in will_not:
+            detail.insert(0, f"vLLM {budget.vllm_version} is {why}.")
+        if fix:
+            detail.append(f"Fix: {fix.rstrip('.')}.")
+        if behind:
+            # vLLM stops at the first failure; what it would hit next is said here, not as findings of its own
+            detail.append("vLLM stops here, before its later checks, which these numbers fail too: " + " / ".join(
+                _sentence(e.get("message")) for e in behind))
+        detail.append(numbers)
+        fix_ = (None if errors is not None else memory_fix(assessment, ctx, error)) or _advice(error)
+        if error.get("version_dependent") and assessment.version_source in ("default", "operator"):
+            yield ctx.finding(assessment, headline.rstrip("."), location, level="warning", fix=fix_,
+                              detail=" ".join(detail) + ". Set vllm-version in the configuration to check against "
+                              "yours")
             continue
-        yield ctx.finding(assessment, message, location, fix=fix_)
+        yield ctx.finding(assessment, headline.rstrip("."), location, fix=fix_, detail=" ".join(detail))
+
+
+def _short(error, budget):
+    """The failure in a clause with the numbers that prove it, for the finding's headline (None: vLLM's own
+    sentence is short enough, or vramlint has no shorter one)."""
+    code = error.get("code")
+    if code == "kv-cache-below-max-model-len":
+        return (f"the KV cache holds {tokens(budget.kv_tokens)} tokens, fewer than one "
+                f"max_model_len of {budget.max_model_len:,}")
+    if code == "no-cache-memory":
+        return (f"no memory left for the KV cache (weights {gib(budget.weights_gib)}, activations "
+                f"{gib(budget.activation_gib)}, usable {gib(budget.usable_gib)})")
+    if code == "weights-exceed-gpu":
+        return f"the weights take {gib(budget.weights_gib)} per GPU, more than the {budget.gpu}'s {gib(budget.total_gib)}"
+    return None
 
 
 LENGTH_ERRORS = ("kv-cache-below-max-model-len", "max-model-len-above-model")
@@ -265,9 +285,21 @@ def _queue_limit(server, budget, ctx):
 
     if "max_num_seqs" in server.args:
         return None
-    over = max_num_seqs_over_capacity(budget, ctx.p99_context_tokens or TYPICAL_CONTEXT_TOKENS, MIN_CONCURRENCY,
-                                      ctx.peak_concurrent_requests)
+    options = _vrl002_options(ctx)
+    over = max_num_seqs_over_capacity(budget, ctx.p99_context_tokens or options["typical_context_tokens"],
+                                      options["min_concurrency"], ctx.peak_concurrent_requests)
     return over[0] if over else None
+
+
+def _vrl002_options(ctx):
+    """VRL002's options as the configuration sets them (by its id or name, `-` or `_`), else its defaults."""
+    options = {"typical_context_tokens": TYPICAL_CONTEXT_TOKENS, "min_concurrency": MIN_CONCURRENCY}
+    for key in ("max-num-seqs-over-kv-capacity", "VRL002"):  # the id wins, as RuleContext.for_rule reads them
+        for name, value in (ctx.rule_options.get(key) or {}).items():
+            name = name.replace("-", "_")
+            if name in options and isinstance(value, (int, float)) and not isinstance(value, bool):
+                options[name] = value
+    return options
 
 
 def _advice(error):

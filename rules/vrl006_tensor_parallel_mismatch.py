@@ -29,8 +29,10 @@ at 8 cores a device (Inferentia2 and Trainium1 have 2, Trainium2 8; the manifest
 
 Fix (unsafe): too few GPUs requested: the GPU count where one values key says it (the production-stack
 chart's `requestGPU`), else a tensor-parallel size that fits the GPUs requested when the heads allow it and
-the budget starts with it, else advice (a Kubernetes GPU request is written in limits and requests); idle
-GPUs: the tensor-parallel size that uses them.
+the budget starts with it, else the GPU request itself: a Kubernetes container's GPU resource in `limits` and
+in `requests` (both, where both say it), a compose service's device reservation `count` (devices named by
+id are a choice for a person: no edit, and the fix says so); idle GPUs: the tensor-parallel size that uses
+them, else the request lowered to the GPUs the engine uses.
 
 Failing example (TP 4 in a pod with 2 GPUs):
 
@@ -152,9 +154,8 @@ def check(assessment, ctx):
                 gpu_where,
                 level="warning",
                 fix=_tp_fix(assessment, count // (pp * dp) or 1, f"use the {count} GPUs the deployment requests")
-                or _advice(f"request {world} GPUs, or set --tensor-parallel-size {count // (pp * dp) or 1}",
-                           "the parallel size that uses every GPU does not divide the model's heads or does not "
-                           "start, and a GPU request is written in several places vramlint does not rewrite"),
+                or _request_fix(assessment, world, f"request {world} GPUs, the {needed} uses (a parallel size "
+                                "that uses every GPU does not divide the model's heads or does not start)"),
                 related=[where],
             )
 
@@ -211,7 +212,7 @@ def _tp_fix(assessment, new_tp, why):
 def _short_fix(assessment, world, count, tp, others, gpu_where):
     """The deployment requests too few GPUs: request ``world`` where one value says the count (a Helm values
     key such as production-stack's requestGPU), else a tensor-parallel size that fits, else advice."""
-    from vramlint.fixes import Fix, advice, set_arg
+    from vramlint.fixes import Fix, set_arg
 
     server = assessment.server
     if server.source_format == "helm-values" and gpu_where.file.endswith((".yaml", ".yml")):
@@ -223,8 +224,20 @@ def _short_fix(assessment, world, count, tp, others, gpu_where):
     fix = _tp_fix(assessment, count // others if others else 0, f"fits the {count} GPU(s) requested")
     if fix is not None:
         return fix
-    return advice(f"request {world} GPUs in the pod's resources (limits and requests)",
-                  "a GPU request is written in several places vramlint does not rewrite")
+    return _request_fix(assessment, world, f"request {world} GPUs (line {gpu_where.line}); more GPUs per replica")
+
+
+def _request_fix(assessment, count, text):
+    """The GPU request rewritten to ``count`` where the container or compose service writes it (unsafe: more
+    GPUs per replica, which the nodes must have), else the same as advice, with why."""
+    from vramlint.fixes import set_gpu_request
+    from vramlint.model import Fix
+
+    if assessment.server.source_format not in ("kubernetes", "compose"):
+        return _advice(text, f"vramlint rewrites GPU requests only in Kubernetes containers and compose services "
+                             f"(this server is read from {assessment.server.source_format})")
+    edits, why = set_gpu_request(assessment.server, count)
+    return Fix(text, False, edits, why)
 
 
 def _advice(text, reason):

@@ -170,9 +170,10 @@ def _check_together(members, profile, limit, ctx):
         yield ctx.finding(
             a,
             f"{len(members)} engines share the same GPU{size}{when}: gpu_memory_utilization adds up to "
-            f"{total_util:.2f}{claimed} ({listing}); whichever starts last finds too little free memory "
-            f"and vLLM refuses to start. Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
+            f"{total_util:.2f}{claimed}",
             arg_location(a.server, "gpu_memory_utilization"),
+            detail=f"The engines: {listing}; whichever starts last finds too little free memory and vLLM refuses to start. "
+            f"Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
             level="warning" if assumed else None,
             fix=_assumed(shares) if assumed else shares,
             related=[arg_location(o.server, "gpu_memory_utilization") for o in others],
@@ -192,14 +193,16 @@ def _check_together(members, profile, limit, ctx):
             continue
         yield ctx.finding(
             a,
-            f"vLLM {budget.vllm_version} ({budget.engine}) counts memory held by other processes on the GPU "
+            f"with the other engines on its GPU running, this engine's KV cache shrinks to {gib(max(kv_left, 0))}, "
+            f"less than one {budget.max_model_len:,}-token request",
+            detail=f"vLLM {budget.vllm_version} ({budget.engine}) counts memory held by other processes on the GPU "
             f"against this engine's gpu_memory_utilization {u:g} ({gib(u * total_gpu)} of {gib(total_gpu)}): "
             f"when {', '.join(_label(o, a) for o, _ in others)} is already running{when} "
             f"({gib(held_by_others)}), its KV cache shrinks from {gib(budget.kv_cache_gib)} to "
             f"{gib(max(kv_left, 0))}, less than one {budget.max_model_len:,}-token request "
             f"({gib(one_request)}), and it does not start. Give each engine its own GPU, or upgrade to "
             "vLLM 0.9.2+ where each engine's share counts only its own memory",
-            arg_location(a.server, "gpu_memory_utilization"),
+            location=arg_location(a.server, "gpu_memory_utilization"),
             fix=_advice_own_gpus(),
             related=[arg_location(o.server, "gpu_memory_utilization") for o, _ in others],
         ), a

@@ -67,9 +67,9 @@ def check(assessment, ctx):
     what = f"tensor-parallel-size {tp}" + (f" x pipeline-parallel-size {pp}" if pp > 1 else "")
     yield ctx.finding(
         assessment,
-        f"{what} runs {tp * pp} workers that talk through NCCL over /dev/shm, but the container keeps the "
-        f"default 64 MB /dev/shm: expect `NCCL error: unhandled system error` or a bus error. Fix: {fix}",
+        f"{what} runs {tp * pp} workers that talk through NCCL over /dev/shm, but /dev/shm is the default 64 MB",
         arg_location(server, "tensor_parallel_size", "pipeline_parallel_size"),
+        detail=f"expect `NCCL error: unhandled system error` or a bus error. Fix: {fix}",
         fix=_shm_fix(server, fix),
     )
 

@@ -98,25 +98,29 @@ def check(assessment, ctx):
                 history = f" (vLLM {first} to {last} accept it; it was removed after {last})"
             else:
                 history = f" (some vLLM versions from {first} to {last} accept it)"
+        short = f"vLLM {version}" if version else "vLLM"
         if assumed and knowing:
             yield ctx.finding(
                 assessment,
-                f"{which} does not know the argument {flag}{history}: if the image runs a version without it, "
-                f"vLLM stops at start-up with \"unrecognized arguments: {flag}\"{hint}. "
-                + ("The file does not say the image, so" if source == "operator" else
-                   "The image tag does not say the version, so")
-                + " set vllm-version in the configuration to check against yours",
+                f"{short} ({'assumed' if source == 'default' else 'the operator pins'}) does not know {flag}: "
+                "unrecognized arguments at start-up",
                 location,
                 level="warning",
                 fix=_fix(server, flag, location, suggestion if hint else None),
+                detail=f"{which} does not know the argument {flag}{history}: if the image runs a version without "
+                f"it, vLLM stops at start-up with \"unrecognized arguments: {flag}\"{hint}. "
+                + ("The file does not say the image, so" if source == "operator" else
+                   "The image tag does not say the version, so")
+                + " set vllm-version in the configuration to check against yours",
             )
             continue
         yield ctx.finding(
             assessment,
-            f"{which} does not know the argument {flag}{history}: it stops at start-up with "
-            f"\"unrecognized arguments: {flag}\"{hint}",
+            f"{short} does not know {flag}: it stops at start-up with \"unrecognized arguments\"",
             location,
             fix=_fix(server, flag, location, suggestion if hint else None),
+            detail=f"{which} does not know the argument {flag}{history}: it stops at start-up with "
+            f"\"unrecognized arguments: {flag}\"{hint}",
         )
 
 

@@ -56,21 +56,21 @@ def check_all(assessments, ctx):
         said = _requirement(assessment)
         if said is not None:
             groups.setdefault(said, []).append(assessment)
-    for (message, level), members in groups.items():
+    for (headline, detail, level), members in groups.items():
         first = members[0]
         others = [f"{a.server.file}:{_location(a).line}" for a in members[1:]]
         if others:
             shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-            message += f" (the same for {len(others)} more server{'s' if len(others) > 1 else ''} with these settings: {shown})"
-        yield ctx.finding(first, message, _location(first), level=level)
+            detail += f" (the same for {len(others)} more server{'s' if len(others) > 1 else ''} with these settings: {shown})"
+        yield ctx.finding(first, headline, _location(first), level=level, detail=detail)
 
 
 def _location(assessment):
     return arg_location(assessment.server, "gpu")
 
 
-def _requirement(assessment) -> tuple[str, str] | None:
-    """(message, level) of the server's requirement, or None when there is nothing to say."""
+def _requirement(assessment) -> tuple[str, str, str] | None:
+    """(headline, detail, level) of the server's requirement, or None when there is nothing to say."""
     req = assessment.gpu_requirement
     if req is None or req.min_total_gib is None or req.errors:
         return None  # nothing to size, or VRL005 reports what fails on every GPU
@@ -88,9 +88,9 @@ def _requirement(assessment) -> tuple[str, str] | None:
         at += f" on {req.gpus_per_engine} GPUs per engine"
     if "gpu_memory_utilization" in server.args:
         at += f" and --gpu-memory-utilization {req.gpu_memory_utilization:g}"
-    message = f"{server.model}: needs >= {req.min_total_gib:.1f} GiB per GPU to start at {at}"
+    message = f"{server.model}: needs >= {req.min_total_gib:.1f} GiB per GPU to start at max_model_len {req.max_model_len}"
     if not req.fits:
         largest = gpus.catalog_specs()[-1]
-        return (f"{message}: more than any GPU in vramlint's catalog (the largest, {largest.name}, has "
-                f"{largest.total_gib:.2f} GiB). Raise --tensor-parallel-size or lower --max-model-len", "warning")
-    return f"{message} ({describe(req.fits, req.does_not_fit, req.why_not)})", "note"
+        return (f"{message}, more than any GPU in vramlint's catalog", f"At {at}; the largest GPU, {largest.name}, "
+                f"has {largest.total_gib:.2f} GiB. Raise --tensor-parallel-size or lower --max-model-len", "warning")
+    return message, f"At {at}, it {describe(req.fits, req.does_not_fit, req.why_not)}", "note"

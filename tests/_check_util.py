@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -38,3 +39,37 @@ def run_json(capsys, *argv: str, test_rules: bool = True) -> tuple[int, dict]:
 
 def by_rule(findings: list[dict], rule: str) -> list[dict]:
     return [f for f in findings if f["rule"] == rule]
+
+
+_HEADLINE = re.compile(r"^(?P<rule>[A-Z]{2,8}\d{3,4}) \[(?P<level>error|warning|note)\] (?P<text>.*)$")
+_ARROW = re.compile(r"^ *--> (?P<where>.+:\d+:\d+)$")
+
+
+def concise_view(out: str) -> str:
+    """The default text report's findings as `path:line:col: RULE [level] headline note...` lines (the concise
+    format's shape, with the help line left out), other lines as they are: for tests that look for a finding
+    in output they do not control the format of (the pre-commit hook, the README's commands)."""
+    lines = out.splitlines()
+    result: list[str] = []
+    i = 0
+    while i < len(lines):
+        head = _HEADLINE.match(lines[i])
+        arrow = _ARROW.match(lines[i + 1]) if head and i + 1 < len(lines) else None
+        if not arrow:
+            result.append(lines[i])
+            i += 1
+            continue
+        text = [head["text"]]
+        i += 2
+        label = None
+        while i < len(lines) and lines[i].strip():
+            stripped = lines[i].strip()
+            if stripped.startswith("= "):
+                label, _, rest = stripped[2:].partition(": ")
+                if label == "note":
+                    text.append(rest)
+            elif label == "note" and not stripped.startswith("|") and not re.match(r"^\d+ \|", stripped):
+                text.append(stripped)
+            i += 1
+        result.append(f"{arrow['where']}: {head['rule']} [{head['level']}] {' '.join(text)}")
+    return "\n".join(result) + ("\n" if out.endswith("\n") else "")

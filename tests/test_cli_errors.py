@@ -88,7 +88,7 @@ def test_a_file_that_cannot_be_read_is_an_input_error_naming_it(work, capsys):
 @pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux /proc")
 def test_a_file_named_explicitly_that_fails_to_read_is_reported(work, capsys):
     # /proc/self/mem opens but cannot be read at offset 0 (EIO), whoever runs the test (root included)
-    code, out, _ = run(capsys, "/proc/self/mem", "deploy/llama.yaml", "--offline")
+    code, out, _ = run(capsys, "/proc/self/mem", "deploy/llama.yaml", "--offline", "--output-format", "concise")
     assert code == 1
     assert "proc/self/mem:1:1: VRL102 [error] cannot read: Input/output error: the file was not read" in out
 
@@ -99,7 +99,7 @@ def test_a_file_without_read_permission_is_reported(work, capsys):
     secret.write_text(EXAMPLE.read_text())
     secret.chmod(0)
     try:
-        code, out, _ = run(capsys, "deploy/secret.yaml", "--offline")
+        code, out, _ = run(capsys, "deploy/secret.yaml", "--offline", "--output-format", "concise")
     finally:
         secret.chmod(0o644)
     assert code == 1 and "deploy/secret.yaml:1:1: VRL102 [error] permission denied" in out

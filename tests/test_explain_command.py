@@ -1,6 +1,14 @@
 import json
 
+import pytest
+
 from vramlint.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch):
+    """explain wraps at the terminal width (tests/test_text_format.py checks that): these tests read whole lines."""
+    monkeypatch.setenv("COLUMNS", "1000")
 
 
 def run(capsys, *argv):

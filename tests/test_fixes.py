@@ -131,6 +131,21 @@ CASES = {
         ["--gpu", "L40S"]),
     "VRL006 known chart's requestGPU": ("VRL006", {"values.yaml": (
         REPO / "examples/helm/production-stack-values.yaml").read_text()}, []),
+    "VRL001 adds a Helm values key": ("VRL001", {"values.yaml": (
+        REPO / "examples/helm/production-stack-values.yaml").read_text()}, []),
+    "VRL002 adds a --config file key": ("VRL002", {"cfg/vllm_config.yaml": (
+        "# vLLM config\nmodel: meta-llama/Llama-3.1-8B-Instruct\nmax_model_len: 4096  # short\n"
+        "gpu_memory_utilization: 0.8\n")}, ["--gpu", "L4", "--vllm-version", "0.10.2"]),
+    "VRL006 Kubernetes GPU request, limits and requests": ("VRL006", {"d.yaml": k8s(
+        '          args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4",\n'
+        '                 "--max-model-len", "8192"]\n', instance="g6e.12xlarge", tag="v0.10.2", gpus=2)
+        + '            requests:\n              nvidia.com/gpu: "2"  # as the limit\n'}, []),
+    "VRL006 compose device count": ("VRL006", {"compose.yaml": (
+        "services:\n  llama:\n    image: vllm/vllm-openai:v0.10.2\n    shm_size: 16gb\n"
+        "    command: --model meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --max-model-len 8192\n"
+        "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+        "            - driver: nvidia\n              count: 2  # two cards\n              capabilities: [gpu]\n")},
+        ["--gpu", "L40S"]),
     "VRL006 tensor parallel size": ("VRL006", {"d.yaml": k8s(
         "          args:\n            - --model=Qwen/Qwen2.5-7B-Instruct\n            - --max-model-len=8192\n"
         "            - --tensor-parallel-size=2\n", instance="g6e.xlarge", tag="v0.10.2")}, []),
@@ -254,12 +269,19 @@ def test_fix_without_unsafe_applies_only_safe(tmp_path, capsys):
 
 
 def test_fix_without_edits_says_why(tmp_path, capsys):
+    """A production-stack model entry without vllmConfig: the chart writes --no-enable-prefix-caching whenever
+    the block exists, so adding vllmConfig.maxModelLen would change more than the one flag."""
     root = tmp_path / "repo"
     root.mkdir()
-    (root / "values.yaml").write_text((REPO / "examples/helm/production-stack-values.yaml").read_text())
+    values = (REPO / "examples/helm/production-stack-values.yaml").read_text()
+    values = values.replace('      vllmConfig:\n        gpuMemoryUtilization: 0.9\n        dtype: "bfloat16"\n', "")
+    (root / "values.yaml").write_text(values)
     _, findings = _check(capsys, root)
     vrl001 = [f for f in findings if f["rule"] == "VRL001"]
-    assert vrl001 and vrl001[0]["fix"]["edits"] == [] and "helm-values" in vrl001[0]["fix"]["reason"]
+    assert vrl001 and vrl001[0]["fix"]["edits"] == []
+    assert "vllmConfig" in vrl001[0]["fix"]["reason"] and "prefix-caching" in vrl001[0]["fix"]["reason"]
+    code, out, _ = _fix_run(capsys, root)
+    assert f"(no automatic fix: {vrl001[0]['fix']['reason']}" in " ".join(out.split())
 
 
 def test_overlapping_fixes_first_wins(tmp_path, capsys):

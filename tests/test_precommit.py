@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._check_util import concise_view
+
 ROOT = Path(__file__).resolve().parent.parent
 
 GIT_ENV = {
@@ -276,7 +278,7 @@ def test_manifest_is_valid_for_pre_commit():
 
 def test_bad_deployment_fails_with_the_finding_on_its_line(configured):
     proc = configured("deploy/bad.yaml")
-    out = proc.stdout + proc.stderr
+    out = concise_view(proc.stdout + proc.stderr)
     assert proc.returncode == 1, out
     assert "vramlint (vLLM GPU memory budget)" in out and "Failed" in out
     assert re.search(rf"^deploy/bad\.yaml:{BAD_LINE}:\d+: VRL005 \[error\]", out, re.M), out
@@ -284,7 +286,7 @@ def test_bad_deployment_fails_with_the_finding_on_its_line(configured):
 
 def test_good_deployment_passes(configured):
     proc = configured("deploy/good.yaml")
-    out = proc.stdout + proc.stderr
+    out = concise_view(proc.stdout + proc.stderr)
     assert proc.returncode == 0, out
     assert "Passed" in out
     # a passing commit prints the hook's status line only, no notes or summary
@@ -293,26 +295,26 @@ def test_good_deployment_passes(configured):
 
 def test_a_chart_partial_or_the_configuration_alone_lints_what_it_governs(configured):
     partial = configured("basic/templates/_helpers.tpl")
-    out = partial.stdout + partial.stderr
+    out = concise_view(partial.stdout + partial.stderr)
     # the chart is linted through its values and templates (alone, a partial holds no server)
     assert partial.returncode == 1, out
     assert re.search(r"^basic/values\.yaml:6:\d+: VRL005 \[error\]", out, re.M), out
     assert "in 2 servers, 5 files" in out, out
     config = configured("pyproject.toml")
-    out = config.stdout + config.stderr
+    out = concise_view(config.stdout + config.stderr)
     assert config.returncode == 1, out  # its folder, the repository, is linted: the bad deployment fails
     assert re.search(rf"^deploy/bad\.yaml:{BAD_LINE}:\d+: VRL005 \[error\]", out, re.M), out
 
 
 def test_a_compose_file_alone_is_linted_whole(configured):
     proc = configured("compose/compose.yaml")
-    out = proc.stdout + proc.stderr
+    out = concise_view(proc.stdout + proc.stderr)
     assert re.search(r"^compose/compose\.yaml:\d+:\d+: VRL007 ", out, re.M), out
 
 
 def test_a_helm_values_file_alone_is_linted(configured):
     proc = configured("chart/values.yaml")
-    out = proc.stdout + proc.stderr
+    out = concise_view(proc.stdout + proc.stderr)
     assert proc.returncode == 1, out
     assert re.search(rf"^chart/values\.yaml:{HELM_TP_LINE}:\d+: VRL006 \[error\]", out, re.M), out
 
@@ -320,11 +322,11 @@ def test_a_helm_values_file_alone_is_linted(configured):
 def test_a_manifest_without_its_configmap_gets_a_note_not_a_guess(configured):
     # the hook passes (a note): its output is seen with pre-commit's --verbose (or `verbose: true` in the config)
     alone = configured("k8s/qwen.yaml", "--verbose")
-    out = alone.stdout + alone.stderr
+    out = concise_view(alone.stdout + alone.stderr)
     assert "qwen-vllm-config" in out or "config.yaml" in out, out
     assert re.search(r"^k8s/qwen\.yaml:\d+:\d+: VRL\d+ \[note\]", out, re.M), out
     together = configured("k8s/qwen.yaml", "k8s/qwen-config.yaml", "--verbose")
-    both = together.stdout + together.stderr
+    both = concise_view(together.stdout + together.stderr)
     assert not re.search(r"^k8s/qwen\.yaml:\d+:\d+: VRL\d+ \[note\].*config", both, re.M), both
 
 
@@ -337,7 +339,7 @@ def test_try_repo_against_this_checkout(hook_repo, tmp_path):
         user,
         tmp_path / "home",
     )
-    out = proc.stdout + proc.stderr
+    out = concise_view(proc.stdout + proc.stderr)
     assert proc.returncode == 1, out
     assert re.search(rf"^deploy/bad\.yaml:{BAD_LINE}:\d+: VRL005 \[error\]", out, re.M), out
     assert not re.search(r"^deploy/good\.yaml:\d+:\d+: VRL\d+ \[error\]", out, re.M), out

@@ -181,7 +181,8 @@ def test_quick_start_first_command_works_in_a_fresh_environment(tmp_path):
     env["NO_COLOR"] = "1"
     proc = subprocess.run(["bash", "-c", QUICK_START[0]], cwd=source, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert re.search(r"^examples/\S+\.yaml:\d+:\d+: VRL005 \[error\]", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^ *--> examples/\S+\.yaml:\d+:\d+$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^VRL005 \[error\] ", proc.stdout, re.M), proc.stdout
     where = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import vramlint; print(vramlint.__file__)"],
         cwd=tmp_path, env=env, capture_output=True, text=True, check=True,

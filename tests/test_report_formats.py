@@ -24,7 +24,7 @@ TEXT_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<rule>[
 
 
 def test_text_lines_and_summary(repo, capsys):
-    code, out, err = run(capsys, "deploy", "--select", "TST", "--color", "never")
+    code, out, err = run(capsys, "deploy", "--select", "TST", "--color", "never", "--output-format", "concise")
     lines = out.splitlines()
     parsed = [TEXT_LINE.match(line) for line in lines if TEXT_LINE.match(line)]
     assert ("deploy/two-servers.yaml", "11", "11", "TST002", "error") in [
@@ -35,12 +35,26 @@ def test_text_lines_and_summary(repo, capsys):
     assert not any(m["rule"] == "TST001" and m["file"] == "deploy/two-servers.yaml" for m in parsed)  # suppressed
     assert lines[-1].startswith("Found ") and "(2 suppressed)" in lines[-1] and "Failing" in lines[-1]
     assert "\033[" not in out
-    code, out, err = run(capsys, "deploy", "--select", "TST", "--show-suppressed", "--color", "never")
+    code, out, err = run(capsys, "deploy", "--select", "TST", "--show-suppressed", "--color", "never",
+                         "--output-format", "concise")
     assert "(suppressed by comment: the 7B model is what we serve)" in out
+    code, out, err = run(capsys, "deploy", "--select", "TST", "--show-suppressed", "--color", "never")
+    assert "= note: suppressed by comment: the 7B model is what we serve" in out
+
+
+def test_text_default_frames_each_finding(repo, capsys):
+    code, out, err = run(capsys, "deploy", "--select", "TST", "--color", "never")
+    lines = out.splitlines()
+    head = lines.index("TST002 [error] object bad-qwen is named bad, second line: 50%")  # one line, newline folded
+    assert lines[head + 1] == "  --> deploy/two-servers.yaml:11:11"
+    assert lines[head + 3].startswith("11 |") and lines[head + 4].startswith("   | " + " " * 10 + "^")
+    assert lines[-1].startswith("Found ") and "(2 suppressed)" in lines[-1]
 
 
 def test_text_colour(repo, capsys, monkeypatch):
     code, out, err = run(capsys, "deploy", "--select", "TST", "--color", "always")
+    assert "\033[1;31mTST002 [error]\033[0m" in out
+    code, out, err = run(capsys, "deploy", "--select", "TST", "--color", "always", "--output-format", "concise")
     assert "\033[1;31mTST002\033[0m" in out
 
     class Tty:
@@ -123,7 +137,7 @@ def test_several_outputs_in_one_run(repo, capsys, tmp_path):
                          "--output-format", "text", "--output-format", "markdown", "--output-file", str(md))
     assert json.loads(sarif.read_text())["version"] == "2.1.0"
     assert md.read_text().startswith("## vramlint")
-    assert TEXT_LINE.match(out.splitlines()[0])
+    assert re.match(r"^[A-Z]+\d+ \[(error|warning|note)\] ", out.splitlines()[0])
 
 
 def test_two_formats_on_stdout_is_a_usage_error(repo, capsys):

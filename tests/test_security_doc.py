@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._check_util import concise_view
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
 
@@ -72,4 +74,4 @@ def test_the_refusal_it_shows_is_what_vramlint_prints(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--gpu", "L4"],
                           cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
                           text=True, timeout=60, check=False)
-    assert " ".join(shown.group(1).split()) in proc.stdout
+    assert " ".join(shown.group(1).split()) in concise_view(proc.stdout)  # the line `--output-format concise` prints

@@ -352,10 +352,13 @@ def _delete_words(lines: list[str], file: str, words: list[_Span]) -> tuple[list
 
 
 def _add_arg(server: Server, flag: str, value: str) -> tuple[list[Edit], str | None]:
-    """A flag the file does not write yet: after the server's last argument, in that argument's style."""
-    if server.source_format not in ("kubernetes", "compose"):
-        return [], (f"{flag} is not set, and vramlint adds flags only to Kubernetes args and compose commands "
-                    f"(this server is read from {server.source_format})")
+    """A flag the file does not write yet: after the server's last argument, in that argument's style (Helm
+    values: the key the chart renders as the flag)."""
+    if server.source_format == "helm-values":
+        return add_values_key(server, flag[2:].replace("-", "_"), value)
+    if server.source_format not in ("kubernetes", "compose", "vllm-config"):
+        return [], (f"{flag} is not set, and vramlint adds flags only to Kubernetes args, compose commands and "
+                    f"vLLM config files (this server is read from {server.source_format})")
     from difflib import SequenceMatcher
 
     for unknown in server.unknown_args:
@@ -385,6 +388,24 @@ def _add_arg(server: Server, flag: str, value: str) -> tuple[list[Edit], str | N
     if last is None:
         return [], f"{flag} is not set, and vramlint cannot find this server's arguments in {server.file}"
     first, end_word = last
+    key = _config_key_line(lines, Location(server.file, first.line, first.start + 1))
+    written_here = {_flag_of(d) for d, loc in server.arg_locations.items() if loc is not None and loc.line == first.line}
+    written_here |= {_flag_names(f)[0] for f, loc in server.unknown_args.items() if loc is not None
+                     and loc.line == first.line}
+    if key is not None and key in written_here:
+        # a `--config` file or a KAITO inference config (`key: value` lines): a key line below the last one
+        line_text = lines[first.line - 1]
+        indent = line_text[: len(line_text) - len(line_text.lstrip())]
+        newline = "\r\n" if line_text.endswith("\r\n") else "\n"
+        name = _body(line_text).strip().split(":", 1)[0]
+        written = flag[2:].replace("-", "_") if "_" in name and "-" not in name else flag[2:]
+        insert = f"{indent}{written}: {value}{newline}"
+        if not line_text.endswith("\n"):
+            return [Edit(server.file, first.line, len(line_text) + 1, first.line, len(line_text) + 1,
+                         newline + insert.rstrip("\r\n"))], None
+        return [Edit(server.file, first.line + 1, 1, first.line + 1, 1, insert)], None
+    if server.source_format == "vllm-config":
+        return [], f"{flag} is not set, and the config file's keys are not written one `key: value` a line"
     if end_word.list_item:
         line_text = lines[end_word.line - 1]
         indent = line_text[: len(line_text) - len(line_text.lstrip())]
@@ -590,3 +611,102 @@ def add_shm(server: Server) -> tuple[list[Edit], str | None]:
     if (edit.line, edit.column) == (edits[0].line, edits[0].column):
         return [], "the volume and its mount would go on the same line"
     return [*edits, edit], None
+
+
+# --------------------------------------------------------------------------------------------------------
+# The GPU request (VRL006): every place the container's or service's GPU count is written
+
+
+def _scalar_edit(file: str, lines: list[str], node: Any, key: Any, old: Any, new: Any) -> Edit | None:
+    """The edit that writes ``new`` over the scalar ``node[key]`` (which must read ``old``), or None."""
+    from vramlint.yamlload import value_location
+
+    loc = value_location(file, node, key)
+    if loc is None:
+        return None
+    word = _word_at(lines, loc.line, loc.column - 1)
+    if word is None or not _same_value(word.text, old):
+        return None
+    return Edit(file, word.line, word.start + 1, word.line, word.end + 1, format_value(new))
+
+
+def set_gpu_request(server: Server, count: int) -> tuple[list[Edit], str | None]:
+    """Edits that make the GPUs requested ``count``: a Kubernetes container's GPU resource in `limits` and in
+    `requests` (both, when both say it: the API server refuses a request above its limit), a compose service's
+    device reservation `count`. Devices named by id, `count: all` and requests written elsewhere are not
+    rewritten: which devices to take is a person's choice."""
+    gpu = server.gpu
+    text = file_text(server.file)
+    if gpu is None or gpu.count is None or text is None or not server.location.yaml_path:
+        return [], "vramlint cannot read where this server's GPU request is written"
+    lines = split_lines(text)
+    node = _node_at(server, _path_keys(server.location.yaml_path), lines, text)
+    if not isinstance(node, dict):
+        return [], "vramlint cannot find the container or service in the file"
+    edits: list[Edit] = []
+    if server.source_format == "compose":
+        devices = _walk(node, ["deploy", "resources", "reservations", "devices"])
+        named = [d for d in (devices if isinstance(devices, list) else []) if isinstance(d, dict) and "device_ids" in d]
+        if named or any(v in server.env for v in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")):
+            return [], "the service names its GPUs by device id: which devices to add is a choice for a person"
+        for device in devices if isinstance(devices, list) else []:
+            if isinstance(device, dict) and "count" in device:
+                edit = _scalar_edit(server.file, lines, device, "count", gpu.count, count)
+                if edit is None:
+                    return [], "the device reservation's count is not written as a number vramlint can rewrite"
+                edits.append(edit)
+    elif server.source_format == "kubernetes":
+        evidence = gpu.evidence or ""
+        name = evidence.split(" ", 2)[1].rstrip(":") if evidence.startswith("resources.") else None
+        resources = node.get("resources")
+        for section in ("limits", "requests"):
+            block = resources.get(section) if isinstance(resources, dict) else None
+            if isinstance(block, dict) and name in block:
+                edit = _scalar_edit(server.file, lines, block, name, block[name], count)
+                if edit is None or not _same_value(str(block[name]), gpu.count):
+                    return [], f"resources.{section} {name} is not written as the count vramlint read"
+                edits.append(edit)
+    if not edits:
+        return [], "the GPU request is not written in the container's resources or the service's device reservation"
+    return edits, None
+
+
+# --------------------------------------------------------------------------------------------------------
+# A values key not written yet (Helm values of a chart whose templates map the key to the flag)
+
+
+def add_values_key(server: Server, dest: str, value: Any) -> tuple[list[Edit], str | None]:
+    """The edit that adds the values key the chart renders as ``dest`` (``Server.values_keys``): a line
+    `key: value` at the top of the mapping that holds the chart's other keys of that kind, in its indentation;
+    when that mapping is missing too, the mapping with the key, at the top of its parent. A slot that is a
+    sentence says why the key is not added."""
+    slot = server.values_keys.get(dest)
+    if slot is None:
+        return [], (f"{_flag_of(dest)} is not set, and vramlint does not know which values key this chart renders "
+                    "as it")
+    if isinstance(slot, str):
+        return [], slot  # the key exists, but adding it changes more than the flag
+    parent_path, key = slot
+    text = file_text(server.file)
+    if text is None:
+        return [], f"{server.file} cannot be rewritten (not plain UTF-8 text)"
+    lines = split_lines(text)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    keys = _path_keys(parent_path)
+    parts = key.split(".")
+    node = _node_at(server, keys, lines, text)
+    while parts[:-1] and isinstance(node, dict) and parts[0] in node:
+        node = node[parts[0]]
+        parts = parts[1:]
+    if not isinstance(node, dict):
+        return [], f"the values at {parent_path} are not a mapping vramlint can add {key} to"
+    missing = parts[:-1]
+    anchor = _own_line_key(node, lines)
+    if anchor is None:
+        return [], f"the keys of {parent_path} are not written one per line"
+    block = ""
+    for depth, name in enumerate(missing):
+        block += "  " * depth + f"{name}:\n"
+    block += "  " * len(missing) + f"{parts[-1]}: {format_value(value)}"
+    return [Edit(server.file, anchor[0] + 1, 1, anchor[0] + 1, 1, _block(anchor[1], block, newline))], None
+

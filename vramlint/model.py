@@ -147,6 +147,10 @@ class Server:
     args: dict[str, Any] = field(default_factory=dict)  # vLLM dest names (snake_case), typed
     arg_locations: dict[str, Location] = field(default_factory=dict)
     unknown_args: dict[str, Location] = field(default_factory=dict)  # flags vLLM would reject, as written
+    # Helm values: vLLM dest -> (YAML path of the mapping, key under it, dotted when nested) that the chart renders
+    # as that flag, for flags not written yet (a fix adds the key there); a sentence instead when adding the key
+    # would change more than the flag
+    values_keys: dict[str, tuple[str, str] | str] = field(default_factory=dict)
     env: dict[str, str | None] = field(default_factory=dict)
     env_locations: dict[str, Location] = field(default_factory=dict)
     gpu: GpuRequest | None = None
@@ -318,6 +322,34 @@ class Fix:
         return out
 
 
+HEADLINE_WIDTH = 120  # a finding's first line, as the text report prints it, where the content allows
+
+
+def split_message(message: str, summary: str | None = None) -> tuple[str, str]:
+    """(headline, detail) of a finding's message: the rule's ``summary`` when the message starts with it; else
+    the whole message when it is short, else its first sentence (or clause, at a colon outside parentheses) when
+    that fits on one line; else the whole message (a rule that writes one long sentence keeps it whole)."""
+    message = message.strip()
+    if summary and message.startswith(summary):
+        return summary.rstrip(), message[len(summary):].lstrip(" .;:").strip()
+    if len(message) <= HEADLINE_WIDTH:
+        return message, ""
+    depth, first_colon = 0, None
+    for i, ch in enumerate(message[: HEADLINE_WIDTH + 1]):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in ".;" and message[i + 1: i + 2] == " " and i >= 20 \
+                and not message[i - 1].isdigit():
+            return message[:i], message[i + 1:].strip()
+        elif depth == 0 and ch == ":" and message[i + 1: i + 2] == " " and first_colon is None and i >= 20:
+            first_colon = i
+    if first_colon is not None:
+        return message[:first_colon], message[first_colon + 1:].strip()
+    return message, ""
+
+
 @dataclass
 class Finding:
     """One rule's verdict on one server, anchored on the line that set the value."""
@@ -333,12 +365,21 @@ class Finding:
     suppression: str | None = None  # how it was suppressed: "comment" | "annotation" | "baseline"
     fix: Fix | None = None  # what removes it (vramlint/fixes.py), computed by the rule
     related: list[Location] = field(default_factory=list)  # other lines the message names
+    # the one-line headline (what is wrong and the number that proves it) when the rule wrote one: ``message``
+    # starts with it and goes on with the detail; None: `split_message` finds the headline in the message
+    summary: str | None = None
+
+    def headline(self) -> tuple[str, str]:
+        """(the one-line headline, the rest of the message): what the text report prints on the finding's
+        first line, and below it as a note."""
+        return split_message(self.message, self.summary)
 
     def __post_init__(self) -> None:
         self.message = short_message(self.message)
 
     def to_json(self) -> dict[str, Any]:
         loc = self.location
+        summary, detail = self.headline()
         out = {
             "rule": self.rule_id,
             "name": self.rule_name,
@@ -350,6 +391,8 @@ class Finding:
             "end_column": loc.end_column if loc.end_column is not None else loc.column,
             "yaml_path": loc.yaml_path,
             "message": self.message,
+            "summary": summary,
+            "detail": detail,
             "suppressed": self.suppressed,
             "justification": self.justification,
             "suppression": self.suppression,

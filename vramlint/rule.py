@@ -180,17 +180,29 @@ class RuleContext:
         level: Level | None = None,
         fix: Fix | None = None,
         related: list[Location] | None = None,
+        detail: str | None = None,
     ) -> Finding:
         """A finding of the bound rule on a server; ``location`` defaults to the server's container.
 
-        ``fix``: what removes it (built with vramlint.fixes); ``related``: other lines the message names."""
+        ``fix``: what removes it (built with vramlint.fixes); ``related``: other lines the message names.
+        ``detail``: the rest of the message when ``message`` is the one-line headline (what is wrong and the
+        number that proves it, at most ~120 characters); the finding's message is both, the text report prints
+        the headline on the finding's line and the detail below it."""
         assert self.rule is not None, "finding() needs a context bound to a rule (ctx.for_rule)"
         server = where.server if isinstance(where, Assessment) else where
+        summary = None
+        if detail:
+            summary = message
+            first = detail.split(" ", 1)[0]
+            if first.isalpha() and first.islower():  # a sentence of its own ("the KV cache", not "vLLM", "--flag")
+                detail = detail[0].upper() + detail[1:]
+            message = f"{message}{'' if message.endswith(('.', ':', ';')) else '.'} {detail}"
         return Finding(
             rule_id=self.rule.id,
             rule_name=self.rule.name,
             level=level or self.rule.level,
             message=message,
+            summary=summary,
             location=location or server.location,
             server_key=server.key,
             fix=fix,

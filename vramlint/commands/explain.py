@@ -7,6 +7,7 @@ Also takes a pasted command line, for people who are not linting files:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from vramlint.fsread import own_roots
@@ -172,8 +173,36 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json_safe(json.dumps(out, indent=2, default=str)))
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(safe_output(render_text(assessments, inventory)))  # names and values from the files: vramlint.textsafe
+        from vramlint.report.text import wrap_width
+
+        # names and values from the files: vramlint.textsafe
+        sys.stdout.write(safe_output(wrap_lines(render_text(assessments, inventory), wrap_width())))
     return 0
+
+
+# a budget table row: "    label   12.34 GiB  where it came from"; its continuation lines start under the source
+_ROW = re.compile(r"^( +.{22} +-?[0-9.]+ GiB  )")
+
+
+def wrap_lines(text: str, width: int) -> str:
+    """``text`` with each line longer than ``width`` wrapped at spaces: a budget row's continuation under its
+    source column, any other line four columns in from its own indentation. Words are never split (a URL or
+    a path longer than the width stays whole)."""
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        row = _ROW.match(line)
+        lead = row.group(1) if row else line[: len(line) - len(line.lstrip(" "))]
+        hang = " " * len(lead) if row else lead + "    "
+        body = line[len(lead):]
+        rows = textwrap.wrap(body, max(20, width - len(hang)), break_long_words=False, break_on_hyphens=False)
+        out.append(lead + rows[0] if rows else line)
+        out.extend(hang + r for r in rows[1:])
+    return "\n".join(out)
 
 
 def _kv_blocks(b) -> str:
@@ -299,10 +328,10 @@ def _budget_lines(a, b, lines: list[str]) -> None:
             where = s.arg_locations.get(err.get("arg") or "")
             at = f" [{err.get('arg')} at line {where.line}]" if where else (f" [{err.get('arg')}]" if err.get("arg") else "")
             lines.append(f"    FAILS{at}: {err['message']}")
-    inputs = ", ".join(f"{k}: {v}" for k, v in src.items()
-                       if k in ("vllm_version", "model", "gpu", "gpu_count", "engine", "block_size", "max_num_seqs",
-                                "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype", "tensor_parallel_size"))
-    lines.append(f"  inputs: {inputs}")
+    lines.append("  inputs:")
+    lines.extend(f"    {k}: {v}" for k, v in src.items()
+                 if k in ("vllm_version", "model", "gpu", "gpu_count", "engine", "block_size", "max_num_seqs",
+                          "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype", "tensor_parallel_size"))
     for note in b.notes + s.notes:
         lines.append(f"  note: {note}")
 

@@ -586,6 +586,8 @@ def _vllm_block(doc: Any, data: Any, servers: list[Server], problems: list[Probl
     if block.get("trustRemoteCode") is True:
         args.append(_tok("--trust-remote-code", _at(file, block, "trustRemoteCode", "vllm")))
     args += _unknown_template(tokens_from(file, block, "additionalArgs", "vllm", doc.lines))
+    server.values_keys.update({flag[2:].replace("-", "_"): ("vllm", key) for key, flag in _ARDGE_FLAGS.items()
+                               if key not in block})
     for key in block:
         if key not in _ARDGE_FLAGS and key not in _ARDGE_OTHER:
             server.notes.append(f"vllm.{key} is not turned into a vLLM flag by the vllm-helm chart's template; "
@@ -644,6 +646,8 @@ def _gke_ai_inference(doc: Any, data: Any, servers: list[Server], problems: list
     if "replicaCount" in data:
         server.replicas = to_int(data.get("replicaCount"))
     server.gpu = _gpu(file, data, "")
+    server.values_keys.update({dest: ("", key) for dest, key in (("tensor_parallel_size", "tensorParallelSize"),
+                                                                  ("max_model_len", "maxModelLen")) if key not in data})
     server.shm = True
     server.notes.append("GKE ai-inference chart: " + " ".join(_GKE_FIXED_ARGS) + " are written by the chart's "
                         "templates/deployment.yaml itself, not by this file")

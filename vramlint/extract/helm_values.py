@@ -186,6 +186,13 @@ def _model_spec(doc: Any, ses: Any, spec: Any, path: str, problems: list[Problem
                 gpu.evidence = f"{gpu.evidence}; {sched.evidence}"
     server.gpu = gpu
     server.shm = bool(is_map(cfg) and "tensorParallelSize" in cfg)
+    for key, (flag, kind) in _VLLM_CONFIG_FLAGS.items():
+        if kind == "value" and not (is_map(cfg) and key in cfg):
+            # the template writes --no-enable-prefix-caching whenever vllmConfig exists: adding the block is
+            # more than the one flag
+            server.values_keys[flag[2:].replace("-", "_")] = (cpath, key) if is_map(cfg) else (
+                f"this model entry has no vllmConfig, and the chart adds --no-enable-prefix-caching whenever it "
+                f"has one: add vllmConfig.{key} (with enablePrefixCaching as you want it)")
     return server
 
 

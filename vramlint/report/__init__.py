@@ -14,7 +14,7 @@ from typing import Any
 
 from vramlint.model import LEVELS, Assessment, Finding, Problem, Skipped
 
-FORMATS = ("text", "json", "sarif", "github", "markdown", "gitlab", "junit")
+FORMATS = ("text", "concise", "json", "sarif", "github", "markdown", "gitlab", "junit")
 TOOL_NAME = "vramlint"
 INFORMATION_URI = "https://pypi.org/project/vramlint/"
 

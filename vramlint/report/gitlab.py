@@ -1,6 +1,7 @@
 """GitLab Code Quality report (`artifacts: reports: codequality:`): a JSON array, one object per active finding
 with the fields GitLab reads (docs.gitlab.com/ci/testing/code_quality, "Code Quality report format"):
-``description``, ``check_name``, ``fingerprint`` (unique per finding, stable when lines move: rule, file and
+``description`` (the message, then the fix: what it changes and whether `--fix` applies it, or why vramlint
+writes none), ``check_name``, ``fingerprint`` (unique per finding, stable when lines move: rule, file and
 YAML path, as the baseline identifies findings), ``severity`` (info, minor, major, critical or blocker),
 ``location.path`` (relative to the repository root) and ``location.lines.begin``."""
 
@@ -17,6 +18,7 @@ SEVERITY = {"error": "critical", "warning": "major", "note": "info"}
 
 def document(report: Report) -> list[dict]:
     from vramlint.baseline import identity
+    from vramlint.report.text import fix_help
 
     out = []
     seen: dict[str, int] = {}
@@ -27,9 +29,11 @@ def document(report: Report) -> list[dict]:
         count = seen.get(base, 0)
         seen[base] = count + 1
         fingerprint = hashlib.sha256(f"{base}\0{count}".encode()).hexdigest()
+        help_text = fix_help(finding)
         out.append({
             "type": "issue",
-            "description": f"{finding.rule_id} {finding.message}",
+            # GitLab shows only the description: the fix (or why there is none) goes in it
+            "description": f"{finding.rule_id} {finding.message}" + (f" Fix: {help_text}" if help_text else ""),
             "check_name": f"{finding.rule_id} {finding.rule_name}",
             "fingerprint": fingerprint,
             "severity": SEVERITY.get(finding.level, "info"),

@@ -1,7 +1,8 @@
 """JUnit XML report, for CI systems that show test results (GitLab, Jenkins, Azure DevOps, CircleCI).
 
 One ``<testsuite>`` per scanned file that has a server or a finding; in it one ``<testcase>`` per active
-finding (a ``<failure>`` when the finding reaches ``--fail-on``, else its text in ``<system-out>``) and one
+finding (a ``<failure>`` when the finding reaches ``--fail-on``, else its text in ``<system-out>``; the text
+ends with a ``help:`` line with the fix, as the text report says it) and one
 passing ``<testcase>`` per server with no finding, so a clean run still lists what was checked. Built with
 xml.etree, which escapes text and attributes; control characters XML cannot carry are shown escaped."""
 
@@ -25,6 +26,8 @@ def _fails(level: str, fail_on: str) -> bool:
 
 
 def render(report: Report, color: bool = False) -> str:
+    from vramlint.report.text import fix_help
+
     files: dict[str, list] = {}
     for finding in report.active:
         files.setdefault(finding.location.file, []).append(("finding", finding))
@@ -48,7 +51,9 @@ def render(report: Report, color: bool = False) -> str:
                 case.set("name", _text(f"{item.rule_id} {item.rule_name} at {file}:{loc.line}:{loc.column}"))
                 case.set("file", _text(file))
                 case.set("line", str(loc.line or 1))
-                text = _text(f"{file}:{loc.line}:{loc.column}: {item.rule_id} [{item.level}] {item.message}")
+                text = f"{file}:{loc.line}:{loc.column}: {item.rule_id} [{item.level}] {item.message}"
+                help_text = fix_help(item)
+                text = _text(text + (f"\nhelp: {help_text}" if help_text else ""))
                 if _fails(item.level, report.fail_on):
                     failure = ET.SubElement(case, "failure", message=_text(item.message), type=item.rule_id)
                     failure.text = text

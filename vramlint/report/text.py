@@ -1,16 +1,20 @@
-"""Text report: ``path:line:col: VRL001 [warning] message`` per finding (as ruff and compilers print), then a
-summary line. Suppressed findings are listed only with ``--show-suppressed``. File names and messages carry
+"""Text report, as a person reads it: per finding a one-line headline, the source line with a marker under
+the value (a code frame, as ruff and rustc print), the rest of the message as a note and the fix as help; then
+a summary line. ``--output-format concise`` prints ``path:line:col: VRL001 [warning] message`` per finding
+instead, for scripts and editors' problem matchers. Suppressed findings are listed only with ``--show-suppressed``. File names and messages carry
 data from the scanned files: their control characters are shown escaped and no line can start a CI workflow
 command (`vramlint.textsafe`)."""
 
 from __future__ import annotations
 
+from vramlint.model import Finding, Location
 from vramlint.report import Report, plural
 from vramlint.textsafe import escape_controls, escape_name, neutralise_commands
 
 _RESET = "\033[0m"
 _BOLD = "\033[1m"
 _DIM = "\033[2m"
+_BLUE = "\033[1;34m"
 _LEVEL_COLOR = {"error": "\033[1;31m", "warning": "\033[1;33m", "note": "\033[1;36m"}
 
 
@@ -18,7 +22,9 @@ def _paint(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{_RESET}" if color else text
 
 
-def render(report: Report, color: bool = False) -> str:
+def render(report: Report, color: bool = False, concise: bool = False) -> str:
+    """The findings, each as a headline, the source line with a marker under the value, the rest of the message
+    and the fix (``concise``: one line each, ``path:line:col: CODE [level] message``), then the summary."""
     if report.quiet:
         if not report.active:
             return ""
@@ -28,22 +34,148 @@ def render(report: Report, color: bool = False) -> str:
     if report.statistics:
         lines.extend(statistics_lines(report, color))
         shown = []
+    width = None if concise else wrap_width()
     for finding in shown:
-        loc = finding.location
-        where = _paint(escape_name(loc.file), _BOLD, color) + f":{loc.line}:{loc.column}:"
-        level_color = _LEVEL_COLOR.get(finding.level, "")
-        head = _paint(finding.rule_id, level_color, color) + " " + _paint(f"[{finding.level}]", level_color, color)
-        message = escape_controls(finding.message.replace("\r\n", "\n"), keep="\n").replace("\n", "\n    ")
-        line = f"{where} {head} {message}"
-        if finding.suppressed:
-            why = f"suppressed by {finding.suppression}"
-            if finding.justification:
-                why += f": {escape_name(finding.justification)}"
-            line += " " + _paint(f"({why})", _DIM, color)
-        lines.append(line)
+        if concise:
+            lines.append(concise_line(finding, color))
+        else:
+            lines.extend(finding_lines(finding, report, color, width))
+            lines.append("")
     lines.extend(unchecked_lines(report, color))
     lines.append(summary(report, color))
     return neutralise_commands("\n".join(lines) + "\n")
+
+
+def wrap_width() -> int:
+    """The terminal's width (COLUMNS when set), 100 when the output is not a terminal; 60 at least."""
+    import shutil
+
+    return max(60, shutil.get_terminal_size((100, 24)).columns)
+
+
+def _suppressed_text(finding: Finding) -> str:
+    why = f"suppressed by {finding.suppression}"
+    if finding.justification:
+        why += f": {escape_name(finding.justification)}"
+    return why
+
+
+def concise_line(finding: Finding, color: bool = False) -> str:
+    """``path:line:col: VRL001 [warning] message`` on one line, as editors' problem matchers read it."""
+    loc = finding.location
+    where = _paint(escape_name(loc.file), _BOLD, color) + f":{loc.line}:{loc.column}:"
+    level_color = _LEVEL_COLOR.get(finding.level, "")
+    head = _paint(finding.rule_id, level_color, color) + " " + _paint(f"[{finding.level}]", level_color, color)
+    message = escape_controls(finding.message.replace("\r\n", "\n"), keep="\n").replace("\n", "\n    ")
+    line = f"{where} {head} {message}"
+    if finding.suppressed:
+        line += " " + _paint(f"({_suppressed_text(finding)})", _DIM, color)
+    return line
+
+
+def finding_lines(finding: Finding, report: Report, color: bool = False, width: int | None = None) -> list[str]:
+    """One finding as a person reads it: the headline; `--> path:line:col` and the source line with `^^^`
+    under the value (no source line when the file cannot be read again, as standard input that was not
+    kept); the rest of the message as a note; the fix as help (what it changes, whether `--fix` applies it,
+    or why vramlint cannot write it)."""
+    loc = finding.location
+    level_color = _LEVEL_COLOR.get(finding.level, "")
+    headline, detail = finding.headline()
+    head = _paint(f"{finding.rule_id} [{finding.level}]", level_color, color)
+    out = [f"{head} {_paint(_one_line(headline), _BOLD, color)}"]
+    source = _source_line(report, loc.file, loc.line)
+    digits = len(str(loc.line)) if source is not None else 1
+    gutter = " " * (digits + 1)
+    bar = _paint("|", _BLUE, color)
+    out.append(f"{' ' * digits}{_paint('-->', _BLUE, color)} {escape_name(loc.file)}:{loc.line}:{loc.column}")
+    if source is not None:
+        text, start, length = _marked(source, loc)
+        out.append(f"{gutter}{bar}")
+        out.append(_paint(f"{loc.line} |", _BLUE, color) + (f" {text}" if text else ""))
+        out.append(f"{gutter}{bar} {' ' * start}{_paint('^' * length, level_color, color)}")
+    notes = []
+    if detail:
+        notes.append(("note", detail))
+    for other in finding.related:
+        if other.file != loc.file or other.line != loc.line:
+            where = f"line {other.line}" if other.file == loc.file else f"{escape_name(other.file)}:{other.line}"
+            related = _source_line(report, other.file, other.line)
+            notes.append(("note", f"{where}: {related.strip()}" if related else f"see {where}"))
+    if finding.suppressed:
+        notes.append(("note", _suppressed_text(finding)))
+    help_text = fix_help(finding)
+    if help_text:
+        notes.append(("help", help_text))
+    for label, text in notes:
+        first = f"{gutter}= {label}: "
+        for i, row in enumerate(_wrap(_one_line(text), width, len(first))):
+            prefix = f"{gutter}= " + _paint(f"{label}:", _BOLD, color) + " " if i == 0 else " " * len(first)
+            out.append(prefix + row)
+    return out
+
+
+def fix_help(finding: Finding) -> str:
+    """The fix as the `help:` line says it: what it changes and which option applies it, or why vramlint writes
+    no edit; '' when the finding has no fix."""
+    fix = finding.fix
+    if fix is None:
+        return ""
+    text = fix.description.strip().rstrip(".")
+    if fix.edits and fix.safe:
+        return f"{text} (safe fix: --fix applies it)"
+    if fix.edits:
+        return f"{text} (unsafe fix: --fix --unsafe-fixes applies it)"
+    return f"{text} (no automatic fix: {fix.reason.rstrip('.')})" if fix.reason else f"{text} (no automatic fix)"
+
+
+def _one_line(text: str) -> str:
+    return escape_controls(text.replace("\r\n", "\n"), keep="\n").replace("\n", " ")
+
+
+def _wrap(text: str, width: int | None, indent: int) -> list[str]:
+    if width is None or len(text) + indent <= width:
+        return [text]
+    import textwrap
+
+    return textwrap.wrap(text, max(30, width - indent), break_long_words=False, break_on_hyphens=False) or [text]
+
+
+def _source_line(report: Report, file: str, line: int) -> str | None:
+    if not file or line < 1:
+        return None
+    try:
+        lines = report.read_lines(file)
+    except (OSError, ValueError):
+        return None
+    if not lines or line > len(lines):
+        return None
+    return lines[line - 1]
+
+
+_WORD_END = set(" \t,]}")
+
+
+def _marked(source: str, loc: Location) -> tuple[str, int, int]:
+    """(the source line as printed, the marker's start column in it, the marker's length): under the value's
+    span when the location has one on this line, else under the word (or quoted string, or `key: value`)
+    that starts at the column. Tabs are shown as four spaces, control characters escaped."""
+    body = source.rstrip("\r\n")
+    col0 = min(max(loc.column - 1, 0), len(body))
+    if loc.end_line == loc.line and loc.end_column is not None and loc.end_column > loc.column:
+        end = min(loc.end_column - 1, len(body))
+    elif col0 < len(body) and body[col0] in "\"'" and body.find(body[col0], col0 + 1) > 0:
+        end = body.find(body[col0], col0 + 1) + 1
+    else:
+        end = col0
+        while end < len(body) and body[end] not in _WORD_END:
+            end += 1
+        if body[col0:end].endswith(":"):  # a YAML key: the value after it too, up to a comment
+            rest = body[end:].split(" #", 1)[0].rstrip()
+            end += len(rest)
+    shown_before = escape_name(body[:col0].replace("\t", "    "))
+    marked = escape_name(body[col0:end].replace("\t", "    "))
+    text = shown_before + marked + escape_name(body[end:].replace("\t", "    "))
+    return text.rstrip(), len(shown_before), max(1, len(marked))
 
 
 def statistics_lines(report: Report, color: bool = False) -> list[str]:
