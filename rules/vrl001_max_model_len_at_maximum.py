@@ -36,6 +36,41 @@ containers:
     args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "16384"]
     resources: {limits: {nvidia.com/gpu: 1}}
 ```
+
+What vramlint prints for `tests/rules/fixtures/vrl001/fail_unset.yaml`, and the edit of its fix (`--diff` --unsafe-fixes):
+
+<!-- output: vramlint check tests/rules/fixtures/vrl001/fail_unset.yaml --select VRL001 -->
+```text
+VRL001 [warning] --max-model-len is not set: the model's maximum, 131,072 tokens, fits 3.40x in the KV cache, fewer than 8
+  --> tests/rules/fixtures/vrl001/fail_unset.yaml:16:11
+   |
+16 |         - name: vllm
+   |           ^^^^^^^^^^
+   = note: The KV cache is 54.32 GiB (445,008 tokens): 3.40x requests of 131,072 tokens, fewer than 8. Set
+           --max-model-len 8192 (or the longest request you serve; set p99-context-tokens under traffic in
+           .vramlint.yaml for a value from your traffic): the cache then holds 54.32x requests of that length.
+           vLLM pre-allocates the KV cache, so the memory used stays the same; requests longer than
+           max_model_len are rejected
+   = help: set --max-model-len 8192: the KV cache then holds 54.32x requests of that length; longer requests
+           are rejected (unsafe fix: --fix --unsafe-fixes applies it)
+
+Found 1 finding (1 warning) in 1 server, 1 file. 1 fixable with --fix --unsafe-fixes (--diff --unsafe-fixes shows them).
+```
+
+<!-- output: vramlint check tests/rules/fixtures/vrl001/fail_unset.yaml --select VRL001 --diff --unsafe-fixes -->
+```text
+--- a/tests/rules/fixtures/vrl001/fail_unset.yaml
++++ b/tests/rules/fixtures/vrl001/fail_unset.yaml
+@@ -18,6 +18,8 @@
+           args:
+             - --model
+             - "meta-llama/Llama-3.1-8B-Instruct"
++            - "--max-model-len"
++            - "8192"
+           resources:
+             limits:
+               nvidia.com/gpu: 1
+```
 """
 
 from __future__ import annotations

@@ -39,6 +39,40 @@ args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "4096",
        "--gpu-memory-utilization", "0.78", "--max-num-seqs", "3"]
 nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
 ```
+
+What vramlint prints for `tests/rules/fixtures/vrl002/fail_small_cache.yaml`, and the edit of its fix (`--diff`):
+
+<!-- output: vramlint check tests/rules/fixtures/vrl002/fail_small_cache.yaml --select VRL002 -->
+```text
+VRL002 [warning] vLLM admits up to 256 requests at once (max_num_seqs not set), but the KV cache holds 3.37x 4,096-token requests
+  --> tests/rules/fixtures/vrl002/fail_small_cache.yaml:16:11
+   |
+16 |         - name: vllm
+   |           ^^^^^^^^^^
+   = note: The KV cache is 1.69 GiB (13,808 tokens): fewer than 4 requests fit at once, and past 3 running
+           requests vLLM 0.10.2 preempts and recomputes them, a latency spike for each. Set --max-num-seqs 3
+           so the rest wait in the queue, or give the engine more KV cache (4,096 tokens is an assumed typical
+           request: set p99-context-tokens under traffic in .vramlint.yaml for yours)
+   = help: set --max-num-seqs 3: requests past it wait in the queue instead of being preempted (safe fix:
+           --fix applies it)
+
+Found 1 finding (1 warning) in 1 server, 1 file. 1 fixable with --fix (--diff shows them).
+```
+
+<!-- output: vramlint check tests/rules/fixtures/vrl002/fail_small_cache.yaml --select VRL002 --diff -->
+```text
+--- a/tests/rules/fixtures/vrl002/fail_small_cache.yaml
++++ b/tests/rules/fixtures/vrl002/fail_small_cache.yaml
+@@ -22,6 +22,8 @@
+             - "4096"
+             - --gpu-memory-utilization
+             - "0.78"
++            - "--max-num-seqs"
++            - "3"
+           resources:
+             limits:
+               nvidia.com/gpu: 1
+```
 """
 
 from __future__ import annotations

@@ -46,6 +46,42 @@ args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "16384"
 resources: {limits: {nvidia.com/gpu: 1}}
 nodeSelector: {node.kubernetes.io/instance-type: g5.xlarge}
 ```
+
+What vramlint prints for `tests/rules/fixtures/vrl005/fail_long_len.yaml`, and the edit of its fix (`--diff` --unsafe-fixes):
+
+<!-- output: vramlint check tests/rules/fixtures/vrl005/fail_long_len.yaml --select VRL005 -->
+```text
+VRL005 [error] vLLM 0.10.2 will not start: the KV cache holds 35,456 tokens, fewer than one max_model_len of 65,536
+  --> tests/rules/fixtures/vrl005/fail_long_len.yaml:21:15
+   |
+21 |             - --max-model-len
+   |               ^^^^^^^^^^^^^^^
+   = note: To serve at least one request with the models's max seq len (65536), (8.00 GiB KV cache is needed,
+           which is larger than the available KV cache memory (4.33 GiB). Based on the available memory, the
+           estimated maximum model length is 35456. Try increasing `gpu_memory_utilization` or decreasing
+           `max_model_len` when initializing the engine. The budget on each L4 (22.03 GiB): 19.83 GiB usable
+           at gpu_memory_utilization 0.9, weights 14.99 GiB, activations 0.46 GiB, non-torch 0.05 GiB, CUDA
+           graphs 0.00 GiB, KV cache 4.33 GiB (35,456 tokens)
+   = help: set --max-model-len 34816 (the KV cache then holds 35,456 tokens); longer requests are then
+           rejected (unsafe fix: --fix --unsafe-fixes applies it)
+
+Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above error. 1 fixable with --fix --unsafe-fixes (--diff --unsafe-fixes shows them).
+```
+
+<!-- output: vramlint check tests/rules/fixtures/vrl005/fail_long_len.yaml --select VRL005 --diff --unsafe-fixes -->
+```text
+--- a/tests/rules/fixtures/vrl005/fail_long_len.yaml
++++ b/tests/rules/fixtures/vrl005/fail_long_len.yaml
+@@ -19,7 +19,7 @@
+             - --model
+             - "meta-llama/Llama-3.1-8B-Instruct"
+             - --max-model-len
+-            - "65536"
++            - "34816"
+           resources:
+             limits:
+               nvidia.com/gpu: 1
+```
 """
 
 from __future__ import annotations

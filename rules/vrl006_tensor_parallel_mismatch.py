@@ -47,6 +47,38 @@ Passing example:
 args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4"]
 resources: {limits: {nvidia.com/gpu: 4}}
 ```
+
+What vramlint prints for `tests/rules/fixtures/vrl006/fail_too_few_gpus.yaml`, and the edit of its fix (`--diff` --unsafe-fixes):
+
+<!-- output: vramlint check tests/rules/fixtures/vrl006/fail_too_few_gpus.yaml --select VRL006 -->
+```text
+VRL006 [error] tensor-parallel-size 4 needs 4 GPUs, but the deployment requests 2 (line 27): vLLM stops at start-up
+  --> tests/rules/fixtures/vrl006/fail_too_few_gpus.yaml:21:15
+   |
+21 |             - --tensor-parallel-size
+   |               ^^^^^^^^^^^^^^^^^^^^^^
+   = note: Request 4 GPUs, or lower the parallel size to 2
+   = note: line 27: nvidia.com/gpu: 2
+   = help: set --tensor-parallel-size 2 (fits the 2 GPU(s) requested; the budget starts with it) (unsafe fix:
+           --fix --unsafe-fixes applies it)
+
+Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above error. 1 fixable with --fix --unsafe-fixes (--diff --unsafe-fixes shows them).
+```
+
+<!-- output: vramlint check tests/rules/fixtures/vrl006/fail_too_few_gpus.yaml --select VRL006 --diff --unsafe-fixes -->
+```text
+--- a/tests/rules/fixtures/vrl006/fail_too_few_gpus.yaml
++++ b/tests/rules/fixtures/vrl006/fail_too_few_gpus.yaml
+@@ -19,7 +19,7 @@
+             - --model
+             - "meta-llama/Llama-3.1-70B-Instruct"
+             - --tensor-parallel-size
+-            - "4"
++            - "2"
+             - --max-model-len
+             - "8192"
+           resources:
+```
 """
 
 from __future__ import annotations

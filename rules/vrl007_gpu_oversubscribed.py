@@ -52,6 +52,49 @@ services:
     command: ["--model", "BAAI/bge-m3", "--gpu-memory-utilization", "0.45"]
     deploy: {resources: {reservations: {devices: [{driver: nvidia, device_ids: ["0"], capabilities: [gpu]}]}}}
 ```
+
+What vramlint prints for `examples/compose/compose.yaml`, and the edit of its fix (`--diff`):
+
+<!-- output: vramlint check examples/compose/compose.yaml --select VRL007 -->
+```text
+VRL007 [error] 2 engines share the same GPU of 22.03 GiB: gpu_memory_utilization adds up to 1.05 = 23.13 GiB
+  --> examples/compose/compose.yaml:31:7
+   |
+31 |       --gpu-memory-utilization 0.45
+   |       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+   = note: The engines: chat (line 7) 0.6, qwen-small (line 26) 0.45; whichever starts last finds too little
+           free memory and vLLM refuses to start. Shared with chat (line 7); lower --gpu-memory-utilization so
+           the engines add up to at most 1 (this one to 0.40 at most, if the others stay)
+   = note: line 12: --gpu-memory-utilization 0.60
+   = help: scale gpu_memory_utilization down to chat 0.57, qwen-small 0.42 (adds up to 0.99) (safe fix: --fix
+           applies it)
+
+Found 1 finding (1 error) in 2 servers, 1 file. Failing: findings at or above error. 1 fixable with --fix (--diff shows them).
+```
+
+<!-- output: vramlint check examples/compose/compose.yaml --select VRL007 --diff -->
+```text
+--- a/examples/compose/compose.yaml
++++ b/examples/compose/compose.yaml
+@@ -9,7 +9,7 @@
+     command: >
+       --model meta-llama/Llama-3.2-3B-Instruct
+       --max-model-len 16384
+-      --gpu-memory-utilization 0.60
++      --gpu-memory-utilization 0.57
+     ports:
+       - "8000:8000"
+     ipc: host
+@@ -28,7 +28,7 @@
+     command: >
+       --model Qwen/Qwen2.5-1.5B-Instruct
+       --max-model-len 8192
+-      --gpu-memory-utilization 0.45
++      --gpu-memory-utilization 0.42
+       --port 8001
+     ports:
+       - "8001:8001"
+```
 """
 
 from __future__ import annotations

@@ -35,6 +35,46 @@ containers:
 volumes:
   - {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}
 ```
+
+What vramlint prints for `tests/rules/fixtures/vrl008/fail_k8s.yaml`, and the edit of its fix (`--diff`):
+
+<!-- output: vramlint check tests/rules/fixtures/vrl008/fail_k8s.yaml --select VRL008 -->
+```text
+VRL008 [warning] tensor-parallel-size 2 runs 2 workers that talk through NCCL over /dev/shm, but /dev/shm is the default 64 MB
+  --> tests/rules/fixtures/vrl008/fail_k8s.yaml:21:15
+   |
+21 |             - --tensor-parallel-size
+   |               ^^^^^^^^^^^^^^^^^^^^^^
+   = note: Expect `NCCL error: unhandled system error` or a bus error. Fix: mount an emptyDir with medium:
+           Memory at /dev/shm
+   = help: mount an emptyDir with medium: Memory at /dev/shm (safe fix: --fix applies it)
+
+Found 1 finding (1 warning) in 1 server, 1 file. 1 fixable with --fix (--diff shows them).
+```
+
+<!-- output: vramlint check tests/rules/fixtures/vrl008/fail_k8s.yaml --select VRL008 --diff -->
+```text
+--- a/tests/rules/fixtures/vrl008/fail_k8s.yaml
++++ b/tests/rules/fixtures/vrl008/fail_k8s.yaml
+@@ -10,10 +10,17 @@
+     metadata:
+       labels: {app: chat}
+     spec:
++      volumes:
++        - name: dshm
++          emptyDir:
++            medium: Memory
+       nodeSelector:
+         nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+       containers:
+         - name: vllm
++          volumeMounts:
++            - name: dshm
++              mountPath: /dev/shm
+           image: vllm/vllm-openai:v0.10.2
+           args:
+             - --model
+```
 """
 
 from __future__ import annotations

@@ -27,6 +27,37 @@ Passing example:
 ```yaml
 args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"]
 ```
+
+What vramlint prints for `tests/rules/fixtures/vrl009/fail_typo.yaml`, and the edit of its fix (`--diff` --unsafe-fixes):
+
+<!-- output: vramlint check tests/rules/fixtures/vrl009/fail_typo.yaml --select VRL009 -->
+```text
+VRL009 [error] vLLM 0.10.2 does not know --max-model-length: it stops at start-up with "unrecognized arguments"
+  --> tests/rules/fixtures/vrl009/fail_typo.yaml:21:15
+   |
+21 |             - --max-model-length
+   |               ^^^^^^^^^^^^^^^^^^
+   = note: vLLM 0.10.2 (from the image tag) does not know the argument --max-model-length: it stops at
+           start-up with "unrecognized arguments: --max-model-length"; did you mean --max-model-len?
+   = help: write --max-model-len instead of --max-model-length (unsafe fix: --fix --unsafe-fixes applies it)
+
+Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above error. 1 fixable with --fix --unsafe-fixes (--diff --unsafe-fixes shows them).
+```
+
+<!-- output: vramlint check tests/rules/fixtures/vrl009/fail_typo.yaml --select VRL009 --diff --unsafe-fixes -->
+```text
+--- a/tests/rules/fixtures/vrl009/fail_typo.yaml
++++ b/tests/rules/fixtures/vrl009/fail_typo.yaml
+@@ -18,7 +18,7 @@
+           args:
+             - --model
+             - "meta-llama/Llama-3.1-8B-Instruct"
+-            - --max-model-length
++            - --max-model-len
+             - "8192"
+           resources:
+             limits:
+```
 """
 
 from __future__ import annotations

@@ -73,6 +73,32 @@ services:
               capabilities: [gpu]
 """
 
+KAITO_WORKSPACE = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: llama-params
+data:
+  inference_config.yaml: |
+    vllm:
+      gpu-memory-utilization: 0.9
+      max-model-len: 131072  # the full context
+---
+apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata:
+  name: workspace-llama
+resource:
+  instanceType: "Standard_NV36ads_A10_v5"
+  labelSelector:
+    matchLabels:
+      apps: llama
+inference:
+  preset:
+    name: "llama-3.1-8b-instruct"
+  config: "llama-params"
+"""
+
 CASES = {
     # rule fixed, files, extra flags
     "VRL005 list --flag=value": ("VRL005", {"d.yaml": k8s(
@@ -146,6 +172,11 @@ CASES = {
         "    deploy:\n      resources:\n        reservations:\n          devices:\n"
         "            - driver: nvidia\n              count: 2  # two cards\n              capabilities: [gpu]\n")},
         ["--gpu", "L40S"]),
+    "VRL005 KAITO inference config, a key line added": ("VRL005", {
+        "ws.yaml": KAITO_WORKSPACE,
+        # VRL002's options as configured decide the --max-num-seqs VRL005's fix adds with the shorter context
+        ".vramlint.yaml": "rules:\n  max-num-seqs-over-kv-capacity:\n    min-concurrency: 16\n"},
+        ["--vllm-version", "0.10.2"]),
     "VRL006 tensor parallel size": ("VRL006", {"d.yaml": k8s(
         "          args:\n            - --model=Qwen/Qwen2.5-7B-Instruct\n            - --max-model-len=8192\n"
         "            - --tensor-parallel-size=2\n", instance="g6e.xlarge", tag="v0.10.2")}, []),
@@ -371,3 +402,42 @@ def test_text_summary_and_github_say_how_many_fixes(capsys):
     main(["check", str(REPO / "examples"), "--offline", "--output-format", "github"])
     notices = [line for line in capsys.readouterr().out.splitlines() if "fixable with" in line]
     assert len(notices) == 1 and notices[0].startswith("::notice ") and f"{safe} fixable with --fix" in notices[0]
+
+
+def test_kaito_fix_adds_the_key_in_the_inference_config_block(tmp_path, capsys):
+    """The flag VRL005's fix adds goes in the ConfigMap's `vllm:` block, in its indentation and key style, not
+    after the Workspace's own keys (the preset name is the last line vramlint read for this server)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "ws.yaml").write_text(KAITO_WORKSPACE)
+    (root / ".vramlint.yaml").write_text("rules:\n  VRL002:\n    min-concurrency: 16\n")
+    _fix_run(capsys, root, "--fix", "--unsafe-fixes", "--vllm-version", "0.10.2")
+    text = (root / "ws.yaml").read_text()
+    lines = text.splitlines()
+    at = lines.index("    vllm:")
+    block = lines[at + 1:lines.index("---")]
+    assert block[0] == "      gpu-memory-utilization: 0.9"
+    assert block[1].startswith("      max-model-len: ") and block[1].endswith("  # the full context")
+    assert block[2].startswith("      max-num-seqs: ") and block[2].split(": ")[1].isdigit()
+    original = KAITO_WORKSPACE.splitlines()
+    assert lines[:at + 1] == original[:at + 1] and lines[lines.index("---"):] == original[original.index("---"):]
+
+
+def test_helm_values_key_goes_into_the_block_the_chart_reads(tmp_path, capsys):
+    """production-stack: --max-model-len not set is added as vllmConfig.maxModelLen, in that block's
+    indentation; everything else stays byte for byte."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    original = (REPO / "examples/helm/production-stack-values.yaml").read_text()
+    (root / "values.yaml").write_text(original)
+    _, before = _check(capsys, root)
+    [vrl001] = [f for f in before if f["rule"] == "VRL001"]
+    [edit] = vrl001["fix"]["edits"]
+    assert edit["replacement"] == "        maxModelLen: 8192\n" and edit["column"] == 1
+    _fix_run(capsys, root, "--fix", "--unsafe-fixes")
+    new = (root / "values.yaml").read_text().splitlines()
+    old = original.splitlines()
+    at = new.index("        maxModelLen: 8192")
+    assert new[at - 1] == "      vllmConfig:"
+    # the other change is VRL006's (requestGPU of the second model): every other line is as it was
+    assert [x for x in new[:at] + new[at + 1:] if "requestGPU" not in x] == [x for x in old if "requestGPU" not in x]

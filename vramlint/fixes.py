@@ -373,7 +373,10 @@ def _add_arg(server: Server, flag: str, value: str) -> tuple[list[Edit], str | N
     if not anchors or text is None:
         return [], f"{flag} is not set, and vramlint does not know where this server's arguments are written"
     lines = split_lines(text)
-    last: tuple[_Span, _Span] | None = None  # (first word, last word) of the argument written last
+    # (first word, last word) of the argument written last: of the flags written on a command line when there are
+    # some, else of the `key: value` lines of a config file or block (a KAITO workspace's inference config, whose
+    # own keys such as the preset name are anchors too, but no place for a flag)
+    last: dict[str, tuple[_Span, _Span]] = {}
     for loc in anchors:
         word = _word_at(lines, loc.line, loc.column - 1)
         if word is None:
@@ -383,16 +386,14 @@ def _add_arg(server: Server, flag: str, value: str) -> tuple[list[Edit], str | N
             nxt = _next_word(lines, word)
             if nxt is not None and not (nxt.text.startswith("-") and not _is_number(nxt.text)):
                 end_word = nxt
-        if last is None or (end_word.line, end_word.end) > (last[1].line, last[1].end):
-            last = (word, end_word)
-    if last is None:
+        kind = "flag" if word.text.startswith("-") else "key" if _is_config_key(server, lines, word) else "other"
+        if kind not in last or (end_word.line, end_word.end) > (last[kind][1].line, last[kind][1].end):
+            last[kind] = (word, end_word)
+    chosen = last.get("flag") or last.get("key") or last.get("other")
+    if chosen is None:
         return [], f"{flag} is not set, and vramlint cannot find this server's arguments in {server.file}"
-    first, end_word = last
-    key = _config_key_line(lines, Location(server.file, first.line, first.start + 1))
-    written_here = {_flag_of(d) for d, loc in server.arg_locations.items() if loc is not None and loc.line == first.line}
-    written_here |= {_flag_names(f)[0] for f, loc in server.unknown_args.items() if loc is not None
-                     and loc.line == first.line}
-    if key is not None and key in written_here:
+    first, end_word = chosen
+    if chosen is last.get("key") and chosen is not last.get("flag"):
         # a `--config` file or a KAITO inference config (`key: value` lines): a key line below the last one
         line_text = lines[first.line - 1]
         indent = line_text[: len(line_text) - len(line_text.lstrip())]
@@ -430,6 +431,16 @@ def _add_arg(server: Server, flag: str, value: str) -> tuple[list[Edit], str | N
     else:
         insert = f" {flag} {value}"
     return [Edit(server.file, end_word.line, at + 1, end_word.line, at + 1, insert)], None
+
+
+def _is_config_key(server: Server, lines: list[str], word: _Span) -> bool:
+    """``word`` starts a `key: value` line that sets one of the server's arguments (a vLLM config key)."""
+    key = _config_key_line(lines, Location(server.file, word.line, word.start + 1))
+    if key is None:
+        return False
+    here = {_flag_of(d) for d, loc in server.arg_locations.items() if loc is not None and loc.line == word.line}
+    here |= {_flag_names(f)[0] for f, loc in server.unknown_args.items() if loc is not None and loc.line == word.line}
+    return key in here
 
 
 def _is_number(text: str) -> bool:

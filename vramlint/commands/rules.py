@@ -46,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
             close = difflib.get_close_matches(key, [r.id for r in rules] + [r.name for r in rules], n=3, cutoff=0.6)
             hint = f"did you mean {', '.join(close)}?" if close else f"the rules are {', '.join(r.id for r in rules)}"
             raise UsageError(f"no rule {args.rule!r}; {hint} (`vramlint rules` lists them with their names)")
-        print(rule_markdown(rule, heading="#"), end="")
+        import re
+
+        # an example's `<!-- output: CMD -->` marker (how docs/rules.md keeps it current) reads as the command
+        print(re.sub(r"^<!-- output: (.*) -->$", r"$ \1", rule_markdown(rule, heading="#"), flags=re.M), end="")
         return 0
     if args.markdown:
         print(rules_markdown(rules), end="")
