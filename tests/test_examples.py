@@ -1,7 +1,7 @@
 """The bundled examples give the findings they are written to show, through the real pipeline.
 
-Each example's comment header says what it demonstrates; README.md's "Examples" section quotes what it
-gives. The expectations below are the findings each example exists for (rule and line); other notes may
+Each example's comment header says what it demonstrates; docs/examples.md quotes what it gives (and
+tests/test_readme.py holds that page to these findings). The expectations below are the findings each example exists for (rule and line); other notes may
 come and go as rules improve, but no example may grow an unexpected error.
 """
 

@@ -1,4 +1,7 @@
-"""README.md is true: every snippet in it is exercised, and every output in it is what the tool prints now.
+"""README.md and the pages of docs/ are true: every snippet in them is exercised, and every output in them is
+what the tool prints now. Each rule applies to every page (README.md first, then docs/*.md), except that YAML
+snippets of docs/rules.md (failing and passing deployments: tests/rules) and docs/security.md (tests/
+test_security_doc.py) are checked by their own tests.
 
 - `<!-- output: CMD -->` before a fenced block: the block is CMD's standard output (run from the repository
   root, offline, no colour). `<!-- begin generated: NAME -->` ... `<!-- end generated -->`: a region built from
@@ -6,6 +9,9 @@
   `python tests/test_readme.py --update` after a change to the tool's output.
 - `sh` blocks are run line by line in a scratch folder laid out as the lines expect (deploy/ etc.); the Quick
   start's first command is run as written in a fresh virtual environment.
+- Links lead to files that exist and to headings that exist in them; every page of docs/ is linked from the
+  README; every long option of every command is documented on some page; what docs/examples.md says each example
+  gives is what `vramlint check examples/` finds.
 - `yaml` / `toml` blocks are checked by what reads them: pre-commit's own config schema (pre_commit.clientlib),
   the GitHub workflow schema vendored by check-jsonschema plus action.yml's inputs, vramlint's configuration
   loader.
@@ -34,6 +40,20 @@ QUICK_START = ["pip install . && vramlint examples/", "pip install '.[test]' && 
 
 def readme() -> str:
     return README.read_text(encoding="utf-8")
+
+
+def pages() -> list[Path]:
+    """README.md, then every page of docs/."""
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def texts() -> list[tuple[Path, str]]:
+    return [(path, path.read_text(encoding="utf-8")) for path in pages()]
+
+
+# Pages whose YAML snippets are deployments checked by their own tests, not snippets of vramlint's own files.
+OWN_TESTS = {"rules.md": "tests/rules (each rule's failing and passing example)",
+             "security.md": "tests/test_security_doc.py"}
 
 
 def blocks(text: str) -> list[tuple[str, str, int]]:
@@ -131,23 +151,27 @@ def regenerate(text: str) -> str:
 
 
 def test_every_generated_region_is_current():
-    text = readme()
-    names = [m["name"] for m in REGION.finditer(text)]
-    assert sorted(names) == sorted(GENERATORS), names
-    for m in REGION.finditer(text):
-        assert m["body"] == GENERATORS[m["name"]](), f"README region {m['name']} is stale: python tests/test_readme.py --update"
+    names = [m["name"] for _, text in texts() for m in REGION.finditer(text)]
+    assert sorted(names) == sorted(GENERATORS), names  # each region on exactly one page
+    for path, text in texts():
+        for m in REGION.finditer(text):
+            assert m["body"] == GENERATORS[m["name"]](), (
+                f"{path.name} region {m['name']} is stale: python tests/test_readme.py --update")
 
 
 def test_every_output_block_is_what_the_command_prints():
-    matches = list(OUTPUT_MARKER.finditer(readme()))
+    matches = [(path, m) for path, text in texts() for m in OUTPUT_MARKER.finditer(text)]
     assert len(matches) >= 3
-    for m in matches:
-        assert m["body"] == command_output(m["cmd"]), f"output of `{m['cmd']}` changed: python tests/test_readme.py --update"
+    assert any(path == README for path, _ in matches)  # the README's sample output
+    for path, m in matches:
+        assert m["body"] == command_output(m["cmd"]), (
+            f"{path.name}: output of `{m['cmd']}` changed: python tests/test_readme.py --update")
 
 
 def test_accuracy_table_is_filled_from_the_benchmark():
-    m = ACCURACY.search(readme())
-    assert m, "accuracy table markers missing"
+    found = [m for _, text in texts() if (m := ACCURACY.search(text))]
+    assert len(found) == 1, "accuracy table markers missing (or on several pages)"
+    m = found[0]
     assert m["body"].count("\n| ") >= 5, "the accuracy table is empty: python tests/test_readme.py --update-accuracy"
     assert re.search(r"^- verdicts: \d+/\d+ right", m["body"], re.M)
 
@@ -216,23 +240,36 @@ def _scratch(tmp_path: Path) -> Path:
     return work
 
 
+def _snippet_lines() -> list[tuple[str, str]]:
+    """(page, line) of every `sh` block line to run: the README's after Quick start, and every page's."""
+    out = []
+    for path, text in texts():
+        if path == README:
+            text = text[text.index("## Quick start") :]
+            text = text[text.index("\n## ", 1) :]  # after Quick start
+        for lang, body, _ in blocks(text):
+            if lang in ("sh", "bash", "shell"):
+                out += [(path.name, line.strip()) for line in body.splitlines()
+                        if line.strip() and not line.strip().startswith("#")]
+    return out
+
+
 def test_shell_snippets_run(tmp_path):
-    text = readme()
-    usage = text[text.index("## Quick start") :]
-    usage = usage[usage.index("\n## ", 1) :]  # after Quick start
-    lines = [line.strip() for lang, body, _ in blocks(usage) if lang in ("sh", "bash", "shell") for line in body.splitlines()]
-    lines = [line for line in lines if line and not line.startswith("#")]
+    lines = _snippet_lines()
     assert len(lines) >= 5
     work = _scratch(tmp_path)
     env = _env()
     env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
     ran = 0
-    for line in lines:
-        if shlex.split(line)[0] in NOT_RUN:
+    for page, line in lines:
+        words = shlex.split(line)
+        if words[0] in NOT_RUN:
             continue
         proc = subprocess.run(["bash", "-c", line], cwd=work, env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode in (0, 1), f"`{line}` exited {proc.returncode}:\n{proc.stderr}"
-        assert proc.stdout.strip() or Path(work, "vramlint.sarif").exists(), f"`{line}` printed nothing"
+        assert proc.returncode in (0, 1), f"{page}: `{line}` exited {proc.returncode}:\n{proc.stderr}"
+        written = [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--output-file"]
+        assert proc.stdout.strip() or (written and all(Path(work, f).exists() for f in written)), (
+            f"{page}: `{line}` printed and wrote nothing")
         ran += 1
     assert ran >= 5
     sarif = json.loads((work / "vramlint.sarif").read_text(encoding="utf-8"))
@@ -244,7 +281,7 @@ def test_inline_commands_in_prose_are_runnable_or_known():
     from vramlint.cli import build_parser
 
     parser = build_parser()
-    for cmd in re.findall(r"`(vramlint [^`]+)`", readme()):
+    for cmd in re.findall(r"`(vramlint [^`]+)`", "\n".join(text for _, text in texts())):
         argv = shlex.split(cmd.split("|")[0])[1:]
         if not argv or argv[0] not in ("check", "explain", "inventory", "rules", "diff"):
             argv = ["check", *argv]
@@ -276,7 +313,8 @@ def _classify(body: str) -> str:
 
 
 def _yaml_blocks() -> list[tuple[str, str, int]]:
-    return [(_classify(body), body, line) for lang, body, line in blocks(readme()) if lang in ("yaml", "yml")]
+    return [(_classify(body), body, line) for path, text in texts() if path.name not in OWN_TESTS
+            for lang, body, line in blocks(text) if lang in ("yaml", "yml")]
 
 
 def test_every_yaml_snippet_is_of_a_known_kind():
@@ -313,12 +351,17 @@ def test_workflow_snippet_is_valid_and_uses_the_action_correctly():
         assert not errors, [e.message for e in errors]
         # ruamel (YAML 1.2) keeps `on` a string key; the snippet filters pull requests by deploy paths.
         assert wf["on"]["pull_request"]["paths"]
-        assert wf["permissions"] == {"contents": "read", "security-events": "write"}
         steps = [s for job in wf["jobs"].values() for s in job["steps"]]
         uses_action = [s for s in steps if s.get("uses", "").startswith("vramlint/vramlint@")]
         assert len(uses_action) == 1
-        unknown = set(uses_action[0].get("with", {})) - set(action["inputs"])
+        inputs = uses_action[0].get("with", {})
+        unknown = set(inputs) - set(action["inputs"])
         assert not unknown, unknown
+        # least privilege: what the snippet's inputs need, nothing more
+        wanted = {"contents": "read", "security-events": "write"}
+        if str(inputs.get("comment", "")).lower() == "true":
+            wanted["pull-requests"] = "write"
+        assert wf["permissions"] == wanted
         for step in steps:
             if step.get("uses", "").startswith("actions/"):
                 assert re.search(r"@[0-9a-f]{40}$", step["uses"]), step["uses"]
@@ -328,7 +371,7 @@ def test_vramlint_config_snippets_load_without_problems(tmp_path):
     from vramlint.config import load_config
 
     configs = [body for kind, body, _ in _yaml_blocks() if kind == "vramlint-config"]
-    tomls = [body for lang, body, _ in blocks(readme()) if lang == "toml"]
+    tomls = [body for _, text in texts() for lang, body, _ in blocks(text) if lang == "toml"]
     assert configs and tomls
     for i, body in enumerate(configs):
         folder = tmp_path / f"yaml{i}"
@@ -355,9 +398,84 @@ def test_config_snippet_mistake_would_be_caught(tmp_path):
     assert problems
 
 
-def test_readme_links_to_files_that_exist():
-    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme()):
-        assert (ROOT / target).exists(), target
+def _anchors(text: str) -> set[str]:
+    """GitHub's ids of a page's headings: lower case, punctuation dropped, spaces as '-'."""
+    out = set()
+    fence = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        m = re.match(r"^#{1,6} (.+)$", line) if not fence else None
+        if m:
+            out.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return out
+
+
+def test_links_lead_to_files_and_headings_that_exist():
+    for path, text in texts():
+        for target, anchor in re.findall(r"\]\(([^)#:\s]*)(?:#([^)\s]*))?\)", text):
+            file = (path.parent / target).resolve() if target else path
+            assert file.exists(), f"{path.name}: link to {target} (no such file)"
+            if anchor and file.suffix == ".md":
+                assert anchor in _anchors(file.read_text(encoding="utf-8")), f"{path.name}: no #{anchor} in {target}"
+
+
+def test_anchor_ids_follow_github():
+    assert _anchors("## Budget changes in a pull request: `vramlint diff`\n## VRL001 max-model-len-at-maximum\n") == {
+        "budget-changes-in-a-pull-request-vramlint-diff", "vrl001-max-model-len-at-maximum"}
+
+
+def test_every_docs_page_is_linked_from_the_readme():
+    linked = set(re.findall(r"\]\(docs/([\w.-]+\.md)", readme()))
+    assert linked == {path.name for path in pages()[1:]}
+
+
+def test_readme_is_what_a_new_user_reads_in_five_minutes():
+    text = readme()
+    assert len(text) < 14_000, len(text)  # the rest lives in docs/
+    for heading in ("Quick start", "Using vramlint", "Sample output", "Rules", "Documentation"):
+        section(text, heading)
+    for way in ("### On the command line", "### As a pre-commit hook", "### As a GitHub Action"):
+        assert way in text
+
+
+def test_every_option_of_every_command_is_documented():
+    import argparse
+
+    from vramlint.cli import build_parser
+
+    everything = "\n".join(text for _, text in texts())
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    missing = set()
+    for name, parser in commands.choices.items():
+        for action in parser._actions:
+            longs = [o for o in action.option_strings if o.startswith("--") and o != "--help"]
+            if longs and not any(re.search(rf"`[^`]*{re.escape(o)}\b", everything) for o in longs):
+                missing.add(f"{name} {longs[0]}")
+    assert not missing, sorted(missing)
+
+
+def test_what_the_examples_page_says_each_example_gives_is_found():
+    """docs/examples.md names, per example, the rules it triggers and those that stay quiet."""
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", "examples/", "--output-format", "json"],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    found: dict[str, set[str]] = {}
+    for f in json.loads(proc.stdout)["findings"]:
+        found.setdefault(f["file"].removeprefix("examples/"), set()).add(f["rule"])
+    text = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
+    bullets = re.findall(r"^- (.+?)(?=^- |^$|\Z)", text, re.M | re.S)
+    checked = 0
+    for bullet in bullets:
+        files = re.findall(r"`([\w./-]+\.yaml)`", bullet)
+        rules = set(re.findall(r"\bVRL\d{3}\b", bullet))
+        if not files or not rules:
+            continue
+        quiet = set(re.findall(r"\b(VRL\d{3}) to stay quiet", bullet))
+        there = set().union(*(found.get(f, set()) for f in files))
+        assert rules - quiet <= there, (files, rules - quiet - there)
+        assert not quiet & there, (files, quiet & there)
+        checked += 1
+    assert checked >= 5
 
 
 ACCURACY = re.compile(r"(<!-- begin accuracy-table: (?P<cmd>.+?) -->\n)(?P<body>.*?)(<!-- end accuracy-table -->)", re.S)
@@ -401,11 +519,12 @@ def regenerate_accuracy(text: str) -> str:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    if sys.argv[1:] == ["--update"]:
-        README.write_text(regenerate(readme()), encoding="utf-8")
-        print("README.md regenerated")
-    elif sys.argv[1:] == ["--update-accuracy"]:
-        README.write_text(regenerate_accuracy(readme()), encoding="utf-8")
-        print("README.md accuracy table regenerated")
+    if sys.argv[1:] in (["--update"], ["--update-accuracy"]):
+        fill = regenerate if sys.argv[1] == "--update" else regenerate_accuracy
+        for path, text in texts():
+            updated = fill(text)
+            if updated != text:
+                path.write_text(updated, encoding="utf-8")
+                print(f"{path.relative_to(ROOT)} regenerated")
     else:
         print(__doc__)

@@ -301,7 +301,7 @@ def evaluate(paths: list[str], config, rules) -> tuple[list, list]:  # noqa: ANN
 
 
 def summary(assessment) -> dict:  # noqa: ANN001
-    """The figures the diff compares (JSON contract: README "vramlint diff")."""
+    """The figures the diff compares (JSON contract: docs/diff.md)."""
     b = assessment.budget
     server = assessment.server
     if server.startup_errors or (b is not None and not b.starts):
