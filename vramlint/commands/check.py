@@ -441,6 +441,14 @@ def print_configuration_problems(problems) -> None:  # noqa: ANN001
             eprint(f"vramlint: configuration error: {format_problem(problem)}")
 
 
+def configuration_rule_problems(config, rules) -> list:
+    """:func:`validate_rule_references` of the configuration and of every nested configuration under it."""
+    problems = validate_rule_references(config, rules)
+    for nested in config.nested:
+        problems.extend(validate_rule_references(nested, rules))
+    return problems
+
+
 def validate_rule_references(config, rules) -> list:
     """Problems (with file and line) for rule ids, names and options in the configuration that match nothing."""
     from vramlint.model import Problem
@@ -618,9 +626,7 @@ def run(args: argparse.Namespace) -> int:
     from vramlint.rule import load_rules
 
     rules = load_rules(config.rules_dirs) + meta_rules()
-    problems = validate_rule_references(config, rules)
-    for nested in config.nested:
-        problems.extend(validate_rule_references(nested, rules))
+    problems = configuration_rule_problems(config, rules)
     if problems:
         print_configuration_problems(problems)
         return 2

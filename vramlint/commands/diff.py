@@ -220,15 +220,13 @@ def _base_config(base_paths: list[str], args: argparse.Namespace, rules, shown_b
     """BASE's own configuration (found from BASE's paths upward, and the nested files, as `check` finds them) with
     the command line's flags over it; None, said on standard error, when it has problems (the working tree's is
     used for both sides then)."""
-    from vramlint.commands.check import validate_rule_references
+    from vramlint.commands.check import configuration_rule_problems
     from vramlint.config import apply_flags, format_problem, load_config
 
     config, problems = load_config(None, base_paths, nested=True)
     if not problems:
         config = apply_flags(config, args)
-        problems = validate_rule_references(config, rules)
-        for nested in config.nested:
-            problems.extend(validate_rule_references(nested, rules))
+        problems = configuration_rule_problems(config, rules)
     if problems:
         print(f"vramlint: note: the configuration at {shown_base} has problems ({format_problem(problems[0])}); "
               "its files are checked with the working tree's configuration", file=sys.stderr)
@@ -530,9 +528,9 @@ def run(args: argparse.Namespace) -> int:
         check_gpu_flag,
         check_paths,
         check_values_files,
+        configuration_rule_problems,
         print_configuration_problems,
         print_hub_notes,
-        validate_rule_references,
     )
     from vramlint.config import apply_flags, load_config
     from vramlint.meta import meta_rules
@@ -564,9 +562,7 @@ def run(args: argparse.Namespace) -> int:
         check_gpu_flag(config.gpu)
     check_values_files(config.helm_values)
     rules = load_rules(config.rules_dirs) + meta_rules()
-    problems = validate_rule_references(config, rules)
-    for nested in config.nested:
-        problems.extend(validate_rule_references(nested, rules))
+    problems = configuration_rule_problems(config, rules)
     if problems:
         print_configuration_problems(problems)
         return 2

@@ -18,7 +18,7 @@ from typing import Any
 from vramlint.extract.podspec import (
     apply_invocation,
     combine_gpu,
-    gpu_from_resources,
+    gpu_from_count_key,
     gpu_from_scheduling,
     is_map,
     object_context,
@@ -114,11 +114,5 @@ def _gpu_request(file: str, resources: Any, rpath: str) -> Any:
     gpu = resources.get("gpu") if is_map(resources) else None
     if not is_map(gpu) or not to_int(gpu.get("count")):
         return None
-    gpath = join_path(rpath, "gpu")
-    resource_name = scalar_text(gpu.get("type")) or "nvidia.com/gpu"
-    request = gpu_from_resources(file, {"resources": {"limits": {resource_name: gpu.get("count")}}}, gpath)
-    if request is not None:
-        loc = value_location(file, gpu, "count", join_path(gpath, "count"))
-        request.location = request.count_location = loc
-        request.evidence = f"resources.gpu count: {to_int(gpu.get('count'))} ({resource_name})"
-    return request
+    return gpu_from_count_key(file, gpu, "count", join_path(rpath, "gpu"), scalar_text(gpu.get("type")),
+                              f"resources.gpu count: {to_int(gpu.get('count'))}")

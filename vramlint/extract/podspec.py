@@ -231,6 +231,18 @@ def gpu_from_resources(file: str, container: Any, path: str) -> GpuRequest | Non
     return None
 
 
+
+def gpu_from_count_key(file: str, mapping: Any, key: str, path: str, resource_name: str | None,
+                       evidence: str) -> GpuRequest | None:
+    """A GPU count an operator's resource writes under ``mapping[key]`` (``gpu: 2`` beside a ``gpuType``): read as
+    a container's ``resources.limits`` of ``resource_name`` (vendor resources, MIG slices), placed on that key."""
+    resource_name = resource_name or "nvidia.com/gpu"
+    request = gpu_from_resources(file, {"resources": {"limits": {resource_name: mapping.get(key)}}}, path)
+    if request is not None:
+        request.location = request.count_location = value_location(file, mapping, key, join_path(path, key))
+        request.evidence = f"{evidence} ({resource_name})"
+    return request
+
 def _label_keys() -> tuple[str, ...]:
     """Node labels that say the GPU: the catalog's, and those the configuration's custom GPUs declare."""
     gpus = _gpus_module()

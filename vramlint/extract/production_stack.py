@@ -25,7 +25,7 @@ from typing import Any
 from vramlint.extract.podspec import (
     apply_invocation,
     combine_gpu,
-    gpu_from_resources,
+    gpu_from_count_key,
     gpu_from_selector_terms,
     is_map,
     is_seq,
@@ -142,15 +142,9 @@ def _gpu_request(file: str, deploy: Any, dpath: str) -> Any:
     resources = deploy.get("resources")
     if not is_map(resources) or not scalar_text(resources.get("gpu")):
         return None
-    rpath = join_path(dpath, "resources")
-    resource_name = scalar_text(resources.get("gpuType")) or "nvidia.com/gpu"
-    # The same reading as a container's resources.limits (vendor resources, MIG slices), placed on `gpu:`.
-    request = gpu_from_resources(file, {"resources": {"limits": {resource_name: resources.get("gpu")}}}, rpath)
-    if request is not None:
-        loc = value_location(file, resources, "gpu", join_path(rpath, "gpu"))
-        request.location = request.count_location = loc
-        request.evidence = f"deploymentConfig.resources gpu: {scalar_text(resources.get('gpu'))} ({resource_name})"
-    return request
+    return gpu_from_count_key(file, resources, "gpu", join_path(dpath, "resources"),
+                              scalar_text(resources.get("gpuType")),
+                              f"deploymentConfig.resources gpu: {scalar_text(resources.get('gpu'))}")
 
 
 def _gpu_scheduling(file: str, deploy: Any, dpath: str) -> Any:
