@@ -7,10 +7,11 @@ quoted in benchmarks/startup_logs_public.md), and prints, per row and overall, t
 the KV cache (GiB, or KV tokens, or blocks: whichever the log gives) and whether the verdict (starts / fails) is
 right. Rows that cannot be run, or stay off, say why.
 
-The figures are printed overall and per category (tensor parallel >= 4, pipeline parallel, multimodal, LoRA,
-speculative decoding, vLLM >= 0.20), each once over all rows and once over the held-out rows only: a row is
-in-sample when one of vramlint's estimates was fitted on it or written with its figures in view (IN_SAMPLE says
-which estimate), held-out otherwise.
+The figures are printed overall and per category (tensor parallel >= 4, tensor parallel 8, pipeline parallel,
+multimodal, LoRA, speculative decoding, vLLM >= 0.20), each once over all rows and once over the held-out rows
+only, with the KV error's median, the cases above 10% and the share within 10%: a row is in-sample when one of
+vramlint's estimates was fitted on it or written with its figures in view (IN_SAMPLE says which estimate, for the
+shared and extra rows; the public table's ``sample`` column, for its rows), held-out otherwise.
 
     python benchmarks/startup_logs.py [--tsv PATH] [--public PATH] [--offline]
 """
@@ -22,6 +23,7 @@ import csv
 import os
 import re
 import statistics
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -33,7 +35,26 @@ from vramlint.budget import compute_budget, speculative_draft_name, speculative_
 from vramlint.model import GpuSpec, ResolveOptions  # noqa: E402
 from vramlint.models import resolve_model  # noqa: E402
 
-DEFAULT_TSV = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "vllm-startup-logs.tsv")
+SHARED_TSV = os.path.join("shared", "data", "vllm-startup-logs.tsv")
+
+
+def default_tsv() -> str:
+    """../shared next to the checkout; from a git worktree elsewhere, ../shared next to the main checkout (the
+    worktree's common git directory is that checkout's .git)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    path = os.path.join(here, "..", SHARED_TSV)
+    if os.path.exists(path):
+        return path
+    try:
+        common = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=here, capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return path
+    if not common:
+        return path
+    main_checkout = os.path.dirname(os.path.abspath(os.path.join(here, common)))
+    other = os.path.join(main_checkout, "..", SHARED_TSV)
+    return other if os.path.exists(other) else path
 PUBLIC_TSV = os.path.join(os.path.dirname(__file__), "startup_logs_public.tsv")
 
 # Rows an estimate of vramlint was fitted on, or written with the row's figures in view (from the docstrings of
@@ -60,7 +81,7 @@ IN_SAMPLE: dict[int | str, str] = {
 }
 
 # The categories the summary breaks the figures down by, in print order.
-CATEGORIES = ("TP>=4", "pipeline parallel", "multimodal", "LoRA", "speculative", "vLLM>=0.20")
+CATEGORIES = ("TP>=4", "TP 8", "pipeline parallel", "multimodal", "LoRA", "speculative", "vLLM>=0.20")
 
 # Per-row decisions the TSV leaves open: (row index) -> dict. "skip" gives the reason a row cannot be run.
 # Versions: the TSV gives "unknown (~v0.6.4)" etc.; the release whose log format / line numbers match is used.
@@ -202,8 +223,11 @@ def model_id(text: str) -> str:
 def categories(info, args: dict, version: str) -> set[str]:
     """The summary categories of one case, from its model and arguments."""
     cats = set()
-    if int(args.get("tensor_parallel_size") or 1) >= 4:
+    tp = int(args.get("tensor_parallel_size") or 1)
+    if tp >= 4:
         cats.add("TP>=4")
+    if tp >= 8:
+        cats.add("TP 8")
     if int(args.get("pipeline_parallel_size") or 1) > 1:
         cats.add("pipeline parallel")
     facts = info.extra.get("facts") or {}
@@ -255,13 +279,13 @@ def run_case(label, model_name, gpu_spec, version, args, logged, options, image=
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tsv", default=DEFAULT_TSV)
+    ap.add_argument("--tsv", default=None, help="the shared start-up log table (default: ../shared/data)")
     ap.add_argument("--public", default=PUBLIC_TSV, help="the project's own public-log rows")
     ap.add_argument("--offline", action="store_true", help="no Hugging Face Hub (embedded catalog only)")
     ns = ap.parse_args(argv)
     options = ResolveOptions(allow_network=not ns.offline)
     results = []
-    with open(ns.tsv, encoding="utf-8") as fh:
+    with open(ns.tsv or default_tsv(), encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     for i, row in enumerate(rows):
         decide = ROW_INPUTS.get(i, {})
@@ -374,8 +398,10 @@ def main(argv=None) -> int:
     if verdicts:
         print(f"verdicts: {sum(verdicts)}/{len(verdicts)} right")
     print()
-    print("by category (weights: compared / median / max error / within 2%; KV: compared / median / max / above 10%):")
-    print(f"{'':<28} {'rows':>4} | {'weights n / median / max / <=2%':<34} | {'KV n / median / max / >10%':<32} | verdicts")
+    print("by category (weights: compared / median / max error / within 2%; KV: compared / median / max / above 10% / "
+          "share within 10%):")
+    print(f"{'':<28} {'rows':>4} | {'weights n / median / max / <=2%':<34} | {'KV n / median / max / >10% / <=10%':<40} "
+          "| verdicts")
     groups = [("all", ran), ("held-out", [r for r in ran if not r.get("in_sample")])]
     for cat in CATEGORIES:
         in_cat = [r for r in ran if cat in (r.get("categories") or ())]
@@ -393,10 +419,10 @@ def summary_line(name: str, group: list[dict]) -> str:
     verdicts = [r["verdict_ok"] for r in group if "verdict_ok" in r]
     wtxt = (f"{len(w)} / {100 * statistics.median(w):.2f}% / {100 * max(w):.2f}% / {sum(e <= 0.02 for e in w)}"
             if w else "-")
-    ktxt = (f"{len(kv)} / {100 * statistics.median(kv):.2f}% / {100 * max(kv):.2f}% / {sum(e > 0.10 for e in kv)}"
-            if kv else "-")
+    ktxt = (f"{len(kv)} / {100 * statistics.median(kv):.2f}% / {100 * max(kv):.2f}% / {sum(e > 0.10 for e in kv)} / "
+            f"{100 * sum(e <= 0.10 for e in kv) / len(kv):.0f}%" if kv else "-")
     vtxt = f"{sum(verdicts)}/{len(verdicts)}" if verdicts else "-"
-    return f"{name:<28} {len(group):>4} | {wtxt:<34} | {ktxt:<32} | {vtxt}"
+    return f"{name:<28} {len(group):>4} | {wtxt:<34} | {ktxt:<40} | {vtxt}"
 
 
 def read_public(path: str) -> list[dict]:
@@ -432,7 +458,8 @@ def run_public(row: dict, options) -> dict:
     res = run_case(label, row["model"], spec, row["vllm_version"], args, logged, options, image=image)
     res["why"] = "; ".join(x for x in (row["model_basis"] if row["model_basis"] != "logged" else "",
                                       row["notes"]) if x) or None
-    res["in_sample"] = None
+    sample = (row.get("sample") or "held-out").strip()
+    res["in_sample"] = None if sample == "held-out" else sample
     return res
 
 

@@ -503,7 +503,7 @@ def accuracy_table(output: str) -> str:
     categories = [m.groups() for m in map(CATEGORY_ROW.match, output.splitlines()) if m]
     if categories:
         table += ("\n| rows | cases | weights: compared / median / max / within 2% | KV cache: compared / median / max / "
-                  "above 10% | verdicts right |\n|---|---:|---|---|---|\n")
+                  "above 10% / share within 10% | verdicts right |\n|---|---:|---|---|---|\n")
         table += "".join(f"| {name.strip()} | {n} | {w} | {kv} | {v} |\n" for name, n, w, kv, v in categories)
     return table
 
