@@ -113,15 +113,17 @@ def test_unresolved_draft_model_is_said_not_guessed():
     assert any(name in n for n in _budget(_args(speculative_config=spec)).notes)
 
 
-def test_eagle_head_is_noted_not_counted():
-    # no EAGLE head in the catalog: vLLM may share the model's embeddings and LM head with it, so nothing is guessed
+def test_unresolved_eagle_head_is_noted_not_counted():
+    # an EAGLE head the catalog does not know (offline): resolved like the model, and said once when it is not
     spec = {"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-70B", "num_speculative_tokens": 3}
-    assert speculative_draft_name({"speculative_config": spec}) is None
+    assert speculative_draft_name({"speculative_config": spec}) == "yuhuili/EAGLE-LLaMA3.1-Instruct-70B"
+    draft = resolve_model(spec["model"], OFFLINE)
+    assert draft[0] is None
     alone = _budget(_args())
-    b = _budget(_args(speculative_config=spec))
+    b = _budget(_args(speculative_config=spec), draft=draft)
     assert b.kv_bytes_per_token == alone.kv_bytes_per_token and b.weights_gib == alone.weights_gib
-    assert any("eagle draft yuhuili/EAGLE-LLaMA3.1-Instruct-70B" in n and "not counted" in n for n in b.notes)
-
+    [note] = [n for n in b.notes if "EAGLE head yuhuili/EAGLE-LLaMA3.1-Instruct-70B" in n]
+    assert "not counted" in note and "over-estimated" in note
 
 def test_mtp_layers_are_noted_before_0_14():
     b = compute_budget(catalog_model("deepseek-ai/DeepSeek-V3"), gpus.lookup("H200"),

@@ -30,6 +30,9 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
     indexer              {"heads", "head_dim"} of the DeepSeek sparse-attention lightning indexer (DeepSeek-V3.2,
                          GLM-5): its own fp8 key cache next to the MLA cache
     mtp_layers           extra next-token-prediction layers shipped in the checkpoint (DeepSeek-V3)
+    eagle                {"version": 1 | 3, "draft_vocab", "target_hidden"} of an EAGLE / EAGLE-3 draft head
+                         (architectures naming Eagle, or ``draft_vocab_size`` / ``speculators_model_type``)
+    medusa               {"heads", "layers", "truncated_vocab", "original_lm_head", "bias"} of a Medusa head
     full_attn            {"head_dim", "kv_heads", "k_eq_v"}: the full-attention layers' own shape when it differs
                          from the other layers' (Gemma 4: ``global_head_dim``, ``num_global_key_value_heads``;
                          ``k_eq_v`` when their checkpoint has no v_proj and V is a copy of K)
@@ -781,7 +784,43 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     mtp = _int(tc.get("num_nextn_predict_layers"))
     if mtp:
         facts["mtp_layers"] = mtp
+    eagle = _eagle(top, tc, archs)
+    if eagle:
+        facts["eagle"] = eagle
+    if model_type == "medusa":
+        facts["medusa"] = _medusa(top, facts)
     return {k: v for k, v in facts.items() if v is not None}
+
+
+def _eagle(top: dict, tc: dict, archs: list) -> dict | None:
+    """An EAGLE draft head's own facts (vLLM ``SpeculativeConfig`` maps its architecture to EagleLlamaForCausalLM
+    or Eagle3LlamaForCausalLM): EAGLE-3 when the architecture or ``speculators_model_type`` says so, or the config
+    has a ``draft_vocab_size`` (its reduced LM head)."""
+    names = " ".join(str(a) for a in archs).lower()
+    kind = str(top.get("speculators_model_type") or "").lower()
+    if "eagle" not in names and "eagle" not in kind and tc.get("draft_vocab_size") is None \
+            and top.get("draft_vocab_size") is None:
+        return None
+    version = 3 if ("eagle3" in names or kind == "eagle3" or top.get("draft_vocab_size") is not None
+                    or tc.get("draft_vocab_size") is not None) else 1
+    out: dict[str, Any] = {"version": version}
+    draft_vocab = _int(_first(tc, "draft_vocab_size")) or _int(top.get("draft_vocab_size"))
+    if draft_vocab:
+        out["draft_vocab"] = draft_vocab
+    target_hidden = _int(_first(tc, "target_hidden_size")) or _int(top.get("target_hidden_size"))
+    if target_hidden:
+        out["target_hidden"] = target_hidden
+    return out
+
+
+def _medusa(top: dict, facts: dict) -> dict:
+    """A Medusa head (vLLM ``Medusa``, model_executor/models/medusa.py): ``num_heads`` residual blocks of
+    ``num_hidden_layers`` hidden x hidden linear layers each, and one LM head per head (or one shared
+    ``original_lm_head``) over the ``truncated_vocab_size`` first tokens."""
+    vocab = facts.get("vocab") or 0
+    return {"heads": _int(top.get("num_heads")) or 0, "layers": facts.get("layers") or 1,
+            "truncated_vocab": _int(top.get("truncated_vocab_size")) or vocab,
+            "original_lm_head": bool(top.get("original_lm_head")), "bias": bool(top.get("medusa_fc_bias"))}
 
 
 def _full_attention_shape(tc: dict, facts: dict) -> dict | None:

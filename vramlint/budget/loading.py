@@ -25,6 +25,9 @@ VLLM_SOURCES = (
     "vllm/model_executor/layers/quantization/*.py: the stored layout of quantized weights",
     "vllm/config/speculative.py::SpeculativeConfig, vllm/v1/spec_decode/draft_model.py (0.15+), "
     "vllm/spec_decode/spec_decode_worker.py (V0): the draft model",
+    "vllm/v1/spec_decode/eagle.py::EagleProposer.load_model (0.8 - 0.33: embedding / LM head sharing), "
+    "model_executor/models/llama_eagle.py, llama_eagle3.py, medusa.py, v1/spec_decode/medusa.py (0.9.2+): "
+    "EAGLE / EAGLE-3 / Medusa heads (vramlint.budget.speculative)",
     "vllm/lora/layers/*.py::create_lora_weights: the LoRA slots allocated in load_model (vramlint.budget.lora)",
     "vllm/model_executor/models/interfaces.py::_mark_tower_model, qwen3_vl.py: towers not built, deepstack "
     "buffers (vramlint.budget.multimodal)",
@@ -107,6 +110,10 @@ def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] 
         src["speculative"] = spec_how
         if spec_share is not None:
             per_stage = [w + spec_share["weights"] for w in per_stage]
-            src["weights"] += (f" + draft model {spec_share['name']} {spec_share['weights'] / GiB:.2f} GiB "
-                               f"({spec_share['weights_how']}, TP {spec_share['tp']})")
+            head = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head", "medusa": "Medusa heads"}.get(spec_share.get("head"))
+            if head:
+                src["weights"] += f" + {head} {spec_share['weights_how']}"
+            else:
+                src["weights"] += (f" + draft model {spec_share['name']} {spec_share['weights'] / GiB:.2f} GiB "
+                                   f"({spec_share['weights_how']}, TP {spec_share['tp']})")
     return Weights(per_stage=per_stage, draft=spec_share, errors=errors, notes=notes, sources=src)

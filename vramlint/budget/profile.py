@@ -34,6 +34,8 @@ VLLM_SOURCES = (
     "vllm/v1/worker/gpu_model_runner.py::profile_run, profile_cudagraph_memory (0.18+)",
     "--kv-cache-memory-bytes: vllm/config/cache.py::CacheConfig.kv_cache_memory_bytes (0.10.2+)",
     "vllm/v1/worker/gpu_model_runner.py::profile_run: the multimodal encoder's dummy batch (vramlint.budget.multimodal)",
+    "vllm/v1/spec_decode/eagle.py::EagleProposer.__init__ buffers and dummy_run, called from "
+    "GPUModelRunner._dummy_run (0.9 - 0.33; vramlint.budget.speculative.head_profile_bytes)",
 )
 
 # Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
@@ -93,6 +95,13 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         elif why_not or not (facts.get("vision") and tower_skipped(facts, cfg.args, key)):
             notes.append(why_not or "multimodal encoder profiling is not estimated: the real activation peak can "
                                     "be much larger")
+    head = weights.draft.get("head") if weights.draft is not None else None
+    if head in ("eagle", "eagle3") and beh.engine == "v1":
+        from vramlint.budget.speculative import head_profile_bytes
+
+        buffers, run, head_how = head_profile_bytes(weights.draft, key, mnbt, profile_seqs, cfg.dtype_bytes, cfg.tp)
+        activation = [max(act, run) + buffers for act in activation]
+        src["activation"] += f"; {head_how}"
     if any(k in ("mamba", "linear_attention") for k in (model.layer_types or [])):
         notes.append("the non-torch memory of the Mamba / gated-delta-net Triton kernels is not estimated (it can "
                      "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))

@@ -19,6 +19,8 @@ SPEC_MTP = ("mtp", "deepseek_mtp", "mimo_mtp", "glm4_moe_mtp", "glm4_moe_lite_mt
             "nemotron_h_mtp", "exaone_moe_mtp", "qwen3_next_mtp", "qwen3_5_mtp", "longcat_flash_mtp",
             "pangu_ultra_moe_mtp", "step3p5_mtp")
 # Model types SpeculativeConfig.hf_config_override turns into an MTP draft when named as the draft model.
+# Methods whose draft is a small trained head that reads the model's hidden states (its own checkpoint).
+SPEC_HEADS = ("eagle", "eagle3", "medusa")
 SPEC_MTP_TARGET_TYPES = ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "pangu_ultra_moe", "ernie4_5_moe", "qwen3_next",
                          "exaone_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "longcat_flash", "step3p5",
                          "mimo", "glm4_moe", "glm4_moe_lite")
@@ -52,15 +54,16 @@ def speculative_request(args: dict) -> dict | None:
 
 
 def speculative_draft_name(args: dict) -> str | None:
-    """The name of the separate draft model vLLM would load (method ``draft_model``, given or inferred), to be
-    resolved like the main model; None for ngram / suffix / MTP / EAGLE / Medusa or no speculative decoding."""
+    """The name of the draft checkpoint vLLM would load beside the model (a separate draft model, an EAGLE /
+    EAGLE-3 head or Medusa heads, the method given or inferred), to be resolved like the main model; None for
+    ngram / suffix / MTP (the model's own layers) or no speculative decoding."""
     req = speculative_request(args)
     if not req or req.get("unreadable"):
         return None
     model = req.get("model")
-    if not model or str(model) in SPEC_NO_MODEL or req.get("method") not in (None, "draft_model"):
+    if not model or str(model) in SPEC_NO_MODEL:
         return None
-    if "eagle-" in str(model).lower() or "eagle3" in str(model).lower():
+    if req.get("method") not in (None, "draft_model", *SPEC_HEADS):
         return None
     return str(model)
 
@@ -82,6 +85,9 @@ def _speculative_method(req: dict, draft: ModelInfo | None) -> str:
             return "eagle3"
         if draft is not None:
             mtype = (draft.model_type or "").lower()
+            eagle = (draft.extra.get("facts") or {}).get("eagle")
+            if eagle:
+                return "eagle3" if eagle.get("version") == 3 else "eagle"
             if mtype in ("medusa", "mlp_speculator", "eagle"):
                 return mtype
             if mtype in SPEC_MTP or mtype in SPEC_MTP_TARGET_TYPES or (draft.extra.get("facts") or {}).get("mtp_layers"):
@@ -191,6 +197,25 @@ def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | 
                      "vLLM loads them as a draft model whose attention layers take KV cache from the same pool, so KV "
                      "cache and concurrency are over-estimated")
         return None, "mtp: not counted", notes, errors
+    if method in SPEC_HEADS:
+        draft_info, draft_why = draft if draft is not None else (None, None)
+        why_not = _head_support(method, beh, key, version, env, pp)
+        if why_not is None and draft_info is None:
+            why_not = draft_why or "not resolved"
+        if why_not is None:
+            if method == "medusa":
+                share, why_not = _medusa_share(draft_info, tp, dtype)
+            else:
+                share, why_not = _eagle_share(draft_info, model, method, key, tp, dtype, kv_dtype_bytes, beh.engine)
+                if share is not None and share.get("note"):
+                    notes.append(share["note"])
+            if share is not None:
+                return share, f"{method}: {share['weights_how']} counted", notes, errors
+        label = "Medusa heads" if method == "medusa" else ("EAGLE-3 head" if method == "eagle3" else "EAGLE head")
+        notes.append(f"the {label} {name or ''} of speculative decoding is not counted ({why_not}): its weights"
+                     + ("" if method == "medusa" else " and the KV cache of its attention layers")
+                     + " are missing from the budget, so KV cache and concurrency are over-estimated")
+        return None, f"{method}: not counted", notes, errors
     if method != "draft_model":
         notes.append(f"the {method} draft {name or 'model'} of speculative decoding is not counted (vLLM loads it "
                      "beside the model, possibly sharing the model's embeddings and LM head, and its attention layers, "
@@ -248,3 +273,168 @@ def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | 
         share["per_token"] = per_layer * len(kinds)
         share["per_token_how"] = f"{how} x {len(kinds)} layers"
     return share, f"draft model {name} (TP {draft_tp}) counted", notes, errors
+
+
+def _head_support(method: str, beh: versions.Behavior, key: versions.VersionKey, version: str, env: dict,
+                  pp: int) -> str | None:
+    """Why the budget does not count this EAGLE / Medusa head on this release, else None.
+
+    V1 runs EAGLE from 0.8 (``EagleProposer``) and Medusa from 0.9.2 (``MedusaProposer``); 0.8 falls back to
+    V0 for EAGLE unless VLLM_USE_V1 is set (``_is_v1_supported_oracle``: "Eagle is under development", and
+    ``_warn_or_fallback``), 0.8 - 0.9.1 for Medusa. V0's ``SpecDecodeWorker`` heads are not modelled."""
+    if beh.engine == "v0":
+        return f"V0's speculative decoding heads are not modelled (vLLM {version})"
+    forced_v1 = env.get("VLLM_USE_V1") is not None
+    if method == "medusa" and not versions.at_least(key, 0, 9, 2) and not forced_v1:
+        return f"vLLM {version} runs Medusa on the V0 engine, not modelled"
+    if method != "medusa" and not versions.at_least(key, 0, 9) and not forced_v1:
+        return f"vLLM {version} falls back to the V0 engine for EAGLE unless VLLM_USE_V1 is set; V0 is not modelled"
+    if pp > 1:
+        return "a draft head with pipeline parallel is not modelled"
+    return None
+
+
+def _padded_rows(vocab: int, tp: int) -> float:
+    """Rows of a vocab-parallel matrix on one rank (``VocabParallelEmbedding`` / ``ParallelLMHead``, padded to
+    64 x tp)."""
+    from vramlint import weights as weights_mod
+
+    pad = weights_mod.VOCAB_PADDING * max(1, tp)
+    return -(-vocab // pad) * pad / max(1, tp)
+
+
+def _eagle_share(draft: ModelInfo, model: ModelInfo, method: str, key: versions.VersionKey, tp: int, dtype: str,
+                 kv_dtype_bytes: int, engine: str) -> tuple[dict | None, str]:
+    """The share of an EAGLE (``EagleLlamaForCausalLM``, llama_eagle.py) or EAGLE-3 (``Eagle3LlamaForCausalLM``,
+    llama_eagle3.py) head, or (None, why not).
+
+    ``EagleProposer.load_model`` builds the head with the draft config in the model's dtype, loads it in the
+    same ``DeviceMemoryProfiler`` block as the model, then replaces parts by the model's own (the replaced
+    tensors are freed before memory is measured):
+
+    * its decoder layers (Llama layers, tensor-parallel like the model's; EAGLE-3's first layer takes 2 x hidden
+      into ``qkv_proj`` and has one more RMSNorm, ``hidden_norm``; EAGLE-3 ends with a norm);
+    * ``fc``: a ``ReplicatedLinear`` (whole on every rank) of 2 x hidden -> hidden (EAGLE) or 3 x the model's
+      hidden -> hidden (EAGLE-3, the three auxiliary hidden states);
+    * the embedding: EAGLE in 0.8 keeps its own (only EAGLE-3 borrows the model's when the checkpoint lacks
+      one); 0.9 - 0.13 share it when its shape equals the model's (``eagle_shape == target_shape``); 0.14+ when
+      the checkpoint has none or an identical one (``has_own_embed_tokens``, ``torch.equal``). The heads are
+      trained with the model's embedding frozen, so from 0.9 it is taken as shared (a note says what a distinct
+      one would add from 0.14);
+    * the LM head: EAGLE has none (the model's is used); EAGLE-3 has its own of ``draft_vocab_size`` rows
+      (shared when it has the model's shape, 0.10 - 0.13) and ``draft_id_to_target_id``, one int64 per draft
+      token.
+
+    Its attention layers register in the same forward context as the model's: each takes KV cache from the
+    same pool (``_draft_attn_layer_names``), one layer of the draft's shape per token.
+    """
+    from vramlint import weights as weights_mod
+
+    facts = draft.extra.get("facts") or {}
+    hidden = facts.get("hidden") or draft.hidden_size
+    n = int(facts.get("layers") or draft.num_layers or 0)
+    if not hidden or not n or not facts.get("heads"):
+        return None, "the head's layer shapes are not known"
+    if draft.is_mla or facts.get("moe") or any(k != "full_attention" for k in layer_kinds(draft)):
+        return None, "a head other than Llama-style full-attention layers is not modelled"
+    eagle3 = method == "eagle3"
+    dtype_bytes = weights_mod.DTYPE_BYTES.get(dtype, 2)
+    layer_facts = {**facts, "layers": n, "pattern": None, "vocab": 0, "tie": True, "vision": None,
+                   "mtp_layers": None, "quant": None}
+    layers = weights_mod.weight_bytes_per_rank(layer_facts, tp=tp, pp=1, dtype_bytes=dtype_bytes,
+                                               include_buffers=False)
+    parts = [f"{n} decoder layer{'s' if n != 1 else ''} {layers / (1 << 30):.2f} GiB"]
+    extra = 0.0
+    target_hidden = (facts.get("eagle") or {}).get("target_hidden") or model.hidden_size or hidden
+    if eagle3:
+        heads, kvh, hd = facts["heads"], facts.get("kv_heads") or facts["heads"], facts.get("head_dim") or 0
+        kv_rank = max(1, kvh // max(1, tp)) if kvh >= tp else 1
+        extra += hidden * (heads / max(1, tp) + 2 * kv_rank) * hd * dtype_bytes  # layer 0's qkv_proj: 2 x hidden in
+        extra += hidden * dtype_bytes  # hidden_norm
+        fc = 3 * target_hidden * hidden * dtype_bytes
+    else:
+        fc = 2 * hidden * hidden * dtype_bytes
+    extra += fc
+    parts.append(f"fc {fc / (1 << 20):.0f} MiB (replicated)")
+    vocab = facts.get("vocab") or draft.vocab_size or 0
+    embed_rows = _padded_rows(vocab, tp)
+    embed = embed_rows * hidden * dtype_bytes
+    note = None
+    if not eagle3 and not versions.at_least(key, 0, 9):
+        extra += embed
+        parts.append(f"its own embedding {embed / (1 << 30):.2f} GiB (0.8 keeps it)")
+    else:
+        parts.append("embedding shared with the model")
+        if versions.at_least(key, 0, 14) and embed:
+            note = (f"the {'EAGLE-3' if eagle3 else 'EAGLE'} head {draft.name} is taken to share the model's embedding; "
+                    f"vLLM keeps a separate one when the checkpoint carries an embedding that differs from the model's "
+                    f"(\"Detected EAGLE model with distinct embed_tokens weights\" in the start-up log): "
+                    f"{embed / (1 << 30):.2f} GiB more per GPU")
+    if eagle3:
+        draft_vocab = (facts.get("eagle") or {}).get("draft_vocab") or vocab
+        shared = (versions.at_least(key, 0, 10) and not versions.at_least(key, 0, 14)
+                  and draft_vocab == model.vocab_size and hidden == model.hidden_size)
+        if shared:
+            parts.append("LM head shared (same shape as the model's)")
+        else:
+            head = _padded_rows(draft_vocab, tp) * hidden * dtype_bytes + draft_vocab * 8
+            extra += head
+            parts.append(f"own LM head of {draft_vocab} tokens {head / (1 << 20):.0f} MiB")
+    else:
+        parts.append("LM head shared")
+    total = int(layers + extra)
+    per_layer, kv_how = kv_bytes_per_token_layer(draft, tp, kv_dtype_bytes, engine, False)
+    how = f"{draft.name} {total / (1 << 30):.2f} GiB (" + ", ".join(parts) + ")"
+    return {"name": draft.name, "tp": tp, "weights": total, "weights_how": how, "per_token": per_layer * n,
+            "per_token_how": f"{kv_how} x {n} layer{'s' if n != 1 else ''}", "note": note,
+            "head": "eagle3" if eagle3 else "eagle", "hidden": hidden, "target_hidden": target_hidden,
+            "info": draft}, ""
+
+
+def _medusa_share(draft: ModelInfo, tp: int, dtype: str) -> tuple[dict | None, str]:
+    """The share of Medusa heads (vLLM ``Medusa``, model_executor/models/medusa.py, loaded by
+    ``MedusaProposer.load_model``): ``num_heads`` residual blocks of ``num_hidden_layers`` ``nn.Linear(hidden,
+    hidden)`` each (plain torch layers: whole on every rank), and one ``ParallelLMHead`` over the first
+    ``truncated_vocab_size`` tokens per head (one shared when ``original_lm_head``). No attention, no KV cache."""
+    from vramlint import weights as weights_mod
+
+    facts = draft.extra.get("facts") or {}
+    medusa = facts.get("medusa") or {}
+    hidden = facts.get("hidden") or draft.hidden_size
+    heads = int(medusa.get("heads") or 0)
+    if not medusa or not heads or not hidden:
+        return None, "the Medusa config (num_heads, hidden_size) is not known"
+    dtype_bytes = weights_mod.DTYPE_BYTES.get(dtype, 2)
+    layers = int(medusa.get("layers") or 1)
+    blocks = heads * layers * (hidden * hidden + (hidden if medusa.get("bias") else 0)) * dtype_bytes
+    lm_heads = 1 if medusa.get("original_lm_head") else heads
+    vocab = int(medusa.get("truncated_vocab") or facts.get("vocab") or 0)
+    head_bytes = lm_heads * _padded_rows(vocab, tp) * hidden * dtype_bytes
+    total = int(blocks + head_bytes)
+    how = (f"{draft.name} {total / (1 << 30):.2f} GiB ({heads} heads x {layers} residual layer"
+           f"{'s' if layers != 1 else ''} (replicated) + {lm_heads} LM head{'s' if lm_heads != 1 else ''} of {vocab} "
+           "tokens)")
+    return {"name": draft.name, "tp": tp, "weights": total, "weights_how": how, "per_token": None,
+            "per_token_how": "", "head": "medusa"}, ""
+
+
+def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, num_seqs: int, dtype_bytes: int,
+                       tp: int) -> tuple[int, int, str]:
+    """(buffers, dummy-run peak, how) of an EAGLE head in V1's profiling run.
+
+    ``EagleProposer.__init__`` allocates, before memory is measured, ``hidden_states`` (and from 0.11
+    ``inputs_embeds``): max_num_batched_tokens x the head's hidden size in the model dtype each, held for the
+    engine's life. ``GPUModelRunner._dummy_run`` then runs the head on the profile batch
+    (``self.drafter.dummy_run(num_tokens)``) after the model's forward pass, with the model's hidden states
+    (three auxiliary layers' for EAGLE-3, ``use_aux_hidden_state_outputs``) as its input: its peak is estimated
+    like the model's forward pass, over the head's own layers, plus those inputs."""
+    from vramlint.budget.profile import activation_peak_bytes
+
+    hidden = share["hidden"]
+    buffers = num_tokens * hidden * dtype_bytes * (2 if versions.at_least(key, 0, 11) else 1)
+    forward, _ = activation_peak_bytes(share["info"], tp, num_tokens, num_seqs, dtype_bytes, False, sampler=False)
+    inputs = num_tokens * share["target_hidden"] * dtype_bytes * (3 if share["head"] == "eagle3" else 1)
+    run = forward + inputs
+    how = (f"{share['head'].upper().replace('EAGLE3', 'EAGLE-3')} head: buffers {buffers / (1 << 20):.0f} MiB, dummy "
+           f"run {run / (1 << 30):.2f} GiB (its forward pass on {num_tokens} tokens + the model's hidden states)")
+    return buffers, run, how
