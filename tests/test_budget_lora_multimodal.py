@@ -164,3 +164,37 @@ def test_encoder_profile_in_the_activation_peak():
     g4, _ = resolve_model("google/gemma-4-26B-A4B", OFFLINE)
     b4 = compute_budget(g4, gpus.lookup("A100-80GB"), {"max_model_len": 8192}, {}, "0.19.0", 1)
     assert any("not estimated for this model's processor" in n for n in b4.notes)
+
+
+def test_gemma3_encoder_dummy_batch_before_0_17():
+    """The items and held outputs release by release (gemma-3-27b: text hidden 5376, 256 tokens per image):
+
+    0.9 rounds the item count up (cdiv) and does not cap it by max_model_len; 0.10 rounds down; 0.11+ caps the
+    items per prompt by max_model_len // 256. 0.11 - 0.12 copy each item's 256 x 5376 output into an
+    (encoder budget, 5376) tensor held through the text forward pass: 32 x 8192 x 5376 x 2 B = 2,818,572,288 B
+    against 32 x 256 x 5376 x 2 B = 88,080,384 B in 0.13+."""
+    _, facts = facts_of("google/gemma-3-27b-it")
+    v = versions.parse_version
+    cases = (("0.9.2", 8000, 31 + 1), ("0.10.0", 8000, 31), ("0.14.0", 8000, 31), ("0.9.2", 8192, 32))
+    for version, mnbt, items in cases:
+        enc, why = encoder_profile(facts, {}, v(version), 256, mnbt, 131072, 2, 1)
+        assert why is None and enc.items == items, version
+    assert encoder_profile(facts, {}, v("0.9.2"), 4, 8192, 512, 2, 1)[0].items == 32
+    assert encoder_profile(facts, {}, v("0.11.0"), 4, 8192, 512, 2, 1)[0].items == 8
+    padded, _ = encoder_profile(facts, {}, v("0.11.0"), 256, 8192, 131072, 2, 1)
+    assert padded.output_bytes == 2_818_572_288 and "padded to the encoder budget of 8192" in padded.how
+    # the copy holds the 256-token originals and the padded copies at once
+    assert padded.tower_peak_bytes >= 2_818_572_288 + 88_080_384
+    plain, _ = encoder_profile(facts, {}, v("0.13.0"), 256, 8192, 131072, 2, 1)
+    assert plain.output_bytes == 88_080_384
+    old, why = encoder_profile(facts, {}, v("0.8.5"), 256, 8192, 131072, 2, 1)
+    assert old is None and "before 0.9" in why
+
+
+def test_qwen3_vl_before_0_17_only_without_video():
+    _, facts = facts_of("Qwen/Qwen3-VL-8B-Instruct")
+    v014 = versions.parse_version("0.14.0")
+    enc, why = encoder_profile(facts, {}, v014, 256, 8192, 262144, 2, 1)
+    assert enc is None and "video" in why
+    enc, why = encoder_profile(facts, {"limit_mm_per_prompt": {"video": 0}}, v014, 256, 8192, 262144, 2, 1)
+    assert why is None and (enc.items, enc.tokens_per_item, enc.output_bytes) == (1, 16384, 536_870_912)

@@ -24,7 +24,8 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
     mamba                {"d_state", "d_conv", "inner", "n_groups", "n_heads", "head_dim", "version"}
     linear               {"k_heads", "k_dim", "v_heads", "v_dim", "conv"}  (gated deltanet)
     quant                {"method", "bits", "group", "format", "skip": [...], "zero_point", "block"}
-    vision               {"hidden", "inter", "layers", "patch", "channels", "image"} of a vision tower; Qwen3-VL /
+    vision               {"hidden", "inter", "layers", "patch", "channels", "image"} of a vision tower
+                         ("spatial_merge": patches merged into one token, Qwen2.5-VL and Mistral 3); Qwen3-VL /
                          Qwen3.5 towers also {"temporal", "positions", "merge", "deepstack", "out"} (3-D patch
                          embedding, learned positions, 2x2 patch merger to the text width, deepstack mergers)
     indexer              {"heads", "head_dim"} of the DeepSeek sparse-attention lightning indexer (DeepSeek-V3.2,
@@ -461,6 +462,15 @@ def _vision(cfg: dict) -> dict | None:
         out["style"] = "gemma4"
         out["positions"] = 2 * (_int(vc.get("position_embedding_size")) or 0)
         out["head_dim"] = _int(vc.get("head_dim")) or 0
+    if vc.get("model_type") == "qwen2_5_vl" and _int(vc.get("spatial_merge_size")) and _int(vc.get("out_hidden_size")):
+        # Qwen2.5-VL vision tower (vLLM Qwen2_5_VisionTransformer): Conv3d patch embedding without bias, RMSNorms,
+        # biased GLU MLP, windowed attention, a patch merger (RMSNorm, 4h -> 4h -> out)
+        out["style"] = "qwen2_5_vl"
+        out["temporal"] = _int(vc.get("temporal_patch_size")) or 2
+        out["spatial_merge"] = _int(vc["spatial_merge_size"])
+        out["out"] = _int(vc["out_hidden_size"])
+    if _int(cfg.get("spatial_merge_size")) and "Mistral3" in " ".join(str(a) for a in cfg.get("architectures") or []):
+        out["spatial_merge"] = _int(cfg["spatial_merge_size"])  # Mistral3PatchMerger (2 x 2 patches per token)
     if "deepstack_visual_indexes" in vc and _int(vc.get("spatial_merge_size")) and _int(vc.get("out_hidden_size")):
         # Qwen3-VL / Qwen3.5 vision tower (vLLM Qwen3_VisionTransformer): Conv3d patch embedding over
         # temporal_patch_size frames, learned position embeddings, a patch merger (LayerNorm, 4h -> 4h -> out)

@@ -180,6 +180,15 @@ def _vision(facts: dict, pc: ParamCount) -> None:
         embed = (v.get("channels") or 3) * (v.get("patch") or 16) ** 2 * h + (v.get("positions") or 0) * h
         pc.vision = layers * per_layer + embed + h * facts["hidden"]
         return
+    if v.get("style") == "qwen2_5_vl":
+        # Qwen2_5_VisionTransformer: biased qkv and proj, two RMSNorms, biased GLU MLP; Conv3d patch embedding
+        # without bias; merger RMSNorm(h), Linear(4h, 4h), Linear(4h, out), biased
+        per_layer = 4 * h * h + 4 * h + 2 * h + 3 * h * inter + 2 * inter + h
+        patch, channels = v.get("patch") or 14, v.get("channels") or 3
+        embed = channels * (v.get("temporal") or 2) * patch * patch * h
+        wide, out = h * (v.get("spatial_merge") or 2) ** 2, v.get("out") or facts["hidden"]
+        pc.vision = layers * per_layer + embed + h + wide * wide + wide + wide * out + out
+        return
     per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
     patch, channels = v.get("patch") or 14, v.get("channels") or 3
     embed = channels * (v.get("temporal") or 1) * patch * patch * h + h

@@ -28,19 +28,28 @@ The tokens per item come from the model's processor: Qwen3-VL's image processor 
 16,777,216 pixels (``size.longest_edge`` of its preprocessor config; 0.17+ counts a video item as 2 frames,
 fewer tokens than an image), so an image is (4096 / patch)^2 / merge^2 tokens (16,384 for patch 16, merge 2)
 from (4096 / patch)^2 patches; Qwen3.5 uses the same processor classes. Gemma 3 maps each 896 px image (no
-pan-and-scan, the default) to 256 tokens from (896 / 14)^2 = 4096 patches.
+pan-and-scan, the default) to 256 tokens from (896 / 14)^2 = 4096 patches. Qwen2.5-VL's largest image is the
+largest count of merged patches up to ``max_pixels`` (12,845,056 in its preprocessor config) / 28^2 that factors
+with an aspect ratio of at most 200: 16,384 tokens from 65,536 patches (0.14+). Mistral 3 (Pixtral-HF tower) maps
+its ``image_size`` (1540 px) to (1540 / 14)^2 patches and (1540 / 28)^2 tokens; without xformers (not a wheel
+dependency from 0.12) the tower builds one dense block attention mask over every patch of the dummy batch, in
+the patch dtype, until ``MMEncoderAttention`` replaces it in 0.29.
+
+Before 0.17 the items follow each release's own formula (:func:`_dummy_items`), and 0.11 - 0.12 copy each item's
+output into an (encoder budget, width) tensor that the encoder cache holds through the text forward pass.
 
 The vision tower's own peak is not something vLLM's code states (it measures it); it is estimated like the
 text forward pass: per patch, the residual stream and one layer's attention and MLP intermediates
 ((3 x hidden + 2 x intermediate) / tp, the tower's linear layers being tensor-parallel) in the model dtype,
-plus the outputs. Gemma 4, Mistral 3 / Magistral (Pixtral), Llama 4 and releases before 0.17 (whose Qwen3-VL
-video item depends on the sequence length) keep the note that the encoder profile is not estimated;
+plus the outputs. Gemma 4, Llama 4, InternVL, releases before 0.9, and Qwen3-VL before 0.17 (whose video item
+depends on the sequence length) keep the note that the encoder profile is not estimated;
 ``--mm-processor-kwargs`` overrides of the image size are not read.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 from vramlint import versions
@@ -56,11 +65,19 @@ VLLM_SOURCES = (
     "vllm/model_executor/models/qwen3_vl.py: visual skipped with image and video limits 0 (0.11+), "
     "deepstack_input_embeds buffers, Qwen3VLProcessingInfo.get_max_image_tokens / get_max_video_tokens",
     "vllm/model_executor/models/gemma3_mm.py::Gemma3ProcessingInfo.get_num_image_tokens (image_seq_length)",
+    "vllm/v1/worker/gpu_model_runner.py::profile_run (0.9 - 0.13: dummy items, outputs padded to the encoder "
+    "budget in 0.11 - 0.12), vllm/v1/worker/utils.py::MultiModalBudget.get_max_items (0.11 - 0.16)",
+    "vllm/model_executor/models/qwen2_vl.py::Qwen2VLProcessingInfo.get_image_size_with_most_features, "
+    "get_num_frames_with_most_features; qwen2_5_vl.py (visual None with limits 0, 0.14+)",
+    "vllm/model_executor/models/mistral3.py, pixtral.py::PixtralHFEncoderInfo, PixtralHFVisionModel "
+    "(generate_block_attention_mask without xformers, 0.12 - 0.28; MMEncoderAttention from 0.29)",
 )
 
 # Qwen3-VL's preprocessor_config.json: size.longest_edge (pixels of the largest image after resizing)
 QWEN3_VL_MAX_PIXELS = 16_777_216
 GEMMA3_TOKENS_PER_IMAGE = 256
+# Qwen2.5-VL's preprocessor_config.json: max_pixels (size.longest_edge), 16384 x 28 x 28
+QWEN2_5_VL_MAX_PIXELS = 12_845_056
 
 
 def _limits(args: dict) -> dict:
@@ -89,6 +106,10 @@ def _family(facts: dict) -> str | None:
         return None
     if vision.get("merge"):
         return "qwen3_vl"
+    if vision.get("style") == "qwen2_5_vl":
+        return "qwen2_5_vl"
+    if facts.get("arch") == "Mistral3ForConditionalGeneration" and vision.get("image"):
+        return "mistral3"
     if (facts.get("type") or "").startswith("gemma3") and vision.get("image"):
         return "gemma3"
     if vision.get("style") == "gemma4":
@@ -97,7 +118,7 @@ def _family(facts: dict) -> str | None:
 
 
 def _modalities(family: str | None) -> tuple[str, ...]:
-    return ("image", "video") if family == "qwen3_vl" else ("image",)
+    return ("image", "video") if family in ("qwen3_vl", "qwen2_5_vl") else ("image",)
 
 
 def tower_skipped(facts: dict, args: dict, key: versions.VersionKey) -> str | None:
@@ -106,7 +127,8 @@ def tower_skipped(facts: dict, args: dict, key: versions.VersionKey) -> str | No
     if family is None:
         return None
     generic = versions.at_least(key, 0, 17)
-    if not generic and not (family == "qwen3_vl" and versions.at_least(key, 0, 11)):
+    own = {"qwen3_vl": (0, 11), "qwen2_5_vl": (0, 14)}.get(family)  # visual = None with both limits 0
+    if not generic and not (own and versions.at_least(key, *own)):
         return None
     if generic and truthy(args.get("language_model_only")):
         return "--language-model-only"
@@ -145,11 +167,39 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         return None, None
     if truthy(args.get("skip_mm_profiling")):
         return None, None
-    if not versions.at_least(key, 0, 17):
+    if not versions.at_least(key, 0, 9):
+        return None, "multimodal encoder profiling is not estimated for this release (before 0.9)"
+    limits = _limits(args)
+    if family == "qwen3_vl" and not versions.at_least(key, 0, 17) and limits.get("video", 999) != 0:
         return None, ("multimodal encoder profiling is not estimated for this release (before 0.17 the largest "
-                      "dummy item can be a video whose size depends on the sequence length)")
+                      "dummy item can be a video whose size depends on the sequence length; --limit-mm-per-prompt "
+                      "'{\"video\": 0}' leaves the image, which is)")
+    if family == "qwen2_5_vl" and not versions.at_least(key, 0, 14):
+        return None, "multimodal encoder profiling is not estimated for Qwen2.5-VL before vLLM 0.14"
+    if family == "mistral3" and not versions.at_least(key, 0, 12):
+        return None, ("multimodal encoder profiling is not estimated for Mistral 3 before vLLM 0.12 (its tower's "
+                      "attention then depends on xformers and the GPU)")
+    if family == "qwen2_5_vl" and limits.get("video", 999) not in (0, 999):
+        # Qwen2VLProcessingInfo.get_num_frames_with_most_features: with fewer videos per prompt a video item
+        # gets more frames (as many as max_model_len holds, up to 32), more tokens than an image
+        return None, ("multimodal encoder profiling is not estimated when --limit-mm-per-prompt allows a few "
+                      "videos: the dummy video's frames depend on the sequence length")
     vision = facts["vision"]
-    if family == "qwen3_vl":
+    mask = 0
+    if family == "qwen2_5_vl":
+        patch, merge = vision.get("patch") or 14, vision.get("spatial_merge") or 2
+        unit = patch * merge
+        tokens = _qwen2_vl_max_tokens(QWEN2_5_VL_MAX_PIXELS // (unit * unit))
+        patches = tokens * merge * merge
+        width = vision.get("out") or facts.get("hidden") or 0
+        modality = "image"
+    elif family == "mistral3":
+        patch, merge = vision.get("patch") or 14, vision.get("spatial_merge") or 2
+        patches = (vision["image"] // patch) ** 2
+        tokens = (vision["image"] // (patch * merge)) ** 2
+        width = facts.get("hidden") or 0
+        modality = "image"
+    elif family == "qwen3_vl":
         patch, merge = vision.get("patch") or 16, vision.get("merge") or 2
         side = int(QWEN3_VL_MAX_PIXELS ** 0.5) // (patch * merge) * merge  # patches per side
         patches = side * side
@@ -164,20 +214,69 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     else:
         return None, ("multimodal encoder profiling is not estimated for this model's processor: the real "
                       "activation peak can be much larger")
-    limits = _limits(args)
     limit = limits.get(modality, 999)
     if limit == 0:  # the other modality (video) is the dummy one: not estimated
         return None, "multimodal encoder profiling (video dummy items) is not estimated"
     budget = max(max_num_batched_tokens, tokens)
+    items = _dummy_items(key, args, limit, tokens, budget, max_num_seqs, max_num_batched_tokens, max_model_len)
+    held_tokens = tokens
+    if versions.at_least(key, 0, 11) and not versions.at_least(key, 0, 13) and tokens < budget:
+        # 0.11 - 0.12: each item's output is copied into a (encoder_budget, width) tensor kept in the encoder
+        # cache ("dummy embeddings of size (encode_budget, hidden_size)"); the originals are freed after the copy
+        held_tokens = budget
+    output_bytes = items * held_tokens * width * dtype_bytes
+    hidden, inter = vision["hidden"], vision.get("inter") or 4 * vision["hidden"]
+    per_patch = (2 * hidden + (3 * hidden + 2 * inter) / max(1, tp)) * dtype_bytes
+    originals = items * tokens * width * dtype_bytes
+    if family == "mistral3" and _pixtral_dense_mask(key):
+        # PixtralHFVisionModel without xformers: generate_block_attention_mask, one (N, N) mask in the patch dtype
+        # over the N patches of the whole dummy batch, passed to scaled_dot_product_attention in every layer
+        mask = (items * patches) ** 2 * dtype_bytes
+    tower_peak = int(items * patches * per_patch) + originals + mask
+    if held_tokens != tokens:
+        tower_peak = max(tower_peak, originals + output_bytes)  # the originals and the copies, during the copy
+    how = (f"{items} dummy {modality}(s) of {tokens} tokens ({patches} patches each) through the vision tower; "
+           f"encoder outputs {output_bytes / (1 << 30):.2f} GiB held during the text forward pass"
+           + (f" (each padded to the encoder budget of {budget} tokens, 0.11 - 0.12)" if held_tokens != tokens else "")
+           + (f"; the tower's block attention mask {mask / (1 << 30):.2f} GiB" if mask else ""))
+    return EncoderProfile(modality, items, tokens, patches, output_bytes, tower_peak, how), None
+
+
+def _dummy_items(key: versions.VersionKey, args: dict, limit: int, tokens: int, budget: int, max_num_seqs: int,
+                 max_num_batched_tokens: int, max_model_len: int) -> int:
+    """How many dummy items of ``tokens`` each the profiling run encodes, release by release.
+
+    * 0.9: ``min(cdiv(encoder_budget, tokens), max_num_reqs x limit)`` (gpu_model_runner.py::profile_run);
+    * 0.10: ``max(1, min(encoder_budget // tokens, max_num_reqs x limit))``;
+    * 0.11+: ``MultiModalBudget.get_max_items`` (v1/worker/utils.py; multimodal/encoder_budget.py from 0.17): the
+      items per prompt capped at ``max_model_len // tokens`` (at least 1), and without chunked prefill the
+      requests capped at ``max_num_batched_tokens // tokens``.
+
+    ``encoder_budget`` is ``max(max_num_batched_tokens, tokens)`` throughout (``compute_mm_encoder_budget``)."""
+    if not versions.at_least(key, 0, 10):
+        return min(-(-budget // tokens), max_num_seqs * limit)
+    if not versions.at_least(key, 0, 11):
+        return max(1, min(budget // tokens, max_num_seqs * limit))
     per_prompt = max(1, min(limit, max_model_len // tokens))
     reqs = max_num_seqs
     if args.get("enable_chunked_prefill") is not None and not truthy(args.get("enable_chunked_prefill")):
         reqs = min(reqs, max_num_batched_tokens // tokens)
-    items = max(1, min(budget // tokens, reqs * per_prompt))
-    output_bytes = items * tokens * width * dtype_bytes
-    hidden, inter = vision["hidden"], vision.get("inter") or 4 * vision["hidden"]
-    per_patch = (2 * hidden + (3 * hidden + 2 * inter) / max(1, tp)) * dtype_bytes
-    tower_peak = int(items * patches * per_patch) + output_bytes
-    how = (f"{items} dummy {modality}(s) of {tokens} tokens ({patches} patches each) through the vision tower; "
-           f"encoder outputs {output_bytes / (1 << 30):.2f} GiB held during the text forward pass")
-    return EncoderProfile(modality, items, tokens, patches, output_bytes, tower_peak, how), None
+    return max(1, min(budget // tokens, reqs * per_prompt))
+
+
+def _qwen2_vl_max_tokens(max_seq_len: int) -> int:
+    """Tokens of Qwen2-VL's largest dummy image (``Qwen2VLProcessingInfo.get_image_size_with_most_features``,
+    0.14+): the largest count of merged patches up to ``max_pixels // (patch x merge)^2`` that factors into
+    height x width with an aspect ratio of at most 200."""
+    for seq_len in range(max_seq_len, 0, -1):
+        height = next(d for d in range(math.isqrt(seq_len), 0, -1) if seq_len % d == 0)
+        if (seq_len // height) / height <= 200:
+            return seq_len
+    return 1
+
+
+def _pixtral_dense_mask(key: versions.VersionKey) -> bool:
+    """Whether PixtralHFVisionModel builds a dense attention mask: the wheel required xformers up to 0.11
+    (``BlockDiagonalMask``, no dense mask), not from 0.12; from 0.29 the tower uses ``MMEncoderAttention``
+    (variable-length attention, no mask)."""
+    return versions.at_least(key, 0, 12) and not versions.at_least(key, 0, 29)

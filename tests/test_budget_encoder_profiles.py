@@ -1,0 +1,83 @@
+"""The multimodal encoder's dummy batch in V1's profiling run for Qwen2.5-VL and Mistral 3, worked by hand from
+vLLM's code (vramlint/budget/multimodal.py names the functions).
+
+Qwen2.5-VL-7B (tower hidden 1280, 32 layers, intermediate 3420, patch 14, merge 2, output 3584):
+
+* the tower: per layer 4 x 1280^2 + 4 x 1280 (qkv and proj with biases) + 2 x 1280 (RMSNorms) + 3 x 1280 x 3420
+  + 2 x 3420 + 1280 (biased GLU MLP) = 19,702,200, x 32 = 630,470,400; patch embedding 3 x 2 x 14 x 14 x 1280 =
+  1,505,280; merger 1280 + 5120^2 + 5120 + 5120 x 3584 + 3584 = 44,574,464: 676,550,144 parameters (with the
+  language model, 8,292,166,656 in all);
+* the largest image: 12,845,056 px // 28^2 = 16,384 merged patches = 128 x 128 (aspect 1), so 16,384 tokens from
+  65,536 patches; outputs 16,384 x 3584 x 2 B = 117,440,512 B per item; the encoder budget max(8192, 16384)
+  holds one item;
+* the tower's peak: 65,536 x (2 x 1280 + 3 x 1280 + 2 x 3420) x 2 B + the outputs = 1,852,833,792 B.
+
+Mistral 3 (Magistral-Small-2509: tower hidden 1024, 24 layers, intermediate 4096, 1540 px, patch 14, merge 2,
+text hidden 5120): 110^2 = 12,100 patches and 55^2 = 3,025 tokens per image; at 8192 batched tokens 2 items,
+outputs 2 x 3025 x 5120 x 2 B = 61,952,000 B; without xformers (0.12 - 0.28) the block mask over the 24,200
+patches is 24,200^2 x 2 B = 1,171,280,000 B; the tower's peak 24,200 x (2 x 1024 + 3 x 1024 + 2 x 4096) x 2 B
++ outputs + mask = 1,877,532,800 B (706,252,800 B from 0.29, when the tower's attention takes no mask).
+"""
+
+from __future__ import annotations
+
+from vramlint import gpus, versions
+from vramlint.budget import compute_budget
+from vramlint.budget.multimodal import encoder_profile, tower_skipped
+from vramlint.model import ResolveOptions
+from vramlint.models import resolve_model
+from vramlint.weights import count_parameters
+
+OFFLINE = ResolveOptions(allow_network=False)
+V = versions.parse_version
+
+
+def _model(name):
+    info, why = resolve_model(name, OFFLINE)
+    assert info is not None, why
+    return info
+
+
+def test_qwen2_5_vl_tower_parameters():
+    facts = _model("Qwen/Qwen2.5-VL-7B-Instruct").extra["facts"]
+    counted = count_parameters(facts)
+    assert counted.vision == 676_550_144 and counted.total == 8_292_166_656
+
+
+def test_qwen2_5_vl_encoder_dummy_batch():
+    facts = _model("Qwen/Qwen2.5-VL-7B-Instruct").extra["facts"]
+    enc, why = encoder_profile(facts, {}, V("0.19.0"), 256, 8192, 128000, 2, 1)
+    assert why is None
+    assert (enc.items, enc.tokens_per_item, enc.patches_per_item) == (1, 16384, 65536)
+    assert enc.output_bytes == 117_440_512 and enc.tower_peak_bytes == 1_852_833_792
+    assert encoder_profile(facts, {}, V("0.19.0"), 256, 40000, 128000, 2, 1)[0].items == 2
+    # a few videos per prompt: the dummy video's frames follow the sequence length, not estimated
+    enc, why = encoder_profile(facts, {"limit_mm_per_prompt": {"video": 1}}, V("0.19.0"), 256, 8192, 128000, 2, 1)
+    assert enc is None and "videos" in why
+    enc, why = encoder_profile(facts, {}, V("0.11.0"), 256, 8192, 128000, 2, 1)
+    assert enc is None and "before vLLM 0.14" in why
+    assert tower_skipped(facts, {"limit_mm_per_prompt": {"image": 0, "video": 0}}, V("0.14.0"))
+    assert not tower_skipped(facts, {"limit_mm_per_prompt": {"image": 0, "video": 0}}, V("0.13.0"))
+
+
+def test_mistral3_encoder_dummy_batch_and_mask():
+    facts = _model("mistralai/Magistral-Small-2509").extra["facts"]
+    enc, why = encoder_profile(facts, {}, V("0.19.0"), 256, 8192, 131072, 2, 1)
+    assert why is None
+    assert (enc.items, enc.tokens_per_item, enc.patches_per_item) == (2, 3025, 12100)
+    assert enc.output_bytes == 61_952_000 and enc.tower_peak_bytes == 1_877_532_800
+    assert "block attention mask 1.09 GiB" in enc.how
+    later, _ = encoder_profile(facts, {}, V("0.29.0"), 256, 8192, 131072, 2, 1)
+    assert later.tower_peak_bytes == 706_252_800 and "mask" not in later.how
+    old, why = encoder_profile(facts, {}, V("0.11.0"), 256, 8192, 131072, 2, 1)
+    assert old is None and "before vLLM 0.12" in why
+
+
+def test_encoder_profile_reaches_the_budget():
+    info = _model("mistralai/Magistral-Small-2509")
+    args = {"max_model_len": 32768, "max_num_batched_tokens": 8192, "max_num_seqs": 8}
+    b = compute_budget(info, gpus.lookup("H100-SXM"), args, {}, "0.19.0", 1)
+    assert "multimodal encoder: 2 dummy image(s) of 3025 tokens" in b.sources["activation"]
+    assert not any("encoder profiling is not estimated" in n for n in b.notes)
+    # the tower's peak with its mask exceeds the text pass of 8 sequences
+    assert abs(b.activation_gib - 1_877_532_800 / 2**30) < 0.011
