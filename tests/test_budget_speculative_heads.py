@@ -179,3 +179,19 @@ def test_load_weights_stage_counts_each_head_exactly():
         weights = load_weights(cfg, (head, None))
         assert weights.draft["weights"] == expected, (spec, version)
         assert weights.draft["per_token"] == per_token
+
+
+def test_speculators_format_head_is_read():
+    """A speculators-format EAGLE-3 checkpoint (vLLM ``SpeculatorsConfig``): the decoder layer's config nested in
+    ``transformer_layer_config``, the method and the draft vocabulary at the top; the same bytes as the EAGLE
+    authors' format."""
+    layer = {k: v for k, v in EAGLE_CONFIG.items() if k != "architectures"}
+    config = {"architectures": ["Eagle3Speculator"], "speculators_model_type": "eagle3", "draft_vocab_size": 32000,
+              "transformer_layer_config": layer, "torch_dtype": "bfloat16"}
+    head = model_info_from_config(config, "example/speculator-head", "test config")
+    assert head.extra["facts"]["eagle"] == {"version": 3, "draft_vocab": 32000}
+    spec = {"model": head.name, "num_speculative_tokens": 3}
+    alone = _budget()
+    b = _budget(spec, draft=(head, None))
+    assert b.sources["speculative"].startswith("eagle3:")
+    assert abs(b.weights_gib - alone.weights_gib - EAGLE3_BYTES / GiB) <= 0.011

@@ -73,7 +73,8 @@ LAYER_LETTERS = {
 _LETTER_OF = {v: k for k, v in LAYER_LETTERS.items()}
 _LETTER_OF.update({"attention": "F", "linear": "L", "hybrid": "F"})
 
-_NESTED_TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
+# transformer_layer_config: the decoder layer of a speculators-format EAGLE head (vLLM SpeculatorsConfig)
+_NESTED_TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config", "transformer_layer_config")
 
 MLA_MODEL_TYPES = {
     "deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_mtp", "kimi_k2", "kimi_linear",

@@ -197,13 +197,15 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     # every layer's page; V0 gives the draft the same number of blocks in a cache of its own (below).
     draft_per_token = spec_share["per_token"] if spec_share is not None else None
     if draft_per_token and (hybrid or mamba_hybrid or n_state):
-        notes.append(f"the KV cache of the draft model {spec_share['name']} is not counted (the model's KV cache has "
+        label = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head"}.get(spec_share.get("head"), "draft model")
+        notes.append(f"the KV cache of the {label} {spec_share['name']} is not counted (the model's KV cache has "
                      "several layer groups): KV cache and concurrency are over-estimated")
         draft_per_token = None
     target_per_token = kv_bytes_per_token
     if draft_per_token:
         kv_bytes_per_token += draft_per_token
-        src["kv_bytes_per_token"] += f" + draft model {spec_share['name']}: {spec_share['per_token_how']}"
+        label = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head"}.get(spec_share.get("head"), "draft model")
+        src["kv_bytes_per_token"] += f" + {label} {spec_share['name']}: {spec_share['per_token_how']}"
         if beh.engine == "v0":
             src["kv_bytes_per_token"] += (" (V0: the model's blocks split between the two caches, "
                                           "split_num_cache_blocks_evenly)")
