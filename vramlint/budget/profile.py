@@ -35,7 +35,7 @@ VLLM_SOURCES = (
     "--kv-cache-memory-bytes: vllm/config/cache.py::CacheConfig.kv_cache_memory_bytes (0.10.2+)",
     "vllm/v1/worker/gpu_model_runner.py::profile_run: the multimodal encoder's dummy batch (vramlint.budget.multimodal)",
     "vllm/v1/spec_decode/eagle.py::EagleProposer.__init__ buffers and dummy_run, called from "
-    "GPUModelRunner._dummy_run (0.9 - 0.33; vramlint.budget.speculative.head_profile_bytes)",
+    "GPUModelRunner._dummy_run (0.9 - 0.33; head_profile_bytes below)",
 )
 
 # Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
@@ -97,8 +97,6 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                                     "be much larger")
     head = weights.draft.get("head") if weights.draft is not None else None
     if head in ("eagle", "eagle3") and beh.engine == "v1":
-        from vramlint.budget.speculative import head_profile_bytes
-
         buffers, run, head_how = head_profile_bytes(weights.draft, key, mnbt, profile_seqs, cfg.dtype_bytes, cfg.tp)
         activation = [max(act, run) + buffers for act in activation]
         src["activation"] += f"; {head_how}"
@@ -249,3 +247,23 @@ def _flashinfer_sampler(beh: versions.Behavior, key: versions.VersionKey, env: d
     if beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11):
         return vllm_image(image)  # only the official image ships FlashInfer
     return False
+
+
+def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, num_seqs: int, dtype_bytes: int,
+                       tp: int) -> tuple[int, int, str]:
+    """(buffers, dummy-run peak, how) of an EAGLE head in V1's profiling run.
+
+    ``EagleProposer.__init__`` allocates, before memory is measured, ``hidden_states`` (and from 0.11
+    ``inputs_embeds``): max_num_batched_tokens x the head's hidden size in the model dtype each, held for the
+    engine's life. ``GPUModelRunner._dummy_run`` then runs the head on the profile batch
+    (``self.drafter.dummy_run(num_tokens)``) after the model's forward pass, with the model's hidden states
+    (three auxiliary layers' for EAGLE-3, ``use_aux_hidden_state_outputs``) as its input: its peak is estimated
+    like the model's forward pass, over the head's own layers, plus those inputs."""
+    hidden = share["hidden"]
+    buffers = num_tokens * hidden * dtype_bytes * (2 if versions.at_least(key, 0, 11) else 1)
+    forward, _ = activation_peak_bytes(share["info"], tp, num_tokens, num_seqs, dtype_bytes, False, sampler=False)
+    inputs = num_tokens * share["target_hidden"] * dtype_bytes * (3 if share["head"] == "eagle3" else 1)
+    run = forward + inputs
+    how = (f"{share['head'].upper().replace('EAGLE3', 'EAGLE-3')} head: buffers {buffers / (1 << 20):.0f} MiB, dummy "
+           f"run {run / (1 << 30):.2f} GiB (its forward pass on {num_tokens} tokens + the model's hidden states)")
+    return buffers, run, how

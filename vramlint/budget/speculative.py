@@ -417,24 +417,3 @@ def _medusa_share(draft: ModelInfo, tp: int, dtype: str) -> tuple[dict | None, s
     return {"name": draft.name, "tp": tp, "weights": total, "weights_how": how, "per_token": None,
             "per_token_how": "", "head": "medusa"}, ""
 
-
-def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, num_seqs: int, dtype_bytes: int,
-                       tp: int) -> tuple[int, int, str]:
-    """(buffers, dummy-run peak, how) of an EAGLE head in V1's profiling run.
-
-    ``EagleProposer.__init__`` allocates, before memory is measured, ``hidden_states`` (and from 0.11
-    ``inputs_embeds``): max_num_batched_tokens x the head's hidden size in the model dtype each, held for the
-    engine's life. ``GPUModelRunner._dummy_run`` then runs the head on the profile batch
-    (``self.drafter.dummy_run(num_tokens)``) after the model's forward pass, with the model's hidden states
-    (three auxiliary layers' for EAGLE-3, ``use_aux_hidden_state_outputs``) as its input: its peak is estimated
-    like the model's forward pass, over the head's own layers, plus those inputs."""
-    from vramlint.budget.profile import activation_peak_bytes
-
-    hidden = share["hidden"]
-    buffers = num_tokens * hidden * dtype_bytes * (2 if versions.at_least(key, 0, 11) else 1)
-    forward, _ = activation_peak_bytes(share["info"], tp, num_tokens, num_seqs, dtype_bytes, False, sampler=False)
-    inputs = num_tokens * share["target_hidden"] * dtype_bytes * (3 if share["head"] == "eagle3" else 1)
-    run = forward + inputs
-    how = (f"{share['head'].upper().replace('EAGLE3', 'EAGLE-3')} head: buffers {buffers / (1 << 20):.0f} MiB, dummy "
-           f"run {run / (1 << 30):.2f} GiB (its forward pass on {num_tokens} tokens + the model's hidden states)")
-    return buffers, run, how
