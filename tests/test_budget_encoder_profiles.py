@@ -81,3 +81,30 @@ def test_encoder_profile_reaches_the_budget():
     assert not any("encoder profiling is not estimated" in n for n in b.notes)
     # the tower's peak with its mask exceeds the text pass of 8 sequences
     assert abs(b.activation_gib - 1_877_532_800 / 2**30) < 0.011
+
+
+def test_mm_encoder_tp_mode_data_replicates_the_tower():
+    """--mm-encoder-tp-mode data (Qwen2.5-VL-7B, TP 2, 0.19): the tower is whole on both ranks, 676,550,144
+    parameters x 2 B / 2 = 676,550,144 B more per rank than split; the one dummy image runs on one rank through
+    the whole tower, 65,536 x (2 x 1280 + 3 x 1280 + 2 x 3420) x 2 B = 1,735,393,280 B, and the all-gathered
+    outputs are 2 ranks x 117,440,512 B: 1,970,274,304 B (split by TP: 65,536 x (2 x 1280 + (3 x 1280 + 2 x 3420)
+    / 2) x 2 B + 117,440,512 = 1,152,909,312 B). Gemma 3 does not support it: vLLM falls back to weights."""
+    info = _model("Qwen/Qwen2.5-VL-7B-Instruct")
+    facts = info.extra["facts"]
+    data = {"mm_encoder_tp_mode": "data"}
+    split, _ = encoder_profile(facts, {}, V("0.19.0"), 256, 8192, 128000, 2, 2)
+    whole, _ = encoder_profile(facts, data, V("0.19.0"), 256, 8192, 128000, 2, 2)
+    assert split.tower_peak_bytes == 1_152_909_312 and whole.tower_peak_bytes == 1_970_274_304
+    assert "--mm-encoder-tp-mode data" in whole.how
+    args = {"tensor_parallel_size": 2, "max_model_len": 32768}
+    gpu = gpus.lookup("H100-SXM")
+    weights_mode = compute_budget(info, gpu, args, {}, "0.19.0", 2)
+    data_mode = compute_budget(info, gpu, {**args, **data}, {}, "0.19.0", 2)
+    assert abs(data_mode.weights_gib - weights_mode.weights_gib - 676_550_144 / 2**30) < 0.011
+    assert "replicated on every rank" in data_mode.sources["weights"]
+    # before 0.11 the flag is not read for it; on one GPU it changes nothing
+    assert compute_budget(info, gpu, {**args, **data}, {}, "0.10.1", 2).weights_gib == \
+        compute_budget(info, gpu, args, {}, "0.10.1", 2).weights_gib
+    gemma = _model("google/gemma-3-27b-it").extra["facts"]
+    assert encoder_profile(gemma, data, V("0.19.0"), 256, 8192, 131072, 2, 2)[0].tower_peak_bytes == \
+        encoder_profile(gemma, {}, V("0.19.0"), 256, 8192, 131072, 2, 2)[0].tower_peak_bytes

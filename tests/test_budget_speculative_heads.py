@@ -9,8 +9,9 @@ inter 14336, vocab 128256):
   parameters, and a hidden_norm of 4096; fc 3 x 4096 -> 4096 = 50,331,648 parameters; its own LM head of the
   32,000-token draft vocabulary (32000 x 4096) and draft_id_to_target_id (32000 int64 = 256,000 B):
   436,232,192 + 50,331,648 + 8,192 + 100,663,296 + 262,144,000 + 256,000 = 849,635,328 B.
-* EAGLE (llama_eagle.py): the layer + fc 2 x 4096 -> 4096 (67,108,864 B) = 503,341,056 B with the embedding
-  shared; vLLM 0.8 keeps its own embedding, 128256 x 4096 x 2 B = 1,050,673,152 B more.
+* EAGLE (llama_eagle.py): the layer without its input norm and no final norm (436,215,808 B) + fc 2 x 4096 ->
+  4096 (67,108,864 B) = 503,324,672 B with the embedding shared; vLLM 0.8 keeps its own embedding, 128256 x
+  4096 x 2 B = 1,050,673,152 B more.
 * KV cache: one more layer, 2 x 8 x 128 x 2 B = 4,096 B per token.
 * Medusa (medusa.py), 4 heads of one 4096 x 4096 layer and a 32000-token LM head each:
   4 x 4096 x 4096 x 2 B + 4 x 32000 x 4096 x 2 B = 134,217,728 + 1,048,576,000 = 1,182,793,728 B; no KV cache.
@@ -28,7 +29,7 @@ OFFLINE = ResolveOptions(allow_network=False)
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 EAGLE3 = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
 EAGLE3_BYTES = 849_635_328
-EAGLE_BYTES = 503_341_056
+EAGLE_BYTES = 503_324_672
 EMBED_BYTES = 1_050_673_152
 TARGET_KV = 131_072
 HEAD_KV = 4_096

@@ -226,19 +226,29 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         held_tokens = budget
     output_bytes = items * held_tokens * width * dtype_bytes
     hidden, inter = vision["hidden"], vision.get("inter") or 4 * vision["hidden"]
-    per_patch = (2 * hidden + (3 * hidden + 2 * inter) / max(1, tp)) * dtype_bytes
+    data_parallel = tp > 1 and encoder_data_parallel(facts, args, key)
+    split = 1 if data_parallel else max(1, tp)
+    per_patch = (2 * hidden + (3 * hidden + 2 * inter) / split) * dtype_bytes
     originals = items * tokens * width * dtype_bytes
+    run_items = items
+    if data_parallel:
+        # run_dp_sharded_*_vision_model: each rank encodes its share of the items with the whole tower, pads its
+        # outputs to the largest share and all-gathers them (tp x share outputs)
+        run_items = -(-items // tp)
+        originals = tp * run_items * tokens * width * dtype_bytes
     if family == "mistral3" and _pixtral_dense_mask(key):
         # PixtralHFVisionModel without xformers: generate_block_attention_mask, one (N, N) mask in the patch dtype
         # over the N patches of the whole dummy batch, passed to scaled_dot_product_attention in every layer
         mask = (items * patches) ** 2 * dtype_bytes
-    tower_peak = int(items * patches * per_patch) + originals + mask
+    tower_peak = int(run_items * patches * per_patch) + originals + mask
     if held_tokens != tokens:
         tower_peak = max(tower_peak, originals + output_bytes)  # the originals and the copies, during the copy
     how = (f"{items} dummy {modality}(s) of {tokens} tokens ({patches} patches each) through the vision tower; "
            f"encoder outputs {output_bytes / (1 << 30):.2f} GiB held during the text forward pass"
            + (f" (each padded to the encoder budget of {budget} tokens, 0.11 - 0.12)" if held_tokens != tokens else "")
-           + (f"; the tower's block attention mask {mask / (1 << 30):.2f} GiB" if mask else ""))
+           + (f"; the tower's block attention mask {mask / (1 << 30):.2f} GiB" if mask else "")
+           + (f"; --mm-encoder-tp-mode data: {run_items} item(s) per rank through the whole tower"
+              if data_parallel else ""))
     return EncoderProfile(modality, items, tokens, patches, output_bytes, tower_peak, how), None
 
 
@@ -280,3 +290,13 @@ def _pixtral_dense_mask(key: versions.VersionKey) -> bool:
     (``BlockDiagonalMask``, no dense mask), not from 0.12; from 0.29 the tower uses ``MMEncoderAttention``
     (variable-length attention, no mask)."""
     return versions.at_least(key, 0, 12) and not versions.at_least(key, 0, 29)
+
+
+def encoder_data_parallel(facts: dict, args: dict, key: versions.VersionKey) -> bool:
+    """Whether ``--mm-encoder-tp-mode data`` applies: the model's class declares ``supports_encoder_tp_data``
+    (Qwen2.5-VL, Qwen3-VL / Qwen3.5; read in 0.11+, the flag exists from 0.10.2); for other models
+    ``ModelConfig`` falls back to ``weights`` ("This model does not support `--mm-encoder-tp-mode data`").
+    Its vision layers are then replicated (``is_vit_use_data_parallel``), whole on every rank."""
+    if str(args.get("mm_encoder_tp_mode") or "").lower() != "data" or not versions.at_least(key, 0, 11):
+        return False
+    return _family(facts) in ("qwen2_5_vl", "qwen3_vl")

@@ -354,6 +354,7 @@ def _eagle_share(draft: ModelInfo, model: ModelInfo, method: str, key: versions.
         fc = 3 * target_hidden * hidden * dtype_bytes
     else:
         fc = 2 * hidden * hidden * dtype_bytes
+        extra -= 2 * hidden * dtype_bytes  # no final norm; layer 0's input_layernorm is an nn.Identity
     extra += fc
     parts.append(f"fc {fc / (1 << 20):.0f} MiB (replicated)")
     vocab = facts.get("vocab") or draft.vocab_size or 0
