@@ -108,3 +108,20 @@ def test_mm_encoder_tp_mode_data_replicates_the_tower():
     gemma = _model("google/gemma-3-27b-it").extra["facts"]
     assert encoder_profile(gemma, data, V("0.19.0"), 256, 8192, 131072, 2, 2)[0].tower_peak_bytes == \
         encoder_profile(gemma, {}, V("0.19.0"), 256, 8192, 131072, 2, 2)[0].tower_peak_bytes
+
+
+def test_a_multimodal_model_without_tower_facts_is_said_once():
+    """Llama 4 in the catalog has no vision tower facts: its encoder profile is said not estimated, once, unless
+    every modality is switched off (vLLM then skips the profile, and from 0.17 the tower)."""
+    info = _model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    assert not info.extra["facts"].get("vision")
+    gpu = gpus.lookup("H100-SXM")
+    args = {"max_model_len": 8192, "tensor_parallel_size": 4}
+    b = compute_budget(info, gpu, args, {}, "0.19.0", 4)
+    notes = [n for n in b.notes if "encoder profiling" in n]
+    assert len(notes) == 1 and "vision tower is not known" in notes[0]
+    off = compute_budget(info, gpu, {**args, "limit_mm_per_prompt": {"image": 0}}, {}, "0.19.0", 4)
+    assert not [n for n in off.notes if "encoder profiling" in n]
+    text_only = compute_budget(_model("meta-llama/Llama-3.1-8B-Instruct"), gpu, {"max_model_len": 8192}, {},
+                               "0.19.0", 1)
+    assert not [n for n in text_only.notes if "encoder profiling" in n]

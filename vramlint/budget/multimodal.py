@@ -300,3 +300,21 @@ def encoder_data_parallel(facts: dict, args: dict, key: versions.VersionKey) -> 
     if str(args.get("mm_encoder_tp_mode") or "").lower() != "data" or not versions.at_least(key, 0, 11):
         return False
     return _family(facts) in ("qwen2_5_vl", "qwen3_vl")
+
+
+# Encoder-decoder text models that share the multimodal wrappers' class-name suffix
+_TEXT_CONDITIONAL = ("T5", "MT5", "UMT5", "Bart", "MBart", "Pegasus", "Marian", "Florence")
+
+
+def encoder_not_known(model, args: dict) -> bool:
+    """A multimodal model (``...ForConditionalGeneration``) whose vision tower the catalog or config does not
+    describe, with its modalities not all switched off: its encoder profile cannot be estimated."""
+    arch = model.architecture or ""
+    if (model.extra.get("facts") or {}).get("vision") or not arch.endswith("ForConditionalGeneration"):
+        return False
+    if arch.startswith(_TEXT_CONDITIONAL):
+        return False
+    if truthy(args.get("language_model_only")):
+        return False
+    limits = _limits(args)
+    return not (limits and all(v == 0 for v in limits.values()))

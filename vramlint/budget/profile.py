@@ -23,7 +23,7 @@ from vramlint.budget.common import (
 )
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.loading import Weights
-from vramlint.budget.multimodal import encoder_profile, tower_skipped
+from vramlint.budget.multimodal import encoder_not_known, encoder_profile, tower_skipped
 from vramlint.model import ModelInfo
 
 VLLM_SOURCES = (
@@ -84,7 +84,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                                                            "GiB (no sampler)" if cfg.pp > 1 else "")
             src["cudagraph"] = cg_how
     facts = model.extra.get("facts") or {}
-    if facts.get("vision") or model.extra.get("multimodal"):
+    if facts.get("vision") or model.extra.get("multimodal") or encoder_not_known(model, cfg.args):
         # every stage builds the vision tower and runs the encoder's dummy batch (profile_run), before its layers
         encoder, why_not = (encoder_profile(facts, cfg.args, key, cfg.max_num_seqs, mnbt, cfg.max_model_len,
                                             cfg.dtype_bytes, cfg.tp)
@@ -93,8 +93,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
             activation = [max(encoder.tower_peak_bytes, act + encoder.output_bytes) for act in activation]
             src["activation"] += f"; multimodal encoder: {encoder.how}"
         elif why_not or not (facts.get("vision") and tower_skipped(facts, cfg.args, key)):
-            notes.append(why_not or "multimodal encoder profiling is not estimated: the real activation peak can "
-                                    "be much larger")
+            notes.append(why_not or "multimodal encoder profiling is not estimated (the model's vision tower is not "
+                                    "known): the real activation peak can be much larger")
     head = weights.draft.get("head") if weights.draft is not None else None
     if head in ("eagle", "eagle3") and beh.engine == "v1":
         buffers, run, head_how = head_profile_bytes(weights.draft, key, mnbt, profile_seqs, cfg.dtype_bytes, cfg.tp)
