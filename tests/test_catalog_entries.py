@@ -67,3 +67,46 @@ def test_unquantized_weights_are_parameters_times_two_bytes():
         facts = {k: v for k, v in entry.items() if k not in STORED + ("params",)}
         total = count_parameters(facts).total
         assert weight_bytes(facts) == pytest.approx(total * 2, rel=1e-3), model_id
+
+
+def test_config_shapes_the_new_entries_rely_on():
+    from vramlint.modelconfig import config_problem, facts_from_config
+
+    # Qwen2.5-VL configs of early 2025 keep the text fields at the top level (model_type qwen2_5_vl); like the
+    # text-config spelling, use_sliding_window false means no sliding layers whatever sliding_window says
+    qwen_vl = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+               "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16,
+               "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 128000,
+               "sliding_window": 32768, "use_sliding_window": False, "max_window_layers": 70}
+    assert "pattern" not in facts_from_config(qwen_vl)
+    assert facts_from_config(dict(qwen_vl, use_sliding_window=True, max_window_layers=30))["pattern"] == "F" * 30 + "S" * 6
+    # SmolLM3Config sets no tie_word_embeddings of its own: PretrainedConfig's True applies
+    smollm3 = {"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "hidden_size": 2048,
+               "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+               "vocab_size": 128256, "max_position_embeddings": 65536}
+    assert facts_from_config(smollm3)["tie"] is True
+    assert facts_from_config(dict(smollm3, tie_word_embeddings=False))["tie"] is False
+    # Exaone4Config accepts the sliding pattern as letters ("LLLG"); layer_types says the same per layer
+    exaone = {"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
+              "intermediate_size": 27392, "num_hidden_layers": 8, "num_attention_heads": 40, "num_key_value_heads": 8,
+              "head_dim": 128, "vocab_size": 102400, "max_position_embeddings": 131072, "sliding_window": 4096,
+              "sliding_window_pattern": "LLLG",
+              "layer_types": ["sliding_attention"] * 3 + ["full_attention"] + ["sliding_attention"] * 3 + ["full_attention"]}
+    assert config_problem(exaone) is None
+    assert facts_from_config(exaone)["pattern"] == "SSSFSSSF"
+    assert config_problem(dict(exaone, sliding_window_pattern="every fourth")) is not None
+
+
+def test_qwen25_vl_vision_tower_counts_its_gated_mlps_and_patch_merger():
+    # torchinfo of Qwen2.5-VL-3B-Instruct's vision tower (whaler404/Hf-Learn, qwen2.5_vl.md): patch embedding
+    # 1,505,280, each of 32 blocks 19,702,200, merger MLP 36,707,328 (its RMSNorm 1,280)
+    from vramlint.modelconfig import facts_from_config
+
+    cfg = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", "hidden_size": 2048,
+           "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2,
+           "vocab_size": 151936, "max_position_embeddings": 128000, "tie_word_embeddings": True,
+           "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16,
+                             "out_hidden_size": 2048, "patch_size": 14, "spatial_merge_size": 2,
+                             "temporal_patch_size": 2, "fullatt_block_indexes": [7, 15, 23, 31]}}
+    torchinfo = 1_505_280 + 32 * 19_702_200 + 36_707_328 + 1_280
+    assert abs(count_parameters(facts_from_config(cfg)).vision - torchinfo) <= 2 * 1280

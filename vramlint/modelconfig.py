@@ -213,7 +213,8 @@ def _pattern(cfg: dict, layers: int, model_type: str) -> str | None:
     if model_type.startswith("gemma3") or model_type == "cohere2":
         every = _int(_first(cfg, "sliding_window_pattern", "_sliding_window_pattern")) or (4 if model_type == "cohere2" else 6)
         return "".join("F" if (i + 1) % every == 0 else "S" for i in range(layers))
-    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl_text", "qwen2_vl_text", "mimo"):
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl_text", "qwen2_vl_text", "qwen2_vl",
+                      "qwen2_5_vl", "mimo"):
         if not cfg.get("use_sliding_window"):
             return None
         first_sliding = _int(cfg.get("max_window_layers"))
@@ -463,7 +464,9 @@ def _vision(cfg: dict) -> dict | None:
         out["style"] = "gemma4"
         out["positions"] = 2 * (_int(vc.get("position_embedding_size")) or 0)
         out["head_dim"] = _int(vc.get("head_dim")) or 0
-    if vc.get("model_type") == "qwen2_5_vl" and _int(vc.get("spatial_merge_size")) and _int(vc.get("out_hidden_size")):
+    # the vision_config of the early-2025 Qwen2.5-VL uploads has no model_type, only the window-attention block list
+    if (vc.get("model_type") == "qwen2_5_vl" or "fullatt_block_indexes" in vc) and _int(vc.get("spatial_merge_size")) \
+            and _int(vc.get("out_hidden_size")):
         # Qwen2.5-VL vision tower (vLLM Qwen2_5_VisionTransformer): Conv3d patch embedding without bias, RMSNorms,
         # biased GLU MLP, windowed attention, a patch merger (RMSNorm, 4h -> 4h -> out)
         out["style"] = "qwen2_5_vl"
@@ -580,6 +583,8 @@ def _check_number(path: str, key: str, value: Any) -> None:
             raise ConfigProblem(f"field {path} is {_describe(value)}, not a number")
         return
     if isinstance(value, str):
+        if key == "sliding_window_pattern" and len(value) <= 64 and set(value) <= {"L", "G"}:
+            return  # Exaone4Config: one letter a layer, L(ocal) or G(lobal), repeated ("LLLG")
         raise ConfigProblem(f"field {path} is {_describe(value)}, not a number")
     if not isinstance(value, (int, float)):
         raise ConfigProblem(f"field {path} is not a number")
@@ -730,7 +735,9 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if tie is None:
         # Absent key: the config class default applies. True for these families (Gemma relies on it),
         # False for Llama/Mistral/Qwen2-style classes.
-        tie = model_type.startswith("gemma") or model_type in ("opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox_japanese")
+        # SmolLM3Config leaves it to PretrainedConfig's default (True) (transformers 4.57.1).
+        tie = model_type.startswith("gemma") or model_type in ("opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox_japanese",
+                                                               "smollm3")
     facts["tie"] = bool(tie)
     if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen", "mimo"):
         facts["attn_bias"] = "qkv"  # Qwen2 (and MiMo, a Qwen2 subclass in vLLM): biases on q/k/v, none on o_proj
