@@ -3,12 +3,18 @@
 import importlib
 
 from tests.test_budget_worked_examples import LLAMA_31_8B, LLAMA_32_3B
-from vramlint import gpus
+from vramlint import gpus, versions
 from vramlint.budget import STAGES, GiB, compute_budget
 from vramlint.budget.configuration import resolve_configuration
 from vramlint.budget.kv_cache import plan_kv_cache
 from vramlint.budget.loading import load_weights
-from vramlint.budget.profile import Profile, profile_memory
+from vramlint.budget.profile import CUDA_CONTEXT_BYTES, Profile, profile_memory
+from vramlint.budget.profile_comm import (
+    communication_memory,
+    custom_all_reduce,
+    nccl_communicator_bytes,
+    symmetric_memory_bytes,
+)
 from vramlint.budget.verdict import startup_verdict
 from vramlint.model import ModelInfo
 
@@ -150,14 +156,73 @@ def test_compute_budget_is_the_stages_in_order():
         < keys.index("kv_bytes_per_token")
 
 
-def test_non_torch_says_whether_the_release_counts_the_nccl_set_up():
+def test_non_torch_counts_the_communicators_set_up_before_the_snapshot_only_until_0_11():
     """gpu_worker.init_device: 0.10.2 takes `self.init_snapshot = MemorySnapshot()` before
     `init_worker_distributed_environment`, 0.11.0 after it ("Now take memory snapshot after NCCL is
-    initialized"); the estimate stays 0.30 GiB, NCCL's buffer sizes not being vLLM's code."""
+    initialized"): the TP group's PyNcclCommunicator and the custom all-reduce buffers are non-torch memory on
+    0.10.2 and come out of the free memory on 0.11.0; the profile run's torch.distributed communicator (the logits
+    gather) is counted by both."""
+    comm, _ = nccl_communicator_bytes(gpus.lookup("A100-80GB"), {})
+    assert comm == 24 * 2 * (512 * 1024 + 4915200 + 4 * 1024 * 1024)  # NCCL's default LL / LL128 / SIMPLE buffers
+    custom_all_reduce_buffers = 2 * 8 * 1024 * 1024
     texts = {}
+    profiles = {}
     for version in ("0.10.2", "0.11.0"):
         cfg, weights = _stages(LLAMA_31_8B, "A100-80GB", {"tensor_parallel_size": 2}, version)
-        p = profile_memory(cfg, weights)
-        assert p.non_torch == int(0.30 * GiB)
+        profiles[version] = p = profile_memory(cfg, weights)
         texts[version] = p.sources["non_torch"]
-    assert "from before the NCCL set-up" in texts["0.10.2"] and "from after the NCCL set-up" in texts["0.11.0"]
+    assert profiles["0.10.2"].non_torch == int(0.05 * GiB) + 2 * comm + custom_all_reduce_buffers
+    assert profiles["0.11.0"].non_torch == int(0.05 * GiB) + comm
+    assert profiles["0.10.2"].uncounted == CUDA_CONTEXT_BYTES
+    assert profiles["0.11.0"].uncounted == CUDA_CONTEXT_BYTES + comm + custom_all_reduce_buffers
+    assert "counts all of it" in texts["0.10.2"] and "counts only the profile run's" in texts["0.11.0"]
+    single, single_weights = _stages(LLAMA_31_8B, "A100-80GB", {}, "0.11.0")
+    assert profile_memory(single, single_weights).non_torch == int(0.05 * GiB)
+
+
+def test_nccl_buffers_follow_the_channels_and_buffer_sizes_in_the_environment():
+    """NCCL_MAX_NCHANNELS caps the channels, NCCL_BUFFSIZE replaces the 4 MiB SIMPLE buffer; PCIe parts get 2
+    channels, NVLink parts 24."""
+    h100, l40s = gpus.lookup("H100-SXM"), gpus.lookup("L40S")
+    assert nccl_communicator_bytes(l40s, {})[0] == 2 * 2 * (512 * 1024 + 4915200 + 4 * 1024 * 1024)
+    tuned, how = nccl_communicator_bytes(h100, {"NCCL_MAX_NCHANNELS": "4", "NCCL_BUFFSIZE": str(1 << 20)})
+    assert tuned == 4 * 2 * (512 * 1024 + 4915200 + (1 << 20)) and "4 channels (nvlink)" in how
+    assert nccl_communicator_bytes(l40s, {"NCCL_MIN_NCHANNELS": "8"})[0] == 8 * 2 * (512 * 1024 + 4915200 + (4 << 20))
+
+
+def test_custom_all_reduce_needs_nvlink_or_two_peer_to_peer_gpus():
+    """CustomAllreduce.__init__: 2, 4, 6 or 8 ranks; more than two only when fully NVLink-connected; never with
+    --disable-custom-all-reduce. GeForce cards have no peer-to-peer access."""
+    h100, l40s, rtx4090 = gpus.lookup("H100-SXM"), gpus.lookup("L40S"), gpus.lookup("RTX-4090")
+    assert custom_all_reduce(h100, 8, {}) and custom_all_reduce(l40s, 2, {})
+    assert not custom_all_reduce(l40s, 4, {}) and not custom_all_reduce(rtx4090, 2, {})
+    assert not custom_all_reduce(h100, 3, {}) and not custom_all_reduce(h100, 8, {"disable_custom_all_reduce": True})
+
+
+def test_symmetric_memory_buffer_from_0_11_on_hopper_and_it_shrinks_the_custom_all_reduce():
+    """0.11's SymmMemCommunicator (VLLM_ALLREDUCE_USE_SYMM_MEM, default on) allocates
+    SYMM_MEM_ALL_REDUCE_MAX_SIZES["9.0"][8] = 64 MiB on H100 at TP 8, and CustomAllreduce then takes
+    CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"][8] = 256 KiB per buffer; both before the snapshot."""
+    h100 = gpus.lookup("H100-SXM")
+    comm, _ = nccl_communicator_bytes(h100, {})
+    for version, symm, ca in (("0.11.0", 64 << 20, 2 * (256 << 10)), ("0.10.2", 0, 2 * (8 << 20))):
+        beh = versions.behavior(version, h100, {"tensor_parallel_size": 8}, {}, None, 8192)
+        c = communication_memory(beh, h100, 8, 1, 1, {}, {})
+        assert c.before_snapshot + c.counted == 2 * comm + ca + symm
+        assert not c.nccl_in_graphs
+    beh = versions.behavior("0.11.0", h100, {}, {}, None, 8192)
+    assert symmetric_memory_bytes(beh, h100, 8, {"VLLM_ALLREDUCE_USE_SYMM_MEM": "0"}) == 0
+    assert symmetric_memory_bytes(beh, gpus.lookup("A100-80GB"), 8, {}) == 0
+
+
+def test_free_memory_check_counts_the_communicators_from_0_11():
+    """From 0.11 the snapshot that init_device compares with total x utilisation is taken after the NCCL set-up:
+    at 0.992 the TP 8 communicators on H100 leave less free memory than requested; 0.10.2 measured before."""
+    args = {"tensor_parallel_size": 8, "gpu_memory_utilization": 0.992}
+    codes = {}
+    for version in ("0.10.2", "0.11.0"):
+        cfg, weights = _stages(LLAMA_31_8B, "H100-SXM", args, version)
+        p = profile_memory(cfg, weights)
+        verdict = startup_verdict(cfg, weights, p, plan_kv_cache(cfg, weights, p))
+        codes[version] = [e["code"] for e in verdict.errors]
+    assert "free-below-requested" not in codes["0.10.2"] and "free-below-requested" in codes["0.11.0"]

@@ -24,6 +24,17 @@ from vramlint.budget.common import (
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.loading import Weights
 from vramlint.budget.multimodal import encoder_not_known, encoder_profile, tower_skipped
+from vramlint.budget.profile_comm import VLLM_SOURCES as COMM_SOURCES
+from vramlint.budget.profile_comm import Communication, communication_memory
+from vramlint.budget.profile_graphs import VLLM_SOURCES as GRAPH_SOURCES
+from vramlint.budget.profile_graphs import (
+    capture_sizes,
+    describe,
+    enforce_eager,
+    graph_pool_bytes,
+    nccl_graph_bytes,
+    nccl_graph_cost_measured,
+)
 from vramlint.model import ModelInfo
 
 VLLM_SOURCES = (
@@ -36,11 +47,16 @@ VLLM_SOURCES = (
     "vllm/v1/worker/gpu_model_runner.py::profile_run: the multimodal encoder's dummy batch (vramlint.budget.multimodal)",
     "vllm/v1/spec_decode/eagle.py::EagleProposer.__init__ buffers and dummy_run, called from "
     "GPUModelRunner._dummy_run (0.9 - 0.33; head_profile_bytes below)",
+    *COMM_SOURCES,
+    *GRAPH_SOURCES,
 )
 
 # Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
 SAMPLER_BYTES_PER_LOGIT_TORCH = 38.2
 SAMPLER_BYTES_PER_LOGIT_FLASHINFER = 14.5
+# The CUDA context (and cuBLAS / NCCL library state) every process holds before vLLM's first snapshot: at least
+# this much is on the GPU but not in the budget when the profiler does not count it (0.6.5+ / V1 0.9.1+).
+CUDA_CONTEXT_BYTES = int(0.25 * GiB)
 # Measured / predicted forward activation per token (Llama-3.1-8B on RTX 3090, 0.6.4: 111.1 and 110.7 KB
 # measured vs 114.7 KB from the formula).
 FORWARD_CALIBRATION = 0.967
@@ -53,9 +69,16 @@ class Profile(StageResult):
 
     non_torch: int
     activation: list[int]
-    cudagraph: list[int]
+    cudagraph: list[int]  # graph memory subtracted before the KV cache (0 where vLLM takes it after)
     kv_bytes: list[float]  # available KV cache memory (negative: none)
     kv_override: int | None  # --kv-cache-memory-bytes
+    # the graphs' estimated memory whether or not it is budgeted, and NCCL's part of it
+    capture: list[int] | None = None
+    capture_nccl: list[int] | None = None
+    # on the GPU but not counted by the profiler: the CUDA context where not counted, and the communicators set
+    # up before the 0.11+ snapshot
+    uncounted: int = 0
+    communication: Communication | None = None
 
 
 def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
@@ -65,8 +88,14 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     model, beh, key = cfg.model, cfg.beh, cfg.key
     src: dict[str, str] = {}
     notes: list[str] = []
-    non_torch, nt_how = non_torch_bytes(beh, cfg.tp, cfg.pp, cfg.dp)
+    comm = communication_memory(beh, cfg.gpu, cfg.tp, cfg.pp, cfg.dp, cfg.args, cfg.env,
+                                expert_parallel=cfg.ep_size > 1)
+    non_torch, nt_how = non_torch_bytes(beh, cfg.tp, cfg.pp, cfg.dp, comm=comm)
     src["non_torch"] = "estimate: " + nt_how
+    eager = enforce_eager(cfg.args)
+    piecewise, full = capture_sizes(beh, cfg.max_num_seqs, cfg.max_num_batched_tokens, eager)
+    capture: list[int] = []
+    capture_nccl: list[int] = []
     flashinfer = _flashinfer_sampler(beh, key, cfg.env, cfg.image)
     mnbt = cfg.max_num_batched_tokens
     profile_seqs = min(cfg.max_num_seqs, mnbt)
@@ -77,8 +106,13 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, flashinfer,
                                              dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last)
         activation.append(act)
-        graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers)
+        graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
+                                         max_num_batched_tokens=mnbt, enforce_eager=eager)
         cudagraph.append(graphs)
+        pool = graph_pool_bytes(piecewise, full, layers)
+        nccl = nccl_graph_bytes(piecewise, full, layers) if comm.nccl_in_graphs else 0
+        capture.append(pool + nccl)
+        capture_nccl.append(nccl)
         if last:
             src["activation"] = "estimate: " + act_how + (f"; the other pipeline stages {activation[0] / GiB:.2f} "
                                                            "GiB (no sampler)" if cfg.pp > 1 else "")
@@ -112,8 +146,21 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         kv_bytes = [cfg.requested - w - non_torch - a - g
                     for w, a, g in zip(weights.per_stage, activation, cudagraph, strict=True)]
         src["kv_cache"] = "total x utilisation - weights - non-torch - activation - CUDA graphs"
+    if capture_nccl and capture_nccl[-1]:
+        src["cudagraph"] += (f"; with NCCL all-reduces inside the graphs (no custom all-reduce for TP {cfg.tp} on "
+                             f"{cfg.gpu.name}): {capture_nccl[-1] / GiB:.2f} GiB more, "
+                             + ("not subtracted by vLLM before the KV cache" if not beh.cudagraph_in_budget
+                                else "measured by vLLM but not estimated here"))
+        if not nccl_graph_cost_measured(beh):
+            notes.append(f"the tensor-parallel all-reduces captured into CUDA graphs go through NCCL (no custom "
+                         f"all-reduce for TP {cfg.tp} on {cfg.gpu.name}); their memory (up to "
+                         f"{capture_nccl[-1] / GiB:.2f} GiB at the cost measured on vLLM 0.8.5, a few times less with "
+                         "newer NCCL and drivers) is not known for this release and is not checked against the free "
+                         "memory; --enforce-eager or fewer capture sizes avoid it")
+    uncounted = (0 if beh.counts_cuda_context else CUDA_CONTEXT_BYTES) + comm.before_snapshot
     return Profile(non_torch=non_torch, activation=activation, cudagraph=cudagraph, kv_bytes=kv_bytes,
-                   kv_override=kv_override, notes=notes, sources=src)
+                   kv_override=kv_override, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
+                   communication=comm, notes=notes, sources=src)
 
 
 def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
@@ -177,64 +224,58 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     return int(sampler_peak), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
 
 
-def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1) -> tuple[int, str]:
-    """Estimated non-torch memory vLLM counts (fitted on real start-up logs).
+def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1,
+                    comm: Communication | None = None) -> tuple[int, str]:
+    """Estimated non-torch memory vLLM counts.
 
-    0.05 GiB for one GPU (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S / A100 in the logs);
-    with TP or PP > 1 NCCL and custom all-reduce buffers add 0.25 GiB (0.20 and 0.34 GiB seen on TP ranks);
-    vLLM 0.6.4 (V0) and V1 0.7-0.9.0 also count the CUDA context, 0.30 GiB (0.35 GiB total on RTX 3090, 0.6.4).
-
-    Which communication buffers are in it depends on where the release takes its baseline (the worker's
-    ``init_device``): V0 (``baseline_snapshot`` / ``init_gpu_memory``) and V1 up to 0.10 snapshot before
-    ``init_worker_distributed_environment``, so the NCCL communicators, the custom all-reduce IPC buffers
-    (2 x 8 MiB, ``CustomAllreduce``) and the warm-up all-reduce count; V1 0.11+ snapshots after it ("Now take
-    memory snapshot after NCCL is initialized"), leaving the NCCL connections the profile run's all-reduces
-    open. NCCL's own buffer sizes (channels x NCCL_BUFFSIZE by topology and NCCL version) are not in vLLM's
-    code: the 0.25 GiB stays an estimate for both.
+    0.05 GiB of libraries' own allocations on any rank (0.05 on T4, 0.03 RTX 4060, 0.02-0.09 on RTX 4090 / L40S /
+    A100 in the logs); with TP, PP or DP > 1, the communication memory the release counts
+    (:mod:`vramlint.budget.profile_comm`: NCCL communicators, custom all-reduce and symmetric-memory buffers,
+    counted before 0.11 and only the profile run's from 0.11); vLLM 0.6.4 (V0) and V1 0.7-0.9.0 also count the
+    CUDA context, 0.30 GiB (0.35 GiB total on RTX 3090, 0.6.4). Without ``comm`` (no GPU at hand) the
+    communication memory is the flat 0.25 GiB of earlier vramlint releases.
     """
     gib = 0.05
     why = "0.05 GiB typical for one GPU"
+    extra = 0
     if tp * pp * dp > 1:
-        gib += 0.25
-        why = "0.30 GiB typical with NCCL buffers (TP/PP/DP > 1"
-        if beh.engine == "v1" and versions.at_least(beh.key, 0, 11):
-            why += f"; vLLM {beh.version} measures from after the NCCL set-up: the profile run's connections)"
+        if comm is None:
+            extra = int(0.25 * GiB)
+            why = "0.30 GiB typical with NCCL buffers (TP/PP/DP > 1)"
         else:
-            why += f"; vLLM {beh.version} measures from before the NCCL set-up: communicators and all-reduce buffers)"
+            extra = comm.counted
+            why = f"0.05 GiB + {comm.counted / GiB:.2f} GiB communication buffers ({comm.how})"
     if beh.counts_cuda_context:
         gib += 0.30
         why += f" + 0.30 GiB CUDA context (counted by vLLM {beh.version})"
-    return int(gib * GiB), why
+    return int(gib * GiB) + extra, why
 
 
 def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
-                    layers: int | None = None) -> tuple[int, str]:
+                    layers: int | None = None, max_num_batched_tokens: int = 8192,
+                    enforce_eager: bool = False) -> tuple[int, str]:
     """CUDA-graph memory vLLM subtracts before the KV cache (V1 0.18+ with the estimate on, 0.20+ by default).
 
-    Release by release (V1): up to 0.17 the graphs are captured after the KV cache is allocated, out of the
-    ``1 - gpu_memory_utilization`` headroom, so nothing is subtracted (and a capture can still run out of memory
-    after the KV cache was sized: the 0.8.5 4 x A10 log of benchmarks/startup_logs_public.md, P07). From 0.18
-    ``GPUModelRunner.profile_cudagraph_memory`` captures before the KV sizing and ``determine_available_memory``
-    subtracts its estimate when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set: off by default in 0.18 / 0.19
-    (envs.py default "0", checked in the 0.19.0 wheel), on from 0.20 ("1" in the 0.20.0 and 0.21.0 wheels; the
-    0.21 log says "default since v0.21.0"); never with ``--enforce-eager``. vLLM's estimate, per capture mode
-    (PIECEWISE, then FULL decode graphs with the default FULL_AND_PIECEWISE mode): the memory of the first
-    (largest) capture, the largest over the modes, plus (number of sizes - 1) x the second capture's. The sizes
-    are [1, 2, 4] + 8 ... 248 in steps of 8 + 256 ... max in steps of 16, max = min(2 x max_num_seqs x (1 +
-    speculative tokens), 512, max_num_batched_tokens) (``VllmConfig._set_cudagraph_sizes``): 51 PIECEWISE and
-    35 FULL graphs for 256 sequences in the 0.21 log of Qwen3-8B (P10). The bytes per graph are measured, not
-    stated by the code; observed totals are 0.1 - 1.3 GiB (0.17 GiB for a 3B model with 27 sizes on a T4,
-    0.19 - 0.20 GiB on small models, 0.52 GiB for Qwen3-8B, 1.34 GiB for Qwen3.5-35B-A3B at TP 4). Estimate:
-    4 MiB per captured batch size (counted as ``min(2 x max_num_seqs, 512)`` sizes in steps of 8 above 8) plus
-    1 MiB per layer (``layers``: those of one pipeline stage, else the model's); it is low for the larger
-    models above.
+    Up to 0.17 (0.19 by default) the graphs are captured after the KV cache is allocated, out of the memory then
+    free, so nothing is subtracted here; the verdict stage checks that they fit (a capture can run out of
+    memory after the KV cache was sized: the 0.8.5 4 x A10 log of benchmarks/startup_logs_public.md, P07). From
+    0.18 ``GPUModelRunner.profile_cudagraph_memory`` captures before the KV sizing and
+    ``determine_available_memory`` subtracts its estimate when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set:
+    off by default in 0.18 / 0.19 (envs.py default "0", checked in the 0.19.0 wheel), on from 0.20 ("1" in the
+    0.20.0 and 0.21.0 wheels; the 0.21 log says "default since v0.21.0"); never with ``--enforce-eager``.
+    vLLM measures the first (largest) capture of each mode and extrapolates the rest; the sizes are those of
+    :func:`vramlint.budget.profile_graphs.capture_sizes` (51 PIECEWISE and 35 FULL for 256 sequences in the 0.21
+    log of Qwen3-8B, P10). The bytes per graph are measured, not stated by the code; observed totals are 0.1 -
+    1.3 GiB (0.17 GiB for a 3B model with 27 sizes on a T4, 0.19 - 0.20 GiB on small models, 0.52 GiB for
+    Qwen3-8B, 1.34 GiB for Qwen3.5-35B-A3B at TP 4). Estimate: 4 MiB per captured size and mode plus 1 MiB per
+    layer and mode (``layers``: those of one pipeline stage, else the model's); it is low for the larger models
+    above.
     """
     if not beh.cudagraph_in_budget:
-        return 0, "not counted by this version (taken from the 1 - gpu_memory_utilization headroom)"
-    largest = min(2 * max_num_seqs, 512)
-    sizes = 4 + max(0, (largest - 8) // 8)
-    est = sizes * 4 * (1 << 20) + (model.num_layers if layers is None else layers) * (1 << 20)
-    return est, f"estimate for {sizes} capture sizes (largest {largest})"
+        return 0, "not counted by this version (taken from the memory free after the KV cache is allocated)"
+    piecewise, full = capture_sizes(beh, max_num_seqs, max_num_batched_tokens, enforce_eager)
+    est = graph_pool_bytes(piecewise, full, model.num_layers if layers is None else layers)
+    return est, f"estimate for {describe(piecewise, full)}"
 
 
 def _flashinfer_sampler(beh: versions.Behavior, key: versions.VersionKey, env: dict, image: str | None) -> bool:

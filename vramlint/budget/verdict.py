@@ -1,9 +1,12 @@
 """Stage 5 of the budget: vLLM's start-up verdict on memory.
 
 The refusals after the configuration: weights that do not fit the GPU (CUDA out of memory while loading), free
-memory below the requested memory (V1 ``init_device``), no memory left for cache blocks, and a KV cache smaller
-than one ``max_model_len`` request (V0 ``_verify_args`` / ``CacheEngine``; V1 ``check_enough_kv_cache_memory``,
-with the estimated maximum length and, for ``--max-model-len auto``, the fitted length).
+memory below the requested memory (V1 ``init_device``; from 0.11 after the communicators are set up, so their
+buffers count against it), no memory left for cache blocks, a KV cache smaller than one ``max_model_len``
+request (V0 ``_verify_args`` / ``CacheEngine``; V1 ``check_enough_kv_cache_memory``, with the estimated maximum
+length and, for ``--max-model-len auto``, the fitted length), and CUDA graphs that do not fit in what the KV
+cache left free, where the release captures them after allocating it (``capture_model``; see
+:mod:`vramlint.budget.profile_graphs`).
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ from vramlint.budget.common import GiB, StageResult
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.kv_cache import KvCache
 from vramlint.budget.loading import Weights
-from vramlint.budget.profile import Profile
+from vramlint.budget.profile import CUDA_CONTEXT_BYTES, Profile
+from vramlint.budget.profile_graphs import nccl_graph_cost_measured
 
 VLLM_SOURCES = (
     "vllm/v1/worker/gpu_worker.py::init_device (0.9.2+): free memory below the requested memory",
     "vllm/worker/worker.py::raise_if_cache_size_invalid (V0), vllm/engine/llm_engine.py / executor_base.py",
     "vllm/v1/core/kv_cache_utils.py::check_enough_kv_cache_memory, estimate_max_model_len (V1); "
     "vllm/v1/core/kv_cache_planning.py (0.3x, --max-model-len auto)",
+    "vllm/worker/model_runner.py::capture_model (V0), vllm/v1/worker/gpu_model_runner.py::capture_model (V1): "
+    "CUDA graphs captured after initialize_kv_cache (up to 0.17, and 0.18+ without the graph-memory estimate)",
 )
 
 
@@ -54,7 +60,9 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
             "arg": "tensor_parallel_size" if tp * pp == 1 else "model",
         })
     if beh.engine == "v1" and versions.at_least(key, 0, 9, 2) and not kv_override:
-        ctx = 0.25 * GiB  # the CUDA context alone takes at least this much before vLLM measures free memory
+        # the CUDA context alone takes at least this much before vLLM measures free memory; from 0.11 the
+        # communicators set up before its snapshot too
+        ctx = CUDA_CONTEXT_BYTES + (profile.communication.before_snapshot if profile.communication else 0)
         if requested > total_bytes - ctx:
             errors.append({
                 "code": "free-below-requested",
@@ -111,7 +119,48 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
                     "arg": "max_model_len",
                 })
 
+    if not errors:
+        capture = _capture_out_of_memory(cfg, weights, profile, kv)
+        if capture:
+            errors.append(capture)
     return Verdict(max_model_len=max_model_len, concurrency=concurrency, errors=errors, notes=notes, sources=src)
+
+
+def _capture_out_of_memory(cfg: Configuration, weights: Weights, profile: Profile, kv: KvCache) -> dict | None:
+    """CUDA-graph capture after the KV cache is allocated, when the graphs need more than is free then.
+
+    Free then, on each rank: the GPU's total less what the process holds, i.e. the memory the profiler did not
+    count (``profile.uncounted``), the weights, the non-torch memory and the KV cache tensors (the activation peak
+    was freed by ``empty_cache``). The graphs: :mod:`vramlint.budget.profile_graphs`; NCCL's part only for the
+    releases its cost was measured with (up to 0.8.x, torch 2.6's NCCL; later ones get a note instead).
+    """
+    beh = cfg.beh
+    if beh.cudagraph_in_budget or not profile.capture:
+        return None
+    stages = kv.stages or [kv]
+    recent = not nccl_graph_cost_measured(beh)
+    for index, stage in enumerate(stages):
+        if index >= len(profile.capture):
+            break
+        graphs = profile.capture[index] - (profile.capture_nccl[index] if recent and profile.capture_nccl else 0)
+        kv_tensors = stage.num_blocks * stage.per_block_pool if stage.num_blocks > 0 else 0
+        free = cfg.total_bytes - profile.uncounted - weights.per_stage[index] - profile.non_torch - kv_tensors
+        if graphs > free:
+            nccl = profile.capture_nccl[index] if profile.capture_nccl else 0
+            return {
+                "code": "cudagraph-capture-oom",
+                "message": (f"torch.OutOfMemoryError: CUDA out of memory while capturing CUDA graphs (capture_model), "
+                            f"after the KV cache was allocated: the graphs need about {graphs / GiB:.2f} GiB"
+                            + (f" ({nccl / GiB:.2f} GiB of it NCCL's, for the all-reduces captured into them)"
+                               if nccl and not recent else "")
+                            + f" and about {max(free, 0) / GiB:.2f} GiB is free on the GPU then"),
+                "arg": "gpu_memory_utilization",
+                "fix": ("lower --gpu-memory-utilization (the graphs are taken from the memory above it), or add "
+                        "--enforce-eager (no graphs), or capture fewer batch sizes ("
+                        + ("a lower --max-num-seqs" if beh.engine == "v0"
+                           else "--compilation-config with fewer cudagraph_capture_sizes") + ")"),
+            }
+    return None
 
 
 def _e1(key: versions.VersionKey) -> str:

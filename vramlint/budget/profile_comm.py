@@ -1,0 +1,180 @@
+"""The communication memory of a multi-GPU engine, part of stage 3 (:mod:`vramlint.budget.profile`).
+
+What each rank of a tensor-, pipeline-, data- or expert-parallel engine allocates for communication, and which
+part of it vLLM's profiler counts as non-torch memory, release by release:
+
+* **NCCL communicators.** ``init_worker_distributed_environment`` builds a ``GroupCoordinator`` per parallel
+  group; each group of more than one rank gets a ``PyNcclCommunicator`` that runs a warm-up all-reduce in its
+  constructor (the world group has no device communicator: ``init_world_group(use_device_communicator=False)``).
+  The profile run then makes the first collective on each group's ``torch.distributed`` NCCL process group
+  (``DeviceCommunicatorBase.all_gather`` / ``gather`` for the logits of tensor parallel, ``send`` / ``recv``
+  between pipeline stages), and PyTorch creates its own NCCL communicator for it. One communicator holds, per
+  channel, the receive buffers of its ring and tree connections, for each protocol: ``NCCL_LL_BUFFSIZE``
+  (default 512 KiB), ``NCCL_LL128_BUFFSIZE`` (4,915,200 B) and ``NCCL_BUFFSIZE`` (4 MiB), NCCL's
+  ``DEFAULT_*BUFFSIZE`` in src/init.cc. The number of channels NCCL picks from the topology at run time, which a
+  manifest does not show; vramlint assumes 24 on NVLink/NVSwitch parts (A100 SXM, H100 SXM, H200, H20, B200)
+  and 2 over PCIe. The 24 is backed out of one log (the llm-d H100 TP 2 run on vLLM 0.11: non-torch 0.55 GiB
+  against 0.13 GiB at TP 1, one profile-run communicator of 0.42 GiB); it is the figure most likely to be off on
+  another machine. ``NCCL_MIN_NCHANNELS`` / ``NCCL_MAX_NCHANNELS`` and the three buffer sizes are read from the
+  environment. NVLink SHARP (NVLS) buffers and NCCL's own device allocations (kernels, work queues) are not
+  estimated.
+* **Custom all-reduce** (``CustomAllreduce``, tensor-parallel group only): two IPC buffers of ``max_size`` (8 MiB,
+  lowered on compute capability 9.0 / 10.0 / 10.3 by ``CUSTOM_ALL_REDUCE_MAX_SIZES`` when symmetric memory is
+  on) allocated with cudaMalloc; used for 2, 4, 6 or 8 ranks, when all GPUs are NVLink-connected or there are
+  two (PCIe peer-to-peer; GeForce cards have none), and not with ``--disable-custom-all-reduce``.
+* **Symmetric memory** (0.11+, ``VLLM_ALLREDUCE_USE_SYMM_MEM``, default on; compute capability 9.0 and 10.0):
+  one buffer of ``SYMM_MEM_ALL_REDUCE_MAX_SIZES[cc][ranks]`` (32 - 128 MiB).
+
+When it is counted: V0 and V1 up to 0.10 take the baseline snapshot before the distributed set-up, so all of
+it is non-torch memory; V1 0.11+ takes it after ("Now take memory snapshot after NCCL is initialized",
+``gpu_worker.py::init_device``), so only the profile run's communicators are, and the rest is taken from the free
+memory the start-up check compares with ``total x gpu_memory_utilization``, and from the headroom above it.
+
+Without the custom all-reduce (or symmetric memory), the tensor-parallel all-reduces captured into CUDA graphs
+go through NCCL, which takes device memory per captured collective: see
+:func:`vramlint.budget.profile_graphs.nccl_graph_bytes`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vramlint import versions
+from vramlint.budget.common import GiB, truthy
+from vramlint.model import GpuSpec
+
+VLLM_SOURCES = (
+    "vllm/distributed/parallel_state.py::init_world_group, GroupCoordinator (communicators per parallel group)",
+    "vllm/distributed/device_communicators/pynccl.py::PyNcclCommunicator.__init__ (warm-up all-reduce)",
+    "vllm/distributed/device_communicators/base_device_communicator.py::all_gather / gather (torch.distributed)",
+    "vllm/distributed/device_communicators/custom_all_reduce.py::CustomAllreduce.__init__ (buffers, topology)",
+    "vllm/distributed/device_communicators/all_reduce_utils.py: CUSTOM_ALL_REDUCE_MAX_SIZES, "
+    "SYMM_MEM_ALL_REDUCE_MAX_SIZES (0.11+)",
+    "vllm/v1/worker/gpu_worker.py::init_device: snapshot before (<= 0.10) / after (0.11+) the NCCL set-up",
+)
+# Outside vLLM: where the per-connection buffer sizes come from.
+NCCL_SOURCES = (
+    "NCCL src/init.cc: DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE, DEFAULT_BUFFSIZE; NCCL_*BUFFSIZE, "
+    "NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS",
+)
+
+MiB = 1 << 20
+# NCCL's per-connection buffers by protocol (LL, LL128, SIMPLE): 8 lines x 512 threads x 8 steps x 16 B;
+# 120 elements x 640 threads x 8 steps x 8 B; 4 MiB.
+NCCL_DEFAULT_BUFFSIZES = {"NCCL_LL_BUFFSIZE": 8 * 512 * 8 * 16, "NCCL_LL128_BUFFSIZE": 120 * 640 * 8 * 8,
+                          "NCCL_BUFFSIZE": 4 * MiB}
+# Receive connections per channel on one rank: the ring's and the tree's (intra-node, a chain).
+NCCL_CONNECTIONS_PER_CHANNEL = 2
+NCCL_CHANNELS = {"nvlink": 24, "pcie": 2}
+CUSTOM_ALL_REDUCE_MAX_SIZE = 8 * MiB
+# vllm/distributed/device_communicators/all_reduce_utils.py (0.11 - 0.21); 10.3 from 0.21.
+CUSTOM_ALL_REDUCE_MAX_SIZES = {
+    "9.0": {2: 64 * MiB, 4: 32 * MiB, 6: MiB // 2, 8: MiB // 4},
+    "10.0": {2: 2 * MiB, 4: 2 * MiB, 6: 1 * MiB, 8: 1 * MiB},
+    "10.3": {2: 4 * MiB, 4: 4 * MiB, 6: 8 * MiB, 8: 4 * MiB},
+}
+SYMM_MEM_ALL_REDUCE_MAX_SIZES = {
+    "9.0": {2: 64 * MiB, 4: 32 * MiB, 6: 64 * MiB, 8: 64 * MiB},
+    "10.0": {2: 8 * MiB, 4: 32 * MiB, 6: 128 * MiB, 8: 128 * MiB},
+}
+# Catalog GPUs whose multi-GPU servers connect every GPU by NVLink / NVSwitch (the SXM and superchip parts).
+NVLINK_GPUS = ("A100-40GB", "A100-80GB", "H100-SXM", "H200", "H20", "H20-141GB", "B200", "GH200", "GH200-144GB")
+# GeForce cards: no peer-to-peer access, so no custom all-reduce even for two of them.
+_GEFORCE_RE = re.compile(r"^RTX-[2345]0[5-9]0")
+
+
+@dataclass(frozen=True)
+class Communication:
+    """Communication memory on one rank, bytes: ``counted`` is in vLLM's non-torch figure, ``before_snapshot``
+    was allocated before vLLM's baseline (0.11+) and is not; ``nccl_in_graphs``: the tensor-parallel all-reduces
+    captured into CUDA graphs are NCCL's."""
+
+    counted: int
+    before_snapshot: int
+    nccl_in_graphs: bool
+    how: str
+
+
+def interconnect(gpu: GpuSpec) -> str:
+    """"nvlink" for the parts whose servers connect all GPUs by NVLink, "pcie" otherwise (unknown GPUs too)."""
+    return "nvlink" if gpu.name in NVLINK_GPUS else "pcie"
+
+
+def nccl_communicator_bytes(gpu: GpuSpec, env: dict) -> tuple[int, str]:
+    """Device buffers of one NCCL communicator on one rank: channels x connections x (LL + LL128 + SIMPLE)."""
+    link = interconnect(gpu)
+    channels = NCCL_CHANNELS[link]
+    low, high = _env_int(env, "NCCL_MIN_NCHANNELS"), _env_int(env, "NCCL_MAX_NCHANNELS")
+    if high:
+        channels = min(channels, high)
+    if low:
+        channels = max(channels, low)
+    per_connection = sum(_env_int(env, name) or default for name, default in NCCL_DEFAULT_BUFFSIZES.items())
+    total = channels * NCCL_CONNECTIONS_PER_CHANNEL * per_connection
+    return total, f"{channels} channels ({link}) x {NCCL_CONNECTIONS_PER_CHANNEL} x {per_connection / MiB:.2f} MiB"
+
+
+def custom_all_reduce(gpu: GpuSpec, tp: int, args: dict) -> bool:
+    """Whether vLLM sets up its custom all-reduce for ``tp`` ranks of ``gpu`` (``CustomAllreduce.__init__``)."""
+    if tp not in (2, 4, 6, 8) or truthy(args.get("disable_custom_all_reduce")) or gpu.vendor != "nvidia":
+        return False
+    if interconnect(gpu) == "nvlink":
+        return True
+    return tp == 2 and not _GEFORCE_RE.match(gpu.name)
+
+
+def symmetric_memory_bytes(beh: versions.Behavior, gpu: GpuSpec, tp: int, env: dict) -> int:
+    """The symmetric-memory all-reduce buffer of the tensor-parallel group (0 when vLLM does not create it)."""
+    if tp < 2 or beh.engine != "v1" or not versions.at_least(beh.key, 0, 11):
+        return 0
+    if env.get("VLLM_ALLREDUCE_USE_SYMM_MEM") is not None and not truthy(env.get("VLLM_ALLREDUCE_USE_SYMM_MEM")):
+        return 0
+    return SYMM_MEM_ALL_REDUCE_MAX_SIZES.get(_cc(gpu), {}).get(tp, 0)
+
+
+def communication_memory(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int, dp: int, args: dict, env: dict,
+                         expert_parallel: bool = False) -> Communication:
+    """The communication memory of one rank and how much of it vLLM counts (see the module docstring)."""
+    if tp * pp * dp <= 1:
+        return Communication(0, 0, False, "one GPU: no communicators")
+    comm, comm_how = nccl_communicator_bytes(gpu, env)
+    groups = [size for size in (tp, pp, dp, tp * dp if expert_parallel else 1) if size > 1]
+    symm = symmetric_memory_bytes(beh, gpu, tp, env)
+    ca = custom_all_reduce(gpu, tp, args)
+    ca_size = CUSTOM_ALL_REDUCE_MAX_SIZE
+    if ca and symm:
+        ca_size = min(ca_size, CUSTOM_ALL_REDUCE_MAX_SIZES.get(_cc(gpu), {}).get(tp, ca_size))
+    init = len(groups) * comm + (2 * ca_size if ca else 0) + symm
+    profile_comms = (1 if tp > 1 else 0) + (1 if pp > 1 else 0)
+    during_profile = profile_comms * comm
+    after_nccl = beh.engine == "v1" and versions.at_least(beh.key, 0, 11)
+    parts = [f"{len(groups)} NCCL communicator(s) at start-up and {profile_comms} in the profile run, "
+             f"{comm / GiB:.2f} GiB each ({comm_how})"]
+    if ca:
+        parts.append(f"custom all-reduce 2 x {ca_size // MiB} MiB")
+    if symm:
+        parts.append(f"symmetric memory {symm // MiB} MiB")
+    if after_nccl:
+        how = (f"{'; '.join(parts)}; vLLM {beh.version} counts only the profile run's "
+               f"({during_profile / GiB:.2f} GiB), the {init / GiB:.2f} GiB set up before its snapshot come out of "
+               "the free memory")
+        counted, before = during_profile, init
+    else:
+        how = f"{'; '.join(parts)}; vLLM {beh.version} counts all of it"
+        counted, before = init + during_profile, 0
+    nccl_in_graphs = tp > 1 and not ca and not symm
+    return Communication(counted=counted, before_snapshot=before, nccl_in_graphs=nccl_in_graphs, how=how)
+
+
+def _cc(gpu: GpuSpec) -> str:
+    major, minor = gpu.compute_capability
+    return f"{major}.{minor}"
+
+
+def _env_int(env: dict, name: str) -> int | None:
+    try:
+        value = int(str(env.get(name, "")).strip())
+    except ValueError:
+        return None
+    return value if value > 0 else None
