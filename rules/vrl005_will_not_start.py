@@ -207,6 +207,8 @@ def _short(error, budget):
     if code == "no-cache-memory":
         return (f"no memory left for the KV cache (weights {gib(budget.weights_gib)}, activations "
                 f"{gib(budget.activation_gib)}, usable {gib(budget.usable_gib)})")
+    if code == "cudagraph-capture-oom":
+        return error.get("short")
     if code == "weights-exceed-gpu":
         return f"the weights take {gib(budget.weights_gib)} per GPU, more than the {budget.gpu}'s {gib(budget.total_gib)}"
     return None

@@ -79,6 +79,7 @@ def test_capture_runs_out_of_memory_after_the_kv_cache_on_four_a10s():
     error = failing.errors[0]
     assert error["arg"] == "gpu_memory_utilization" and "--enforce-eager" in error["fix"]
     assert "capture_model" in error["message"] and "NCCL" in error["message"]
+    assert error["short"].startswith("the CUDA graphs need about 5.")  # VRL005's headline
     assert failing.kv_tokens > 8192  # the KV cache itself was large enough
     assert compute_budget(model, a10, {**args, "enforce_eager": True}, {}, "0.8.5", 4).starts
     assert compute_budget(model, a10, {**args, "gpu_memory_utilization": 0.75}, {}, "0.8.5", 4).starts

@@ -155,6 +155,8 @@ def _capture_out_of_memory(cfg: Configuration, weights: Weights, profile: Profil
                                if nccl and not recent else "")
                             + f" and about {max(free, 0) / GiB:.2f} GiB is free on the GPU then"),
                 "arg": "gpu_memory_utilization",
+                "short": (f"the CUDA graphs need about {graphs / GiB:.2f} GiB, but about {max(free, 0) / GiB:.2f} GiB "
+                          "is free once the KV cache is allocated (torch.OutOfMemoryError in capture_model)"),
                 "fix": ("lower --gpu-memory-utilization (the graphs are taken from the memory above it), or add "
                         "--enforce-eager (no graphs), or capture fewer batch sizes ("
                         + ("a lower --max-num-seqs" if beh.engine == "v0"
