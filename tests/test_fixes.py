@@ -315,6 +315,21 @@ def test_fix_without_edits_says_why(tmp_path, capsys):
     assert f"(no automatic fix: {vrl001[0]['fix']['reason']}" in " ".join(out.split())
 
 
+def test_shm_fix_does_not_add_a_line_to_a_flow_style_list(tmp_path, capsys):
+    """`volumes: [...]` cannot take a `- name: dshm` line: the fix says so instead of breaking the file."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "d.yaml").write_text(k8s(
+        "          args:\n            - --model=Qwen/Qwen2.5-7B-Instruct\n            - --max-model-len=8192\n"
+        "            - --tensor-parallel-size=2\n          volumeMounts:\n          - name: cache\n"
+        "            mountPath: /root/.cache\n", instance="g6e.12xlarge", tag="v0.10.2", gpus=2).replace(
+        "      containers:\n", "      volumes: [{name: cache, emptyDir: {}}]\n      containers:\n"))
+    _, findings = _check(capsys, root)
+    [vrl008] = [f for f in findings if f["rule"] == "VRL008"]
+    assert vrl008["fix"]["edits"] == []
+    assert vrl008["fix"]["reason"] == "the pod's volumes are written in a form vramlint does not extend"
+
+
 def test_overlapping_fixes_first_wins(tmp_path, capsys):
     from vramlint.fixing import apply_fixes
     from vramlint.model import Finding, Fix, Location

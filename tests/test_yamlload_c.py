@@ -204,6 +204,18 @@ def test_round_trip_load_gives_ruamel_objects_for_editing():
     assert isinstance(docs[0].data, yamlload.YamlMap)
 
 
+def test_both_loads_say_which_sequences_are_written_in_flow_style():
+    # an edit adds a `- item` line only to a block sequence: a fix must see the same style through either load
+    text = "a: [x, y]\nb:\n  - x\n  - [y, z]\nc: {k: [1]}\n"
+    fast, slow = both(text)
+    assert fast is not None
+    styles = []
+    for [doc] in (fast[0], slow[0]):
+        data = doc.data
+        styles.append([yamlload.is_flow(s) for s in (data["a"], data["b"], data["b"][1], data["c"]["k"])])
+    assert styles[0] == styles[1] == [True, False, True, True]
+
+
 def test_embedded_yaml_in_a_block_string_is_read_by_the_c_load():
     [outer], _ = yamlload.load_text("cfg: |\n  model: m\n  max-model-len: 4096\n", "f.yaml")
     value = outer.data["cfg"]

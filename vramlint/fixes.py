@@ -65,6 +65,7 @@ def file_text(path: str) -> str | None:
 def forget_texts() -> None:
     """Drop the cached file texts (after fixes were written)."""
     _TEXT_CACHE.clear()
+    _LAST_LOADED[:] = [None, None, None]
 
 
 def split_lines(text: str) -> list[str]:
@@ -514,11 +515,22 @@ def _walk(node: Any, keys: list[Any]) -> Any:
     return node
 
 
+# The documents of the file a fix was last computed in: a server's fixes look at its file several times
+# (container, pod, GPU request), and one file's servers come one after another.
+_LAST_LOADED: list[Any] = [None, None, None]  # file, text, documents
+
+
+def _documents(file: str, text: str) -> list[Any]:
+    if _LAST_LOADED[0] != file or _LAST_LOADED[1] is not text:
+        from vramlint.yamlload import load_text
+
+        _LAST_LOADED[:] = [file, text, load_text(text, file)[0]]
+    return _LAST_LOADED[2]
+
+
 def _node_at(server: Server, keys: list[Any], lines: list[str], text: str) -> Any:
     """The node at ``keys`` of the document holding the server (the one whose node starts on its line)."""
-    from vramlint.yamlload import load_text
-
-    docs, _problems = load_text(text, server.file, round_trip=True)  # ruamel: flow styles, for editing
+    docs = _documents(server.file, text)
     found = None
     for doc in docs:
         node = _walk(doc.data, _path_keys(server.location.yaml_path))
@@ -545,7 +557,9 @@ def _own_line_key(node: Any, lines: list[str]) -> tuple[int, int] | None:
 
 def _list_head(seq: Any, lines: list[str]) -> tuple[int, int] | None:
     """(0-based line, dash column) of the first item of a block sequence written `- ...` at a line start."""
-    if not seq or getattr(getattr(seq, "fa", None), "flow_style", lambda: False)():
+    from vramlint.yamlload import is_flow
+
+    if not seq or is_flow(seq):
         return None
     try:
         line, col = seq.lc.item(0)

@@ -211,9 +211,18 @@ class YamlMap(dict):
 
 
 class YamlSeq(list):
-    """A YAML sequence: a list with the positions of its items (``lc``)."""
+    """A YAML sequence: a list with the positions of its items (``lc``); ``flow`` is set on one written in flow
+    style (`[a, b]`), which an edit cannot extend by adding a `- item` line."""
 
-    __slots__ = ("lc",)
+    __slots__ = ("lc", "flow")
+
+
+def is_flow(node: Any) -> bool:
+    """Whether a loaded sequence is written in flow style (`[a, b]`), whichever load read it."""
+    if isinstance(node, YamlSeq):
+        return getattr(node, "flow", False)
+    fa = getattr(node, "fa", None)  # ruamel's round-trip objects keep their style there
+    return bool(fa is not None and fa.flow_style())
 
 
 # Block scalars keep their style, as ruamel's classes of the same names do: a `|` script is read line by line.
@@ -379,6 +388,8 @@ def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Doc
                 raise _NotDecided
             seq = YamlSeq()
             seq.lc = LineCol(start.line, start.column)
+            if node.flow_style:
+                seq.flow = True
             built[id(node)] = seq
             if node.value:
                 positions = {}
