@@ -116,10 +116,11 @@ def _under(real: str, root: str) -> bool:
     return real.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 
-def outside_reason(path: str, roots: tuple[str, ...] | None = None) -> str | None:
+def outside_reason(path: str, roots: tuple[str, ...] | None = None, real: str | None = None) -> str | None:
     """Why ``path`` (symlinks resolved) may not be read as part of this run, or None when it may.
-    ``roots``: these instead of the run's."""
-    real = os.path.realpath(path)
+    ``roots``: these instead of the run's; ``real``: ``path`` resolved already (os.path.realpath)."""
+    if real is None:
+        real = os.path.realpath(path)
     if roots is None:
         roots = _ROOTS.get()
     if _is_kernel(real):
@@ -165,11 +166,11 @@ def _kind(mode: int) -> str:
 def read_bytes(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True) -> bytes | Refusal:
     """The file's bytes, or why it was not read. ``check_inside=False`` only for paths the user named."""
     try:
+        real = os.path.realpath(path)  # resolved once: a path of many folders costs a system call each
         if check_inside:
-            why = outside_reason(path)
+            why = outside_reason(path, real=real)
             if why is not None:
                 return Refusal(why)
-        real = os.path.realpath(path)
         try:
             fd = os.open(real, _O_FLAGS)
         except FileNotFoundError:

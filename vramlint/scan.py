@@ -198,21 +198,35 @@ def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool
         for entry in entries:
             _scan_entry(col, entry, use_prefilter)
         return
+    import gc
     import multiprocessing
 
     chunks = [entries[i:i + CHUNK_FILES] for i in range(0, len(entries), CHUNK_FILES)]
     done = 0
+    # What exists before the fork (modules, tables, rules) lives as long as the run: frozen, the workers' garbage
+    # collections do not walk it again and again (nor write to its pages, which would copy them into each worker).
+    gc.freeze()
     try:
         # fork: the workers start with this process's state (the configured vLLM version, the scanned roots,
         # rules and caches already loaded), and nothing is imported again
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for part in pool.imap(_scan_chunk, [(chunk, use_prefilter) for chunk in chunks]):
-                _add_chunk(col, part)
-                done += 1
+            # Unpickling the workers' results makes only live objects, no garbage: collections while they arrive
+            # would walk the growing results over and over for nothing.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                for part in pool.imap(_scan_chunk, [(chunk, use_prefilter) for chunk in chunks]):
+                    _add_chunk(col, part)
+                    done += 1
+            finally:
+                if collecting:
+                    gc.enable()
     except Exception:  # noqa: BLE001 - a pool that cannot run (no fork, no semaphores): the rest in this process
         for chunk in chunks[done:]:
             for entry in chunk:
                 _scan_entry(col, entry, use_prefilter)
+    finally:
+        gc.unfreeze()
 
 
 def _worker_count(files: int) -> int:

@@ -500,6 +500,11 @@ def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Doc
         return None
     finally:
         loader.dispose()
+        # The nested functions refer to each other through their closure: a reference cycle, which would keep
+        # this load's objects (and ``built``, every collection of the file) alive until the cyclic garbage
+        # collector finds it, and make each of its passes longer. Broken here, they are freed at once.
+        built.clear()
+        scalar = number = build = merge_sources = empty_value_place = None  # noqa: F841
     problems.extend(_duplicate_key_problems(file, duplicates))
     return docs, problems
 
@@ -780,7 +785,8 @@ def join_path(base: str, key: Any) -> str:
     if isinstance(key, int):
         return f"{base}[{key}]"
     key = str(key)
-    if key and all(c.isalnum() or c in "_-" for c in key):
+    letters = key.replace("_", "").replace("-", "")  # a plain name: letters, digits, "_" and "-" only
+    if key and (letters.isalnum() or not letters):
         return f"{base}.{key}" if base else key
     return f'{base}["{key}"]' if base else f'["{key}"]'
 
