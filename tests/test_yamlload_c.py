@@ -119,6 +119,11 @@ SNIPPETS = [
     "- - - deep\n  - x\n-\n  - y\n",
     "? a\n: 1\n",
     "key with spaces: v\n\"quoted key\": v\n",
+    # template placeholders read as YAML: `{{HF_TOKEN}}` is a flow mapping whose key is a mapping; flow keys
+    # without a value; sequences and mappings of text as keys (ruamel's CommentedKeySeq / CommentedKeyMap)
+    "token: {{HF_TOKEN}}\nb: {{ .Values.x }}\nb2: {{ .Values.x }}\nc: {x, y: 1}\nd: [{k}]\ne: {a , b}\n"
+    "? [a, b]\n: v\n? {a: b}\n: w\n",
+    "stringData:\n  t: {{HF_TOKEN}}\n  u: {{HF_TOKEN}, {HF_TOKEN}}  # said as a duplicate key\n",
 ]
 
 
@@ -156,7 +161,9 @@ def test_an_anchored_boolean_is_a_boolean():
     "%YAML 1.1\n---\na: yes\n",  # a directive: YAML 1.1 scalars
     "a: &x 1\nb: &x 2\nc: *x\n",  # a reused anchor: ruamel's note, and its choice of node
     "- &ref:\n  k: v\n",  # an anchor named "ref:" in YAML 1.2
-    "{{ .Values.x }}: 1\n",  # a mapping as a key
+    "{{ .Values.x }}: 1\n",  # a mapping holding a mapping as a key
+    "? {a: 1}\n: v\n",  # a number in a mapping as a key: ruamel's own scalar types
+    "a: {x: }\n",  # an empty flow value after a colon: ruamel places it after the colon, libyaml at the `}`
     "a: 2024-01-01\n",  # a date
     "a: [1,\n",  # invalid YAML: ruamel's message and position
     "m:\n  <<: *undefined\n",

@@ -415,10 +415,11 @@ def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Doc
         positions = {}
         for i, (key_node, value_node) in enumerate(pairs):
             if key_node.__class__ is not scalar_node:
-                raise _NotDecided  # a mapping or sequence as a key
-            if key_node.tag == _PLAIN and key_node.value == "<<":
+                key = collection_key(key_node)
+            elif key_node.tag == _PLAIN and key_node.value == "<<":
                 continue
-            key = scalar(key_node)
+            else:
+                key = scalar(key_node)
             value = build(value_node)
             key_mark, value_mark = key_node.start_mark, value_node.start_mark
             value_at = [value_mark.line, value_mark.column]
@@ -442,6 +443,27 @@ def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Doc
                         dict.__setitem__(mapping, key, value)
         return mapping
 
+    def collection_key(key_node: Any) -> Any:
+        # A mapping or sequence as a key, most often a template placeholder read as YAML: `{{HF_TOKEN}}` is a
+        # flow mapping whose one key is the mapping {HF_TOKEN: null}. ruamel makes such a key a CommentedKeyMap
+        # (CommentedKeySeq), whose text ("ordereddict([('HF_TOKEN', None)])") is what a path or message shows:
+        # the same classes are made here, from the same items, when those are plain text or null (other scalars
+        # are ruamel's own types, which this load does not make).
+        made = build(key_node)
+        items = list(dict.items(made)) if isinstance(made, YamlMap) else [(item, None) for item in made]
+        if (isinstance(made, YamlMap) and made.merge) or not all(
+                type(k) is str and (v is None or type(v) is str) for k, v in items):
+            raise _NotDecided
+        from ruamel.yaml.comments import CommentedKeyMap, CommentedKeySeq
+
+        key = CommentedKeyMap(made) if isinstance(made, YamlMap) else CommentedKeySeq(made)
+        if key_node.flow_style:
+            key.fa.set_flow_style()
+        else:
+            key.fa.set_block_style()
+        key._yaml_set_line_col(made.lc.line, made.lc.col)
+        return key
+
     def merge_sources(value_node: Any) -> list[Any]:
         if value_node.__class__ is sequence_node:
             build(value_node)
@@ -460,10 +482,16 @@ def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Doc
         # An empty value: libyaml places it right after the colon, ruamel where the next token starts: the next
         # key, unless a comment follows the colon; after a mapping's last key, whatever follows the mapping.
         nonlocal raw_lines
-        if mapping_node.flow_style:
-            raise _NotDecided
         if raw_lines is None:
             raw_lines = text.split("\n")
+        if mapping_node.flow_style:
+            # `{a}` or `{a, b: c}`: a key with no colon; both place its empty value where the next token starts.
+            # After a colon (`{a: }`) ruamel places it right after the colon, libyaml at the next token: left to ruamel.
+            end = pairs[i][0].end_mark
+            after = raw_lines[end.line][end.column:].lstrip(" ") if end.line < len(raw_lines) else ""
+            if after[:1] not in (",", "}", "]"):
+                raise _NotDecided
+            return value_at
         line, col = value_at
         rest = raw_lines[line][col:] if line < len(raw_lines) else ""
         if rest.startswith("&"):
