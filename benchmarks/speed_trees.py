@@ -176,8 +176,11 @@ def main() -> int:
             print()
             print(f"{'tree':34} | {'vramlint check --offline':40} | {'yamllint -d relaxed':40} | checkov")
             print("-" * 34 + "-+-" + "-" * 40 + "-+-" + "-" * 40 + "-+-" + "-" * 40)
-        for label, path, _n in trees:
+        corpus_runs: dict[int, tuple[float, float, float, int]] = {}
+        for label, path, n in trees:
             mine = run_child(vram + ["check", "--offline", path], work, env)
+            if label.endswith("corpus files"):
+                corpus_runs[n] = mine
             theirs = None if opts.skip_others or not yamllint else run_child([yamllint, "-d", "relaxed", path], work)
             ck = None if opts.skip_others or not checkov else run_child(
                 [checkov, "-d", path, "--framework", "kubernetes", "--quiet"], work)
@@ -186,6 +189,11 @@ def main() -> int:
                 if other is not None:
                     print(f"{'':34} | vramlint vs {name}: {other[0] / mine[0]:.1f}x faster wall, "
                           f"{other[1] / mine[1]:.1f}x faster CPU", flush=True)
+        sizes_run = sorted(corpus_runs)
+        for small_n, big_n in zip(sizes_run, sizes_run[1:], strict=False):
+            small_run, big_run = corpus_runs[small_n], corpus_runs[big_n]
+            print(f"{big_n:,} vs {small_n:,} corpus files ({big_n / small_n:.2f}x the files): vramlint took "
+                  f"{big_run[1] / small_run[1]:.2f}x the CPU time, {big_run[0] / small_run[0]:.2f}x the wall time")
         if trees and not checkov and not opts.skip_others:
             print("checkov: not installed, not run")
         print()
