@@ -194,8 +194,6 @@ def check(assessment, ctx):
     if model is None or tp == 1:
         return
     codes = _budget_error_codes(assessment)
-    heads_fix = _advice("use a tensor-parallel size that divides the heads (and the GPUs to match)",
-                        "a different parallel size needs a different GPU request too")
     heads = model.num_attention_heads
     if heads and heads % tp != 0 and "tp-heads" not in codes:
         divisors = [d for d in range(1, heads + 1) if heads % d == 0 and d <= max(tp * 2, 8)]
@@ -205,7 +203,7 @@ def check(assessment, ctx):
             f"stops with \"Total number of attention heads ({heads}) must be divisible by tensor parallel size "
             f"({tp}).\" Use one of {', '.join(map(str, divisors))}",
             arg_location(server, "tensor_parallel_size"),
-            fix=heads_fix,
+            fix=_heads_fix(),
         )
         return
     kv = model.num_kv_heads
@@ -216,8 +214,13 @@ def check(assessment, ctx):
             "which fails an assertion in vLLM's model code at start-up. Use a size that divides "
             f"{kv} or is a multiple of it",
             arg_location(server, "tensor_parallel_size"),
-            fix=heads_fix,
+            fix=_heads_fix(),
         )
+
+
+def _heads_fix():
+    return _advice("use a tensor-parallel size that divides the heads (and the GPUs to match)",
+                   "a different parallel size needs a different GPU request too")
 
 
 def _tp_fix(assessment, new_tp, why):

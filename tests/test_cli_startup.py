@@ -77,3 +77,34 @@ def test_each_command_parses_as_with_the_full_parser():
                  ["explain", "--gpu", "T4", "--", "vllm", "serve", "m"], ["rules", "VRL001"]):
         assert argv[0] in COMMANDS
         assert vars(build_parser(argv[0]).parse_args(argv)) == vars(full.parse_args(argv))
+
+
+NOT_FOR_ONE_CLEAN_FILE = {
+    "vramlint.hub",  # the Hub client (sockets, threads): an offline run resolves from the catalog
+    "vramlint.fixes",  # fixes are built for findings; a clean file has none
+    "vramlint.report.json", "vramlint.report.sarif", "vramlint.report.github", "vramlint.report.gitlab",
+    "vramlint.report.junit", "vramlint.report.markdown", "vramlint.report.concise",  # formats not asked for
+    "vramlint.config_schema", "vramlint.helm.render", "vramlint.baseline", "vramlint.fixing",
+}
+
+
+def test_one_clean_file_in_text_loads_no_other_format_no_hub_client_and_no_fixes(tmp_path):
+    on_l4 = DEPLOY.replace("    spec:\n      containers:", "    spec:\n      nodeSelector:\n"
+                           "        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:")
+    assert on_l4 != DEPLOY
+    (tmp_path / "deploy.yaml").write_text(on_l4, encoding="utf-8")
+    got = probe("check", "--offline", "deploy.yaml", cwd=tmp_path)
+    assert got["code"] == 0 and got["out"].startswith("All checks passed"), got["out"]
+    loaded = set(got["modules"])
+    assert "vramlint.report.text" in loaded and "vramlint.assess" in loaded  # the run really checked the file
+    assert not loaded & NOT_FOR_ONE_CLEAN_FILE
+    assert got["libraries"] == []
+
+
+def test_version_loads_no_model_yaml_or_dataclasses(tmp_path):
+    code = ("import sys; from vramlint.cli import main; main(['--version']); "
+            "print(sorted(m for m in ('dataclasses', 'yaml', 'json', 'vramlint.model', 'vramlint.textsafe') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": ROOT}, check=True)
+    assert proc.stdout.splitlines()[-1] == "[]"

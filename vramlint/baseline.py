@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Finding
 
 BASELINE_VERSION = 1

@@ -11,8 +11,6 @@ import argparse
 import importlib
 import sys
 
-from vramlint.textsafe import eprint
-
 COMMANDS = {
     "check": "lint deployments and report findings (the default command)",
     "inventory": "list every vLLM server found, with where each setting was written",
@@ -99,7 +97,21 @@ exit status: 0 nothing reached --fail-on, 1 a finding did, 2 usage error or inte
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv is not None:
+        return _main(list(argv))
+    # The process ends after this run (the console script, `python -m vramlint`): objects alive now need no
+    # collecting, and freezing them spares the interpreter's shutdown three full collections over every
+    # object left (about 30 of the 480 million instructions of checking one small file). A caller passing
+    # argv (tests, a library) keeps its collector as it was.
+    try:
+        return _main(sys.argv[1:])
+    finally:
+        import gc
+
+        gc.freeze()
+
+
+def _main(argv: list[str]) -> int:
     # `vramlint deploy/` means `vramlint check deploy/`, as ruff and yamllint take paths directly.
     try:
         if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "-V", "--version"):
@@ -120,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(f"vramlint.commands.{args.command}")
         return module.run(args)
     except UsageError as exc:
+        from vramlint.textsafe import eprint
+
         eprint(f"vramlint: error: {exc}")
         return 2
     except KeyboardInterrupt:
@@ -131,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         import traceback
 
         traceback.print_exc()
+        from vramlint.textsafe import eprint
+
         eprint(f"vramlint: internal error: {exc!r}; please report it")
         return 2
 

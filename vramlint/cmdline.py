@@ -17,9 +17,10 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location
 from vramlint.versions import normalize_version, parse_version, version_from_image
 

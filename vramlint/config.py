@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem, ResolveOptions, TrafficProfile
 from vramlint.yamlload import to_plain
 

@@ -14,9 +14,9 @@ hold, at the recorded place, the value vramlint read, there is no edit, and the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Edit, Fix, Location, Server
 
 # The repository (README: the pre-commit hook and the action come from it); help URLs are its docs/rules.md

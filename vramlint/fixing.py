@@ -10,9 +10,10 @@ already taken is the same change (two engines' findings of VRL007 both set both 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from vramlint.fixes import edit_range, file_text
+from vramlint.lean_dataclass import dataclass
 from vramlint.textsafe import eprint
 
 

@@ -27,8 +27,9 @@ import functools
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from vramlint.lean_dataclass import dataclass
 
 T = TypeVar("T")
 

@@ -30,8 +30,13 @@ import re
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from urllib.parse import quote, urljoin, urlsplit
+
+# checked before any request; kept apart so that resolving a model from the cache or the catalog does not load
+# this client (sockets, threads, URL parsing)
+from vramlint.hubnames import file_name_problem, is_commit_hash, repo_id_problem, revision_problem  # noqa: F401
+from vramlint.lean_dataclass import dataclass
 
 CONNECT_TIMEOUT_S = 3.0  # TCP (and TLS) connection to the Hub
 ANSWER_TIMEOUT_S = 4.0  # from the request sent to the end of the response headers, and between two reads
@@ -54,9 +59,6 @@ INDEX_CAP = 32 * 2**20
 SAFETENSORS_HEADER_CAP = 8 * 2**20
 SAFETENSORS_FIRST_READ = 100_000  # one range request covers most headers, as huggingface_hub does
 
-_HUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_REVISION = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._+-]{0,127}|refs/pr/[0-9]{1,9}|refs/convert/[A-Za-z0-9_-]{1,64})$")
-_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$")
 _CDN_SUFFIXES = (".hf.co", ".huggingface.co")
 
 
@@ -74,35 +76,6 @@ class HubError(Exception):
         self.detail = detail
         self.status = status
         self.first_contact = first_contact  # for "unreachable": this request was the run's attempt (or came after it)
-
-
-def repo_id_problem(repo_id: str) -> str | None:
-    """Why ``repo_id`` is not a Hub model id (``org/name``) that may be sent in a URL, or None."""
-    parts = repo_id.split("/")
-    if len(parts) != 2:
-        return "a Hub model id is org/name"
-    for part in parts:
-        if not _HUB_NAME.match(part) or ".." in part or "--" in part or part.endswith((".", "-")):
-            return f"{part!r} is not a valid Hub name (letters, digits, '-', '_', '.'; no '..' or '--')"
-    return None
-
-
-def revision_problem(revision: str) -> str | None:
-    """Why ``revision`` is not a branch, tag, commit or ``refs/pr/N`` that may be sent to the Hub, or None."""
-    if ".." in revision or not _REVISION.match(revision) or revision.endswith((".", ".lock")):
-        return ("not a Hub revision (a branch or tag of letters, digits, '.', '_', '-'; a commit hash; "
-                "or refs/pr/N): not asked")
-    return None
-
-
-def file_name_problem(name: str) -> str | None:
-    if ".." in name or not _FILE_NAME.match(name):
-        return "not a plain file name"
-    return None
-
-
-def is_commit_hash(revision: str | None) -> bool:
-    return bool(revision) and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
 
 
 def printable_host(host: str) -> str:

@@ -12,8 +12,10 @@ template expression): the key is present and its value is ``None``. A key that i
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any, Literal
+
+from vramlint.lean_dataclass import dataclass
 
 Level = Literal["error", "warning", "note"]
 LEVELS: tuple[Level, ...] = ("note", "warning", "error")

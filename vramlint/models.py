@@ -261,7 +261,7 @@ def hf_cache_dir() -> str:
 
 def _hf_cache_snapshot(repo_dir: str, revision: str | None) -> Path | None:
     """The snapshot folder of ``revision`` in huggingface_hub's cache layout (``refs/<rev>`` holds the commit)."""
-    from vramlint.hub import is_commit_hash
+    from vramlint.hubnames import is_commit_hash
 
     commit = revision if is_commit_hash(revision) else None
     if commit is None:
@@ -275,7 +275,7 @@ def _hf_cache_snapshot(repo_dir: str, revision: str | None) -> Path | None:
 
 def _from_hf_cache(repo_id: str, revision: str | None) -> tuple[ModelInfo | None, str | None] | None:
     """What huggingface_hub (transformers, vLLM) cached on this machine, read-only; None when nothing is."""
-    from vramlint.hub import repo_id_problem, revision_problem
+    from vramlint.hubnames import repo_id_problem, revision_problem
 
     if repo_id_problem(repo_id) or (revision and revision_problem(revision)):
         return None
@@ -306,7 +306,7 @@ def _from_hf_cache(repo_id: str, revision: str | None) -> tuple[ModelInfo | None
 
 
 def _plain_file_name(name: str) -> bool:
-    from vramlint.hub import file_name_problem
+    from vramlint.hubnames import file_name_problem
 
     return file_name_problem(name) is None
 

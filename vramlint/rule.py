@@ -44,11 +44,12 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from vramlint.cli import UsageError
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import LEVELS, Assessment, Budget, Finding, Fix, Level, Location, Server, TrafficProfile
 from vramlint.versions import parse_version
 

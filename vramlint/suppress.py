@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.meta import MALFORMED_SUPPRESSION, UNUSED_SUPPRESSION
 from vramlint.model import Finding, Location, Server
 

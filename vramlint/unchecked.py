@@ -11,8 +11,10 @@ read: VRL010) stays a finding on that server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from vramlint.lean_dataclass import dataclass
 
 # cause -> (what the servers have in common, the one change that fixes it)
 CAUSES: dict[str, tuple[str, str]] = {

@@ -12,8 +12,10 @@ the default is the newest release we know.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from vramlint.lean_dataclass import dataclass
 
 DEFAULT_VERSION = "0.33.0"
 

@@ -11,11 +11,11 @@ an unknown version uses the newest table, and callers are told so.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.versions import parse_version
 
 _DATA = "vllm_args.json"

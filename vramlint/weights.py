@@ -16,7 +16,9 @@ Embeddings, lm_head, norms and MoE routers stay in the model dtype unless the ch
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from vramlint.lean_dataclass import dataclass
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "fp8": 1}
 VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE

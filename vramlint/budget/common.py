@@ -4,9 +4,10 @@ from)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import GpuSpec, ModelInfo
 
 GiB = 1 << 30

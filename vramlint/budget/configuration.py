@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from vramlint import versions
 from vramlint.budget.common import (
@@ -24,6 +23,7 @@ from vramlint.budget.common import (
     parse_len,
     truthy,
 )
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import GpuSpec, ModelInfo
 
 # vLLM code this stage follows, by release.

@@ -8,7 +8,7 @@ blocks, the tokens vLLM reports and the maximum concurrency, release by release.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from vramlint import versions
 from vramlint.budget.common import (
@@ -29,6 +29,7 @@ from vramlint.budget.kv_layout import (
 )
 from vramlint.budget.loading import Weights
 from vramlint.budget.profile import Profile
+from vramlint.lean_dataclass import dataclass
 
 VLLM_SOURCES = (
     "vllm/worker/cache_engine.py::get_cache_block_size (V0, 0.4 - 0.10)",

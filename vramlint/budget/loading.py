@@ -7,7 +7,6 @@ loading took X GiB``); a separate draft model is loaded in the same block (V1 ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from vramlint.budget.common import GiB, StageResult
@@ -16,6 +15,7 @@ from vramlint.budget.lora import lora_enabled, lora_slot_bytes
 from vramlint.budget.multimodal import deepstack_buffer_bytes, encoder_data_parallel, tower_skipped
 from vramlint.budget.rank_weights import weights_per_rank
 from vramlint.budget.speculative import _speculative_budget, speculative_request
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import ModelInfo
 
 VLLM_SOURCES = (

@@ -50,10 +50,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 
 from vramlint import versions
 from vramlint.budget.common import truthy
+from vramlint.lean_dataclass import dataclass
 
 VLLM_SOURCES = (
     "vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.profile_run (encoder dummy batch, encoder_cache held "

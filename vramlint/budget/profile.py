@@ -8,8 +8,6 @@ weights, from the requested memory, as ``determine_available_memory`` does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from vramlint import versions
 from vramlint.budget.common import (
     GiB,
@@ -35,6 +33,7 @@ from vramlint.budget.profile_graphs import (
     nccl_graph_bytes,
     nccl_graph_cost_measured,
 )
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import ModelInfo
 
 VLLM_SOURCES = (

@@ -11,8 +11,6 @@ cache left free, where the release captures them after allocating it (``capture_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from vramlint import versions
 from vramlint.budget.common import GiB, StageResult
 from vramlint.budget.configuration import Configuration
@@ -20,6 +18,7 @@ from vramlint.budget.kv_cache import KvCache
 from vramlint.budget.loading import Weights
 from vramlint.budget.profile import CUDA_CONTEXT_BYTES, Profile
 from vramlint.budget.profile_graphs import nccl_graph_cost_measured
+from vramlint.lean_dataclass import dataclass
 
 VLLM_SOURCES = (
     "vllm/v1/worker/gpu_worker.py::init_device (0.9.2+): free memory below the requested memory",

@@ -17,7 +17,6 @@ parse_known_args, so an argument neither it nor vLLM knows is dropped, not refus
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from vramlint.extract.podspec import (
@@ -40,6 +39,7 @@ from vramlint.extract.podspec import (
     tokens_from,
 )
 from vramlint.extract.records import Records
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import join_path, node_location, value_location
 

@@ -20,7 +20,7 @@ a config used by a scanned Playground is reported through the Playground, not on
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from vramlint.extract.podspec import (
@@ -37,6 +37,7 @@ from vramlint.extract.podspec import (
     tokens_from,
 )
 from vramlint.extract.records import Records
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.yamlload import (
     TEMPLATE_CLOSE,

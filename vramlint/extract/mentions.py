@@ -9,7 +9,8 @@ operator kind that mentions vLLM. A file that only names vLLM in prose (a commen
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from vramlint.lean_dataclass import dataclass
 
 _COMMAND = re.compile(r"(?<![\w/.-])(vllm\s+serve\b|-m\s+vllm\.entrypoints\.[\w.]+|vllm\.entrypoints\.openai\.api_server)")
 _IMAGE = re.compile(r"^\s*-?\s*(image|repository|imageName|image_name|newName)\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)",

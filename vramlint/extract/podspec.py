@@ -11,11 +11,12 @@ MAX_NODES_WALKED steps.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from vramlint.extract.records import Records
 from vramlint.gpus import NODE_LABELS
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.versions import version_from_image
 from vramlint.yamlload import (

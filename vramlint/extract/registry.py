@@ -8,10 +8,10 @@ entry takes is read as plain workloads (`podspec.extract_pod_objects`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from vramlint.extract.records import Records
+from vramlint.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location
 
 MAX_SCRIPT_BYTES = 256 * 1024  # a launcher script; anything larger is not one

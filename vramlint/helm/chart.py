@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import field, fields, is_dataclass, replace
 from typing import Any
 
 from vramlint.fsread import Refusal, is_inside, read_text
@@ -24,6 +24,7 @@ from vramlint.helm.gotmpl import (
     TStr,
 )
 from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem, Server
 
 RELEASE_NAME = "release-name"  # what `helm template` calls a release when none is given

@@ -15,9 +15,10 @@ import bisect
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location
 
 # The same brackets yamlload.neutralize_templates uses, so the extractors read such words as unknown.

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from vramlint.helm.chart import is_chart_dir
+from vramlint.lean_dataclass import dataclass
 
 
 @dataclass

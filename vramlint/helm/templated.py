@@ -10,8 +10,9 @@ holding only directives becomes blank, and the file is parsed again. Markers use
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Problem
 
 OPEN = "\u2983"

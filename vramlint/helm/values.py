@@ -7,9 +7,10 @@ the file and line that gave it its final value, so a finding can land on that li
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem
 from vramlint.yamlload import join_path, key_location, load_text, value_location
 

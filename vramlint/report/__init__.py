@@ -9,9 +9,10 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import LEVELS, Assessment, Finding, Problem, Skipped
 
 FORMATS = ("text", "concise", "json", "sarif", "github", "markdown", "gitlab", "junit")
