@@ -38,13 +38,19 @@ def _normalize(text: str) -> str:
     return key
 
 
+def _catalog_json() -> dict[str, Any]:
+    """gpus.json as shipped, read next to this module as the model catalog and vllm_args.json are
+    (importlib.resources would load pathlib, zipfile and tempfile for one file of the package)."""
+    import json
+    import os
+
+    with open(os.path.join(os.path.dirname(__file__), "data", "gpus.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
 @lru_cache(maxsize=1)
 def _catalog() -> dict[str, Any]:
-    import json
-    from importlib import resources
-
-    text = resources.files("vramlint").joinpath("data/gpus.json").read_text(encoding="utf-8")
-    raw = json.loads(text)
+    raw = _catalog_json()
     specs: dict[str, GpuSpec] = {}
     aliases: dict[str, str] = {}
     exact: dict[str, str] = {}  # as written ("nvidia-tesla-a100" is the 40 GB A100 on GKE), before normalizing
@@ -227,13 +233,10 @@ def mig_profile(resource: str) -> tuple[str | None, float] | None:
 
 def device_name(name: str) -> str:
     """The name CUDA reports for a catalog GPU ("Tesla T4", "NVIDIA A100-SXM4-80GB"), as vLLM prints it."""
-    import json
-    from importlib import resources
-
     custom = _CUSTOM.get()
     if custom and name in custom["specs"]:
         return custom["device_names"].get(name, name)
-    raw = json.loads(resources.files("vramlint").joinpath("data/gpus.json").read_text(encoding="utf-8"))
+    raw = _catalog_json()
     for entry in raw["gpus"]:
         if entry["name"] == name:
             for alias in entry.get("aliases", []):
