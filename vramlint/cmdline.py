@@ -21,7 +21,7 @@ from dataclasses import field
 from typing import Any
 
 from vramlint.lean_dataclass import dataclass
-from vramlint.model import Location
+from vramlint.model import Location, fast_frozen_init
 from vramlint.versions import normalize_version, parse_version, version_from_image
 
 # --------------------------------------------------------------------------------------------------------------
@@ -103,6 +103,7 @@ def mark_go_templates(text: str | None, keep_name: bool = False) -> str | None:
     return "".join(chars)
 
 
+@fast_frozen_init
 @dataclass(frozen=True)
 class Token:
     """One word of a command line, with where it was written.
@@ -256,7 +257,21 @@ class _Positions:
         if self.loc is None:
             return None
         path = self.loc.yaml_path if yaml_path is None else yaml_path
-        if self.newlines is not None or self.table is not None:
+        newlines = self.newlines
+        if newlines is not None:
+            # _line_column for both ends, inlined: a megabyte script places a few hundred thousand words
+            size = len(self.text)
+            s = start if start < size else size
+            e = end - 1 if end - 1 > start else start
+            e = e if e < size else size
+            breaks = bisect.bisect_left(newlines, s)
+            line = self.first + breaks
+            line_start = newlines[breaks - 1] + 1 if breaks else 0
+            if breaks == len(newlines) or e <= newlines[breaks]:
+                return Location(self.loc.file, line, self.col0 + s - line_start, line, self.col0 + e - line_start + 1,
+                                yaml_path=path)
+            return Location(self.loc.file, line, self.col0 + s - line_start, yaml_path=path)
+        if self.table is not None:
             s = self._line_column(start)
             e = self._line_column(max(end - 1, start))
             if s[0] == e[0]:
@@ -924,7 +939,7 @@ def _option_with_unknown_value(text: str) -> bool:
 
 def _is_script_text(text: str) -> bool:
     # a `sh -c` script keeps its unknown marks: they make only the words holding them unknown
-    return any(c in text for c in " \n\t")
+    return " " in text or "\n" in text or "\t" in text
 
 
 def _looks_like_command(word: str) -> bool:
@@ -1203,6 +1218,8 @@ def _search_script_with_assignments(script: Token, env: dict[str, str | None], d
 
 
 def _is_number(s: str) -> bool:
+    if s[1:2].isalpha() and s[1:2] not in "iInN" and s[:1] in "+-":
+        return False  # `--flag`, `-tp`: no float() (and its exception) per word of a long argument list
     try:
         float(s)
         return True
@@ -1211,7 +1228,8 @@ def _is_number(s: str) -> bool:
 
 
 def _option_like(t: Token) -> bool:
-    return t.text is not None and t.text.startswith("-") and len(t.text) > 1 and not _is_number(t.text)
+    text = t.text
+    return text is not None and text[:1] == "-" and len(text) > 1 and (text[1] == "-" or not _is_number(text))
 
 
 # The vLLM version the user configured (`vllm-version`, per-path `overrides`, `--vllm-version`) for command lines
@@ -1243,6 +1261,9 @@ def configured_version_for(tokens: list[Token]) -> str | None:
         return None
     file = next((t.location.file for t in tokens if t.location is not None and t.location.file), None)
     return normalize_version(resolver(file))
+
+
+_O_LEVEL = re.compile(r"-O=?(\d+|[a-z]+)?")
 
 
 def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str = "serve") -> VllmInvocation:
@@ -1325,7 +1346,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 _rejected(inv, tok, f"unrecognized arguments: {text}", fix=f"remove {text!r} or give it a flag")
             i += 1
             continue
-        o_level = re.fullmatch(r"-O=?(\d+|[a-z]+)?", text)
+        o_level = _O_LEVEL.fullmatch(text) if text[:2] == "-O" else None
         if o_level and feats.get("O"):
             # `-O3`, `-O 3`, `-O=3`: FlexibleArgumentParser rewrites these before argparse sees them.
             level_text = o_level.group(1)

@@ -21,6 +21,36 @@ Level = Literal["error", "warning", "note"]
 LEVELS: tuple[Level, ...] = ("note", "warning", "error")
 
 
+def fast_frozen_init(cls: type) -> type:
+    """Give a frozen dataclass an ``__init__`` that fills its ``__dict__`` directly.
+
+    The generated one calls ``object.__setattr__`` per field (frozen), twice the cost of a plain class: with a
+    Location and a Token per command-line word, 100,000 args spent a fifth of their time there. Same
+    signature, defaults and (frozen) behaviour after construction; only plain defaults are supported.
+    """
+    from dataclasses import MISSING, fields
+
+    params, body, defaults = [], [], {}
+    for f in fields(cls):
+        if f.default_factory is not MISSING or not f.init:
+            raise TypeError(f"{cls.__name__}.{f.name}: only plain defaults are supported")
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            defaults[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        body.append(f"    d[{f.name!r}] = {f.name}")
+    post = "    self.__post_init__()\n" if hasattr(cls, "__post_init__") else ""
+    src = f"def __init__(self, {', '.join(params)}):\n    d = self.__dict__\n" + "\n".join(body) + "\n" + post
+    namespace: dict[str, Any] = {}
+    exec(src, dict(defaults), namespace)  # noqa: S102 - source built above from the class's own field names
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init
+    return cls
+
+
+@fast_frozen_init
 @dataclass(frozen=True)
 class Location:
     """Where something was written. Lines and columns are 1-based, as editors and SARIF count."""

@@ -105,6 +105,8 @@ def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | No
 
 def _go_marked(tok: Any, keep_name: bool = True) -> Any:
     """Go template actions left in a valid-YAML manifest (a chart template or an operator's config template)."""
+    if tok.text is None or "{{" not in tok.text:
+        return tok
     from vramlint.cmdline import mark_go_templates
 
     marked = mark_go_templates(tok.text, keep_name=keep_name)
@@ -116,10 +118,12 @@ def _go_marked(tok: Any, keep_name: bool = True) -> Any:
 
 
 def _unknown_if_template(tok: Any) -> Any:
+    if not has_template_marker(tok.text):
+        return tok
     flag, eq, _ = (tok.text or "").partition("=")
     if eq and flag.startswith("-") and not has_template_marker(flag):
         return tok  # `--max-model-len={{ .Values.x }}`: the option is set, its value unknown (cmdline says so)
-    if tok.text is not None and any(c in tok.text for c in " \n\t"):
+    if " " in tok.text or "\n" in tok.text or "\t" in tok.text:
         return tok  # a `sh -c` script: only the words holding a marker are unknown (cmdline splits it)
     if has_template_marker(tok.text):
         from dataclasses import replace
