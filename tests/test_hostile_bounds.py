@@ -382,6 +382,40 @@ def test_flow_nesting_guard_is_not_fooled_by_quotes(tmp_path):
     assert nesting_problem('x: ["' + "[" * 500 + '"]\n', "f.yaml") is None  # brackets inside a string
 
 
+@pytest.mark.parametrize("text", [
+    "chat: |\n  " + "{" * 300 + "\n  {%- for m in messages %}{{ m }}\n",  # a chat template in a block scalar
+    "cmd: >-\n  echo " + "[" * 300 + "\nnext: 1\n",
+    "# " + "{" * 300 + "\nx: 1\n",  # a comment
+    "a:\n  - echo " + "{" * 300 + "\n",  # a plain scalar of the block context
+    "x: '" + "[" * 150 + "\n  " + "{" * 150 + "'\n",  # a quoted scalar over two lines
+    "x: [a, # " + "[" * 300 + "\n  b]\n",  # a comment inside a flow collection
+])
+def test_flow_nesting_guard_counts_only_flow_collections(text):
+    from vramlint.yamlload import nesting_problem
+
+    assert nesting_problem(text, "f.yaml") is None
+
+
+def test_flow_nesting_guard_finds_deep_flow_after_a_block_scalar():
+    from vramlint.yamlload import MAX_FLOW_DEPTH, nesting_problem
+
+    deep = "[" * (MAX_FLOW_DEPTH + 1) + "]" * (MAX_FLOW_DEPTH + 1)
+    for text, line, column in [("- k: |\n    " + "{" * 300 + "\n  j: " + deep + "\n", 3, 6 + MAX_FLOW_DEPTH),
+                               ("x: |-\n  " + "{" * 300 + "\ny:\n  - " + deep + "\n", 4, 5 + MAX_FLOW_DEPTH)]:
+        problem = nesting_problem(text, "f.yaml")
+        assert problem is not None and (problem.line, problem.column) == (line, column), text
+
+
+def test_a_chat_template_full_of_braces_does_not_hide_the_server(tmp_path):
+    template = "{%- if m %}{ " * 120  # text to YAML: unbalanced braces in a block scalar
+    (tmp_path / "deploy.yaml").write_text(
+        deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]) + "---\napiVersion: v1\nkind: ConfigMap\n"
+        "metadata: {name: tpl}\ndata:\n  chat.jinja: |\n    " + template + "\n")
+    code, report, _ = run_cli(tmp_path, timeout=60)
+    assert code in (0, 1) and not findings(report, "VRL102")
+    assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-1.5B-Instruct"]
+
+
 def test_an_earlier_run_in_the_same_process_leaves_nothing_behind(tmp_path, monkeypatch):
     # the fuzz benchmark and library callers run `check` many times in one process on files of the same name:
     # fixes must be computed on this run's text (a stale text once made a rule crash on another input's YAML)

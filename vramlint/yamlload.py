@@ -676,43 +676,141 @@ def nesting_problem(text: str, file: str) -> Problem | None:
     import re
 
     if text.count("[") + text.count("{") > MAX_FLOW_DEPTH:
-        depth = 0
-        line = 1
-        line_start = 0
-        quote = None
-        for m in re.finditer(r"\\.|[\[\]{}\n\"']", text):
+        problem = _flow_nesting_problem(text, file)
+        if problem is not None:
+            return problem
+    if re.search(rf"^[ \t-]{{{MAX_BLOCK_DEPTH},}}", text, re.MULTILINE):
+        return _block_nesting_problem(text, file)
+    return None
+
+
+# Where a block-context line's value starts: after the indentation, `- `/`? ` entries, a key and its `: `
+# (a plain key, or a quoted one), and an anchor or tag. What stands there decides how the rest is read: a
+# flow collection (counted), a quoted scalar, a block scalar indicator, a comment, or a plain scalar (whose
+# `[`, `{` and quotes are text, as are those of a comment and of a block scalar's lines).
+_VALUE_START = re.compile(
+    r"""(?P<lead>[ \t]*(?:[-?](?:[ \t]+|$))*)"""
+    r"""(?:(?P<key>"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*'|[^\s#'"\[\]{}&!|>,][^\n]*?)[ \t]*:(?:[ \t]+|$)"""
+    r"""(?:[-?](?:[ \t]+|$))*)?"""
+    r"""(?:[&!][^\s]*[ \t]+)*""")
+_FLOW_OR_SCALAR_START = re.compile(r"[\[{\"'|>]")
+_BLOCK_INDICATOR = re.compile(r"[|>][-+0-9]*[ \t]*(?:#.*)?$")
+
+
+def _flow_nesting_problem(text: str, file: str) -> Problem | None:
+    """Flow collections (`[`, `{`) nested deeper than MAX_FLOW_DEPTH, counted where YAML reads them: not inside
+    quoted or block scalars, comments, or plain scalars of the block context (a chat template or a script with
+    braces in a `|` block is text)."""
+    lines = text.split("\n")
+    n_lines = len(lines)
+    block_owner: int | None = None  # inside a block scalar: the indentation its lines must exceed
+    i = 0
+    while i < n_lines:
+        line = lines[i]
+        if block_owner is not None:
+            body = line.lstrip(" ")
+            if not body or len(line) - len(body) > block_owner:
+                i += 1
+                continue
+            block_owner = None
+        if not line or line.startswith(("#", "---", "...")) and (line[:3] != "---" or line[3:4] in ("", " ", "\t")):
+            i += 1
+            continue
+        if not _FLOW_OR_SCALAR_START.search(line):
+            i += 1
+            continue
+        m = _VALUE_START.match(line)
+        at = m.end()
+        ch = line[at:at + 1]
+        if ch in ("[", "{"):
+            found, i = _scan_flow(lines, i, at, file)
+            if found is not None:
+                return found
+            continue
+        if ch in ('"', "'"):
+            i = _skip_quoted(lines, i, at)
+            continue
+        if ch in ("|", ">") and _BLOCK_INDICATOR.match(line, at):
+            key_column = m.start("key") if m.group("key") is not None else None
+            lead = m.group("lead")
+            if key_column is not None:
+                block_owner = key_column
+            elif lead.strip():
+                block_owner = len(lead.rstrip()) - 1  # the last `- ` entry's dash
+            else:
+                block_owner = len(line) - len(line.lstrip(" ")) - 1  # a block scalar on a line of its own
+            i += 1
+            continue
+        i += 1
+    return None
+
+
+def _skip_quoted(lines: list[str], i: int, at: int) -> int:
+    """The index of the line after the one where the quoted scalar starting at ``lines[i][at]`` ends."""
+    quote = lines[i][at]
+    pos = at + 1
+    while i < len(lines):
+        line = lines[i]
+        while pos < len(line):
+            c = line[pos]
+            if quote == '"' and c == "\\":
+                pos += 2
+                continue
+            if c == quote:
+                if quote == "'" and line[pos + 1:pos + 2] == "'":
+                    pos += 2  # '' is a quote inside single quotes
+                    continue
+                return i + 1
+            pos += 1
+        i += 1
+        pos = 0
+    return i
+
+
+_FLOW_TOKEN = re.compile(r"\\.|[\[\]{}\"'#]")
+
+
+def _scan_flow(lines: list[str], i: int, at: int, file: str) -> tuple[Problem | None, int]:
+    """Count the flow collection opening at ``lines[i][at]`` to its end: (a Problem where it goes too deep, the
+    index of the line after it)."""
+    depth = 0
+    quote: str | None = None
+    pos = at
+    while i < len(lines):
+        line = lines[i]
+        for m in _FLOW_TOKEN.finditer(line, pos):
             ch = m.group(0)
+            start = m.start()
             if ch[0] == "\\":
                 # an escape inside a double-quoted scalar (`"\"7"`) does not end it; elsewhere a backslash is
                 # plain text and the character after it counts as itself
-                if ch[1] == "\n":
-                    line += 1
-                    line_start = m.end()
-                    continue
-                if quote == '"' or ch[1] not in "[]{}\"'":
+                if quote == '"' or ch[1] not in "[]{}\"'#":
                     continue
                 ch = ch[1]
-            if ch == "\n":
-                line += 1
-                line_start = m.end()
-                continue
+                start += 1
             if quote:
                 if ch == quote:
                     quote = None
                 continue
+            if ch == "#":
+                if start == 0 or line[start - 1] in " \t":
+                    break  # a comment, to the end of the line
+                continue
             if ch in "[{":
                 depth += 1
                 if depth > MAX_FLOW_DEPTH:
-                    return Problem(file, line, m.start() - line_start + 1, f"YAML nested more than {MAX_FLOW_DEPTH} "
-                                   "levels deep here (flow collections): not read")
+                    return Problem(file, i + 1, start + 1, f"YAML nested more than {MAX_FLOW_DEPTH} levels deep "
+                                   "here (flow collections): not read"), i + 1
             elif ch in "]}":
-                depth = max(0, depth - 1)
-            elif depth > 0 and (m.start() == 0 or text[m.start() - 1] in " \t\n[{,:"):
+                depth -= 1
+                if depth <= 0:
+                    return None, i + 1
+            elif start == 0 or line[start - 1] in " \t[{,:":
                 # a quote opens a quoted scalar only where a scalar starts: in `[don't, [[[` it is plain text
                 quote = ch
-    if re.search(rf"^[ \t-]{{{MAX_BLOCK_DEPTH},}}", text, re.MULTILINE):
-        return _block_nesting_problem(text, file)
-    return None
+        i += 1
+        pos = 0
+    return None, i
 
 
 def _block_nesting_problem(text: str, file: str) -> Problem | None:
