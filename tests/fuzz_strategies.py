@@ -15,6 +15,8 @@ import functools
 import io
 import json
 import os
+import random
+import re
 import resource
 import shutil
 import signal
@@ -430,6 +432,92 @@ def any_case() -> st.SearchStrategy[tuple[str, dict[str, str]]]:
     return st.one_of(*[f().map(lambda files, name=name: (name, files)) for name, f in FAMILIES.items()])
 
 
+# ------------------------------------------------------------------------------------------------ mutations
+
+# A file outside the scanned folder holding this secret is planted next to every input (run_case), and the
+# process's HF_TOKEN is OUTSIDE_SECRET too when the benchmark sets it: neither may reach any output.
+OUTSIDE_SECRET = "hf_fuzzPLANTEDoutsideSECRET0123456789"
+# Lines that point outside the scanned folder (the planted file, the process's environment, devices), written at
+# the indentation of the line they are put after: compose, Kubernetes args, --config, Helm's .Files.
+OUTSIDE_REFS = [
+    "env_file: ../secret.env", "env_file: [/proc/self/environ]", "env_file: /dev/zero",
+    "extends: {file: ../secret.env, service: x}", "extends: {file: /proc/self/environ, service: x}",
+    "volumes: [../secret.env:/cfg/c.yaml]", "command: --config /cfg/c.yaml --model $${HF_TOKEN}",
+    "- --config=../secret.env", "- --config", "- /proc/self/environ", "- --served-model-name=$(HF_TOKEN)",
+    "- --chat-template=../secret.env", "args: [--config, ../secret.env]", "model: ${HF_TOKEN}",
+    '{{ .Files.Get "../secret.env" }}', '{{ .Files.Get "/proc/self/environ" }}', '{{ (.Files.Glob "**").AsConfig }}',
+    "value: {{ env \"HF_TOKEN\" }}", "- name: HF_TOKEN\n  valueFrom: {secretKeyRef: {name: hf, key: token}}",
+]
+# Symlinks an input may hold (run_case creates them): out of the folder, to the planted file, to the environment.
+SYMLINK_TARGETS = ["../secret.env", "/proc/self/environ", "..", "/", "/dev/zero", "missing.yaml", "."]
+NOISE = ["\t", "\r", "\x00", "\x1b[31m", "\u202e", "\ufeff", "{{", "}}", "${", "$(", "&a ", "*a", "<<: *a", "'",
+         '"', "#", ": ", "- ", "[", "{", "|", ">", "\\", "%", "@", "`", "\n---\n", "::error::x"]
+BIG = ["9" * 5000, "x" * 200_000, "[" * 3000, "{a: " * 500, "$(A)" * 30_000, "'" + "a" * 100_000, "-" * 150]
+_VALUE_AT = re.compile(r"^(\s*(?:- )?(?:[^#:\n]+:\s)?)(.+)$")
+
+
+def _mutate_text(text: str, rng: random.Random) -> str:
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, 4)):
+        op = rng.choice(["delete", "duplicate", "swap", "indent", "scalar", "scalar", "scalar", "reference",
+                         "reference", "noise", "truncate", "big", "crlf", "flag"])
+        i = rng.randrange(len(lines)) if lines else 0
+        if not lines:
+            lines = [""]
+        if op == "delete" and len(lines) > 1:
+            del lines[i]
+        elif op == "duplicate":
+            lines.insert(i, lines[i])
+        elif op == "swap":
+            j = rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "indent":
+            lines[i] = rng.choice(["  ", "\t", " "]) + lines[i] if rng.random() < 0.6 else lines[i][2:]
+        elif op in ("scalar", "big"):
+            m = _VALUE_AT.match(lines[i])
+            if m:
+                pool = BIG if op == "big" else ODD_SCALARS + FLAG_VALUES + MODELS + IMAGES
+                value = rng.choice(pool)
+                value = json.dumps(value) if op == "scalar" and rng.random() < 0.3 else value
+                lines[i] = m.group(1) + value
+        elif op == "reference":
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            ref = rng.choice(OUTSIDE_REFS).replace("\n", "\n" + indent)
+            lines.insert(i + 1, indent + ref)
+        elif op == "noise":
+            at = rng.randint(0, len(lines[i]))
+            lines[i] = lines[i][:at] + rng.choice(NOISE) + lines[i][at:]
+        elif op == "truncate":
+            joined = "\n".join(lines)
+            lines = joined[: rng.randint(0, len(joined))].split("\n")
+        elif op == "crlf":
+            lines = ["\r\n".join(lines)]
+        elif op == "flag":
+            lines.insert(i + 1, lines[i][: len(lines[i]) - len(lines[i].lstrip())] + "- "
+                         + rng.choice(FLAGS) + rng.choice(["", "=", " "]) + rng.choice(FLAG_VALUES))
+    return "\n".join(lines)
+
+
+def mutate(files: dict, rng: random.Random) -> dict:
+    """A hostile variant of an input: one to four edits to some of its files (lines deleted, duplicated, swapped or
+    re-indented, scalars replaced by odd or huge ones, references to files outside the folder, control characters,
+    truncation), sometimes a symlink out of the folder or a file renamed to a name a terminal or a CI log reads."""
+    out = dict(files)
+    texts = [k for k, v in out.items() if isinstance(v, str)]
+    for name in rng.sample(texts, rng.randint(1, len(texts))) if texts else []:
+        out[name] = _mutate_text(out[name], rng)
+    roll = rng.random()
+    if roll < 0.08:
+        folder = os.path.dirname(rng.choice(list(out) or ["x"]))
+        out[os.path.join(folder, rng.choice(["link.yaml", "values-link.yaml", ".env", "templates/l.yaml"]))] = \
+            ("symlink", rng.choice(SYMLINK_TARGETS))
+    elif roll < 0.12 and texts:
+        name = rng.choice(texts)
+        out[os.path.join(os.path.dirname(name), rng.choice(["a\nb.yaml", "::error::x.yaml", "\x1b[2Jc.yaml",
+                                                          "p|q.yaml"]))] = out.pop(name)
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ running one
 
 
@@ -472,8 +560,11 @@ def _cache_rule_loading() -> None:  # noqa: D401
 
 
 def run_case(files: dict[str, str], workdir: str | None = None, time_limit_s: float = TIME_LIMIT_S,
-             memory_limit_mb: int = MEMORY_LIMIT_MB) -> Outcome:
-    """Write the files, run `vramlint check --offline` on them in-process with the limits, judge the result."""
+             memory_limit_mb: int = MEMORY_LIMIT_MB, secrets: tuple[str, ...] = (OUTSIDE_SECRET,)) -> Outcome:
+    """Write the files, run `vramlint check --offline` on them in-process with the limits, judge the result.
+
+    A file holding OUTSIDE_SECRET is planted outside the scanned folder; a case fails when any of ``secrets``
+    reaches standard output, standard error or the JSON report, or when the run writes anything but its report."""
     from vramlint.cli import main
 
     _cache_rule_loading()
@@ -487,9 +578,15 @@ def run_case(files: dict[str, str], workdir: str | None = None, time_limit_s: fl
     timed_out = False
     try:
         os.makedirs(os.path.join(root, ".git"))
+        with open(os.path.join(root, "secret.env"), "w", encoding="utf-8") as fh:
+            fh.write(f"HF_TOKEN={OUTSIDE_SECRET}\nMODEL={OUTSIDE_SECRET}\n")  # outside the scanned folder `in`
         for rel, text in files.items():
             path = os.path.join(root, "in", rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            if isinstance(text, tuple):  # ("symlink", target)
+                with contextlib.suppress(OSError):
+                    os.symlink(text[1], path)
+                continue
             with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
                 fh.write(text)
         os.chdir(root)
@@ -505,13 +602,23 @@ def run_case(files: dict[str, str], workdir: str | None = None, time_limit_s: fl
             signal.setitimer(signal.ITIMER_PROF, 0)
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         errors = err.getvalue()
-        if code not in (0, 1):
+        written = sorted(set(os.listdir(root)) - {".git", "in", "r.json", "secret.env"})
+        report_text = ""
+        with contextlib.suppress(OSError):
+            with open("r.json", encoding="utf-8", errors="replace") as fh:
+                report_text = fh.read()
+        leaked = [where for where, text in (("stdout", out.getvalue()), ("stderr", errors), ("r.json", report_text))
+                  if any(secret in text for secret in secrets)]
+        if leaked:
+            failure = f"a planted secret is in {', '.join(leaked)}"
+        elif written:
+            failure = f"wrote outside its report: {written}"
+        elif code not in (0, 1):
             failure = f"exit status {code}: {errors[-2000:]}"
         elif "Traceback" in errors or "internal error" in errors:
             failure = f"traceback on stderr: {errors[-2000:]}"
         else:
-            with open("r.json", encoding="utf-8") as fh:
-                doc = json.load(fh)
+            doc = json.loads(report_text)
             for finding in doc["findings"]:
                 if finding["rule"] == "VRL000":
                     failure = f"a rule crashed: {finding['message'][:1000]}"

@@ -227,6 +227,41 @@ def test_the_fuzz_check_catches_what_it_is_for(tmp_path, monkeypatch):
     assert "memory" in failure or "MemoryError" in failure, failure
 
 
+def test_the_fuzz_check_catches_a_leak_and_a_stray_file(tmp_path, monkeypatch):
+    # a value that reaches the report counts as a leak when it is one of the planted secrets; a file the run
+    # leaves next to its report is a write outside it
+    import vramlint.scan
+
+    files = {"pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+             "    image: vllm/vllm-openai:v0.8.0\n    args: [--model, org/planted-model-name]\n"}
+    assert fz.run_case(files, str(tmp_path)).failure is None
+    failure = fz.run_case(files, str(tmp_path), secrets=("org/planted-model-name",)).failure or ""
+    assert "planted secret is in" in failure and "r.json" in failure
+    real_scan = vramlint.scan.scan
+
+    def scan_and_write(*args, **kwargs):
+        with open("stray.txt", "w") as fh:
+            fh.write("x")
+        return real_scan(*args, **kwargs)
+
+    monkeypatch.setattr(vramlint.scan, "scan", scan_and_write)
+    assert "stray.txt" in (fz.run_case(files, str(tmp_path)).failure or "")
+
+
+@settings(max_examples=_EXAMPLES or 40, deadline=None, derandomize=not _EXAMPLES, database=None,
+          phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
+@given(case=fz.any_case(), seed=st.integers(0, 2**32 - 1))
+def test_mutants_of_generated_input_are_handled_and_leak_nothing(case, seed, tmp_path_factory):
+    # what benchmarks/fuzz_inputs.py runs by the hundred thousand: a drawn input's variants with references to a
+    # planted file outside the folder, /proc/self/environ, symlinks out of it and hostile file names
+    import random
+
+    family, files = case
+    mutant = fz.mutate(files, random.Random(seed))
+    outcome = fz.run_case(mutant, str(tmp_path_factory.getbasetemp()))
+    assert outcome.failure is None, (family, outcome.failure, mutant)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # What the fuzzer found, each fixed at its root
 
