@@ -450,3 +450,24 @@ def test_shell_nesting_is_bounded(script):
     _search_shell([Token("sh", Location("f", 1)), Token("-c", Location("f", 1)), Token(script, Location("f", 1))],
                   {}, 0)  # no RecursionError
     assert time.process_time() - started < 5
+
+
+def test_a_chart_cut_by_the_runs_helm_time_says_so_not_its_own_limit(tmp_path, monkeypatch):
+    # three charts that never finish: the first runs out its own time, the second the rest of the run's, the
+    # third is not started; each finding names the limit that stopped it
+    from vramlint.helm import gotmpl
+    from vramlint.scan import scan
+
+    monkeypatch.setattr(gotmpl, "CHART_SECONDS", 1.0)
+    monkeypatch.setattr(gotmpl, "RUN_CHART_SECONDS", 1.6)  # the second chart starts with 0.6 s of the run's left
+    slow = "{{ range until 100000 }}{{ range until 100000 }}{{ $x := printf \"%s\" \"a\" }}{{ end }}{{ end }}\n"
+    for name in ("c0", "c1", "c2"):
+        (tmp_path / name / "templates").mkdir(parents=True)
+        (tmp_path / name / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (tmp_path / name / "values.yaml").write_text("model: Qwen/Qwen2.5-1.5B-Instruct\n")
+        (tmp_path / name / "templates" / "slow.yaml").write_text(slow)
+    messages = {p.file.split("/")[-3] if "templates" in p.file else p.file.split("/")[-2]: p.message
+                for p in scan([str(tmp_path)]).problems}
+    assert "limit of 1 s" in messages["c0"]
+    assert "the 1.6 s this run allows for all its Helm charts together ran out" in messages["c1"]
+    assert messages["c2"].startswith("chart not evaluated: other charts used up the 1.6 s")

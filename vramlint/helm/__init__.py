@@ -70,11 +70,11 @@ def extract_charts(
     for chart_dir in dict.fromkeys(chart_dirs):
         import time
 
-        from vramlint.helm.gotmpl import CHART_SECONDS
+        from vramlint.helm.gotmpl import CHART_SECONDS, RunDeadline
 
         deadline = time.monotonic() + CHART_SECONDS  # for all of this chart's sets of values together
-        if run_ends is not None:
-            deadline = min(deadline, run_ends)
+        if run_ends is not None and run_ends < deadline:
+            deadline = RunDeadline(run_ends)  # the run's time runs out first: the finding says so
         if isinstance(values_overlays, Mapping):
             given = list(values_overlays.get(chart_dir, []))
         else:

@@ -36,6 +36,11 @@ CHART_SECONDS = 2.0
 # ... and of all the charts of a run together: ten charts made to run out their 2 s would otherwise take 20 s. A
 # real chart takes well under 0.1 s; a chart met after this is not evaluated, and says so.
 RUN_CHART_SECONDS = 3.0
+
+
+class RunDeadline(float):
+    """A deadline (time.monotonic()) that is the run's, for all its charts (RUN_CHART_SECONDS), not the chart's
+    own CHART_SECONDS: what the finding says when it passes."""
 MAX_CHARS_MADE = 8_000_000  # characters made by functions and written out, in one template
 MAX_LIST_ITEMS = 100_000  # one list (`until`, `concat`, ...)
 MAX_FROM_YAML_CHARS = 200_000  # a document given to fromYaml
@@ -701,6 +706,11 @@ class Evaluator:
             import time
 
             if time.monotonic() > self.deadline:
+                if isinstance(self.deadline, RunDeadline):
+                    raise ChartBudgetExceeded(f"evaluation stopped here: the {RUN_CHART_SECONDS:g} s this run "
+                                              "allows for all its Helm charts together ran out (other charts used "
+                                              "part of it); lint this chart's folder on its own to evaluate it "
+                                              "whole", origin)
                 raise ChartBudgetExceeded(f"evaluating the chart took more than vramlint's limit of "
                                           f"{CHART_SECONDS:g} s", origin)
 

@@ -115,9 +115,10 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
             from vramlint.model import Problem
 
             problems.append(Problem(_shown(os.path.join(chart, "Chart.yaml")), 1, 1,
-                                    f"chart not evaluated: this run's {RUN_CHART_SECONDS:g} s for Helm templates "
-                                    "were spent on other charts, so the servers it deploys are not checked (lint "
-                                    "this chart on its own)", level="warning"))
+                                    f"chart not evaluated: other charts used up the {RUN_CHART_SECONDS:g} s this "
+                                    "run allows for all its Helm charts together, so the servers this chart deploys "
+                                    "are not checked; lint this chart's folder on its own to check them",
+                                    level="warning"))
             s, p, n = [], [], []
         else:
             s, p, n = None, None, None
