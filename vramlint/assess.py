@@ -156,9 +156,10 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
         else:
             models.update(resolve_models(names, options))
     out: list[Assessment] = []
+    budgets: dict[tuple, Any] = {}  # budgets by everything compute_budget reads (see _budget)
     for server in servers:
         try:
-            out.append(_assess_one(server, options, models, requirements))
+            out.append(_assess_one(server, options, models, requirements, budgets))
         except Exception as exc:  # noqa: BLE001 - one server's failure is a finding on it; the others go on
             a = Assessment(server=server)
             a.failure = f"vramlint failed while assessing this server ({_exception_text(exc)})"
@@ -175,7 +176,25 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _assess_one(server: Server, options: ResolveOptions, models: dict, requirements: dict) -> Assessment:
+def _budget(cache: dict | None, model: ModelInfo, gpu: Any, args: dict, env: dict, version: str, gpus: int,
+            image: str | None, sources: dict, draft: Any, pin: str) -> Any:
+    """compute_budget, once per distinct set of inputs: a repository that deploys one server under many names
+    (overlays, environments, a generated fleet of 10,000 Deployments) computes its budget once. A budget depends
+    only on these inputs (no server, no place); it is shared, never changed after, except by _mark_pin_dependent,
+    which does the same to every budget of one key (``pin``: the version source, part of the key)."""
+    if cache is None:
+        return compute_budget(model, gpu, args, env, version, gpus, image=image, sources=sources, draft=draft)
+    key = (id(model), repr(gpu), repr(args), repr(env), version, gpus, image, repr(sources),
+           None if draft is None else (id(draft[0]), draft[1]), pin)
+    budget = cache.get(key)
+    if budget is None:
+        budget = cache[key] = compute_budget(model, gpu, args, env, version, gpus, image=image, sources=sources,
+                                             draft=draft)
+    return budget
+
+
+def _assess_one(server: Server, options: ResolveOptions, models: dict, requirements: dict,
+                budgets: dict | None = None) -> Assessment:
     a = Assessment(server=server)
     unresolved: list[str] = []
     model: ModelInfo | None = None
@@ -215,8 +234,8 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         draft = models[draft_name] if draft_name else None
         try:
             if gpu is not None:
-                a.budget = compute_budget(model, gpu, server.args, server.env, version, a.gpu_count,
-                                          image=server.image, sources=sources, draft=draft)
+                a.budget = _budget(budgets, model, gpu, server.args, server.env, version, a.gpu_count,
+                                   server.image, sources, draft, a.version_source)
             elif fleet:
                 a.fleet = [compute_budget(model, spec, server.args, server.env, version, a.gpu_count,
                                           image=server.image, sources=dict(sources), draft=draft)

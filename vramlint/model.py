@@ -608,9 +608,18 @@ class Assessment:
     fleet: list[Budget] = field(default_factory=list)
     failure: str | None = None  # vramlint failed on this server (an exception, said as a VRL000 finding)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, budgets: dict[int, Any] | None = None) -> dict[str, Any]:
+        """``budgets``: the JSON of budgets already converted in this report, by id (servers share a budget when
+        everything it depends on is the same, see assess._budget): converted once, not once per server."""
         out = self.server.to_json()
-        out["budget"] = self.budget.to_json() if self.budget else None
+        if self.budget is None:
+            out["budget"] = None
+        elif budgets is None:
+            out["budget"] = self.budget.to_json()
+        else:
+            if id(self.budget) not in budgets:
+                budgets[id(self.budget)] = (self.budget, self.budget.to_json())  # the budget kept: ids stay unique
+            out["budget"] = budgets[id(self.budget)][1]
         if self.fleet:
             out["fleet"] = [b.to_json() for b in self.fleet]
         if self.gpu_requirement is not None:

@@ -58,19 +58,23 @@ def _annotation_true(meta: Any) -> bool:
 def _ray_cluster_spec(obj: Any, path: str) -> tuple[Any, str, bool] | None:
     """The mapping holding `headGroupSpec`, its path, and whether the cluster carries the overwrite annotation."""
     annotated = _annotation_true(obj.get("metadata"))
-    stack = [(obj, path, annotated, 0)]
+    # keys, not paths, on the stack: every object is walked, and the path is wanted only for the one found
+    stack: list[tuple[Any, tuple, bool, int]] = [(obj, (), annotated, 0)]
     while stack:
-        node, npath, ann, depth = stack.pop()
+        node, keys, ann, depth = stack.pop()
         if not is_map(node) or depth > min(MAX_DEPTH, 6):
             continue
         if is_map(node.get("headGroupSpec")):
+            npath = path
+            for key in keys:
+                npath = join_path(npath, key)
             return node, npath, ann
         for key, value in node.items():
             if key in ("metadata", "status") or not is_map(value):
                 continue
             # a RayClusterFleet's RayCluster template: its metadata annotations become the RayCluster's
             child_ann = ann or (key == "template" and _annotation_true(value.get("metadata")))
-            stack.append((value, join_path(npath, key), child_ann, depth + 1))
+            stack.append((value, (*keys, key), child_ann, depth + 1))
     return None
 
 

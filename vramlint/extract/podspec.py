@@ -468,9 +468,23 @@ def looks_like_podspec(node: Any) -> bool:
     return any(is_map(c) and ("image" in c or "command" in c or "args" in c) for c in containers)
 
 
+# The last object walked and its hits: the required-field check and the extractor walk each object in turn, and a
+# file of 10,000 Deployments walked each twice. Kept alive with the object, so its id() cannot be reused meanwhile.
+_LAST_WALK: list[Any] = [None, None, None]
+
+
 def find_podspecs(root: Any, base_path: str = "", budget: list[int] | None = None) -> list[PodSpecHit]:
     """Every mapping with a PodSpec-shaped ``containers`` list under ``root``, with the replicas above it."""
-    budget = budget if budget is not None else [MAX_NODES_WALKED]
+    if budget is None:
+        if _LAST_WALK[0] is root and _LAST_WALK[1] == base_path:
+            return list(_LAST_WALK[2])
+        hits = _find_podspecs(root, base_path, [MAX_NODES_WALKED])
+        _LAST_WALK[:] = [root, base_path, hits]
+        return list(hits)
+    return _find_podspecs(root, base_path, budget)
+
+
+def _find_podspecs(root: Any, base_path: str, budget: list[int]) -> list[PodSpecHit]:
     hits: list[PodSpecHit] = []
     visited: set[int] = set()
     # (node, path, replicas, depth, metadata, parents)

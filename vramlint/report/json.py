@@ -9,6 +9,7 @@ when the rule computed one, ``help_url`` for vramlint's own rules),
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from vramlint import __version__
 from vramlint.report import TOOL_NAME, Report
@@ -30,8 +31,9 @@ def document(report: Report) -> dict:
     rules = {r.id: r for r in report.rules}
     by_server = report.findings_by_server()
     servers = []
+    budgets: dict[int, Any] = {}  # one conversion of a budget that servers share, for this document
     for assessment in report.assessments:
-        item = assessment.to_json()
+        item = assessment.to_json(budgets)
         item["findings"] = [_finding(f, rules) for f in by_server.get(assessment.server.key, [])]
         servers.append(item)
     counts = report.counts()
@@ -59,4 +61,25 @@ def document(report: Report) -> dict:
 
 
 def render(report: Report, color: bool = False) -> str:
-    return json.dumps(document(report), indent=2, default=str) + "\n"
+    doc = document(report)
+    # Servers that share a budget (see assess._budget) share its JSON object: it is written once and copied into
+    # place (json's indenting encoder is pure Python, and a budget is most of a server's entry). The placeholder
+    # holds a nonce, so no text of the scanned files can stand for it.
+    import secrets
+
+    nonce = secrets.token_hex(8)
+    written: dict[int, tuple[str, str]] = {}  # id(budget JSON) -> (placeholder as json writes it, budget text)
+    servers = []
+    for item in doc["servers"]:
+        budget = item.get("budget")
+        if isinstance(budget, dict):
+            if id(budget) not in written:
+                holder = json.dumps(f"\ue000vramlint-budget-{nonce}-{len(written)}\ue000")
+                text = json.dumps(budget, indent=2, default=str).replace("\n", "\n" + " " * 6)  # at servers[i]
+                written[id(budget)] = (holder, text)
+            item = dict(item, budget=json.loads(written[id(budget)][0]))
+        servers.append(item)
+    out = json.dumps(dict(doc, servers=servers), indent=2, default=str)
+    for holder, text in written.values():
+        out = out.replace(holder, text)
+    return out + "\n"
