@@ -471,3 +471,29 @@ def test_a_chart_cut_by_the_runs_helm_time_says_so_not_its_own_limit(tmp_path, m
     assert "limit of 1 s" in messages["c0"]
     assert "the 1.6 s this run allows for all its Helm charts together ran out" in messages["c1"]
     assert messages["c2"].startswith("chart not evaluated: other charts used up the 1.6 s")
+
+
+def test_a_megabyte_source_line_is_shown_as_a_window_in_the_text_report(tmp_path):
+    # one 1 MB anchor used by 20 services: each finding quoted the whole line (a 300 MB report, 900 MB of memory
+    # for a 3 MB line and 50 services)
+    big = "x" * 1_000_000
+    write(tmp_path, {"compose.yaml": f"x-big: &big \"--served-model-name {big}\"\nservices:\n" + "".join(
+        f"  s{i}:\n    image: vllm/vllm-openai:v0.8.5\n    command: [--model, Qwen/Qwen2.5-1.5B-Instruct, *big]\n"
+        for i in range(20))})
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--output-format", "text"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert proc.stdout.count("an argument of 1,000,020 characters") == 20
+    assert len(proc.stdout) < 50_000
+    shown = [line for line in proc.stdout.splitlines() if line.startswith("1 | x-big: &big")]
+    assert shown and all(line.endswith("...") and len(line) < 300 for line in shown)
+
+
+def test_a_short_source_line_is_shown_whole():
+    from vramlint.model import Location
+    from vramlint.report.text import _marked
+
+    line = "          args: [--model, Qwen/Qwen2.5-1.5B-Instruct, --max-model-len, '1000000'] # " + "c" * 150
+    text, start, length = _marked(line, Location("f", 1, 72, 1, 81))
+    assert text == line and line[start:start + length] == "'1000000'"

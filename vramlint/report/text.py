@@ -100,7 +100,10 @@ def finding_lines(finding: Finding, report: Report, color: bool = False, width: 
         if other.file != loc.file or other.line != loc.line:
             where = f"line {other.line}" if other.file == loc.file else f"{escape_name(other.file)}:{other.line}"
             related = _source_line(report, other.file, other.line)
-            notes.append(("note", f"{where}: {related.strip()}" if related else f"see {where}"))
+            related = related.strip() if related else related
+            if related and len(related) > MAX_SHOWN_LINE:
+                related = related[:MAX_SHOWN_LINE] + "..."
+            notes.append(("note", f"{where}: {related}" if related else f"see {where}"))
     if finding.suppressed:
         notes.append(("note", _suppressed_text(finding)))
     help_text = fix_help(finding)
@@ -153,6 +156,9 @@ def _source_line(report: Report, file: str, line: int) -> str | None:
 
 
 _WORD_END = set(" \t,]}")
+# A source line longer than this is shown as a window around the value: so much before it, of it, after it.
+MAX_SHOWN_LINE = 300
+_SHOWN_BEFORE, _SHOWN_SPAN, _SHOWN_AFTER = 60, 160, 40
 
 
 def _marked(source: str, loc: Location) -> tuple[str, int, int]:
@@ -172,9 +178,19 @@ def _marked(source: str, loc: Location) -> tuple[str, int, int]:
         if body[col0:end].endswith(":"):  # a YAML key: the value after it too, up to a comment
             rest = body[end:].split(" #", 1)[0].rstrip()
             end += len(rest)
-    shown_before = escape_name(body[:col0].replace("\t", "    "))
-    marked = escape_name(body[col0:end].replace("\t", "    "))
-    text = shown_before + marked + escape_name(body[end:].replace("\t", "    "))
+    before, span, after = body[:col0], body[col0:end], body[end:]
+    if len(body) > MAX_SHOWN_LINE:
+        # a megabyte line (a huge anchor, a minified file) printed once per finding made a 300 MB report: a
+        # window around the value, cut ends marked
+        if len(before) > _SHOWN_BEFORE:
+            before = "..." + before[-_SHOWN_BEFORE:]
+        if len(span) > _SHOWN_SPAN:
+            span = span[:_SHOWN_SPAN] + "..."
+        if len(after) > _SHOWN_AFTER:
+            after = after[:_SHOWN_AFTER] + "..."
+    shown_before = escape_name(before.replace("\t", "    "))
+    marked = escape_name(span.replace("\t", "    "))
+    text = shown_before + marked + escape_name(after.replace("\t", "    "))
     return text.rstrip(), len(shown_before), max(1, len(marked))
 
 
