@@ -143,3 +143,17 @@ def test_several_outputs_in_one_run(repo, capsys, tmp_path):
 def test_two_formats_on_stdout_is_a_usage_error(repo, capsys):
     code, out, err = run(capsys, "deploy", "--output-format", "text", "--output-format", "json")
     assert code == 2 and "only one output format can go to standard output" in err
+
+
+def test_the_json_report_is_written_as_json_dumps_writes_it():
+    # report/json.py's own indenting writer must give json.dumps(indent=2, default=str)'s text exactly
+    import datetime
+    import json
+
+    from vramlint.report.json import dumps_indented
+
+    value = {"a": [], "b": {}, "c": [1, 2.5, -0.0, 10**30, 5e-324, float("nan"), float("inf"), -float("inf")],
+             "d": {3: "int key", 2.5: "float key", None: "null key", True: "bool key"}, "e": (1, [2, {"x": ()}]),
+             "f": "quote \" backslash \\ control \x00\x1b non-ASCII \u00e9 \u2603 \ud800", "g": datetime.date(2020, 1, 2),
+             "h": {"nested": {"deeper": [{"k": None}, True, False]}}, "i": {1, 2}}
+    assert dumps_indented(value) == json.dumps(value, indent=2, default=str)

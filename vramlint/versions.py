@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from functools import lru_cache
 from typing import Any
 
 from vramlint.lean_dataclass import dataclass
@@ -35,7 +36,13 @@ def parse_version(text: str | None) -> VersionKey | None:
     """
     if not text:
         return None
-    m = _VERSION_RE.match(str(text).strip())
+    return _parse_version(text if type(text) is str else str(text))
+
+
+@lru_cache(maxsize=4096)
+def _parse_version(text: str) -> VersionKey | None:
+    # a few distinct versions read again for every server and budget stage (10,000 servers: 65,000 calls)
+    m = _VERSION_RE.match(text.strip())
     if not m:
         return None
     parts = [int(p) if p is not None else 0 for p in m.groups()]
@@ -74,6 +81,11 @@ def version_from_image(image: str | None) -> str | None:
     """
     if not image or not isinstance(image, str):
         return None
+    return _version_from_image(str(image))
+
+
+@lru_cache(maxsize=4096)
+def _version_from_image(image: str) -> str | None:
     ref = image.split("@", 1)[0]
     repo, _, tag = ref.rpartition(":")
     if not repo or "/" in tag:  # `registry:5000/name` has no tag

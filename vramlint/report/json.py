@@ -75,11 +75,74 @@ def render(report: Report, color: bool = False) -> str:
         if isinstance(budget, dict):
             if id(budget) not in written:
                 holder = json.dumps(f"\ue000vramlint-budget-{nonce}-{len(written)}\ue000")
-                text = json.dumps(budget, indent=2, default=str).replace("\n", "\n" + " " * 6)  # at servers[i]
+                text = dumps_indented(budget).replace("\n", "\n" + " " * 6)  # at servers[i]
                 written[id(budget)] = (holder, text)
             item = dict(item, budget=json.loads(written[id(budget)][0]))
         servers.append(item)
-    out = json.dumps(dict(doc, servers=servers), indent=2, default=str)
+    out = dumps_indented(dict(doc, servers=servers))
     for holder, text in written.values():
         out = out.replace(holder, text)
     return out + "\n"
+
+
+def dumps_indented(obj: Any) -> str:
+    """``json.dumps(obj, indent=2, default=str)``, the same text, about twice as fast: the standard library's
+    indenting encoder is pure Python (generators per value); this one joins strings and leaves scalars to the
+    C functions json itself uses. Anything it does not know (a type ``default=str`` would convert, a float
+    subclass) is handed to json.dumps as it is."""
+    from json.encoder import encode_basestring_ascii as quote
+
+    float_repr = float.__repr__
+    int_repr = int.__repr__
+
+    def scalar(o: Any) -> str:
+        if o is None:
+            return "null"
+        if o is True:
+            return "true"
+        if o is False:
+            return "false"
+        if isinstance(o, int):
+            return int_repr(o)
+        if isinstance(o, float):
+            if o != o:
+                return "NaN"
+            if o == float("inf"):
+                return "Infinity"
+            if o == -float("inf"):
+                return "-Infinity"
+            return float_repr(o)
+        raise TypeError
+
+    def key_text(k: Any) -> str:
+        if isinstance(k, str):
+            return quote(k)
+        return quote(scalar(k))  # json writes int, float, bool and None keys as their JSON text, quoted
+
+    def enc(o: Any, indent: str) -> str:
+        if isinstance(o, str):
+            return quote(o)
+        if isinstance(o, dict):
+            if not o:
+                return "{}"
+            inner = indent + "  "
+            sep = ",\n" + inner
+            return "{\n" + inner + sep.join(key_text(k) + ": " + enc(v, inner) for k, v in o.items()) + "\n" \
+                + indent + "}"
+        if isinstance(o, (list, tuple)):
+            if not o:
+                return "[]"
+            inner = indent + "  "
+            sep = ",\n" + inner
+            return "[\n" + inner + sep.join(enc(v, inner) for v in o) + "\n" + indent + "]"
+        try:
+            return scalar(o)
+        except TypeError:
+            pass
+        return _with_indent(json.dumps(o, indent=2, default=str), indent)
+
+    return enc(obj, "")
+
+
+def _with_indent(text: str, indent: str) -> str:
+    return text.replace("\n", "\n" + indent) if indent else text
