@@ -130,6 +130,7 @@ def known_flags(version: str | None) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=8192)
 def normalise(flag: str) -> str:
     """What FlexibleArgumentParser does before argparse sees a flag: `_` -> `-` up to the first `.`."""
     if flag.startswith("--"):
@@ -146,6 +147,13 @@ def lookup(flag: str, version: str | None) -> ArgSpec | None:
 
 def resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str | None, Any]:
     """(spec, dotted sub-key or None, implied value for `--no-x`/`-O<n>` forms or None)."""
+    return _resolve_flag(flag, version)
+
+
+@lru_cache(maxsize=8192)
+def _resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str | None, Any]:
+    # a function of the flag as written and the version: an argument list repeats its flags (100,000 args of
+    # one flag: one resolution, not 100,000)
     idx = _index(version)
     if not idx:
         return None, None, None

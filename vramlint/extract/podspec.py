@@ -87,10 +87,22 @@ def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | No
     kpath = join_path(path, key)
     if is_seq(value):
         out = []
+        lc = getattr(value, "lc", None)
+        positions = lc.data if lc is not None and isinstance(getattr(lc, "data", None), dict) else {}
         for i, item in enumerate(value):
             if isinstance(item, (dict, list)):
                 out.append(Token(None, value_location(file, value, i, join_path(kpath, i))))
                 continue
+            at = positions.get(i) if type(item) is str and "\n" not in item else None
+            if at is not None and lines is not None and at[0] < len(lines):
+                # yaml_token for a one-line plain string item, inlined: an argument list of 100,000 items
+                first = lines[at[0]][at[1]:at[1] + 1]
+                if first not in ("|", ">"):
+                    line, column = at[0] + 1, at[1] + 1
+                    out.append(Token(item, Location(file, line, column, line, column + len(item),
+                                                    yaml_path=f"{kpath}[{i}]"), lines=lines,
+                                     quoted=first in ("'", '"')))
+                    continue
             out.append(yaml_token(file, value, i, join_path(kpath, i), lines))
         return [_unknown_if_template(_go_marked(t)) for t in out]
     if isinstance(value, (dict, list)):
