@@ -30,6 +30,9 @@ def test_quoted_caps_are_the_codes():
     assert (render.COPY_MAX_FILES, render.COPY_MAX_BYTES) == (5000, 64 * 2**20)
     assert "at most 5,000 files and 64 MiB in all" in " ".join(DOC.split())
     assert inspect.signature(extract_charts).parameters["timeout_s"].default == 60.0 and "(60 s per chart)" in DOC
+    from vramlint.report import text
+
+    assert text.MAX_SHOWN_LINE == 300 and "a source line longer than 300 characters is shown as a window" in DOC
 
 
 def test_quoted_hub_limits_are_the_codes():
