@@ -458,6 +458,8 @@ def test_a_chart_cut_by_the_runs_helm_time_says_so_not_its_own_limit(tmp_path, m
     from vramlint.helm import gotmpl
     from vramlint.scan import scan
 
+    monkeypatch.setattr(gotmpl, "MAX_STEPS", 10**12)  # time alone stops these templates, on any machine
+    monkeypatch.setattr(gotmpl, "MAX_CHART_STEPS", 10**12)
     monkeypatch.setattr(gotmpl, "CHART_SECONDS", 1.0)
     monkeypatch.setattr(gotmpl, "RUN_CHART_SECONDS", 1.6)  # the second chart starts with 0.6 s of the run's left
     slow = "{{ range until 100000 }}{{ range until 100000 }}{{ $x := printf \"%s\" \"a\" }}{{ end }}{{ end }}\n"
