@@ -9,7 +9,9 @@ removed in a newer version, such as `--disable-log-requests`, is valid for an ol
 
 When the image tag does not say the version, vramlint checks against its default (newest) version; a flag
 that older versions accept is then a warning, not an error, since the image may run one of them. Set
-`vllm-version` in the configuration to make it exact.
+`vllm-version` in the configuration to make it exact. vLLM's own images tagged `latest` (`vllm/vllm-openai:latest`)
+run the newest release, so a flag it no longer has is an error there: Kubernetes pulls `:latest` again for each
+new container, and any machine pulling it now gets the newest release.
 
 Fix (unsafe: the flag was written for a reason): the closest known argument when no vLLM version knows the
 flag and most of its name is kept (a misspelling, never its opposite: `--disable-x` is not `--enable-x`), else
@@ -75,6 +77,7 @@ OPTIONS: dict = {}
 SOURCES = {
     "image tag": "from the image tag",
     "configuration": "set in the configuration",
+    "latest tag": "the newest release, which the image's `latest` tag runs",
     "default": "vramlint's default version",
 }
 

@@ -58,8 +58,15 @@ def _vrl009(capsys, *argv):
     return by_rule(doc["findings"], "VRL009")
 
 
-def test_old_flag_on_latest_is_flagged_without_a_configured_version(repo, capsys):
+def test_old_flag_on_latest_is_an_error_without_a_configured_version(repo, capsys):
+    # vLLM's own `:latest` runs the newest release, which has no --use-v2-block-manager
     (repo / "deploy" / "chat.yaml").write_text(OLD_FLAG_DEPLOYMENT.format(image="vllm/vllm-openai:latest"))
+    [finding] = _vrl009(capsys)
+    assert "--use-v2-block-manager" in finding["message"] and finding["level"] == "error"
+
+
+def test_old_flag_on_an_image_of_unknown_version_is_a_warning(repo, capsys):
+    (repo / "deploy" / "chat.yaml").write_text(OLD_FLAG_DEPLOYMENT.format(image="registry.example.com/vllm:prod"))
     [finding] = _vrl009(capsys)
     assert "--use-v2-block-manager" in finding["message"] and finding["level"] == "warning"
 
@@ -128,7 +135,7 @@ def test_explain_command_line_is_read_with_the_given_version(repo, capsys):
 
 
 @pytest.mark.parametrize(("flag", "config", "expected"), [
-    (None, None, "(default)"),
+    (None, None, "(latest tag)"),
     ("0.8.5", None, "(--vllm-version)"),
     (None, "vllm-version: 0.8.5\n", "(configuration (.vramlint.yaml))"),
     ("0.9.2", "vllm-version: 0.8.5\n", "vLLM 0.9.2 (--vllm-version)"),

@@ -196,9 +196,24 @@ def test_config_file_is_collected():
 
 
 def test_image_without_command_uses_entrypoint_and_unknown_version_is_said():
-    inv = find(args=["org/m", "--max-model-len", "1024"], image="vllm/vllm-openai:latest")
+    inv = find(args=["org/m", "--max-model-len", "1024"], image="registry.example.com/vllm-server:prod")
     assert inv.model == "org/m"
     assert "version unknown" in inv.version_note and not inv.problems
+
+
+def test_latest_of_vllms_own_image_is_read_as_the_newest_release():
+    inv = find(args=["org/m", "--max-model-len", "1024"], image="vllm/vllm-openai:latest")
+    assert inv.model == "org/m" and inv.version_note is None and not inv.problems
+
+
+def test_options_in_command_instead_of_args_stop_the_container():
+    # `command` replaces the image's entrypoint: its first word is executed, and "--model" is no program
+    inv = find(command=["--model", "org/m", "--max-model-len", "1024"], image="vllm/vllm-openai:v0.9.2")
+    assert inv.model == "org/m"
+    [error] = [e for e in inv.startup_errors if e["code"] == "exec"]
+    assert "--model" in error["message"] and error["shell"]
+    # the same words as `args` run with the image's entrypoint
+    assert not find(args=["--model", "org/m"], image="vllm/vllm-openai:v0.9.2").startup_errors
 
 
 _values = st.integers(min_value=1, max_value=1 << 20)
@@ -274,3 +289,20 @@ def test_a_value_argparse_refuses_is_unknown_to_the_budget(tmp_path):
                           capture_output=True, text=True, timeout=120, env={**__import__("os").environ,
                                                                              "HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 1 and "VRL000" not in proc.stdout and "invalid int value: 'å1'" in proc.stdout
+
+
+def test_an_unset_k8s_variable_in_a_typed_value_is_not_certain():
+    # `$(NAME)` stays as written only when nothing defines NAME; an overlay, patch or envFrom may
+    inv = find(command=["python3", "-m", "vllm.entrypoints.openai.api_server"],
+               args=["--model=org/m", "--tensor-parallel-size=$(TP)"], image="vllm/vllm-openai:v0.9.2")
+    [error] = inv.startup_errors
+    assert error["level"] == "warning" and "does not define TP" in error["message"]
+    [error] = find(command=["python3", "-m", "vllm.entrypoints.openai.api_server"],
+                   args=["--model=org/m", "--tensor-parallel-size=two"], image="vllm/vllm-openai:v0.9.2").startup_errors
+    assert "level" not in error
+
+
+def test_a_stray_word_after_vllm_serve_is_refused_whatever_the_version():
+    inv = find(command=["vllm", "serve", "org/m", "--enforce-eager", "false"], image="registry.example.com/vllm:prod")
+    [error] = inv.startup_errors
+    assert error["version_known"] and "false" in error["message"]

@@ -33,13 +33,16 @@ def _resolve_model(name: str, options: ResolveOptions) -> tuple[ModelInfo | None
 
 
 def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
-    """(version, where it came from): image tag, --vllm-version / the configuration file, or the default."""
+    """(version, where it came from): image tag, --vllm-version / the configuration file, the newest release for
+    a `:latest` vLLM image, an operator's pin, or the default."""
     tagged = versions.normalize_version(server.vllm_version) or versions.version_from_image(server.image)
     if tagged:
         return tagged, f"image tag ({server.image})" if server.image else "image tag"
     configured = versions.normalize_version(options.vllm_version)
     if configured:
         return configured, options.vllm_version_source or "configuration"
+    if versions.runs_newest_release(server.image):
+        return versions.DEFAULT_VERSION, f"latest tag ({server.image}: the newest release)"
     assumed = versions.normalize_version(server.assumed_version)
     if assumed:
         return assumed, f"operator pin ({server.assumed_version_source or 'the operator pins it'})"

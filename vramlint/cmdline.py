@@ -22,7 +22,13 @@ from typing import Any
 
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, fast_frozen_init
-from vramlint.versions import normalize_version, parse_version, version_from_image
+from vramlint.versions import (
+    DEFAULT_VERSION,
+    normalize_version,
+    parse_version,
+    runs_newest_release,
+    version_from_image,
+)
 
 # --------------------------------------------------------------------------------------------------------------
 # Tokens
@@ -807,7 +813,14 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     args = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in args]
     version = version or version_from_image(image)
     found: _Found | None = None
-    if command:
+    not_a_program = None
+    if command and command[0].text and command[0].text.startswith("-") and is_vllm_image(image):
+        # `command` replaces the image's ENTRYPOINT, so its first word is what the runtime executes: an option
+        # written there (vLLM's arguments put in `command` instead of `args`) is no program, and the container
+        # never starts; the words still say what the author meant vLLM to read
+        not_a_program = command[0]
+        found = _Found("implied", list(command + args), {}, {}, command[0].location, [])
+    elif command:
         found = _search_argv(command + args, dict(env), depth=0)
     elif args:
         first = args[0].text
@@ -850,7 +863,17 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
             return None
         found.args, model_from_hf = hf
         found.entry = "openai.api_server"
-    inv = parse_vllm_args(found.args, version=version, entry=found.entry)
+    inv = parse_vllm_args(found.args, version=version, entry=found.entry,
+                          newest_release=not version and runs_newest_release(image))
+    if not_a_program is not None:
+        inv.startup_errors.insert(0, {
+            "code": "exec", "location": not_a_program.location, "arg": None, "version": None, "version_known": True,
+            "shell": True,
+            "message": f"the command (which replaces the image's entrypoint) starts with {not_a_program.text!r}, "
+                       f"which is no program: the runtime fails with 'exec: \"{not_a_program.text}\": executable "
+                       "file not found in $PATH'",
+            "fix": "put these words in `args` (Kubernetes) or compose's `command`, which follow the image's "
+                   "entrypoint, and drop `command` (compose: `entrypoint`)"})
     if model_from_hf is not None:
         inv.model, inv.model_location = model_from_hf
         inv.entrypoint = "huggingfaceserver"
@@ -1266,16 +1289,20 @@ def configured_version_for(tokens: list[Token]) -> str | None:
 _O_LEVEL = re.compile(r"-O=?(\d+|[a-z]+)?")
 
 
-def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str = "serve") -> VllmInvocation:
+def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str = "serve",
+                    newest_release: bool = False) -> VllmInvocation:
     """Read a vLLM argument list (what follows `vllm serve`) as the vLLM version's parser would.
 
     ``version`` is the one the image tag (or the extractor) says; without it, the version configured for the
-    file (:func:`configured_vllm_version`), else the newest argument table.
+    file (:func:`configured_vllm_version`), else the newest argument table: an exact reading when
+    ``newest_release`` says the image runs the newest release (vLLM's own `:latest`), else an assumption.
     """
     from vramlint import vllm_args
 
     version = version or configured_version_for(tokens)
     table_version, table_note = vllm_args.table_version(version)
+    if not version and newest_release and table_version == DEFAULT_VERSION:
+        table_note = None
     inv = VllmInvocation(entrypoint=entry, version_table=table_version, version_note=table_note)
     feats = vllm_args.features(table_version)
     normalised_flag = vllm_args.normalise
@@ -1344,6 +1371,10 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                           f"{text!r}", arg="model", fix=f"remove {text!r}")
             else:
                 _rejected(inv, tok, f"unrecognized arguments: {text}", fix=f"remove {text!r} or give it a flag")
+            if entry == "serve" and inv.startup_errors and inv.startup_errors[-1]["location"] is tok.location:
+                # `vllm serve` has one positional, the model: a second word for it replaces the model or is
+                # unrecognized, in every release; only the api_server module's parser ignored one in some
+                inv.startup_errors[-1]["version_known"] = True
             i += 1
             continue
         o_level = _O_LEVEL.fullmatch(text) if text[:2] == "-O" else None
@@ -1643,6 +1674,14 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
             detail = f"invalid {'int' if kind == 'human_int' else kind} value: {raw!r}"
         _rejected(inv, tok, f"argument {spec.flags[0]}: {detail}", arg=spec.dest,
                   fix=f"give {spec.flags[0]} a valid {'JSON' if kind == 'json' else kind.replace('human_', '')} value")
+        unset = [m.group(1) for m in _K8S_VAR.finditer(raw) if m.group(1)]
+        if unset:
+            # Kubernetes passes `$(NAME)` on as written only when nothing defines NAME: an overlay or patch that
+            # adds the variable, or an envFrom source, is not in the file
+            inv.startup_errors[-1]["level"] = "warning"
+            inv.startup_errors[-1]["message"] += (
+                f" (as written: the file does not define {', '.join(dict.fromkeys(unset))}; an overlay, patch or "
+                "envFrom that does gives vLLM its value instead)")
         # vLLM stops on it; for the budget the value is unknown (never the raw text where a number belongs)
         return raw if kind == "json" else None
     if spec.choices and text not in spec.choices and kind == "str":

@@ -104,6 +104,27 @@ def _version_from_image(image: str) -> str | None:
     return normalize_version(m.group(1))
 
 
+# vLLM's own images on Docker Hub (docker/Dockerfile's vllm-openai target and its CPU/ROCm/TPU siblings): their
+# `latest` tags move to each release when it is published.
+_OWN_IMAGE_RE = re.compile(r"^(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)/)?vllm/vllm-[\w.-]+$",
+                           re.IGNORECASE)
+
+
+def runs_newest_release(image: str | None) -> bool:
+    """An image of vLLM's own tagged ``latest`` (or ``latest-<arch>``): it runs the newest release.
+
+    Kubernetes pulls a `:latest` image again for each new container (imagePullPolicy defaults to Always for it),
+    and any machine that pulls it now gets the newest release, so what that release refuses is refused where the
+    deployment starts. A digest, a custom build or another registry's copy says nothing about the release, and
+    neither does a name without a tag: extractors stand one in for an image an operator or a chart picks."""
+    if not image or not isinstance(image, str) or "@" in image:
+        return False
+    repo, colon, tag = image.rpartition(":")
+    if not colon or "/" in tag or not _OWN_IMAGE_RE.match(repo):
+        return False
+    return tag.lower() == "latest" or tag.lower().startswith("latest-")
+
+
 def at_least(key: VersionKey, *target: int) -> bool:
     return key >= tuple(list(target) + [0] * (4 - len(target)))
 

@@ -27,6 +27,16 @@ def test_a_removed_flag_is_a_warning_when_the_version_is_only_assumed(lint):
     assert "removed after" in finding.message and "set vllm-version" in finding.message
 
 
+def test_a_removed_flag_on_latest_is_an_error(lint):
+    # vLLM's own `:latest` runs the newest release: what every release since the removal refuses is refused
+    result = lint("vrl009/fail_removed_flag_latest.yaml", rule="VRL009")
+    assert result.assessments[0].version_source == "latest tag"
+    [finding] = result.of("VRL009")
+    assert finding.level == "error"
+    assert "the newest release, which the image's `latest` tag runs" in finding.message
+    assert "removed after 0.16.0" in finding.message
+
+
 def test_a_flag_newer_than_the_image_is_an_error(lint):
     [finding] = lint("vrl009/fail_flag_newer_than_image.yaml", rule="VRL009").of("VRL009")
     assert finding.level == "error"
