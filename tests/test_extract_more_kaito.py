@@ -36,3 +36,14 @@ def test_inferenceset_mig_slice_and_replicas():
     [s] = scan([str(FIX / "inferenceset.yaml")]).servers
     assert s.kind == "InferenceSet" and s.model == "Qwen/Qwen2.5-Coder-7B-Instruct" and s.replicas == 3
     assert s.gpu.mig_profile == "3g.40gb" and s.gpu.memory_gib is not None and s.gpu.count == 1
+
+
+def test_the_runner_appends_booleans_as_words_read_with_the_vllm_kaito_pins():
+    # KAITO's runner writes `--KEY str(VALUE)`: `true` reaches vLLM as "True" after a flag that takes no value.
+    # vLLM's OpenAI parser (0.10 on) takes the first such word as its unused model tag; a second is refused.
+    [ws] = scan([str(FIX / "bool-config.yaml")]).servers
+    assert ws.assumed_version == "0.25.1" and "requirements.txt" in ws.assumed_version_source
+    assert ws.args["enable_chunked_prefill"] is True
+    [refused] = ws.startup_errors
+    assert refused["message"] == "unrecognized arguments: False" and refused["assumed_by"]
+    assert not refused["version_known"]  # the KAITO release installed may pin another vLLM

@@ -147,6 +147,17 @@ def test_split_message_keeps_every_word():
     assert split_message("A headline. The rest of it", "A headline") == ("A headline", "The rest of it")
 
 
+def test_a_long_message_without_a_break_gets_a_short_headline_and_keeps_its_words():
+    aside = ("env_file .env is not in the repository (compose needs it when the service starts; it is usually made "
+             "at deploy time, e.g. from a .env.example): the variables it sets are unknown")
+    head, rest = split_message(aside)
+    assert head == "env_file .env is not in the repository" and f"{head} {rest}" == aside
+    clause = "the model path /models/m is filled by init container 'model-download' from the Hub repository " + "x" * 80
+    head, rest = split_message(clause)
+    assert len(head) <= 120 and head.endswith(" ...") and rest.startswith("... ")
+    assert f"{head[:-4]} {rest[4:]}" == clause
+
+
 def test_vrl005_queue_limit_follows_vrl002s_configured_options(tmp_path, capsys):
     """The --max-num-seqs VRL005's fix adds is what VRL002 would ask for, with VRL002's options as configured."""
     from vramlint.cli import main

@@ -1369,6 +1369,23 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 _rejected(inv, tok, f"{text!r} follows {tokens[i - 1].text}, which takes no value, so argparse reads "
                           f"it as the positional model tag, which replaces --model: vLLM looks for a model named "
                           f"{text!r}", arg="model", fix=f"remove {text!r}")
+            elif entry == "openai.api_server" and not api_positional_taken \
+                    and (parse_version(table_version) or (0,)) >= API_PARSER_MODEL_TAG_FROM:
+                # the OpenAI server's parser has an optional model tag from 0.10 (make_arg_parser), which its
+                # __main__ never reads: the first free word lands there and is dropped, and vLLM starts
+                api_positional_taken = True
+                prev = tokens[i - 1].text if i > 0 else None
+                spec = vllm_args.resolve_flag(prev, table_version)[0] if prev and _option_like(tokens[i - 1]) \
+                    else None
+                same = spec is not None and not spec.takes_value and _to_bool(text) is (spec.action != "store_false")
+                if not same:
+                    inv.startup_errors.append({
+                        "code": "argparse", "location": tok.location, "arg": None, "version": inv.version_table,
+                        "version_known": inv.version_note is None, "level": "warning",
+                        "fix": f"remove {text!r}" + (f" (write {prev} alone, or leave it out)" if spec else ""),
+                        "message": f"{text!r} is no option's value, so the api_server's parser takes it as its "
+                                   "optional model tag, which it ignores: vLLM starts without it"
+                                   + (f" ({prev} takes no value: it is on)" if spec is not None else "")})
             else:
                 _rejected(inv, tok, f"unrecognized arguments: {text}", fix=f"remove {text!r} or give it a flag")
             if entry == "serve" and inv.startup_errors and inv.startup_errors[-1]["location"] is tok.location:
@@ -1511,6 +1528,11 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
         inv.arg_locations.pop("model_tag", None)
     inv.arg_locations.pop("model", None)
     return inv
+
+
+# vllm/entrypoints/openai/cli_args.py make_arg_parser adds the optional positional `model_tag` from this release
+# on (read in the 0.10.0 wheel; 0.9.2 has it only in `vllm serve`'s own parser).
+API_PARSER_MODEL_TAG_FROM = (0, 10)
 
 
 # ParallelConfig declares `tensor_parallel_size: int = Field(default=1, ge=1)` (and the same for

@@ -360,15 +360,18 @@ HEADLINE_WIDTH = 120  # a finding's first line, as the text report prints it, wh
 def split_message(message: str, summary: str | None = None) -> tuple[str, str]:
     """(headline, detail) of a finding's message: the rule's ``summary`` when the message starts with it; else
     the whole message when it is short, else its first sentence (or clause, at a colon outside parentheses) when
-    that fits on one line; else the whole message (a rule that writes one long sentence keeps it whole)."""
+    that fits on one line, else what comes before its first parenthesis, else its first words up to a word that
+    fits, with "..." (the detail carries on); the message itself stays whole."""
     message = message.strip()
     if summary and message.startswith(summary):
         return summary.rstrip(), message[len(summary):].lstrip(" .;:").strip()
     if len(message) <= HEADLINE_WIDTH:
         return message, ""
-    depth, first_colon = 0, None
+    depth, first_colon, first_paren = 0, None, None
     for i, ch in enumerate(message[: HEADLINE_WIDTH + 1]):
         if ch in "([{":
+            if ch == "(" and depth == 0 and first_paren is None and i >= 20 and message[i - 1] == " ":
+                first_paren = i
             depth += 1
         elif ch in ")]}":
             depth = max(0, depth - 1)
@@ -379,6 +382,13 @@ def split_message(message: str, summary: str | None = None) -> tuple[str, str]:
             first_colon = i
     if first_colon is not None:
         return message[:first_colon], message[first_colon + 1:].strip()
+    if first_paren is not None:
+        # "X is not in the repository (why, at length): what follows": the headline is what comes before the aside
+        return message[:first_paren].rstrip(), message[first_paren:].strip()
+    cut = message.rfind(" ", 20, HEADLINE_WIDTH - 3)
+    if cut > 0:
+        # one long clause: the headline ends at a word, and the detail carries on from it
+        return message[:cut].rstrip(" ,;:") + " ...", "... " + message[cut:].strip()
     return message, ""
 
 

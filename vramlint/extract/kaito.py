@@ -5,7 +5,10 @@ the GPU model and count) or a MIG slice (`resource.partition`), and optionally a
 (`inference.config`) whose `inference_config.yaml` key holds a `vllm:` mapping. KAITO's runner
 (presets/workspace/inference/vllm/inference_api.py, `KAITOArgumentParser.parse_args`) appends every key of
 that mapping to vLLM's command line as `--KEY str(VALUE)`, after its own defaults. vLLM is KAITO's default
-runtime; the annotation `kaito.sh/runtime: transformers` selects Hugging Face Transformers instead.
+runtime; the annotation `kaito.sh/runtime: transformers` selects Hugging Face Transformers instead. A value
+`true` thus reaches vLLM as the word `True` after a flag that takes none: vLLM's OpenAI parser (0.10 on, which
+KAITO's runner uses) reads the first such word as its optional model tag, which the api_server ignores; a second
+one is "unrecognized arguments". The runner's vLLM is the version KAITO's image pins (KAITO_VLLM_VERSION).
 
 KAITO sets vLLM's parallelism and context length itself (pkg/model/interface.go `buildVLLMInferenceCommand` /
 `configureParallelism`, KAITO 056b828 and the releases since it moved sizing to the operator): tensor
@@ -43,6 +46,11 @@ from vramlint.model import GpuRequest, Location, Server
 from vramlint.yamlload import join_path, node_location, value_location
 
 CONFIG_KEY = "inference_config.yaml"
+# KAITO's runtime image installs the vLLM its requirements pin (docker/presets/models/tfs/Dockerfile reads
+# `vllm==` from presets/workspace/dependencies/requirements.txt): 0.25.1 at KAITO 056b828 (2026-08-21). The
+# KAITO release installed may pin another, so refusals read with it are warnings that say so.
+KAITO_VLLM_VERSION = "0.25.1"
+KAITO_PIN_SOURCE = "KAITO 056b828 pins vllm==0.25.1 in presets/workspace/dependencies/requirements.txt"
 _CONFIG_DIR = "/mnt/config"  # where the runner reads the ConfigMap from (only used to key the join)
 
 # Preset name -> the Hugging Face repository its weights come from, as KAITO's preset catalog states it
@@ -101,6 +109,7 @@ def extract_kaito(doc: Any, obj: Any, path: str, records: Records) -> None:
                     container="inference")
     server.ignore_rules = dict(ctx.ignore_rules)
     server.replicas = replicas
+    server.assumed_version, server.assumed_version_source = KAITO_VLLM_VERSION, KAITO_PIN_SOURCE
     preset_name = scalar_text(preset.get("name")) if is_map(preset) else None
     if preset_name:
         name_loc = value_location(file, preset, "name", join_path(ppath, "name"))
@@ -206,7 +215,12 @@ def apply_inference_config(server: Server, doc: Any, cm: Any) -> None:
         vloc = value_location(cm.file, block, key) or kloc
         tokens.append(Token(f"--{key}", kloc))
         tokens.append(Token(None if value is None else str(value), vloc))
-    inv = parse_vllm_args(tokens, version=server.vllm_version, entry="openai.api_server")
+    pinned = None if server.vllm_version else server.assumed_version
+    inv = parse_vllm_args(tokens, version=server.vllm_version or pinned, entry="openai.api_server")
+    if pinned:
+        from vramlint.extract.podspec import mark_assumed
+
+        mark_assumed(inv, server.assumed_version_source or KAITO_PIN_SOURCE)
     for dest, value in inv.args.items():
         server.args[dest] = value
         if dest in inv.arg_locations:
@@ -243,6 +257,7 @@ def extract_multirole(doc: Any, obj: Any, path: str, records: Records) -> None:
                         name=f"{ctx.name}-{role_type}" if ctx.name else None, container="inference")
         server.ignore_rules = dict(ctx.ignore_rules)
         server.replicas = to_int(role.get("replicas")) if "replicas" in role else None
+        server.assumed_version, server.assumed_version_source = KAITO_VLLM_VERSION, KAITO_PIN_SOURCE
         if model_name:
             hub_id = model_name if "/" in model_name else PRESET_MODELS.get(model_name.lower())
             if hub_id:
