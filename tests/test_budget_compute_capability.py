@@ -137,11 +137,12 @@ def test_will_not_start_reports_it(tmp_path):
 
 
 def test_an_assumed_version_gives_a_warning_on_a_gpu_older_releases_support(tmp_path):
-    """`:latest` does not say the version: V100 fails on the default (newest) release but runs on 0.19 and
-    older, so it is a warning; a Pascal card fails on every release, so it stays an error."""
+    """A custom image's tag does not say the version: V100 fails on the default (newest) release but runs on 0.19
+    and older, so it is a warning; a Pascal card fails on every release, so it stays an error."""
     path = tmp_path / "deploy.yaml"
     for accelerator, level in (("nvidia-tesla-v100", "warning"), ("nvidia-tesla-p40", "error")):
-        path.write_text(DEPLOYMENT.format(accelerator=accelerator, version="0").replace(":v0", ":latest"))
+        path.write_text(DEPLOYMENT.format(accelerator=accelerator, version="0")
+                        .replace("vllm/vllm-openai:v0", "registry.example.com/ml/vllm-server:prod"))
         from vramlint.assess import assess
         from vramlint.scan import scan
 
@@ -152,3 +153,17 @@ def test_an_assumed_version_gives_a_warning_on_a_gpu_older_releases_support(tmp_
         [finding] = run_rules([assessment], [rule], ctx)
         assert finding.level == level, finding.message
         assert ("the image tag does not say the version" in finding.message) == (level == "warning")
+
+
+def test_latest_of_vllms_own_image_is_the_newest_release_so_a_v100_is_an_error(tmp_path):
+    path = tmp_path / "deploy.yaml"
+    path.write_text(DEPLOYMENT.format(accelerator="nvidia-tesla-v100", version="0").replace(":v0", ":latest"))
+    from vramlint.assess import assess
+    from vramlint.scan import scan
+
+    [assessment] = assess(scan([str(path)]).servers, ResolveOptions(allow_network=False, base_dir=str(tmp_path)))
+    assert assessment.version_source == "latest tag"
+    rule = find_rule(load_rules(), "VRL005")
+    ctx = RuleContext(rule_options={}, traffic=TrafficProfile(p99_context_tokens=None, peak_concurrent_requests=None))
+    [finding] = run_rules([assessment], [rule], ctx)
+    assert finding.level == "error", finding.message
