@@ -306,3 +306,11 @@ def test_a_stray_word_after_vllm_serve_is_refused_whatever_the_version():
     inv = find(command=["vllm", "serve", "org/m", "--enforce-eager", "false"], image="registry.example.com/vllm:prod")
     [error] = inv.startup_errors
     assert error["version_known"] and "false" in error["message"]
+
+
+def test_an_envfrom_source_the_file_does_not_show_makes_an_undefined_variable_unknown():
+    from vramlint.cmdline import ENV_FROM_UNSEEN
+
+    inv = find(command=["python3", "-m", "vllm.entrypoints.openai.api_server"],
+               args=["--model=$(MODEL)", "--port=$(PORT)"], image="vllm/vllm-openai:v0.9.2", env={ENV_FROM_UNSEEN: None})
+    assert not inv.startup_errors and inv.model is None and inv.args.get("port") is None

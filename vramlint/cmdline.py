@@ -41,6 +41,11 @@ UNKNOWN_MARK = "\ue000"
 TEMPLATE_MARK = "\u2983"
 
 
+# A key of the environment handed to `expand_k8s`: the container also takes variables from an envFrom source
+# the files do not show, so a `$(NAME)` the file does not define may be defined there (unknown, not literal).
+ENV_FROM_UNSEEN = "\ue001envFrom"
+
+
 def has_unknown_mark(text: str | None) -> bool:
     return text is not None and (UNKNOWN_MARK in text or TEMPLATE_MARK in text)
 
@@ -639,7 +644,7 @@ def expand_k8s(token: Token, env: dict[str, str | None], problems: list[str] | N
             return "$"
         name = m.group(1)
         if name not in env:
-            return m.group(0)
+            return UNKNOWN_MARK if ENV_FROM_UNSEEN in env else m.group(0)
         if env[name] is None or has_unknown_mark(env[name]):
             return UNKNOWN_MARK
         return env[name]

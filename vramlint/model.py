@@ -185,6 +185,7 @@ class Server:
     values_keys: dict[str, tuple[str, str] | str] = field(default_factory=dict)
     env: dict[str, str | None] = field(default_factory=dict)
     env_locations: dict[str, Location] = field(default_factory=dict)
+    env_from_unseen: bool = False  # envFrom sources set variables the files do not show
     gpu: GpuRequest | None = None
     shm: bool | None = None  # shared memory large enough for NCCL (k8s /dev/shm Memory emptyDir, ipc: host, shm_size)
     replicas: int | None = None

@@ -388,6 +388,16 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
 # --- env, shm, annotations ------------------------------------------------------------------------------
 
 
+def container_env(server: Server) -> dict[str, str | None]:
+    """The environment `$(NAME)` references expand from: the file's env, open to envFrom sources it does not show."""
+    from vramlint.cmdline import ENV_FROM_UNSEEN
+
+    env = dict(server.env)
+    if server.env_from_unseen:
+        env[ENV_FROM_UNSEEN] = None
+    return env
+
+
 def read_env(file: str, container: Any, path: str, server: Server) -> None:
     env = container.get("env") if is_map(container) else None
     epath = join_path(path, "env")
@@ -417,6 +427,7 @@ def read_env(file: str, container: Any, path: str, server: Server) -> None:
             for ref_key in ("configMapRef", "secretRef"):
                 ref = item.get(ref_key)
                 if is_map(ref):
+                    server.env_from_unseen = True
                     server.notes.append(
                         f"envFrom {ref_key} {scalar_text(ref.get('name'))}: the variables it sets are not known "
                         "from this file"
@@ -587,7 +598,7 @@ def container_server(
         command, args = token_filter(command), token_filter(args)
     command = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in command]
     args = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in args]
-    invocation = find_vllm_invocation(command, args, server.image, dict(server.env))
+    invocation = find_vllm_invocation(command, args, server.image, container_env(server))
     if invocation is None and image is None and not command and args:
         invocation = _patch_invocation(args, server)
     elif invocation is None and has_template_marker(image) and not command and args:
@@ -649,7 +660,7 @@ def _patch_invocation(args: list[Any], server: Server) -> Any:
 
     if not args or args[0].text is None or not args[0].text.startswith("--"):
         return None
-    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server))
     if invocation is None or invocation.unknown_args:
         return None
     if not any(k in _VLLM_SPECIFIC for k in invocation.args):
@@ -727,7 +738,7 @@ def _vllm_args_only(args: list[Any], server: Server) -> Any:
             break
     if accepted_by is None or sum(1 for k in inv.args if k in _VLLM_SPECIFIC) < 2:
         return None
-    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server))
     if invocation is not None:
         server.notes.append(f"image {server.image} is not named like a vLLM image; its entrypoint is taken to be "
                             f"vLLM's because every argument is one of vLLM's (e.g. vLLM {accepted_by})")
@@ -766,7 +777,7 @@ def _templated_image_args(args: list[Any], server: Server, doc: Any) -> Any:
         why = f"the template's helpers are named after vLLM ({helper.group(0)})"
     else:
         return None
-    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", dict(server.env))
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server))
     if invocation is not None:
         server.notes.append("the image is a template expression; the container's args are read as a vLLM argument "
                             f"list run by the image's entrypoint because every option is one of vLLM's and {why}")
