@@ -15,9 +15,12 @@ weights, then the KV cache), so weights larger than the GPU are reported once, w
 blocks", which vLLM never reaches, folded into that message; so is a second error on the same line. `VLLM_USE_V1=1` with a `--kv-cache-dtype` the V1 engine of 0.8.0 -
 0.10.1.1 does not support (any value on 0.8.0-0.8.1; fp8 off Hopper from 0.8.2, and off B200 too from 0.10)
 is vLLM's NotImplementedError, also when the model is not known; a warning when the GPU is not known and the
-release accepts it on some GPUs. When the
-image tag does not say the vLLM version, the checks that depend on the version are made against the newest
-version vramlint knows and reported as warnings. The finding sits on the argument the
+release accepts it on some GPUs. So is a container that cannot start vLLM at all: options written in
+`command` (which replaces the image's entrypoint, so the runtime tries to execute `--model`), or vLLM's own image
+with `readOnlyRootFilesystem: true` and no writable volume for the Hugging Face cache (the model download fails
+with "Read-only file system"). When the image tag does not say the vLLM version, the checks that depend on the
+version are made against the newest version vramlint knows and reported as warnings; vLLM's own `:latest` runs
+the newest release, so there they are errors. The finding sits on the argument the
 error names (`--max-model-len`, `--gpu-memory-utilization`, ...), or on the container when that argument
 was left at its default.
 

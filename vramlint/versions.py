@@ -110,6 +110,17 @@ _OWN_IMAGE_RE = re.compile(r"^(?:(?:docker\.io|index\.docker\.io|registry-1\.doc
                            re.IGNORECASE)
 
 
+def is_own_vllm_image(image: str | None) -> bool:
+    """An image of vLLM's own on Docker Hub (vllm/vllm-openai and its siblings), whatever its tag: it holds no model."""
+    if not image or not isinstance(image, str):
+        return False
+    ref = image.split("@", 1)[0]
+    repo, colon, tag = ref.rpartition(":")
+    if not colon or "/" in tag:
+        repo = ref
+    return bool(_OWN_IMAGE_RE.match(repo))
+
+
 def runs_newest_release(image: str | None) -> bool:
     """An image of vLLM's own tagged ``latest`` (or ``latest-<arch>``): it runs the newest release.
 

@@ -388,6 +388,78 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
 # --- env, shm, annotations ------------------------------------------------------------------------------
 
 
+def _read_only_download(file: str, container: Any, cpath: str, server: Server, invocation: Any) -> None:
+    """A Hub model that vLLM's own image must download, in a container whose root filesystem is read-only and
+    where no writable volume holds the Hugging Face cache: huggingface_hub's download fails with "[Errno 30]
+    Read-only file system" before vLLM loads anything (the image holds no model). Said only when every place the
+    cache can be (--download-dir, HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME, else the home directory of root or of
+    another user) is known and none is under a writable mount."""
+    from vramlint.versions import is_own_vllm_image
+
+    security = container.get("securityContext") if is_map(container) else None
+    if not is_map(security) or security.get("readOnlyRootFilesystem") is not True:
+        return
+    model = server.model
+    if not is_own_vllm_image(server.image):
+        return
+    hub_id = isinstance(model, str) and not model.startswith((".", "/", "~")) and model.count("/") == 1 \
+        and not any(c in model for c in "$\ue000{")
+    unknown = model is None or (isinstance(model, str) and any(c in model for c in "$\ue000"))
+    if not hub_id and not unknown:
+        return
+    writable = []
+    mounts = container.get("volumeMounts")
+    for mount in mounts if is_seq(mounts) else []:
+        path = scalar_text(mount.get("mountPath")) if is_map(mount) else None
+        if path is None or mount.get("readOnly") is True:
+            if path is None and is_map(mount):
+                return  # a mount whose path is not known may hold the cache
+            continue
+        if path.rstrip("/") != "/dev/shm":
+            writable.append(path.rstrip("/") or "/")
+    where = value_location(file, security, "readOnlyRootFilesystem",
+                           join_path(join_path(cpath, "securityContext"), "readOnlyRootFilesystem"))
+    if not writable and "load_format" not in server.args:
+        # nothing in the container can be written: neither a download (a Hub id, or a model named where the
+        # file does not show) nor a model of its own (vLLM's image holds none) can be had
+        what = model if hub_id else "the model (not named in the file; vLLM's image holds none)"
+        server.startup_errors.append({
+            "code": "read-only-fs", "location": where, "arg": None, "version_known": True,
+            "version": getattr(invocation, "version_table", None) or server.vllm_version,
+            "message": f"the root filesystem is read-only (readOnlyRootFilesystem: true) and the container mounts no "
+                       f"writable volume: downloading {what} fails with \"[Errno 30] Read-only file system\"",
+            "fix": "mount a writable volume (an emptyDir or a PersistentVolumeClaim) at the Hugging Face cache, "
+                   "e.g. /root/.cache/huggingface, or set HF_HOME to a writable mount"})
+        return
+    if not hub_id:
+        return
+    env = server.env
+    if "download_dir" in server.args:
+        places = [server.args["download_dir"]]
+    elif "HF_HUB_CACHE" in env:
+        places = [env["HF_HUB_CACHE"]]
+    elif "HF_HOME" in env:
+        places = [env["HF_HOME"]]
+    elif "XDG_CACHE_HOME" in env:
+        places = [env["XDG_CACHE_HOME"]]
+    elif "HOME" in env:
+        places = [env["HOME"]]
+    else:
+        places = ["/root/.cache/huggingface", "/.cache/huggingface"]  # as root, or as a user with no home
+    if server.env_from_unseen or any(not isinstance(p, str) or not p.startswith("/") for p in places):
+        return  # set by something the files do not show
+    if any(p == w or p.startswith(w.rstrip("/") + "/") for p in places for w in writable):
+        return
+    server.startup_errors.append({
+        "code": "read-only-fs", "location": where, "arg": None, "version_known": True,
+        "version": getattr(invocation, "version_table", None) or server.vllm_version,
+        "message": f"the root filesystem is read-only (readOnlyRootFilesystem: true) and no writable volume holds "
+                   f"the Hugging Face cache ({' or '.join(places)}): downloading {model} fails with \"[Errno 30] "
+                   "Read-only file system\"",
+        "fix": "mount a writable volume (an emptyDir or a PersistentVolumeClaim) at the cache, e.g. "
+               "/root/.cache/huggingface, or set HF_HOME to a writable mount"})
+
+
 def container_env(server: Server) -> dict[str, str | None]:
     """The environment `$(NAME)` references expand from: the file's env, open to envFrom sources it does not show."""
     from vramlint.cmdline import ENV_FROM_UNSEEN
@@ -621,6 +693,7 @@ def container_server(
             return None, []
         return None, [Problem(file, location.line, location.column, said, level="note")]
     apply_invocation(server, invocation)
+    _read_only_download(file, container, cpath, server, invocation)
     extra_problems = []
     if getattr(invocation, "entrypoint", None) == "implied" and not command and not args:
         from vramlint.cmdline import hidden_vllm_command, is_vllm_project_image
