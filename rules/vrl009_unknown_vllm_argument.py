@@ -133,6 +133,16 @@ def check(assessment, ctx):
             else:
                 history = f" (some vLLM versions from {first} to {last} accept it)"
         short = f"vLLM {version}" if version else "vLLM"
+        refusal = f"unrecognized arguments: {flag}"
+        try:
+            from vramlint.vllm_args import ambiguous_matches
+
+            several = ambiguous_matches(flag, version)
+        except ImportError:
+            several = []
+        if several:
+            # argparse's abbreviation: a prefix of several long options is refused as ambiguous
+            refusal = f"ambiguous option: {flag.split('=', 1)[0]} could match {', '.join(several)}"
         if assumed and knowing:
             yield ctx.finding(
                 assessment,
@@ -142,7 +152,7 @@ def check(assessment, ctx):
                 level="warning",
                 fix=_fix(server, flag, location, suggestion if hint else None),
                 detail=f"{which} does not know the argument {flag}{history}: if the image runs a version without "
-                f"it, vLLM stops at start-up with \"unrecognized arguments: {flag}\"{hint}. "
+                f"it, vLLM stops at start-up with \"{refusal}\"{hint}. "
                 + ("The file does not say the image, so" if source == "operator" else
                    "The image tag does not say the version, so")
                 + " set vllm-version in the configuration to check against yours",
@@ -150,11 +160,11 @@ def check(assessment, ctx):
             continue
         yield ctx.finding(
             assessment,
-            f"{short} does not know {flag}: it stops at start-up with \"unrecognized arguments\"",
+            f"{short} does not know {flag}: it stops at start-up with \"{refusal.split(':', 1)[0]}\"",
             location,
             fix=_fix(server, flag, location, suggestion if hint else None),
             detail=f"{which} does not know the argument {flag}{history}: it stops at start-up with "
-            f"\"unrecognized arguments: {flag}\"{hint}",
+            f"\"{refusal}\"{hint}",
         )
 
 

@@ -201,6 +201,18 @@ def _match(flag: str, idx: dict[str, ArgSpec]) -> tuple[ArgSpec | None, bool]:
     return None, False
 
 
+def ambiguous_matches(flag: str, version: str | None) -> list[str]:
+    """The long options ``flag`` is a prefix of when it is a prefix of several (argparse's "ambiguous option")."""
+    flag = normalise(flag.split("=", 1)[0])
+    idx = _index(version)
+    if flag in idx or not flag.startswith("--") or len(flag) <= 2:
+        return []
+    found = [f for f in idx if f.startswith("--") and f.startswith(flag)]
+    found += ["--no-" + f[2:] for f, spec in idx.items()
+              if spec.action == "bool_optional" and ("--no-" + f[2:]).startswith(flag)]
+    return sorted(set(found)) if len(set(found)) > 1 else []
+
+
 def closest(flag: str, version: str | None) -> str | None:
     """The known flag most like ``flag`` (for a did-you-mean), or None when nothing is close."""
     flag = normalise(flag.split("=", 1)[0])

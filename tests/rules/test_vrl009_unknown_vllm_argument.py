@@ -41,3 +41,12 @@ def test_a_flag_newer_than_the_image_is_an_error(lint):
     [finding] = lint("vrl009/fail_flag_newer_than_image.yaml", rule="VRL009").of("VRL009")
     assert finding.level == "error"
     assert "vLLM 0.6.1 (from the image tag)" in finding.message and "added in vLLM 0.6.2" in finding.message
+
+
+def test_a_prefix_of_several_options_is_said_as_argparse_says_it():
+    from vramlint.vllm_args import ambiguous_matches
+
+    # vLLM never turns argparse's abbreviation off: --device names both of these in 0.33.0, so it is ambiguous
+    assert ambiguous_matches("--device", "0.33.0") == ["--device-ids", "--device-memory-utilization"]
+    assert ambiguous_matches("--device", "0.9.2") == []  # an option of its own there
+    assert ambiguous_matches("--max-model-len", "0.33.0") == []
