@@ -297,6 +297,17 @@ def _unknown_template(tokens: list[Any]) -> list[Any]:
             for t in tokens]
 
 
+# What the nm-vllm and GKE charts' templates run: the OpenAI server module, not `vllm serve`.
+_API_SERVER_COMMAND = ("python3", "-m", "vllm.entrypoints.openai.api_server")
+
+
+def _top_level_replicas_and_gpu(server: Server, file: str, data: Any) -> None:
+    """The charts whose values keep `replicaCount` and the GPU request at the top level."""
+    if "replicaCount" in data:
+        server.replicas = to_int(data.get("replicaCount"))
+    server.gpu = _gpu(file, data, "")
+
+
 def _gpu(file: str, node: Any, path: str) -> GpuRequest | None:
     return combine_gpu(gpu_from_resources(file, node, path), gpu_from_scheduling(file, node, path))
 
@@ -442,16 +453,14 @@ def _nm_vllm(doc: Any, data: Any, servers: list[Server], problems: list[Problem]
     _set_image(server, file, data, "image", "")
     service = data.get("service")
     port = scalar_text(service.get("port")) if is_map(service) and service.get("port") is not None else "80"
-    command = [_tok("python3", None), _tok("-m", None), _tok("vllm.entrypoints.openai.api_server", None)]
+    command = [_tok(word, None) for word in _API_SERVER_COMMAND]
     args = [_tok("--model", None), _tok(data.get("modelName"), _at(file, data, "modelName", "")),
             _tok("--host", None), _tok("0.0.0.0", None), _tok("--port", None), _tok(port, None)]
     invocation = find_vllm_invocation(command, args, server.image or "vllm/vllm-openai", {})
     if invocation is None:
         return
     _finish(server, invocation, problems)
-    if "replicaCount" in data:
-        server.replicas = to_int(data.get("replicaCount"))
-    server.gpu = _gpu(file, data, "")
+    _top_level_replicas_and_gpu(server, file, data)
     api = data.get("apiServer")
     if is_map(api) and is_seq(api.get("extraArgs")) and api.get("extraArgs"):
         server.notes.append("apiServer.extraArgs is not passed to vLLM by the nm-vllm chart's deployment template")
@@ -638,14 +647,12 @@ def _gke_ai_inference(doc: Any, data: Any, servers: list[Server], problems: list
     args += [_tok(a, None) for a in _GKE_FIXED_ARGS[1:]]
     if "maxModelLen" in data:
         args.append(_tok(f"--max-model-len={scalar_text(data.get('maxModelLen'))}", _at(file, data, "maxModelLen", "")))
-    command = [_tok("python3", None), _tok("-m", None), _tok("vllm.entrypoints.openai.api_server", None)]
+    command = [_tok(word, None) for word in _API_SERVER_COMMAND]
     invocation = find_vllm_invocation(command, args, server.image, {})
     if invocation is None:
         return
     _finish(server, invocation, problems)
-    if "replicaCount" in data:
-        server.replicas = to_int(data.get("replicaCount"))
-    server.gpu = _gpu(file, data, "")
+    _top_level_replicas_and_gpu(server, file, data)
     server.values_keys.update({dest: ("", key) for dest, key in (("tensor_parallel_size", "tensorParallelSize"),
                                                                   ("max_model_len", "maxModelLen")) if key not in data})
     server.shm = True
@@ -692,9 +699,7 @@ def _opea(doc: Any, data: Any, servers: list[Server], problems: list[Problem]) -
     if invocation is None:
         return
     _finish(server, invocation, problems)
-    if "replicaCount" in data:
-        server.replicas = to_int(data.get("replicaCount"))
-    server.gpu = _gpu(file, data, "")
+    _top_level_replicas_and_gpu(server, file, data)
     if "shmSize" in data:
         server.shm = True
     servers.append(server)
@@ -732,7 +737,5 @@ def _container(doc: Any, data: Any, servers: list[Server], problems: list[Proble
                                     f"image {server.image or '(unknown)'} decides how it is used, so the model "
                                     "is left unknown (give the vLLM arguments in args)", level="note"))
             break
-    if "replicaCount" in data:
-        server.replicas = to_int(data.get("replicaCount"))
-    server.gpu = _gpu(file, data, "")
+    _top_level_replicas_and_gpu(server, file, data)
     servers.append(server)
