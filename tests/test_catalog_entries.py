@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from vramlint.models import CATALOG_DIR, _from_catalog, catalog, catalog_entry
+from vramlint.models import (
+    CATALOG_DIR,
+    CATALOG_INDEX,
+    _from_catalog,
+    build_catalog_index,
+    catalog,
+    catalog_entry,
+)
 from vramlint.weights import count_parameters, weight_bytes
 
 STORED = ("id", "source", "note", "same_as")
@@ -28,6 +35,33 @@ def test_no_model_is_listed_twice_across_catalog_files():
                 twice.append((model_id, seen[key], name))
             seen[key] = name
     assert twice == []
+
+
+def test_the_generated_index_names_the_file_of_every_catalog_model():
+    # resolving a model reads only the index and the file it names: a model missing from the index would be
+    # unknown offline (regenerate with `python tools/gen_model_index.py`)
+    stored = json.loads(CATALOG_INDEX.read_text(encoding="utf-8"))["files"]
+    assert stored == build_catalog_index()
+    assert len(stored) == len(catalog())
+
+
+def test_a_fresh_process_resolves_through_the_index_reading_one_file(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, vramlint.models as m\n"
+        "a = m.catalog_entry('Qwen/QwQ-32B-Preview'); b = m.catalog_entry('RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8')\n"
+        "print(json.dumps([a['layers'], b['quant']['method'], m.catalog_entry('no-such/model'), sorted(m._file_cache), "
+        "m._catalog_cache is None]))\n"
+    )
+    root = str(CATALOG_DIR.parent.parent.parent)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(tmp_path),
+                         env=dict(os.environ, PYTHONPATH=root)).stdout
+    layers, method, missing, files_read, whole_catalog_unread = json.loads(out)
+    assert (layers, method, missing) == (64, "compressed-tensors", None)
+    assert files_read == ["llama.json", "popular2-qwen.json"] and whole_catalog_unread
 
 
 @pytest.mark.parametrize("model_id", sorted(catalog()))

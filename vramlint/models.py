@@ -31,12 +31,27 @@ from typing import Any
 from vramlint.model import ModelInfo, ResolveOptions
 
 CATALOG_DIR = Path(__file__).parent / "data" / "models"
+# Which catalog file holds each model id (lower-cased), so that resolving one model reads the index and one file,
+# not the whole catalog; written by tools/gen_model_index.py, checked against the files by the catalog tests.
+CATALOG_INDEX = Path(__file__).parent / "data" / "model_index.json"
 _URL_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "http://", "https://", "azure://", "file://")
 _catalog_cache: dict[str, dict] | None = None
 _catalog_lock = threading.Lock()
+_index_cache: dict[str, str] | None = None
+_file_cache: dict[str, dict[str, dict]] = {}
 
 
 # ----------------------------------------------------------------------------------------- catalog
+
+
+def _catalog_file(name: str) -> dict[str, dict]:
+    """The entries of one catalog file by lower-cased Hub id (each file read once)."""
+    cached = _file_cache.get(name)
+    if cached is None:
+        data = json.loads((CATALOG_DIR / name).read_text(encoding="utf-8"))
+        cached = {model_id.lower(): {"id": model_id, **entry} for model_id, entry in data.get("models", {}).items()}
+        _file_cache[name] = cached
+    return cached
 
 
 def catalog() -> dict[str, dict]:
@@ -47,19 +62,46 @@ def catalog() -> dict[str, dict]:
             if _catalog_cache is None:
                 entries: dict[str, dict] = {}
                 for path in sorted(CATALOG_DIR.glob("*.json")):
-                    data = json.loads(path.read_text(encoding="utf-8"))
-                    for model_id, entry in data.get("models", {}).items():
-                        entries[model_id.lower()] = {"id": model_id, **entry}
+                    entries.update(_catalog_file(path.name))
                 _catalog_cache = entries
     return _catalog_cache
 
 
+def build_catalog_index() -> dict[str, str]:
+    """Lower-cased Hub id -> the catalog file that holds it (the last file wins, as in ``catalog()``)."""
+    index: dict[str, str] = {}
+    for path in sorted(CATALOG_DIR.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for model_id in data.get("models", {}):
+            index[model_id.lower()] = path.name
+    return dict(sorted(index.items()))
+
+
+def _catalog_index() -> dict[str, str] | None:
+    global _index_cache
+    if _index_cache is None:
+        try:
+            data = json.loads(CATALOG_INDEX.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # no index (a source checkout mid-edit): the whole catalog is read instead
+        _index_cache = data.get("files", {})
+    return _index_cache
+
+
+def _raw_entry(key: str) -> dict | None:
+    if _catalog_cache is None:
+        index = _catalog_index()
+        if index is not None:
+            name = index.get(key)
+            return _catalog_file(name).get(key) if name else None
+    return catalog().get(key)
+
+
 def catalog_entry(model_id: str) -> dict | None:
-    entries = catalog()
-    entry = entries.get(model_id.lower())
+    entry = _raw_entry(model_id.lower())
     if entry and "same_as" in entry:
         # A mirror or re-upload with identical weights (e.g. a repo renamed from neuralmagic/ to RedHatAI/).
-        base = entries.get(entry["same_as"].lower())
+        base = _raw_entry(entry["same_as"].lower())
         if base:
             merged = {k: v for k, v in base.items() if k not in ("id", "source")}
             merged.update({k: v for k, v in entry.items() if k != "same_as"})
