@@ -10,13 +10,17 @@ Qwen2.5-VL-7B (tower hidden 1280, 32 layers, intermediate 3420, patch 14, merge 
 * the largest image: 12,845,056 px // 28^2 = 16,384 merged patches = 128 x 128 (aspect 1), so 16,384 tokens from
   65,536 patches; outputs 16,384 x 3584 x 2 B = 117,440,512 B per item; the encoder budget max(8192, 16384)
   holds one item;
-* the tower's peak: 65,536 x (2 x 1280 + 3 x 1280 + 2 x 3420) x 2 B + the outputs = 1,852,833,792 B.
+* the dummy image's pixel values, held from the tower's run until the profiling run returns: 65,536 patches x
+  3 channels x 2 frames x 14 x 14 px x 2 B = 154,140,672 B;
+* the tower's peak: 65,536 x (2 x 1280 + 3 x 1280 + 2 x 3420) x 2 B + the outputs + the pixel values =
+  2,006,974,464 B.
 
 Mistral 3 (Magistral-Small-2509: tower hidden 1024, 24 layers, intermediate 4096, 1540 px, patch 14, merge 2,
 text hidden 5120): 110^2 = 12,100 patches and 55^2 = 3,025 tokens per image; at 8192 batched tokens 2 items,
 outputs 2 x 3025 x 5120 x 2 B = 61,952,000 B; without xformers (0.12 - 0.28) the block mask over the 24,200
-patches is 24,200^2 x 2 B = 1,171,280,000 B; the tower's peak 24,200 x (2 x 1024 + 3 x 1024 + 2 x 4096) x 2 B
-+ outputs + mask = 1,877,532,800 B (706,252,800 B from 0.29, when the tower's attention takes no mask).
+patches is 24,200^2 x 2 B = 1,171,280,000 B; pixel values 24,200 x 3 x 14 x 14 x 2 B = 28,459,200 B; the tower's
+peak 24,200 x (2 x 1024 + 3 x 1024 + 2 x 4096) x 2 B + outputs + mask + pixel values = 1,905,992,000 B
+(734,712,000 B from 0.29, when the tower's attention takes no mask).
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ def test_qwen2_5_vl_encoder_dummy_batch():
     enc, why = encoder_profile(facts, {}, V("0.19.0"), 256, 8192, 128000, 2, 1)
     assert why is None
     assert (enc.items, enc.tokens_per_item, enc.patches_per_item) == (1, 16384, 65536)
-    assert enc.output_bytes == 117_440_512 and enc.tower_peak_bytes == 1_852_833_792
+    assert enc.output_bytes == 117_440_512 and enc.tower_peak_bytes == 2_006_974_464
+    assert enc.held_bytes == 117_440_512 + 154_140_672
     assert encoder_profile(facts, {}, V("0.19.0"), 256, 40000, 128000, 2, 1)[0].items == 2
     # a few videos per prompt: the dummy video's frames follow the sequence length, not estimated
     enc, why = encoder_profile(facts, {"limit_mm_per_prompt": {"video": 1}}, V("0.19.0"), 256, 8192, 128000, 2, 1)
@@ -65,10 +70,10 @@ def test_mistral3_encoder_dummy_batch_and_mask():
     enc, why = encoder_profile(facts, {}, V("0.19.0"), 256, 8192, 131072, 2, 1)
     assert why is None
     assert (enc.items, enc.tokens_per_item, enc.patches_per_item) == (2, 3025, 12100)
-    assert enc.output_bytes == 61_952_000 and enc.tower_peak_bytes == 1_877_532_800
+    assert enc.output_bytes == 61_952_000 and enc.tower_peak_bytes == 1_905_992_000
     assert "block attention mask 1.09 GiB" in enc.how
     later, _ = encoder_profile(facts, {}, V("0.29.0"), 256, 8192, 131072, 2, 1)
-    assert later.tower_peak_bytes == 706_252_800 and "mask" not in later.how
+    assert later.tower_peak_bytes == 734_712_000 and "mask" not in later.how
     old, why = encoder_profile(facts, {}, V("0.11.0"), 256, 8192, 131072, 2, 1)
     assert old is None and "before vLLM 0.12" in why
 
@@ -80,7 +85,7 @@ def test_encoder_profile_reaches_the_budget():
     assert "multimodal encoder: 2 dummy image(s) of 3025 tokens" in b.sources["activation"]
     assert not any("encoder profiling is not estimated" in n for n in b.notes)
     # the tower's peak with its mask exceeds the text pass of 8 sequences
-    assert abs(b.activation_gib - 1_877_532_800 / 2**30) < 0.011
+    assert abs(b.activation_gib - 1_905_992_000 / 2**30) < 0.011
 
 
 def test_mm_encoder_tp_mode_data_replicates_the_tower():
@@ -88,13 +93,13 @@ def test_mm_encoder_tp_mode_data_replicates_the_tower():
     parameters x 2 B / 2 = 676,550,144 B more per rank than split; the one dummy image runs on one rank through
     the whole tower, 65,536 x (2 x 1280 + 3 x 1280 + 2 x 3420) x 2 B = 1,735,393,280 B, and the all-gathered
     outputs are 2 ranks x 117,440,512 B: 1,970,274,304 B (split by TP: 65,536 x (2 x 1280 + (3 x 1280 + 2 x 3420)
-    / 2) x 2 B + 117,440,512 = 1,152,909,312 B). Gemma 3 does not support it: vLLM falls back to weights."""
+    / 2) x 2 B + 117,440,512 = 1,152,909,312 B); each adds the batch's pixel values, 154,140,672 B. Gemma 3 does not support it: vLLM falls back to weights."""
     info = _model("Qwen/Qwen2.5-VL-7B-Instruct")
     facts = info.extra["facts"]
     data = {"mm_encoder_tp_mode": "data"}
     split, _ = encoder_profile(facts, {}, V("0.19.0"), 256, 8192, 128000, 2, 2)
     whole, _ = encoder_profile(facts, data, V("0.19.0"), 256, 8192, 128000, 2, 2)
-    assert split.tower_peak_bytes == 1_152_909_312 and whole.tower_peak_bytes == 1_970_274_304
+    assert split.tower_peak_bytes == 1_307_049_984 and whole.tower_peak_bytes == 2_124_414_976
     assert "--mm-encoder-tp-mode data" in whole.how
     args = {"tensor_parallel_size": 2, "max_model_len": 32768}
     gpu = gpus.lookup("H100-SXM")

@@ -16,7 +16,8 @@ Qwen3-VL-8B (text hidden 4096, 3 deepstack levels; tower hidden 1152, intermedia
 
 * deepstack buffers: 3 x max_num_batched_tokens x 4096 x 2 B (8192 tokens: 201,326,592 B);
 * an image of at most 16,777,216 px is 4096 x 4096 -> 256 x 256 = 65,536 patches -> 16,384 tokens; the encoder
-  outputs held during the text forward pass are items x 16,384 x 4096 x (1 + 3) x 2 B = 536,870,912 B per item;
+  outputs held during the text forward pass are items x 16,384 x 4096 x (1 + 3) x 2 B = 536,870,912 B per item,
+  with the pixel values, 65,536 x 3 x 2 x 16 x 16 x 2 B = 201,326,592 B per item;
 * items = max(1, min(max(max_num_batched_tokens, 16384) // 16384, max_num_seqs x min(limit, max_model_len //
   16384))): 1 at 8192 tokens, 2 at 40,000.
 
@@ -129,8 +130,9 @@ def test_qwen3_vl_encoder_dummy_batch():
     assert why is None
     assert (enc.items, enc.tokens_per_item, enc.patches_per_item) == (1, 16384, 65536)
     assert enc.output_bytes == 536_870_912
-    # the tower peak: per patch 2 x 1152 + 3 x 1152 + 2 x 4304 values in bf16, plus the outputs
-    assert enc.tower_peak_bytes == 65536 * (2 * 1152 + 3 * 1152 + 2 * 4304) * 2 + 536_870_912
+    # the tower peak: per patch 2 x 1152 + 3 x 1152 + 2 x 4304 values in bf16, plus the outputs and pixel values
+    assert enc.tower_peak_bytes == 65536 * (2 * 1152 + 3 * 1152 + 2 * 4304) * 2 + 536_870_912 + 201_326_592
+    assert enc.held_bytes == 536_870_912 + 201_326_592
     enc2, _ = encoder_profile(facts, {}, V019, 256, 40000, 262144, 2, 1)
     assert enc2.items == 2 and enc2.output_bytes == 2 * 536_870_912
     # one image per prompt and one sequence cap the batch whatever the token budget
@@ -157,9 +159,10 @@ def test_encoder_profile_in_the_activation_peak():
     assert "multimodal encoder: 1 dummy image(s) of 16384 tokens" in b.sources["activation"]
     assert not any("encoder profiling is not estimated" in n for n in b.notes)
     # the tower's 65,536 patches outweigh a 16-sequence text pass: the peak is the tower's
-    assert abs(b.activation_gib - (65536 * (2 * 1152 + 3 * 1152 + 2 * 4304) * 2 + 536_870_912) / 2**30) < 0.011
-    # before 0.17 (and for processors vramlint does not know) the note stays
-    old = compute_budget(info, gpu, args, {}, "0.14.0", 1)
+    assert abs(b.activation_gib - (65536 * (2 * 1152 + 3 * 1152 + 2 * 4304) * 2 + 536_870_912 + 201_326_592)
+               / 2**30) < 0.011
+    # before 0.9 (and for processors vramlint does not know) the note stays
+    old = compute_budget(info, gpu, args, {}, "0.8.5", 1)
     assert any("not estimated for this release" in n for n in old.notes)
     g4, _ = resolve_model("google/gemma-4-26B-A4B", OFFLINE)
     b4 = compute_budget(g4, gpus.lookup("A100-80GB"), {"max_model_len": 8192}, {}, "0.19.0", 1)
@@ -191,10 +194,61 @@ def test_gemma3_encoder_dummy_batch_before_0_17():
     assert old is None and "before 0.9" in why
 
 
-def test_qwen3_vl_before_0_17_only_without_video():
+def test_qwen3_vl_image_from_0_13_video_before():
+    """0.13 - 0.16 count a video's tokens once (no 12.5 factor): at most 16,200 (3 frames, padded to 4), fewer
+    than an image's 16,384, so the image is the dummy item as from 0.17; with images off the video is, and is not
+    estimated."""
     _, facts = facts_of("Qwen/Qwen3-VL-8B-Instruct")
-    v014 = versions.parse_version("0.14.0")
-    enc, why = encoder_profile(facts, {}, v014, 256, 8192, 262144, 2, 1)
+    for version in ("0.13.0", "0.14.0"):
+        enc, why = encoder_profile(facts, {}, versions.parse_version(version), 256, 8192, 262144, 2, 1)
+        assert why is None and (enc.modality, enc.items, enc.tokens_per_item, enc.output_bytes) == \
+            ("image", 1, 16384, 536_870_912)
+    enc, why = encoder_profile(facts, {"limit_mm_per_prompt": {"image": 0}}, versions.parse_version("0.14.0"),
+                               256, 8192, 262144, 2, 1)
     assert enc is None and "video" in why
-    enc, why = encoder_profile(facts, {"limit_mm_per_prompt": {"video": 0}}, v014, 256, 8192, 262144, 2, 1)
-    assert why is None and (enc.items, enc.tokens_per_item, enc.output_bytes) == (1, 16384, 536_870_912)
+
+
+def test_qwen3_vl_dummy_video_0_11():
+    """Qwen3-VL-30B-A3B on vLLM 0.11 (public log P32: 4 x RTX 3090, TP 4, max_model_len 65536, 2048 batched
+    tokens): the frames grow to the 24,576 cap (each video of up to 24,576 frames has at most 16,200 tokens), and
+    24,576 x 4096^2 px is resized by sqrt(24,576 x 4096^2 / 25,165,824) = 128 to 32 x 32 px: 12,288 x 2 x 2 =
+    49,152 patches, 12,288 tokens, counted 12,288 x 12.5 = 153,600 ("Encoder cache will be initialized with a
+    budget of 153600 tokens, and profiled with 1 video items"). Outputs 12,288 x 2048 x (1 + 3) x 2 B =
+    201,326,592 B, each copied into a 153,600-row tensor: 2,516,582,400 B; pixel values 49,152 x 1536 x 2 B =
+    150,994,944 B; all three held through the text forward pass: 2,868,903,936 B. The tower's own run, 49,152 x
+    (2 x 1152 + (3 x 1152 + 2 x 4304) / 4) x 2 B + outputs + pixel values = 875,298,816 B, is smaller. With
+    max_model_len 8192 the third frame's 16,200 tokens do not fit: 2 frames resized to 3520 px, 1 x 220 x 220 =
+    48,400 patches, 12,100 tokens, counted 151,250."""
+    _, facts = facts_of("Qwen/Qwen3-VL-30B-A3B-Instruct")
+    v011 = versions.parse_version("0.11.0")
+    enc, why = encoder_profile(facts, {}, v011, 256, 2048, 65536, 2, 4)
+    assert why is None
+    assert (enc.modality, enc.items, enc.tokens_per_item, enc.patches_per_item) == ("video", 1, 12288, 49152)
+    assert "counted as 153600 tokens" in enc.how and "encoder budget of 153600" in enc.how
+    assert enc.output_bytes == 2_516_582_400 and enc.held_bytes == 2_868_903_936
+    assert enc.tower_peak_bytes == 2_868_903_936
+    short, _ = encoder_profile(facts, {}, v011, 256, 2048, 8192, 2, 4)
+    assert (short.tokens_per_item, short.patches_per_item) == (12100, 48400) and "151250" in short.how
+    # 0.12 the same; with videos off the image, which fills the budget (no padding)
+    assert encoder_profile(facts, {}, versions.parse_version("0.12.0"), 256, 2048, 65536, 2, 4)[0].held_bytes \
+        == 2_868_903_936
+    image, _ = encoder_profile(facts, {"limit_mm_per_prompt": {"video": 0}}, v011, 256, 2048, 65536, 2, 4)
+    assert (image.modality, image.tokens_per_item, image.output_bytes) == ("image", 16384, 16384 * 8192 * 2)
+
+
+def test_qwen3_vl_dummy_video_frames_follow_vllms_loop():
+    """The shortcut for long sequences gives what vLLM's frame-by-frame loop gives."""
+    from vramlint.budget.multimodal import _qwen3_vl_dummy_video, _qwen3_vl_video_grid
+
+    _, facts = facts_of("Qwen/Qwen3-VL-30B-A3B-Instruct")
+    vision = facts["vision"]
+
+    def walked(seq_len):
+        frames = 2
+        while frames < 24576 and _qwen3_vl_video_grid(frames + 1, 4096, 16, 2, 2) // 4 <= seq_len:
+            frames += 1
+        return _qwen3_vl_video_grid(frames, 4096, 16, 2, 2)
+
+    assert max(_qwen3_vl_video_grid(n, 4096, 16, 2, 2) // 4 for n in range(2, 24577)) == 16200
+    for seq_len in (4096, 16199, 16384, 40000):
+        assert _qwen3_vl_dummy_video(vision, seq_len)[1] == walked(seq_len), seq_len

@@ -36,14 +36,22 @@ dependency from 0.12) the tower builds one dense block attention mask over every
 the patch dtype, until ``MMEncoderAttention`` replaces it in 0.29.
 
 Before 0.17 the items follow each release's own formula (:func:`_dummy_items`), and 0.11 - 0.12 copy each item's
-output into an (encoder budget, width) tensor that the encoder cache holds through the text forward pass.
+output into an (encoder budget, width) tensor that the encoder cache holds through the text forward pass; the
+copying loop's variable keeps the last original output (for Qwen a view of the tower's one output tensor) alive
+until the sampler's output takes its name. Qwen3-VL in 0.11 - 0.12 counts each video token 12.5 times (its
+timestamp text), so its dummy item is a video: as many frames of the largest image as ``max_model_len`` holds, up
+to 24,576, resized together to the video processor's 25,165,824 px (:func:`_qwen3_vl_dummy_video`: 12,288 tokens,
+49,152 patches, counted 153,600, from 16,200 tokens of sequence length); from 0.13 a video's tokens are counted
+once, at most 16,200, and the 16,384-token image is the dummy item. In every release read (0.11, 0.13, 0.19, 0.26)
+the dummy batch's pixel values (``batched_dummy_mm_inputs``, on the GPU in the model dtype) stay referenced until
+``profile_run`` returns, so they are held through the tower's run and the text forward pass.
 
 The vision tower's own peak is not something vLLM's code states (it measures it); it is estimated like the
 text forward pass: per patch, the residual stream and one layer's attention and MLP intermediates
 ((3 x hidden + 2 x intermediate) / tp, the tower's linear layers being tensor-parallel) in the model dtype,
-plus the outputs. Gemma 4, Llama 4, InternVL, releases before 0.9, and Qwen3-VL before 0.17 (whose video item
-depends on the sequence length) keep the note that the encoder profile is not estimated;
-``--mm-processor-kwargs`` overrides of the image size are not read.
+plus the outputs and the pixel values. Gemma 4, Llama 4, InternVL (their catalog entries carry no tower facts)
+and releases before 0.9 keep the note that the encoder profile is not estimated; so does a video dummy item from
+0.13 (images limited to 0); ``--mm-processor-kwargs`` overrides of the image size are not read.
 """
 
 from __future__ import annotations
@@ -63,7 +71,15 @@ VLLM_SOURCES = (
     "vllm/config/multimodal.py::MultiModalConfig.get_limit_per_prompt (default 999; 0 with language_model_only)",
     "vllm/model_executor/models/interfaces.py::SupportsMultiModal._mark_tower_model (0.17+)",
     "vllm/model_executor/models/qwen3_vl.py: visual skipped with image and video limits 0 (0.11+), "
-    "deepstack_input_embeds buffers, Qwen3VLProcessingInfo.get_max_image_tokens / get_max_video_tokens",
+    "deepstack_input_embeds buffers, Qwen3VLProcessingInfo.get_max_image_tokens / get_max_video_tokens "
+    "(video_soft_tokens x 12.5 in 0.11 - 0.12), _get_vision_info, _MAX_FRAMES_PER_VIDEO = 24576, "
+    "Qwen3VLDummyInputsBuilder (do_resize False); qwen2_vl.py::_get_max_video_frames, "
+    "get_num_frames_with_most_features",
+    "transformers/models/qwen3_vl/video_processing_qwen3_vl.py::smart_resize (frames x height x width within "
+    "size.longest_edge, 25,165,824 in Qwen3-VL's video_preprocessor_config.json)",
+    "vllm/v1/worker/gpu_model_runner.py::profile_run: batched_dummy_mm_inputs referenced until it returns "
+    "(0.11, 0.13, 0.19, 0.26); the padding loop's variable (0.11 - 0.12); "
+    "vllm/multimodal/processing.py::InputProcessingContext._postprocess_output (pixel values in the model dtype)",
     "vllm/model_executor/models/gemma3_mm.py::Gemma3ProcessingInfo.get_num_image_tokens (image_seq_length)",
     "vllm/v1/worker/gpu_model_runner.py::profile_run (0.9 - 0.13: dummy items, outputs padded to the encoder "
     "budget in 0.11 - 0.12), vllm/v1/worker/utils.py::MultiModalBudget.get_max_items (0.11 - 0.16)",
@@ -75,6 +91,10 @@ VLLM_SOURCES = (
 
 # Qwen3-VL's preprocessor_config.json: size.longest_edge (pixels of the largest image after resizing)
 QWEN3_VL_MAX_PIXELS = 16_777_216
+# Qwen3-VL's video_preprocessor_config.json: size.longest_edge, the pixels of all frames of a video together
+QWEN3_VL_VIDEO_MAX_PIXELS = 25_165_824
+# vllm/model_executor/models/qwen3_vl.py::_MAX_FRAMES_PER_VIDEO (0.11+)
+QWEN3_VL_MAX_FRAMES_PER_VIDEO = 24_576
 GEMMA3_TOKENS_PER_IMAGE = 256
 # Qwen2.5-VL's preprocessor_config.json: max_pixels (size.longest_edge), 16384 x 28 x 28
 QWEN2_5_VL_MAX_PIXELS = 12_845_056
@@ -154,6 +174,7 @@ class EncoderProfile:
     output_bytes: int  # encoder outputs held in the encoder cache during the text forward pass
     tower_peak_bytes: int  # estimated peak while the tower runs on the dummy batch (outputs included)
     how: str
+    held_bytes: int = 0  # all the dummy batch keeps during the text forward pass: outputs, copies, pixel values
 
 
 def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_seqs: int,
@@ -170,10 +191,9 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     if not versions.at_least(key, 0, 9):
         return None, "multimodal encoder profiling is not estimated for this release (before 0.9)"
     limits = _limits(args)
-    if family == "qwen3_vl" and not versions.at_least(key, 0, 17) and limits.get("video", 999) != 0:
-        return None, ("multimodal encoder profiling is not estimated for this release (before 0.17 the largest "
-                      "dummy item can be a video whose size depends on the sequence length; --limit-mm-per-prompt "
-                      "'{\"video\": 0}' leaves the image, which is)")
+    # Qwen3-VL in 0.11 - 0.12 counts a video's tokens 12.5 times (its timestamps), more than any image: the dummy
+    # item is the longest video the sequence length allows (_qwen3_vl_dummy_video)
+    video_dummy = (family == "qwen3_vl" and not versions.at_least(key, 0, 13) and limits.get("video", 999) != 0)
     if family == "qwen2_5_vl" and not versions.at_least(key, 0, 14):
         return None, "multimodal encoder profiling is not estimated for Qwen2.5-VL before vLLM 0.14"
     if family == "mistral3" and not versions.at_least(key, 0, 12):
@@ -199,6 +219,10 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         tokens = (vision["image"] // (patch * merge)) ** 2
         width = facts.get("hidden") or 0
         modality = "image"
+    elif video_dummy:
+        tokens, patches, counted = _qwen3_vl_dummy_video(vision, max_model_len)
+        width = (vision.get("out") or facts.get("hidden") or 0) * (1 + int(vision.get("deepstack") or 0))
+        modality = "video"
     elif family == "qwen3_vl":
         patch, merge = vision.get("patch") or 16, vision.get("merge") or 2
         side = int(QWEN3_VL_MAX_PIXELS ** 0.5) // (patch * merge) * merge  # patches per side
@@ -214,17 +238,24 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     else:
         return None, ("multimodal encoder profiling is not estimated for this model's processor: the real "
                       "activation peak can be much larger")
+    if not video_dummy:
+        counted = tokens  # the tokens vLLM counts per item are the encoder's output rows
     limit = limits.get(modality, 999)
     if limit == 0:  # the other modality (video) is the dummy one: not estimated
         return None, "multimodal encoder profiling (video dummy items) is not estimated"
-    budget = max(max_num_batched_tokens, tokens)
-    items = _dummy_items(key, args, limit, tokens, budget, max_num_seqs, max_num_batched_tokens, max_model_len)
+    budget = max(max_num_batched_tokens, counted)
+    items = _dummy_items(key, args, limit, counted, budget, max_num_seqs, max_num_batched_tokens, max_model_len)
     held_tokens = tokens
-    if versions.at_least(key, 0, 11) and not versions.at_least(key, 0, 13) and tokens < budget:
+    padded = versions.at_least(key, 0, 11) and not versions.at_least(key, 0, 13) and tokens < budget
+    if padded:
         # 0.11 - 0.12: each item's output is copied into a (encoder_budget, width) tensor kept in the encoder
-        # cache ("dummy embeddings of size (encode_budget, hidden_size)"); the originals are freed after the copy
+        # cache ("dummy embeddings of size (encode_budget, hidden_size)")
         held_tokens = budget
     output_bytes = items * held_tokens * width * dtype_bytes
+    # The dummy batch's pixel values (batched_dummy_mm_inputs, in the model dtype: the processor's output is cast
+    # to it) stay referenced until profile_run returns, through the text forward pass and the sampler (0.11+)
+    inputs = (items * patches * _pixel_elements_per_patch(family, vision) * dtype_bytes
+              if versions.at_least(key, 0, 11) else 0)
     hidden, inter = vision["hidden"], vision.get("inter") or 4 * vision["hidden"]
     data_parallel = tp > 1 and encoder_data_parallel(facts, args, key)
     split = 1 if data_parallel else max(1, tp)
@@ -240,16 +271,23 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         # PixtralHFVisionModel without xformers: generate_block_attention_mask, one (N, N) mask in the patch dtype
         # over the N patches of the whole dummy batch, passed to scaled_dot_product_attention in every layer
         mask = (items * patches) ** 2 * dtype_bytes
-    tower_peak = int(run_items * patches * per_patch) + originals + mask
-    if held_tokens != tokens:
-        tower_peak = max(tower_peak, originals + output_bytes)  # the originals and the copies, during the copy
-    how = (f"{items} dummy {modality}(s) of {tokens} tokens ({patches} patches each) through the vision tower; "
-           f"encoder outputs {output_bytes / (1 << 30):.2f} GiB held during the text forward pass"
-           + (f" (each padded to the encoder budget of {budget} tokens, 0.11 - 0.12)" if held_tokens != tokens else "")
+    tower_peak = int(run_items * patches * per_patch) + originals + mask + inputs
+    held = output_bytes + inputs
+    if padded:
+        # the copies are made in a loop whose variable keeps the last original -- a view of the tower's one output
+        # tensor, so all of it -- until the sampler's output takes the name after the text forward pass
+        held += originals
+        tower_peak = max(tower_peak, held)
+    how = (f"{items} dummy {modality}(s) of {tokens} tokens ({patches} patches each) through the vision tower"
+           + (f" (counted as {counted} tokens: 12.5 per video token, 0.11 - 0.12)" if counted != tokens else "")
+           + f"; encoder outputs {output_bytes / (1 << 30):.2f} GiB held during the text forward pass"
+           + (f" (each padded to the encoder budget of {budget} tokens, 0.11 - 0.12, with the unpadded outputs "
+              f"{originals / (1 << 30):.2f} GiB)" if padded else "")
+           + (f" and its pixel values {inputs / (1 << 30):.2f} GiB" if inputs else "")
            + (f"; the tower's block attention mask {mask / (1 << 30):.2f} GiB" if mask else "")
            + (f"; --mm-encoder-tp-mode data: {run_items} item(s) per rank through the whole tower"
               if data_parallel else ""))
-    return EncoderProfile(modality, items, tokens, patches, output_bytes, tower_peak, how), None
+    return EncoderProfile(modality, items, tokens, patches, output_bytes, tower_peak, how, held), None
 
 
 def _dummy_items(key: versions.VersionKey, args: dict, limit: int, tokens: int, budget: int, max_num_seqs: int,
@@ -272,6 +310,64 @@ def _dummy_items(key: versions.VersionKey, args: dict, limit: int, tokens: int, 
     if args.get("enable_chunked_prefill") is not None and not truthy(args.get("enable_chunked_prefill")):
         reqs = min(reqs, max_num_batched_tokens // tokens)
     return max(1, min(budget // tokens, reqs * per_prompt))
+
+
+def _pixel_elements_per_patch(family: str | None, vision: dict) -> int:
+    """Elements of the dummy batch's pixel values per patch: Qwen's processors flatten ``temporal_patch_size``
+    frames of ``channels x patch x patch`` into each patch row (an image is its frame repeated); Gemma 3 and
+    Pixtral pass (items, channels, height, width) images, channels x patch^2 per patch."""
+    patch = vision.get("patch") or 14
+    temporal = (vision.get("temporal") or 2) if family in ("qwen3_vl", "qwen2_5_vl") else 1
+    return (vision.get("channels") or 3) * temporal * patch * patch
+
+
+def _qwen3_vl_video_grid(frames: int, side: int, patch: int, merge: int, temporal: int) -> int:
+    """Patches of a ``frames``-frame dummy video of ``side`` x ``side`` px for Qwen3-VL
+    (``Qwen3VLProcessingInfo._get_vision_info`` with the video processor): the frames are resized together so
+    that frames x height x width stays within the video processor's ``longest_edge`` (transformers'
+    ``Qwen3VLVideoProcessor`` ``smart_resize``: scale by sqrt(frames x h x w / max_pixels), round down to
+    ``patch x merge``, at least one unit), and an odd frame count is padded by one frame."""
+    factor = patch * merge
+    height = round(side / factor) * factor
+    if round(frames / temporal) * temporal * height * height > QWEN3_VL_VIDEO_MAX_PIXELS:
+        beta = math.sqrt(frames * side * side / QWEN3_VL_VIDEO_MAX_PIXELS)
+        height = max(factor, math.floor(side / beta / factor) * factor)
+    grid_t = max((frames + frames % temporal) // temporal, 1)
+    return grid_t * (height // patch) ** 2
+
+
+def _qwen3_vl_dummy_video(vision: dict, max_model_len: int) -> tuple[int, int, int]:
+    """Qwen3-VL's largest dummy video in vLLM 0.11 - 0.12: (encoder output tokens, patches, tokens vLLM counts).
+
+    ``get_num_frames_with_most_features(seq_len=max_model_len, {"video": 1})``: starting from 2 frames of the
+    largest image (4096 x 4096 px for ``longest_edge`` 16,777,216), add frames while the video's tokens stay within
+    ``max_model_len`` (``_get_max_video_frames``), at most ``_MAX_FRAMES_PER_VIDEO`` (24,576); the dummy video has
+    that many frames, resized as :func:`_qwen3_vl_video_grid` says (``do_resize`` False: the dummy is already that
+    size). ``get_max_video_tokens`` counts each of its tokens 12.5 times ("<{timestamp} seconds>" plus the vision
+    start, pad and end tokens), so the video is the modality with the most tokens; the encoder still outputs one
+    row per merged patch. At 24,576 frames of 32 x 32 px: 12,288 tokens, 49,152 patches, counted 153,600."""
+    patch, merge = vision.get("patch") or 16, vision.get("merge") or 2
+    temporal = vision.get("temporal") or 2
+    side = math.isqrt(QWEN3_VL_MAX_PIXELS) // (patch * merge) * (patch * merge)
+    unit = merge * merge
+
+    def tokens(n: int) -> int:
+        return _qwen3_vl_video_grid(n, side, patch, merge, temporal) // unit
+
+    # Every frame count from 2 is resized (2 x 4096^2 px exceed max_pixels) to frames x height^2 <= max_pixels with
+    # height >= patch x merge up to the cap, so a video has at most (frames + 1) / (2 x frames) x max_pixels /
+    # (patch x merge)^2 <= 2/3 x 24,576 = 16,384 tokens: a sequence that long reaches the cap without walking
+    # vLLM's loop frame by frame
+    bound = 2 * QWEN3_VL_VIDEO_MAX_PIXELS // (3 * (patch * merge) ** 2)
+    if (max_model_len >= bound and 2 * side * side > QWEN3_VL_VIDEO_MAX_PIXELS
+            and QWEN3_VL_MAX_FRAMES_PER_VIDEO * (patch * merge) ** 2 <= QWEN3_VL_VIDEO_MAX_PIXELS):
+        frames = QWEN3_VL_MAX_FRAMES_PER_VIDEO
+    else:
+        frames = 2
+        while frames < QWEN3_VL_MAX_FRAMES_PER_VIDEO and tokens(frames + 1) <= max_model_len:
+            frames += 1
+    patches = _qwen3_vl_video_grid(frames, side, patch, merge, temporal)
+    return patches // unit, patches, int(patches // unit * 12.5)
 
 
 def _qwen2_vl_max_tokens(max_seq_len: int) -> int:

@@ -123,7 +123,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                                             cfg.dtype_bytes, cfg.tp)
                             if beh.engine == "v1" and facts.get("vision") else (None, None))
         if encoder is not None:
-            activation = [max(encoder.tower_peak_bytes, act + encoder.output_bytes) for act in activation]
+            activation = [max(encoder.tower_peak_bytes, act + encoder.held_bytes) for act in activation]
             src["activation"] += f"; multimodal encoder: {encoder.how}"
         elif why_not or not (facts.get("vision") and tower_skipped(facts, cfg.args, key)):
             notes.append(why_not or "multimodal encoder profiling is not estimated (the model's vision tower is not "
