@@ -166,7 +166,10 @@ def test_encoder_profile_in_the_activation_peak():
     assert any("not estimated for this release" in n for n in old.notes)
     g4, _ = resolve_model("google/gemma-4-26B-A4B", OFFLINE)
     b4 = compute_budget(g4, gpus.lookup("A100-80GB"), {"max_model_len": 8192}, {}, "0.19.0", 1)
-    assert any("not estimated for this model's processor" in n for n in b4.notes)
+    assert not any("encoder profiling" in n for n in b4.notes)
+    assert "multimodal encoder: 1 dummy video(s) of 2048 tokens" in b4.sources["activation"]
+    b4_old = compute_budget(g4, gpus.lookup("A100-80GB"), {"max_model_len": 8192}, {}, "0.18.0", 1)
+    assert any("Gemma 4 before vLLM 0.19" in n for n in b4_old.notes)
 
 
 def test_gemma3_encoder_dummy_batch_before_0_17():
@@ -252,3 +255,26 @@ def test_qwen3_vl_dummy_video_frames_follow_vllms_loop():
     assert max(_qwen3_vl_video_grid(n, 4096, 16, 2, 2) // 4 for n in range(2, 24577)) == 16200
     for seq_len in (4096, 16199, 16384, 40000):
         assert _qwen3_vl_dummy_video(vision, seq_len)[1] == walked(seq_len), seq_len
+
+
+def test_gemma4_encoder_dummy_video_and_images():
+    """Gemma 4 (vLLM 0.19+, gemma4_mm.py; gemma-4-26B-A4B: tower hidden 1152, intermediate 4304, patch 16, pooling
+    3, text hidden 2816). Per item vLLM counts an image as default_output_length = 280 tokens and a video as 32
+    frames x (70 + 8) = 2,496, so the video is the dummy item: 32 frames of the builder's 224 x 224 px, each
+    processed as an image of at most 70 soft tokens (padded to 70 x 9 = 630 patches; scaled by sqrt(630 / 14^2)
+    and rounded down to 48 px: 384 px, 24^2 = 576 patches, 64 tokens). At 2048 batched tokens the budget
+    max(2048, 2496) holds one video: outputs 32 x 64 x 2816 x 2 B = 11,534,336 B, pixel values (pre-patchified, 3 x
+    16 x 16 per patch) 20,160 x 768 x 2 B = 30,965,760 B, held through the text pass: 42,500,096 B. The tower
+    takes one frame at a time: 630 x (2 x 1152 + 3 x 1152 + 2 x 4304) x 2 B + outputs + pixel values = 60,603,776
+    B. With videos off: 2048 // 280 = 7 images of 2,520 patches, 768 px -> 48^2 = 2,304 patches -> 256 tokens."""
+    _, facts = facts_of("google/gemma-4-26B-A4B")
+    enc, why = encoder_profile(facts, {}, V019, 256, 2048, 131072, 2, 1)
+    assert why is None
+    assert (enc.modality, enc.items, enc.tokens_per_item, enc.patches_per_item) == ("video", 1, 2048, 20160)
+    assert enc.output_bytes == 11_534_336 and enc.held_bytes == 42_500_096
+    assert enc.tower_peak_bytes == 60_603_776 and "counted as 2496 tokens" in enc.how
+    images, _ = encoder_profile(facts, {"limit_mm_per_prompt": {"video": 0}}, V019, 256, 2048, 131072, 2, 1)
+    assert (images.modality, images.items, images.tokens_per_item, images.patches_per_item) == \
+        ("image", 7, 256, 2520)
+    assert tower_skipped(facts, {"limit_mm_per_prompt": {"image": 0, "video": 0}}, V019)
+    assert not tower_skipped(facts, {"limit_mm_per_prompt": {"image": 0}}, V019)

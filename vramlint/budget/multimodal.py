@@ -49,9 +49,14 @@ the dummy batch's pixel values (``batched_dummy_mm_inputs``, on the GPU in the m
 The vision tower's own peak is not something vLLM's code states (it measures it); it is estimated like the
 text forward pass: per patch, the residual stream and one layer's attention and MLP intermediates
 ((3 x hidden + 2 x intermediate) / tp, the tower's linear layers being tensor-parallel) in the model dtype,
-plus the outputs and the pixel values. Gemma 4, Llama 4, InternVL (their catalog entries carry no tower facts)
-and releases before 0.9 keep the note that the encoder profile is not estimated; so does a video dummy item from
-0.13 (images limited to 0); ``--mm-processor-kwargs`` overrides of the image size are not read.
+plus the outputs and the pixel values. Gemma 4 (0.19+) counts an image as ``default_output_length`` (280) tokens
+and a video as 32 frames x (70 + 8), so its dummy item is a video of 32 frames of 224 x 224 px (the image
+processor has no size: the dummy builder's default), each padded to 70 x 3^2 = 630 patches; the tower takes one
+frame (or image) at a time (``_process_video_input`` / ``_process_image_input`` loop over them), so only the
+outputs and pixel values of the batch add up. Llama 4 and InternVL (their catalog entries carry no tower facts),
+Gemma 4 before 0.19 and releases before 0.9 keep the note that the encoder profile is not estimated; so does a
+video dummy item from 0.13 (images limited to 0); ``--mm-processor-kwargs`` overrides of the image size (Gemma 4's
+``max_soft_tokens``, 0.26) are not read.
 """
 
 from __future__ import annotations
@@ -81,6 +86,10 @@ VLLM_SOURCES = (
     "(0.11, 0.13, 0.19, 0.26); the padding loop's variable (0.11 - 0.12); "
     "vllm/multimodal/processing.py::InputProcessingContext._postprocess_output (pixel values in the model dtype)",
     "vllm/model_executor/models/gemma3_mm.py::Gemma3ProcessingInfo.get_num_image_tokens (image_seq_length)",
+    "vllm/model_executor/models/gemma4_mm.py (0.19, 0.26): Gemma4ProcessingInfo.get_mm_max_tokens_per_item, "
+    "_compute_num_soft_tokens, _VIDEO_MAX_SOFT_TOKENS = 70, _VIDEO_MAX_FRAMES = 32, Gemma4DummyInputsBuilder "
+    "(224 px without a size dict), Gemma4ForConditionalGeneration._process_image_input / _process_video_input "
+    "(one image or frame at a time through the tower)",
     "vllm/v1/worker/gpu_model_runner.py::profile_run (0.9 - 0.13: dummy items, outputs padded to the encoder "
     "budget in 0.11 - 0.12), vllm/v1/worker/utils.py::MultiModalBudget.get_max_items (0.11 - 0.16)",
     "vllm/model_executor/models/qwen2_vl.py::Qwen2VLProcessingInfo.get_image_size_with_most_features, "
@@ -93,6 +102,13 @@ VLLM_SOURCES = (
 QWEN3_VL_MAX_PIXELS = 16_777_216
 # Qwen3-VL's video_preprocessor_config.json: size.longest_edge, the pixels of all frames of a video together
 QWEN3_VL_VIDEO_MAX_PIXELS = 25_165_824
+# Gemma 4 (vllm/model_executor/models/gemma4_mm.py, 0.19+): the vision config's default_output_length (soft tokens
+# per image), the video constants _VIDEO_MAX_SOFT_TOKENS / _VIDEO_MAX_FRAMES, and the dummy inputs' size (the
+# image processor has no size dict: the builder falls back to 224 x 224)
+GEMMA4_IMAGE_SOFT_TOKENS = 280
+GEMMA4_VIDEO_SOFT_TOKENS = 70
+GEMMA4_VIDEO_FRAMES = 32
+GEMMA4_DUMMY_SIDE = 224
 # vllm/model_executor/models/qwen3_vl.py::_MAX_FRAMES_PER_VIDEO (0.11+)
 QWEN3_VL_MAX_FRAMES_PER_VIDEO = 24_576
 GEMMA3_TOKENS_PER_IMAGE = 256
@@ -138,7 +154,7 @@ def _family(facts: dict) -> str | None:
 
 
 def _modalities(family: str | None) -> tuple[str, ...]:
-    return ("image", "video") if family in ("qwen3_vl", "qwen2_5_vl") else ("image",)
+    return ("image", "video") if family in ("qwen3_vl", "qwen2_5_vl", "gemma4") else ("image",)
 
 
 def tower_skipped(facts: dict, args: dict, key: versions.VersionKey) -> str | None:
@@ -235,10 +251,26 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         tokens = GEMMA3_TOKENS_PER_IMAGE
         width = facts.get("hidden") or 0
         modality = "image"
+    elif family == "gemma4":
+        if not versions.at_least(key, 0, 19):
+            return None, "multimodal encoder profiling is not estimated for Gemma 4 before vLLM 0.19"
+        pooled = (vision.get("pooling") or 3) ** 2
+        if limits.get("video", 999) != 0:
+            # the video (32 frames x (70 soft tokens + 8), 2,496) outweighs an image (default_output_length, 280)
+            frame_tokens, frames, modality = GEMMA4_VIDEO_SOFT_TOKENS, GEMMA4_VIDEO_FRAMES, "video"
+            counted = frames * (frame_tokens + 8)
+        else:
+            frame_tokens, frames, modality = vision.get("tokens") or GEMMA4_IMAGE_SOFT_TOKENS, 1, "image"
+            counted = frame_tokens
+        # each frame (or image) is padded to max_soft_tokens x pooling^2 patches and runs through the tower alone
+        run_patches = frame_tokens * pooled
+        patches = frames * run_patches
+        tokens = frames * _gemma4_soft_tokens(vision, GEMMA4_DUMMY_SIDE, frame_tokens)
+        width = facts.get("hidden") or 0
     else:
         return None, ("multimodal encoder profiling is not estimated for this model's processor: the real "
                       "activation peak can be much larger")
-    if not video_dummy:
+    if not video_dummy and family != "gemma4":
         counted = tokens  # the tokens vLLM counts per item are the encoder's output rows
     limit = limits.get(modality, 999)
     if limit == 0:  # the other modality (video) is the dummy one: not estimated
@@ -271,7 +303,9 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         # PixtralHFVisionModel without xformers: generate_block_attention_mask, one (N, N) mask in the patch dtype
         # over the N patches of the whole dummy batch, passed to scaled_dot_product_attention in every layer
         mask = (items * patches) ** 2 * dtype_bytes
-    tower_peak = int(run_items * patches * per_patch) + originals + mask + inputs
+    if family != "gemma4":
+        run_patches = run_items * patches  # the whole dummy batch in one forward pass of the tower
+    tower_peak = int(run_patches * per_patch) + originals + mask + inputs
     held = output_bytes + inputs
     if padded:
         # the copies are made in a loop whose variable keeps the last original -- a view of the tower's one output
@@ -279,7 +313,9 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         held += originals
         tower_peak = max(tower_peak, held)
     how = (f"{items} dummy {modality}(s) of {tokens} tokens ({patches} patches each) through the vision tower"
-           + (f" (counted as {counted} tokens: 12.5 per video token, 0.11 - 0.12)" if counted != tokens else "")
+           + (f" (counted as {counted} tokens: 12.5 per video token, 0.11 - 0.12)" if video_dummy else "")
+           + (f" (counted as {counted} tokens; one {'frame' if modality == 'video' else 'image'} of {run_patches} "
+              "patches at a time through the tower)" if family == "gemma4" else "")
            + f"; encoder outputs {output_bytes / (1 << 30):.2f} GiB held during the text forward pass"
            + (f" (each padded to the encoder budget of {budget} tokens, 0.11 - 0.12, with the unpadded outputs "
               f"{originals / (1 << 30):.2f} GiB)" if padded else "")
@@ -310,6 +346,17 @@ def _dummy_items(key: versions.VersionKey, args: dict, limit: int, tokens: int, 
     if args.get("enable_chunked_prefill") is not None and not truthy(args.get("enable_chunked_prefill")):
         reqs = min(reqs, max_num_batched_tokens // tokens)
     return max(1, min(budget // tokens, reqs * per_prompt))
+
+
+def _gemma4_soft_tokens(vision: dict, side: int, max_soft_tokens: int) -> int:
+    """Soft tokens of a ``side`` x ``side`` image once the padding is stripped
+    (``Gemma4ProcessingInfo._compute_num_soft_tokens``): the image is scaled so that its patches fill
+    ``max_soft_tokens x pooling^2``, rounded down to whole ``patch x pooling`` units, and pooled."""
+    patch, pooling = vision.get("patch") or 16, vision.get("pooling") or 3
+    unit = patch * pooling
+    scale = math.sqrt(max_soft_tokens * pooling * pooling / ((side / patch) * (side / patch)))
+    target = max(unit, int(math.floor(side * scale / unit)) * unit)
+    return (target // patch) * (target // patch) // (pooling * pooling)
 
 
 def _pixel_elements_per_patch(family: str | None, vision: dict) -> int:
