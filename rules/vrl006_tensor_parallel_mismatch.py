@@ -27,6 +27,11 @@ On AWS Neuron, `--tensor-parallel-size` counts NeuronCores: a pod requesting `aw
 is compared core for core, one requesting whole devices (`aws.amazon.com/neuron`) only when it is short even
 at 8 cores a device (Inferentia2 and Trainium1 have 2, Trainium2 8; the manifest does not say which).
 
+On Google TPUs the parallel sizes count JAX devices while `google.com/tpu` requests chips: a TPU7x (Ironwood)
+chip is two devices (two TensorCores and no megacore, JAX's `pallas.tpu.ChipVersion`), a v4, v5e, v5p or v6e
+chip one; a chip type the node selector does not name is compared only when it is short even at two devices a
+chip.
+
 Fix (unsafe): too few GPUs requested: the GPU count where one values key says it (the production-stack
 chart's `requestGPU`), else a tensor-parallel size that fits the GPUs requested when the heads allow it and
 the budget starts with it, else the GPU request itself: a Kubernetes container's GPU resource in `limits` and
@@ -93,6 +98,27 @@ OPTIONS = {
 }
 
 MULTI_NODE_KINDS = {"LeaderWorkerSet", "RayCluster", "RayService", "RayJob", "RayClusterFleet"}
+
+
+# vLLM on TPU sizes its parallelism in JAX devices, and `google.com/tpu` requests chips. A chip is one device,
+# except a chip with two TensorCores and no megacore, where each TensorCore is a device of its own: TPU7x (Ironwood),
+# as JAX's table of chips says (jax.experimental.pallas.tpu.ChipVersion: 7x, 2 physical TensorCores per chip,
+# megacore not supported). v4 and v5p join their two cores as one megacore device; v5e and v6e have one core.
+_TWO_DEVICE_TPU_CHIPS = ("tpu7x",)
+_ONE_DEVICE_TPU_CHIPS = ("tpu-v4", "tpu-v5", "tpu-v6")
+
+
+def _tpu_devices(tpu_type, chips, world):
+    """(devices the requested chips give, unit to say them in); devices None when the chip is not named and the
+    parallel size fits two devices per chip (nothing certain to say)."""
+    name = (tpu_type or "").strip().lower()
+    if name.startswith(_TWO_DEVICE_TPU_CHIPS):
+        return chips * 2, "TPU devices (two TensorCores, each a device, per TPU7x chip)"
+    if name.startswith(_ONE_DEVICE_TPU_CHIPS):
+        return chips, "TPU chips"
+    if world <= chips * 2:
+        return None, "TPU devices"
+    return chips * 2, "TPU devices (at most 2 per chip)"
 
 
 def _budget_error_codes(assessment) -> set[str]:
@@ -164,6 +190,8 @@ def check(assessment, ctx):
             count = None
         else:
             count, unit = count * 8, "NeuronCores (at most 8 per Neuron device)"
+    elif count is not None and gpu.vendor == "google-tpu":
+        count, unit = _tpu_devices(gpu.type, count, world)
     if count is not None and not multi_node and gpu.mig_profile is None:
         gpu_where = gpu.count_location or gpu.location or server.location
         gpu_line = f" (line {gpu_where.line})" if gpu_where.file == where.file else f" ({gpu_where.file}:{gpu_where.line})"
@@ -174,7 +202,9 @@ def check(assessment, ctx):
                 f"{'' if unit == 'GPUs' else ' ' + unit}{gpu_line}: vLLM stops at start-up. Request "
                 f"{world} {unit.split(' (')[0]}, or lower the parallel size to {count}",
                 where,
-                fix=_short_fix(assessment, world, count, tp, pp * dp, gpu_where),
+                fix=_short_fix(assessment, world, count, tp, pp * dp, gpu_where) if not unit.startswith("TPU")
+                else _advice(f"lower the parallel size to {count} {unit.split(' (')[0]}, or request more chips",
+                             "a TPU request counts chips, which are not the devices vLLM counts on every TPU"),
                 related=[gpu_where],
             )
         elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None and unit == "GPUs":

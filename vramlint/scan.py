@@ -289,6 +289,13 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         if "ConfigMap" in text:
             col.unparsed.append((display, text))
         return
+    from vramlint.extract import shell_scripts
+
+    if shell_scripts.is_shell_script(display, text):  # a launch script named on the command line: not YAML
+        servers, problems = shell_scripts.read_shell_script(text, display)
+        col.records.servers.extend(servers)
+        col.inventory.problems.extend(problems)
+        return
     from vramlint.extract import extract_records
     from vramlint.yamlload import load_text
 

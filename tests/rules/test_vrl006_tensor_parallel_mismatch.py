@@ -123,3 +123,33 @@ def test_neuron_counts_cores_not_devices(lint, tmp_path):
     assert "NeuronCores" in short.message and short.level == "error"
     [far] = lint(manifest("aws.amazon.com/neuron", 1, 32), rule="VRL006").of("VRL006")
     assert "at most 8 per Neuron device" in far.message
+
+
+def _tpu_manifest(tmp_path, accelerator: str, chips: int, tp: int, dp: int = 1) -> str:
+    path = tmp_path / f"{accelerator}-{chips}-{tp}-{dp}.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm-tpu}\nspec:\n  template:\n    spec:\n"
+        f"      nodeSelector: {{cloud.google.com/gke-tpu-accelerator: {accelerator}}}\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-tpu:v0.11.1\n"
+        "        command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct,"
+        f" --tensor-parallel-size, '{tp}', --data-parallel-size, '{dp}']\n"
+        f"        resources: {{limits: {{google.com/tpu: '{chips}'}}}}\n")
+    return str(path)
+
+
+def test_tpu7x_chips_hold_two_devices(lint, tmp_path):
+    """vLLM counts JAX devices; a TPU7x chip is two of them (two TensorCores, no megacore), so TP 8 (or DP 4 x TP 2)
+    on 4 chips starts, and only more than twice the chips is short."""
+    assert lint(_tpu_manifest(tmp_path, "tpu7x", 4, 8), rule="VRL006").of("VRL006") == []
+    assert lint(_tpu_manifest(tmp_path, "tpu7x", 4, 2, dp=4), rule="VRL006").of("VRL006") == []
+    [short] = lint(_tpu_manifest(tmp_path, "tpu7x", 4, 16), rule="VRL006").of("VRL006")
+    assert short.level == "error" and "needs 16 TPU devices" in short.message and "requests 8" in short.message
+
+
+def test_one_device_tpu_chips_are_counted_chip_for_chip(lint, tmp_path):
+    # v6e and v5e have one TensorCore per chip; v5p joins its two as one megacore device
+    [short] = lint(_tpu_manifest(tmp_path, "tpu-v6e-slice", 4, 8), rule="VRL006").of("VRL006")
+    assert short.level == "error" and "needs 8 TPU chips" in short.message and "requests 4 TPU chips" in short.message
+    assert lint(_tpu_manifest(tmp_path, "tpu-v5p-slice", 4, 4), rule="VRL006").of("VRL006") == []
+    [short] = lint(_tpu_manifest(tmp_path, "tpu-v5p-slice", 4, 8), rule="VRL006").of("VRL006")
+    assert short.level == "error"

@@ -1,0 +1,104 @@
+"""Launch scripts named on the command line: the vLLM server a shell script starts, never YAML errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from vramlint.scan import scan
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def test_vllm_serve_in_a_script_is_a_server_not_invalid_yaml(tmp_path):
+    path = _write(tmp_path, "serve.sh", """\
+        #!/bin/bash
+        set -e
+        export CUDA_VISIBLE_DEVICES=2,3
+        MODEL=Qwen/Qwen2.5-7B-Instruct
+        echo "starting: $MODEL"
+        vllm serve "$MODEL" \\
+            --tensor-parallel-size 2 \\
+            --max-model-len 8192
+        """)
+    inv = scan([path])
+    assert inv.problems == []  # `echo "starting: ..."` is a shell line, not a YAML mapping
+    [server] = inv.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert server.args["tensor_parallel_size"] == 2 and server.args["max_model_len"] == 8192
+    assert server.location.line == 6 and server.source_format == "script"
+    assert server.gpu.count == 2 and server.gpu.device_ids == ["2", "3"]
+
+
+def test_devices_from_the_environment_are_not_assumed(tmp_path):
+    path = _write(tmp_path, "serve.sh", """\
+        export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0,1}
+        python3 -m vllm.entrypoints.openai.api_server --model facebook/opt-125m
+        """)
+    [server] = scan([path]).servers
+    assert server.gpu is None  # the default holds only where nothing sets the variable
+
+
+def test_docker_run_of_a_vllm_image(tmp_path):
+    path = _write(tmp_path, "run.sh", """\
+        docker run --runtime nvidia --gpus '"device=0,1"' \\
+            -v ~/.cache/huggingface:/root/.cache/huggingface -p 8000:8000 \\
+            --env "HF_TOKEN=$HF_TOKEN" -e VLLM_LOGGING_LEVEL=DEBUG --ipc=host --name chat \\
+            vllm/vllm-openai:v0.8.5 \\
+            --model meta-llama/Llama-3.1-8B-Instruct \\
+            --tensor-parallel-size 2
+        """)
+    [server] = scan([path]).servers
+    assert server.image == "vllm/vllm-openai:v0.8.5" and server.vllm_version == "0.8.5"
+    assert server.name == "chat" and server.kind == "docker run"
+    assert server.model == "meta-llama/Llama-3.1-8B-Instruct" and server.args["tensor_parallel_size"] == 2
+    assert server.location.line == 4  # the image: what runs
+    assert server.gpu.count == 2 and server.env["VLLM_LOGGING_LEVEL"] == "DEBUG"
+    assert server.shm is True
+
+
+def test_docker_run_of_another_image_is_no_server(tmp_path):
+    path = _write(tmp_path, "run.sh", """\
+        docker run -d --rm -p 8080:80 ghcr.io/huggingface/text-generation-inference:2.0 --model-id x/y
+        """)
+    inv = scan([path])
+    assert inv.servers == [] and inv.problems == []
+
+
+def test_a_script_that_mentions_vllm_but_starts_none_says_so(tmp_path):
+    path = _write(tmp_path, "bench.sh", """\
+        pip install vllm
+        curl http://localhost:8000/v1/models
+        """)
+    inv = scan([path])
+    assert inv.servers == []
+    [note] = inv.problems
+    assert note.level == "note" and "mentions vLLM" in note.message
+
+
+def test_shebang_without_extension(tmp_path):
+    path = _write(tmp_path, "launch", """\
+        #!/usr/bin/env bash
+        exec vllm serve facebook/opt-125m --max-model-len 1024
+        """)
+    [server] = scan([path]).servers
+    assert server.model == "facebook/opt-125m"
+
+
+def test_removed_option_on_latest_fails_the_check(tmp_path):
+    path = _write(tmp_path, "run.sh", """\
+        docker run --gpus all vllm/vllm-openai:latest \\
+            --model facebook/opt-125m \\
+            --disable-log-requests
+        """)
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", path, "--offline", "--output-format", "json"],
+                          capture_output=True, text=True, timeout=300)
+    report = json.loads(proc.stdout)
+    [error] = [f for f in report["findings"] if f["level"] == "error"]
+    assert error["rule"] == "VRL009" and error["line"] == 3 and proc.returncode == 1

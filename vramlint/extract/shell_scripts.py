@@ -1,0 +1,280 @@
+"""Launch scripts named on the command line: the vLLM servers a shell script starts (never running it).
+
+A file is read as a shell script when its name ends in `.sh` or `.bash`, or its first line is a `#!` naming a
+shell; YAML it is not, so it is not parsed as YAML. Two shapes start a server:
+
+- `vllm serve ...` or `python -m vllm.entrypoints.openai.api_server ...` run by the script itself (read by
+  `cmdline.find_vllm_invocation` as `sh -c SCRIPT`, so variables the script assigns before are expanded); the
+  devices it sees are the `CUDA_VISIBLE_DEVICES` the script sets (`export CUDA_VISIBLE_DEVICES=0,1` or a prefix
+  assignment), when it sets them to a literal list;
+- `docker run [OPTIONS] IMAGE [ARGS]` (also `podman run`, `nerdctl run`, `docker container run`) of a vLLM image:
+  the image and its arguments are read as a container's (Docker's semantics: `--entrypoint` replaces the image's
+  ENTRYPOINT, the words after the image its CMD), with the `-e/--env` variables and the `--gpus` devices.
+
+The options of `docker run` that take a value are Docker's own (docker CLI reference, `docker container run`):
+knowing them is what tells the image from an option's value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from vramlint.model import GpuRequest, Location, Problem, Server
+
+SCRIPT_EXTENSIONS = (".sh", ".bash")
+_SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(?:ba|da|k|z|a)?sh\b")
+_CONTAINER_CLIS = {"docker", "podman", "nerdctl"}
+_PREFIX_WORDS = {"sudo", "exec", "nohup", "time", "setsid", "command"}
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+
+# `docker container run` options that take a value (docker CLI reference); the others are flags.
+_VALUE_OPTIONS = frozenset("""
+--add-host --annotation --attach --blkio-weight --blkio-weight-device --cap-add --cap-drop --cgroup-parent
+--cgroupns --cidfile --cpu-count --cpu-percent --cpu-period --cpu-quota --cpu-rt-period --cpu-rt-runtime
+--cpu-shares --cpus --cpuset-cpus --cpuset-mems --detach-keys --device --device-cgroup-rule --device-read-bps
+--device-read-iops --device-write-bps --device-write-iops --dns --dns-opt --dns-option --dns-search --domainname
+--entrypoint --env --env-file --expose --gpus --group-add --health-cmd --health-interval --health-retries
+--health-start-interval --health-start-period --health-timeout --hostname --io-maxbandwidth --io-maxiops --ip
+--ip6 --ipc --isolation --kernel-memory --label --label-file --link --link-local-ip --log-driver --log-opt
+--mac-address --memory --memory-reservation --memory-swap --memory-swappiness --mount --name --net --net-alias
+--network --network-alias --oom-score-adj --pid --pids-limit --platform --publish --pull --restart --runtime
+--security-opt --shm-size --stop-signal --stop-timeout --storage-opt --sysctl --tmpfs --ulimit --user --userns
+--uts --volume --volume-driver --volumes-from --workdir --device-requests --chmod --requires
+""".split())
+_VALUE_SHORT = frozenset("acehlmpuvw")  # -a -c -e -h -l -m -p -u -v -w take a value; -d -i -t -P -q do not
+
+
+def is_shell_script(display: str, text: str) -> bool:
+    """A shell script by its name or its `#!` line (never YAML, whatever it holds)."""
+    if display.lower().endswith(SCRIPT_EXTENSIONS):
+        return True
+    return bool(_SHEBANG.match(text[:200]))
+
+
+def read_shell_script(text: str, display: str) -> tuple[list[Server], list[Problem]]:
+    """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read."""
+    from vramlint.cmdline import Token, find_vllm_invocation, split_token
+    from vramlint.extract import scripts
+
+    script = scripts.script_token(text, display)
+    servers: list[Server] = []
+    problems: list[Problem] = []
+    # variables unset where the script is read: `${X:-default}` is its default, `$X` unknown
+    for command in _commands(split_token(script, {})):
+        run = _container_run(command)
+        if run is not None:
+            server = _docker_run_server(run, display, problems)
+            if server is not None:
+                servers.append(server)
+    # the assignments as written: a value taken from the environment (a default included) is not known
+    assigned: dict[str, tuple[str | None, Location | None]] = {}
+    for command in _commands(split_token(script, None)):
+        _note_assignments(command, assigned)
+    if not servers:
+        start = Location(display, 1, 1)
+        inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
+                                   None, {})
+        if inv is not None:
+            servers.append(_script_server(inv, display, assigned))
+    if not servers and "vllm" in text.lower():
+        problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
+                                "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
+                                "of a vLLM image)", level="note"))
+    return servers, problems
+
+
+def _commands(words: list[Any]) -> list[list[Any]]:
+    commands: list[list[Any]] = [[]]
+    for word in words:
+        if word.op:
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return [c for c in commands if c]
+
+
+def _words(command: list[Any]) -> list[Any]:
+    """The words of a simple command after its leading assignments and wrappers (`sudo`, `nohup`, `exec`)."""
+    i = 0
+    while i < len(command) and command[i].text is not None and (
+            command[i].text in _PREFIX_WORDS or _ASSIGNMENT.match(command[i].text)):
+        i += 1
+    return command[i:]
+
+
+def _note_assignments(command: list[Any], assigned: dict[str, tuple[str | None, Location | None]]) -> None:
+    """`export NAME=VALUE` and bare `NAME=VALUE` commands: the variables later commands of the script see (a
+    value from the environment, `${NAME:-default}` included, is not known here)."""
+    from vramlint.cmdline import UNKNOWN_MARK
+
+    words = [w for w in command if w.text is not None]
+    if words and words[0].text in ("export", "declare", "readonly"):
+        words = [w for w in words[1:] if not w.text.startswith("-")]
+    if not words or not all(_ASSIGNMENT.match(w.text) for w in words):
+        return
+    for w in words:
+        name, value = _ASSIGNMENT.match(w.text).groups()
+        assigned[name] = (None if "$" in value or "`" in value or UNKNOWN_MARK in value else value, w.location)
+
+
+def _container_run(command: list[Any]) -> list[Any] | None:
+    """The words after `docker run` (or `docker container run`, podman, nerdctl), or None."""
+    words = _words(command)
+    texts = [w.text for w in words[:3]]
+    if len(texts) < 2 or texts[0] is None or os.path.basename(texts[0]) not in _CONTAINER_CLIS:
+        return None
+    if texts[1] == "run":
+        return words[2:]
+    if texts[1] == "container" and len(texts) > 2 and texts[2] == "run":
+        return words[3:]
+    return None
+
+
+def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) -> Server | None:
+    from vramlint.cmdline import find_vllm_invocation, is_vllm_image
+    from vramlint.versions import version_from_image
+
+    env: dict[str, str | None] = {}
+    env_locs: dict[str, Location] = {}
+    gpus: tuple[str | None, Location | None] | None = None
+    entrypoint: list[Any] = []
+    name = None
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.text
+        if text is None:
+            return None  # an option known only at run time: which word is the image is not known
+        if not text.startswith("-") or text == "-":
+            break
+        if text == "--":
+            i += 1
+            break
+        value, taken = _option_value(words, i)
+        option = _option_name(text)
+        if option in ("--env", "-e") and value is not None:
+            key, eq, val = value.partition("=")
+            env[key] = val if eq else None  # `-e NAME` passes the variable of the shell running docker
+            env_locs[key] = words[i + taken - 1].location if taken else word.location
+        elif option == "--gpus":
+            gpus = (value, word.location)
+        elif option == "--entrypoint" and value is not None:
+            entrypoint = [_with_text(words[i + taken - 1] if taken > 1 else word, value)]
+        elif option == "--name":
+            name = value
+        i += taken
+    if i >= len(words):
+        return None
+    image_word, rest = words[i], list(words[i + 1:])
+    image = image_word.text
+    if not is_vllm_image(image):
+        return None
+    inv = find_vllm_invocation(entrypoint, rest, image, env)
+    if inv is None:
+        return None
+    server = Server(file=display, location=image_word.location, source_format="script", kind="docker run",
+                    name=name or os.path.basename(display), image=image, image_location=image_word.location,
+                    vllm_version=version_from_image(image))
+    _fill(server, inv)
+    server.env.update(env)
+    server.env_locations.update(env_locs)
+    server.gpu = _docker_gpus(gpus, env.get("CUDA_VISIBLE_DEVICES"), env_locs.get("CUDA_VISIBLE_DEVICES"))
+    server.shm = any(_option_name(w.text or "") in ("--ipc", "--shm-size") for w in words[:i])
+    for message in inv.problems:
+        problems.append(Problem(display, image_word.location.line, image_word.location.column, message))
+    return server
+
+
+def _option_name(text: str) -> str:
+    if text.startswith("--"):
+        return text.split("=", 1)[0]
+    return text[:2]
+
+
+def _option_value(words: list[Any], i: int) -> tuple[str | None, int]:
+    """(the option's value, how many words the option takes) for the option at ``words[i]``."""
+    text = words[i].text
+    if text.startswith("--"):
+        if "=" in text:
+            return text.split("=", 1)[1], 1
+        if text in _VALUE_OPTIONS:
+            nxt = words[i + 1].text if i + 1 < len(words) else None
+            return nxt, 2
+        return None, 1
+    # short options cluster (`-it`, `-dit`); the first that takes a value takes the rest of the word or the next
+    for j, letter in enumerate(text[1:], start=1):
+        if letter in _VALUE_SHORT:
+            if j + 1 < len(text):
+                return text[j + 1:], 1
+            nxt = words[i + 1].text if i + 1 < len(words) else None
+            return nxt, 2
+    return None, 1
+
+
+def _with_text(word: Any, text: str) -> Any:
+    from vramlint.cmdline import Token
+
+    return Token(text, word.location)
+
+
+def _docker_gpus(gpus: tuple[str | None, Location | None] | None, cuda_visible: str | None,
+                 cuda_location: Location | None) -> GpuRequest | None:
+    """The devices `--gpus` gives the container (`all`, a count, `device=0,1`), narrowed by CUDA_VISIBLE_DEVICES."""
+    if gpus is None:
+        return None
+    value, location = gpus
+    count: int | None = None
+    ids: list[str] | None = None
+    raw = (value or "").strip().strip("'\"")
+    if raw.isdigit():
+        count = int(raw)
+    elif "device=" in raw:
+        ids = [d for d in raw.split("device=", 1)[1].strip("'\"").split(",") if d]
+        count = len(ids)
+    evidence = [f"--gpus {value}"]
+    visible = _ids(cuda_visible)
+    if visible is not None:
+        evidence.append(f"CUDA_VISIBLE_DEVICES={cuda_visible}")
+        count = len(visible) if count is None or len(visible) <= count else count
+    return GpuRequest(type=None, count=count, evidence="; ".join(evidence), location=location or cuda_location,
+                      device_ids=ids)
+
+
+def _ids(value: str | None) -> list[str] | None:
+    if value is None or not re.fullmatch(r"[\w-]+(,[\w-]+)*", value.strip()):
+        return None
+    return value.strip().split(",")
+
+
+def _script_server(inv: Any, display: str, assigned: dict[str, tuple[str | None, Location | None]]) -> Server:
+    location = inv.location or Location(display, 1, 1)
+    server = Server(file=display, location=location, source_format="script", kind="script",
+                    name=os.path.basename(display))
+    _fill(server, inv)
+    cuda = inv.env.get("CUDA_VISIBLE_DEVICES") if "CUDA_VISIBLE_DEVICES" in inv.env else None
+    cuda_location = inv.env_locations.get("CUDA_VISIBLE_DEVICES")
+    if "CUDA_VISIBLE_DEVICES" not in inv.env and "CUDA_VISIBLE_DEVICES" in assigned:
+        cuda, cuda_location = assigned["CUDA_VISIBLE_DEVICES"]
+        server.env["CUDA_VISIBLE_DEVICES"] = cuda
+    ids = _ids(cuda)
+    if ids is not None:
+        server.gpu = GpuRequest(type=None, count=len(ids), evidence=f"CUDA_VISIBLE_DEVICES={cuda}",
+                                location=cuda_location, device_ids=ids)
+    return server
+
+
+def _fill(server: Server, inv: Any) -> None:
+    server.model, server.model_location = inv.model, inv.model_location
+    server.args, server.arg_locations, server.unknown_args = inv.args, inv.arg_locations, inv.unknown_args
+    server.env.update(inv.env)
+    server.env_locations.update(inv.env_locations)
+    server.startup_errors.extend(inv.startup_errors)
+    server.unchecked.extend(inv.unchecked)
+    for path, where in inv.config_files:
+        if where is not None:
+            server.arg_locations.setdefault("config", where)
+        server.args.setdefault("config", path or None)
+        server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file, which "
+                            "the script names (its settings are not included)")
