@@ -13,7 +13,8 @@ figures stop measuring anything.
 The script runs `vramlint check --offline --output-format json` and `vramlint explain --offline --format json`
 over all the files at once (as a user scanning a checkout would), then prints:
 - servers found / expected (required servers of the key; a server is found when a reported server of the same
-  file has the key's model, or the key's name when the model is not in the file), and extra servers;
+  file has the key's model, or the key's name when the model is not in the file; the files of one Helm chart, under
+  the folder of its Chart.yaml, count as one file for this), and extra servers;
 - model right and GPU right (type and count per pod) among the found servers;
 - error precision and recall: an error finding matches an expected error by file, line (+-2) and rule; findings
   on an `uncertain` line are left out of both; error findings near a `not_errors` line are listed apart;
@@ -145,6 +146,24 @@ def match_servers(expected: list[dict], found: list[dict]) -> tuple[list[tuple[d
     return pairs, unmatched, left
 
 
+def chart_root(saved: str) -> str | None:
+    """The folder under files/ holding the Chart.yaml that ``saved`` belongs to, or None."""
+    d = os.path.dirname(saved)
+    while d:
+        if os.path.isfile(os.path.join(FILES_DIR, d, "Chart.yaml")):
+            return d
+        d = os.path.dirname(d)
+    return None
+
+
+def chart_groups(files: list[str]) -> list[tuple[str, list[str]]]:
+    """(name, files) per unit of server matching: each file alone, or all files of one Helm chart together."""
+    groups: dict[str, list[str]] = {}
+    for saved in files:
+        groups.setdefault(chart_root(saved) or saved, []).append(saved)
+    return list(groups.items())
+
+
 def gpu_count_matches(expected: int | None, gpu: dict) -> bool:
     found = gpu.get("count") if isinstance(gpu, dict) else None
     if expected is None:
@@ -213,10 +232,11 @@ def main() -> int:
     known = known_checked = resolved = resolved_checked = 0
     missed, extras, wrong_model, wrong_gpu, wrong_version, not_servers_found, unchecked_known = [], [], [], [], [], [], []
 
-    for saved in files:
-        key = answers[saved] or {}
-        expected = key.get("servers") or []
-        found = found_by_file.get(saved, [])
+    for saved, group in chart_groups(files):
+        # a Helm chart's files are one unit: its servers may be reported on the values file or on a template
+        key = {"not_servers": [n for f in group for n in (answers[f] or {}).get("not_servers") or []]}
+        expected = [exp for f in group for exp in (answers[f] or {}).get("servers") or []]
+        found = [srv for f in group for srv in found_by_file.get(f, [])]
         pairs, unmatched, left = match_servers(expected, found)
         for exp in unmatched:
             if exp.get("required", True):
