@@ -151,3 +151,20 @@ def test_a_variable_unset_in_the_repository_is_said_once_per_file(tmp_path):
     a, b = scan([str(tmp_path / "compose.yaml")]).servers
     notes = [n for s in (a, b) for n in s.notes if "not set in" in n]
     assert len(notes) == 2 and notes[0].startswith("${API_KEY}") and notes[1].startswith("${NAME_B}")
+
+
+def test_rocm_devices_are_the_ones_rocr_and_hip_visible_devices_leave():
+    # /dev/kfd and /dev/dri give the container every GPU of the host; ROCR_VISIBLE_DEVICES narrows what the ROCr
+    # runtime shows (host indices), HIP_VISIBLE_DEVICES picks among those (numbered from 0)
+    servers, _, _ = load("rocm/docker-compose.yml")
+    a, b, pair = servers["small-a"].gpu, servers["small-b"].gpu, servers["pair"].gpu
+    assert (a.vendor, a.count, a.device_ids) == ("amd", 1, ["0"])
+    assert (b.count, b.device_ids) == (1, ["1"])
+    assert a.shared_key != b.shared_key  # one partition each: not one GPU shared by two engines
+    assert (pair.count, pair.device_ids) == (2, ["2", "4"])
+    assert "ROCR_VISIBLE_DEVICES=2,3,4" in pair.evidence and "HIP_VISIBLE_DEVICES=0,2" in pair.evidence
+    # set where it runs: which devices, and how many, is not known
+    shell = servers["from-shell"].gpu
+    assert shell.vendor == "amd" and shell.count is None and shell.device_ids is None
+    # no variable: every GPU of the host, a number the file does not say
+    assert servers["all-of-them"].gpu.count is None

@@ -770,9 +770,26 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         evidence.append(f"NVIDIA_VISIBLE_DEVICES={nvidia_visible}")
         location = location or env_locs.get("NVIDIA_VISIBLE_DEVICES")
     visible = physical
+    # ROCm: the ROCr runtime shows the process only the devices ROCR_VISIBLE_DEVICES lists (host indices or
+    # UUIDs), numbered from 0 for HIP; HIP_VISIBLE_DEVICES then picks among those, as CUDA_VISIBLE_DEVICES does
+    # (vLLM's platforms/rocm.py keeps the two equal and refuses them when they differ).
+    rocm_unknown = False
+    visible_name = "CUDA_VISIBLE_DEVICES"
+    if vendor == "amd":
+        rocr = env.get("ROCR_VISIBLE_DEVICES")
+        rocr_ids = _ids(rocr)
+        if "ROCR_VISIBLE_DEVICES" in env and rocr is None:
+            rocm_unknown = True  # set where it runs (an env_file not in the repository, the shell)
+        elif rocr_ids is not None:
+            evidence.append(f"ROCR_VISIBLE_DEVICES={rocr}")
+            visible = physical = rocr_ids
+            location = location or env_locs.get("ROCR_VISIBLE_DEVICES")
+        if "CUDA_VISIBLE_DEVICES" not in env and "HIP_VISIBLE_DEVICES" in env:
+            cuda_visible, visible_name = env.get("HIP_VISIBLE_DEVICES"), "HIP_VISIBLE_DEVICES"
+            rocm_unknown = rocm_unknown or cuda_visible is None
     cv_ids = _ids(cuda_visible)
     if cv_ids is not None:
-        evidence.append(f"CUDA_VISIBLE_DEVICES={cuda_visible}")
+        evidence.append(f"{visible_name}={cuda_visible}")
         if visible is not None and all(x.isdigit() and int(x) < len(visible) for x in cv_ids):
             visible = [visible[int(x)] for x in cv_ids]
         elif visible is None:
@@ -783,13 +800,13 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         n = None  # visible devices come from somewhere we cannot see
     # CUDA_VISIBLE_DEVICES set where it runs: which of the visible devices the engine uses is not known
     cuda_unknown = "CUDA_VISIBLE_DEVICES" in env and cuda_visible is None
-    if cuda_unknown or (ids_unknown and physical is None):
+    if cuda_unknown or rocm_unknown or (ids_unknown and physical is None):
         n = None
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
                      device_ids=physical)
     if assumed:
         gpu.placement_assumed = ", ".join(f"${{{v}}}" for v in dict.fromkeys(assumed))
-    if cuda_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None
+    if cuda_unknown or rocm_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None
                         and (physical is None or all_gpus)):
         gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
     elif ids_unknown and physical is None:
