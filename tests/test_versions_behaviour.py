@@ -29,6 +29,9 @@ def test_version_from_image(image, version):
      ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "0.8.5"),  # not ROCm's 6.3.1
      ("nvcr.io/nvidia/vllm:25.09-py3", None),  # an NGC monthly container, not vLLM 25.09
      ("lmcache/vllm-openai:v0.3.9", None), ("quay.io/acme/vllm:2024.10", None),
+     # Red Hat AI Inference Server numbers its own releases (3.2.0 ships a vLLM 0.x): no vLLM release is 3.x
+     ("registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.2.0-1754088865-hotfix-1", None),
+     ("quay.io/acme/vllm-build:1.4.2", None), ("quay.io/acme/vllm-build:v0.11.2", "0.11.2"),
      ("vllm/vllm-openai:nightly", None), ("vllm/vllm-tpu:nightly-0.9.1", None)],
 )
 def test_version_from_image_vendor_tags(image, version):

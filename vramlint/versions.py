@@ -56,6 +56,9 @@ def normalize_version(text: str | None) -> str | None:
     return str(text).strip().lstrip("vV")
 
 
+# The major version of the newest vLLM release vramlint knows: a tag naming a higher one is not a vLLM release.
+_NEWEST_MAJOR = int(DEFAULT_VERSION.split(".", 1)[0])
+
 # A tag that starts with the version: `v0.6.4`, `0.8.5.post1`, `v0.10.1.1`, `v0.10.1-cu128`, `v0.7.0rc1`.
 _TAG_VERSION_RE = re.compile(
     r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d*)?)(?:$|[-+_])", re.IGNORECASE
@@ -99,7 +102,10 @@ def _version_from_image(image: str) -> str | None:
         m = _TAG_VERSION_RE.match(tag)
         if m is None:
             return None
-        if int(m.group(1).split(".", 1)[0]) > 3:  # a date-style tag (`2024.10`) from a vendor build
+        if int(m.group(1).split(".", 1)[0]) > _NEWEST_MAJOR:
+            # vLLM has released no such major version (every release up to DEFAULT_VERSION is 0.x): the tag
+            # counts another project's releases (Red Hat AI Inference Server's `rhaiis/vllm-cuda-rhel9:3.2.0`)
+            # or is a vendor's date (`2024.10`)
             return None
     return normalize_version(m.group(1))
 
