@@ -108,3 +108,27 @@ def test_lws_group_gpus_are_leader_plus_workers(tmp_path):
     grown = _variant(tmp_path, "lws-tp8-pp2.yaml", ("--pipeline-parallel-size 2", "--pipeline-parallel-size 3"),
                      ("    size: 2", "    size: 3"))
     assert [f for f in _vrl006(grown)[1] if f.level == "error"] == []
+
+
+def _custom_command_notes(path: str) -> list:
+    inventory = scan([path])
+    return [p for p in inventory.problems if "custom command" in p.message]
+
+
+def test_a_worker_that_only_joins_the_leaders_ray_cluster_is_not_an_unchecked_server(tmp_path):
+    # vLLM's multi-node-serving.sh `worker` runs `ray start --address=<leader> --block` and nothing else: the pod
+    # gives its GPUs to the leader's engine (VRL006 counts them), it has no vLLM command line of its own to check
+    path = os.path.join(HERE, "lws-tp8-pp2.yaml")
+    assert _custom_command_notes(path) == []
+    worker = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker --ray_address=$(LWS_LEADER_ADDRESS)"
+    direct = _variant(tmp_path, "lws-tp8-pp2.yaml", (worker, "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"))
+    assert _custom_command_notes(direct) == []
+
+
+def test_a_worker_that_runs_something_besides_joining_ray_is_still_said(tmp_path):
+    worker = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker --ray_address=$(LWS_LEADER_ADDRESS)"
+    for command in (worker + "; python3 /app/launch.py", "bash /opt/start-vllm.sh",
+                    "ray start --head --port=6379 --block"):
+        path = _variant(tmp_path, "lws-tp8-pp2.yaml", (worker, command))
+        [note] = _custom_command_notes(path)
+        assert note.level == "note" and note.line == _line(path, "name: vllm-worker")

@@ -762,6 +762,8 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
         return None  # `sleep infinity` and the like: deliberately not a server
     if any(w in ("--backend=huggingface", "huggingface") for w in texts):
         return None
+    if joins_ray_cluster(texts):
+        return None  # a Ray worker: it runs no server, its GPUs serve the engine its leader starts
     if texts:
         what = f"vLLM image or launcher with a custom command ({' '.join(texts[:3])}{' ...' if len(texts) > 3 else ''})"
     else:
@@ -771,6 +773,33 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     if read:
         message += f"; the image's launcher may build it from {', '.join(read[:6])}"
     return message + " (vramlint does not guess what a launcher does)"
+
+
+_SHELL_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|&|\n)\s*")
+
+
+def joins_ray_cluster(words: list[str]) -> bool:
+    """A command that only joins a Ray cluster as a worker, so the container runs no vLLM server: vLLM's own
+    examples/online_serving/multi-node-serving.sh with its `worker` subcommand (the script runs
+    `ray start --address=<leader>:<port> --block` until that returns, nothing else), or `ray start` with
+    `--address` and without `--head`. Any other command in the same line (a `vllm serve` after it, a launcher)
+    makes it something else."""
+    steps = [part.split() for text in [" ".join(w for w in words if w)]
+             for part in _SHELL_SEPARATORS.split(text) if part.strip()]
+    joined = False
+    for step in steps:
+        while step and (_basename(step[0]) in _SHELLS or step[0] in ("-c", "-lc", "exec")):
+            step = step[1:]  # `sh -c "..."` and `bash script.sh`: the words after the shell
+        if not step:
+            continue
+        if _basename(step[0]) == "multi-node-serving.sh" and step[1:2] == ["worker"]:
+            joined = True
+        elif step[:2] == ["ray", "start"] and "--head" not in step and any(
+                w == "--address" or w.startswith("--address=") for w in step):
+            joined = True
+        elif step[0] not in ("echo", "sleep", "set", "export", "true", "cd"):
+            return False
+    return joined
 
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
