@@ -522,9 +522,9 @@ _LAST_LOADED: list[Any] = [None, None, None]  # file, text, documents
 
 def _documents(file: str, text: str) -> list[Any]:
     if _LAST_LOADED[0] != file or _LAST_LOADED[1] is not text:
-        from vramlint.yamlload import load_text
+        from vramlint.yamlload import load_shared
 
-        _LAST_LOADED[:] = [file, text, load_text(text, file)[0]]
+        _LAST_LOADED[:] = [file, text, load_shared(text, file)[0]]  # only read: a copied file is parsed once
     return _LAST_LOADED[2]
 
 

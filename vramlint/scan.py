@@ -297,13 +297,14 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         col.inventory.problems.extend(problems)
         return
     from vramlint.extract import extract_records
-    from vramlint.yamlload import load_text
+    from vramlint.yamlload import load_shared
 
     if use_prefilter and text.count("\n---") >= MANY_DOCUMENTS:
         text = _only_candidate_documents(text)
     template_syntax = "{{" in text or "${" in text or "%{" in text
     # a template's plain reading is needed only when its reading as a template fails too
-    docs, problems = load_text(text, display, quick_refusal=template_syntax)
+    # nothing below changes the documents' contents: a text seen before (a copied file) is not parsed again
+    docs, problems = load_shared(text, display, quick_refusal=template_syntax)
     templated = False
     if any(p.level == "error" for p in problems) and template_syntax:
         from vramlint.helm.templated import load_templated_text  # Go/Terraform templates, <PLACEHOLDER>s
@@ -316,7 +317,7 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
             problems = [p for p in problems2 if not p.message.startswith("duplicate key")]
         else:
             if not docs:  # perhaps libyaml's quick refusal: ruamel's reading, its words and the documents before
-                docs, problems = load_text(text, display)
+                docs, problems = load_shared(text, display)
             problems = [
                 Problem(p.file, p.line, p.column, p.message + " (the file has {{ }} template syntax: render it "
                         "first, e.g. `helm template . | vramlint inventory -`)")

@@ -203,6 +203,12 @@ def _match(flag: str, idx: dict[str, ArgSpec]) -> tuple[ArgSpec | None, bool]:
 
 def ambiguous_matches(flag: str, version: str | None) -> list[str]:
     """The long options ``flag`` is a prefix of when it is a prefix of several (argparse's "ambiguous option")."""
+    return list(_ambiguous_matches(flag, version))
+
+
+@lru_cache(maxsize=8192)
+def _ambiguous_matches(flag: str, version: str | None) -> tuple[str, ...]:
+    # a function of the flag and the version, as _resolve_flag is: a scan over every option once per flag written
     flag = normalise(flag.split("=", 1)[0])
     idx = _index(version)
     if flag in idx or not flag.startswith("--") or len(flag) <= 2:
@@ -210,9 +216,10 @@ def ambiguous_matches(flag: str, version: str | None) -> list[str]:
     found = [f for f in idx if f.startswith("--") and f.startswith(flag)]
     found += ["--no-" + f[2:] for f, spec in idx.items()
               if spec.action == "bool_optional" and ("--no-" + f[2:]).startswith(flag)]
-    return sorted(set(found)) if len(set(found)) > 1 else []
+    return tuple(sorted(set(found))) if len(set(found)) > 1 else ()
 
 
+@lru_cache(maxsize=4096)
 def closest(flag: str, version: str | None) -> str | None:
     """The known flag most like ``flag`` (for a did-you-mean), or None when nothing is close."""
     flag = normalise(flag.split("=", 1)[0])

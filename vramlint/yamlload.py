@@ -125,6 +125,50 @@ def load_text(text: str, file: str, round_trip: bool = False,
     return _ruamel_load(text, file)
 
 
+# Parses of texts this process may read again, for readers that change nothing they are given (`load_shared`):
+# text -> (the documents' (index, data), their lines, the problems). A repository of copies (one manifest per
+# environment, vendored examples) or a compose file that every service `extends` is parsed once. Bounded by the
+# texts' size, oldest first out; larger texts are not kept.
+_SHARED: dict[tuple[str, bool], tuple[list[tuple[int, Any]], list[str], list[Problem]]] = {}
+_SHARED_SIZE = [0]
+SHARED_MAX_CHARS = 1 << 20
+SHARED_MAX_TEXT = 64 << 10
+
+
+def load_shared(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Document], list[Problem]]:
+    """``load_text`` for a reader that changes nothing in what it gets: the documents' contents (the mappings
+    and sequences) are shared with every other reader of the same text in this process; each reader gets its
+    own `Document` and `Problem` objects, for its own ``file``."""
+    key = (text, quick_refusal)
+    hit = _SHARED.get(key)
+    if hit is None:
+        docs, problems = load_text(text, file, quick_refusal=quick_refusal)
+        if len(text) <= SHARED_MAX_TEXT and not any(file in p.message for p in problems):
+            while _SHARED and _SHARED_SIZE[0] + len(text) > SHARED_MAX_CHARS:
+                oldest = next(iter(_SHARED))
+                _SHARED_SIZE[0] -= len(oldest[0])
+                del _SHARED[oldest]
+            _SHARED[key] = ([(d.index, d.data) for d in docs], docs[0].lines if docs else [],
+                            [_relabel(p, "") for p in problems])
+            _SHARED_SIZE[0] += len(text)
+        return docs, problems
+    entries, lines, problems = hit
+    return [Document(file, index, data, lines) for index, data in entries], [_relabel(p, file) for p in problems]
+
+
+def _relabel(problem: Problem, file: str) -> Problem:
+    import copy
+
+    out = copy.copy(problem)
+    out.file = file
+    return out
+
+
+def forget_shared() -> None:
+    _SHARED.clear()
+    _SHARED_SIZE[0] = 0
+
+
 def _ruamel_load(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     import warnings
 

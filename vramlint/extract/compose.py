@@ -207,9 +207,10 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
                 level = "warning"
             problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None, message, level))
             return layers
-        from vramlint.yamlload import load_text
+        from vramlint.yamlload import load_shared
 
-        docs, probs = load_text(text, _display(path))
+        # read, never changed: the file every service extends is parsed once
+        docs, probs = load_shared(text, _display(path))
         problems.extend(probs)
         if not docs or not isinstance(docs[0].data, dict) or not isinstance(docs[0].data.get("services"), dict):
             return layers
