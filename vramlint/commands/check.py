@@ -591,6 +591,21 @@ def _run_rules(assessments, rules, selection):
 
 @own_roots
 def run(args: argparse.Namespace) -> int:
+    import gc
+
+    # What the scan gives (servers, documents, records) lives until the report is written: run() freezes it
+    # (see there), out of the garbage collector's passes over the assessment's and rules' short-lived objects;
+    # the end of the command gives it back, unless a caller had frozen objects itself.
+    frozen_before = gc.get_freeze_count()
+    try:
+        return _run(args)
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
+
+
+def _run(args: argparse.Namespace) -> int:
+    import gc
     import os
     import time
 
@@ -642,6 +657,7 @@ def run(args: argparse.Namespace) -> int:
                      respect_gitignore=config.respect_gitignore,
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
+    gc.freeze()
     inventory.problems.extend(config.notices)
     noticed = {n.file for n in config.notices}  # a configuration file not read is said once, by its notice
     inventory.skipped = [s for s in inventory.skipped if s.file not in noticed]
