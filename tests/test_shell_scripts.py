@@ -102,3 +102,26 @@ def test_removed_option_on_latest_fails_the_check(tmp_path):
     report = json.loads(proc.stdout)
     [error] = [f for f in report["findings"] if f["level"] == "error"]
     assert error["rule"] == "VRL009" and error["line"] == 3 and proc.returncode == 1
+
+
+def test_docker_run_on_amd_gpus_counts_what_rocr_and_hip_visible_devices_leave(tmp_path):
+    # `--device /dev/kfd --device /dev/dri` passes every AMD GPU of the host; ROCR_VISIBLE_DEVICES narrows what the
+    # ROCm runtime shows, HIP_VISIBLE_DEVICES picks among those (numbered from 0)
+    path = _write(tmp_path, "serve-amd.sh", """\
+        #!/bin/bash
+        docker run -d --name one --device=/dev/kfd --device=/dev/dri --group-add video --ipc=host \\
+            -e ROCR_VISIBLE_DEVICES=3 rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521 \\
+            vllm serve Qwen/Qwen2.5-0.5B-Instruct --port 8001
+        docker run -d --name two --device /dev/kfd --device /dev/dri \\
+            -e ROCR_VISIBLE_DEVICES=4,5,6 -e HIP_VISIBLE_DEVICES=0,2 rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521 \\
+            vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2 --port 8002
+        docker run -d --name host --device /dev/kfd --device /dev/dri -e HIP_VISIBLE_DEVICES \\
+            rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521 vllm serve Qwen/Qwen2.5-0.5B-Instruct --port 8003
+        """)
+    servers = {s.name: s for s in scan([path]).servers}
+    one, two, host = servers["one"].gpu, servers["two"].gpu, servers["host"].gpu
+    assert (one.vendor, one.count, one.device_ids) == ("amd", 1, ["3"])
+    assert (two.vendor, two.count, two.device_ids) == ("amd", 2, ["4", "6"])
+    assert "ROCR_VISIBLE_DEVICES=4,5,6" in two.evidence and "HIP_VISIBLE_DEVICES=0,2" in two.evidence
+    # `-e HIP_VISIBLE_DEVICES` passes the shell's value: how many devices is not known
+    assert host.vendor == "amd" and host.count is None and host.device_ids is None

@@ -139,6 +139,7 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
     env: dict[str, str | None] = {}
     env_locs: dict[str, Location] = {}
     gpus: tuple[str | None, Location | None] | None = None
+    kfd: Location | None = None
     entrypoint: list[Any] = []
     name = None
     i = 0
@@ -160,6 +161,8 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
             env_locs[key] = words[i + taken - 1].location if taken else word.location
         elif option == "--gpus":
             gpus = (value, word.location)
+        elif option == "--device" and value is not None and value.split(":", 1)[0] == "/dev/kfd":
+            kfd = word.location  # ROCm's kernel driver: the container sees the host's AMD GPUs
         elif option == "--entrypoint" and value is not None:
             entrypoint = [_with_text(words[i + taken - 1] if taken > 1 else word, value)]
         elif option == "--name":
@@ -180,7 +183,10 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
     _fill(server, inv)
     server.env.update(env)
     server.env_locations.update(env_locs)
-    server.gpu = _docker_gpus(gpus, env.get("CUDA_VISIBLE_DEVICES"), env_locs.get("CUDA_VISIBLE_DEVICES"))
+    if kfd is not None and gpus is None:
+        server.gpu = _rocm_devices(kfd, env, env_locs)
+    else:
+        server.gpu = _docker_gpus(gpus, env.get("CUDA_VISIBLE_DEVICES"), env_locs.get("CUDA_VISIBLE_DEVICES"))
     server.shm = any(_option_name(w.text or "") in ("--ipc", "--shm-size") for w in words[:i])
     for message in inv.problems:
         problems.append(Problem(display, image_word.location.line, image_word.location.column, message))
@@ -240,6 +246,35 @@ def _docker_gpus(gpus: tuple[str | None, Location | None] | None, cuda_visible: 
         count = len(visible) if count is None or len(visible) <= count else count
     return GpuRequest(type=None, count=count, evidence="; ".join(evidence), location=location or cuda_location,
                       device_ids=ids)
+
+
+def _rocm_devices(kfd: Location, env: dict[str, str | None], env_locs: dict[str, Location]) -> GpuRequest:
+    """AMD GPUs passed in with `--device /dev/kfd` (and /dev/dri): every GPU of the host, narrowed as the ROCm
+    runtime narrows them: ROCR_VISIBLE_DEVICES lists the host's devices the process sees, HIP_VISIBLE_DEVICES (or
+    CUDA_VISIBLE_DEVICES, which vLLM's platforms/rocm.py keeps equal to it) picks among those, numbered from 0."""
+    evidence = ["--device /dev/kfd"]
+    visible: list[str] | None = None
+    unknown = False
+    location = kfd
+    for name in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        if name not in env:
+            continue
+        if name == "CUDA_VISIBLE_DEVICES" and "HIP_VISIBLE_DEVICES" in env:
+            continue  # the same devices (vLLM refuses the two when they differ)
+        ids = _ids(env[name])
+        if ids is None:
+            unknown = True  # `-e NAME` from the shell running docker, or a value not a device list
+            continue
+        evidence.append(f"{name}={env[name]}")
+        location = env_locs.get(name) or location
+        if visible is not None and name != "ROCR_VISIBLE_DEVICES" and all(
+                x.isdigit() and int(x) < len(visible) for x in ids):
+            visible = [visible[int(x)] for x in ids]
+        else:
+            visible = ids
+    count = None if unknown or visible is None else len(visible)
+    return GpuRequest(type=None, count=count, evidence="; ".join(evidence), location=location, vendor="amd",
+                      device_ids=None if unknown else visible)
 
 
 def _ids(value: str | None) -> list[str] | None:
