@@ -88,3 +88,29 @@ def test_engine_type_written_as_a_block(tmp_path):
     inv = scan([str(tmp_path)])
     [note] = [p for p in inv.problems if p.level == "note"]
     assert note.line == 11 and "ModelDeployment (runway.example.io/v1alpha1)" in note.message
+
+
+def test_kustomize_helm_charts_naming_a_vllm_chart(tmp_path):
+    # Kustomize's helmCharts inflates a chart at build time: from `repo` (not in the repository) or from its
+    # chartHome folder; the server it deploys is not in the files, so the note says where it comes from
+    (tmp_path / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: inference\n"
+        "resources:\n  - namespace.yaml\nhelmCharts:\n  - name: ingress-nginx\n    repo: https://example.test/charts\n"
+        "  - name: acme-vllm-serving   # the model server\n    releaseName: chat\n    version: 1.2.3\n"
+        "    repo: https://charts.example.test/\n    valuesFile: values-chat.yaml\n")
+    inv = scan([str(tmp_path / "kustomization.yaml")])
+    [note] = [p for p in inv.problems if p.level == "note"]
+    assert note.line == 9 and "Kustomize renders that chart" in note.message
+    assert "https://charts.example.test/ version 1.2.3, not in the repository" in note.message
+    assert "with values-chat.yaml" in note.message and "kustomize build --enable-helm" in note.message
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "kustomization.yaml").write_text(
+        "kind: Kustomization\nhelmCharts:\n- name: vllm\n  valuesInline:\n    replicaCount: 1\n")
+    [note] = [p for p in scan([str(local / "kustomization.yaml")]).problems if p.level == "note"]
+    assert note.line == 3 and "from its chartHome folder" in note.message
+
+
+def test_a_chart_named_vllm_outside_helm_charts_is_not_a_mention(tmp_path):
+    (tmp_path / "list.yaml").write_text("kind: Kustomization\ncomponents:\n  - name: vllm-notes\n")
+    assert [p for p in scan([str(tmp_path / "list.yaml")]).problems if p.level == "note"] == []

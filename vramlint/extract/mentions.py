@@ -21,6 +21,9 @@ _ENGINE = re.compile(r"^\s*-?\s*(engine|backend|backendType|backend_type|inferen
 _NESTED_ENGINE = re.compile(r"^(\s*)-?\s*(type|name|kind)\s*:\s*[\"']?vllm[\"']?\s*(#.*)?$", re.IGNORECASE)
 _PARENT = re.compile(r"^(\s*)-?\s*(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:"
                      r"\s*(#.*)?$", re.IGNORECASE)
+# Kustomize's helmCharts (its HelmChartInflationGenerator): `- name: <chart>` entries, a chart whose name says vLLM
+_HELM_CHART_NAME = re.compile(r"^(\s*)-\s*name\s*:\s*[\"']?([\w.-]*vllm[\w.-]*)[\"']?\s*(#.*)?$", re.IGNORECASE)
+_HELM_CHARTS_KEY = re.compile(r"^(\s*)helmCharts\s*:\s*(#.*)?$")
 _KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
 _API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
 _WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)
@@ -55,7 +58,39 @@ def first_mention(text: str) -> Mention | None:
         nested = _NESTED_ENGINE.match(line)
         if nested and _under_engine_key(lines, number - 1, len(nested.group(1))):
             return Mention(number, "an engine setting naming vLLM", stripped)
+        chart = _HELM_CHART_NAME.match(code)
+        if chart and _under_helm_charts(lines, number - 1, len(chart.group(1))):
+            return Mention(number, "a vLLM Helm chart that Kustomize inflates", stripped)
     return None
+
+
+def _under_helm_charts(lines: list[str], index: int, indent: int) -> bool:
+    """Whether the list item at line ``index`` (its dash at ``indent``) is an entry of a `helmCharts:` list."""
+    for back in range(index - 1, max(-1, index - 200), -1):
+        line = lines[back]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        lead = len(line) - len(line.lstrip())
+        if lead < indent or (lead == indent and not line.lstrip().startswith("-")):
+            return _HELM_CHARTS_KEY.match(line) is not None
+    return False
+
+
+def _helm_chart_entry(lines: list[str], index: int) -> dict[str, str]:
+    """The scalar fields (repo, version, valuesFile ...) of the helmCharts entry whose `- name:` is line ``index``."""
+    first = lines[index]
+    dash = len(first) - len(first.lstrip())
+    fields = {}
+    for line in lines[index + 1: index + 60]:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        lead = len(line) - len(line.lstrip())
+        if lead <= dash:
+            break
+        m = re.match(r"^\s*([A-Za-z]+)\s*:\s*[\"']?([^\s\"'#]+)", line)
+        if m:
+            fields[m.group(1)] = m.group(2)
+    return fields
 
 
 def _under_engine_key(lines: list[str], index: int, indent: int) -> bool:
@@ -86,6 +121,14 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
     if known_values:
         return (f"{where}, but these values, read as those of a chart vramlint knows, deploy no vLLM server as "
                 "written (no model entry that the chart would render)")
+    if "Kustomization" in kinds and mention.what == "a vLLM Helm chart that Kustomize inflates":
+        entry = _helm_chart_entry(text.splitlines(), mention.line - 1)
+        source = (f"from {entry['repo']}{' version ' + entry['version'] if 'version' in entry else ''}, not in the "
+                  "repository" if "repo" in entry else "from its chartHome folder")
+        values = f" with {entry['valuesFile']}" if "valuesFile" in entry else ""
+        return (f"{where}: Kustomize renders that chart ({source}){values}, so the server it deploys is not "
+                "checked here; run `kustomize build --enable-helm . | vramlint check -`, or lint the chart with "
+                "those values (`vramlint check <chart> --values <values file>`)")
     if "Kustomization" in kinds:
         return (f"{where} in a Kustomization: the servers are in the resources and patches it lists; scan those "
                 "files (or `kustomize build . | vramlint check -`)")
