@@ -247,15 +247,16 @@ def categories(info, args: dict, version: str) -> set[str]:
     return cats
 
 
-def run_case(label, model_name, gpu_spec, version, args, logged, options, image=None):
+def run_case(label, model_name, gpu_spec, version, args, logged, options, image=None, env=None):
     """``image``: the container image when the log says one; None for the issue reports, which mostly ran pip
-    installs (PyTorch sampler in 0.9-0.10, Marlin MXFP4 on Hopper before 0.12)."""
+    installs (PyTorch sampler in 0.9-0.10, Marlin MXFP4 on Hopper before 0.12). ``env``: the server's environment
+    where the log shows what it decides (a public row's ``env_json``)."""
     info, why = resolve_model(model_name, options)
     if info is None:
         return {"label": label, "skip": f"model {model_name} not resolved: {why}"}
     draft_name = speculative_draft_name(args)
     draft = resolve_model(draft_name, options) if draft_name else None
-    b = compute_budget(info, gpu_spec, args, {}, version, int(args.get("tensor_parallel_size") or 1), image=image,
+    b = compute_budget(info, gpu_spec, args, dict(env or {}), version, int(args.get("tensor_parallel_size") or 1), image=image,
                        draft=draft)
     out = {"label": label, "budget": b, "errors": {}, "categories": categories(info, args, version)}
     if logged.get("weights") is not None:
@@ -455,7 +456,11 @@ def run_public(row: dict, options) -> dict:
                       cudagraph=num("logged_cudagraph_gib"),
                       starts={"True": True, "False": False}.get(row["starts"]))
     image = "vllm/vllm-openai:v0.11.0" if "image vllm/vllm-openai:v0.11.0" in row["notes"] else None
-    res = run_case(label, row["model"], spec, row["vllm_version"], args, logged, options, image=image)
+    # env_json: environment variables the server ran with, or that stand for what its log shows and a manifest would
+    # not (VLLM_USE_FLASHINFER_SAMPLER=1 for a pip install that logs "Using FlashInfer for top-p & top-k sampling":
+    # vLLM 0.9 - 0.10 use FlashInfer whenever it is installed, topk_topp_sampler.py)
+    env = json.loads(row.get("env_json") or "{}")
+    res = run_case(label, row["model"], spec, row["vllm_version"], args, logged, options, image=image, env=env)
     res["why"] = "; ".join(x for x in (row["model_basis"] if row["model_basis"] != "logged" else "",
                                       row["notes"]) if x) or None
     sample = (row.get("sample") or "held-out").strip()

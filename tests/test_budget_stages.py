@@ -199,6 +199,25 @@ def test_custom_all_reduce_needs_nvlink_or_two_peer_to_peer_gpus():
     assert not custom_all_reduce(h100, 3, {}) and not custom_all_reduce(h100, 8, {"disable_custom_all_reduce": True})
 
 
+def test_a100_80gb_pcie_cards_talk_over_pcie_not_nvlink():
+    """The PCIe A100 80GB (GFD label NVIDIA-A100-80GB-PCIe, Azure NC A100 v4) is its own catalog entry: a server of
+    them has no NVSwitch, so NCCL gets the PCIe channel count (2 x 2 connections x (512 KiB + 4,915,200 B +
+    4 MiB) = 36.8 MiB per communicator, NCCL's DEFAULT_*BUFFSIZE) instead of the SXM4 part's 24 channels, and the
+    custom all-reduce runs for two cards only (CustomAllreduce.__init__: more than two need full NVLink)."""
+    pcie, sxm = gpus.lookup("NVIDIA-A100-80GB-PCIe"), gpus.lookup("NVIDIA-A100-SXM4-80GB")
+    assert pcie.name == "A100-80GB-PCIe" and sxm.name == "A100-80GB" and pcie.total_gib == sxm.total_gib
+    assert gpus.instance_type("Standard_NC96ads_A100_v4") == ("A100-80GB-PCIe", 4)
+    assert gpus.instance_type("Standard_ND96amsr_A100_v4") == ("A100-80GB", 8)
+    per_connection = 512 * 1024 + 4915200 + 4 * 1024 * 1024
+    assert nccl_communicator_bytes(pcie, {})[0] == 2 * 2 * per_connection
+    assert nccl_communicator_bytes(sxm, {})[0] == 24 * 2 * per_connection
+    assert custom_all_reduce(pcie, 2, {}) and not custom_all_reduce(pcie, 4, {}) and custom_all_reduce(sxm, 4, {})
+    beh = versions.behavior("0.10.1.1", pcie, {"tensor_parallel_size": 2}, {}, None, 2048)
+    c = communication_memory(beh, pcie, 2, 1, 1, {}, {})
+    # 0.10 counts everything: one communicator at start-up, one for the logits gather, 2 x 8 MiB custom all-reduce
+    assert c.counted == 2 * 2 * 2 * per_connection + 2 * (8 << 20) and c.before_snapshot == 0
+
+
 def test_symmetric_memory_buffer_from_0_11_on_hopper_and_it_shrinks_the_custom_all_reduce():
     """0.11's SymmMemCommunicator (VLLM_ALLREDUCE_USE_SYMM_MEM, default on) allocates
     SYMM_MEM_ALL_REDUCE_MAX_SIZES["9.0"][8] = 64 MiB on H100 at TP 8, and CustomAllreduce then takes

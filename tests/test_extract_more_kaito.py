@@ -18,7 +18,7 @@ def test_workspace_joined_with_configmap_in_another_file():
     ws = servers["ws-phi"]
     assert ws.kind == "Workspace" and ws.model == "microsoft/phi-4"
     assert ws.model_location.line == 13
-    assert ws.gpu.type == "A100-80GB" and ws.gpu.count == 4 and ws.gpu.location.line == 7
+    assert ws.gpu.type == "A100-80GB-PCIe" and ws.gpu.count == 4 and ws.gpu.location.line == 7
     assert ws.args == {"max_model_len": 8192, "tensor_parallel_size": 4, "gpu_memory_utilization": 0.9}
     loc = ws.arg_locations["tensor_parallel_size"]
     assert loc.file.endswith("params.yaml") and loc.line == 10

@@ -44,7 +44,7 @@ def _assessed(tmp_path, scheduling: str):
     ("node.kubernetes.io/instance-type: g5.xlarge", "A10G"),
     ("node.kubernetes.io/instance-type: p5.48xlarge", "H100-SXM"),
     ("node.kubernetes.io/instance-type: g6.xlarge", "L4"),
-    ("node.kubernetes.io/instance-type: Standard_NC24ads_A100_v4", "A100-80GB"),
+    ("node.kubernetes.io/instance-type: Standard_NC24ads_A100_v4", "A100-80GB-PCIe"),
     ("node.kubernetes.io/instance-type: a2-highgpu-1g", "A100-40GB"),
     ("node.kubernetes.io/instance-type: BM.GPU.H100.8", "H100-SXM"),
     ("node.kubernetes.io/instance-type: VM.GPU.A10.1", "A10"),
