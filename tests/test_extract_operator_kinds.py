@@ -51,7 +51,7 @@ def test_multiroleinference_gives_one_server_per_role_with_its_runtime_config():
     for s in (prefill, decode):
         assert s.kind == "MultiRoleInference" and s.model == "Qwen/Qwen2.5-Coder-7B-Instruct"
         assert s.model_location.line == 11
-    assert prefill.replicas == 2 and prefill.gpu.type == "A100-80GB" and prefill.gpu.location.line == 15
+    assert prefill.replicas == 2 and prefill.gpu.type == "A100-80GB-PCIe" and prefill.gpu.location.line == 15
     # KAITO's own --tensor-parallel-size (the node's GPUs), then the runtime config's keys
     assert prefill.args == {"max_model_len": 32768, "gpu_memory_utilization": 0.9, "tensor_parallel_size": 1}
     assert prefill.arg_locations["max_model_len"].line == 28
