@@ -464,7 +464,7 @@ def run_public(row: dict, options) -> dict:
     res["why"] = "; ".join(x for x in (row["model_basis"] if row["model_basis"] != "logged" else "",
                                       row["notes"]) if x) or None
     sample = (row.get("sample") or "held-out").strip()
-    res["in_sample"] = None if sample == "held-out" else sample
+    res["in_sample"] = None if sample == "held-out" else sample.removeprefix("in-sample: ")
     return res
 
 

@@ -56,6 +56,30 @@ def test_configuration_resolves_lengths_engine_scheduler_and_the_requested_memor
     assert cfg.sources["max_model_len"] == "--max-model-len" and cfg.sources["tensor_parallel_size"] == "default 1"
 
 
+def test_performance_mode_throughput_doubles_the_batch_defaults_not_given():
+    """EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (0.17.0 - 0.28.0): after the defaults per GPU
+    (`vllm serve` on a GPU below 70 GiB: 2048 tokens, 256 sequences), --performance-mode throughput doubles those
+    the user did not give, then max_num_batched_tokens is clamped to max_num_seqs x max_model_len."""
+    l4 = gpus.lookup("L4")
+    base = {"max_model_len": 4096}
+    cfg = resolve_configuration(_model(LLAMA_32_3B), l4, base, {}, "0.21.0", 1)
+    assert (cfg.max_num_seqs, cfg.max_num_batched_tokens) == (256, 2048)
+    cfg = resolve_configuration(_model(LLAMA_32_3B), l4, {**base, "performance_mode": "throughput"}, {}, "0.21.0", 1)
+    assert (cfg.max_num_seqs, cfg.max_num_batched_tokens) == (512, 4096)
+    assert "--performance-mode throughput" in cfg.sources["max_num_batched_tokens"]
+    given = {**base, "performance_mode": "throughput", "max_num_seqs": 64, "max_num_batched_tokens": 1024}
+    cfg = resolve_configuration(_model(LLAMA_32_3B), l4, given, {}, "0.21.0", 1)
+    assert (cfg.max_num_seqs, cfg.max_num_batched_tokens) == (64, 1024)
+    one = {"max_model_len": 1024, "performance_mode": "throughput", "max_num_seqs": 2}
+    cfg = resolve_configuration(_model(LLAMA_32_3B), l4, one, {}, "0.21.0", 1)
+    assert cfg.max_num_batched_tokens == 2 * 1024  # min(2 x 1024, 4096)
+    for other in ("balanced", "interactivity"):
+        cfg = resolve_configuration(_model(LLAMA_32_3B), l4, {**base, "performance_mode": other}, {}, "0.21.0", 1)
+        assert (cfg.max_num_seqs, cfg.max_num_batched_tokens) == (256, 2048)
+    cfg = resolve_configuration(_model(LLAMA_32_3B), l4, {**base, "performance_mode": "throughput"}, {}, "0.16.0", 1)
+    assert (cfg.max_num_seqs, cfg.max_num_batched_tokens) == (256, 2048)  # no such mode before 0.17
+
+
 def test_configuration_refuses_with_vllms_text():
     cfg = resolve_configuration(_model(LLAMA_32_3B), gpus.lookup("L4"),
                                 {"tensor_parallel_size": 5, "max_model_len": 200000}, {}, "0.11.0", 5)

@@ -317,7 +317,7 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
     else:
         if not at_least(key, 0, 9, 1):
             profiler = "v1-peak"
-        elif not at_least(key, 0, 28):
+        elif not at_least(key, 0, 27):  # total_consumed + transient_peak_headroom: in 0.27.1, not in 0.26.0
             profiler = "v1-snapshot"
         else:
             profiler = "v1-consumed"
@@ -371,9 +371,15 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
             if at_least(key, 0, 28) and device_gib >= 160:
                 big = True
             seqs_default = 1024 if big else 256
+    # --performance-mode throughput (0.17+, EngineArgs._set_default_max_num_seqs_and_batched_tokens_args) doubles
+    # the defaults of max_num_batched_tokens and max_num_seqs that were not given, before they are clamped.
+    throughput = engine == "v1" and at_least(key, 0, 17) and str(args.get("performance_mode") or "") == "throughput"
+    doubled = " x 2 (--performance-mode throughput)" if throughput else ""
+    if throughput:
+        seqs_default *= 2
     max_num_seqs = int(args["max_num_seqs"]) if args.get("max_num_seqs") else seqs_default
     sources["max_num_seqs"] = "--max-num-seqs" if args.get("max_num_seqs") else (
-        f"{vdesc} ({'>= 70 GiB GPU' if big else 'GPU below 70 GiB or A100'})" if engine == "v1" else vdesc)
+        f"{vdesc} ({'>= 70 GiB GPU' if big else 'GPU below 70 GiB or A100'}){doubled}" if engine == "v1" else vdesc)
 
     if args.get("max_num_batched_tokens"):
         mnbt = int(args["max_num_batched_tokens"])
@@ -394,9 +400,11 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
         else:
             serve, llm = 2048, 8192
         mnbt = serve if usage_context == "serve" else llm
+        if throughput:
+            mnbt *= 2
         if at_least(key, 0, 9):
             mnbt = min(mnbt, max_num_seqs * max_model_len)
-        sources["max_num_batched_tokens"] = f"{vdesc} for `vllm serve` on {gpu.name}"
+        sources["max_num_batched_tokens"] = f"{vdesc} for `vllm serve` on {gpu.name}{doubled}"
 
     # CUDA graph memory: budgeted by V1 0.18+ when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on (default on
     # from 0.20.0, checked in the 0.20.0 wheel's envs.py); never with --enforce-eager.
