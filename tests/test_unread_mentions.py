@@ -114,3 +114,27 @@ def test_kustomize_helm_charts_naming_a_vllm_chart(tmp_path):
 def test_a_chart_named_vllm_outside_helm_charts_is_not_a_mention(tmp_path):
     (tmp_path / "list.yaml").write_text("kind: Kustomization\ncomponents:\n  - name: vllm-notes\n")
     assert [p for p in scan([str(tmp_path / "list.yaml")]).problems if p.level == "note"] == []
+
+
+def test_a_ray_serve_application_whose_code_starts_vllm_without_a_model_vramlint_reads(tmp_path):
+    serve_config = (
+        "  serveConfigV2: |\n    applications:\n    - name: llm\n      route_prefix: /\n"
+        "      import_path: apps.vllm_app:deployment\n      args:\n        model: /data/model\n")
+    (tmp_path / "rayservice.yaml").write_text(
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata:\n  name: chat\nspec:\n" + serve_config)
+    [note] = [p for p in scan([str(tmp_path / "rayservice.yaml")]).problems if p.level == "note"]
+    assert note.line == 10 and "Ray Serve application naming vLLM" in note.message
+    assert "engine arguments are not visible" in note.message and "not a kind" not in note.message
+    # an operator kind that embeds the same application says its kind too
+    (tmp_path / "workload.yaml").write_text(
+        "apiVersion: serving.example.dev/v1\nkind: GpuService\nmetadata:\n  name: chat\nspec:\n  ray: true\n"
+        + serve_config)
+    [note] = [p for p in scan([str(tmp_path / "workload.yaml")]).problems if p.level == "note"]
+    assert note.line == 11 and "of GpuService (serving.example.dev/v1)" in note.message
+    # the model named in runtime_env.env_vars: a server is read, nothing to say
+    (tmp_path / "with-model.yaml").write_text(
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata:\n  name: chat\nspec:\n" + serve_config
+        + "      runtime_env:\n        env_vars:\n          MODEL_ID: Qwen/Qwen2.5-7B-Instruct\n")
+    inv = scan([str(tmp_path / "with-model.yaml")])
+    assert [s.model for s in inv.servers] == ["Qwen/Qwen2.5-7B-Instruct"]
+    assert not [p for p in inv.problems if "Ray Serve application naming vLLM" in p.message]

@@ -24,6 +24,8 @@ _PARENT = re.compile(r"^(\s*)-?\s*(engine|backend|backendType|backend_type|infer
 # Kustomize's helmCharts (its HelmChartInflationGenerator): `- name: <chart>` entries, a chart whose name says vLLM
 _HELM_CHART_NAME = re.compile(r"^(\s*)-\s*name\s*:\s*[\"']?([\w.-]*vllm[\w.-]*)[\"']?\s*(#.*)?$", re.IGNORECASE)
 _HELM_CHARTS_KEY = re.compile(r"^(\s*)helmCharts\s*:\s*(#.*)?$")
+# A Ray Serve application whose import path names vLLM (KubeRay's serveConfigV2, and operators that embed it)
+_SERVE_APP = re.compile(r"^\s*-?\s*import_path\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)", re.IGNORECASE)
 _KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
 _API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
 _WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)
@@ -58,6 +60,8 @@ def first_mention(text: str) -> Mention | None:
         nested = _NESTED_ENGINE.match(line)
         if nested and _under_engine_key(lines, number - 1, len(nested.group(1))):
             return Mention(number, "an engine setting naming vLLM", stripped)
+        if _SERVE_APP.match(code):
+            return Mention(number, "a Ray Serve application naming vLLM", stripped)
         chart = _HELM_CHART_NAME.match(code)
         if chart and _under_helm_charts(lines, number - 1, len(chart.group(1))):
             return Mention(number, "a vLLM Helm chart that Kustomize inflates", stripped)
@@ -133,6 +137,11 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
         return (f"{where} in a Kustomization: the servers are in the resources and patches it lists; scan those "
                 "files (or `kustomize build . | vramlint check -`)")
     custom = [(k, a) for k, a in objects if "/" in a and not _builtin_group(a.split("/")[0])]
+    if mention.what == "a Ray Serve application naming vLLM":
+        kind = f" of {custom[0][0]} ({custom[0][1]})" if custom else ""
+        return (f"{where}{kind}: the application's own code starts vLLM, so its engine arguments are not "
+                "visible, and no model is named where vramlint reads one (an llm_configs entry, or MODEL_ID / "
+                "MODEL_NAME / MODEL in runtime_env.env_vars): its server is not checked")
     if custom:
         kind, api = custom[0]
         return (f"{where}, but {kind} ({api}) is not a kind vramlint reads (no pod spec with a vLLM command line in "
