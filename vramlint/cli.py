@@ -103,9 +103,19 @@ def main(argv: list[str] | None = None) -> int:
     # collecting, and freezing them spares the interpreter's shutdown three full collections over every
     # object left (about 30 of the 480 million instructions of checking one small file). A caller passing
     # argv (tests, a library) keeps its collector as it was.
+    argv = sys.argv[1:]
+    regexes = path = None
+    if argv not in (["--version"], ["-V"]):
+        # patterns compiled by an earlier run of this interpreter are built from their cached code
+        from vramlint import recache
+
+        path = recache.default_path()
+        regexes = recache.load(path)
     try:
-        return _main(sys.argv[1:])
+        return _main(argv)
     finally:
+        if path is not None:
+            recache.save(path, regexes)
         import gc
 
         gc.freeze()
