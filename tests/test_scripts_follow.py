@@ -126,3 +126,47 @@ def test_which_commands_run_a_script():
     assert call("python3", "-m", "vllm.entrypoints.openai.api_server") is None
     assert call("bash", "-c", "vllm serve org/model") is None
     assert call("sleep", "infinity") is None
+
+
+def _refs_at_join(monkeypatch):
+    """The script references a scan still holds when the cross-file join starts (each keeps its document)."""
+    import vramlint.scan as scan_module
+
+    held = []
+    join = scan_module._join
+
+    def spy(col):
+        held.extend(col.records.script_refs)
+        return join(col)
+
+    monkeypatch.setattr(scan_module, "_join", spy)
+    return held
+
+
+def test_a_script_its_own_file_defines_is_read_with_that_file_and_not_kept_for_the_join(tmp_path, monkeypatch):
+    deploy = (FIX / "k8s" / "deploy.yaml").read_text()
+    configmap = (FIX / "k8s" / "start-configmap.yaml").read_text()
+    (tmp_path / "a.yaml").write_text(deploy + "---\n" + configmap)
+    # another file's ConfigMap of the same name: the container's own file's wins, as in the join
+    (tmp_path / "b.yaml").write_text(configmap.replace("--max-model-len 8192", "--max-model-len 1024"))
+    held = _refs_at_join(monkeypatch)
+    inv = scan([str(tmp_path)])
+    [s] = inv.servers
+    assert s.args["max_model_len"] == 8192 and s.model_location.file.endswith("a.yaml")
+    assert held == []
+
+
+def test_a_script_in_the_image_is_said_without_waiting_for_the_join(tmp_path, monkeypatch):
+    text = (FIX / "k8s" / "deploy.yaml").read_text()
+    held = _refs_at_join(monkeypatch)
+    (tmp_path / "d.yaml").write_text(text.replace("/scripts/start.sh", "/opt/start.sh"))
+    inv = scan([str(tmp_path)])
+    assert inv.servers == [] and held == []
+    [note] = _notes(inv)
+    assert "/opt/start.sh" in note and "not mounted from a ConfigMap" in note
+
+
+def test_a_script_from_another_files_configmap_waits_for_the_join(tmp_path, monkeypatch):
+    held = _refs_at_join(monkeypatch)
+    inv = scan([str(FIX / "k8s" / "deploy.yaml"), str(FIX / "k8s" / "start-configmap.yaml")])
+    assert len(held) == 1 and [s.args["max_model_len"] for s in inv.servers] == [8192]

@@ -329,6 +329,7 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
             ]
     col.inventory.problems.extend(problems)
     found_before = len(col.records.servers)
+    refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
     produced = []  # whether each document gave a server, a note or a piece another document completes
     for doc in docs:
         try:
@@ -356,10 +357,36 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         produced.append(any((rec.servers, rec.problems, rec.runtimes, rec.inference_services, rec.configmaps,
                              rec.config_refs, rec.llmaz, rec.script_refs)))
         _merge(col.records, rec)
+    if len(col.records.script_refs) > refs_before:
+        _resolve_own_script_refs(col.records, refs_before, configmaps_before)
     if templated and template_note and len(col.records.servers) > found_before:
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and "vllm" in text.lower():
         _say_unread_mention(col, text, display, templated, docs)
+
+
+def _resolve_own_script_refs(records: Any, refs_before: int, configmaps_before: int) -> None:
+    """Read now the scripts of this file's containers that no other file can change: a script not mounted from
+    a ConfigMap, or mounted from one this file defines (the join prefers the container's own file's ConfigMap).
+    What the join would say is said the same; the container's document is not kept for it (memory: thousands
+    of files)."""
+    from vramlint.extract import script_refs
+    from vramlint.extract.podspec import config_key_for, configmap_mounts
+
+    own: dict[str, list[Any]] = {}
+    for cm in records.configmaps[configmaps_before:]:
+        own.setdefault(cm.name, []).append(cm)
+    now, later = [], []
+    for ref in records.script_refs[refs_before:]:
+        key = config_key_for(ref.call.path.text or "", configmap_mounts(ref.hit.node, ref.container))
+        if key is None or any(cm.file == ref.doc.file for cm in own.get(key[0], ())):
+            now.append(ref)
+        else:
+            later.append(ref)
+    if now:
+        del records.script_refs[refs_before:]
+        records.script_refs.extend(later)
+        script_refs.resolve_script_refs(now, own, records)
 
 
 # A stream of this many documents is prefiltered document by document (a 100,000-document file that mentions
