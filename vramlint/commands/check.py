@@ -741,7 +741,7 @@ def _run(args: argparse.Namespace) -> int:
     failed = any(selection.fails(f) for f in findings if not f.suppressed)
     exit_status = 1 if failed and not args.exit_zero else 0
 
-    from vramlint.report import Report, render, repository_root, use_color
+    from vramlint.report import Report, render, repository_root, use_color, write
 
     report = Report(
         findings=findings,
@@ -780,7 +780,7 @@ def _run(args: argparse.Namespace) -> int:
             # the other reports are still written: one bad path should not lose the SARIF upload
             write_errors.append(f"--output-file {file}: cannot write the {fmt} report: {exc.strerror or exc}")
     if stdout_format is not None:
-        sys.stdout.write(render(stdout_format, report, color=use_color(args.color, sys.stdout)))
+        write(stdout_format, report, sys.stdout, color=use_color(args.color, sys.stdout))
         sys.stdout.flush()
     if write_errors:
         for message in write_errors:

@@ -77,6 +77,16 @@ def render(fmt: str, report: Report, color: bool = False) -> str:
     return text
 
 
+def write(fmt: str, report: Report, stream: Any, color: bool = False) -> None:
+    """`render`'s text written to ``stream``; the text formats a finding at a time (memory: 10,000 findings)."""
+    if fmt not in ("text", "concise"):
+        stream.write(render(fmt, report, color=color))
+        return
+    text = importlib.import_module("vramlint.report.text")  # as `render` loads a format
+    for part in text.render_parts(report, color=color, concise=fmt == "concise"):
+        stream.write(part)
+
+
 def repository_root(start: str = ".") -> str:
     """The folder holding ``.git`` above ``start`` (SARIF URIs are relative to it for GitHub), else ``start``."""
     current = os.path.abspath(start)

@@ -7,6 +7,8 @@ command (`vramlint.textsafe`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from vramlint.model import Finding, Location
 from vramlint.report import Report, plural
 from vramlint.textsafe import escape_controls, escape_name, neutralise_commands
@@ -25,25 +27,32 @@ def _paint(text: str, code: str, color: bool) -> str:
 def render(report: Report, color: bool = False, concise: bool = False) -> str:
     """The findings, each as a headline, the source line with a marker under the value, the rest of the message
     and the fix (``concise``: one line each, ``path:line:col: CODE [level] message``), then the summary."""
+    return "".join(render_parts(report, color, concise))
+
+
+def render_parts(report: Report, color: bool = False, concise: bool = False) -> Iterator[str]:
+    """`render`'s text in pieces of whole lines, one finding at a time: printed as they come, 10,000 findings
+    are never all held as text at once."""
     if report.quiet:
-        if not report.active:
-            return ""
-        return neutralise_commands(summary(report, color) + "\n")
-    lines: list[str] = []
+        if report.active:
+            yield neutralise_commands(summary(report, color) + "\n")
+        return
     shown = report.findings if report.show_suppressed else report.active
     if report.statistics:
-        lines.extend(statistics_lines(report, color))
+        yield _lines_text(statistics_lines(report, color))
         shown = []
     width = None if concise else wrap_width()
+    # the commands neutralised piece by piece: each piece is whole lines, and both marks lie within one line
     for finding in shown:
         if concise:
-            lines.append(concise_line(finding, color))
+            yield neutralise_commands(concise_line(finding, color) + "\n")
         else:
-            lines.extend(finding_lines(finding, report, color, width))
-            lines.append("")
-    lines.extend(unchecked_lines(report, color))
-    lines.append(summary(report, color))
-    return neutralise_commands("\n".join(lines) + "\n")
+            yield _lines_text([*finding_lines(finding, report, color, width), ""])
+    yield _lines_text([*unchecked_lines(report, color), summary(report, color)])
+
+
+def _lines_text(lines: list[str]) -> str:
+    return neutralise_commands("".join(line + "\n" for line in lines))
 
 
 def wrap_width() -> int:
