@@ -44,6 +44,21 @@ def test_capture_sizes_follow_each_release():
     assert _sizes("0.21.0", eager=True) == ([], [])
 
 
+def test_interactivity_mode_captures_every_small_batch():
+    """_set_cudagraph_sizes (0.17 - 0.29): --performance-mode interactivity starts the capture sizes with 1 ... 32
+    instead of [1, 2, 4], then the same grid (8, 16, ... 248; 256, 272, ...), de-duplicated: for 128 sequences
+    (largest 256) 32 + 27 + 1 = 60 PIECEWISE sizes against 35, and the FULL ones up to 128: 32 + 12 = 44 against 19."""
+    a10 = gpus.lookup("A10")
+    beh = versions.behavior("0.28.0", a10, {"performance_mode": "interactivity"}, {}, None, 4096)
+    piecewise, full = capture_sizes(beh, 128, 2048, False)
+    assert piecewise[:33] == [*range(1, 33), 40] and max(piecewise) == 256 and len(piecewise) == 60
+    assert len(full) == 44 and max(full) == 128
+    balanced = versions.behavior("0.28.0", a10, {}, {}, None, 4096)
+    assert [len(x) for x in capture_sizes(balanced, 128, 2048, False)] == [35, 19]
+    before = versions.behavior("0.16.0", a10, {"performance_mode": "interactivity"}, {}, None, 4096)
+    assert [len(x) for x in capture_sizes(before, 128, 2048, False)] == [35, 19]
+
+
 def test_graph_memory_is_budgeted_only_where_vllm_profiles_it():
     """0.20+ subtract the estimate before the KV cache (FULL_AND_PIECEWISE: both modes' captures); 0.17 and
     --enforce-eager subtract nothing."""

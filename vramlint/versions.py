@@ -166,6 +166,8 @@ class Behavior:
     hybrid_kv_manager: bool  # sliding-window layers sized by their window (V1 0.9.2+)
     mla_supported: bool  # MLA latent cache (0.7+); before, DeepSeek-V2 caches full K/V
     bf16_fallback: bool  # --dtype auto on a GPU without bf16 falls back to fp16 (0.9.0+) instead of failing
+    # --performance-mode (V1 0.17+): "interactivity" captures every batch size up to 32 (_set_cudagraph_sizes)
+    performance_mode: str = "balanced"
     sources: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
@@ -421,7 +423,9 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
         concurrency = "v1-blocks"
 
     util_default = default_utilization(key)
+    mode = str(args.get("performance_mode") or "balanced")
     return Behavior(
+        performance_mode=mode if engine == "v1" and at_least(key, 0, 17) else "balanced",
         version=version,
         key=key,
         engine=engine,

@@ -8,6 +8,7 @@ Release by release:
   ``max_num_batched_tokens``), PIECEWISE graphs. 0.11: up to ``min(2 x max_num_seqs, 512)`` in steps of 8, and the
   default mode FULL_AND_PIECEWISE adds FULL graphs of the decode batches up to ``max_num_seqs``. 0.12+: steps of 8
   below 256 and of 16 from 256 (51 PIECEWISE and 35 FULL sizes for 256 sequences, as the 0.21 log of P10 says).
+  ``--performance-mode interactivity`` (0.17+): every size from 1 to 32 first, instead of ``[1, 2, 4]``.
   ``--enforce-eager``: none.
 * **When the memory is taken.** V0 and V1 up to 0.17 (and 0.18 / 0.19 by default) capture after the KV cache
   is allocated (``capture_model`` after ``initialize_kv_cache``): the graphs come out of what is free then,
@@ -68,7 +69,9 @@ def capture_sizes(beh: versions.Behavior, max_num_seqs: int, max_num_batched_tok
         return [s for s in [1, 2, 4, *range(8, 513, 8)] if s <= max_num_batched_tokens], []
     largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
     if versions.at_least(key, 0, 12):
-        sizes = [1, 2, 4, *range(8, 256, 8), *range(256, largest + 1, 16)]
+        # --performance-mode interactivity (0.17+): every size up to 32, then the usual grid
+        small = list(range(1, min(largest, 32) + 1)) if beh.performance_mode == "interactivity" else [1, 2, 4]
+        sizes = sorted({*small, *range(8, 256, 8), *range(256, largest + 1, 16)})
     else:
         sizes = [1, 2, 4, *range(8, largest + 1, 8)]
     piecewise = [s for s in sizes if s <= largest]
