@@ -49,6 +49,9 @@ def check(assessment, ctx):
     # a budget vramlint failed to compute is its own finding (VRL000, vramlint.meta.assessment_failures)
     if unread:
         yield ctx.finding(assessment, "partly checked: " + "; ".join(_grouped(unread)), server.location)
+    unsized = getattr(assessment, "unsized", None)
+    if unsized:
+        yield ctx.finding(assessment, unsized[1], unsized[0], level="warning")
 
 
 def _grouped(items: list[str]) -> list[str]:

@@ -21,6 +21,10 @@ from vramlint import versions
 from vramlint.budget import compute_budget, speculative_draft_name
 from vramlint.model import Assessment, GpuSpec, ModelInfo, ResolveOptions, Server
 
+# GPUs of one engine (tensor x pipeline parallel) whose budget vramlint computes: the widest vLLM deployments use a
+# few hundred; a wider one is said (VRL010) and not sized, since the budget's cost grows with the ranks.
+MAX_SIZED_GPUS = 4096
+
 __all__ = ["assess", "compute_budget", "resolve_gpu", "resolve_version"]
 
 
@@ -222,6 +226,14 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
     tp = _int(server.args.get("tensor_parallel_size")) or 1
     pp = _int(server.args.get("pipeline_parallel_size")) or 1
     a.gpu_count = count or tp * pp
+    if tp * pp > MAX_SIZED_GPUS:
+        # the budget computes per rank (weights, stages): 2**62 ranks would never end; no real engine is that wide
+        dest = "pipeline_parallel_size" if pp > tp else "tensor_parallel_size"
+        why = (f"tensor_parallel_size {tp} x pipeline_parallel_size {pp} = {tp * pp:,} GPUs in one engine, more "
+               f"than vramlint sizes ({MAX_SIZED_GPUS:,}): its memory budget is not computed")
+        unresolved.append(why)
+        a.unsized = (server.arg_locations.get(dest) or server.location, why)
+        model = None
     fleet, fleet_sources = _fleet(server, options) if gpu is None or fleet_wanted(server, options) else ([], {})
     if fleet:
         a.gpu = gpu = None

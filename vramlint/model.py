@@ -631,6 +631,8 @@ class Assessment:
     # decides (the first that fails, else the one with the least KV cache)
     fleet: list[Budget] = field(default_factory=list)
     failure: str | None = None  # vramlint failed on this server (an exception, said as a VRL000 finding)
+    # (location, message): the budget was not computed for a setting beyond what vramlint sizes (VRL010, on the line)
+    unsized: tuple | None = None
 
     def to_json(self, budgets: dict[int, Any] | None = None) -> dict[str, Any]:
         """``budgets``: the JSON of budgets already converted in this report, by id (servers share a budget when

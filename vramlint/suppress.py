@@ -89,7 +89,7 @@ def _parse_ids(text: str, names: RuleNames) -> tuple[dict[str, str], list[str]]:
 def comment_suppressions(file: str, lines: list[str], names: RuleNames) -> tuple[list[Suppression], list[Finding]]:
     """The ``# vramlint:`` comments of one file, and a VRL101 finding for each one that cannot be read."""
     out: list[Suppression] = []
-    malformed: list[Finding] = []
+    malformed = _Capped()
     for number, text in enumerate(lines, start=1):
         if "vramlint" not in text.lower():
             continue
@@ -101,23 +101,23 @@ def comment_suppressions(file: str, lines: list[str], names: RuleNames) -> tuple
         body = m.group("body").strip()
         ignore = _IGNORE.match(body)
         if ignore is None:
-            malformed.append(_meta_finding(
+            malformed.add(
                 MALFORMED_SUPPRESSION,
                 f"cannot read this vramlint comment ('# vramlint: {body}'); the form is '{FORM}'",
                 location,
-            ))
+            )
             continue
         ids, errors = _parse_ids(ignore.group("ids"), names)
         if errors:
-            malformed.append(_meta_finding(
+            malformed.add(
                 MALFORMED_SUPPRESSION,
                 f"suppression comment {'; '.join(errors)}; the form is '{FORM}'",
                 location,
-            ))
+            )
         if ids:
             reason = _reason(ignore.group("reason"))
             out.append(Suppression("comment", list(ids), reason, location, written=ids))
-    return out, malformed
+    return out, malformed.findings()
 
 
 def _reason(text: str) -> str | None:
@@ -171,7 +171,9 @@ def apply_suppressions(
     suppressions: list[Suppression] = []
     meta: list[Finding] = []
     wanted_files = list(dict.fromkeys([*(s.file for s in servers), *(f.location.file for f in findings), *files]))
-    by_file: dict[str, list[Suppression]] = {}
+    # comments by the line they sit on: a finding looks at its own line and the one above, not at every comment of
+    # its file (a file of 100,000 comments and as many findings was 10**10 comparisons)
+    by_line: dict[tuple[str, int], list[Suppression]] = {}
     for file in wanted_files:
         lines = read_lines(file)
         if not lines:
@@ -180,7 +182,7 @@ def apply_suppressions(
         meta.extend(malformed)
         suppressions.extend(found)
         for s in found:
-            by_file.setdefault(file, []).append(s)
+            by_line.setdefault((file, s.location.line), []).append(s)
     annotations, malformed = annotation_suppressions(servers, names)
     meta.extend(malformed)
     by_server: dict[str, list[Suppression]] = {}
@@ -190,8 +192,9 @@ def apply_suppressions(
     def suppress(finding: Finding) -> None:
         if finding.suppressed:
             return
-        for s in by_file.get(finding.location.file, ()):
-            if finding.rule_id in s.rule_ids and s.covers_line(finding.location.line):
+        file, line = finding.location.file, finding.location.line
+        for s in (*by_line.get((file, line - 1), ()), *by_line.get((file, line), ())):
+            if finding.rule_id in s.rule_ids and s.covers_line(line):
                 s.used.add(finding.rule_id)
                 _mark(finding, "comment", s.reason)
                 return
@@ -210,7 +213,7 @@ def apply_suppressions(
     # unused only when no server it covers had the finding.
     used_annotations = {(s.location.file, s.location.line, s.location.column, s.rule_ids[0])
                         for s in annotations if s.used}
-    unused: list[Finding] = []
+    capped = _Capped()
     seen_annotations: set[tuple] = set()
     for s in suppressions + annotations:
         for rule_id in s.rule_ids:
@@ -228,10 +231,46 @@ def apply_suppressions(
             else:
                 message = (f"'{s.written.get(rule_id, rule_id)}' suppresses nothing: {rule_id} reports nothing on "
                            "this line or the line below; remove it or move the comment to the finding's line")
-            unused.append(_meta_finding(UNUSED_SUPPRESSION, message, s.location, s.server_key))
+            capped.add(UNUSED_SUPPRESSION, message, s.location, s.server_key)
+    unused = capped.findings()
     for finding in unused:
         suppress(finding)
     return findings + meta + unused
+
+
+# VRL100/VRL101 findings of one file said one by one; past that, one finding says how many more and where: a file
+# of 100,000 suppression comments would otherwise put 100,000 findings in every report.
+MAX_META_PER_FILE = 200
+
+
+class _Capped:
+    """Meta findings of a run, MAX_META_PER_FILE per file and rule; the rest counted, said in one finding."""
+
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+        self._count: dict[tuple[str, str], int] = {}
+        self._rest: dict[tuple[str, str], list] = {}
+
+    def add(self, rule: tuple[str, str], message: str, location: Location, server_key: str | None = None) -> None:
+        key = (location.file, rule[0])
+        n = self._count.get(key, 0)
+        self._count[key] = n + 1
+        if n < MAX_META_PER_FILE:
+            self.items.append(_meta_finding(rule, message, location, server_key))
+        elif n == MAX_META_PER_FILE:
+            self._rest[key] = [rule, message, location, server_key, location.line]
+        else:
+            self._rest[key][4] = location.line
+
+    def findings(self) -> list[Finding]:
+        out = list(self.items)
+        for key, (rule, message, location, server_key, last) in self._rest.items():
+            what = "unused suppression comments" if rule == UNUSED_SUPPRESSION else "unreadable vramlint comments"
+            out.append(_meta_finding(
+                rule, f"{self._count[key] - MAX_META_PER_FILE:,} more {what} in this file, from line {location.line} "
+                f"to line {last}, are not listed one by one (the first {MAX_META_PER_FILE} are); the first of them: "
+                f"{message}", location, server_key))
+        return out
 
 
 def _mark(finding: Finding, how: str, justification: str | None) -> None:
