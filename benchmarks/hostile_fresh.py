@@ -204,6 +204,13 @@ def fresh_cases() -> dict[str, dict[str, Any]]:
         **{f"chart/charts/s{i}": ("symlink", "..") for i in range(8)},
         **{f"chart/charts/u{i}": ("symlink", "../../chart") for i in range(4)},
         "__expect__": expect(SERVER)}
+    dag: dict[str, Any] = {}
+    for level in range(7):  # chart c0 has 12 links to c1, which has 12 links to c2, ...: 12**6 paths, 7 charts
+        dag.update({f"c{level}/Chart.yaml": CHART.replace("name: bomb", f"name: c{level}"),
+                    f"c{level}/values.yaml": VALUES, f"c{level}/templates/deploy.yaml": CHART_TEMPLATE})
+        if level < 6:
+            dag.update({f"c{level}/charts/s{i}": ("symlink", f"../../c{level + 1}") for i in range(12)})
+    out["subchart-fanout-dag"] = {**dag, "__expect__": expect(("c0/templates/deploy.yaml", None))}
     out["subchart-tgz-bomb"] = {
         **chart({"deploy.yaml": CHART_TEMPLATE}),
         "chart/charts/bomb.tgz": _gzip_bomb(),

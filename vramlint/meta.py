@@ -170,6 +170,7 @@ def assessment_failures(assessments) -> list[Finding]:
             "it with this file)",
             location=a.server.location,
             server_key=a.server.key,
+            server_id=id(a.server),
         )
         for a in assessments
         if getattr(a, "failure", None)
@@ -194,6 +195,7 @@ def server_notes(servers) -> list[Finding]:
                 message="; ".join(notes),
                 location=location,
                 server_key=server.key,
+                server_id=id(server),
             )
         )
     return out

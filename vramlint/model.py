@@ -424,6 +424,9 @@ class Finding:
     # the one-line headline (what is wrong and the number that proves it) when the rule wrote one: ``message``
     # starts with it and goes on with the detail; None: `split_message` finds the headline in the message
     summary: str | None = None
+    # id() of the Server it was made for: servers of one multi-document file can share a key (file and YAML path),
+    # and a report lists each server's own findings, not those of every server with its key
+    server_id: int | None = field(default=None, repr=False, compare=False)
 
     def headline(self) -> tuple[str, str]:
         """(the one-line headline, the rest of the message): what the text report prints on the finding's

@@ -206,6 +206,7 @@ class RuleContext:
             summary=summary,
             location=location or server.location,
             server_key=server.key,
+            server_id=id(server),
             fix=fix,
             related=[r for r in (related or []) if r is not None and r.file and r.line >= 1],
         )
@@ -414,6 +415,7 @@ def _internal_finding(rule: Rule, exc: BaseException, server: Server | None, fal
         "its verdict is missing (a bug in the rule, please report it)",
         location=location,
         server_key=server.key if server else None,
+        server_id=id(server) if server else None,
     )
 
 

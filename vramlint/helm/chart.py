@@ -69,8 +69,19 @@ def _join_display(base: str, *parts: str) -> str:
     return out[2:] if out.startswith("./") else out
 
 
-def load_chart(path: str, display: str | None = None, helm_name: str | None = None, depth: int = 0) -> Chart:
+# Subcharts read below one chart, all levels together: a chart whose charts/ holds links back to itself (or a
+# dozen links to one chart, each holding a dozen more) would otherwise be read 12**5 times.
+MAX_SUBCHARTS = 200
+
+
+def load_chart(path: str, display: str | None = None, helm_name: str | None = None, depth: int = 0,
+               _above: tuple[str, ...] = (), _count: list[int] | None = None) -> Chart:
+    """The chart at ``path`` with its subcharts (``_above``: the real paths of the charts holding it, a loop
+    guard; ``_count``: subcharts read so far under the top chart)."""
     from vramlint.helm.values import load_values_text  # noqa: F401 - same module family
+
+    count = _count if _count is not None else [0]
+    above = (*_above, os.path.realpath(path))
 
     display = display if display is not None else _display(path)
     meta: dict = {}
@@ -91,9 +102,18 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
                                        "outside the scanned tree: not read")
                     continue
                 if os.path.isdir(sub) and is_chart_dir(sub):
+                    if os.path.realpath(sub) in above:
+                        chart.notes.append(f"{_join_display(display, 'charts', entry)}: a link back to a chart that "
+                                           "holds it (a loop; Helm would recurse until it fails): not read")
+                        continue
+                    if count[0] >= MAX_SUBCHARTS:
+                        chart.notes.append(f"{_join_display(display, 'charts', entry)}: more than {MAX_SUBCHARTS} "
+                                           "subcharts under one chart (vramlint's limit): not read")
+                        continue
+                    count[0] += 1
                     chart.subcharts.append(
                         load_chart(sub, _join_display(display, "charts", entry), f"{chart.helm_name}/charts/{entry}",
-                                   depth + 1)
+                                   depth + 1, above, count)
                     )
                 elif entry.endswith(".tgz"):
                     chart.notes.append(f"{_join_display(display, 'charts', entry)}: packaged subchart not read "

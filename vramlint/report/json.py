@@ -29,12 +29,12 @@ def _finding(finding, rules: dict) -> dict:
 
 def document(report: Report) -> dict:
     rules = {r.id: r for r in report.rules}
-    by_server = report.findings_by_server()
+    by_server = report.findings_of_servers()
     servers = []
     budgets: dict[int, Any] = {}  # one conversion of a budget that servers share, for this document
     for assessment in report.assessments:
         item = assessment.to_json(budgets)
-        item["findings"] = [_finding(f, rules) for f in by_server.get(assessment.server.key, [])]
+        item["findings"] = [_finding(f, rules) for f in by_server.get(id(assessment.server), [])]
         servers.append(item)
     counts = report.counts()
     return {

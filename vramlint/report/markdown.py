@@ -34,7 +34,7 @@ def render(report: Report, color: bool = False) -> str:
     from vramlint.report.text import summary
 
     out = ["## vramlint", "", summary(report), ""]
-    by_server = report.findings_by_server()
+    by_server = report.findings_of_servers()
     if report.assessments:
         out += [
             "| Server | Model | GPU | Weights GiB | KV cache GiB | Max concurrency | Verdict | Findings |",
@@ -53,7 +53,7 @@ def render(report: Report, color: bool = False) -> str:
             if a.fleet:
                 gpu = " / ".join(b.gpu for b in a.fleet)
             concurrency = "?" if budget is None else f"{budget.max_concurrency:.2f}x @ {budget.max_model_len:,}"
-            active = [f for f in by_server.get(server.key, []) if not f.suppressed]
+            active = [f for f in by_server.get(id(server), []) if not f.suppressed]
             found = ", ".join(f"{_ICON.get(f.level, '')} {f.rule_id}" for f in active) or "none"
             state = verdict(a)
             state = {"starts": "✅ starts", "will not start": "❌ will not start"}.get(state, "❔ unknown")
