@@ -726,6 +726,40 @@ def _bracket_balance(text: str) -> int:
     return _TOML_STRING.sub("", text).count("[") - _TOML_STRING.sub("", text).count("]")
 
 
+_TOML_MAX_DEPTH = 100
+
+
+def _toml_too_deep(text: str) -> tuple[int | None, int | None]:
+    """Line and column where arrays and inline tables (outside strings and comments) pass _TOML_MAX_DEPTH."""
+    depth = 0
+    quote = None
+    line, column = 1, 0
+    comment = False
+    for c in text:
+        column += 1
+        if c == "\n":
+            line, column, comment = line + 1, 0, False
+            if quote in ('"', "'"):
+                quote = None  # a basic or literal string ends at the line's end (else TOML errs first)
+            continue
+        if comment:
+            continue
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            comment = True
+        elif c in "[{":
+            depth += 1
+            if depth > _TOML_MAX_DEPTH:
+                return line, column
+        elif c in "]}":
+            depth -= 1
+    return None, None
+
+
 def _read_toml(text: str, shown: str, is_pyproject: bool) -> tuple[Any, dict[tuple, Location], list[Problem]]:
     try:
         import tomllib  # type: ignore[import-not-found]
@@ -736,6 +770,11 @@ def _read_toml(text: str, shown: str, is_pyproject: bool) -> tuple[Any, dict[tup
             return None, {}, [Problem(shown, None, None, "reading TOML on Python 3.10 needs the 'tomli' package")]
     try:
         document = tomllib.loads(text)
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: `x = [[[[...]]]]` 10,000 deep is legal TOML
+        line, column = _toml_too_deep(text)
+        return None, {}, [Problem(shown, line, column, f"TOML nested more than {_TOML_MAX_DEPTH} levels deep here "
+                                                       "(arrays and inline tables): not read")]
     except tomllib.TOMLDecodeError as exc:
         line = column = None
         m = re.search(r"at line (\d+), column (\d+)", str(exc))

@@ -106,23 +106,92 @@ def _yaml():
     return yaml
 
 
-def load_text(text: str, file: str, round_trip: bool = False,
-              quick_refusal: bool = False) -> tuple[list[Document], list[Problem]]:
+def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: bool = False,
+              max_nodes: int | None = None) -> tuple[list[Document], list[Problem]]:
     """Parse every document of ``text``. Invalid YAML is a Problem with its line and column, never a crash.
 
     Documents before the error are kept: a broken third document still lets the first two be linted.
     ``round_trip``: ruamel's round-trip objects (flow styles, comments), for a file that is to be edited.
     ``quick_refusal``: text libyaml refuses is one error with libyaml's words and no document, instead of
     ruamel's reading of it (for a template, whose plain reading is replaced when it reads as a template).
+    ``max_nodes``: a document with more nodes is not read (MAX_DOCUMENT_NODES by default), and said.
     """
+    max_nodes = MAX_DOCUMENT_NODES if max_nodes is None else max_nodes
     too_deep = nesting_problem(text, file)
     if too_deep is not None:
         return [], [too_deep]
+    text, too_many = _bound_nodes(text, file, max_nodes)
     if not round_trip:
         loaded = _c_load(text, file, quick_refusal)
         if loaded is not None:
-            return loaded
-    return _ruamel_load(text, file)
+            return (loaded[0], too_many + loaded[1]) if too_many else loaded
+    docs, problems = _ruamel_load(text, file)
+    return docs, too_many + problems
+
+
+# Nodes (scalars, collections, aliases as written) of one YAML document vramlint builds: each costs about 400
+# bytes while it is read, so a 2 MB line of a million flow items would take 500 MB. A real manifest, even a large
+# CRD, has a few tens of thousands.
+MAX_DOCUMENT_NODES = 250_000
+
+
+def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Problem]]:
+    """``text`` with each document of more than ``max_nodes`` nodes blanked out (its lines kept, so the other
+    documents keep their line numbers), and a problem on the line where each went over. Documents that cannot
+    have that many nodes (three per line or comma at most, counted in C) are not parsed here."""
+    if (text.count("\n") + text.count(",")) * 3 <= max_nodes:
+        return text, []
+    starts = [0]
+    at = text.find("\n---", 0)
+    while at >= 0:
+        starts.append(at + 1)
+        at = text.find("\n---", at + 4)
+    starts.append(len(text))
+    problems: list[Problem] = []
+    pieces: list[str] = []
+    done = 0
+    for begin, end in zip(starts, starts[1:]):
+        if (text.count("\n", begin, end) + text.count(",", begin, end)) * 3 <= max_nodes:
+            continue
+        over = _node_count_over(text[begin:end], max_nodes)
+        if over is None:
+            continue
+        line = text.count("\n", 0, begin) + over
+        problems.append(Problem(file, line, 1, f"a YAML document of more than {max_nodes:,} nodes (vramlint's limit) "
+                                               "reaches it here: the document is not read", level="warning"))
+        keep = "---\n" if text.startswith("---", begin) else "\n"  # the separator stays: the documents stay apart
+        pieces.append(text[done:begin])
+        pieces.append(keep + "\n" * (text.count("\n", begin, end) - 1))
+        done = end
+    if not problems:
+        return text, []
+    pieces.append(text[done:])
+    return "".join(pieces), problems
+
+
+def _node_count_over(chunk: str, max_nodes: int) -> int | None:
+    """The 1-based line (in ``chunk``) of the node past ``max_nodes`` in one document, by libyaml's events (no
+    node is built); None when it has fewer, or when libyaml is missing or refuses the text (the load says why)."""
+    try:
+        from yaml._yaml import CParser
+        from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
+    except ImportError:
+        return None
+    counted = (ScalarEvent, SequenceStartEvent, MappingStartEvent, AliasEvent)
+    parser = CParser(chunk)
+    n = 0
+    try:
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, counted):
+                n += 1
+                if n > max_nodes:
+                    return event.start_mark.line + 1
+    except Exception:  # noqa: BLE001 - invalid YAML: the load reports it, on its line
+        return None
+    finally:
+        parser.dispose()
+    return None
 
 
 # Parses of texts this process may read again, for readers that change nothing they are given (`load_shared`):
