@@ -125,7 +125,7 @@ def arg_case(*args: str, flag: str | None = None, extra: str = "") -> dict[str, 
 def fresh_cases() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     one = deployment(QWEN + ["--max-model-len", "999999"])  # an error on the value's line, wherever it is read
-    bad_line = line_of(one, '"999999"')
+    bad_line = (line_of(one, '"999999"') - 1, line_of(one, '"999999"'))  # the flag's line or its value's
     model_line = line_of(one, '"Qwen/Qwen2.5-1.5B-Instruct"')
 
     # ---------------------------------------------------------------- Go templates
@@ -384,27 +384,32 @@ def fresh_cases() -> dict[str, dict[str, Any]]:
         "__expect__": expect((f"n0/{names[0]}", model_line))}
     # ---------------------------------------------------------------- configuration from the repository
     out["config-hostile-values"] = {
-        ".vramlint.yaml": "exclude: [" + ", ".join(["'**/*a*a*a*a*a*a*a*a*a*a*b'"] * 2000) + "]\n"
-        "rules-dir: ../_outside\nrender-helm: true\nvllm-version: 99999.99999.99999\n"
-        "gpu: \"\\e[31m::error::x\"\nhub-cache-max-age-days: 1e400\n"
-        "custom-gpus:\n  - {name: X, memory-gib: 1e400}\n  - {name: Y, memory-gib: -1}\n  - {name: Z, memory-gib: 0}\n"
-        "per-file-ignores:\n" + "".join(f"  '{'*' * 50}{i}': [VRL001]\n" for i in range(2000)),
-        "deploy.yaml": one, "a" * 200 + ".yaml": one,
-        "__expect__": expect((".vramlint.yaml", 2))}
+        ".vramlint.yaml": "render-helm: true\nexclude: [" + ", ".join(["'**/*a*a*a*a*a*a*a*a*a*a*b'"] * 2000)
+        + ", '../_outside/**', '/etc/**']\nhelm-values: [../_outside/secret.yaml, /proc/self/environ]\n"
+        "hub-cache-max-age-days: 1e300\nmodel-aliases:\n" + "".join(f"  m{i}: ../_outside/config.json\n"
+                                                                      for i in range(2000))
+        + "overrides:\n" + "".join(f"  - files: ['{'*' * 50}{i}']\n    ignore: [VRL001]\n" for i in range(2000)),
+        "deploy.yaml": one, "a" * 200 + "b.yaml": one, "m0.yaml": deployment(["--model", "m0"], name="m0"),
+        "__expect__": expect((".vramlint.yaml", 1), ("deploy.yaml", bad_line))}
     out["config-custom-gpu-absurd"] = {
-        ".vramlint.yaml": "gpu: X\ncustom-gpus:\n  X: {memory-gib: 1e300, compute-capability: '9.0'}\n"
-        "  Y: {memory-gib: 99999999999999999999999999999}\n  Z: {memory-gib: .nan}\n",
+        ".vramlint.yaml": "gpu: X\ncustom-gpus:\n  - {name: X, memory-gib: 1e300, compute-capability: '9.0'}\n",
         "deploy.yaml": one.replace("nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      ", ""),
-        "__expect__": expect((".vramlint.yaml", 3))}
+        "__expect__": expect(("config-error", ".vramlint.yaml", 3))}
+    out["config-custom-gpu-nan"] = {
+        ".vramlint.yaml": "gpu: X\ncustom-gpus:\n  - {name: X, memory-gib: .nan}\n  - {name: Y, memory-gib: -1}\n",
+        "deploy.yaml": one, "__expect__": expect(("config-error", ".vramlint.yaml", 3))}
+    out["config-escape-values"] = {
+        ".vramlint.yaml": "gpu: \"\\e[31m::error::x\\u202e\"\nvllm-version: \"\\e]0;t\\a99999.1\"\n",
+        "deploy.yaml": one, "__expect__": expect(("config-error", ".vramlint.yaml", 1))}
     out["pyproject-toml-deep"] = {"pyproject.toml": "[tool.vramlint]\nexclude = " + "[" * 10_000 + "]" * 10_000 + "\n",
-                                  "deploy.yaml": one, "__expect__": expect(("pyproject.toml", 2))}
+                                  "deploy.yaml": one, "__expect__": expect(("config-error", "pyproject.toml", 2))}
     out["pyproject-toml-inline-deep"] = {"pyproject.toml": "[tool.vramlint]\nx = " + "{a = " * 10_000 + "1"
                                          + "}" * 10_000 + "\n", "deploy.yaml": one,
-                                         "__expect__": expect(("pyproject.toml", 2))}
+                                         "__expect__": expect(("config-error", "pyproject.toml", 2))}
     out["config-yaml-bomb"] = {".vramlint.yaml": h.alias_bomb() + "exclude: *a9\n", "deploy.yaml": one,
-                               "__expect__": expect((".vramlint.yaml", 11))}
+                               "__expect__": expect(("config-error", ".vramlint.yaml", 10))}
     out["config-json-bomb"] = {".vramlint.yaml": "exclude: " + "[" * 100_000 + "]" * 100_000 + "\n",
-                               "deploy.yaml": one, "__expect__": expect((".vramlint.yaml", 1))}
+                               "deploy.yaml": one, "__expect__": expect(("config-error", ".vramlint.yaml", 1))}
     # ---------------------------------------------------------------- shell
     out["shell-heredoc-huge"] = {"deploy.yaml": script_deployment(
         "cat <<'EOF' > /tmp/x\n" + "line $(vllm serve Org/in-heredoc)\n" * 20_000 + "EOF\n"
@@ -544,9 +549,19 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
         leaks = [k for k, v in outputs.items() if secret in v]
         if leaks:
             problems.append(f"LEAK: {what} is in {', '.join(leaks)}")
+    config_error = next((w for w in expected if w[0] == "config-error"), None)
+    if config_error is not None:
+        # vramlint's contract: a mistake in the configuration file is a usage error (exit 2) naming its line
+        where = f"configuration error: {config_error[1]}:{config_error[2]}:"
+        if code != 2 or where not in err:
+            problems.append(f"expected exit 2 with '{where}' on stderr; got exit {code}: "
+                            f"{(err.strip().splitlines() or ['-'])[-1][:160]}")
+        code_ok = True
+    else:
+        code_ok = False
     if "Traceback" in err:
         problems.append(f"traceback: {err.strip().splitlines()[-1][:160]}")
-    elif code not in (0, 1):
+    elif code not in (0, 1) and not code_ok:
         problems.append(f"exit {code}: {(err.strip().splitlines() or ['-'])[-1][:160]}")
     for k in ("text", "stderr", "markdown"):
         bad = sorted({c for c in outputs[k] if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0
@@ -563,12 +578,12 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
                 problems.append(f"{k} has a line the runner reads as a workflow command: {line[:80]!r}")
                 break
     for fmt in ("sarif", "gitlab"):
-        if code in (0, 1):
+        if code in (0, 1) and not code_ok:
             try:
                 json.loads(outputs[fmt])
             except ValueError as exc:
                 problems.append(f"{fmt} is not JSON: {exc}")
-    if code in (0, 1):
+    if code in (0, 1) and not code_ok:
         try:
             ET.fromstring(outputs["junit"])
         except ET.ParseError as exc:
@@ -585,6 +600,8 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
     except (ValueError, AttributeError):
         pass
     for want in expected:
+        if want[0] == "config-error":
+            continue
         file, line = want[0], want[1]
         rule = want[2] if len(want) > 2 else None
         lines = line if isinstance(line, tuple) else (line,)
@@ -600,6 +617,8 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
                            .encode("unicode_escape").decode("ascii"))
     elif code in (0, 1):
         result["first"] = "(no finding)"
+    elif code_ok:
+        result["first"] = (err.strip().splitlines() or ["-"])[0][:150].encode("unicode_escape").decode("ascii")
     return result
 
 

@@ -1716,6 +1716,14 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
             return stripped
         if kind == "str_or_int":
             return int(text) if re.fullmatch(r"-?\d+", text.strip()) else text
+    except RecursionError:
+        # json.loads of arrays or objects nested past Python's recursion limit: not a ValueError, so neither
+        # argparse nor vLLM's parse_type turns it into a usage error; vLLM stops with the traceback
+        what = "array" if text.lstrip()[:1] == "[" else "object"
+        _rejected(inv, tok, f"argument {spec.flags[0]}: RecursionError: maximum recursion depth exceeded while "
+                  f"decoding a JSON {what} from a unicode string", arg=spec.dest,
+                  fix=f"give {spec.flags[0]} JSON nested a few levels deep")
+        return None
     except OverflowError as exc:
         # int(float(...) * multiplier) of a number past float64 in vLLM's human_readable_int: argparse does not
         # catch OverflowError, so vLLM stops with it

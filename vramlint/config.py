@@ -326,6 +326,8 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(".*")
             i += 2
         elif c == "*":
+            while pat.startswith("*", i + 1) and not pat.startswith("**", i):
+                i += 1
             out.append("[^/]*")
             i += 1
         elif c == "?":
@@ -346,9 +348,24 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(re.escape(c))
             i += 1
     prefix = "" if anchored else "(?:.*/)?"
-    compiled = re.compile(f"^{prefix}{''.join(out)}(?:/.*)?$")
+    compiled = _linear_regex(f"^{prefix}{''.join(out)}(?:/.*)?$")
     _GLOB_CACHE[pattern] = compiled
     return compiled
+
+
+def _linear_regex(source: str) -> Any:
+    """``source`` compiled by RE2 (linear time: a glob of the repository's configuration such as
+    `*a*a*a*a*a*a*a*a*a*a*b` makes Python's re backtrack for minutes on one long file name), else by re."""
+    try:
+        import re2
+    except ImportError:
+        return re.compile(source)
+    opts = re2.Options()
+    opts.log_errors = False
+    try:
+        return re2.compile(source, opts)
+    except re2.error:
+        return re.compile(source)  # a character class RE2 does not read: re decides (and says) as before
 
 
 def glob_match(pattern: str, path: str) -> bool:

@@ -118,9 +118,17 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
     """
     max_nodes = MAX_DOCUMENT_NODES if max_nodes is None else max_nodes
     too_deep = nesting_problem(text, file)
-    if too_deep is not None:
-        return [], [too_deep]
+    deep: list[Problem] = []
+    while too_deep is not None:
+        # the document that nests too deeply is not read; the file's other documents are
+        deep.append(too_deep)
+        blanked = _blank_document(text, too_deep.line) if too_deep.line and len(deep) <= 20 else None
+        if blanked is None:
+            return [], deep
+        text = blanked
+        too_deep = nesting_problem(text, file)
     text, too_many = _bound_nodes(text, file, max_nodes)
+    too_many = deep + too_many
     if not round_trip:
         loaded = _c_load(text, file, quick_refusal)
         if loaded is not None:
@@ -167,6 +175,24 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
         return text, []
     pieces.append(text[done:])
     return "".join(pieces), problems
+
+
+def _blank_document(text: str, line: int) -> str | None:
+    """``text`` with the document holding 1-based ``line`` made empty (its `---` and its line breaks kept);
+    None when that leaves nothing to read."""
+    at = 0
+    for _ in range(line - 1):
+        at = text.find("\n", at) + 1
+        if at == 0:
+            return None
+    begin = text.rfind("\n---", 0, at + 1)
+    begin = 0 if begin < 0 else begin + 1
+    end = text.find("\n---", at)
+    end = len(text) if end < 0 else end + 1
+    keep = "---\n" if text.startswith("---", begin) else "\n"
+    blank = keep + "\n" * (text.count("\n", begin, end) - 1)
+    out = text[:begin] + blank + text[end:]
+    return out if out.strip(" \n-") else None
 
 
 def _node_count_over(chunk: str, max_nodes: int) -> int | None:
@@ -792,7 +818,7 @@ def nesting_problem(text: str, file: str) -> Problem | None:
         problem = _flow_nesting_problem(text, file)
         if problem is not None:
             return problem
-    if re.search(rf"^[ \t-]{{{MAX_BLOCK_DEPTH},}}", text, re.MULTILINE):
+    if re.search(rf"^[ \t?-]{{{MAX_BLOCK_DEPTH},}}", text, re.MULTILINE):
         return _block_nesting_problem(text, file)
     return None
 
@@ -928,7 +954,7 @@ def _scan_flow(lines: list[str], i: int, at: int, file: str) -> tuple[Problem | 
 
 def _block_nesting_problem(text: str, file: str) -> Problem | None:
     """Block nesting measured by indentation: each deeper indentation, and each `- ` of a compact nested
-    sequence (`- - - x`), opens a level."""
+    sequence (`- - - x`) or `? ` of a nested explicit key (`? ? ? x`), opens a level."""
     levels: list[int] = []
     for i, raw in enumerate(text.split("\n"), start=1):
         body = raw.lstrip(" ")
@@ -942,7 +968,7 @@ def _block_nesting_problem(text: str, file: str) -> Problem | None:
             levels.pop()
         levels.append(indent)
         column = indent
-        while body[:2] in ("- ", "-\t") or body == "-":
+        while body[:2] in ("- ", "-\t", "? ", "?\t") or body in ("-", "?"):
             column += 2
             body = body[2:].lstrip(" \t")
             levels.append(column)

@@ -649,7 +649,17 @@ def _run(args: argparse.Namespace) -> int:
     config = apply_flags(config, args)
     set_run_roots(paths, config)
     if config.gpu_memory_gib is None:
-        check_gpu_flag(config.gpu)
+        try:
+            check_gpu_flag(config.gpu)
+        except UsageError as exc:
+            loc = None if getattr(args, "gpu", None) else config.location_of(("gpu",))
+            if loc is None:
+                raise
+            from vramlint.model import Problem
+
+            # the GPU was named by the configuration file: the mistake is on its line, said as the others are
+            print_configuration_problems([Problem(loc.file, loc.line, loc.column, f"'gpu': {exc}")])
+            return 2
 
     from vramlint.meta import assessment_failures, input_error, meta_rules, server_notes
     from vramlint.rule import load_rules
