@@ -78,3 +78,16 @@ def test_the_refusal_it_shows_is_what_vramlint_prints(tmp_path):
                           cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
                           text=True, timeout=60, check=False)
     assert " ".join(shown.group(1).split()) in concise_view(proc.stdout)  # the line `--output-format concise` prints
+
+
+def test_the_third_rounds_bounds_are_the_codes():
+    from vramlint import assess, config, suppress, yamlload
+    from vramlint.helm import chart, values
+
+    text = " ".join(DOC.split())
+    assert yamlload.MAX_DOCUMENT_NODES == 250_000 and "A document of more than 250,000 nodes" in text
+    assert 2 * values.MAX_VALUES_NODES + 2 == 100_002 and "(a values file: 100,002, twice its limit of 50,000" in text
+    assert chart.MAX_SUBCHARTS == 200 and "at most 200 subcharts are read under one chart" in text
+    assert assess.MAX_SIZED_GPUS == 4096 and "An engine of more than 4,096 GPUs" in text
+    assert suppress.MAX_META_PER_FILE == 200 and "VRL100/VRL101 findings past 200 per file" in text
+    assert config._TOML_MAX_DEPTH == 100 and "TOML nested more than 100 levels deep" in text

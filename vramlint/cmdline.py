@@ -1515,6 +1515,10 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                     continue
             if any(v.text is None for v in values):
                 value = None
+                # said, not guessed: the budget must not read `--max-model-len $N` as no --max-model-len
+                unknown = next(v for v in values if v.text is None)
+                inv.unchecked.append(_where(unknown if unknown.location else tok) + f"the value of {flag} is known "
+                                     "only at run time (a variable or template), so it is not checked")
             elif spec.nargs in ("+", "*"):
                 value = [_typed(spec, v.text, inv, v) for v in values]
             elif values:

@@ -128,6 +128,8 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respec
                 if ignored.root is None:
                     ignored = None
             _walk(path, patterns, out, seen_files, roots, ignored)
+            for ignore_file, why in ignored.unread if ignored is not None else ():
+                out.skipped.append(Skipped(display_path(ignore_file), why))
         elif stat.S_ISREG(st.st_mode):
             key = (st.st_dev, st.st_ino)
             if key in seen_files:

@@ -30,16 +30,86 @@ def repository_root(folder: str) -> str | None:
         current = parent
 
 
-def _spec(path: str) -> Any:
+# Patterns of one ignore file vramlint applies. pathspec compiles them into one RE2 set: a thousand patterns
+# such as `*a*a*a*a*a*a*a*a*a*a*b/**/x` exceed RE2's memory budget ("failed to compile Set") after seconds.
+MAX_PATTERNS = 10_000
+
+
+def _spec(path: str, unread: list[tuple[str, str]] | None = None) -> Any:
     if not os.path.isfile(path):
         return None
     # bounded and never a FIFO (fsread); above the scanned folder too, as git reads the root's .gitignore
     text = read_text(path, check_inside=False, errors="replace")
     if not isinstance(text, str) or not text.strip():
         return None
+    lines = text.splitlines()
+    patterns = sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    if patterns > MAX_PATTERNS:
+        if unread is not None:
+            unread.append((path, f"{patterns:,} patterns, more than vramlint applies ({MAX_PATTERNS:,}): not "
+                                 "applied, the files it ignores are scanned"))
+        return None
     import pathspec  # only when a .gitignore exists
 
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    try:
+        with _quiet_stderr():  # RE2 logs to the process's stderr while it simplifies some patterns
+            return _compiled(pathspec, lines)
+    except Exception as exc:  # noqa: BLE001 - pathspec or RE2 refusing the patterns must not stop the walk
+        if unread is not None:
+            detail = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
+            unread.append((path, f"its patterns could not be compiled ({detail}): not applied, the files it "
+                                 "ignores are scanned"))
+        return None
+
+
+def _compiled(pathspec: Any, lines: list[str]) -> Any:
+    """One spec, or (when RE2 cannot hold them in one set: 3,000 plain patterns already fail) the lines cut in
+    halves, in order, down to 64 lines a part; an error when even those fail."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except Exception:  # noqa: BLE001 - re2.error "failed to compile Set"
+        if len(lines) <= 64:
+            raise
+    half = len(lines) // 2
+    return _Parts([_compiled(pathspec, lines[:half]), _compiled(pathspec, lines[half:])])
+
+
+class _Parts:
+    """Specs of consecutive parts of one ignore file: the last part whose patterns match decides, as the last
+    matching pattern of the whole file does for git."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def check_file(self, rel: str) -> Any:
+        decided = None
+        for part in self.parts:
+            result = part.check_file(rel)
+            if result.include is not None:
+                decided = result
+        return decided if decided is not None else result
+
+
+class _quiet_stderr:
+    """File descriptor 2 sent to /dev/null for the duration (C++ logging that Python cannot turn off)."""
+
+    def __enter__(self) -> None:
+        self.saved = None
+        try:
+            import sys
+
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)
+            os.close(null)
+        except (OSError, ValueError, AttributeError):
+            self.saved = None
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.saved is not None:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
 
 
 class Ignored:
@@ -48,13 +118,14 @@ class Ignored:
     def __init__(self, top: str) -> None:
         self.root = repository_root(top)
         self._specs: dict[str, Any] = {}  # absolute folder -> its .gitignore's spec (None: none)
+        self.unread: list[tuple[str, str]] = []  # (ignore file, why it is not applied)
         if self.root is not None:
             self._specs[os.path.join(self.root, ".git", "info")] = _spec(
-                os.path.join(self.root, ".git", "info", "exclude"))
+                os.path.join(self.root, ".git", "info", "exclude"), self.unread)
 
     def _folder_spec(self, folder: str) -> Any:
         if folder not in self._specs:
-            self._specs[folder] = _spec(os.path.join(folder, GITIGNORE))
+            self._specs[folder] = _spec(os.path.join(folder, GITIGNORE), self.unread)
         return self._specs[folder]
 
     def __call__(self, path: str, is_dir: bool) -> bool:

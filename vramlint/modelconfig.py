@@ -599,6 +599,9 @@ def _check_number(path: str, key: str, value: Any) -> None:
         raise ConfigProblem(f"field {path} is {_describe(value)}, not a whole number")
     if value < 0:
         raise ConfigProblem(f"field {path} is {_describe(value)}: a negative size")
+    if value == 0 and key == "num_attention_heads":
+        # transformers' configs divide hidden_size by it (head_dim): ZeroDivisionError before vLLM starts
+        raise ConfigProblem(f"field {path} is 0: a model has at least one attention head")
     if value > limit:
         raise ConfigProblem(f"field {path} is {_describe(value)}, over the {limit:,} a real model has")
 

@@ -158,7 +158,7 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
     problems: list[Problem] = []
     pieces: list[str] = []
     done = 0
-    for begin, end in zip(starts, starts[1:]):
+    for begin, end in zip(starts, starts[1:], strict=False):
         if (text.count("\n", begin, end) + text.count(",", begin, end)) * 3 <= max_nodes:
             continue
         over = _node_count_over(text[begin:end], max_nodes)
