@@ -239,3 +239,11 @@ def test_hostile_gitignore_patterns_cost_a_bounded_time_and_print_nothing(tmp_pa
     _, report, err = run_cli(tmp_path)
     assert time.process_time() - start < 5
     assert len(report["servers"]) == 1 and "CoalesceWalker" not in err
+
+
+def test_a_400_digit_gpu_request_is_no_rule_crash(tmp_path):
+    # found by benchmarks/fuzz_inputs.py --seed 41: VRL006's fix compared the request through float()
+    text = deployment(QWEN + ["--tensor-parallel-size", "2"]).replace('nvidia.com/gpu: "1"', "nvidia.com/gpu: -" + "9" * 400)
+    write(tmp_path, {"d.yaml": text})
+    _, report, _ = run_cli(tmp_path)
+    assert not findings(report, "VRL000") and findings(report, "VRL006")

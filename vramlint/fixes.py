@@ -173,7 +173,11 @@ def _same_value(written: str, value: Any) -> bool:
         return written.lower() in (("true", "1", "yes") if value else ("false", "0", "no"))
     if isinstance(value, (int, float)):
         try:
+            if isinstance(value, int) and written.strip().lstrip("+-").isdigit():
+                return int(written) == value  # exact, and no float overflow for a 400-digit GPU count
             return float(written) == float(value)
+        except OverflowError:
+            return False  # a number past float64 is not the number a fix writes
         except ValueError:
             from vramlint.rule import as_int
 
