@@ -498,9 +498,11 @@ def fresh_cases() -> dict[str, dict[str, Any]]:
         "compose-include-secrets-configs": expect(("compose.yaml", 12), ("compose.yaml", 14)),
     }
     for name in ("shell-arith-exponent", "shell-brace-expansion", "shell-printf-star", "shell-nested-substitution",
-                 "shell-positional-doubling", "shell-recursive-function", "shell-replace-growth",
+                 "shell-positional-doubling", "shell-replace-growth",
                  "shell-heredoc-huge", "shell-many-vllm-lines"):
         corrected[name] = expect(("deploy.yaml", 9))  # the server's line: what of its command line is not read
+    # a function that calls itself first never returns (the shell dies of it): nothing after it is certain
+    corrected["shell-recursive-function"] = expect()
     for name, want in corrected.items():
         out[name]["__expect__"] = want
     return out
