@@ -399,6 +399,10 @@ def fresh_cases() -> dict[str, dict[str, Any]]:
         + "overrides:\n" + "".join(f"  - files: ['{'*' * 50}{i}']\n    ignore: [VRL001]\n" for i in range(2000)),
         "deploy.yaml": one, "a" * 200 + "b.yaml": one, "m0.yaml": deployment(["--model", "m0"], name="m0"),
         "__expect__": expect((".vramlint.yaml", 1), ("deploy.yaml", bad_line))}
+    out["config-helm-values-outside"] = {
+        ".vramlint.yaml": "fail-on: error\nhelm-values: [../_outside/secret.yaml, /proc/self/environ, /dev/zero]\n",
+        **chart({"deploy.yaml": CHART_TEMPLATE}),
+        "__expect__": expect((".vramlint.yaml", 2), SERVER)}
     out["config-custom-gpu-absurd"] = {
         ".vramlint.yaml": "gpu: X\ncustom-gpus:\n  - {name: X, memory-gib: 1e300, compute-capability: '9.0'}\n",
         "deploy.yaml": one.replace("nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      ", ""),

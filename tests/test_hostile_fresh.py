@@ -247,3 +247,16 @@ def test_a_400_digit_gpu_request_is_no_rule_crash(tmp_path):
     write(tmp_path, {"d.yaml": text})
     _, report, _ = run_cli(tmp_path)
     assert not findings(report, "VRL000") and findings(report, "VRL006")
+
+
+def test_helm_values_of_the_configuration_out_of_the_tree_are_said_on_its_line(tmp_path):
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("model: secret-model\n")
+    repo = tmp_path / "repo"
+    write(repo, {".vramlint.yaml": f"fail-on: error\nhelm-values: [{outside}, /proc/self/environ]\n",
+                 "c/Chart.yaml": CHART, "c/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n",
+                 "c/templates/d.yaml": TEMPLATE})
+    _, report, _ = run_cli(repo)
+    said = [f for f in findings(report, "VRL102") if "outside the scanned tree" in f["message"]]
+    assert [(f["file"], f["line"]) for f in said] == [(".vramlint.yaml", 2), (".vramlint.yaml", 2)]
+    assert "secret-model" not in json.dumps(report)

@@ -445,6 +445,25 @@ class Selection:
 COMMAND_LINE = "(command line)"
 
 
+def _refusals_on_the_configuration_line(inventory, config) -> None:  # noqa: ANN001
+    """A `helm-values:` file of the configuration that was not read (outside the tree, a FIFO, missing) is said on
+    the configuration's line that names it, not at 1:1 of a file the repository may not hold."""
+    from dataclasses import replace
+
+    named = config.helm_values[:len(config.helm_values) - len(config.values_from_flags)]
+    where = {}
+    for index, shown in enumerate(named):
+        loc = config.location_of(("helm-values", index))
+        if loc is not None:
+            where.setdefault(shown, loc)
+    if not where:
+        return
+    for i, problem in enumerate(inventory.problems):
+        loc = where.get(problem.file)
+        if loc is not None and problem.line is None and problem.message.startswith("values file "):
+            inventory.problems[i] = replace(problem, file=loc.file, line=loc.line, column=loc.column)
+
+
 def print_configuration_problems(problems) -> None:  # noqa: ANN001
     from vramlint.config import format_problem
 
@@ -682,6 +701,7 @@ def _run(args: argparse.Namespace) -> int:
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
     gc.freeze()
+    _refusals_on_the_configuration_line(inventory, config)
     inventory.problems.extend(config.notices)
     noticed = {n.file for n in config.notices}  # a configuration file not read is said once, by its notice
     inventory.skipped = [s for s in inventory.skipped if s.file not in noticed]
