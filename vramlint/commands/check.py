@@ -695,7 +695,7 @@ def _run(args: argparse.Namespace) -> int:
     stdin_name = args.stdin_filename or STDIN_NAME
     if args.stdin_filename and "-" not in paths:
         raise UsageError("--stdin-filename names standard input's findings: give '-' among the paths too")
-    check_values_files(config.helm_values)
+    check_values_files(config.values_from_flags)  # the configuration's own are said on its lines (scan)
     inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text, stdin_name=stdin_name,
                      respect_gitignore=config.respect_gitignore,
                      values_files=config.helm_values, render_helm=config.render_helm,
