@@ -252,7 +252,27 @@ def _scan_chunk(job: tuple[list[FileEntry], bool]) -> _Collector:
     col = _Collector()
     for entry in entries:
         _scan_entry(col, entry, use_prefilter)
+    _pack_join_lines(col.records)
     return col
+
+
+def _pack_join_lines(records: Any) -> None:
+    """The lines of the documents kept for the cross-file join, packed (`PackedLines`) before they are sent:
+    at 10,000 files they are alive together until the join. Lines a script reference's tokens also hold stay
+    a list (packing one of two holders would send them twice)."""
+    from vramlint.yamlload import PackedLines
+
+    shared = {id(ref.doc.lines) for ref in records.script_refs}
+    packed: dict[int, Any] = {}
+    for kind in (records.runtimes, records.inference_services, records.configmaps, records.llmaz):
+        for record in kind:
+            doc = record.doc
+            lines = doc.lines
+            if type(lines) is not list or id(lines) in shared:
+                continue
+            if id(lines) not in packed:
+                packed[id(lines)] = (lines, PackedLines(lines))  # the list kept alive: ids stay unique
+            doc.lines = packed[id(lines)][1]
 
 
 def _add_chunk(col: _Collector, part: _Collector) -> None:
