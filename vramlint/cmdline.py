@@ -356,9 +356,40 @@ def split_token(token: Token, env: dict[str, str | None] | None = None,
                        lines=token.lines, folded=token.block == ">", quoted=token.quoted, problems=problems)
 
 
+# Splits of scripts seen before in this process (a copied manifest, the same entrypoint in many services, a
+# script split as written and again with its own assignments): the words as (text, start, end, operator) and
+# the messages, by everything the split reads (the text, the variables, keep_marks); where each word is in the
+# file is found again for each caller. Bounded: scripts longer than _LEXED_MAX_TEXT are split every time.
+_LEXED: dict[tuple[Any, ...], tuple[list[tuple[str | None, int, int, bool]], list[str]]] = {}
+_LEXED_MAX_ENTRIES = 4096
+_LEXED_MAX_TEXT = 16_384
+_BUDGET_WORDS = "expansion budget"
+
+
 def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems: list[str],
          keep_marks: bool = False) -> list[Token]:
-    out: list[Token] = []
+    if len(text) > _LEXED_MAX_TEXT:
+        words, said = _lex_words(text, env, [], keep_marks)
+    else:
+        key = (text, None if env is None else frozenset(env.items()), keep_marks)
+        found = _LEXED.get(key)
+        if found is None:
+            found = _lex_words(text, env, [], keep_marks)
+            if len(_LEXED) >= _LEXED_MAX_ENTRIES:
+                del _LEXED[next(iter(_LEXED))]
+            _LEXED[key] = found
+        words, said = found
+    for message in said:
+        if _BUDGET_WORDS in message and _BUDGET_WORDS in " ".join(problems):
+            continue  # said once for the script
+        problems.append(message)
+    at = pos.at
+    return [Token(value, at(start, end), op=op) for value, start, end, op in words]
+
+
+def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str],
+               keep_marks: bool = False) -> tuple[list[tuple[str | None, int, int, bool]], list[str]]:
+    out: list[tuple[str | None, int, int, bool]] = []
     n = len(text)
     i = 0
     word: _Word | None = None
@@ -374,7 +405,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
                 if (word.unknown or has_unknown_mark(value)) and not keep_marks \
                         and not _option_with_unknown_value(value):
                     value = None  # `--flag=${UNSET}` keeps its flag; the parser reads the value as unknown
-                out.append(Token(value, pos.at(word.start, max(word.end, word.start + 1))))
+                out.append((value, word.start, max(word.end, word.start + 1), False))
         word = None
 
     def piece(s: str, at: int, end: int) -> None:
@@ -386,7 +417,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
 
     def op(s: str, at: int) -> None:
         finish()
-        out.append(Token(s, pos.at(at, at + len(s)), op=True))
+        out.append((s, at, at + len(s), True))
 
     expanded = 0
 
@@ -395,7 +426,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
         if isinstance(value, str):
             expanded += len(value)
             if expanded > MAX_EXPANSION_TOTAL or len(value) > MAX_EXPANDED_CHARS:
-                if "expansion budget" not in " ".join(problems):
+                if _BUDGET_WORDS not in " ".join(problems):
                     problems.append(f"variables expand to more than {MAX_EXPANSION_TOTAL:,} characters in this "
                                     "script (expansion budget): the words they make are not read")
                 value = _UNKNOWN
@@ -426,7 +457,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
             i += 1
         elif c == "\n":
             finish()
-            out.append(Token(";", pos.at(i, i + 1), op=True))
+            out.append((";", i, i + 1, True))
             i += 1
         elif c == "#" and word is None:
             while i < n and text[i] != "\n":
@@ -507,7 +538,7 @@ def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems
             piece(text[i:j], i, j)
             i = j
     finish()
-    return out
+    return out, problems
 
 
 # Characters with no special meaning at that point of a word: taken together, not one at a time.

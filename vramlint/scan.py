@@ -248,6 +248,11 @@ def _worker_count(files: int) -> int:
 
 
 def _scan_chunk(job: tuple[list[FileEntry], bool]) -> _Collector:
+    import gc
+
+    # In a worker, what exists when a chunk starts (modules, tables, the parses kept for texts seen again) lives
+    # until the pool ends: frozen, the collections during the chunk walk only the chunk's own objects.
+    gc.freeze()
     entries, use_prefilter = job
     col = _Collector()
     for entry in entries:
@@ -297,8 +302,16 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
 
 
 def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
+    import gc
+
     col.inventory.files_scanned += 1
     servers_before, problems_before = len(col.records.servers), len(col.inventory.problems)
+    # While one file is read the cyclic garbage collector is off: what the file makes lives until the file is done
+    # (its documents, records and servers), and the loader breaks the one reference cycle it makes. Left on, each
+    # full collection walked every document read so far: on a 5 MB stream of 10,000 Deployments, 7 of them took
+    # 1.3 of its 4 CPU-seconds. The file's objects are collected with the rest once it is done.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         _scan_text_unguarded(col, text, display, base_dir, use_prefilter)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run (MemoryError, RecursionError too)
@@ -306,6 +319,9 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
         del col.records.servers[servers_before:]
         del col.inventory.problems[problems_before:]
         col.inventory.problems.append(internal_problem(display, None, "reading this file", exc))
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
