@@ -127,7 +127,8 @@ def _on_every_gpu(assessment, ctx):
             from vramlint.gpus import catalog_specs
 
             per_engine = f"{req.gpus_per_engine} GPUs" if req.gpus_per_engine > 1 else "one GPU"
-            text += (f" That is the largest GPU in vramlint's catalog ({catalog_specs()[-1].name}): the weights do not "
+            vendor = "amd" if assessment.server.gpu is not None and assessment.server.gpu.vendor == "amd" else "nvidia"
+            text += (f" That is the largest GPU in vramlint's catalog ({catalog_specs(vendor)[-1].name}): the weights do not "
                      f"fit on any GPU at {per_engine} per engine.")
         fix = error.get("fix")
         message = f"vLLM {req.vllm_version} will not start on any GPU: {text}"

@@ -90,7 +90,7 @@ def _requirement(assessment) -> tuple[str, str, str] | None:
         at += f" and --gpu-memory-utilization {req.gpu_memory_utilization:g}"
     message = f"{server.model}: needs >= {req.min_total_gib:.1f} GiB per GPU to start at max_model_len {req.max_model_len}"
     if not req.fits:
-        largest = gpus.catalog_specs()[-1]
+        largest = gpus.catalog_specs("amd" if server.gpu is not None and server.gpu.vendor == "amd" else "nvidia")[-1]
         return (f"{message}, more than any GPU in vramlint's catalog", f"At {at}; the largest GPU, {largest.name}, "
                 f"has {largest.total_gib:.2f} GiB. Raise --tensor-parallel-size or lower --max-model-len", "warning")
     return message, f"At {at}, it {describe(req.fits, req.does_not_fit, req.why_not)}", "note"

@@ -56,19 +56,29 @@ def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     return versions.DEFAULT_VERSION, why + ")"
 
 
-def _custom_gpu(name: str, gib: float) -> GpuSpec:
+# GPU vendors whose vLLM platform the budget models: NVIDIA (CUDA) and AMD (ROCm: the same V1 GPU worker)
+MODELLED_VENDORS = ("nvidia", "amd")
+
+
+def _custom_gpu(name: str, gib: float, vendor: str = "nvidia") -> GpuSpec:
     # A GPU outside the catalog: only its memory is known. Compute capability 8.0 is assumed so that no
     # bf16 / quantization verdict is issued on a guess; the note in sources says so.
-    return GpuSpec(name=name, total_gib=float(gib), compute_capability=(8, 0), bf16=True, fp8=False)
+    return GpuSpec(name=name, total_gib=float(gib), compute_capability=(8, 0), bf16=True, fp8=False, vendor=vendor)
+
+
+def _vendor(req) -> str:  # noqa: ANN001 - a GpuRequest or None
+    return (req.vendor if req is not None and req.vendor else None) or "nvidia"
 
 
 def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None, int | None, dict[str, str], str | None]:
     """(GPU spec, device count, sources, why unresolved). The spec's total is the memory one engine sees."""
     req = server.gpu
     sources: dict[str, str] = {}
-    if req is not None and req.vendor and req.vendor != "nvidia":
+    if req is not None and req.vendor and req.vendor not in MODELLED_VENDORS:
         return None, req.count, sources, (
-            f"GPU vendor {req.vendor} ({req.evidence or 'from the deployment'}): vramlint's budget models NVIDIA GPUs only")
+            f"GPU vendor {req.vendor} ({req.evidence or 'from the deployment'}): vramlint's budget models NVIDIA "
+            "and AMD GPUs only")
+    vendor = _vendor(req)
     count = req.count if req and req.count else None
     if count:
         sources["gpu_count"] = req.evidence or "deployment"
@@ -76,6 +86,8 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
     hint = req.type if req else None
     if hint:
         spec = gpu_catalog.lookup(hint)
+        if spec and spec.vendor != vendor and vendor != "nvidia":
+            spec = None  # an AMD deployment's hint names an NVIDIA part (or the reverse): not this server's GPU
         if spec:
             sources["gpu"] = f"{req.evidence or 'deployment'}"
     mig = None
@@ -86,10 +98,13 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
             sources["gpu"] = f"MIG profile {req.mig_profile}"
     if spec is None and req is not None and not hint and not req.mig_profile and req.memory_gib and not req.fleet:
         # the deployment says only the memory (GPU Feature Discovery's nvidia.com/gpu.memory): the model is unknown
-        spec = _custom_gpu(f"GPU of {req.memory_gib:g} GiB", req.memory_gib)
+        spec = _custom_gpu(f"GPU of {req.memory_gib:g} GiB", req.memory_gib, vendor)
         sources["gpu"] = req.evidence or "deployment"
         sources["total_gib"] = "GPU memory stated by the deployment (compute capability not known; 8.0 assumed)"
-    if spec is None and options.default_gpu:
+    default_vendor = gpu_catalog.vendor_of(options.default_gpu) if options.default_gpu else None
+    if spec is None and options.default_gpu and vendor != "nvidia" and default_vendor not in (None, vendor):
+        pass  # --gpu names an NVIDIA GPU; this server runs on another vendor's: the option is not its GPU
+    elif spec is None and options.default_gpu:
         spec = gpu_catalog.lookup(options.default_gpu)
         if spec:
             sources["gpu"] = "--gpu / configuration"
@@ -100,7 +115,7 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
                 spec = replace(spec, total_gib=float(options.gpu_memory_gib))
                 sources["total_gib"] = f"--gpu-memory-gib (the catalog's {spec.name} reports {catalog_total:g})"
         elif options.gpu_memory_gib:
-            spec = _custom_gpu(options.default_gpu, options.gpu_memory_gib)
+            spec = _custom_gpu(options.default_gpu, options.gpu_memory_gib, vendor)
             sources["gpu"] = "--gpu (not in the catalog)"
             sources["total_gib"] = "--gpu-memory-gib (compute capability not known; 8.0 assumed)"
         else:
@@ -111,7 +126,7 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
                 + "; declare it under `custom-gpus` in the configuration (memory as CUDA reports it, compute "
                 "capability), or pass --gpu-memory-gib with the total memory CUDA reports for it")
     if spec is None and hint and options.gpu_memory_gib:
-        spec = _custom_gpu(hint, options.gpu_memory_gib)
+        spec = _custom_gpu(hint, options.gpu_memory_gib, vendor)
         sources["gpu"] = req.evidence or "deployment"
         sources["total_gib"] = "--gpu-memory-gib (compute capability not known; 8.0 assumed)"
     if spec is None and mig and options.gpu_memory_gib is None:
@@ -120,7 +135,7 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
         sources["gpu"] = f"MIG profile {req.mig_profile}"
         sources["total_gib"] = "MIG profile memory (parent GPU not known; compute capability 8.0 assumed)"
     if spec is None and options.gpu_memory_gib:
-        spec = _custom_gpu("custom", options.gpu_memory_gib)
+        spec = _custom_gpu("custom", options.gpu_memory_gib, vendor)
         sources["gpu"] = "--gpu-memory-gib"
         sources["total_gib"] = "--gpu-memory-gib (compute capability not known; 8.0 assumed)"
     if spec is None:
@@ -130,6 +145,11 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
                 f"GPU {hint!r} ({req.evidence or 'from the deployment'}) is not in vramlint's catalog"
                 + (f": {why}" if why else "") + "; pass --gpu NAME, or declare it under `custom-gpus` in the "
                 "configuration (with the node labels that select it), or --gpu-memory-gib for a GPU outside the catalog")
+        if vendor == "amd":
+            return None, count, sources, (
+                f"AMD GPU type not known: the deployment ({req.evidence or 'amd'}) does not say which AMD GPU it "
+                "runs on (no amd.com/gpu.product-name node label, instance type or product name); pass --gpu NAME "
+                "(e.g. --gpu MI300X) or set `gpu` in the configuration")
         return None, count, sources, (
             "GPU type not known: the deployment does not say which GPU it runs on (no node selector, affinity, "
             "instance type or GPU product label); pass --gpu NAME (e.g. --gpu L4) or set `gpu` in the configuration")
@@ -296,8 +316,9 @@ def _fleet(server: Server, options: ResolveOptions) -> tuple[list[GpuSpec], dict
     """The GPU types the pods may land on, when there are several: from the deployment (node affinity with
     several GPU products), else from `gpu:` given as a list in the configuration (or --gpu A,B)."""
     req = server.gpu
-    if req is not None and req.vendor and req.vendor != "nvidia":
+    if req is not None and req.vendor and req.vendor not in MODELLED_VENDORS:
         return [], {}
+    vendor = _vendor(req)
     names: list[str] = []
     where = ""
     if fleet_wanted(server, options):
@@ -307,7 +328,8 @@ def _fleet(server: Server, options: ResolveOptions) -> tuple[list[GpuSpec], dict
         # a name several catalog GPUs answer to ("A100": 40 or 80 GB): the pods may land on either
         names = gpu_catalog.ambiguous_candidates(req.type)
         where = f"{req.evidence or 'deployment'} ({req.type} comes in several sizes)"
-    elif len(options.default_gpu_fleet) > 1 and not (req is not None and (req.type or req.mig_profile)):
+    elif len(options.default_gpu_fleet) > 1 and not (req is not None and (req.type or req.mig_profile)) and \
+            all(gpu_catalog.vendor_of(name) in (None, vendor) for name in options.default_gpu_fleet):
         names, where = list(options.default_gpu_fleet), "--gpu / configuration (a list: any of these)"
     specs = []
     for name in names:
@@ -335,9 +357,9 @@ def deciding_budget(budgets: list[Any]) -> Any:
 
 
 def _sizeable(server: Server) -> bool:
-    """No GPU type known, but an NVIDIA GPU (or nothing said): what it needs of one can be computed."""
+    """No GPU type known, but an NVIDIA or AMD GPU (or nothing said): what it needs of one can be computed."""
     req = server.gpu
-    return req is None or not req.vendor or req.vendor == "nvidia"
+    return req is None or not req.vendor or req.vendor in MODELLED_VENDORS
 
 
 def _int(value: Any) -> int | None:

@@ -20,7 +20,7 @@ from vramlint.model import GpuSpec
 # Words that only say who made or sells the GPU; dropped before matching so that "NVIDIA-L4", "nvidia-l4",
 # "NVIDIA L4" and "L4" are the same name. "gtx" is GeForce's older product line: hand-written labels put it before
 # any GeForce number ("nvidia-gtx-2080ti"), and the number alone names the card.
-_NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "gtx", "gpu")
+_NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "gtx", "gpu", "amd", "instinct")
 # Node-label suffixes the GPU operator adds: "-MIG-3g.40gb" (mixed strategy), "-SHARED" (time-slicing).
 _SUFFIX_RE = re.compile(r"(-mig-\d+g\.\d+gb(\+me)?|-shared)$", re.IGNORECASE)
 _MIG_RE = re.compile(r"(?:^|[/-])(?:mig-)?(\d+g\.(\d+)gb(?:\+me)?)$", re.IGNORECASE)
@@ -66,9 +66,11 @@ def _catalog() -> dict[str, Any]:
         spec = GpuSpec(
             name=entry["name"],
             total_gib=total,
+            # AMD parts: the capability torch reports on ROCm (gfx942 -> 9.4), bf16 / fp8 as the entry says
             compute_capability=(int(cc[0]), int(cc[1])),
-            bf16=cc >= (8, 0),
-            fp8=cc >= (8, 9),
+            bf16=entry.get("bf16", cc >= (8, 0)),
+            fp8=entry.get("fp8", cc >= (8, 9)),
+            vendor=entry.get("vendor", "nvidia"),
             marketing_gb=entry.get("marketing_gb"),
             mig_profiles=mig,
         )
@@ -245,14 +247,20 @@ def device_name(name: str) -> str:
     return name
 
 
-def catalog_specs() -> list[GpuSpec]:
-    """Every catalog GPU (whole GPUs, not MIG slices) and the configuration's custom GPUs, by ascending total
-    memory then name."""
-    specs = dict(_catalog()["specs"])
+def catalog_specs(vendor: str | None = "nvidia") -> list[GpuSpec]:
+    """Every catalog GPU of ``vendor`` (whole GPUs, not MIG slices; None: every vendor's) and the configuration's
+    custom GPUs, by ascending total memory then name."""
+    specs = {name: spec for name, spec in _catalog()["specs"].items() if vendor is None or spec.vendor == vendor}
     custom = _CUSTOM.get()
     if custom:
-        specs.update(custom["specs"])
+        specs.update({name: spec for name, spec in custom["specs"].items() if vendor is None or spec.vendor == vendor})
     return sorted(specs.values(), key=lambda s: (s.total_gib, s.name))
+
+
+def vendor_of(name: str) -> str | None:
+    """The vendor of a catalog GPU ("nvidia", "amd"), None for a name the catalog does not have."""
+    spec = lookup(name) if name else None
+    return spec.vendor if spec else None
 
 
 @lru_cache(maxsize=1)
@@ -280,7 +288,15 @@ NODE_LABELS = (
     # only when its value is a GPU name the catalog knows, since a cluster may use it for anything
     "accelerator",
     "cloud.google.com/gke-tpu-accelerator",  # GKE TPUs: another vendor
+    # AMD GPU node labeller (ROCm/k8s-device-plugin; the AMD GPU operator runs it): -product-name, -device-id,
+    # under amd.com/ and, in older releases, beta.amd.com/
+    "amd.com/gpu.product-name",
+    "beta.amd.com/gpu.product-name",
+    "amd.com/gpu.device-id",
+    "beta.amd.com/gpu.device-id",
 )
+AMD_LABELS = frozenset(("amd.com/gpu.product-name", "beta.amd.com/gpu.product-name", "amd.com/gpu.device-id",
+                        "beta.amd.com/gpu.device-id"))
 
 
 def node_label_keys() -> tuple[str, ...]:
@@ -330,23 +346,28 @@ def node_label_hint(key: str, value: str, labels: dict[str, str] | None = None) 
         return None
     if key == "cloud.google.com/gke-tpu-accelerator":
         return value, None, "google-tpu", None
+    if key in AMD_LABELS:
+        table = _catalog()["label_values"].get(key, {})
+        named = table.get(value.lower()) or resolve_hint(value)
+        return (named if named and vendor_of(named) == "amd" else value), None, "amd", None
     if key.endswith("/instance-type") or key == "karpenter.k8s.aws/instance-family":
         chip = neuron_instance(value)
         if chip:
             return chip, None, "aws-neuron", None
     if key.endswith("/instance-type"):
         found = instance_type(value)
-        return (found[0], found[1], "nvidia", instance_memory_gib(value)) if found else (None, None, "nvidia", None)
+        return ((found[0], found[1], vendor_of(found[0]) or "nvidia", instance_memory_gib(value)) if found
+                else (None, None, "nvidia", None))
     if key == "karpenter.k8s.aws/instance-family":
         return instance_family(value), None, "nvidia", None
     if key == "nvidia.com/gpu.memory":
         return _from_memory_label(value, (labels or {}).get("nvidia.com/gpu.family"))
     if key == "accelerator":
         named = resolve_hint(value)
-        return (named, None, "nvidia", None) if named else None
+        return (named, None, vendor_of(named) or "nvidia", None) if named else None
     table = _catalog()["label_values"].get(key, {})
     resolved = table.get(value.lower()) or resolve_hint(value) or resolve_hint(value.replace("_", "-"))
-    return (resolved or value), None, "nvidia", None
+    return (resolved or value), None, (vendor_of(resolved) if resolved else None) or "nvidia", None
 
 
 def _from_memory_label(value: str, family: str | None) -> tuple[str | None, int | None, str, float | None]:
@@ -357,7 +378,8 @@ def _from_memory_label(value: str, family: str | None) -> tuple[str | None, int 
         gib = int(float(value)) / 1024
     except ValueError:
         return None, None, "nvidia", None
-    candidates = [s for s in _catalog()["specs"].values() if abs(s.total_gib - gib) <= 1.0 and s.total_gib <= gib + 0.1]
+    candidates = [s for s in _catalog()["specs"].values() if abs(s.total_gib - gib) <= 1.0 and s.total_gib <= gib + 0.1
+                  and s.vendor == "nvidia"]
     ccs = GPU_FAMILIES.get((family or "").strip().lower())
     if ccs:
         candidates = [s for s in candidates if s.compute_capability in ccs]

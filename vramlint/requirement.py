@@ -46,9 +46,11 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
     run's requirements, by model and settings (replicas of one chart and values overlays need the same)."""
     import json
 
+    # an AMD server is sized on AMD GPUs, any other on NVIDIA's (the catalog's only other vendor)
+    vendor = "amd" if server.gpu is not None and server.gpu.vendor == "amd" else "nvidia"
     try:
         key = json.dumps([model.name, model.source, server.args, server.env, version, gpu_count, server.image,
-                          draft[0].name if draft and draft[0] else None], sort_keys=True, default=str)
+                          draft[0].name if draft and draft[0] else None, vendor], sort_keys=True, default=str)
     except (TypeError, ValueError):
         key = None
     if cache is not None and key is not None and key in cache:
@@ -56,8 +58,8 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
     budgets: list[Budget] = []
     # GPUs that differ only by name (same memory, compute capability, bf16 / fp8) get the same budget
     same: dict[tuple, Budget] = {}
-    for spec in gpu_catalog.catalog_specs():
-        kind = (spec.total_gib, spec.compute_capability, spec.bf16, spec.fp8)
+    for spec in gpu_catalog.catalog_specs(vendor):
+        kind = (spec.total_gib, spec.compute_capability, spec.bf16, spec.fp8, spec.vendor)
         if kind in same:
             budgets.append(replace(same[kind], gpu=spec.name))
             continue
@@ -135,8 +137,11 @@ def _why_not(b: Budget) -> str:
 def describe(fits: list[str], does_not_fit: list[str], why_not: dict[str, str] | None = None) -> str:
     """A few names for a message, cloud GPUs first, grouped by memory: "fits L40S, A100-40GB and larger; not T4,
     L4, A10G"; GPUs that fail for another reason than memory (compute capability, bf16) are said apart."""
-    cloud = gpu_catalog.cloud_names()
-    total = {s.name: s.total_gib for s in gpu_catalog.catalog_specs()}
+    specs = gpu_catalog.catalog_specs(None)
+    total = {s.name: s.total_gib for s in specs}
+    amd = {s.name for s in specs if s.vendor == "amd"}
+    # NVIDIA GPUs of cloud instance types are named first; AMD's few parts are all named
+    cloud = gpu_catalog.cloud_names() if not set(fits + does_not_fit) <= amd else frozenset(fits + does_not_fit)
     why_not = why_not or {}
     memory_reasons = {_WHY_NOT[c] for c in MEMORY_CODES}
 

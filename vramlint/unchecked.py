@@ -122,7 +122,7 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
     server = assessment.server
     out: list[tuple[str, str | None]] = []
     gpu = server.gpu
-    if gpu is not None and gpu.vendor and gpu.vendor != "nvidia":
+    if gpu is not None and gpu.vendor and gpu.vendor not in ("nvidia", "amd"):
         out.append(("other-accelerator", VENDOR_NAMES.get(gpu.vendor, gpu.vendor)))
     elif assessment.gpu is None:
         if gpu is not None and gpu.type:

@@ -75,6 +75,10 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         src.update({k: v for k, v in stage.sources.items() if k not in given})
     errors = [e for stage in stages for e in stage.errors]
     notes = [n for stage in stages for n in stage.notes]
+    if gpu.vendor == "amd":
+        platform, rocm_notes = rocm_platform(cfg, model)
+        src.setdefault("platform", platform)
+        notes.extend(rocm_notes)
     return Budget(
         engine=cfg.beh.engine,
         vllm_version=version,
@@ -103,3 +107,40 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         notes=notes,
         one_request_kv_gib=round(kv.one_request / GiB, 3),
     )
+
+
+def rocm_platform(cfg, model: ModelInfo) -> tuple[str, list[str]]:  # noqa: ANN001 - a Configuration
+    """(how the budget runs on ROCm, notes on what it does not estimate there), for an AMD GPU.
+
+    vLLM's ROCm platform (vllm/platforms/rocm.py, 0.11.0 and 0.28.0) runs the same V1 GPU worker as CUDA
+    (``check_and_update_config``: worker_cls ``vllm.v1.worker.gpu_worker.Worker``), whose
+    ``determine_available_memory`` profiles with torch.cuda (HIP) memory statistics as on CUDA: the budget's
+    arithmetic is the same. What differs, from the same source: the top-k/top-p sampler is PyTorch's
+    (``TopKTopPSampler`` takes FlashInfer only ``if current_platform.is_cuda()``); the custom all-reduce runs only
+    on gfx94x / gfx95x (``RocmPlatform.use_custom_allreduce``), without the symmetric-memory buffer (CUDA only);
+    the quick all-reduce is off unless VLLM_ROCM_QUICK_REDUCE_QUANTIZATION says otherwise (default "NONE"); the
+    fp8 type on gfx94x is e4m3fnuz (one byte, as e4m3fn).
+    """
+    from vramlint.budget.common import truthy
+    from vramlint.budget.profile_comm import custom_all_reduce
+
+    env, args, tp = cfg.env, cfg.args, cfg.tp
+    parts = ["ROCm (vllm/platforms/rocm.py): the V1 GPU worker's memory profiling as on CUDA; PyTorch sampler "
+             "(FlashInfer's is CUDA-only)"]
+    if tp > 1:
+        parts.append("custom all-reduce " + ("on (gfx94x/gfx95x, xGMI-connected)" if custom_all_reduce(cfg.gpu, tp, args)
+                                             else "off (RocmPlatform.use_custom_allreduce: MI300 series only)"))
+        parts.append("RCCL communicators and the HIP-graph pool estimated with the CUDA figures")
+    notes: list[str] = []
+    quick = str(env.get("VLLM_ROCM_QUICK_REDUCE_QUANTIZATION") or "").strip().upper()
+    if tp > 1 and quick and quick != "NONE" and custom_all_reduce(cfg.gpu, tp, args):
+        notes.append(f"VLLM_ROCM_QUICK_REDUCE_QUANTIZATION={quick}: the quick all-reduce's buffers (QuickAllReduce, "
+                     "sized by the ROCm kernels' qr_max_size) are not estimated")
+    if truthy(env.get("VLLM_ROCM_USE_AITER")):
+        notes.append("VLLM_ROCM_USE_AITER=1: AITER's attention, MoE and GEMM kernels (and their workspaces) replace "
+                     "the default ROCm ones; their memory is not estimated beyond the default path's")
+    quant = str(args.get("quantization") or model.quantization or "").lower()
+    if quant == "mxfp4":
+        notes.append("MXFP4 on ROCm: the expert layout of ROCm's MXFP4 MoE kernels is not modelled; the experts are "
+                     "counted unpadded")
+    return "; ".join(parts), notes

@@ -305,6 +305,8 @@ def _compute_capability_error(gpu: GpuSpec, key: versions.VersionKey, version: s
     CUDA's "no kernel image" error. The PyTorch each release pins has the same floor (torch 2.10 is built for
     sm_70 and up, torch 2.11, which 0.20 pins, for sm_75 and up).
     """
+    if gpu.vendor != "nvidia":
+        return None  # the floor is of the CUDA build; the ROCm build is compiled for gfx90a / gfx942 / gfx950
     floor = versions.min_compute_capability(key)
     cc = tuple(gpu.compute_capability)
     if cc >= floor:

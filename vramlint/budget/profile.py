@@ -95,7 +95,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     piecewise, full = capture_sizes(beh, cfg.max_num_seqs, cfg.max_num_batched_tokens, eager)
     capture: list[int] = []
     capture_nccl: list[int] = []
-    flashinfer = _flashinfer_sampler(beh, key, cfg.env, cfg.image)
+    flashinfer = _flashinfer_sampler(beh, key, cfg.env, cfg.image) and cfg.gpu.vendor == "nvidia"
     mnbt = cfg.max_num_batched_tokens
     profile_seqs = min(cfg.max_num_seqs, mnbt)
     activation: list[int] = []

@@ -115,9 +115,20 @@ def nccl_communicator_bytes(gpu: GpuSpec, env: dict) -> tuple[int, str]:
     return total, f"{channels} channels ({link}) x {NCCL_CONNECTIONS_PER_CHANNEL} x {per_connection / MiB:.2f} MiB"
 
 
+# AMD parts on which vLLM's ROCm platform enables the custom all-reduce (RocmPlatform.use_custom_allreduce: gfx94x
+# and gfx95x, the MI300 series and MI355X; 0.11.0 and 0.28.0 alike). Their 8-GPU OAM platforms connect every pair
+# of GPUs by one xGMI hop, the ``is_fully_connected`` test CustomAllreduce makes for more than two ranks; the P2P
+# test is skipped on ROCm (custom_all_reduce.py: "On AMD GPU, p2p is always enabled between XGMI connected GPUs").
+ROCM_CUSTOM_ALL_REDUCE_GPUS = ("MI300X", "MI325X", "MI355X")
+
+
 def custom_all_reduce(gpu: GpuSpec, tp: int, args: dict) -> bool:
     """Whether vLLM sets up its custom all-reduce for ``tp`` ranks of ``gpu`` (``CustomAllreduce.__init__``)."""
-    if tp not in (2, 4, 6, 8) or truthy(args.get("disable_custom_all_reduce")) or gpu.vendor != "nvidia":
+    if tp not in (2, 4, 6, 8) or truthy(args.get("disable_custom_all_reduce")):
+        return False
+    if gpu.vendor == "amd":
+        return gpu.name in ROCM_CUSTOM_ALL_REDUCE_GPUS
+    if gpu.vendor != "nvidia":
         return False
     if interconnect(gpu) == "nvlink":
         return True
@@ -126,8 +137,8 @@ def custom_all_reduce(gpu: GpuSpec, tp: int, args: dict) -> bool:
 
 def symmetric_memory_bytes(beh: versions.Behavior, gpu: GpuSpec, tp: int, env: dict) -> int:
     """The symmetric-memory all-reduce buffer of the tensor-parallel group (0 when vLLM does not create it)."""
-    if tp < 2 or beh.engine != "v1" or not versions.at_least(beh.key, 0, 11):
-        return 0
+    if tp < 2 or beh.engine != "v1" or not versions.at_least(beh.key, 0, 11) or gpu.vendor != "nvidia":
+        return 0  # CudaCommunicator creates the SymmMemCommunicator on CUDA only (current_platform.is_cuda())
     if env.get("VLLM_ALLREDUCE_USE_SYMM_MEM") is not None and not truthy(env.get("VLLM_ALLREDUCE_USE_SYMM_MEM")):
         return 0
     return SYMM_MEM_ALL_REDUCE_MAX_SIZES.get(_cc(gpu), {}).get(tp, 0)

@@ -33,6 +33,10 @@ def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str 
     Blackwell (10.x).
     """
     cc = tuple(gpu.compute_capability)
+    if gpu.vendor == "amd":
+        # ROCm's MXFP4 MoE (AITER / Triton) layout is not modelled: the experts are counted unpadded, and the
+        # ROCm note of the budget says so (vramlint.budget.rocm_notes)
+        return "marlin", "ROCm: the MXFP4 MoE layout of ROCm's kernels is not modelled (experts counted unpadded)"
     if truthy(env.get("VLLM_MXFP4_USE_MARLIN")):
         return "marlin", "VLLM_MXFP4_USE_MARLIN=1"
     if cc[0] == 10:
