@@ -59,10 +59,10 @@ def test_unresolved_gpu_gives_null_budget(capsys):
 
 def test_gpu_outside_catalog_needs_memory(capsys):
     # as in `check`, a GPU name outside the catalog is a usage error unless its memory is given
-    code, out = run(capsys, "--gpu", "MI300X", "--offline", "--format", "json", "--", "vllm", "serve",
+    code, out = run(capsys, "--gpu", "MI300A", "--offline", "--format", "json", "--", "vllm", "serve",
                     "meta-llama/Llama-3.2-3B-Instruct")
     assert code == 2 and out == ""
-    code, out = run(capsys, "--gpu", "MI300X", "--gpu-memory-gib", "191.5", "--offline", "--format", "json", "--",
+    code, out = run(capsys, "--gpu", "MI300A", "--gpu-memory-gib", "191.5", "--offline", "--format", "json", "--",
                     "vllm", "serve", "meta-llama/Llama-3.2-3B-Instruct")
     assert json.loads(out)["servers"][0]["budget"]["total_gib"] == 191.5
 

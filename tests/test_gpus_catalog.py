@@ -62,7 +62,7 @@ def test_aliases_resolve(written, canonical):
     assert gpus.lookup(written).name == canonical
 
 
-@pytest.mark.parametrize("written", ["a100", "A100", "V100", "nvidia-gpu-a100", "MI300X", "", "sleep",
+@pytest.mark.parametrize("written", ["a100", "A100", "V100", "nvidia-gpu-a100", "MI300A", "", "sleep",
                                      # one product name, two memory sizes
                                      "NVIDIA GeForce RTX 3080", "NVIDIA-GeForce-RTX-3080", "RTX 3080", "3080",
                                      "NVIDIA-GeForce-RTX-3060", "NVIDIA GeForce RTX 4060 Ti", "RTX 5060 Ti",
