@@ -244,16 +244,90 @@ def test_unparseable_files(tmp_path):
     assert "expected a object" in problems[0].message or "object" in problems[0].message
 
 
-def test_check_exits_2_with_the_config_error_on_stderr(tmp_path):
-    write(tmp_path / ".vramlint.yaml", "fail-on: errors\n")
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory-utilization", "1.5"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _check_reports(tmp_path, *extra):
+    import json
+
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", *extra,
+                           "--output-format", "json", "--output-file", "out.json",
+                           "--output-format", "sarif", "--output-file", "out.sarif"],
+                          cwd=tmp_path, capture_output=True, text=True, env=_env())
+    findings = json.loads((tmp_path / "out.json").read_text())["findings"]
+    sarif = json.loads((tmp_path / "out.sarif").read_text())
+    results = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"], r["message"]["text"])
+               for run in sarif["runs"] for r in run["results"]]
+    return proc, findings, results
+
+
+def test_an_invalid_found_configuration_is_a_finding_on_its_line_and_the_run_goes_on(tmp_path):
+    # a pull request can hold the configuration file: its mistake is a finding (exit 1), not a failed run (exit 2)
     (tmp_path / ".git").mkdir()
-    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", "."], cwd=tmp_path, capture_output=True,
-                          text=True, env=_env())
+    write(tmp_path / ".vramlint.yaml", "gpu: L4\nfail-on: errors\n")
+    write(tmp_path / "deploy.yaml", DEPLOYMENT)
+    proc, findings, results = _check_reports(tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    config = [f for f in findings if f["file"] == ".vramlint.yaml"]
+    assert [(f["rule"], f["level"], f["line"], f["column"]) for f in config] == [("VRL102", "error", 2, 10)]
+    assert config[0]["message"].startswith("'fail-on': 'errors' is not one of: error, warning, note, never")
+    assert "not applied: the files it covers are checked with the defaults" in config[0]["message"]
+    assert ("VRL102", ".vramlint.yaml", 2) in [r[:3] for r in results]
+    # the manifest is still checked, with the defaults (the file's `gpu: L4` is not used: no budget on L4)
+    assert any(f["rule"] == "VRL005" and f["file"] == "deploy.yaml" and f["line"] == 10 for f in findings)
+    assert not any("on each L4" in f["message"] for f in findings)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("select: [VRL001\n", 1),                                  # invalid YAML
+    ("gpu: NOPE-9000\n", None),                                # nested gpu: said where the server is resolved
+    ("select: [VRL001, VRL999]\n", 1),                         # a rule that does not exist
+])
+def test_an_invalid_nested_configuration_gives_way_to_the_parent(tmp_path, text, line):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".vramlint.yaml", "gpu: L4\n")
+    write(tmp_path / "team" / ".vramlint.yaml", text)
+    write(tmp_path / "team" / "deploy.yaml", DEPLOYMENT)
+    proc, findings, results = _check_reports(tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert any(f["rule"] == "VRL005" and f["file"] == "team/deploy.yaml" for f in findings)
+    if line is not None:
+        config = [f for f in findings if f["file"] == "team/.vramlint.yaml"]
+        assert [(f["rule"], f["line"]) for f in config] == [("VRL102", line)]
+        assert config[0]["message"].endswith("this configuration file is not applied: the files under team/ are "
+                                             "checked with the settings of .vramlint.yaml")
+        assert ("VRL102", "team/.vramlint.yaml", line) in [r[:3] for r in results]
+        # the parent's `gpu: L4` applies in team/: the budget is computed on L4
+        assert any("on each L4" in f["message"] for f in findings if f["file"] == "team/deploy.yaml")
+
+
+def test_an_explicit_config_with_a_mistake_still_exits_2(tmp_path):
+    # --config names the user's own file: its mistake is a usage error, as a mistyped flag is
+    write(tmp_path / "mine.yaml", "fail-on: errors\n")
+    write(tmp_path / "deploy.yaml", DEPLOYMENT)
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--config", "mine.yaml"],
+                          cwd=tmp_path, capture_output=True, text=True, env=_env())
     assert proc.returncode == 2
-    assert ".vramlint.yaml:1:10: 'fail-on': 'errors' is not one of" in proc.stderr
+    assert "configuration error: mine.yaml:1:10: 'fail-on': 'errors' is not one of" in proc.stderr
 
 
-def test_unknown_rule_ids_and_options_in_config_are_errors_with_lines(tmp_path):
+def test_unknown_rule_ids_and_options_in_a_found_config_are_findings_with_lines(tmp_path):
+    import json
+
     (tmp_path / ".git").mkdir()
     write(tmp_path / ".vramlint.yaml", """
         select: [VRL001, VRL999, unresolved-servr]
@@ -262,14 +336,20 @@ def test_unknown_rule_ids_and_options_in_config_are_errors_with_lines(tmp_path):
           VRL001:
             min-concurency: 4
     """)
-    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", "."], cwd=tmp_path, capture_output=True,
-                          text=True, env=_env())
-    assert proc.returncode == 2, proc.stderr
-    assert ".vramlint.yaml:1:18: select: 'VRL999' matches no rule" in proc.stderr
-    assert ".vramlint.yaml:1:26: select: 'unresolved-servr' matches no rule; did you mean unresolved-server?" in proc.stderr
-    assert ".vramlint.yaml:2:12: severity: 'max-model-len-at-maximun' matches no rule; did you mean " \
-        "max-model-len-at-maximum?" in proc.stderr
-    assert ".vramlint.yaml:5:5: rule VRL001 (max-model-len-at-maximum) has no option 'min_concurency'" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--output-format", "json"],
+                          cwd=tmp_path, capture_output=True, text=True, env=_env())
+    assert proc.returncode == 1, proc.stderr
+    got = sorted((f["line"], f["column"], f["message"]) for f in json.loads(proc.stdout)["findings"]
+                 if f["rule"] == "VRL102")
+    wanted = [
+        (1, 18, "select: 'VRL999' matches no rule"),
+        (1, 26, "select: 'unresolved-servr' matches no rule; did you mean unresolved-server?"),
+        (2, 12, "severity: 'max-model-len-at-maximun' matches no rule; did you mean max-model-len-at-maximum?"),
+        (5, 5, "rule VRL001 (max-model-len-at-maximum) has no option 'min_concurency'"),
+    ]
+    assert [g[:2] for g in got] == [w[:2] for w in wanted]
+    for (_, _, message), (_, _, start) in zip(got, wanted, strict=True):
+        assert message.startswith(start) and "this configuration file is not applied" in message
 
 
 def _env() -> dict:
@@ -305,7 +385,7 @@ def test_a_configuration_once_valid_is_not_validated_again(tmp_path):
     assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["True", "False"], runs
     write(tmp_path / ".vramlint.yaml", "gpu: L4\nbogus-key: 1\n")
     bad = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert "bogus-key" in bad.stderr
+    assert bad.returncode == 0 and "bogus-key" in bad.stdout  # a finding (VRL102) of the run, which goes on
 
 
 @pytest.mark.parametrize("name", [".vramlint.yaml", "pyproject.toml"])

@@ -431,7 +431,8 @@ def _pyproject_has_table(path: str) -> bool:
 
 
 def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = (".",),
-                nested: bool = False) -> tuple[Config, list[Problem]]:
+                nested: bool = False, unusable: dict[str, list[Problem]] | None = None
+                ) -> tuple[Config, list[Problem]]:
     """Read the configuration file ``path`` (or the one found for ``scan_paths`` when None).
 
     Returns the configuration and the problems found in it (each with file, line, column). A run must not go
@@ -439,17 +440,29 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
     With no file at all, the defaults and no problems. With ``nested`` (the commands that walk ``scan_paths``)
     and no ``path`` named, the configuration files in folders below the scanned folders are read too
     (`Config.nested`): each file is checked with the closest one.
+
+    ``unusable``: found files (as displayed) known to have problems, with them. Such a file is not applied (the
+    top one gives way to the defaults, a nested one to the closest configuration above it) and each of its
+    problems becomes an error notice saying so: a file found in the scanned tree is a pull request's data, and
+    its mistakes are findings, not a failed run (`usable_configuration` in vramlint.commands.check).
     """
     if path is not None:
         config, problems = _load_one(path, explicit=True)
         return config, problems or _custom_gpu_problems(config)
+    unusable = unusable or {}
     found = find_config_file(scan_paths)
-    config, problems = _load_one(found, explicit=False) if found else (Config(), [])
+    if found and _display(found) in unusable:
+        config, problems = Config(), []
+    else:
+        config, problems = _load_one(found, explicit=False) if found else (Config(), [])
     if problems or not nested:
+        _add_unusable_notices(config, unusable, _display(found) if found else None)
         return config, problems or _custom_gpu_problems(config)
     main_folder = os.path.dirname(os.path.abspath(found)) if found else None
     for nested_path in find_nested_config_files(scan_paths, config.exclude_patterns()):
         if main_folder is not None and os.path.dirname(os.path.abspath(nested_path)) == main_folder:
+            continue
+        if _display(nested_path) in unusable:
             continue
         inner, inner_problems = _load_one(nested_path, explicit=False)
         problems.extend(inner_problems)
@@ -467,7 +480,32 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
         inner.notices = []
         config.nested.append(inner)
     config.nested.sort(key=lambda c: -len(os.path.abspath(c.root)))
+    _add_unusable_notices(config, unusable, _display(found) if found else None)
     return config, problems or _custom_gpu_problems(config)
+
+
+def _add_unusable_notices(config: Config, unusable: dict[str, list[Problem]], top: str | None) -> None:
+    """Each problem of a found file that is not applied, as an error notice saying what applies instead."""
+    for shown, problems in unusable.items():
+        if shown == top:
+            instead = "the defaults"
+            scope = "the files it covers"
+        else:
+            folder = os.path.dirname(shown) or "."
+            inside = os.path.abspath(folder) + os.sep
+            above = [c for c in config.nested if inside.startswith(os.path.abspath(c.root) + os.sep)]
+            if above:
+                instead = f"the settings of {above[0].file}"
+            elif config.file:
+                instead = f"the settings of {config.file}"
+            else:
+                instead = "the defaults"
+            scope = f"the files under {folder}/"
+        for problem in problems:
+            config.notices.append(Problem(
+                problem.file, problem.line, problem.column,
+                f"{problem.message}; this configuration file is not applied: {scope} are checked with {instead}",
+                level="error"))
 
 
 def _custom_gpu_problems(config: Config) -> list[Problem]:

@@ -643,7 +643,6 @@ def _run(args: argparse.Namespace) -> int:
     import time
 
     from vramlint.cli import UsageError
-    from vramlint.config import apply_flags, load_config
 
     started = time.perf_counter()
     if "vramlint.fixes" in sys.modules:
@@ -661,34 +660,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.baseline and args.write_baseline and os.path.abspath(args.baseline) != os.path.abspath(args.write_baseline):
         raise UsageError("--baseline and --write-baseline name different files; give one of them")
 
-    config, problems = load_config(args.config, paths, nested=True)
-    if problems:
-        print_configuration_problems(problems)
-        return 2
-    config = apply_flags(config, args)
-    set_run_roots(paths, config)
-    if config.gpu_memory_gib is None:
-        try:
-            check_gpu_flag(config.gpu)
-        except UsageError as exc:
-            loc = None if getattr(args, "gpu", None) else config.location_of(("gpu",))
-            if loc is None:
-                raise
-            from vramlint.model import Problem
-
-            # the GPU was named by the configuration file: the mistake is on its line, said as the others are
-            print_configuration_problems([Problem(loc.file, loc.line, loc.column, f"'gpu': {exc}")])
-            return 2
-
-    from vramlint.meta import assessment_failures, input_error, meta_rules, server_notes
-    from vramlint.rule import load_rules
-
-    rules = load_rules(config.rules_dirs) + meta_rules()
-    problems = configuration_rule_problems(config, rules)
+    config, rules, problems = usable_configuration(args, paths)
     if problems:
         print_configuration_problems(problems)
         return 2
 
+    from vramlint.meta import assessment_failures, input_error, server_notes
     from vramlint.scan import STDIN_NAME, scan
 
     stdin_text = read_stdin(paths)
@@ -830,6 +807,49 @@ def _make_folder(folder: str) -> None:
         raise NotADirectoryError(0, f"{probe} is a file, not a folder")
     if folder:
         os.makedirs(folder, exist_ok=True)
+
+
+def usable_configuration(args, paths, with_rules: bool = True):  # noqa: ANN001, ANN201
+    """(configuration with the flags applied, the rules, problems) for a run over ``paths``.
+
+    The problems are those of a file named by --config (a usage error: exit 2). A configuration file found in the
+    scanned tree is the repository's data, often a pull request's: one that cannot be used (invalid YAML or TOML,
+    a schema error, an unknown GPU or rule) is not applied, and each of its problems is an error notice (VRL102 on
+    its line) saying which settings apply instead; the run goes on. Each round sets aside at least one more file.
+    """
+    from vramlint.cli import UsageError
+    from vramlint.config import apply_flags, load_config
+    from vramlint.meta import meta_rules
+    from vramlint.model import Problem
+    from vramlint.rule import load_rules
+
+    unusable: dict[str, list] = {}
+    rules = None
+    while True:
+        config, problems = load_config(args.config, paths, nested=True, unusable=unusable)
+        if not problems:
+            config = apply_flags(config, args)
+            set_run_roots(paths, config)
+            if config.gpu_memory_gib is None:
+                try:
+                    check_gpu_flag(config.gpu)
+                except UsageError as exc:
+                    loc = None if getattr(args, "gpu", None) else config.location_of(("gpu",))
+                    if loc is None:
+                        raise
+                    # the GPU was named by the configuration file: the mistake is on its line
+                    problems = [Problem(loc.file, loc.line, loc.column, f"'gpu': {exc}")]
+        if not problems and with_rules:
+            rules = load_rules(config.rules_dirs) + meta_rules()
+            problems = configuration_rule_problems(config, rules)
+        if not problems:
+            return config, rules, []
+        found = {p.file for p in problems if p.file != COMMAND_LINE} - set(unusable)
+        if args.config is not None or not found or any(p.file == COMMAND_LINE for p in problems):
+            return config, rules, problems
+        for problem in problems:
+            if problem.file in found:
+                unusable.setdefault(problem.file, []).append(problem)
 
 
 def check_gpu_flag(value) -> None:  # noqa: ANN001 - a name, a list of names (a fleet), or "A10G,L4"

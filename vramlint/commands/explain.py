@@ -69,8 +69,8 @@ def _config(args: argparse.Namespace, scan_paths: list[str]):
     """The configuration found for ``scan_paths`` with explain's flags applied, as `check` reads it: flags win
     over the file and its ``overrides``, and the overrides matching each server's file apply to it."""
     from vramlint.cli import UsageError
-    from vramlint.commands.check import check_gpu_flag, check_values_files
-    from vramlint.config import apply_flags, format_problem, load_config
+    from vramlint.commands.check import check_values_files
+    from vramlint.config import format_problem
 
     if args.gpus is not None and args.gpus < 1:
         raise UsageError("--gpus must be at least 1")
@@ -81,18 +81,16 @@ def _config(args: argparse.Namespace, scan_paths: list[str]):
 
         if normalize_version(args.vllm_version) is None:
             raise UsageError(f"--vllm-version {args.vllm_version!r} is not a vLLM version (e.g. 0.6.4, v0.10.1.1)")
-    config, problems = load_config(args.config, scan_paths, nested=True)
+    from vramlint.commands.check import usable_configuration
+
+    # a file found in the tree that cannot be used is set aside and said below; --config's problems are fatal
+    config, _, problems = usable_configuration(args, scan_paths, with_rules=False)
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
-    config = apply_flags(config, args)
-    from vramlint.commands.check import set_run_roots
-
-    set_run_roots(scan_paths, config)
-    if config.gpu_memory_gib is None:
-        check_gpu_flag(config.gpu)
     check_values_files(config.helm_values)
     for notice in config.notices:
-        eprint(f"vramlint: note: {notice.file}:{notice.line}: {notice.message}")
+        eprint(f"vramlint: {'configuration error' if notice.level == 'error' else 'note'}: "
+               f"{notice.file}:{notice.line}: {notice.message}")
     return config
 
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from vramlint.fsread import own_roots
-from vramlint.textsafe import json_safe, safe_output
+from vramlint.textsafe import eprint, json_safe, safe_output
 
 EPILOG = """\
 examples:
@@ -60,9 +60,20 @@ def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bo
     from vramlint.commands.check import helm_settings
     from vramlint.config import format_problem, load_config
 
-    config, problems = load_config(None, [p for p in paths if p != "-"] or ["."], nested=True)
+    scan_paths = [p for p in paths if p != "-"] or ["."]
+    unusable: dict = {}
+    while True:  # a found file that cannot be used is not applied, and said (as `check` does)
+        config, problems = load_config(None, scan_paths, nested=True, unusable=unusable)
+        fresh = {p.file for p in problems} - set(unusable)
+        if not problems or not fresh:
+            break
+        for problem in problems:
+            unusable.setdefault(problem.file, []).append(problem)
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
+    for notice in config.notices:
+        if notice.level == "error":
+            eprint(f"vramlint: configuration error: {format_problem(notice)}")
     respect = config.respect_gitignore if args.respect_gitignore is None else args.respect_gitignore
     return (*helm_settings(args, config), config.vllm_version_for, respect)
 
