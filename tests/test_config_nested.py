@@ -57,15 +57,16 @@ def test_each_file_is_checked_with_its_closest_configuration(tmp_path):
     assert alone.returncode == 0
 
 
-def test_a_mistake_in_a_nested_configuration_is_a_configuration_error(tmp_path):
+def test_a_mistake_in_a_nested_configuration_is_a_finding_and_the_root_applies_there(tmp_path):
     root = monorepo(tmp_path)
     (root / "teamB" / ".vramlint.yaml").write_text("ignore: [VRL0055]\nfail-onn: warning\n")
     result = vramlint("check", ".", "--offline", cwd=root)
-    assert result.returncode == 2
-    assert "teamB/.vramlint.yaml:2" in result.stderr and "fail-onn" in result.stderr
+    assert result.returncode == 1, result.stderr
+    assert "--> teamB/.vramlint.yaml:2:1" in result.stdout and "fail-onn" in result.stdout
+    assert "this configuration file is not applied" in result.stdout
     (root / "teamB" / ".vramlint.yaml").write_text("ignore: [VRL0055]\n")
     result = vramlint("check", ".", "--offline", cwd=root)
-    assert result.returncode == 2 and "teamB/.vramlint.yaml:1" in result.stderr and "VRL0055" in result.stderr
+    assert result.returncode == 1 and "--> teamB/.vramlint.yaml:1" in result.stdout and "VRL0055" in result.stdout
 
 
 def test_explicit_config_applies_to_every_file(tmp_path):
