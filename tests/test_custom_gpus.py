@@ -159,9 +159,14 @@ def test_pyproject_table_declares_them_too(tmp_path):
 ])
 def test_a_mistake_in_an_entry_is_a_configuration_error_with_its_line(repo, entry, message):
     (repo / ".vramlint.yaml").write_text(CONFIG + entry, encoding="utf-8")
-    proc = vramlint(repo, "check", "compose.yaml")
+    # named with --config (the user's own file): a usage error, on its line
+    proc = vramlint(repo, "check", "compose.yaml", "--config", ".vramlint.yaml")
     assert proc.returncode == 2
     assert message in proc.stderr, proc.stderr
+    # found in the tree (a pull request's): a VRL102 finding on that line, the run goes on with the defaults
+    proc = vramlint(repo, "check", "compose.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert "VRL102 [error]" in proc.stdout and "this configuration file is not applied" in proc.stdout
 
 
 def test_an_unknown_gpu_name_points_at_custom_gpus(repo):
