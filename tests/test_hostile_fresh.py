@@ -163,6 +163,17 @@ def test_a_flag_value_known_only_at_run_time_is_said_not_guessed(tmp_path):
     assert "the value of --max-model-len is known only at run time" in said["message"]
 
 
+def test_an_unknown_model_or_port_is_not_said_again_as_partly_checked(tmp_path):
+    # the unknown model is said where the model is resolved (the run's summary), the port sizes nothing: only the
+    # unknown --max-model-len, which the budget reads, is a 'partly checked' note
+    text = script_deployment("vllm serve $MODEL --port $PORT --max-model-len $N")
+    write(tmp_path, {"d.yaml": text})
+    _, report, _ = run_cli(tmp_path)
+    messages = " ".join(f["message"] for f in findings(report, "VRL010"))
+    assert "the value of --max-model-len is known only at run time" in messages
+    assert "the value of --model" not in messages and "the value of --port" not in messages
+
+
 def _run_config_error(tmp_path):
     import os
     import subprocess

@@ -1548,8 +1548,9 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 value = None
                 # said, not guessed: the budget must not read `--max-model-len $N` as no --max-model-len
                 unknown = next(v for v in values if v.text is None)
-                inv.unchecked.append(_where(unknown if unknown.location else tok) + f"the value of {flag} is known "
-                                     "only at run time (a variable or template), so it is not checked")
+                if spec.dest not in _SAID_ELSEWHERE:
+                    inv.unchecked.append(_where(unknown if unknown.location else tok) + f"the value of {flag} is known "
+                                         "only at run time (a variable or template), so it is not checked")
             elif spec.nargs in ("+", "*"):
                 value = [_typed(spec, v.text, inv, v) for v in values]
             elif values:
@@ -1656,6 +1657,12 @@ def _check_serve_model(inv: VllmInvocation, entry: str, table_version: str | Non
         _rejected(inv, model_flag_tok, "With `vllm serve`, you should provide the model as a positional argument "
                   "instead of via the `--model` option.", code="serve-model-flag", arg="model",
                   fix="remove --model; the model after `vllm serve` is the one served")
+
+
+# A value known only at run time that another finding already says: an unknown model is said where the model is
+# resolved (the variable's or template's own note, the run's summary of servers whose model is not read), and the
+# served name, host and port size nothing and no rule reads them. Said once per cause, not again as 'partly checked'.
+_SAID_ELSEWHERE = frozenset({"model", "served_model_name", "host", "port"})
 
 
 def _where(tok: Token) -> str:
