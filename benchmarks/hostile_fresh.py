@@ -34,7 +34,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -561,17 +560,7 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
     for fmt in FORMATS:
         cmd += ["--output-format", fmt, "--output-file", reports[fmt]]
     before = _snapshot(folder)
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, errors="backslashreplace")
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        code = None
-    seconds = time.perf_counter() - start
+    out, err, code, seconds = h.run_timed(cmd, folder, env, timeout)
     h._restore_modes(folder)
     import resource
 

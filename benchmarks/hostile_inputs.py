@@ -353,15 +353,8 @@ def _restore_modes(folder: str) -> None:
                 os.chmod(path, stat.S_IRWXU)
 
 
-def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> tuple[float, float, int | None, str,
-                                                                                  float]:
-    folder = os.path.join(base, name)
-    os.makedirs(folder, exist_ok=True)
-    extra = write_case(folder, files)
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT), HF_HUB_OFFLINE="1", HF_TOKEN=SECRET)
-    cmd = [sys.executable, "-m", "vramlint", "check", ".", "--offline", *extra, "--output-format", "json",
-           "--output-file", os.path.join(base, f"{name}.json"), "--output-format", "text",
-           "--output-format", "github", "--output-file", os.path.join(base, f"{name}.github")]
+def run_timed(cmd: list[str], folder: str, env: dict[str, str], timeout: float) -> tuple[str, str, int | None, float]:
+    """(stdout, stderr, exit status or None when killed at ``timeout``, wall seconds) of one vramlint process."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, errors="backslashreplace")
@@ -372,7 +365,19 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> tup
         proc.kill()
         out, err = proc.communicate()
         code = None
-    seconds = time.perf_counter() - start
+    return out, err, code, time.perf_counter() - start
+
+
+def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> tuple[float, float, int | None, str,
+                                                                                  float]:
+    folder = os.path.join(base, name)
+    os.makedirs(folder, exist_ok=True)
+    extra = write_case(folder, files)
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT), HF_HUB_OFFLINE="1", HF_TOKEN=SECRET)
+    cmd = [sys.executable, "-m", "vramlint", "check", ".", "--offline", *extra, "--output-format", "json",
+           "--output-file", os.path.join(base, f"{name}.json"), "--output-format", "text",
+           "--output-format", "github", "--output-file", os.path.join(base, f"{name}.github")]
+    out, err, code, seconds = run_timed(cmd, folder, env, timeout)
     _restore_modes(folder)
     # ru_maxrss of the children is the largest of any child waited for so far: each case runs alone, in order,
     # and the figure is kept only if this child raised it (else it is at most the previous maximum).

@@ -87,7 +87,9 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
     if hint:
         spec = gpu_catalog.lookup(hint)
         if spec and spec.vendor != vendor and vendor != "nvidia":
-            spec = None  # an AMD deployment's hint names an NVIDIA part (or the reverse): not this server's GPU
+            # an AMD deployment's hint names an NVIDIA part: not this server's GPU ("nvidia" is also the vendor of a
+            # server that names none, so an AMD hint there is kept)
+            spec = None
         if spec:
             sources["gpu"] = f"{req.evidence or 'deployment'}"
     mig = None
@@ -101,10 +103,10 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
         spec = _custom_gpu(f"GPU of {req.memory_gib:g} GiB", req.memory_gib, vendor)
         sources["gpu"] = req.evidence or "deployment"
         sources["total_gib"] = "GPU memory stated by the deployment (compute capability not known; 8.0 assumed)"
-    default_vendor = gpu_catalog.vendor_of(options.default_gpu) if options.default_gpu else None
-    if spec is None and options.default_gpu and vendor != "nvidia" and default_vendor not in (None, vendor):
-        pass  # --gpu names an NVIDIA GPU; this server runs on another vendor's: the option is not its GPU
-    elif spec is None and options.default_gpu:
+    # --gpu naming an NVIDIA GPU is not the GPU of a server that runs on another vendor's
+    other_vendors = vendor != "nvidia" and gpu_catalog.vendor_of(options.default_gpu) not in (None, vendor) \
+        if options.default_gpu else False
+    if spec is None and options.default_gpu and not other_vendors:
         spec = gpu_catalog.lookup(options.default_gpu)
         if spec:
             sources["gpu"] = "--gpu / configuration"

@@ -272,6 +272,10 @@ def cloud_names() -> frozenset[str]:
 
 # Node labels that say which GPU a node has (or imply it), in the order they are trusted. Taints, tolerations
 # and node-pool names are not evidence: they are whatever a cluster's operators chose to call them.
+# AMD GPU node labeller (ROCm/k8s-device-plugin; the AMD GPU operator runs it): -product-name, -device-id, under
+# amd.com/ and, in older releases, beta.amd.com/
+_AMD_LABELS = ("amd.com/gpu.product-name", "beta.amd.com/gpu.product-name", "amd.com/gpu.device-id",
+               "beta.amd.com/gpu.device-id")
 NODE_LABELS = (
     "nvidia.com/gpu.product",  # NVIDIA GPU Feature Discovery (GPU operator): NVIDIA-A100-SXM4-80GB
     "cloud.google.com/gke-accelerator",  # GKE: nvidia-l4, nvidia-tesla-t4, nvidia-h100-80gb
@@ -288,15 +292,9 @@ NODE_LABELS = (
     # only when its value is a GPU name the catalog knows, since a cluster may use it for anything
     "accelerator",
     "cloud.google.com/gke-tpu-accelerator",  # GKE TPUs: another vendor
-    # AMD GPU node labeller (ROCm/k8s-device-plugin; the AMD GPU operator runs it): -product-name, -device-id,
-    # under amd.com/ and, in older releases, beta.amd.com/
-    "amd.com/gpu.product-name",
-    "beta.amd.com/gpu.product-name",
-    "amd.com/gpu.device-id",
-    "beta.amd.com/gpu.device-id",
+    *_AMD_LABELS,
 )
-AMD_LABELS = frozenset(("amd.com/gpu.product-name", "beta.amd.com/gpu.product-name", "amd.com/gpu.device-id",
-                        "beta.amd.com/gpu.device-id"))
+AMD_LABELS = frozenset(_AMD_LABELS)
 
 
 def node_label_keys() -> tuple[str, ...]:
