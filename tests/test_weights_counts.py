@@ -175,12 +175,45 @@ def test_every_catalog_entry_has_a_usable_architecture_and_stored_counts_agree()
         ("deepseek-ai/DeepSeek-V3.2", 671e9),  # card: 671B main model + 14B MTP module
         ("zai-org/GLM-5", 744e9),
         ("MiniMaxAI/MiniMax-M2.5", 230e9),  # MiniMax-M2 card: 230B total (same architecture)
+        ("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", 120e9),  # 120B total, 12B active
     ],
 )
 def test_recent_catalog_models_match_published_counts(model_id, published):
     entry = catalog_entry(model_id)
     facts = {k: v for k, v in entry.items() if k not in ("id", "source", "note", "params", "weight_bytes")}
     assert abs(count_parameters(facts).total - published) / published < 0.02
+
+
+# Nemotron 3 Super's shape (our config, the fields NemotronHConfig reads): 88 layers of Mamba-2, attention and
+# latent-MoE layers, 512 experts of width 2688 working at moe_latent_size 1024
+NEMOTRON3_SUPER = {
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+    "hybrid_override_pattern": "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
+    "num_hidden_layers": 88, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+    "intermediate_size": 2688, "moe_intermediate_size": 2688, "moe_latent_size": 1024,
+    "moe_shared_expert_intermediate_size": 5376, "n_routed_experts": 512, "n_shared_experts": 1,
+    "num_experts_per_tok": 22, "mamba_head_dim": 64, "mamba_num_heads": 128, "n_groups": 8, "ssm_state_size": 128,
+    "conv_kernel": 4, "expand": 2, "mlp_hidden_act": "relu2", "vocab_size": 131072, "tie_word_embeddings": False,
+    "max_position_embeddings": 262144, "num_nextn_predict_layers": 1, "dtype": "bfloat16",
+}
+
+
+def test_latent_moe_experts_work_at_the_latent_width():
+    # vLLM NemotronHMoE: the routed experts take moe_latent_size inputs between fc1_latent_proj (hidden -> latent)
+    # and fc2_latent_proj (latent -> hidden); 120B total is the published size (123.6B with the MTP layer, which
+    # vLLM loads only for speculative decoding); at the hidden width the experts alone would be 451B
+    facts = facts_from_config(NEMOTRON3_SUPER)
+    assert facts["moe"]["latent"] == 1024
+    pc = count_parameters(facts)
+    assert pc.linear["experts"] == 40 * 512 * 2 * 1024 * 2688  # 40 MoE layers, relu2 up + down
+    assert pc.linear["latent"] == 40 * 2 * 4096 * 1024
+    assert abs(pc.total - 120e9) / 120e9 < 0.01
+    wide = count_parameters(facts_from_config({k: v for k, v in NEMOTRON3_SUPER.items() if k != "moe_latent_size"}))
+    assert wide.total > 3.5 * pc.total
+    # the latent projections are ReplicatedLinear: every tensor-parallel rank holds them whole
+    tp1 = weight_bytes_per_rank(facts, tp=1, include_buffers=False)
+    tp2 = weight_bytes_per_rank(facts, tp=2, include_buffers=False)
+    assert tp2 - tp1 / 2 >= pc.linear["latent"] * 2 / 2  # half of the latent bytes kept on each rank beyond tp1/2
 
 
 def test_nvfp4_qwen35_keeps_attention_and_deltanet_in_bf16():

@@ -38,6 +38,8 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
                          from the other layers' (Gemma 4: ``global_head_dim``, ``num_global_key_value_heads``;
                          ``k_eq_v`` when their checkpoint has no v_proj and V is a copy of K)
     moe.parallel_mlp_inter  a dense GLU MLP of this width next to the experts in every MoE layer (Gemma 4)
+    moe.latent           the routed experts' own width (``moe_latent_size``, Nemotron 3 Super): each MoE layer
+                         projects the hidden state down to it before the experts and back up after them
 """
 
 from __future__ import annotations
@@ -260,6 +262,9 @@ def _moe(cfg: dict, layers: int, model_type: str) -> dict | None:
         dense.extend(i for i in range(layers) if i % step != offset)
     elif step and step > 1 and model_type not in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
         dense.extend(i for i in range(layers) if (i + 1) % step != 0)
+    latent = _int(cfg.get("moe_latent_size"))
+    if latent:
+        moe["latent"] = latent
     if model_type == "gemma4_text" and _int(cfg.get("intermediate_size")):
         # Gemma4DecoderLayer: the dense MLP runs in every layer and the experts are added next to it
         moe["parallel_mlp_inter"] = _int(cfg["intermediate_size"])
@@ -529,7 +534,7 @@ _WIDTH_KEYS = (
     "mamba_d_ssm_state", "embed_dim", "width", "vt_hidden_size", "mlp_dim", "vt_intermediate_size", "out_hidden_size",
     "patch_size", "image_size", "position_embedding_size", "num_position_embeddings", "rotary_dim", "vocab_size",
     "padded_vocab_size", "conv_kernel", "mamba_d_conv", "d_conv", "linear_conv_kernel_dim", "temporal_patch_size",
-    "spatial_merge_size", "num_channels", "in_channels",
+    "spatial_merge_size", "num_channels", "in_channels", "moe_latent_size",
 )
 _COUNT_KEYS = (
     "num_attention_heads", "n_head", "num_heads", "n_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",

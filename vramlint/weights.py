@@ -104,8 +104,8 @@ def _attention(facts: dict, pc: ParamCount, layers: int) -> None:
         pc.other += heads * layers  # attention sinks
 
 
-def _mlp(facts: dict, pc: ParamCount, kind: str, inter: int, count: int) -> None:
-    hidden = facts["hidden"]
+def _mlp(facts: dict, pc: ParamCount, kind: str, inter: int, count: int, hidden: int = 0) -> None:
+    hidden = hidden or facts["hidden"]
     if not inter or not count:
         return
     if facts.get("mlp") == "mlp":
@@ -122,7 +122,14 @@ def _moe_layer(facts: dict, pc: ParamCount, count: int) -> None:
     moe = facts["moe"]
     hidden = facts["hidden"]
     experts, inter = moe["experts"], moe.get("inter") or facts.get("inter") or 0
-    _mlp(facts, pc, "experts", inter, experts * count)
+    latent = moe.get("latent") or 0
+    # latent MoE (vLLM NemotronHMoE with moe_latent_size): the routed experts work at the latent width, between
+    # fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden); the router and the shared
+    # experts stay at the hidden width
+    _mlp(facts, pc, "experts", inter, experts * count, hidden=latent)
+    if latent:
+        pc.add_linear("latent", hidden, latent, count)
+        pc.add_linear("latent", latent, hidden, count)
     pc.other += hidden * experts * count  # router
     if facts.get("type") == "gemma4_text":
         pc.other += (hidden + experts) * count  # Gemma4Router scale and per_expert_scale
@@ -489,6 +496,8 @@ def weight_bytes_per_rank(
     heads = facts.get("heads") or 1
     kv = facts.get("kv_heads") or heads
     divide: dict[str, float] = {k: float(tp) for k in pc.linear}
+    if "latent" in divide:
+        divide["latent"] = 1.0  # NemotronHMoE builds the latent projections as ReplicatedLinear: whole on every rank
     full = facts.get("full_attn")
     if tp > 1 and not facts.get("mla") and "attn" in pc.linear and (kv < tp or (full and full["kv_heads"] < tp)):
         # k/v projections replicated: each rank holds one KV head's worth instead of kv/tp.

@@ -272,7 +272,8 @@ def main() -> int:
                 known += 1
                 ex = explain_by_key.get((norm_path(srv["file"]), srv.get("line"), srv.get("name")), srv)
                 checked = bool(ex.get("budget") or ex.get("gpu_requirement"))
-                model_unresolved = any(str(u).startswith("model ") for u in ex.get("unresolved") or [])
+                # "model: the server names no model" is no resolved model either
+                model_unresolved = any(str(u).startswith(("model ", "model:")) for u in ex.get("unresolved") or [])
                 known_checked += checked
                 if not model_unresolved:
                     resolved += 1
