@@ -52,6 +52,8 @@ EXTRA = {
     "nvidia/Gemma-4-26B-A4B-NVFP4": (25.75e9, "google/gemma-4-26B-A4B card 25.2B + ~550M vision, same architecture"),
     "nvidia/Gemma-4-31B-IT-NVFP4": (31.25e9, "gemma-4-31B card 30.7B language model + ~550M vision encoder"),
     "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": (120e9, "120B total (the name's 120B-A12B), MTP layer excluded"),
+    "nvidia/Qwen3.6-35B-A3B-NVFP4": (35e9, "Qwen3.6-35B-A3B card 35B total"),
+    "nvidia/Qwen3.6-27B-NVFP4": (27e9, "the name's 27B"),
 }
 
 

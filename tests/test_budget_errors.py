@@ -93,6 +93,18 @@ def test_quantization_unsupported_on_gpu():
     assert "quantization-unsupported" not in codes(later)
 
 
+def test_modelopt_mixed_precision_runs_on_turing_from_0_24():
+    # vLLM names a MIXED_PRECISION ModelOpt checkpoint modelopt_mixed; its get_min_capability is 89 up to 0.23 and
+    # 75 from 0.24 (Marlin W4A16 experts, Marlin FP8 dense layers)
+    early = run({"max_model_len": 4096, "dtype": "half"}, version="0.23.0", gpu="T4", quantization="modelopt_mixed",
+                num_layers=16, weight_bytes=int(2e9))
+    err = early.errors[codes(early).index("quantization-unsupported")]
+    assert "modelopt_mixed is not supported" in err["message"] and "Minimum capability: 89." in err["message"]
+    later = run({"max_model_len": 4096, "dtype": "half"}, version="0.24.0", gpu="T4", quantization="modelopt_mixed",
+                num_layers=16, weight_bytes=int(2e9))
+    assert "quantization-unsupported" not in codes(later)
+
+
 def test_batched_tokens_below_max_model_len_without_chunked_prefill():
     b = run({"max_model_len": 16384, "max_num_batched_tokens": 8192}, version="0.6.5", gpu="A100-80GB")
     err = b.errors[codes(b).index("batched-tokens-below-max-model-len")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vramlint.modelconfig import facts_from_config
+from vramlint.modelconfig import facts_from_config, model_info_from_facts
 from vramlint.models import catalog, catalog_entry
 from vramlint.weights import (
     bytes_from_safetensors,
@@ -214,6 +214,45 @@ def test_latent_moe_experts_work_at_the_latent_width():
     tp1 = weight_bytes_per_rank(facts, tp=1, include_buffers=False)
     tp2 = weight_bytes_per_rank(facts, tp=2, include_buffers=False)
     assert tp2 - tp1 / 2 >= pc.linear["latent"] * 2 / 2  # half of the latent bytes kept on each rank beyond tp1/2
+
+
+def test_modelopt_mixed_precision_sizes_each_kind_in_its_own_format():
+    # vLLM ModelOptMixedPrecisionConfig: a module listed in quantized_layers runs its own algorithm, one not
+    # listed (the gated delta net's in_proj_ba, the vision tower) stays in the model dtype
+    layer = "model.language_model.layers.{}."
+    listed = {}
+    for i in range(2):
+        listed[layer.format(i) + "mlp.experts"] = {"quant_algo": "W4A16_NVFP4", "group_size": 16}
+        listed[layer.format(i) + "self_attn.q_proj"] = {"quant_algo": "FP8"}
+    cfg = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+           "num_hidden_layers": 2, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128,
+           "vocab_size": 151936, "max_position_embeddings": 32768, "moe_intermediate_size": 768, "num_experts": 8,
+           "num_experts_per_tok": 2, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+           "quantization_config": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+                                   "quantized_layers": dict(listed, lm_head={"quant_algo": "NVFP4", "group_size": 16})}}
+    facts = facts_from_config(cfg)
+    assert model_info_from_facts(facts, "m", "test").quantization == "modelopt_mixed"  # vLLM's name for it
+    assert facts["quant"]["kinds"] == {"experts": {"format": "nvfp4", "bits": 4, "group": 16},
+                                       "attn": {"format": "fp8", "bits": 8},
+                                       "lm_head": {"format": "nvfp4", "bits": 4, "group": 16}}
+    pc = count_parameters(facts)
+    padded_lm_head = pc.lm_head  # 151936 is a multiple of 64
+    plain = pc.total - pc.linear["experts"] - pc.linear["attn"] - padded_lm_head
+    assert weight_bytes(facts) == pytest.approx(
+        pc.linear["experts"] * 0.5625 + pc.linear["attn"] * 1 + padded_lm_head * 0.5625 + plain * 2, rel=1e-9)
+    # a kind listed in two formats, or an algorithm vramlint does not size, leaves the mapping unread
+    twice = dict(listed, **{layer.format(1) + "self_attn.q_proj": {"quant_algo": "NVFP4"}})
+    assert "kinds" not in facts_from_config({**cfg, "quantization_config": {
+        "quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "quantized_layers": twice}})["quant"]
+
+
+def test_nvidia_qwen36_mixed_precision_checkpoint_is_a_third_of_bf16():
+    # the model card: 3.06x smaller than BF16 on disk, where both hold the bf16 MTP layer vLLM does not load;
+    # the loaded weights alone are a little smaller still
+    strip = ("id", "source", "note")
+    mixed = weight_bytes({k: v for k, v in catalog_entry("nvidia/Qwen3.6-35B-A3B-NVFP4").items() if k not in strip})
+    plain = weight_bytes({k: v for k, v in catalog_entry("Qwen/Qwen3.6-35B-A3B").items() if k not in strip})
+    assert 1 / 3.3 < mixed / plain < 1 / 3.06
 
 
 def test_nvfp4_qwen35_keeps_attention_and_deltanet_in_bf16():

@@ -333,7 +333,11 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None, num_layers: int = 0) 
     elif method == "modelopt" or method.startswith("modelopt"):
         algo = str(qc.get("quant_algo") or "").upper()
         out["format"] = algo.lower() or None
-        if "FP4" in algo:
+        if algo == "MIXED_PRECISION":
+            kinds = _mixed_precision_kinds(qc.get("quantized_layers"))
+            if kinds:
+                out["kinds"] = kinds
+        elif "FP4" in algo:
             out["bits"] = 4
             out["group"] = _int(qc.get("group_size")) or 16
         elif "FP8" in algo:
@@ -346,6 +350,37 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None, num_layers: int = 0) 
     elif method in ("gguf",):
         pass
     return out
+
+
+# Where a ModelOpt MIXED_PRECISION checkpoint's quantized_layers names a module: the weight kind vramlint counts it
+# in (vramlint/weights.py). Checked in this order: experts before the MLP that holds them.
+_MIXED_KIND_OF = (
+    (".mlp.experts", "experts"), (".shared_expert.", "shared"), (".shared_experts.", "shared"),
+    (".linear_attn.", "linear_attn"), (".self_attn.", "attn"), (".mlp.", "mlp"),
+    ("visual", "vision"), ("vision", "vision"), ("lm_head", "lm_head"),
+)
+_MIXED_FORMATS = {"NVFP4": ("nvfp4", 4), "W4A16_NVFP4": ("nvfp4", 4), "FP8": ("fp8", 8)}
+
+
+def _mixed_precision_kinds(layers: Any) -> dict | None:
+    """ModelOpt MIXED_PRECISION (vLLM ``ModelOptMixedPrecisionConfig``): each module listed in ``quantized_layers``
+    runs the algorithm named for it, a module not listed stays in the model dtype. Folded to one format per kind;
+    a kind listed in several formats, or in one vramlint does not size, makes the whole mapping unread (None)."""
+    if not isinstance(layers, dict) or not layers:
+        return None
+    kinds: dict[str, dict] = {}
+    for name, info in layers.items():
+        algo = str(info.get("quant_algo") or "").upper() if isinstance(info, dict) else ""
+        kind = next((k for marker, k in _MIXED_KIND_OF if marker in f".{name}."), None)
+        if kind is None or algo not in _MIXED_FORMATS:
+            return None
+        fmt, bits = _MIXED_FORMATS[algo]
+        entry = {"format": fmt, "bits": bits}
+        if fmt == "nvfp4":
+            entry["group"] = _int(info.get("group_size")) or 16
+        if kinds.setdefault(kind, entry) != entry:
+            return None
+    return kinds
 
 
 def _module_of(pattern: str) -> str:
@@ -900,6 +935,8 @@ def quantization_name(quant: dict | None) -> str | None:
         return "gptq"
     if method in ("awq_marlin",):
         return "awq"
+    if method == "modelopt" and quant.get("format") == "mixed_precision":
+        return "modelopt_mixed"  # vLLM's override_quantization_method for quant_algo MIXED_PRECISION
     return method
 
 

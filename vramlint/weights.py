@@ -355,6 +355,14 @@ def quantized_bytes_per_param(quant: dict) -> float:
 def _linear_bytes(pc: ParamCount, quant: dict | None, dtype_bytes: float, divide: dict[str, float],
                   layers: int = 0) -> float:
     total = 0.0
+    if quant and quant.get("kinds") is not None:
+        # ModelOpt MIXED_PRECISION: each kind in its own format, a kind not listed in the model dtype (the
+        # MIXED_PRECISION FP8 layers are per-tensor: one fp32 scale per matrix, no bytes worth counting)
+        for kind, n in pc.linear.items():
+            own = quant["kinds"].get(kind)
+            total += n / divide.get(kind, 1.0) * (quantized_bytes_per_param({"method": "modelopt", **own}) if own
+                                                  else dtype_bytes)
+        return total
     skipped = _skipped_kinds(quant) if quant else set()
     partly = _per_layer_skips(quant) if quant else {}
     per_quant = quantized_bytes_per_param(quant) if quant else dtype_bytes
@@ -548,7 +556,9 @@ def weight_bytes_per_rank(
     padded_vocab = -(-vocab // pad) * pad if vocab else 0
     embed_rank = (pc.embed - vocab * facts.get("hidden", 0) + padded_vocab * facts.get("hidden", 0)) / tp
     lm_head_rank = padded_vocab * facts.get("hidden", 0) / tp if pc.lm_head else 0
-    if quant and pc.lm_head and "lm_head" not in _skipped_kinds(quant) and quant.get("method") in ("compressed-tensors",) and "lm_head" not in " ".join(quant.get("skip") or []):
+    if quant and pc.lm_head and (quant.get("kinds") or {}).get("lm_head"):
+        lm_bytes = lm_head_rank * quantized_bytes_per_param({"method": "modelopt", **quant["kinds"]["lm_head"]})
+    elif quant and pc.lm_head and "lm_head" not in _skipped_kinds(quant) and quant.get("method") in ("compressed-tensors",) and "lm_head" not in " ".join(quant.get("skip") or []):
         lm_bytes = lm_head_rank * quantized_bytes_per_param(quant)
     else:
         lm_bytes = lm_head_rank * dtype_bytes

@@ -43,6 +43,7 @@ QUANT_MIN_CAPABILITY = {
     "awq": 75, "awq_marlin": 80, "gptq": 60, "gptq_marlin": 80, "marlin": 80, "gptq_marlin_24": 80,
     "fp8": 80, "fbgemm_fp8": 80, "modelopt": 89, "bitsandbytes": 70, "compressed-tensors": 70, "gguf": 60,
     "experts_int8": 80, "mxfp4": 80, "squeezellm": 70, "aqlm": 60, "deepspeedfp": 80, "hqq": 80,
+    "modelopt_mixed": 89,
 }
 # Kernels that only take fp16 activations (E15).
 FP16_ONLY_QUANT = ("awq", "gptq")
@@ -396,6 +397,8 @@ def _quantization_checks(model: ModelInfo, args: dict, gpu: GpuSpec, key: versio
         min_cc = 75
     if effective == "modelopt" and versions.at_least(key, 0, 33):
         min_cc = 80
+    if effective == "modelopt_mixed" and versions.at_least(key, 0, 24):
+        min_cc = 75  # ModelOptMixedPrecisionConfig: Marlin W4A16 experts and Marlin FP8 dense layers from 0.24
     if effective.endswith("marlin") and not explicit:
         min_cc = None
     if min_cc is not None and cc_int < min_cc:
