@@ -590,6 +590,15 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, 
     return _param(m.group(0), "", env), m.end()
 
 
+def shell_parameter(text: str, i: int, env: dict[str, str | None]) -> tuple[str | None, int, str | None]:
+    """The shell's expansion of the `$...` at ``text[i]`` with these variables (a name absent is unset, a name
+    mapped to None is unknown): (its value, or None when not known; where it ends; the variable it names)."""
+    value, end = _expand(text, i, env)
+    m = _NAME.match(text, i + 2 if text[i + 1:i + 2] == "{" else i + 1)
+    name = m.group(0) if m else None
+    return (value if isinstance(value, str) else None), end, name
+
+
 def _brace_end(text: str, start: int) -> int:
     """Index of the `}` closing a `${` whose content starts at ``start`` (nested `${...}` and quotes inside,
     as in `${map["${key}"]}`), or -1."""

@@ -331,10 +331,14 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         return
     from vramlint.extract import shell_scripts
 
+    refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
     if shell_scripts.is_shell_script(display, text):  # a launch script named on the command line: not YAML
-        servers, problems = shell_scripts.read_shell_script(text, display)
-        col.records.servers.extend(servers)
-        col.inventory.problems.extend(problems)
+        records = shell_scripts.read_script_records(text, display, lambda doc: _kubernetes_records(doc, base_dir))
+        col.inventory.problems.extend(records.problems)
+        records.problems = []
+        _merge(col.records, records)
+        if len(col.records.script_refs) > refs_before:
+            _resolve_own_script_refs(col.records, refs_before, configmaps_before)
         return
     from vramlint.extract import extract_records
     from vramlint.yamlload import load_shared
@@ -399,6 +403,16 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and "vllm" in text.lower():
         _say_unread_mention(col, text, display, templated, docs)
+
+
+def _kubernetes_records(doc: Any, base_dir: str) -> Any:
+    """The Records of a document a script's here-document writes, when it is a Kubernetes manifest (else None:
+    a values file, a compose file or text written the same way is not what kubectl applies)."""
+    from vramlint.extract import document_kind, extract_records
+
+    if document_kind(doc) not in ("kubernetes", "list"):
+        return None
+    return extract_records(doc, base_dir)
 
 
 def _resolve_own_script_refs(records: Any, refs_before: int, configmaps_before: int) -> None:

@@ -53,7 +53,24 @@ def is_shell_script(display: str, text: str) -> bool:
     return bool(_SHEBANG.match(text[:200]))
 
 
-def read_shell_script(text: str, display: str) -> tuple[list[Server], list[Problem]]:
+def read_script_records(text: str, display: str, read_manifest: Any) -> Any:
+    """Everything a script gives (`Records`): the servers it starts (`read_shell_script`) and the Kubernetes
+    manifests its here-documents write (`heredocs`, ``read_manifest`` reading each document); the note of a
+    script that mentions vLLM but gives none."""
+    from vramlint.extract import heredocs
+
+    records, body_lines = heredocs.read_heredoc_manifests(text, display, read_manifest)
+    manifests = any((records.servers, records.runtimes, records.inference_services, records.configmaps,
+                     records.llmaz, records.script_refs))
+    # the bodies read as manifests are data kubectl reads, not commands the script runs
+    servers, problems = read_shell_script(heredocs.blank_lines(text, body_lines), display,
+                                          say_mention=not manifests)
+    records.servers[:0] = servers
+    records.problems[:0] = problems
+    return records
+
+
+def read_shell_script(text: str, display: str, say_mention: bool = True) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read."""
     from vramlint.cmdline import Token, find_vllm_invocation, split_token
     from vramlint.extract import scripts
@@ -78,7 +95,7 @@ def read_shell_script(text: str, display: str) -> tuple[list[Server], list[Probl
                                    None, {})
         if inv is not None:
             servers.append(_script_server(inv, display, assigned))
-    if not servers and "vllm" in text.lower():
+    if not servers and say_mention and "vllm" in text.lower():
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))

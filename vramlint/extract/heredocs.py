@@ -1,0 +1,588 @@
+"""Kubernetes manifests a shell script writes with here-documents (never running the script).
+
+Deployment scripts often hold their manifests inline: `cat <<EOF | kubectl apply -f -`, `kubectl apply -f - <<'EOF'`,
+or `cat > x.yaml <<EOF ... EOF` (several `cat >> x.yaml <<EOF` appending to one file) followed by
+`kubectl apply -f x.yaml`, sometimes through `envsubst`. The body of such a here-document is read as the
+manifest file it becomes: one text per file written (`>` starts it again, `>>` appends) or per here-document
+applied from standard input, parsed by the same loader and extractors as a manifest file. That text has the
+script's own line count, with every line that is not part of those bodies blank, so every finding lands on the
+script's line (columns too, unless an expansion changed the line's length).
+
+Expansions are the shell's: in a body whose delimiter is unquoted (`<<EOF`) `$VAR`, `${VAR}` and
+`${VAR:-default}` expand, `$(...)` and backquotes are unknown; in a quoted one (`<<'EOF'`) nothing does, unless
+the text goes through `envsubst`, which replaces `$VAR` and `${VAR}` by the environment's values. A value is
+taken only from a literal assignment of the script before the here-document (`VAR=value`, `export VAR=value`,
+`VAR=${VAR:-default}`; for envsubst only exported ones), one made inside `if`/`case`/a loop, or made twice with
+different values, is unknown; so is anything the script reads from its environment, its arguments or a command.
+An unknown value is replaced by a template marker (the extractors read it as unknown), and said once per script.
+
+Bounds: MAX_HEREDOCS here-documents a script, MAX_BODY_CHARS a body, MAX_EXPANSION_CHARS added by expansions
+in a script; past them the rest is not read, and said.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import Problem
+
+MAX_HEREDOCS = 256
+MAX_BODY_CHARS = 1_000_000
+MAX_EXPANSION_CHARS = 1_000_000
+
+_KUBECTLS = {"kubectl", "oc", "microk8s.kubectl", "kubectl.exe"}
+_APPLYING = {"apply", "create", "replace"}
+_PASSING = {"cat", "tee", "envsubst"}  # commands that pass the text on unchanged (envsubst: but for variables)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_OPENERS = {"if", "case", "for", "while", "until", "select"}
+_CLOSERS = {"fi", "esac", "done"}
+_MANIFEST_LINE = re.compile(r"^\s*(?:apiVersion|kind)\s*:", re.M)
+
+
+@dataclass
+class _Heredoc:
+    delimiter: str
+    quoted: bool
+    strip_tabs: bool
+    line: int  # 0-based line of the operator
+    body: list[str] = field(default_factory=list)  # the body's lines as written
+    first: int = 0  # 0-based line of the body's first line
+    # what happens to the text: None (not a manifest), "stdin" (applied from standard input), or a file path
+    sink: str | None = None
+    append: bool = False
+    envsubst: tuple[bool, frozenset[str] | None] | None = None  # (applies, only these variables) when piped
+    through: list[str] = field(default_factory=list)  # other commands the text is piped through
+    terminated: bool = True
+
+
+@dataclass
+class _Group:
+    """One text kubectl reads: a here-document applied from standard input, or the file several write."""
+
+    docs: list[_Heredoc]
+    sink: str
+    envsubst_at: int | None = None  # line of a later `envsubst < FILE` that reads this file
+    envsubst_only: frozenset[str] | None = None
+
+
+def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any], Any | None]) -> tuple[Any, list[int]]:
+    """The Records of the Kubernetes manifests ``text`` writes with here-documents, and the 0-based lines of
+    their bodies (the shell reading of the script leaves them out: they are data, not commands).
+
+    ``read_manifest(doc)``: the Records of one loaded document when it is a Kubernetes manifest, else None (the
+    dispatcher's, given by the caller: extractors do not import it)."""
+    from vramlint.extract.records import Records
+
+    records = Records()
+    if "<<" not in text:
+        return records, []
+    lines = text.split("\n")
+    heredocs, problems = _find_heredocs(lines, display)
+    records.problems.extend(problems)
+    if not heredocs:
+        return records, []
+    assignments = _assignments(lines, heredocs)
+    groups = _groups(heredocs, lines)
+    budget = [MAX_EXPANSION_CHARS]
+    unknown: dict[str, None] = {}
+    defaulted: dict[str, None] = {}
+    body_lines: list[int] = []
+    said_budget = False
+    for group in groups:
+        virtual = [""] * len(lines)
+        for doc in group.docs:
+            shell_env = None if doc.quoted else assignments.env_at(doc.line, exported_only=False)
+            envsubst = doc.envsubst if doc.envsubst is not None else (
+                (True, group.envsubst_only) if group.envsubst_at is not None else None)
+            subst_env = None
+            if envsubst is not None:
+                subst_env = assignments.env_at(group.envsubst_at if group.envsubst_at is not None else doc.line,
+                                               exported_only=True)
+            for k, raw in enumerate(doc.body):
+                at = doc.first + k
+                line = raw.lstrip("\t") if doc.strip_tabs else raw
+                if shell_env is not None:
+                    line = _shell_expand(line, shell_env, budget, unknown, defaulted, assignments.defaulted)
+                if subst_env is not None:
+                    line = _envsubst(line, subst_env, envsubst[1], budget, unknown)
+                virtual[at] = line
+        if budget[0] < 0 and not said_budget:
+            said_budget = True
+            records.problems.append(Problem(display, group.docs[0].line + 1, 1, (
+                f"variables in the here-documents expand to more than {MAX_EXPANSION_CHARS:,} characters "
+                "(expansion budget): the values past it are read as unknown"), level="warning"))
+        found = _extract(virtual, group, display, read_manifest, records)
+        if found:
+            for doc in group.docs:
+                body_lines.extend(range(doc.first, doc.first + len(doc.body)))
+    if unknown and records.servers:
+        names = ", ".join(list(unknown)[:8]) + (" ..." if len(unknown) > 8 else "")
+        records.servers[0].notes.append(
+            f"{names} in the script's here-documents: not given a literal value earlier in the script (set by the "
+            "environment, an argument or a command): what they write in the manifests is unknown")
+    if defaulted and records.servers:
+        names = ", ".join(f"${{{n}}}" for n in list(defaulted)[:8])
+        records.servers[0].notes.append(
+            f"{names}: the default written in the script is taken (the variable is not assigned in it; where the "
+            "script runs, its environment may set another value)")
+    return records, body_lines
+
+
+def _extract(virtual: list[str], group: _Group, display: str, read_manifest: Callable[[Any], Any | None],
+             records: Any) -> bool:
+    """Read one text as the manifest file it becomes; True when it is a Kubernetes manifest."""
+    from vramlint.yamlload import load_text
+
+    text = "\n".join(virtual)
+    if not _MANIFEST_LINE.search(text):
+        return False
+    docs, problems = load_text(text, display)
+    first = group.docs[0]
+    errors = [p for p in problems if p.level == "error"]
+    if errors:
+        if re.search(r"^apiVersion\s*:", text, re.M) and re.search(r"^kind\s*:", text, re.M):
+            e = errors[0]
+            records.problems.append(Problem(display, first.line + 1, 1, (
+                f"the here-document at line {first.line + 1} looks like a Kubernetes manifest but is not valid "
+                f"YAML (line {e.line}: {e.message}): not read"), level="note"))
+            return True
+        return False
+    read = [rec for rec in (read_manifest(doc) for doc in docs) if rec is not None]
+    if not read:
+        return False
+    records.problems.extend(problems)
+    for rec in read:
+        for server in rec.servers:
+            for through in dict.fromkeys(d for h in group.docs for d in h.through):
+                server.notes.append(f"the here-document is piped through `{through}`, which may change it; read "
+                                    "as written")
+        _merge(records, rec)
+    for doc in group.docs:
+        if not doc.terminated:
+            records.problems.append(Problem(display, doc.line + 1, 1, (
+                f"here-document delimited by {doc.delimiter!r} is not closed: the shell reads it to the end of "
+                "the script (and warns)"), level="warning"))
+    return True
+
+
+def _merge(into: Any, rec: Any) -> None:
+    for name in ("servers", "problems", "runtimes", "inference_services", "configmaps", "config_refs", "llmaz",
+                 "script_refs"):
+        getattr(into, name).extend(getattr(rec, name))
+
+
+# --- finding the here-documents ------------------------------------------------------------------------------
+
+
+def _find_heredocs(lines: list[str], display: str) -> tuple[list[_Heredoc], list[Problem]]:
+    out: list[_Heredoc] = []
+    problems: list[Problem] = []
+    i = 0
+    n = len(lines)
+    while i < n:
+        # a logical command line: `\`-continued lines joined
+        start = i
+        logical = lines[i]
+        while logical.endswith("\\") and i + 1 < n:
+            i += 1
+            logical = logical[:-1] + lines[i]
+        i += 1
+        if "<<" not in logical:
+            continue
+        tokens = _tokens(logical)
+        pending = _heredocs_of(tokens, start)
+        for doc in pending:
+            if len(out) >= MAX_HEREDOCS:
+                problems.append(Problem(display, start + 1, 1, (
+                    f"more than {MAX_HEREDOCS} here-documents in this script: the rest are not read"),
+                    level="warning"))
+                return out, problems
+            doc.first = i
+            size = 0
+            while i < n:
+                body_line = lines[i]
+                check = body_line.lstrip("\t") if doc.strip_tabs else body_line
+                if check == doc.delimiter:
+                    i += 1
+                    break
+                size += len(body_line) + 1
+                if size > MAX_BODY_CHARS:
+                    problems.append(Problem(display, doc.line + 1, 1, (
+                        f"the here-document at line {doc.line + 1} is longer than {MAX_BODY_CHARS:,} characters: "
+                        "not read"), level="warning"))
+                    doc.sink = None
+                    while i < n and (lines[i].lstrip("\t") if doc.strip_tabs else lines[i]) != doc.delimiter:
+                        i += 1
+                    i += 1
+                    doc.body = []
+                    break
+                doc.body.append(body_line)
+                i += 1
+            else:
+                doc.terminated = False
+            out.append(doc)
+    return out, problems
+
+
+def _tokens(line: str) -> list[tuple[str, str, bool]]:
+    """A command line as (kind, text, quoted) tokens: kind "w" for a word (quotes removed), "op" for `|`,
+    `||`, `&&`, `;`, `&`, `(`, `)`, "redir" for a redirection operator (`>`, `>>`, `<`, `<<`, `<<-`, `<<<`,
+    `2>`, `&>`, `>&`); a `#` comment ends it. `$(...)` is kept in its word as written."""
+    out: list[tuple[str, str, bool]] = []
+    word: list[str] = []
+    quoted = False
+    started = False
+    i, n = 0, len(line)
+
+    def finish() -> None:
+        nonlocal word, quoted, started
+        if started:
+            out.append(("w", "".join(word), quoted))
+        word, quoted, started = [], False, False
+
+    while i < n:
+        c = line[i]
+        if c in " \t":
+            finish()
+            i += 1
+        elif c == "#" and not started:
+            break
+        elif c == "\\":
+            word.append(line[i + 1] if i + 1 < n else "")
+            quoted = started = True
+            i += 2
+        elif c in "'\"":
+            j = i + 1
+            while j < n and line[j] != c:
+                j += 2 if c == '"' and line[j] == "\\" else 1
+            word.append(line[i + 1:j])
+            quoted = started = True
+            i = j + 1
+        elif c == "$" and line[i + 1:i + 2] in ("(", "{"):
+            close = ")" if line[i + 1] == "(" else "}"
+            depth, j = 0, i + 1
+            while j < n:
+                if line[j] == line[i + 1]:
+                    depth += 1
+                elif line[j] == close:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            word.append(line[i:j + 1])
+            started = True
+            i = j + 1
+        elif c in "<>" or (c == "&" and line[i + 1:i + 2] == ">"):
+            fd = "".join(word) if started and not quoted and "".join(word).isdigit() else ""
+            if fd:
+                word, started = [], False
+            finish()
+            j = i + 1
+            while j < n and line[j] in "<>&-|" and j - i < 3:
+                if line[j] == "-" and line[i:j] != "<<":
+                    break
+                j += 1
+            out.append(("redir", fd + line[i:j], False))
+            i = j
+        elif c in "|&;()":
+            finish()
+            two = line[i:i + 2]
+            op = two if two in ("||", "&&", ";;") else c
+            out.append(("op", op, False))
+            i += len(op)
+        else:
+            word.append(c)
+            started = True
+            i += 1
+    finish()
+    return out
+
+
+def _heredocs_of(tokens: list[tuple[str, str, bool]], line: int) -> list[_Heredoc]:
+    """The here-documents a command line opens, each with where its text goes."""
+    # pipelines: runs of commands joined by `|`; each command's words and redirections
+    pipelines: list[list[dict]] = [[{"words": [], "redirs": []}]]
+    k = 0
+    while k < len(tokens):
+        kind, text, quoted = tokens[k]
+        if kind == "op":
+            if text == "|":
+                pipelines[-1].append({"words": [], "redirs": []})
+            else:
+                pipelines.append([{"words": [], "redirs": []}])
+        elif kind == "redir":
+            target = tokens[k + 1] if k + 1 < len(tokens) and tokens[k + 1][0] == "w" else None
+            pipelines[-1][-1]["redirs"].append((text, target))
+            if target is not None:
+                k += 1
+        else:
+            pipelines[-1][-1]["words"].append(text)
+        k += 1
+    out: list[_Heredoc] = []
+    for pipeline in pipelines:
+        for index, command in enumerate(pipeline):
+            for op, target in command["redirs"]:
+                if op not in ("<<", "<<-") or target is None:
+                    continue
+                doc = _Heredoc(delimiter=target[1], quoted=target[2], strip_tabs=op == "<<-", line=line)
+                _where_it_goes(doc, pipeline, index)
+                out.append(doc)
+    return out
+
+
+def _command_name(words: list[str]) -> tuple[str | None, list[str]]:
+    i = 0
+    while i < len(words) and (words[i] in ("sudo", "exec", "command", "time", "env") or _ASSIGNMENT.match(words[i])):
+        i += 1
+    if i >= len(words):
+        return None, []
+    return os.path.basename(words[i]), words[i + 1:]
+
+
+def _kubectl_verb(args: list[str]) -> tuple[str | None, bool]:
+    """(subcommand, reads standard input with `-f -`) of kubectl's arguments."""
+    verb = None
+    stdin = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server"):
+            i += 2
+            continue
+        if verb is None and not a.startswith("-"):
+            verb = a
+        if a in ("-f", "--filename") and i + 1 < len(args) and args[i + 1] == "-":
+            stdin = True
+        if a in ("-f-", "--filename=-"):
+            stdin = True
+        i += 1
+    return verb, stdin
+
+
+def _where_it_goes(doc: _Heredoc, pipeline: list[dict], index: int) -> None:
+    """Follow the here-document's text down its pipeline: to kubectl (applied or not), a file, or nowhere."""
+    for position in range(index, len(pipeline)):
+        command = pipeline[position]
+        name, args = _command_name(command["words"])
+        if name in _KUBECTLS or (name == "k3s" and args[:1] == ["kubectl"]):
+            verb, stdin = _kubectl_verb(args[1:] if name == "k3s" else args)
+            doc.sink = "stdin" if verb in _APPLYING and stdin else None
+            return
+        if name == "envsubst":
+            formats = [a for a in args if not a.startswith("-")]
+            only = frozenset(m.group(1) or m.group(2) for f in formats
+                             for m in re.finditer(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", f)) if formats else None
+            doc.envsubst = (True, only)
+        elif name == "tee":
+            files = [a for a in args if not a.startswith("-")]
+            if files:
+                doc.sink, doc.append = files[0], "-a" in args or "--append" in args
+        elif name is not None and name not in _PASSING:
+            doc.through.append(" ".join([name, *args])[:60])
+        for op, target in command["redirs"]:
+            if op.lstrip("1") in (">", ">>", ">|") and target is not None:
+                doc.sink, doc.append = target[1], op.endswith(">>")
+                return  # the text goes to the file, not down the pipe
+    if doc.sink is None and pipeline[-1] is pipeline[index] and _command_name(pipeline[index]["words"])[0] == "cat":
+        doc.sink = "stdout"  # printed by the script: a manifest it emits (`./gen.sh | kubectl apply -f -`)
+
+
+def _groups(heredocs: list[_Heredoc], lines: list[str]) -> list[_Group]:
+    """One text per here-document applied from standard input, and per file the here-documents write (`>`
+    starts the file again, `>>` appends)."""
+    groups: list[_Group] = []
+    files: dict[str, _Group] = {}
+    for doc in heredocs:
+        if doc.sink is None or not doc.body:
+            continue
+        if doc.sink in ("stdin", "stdout") or "$" in doc.sink:
+            groups.append(_Group([doc], doc.sink))
+            continue
+        group = files.get(doc.sink)
+        if group is None or not doc.append:
+            group = _Group([doc], doc.sink)
+            files[doc.sink] = group
+            groups.append(group)
+        else:
+            group.docs.append(doc)
+    # `envsubst < FILE` (or `cat FILE | envsubst`) after the file is written expands its variables then
+    for i, raw in enumerate(lines):
+        if "envsubst" not in raw:
+            continue
+        tokens = _tokens(raw)
+        words = [t[1] for t in tokens if t[0] == "w"]
+        inputs = [tokens[k + 1][1] for k, t in enumerate(tokens[:-1]) if t == ("redir", "<", False)]
+        if "envsubst" in words and words.index("envsubst") > 0 and os.path.basename(words[0]) == "cat":
+            inputs.append(words[1])
+        for path in inputs:
+            group = files.get(path)
+            if group is not None and group.docs[0].line < i and group.envsubst_at is None:
+                group.envsubst_at = i
+                formats = [w for w in words[words.index("envsubst") + 1:] if w.startswith("$")]
+                if formats:
+                    group.envsubst_only = frozenset(m.group(1) or m.group(2) for f in formats for m in
+                                                    re.finditer(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", f))
+    return groups
+
+
+# --- the script's variables ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Assignments:
+    # per variable: (0-based line, value or None when unknown, exported) in the script's order
+    seen: dict[str, list[tuple[int, str | None, bool]]]
+    defaulted: set[str]  # variables whose literal value came from a `${VAR:-default}` of an unset variable
+
+    def env_at(self, line: int, exported_only: bool) -> dict[str, str | None]:
+        """The variables known before ``line``: a value, or None when assigned but unknown."""
+        env: dict[str, str | None] = {}
+        for name, history in self.seen.items():
+            before = [h for h in history if h[0] < line]
+            if not before:
+                continue
+            values = {h[1] for h in before}
+            exported = any(h[2] for h in before)
+            if exported_only and not exported:
+                continue
+            env[name] = before[-1][1] if len(values) == 1 else None
+        return env
+
+
+def _assignments(lines: list[str], heredocs: list[_Heredoc]) -> _Assignments:
+    """Literal assignments of the script, outside here-document bodies, in order."""
+    from vramlint.cmdline import split_shell
+
+    skip = {d.first + k for d in heredocs for k in range(len(d.body) + 1)}
+    seen: dict[str, list[tuple[int, str | None, bool]]] = {}
+    defaulted: set[str] = set()
+    exported_names: set[str] = set()
+    depth = 0
+    for i, raw in enumerate(lines):
+        if i in skip or not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        tokens = _tokens(raw)
+        commands: list[list[str]] = [[]]
+        for kind, text, _quoted in tokens:
+            if kind == "op":
+                commands.append([])
+            elif kind == "w":
+                commands[-1].append(text)
+        for words in commands:
+            if not words:
+                continue
+            if words[0] in _OPENERS:
+                depth += 1
+            if words[0] in _CLOSERS or (words[0] in ("then", "do") and len(words) > 1 and words[1] in _CLOSERS):
+                depth = max(0, depth - 1)
+            if words[0] in ("then", "do", "else") and len(words) > 1:
+                words = words[1:]
+            exported = False
+            if words[0] in ("export", "declare", "typeset", "readonly", "local"):
+                exported = words[0] == "export" or any(w.startswith("-") and "x" in w for w in words[1:])
+                words = [w for w in words[1:] if not w.startswith("-")]
+                if exported:
+                    exported_names.update(w for w in words if _NAME.fullmatch(w))
+            if not words or not all(_ASSIGNMENT.match(w) for w in words):
+                continue
+            for w in words:
+                name, value = _ASSIGNMENT.match(w).groups()
+                known: str | None = value
+                if depth > 0:
+                    known = None  # made only when a branch or loop runs it
+                elif "$" in value or "`" in value:
+                    env = _Assignments(seen, defaulted).env_at(i, exported_only=False)
+                    unset = [m.group(1) for m in re.finditer(r"\$\{([A-Za-z_]\w*):?-", value) if m.group(1) not in env]
+                    parts = split_shell(value, None, env=env)
+                    if any(p.text is None or p.op for p in parts):
+                        known = None
+                    else:
+                        known = " ".join(p.text for p in parts)
+                        if unset:
+                            defaulted.add(name)
+                seen.setdefault(name, []).append((i, known, exported or name in exported_names))
+    return _Assignments(seen, defaulted)
+
+
+# --- expansions ----------------------------------------------------------------------------------------------
+
+
+def _marker(width: int) -> str:
+    from vramlint.helm.templated import CLOSE, OPEN
+
+    return OPEN + "_" * max(0, width - 2) + CLOSE if width >= 2 else OPEN
+
+
+def _shell_expand(line: str, env: dict[str, str | None], budget: list[int], unknown: dict[str, None],
+                  defaulted: dict[str, None], assigned_defaults: set[str]) -> str:
+    """A line of an unquoted here-document as the shell writes it: `\\$`, `\\\\` and `` \\` `` escapes, `$VAR`,
+    `${VAR...}` expansions; command substitutions and what is not known become a marker of the same width."""
+    from vramlint.cmdline import shell_parameter
+
+    if "$" not in line and "`" not in line and "\\" not in line:
+        return line
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "\\" and i + 1 < n and line[i + 1] in "$`\\":
+            out.append(line[i + 1])
+            i += 2
+        elif c == "`":
+            j = line.find("`", i + 1)
+            j = n - 1 if j < 0 else j
+            out.append(_marker(j + 1 - i))
+            unknown.setdefault(line[i:j + 1][:40], None)
+            i = j + 1
+        elif c == "$":
+            value, j, name = shell_parameter(line, i, env)
+            if value is None:
+                out.append(_marker(j - i))
+                unknown.setdefault(f"${name}" if name else line[i:j][:40], None)
+            else:
+                budget[0] -= len(value)
+                if budget[0] < 0:
+                    out.append(_marker(j - i))
+                else:
+                    out.append(value)
+                    if name and (name in assigned_defaults or (name not in env and line[i + 1:i + 2] == "{")):
+                        defaulted.setdefault(name, None)
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _envsubst(line: str, env: dict[str, str | None], only: frozenset[str] | None, budget: list[int],
+              unknown: dict[str, None]) -> str:
+    """envsubst: `$VAR` and `${VAR}` (only those; listed ones when it is given a SHELL-FORMAT) replaced by the
+    environment's value; a variable the script does not export a literal value for is unknown here."""
+    def sub(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        if only is not None and name not in only:
+            return m.group(0)
+        value = env.get(name)
+        if value is None:
+            unknown.setdefault(f"${name}", None)
+            return _marker(len(m.group(0)))
+        budget[0] -= len(value)
+        return value if budget[0] >= 0 else _marker(len(m.group(0)))
+
+    return re.sub(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", sub, line) if "$" in line else line
+
+
+def blank_lines(text: str, lines_to_blank: list[int]) -> str:
+    """``text`` with these 0-based lines emptied (the line count, so every other line's number, kept)."""
+    if not lines_to_blank:
+        return text
+    lines = text.split("\n")
+    for i in lines_to_blank:
+        if 0 <= i < len(lines):
+            lines[i] = ""
+    return "\n".join(lines)
