@@ -24,6 +24,7 @@ _PROVENANCE = re.compile(
     r"^(--config \S+: settings read from ConfigMap|from Helm chart |runtime: |/mnt/models holds "
     r"|KubeAI Model: the image \(and so the vLLM version\)|Ray Serve LLM application: the vLLM version"
     r"|a patch \(no image in this file\)|the vLLM command line is read from the script \S+: ConfigMap )"
+    r"|^built from \S+(?: \(stages [^)]*\))?: FROM \S+$"
 )
 
 _DOCS = {

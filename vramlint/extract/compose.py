@@ -21,9 +21,11 @@ from vramlint.cmdline import (
     UNKNOWN_MARK,
     Token,
     find_vllm_invocation,
+    is_vllm_image,
     split_token,
     yaml_token,
 )
+from vramlint.extract.dockerfile import BuiltImage
 from vramlint.fsread import Refusal, read_text
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.versions import version_from_image
@@ -348,9 +350,33 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
 
     entry_tokens = _command_tokens(layers, "entrypoint", interp)
     cmd_tokens = _command_tokens(layers, "command", interp)
-    # Docker semantics: `entrypoint` replaces the image ENTRYPOINT (k8s `command`), `command` its CMD.
-    # Lines like `serve MODEL ...` for an image whose ENTRYPOINT is `vllm` start with the sub-command.
-    inv = find_vllm_invocation(entry_tokens or [], cmd_tokens or [], image_text, env)
+    # A service built from a Dockerfile in the repository runs the image that Dockerfile makes: its FROM (the
+    # version, the vLLM entrypoint), its ENTRYPOINT/CMD where compose sets no entrypoint/command, its ENV.
+    built = _built_image(layers, base_dir, interp, file) if image_text is None or not is_vllm_image(image_text) \
+        else None
+    built_used = None
+    if isinstance(built, BuiltImage):
+        run_image = built.base if built.base and is_vllm_image(built.base) else image_text
+        run_entry, run_cmd = entry_tokens, cmd_tokens
+        if run_entry is None:
+            run_entry = built.entrypoint
+            if run_cmd is None:
+                run_cmd = built.cmd  # compose's `entrypoint` clears the image's CMD; its `command` replaces it
+        run_env = {**built.env, **env}
+        inv = find_vllm_invocation(run_entry or [], run_cmd or [], run_image, run_env)
+        if inv is not None:
+            built_used = built
+            image_text, entry_tokens, cmd_tokens = run_image, run_entry, run_cmd
+            for key, value in built.env.items():
+                if key not in env:
+                    env[key] = value
+                    env_locs[key] = built.env_locations[key]
+            if run_image is not None and run_image == built.base:
+                image_loc = built.base_location
+    else:
+        # Docker semantics: `entrypoint` replaces the image ENTRYPOINT (k8s `command`), `command` its CMD.
+        # Lines like `serve MODEL ...` for an image whose ENTRYPOINT is `vllm` start with the sub-command.
+        inv = find_vllm_invocation(entry_tokens or [], cmd_tokens or [], image_text, env)
     script_note = None
     if inv is None:
         from vramlint.cmdline import hidden_vllm_command
@@ -359,8 +385,8 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         hidden = hidden_vllm_command(image_text, words, env)
         inv, script_note, why = _script_invocation((entry_tokens or []) + (cmd_tokens or []), layers, base_dir,
                                                    interp, file, image_text, env)
-        if inv is None and hidden is None and image is None:
-            hidden = _built_vllm_image(layers, name)
+        if inv is None and (hidden is None or isinstance(built, BuiltImage)) and image is None:
+            hidden = _built_vllm_image(layers, built) or hidden
         if inv is None:
             # a script that mentions vLLM is said even when the service itself does not
             if hidden is not None or (why is not None and "mentions vLLM" in why):
@@ -385,6 +411,11 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     server.env, server.env_locations = env, env_locs
     if script_note:
         server.notes.append(script_note)
+    if built_used is not None:
+        via = f" (stages {' <- '.join(built_used.stages)})" if len(built_used.stages) > 1 else ""
+        server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {built_used.base or built_used.base_written}"
+                            + ("" if built_used.base and is_vllm_image(built_used.base) else
+                               ", not a vLLM image vramlint knows: the vLLM version is not known"))
     for path, where in inv.config_files:
         if where is not None:
             server.arg_locations.setdefault("config", where)
@@ -471,9 +502,57 @@ def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None
     return None if path.startswith("/") else Path(base_dir) / path
 
 
-def _built_vllm_image(layers: list[_Layer], name: str) -> str | None:
-    """What to say about a service built from a Dockerfile whose build names vLLM (its context, Dockerfile or
-    build args, e.g. a base-image argument): the built image's ENTRYPOINT decides how `command` runs."""
+def _build_spec(layers: list[_Layer], interp: Interpolator) -> tuple[str, str, str | None, dict[str, str | None]] | None:
+    """(context, dockerfile, target, build args) of the service's `build:` as written (interpolated)."""
+    build, _ = _first(layers, "build")
+    if build is None:
+        return None
+    if not isinstance(build, dict):
+        return interp(str(build)), "Dockerfile", None, {}
+    args: dict[str, str | None] = {}
+    raw = build.get("args")
+    items = raw.items() if isinstance(raw, dict) else (
+        (str(a).partition("=")[0], str(a).partition("=")[2] if "=" in str(a) else None) for a in raw
+    ) if isinstance(raw, list) else ()
+    for key, value in items:
+        # `args: [NAME]` (or `NAME:` with no value) passes compose's environment: unknown here
+        text = None if value is None else interp(str(value))
+        args[str(key)] = None if text is None or UNKNOWN_MARK in text else text
+    target = build.get("target")
+    return (interp(str(build.get("context") or ".")), interp(str(build.get("dockerfile") or "Dockerfile")),
+            interp(str(target)) if target is not None else None, args)
+
+
+def _built_image(layers: list[_Layer], base_dir: str | None, interp: Interpolator, file: str) -> BuiltImage | str | None:
+    """The image the service's `build:` makes, read from its Dockerfile; or why it is not read (a sentence); None
+    without a `build:`."""
+    from vramlint.extract.dockerfile import MAX_DOCKERFILE_BYTES, read_built_image
+
+    spec = _build_spec(layers, interp)
+    if spec is None:
+        return None
+    context, dockerfile, target, args = spec
+    shown = f"{context.rstrip('/')}/{dockerfile}"
+    written, _ = _first(layers, "build")
+    if isinstance(written, dict) and written.get("dockerfile_inline") is not None:
+        return "its Dockerfile is written inline (dockerfile_inline), which vramlint does not read"
+    if base_dir is None or UNKNOWN_MARK in context + dockerfile:
+        return f"{shown} is not known here"
+    if re.match(r"^[a-z][\w+.-]*://|^git@", context):
+        return f"its build context {context} is not in the repository"
+    host = Path(dockerfile) if os.path.isabs(dockerfile) else Path(base_dir) / context / dockerfile
+    display = _display(host)
+    text = read_text(str(host), limit=MAX_DOCKERFILE_BYTES, errors="replace")
+    if isinstance(text, Refusal):
+        if text.missing:
+            return f"{shown} is not among the scanned files"
+        return f"{display} is {text.reason}: not read"
+    return read_built_image(text, display, target, args)
+
+
+def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> str | None:
+    """What to say about a service built from a Dockerfile that vramlint could not read as a vLLM image, when its
+    build names vLLM (context, Dockerfile, build args) or its Dockerfile was read: the change that lets it be read."""
     build, _ = _first(layers, "build")
     if build is None:
         return None
@@ -485,10 +564,27 @@ def _built_vllm_image(layers: list[_Layer], name: str) -> str | None:
     else:
         parts = [str(build), "Dockerfile"]
         words = parts
+    shown = f"{parts[0].rstrip('/')}/{parts[1]}"
+    if isinstance(built, BuiltImage):
+        if built.base is None:
+            unset = ", ".join(built.unknown_args)
+            return (f"built from {built.dockerfile}, whose FROM {built.base_written} (line "
+                    f"{built.base_location.line}) needs {unset}, set by no ARG default and no build.args: the image "
+                    "it starts from is not known, so its vLLM command line is not checked (give "
+                    f"{unset} a value in build.args or an ARG default)")
+        if "vllm" not in " ".join(words + [built.base]).lower() and not any(
+                "vllm" in (t.text or "").lower() for t in (built.entrypoint or []) + (built.cmd or [])):
+            return None
+        return (f"built from {built.dockerfile} FROM {built.base} (line {built.base_location.line}), which is not "
+                "a vLLM image vramlint knows, and neither its ENTRYPOINT/CMD nor the service's command starts a "
+                "vLLM server vramlint can read, so its vLLM command line is not checked (FROM a vllm/vllm-openai "
+                "image, or a `vllm serve` command, lets it be read)")
     if not any("vllm" in w.lower() for w in words):
         return None
-    return (f"built from {parts[0].rstrip('/')}/{parts[1]}, whose build names vLLM: the built image's ENTRYPOINT "
-            "(not read) decides how its command runs, so its vLLM command line is not checked")
+    why = built if isinstance(built, str) else f"{shown} is not read"
+    return (f"built from {shown}, whose build names vLLM, but {why}: the image it starts from and its ENTRYPOINT "
+            "are not known, so its vLLM command line is not checked (scan the build context with the compose "
+            "file, or set `image:` to the vLLM image it builds FROM)")
 
 
 def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | None, interp: Interpolator,

@@ -1,0 +1,341 @@
+"""The image a compose `build:` makes, read from its Dockerfile (never building it).
+
+Only what decides how the container starts is read, with Docker's semantics: the stage the build produces (the
+`target`, else the last one), `FROM` an earlier stage of the same file followed back to the image it starts from,
+`ARG` defaults and the compose `build.args` substituted in `FROM` and `ENV` (a variable set by neither is unknown,
+and so is the image it names), `ENV` (the container's environment), `ENTRYPOINT` and `CMD` in exec (`["a", "b"]`)
+and shell form (`/bin/sh -c` with the words as written, or the `SHELL` in force), a stage inheriting them from its
+base and an `ENTRYPOINT` clearing the `CMD` it inherited. `RUN` lines and here-documents are skipped.
+
+Bounds: the file is read through `vramlint.fsread` (a regular file inside the scanned tree) up to
+MAX_DOCKERFILE_BYTES; at most MAX_STAGES stages and MAX_INSTRUCTIONS instructions; an `ARG`/`ENV` value past
+MAX_VALUE_CHARS is unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import Location
+
+MAX_DOCKERFILE_BYTES = 512 * 1024
+MAX_STAGES = 64
+MAX_INSTRUCTIONS = 10_000
+MAX_VALUE_CHARS = 4096
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_HEREDOC = re.compile(r"<<-?\s*([\"']?)([A-Za-z_][\w.-]*)\1")
+
+
+@dataclass
+class Instruction:
+    keyword: str  # upper case
+    args: str  # the arguments, continuation lines joined as Docker joins them
+    line: int  # 1-based line of the keyword
+    column: int  # 1-based column where the arguments start
+    last_line: int  # 1-based line the instruction ends on
+
+
+@dataclass
+class _Stage:
+    base: str  # FROM's image as written
+    name: str | None
+    instruction: Instruction
+    parent: _Stage | None = None  # an earlier stage this one is FROM
+    args: dict[str, str | None] = field(default_factory=dict)
+    env: dict[str, str | None] = field(default_factory=dict)
+    env_locations: dict[str, Location] = field(default_factory=dict)
+    entrypoint: Instruction | None = None
+    cmd: Instruction | None = None
+    own_cmd: bool = False  # a CMD written in this stage (an ENTRYPOINT after it keeps it)
+    cmd_cleared: bool = False  # an ENTRYPOINT cleared the CMD the base had
+    shell: list[str] | None = None
+
+
+@dataclass
+class BuiltImage:
+    """What the build gives the container: the image it starts from, its command and environment."""
+
+    dockerfile: str  # as displayed
+    base: str | None  # the image the produced stage starts from (stages followed); None when not known
+    base_written: str  # as written in its FROM
+    base_location: Location
+    stages: list[str]  # names of the stages followed, the produced one first
+    unknown_args: list[str]  # variables FROM needs that nothing sets
+    entrypoint: list[Any] | None  # Tokens, None when the Dockerfile leaves the base image's
+    cmd: list[Any] | None
+    env: dict[str, str | None]
+    env_locations: dict[str, Location]
+    problems: list[str]
+
+
+def instructions(text: str) -> tuple[list[Instruction], str]:
+    """The instructions of a Dockerfile, and its escape character (`# escape=` parser directive)."""
+    lines = text.split("\n")
+    escape = "\\"
+    for raw in lines[:10]:
+        m = re.match(r"^#\s*escape\s*=\s*([\\`])\s*$", raw.strip())
+        if m:
+            escape = m.group(1)
+            break
+        if not raw.startswith("#"):
+            break
+    out: list[Instruction] = []
+    i, n = 0, len(lines)
+    while i < n and len(out) < MAX_INSTRUCTIONS:
+        raw = lines[i].rstrip("\r")
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            i += 1
+            continue
+        m = re.match(r"^\s*([A-Za-z]+)(\s+|$)", raw)
+        if not m:
+            i += 1
+            continue
+        start = i
+        column = m.end() + 1
+        parts = [raw[m.end():]]
+        while parts[-1].rstrip().endswith(escape) and i + 1 < n:
+            parts[-1] = parts[-1].rstrip()[:-1]
+            i += 1
+            nxt = lines[i].rstrip("\r")
+            while (not nxt.strip() or nxt.strip().startswith("#")) and i + 1 < n:
+                i += 1  # comments and empty lines inside a continued instruction are dropped
+                nxt = lines[i].rstrip("\r")
+            parts.append(nxt)
+        args = "".join(parts).strip()
+        keyword = m.group(1).upper()
+        out.append(Instruction(keyword, args, start + 1, column, i + 1))
+        i += 1
+        if keyword in ("RUN", "COPY", "ADD"):
+            for h in _HEREDOC.finditer(args):
+                while i < n and lines[i].rstrip("\r").lstrip("\t") != h.group(2):
+                    i += 1  # a here-document's body: data of the instruction, not instructions
+                i += 1
+    return out, escape
+
+
+def read_built_image(text: str, display: str, target: str | None, build_args: dict[str, str | None]) -> BuiltImage | str:
+    """The image the build produces (see the module docstring), or why it cannot be told."""
+    items, _escape = instructions(text)
+    lines = text.split("\n")
+    global_args: dict[str, str | None] = {}
+    stages: list[_Stage] = []
+    for ins in items:
+        if ins.keyword == "FROM":
+            if len(stages) >= MAX_STAGES:
+                return f"{display} has more than {MAX_STAGES} stages: not read"
+            words = [w for w in ins.args.split() if not w.startswith("--")]
+            if not words:
+                continue
+            name = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
+            stage = _Stage(base=words[0], name=name, instruction=ins)
+            expanded = _substitute(words[0], global_args)
+            parent = next((s for s in reversed(stages) if expanded is not None and s.name
+                           and s.name.lower() == expanded.lower()), None)
+            if parent is not None:
+                stage.parent = parent
+                stage.env, stage.env_locations = dict(parent.env), dict(parent.env_locations)
+                stage.entrypoint, stage.cmd, stage.shell = parent.entrypoint, parent.cmd, parent.shell
+                stage.cmd_cleared = parent.cmd_cleared
+            stages.append(stage)
+            continue
+        if ins.keyword == "ARG":
+            # an ARG without a default that compose does not pass is unset (absent); one compose passes from
+            # its environment (`args: [NAME]`) is unknown (None)
+            for name, default in _arg_pairs(ins.args):
+                scope = stages[-1].args if stages else global_args
+                if name in build_args:
+                    scope[name] = build_args[name]
+                elif default is not None:
+                    scope[name] = _substitute(default, _scope(global_args, stages[-1] if stages else None))
+                elif stages and name in global_args:
+                    scope[name] = global_args[name]  # a global ARG declared again takes its value into the stage
+            continue
+        if not stages:
+            continue
+        stage = stages[-1]
+        if ins.keyword == "ENV":
+            cursor = ins.line - 1
+            for name, raw, column in _env_pairs(ins.args, ins.column):
+                stage.env[name] = _substitute(raw, _scope(global_args, stage))
+                where = Location(display, ins.line, column)
+                for k in range(cursor, min(ins.last_line, len(lines))):
+                    col = lines[k].find(name + ("=" if "=" in ins.args.split(None, 1)[0] else ""))
+                    if col >= 0 and (k > ins.line - 1 or col >= ins.column - 1):
+                        where, cursor = Location(display, k + 1, col + 1), k
+                        break
+                stage.env_locations[name] = where
+        elif ins.keyword == "ENTRYPOINT":
+            stage.entrypoint = ins
+            if not stage.own_cmd:
+                stage.cmd, stage.cmd_cleared = None, True  # Docker: ENTRYPOINT clears an inherited CMD
+        elif ins.keyword == "CMD":
+            stage.cmd, stage.own_cmd, stage.cmd_cleared = ins, True, False
+        elif ins.keyword == "SHELL":
+            form = _json_words(ins.args)
+            if form:
+                stage.shell = form
+    if not stages:
+        return f"{display} has no FROM"
+    if target:
+        chosen = next((s for s in stages if s.name and s.name.lower() == target.lower()), None)
+        if chosen is None:
+            return f"{display} has no stage named {target!r} (build.target)"
+    else:
+        chosen = stages[-1]
+    followed = [chosen]
+    root = chosen
+    while root.parent is not None:
+        root = root.parent
+        followed.append(root)
+    unknown: list[str] = []
+    base = _substitute(root.base, global_args, unknown)
+    entrypoint = _command_tokens(chosen.entrypoint, chosen.shell, display, lines) if chosen.entrypoint else None
+    cmd = _command_tokens(chosen.cmd, chosen.shell, display, lines) if chosen.cmd else None
+    return BuiltImage(
+        dockerfile=display, base=base, base_written=root.base,
+        base_location=Location(display, root.instruction.line, root.instruction.column),
+        stages=[s.name or f"#{stages.index(s)}" for s in followed], unknown_args=unknown,
+        entrypoint=entrypoint, cmd=cmd if cmd is not None else ([] if chosen.cmd_cleared else None),
+        env=dict(chosen.env), env_locations=dict(chosen.env_locations), problems=[])
+
+
+def _scope(global_args: dict[str, str | None], stage: _Stage | None) -> dict[str, str | None]:
+    if stage is None:
+        return global_args
+    return {**stage.args, **stage.env}
+
+
+def _arg_pairs(args: str) -> list[tuple[str, str | None]]:
+    out = []
+    for word in _words(args):
+        name, eq, default = word.partition("=")
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            out.append((name, default if eq else None))
+    return out
+
+
+def _env_pairs(args: str, column: int) -> list[tuple[str, str, int]]:
+    """`ENV a=1 b="x y"`, or the legacy `ENV name value with spaces`: (name, raw value, column)."""
+    first = args.split(None, 1)
+    if not first:
+        return []
+    if "=" not in first[0]:
+        value = first[1] if len(first) > 1 else ""
+        return [(first[0], value, column)]
+    out = []
+    pos = 0
+    for word in _words(args):
+        name, eq, value = word.partition("=")
+        at = args.find(name + "=", pos)
+        pos = max(pos, at + 1)
+        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
+            out.append((name, value, column + max(0, at)))
+    return out
+
+
+def _words(text: str) -> list[str]:
+    """Words as Docker's ARG/ENV read them: whitespace-separated, quotes removed, `\\` escaping."""
+    out: list[str] = []
+    word: list[str] = []
+    started = False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            if started:
+                out.append("".join(word))
+            word, started = [], False
+        elif c in "'\"":
+            j = text.find(c, i + 1)
+            j = n if j < 0 else j
+            word.append(text[i + 1:j])
+            started = True
+            i = j
+        elif c == "\\" and i + 1 < n:
+            word.append(text[i + 1])
+            started = True
+            i += 1
+        else:
+            word.append(c)
+            started = True
+        i += 1
+    if started:
+        out.append("".join(word))
+    return out
+
+
+def _substitute(text: str, scope: dict[str, str | None], unknown: list[str] | None = None) -> str | None:
+    """Docker's build-time `$VAR`, `${VAR}`, `${VAR:-word}`, `${VAR:+word}` with these variables; None when a
+    variable it needs is not known (named in ``unknown``)."""
+    if "$" not in text:
+        return text
+    missing: list[str] = []
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1) or m.group(4)
+        op, word = m.group(2), m.group(3) or ""
+        present, value = name in scope, scope.get(name)
+        if present and value is None:
+            missing.append(name)
+            return ""
+        if op in (":-", "-"):
+            return word if not present or (op == ":-" and value == "") else str(value)
+        if op in (":+", "+"):
+            return word if present and (value != "" or op == "+") else ""
+        if not present:
+            missing.append(name)  # Docker makes it empty: an image name it cannot be
+            return ""
+        return str(value)
+
+    out = _VAR.sub(sub, text)
+    if missing:
+        if unknown is not None:
+            unknown.extend(dict.fromkeys(missing))
+        return None
+    return out if len(out) <= MAX_VALUE_CHARS else None
+
+
+def _json_words(args: str) -> list[str] | None:
+    if not args.startswith("["):
+        return None
+    try:
+        value = json.loads(args)
+    except ValueError:
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _command_tokens(ins: Instruction, shell: list[str] | None, display: str, lines: list[str]) -> list[Any]:
+    """ENTRYPOINT/CMD as the words the container runs, each at the line it was written on."""
+    from vramlint.cmdline import Token
+
+    exec_form = _json_words(ins.args)
+    if exec_form is not None:
+        out = []
+        cursor = ins.line - 1
+        for word in exec_form:
+            located = Location(display, ins.line, ins.column)
+            quoted = json.dumps(word)
+            for k in range(cursor, min(ins.last_line, len(lines))):
+                col = lines[k].find(quoted)
+                if col >= 0:
+                    located, cursor = Location(display, k + 1, col + 2), k
+                    break
+            out.append(Token(word, located))
+        return out
+    # shell form: the instruction's own lines with the keyword blanked, so each word keeps its line and column
+    # (the shell reads the `\` line continuations as Docker does)
+    raw = lines[ins.line - 1:ins.last_line]
+    body = [" " * (ins.column - 1) + raw[0][ins.column - 1:]] + [
+        " \\" if not r.strip() or r.strip().startswith("#") else r for r in raw[1:]]
+    script = Token("\n".join(body), Location(display, ins.line - 1, 1), block="|", indent=1, lines=lines)
+    start = Location(display, ins.line, ins.column)
+    words = shell or ["/bin/sh", "-c"]
+    return [Token(w, start) for w in words] + [script]
