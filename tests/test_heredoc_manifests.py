@@ -179,15 +179,22 @@ def test_values_from_branches_arguments_and_commands_are_unknown(tmp_path):
           TP=4
         fi
         REV=$(git rev-parse HEAD)
+        NAME=first
+        NAME=chat
+        PORT=8000
+        [ -n "$CI" ] && PORT=9000
         cat <<EOF | kubectl apply -f -
     """, _deployment("b", "vllm/vllm-openai:v0.9.2", '"--model", "$MODEL", "--tensor-parallel-size", "$TP", '
-                      '"--revision", "$REV"', "1"), """\
+                      '"--revision", "$REV", "--host", "$HOST_ADDR", "--port", "$PORT", '
+                      '"--served-model-name", "$NAME"', "1"), """\
         EOF
         """)
     [server] = scan([path]).servers
     assert server.model is None and server.args.get("tensor_parallel_size") is None
     [note] = [n for n in server.notes if "literal value" in n]
-    assert "$MODEL" in note and "$TP" in note and "$REV" in note
+    assert "$MODEL" in note and "$TP" in note and "$REV" in note and "$HOST_ADDR" in note
+    # the last assignment counts; one after `&&` may not run
+    assert "$PORT" in note and "$NAME" not in note and server.args["served_model_name"] in ("chat", ["chat"])
 
 
 def test_bodies_that_are_not_applied_kubernetes_are_ignored(tmp_path):

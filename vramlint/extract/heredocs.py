@@ -4,20 +4,22 @@ Deployment scripts often hold their manifests inline: `cat <<EOF | kubectl apply
 or `cat > x.yaml <<EOF ... EOF` (several `cat >> x.yaml <<EOF` appending to one file) followed by
 `kubectl apply -f x.yaml`, sometimes through `envsubst`. The body of such a here-document is read as the
 manifest file it becomes: one text per file written (`>` starts it again, `>>` appends) or per here-document
-applied from standard input, parsed by the same loader and extractors as a manifest file. That text has the
-script's own line count, with every line that is not part of those bodies blank, so every finding lands on the
-script's line (columns too, unless an expansion changed the line's length).
+applied from standard input, parsed by the same loader and extractors as a manifest file. That text is the
+script's lines from the first body on, every line that is not part of those bodies blank, and its positions are
+moved onto the script: every finding lands on the script's line (its column too, unless an expansion before it
+changed the line's length).
 
 Expansions are the shell's: in a body whose delimiter is unquoted (`<<EOF`) `$VAR`, `${VAR}` and
 `${VAR:-default}` expand, `$(...)` and backquotes are unknown; in a quoted one (`<<'EOF'`) nothing does, unless
 the text goes through `envsubst`, which replaces `$VAR` and `${VAR}` by the environment's values. A value is
-taken only from a literal assignment of the script before the here-document (`VAR=value`, `export VAR=value`,
-`VAR=${VAR:-default}`; for envsubst only exported ones), one made inside `if`/`case`/a loop, or made twice with
-different values, is unknown; so is anything the script reads from its environment, its arguments or a command.
+taken only from the last literal assignment of the script before the here-document (`VAR=value`,
+`export VAR=value`, `VAR=${VAR:-default}`; for envsubst only exported ones); one made inside `if`/`case`/a loop or
+after `&&`/`||` is unknown; so is anything the script reads from its environment, its arguments or a command.
 An unknown value is replaced by a template marker (the extractors read it as unknown), and said once per script.
 
 Bounds: MAX_HEREDOCS here-documents a script, MAX_BODY_CHARS a body, MAX_EXPANSION_CHARS added by expansions
-in a script; past them the rest is not read, and said.
+in a script, MAX_SPAN_LINES lines of the script covered by the texts read; past them the rest is not read, and
+said.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from vramlint.model import Problem
 MAX_HEREDOCS = 256
 MAX_BODY_CHARS = 1_000_000
 MAX_EXPANSION_CHARS = 1_000_000
+MAX_SPAN_LINES = 100_000  # lines of the script the manifests' texts cover, all here-documents together
 
 _KUBECTLS = {"kubectl", "oc", "microk8s.kubectl", "kubectl.exe"}
 _APPLYING = {"apply", "create", "replace"}
@@ -93,8 +96,11 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
     defaulted: dict[str, None] = {}
     body_lines: list[int] = []
     said_budget = False
+    view = list(lines)  # the script's lines, each body line as the shell (and envsubst) writes it
+    spans = 0
     for group in groups:
-        virtual = [""] * len(lines)
+        group_unknown: dict[str, None] = {}
+        group_defaulted: dict[str, None] = {}
         for doc in group.docs:
             shell_env = None if doc.quoted else assignments.env_at(doc.line, exported_only=False)
             envsubst = doc.envsubst if doc.envsubst is not None else (
@@ -104,20 +110,32 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
                 subst_env = assignments.env_at(group.envsubst_at if group.envsubst_at is not None else doc.line,
                                                exported_only=True)
             for k, raw in enumerate(doc.body):
-                at = doc.first + k
                 line = raw.lstrip("\t") if doc.strip_tabs else raw
                 if shell_env is not None:
-                    line = _shell_expand(line, shell_env, budget, unknown, defaulted, assignments.defaulted)
-                if subst_env is not None:
-                    line = _envsubst(line, subst_env, envsubst[1], budget, unknown)
-                virtual[at] = line
+                    line = _shell_expand(line, shell_env, budget, group_unknown, group_defaulted,
+                                         assignments.defaulted)
+                if subst_env is not None and envsubst is not None:
+                    line = _envsubst(line, subst_env, envsubst[1], budget, group_unknown)
+                view[doc.first + k] = line
         if budget[0] < 0 and not said_budget:
             said_budget = True
             records.problems.append(Problem(display, group.docs[0].line + 1, 1, (
                 f"variables in the here-documents expand to more than {MAX_EXPANSION_CHARS:,} characters "
                 "(expansion budget): the values past it are read as unknown"), level="warning"))
-        found = _extract(virtual, group, display, read_manifest, records)
-        if found:
+        # the text kubectl reads: from the group's first body line to its last, other lines blank
+        first, last = group.docs[0].first, group.docs[-1].first + len(group.docs[-1].body)
+        spans += last - first
+        if spans > MAX_SPAN_LINES:
+            records.problems.append(Problem(display, group.docs[0].line + 1, 1, (
+                f"the here-documents' manifests span more than {MAX_SPAN_LINES:,} lines of the script: the rest "
+                "are not read"), level="warning"))
+            break
+        virtual = [""] * (last - first)
+        for doc in group.docs:
+            virtual[doc.first - first:doc.first - first + len(doc.body)] = view[doc.first:doc.first + len(doc.body)]
+        if _extract(virtual, first, view, group, display, read_manifest, records):
+            unknown.update(group_unknown)
+            defaulted.update(group_defaulted)
             for doc in group.docs:
                 body_lines.extend(range(doc.first, doc.first + len(doc.body)))
     if unknown and records.servers:
@@ -133,15 +151,22 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
     return records, body_lines
 
 
-def _extract(virtual: list[str], group: _Group, display: str, read_manifest: Callable[[Any], Any | None],
-             records: Any) -> bool:
-    """Read one text as the manifest file it becomes; True when it is a Kubernetes manifest."""
-    from vramlint.yamlload import load_text
+def _extract(virtual: list[str], offset: int, view: list[str], group: _Group, display: str,
+             read_manifest: Callable[[Any], Any | None], records: Any) -> bool:
+    """Read one text (``virtual``, the script's lines from 0-based line ``offset`` on) as the manifest file it
+    becomes, its positions moved onto the script's lines; True when it is a Kubernetes manifest."""
+    from vramlint.yamlload import load_text, shift_positions
 
     text = "\n".join(virtual)
     if not _MANIFEST_LINE.search(text):
         return False
     docs, problems = load_text(text, display)
+    for doc in docs:
+        shift_positions(doc.data, offset, 0)
+        doc.lines = view
+    for p in problems:
+        if p.line is not None:
+            p.line += offset
     first = group.docs[0]
     errors = [p for p in problems if p.level == "error"]
     if errors:
@@ -446,11 +471,10 @@ class _Assignments:
             before = [h for h in history if h[0] < line]
             if not before:
                 continue
-            values = {h[1] for h in before}
-            exported = any(h[2] for h in before)
-            if exported_only and not exported:
+            if exported_only and not any(h[2] for h in before):
                 continue
-            env[name] = before[-1][1] if len(values) == 1 else None
+            # the last assignment before the line: a conditional one was recorded as unknown
+            env[name] = before[-1][1]
         return env
 
 
@@ -467,13 +491,13 @@ def _assignments(lines: list[str], heredocs: list[_Heredoc]) -> _Assignments:
         if i in skip or not raw.strip() or raw.lstrip().startswith("#"):
             continue
         tokens = _tokens(raw)
-        commands: list[list[str]] = [[]]
+        commands: list[tuple[list[str], bool]] = [([], False)]
         for kind, text, _quoted in tokens:
             if kind == "op":
-                commands.append([])
+                commands.append(([], text in ("&&", "||")))  # run or not as the command before ends
             elif kind == "w":
-                commands[-1].append(text)
-        for words in commands:
+                commands[-1][0].append(text)
+        for words, conditional in commands:
             if not words:
                 continue
             if words[0] in _OPENERS:
@@ -493,7 +517,7 @@ def _assignments(lines: list[str], heredocs: list[_Heredoc]) -> _Assignments:
             for w in words:
                 name, value = _ASSIGNMENT.match(w).groups()
                 known: str | None = value
-                if depth > 0:
+                if depth > 0 or conditional:
                     known = None  # made only when a branch or loop runs it
                 elif "$" in value or "`" in value:
                     env = _Assignments(seen, defaulted).env_at(i, exported_only=False)
