@@ -146,6 +146,12 @@ def test_an_unset_argument_in_from_is_said_once_with_what_sets_it(tmp_path):
     assert inv.servers == []
     [note] = [p for p in inv.problems if "BASE_IMAGE" in p.message]
     assert note.level == "note" and note.line == 2 and "build.args" in note.message
+    # a build that names vLLM nowhere is no vLLM server left unchecked: nothing to say
+    quiet = _tree(tmp_path / "app", {
+        "compose.yaml": "services:\n  web:\n    build: ./web\n  llm:\n    image: vllm/vllm-openai:v0.9.2\n",
+        "web/Dockerfile": "ARG PY\nFROM ${PY}\nCMD [\"gunicorn\", \"app\"]\n"})
+    inv = scan([quiet])
+    assert [s.name for s in inv.servers] == ["llm"] and not any("built from" in p.message for p in inv.problems)
 
 
 def test_a_dockerfile_outside_the_tree_or_missing_keeps_the_note(tmp_path):

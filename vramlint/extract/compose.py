@@ -566,15 +566,14 @@ def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> s
         words = parts
     shown = f"{parts[0].rstrip('/')}/{parts[1]}"
     if isinstance(built, BuiltImage):
+        if not built.mentions_vllm and not any("vllm" in w.lower() for w in words):
+            return None  # nothing says this image is vLLM's
         if built.base is None:
             unset = ", ".join(built.unknown_args)
             return (f"built from {built.dockerfile}, whose FROM {built.base_written} (line "
-                    f"{built.base_location.line}) needs {unset}, set by no ARG default and no build.args: the image "
-                    "it starts from is not known, so its vLLM command line is not checked (give "
+                    f"{built.base_location.line}) needs {unset}, which neither an ARG default nor build.args sets "
+                    "here: the image it starts from is not known, so its vLLM command line is not checked (give "
                     f"{unset} a value in build.args or an ARG default)")
-        if "vllm" not in " ".join(words + [built.base]).lower() and not any(
-                "vllm" in (t.text or "").lower() for t in (built.entrypoint or []) + (built.cmd or [])):
-            return None
         return (f"built from {built.dockerfile} FROM {built.base} (line {built.base_location.line}), which is not "
                 "a vLLM image vramlint knows, and neither its ENTRYPOINT/CMD nor the service's command starts a "
                 "vLLM server vramlint can read, so its vLLM command line is not checked (FROM a vllm/vllm-openai "

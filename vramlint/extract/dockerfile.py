@@ -70,6 +70,7 @@ class BuiltImage:
     env: dict[str, str | None]
     env_locations: dict[str, Location]
     problems: list[str]
+    mentions_vllm: bool = False  # the Dockerfile names vLLM somewhere (a base-image ARG, a pip install)
 
 
 def instructions(text: str) -> tuple[list[Instruction], str]:
@@ -201,7 +202,8 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         base_location=Location(display, root.instruction.line, root.instruction.column),
         stages=[s.name or f"#{stages.index(s)}" for s in followed], unknown_args=unknown,
         entrypoint=entrypoint, cmd=cmd if cmd is not None else ([] if chosen.cmd_cleared else None),
-        env=dict(chosen.env), env_locations=dict(chosen.env_locations), problems=[])
+        env=dict(chosen.env), env_locations=dict(chosen.env_locations), problems=[],
+        mentions_vllm="vllm" in text.lower())
 
 
 def _scope(global_args: dict[str, str | None], stage: _Stage | None) -> dict[str, str | None]:
