@@ -227,7 +227,10 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
     a = Assessment(server=server)
     unresolved: list[str] = []
     model: ModelInfo | None = None
-    if not server.model:
+    if not server.model and server.unread_config:
+        unresolved.append(f"model: not on the command line, and {server.unread_config} was not read (the model may "
+                          "be set there); nothing to size")
+    elif not server.model:
         unresolved.append("model: the server names no model (vllm serve MODEL or --model); nothing to size")
     else:
         if server.model not in models:

@@ -218,6 +218,9 @@ class Server:
     # warnings since the release actually installed is not known.
     assumed_version: str | None = None
     assumed_version_source: str | None = None
+    # How notes name a `--config` file whose settings were not read (the ConfigMap is not scanned, not rendered,
+    # has no such key): the model may be in it, so a server without one is not said to name no model.
+    unread_config: str | None = None
 
     @property
     def key(self) -> str:

@@ -578,8 +578,8 @@ def _late_configmaps(col: _Collector, wanted: set[str]) -> None:
 
 
 def _resolve_config_refs(col: _Collector) -> None:
-    from vramlint.extract.podspec import config_key_for, is_block_scalar
-    from vramlint.yamlload import load_embedded, value_location
+    from vramlint.extract.config_join import join_config_refs
+    from vramlint.extract.podspec import config_key_for
 
     refs = col.records.config_refs
     if not refs:
@@ -594,51 +594,4 @@ def _resolve_config_refs(col: _Collector) -> None:
     if wanted - set(by_name) and col.unparsed:
         _late_configmaps(col, wanted - set(by_name))
         by_name = _configmaps_by_name(col)
-    apply = _apply_config_file()
-    for ref in refs:
-        server = ref.server
-        for path, _loc in ref.files:
-            key = config_key_for(path, ref.mounts) if path else None
-            label = ref.label or f"--config {path}"
-            if path is None:
-                server.notes.append("--config is given a value that is not known statically; its settings are "
-                                    "not included")
-                continue
-            if key is None:
-                server.notes.append(f"--config {path}: the file is not mounted from a ConfigMap in this manifest; "
-                                    "its settings are not included")
-                continue
-            cm_name, data_key = key
-            candidates = by_name.get(cm_name, [])
-            cm = next((c for c in candidates if c.file == server.file), candidates[0] if candidates else None)
-            if cm is None:
-                server.notes.append(f"{label}: ConfigMap {cm_name!r} (key {data_key!r}) is not among the "
-                                    "scanned files; its settings are not included (scan the file that defines it)")
-                continue
-            content = cm.data.get(data_key)
-            if not isinstance(content, str):
-                server.notes.append(f"{label}: ConfigMap {cm_name!r} in {cm.file} has no key {data_key!r}")
-                continue
-            loc = value_location(cm.file, cm.data, data_key, f"{cm.path}.{data_key}")
-            docs, problems = load_embedded(content, cm.file, cm.doc.lines, loc, is_block_scalar(content))
-            col.records.problems.extend(problems)
-            if not docs:
-                continue
-            if ref.apply is not None:
-                ref.apply(server, docs[0], cm)
-                continue
-            if apply is None:
-                server.notes.append(f"--config {path}: ConfigMap {cm_name!r} found in {cm.file}, but config files "
-                                    "cannot be merged in this build")
-                continue
-            apply(server, docs[0], None)  # positions already point into the ConfigMap file
-            server.notes.append(f"--config {path}: settings read from ConfigMap {cm_name!r} key {data_key!r} in "
-                                f"{cm.file}")
-
-
-def _apply_config_file():
-    try:
-        from vramlint.extract.vllm_config import apply_config_file
-    except ImportError:
-        return None
-    return apply_config_file
+    join_config_refs(refs, by_name, col.records.problems)

@@ -35,6 +35,10 @@ CAUSES: dict[str, tuple[str, str]] = {
     "no-model": (
         "name no model (`vllm serve MODEL` or --model)",
         "name the model on the command line, or map the served name with `model-aliases` in .vramlint.yaml"),
+    "config-unread": (
+        "read their settings from a `--config` file vramlint did not read (the model may be set there)",
+        "scan the ConfigMap that holds the file together with these files, or name the model on the command line "
+        "(each server's note says why its file was not read)"),
     "model-path": (
         "load the model from a path or storage URL that exists only where they run",
         "map each path to its Hub id (or a config.json in the repository) with `model-aliases` in .vramlint.yaml"),
@@ -110,7 +114,8 @@ def singular(what: str) -> str:
 
 def _singular(what: str) -> str:
     for plural, single in (("do not say their", "does not say its"), ("set no", "sets no"), ("name ", "names "),
-                           ("load ", "loads "), ("run on", "runs on"), ("where they run", "where it runs")):
+                           ("load ", "loads "), ("run on", "runs on"), ("where they run", "where it runs"),
+                           ("read their settings", "reads its settings")):
         what = what.replace(plural, single, 1)
     return what
 
@@ -132,6 +137,8 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
     if not server.model:
         if any("no command or args" in u for u in server.unchecked):
             out.append(("no-command", None))
+        elif server.unread_config:
+            out.append(("config-unread", None))
         else:
             out.append(("no-model", None))
     elif assessment.model is None:

@@ -13,7 +13,8 @@ from typing import Any
 from vramlint.extract.records import Records
 from vramlint.model import Problem, Server
 
-__all__ = ["Records", "document_kind", "extract_document", "extract_records", "clear_template_values"]
+__all__ = ["Records", "document_kind", "extract_document", "extract_document_records", "extract_records",
+           "clear_template_values"]
 
 
 def document_kind(doc: Any) -> str:
@@ -109,11 +110,17 @@ def _cleared(value: Any) -> Any:
 
 def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
     """Servers deployed by one document on its own (a KServe runtime counts as a server by itself)."""
+    records = extract_document_records(doc)
+    return records.servers, records.problems
+
+
+def extract_document_records(doc: Any) -> Records:
+    """`extract_document`, with what another document of the same set may complete: ``servers`` are the
+    document's own servers (KServe and llmaz objects joined within it), ``config_refs`` their `--config` files,
+    ``configmaps`` its ConfigMaps (a Helm chart joins them across its templates)."""
     import os
 
     records = extract_records(doc, os.path.dirname(doc.file) or ".")
-    from vramlint.extract import kserve
-
     if records.script_refs:
         from vramlint.extract import script_refs
 
@@ -122,7 +129,12 @@ def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
             by_name.setdefault(cm.name, []).append(cm)
         script_refs.resolve_script_refs(records.script_refs, by_name, records, joined=False)
     servers = list(records.servers)
-    servers.extend(kserve.standalone_servers(records.runtimes, records.inference_services))
+    if records.runtimes or records.inference_services:
+        from vramlint.extract import kserve
+
+        joined, _problems, refs = kserve.join(records.runtimes, records.inference_services)
+        servers.extend(joined)
+        records.config_refs.extend(refs)
     if records.llmaz:
         from vramlint.extract import llmaz
 
@@ -131,4 +143,5 @@ def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
         servers = [s for s in servers if id(s) not in replaced_ids] + joined
     for server in servers:
         clear_template_values(server)
-    return servers, list(records.problems)
+    return Records(servers=servers, problems=list(records.problems), configmaps=records.configmaps,
+                   config_refs=records.config_refs)

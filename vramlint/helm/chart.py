@@ -471,10 +471,14 @@ class ChartResult:
     servers: list[Server] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # `--config` files of the servers and the ConfigMaps the chart renders, each with the OutputMap of its
+    # template: joined once every template of the chart is rendered (`join_chart_configs`)
+    config_refs: list[tuple[Any, OutputMap]] = field(default_factory=list)
+    configmaps: list[tuple[Any, OutputMap]] = field(default_factory=list)
 
 
 def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[str]) -> ChartResult:
-    from vramlint.extract import extract_document
+    from vramlint.extract import extract_document_records
     from vramlint.yamlload import load_text
 
     res = ChartResult()
@@ -488,7 +492,10 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
                                  "render with --render-helm for an exact result")
         multi = len(docs) > 1
         for doc in docs:
-            servers, probs = extract_document(doc)
+            records = extract_document_records(doc)
+            servers, probs = records.servers, records.problems
+            res.config_refs.extend((ref, omap) for ref in records.config_refs)
+            res.configmaps.extend((cm, omap) for cm in records.configmaps)
             for p in probs:
                 if p.line is not None:
                     loc = omap.map(Location(p.file, p.line, p.column or 1))
@@ -534,10 +541,58 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
         part = extract_rendered(cr, variant, vals.files)
         res.servers.extend(part.servers)
         res.notes.extend(part.notes)
+        res.config_refs.extend(part.config_refs)
+        res.configmaps.extend(part.configmaps)
         reasons.extend(cr.reasons)
+    join_chart_configs(res, chart.display)
     if reasons:
         uniq = list(dict.fromkeys(reasons))
         more = f" (and {len(uniq) - 3} more)" if len(uniq) > 3 else ""
         res.notes.append(f"chart {chart.display}: some template expressions were not evaluated and are unknown: "
                          + "; ".join(uniq[:3]) + more)
     return res
+
+
+def join_chart_configs(res: ChartResult, chart_display: str) -> None:
+    """`vllm serve --config FILE` where FILE is mounted from a ConfigMap the same chart renders (a
+    `config.yaml: {{ toYaml .Values.vllm.config | nindent 4 }}`): the file's keys join the server as vLLM reads
+    them, each at the values line that set it (or the template line that wrote it). A ConfigMap the chart does
+    not render is said once on the server (`Server.unread_config`)."""
+    if not res.config_refs:
+        return
+    from vramlint.extract.config_join import join_config_refs
+
+    by_name: dict[str, list[Any]] = {}
+    omaps: dict[int, OutputMap] = {}
+    for cm, omap in res.configmaps:
+        by_name.setdefault(cm.name, []).append(cm)
+        omaps[id(cm)] = omap
+    found: list[Problem] = []
+
+    def relocate(server: Server, before: Any, cm: Any) -> None:
+        omap = omaps[id(cm)]
+        for dest in [d for d in server.args if d not in before.args]:
+            if dest in server.arg_locations:
+                server.arg_locations[dest] = omap.map(server.arg_locations[dest], follow_item=True)
+            if _has_marker(server.args[dest]):
+                server.args[dest] = None
+        if server.model_location is not before.model_location and server.model_location is not None:
+            server.model_location = omap.map(server.model_location, follow_item=True)
+        if _has_marker(server.model):
+            server.model = None
+        for flag in [f for f in server.unknown_args if f not in before.unknown]:
+            server.unknown_args[flag] = omap.map(server.unknown_args[flag])
+        for error in server.startup_errors[before.errors:]:
+            if isinstance(error.get("location"), Location):
+                error["location"] = omap.map(error["location"])
+
+    join_config_refs([ref for ref, _omap in res.config_refs], by_name, found, relocate,
+                     absent=f"is not rendered by chart {chart_display} with these values; its settings are not "
+                     "included (a template that failed is said where it failed)")
+    cm_omaps = {cm.file: omap for cm, omap in res.configmaps}
+    for p in found:  # the evaluated config text is not valid YAML: perhaps the evaluator's, so a note
+        omap = cm_omaps.get(p.file)
+        loc = omap.map(Location(p.file, p.line, p.column or 1)) if omap is not None and p.line else None
+        where = f"{loc.file}:{loc.line}: " if loc is not None else ""
+        res.notes.append(f"{where}the config file the chart renders into a ConfigMap is not valid YAML "
+                         f"({p.message}); render with --render-helm for an exact result")

@@ -292,14 +292,17 @@ def copy_for_helm(chart_dir: str, overlays: list[str], scratch: str) -> tuple[st
 
 def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[Server], vals: Any,
                            variant: str | None, backend_name: str) -> list[Server]:
-    from vramlint.extract import extract_document
+    from vramlint.extract import extract_document_records
+    from vramlint.extract.config_join import join_config_refs
     from vramlint.yamlload import load_text
 
     by_key: dict[tuple, Server] = {}
     for s in traced:
         by_key[(s.file, _strip_variant(s.location.yaml_path))] = s
     leaves = _leaves(vals)
-    out: list[Server] = []
+    found: list[tuple[Server, str, str, str]] = []  # server, yaml path, template display, template text
+    refs: list[Any] = []
+    configmaps: dict[str, list[Any]] = {}
     for name, text in sorted(manifests.items()):
         if name.endswith("NOTES.txt") or not text.strip():
             continue
@@ -308,17 +311,26 @@ def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[S
         docs, _problems = load_text(text, display)
         multi = len(docs) > 1
         for doc in docs:
-            servers, _ = extract_document(doc)
-            for s in servers:
-                ypath = s.location.yaml_path + (f"[doc{doc.index}]" if multi else "")
-                twin = by_key.get((display, ypath))
-                _map_rendered(s, twin, leaves, display, template_text)
-                s.file = display
-                full = ypath + (f"?values={variant}" if variant else "")
-                s.location = replace(s.location, yaml_path=full)
-                s.notes.append(f"from Helm chart {chart.display} rendered by {backend_name} with values "
-                               f"{', '.join(vals.files) or '(none)'}")
-                out.append(s)
+            records = extract_document_records(doc)
+            refs.extend(records.config_refs)
+            for cm in records.configmaps:
+                configmaps.setdefault(cm.name, []).append(cm)
+            for s in records.servers:
+                found.append((s, s.location.yaml_path + (f"[doc{doc.index}]" if multi else ""), display,
+                              template_text))
+    # `--config` files from the ConfigMaps the chart renders, before positions are mapped back to the chart
+    join_config_refs(refs, configmaps, [], absent=f"is not rendered by chart {chart.display} with these values; "
+                     "its settings are not included")
+    out: list[Server] = []
+    for s, ypath, display, template_text in found:
+        twin = by_key.get((display, ypath))
+        _map_rendered(s, twin, leaves, display, template_text)
+        s.file = display
+        full = ypath + (f"?values={variant}" if variant else "")
+        s.location = replace(s.location, yaml_path=full)
+        s.notes.append(f"from Helm chart {chart.display} rendered by {backend_name} with values "
+                       f"{', '.join(vals.files) or '(none)'}")
+        out.append(s)
     return out
 
 
