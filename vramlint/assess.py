@@ -40,6 +40,8 @@ def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     """(version, where it came from): image tag, --vllm-version / the configuration file, the newest release for
     a `:latest` vLLM image, an operator's pin, or the default."""
     tagged = versions.normalize_version(server.vllm_version) or versions.version_from_image(server.image)
+    if tagged and server.vllm_version_source:
+        return tagged, server.vllm_version_source
     if tagged:
         return tagged, f"image tag ({server.image})" if server.image else "image tag"
     configured = versions.normalize_version(options.vllm_version)

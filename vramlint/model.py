@@ -221,6 +221,9 @@ class Server:
     # How notes name a `--config` file whose settings were not read (the ConfigMap is not scanned, not rendered,
     # has no such key): the model may be in it, so a server without one is not said to name no model.
     unread_config: str | None = None
+    # Where vllm_version was read when it is not the image's tag (a Ray runtime_env's `vllm==X`): the version
+    # source reports name
+    vllm_version_source: str | None = None
 
     @property
     def key(self) -> str:

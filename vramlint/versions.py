@@ -56,6 +56,19 @@ def normalize_version(text: str | None) -> str | None:
     return str(text).strip().lstrip("vV")
 
 
+# A requirement that pins vLLM exactly (`vllm==0.6.6.post1`, `vllm[audio] == 0.8.5`, `vllm===0.7.3; python_version
+# >= "3.9"`): what pip installs whatever the image holds. A range (`vllm>=0.6`) or a bare `vllm` names no release.
+_PIN_RE = re.compile(r"^\s*vllm\s*(?:\[[^\]]*\])?\s*===?\s*([^\s;,#]+)\s*(?:;.*)?$", re.IGNORECASE)
+
+
+def pinned_vllm(requirement: object) -> str | None:
+    """The vLLM version a pip requirement pins exactly, or None (another package, a range, a URL)."""
+    if not isinstance(requirement, str) or len(requirement) > 500:
+        return None
+    m = _PIN_RE.match(requirement)
+    return normalize_version(m.group(1)) if m else None
+
+
 # The major version of the newest vLLM release vramlint knows: a tag naming a higher one is not a vLLM release.
 _NEWEST_MAJOR = int(DEFAULT_VERSION.split(".", 1)[0])
 

@@ -98,10 +98,15 @@ def _serve_config(doc, spec, key, spath, text, ctx, head_image, worker_gpu, reco
             elif is_map(args.get("llm_config")):
                 configs = [(args["llm_config"], join_path(join_path(apath, "args"), "llm_config"), args, "llm_config")]
         for cfg, cpath, _parent, _k in configs:
-            records.servers.append(_llm_server(doc, cfg, cpath, ctx, head_image, worker_gpu))
+            server = _llm_server(doc, cfg, cpath, ctx, head_image, worker_gpu)
+            # an LLMConfig's own runtime_env, else the application's (Ray Serve passes it to every deployment)
+            if not _apply_pip_pin(server, doc.file, cfg.get("runtime_env"), join_path(cpath, "runtime_env")):
+                _apply_pip_pin(server, doc.file, app.get("runtime_env"), join_path(apath, "runtime_env"))
+            records.servers.append(server)
         if not configs:
             server = _custom_app(doc, app, apath, ctx, head_image, worker_gpu)
             if server is not None:
+                _apply_pip_pin(server, doc.file, app.get("runtime_env"), join_path(apath, "runtime_env"))
                 records.servers.append(server)
 
 
@@ -158,7 +163,8 @@ def _llm_server(doc, cfg, cpath, ctx, head_image, worker_gpu) -> Server:
         server.gpu = GpuRequest(type=worker_gpu.type, count=tp * pp, vendor=worker_gpu.vendor,
                                 evidence=f"Ray worker group {worker_gpu.evidence}; one GPU per engine worker",
                                 location=worker_gpu.location)
-    server.notes.append("Ray Serve LLM application: the vLLM version is the one bundled with the Ray image")
+    server.notes.append("Ray Serve LLM application: the vLLM version is the one bundled with the Ray image, unless "
+                        "its runtime_env installs another")
     return server
 
 
@@ -217,4 +223,72 @@ def _entrypoint(doc, spec, spath, ctx, head_image, worker_gpu, records: Records)
     server.gpu = worker_gpu
     server.ignore_rules = dict(ctx.ignore_rules)
     server.notes.append("RayJob entrypoint: runs on the Ray cluster; GPUs are the worker groups'")
+    _job_runtime_env(doc, spec, spath, server, records)
     records.servers.append(server)
+
+
+def _job_runtime_env(doc, spec, spath, server: Server, records: Records) -> None:
+    """A RayJob's `runtimeEnvYAML` (a YAML document in a string) is the job's runtime_env."""
+    text = spec.get("runtimeEnvYAML")
+    if not isinstance(text, str):
+        return
+    key_path = join_path(spath, "runtimeEnvYAML")
+    loc = value_location(doc.file, spec, "runtimeEnvYAML", key_path)
+    inner, problems = load_embedded(text, doc.file, doc.lines, loc, is_block_scalar(text))
+    for p in problems:
+        p.message = f"runtimeEnvYAML: {p.message}"
+    records.problems.extend(problems)
+    if inner:
+        _apply_pip_pin(server, doc.file, inner[0].data, key_path)
+
+
+# runtime_env keys whose packages Ray installs into the job's or deployment's environment, over the image's
+_INSTALLERS = ("pip", "uv")
+
+
+def _requirements(runtime_env: Any, rpath: str) -> list[tuple[str, Any, Any, str]]:
+    """(installer, list, index, yaml path) of each requirement a runtime_env installs: `pip: [..]`,
+    `pip: {packages: [..]}`, the same for `uv`, and a conda environment's `dependencies: [{pip: [..]}]`."""
+    out: list[tuple[str, Any, Any, str]] = []
+    if not is_map(runtime_env):
+        return out
+
+    def listed(kind: str, value: Any, path: str) -> None:
+        if is_map(value):
+            value, path = value.get("packages"), join_path(path, "packages")
+        if is_seq(value):
+            out.extend((kind, value, i, join_path(path, i)) for i in range(len(value)))
+
+    for kind in _INSTALLERS:
+        listed(kind, runtime_env.get(kind), join_path(rpath, kind))
+    conda = runtime_env.get("conda")
+    deps = conda.get("dependencies") if is_map(conda) else None
+    if is_seq(deps):
+        dpath = join_path(join_path(rpath, "conda"), "dependencies")
+        for i, dep in enumerate(deps):
+            if is_map(dep) and "pip" in dep:
+                listed("conda pip", dep.get("pip"), join_path(join_path(dpath, i), "pip"))
+    return out
+
+
+def _apply_pip_pin(server: Server, file: str, runtime_env: Any, rpath: str) -> bool:
+    """Ray installs a runtime_env's `vllm==X` into the environment the engine runs in, over the image's vLLM: X is
+    the server's version. Whether a runtime_env names vLLM at all (a range or a bare name: said, not guessed)."""
+    from vramlint.versions import pinned_vllm
+
+    for kind, items, index, path in _requirements(runtime_env, rpath):
+        text = scalar_text(items[index])
+        if not text or not re.match(r"\s*vllm\b(?![-_.\w])", text, re.IGNORECASE):
+            continue
+        version = pinned_vllm(text)
+        if version is None:
+            server.notes.append(f"runtime_env {kind} installs {text!r}, which names no exact vLLM release: the "
+                                "version it installs is not known from the file")
+            return True
+        server.vllm_version = version
+        where = value_location(file, items, index, path)
+        server.vllm_version_source = (f"Ray runtime_env {kind} ({text}"
+                                      + (f", {where.file}:{where.line}" if where is not None else "")
+                                      + "), installed over the image's vLLM")
+        return True
+    return False
