@@ -122,6 +122,9 @@ volumes: [{name: cfg, configMap: {name: vllm-config}}]
 ```
 
 Passing example: scan the ConfigMap's file as well (`vramlint deploy/`), so its settings are checked.
+
+A server whose model is named only there is summarised once as reading its settings from a `--config` file
+that was not read, not as a server that names no model.
 """,
 )
 
