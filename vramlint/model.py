@@ -108,6 +108,9 @@ class GpuRequest:
     placement_assumed: str | None = None
     # several GPU types the pods may land on (node affinity `In` with several values): canonical names
     fleet: list[str] | None = None
+    # the pod's nodeSelector / required affinity / tolerations (extract.node_pools.NodeSelection) while the GPU
+    # model is not said: a NodePool among the scanned files may say it
+    node_selection: Any = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "count": self.count, "evidence": self.evidence}

@@ -326,7 +326,7 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
 
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     if use_prefilter and not prefilter(text):
-        if "ConfigMap" in text:
+        if "ConfigMap" in text or "NodePool" in text:
             col.unparsed.append((display, text))
         return
     from vramlint.extract import shell_scripts
@@ -455,7 +455,8 @@ def _only_candidate_documents(text: str) -> str:
     out = []
     for begin, end in zip(starts, starts[1:], strict=False):
         chunk = text[begin:end]
-        out.append(chunk if prefilter(chunk) or "ConfigMap" in chunk else "\n" * chunk.count("\n"))
+        keep = prefilter(chunk) or "ConfigMap" in chunk or "NodePool" in chunk
+        out.append(chunk if keep else "\n" * chunk.count("\n"))
     return "".join(out)
 
 
@@ -487,6 +488,7 @@ def _merge(into: Any, rec: Any) -> None:
     into.config_refs.extend(rec.config_refs)
     into.llmaz.extend(rec.llmaz)
     into.script_refs.extend(rec.script_refs)
+    into.node_pools.extend(rec.node_pools)
 
 
 def _join(col: _Collector) -> None:
@@ -523,6 +525,11 @@ def _join(col: _Collector) -> None:
         except Exception as exc:  # noqa: BLE001
             rec.problems.append(internal_problem(*_record_place(rec.llmaz[0]), "joining llmaz Playgrounds with "
                                                  "their models and runtimes", exc))
+    try:  # before the --config join, which lets the unparsed texts go
+        _join_node_pools(col, servers)
+    except Exception as exc:  # noqa: BLE001
+        rec.problems.append(internal_problem(*_record_place((rec.node_pools or [None])[0]),
+                                             "reading the GPU of Karpenter NodePools", exc))
     try:
         _resolve_config_refs(col)
     except Exception as exc:  # noqa: BLE001
@@ -541,6 +548,27 @@ def _join(col: _Collector) -> None:
     servers = kept
     col.inventory.servers.extend(servers)
     col.inventory.problems.extend(rec.problems)
+
+
+def _join_node_pools(col: _Collector, servers: list[Server]) -> None:
+    """The GPU of the NodePools the pods select, when the pods do not say it (`vramlint.extract.node_pools`)."""
+    pending = [s for s in servers if s.gpu is not None and s.gpu.node_selection is not None and s.gpu.type is None]
+    if not pending:
+        return
+    from vramlint.extract.node_pools import MAX_POOLS, join_node_pools, read_node_pool
+    from vramlint.yamlload import load_text
+
+    pools = list(col.records.node_pools)
+    for display, text in col.unparsed:  # NodePools do not mention vLLM: the prefilter passed over their files
+        if "NodePool" not in text or "karpenter.sh/" not in text:
+            continue
+        docs, _problems = load_text(text, display)
+        for doc in docs:
+            if hasattr(doc.data, "get") and doc.data.get("kind") == "NodePool":
+                pool = read_node_pool(doc, doc.data, "")
+                if pool is not None:
+                    pools.append(pool)
+    join_node_pools(pending, pools[:MAX_POOLS])
 
 
 def _record_place(record: Any) -> tuple[str, int | None]:

@@ -67,6 +67,13 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         return
     if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
         return
+    if kind == "NodePool" and api.startswith("karpenter.sh/"):
+        from vramlint.extract.node_pools import read_node_pool  # the GPU of the pods that select its nodes
+
+        pool = read_node_pool(doc, obj, path)
+        if pool is not None:
+            records.node_pools.append(pool)
+        return
     records.problems.extend(required_field_problems(doc, obj, path))
     first = len(records.servers)
     if not registry.extract_operator_object(doc, obj, path, api, kind, records):

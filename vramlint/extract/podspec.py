@@ -359,6 +359,16 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
     return None
 
 
+def with_node_selection(gpu: GpuRequest | None, file: str, podspec: Any, path: str) -> None:
+    """Keep on a GPU request whose model is not said the nodes the pod selects: the NodePool that gives those
+    nodes may say it (joined once every scanned file is read: `vramlint.extract.node_pools`)."""
+    if gpu is None or gpu.type is not None or gpu.fleet or gpu.memory_gib is not None:
+        return
+    from vramlint.extract.node_pools import read_node_selection
+
+    gpu.node_selection = read_node_selection(file, podspec, path)
+
+
 def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> GpuRequest | None:
     """The container's count and vendor with the pod's GPU model."""
     if resources is None:
@@ -381,6 +391,7 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
         shared_key=resources.shared_key,
         count_location=resources.count_location,
         fleet=scheduling.fleet,
+        node_selection=resources.node_selection or scheduling.node_selection,
     )
     return merged
 
@@ -710,6 +721,7 @@ def container_server(
     problems = [Problem(file, location.line, location.column, msg) for msg in invocation.problems] + extra_problems
     server.replicas = hit.replicas
     gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, hit.node, hit.path))
+    with_node_selection(gpu, file, hit.node, hit.path)
     server.gpu = gpu
     server.shm = pod_has_shm(hit.node, container) if shm_known else None
     server.ignore_rules = dict(ctx.ignore_rules)

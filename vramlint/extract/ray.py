@@ -24,6 +24,7 @@ from vramlint.extract.podspec import (
     resolve_gpu_hint,
     scalar_text,
     to_int,
+    with_node_selection,
 )
 from vramlint.extract.records import Records
 from vramlint.model import Location, Problem, Server
@@ -68,6 +69,7 @@ def _worker_gpu(doc: Any, obj: Any, path: str) -> GpuRequest | None:
                 if sched is not None and sched.type and not res.type:
                     res.type = sched.type
                     res.evidence = f"{res.evidence}; {sched.evidence}"
+                with_node_selection(res, doc.file, hit.node, hit.path)
                 return res
     return None
 

@@ -24,3 +24,4 @@ class Records:
     config_refs: list[Any] = field(default_factory=list)  # podspec.ConfigRef: `--config` files to join
     llmaz: list[Any] = field(default_factory=list)  # llmaz.LlmazObject: Playgrounds, OpenModels, BackendRuntimes
     script_refs: list[Any] = field(default_factory=list)  # scripts.ScriptRef: scripts a container runs
+    node_pools: list[Any] = field(default_factory=list)  # node_pools.NodePoolRecord: Karpenter NodePools

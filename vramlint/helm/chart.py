@@ -475,6 +475,7 @@ class ChartResult:
     # template: joined once every template of the chart is rendered (`join_chart_configs`)
     config_refs: list[tuple[Any, OutputMap]] = field(default_factory=list)
     configmaps: list[tuple[Any, OutputMap]] = field(default_factory=list)
+    node_pools: list[Any] = field(default_factory=list)  # Karpenter NodePools the chart renders
 
 
 def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[str]) -> ChartResult:
@@ -496,6 +497,8 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
             servers, probs = records.servers, records.problems
             res.config_refs.extend((ref, omap) for ref in records.config_refs)
             res.configmaps.extend((cm, omap) for cm in records.configmaps)
+            for pool in records.node_pools:  # its requirements on the values lines that set them
+                res.node_pools.append(_walk_locations(pool, lambda loc, omap=omap: omap.map(loc)))
             for p in probs:
                 if p.line is not None:
                     loc = omap.map(Location(p.file, p.line, p.column or 1))
@@ -543,8 +546,13 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
         res.notes.extend(part.notes)
         res.config_refs.extend(part.config_refs)
         res.configmaps.extend(part.configmaps)
+        res.node_pools.extend(part.node_pools)
         reasons.extend(cr.reasons)
     join_chart_configs(res, chart.display)
+    if res.node_pools:
+        from vramlint.extract.node_pools import join_node_pools
+
+        join_node_pools(res.servers, res.node_pools)
     if reasons:
         uniq = list(dict.fromkeys(reasons))
         more = f" (and {len(uniq) - 3} more)" if len(uniq) > 3 else ""

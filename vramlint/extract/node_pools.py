@@ -1,0 +1,319 @@
+"""The GPU of the Karpenter NodePool a pod selects: a pod whose nodeSelector (or required node affinity) names
+labels such as `role: gpu-worker` or `karpenter.sh/nodepool: gpu`, and a NodePool among the scanned files whose
+nodes carry them, with requirements that restrict the instance type, family or GPU name.
+
+Kubernetes' matching, as the scheduler and Karpenter apply it: every nodeSelector label must be on the node; of
+the required affinity's nodeSelectorTerms one must match, all expressions of it; a NoSchedule/NoExecute taint of
+the pool must be tolerated. A NodePool's nodes carry `spec.template.metadata.labels`, `karpenter.sh/nodepool:
+<name>`, and for each requirement a value the requirement allows; a well-known label the pool leaves open
+(zone, architecture, capacity type) can take any value. The GPU is read from the pool's requirements on GPU
+labels (`vramlint.gpus.NODE_LABELS`: instance types, families, GPU names, in the order they are trusted) as a
+node affinity on them is read; pools that allow several GPU models give a fleet, budgeted on each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import GpuRequest, Location, Server
+
+KARPENTER_GROUP = "karpenter.sh/"
+POOL_NAME_LABEL = "karpenter.sh/nodepool"
+# Label prefixes Karpenter treats as well known: a pool that does not restrict them may give a node any value
+_WELL_KNOWN = ("kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/", "beta.kubernetes.io/",
+               "karpenter.sh/", "karpenter.k8s.aws/", "karpenter.azure.com/", "eks.amazonaws.com/")
+MAX_POOLS = 1000  # NodePools kept per scan: a cluster has a handful
+
+
+@dataclass
+class Requirement:
+    key: str
+    operator: str
+    values: list[str]
+    location: Location | None  # of the first value, or of the requirement
+
+
+@dataclass
+class NodePoolRecord:
+    name: str
+    file: str
+    location: Location | None
+    labels: dict[str, str]
+    requirements: list[Requirement]
+    taints: list[tuple[str, str | None, str]]  # key, value, effect
+
+
+@dataclass
+class NodeSelection:
+    """What a pod says about the nodes it may run on (plain data: it crosses process boundaries)."""
+
+    selector: dict[str, str] = field(default_factory=dict)
+    terms: list[list[Requirement]] = field(default_factory=list)  # required affinity: one term must match
+    tolerations: list[tuple[str | None, str, str | None, str | None]] = field(default_factory=list)
+    evidence: str = ""
+
+
+# --- reading ----------------------------------------------------------------------------------------------
+
+
+def _requirements(file: str, exprs: Any, path: str) -> list[Requirement]:
+    from vramlint.extract.podspec import is_map, is_seq, scalar_text
+    from vramlint.yamlload import join_path, node_location, value_location
+
+    out = []
+    if not is_seq(exprs):
+        return out
+    for i, expr in enumerate(exprs[:200]):
+        if not is_map(expr) or scalar_text(expr.get("key")) is None:
+            continue
+        values = expr.get("values")
+        vals = [t for t in (scalar_text(v) for v in values[:500]) if t] if is_seq(values) else []
+        epath = join_path(path, i)
+        loc = (value_location(file, values, 0, join_path(join_path(epath, "values"), 0)) if vals else None) \
+            or node_location(file, expr, epath)
+        out.append(Requirement(scalar_text(expr.get("key")) or "", scalar_text(expr.get("operator")) or "", vals, loc))
+    return out
+
+
+def read_node_pool(doc: Any, obj: Any, path: str) -> NodePoolRecord | None:
+    """A Karpenter NodePool (karpenter.sh/v1, v1beta1) as plain data; None for anything else."""
+    from vramlint.extract.podspec import is_map, is_seq, scalar_text
+    from vramlint.yamlload import join_path, node_location
+
+    api = scalar_text(obj.get("apiVersion")) or ""
+    if scalar_text(obj.get("kind")) != "NodePool" or not api.startswith(KARPENTER_GROUP):
+        return None
+    meta = obj.get("metadata")
+    name = scalar_text(meta.get("name")) if is_map(meta) else None
+    spec = obj.get("spec")
+    template = spec.get("template") if is_map(spec) else None
+    if not name or not is_map(template):
+        return None
+    tpath = join_path(join_path(path, "spec"), "template")
+    tmeta = template.get("metadata")
+    raw_labels = tmeta.get("labels") if is_map(tmeta) else None
+    labels = {str(k): scalar_text(v) or "" for k, v in raw_labels.items()} if is_map(raw_labels) else {}
+    tspec = template.get("spec")
+    requirements = _requirements(doc.file, tspec.get("requirements") if is_map(tspec) else None,
+                                 join_path(join_path(tpath, "spec"), "requirements"))
+    taints = []
+    raw_taints = tspec.get("taints") if is_map(tspec) else None
+    if is_seq(raw_taints):
+        for t in raw_taints[:100]:
+            if is_map(t) and scalar_text(t.get("key")):
+                taints.append((scalar_text(t.get("key")) or "", scalar_text(t.get("value")),
+                               scalar_text(t.get("effect")) or "NoSchedule"))
+    return NodePoolRecord(name, doc.file, node_location(doc.file, obj, path), labels, requirements, taints)
+
+
+def read_node_selection(file: str, podspec: Any, path: str) -> NodeSelection | None:
+    """The pod's nodeSelector, required node affinity and tolerations; None when it selects no nodes at all."""
+    from vramlint.extract.podspec import is_map, is_seq, scalar_text
+    from vramlint.yamlload import join_path
+
+    if not is_map(podspec):
+        return None
+    out = NodeSelection()
+    selector = podspec.get("nodeSelector")
+    if is_map(selector):
+        out.selector = {str(k): scalar_text(v) or "" for k, v in list(selector.items())[:100]}
+    affinity = podspec.get("affinity")
+    node_aff = affinity.get("nodeAffinity") if is_map(affinity) else None
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if is_map(node_aff) else None
+    terms = required.get("nodeSelectorTerms") if is_map(required) else None
+    tpath = join_path(path, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
+    if is_seq(terms):
+        for ti, term in enumerate(terms[:50]):
+            exprs = term.get("matchExpressions") if is_map(term) else None
+            reqs = _requirements(file, exprs, join_path(join_path(tpath, ti), "matchExpressions"))
+            if reqs:
+                out.terms.append(reqs)
+    if not out.selector and not out.terms:
+        return None
+    tolerations = podspec.get("tolerations")
+    if is_seq(tolerations):
+        for t in tolerations[:100]:
+            if is_map(t):
+                out.tolerations.append((scalar_text(t.get("key")), scalar_text(t.get("operator")) or "Equal",
+                                        scalar_text(t.get("value")), scalar_text(t.get("effect"))))
+    shown = [f"{k}: {v}" for k, v in out.selector.items()]
+    if out.selector:
+        out.evidence = f"nodeSelector {', '.join(shown[:3])}{' ...' if len(shown) > 3 else ''}"
+    else:
+        out.evidence = "required node affinity"
+    return out
+
+
+# --- matching ---------------------------------------------------------------------------------------------
+
+
+def _allows(req: Requirement, value: str | None) -> bool:
+    """Whether a node whose label ``req.key`` is ``value`` (None: absent) meets the requirement."""
+    op = req.operator
+    if op == "In":
+        return value is not None and value in req.values
+    if op == "NotIn":
+        return value is None or value not in req.values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and value is not None and req.values:
+        try:
+            a, b = int(value), int(req.values[0])
+        except ValueError:
+            return False
+        return a > b if op == "Gt" else a < b
+    return False
+
+
+def _pool_may_have(pool: NodePoolRecord, key: str, value: str | None) -> bool:
+    """Whether a node of ``pool`` may carry label ``key`` = ``value`` (None: may lack the label)."""
+    if key in pool.labels:
+        return pool.labels[key] == value
+    if key == POOL_NAME_LABEL:
+        return value == pool.name
+    own = [r for r in pool.requirements if r.key == key]
+    if own:
+        if value is None:
+            return all(_allows(r, None) for r in own)
+        return all(_allows(r, value) for r in own)
+    if value is None:
+        return True
+    return key.startswith(_WELL_KNOWN)  # an open well-known label takes the value the pod asks for
+
+
+def _pool_may_meet(pool: NodePoolRecord, req: Requirement) -> bool:
+    """Whether some node of ``pool`` meets the pod's affinity expression ``req``."""
+    if req.key in pool.labels or req.key == POOL_NAME_LABEL:
+        value = pool.labels.get(req.key, pool.name if req.key == POOL_NAME_LABEL else None)
+        return _allows(req, value)
+    own = [r for r in pool.requirements if r.key == req.key]
+    if req.operator == "In":
+        return any(_pool_may_have(pool, req.key, v) for v in req.values) if (own or not req.key.startswith(
+            _WELL_KNOWN)) else True
+    if req.operator in ("NotIn", "DoesNotExist"):
+        if own and all(r.operator == "In" for r in own):
+            return any(_allows(req, v) for r in own for v in r.values)
+        return True
+    if req.operator == "Exists":
+        return bool(own) or req.key.startswith(_WELL_KNOWN)
+    return True  # Gt / Lt on a pool's label: not narrowed here
+
+
+def _tolerated(pool: NodePoolRecord, tolerations: list[tuple[str | None, str, str | None, str | None]]) -> bool:
+    for key, value, effect in pool.taints:
+        if effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any((tk is None and top == "Exists") or (tk == key and (top == "Exists" or tv == value))
+                   and (te is None or te == effect) for tk, top, tv, te in tolerations):
+            return False
+    return True
+
+
+def selected_pools(selection: NodeSelection, pools: list[NodePoolRecord]) -> list[NodePoolRecord]:
+    out = []
+    for pool in pools:
+        if not all(_pool_may_have(pool, k, v) for k, v in selection.selector.items()):
+            continue
+        if selection.terms and not any(all(_pool_may_meet(pool, r) for r in term) for term in selection.terms):
+            continue
+        if _tolerated(pool, selection.tolerations):
+            out.append(pool)
+    return out
+
+
+# --- the GPU ------------------------------------------------------------------------------------------------
+
+
+def pool_gpu(pool: NodePoolRecord) -> tuple[list[str] | None, Requirement | None, str | None, set[str]]:
+    """(GPU models a pool's nodes may have, the requirement that says so, the label value, their vendors) -
+    models None when the pool does not say its GPU."""
+    from vramlint.extract.podspec import _hint_from_label, _label_keys
+
+    keys = _label_keys()
+    for key in keys:  # a label the pool's nodes all carry
+        if key in pool.labels and pool.labels[key]:
+            hint = _hint_from_label(key, pool.labels[key])
+            if hint[0] is not None:
+                return [hint[0]], None, f"{key}: {pool.labels[key]}", {hint[2]}
+    for key in keys:
+        for req in pool.requirements:
+            if req.key != key or req.operator != "In" or not req.values:
+                continue
+            hints = [_hint_from_label(key, v) for v in req.values]
+            if all(h[0] is None for h in hints):
+                continue  # no value names a GPU: another requirement may
+            models = [h[0] for h in hints]
+            shown = f"{key} In [{', '.join(req.values)}]"
+            if None in models:
+                return None, req, shown, set()
+            return list(dict.fromkeys(models)), req, shown, {h[2] for h in hints}
+    return None, None, None, set()
+
+
+def _shares(pool: NodePoolRecord) -> list[float]:
+    from vramlint.extract.podspec import resolve_instance_memory
+
+    found = []
+    for req in pool.requirements:
+        if req.key.endswith("/instance-type") and req.operator == "In":
+            found.extend(x for x in (resolve_instance_memory(v) for v in req.values) if x is not None)
+    return found
+
+
+def join_node_pools(servers: list[Server], pools: list[NodePoolRecord]) -> None:
+    """Give each server whose GPU model is not said, and whose pod selects nodes, the GPU of the NodePools of
+    ``pools`` it may land on."""
+    if not pools:
+        return
+    for server in servers:
+        gpu = server.gpu
+        selection = getattr(gpu, "node_selection", None) if gpu is not None else None
+        if selection is None or gpu.type is not None or gpu.fleet or gpu.memory_gib is not None:
+            continue
+        chosen = selected_pools(selection, pools)
+        if not chosen:
+            continue
+        _apply(server, gpu, selection, chosen)
+
+
+def _apply(server: Server, gpu: GpuRequest, selection: NodeSelection, chosen: list[NodePoolRecord]) -> None:
+    models: list[str] = []
+    vendors: set[str] = set()
+    said: list[str] = []
+    location = None
+    for pool in chosen:
+        found, req, shown, found_vendors = pool_gpu(pool)
+        where = f"Karpenter NodePool {pool.name} ({pool.file}{f':{pool.location.line}' if pool.location else ''})"
+        if found is None:
+            why = f"{shown}, which names a GPU vramlint does not know" if shown else \
+                "its requirements do not restrict the instance type, family or GPU name"
+            server.notes.append(f"{selection.evidence} selects {where}: {why}, so the GPU it gives is not known")
+            return
+        models.extend(m for m in found if m not in models)
+        vendors |= found_vendors
+        said.append(f"{where} {shown}")
+        if location is None and req is not None:
+            location = req.location
+    if vendors != {gpu.vendor}:
+        server.notes.append(f"{selection.evidence} selects {'; '.join(said)}: {', '.join(models)}, not the "
+                            f"{gpu.vendor} accelerator the container asks for, so the GPU is not known")
+        return
+    evidence = f"{selection.evidence} -> {'; '.join(said)}"
+    gpu.evidence = f"{gpu.evidence}; {evidence}" if gpu.evidence else evidence
+    gpu.location = location or gpu.location
+    shares = [share for pool in chosen for share in _shares(pool)]
+    if shares:  # partial-GPU sizes: the smallest share any of them gets (never budget more than it has)
+        gpu.memory_gib = min(shares)
+        gpu.evidence += f" (part of one GPU: {gpu.memory_gib:g} GiB)"
+    if len(models) == 1:
+        gpu.type = models[0]
+    else:
+        gpu.fleet = models  # the pods may land on any: the budget is computed on each
+        gpu.evidence += " (several GPU models: the pods may land on any)"
+
+
+__all__ = ["NodePoolRecord", "NodeSelection", "join_node_pools", "read_node_pool", "read_node_selection",
+           "selected_pools"]
