@@ -1,9 +1,10 @@
 """A server that vramlint could not fully check: what of it could not be read or computed.
 
 vramlint needs the model's architecture (its `config.json`) and the GPU to compute the budget vLLM will
-compute. Servers left without a budget for a cause that many servers share (no GPU named, a model loaded from
-a volume, a model outside the catalog while the Hub is not asked, no command line, another vendor's
-accelerator) are summarised once at the end of the run, by cause, with the one change that fixes each
+compute. Servers left without a budget for a cause that many servers share (no GPU named, where the fix for
+an AMD server names the AMD GPU node labeller's `amd.com/gpu.product-name`; a model loaded from a volume; a
+model outside the catalog while the Hub is not asked; no command line; settings in a `--config` file that was
+not read; another vendor's accelerator) are summarised once at the end of the run, by cause, with the one change that fixes each
 (text report; `summary.unchecked` in JSON; run-level notifications in SARIF; a section in markdown; one
 notice in GitHub annotations), instead of the same note on every server. What a server without a named GPU
 needs of one is VRL011's note on that server.

@@ -156,3 +156,25 @@ def test_tensor_parallel_on_mi300x_counts_the_custom_all_reduce(tmp_path):
     assert a.budget is not None and a.budget.gpus == 2
     assert "custom all-reduce 2 x 8 MiB" in a.budget.sources["non_torch"]
     assert "custom all-reduce on" in a.budget.sources["platform"]
+
+
+def test_summary_advice_for_an_amd_server_without_its_model_names_the_amd_label(tmp_path, monkeypatch, capsys):
+    import json
+
+    from vramlint.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "amd.yaml").write_text(DEPLOYMENT.format(label="kubernetes.io/os: linux", extra="", count=1))
+    (tmp_path / "nvidia.yaml").write_text(DEPLOYMENT.format(label="kubernetes.io/os: linux", extra="", count=1)
+                                          .replace("amd.com/gpu", "nvidia.com/gpu").replace("name: chat", "name: b")
+                                          .replace("rocm/vllm:rocm6.4.1_vllm_0.10.1_20250909",
+                                                   "vllm/vllm-openai:v0.10.1"))
+    main(["check", str(tmp_path), "--offline", "--format", "json"])
+    groups = {g["cause"]: g for g in json.loads(capsys.readouterr().out)["summary"]["unchecked"]}
+    assert set(groups) == {"amd-gpu-not-said", "gpu-not-said"}
+    amd, nvidia = groups["amd-gpu-not-said"], groups["gpu-not-said"]
+    assert amd["servers"][0].endswith("amd.yaml:9") and nvidia["servers"][0].endswith("nvidia.yaml:9")
+    assert "amd.com/gpu.product-name" in amd["fix"] and "nvidia.com/gpu.product" not in amd["fix"]
+    assert "nvidia.com/gpu.product" in nvidia["fix"]
+    assert amd["message"].startswith("1 server runs on AMD GPUs and does not say its model")

@@ -22,6 +22,11 @@ CAUSES: dict[str, tuple[str, str]] = {
         "do not say their GPU",
         "set `gpu:` in .vramlint.yaml (a list when the pods may land on several GPU types) or pass --gpu, or "
         "select the nodes with a node selector on `nvidia.com/gpu.product` (or an instance-type label)"),
+    # AMD servers are selected by the AMD GPU node labeller's label (vramlint.gpus.AMD_LABELS), not NVIDIA's
+    "amd-gpu-not-said": (
+        "run on AMD GPUs and do not say their model",
+        "set `gpu:` in .vramlint.yaml or pass --gpu (e.g. --gpu MI300X), or select the nodes with a node selector "
+        "on `amd.com/gpu.product-name` (the AMD GPU node labeller's label) or an instance-type label"),
     "gpu-not-in-catalog": (
         "name a GPU that is not in vramlint's catalog",
         "give its total memory with `gpu-memory-gib` in .vramlint.yaml (or --gpu-memory-gib)"),
@@ -132,6 +137,8 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
     elif assessment.gpu is None:
         if gpu is not None and gpu.type:
             out.append(("gpu-not-in-catalog", gpu.type))
+        elif gpu is not None and gpu.vendor == "amd":
+            out.append(("amd-gpu-not-said", None))
         else:
             out.append(("gpu-not-said", None))
     if not server.model:
@@ -188,7 +195,7 @@ def summarise(assessments, enabled=None) -> list[UncheckedGroup]:  # noqa: ANN00
             where = f"{server.file}:{server.location.line}"
             if where not in group.servers:
                 group.servers.append(where)
-                if cause == "gpu-not-said" and assessment.gpu_requirement is not None:
+                if cause in ("gpu-not-said", "amd-gpu-not-said") and assessment.gpu_requirement is not None:
                     group.sized += 1
             if item and item not in group.items:
                 group.items.append(item)

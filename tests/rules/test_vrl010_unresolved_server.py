@@ -29,14 +29,16 @@ def test_summary_groups_unchecked_servers_by_cause_with_one_fix_each(lint):
              "vrl010/fail_amd.yaml", "vrl010/pass.yaml"]
     result = lint(*files, rule="VRL010")
     groups = {g.cause: g for g in summarise(result.assessments)}
-    # an AMD GPU (amd.com/gpu) is sized like an NVIDIA one: it does not say which AMD GPU, so it is one more server
-    # that does not say its GPU, not an accelerator vramlint leaves out
-    assert set(groups) == {"gpu-not-said", "model-path"}
-    gpu = groups["gpu-not-said"]
-    assert len(gpu.servers) == 4 and "gpu:" in gpu.fix and "nvidia.com/gpu.product" in gpu.fix
+    # an AMD GPU (amd.com/gpu) is sized like an NVIDIA one: it does not say which AMD GPU, so it is a server that
+    # does not say its GPU, not an accelerator vramlint leaves out; its fix names the AMD node labeller's label
+    assert set(groups) == {"gpu-not-said", "amd-gpu-not-said", "model-path"}
+    gpu, amd = groups["gpu-not-said"], groups["amd-gpu-not-said"]
+    assert len(gpu.servers) == 3 and "gpu:" in gpu.fix and "nvidia.com/gpu.product" in gpu.fix
+    assert [w.split(":")[0].rsplit("/", 1)[-1] for w in amd.servers] == ["fail_amd.yaml"]
+    assert "amd.com/gpu.product-name" in amd.fix and "nvidia.com" not in amd.fix
     # the servers whose model is known get what they need of a GPU (VRL011) instead of a budget
-    assert gpu.sized == 2 and "VRL011" in gpu.text()
-    assert gpu.text().startswith("4 servers do not say their GPU")
+    assert gpu.sized + amd.sized == 2 and "VRL011" in gpu.text()
+    assert gpu.text().startswith("3 servers do not say their GPU")
     model = groups["model-path"]
     assert model.items == ["/models/my-finetune"] and len(model.servers) == 2 and "model-aliases" in model.fix
     assert not any("pass.yaml" in where for g in groups.values() for where in g.servers)
