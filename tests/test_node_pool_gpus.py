@@ -225,3 +225,17 @@ def test_affinity_operators_against_the_pools_requirement(tmp_path, operator, va
                   "{key: workload, operator: In, values: [inference]}]}]}}}\n" + TOLERATE)
     server = gpu_of(tmp_path, scheduling, pool("a", requirement("karpenter.k8s.aws/instance-family", "g6")))
     assert (server.gpu.type == "L4") is allowed
+
+
+def test_comparisons_are_bounded_and_what_was_left_out_is_said(tmp_path, monkeypatch):
+    from vramlint.extract import node_pools
+
+    docs = [DEPLOY.format(scheduling=f"      nodeSelector: {{workload: inference, slot: s{i}}}\n" + TOLERATE)
+            .replace("name: chat", f"name: chat{i}") for i in range(6)]
+    (tmp_path / "deploy.yaml").write_text("---\n".join(docs))
+    (tmp_path / "pool.yaml").write_text(pool("a", requirement("karpenter.k8s.aws/instance-family", "g6")))
+    # each distinct selection costs pools x (1 + labels) = 3 comparisons: room for two of the six
+    monkeypatch.setattr(node_pools, "MAX_COMPARISONS", 7)
+    inventory = scan([str(tmp_path)])
+    (note,) = [n for n in inventory.notes if "Karpenter NodePools" in n]
+    assert note.startswith("4 servers whose pods select nodes were not compared")

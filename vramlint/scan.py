@@ -568,7 +568,11 @@ def _join_node_pools(col: _Collector, servers: list[Server]) -> None:
                 pool = read_node_pool(doc, doc.data, "")
                 if pool is not None:
                     pools.append(pool)
-    join_node_pools(pending, pools[:MAX_POOLS])
+    left_out = join_node_pools(pending, pools[:MAX_POOLS])
+    if left_out:
+        col.inventory.notes.append(f"{left_out} servers whose pods select nodes were not compared with the "
+                                   f"{min(len(pools), MAX_POOLS)} Karpenter NodePools found (vramlint's limit on "
+                                   "comparisons): the GPU of their node pools is not read")
 
 
 def _record_place(record: Any) -> tuple[str, int | None]:

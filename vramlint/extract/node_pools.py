@@ -263,20 +263,42 @@ def _shares(pool: NodePoolRecord) -> list[float]:
     return found
 
 
-def join_node_pools(servers: list[Server], pools: list[NodePoolRecord]) -> None:
+# Label comparisons of one join: pods that select nodes alike are compared once, but 10,000 pods that each select
+# differently, against 1,000 pools, must not take minutes
+MAX_COMPARISONS = 2_000_000  # label comparisons
+
+
+def _selection_key(selection: NodeSelection) -> tuple:
+    return (tuple(sorted(selection.selector.items())),
+            tuple(tuple((r.key, r.operator, tuple(r.values)) for r in term) for term in selection.terms),
+            tuple(selection.tolerations))
+
+
+def join_node_pools(servers: list[Server], pools: list[NodePoolRecord]) -> int:
     """Give each server whose GPU model is not said, and whose pod selects nodes, the GPU of the NodePools of
-    ``pools`` it may land on."""
+    ``pools`` it may land on. Returns how many servers were left out at vramlint's comparison limit."""
     if not pools:
-        return
+        return 0
+    pools = pools[:MAX_POOLS]
+    chosen_by: dict[tuple, list[NodePoolRecord]] = {}
+    budget, left_out = MAX_COMPARISONS, 0
     for server in servers:
         gpu = server.gpu
         selection = getattr(gpu, "node_selection", None) if gpu is not None else None
         if selection is None or gpu.type is not None or gpu.fleet or gpu.memory_gib is not None:
             continue
-        chosen = selected_pools(selection, pools)
-        if not chosen:
-            continue
-        _apply(server, gpu, selection, chosen)
+        key = _selection_key(selection)
+        if key not in chosen_by:
+            cost = len(pools) * (1 + len(selection.selector) + sum(len(term) for term in selection.terms))
+            if budget < cost:
+                left_out += 1
+                continue
+            budget -= cost
+            chosen_by[key] = selected_pools(selection, pools)
+        chosen = chosen_by[key]
+        if chosen:
+            _apply(server, gpu, selection, chosen)
+    return left_out
 
 
 def _apply(server: Server, gpu: GpuRequest, selection: NodeSelection, chosen: list[NodePoolRecord]) -> None:
