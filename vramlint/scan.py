@@ -610,12 +610,12 @@ def _late_configmaps(col: _Collector, wanted: set[str]) -> None:
 
 
 def _resolve_config_refs(col: _Collector) -> None:
-    from vramlint.extract.config_join import join_config_refs
-    from vramlint.extract.podspec import config_key_for
-
     refs = col.records.config_refs
     if not refs:
         return
+    from vramlint.extract.config_join import join_config_refs
+    from vramlint.extract.podspec import config_key_for
+
     wanted = set()
     for ref in refs:
         for path, _loc in ref.files:
