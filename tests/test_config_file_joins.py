@@ -126,3 +126,14 @@ def test_plain_config_map_of_another_file_joins_and_its_absence_is_said_as_an_un
     assert server["arg_locations"]["max_model_len"]["file"].endswith("settings.yaml")
     assert server["arg_locations"]["max_model_len"]["line"] == 7
     assert "config-unread" not in {g["cause"] for g in joined["summary"]["unchecked"]}
+
+
+def test_a_value_vllm_refuses_in_the_charts_config_is_an_error_on_its_values_line(offline, capsys, tmp_path):
+    chart = tmp_path / "engine"
+    shutil.copytree(CHART, chart)
+    values = chart / "values.yaml"
+    values.write_text(values.read_text() + "    dtype: floaty\n")
+    out = run_json(capsys, str(chart))
+    (error,) = [f for f in out["findings"] if f["level"] == "error"]
+    assert error["rule"] == "VRL005" and "invalid choice: 'floaty'" in error["message"]
+    assert error["file"].endswith("engine/values.yaml") and error["line"] == line_of(str(values), "dtype: floaty")

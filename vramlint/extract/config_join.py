@@ -21,13 +21,14 @@ Relocate = Callable[[Server, "Snapshot", Any], None]
 class Snapshot:
     """What a server held before a config file was merged into it: what the merge adds is what is new."""
 
-    __slots__ = ("args", "unknown", "errors", "model_location")
+    __slots__ = ("args", "unknown", "errors", "model_location", "notes")
 
     def __init__(self, server: Server):
         self.args = set(server.args) | set(server.arg_locations)
         self.unknown = set(server.unknown_args)
         self.errors = len(server.startup_errors)
         self.model_location = server.model_location
+        self.notes = len(server.notes)
 
 
 NOT_SCANNED = "is not among the scanned files; its settings are not included (scan the file that defines it)"

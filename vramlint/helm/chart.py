@@ -593,6 +593,13 @@ def join_chart_configs(res: ChartResult, chart_display: str) -> None:
         for error in server.startup_errors[before.errors:]:
             if isinstance(error.get("location"), Location):
                 error["location"] = omap.map(error["location"])
+        prefix = f"{cm.file}:"
+        for i in range(before.notes, len(server.notes)):  # "FILE:LINE: ..." of the config's own problems
+            note = server.notes[i]
+            head, _, rest = note[len(prefix):].partition(": ")
+            if note.startswith(prefix) and head.isdigit():
+                loc = omap.map(Location(cm.file, int(head), 1))
+                server.notes[i] = f"{loc.file}:{loc.line}: {rest}"
 
     join_config_refs([ref for ref, _omap in res.config_refs], by_name, found, relocate,
                      absent=f"is not rendered by chart {chart_display} with these values; its settings are not "
