@@ -239,3 +239,38 @@ def test_comparisons_are_bounded_and_what_was_left_out_is_said(tmp_path, monkeyp
     inventory = scan([str(tmp_path)])
     (note,) = [n for n in inventory.notes if "Karpenter NodePools" in n]
     assert note.startswith("4 servers whose pods select nodes were not compared")
+
+
+COMPUTE_CLASS = """\
+apiVersion: cloud.google.com/v1
+kind: ComputeClass
+metadata:
+  name: {name}
+spec:
+  priorities:
+{priorities}
+  nodePoolAutoCreation:
+    enabled: true
+"""
+
+
+@pytest.mark.parametrize("priorities, gpu, fleet", [
+    ("    - {gpu: {type: nvidia-l4, count: 1}}\n    - {machineType: g2-standard-8}", "L4", None),
+    ("    - {machineFamily: g2}", "L4", None),
+    ("    - {gpu: {type: nvidia-l4, count: 1}}\n    - {gpu: {type: nvidia-tesla-t4, count: 1}}", None, ["L4", "T4"]),
+    ("    - {machineFamily: n2}", None, None),
+])
+def test_gke_compute_class_the_pod_selects(tmp_path, priorities, gpu, fleet):
+    scheduling = "      nodeSelector: {cloud.google.com/compute-class: inference}"
+    server = gpu_of(tmp_path, scheduling, COMPUTE_CLASS.format(name="inference", priorities=priorities),
+                    COMPUTE_CLASS.format(name="other", priorities="    - {machineFamily: a3}"))
+    assert server.gpu.type == gpu
+    assert (sorted(server.gpu.fleet) if server.gpu.fleet else None) == fleet
+    if gpu is None and fleet is None:
+        assert any("GKE ComputeClass inference (priority 1)" in n and "not known" in n for n in server.notes)
+
+
+def test_a_compute_class_is_not_a_pool_for_pods_that_do_not_select_it(tmp_path):
+    server = gpu_of(tmp_path, "      nodeSelector: {kubernetes.io/os: linux}",
+                    COMPUTE_CLASS.format(name="inference", priorities="    - {machineFamily: g2}"))
+    assert server.gpu.type is None and not any("ComputeClass" in n for n in server.notes)

@@ -331,6 +331,13 @@ def instance_family(name: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def gcp_machine_family(name: str) -> list[str]:
+    """The GPUs of a Google Cloud machine family ("g2" -> ["L4"], "a2" -> both A100s), from its machine types."""
+    prefix = (name or "").strip().lower() + "-"
+    found = [hit[0] for key, hit in sorted(_catalog()["instances"].items()) if key.startswith(prefix) and hit[3] == "gcp"]
+    return list(dict.fromkeys(found))
+
+
 def node_label_hint(key: str, value: str, labels: dict[str, str] | None = None) -> tuple[str | None, int | None, str, float | None] | None:
     """(GPU type, GPUs per node, vendor, memory GiB) that a node label says, None when the label says nothing
     about the GPU. The type is a canonical catalog name when it resolves, else the label's value (reported as a GPU

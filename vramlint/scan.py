@@ -326,7 +326,7 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
 
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     if use_prefilter and not prefilter(text):
-        if "ConfigMap" in text or "NodePool" in text:
+        if "ConfigMap" in text or "NodePool" in text or "ComputeClass" in text:
             col.unparsed.append((display, text))
         return
     from vramlint.extract import shell_scripts
@@ -455,7 +455,7 @@ def _only_candidate_documents(text: str) -> str:
     out = []
     for begin, end in zip(starts, starts[1:], strict=False):
         chunk = text[begin:end]
-        keep = prefilter(chunk) or "ConfigMap" in chunk or "NodePool" in chunk
+        keep = prefilter(chunk) or any(kind in chunk for kind in ("ConfigMap", "NodePool", "ComputeClass"))
         out.append(chunk if keep else "\n" * chunk.count("\n"))
     return "".join(out)
 
@@ -555,23 +555,27 @@ def _join_node_pools(col: _Collector, servers: list[Server]) -> None:
     pending = [s for s in servers if s.gpu is not None and s.gpu.node_selection is not None and s.gpu.type is None]
     if not pending:
         return
-    from vramlint.extract.node_pools import MAX_POOLS, join_node_pools, read_node_pool
+    from vramlint.extract.node_pools import MAX_POOLS, join_node_pools, read_compute_class, read_node_pool
     from vramlint.yamlload import load_text
 
     pools = list(col.records.node_pools)
     for display, text in col.unparsed:  # NodePools do not mention vLLM: the prefilter passed over their files
-        if "NodePool" not in text or "karpenter.sh/" not in text:
+        if not (("NodePool" in text and "karpenter.sh/" in text) or "ComputeClass" in text):
             continue
         docs, _problems = load_text(text, display)
         for doc in docs:
-            if hasattr(doc.data, "get") and doc.data.get("kind") == "NodePool":
+            if not hasattr(doc.data, "get"):
+                continue
+            if doc.data.get("kind") == "NodePool":
                 pool = read_node_pool(doc, doc.data, "")
                 if pool is not None:
                     pools.append(pool)
+            elif doc.data.get("kind") == "ComputeClass":
+                pools.extend(read_compute_class(doc, doc.data, ""))
     left_out = join_node_pools(pending, pools[:MAX_POOLS])
     if left_out:
         col.inventory.notes.append(f"{left_out} servers whose pods select nodes were not compared with the "
-                                   f"{min(len(pools), MAX_POOLS)} Karpenter NodePools found (vramlint's limit on "
+                                   f"{min(len(pools), MAX_POOLS)} Karpenter NodePools and GKE ComputeClasses found (vramlint's limit on "
                                    "comparisons): the GPU of their node pools is not read")
 
 

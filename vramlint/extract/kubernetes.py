@@ -74,6 +74,11 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         if pool is not None:
             records.node_pools.append(pool)
         return
+    if kind == "ComputeClass" and api.startswith("cloud.google.com/"):
+        from vramlint.extract.node_pools import read_compute_class
+
+        records.node_pools.extend(read_compute_class(doc, obj, path))
+        return
     records.problems.extend(required_field_problems(doc, obj, path))
     first = len(records.servers)
     if not registry.extract_operator_object(doc, obj, path, api, kind, records):

@@ -42,6 +42,7 @@ class NodePoolRecord:
     labels: dict[str, str]
     requirements: list[Requirement]
     taints: list[tuple[str, str | None, str]]  # key, value, effect
+    kind: str = "Karpenter NodePool"  # or "GKE ComputeClass" (one record per priority)
 
 
 @dataclass
@@ -105,6 +106,48 @@ def read_node_pool(doc: Any, obj: Any, path: str) -> NodePoolRecord | None:
                 taints.append((scalar_text(t.get("key")) or "", scalar_text(t.get("value")),
                                scalar_text(t.get("effect")) or "NoSchedule"))
     return NodePoolRecord(name, doc.file, node_location(doc.file, obj, path), labels, requirements, taints)
+
+
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+MACHINE_FAMILY_LABEL = "cloud.google.com/machine-family"
+
+
+def read_compute_class(doc: Any, obj: Any, path: str) -> list[NodePoolRecord]:
+    """A GKE ComputeClass (cloud.google.com/v1): one record per `spec.priorities` entry, since GKE may create the
+    nodes of any of them; their nodes carry `cloud.google.com/compute-class: <name>`. GKE tolerates the class's
+    own taint and the GPU taint for the pods that select it, so no taint is kept."""
+    from vramlint.extract.podspec import is_map, is_seq, scalar_text
+    from vramlint.yamlload import join_path, node_location, value_location
+
+    api = scalar_text(obj.get("apiVersion")) or ""
+    if scalar_text(obj.get("kind")) != "ComputeClass" or not api.startswith("cloud.google.com/"):
+        return []
+    meta = obj.get("metadata")
+    name = scalar_text(meta.get("name")) if is_map(meta) else None
+    spec = obj.get("spec")
+    priorities = spec.get("priorities") if is_map(spec) else None
+    if not name or not is_seq(priorities):
+        return []
+    ppath = join_path(join_path(path, "spec"), "priorities")
+    out = []
+    for i, prio in enumerate(priorities[:100]):
+        if not is_map(prio):
+            continue
+        ipath = join_path(ppath, i)
+        reqs = []
+        gpu = prio.get("gpu")
+        if is_map(gpu) and scalar_text(gpu.get("type")):
+            reqs.append(Requirement("cloud.google.com/gke-accelerator", "In", [scalar_text(gpu.get("type")) or ""],
+                                    value_location(doc.file, gpu, "type", join_path(join_path(ipath, "gpu"), "type"))))
+        for field_name, key in (("machineType", "node.kubernetes.io/instance-type"),
+                                ("machineFamily", MACHINE_FAMILY_LABEL)):
+            value = scalar_text(prio.get(field_name))
+            if value:
+                reqs.append(Requirement(key, "In", [value],
+                                        value_location(doc.file, prio, field_name, join_path(ipath, field_name))))
+        out.append(NodePoolRecord(f"{name} (priority {i + 1})", doc.file, node_location(doc.file, prio, ipath),
+                                  {COMPUTE_CLASS_LABEL: name}, reqs, [], kind="GKE ComputeClass"))
+    return out
 
 
 def read_node_selection(file: str, podspec: Any, path: str) -> NodeSelection | None:
@@ -214,7 +257,11 @@ def _tolerated(pool: NodePoolRecord, tolerations: list[tuple[str | None, str, st
 
 def selected_pools(selection: NodeSelection, pools: list[NodePoolRecord]) -> list[NodePoolRecord]:
     out = []
+    names_class = COMPUTE_CLASS_LABEL in selection.selector or any(
+        r.key == COMPUTE_CLASS_LABEL for term in selection.terms for r in term)
     for pool in pools:
+        if pool.kind == "GKE ComputeClass" and not names_class:
+            continue  # GKE gives a class's nodes only to the pods that select the class
         if not all(_pool_may_have(pool, k, v) for k, v in selection.selector.items()):
             continue
         if selection.terms and not any(all(_pool_may_meet(pool, r) for r in term) for term in selection.terms):
@@ -250,6 +297,15 @@ def pool_gpu(pool: NodePoolRecord) -> tuple[list[str] | None, Requirement | None
             if None in models:
                 return None, req, shown, set()
             return list(dict.fromkeys(models)), req, shown, {h[2] for h in hints}
+    from vramlint import gpus
+
+    for req in pool.requirements:  # a ComputeClass's machine family: the GPUs of its machine types
+        if req.key == MACHINE_FAMILY_LABEL and req.operator == "In" and req.values:
+            families = [gpus.gcp_machine_family(v) for v in req.values]
+            if all(families):
+                models = list(dict.fromkeys(m for f in families for m in f))
+                return models, req, f"machineFamily {', '.join(req.values)}", {gpus.vendor_of(m) or "nvidia"
+                                                                                for m in models}
     return None, None, None, set()
 
 
@@ -308,7 +364,7 @@ def _apply(server: Server, gpu: GpuRequest, selection: NodeSelection, chosen: li
     location = None
     for pool in chosen:
         found, req, shown, found_vendors = pool_gpu(pool)
-        where = f"Karpenter NodePool {pool.name} ({pool.file}{f':{pool.location.line}' if pool.location else ''})"
+        where = f"{pool.kind} {pool.name} ({pool.file}{f':{pool.location.line}' if pool.location else ''})"
         if found is None:
             why = f"{shown}, which names a GPU vramlint does not know" if shown else \
                 "its requirements do not restrict the instance type, family or GPU name"
@@ -337,5 +393,5 @@ def _apply(server: Server, gpu: GpuRequest, selection: NodeSelection, chosen: li
         gpu.evidence += " (several GPU models: the pods may land on any)"
 
 
-__all__ = ["NodePoolRecord", "NodeSelection", "join_node_pools", "read_node_pool", "read_node_selection",
-           "selected_pools"]
+__all__ = ["NodePoolRecord", "NodeSelection", "join_node_pools", "read_compute_class", "read_node_pool",
+           "read_node_selection", "selected_pools"]
