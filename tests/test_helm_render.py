@@ -144,3 +144,15 @@ def test_a_helm_crash_is_reported_on_the_chart_not_on_helms_source_files(tmp_pat
     assert (p.file, p.line) == ("c/Chart.yaml", None)
     assert "panic: runtime error: invalid memory address" in p.message
     assert "engine.go" not in p.message and "goroutine" not in p.message
+
+
+@pytest.mark.skipif(not helm_render.sdk_available() and shutil.which("helm") is None,
+                    reason="neither helm-python-sdk nor a `helm` binary: Helm's own rendering was not run")
+def test_helm_rendered_config_map_of_the_same_chart_joins_its_server():
+    chart = os.path.join(FIX, "config-file")
+    servers, _problems, _notes = extract_charts([chart], render=True)
+    [s] = servers
+    values = os.path.join(chart, "values.yaml")
+    assert s.model == "Qwen/Qwen2.5-7B-Instruct" and s.args["gpu_memory_utilization"] == 0.85
+    assert s.args["max_model_len"] == 4096  # the command line wins
+    assert arg_loc(s, "max_num_seqs").line == line_of(values, "max-num-seqs:")
