@@ -201,14 +201,29 @@ pool:
 """
 
 
-def test_a_chart_that_brings_its_own_node_pool(tmp_path):
+def _serving_chart(tmp_path):
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serving\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text(CHART_VALUES)
     (chart / "templates" / "nodepool.yaml").write_text(CHART_POOL)
     (chart / "templates" / "deployment.yaml").write_text(CHART_DEPLOY)
-    servers, _problems, _notes = extract_charts([str(chart)])
+    return chart
+
+
+def _helm_available() -> bool:
+    import shutil
+
+    from vramlint.helm import render
+
+    return render.sdk_available() or shutil.which("helm") is not None
+
+
+@pytest.mark.parametrize("render", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not _helm_available(), reason="neither helm-python-sdk nor a `helm` binary: Helm's rendering was not run"))])
+def test_a_chart_that_brings_its_own_node_pool(tmp_path, render):
+    chart = _serving_chart(tmp_path)
+    servers, _problems, _notes = extract_charts([str(chart)], render=render)
     (server,) = servers
     assert server.gpu.type == "L4"
     # on the values line that lists the instance types

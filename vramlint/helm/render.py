@@ -303,6 +303,7 @@ def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[S
     found: list[tuple[Server, str, str, str]] = []  # server, yaml path, template display, template text
     refs: list[Any] = []
     configmaps: dict[str, list[Any]] = {}
+    pools: list[Any] = []  # Karpenter NodePools / GKE ComputeClasses the chart renders
     for name, text in sorted(manifests.items()):
         if name.endswith("NOTES.txt") or not text.strip():
             continue
@@ -315,12 +316,17 @@ def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[S
             refs.extend(records.config_refs)
             for cm in records.configmaps:
                 configmaps.setdefault(cm.name, []).append(cm)
+            pools.extend(records.node_pools)
             for s in records.servers:
                 found.append((s, s.location.yaml_path + (f"[doc{doc.index}]" if multi else ""), display,
                               template_text))
     # `--config` files from the ConfigMaps the chart renders, before positions are mapped back to the chart
     join_config_refs(refs, configmaps, [], absent=f"is not rendered by chart {chart.display} with these values; "
                      "its settings are not included")
+    if pools:  # the GPU of the chart's own node pools; positions taken from the evaluator's twin below
+        from vramlint.extract.node_pools import join_node_pools
+
+        join_node_pools([s for s, *_rest in found], pools)
     out: list[Server] = []
     for s, ypath, display, template_text in found:
         twin = by_key.get((display, ypath))
