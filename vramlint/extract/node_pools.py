@@ -13,9 +13,10 @@ node affinity on them is read; pools that allow several GPU models give a fleet,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from vramlint.extract.podspec import NodeSelection, Requirement, read_node_selection, read_requirements
 from vramlint.model import GpuRequest, Location, Server
 
 KARPENTER_GROUP = "karpenter.sh/"
@@ -24,14 +25,6 @@ POOL_NAME_LABEL = "karpenter.sh/nodepool"
 _WELL_KNOWN = ("kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/", "beta.kubernetes.io/",
                "karpenter.sh/", "karpenter.k8s.aws/", "karpenter.azure.com/", "eks.amazonaws.com/")
 MAX_POOLS = 1000  # NodePools kept per scan: a cluster has a handful
-
-
-@dataclass
-class Requirement:
-    key: str
-    operator: str
-    values: list[str]
-    location: Location | None  # of the first value, or of the requirement
 
 
 @dataclass
@@ -45,36 +38,7 @@ class NodePoolRecord:
     kind: str = "Karpenter NodePool"  # or "GKE ComputeClass" (one record per priority)
 
 
-@dataclass
-class NodeSelection:
-    """What a pod says about the nodes it may run on (plain data: it crosses process boundaries)."""
-
-    selector: dict[str, str] = field(default_factory=dict)
-    terms: list[list[Requirement]] = field(default_factory=list)  # required affinity: one term must match
-    tolerations: list[tuple[str | None, str, str | None, str | None]] = field(default_factory=list)
-    evidence: str = ""
-
-
 # --- reading ----------------------------------------------------------------------------------------------
-
-
-def _requirements(file: str, exprs: Any, path: str) -> list[Requirement]:
-    from vramlint.extract.podspec import is_map, is_seq, scalar_text
-    from vramlint.yamlload import join_path, node_location, value_location
-
-    out = []
-    if not is_seq(exprs):
-        return out
-    for i, expr in enumerate(exprs[:200]):
-        if not is_map(expr) or scalar_text(expr.get("key")) is None:
-            continue
-        values = expr.get("values")
-        vals = [t for t in (scalar_text(v) for v in values[:500]) if t] if is_seq(values) else []
-        epath = join_path(path, i)
-        loc = (value_location(file, values, 0, join_path(join_path(epath, "values"), 0)) if vals else None) \
-            or node_location(file, expr, epath)
-        out.append(Requirement(scalar_text(expr.get("key")) or "", scalar_text(expr.get("operator")) or "", vals, loc))
-    return out
 
 
 def read_node_pool(doc: Any, obj: Any, path: str) -> NodePoolRecord | None:
@@ -96,7 +60,7 @@ def read_node_pool(doc: Any, obj: Any, path: str) -> NodePoolRecord | None:
     raw_labels = tmeta.get("labels") if is_map(tmeta) else None
     labels = {str(k): scalar_text(v) or "" for k, v in raw_labels.items()} if is_map(raw_labels) else {}
     tspec = template.get("spec")
-    requirements = _requirements(doc.file, tspec.get("requirements") if is_map(tspec) else None,
+    requirements = read_requirements(doc.file, tspec.get("requirements") if is_map(tspec) else None,
                                  join_path(join_path(tpath, "spec"), "requirements"))
     taints = []
     raw_taints = tspec.get("taints") if is_map(tspec) else None
@@ -147,44 +111,6 @@ def read_compute_class(doc: Any, obj: Any, path: str) -> list[NodePoolRecord]:
                                         value_location(doc.file, prio, field_name, join_path(ipath, field_name))))
         out.append(NodePoolRecord(f"{name} (priority {i + 1})", doc.file, node_location(doc.file, prio, ipath),
                                   {COMPUTE_CLASS_LABEL: name}, reqs, [], kind="GKE ComputeClass"))
-    return out
-
-
-def read_node_selection(file: str, podspec: Any, path: str) -> NodeSelection | None:
-    """The pod's nodeSelector, required node affinity and tolerations; None when it selects no nodes at all."""
-    from vramlint.extract.podspec import is_map, is_seq, scalar_text
-    from vramlint.yamlload import join_path
-
-    if not is_map(podspec):
-        return None
-    out = NodeSelection()
-    selector = podspec.get("nodeSelector")
-    if is_map(selector):
-        out.selector = {str(k): scalar_text(v) or "" for k, v in list(selector.items())[:100]}
-    affinity = podspec.get("affinity")
-    node_aff = affinity.get("nodeAffinity") if is_map(affinity) else None
-    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if is_map(node_aff) else None
-    terms = required.get("nodeSelectorTerms") if is_map(required) else None
-    tpath = join_path(path, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
-    if is_seq(terms):
-        for ti, term in enumerate(terms[:50]):
-            exprs = term.get("matchExpressions") if is_map(term) else None
-            reqs = _requirements(file, exprs, join_path(join_path(tpath, ti), "matchExpressions"))
-            if reqs:
-                out.terms.append(reqs)
-    if not out.selector and not out.terms:
-        return None
-    tolerations = podspec.get("tolerations")
-    if is_seq(tolerations):
-        for t in tolerations[:100]:
-            if is_map(t):
-                out.tolerations.append((scalar_text(t.get("key")), scalar_text(t.get("operator")) or "Equal",
-                                        scalar_text(t.get("value")), scalar_text(t.get("effect"))))
-    shown = [f"{k}: {v}" for k, v in out.selector.items()]
-    if out.selector:
-        out.evidence = f"nodeSelector {', '.join(shown[:3])}{' ...' if len(shown) > 3 else ''}"
-    else:
-        out.evidence = "required node affinity"
     return out
 
 

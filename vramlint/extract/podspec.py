@@ -359,13 +359,86 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
     return None
 
 
+# --- the nodes a pod selects (joined with node pools by vramlint.extract.node_pools) ----------------------
+
+
+@dataclass
+class Requirement:
+    """One node selector requirement (a matchExpressions entry, a NodePool requirement)."""
+
+    key: str
+    operator: str
+    values: list[str]
+    location: Location | None  # of the first value, or of the requirement
+
+
+@dataclass
+class NodeSelection:
+    """What a pod says about the nodes it may run on (plain data: it crosses process boundaries)."""
+
+    selector: dict[str, str] = field(default_factory=dict)
+    terms: list[list[Requirement]] = field(default_factory=list)  # required affinity: one term must match
+    tolerations: list[tuple[str | None, str, str | None, str | None]] = field(default_factory=list)
+    evidence: str = ""
+
+
+def read_requirements(file: str, exprs: Any, path: str) -> list[Requirement]:
+    """matchExpressions-shaped requirements (key, operator, values), bounded."""
+    out = []
+    if not is_seq(exprs):
+        return out
+    for i, expr in enumerate(exprs[:200]):
+        if not is_map(expr) or scalar_text(expr.get("key")) is None:
+            continue
+        values = expr.get("values")
+        vals = [t for t in (scalar_text(v) for v in values[:500]) if t] if is_seq(values) else []
+        epath = join_path(path, i)
+        loc = (value_location(file, values, 0, join_path(join_path(epath, "values"), 0)) if vals else None) \
+            or node_location(file, expr, epath)
+        out.append(Requirement(scalar_text(expr.get("key")) or "", scalar_text(expr.get("operator")) or "", vals, loc))
+    return out
+
+
+def read_node_selection(file: str, podspec: Any, path: str) -> NodeSelection | None:
+    """The pod's nodeSelector, required node affinity and tolerations; None when it selects no nodes at all."""
+    if not is_map(podspec):
+        return None
+    out = NodeSelection()
+    selector = podspec.get("nodeSelector")
+    if is_map(selector):
+        out.selector = {str(k): scalar_text(v) or "" for k, v in list(selector.items())[:100]}
+    affinity = podspec.get("affinity")
+    node_aff = affinity.get("nodeAffinity") if is_map(affinity) else None
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if is_map(node_aff) else None
+    terms = required.get("nodeSelectorTerms") if is_map(required) else None
+    tpath = join_path(path, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
+    if is_seq(terms):
+        for ti, term in enumerate(terms[:50]):
+            exprs = term.get("matchExpressions") if is_map(term) else None
+            reqs = read_requirements(file, exprs, join_path(join_path(tpath, ti), "matchExpressions"))
+            if reqs:
+                out.terms.append(reqs)
+    if not out.selector and not out.terms:
+        return None
+    tolerations = podspec.get("tolerations")
+    if is_seq(tolerations):
+        for t in tolerations[:100]:
+            if is_map(t):
+                out.tolerations.append((scalar_text(t.get("key")), scalar_text(t.get("operator")) or "Equal",
+                                        scalar_text(t.get("value")), scalar_text(t.get("effect"))))
+    shown = [f"{k}: {v}" for k, v in out.selector.items()]
+    if out.selector:
+        out.evidence = f"nodeSelector {', '.join(shown[:3])}{' ...' if len(shown) > 3 else ''}"
+    else:
+        out.evidence = "required node affinity"
+    return out
+
+
 def with_node_selection(gpu: GpuRequest | None, file: str, podspec: Any, path: str) -> None:
     """Keep on a GPU request whose model is not said the nodes the pod selects: the NodePool that gives those
     nodes may say it (joined once every scanned file is read: `vramlint.extract.node_pools`)."""
     if gpu is None or gpu.type is not None or gpu.fleet or gpu.memory_gib is not None:
         return
-    from vramlint.extract.node_pools import read_node_selection
-
     gpu.node_selection = read_node_selection(file, podspec, path)
 
 
