@@ -318,3 +318,22 @@ def test_a_base_configuration_with_problems_falls_back_to_the_working_trees(repo
     assert "the configuration at HEAD~1 has problems (.vramlint.yaml:2:1: unknown key 'fail-onn'" in err
     assert "checked with the working tree's configuration" in err
     assert json.loads(out)["servers"] == []
+
+
+def test_an_unusable_configuration_in_the_working_tree_is_a_finding_on_its_line(repo, capsys):
+    # as `check` reads it: the repository's own file is data; one that cannot be used is not applied, and its
+    # problem is a VRL102 error on its line among the working tree's findings (exit 1 with --fail-on error)
+    (repo / ".vramlint.yaml").write_text("fail-on: error\ngpu: NoSuchGPU-9000\n")
+    code, out, err = run_diff(capsys, "HEAD", "--format", "json", "--fail-on", "error")
+    assert "Traceback" not in err
+    assert code == 1, err
+    doc = json.loads(out)
+    added = [f for f in doc["findings_added"] if f["rule"] == "VRL102"]
+    assert [(f["file"], f["line"], f["level"]) for f in added] == [(".vramlint.yaml", 2, "error")], added
+    assert "NoSuchGPU-9000" in added[0]["message"]
+
+
+def test_a_broken_configuration_named_with_config_stays_a_usage_error(repo, capsys):
+    (repo / "cfg.yaml").write_text("gpu: [unclosed\n")
+    code, _, err = run_diff(capsys, "HEAD", "--config", "cfg.yaml")
+    assert code == 2 and "cfg.yaml" in err and "Traceback" not in err

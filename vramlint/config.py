@@ -391,7 +391,9 @@ def find_config_file(scan_paths: list[str] | tuple[str, ...]) -> str | None:
     while True:
         for name in CONFIG_YAML_NAMES:
             candidate = os.path.join(current, name)
-            if os.path.isfile(candidate):
+            # anything by that name is taken: one that is not a regular file (a FIFO, a folder, a device) is not
+            # read, and its notice says so (`_load_one`), rather than the file being passed over unsaid
+            if os.path.lexists(candidate):
                 return candidate
         candidate = os.path.join(current, PYPROJECT)
         if os.path.isfile(candidate) and _pyproject_has_table(candidate):
@@ -565,8 +567,9 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
     outside = None if explicit else outside_reason(path, roots_for([os.path.dirname(os.path.abspath(path))]))
     text = Refusal(outside) if outside else read_text(path, check_inside=False)
     if isinstance(text, Refusal):
-        if not explicit and not text.missing:
-            notice = Problem(shown, None, None, f"configuration file {shown} is {text.reason}: not read; the "
+        if not explicit:
+            what = "a broken symbolic link" if text.missing else text.reason
+            notice = Problem(shown, None, None, f"configuration file {shown} is {what}: not read; the "
                              "defaults apply", level="warning")
             return Config(notices=[notice]), []
         if text.missing:

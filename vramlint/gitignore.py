@@ -35,7 +35,17 @@ def repository_root(folder: str) -> str | None:
 MAX_PATTERNS = 10_000
 
 
-def _spec(path: str, unread: list[tuple[str, str]] | None = None) -> Any:
+def _spec(path: str, unread: list[tuple[str, str]] | None = None, root: str | None = None) -> Any:
+    if os.path.islink(path):
+        # git (2.32 and later) does not follow a `.gitignore` that is a symbolic link; `info/exclude` is followed
+        # only into the repository. Either may point out of the tree (to /etc/passwd, a runner's secret file).
+        real = os.path.realpath(path)
+        inside = root is not None and (real == root or real.startswith(root + os.sep))
+        if os.path.basename(path) == GITIGNORE or not inside:
+            if unread is not None and os.path.lexists(path):
+                unread.append((path, "a symbolic link: not followed (git does not follow a .gitignore link), its "
+                                     "patterns are not applied"))
+            return None
     if not os.path.isfile(path):
         return None
     # bounded and never a FIFO (fsread); above the scanned folder too, as git reads the root's .gitignore
@@ -121,7 +131,7 @@ class Ignored:
         self.unread: list[tuple[str, str]] = []  # (ignore file, why it is not applied)
         if self.root is not None:
             self._specs[os.path.join(self.root, ".git", "info")] = _spec(
-                os.path.join(self.root, ".git", "info", "exclude"), self.unread)
+                os.path.join(self.root, ".git", "info", "exclude"), self.unread, os.path.realpath(self.root))
 
     def _folder_spec(self, folder: str) -> Any:
         if folder not in self._specs:

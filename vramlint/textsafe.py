@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 import sys
 
-# C0 and C1 control characters, DEL, and the Unicode bidirectional overrides that reorder what a reader sees.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 control characters, DEL, the Unicode bidirectional overrides that reorder what a reader sees, and
+# lone surrogates: a file name that is not UTF-8 reaches Python as surrogate escapes, which no UTF-8 output can hold.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _COMMAND_LINE = re.compile(r"^([ \t]*)(::)", re.M)
 

@@ -781,7 +781,8 @@ def _run(args: argparse.Namespace) -> int:
         try:
             # a missing folder is created, as ruff does for its --output-file (CI writes to reports/ etc.)
             _make_folder(os.path.dirname(file))
-            with open(file, "w", encoding="utf-8") as fh:
+            # errors: a name that is not UTF-8 (surrogate escapes) left by a format's own encoder is written escaped
+            with open(file, "w", encoding="utf-8", errors="backslashreplace") as fh:
                 fh.write(text)
         except OSError as exc:
             # the other reports are still written: one bad path should not lose the SARIF upload

@@ -260,8 +260,9 @@ def renames(repo: str, commit: str, rel_paths: list[str]) -> dict[str, str]:
 # one side: the check pipeline, kept to what the diff needs
 
 
-def evaluate(paths: list[str], config, rules) -> tuple[list, list]:  # noqa: ANN001
-    """(assessments, active findings) for ``paths`` as `check` computes them."""
+def evaluate(paths: list[str], config, rules, notices: list | None = None) -> tuple[list, list]:  # noqa: ANN001
+    """(assessments, active findings) for ``paths`` as `check` computes them. ``notices``: the configuration's
+    problems to report among them (the working tree's side only: BASE's configuration is said on stderr)."""
     from vramlint.commands.check import (
         FileReader,
         Selection,
@@ -280,6 +281,10 @@ def evaluate(paths: list[str], config, rules) -> tuple[list, list]:  # noqa: ANN
                      values_files=config.helm_values,
                      render_helm=config.render_helm, vllm_version=config.vllm_version_for,
                      root_values=config.values_from_flags)
+    if notices:
+        inventory.problems.extend(notices)
+        noticed = {n.file for n in notices}  # a configuration file not read is said once, by its notice
+        inventory.skipped = [s for s in inventory.skipped if s.file not in noticed]
     unreadable_as_problems(inventory)
     assessments = assess_all(inventory.servers, config)
     selection = Selection(config, rules)
@@ -525,16 +530,12 @@ def run(args: argparse.Namespace) -> int:
 
     from vramlint.cli import UsageError
     from vramlint.commands.check import (
-        check_gpu_flag,
         check_paths,
         check_values_files,
-        configuration_rule_problems,
         print_configuration_problems,
         print_hub_notes,
+        usable_configuration,
     )
-    from vramlint.config import apply_flags, load_config
-    from vramlint.meta import meta_rules
-    from vramlint.rule import load_rules
 
     paths = list(args.paths) or ["."]
     if "-" in paths:
@@ -550,24 +551,15 @@ def run(args: argparse.Namespace) -> int:
         rel_paths.append(rel)
     shown_base, commit = resolve_base(repo, args.base)
 
-    config, problems = load_config(args.config, paths, nested=True)
+    # as `check` does: a configuration file found in the working tree that cannot be used is not applied and each
+    # of its problems is a VRL102 error on its line among the working tree's findings; --config's are a usage error
+    config, rules, problems = usable_configuration(args, paths)
     if problems:
         print_configuration_problems(problems)
         return 2
-    config = apply_flags(config, args)
-    from vramlint import gpus
-
-    gpus.use_custom(config.gpu_declarations())  # --gpu may name one of the configuration's custom GPUs
-    if config.gpu_memory_gib is None:
-        check_gpu_flag(config.gpu)
     check_values_files(config.helm_values)
-    rules = load_rules(config.rules_dirs) + meta_rules()
-    problems = configuration_rule_problems(config, rules)
-    if problems:
-        print_configuration_problems(problems)
-        return 2
 
-    head_assessments, head_findings = evaluate(paths, config, rules)
+    head_assessments, head_findings = evaluate(paths, config, rules, notices=config.notices)
     real_cwd = os.path.realpath(cwd)
 
     def shown(path: str) -> str:

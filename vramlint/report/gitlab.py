@@ -28,7 +28,7 @@ def document(report: Report) -> list[dict]:
         # two findings of one rule on one YAML path (different messages) still need different fingerprints
         count = seen.get(base, 0)
         seen[base] = count + 1
-        fingerprint = hashlib.sha256(f"{base}\0{count}".encode()).hexdigest()
+        fingerprint = hashlib.sha256(f"{base}\0{count}".encode("utf-8", "surrogatepass")).hexdigest()
         help_text = fix_help(finding)
         out.append({
             "type": "issue",

@@ -32,7 +32,8 @@ def _artifact(file: str, root: str) -> dict:
     rel = os.path.relpath(absolute, root)
     if rel == ".." or rel.startswith(".." + os.sep):
         return {"uri": Path(absolute).as_uri()}
-    return {"uri": quote(rel.replace(os.sep, "/")), "uriBaseId": SRCROOT}
+    # the name's bytes: one that is not UTF-8 (surrogate escapes) is percent-encoded as it is on disk, as as_uri does
+    return {"uri": quote(os.fsencode(rel.replace(os.sep, "/"))), "uriBaseId": SRCROOT}
 
 
 def _paragraphs(doc: str) -> list[str]:
@@ -104,7 +105,7 @@ def _fingerprint(finding, root: str) -> str:
     file = finding.location.file
     rel = file if file.startswith("<") else os.path.relpath(os.path.abspath(file), root).replace(os.sep, "/")
     anchor = finding.location.yaml_path or f"message:{finding.message}"
-    return hashlib.sha256(f"{finding.rule_id}\0{rel}\0{anchor}".encode()).hexdigest()
+    return hashlib.sha256(f"{finding.rule_id}\0{rel}\0{anchor}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _server_location(where: str, root: str) -> dict:
