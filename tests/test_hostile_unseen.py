@@ -87,3 +87,57 @@ def test_a_configuration_file_that_is_a_fifo_or_a_folder_is_said_not_passed_over
         said = [(f["file"], f["level"]) for f in findings(report, "VRL102")]
         assert said == [(".vramlint.yaml", "warning")], (kind, said)
         assert code == 1 and findings(report, "VRL005")  # the defaults apply, the run goes on
+
+
+def test_max_model_len_below_one_as_each_vllm_release_reads_it(tmp_path):
+    # read in the wheels: 0.8.5 and 0.12 do not check it, 0.13.0 declares gt=0, 0.14.0 ge=-1 with -1/auto to fit
+    cases = {("v0.8.5", "0"): "warning", ("v0.8.5", "auto"): "error", ("v0.13.0", "-1"): "error",
+             ("v0.14.0", "-1"): None, ("v0.14.0", "auto"): None, ("v0.14.0", "0"): "warning",
+             ("v0.14.0", "-2"): "error"}
+    files = {f"d{i}.yaml": deployment(QWEN + ["--max-model-len", value], image=f"vllm/vllm-openai:{image}")
+             for i, (image, value) in enumerate(cases)}
+    write(tmp_path, files)
+    _, report, _ = run_cli(tmp_path)
+    got = {f["file"]: (f["level"], f["line"]) for f in findings(report, "VRL005")}
+    for i, want in enumerate(cases.values()):
+        assert (got.get(f"d{i}.yaml") or (None,))[0] == want, (list(cases)[i], got.get(f"d{i}.yaml"))
+        if want:
+            assert got[f"d{i}.yaml"][1] == 16  # the value's line
+
+
+COMPOSE_HEAD = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n"
+
+
+def test_compose_include_outside_the_tree_or_missing_is_said_on_its_line(tmp_path):
+    tree = tmp_path / "tree"
+    (tmp_path / "outside.yaml").write_text("services:\n  x:\n    image: vllm/vllm-openai:v0.8.5\n")
+    write(tree, {"compose.yaml": "include:\n  - ../outside.yaml\n  - path: [inside.yaml, gone.yaml]\n"
+                 "    env_file: /etc/passwd\n" + COMPOSE_HEAD + "    command: --model Qwen/Qwen2.5-1.5B-Instruct\n",
+                 "inside.yaml": "services:\n  y:\n    image: busybox\n"})
+    _, report, _ = run_cli(tree)
+    got = {(f["line"], f["level"], f["message"].split(":")[0]) for f in findings(report, "VRL102")}
+    assert got == {(2, "warning", "include ../outside.yaml is outside the scanned tree"),
+                   (3, "note", "include gone.yaml is not in the repository (compose fails without it)"),
+                   (4, "warning", "include /etc/passwd is outside the scanned tree")}, got
+    assert "outside.yaml" not in json.dumps(report["servers"])
+
+
+def test_a_vllm_config_from_a_compose_secret_or_config_is_read_from_its_file(tmp_path):
+    compose = (COMPOSE_HEAD + "    command: --model Qwen/Qwen2.5-1.5B-Instruct --config /run/secrets/vllm\n"
+               "    secrets: [vllm]\n"
+               "  other:\n    image: vllm/vllm-openai:v0.8.5\n"
+               "    command: --model Qwen/Qwen2.5-1.5B-Instruct --config /etc/vllm.yaml\n"
+               "    configs: [{source: c, target: /etc/vllm.yaml}]\n"
+               "  leak:\n    image: vllm/vllm-openai:v0.8.5\n"
+               "    command: --model Qwen/Qwen2.5-1.5B-Instruct --config /run/secrets/p\n    secrets: [p]\n"
+               "secrets:\n  vllm: {file: ./vllm.yaml}\n  p: {file: /etc/passwd}\nconfigs:\n  c: {file: ./vllm.yaml}\n")
+    write(tmp_path, {"compose.yaml": compose, "vllm.yaml": "max-model-len: 999999\n"})
+    _, report, _ = run_cli(tmp_path)
+    errors = {(f["file"], f["line"]) for f in findings(report, "VRL005")}
+    assert errors == {("vllm.yaml", 1)} or {f["file"] for f in findings(report, "VRL005")} == {"vllm.yaml"}, errors
+    servers = {s["name"]: s for s in report["servers"]}
+    assert servers["vllm"]["args"].get("max_model_len") == 999999
+    assert servers["other"]["args"].get("max_model_len") == 999999
+    notes = [f["message"] for f in report["findings"] if f["line"] == 12 and f["file"] == "compose.yaml"]
+    assert any("/etc/passwd not read (outside the scanned tree)" in m for m in notes), notes
+    assert "root:" not in json.dumps(report)

@@ -1601,6 +1601,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
         i += 1
     _check_serve_model(inv, entry, table_version, model_flag_tok, model_flag_value)
     _check_parallel_sizes(inv, table_version)
+    _check_max_model_len(inv, table_version)
     if "model_tag" in inv.args:
         # `vllm serve MODEL`: the positional wins over --model (vLLM copies model_tag into model)
         inv.args.pop("model_tag")
@@ -1639,6 +1640,45 @@ def _check_parallel_sizes(inv: VllmInvocation, table_version: str | None) -> Non
                       "world size no engine can start with", code="parallel-size", arg=dest,
                       fix=f"give {flag} 1 or more")
             inv.startup_errors[-1]["level"] = "warning"  # what fails, and with which message, is not checked
+
+
+# --max-model-len below 1, read in the wheels: up to 0.12 nothing checks it (0.8.5 `human_readable_int` then
+# `_get_and_verify_max_len` returns it as given; 0.11/0.12 declare it `SkipValidation[int]`); 0.13.0 declares
+# `Field(default=None, gt=0)`; from 0.14.0 `Field(default=None, ge=-1)`, and -1 or `auto` (`human_readable_int_or_auto`)
+# fits the length to the KV cache. A length of 0 that starts serves nothing: every prompt is longer than 0 tokens.
+MAX_MODEL_LEN_POSITIVE_FROM = (0, 13)
+MAX_MODEL_LEN_AUTO_FROM = (0, 14)
+
+
+def _check_max_model_len(inv: VllmInvocation, table_version: str | None) -> None:
+    value = inv.args.get("max_model_len")
+    if value is None or isinstance(value, bool) or not (value == "auto" or isinstance(value, int) and value < 1):
+        return
+    version = (parse_version(table_version) or ())[:2]
+    where = inv.arg_locations.get("max_model_len")
+    tok = Token(str(value), where if where is not None and where.line else None)
+    if value == "auto" or value == -1:
+        if not version or version >= MAX_MODEL_LEN_AUTO_FROM:
+            return  # auto-fit (the newest vLLM when the version is not known)
+        if value == "auto":
+            _rejected(inv, tok, "argument --max-model-len: invalid human_readable_int value: 'auto'",
+                      arg="max_model_len", fix="give --max-model-len a number of tokens (`auto` needs vLLM 0.14.0 "
+                      "or later)")
+            return
+    if version and version >= MAX_MODEL_LEN_AUTO_FROM and value < -1:
+        _rejected(inv, tok, f"1 validation error for ModelConfig\nmax_model_len\n  Input should be greater than or "
+                  f"equal to -1 [type=greater_than_equal, input_value={value}, input_type=int]", code="pydantic",
+                  arg="max_model_len", fix="give --max-model-len a number of tokens, or -1 to fit it to the KV cache")
+    elif version and MAX_MODEL_LEN_POSITIVE_FROM <= version < MAX_MODEL_LEN_AUTO_FROM:
+        _rejected(inv, tok, f"1 validation error for ModelConfig\nmax_model_len\n  Input should be greater than 0 "
+                  f"[type=greater_than, input_value={value}, input_type=int]", code="pydantic", arg="max_model_len",
+                  fix="give --max-model-len a number of tokens (1 or more)")
+    else:
+        _rejected(inv, tok, f"--max-model-len {value} is not refused in this version, but a server that starts with it "
+                  f"refuses every request (every prompt is longer than {value} tokens)", code="max-model-len", arg="max_model_len",
+                  fix="give --max-model-len a number of tokens (1 or more)"
+                  + (", or -1 to fit it to the KV cache" if version and version >= MAX_MODEL_LEN_AUTO_FROM else ""))
+        inv.startup_errors[-1]["level"] = "warning"  # whether it starts at all is not checked
 
 
 def _rejected(inv: VllmInvocation, tok: Token | None, message: str, code: str = "argparse", arg: str | None = None,

@@ -281,12 +281,14 @@ def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], 
             else:
                 variables = read
                 dotenv_read = True
+    if env_files_dir is not None:
+        problems.extend(_include_problems(data, file, env_files_dir))
     services = data["services"]
     said: set[str] = set()  # env_file problems said once per file and path, whichever services name them
     for name in list(services):
         try:
             server = _service(services, str(name), file, lines, env_files_dir, variables, dotenv_read, problems,
-                              said)
+                              said, project=data)
         except (TypeError, ValueError, AttributeError) as exc:  # malformed service: say so, keep going
             loc = key_location(file, services, name)
             problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
@@ -298,9 +300,52 @@ def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], 
     return servers, problems
 
 
+def _include_problems(data: dict, file: str, base_dir: str) -> list[Problem]:
+    """What compose's `include:` names that vramlint does not read, each on its line. An included file inside the
+    tree is scanned as a file of its own (its services are checked there); one outside the tree, or not a regular
+    file, is not read, and the services it would add are not checked. compose (compose-spec `include`: a path,
+    or `path:` (one or a list), `env_file:` and `project_directory:`) resolves the paths from the including file's
+    folder, and fails when an included file does not exist."""
+    from vramlint.fsread import outside_reason
+
+    include = data.get("include")
+    if not isinstance(include, list):
+        return []
+    out: list[Problem] = []
+    for i, item in enumerate(include[:1000]):
+        refs: list[tuple[Any, Any, Any, str]] = []  # (container, key, path, what it holds)
+        if isinstance(item, str):
+            refs.append((include, i, item, "services it defines are not checked"))
+        elif isinstance(item, dict):
+            for key, what in (("path", "services it defines are not checked"),
+                              ("env_file", "variables it sets are unknown")):
+                value = item.get(key)
+                if isinstance(value, str):
+                    refs.append((item, key, value, what))
+                elif isinstance(value, list):
+                    refs.extend((value, j, v, what) for j, v in enumerate(value[:1000]) if isinstance(v, str))
+        for node, key, path, what in refs:
+            if UNKNOWN_MARK in path or "$" in path:
+                continue  # named by a variable: the interpolation says what is unknown
+            host = os.path.join(base_dir, os.path.expanduser(path) if path.startswith("~") else path)
+            loc = value_location(file, node, key)
+            line, column = (loc.line, loc.column) if loc else (None, None)
+            why = outside_reason(host)
+            if why is None and not os.path.lexists(host):
+                out.append(Problem(file, line, column, f"include {path} is not in the repository (compose fails "
+                                   f"without it): the {what}", level="note"))
+                continue
+            if why is None and not os.path.isfile(host):
+                why = "not a regular file"
+            if why is not None:
+                out.append(Problem(file, line, column, f"include {path} is {why}: not read; the {what}",
+                                   level="warning"))
+    return out
+
+
 def _service(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
              variables: dict[str, str], dotenv_read: bool, problems: list[Problem],
-             said: set[str] | None = None) -> Server | None:
+             said: set[str] | None = None, project: dict | None = None) -> Server | None:
     layers = _layers(services, name, file, lines, base_dir, problems)
     if not layers:
         return None
@@ -420,7 +465,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         if where is not None:
             server.arg_locations.setdefault("config", where)
         server.args.setdefault("config", path or None)
-        host = _config_on_host(path, layers, base_dir, interp)
+        host = _config_on_host(path, layers, base_dir, interp, project)
         if host is None or not os.path.lexists(host):
             server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file, "
                                 "which is not beside the compose file (its settings are not included)")
@@ -478,11 +523,16 @@ def _env_value(v: Any, interp: Interpolator, loc: Location | None, key: str = ""
     return None if UNKNOWN_MARK in text else text
 
 
-def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None, interp: Interpolator) -> Path | None:
+def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None, interp: Interpolator,
+                    project: dict | None = None) -> Path | None:
     """Where a `--config` path of the container is on the host: through the service's bind mounts
-    (`./conf:/etc/vllm`), else a relative path taken from the compose file's directory."""
+    (`./conf:/etc/vllm`), its `secrets:` and `configs:` backed by a `file:` of the project, else a relative path
+    taken from the compose file's directory."""
     if not path or base_dir is None:
         return None
+    mounted = _secret_or_config_file(path, layers, project)
+    if mounted is not None:
+        return Path(base_dir) / os.path.expanduser(interp(mounted))
     volumes, _ = _first(layers, "volumes")
     for item in volumes if isinstance(volumes, list) else []:
         if isinstance(item, dict):
@@ -548,6 +598,34 @@ def _built_image(layers: list[_Layer], base_dir: str | None, interp: Interpolato
             return f"{shown} is not among the scanned files"
         return f"{display} is {text.reason}: not read"
     return read_built_image(text, display, target, args)
+
+
+def _secret_or_config_file(path: str, layers: list[_Layer], project: dict | None) -> str | None:
+    """The project's `file:` behind a container path that a service's `secrets:` or `configs:` mounts (compose-spec:
+    a secret is mounted at /run/secrets/<target>, target defaulting to its name; a config at its `target`, else
+    /<name>), or None."""
+    if not isinstance(project, dict):
+        return None
+    for section, default_dir in (("secrets", "/run/secrets/"), ("configs", "/")):
+        granted, _ = _first(layers, section)
+        declared = project.get(section)
+        if not isinstance(granted, list) or not isinstance(declared, dict):
+            continue
+        for item in granted[:1000]:
+            if isinstance(item, str):
+                source, target = item, None
+            elif isinstance(item, dict):
+                source, target = item.get("source"), item.get("target")
+            else:
+                continue
+            if not isinstance(source, str):
+                continue
+            target = str(target) if target is not None else source
+            mount = target if target.startswith("/") else default_dir + target
+            spec = declared.get(source)
+            if mount == path and isinstance(spec, dict) and isinstance(spec.get("file"), str):
+                return spec["file"]
+    return None
 
 
 def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> str | None:
