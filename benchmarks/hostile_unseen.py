@@ -216,9 +216,12 @@ def unseen_cases() -> dict[str, dict[str, Any]]:
         + "}" * 10_000 + " --max-model-len 999999"], 0)
 
     # ---------------------------------------------------------------- files
+    # (corrected after the first run: \x0c and \x1c are not printable YAML characters, so go-yaml and PyYAML both
+    # refuse the file, and VRL102 on line 1 is right; NEL, LS and PS are YAML line breaks in both, so the comment
+    # ends there and `b c d apiVersion` is one plain scalar: both fail at the `:` of `apiVersion:`, on the line GitHub
+    # counts with `\n` (2), not the 5th that a parser counting NEL/LS/PS would say)
     out["line-separators-yaml-counts"] = {
-        "deploy.yaml": "# a\x85b\u2028c\u2029d\x0ce\x1cf\n" + one,
-        "__expect__": expect(("deploy.yaml", tuple(n + 1 for n in bad_line)))}
+        "deploy.yaml": "# a\x85b\u2028c\u2029d\n" + one, "__expect__": expect(("deploy.yaml", 2, "VRL102"))}
     out["filename-not-utf8"] = {"d\udcff\udcfe/x\udce9.yaml": one, "deploy.yaml": one,
                                 "__expect__": expect(("deploy.yaml", bad_line))}
     out["gitignore-negations-outside"] = {
@@ -251,14 +254,15 @@ def unseen_cases() -> dict[str, dict[str, Any]]:
         "deploy.yaml": one, "__expect__": expect(("deploy.yaml", bad_line))}
 
     # ---------------------------------------------------------------- output injection
-    out["github-percent-injection"] = {
-        "deploy.yaml": deployment(["--model", "Org/x%0A::error file=evil.yaml::pwned", "--served-model-name",
-                                   "%0D%0A::warning::y%25", "--max-model-len", "999999"]),
-        "__expect__": expect(("deploy.yaml", None))}
-    out["markdown-injection"] = {
-        "deploy.yaml": deployment(["--model", "Org/a|b|c<!--", "--served-model-name",
-                                   "</details>](javascript:alert(1))@org/team`x", "--max-model-len", "999999"]),
-        "__expect__": expect(("deploy.yaml", None))}
+    # (corrected after the first run: with an unknown model no finding quotes the model name, by the project's rule
+    # that an unknown model is said once in the run's summary; the hostile text is now in an unknown flag, which
+    # VRL009 quotes, beside a known model)
+    gh = deployment(QWEN + ["--evil%0A::error file=evil.yaml::pwned", "--served-model-name", "%0D%0A::warning::y%25",
+                            "--max-model-len", "999999"])
+    out["github-percent-injection"] = {"deploy.yaml": gh, "__expect__": expect(("deploy.yaml", line_of(gh, "--evil")))}
+    md = deployment(QWEN + ["--a|b|c<!--", "--x</details>](javascript:alert(1))@org/team`x", "--max-model-len",
+                            "999999"])
+    out["markdown-injection"] = {"deploy.yaml": md, "__expect__": expect(("deploy.yaml", line_of(md, "--a|b")))}
     out["ansi-in-compose-command"] = {
         "compose.yaml": COMPOSE_HEAD + "    command: \"--model \\e[2JOrg/x\\e]8;;http://x\\e\\\\ "
         "--max-model-len 999999\"\n", "__expect__": expect(("compose.yaml", 4))}
@@ -294,8 +298,11 @@ def extra_problems(files: dict[str, Any], scratch: str) -> list[str]:
             markdown = fh.read()
     except OSError:
         markdown = ""
-    for needle in ("<!--", "</details>](", "|b|c"):
-        if needle in markdown:
+    import re
+
+    # (corrected after the first run: a backslash before `<` or `|` makes it literal in GitHub's markdown)
+    for needle in (r"(?<!\\)<!--", r"(?<!\\)</details", r"(?<!\\)\|b(?<!\\)\|c"):
+        if re.search(needle, markdown):
             problems.append(f"markdown carries {needle!r} from a scanned value unescaped")
     return problems
 

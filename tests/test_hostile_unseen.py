@@ -141,3 +141,29 @@ def test_a_vllm_config_from_a_compose_secret_or_config_is_read_from_its_file(tmp
     notes = [f["message"] for f in report["findings"] if f["line"] == 12 and f["file"] == "compose.yaml"]
     assert any("/etc/passwd not read (outside the scanned tree)" in m for m in notes), notes
     assert "root:" not in json.dumps(report)
+
+
+def test_inventory_puts_the_configurations_problems_in_its_output(tmp_path):
+    write(tmp_path, {".vramlint.yaml": "render-helm: true\nexclude: 5\n", "d.yaml": deployment(QWEN)})
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    table = subprocess.run([sys.executable, "-m", "vramlint", "inventory", "."], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert table.returncode == 0 and "Traceback" not in table.stderr
+    assert "problem: .vramlint.yaml:2:10: 'exclude': expected an array" in table.stdout
+    assert "exclude" not in table.stderr  # said once, in the output
+    doc = json.loads(subprocess.run([sys.executable, "-m", "vramlint", "inventory", ".", "--format", "json"],
+                                    cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60).stdout)
+    assert [(p["file"], p["line"], p["level"]) for p in doc["problems"]] == [(".vramlint.yaml", 2, "error")]
+
+
+def test_a_compose_extends_cycle_across_files_is_an_error_on_each_extends(tmp_path):
+    write(tmp_path, {
+        "a.yaml": "services:\n  x:\n    extends: {file: b.yaml, service: y}\n    image: vllm/vllm-openai:v0.8.5\n",
+        "b.yaml": "services:\n  y:\n    extends: {file: c.yaml, service: z}\n    image: vllm/vllm-openai:v0.8.5\n",
+        "c.yaml": "services:\n  z:\n    extends: {file: a.yaml, service: x}\n"
+                  "    command: --model Qwen/Qwen2.5-1.5B-Instruct\n    image: vllm/vllm-openai:v0.8.5\n",
+        "d.yaml": "services:\n  p:\n    extends: q\n  q:\n    extends: p\n    image: vllm/vllm-openai:v0.8.5\n"})
+    _, report, _ = run_cli(tmp_path, timeout=30)
+    cycles = {(f["file"], f["line"], f["level"]) for f in findings(report, "VRL102") if "circular" in f["message"]}
+    assert cycles == {("a.yaml", 3, "error"), ("b.yaml", 3, "error"), ("c.yaml", 3, "error"), ("d.yaml", 3, "error"),
+                      ("d.yaml", 5, "error")}, cycles

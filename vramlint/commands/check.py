@@ -121,19 +121,17 @@ def add_helm_arguments(group) -> None:  # noqa: ANN001 - an argparse parser or a
                        "configuration's respect-gitignore, else on)")
 
 
-def helm_settings(args, config) -> tuple[list[str], bool]:  # noqa: ANN001
-    """(values files, render) for a command that does not apply every check flag: the configuration's
-    `helm-values` and `render-helm` with `--values` and `--render-helm` over them. Sets the run's roots
-    (`set_run_roots`) and says on standard error what of the configuration was not applied."""
+def helm_settings(args, config) -> tuple[list[str], bool, list]:  # noqa: ANN001
+    """(values files, render, notices) for a command that does not apply every check flag: the configuration's
+    `helm-values` and `render-helm` with `--values` and `--render-helm` over them, and what of the configuration
+    was not applied (for the command's output). Sets the run's roots (`set_run_roots`)."""
     from vramlint.config import apply_flags
 
     flags = argparse.Namespace(values=getattr(args, "values", None), render_helm=getattr(args, "render_helm", False))
     merged = apply_flags(config, flags)
     check_values_files(merged.helm_values)
     set_run_roots(list(getattr(args, "paths", None) or ["."]), merged)
-    for notice in merged.notices:
-        eprint(f"vramlint: note: {notice.file}:{notice.line}: {notice.message}")
-    return merged.helm_values, merged.render_helm
+    return merged.helm_values, merged.render_helm, list(merged.notices)
 
 
 def set_run_roots(paths: list[str], config) -> None:  # noqa: ANN001

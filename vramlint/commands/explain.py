@@ -89,8 +89,7 @@ def _config(args: argparse.Namespace, scan_paths: list[str]):
         raise UsageError("; ".join(format_problem(p) for p in problems))
     check_values_files(config.helm_values)
     for notice in config.notices:
-        eprint(f"vramlint: {'configuration error' if notice.level == 'error' else 'note'}: "
-               f"{notice.file}:{notice.line}: {notice.message}")
+        eprint(f"vramlint: {'configuration error' if notice.level == 'error' else 'note'}: {format_problem(notice)}")
     return config
 
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from vramlint.fsread import own_roots
-from vramlint.textsafe import eprint, json_safe, safe_output
+from vramlint.textsafe import json_safe, safe_output
 
 EPILOG = """\
 examples:
@@ -37,11 +37,15 @@ def run(args: argparse.Namespace) -> int:
 
     paths = list(args.paths) or ["."]
     check_paths(paths)
-    values, render, vllm_version, respect_gitignore = _settings(args, paths)
+    values, render, vllm_version, respect_gitignore, notices = _settings(args, paths)
     stdin_text = read_stdin(paths)
     inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, respect_gitignore=respect_gitignore,
                      values_files=values, render_helm=render,
                      vllm_version=vllm_version, root_values=list(getattr(args, "values", None) or []))
+    # the configuration's problems are the output's, as check's findings hold them (a file not read said once)
+    inventory.problems.extend(notices)
+    noticed = {n.file for n in notices}
+    inventory.skipped = [s for s in inventory.skipped if s.file not in noticed]
     if args.format == "json":
         import json
 
@@ -52,10 +56,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool, Any, bool]:
+def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool, Any, bool, list]:
     """`--values`/`--render-helm` over the configuration file's `helm-values`/`render-helm`, the vLLM version
-    it sets per file (command lines are read with that version's arguments, as `check` reads them), and whether
-    the walk respects .gitignore (`--[no-]respect-gitignore` over `respect-gitignore`)."""
+    it sets per file (command lines are read with that version's arguments, as `check` reads them), whether
+    the walk respects .gitignore (`--[no-]respect-gitignore` over `respect-gitignore`), and the configuration's
+    notices (a file found that cannot be used: not applied, each problem on its line)."""
     from vramlint.cli import UsageError
     from vramlint.commands.check import helm_settings
     from vramlint.config import format_problem, load_config
@@ -71,11 +76,9 @@ def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bo
             unusable.setdefault(problem.file, []).append(problem)
     if problems:
         raise UsageError("; ".join(format_problem(p) for p in problems))
-    for notice in config.notices:
-        if notice.level == "error":
-            eprint(f"vramlint: configuration error: {format_problem(notice)}")
     respect = config.respect_gitignore if args.respect_gitignore is None else args.respect_gitignore
-    return (*helm_settings(args, config), config.vllm_version_for, respect)
+    values, render, notices = helm_settings(args, config)
+    return values, render, config.vllm_version_for, respect, notices
 
 
 def _cell(value: object) -> str:

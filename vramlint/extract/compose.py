@@ -175,7 +175,7 @@ class _Layer:
 
 
 def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
-            problems: list[Problem], depth: int = 0) -> list[_Layer]:
+            problems: list[Problem], depth: int = 0, seen: tuple = ()) -> list[_Layer]:
     """The service's own mapping first, then what it extends (nearest first)."""
     node = services.get(name)
     if not isinstance(node, dict) or depth > 8:
@@ -184,6 +184,8 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
     ext = node.get("extends")
     if ext is None:
         return layers
+    here = (os.path.realpath(file), name)
+    seen = (*seen, here)
     if isinstance(ext, str):
         base_name, base_file = ext, None
     elif isinstance(ext, dict):
@@ -216,9 +218,29 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
         problems.extend(probs)
         if not docs or not isinstance(docs[0].data, dict) or not isinstance(docs[0].data.get("services"), dict):
             return layers
+        target = (os.path.realpath(docs[0].file), base_name)
+        if target in seen:
+            _say_extends_cycle(file, node, ext, name, seen, target, problems)
+            return layers
         return layers + _layers(docs[0].data["services"], base_name, docs[0].file, docs[0].lines,
-                                str(path.parent), problems, depth + 1)
-    return layers + _layers(services, base_name, file, lines, base_dir, problems, depth + 1)
+                                str(path.parent), problems, depth + 1, seen)
+    if (here[0], base_name) in seen:
+        _say_extends_cycle(file, node, ext, name, seen, (here[0], base_name), problems)
+        return layers
+    return layers + _layers(services, base_name, file, lines, base_dir, problems, depth + 1, seen)
+
+
+def _say_extends_cycle(file: str, node: dict, ext: Any, name: str, seen: tuple, target: tuple,
+                       problems: list[Problem]) -> None:
+    """compose refuses an `extends` chain that comes back to a service already in it (compose-go's loader
+    reports the circular reference and loads nothing): an error on the `extends` that closes the cycle."""
+    loc = (value_location(file, ext, "service") if isinstance(ext, dict) else None) or \
+        key_location(file, node, "extends")
+    chain = [f"{_display(Path(f))}:{n}" for f, n in seen[seen.index(target):]] + [f"{_display(Path(target[0]))}:"
+                                                                                 f"{target[1]}"]
+    problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
+                            f"service {name}: its extends chain comes back to a service already in it "
+                            f"({' -> '.join(chain)}); compose refuses a circular extends"))
 
 
 def _display(path: Path) -> str:
