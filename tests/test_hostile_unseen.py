@@ -167,3 +167,17 @@ def test_a_compose_extends_cycle_across_files_is_an_error_on_each_extends(tmp_pa
     cycles = {(f["file"], f["line"], f["level"]) for f in findings(report, "VRL102") if "circular" in f["message"]}
     assert cycles == {("a.yaml", 3, "error"), ("b.yaml", 3, "error"), ("c.yaml", 3, "error"), ("d.yaml", 3, "error"),
                       ("d.yaml", 5, "error")}, cycles
+
+
+def test_dotenv_values_are_interpolated_as_compose_does_and_bounded(tmp_path):
+    compose = COMPOSE_HEAD + "    command: --model ${M} --max-model-len 999999 --served-model-name ${D} ${Q}\n"
+    env = ("A=Qwen\nB=${A}/Qwen2.5-1.5B-Instruct\nM=${UNSET:-${B}}\nQ='${A}'\nD0=xx\n"
+           + "".join(f"D{i}=${{D{i - 1}}}${{D{i - 1}}}\n" for i in range(1, 40)) + "D=${D39}\n"
+           + "N=" + "".join(f"${{V{i}:-" for i in range(50)) + "x" + "}" * 50 + "\n")
+    write(tmp_path, {"compose.yaml": compose, ".env": env})
+    _, report, _ = run_cli(tmp_path, timeout=30)
+    assert report["servers"][0]["model"] == "Qwen/Qwen2.5-1.5B-Instruct"  # through two .env lines and a default
+    assert [(f["file"], f["line"]) for f in findings(report, "VRL005")] == [("compose.yaml", 4)]
+    bounded = {(f["line"], f["message"]) for f in findings(report, "VRL102")}
+    assert bounded == {(21, "D16: its value expands past 100,000 characters (vramlint's bound): unknown"),
+                       (46, "N: its value nests `${...}` deeper than vramlint reads (two levels): unknown")}, bounded

@@ -52,18 +52,39 @@ def is_compose(doc: Any) -> bool:
 # .env files and interpolation
 
 
-def read_env_file(path: Path | str) -> dict[str, str] | Refusal:
+def read_env_file(path: Path | str, expand: bool = False,
+                  problems: list[Problem] | None = None) -> dict[str, str] | Refusal:
     """A dotenv file as compose reads it: `KEY=VALUE`, `export KEY=VALUE`, quotes, `#` comments; or why it was
-    not read (outside the scanned tree, not a regular file, too large: see `vramlint.fsread`)."""
+    not read (outside the scanned tree, not a regular file, too large: see `vramlint.fsread`). ``expand``: values
+    are interpolated as compose does for the project's `.env` (`parse_env_text`)."""
     text = read_text(str(path), errors="replace")
     if isinstance(text, Refusal):
         return text
-    return parse_env_text(text)
+    return parse_env_text(text, expand=expand, file=_display(Path(path)), problems=problems)
 
 
-def parse_env_text(text: str) -> dict[str, str]:
+def _expand_env_value(value: str, earlier: dict[str, str]) -> tuple[str, str | None]:
+    """A `.env` value with `${VAR}` references interpolated from the variables set above it (compose-go's dotenv
+    reader expands unquoted and double-quoted values; the shell's environment where compose runs is not known
+    here, so a variable not set above is unknown), and why it is unknown when it is past what vramlint reads: a
+    value past the expansion bound, or nested deeper than the interpolation reads, is unknown, not taken as
+    written."""
+    from vramlint.cmdline import MAX_EXPANDED_CHARS
+
+    expanded = Interpolator(earlier, "<.env>")(value)
+    if UNKNOWN_MARK in expanded and len(expanded) > len(UNKNOWN_MARK):
+        return UNKNOWN_MARK, None  # unknown in part is unknown: one mark, said where it became unknown
+    if len(expanded) > MAX_EXPANDED_CHARS:
+        return UNKNOWN_MARK, f"expands past {MAX_EXPANDED_CHARS:,} characters (vramlint's bound)"
+    if "${" in expanded:
+        return UNKNOWN_MARK, "nests `${...}` deeper than vramlint reads (two levels)"
+    return expanded, None
+
+
+def parse_env_text(text: str, expand: bool = False, file: str = ".env",
+                   problems: list[Problem] | None = None) -> dict[str, str]:
     out: dict[str, str] = {}
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -74,10 +95,15 @@ def parse_env_text(text: str) -> dict[str, str]:
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
             continue
         value = value.strip()
-        if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) >= 2:
+        quote = value[:1] if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) >= 2 else ""
+        if quote:
             value = value[1:-1]
         elif " #" in value:
             value = value.split(" #", 1)[0].rstrip()
+        if expand and quote != "'" and "$" in value:
+            value, why = _expand_env_value(value, out)
+            if why is not None and problems is not None:
+                problems.append(Problem(file, number, None, f"{key}: its value {why}: unknown", level="warning"))
         out[key] = value
     return out
 
@@ -296,7 +322,7 @@ def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], 
     if env_files_dir is not None:
         dotenv = Path(env_files_dir) / ".env"
         if os.path.lexists(dotenv):
-            read = read_env_file(dotenv)
+            read = read_env_file(dotenv, expand=True, problems=problems)
             if isinstance(read, Refusal):
                 problems.append(Problem(_display(dotenv), None, None, f".env is {read.reason}: not read; the "
                                         "variables it sets are unknown", level="warning"))
