@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_hostile_bounds import ROOT, deployment, findings, run_cli, write
+from tests.test_hostile_bounds import ROOT, deployment, findings, line_of, run_cli, write
 
 QWEN = ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
 FORMATS = ("json", "github", "sarif", "markdown", "gitlab", "junit", "text")
@@ -181,3 +181,17 @@ def test_dotenv_values_are_interpolated_as_compose_does_and_bounded(tmp_path):
     bounded = {(f["line"], f["message"]) for f in findings(report, "VRL102")}
     assert bounded == {(21, "D16: its value expands past 100,000 characters (vramlint's bound): unknown"),
                        (46, "N: its value nests `${...}` deeper than vramlint reads (two levels): unknown")}, bounded
+
+
+def test_command_args_and_env_of_the_wrong_type_are_refused_on_their_line(tmp_path):
+    text = deployment(QWEN).replace("          args:\n", "          command: 5\n          env: 'x'\n          args:\n")
+    text += "---\n" + deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--port"]).replace(
+        '            - "--port"\n', "            - 8000\n            - true\n            -\n")
+    write(tmp_path, {"d.yaml": text})
+    _, report, _ = run_cli(tmp_path)
+    got = {(f["line"], f["message"].split(": ")[2].split(" must")[0]) for f in findings(report, "VRL102")
+           if "rejects this object" in f["message"]}
+    assert got == {(line_of(text, "command: 5"), "spec.template.spec.containers[0].command"),
+                   (line_of(text, "env: 'x'"), "spec.template.spec.containers[0].env"),
+                   (line_of(text, "- 8000"), "spec.template.spec.containers[0].args[2]"),
+                   (line_of(text, "- true"), "spec.template.spec.containers[0].args[3]")}, got

@@ -15,7 +15,7 @@ from typing import Any
 
 from vramlint.extract.podspec import find_podspecs, is_map, is_seq, scalar_text
 from vramlint.model import Location, Problem
-from vramlint.yamlload import has_template_marker, join_path, node_location
+from vramlint.yamlload import has_template_marker, join_path, key_location, node_location, value_location
 
 _BUILT_IN = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
                        "Job", "CronJob", "PodTemplate"})
@@ -72,8 +72,41 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
     def patch(node: Any) -> bool:
         return is_map(node) and any(str(k).startswith("$") for k in node)
 
+    def wrong_type(parent: Any, key: Any, parent_path: str, want: str) -> None:
+        value = parent[key]
+        node_path = join_path(parent_path, key)
+        loc = value_location(doc.file, parent, key, node_path) or key_location(doc.file, parent, key, node_path) \
+            or Location(doc.file, 1, 1)
+        field_path = node_path[len(path) + 1:] if path and node_path.startswith(path + ".") else node_path
+        got = _go_type(value)
+        problems.append(Problem(doc.file, loc.line, loc.column,
+                                f"the API server rejects this object: {label}: {field_path} must be {want}, not "
+                                f"{got} (kubectl: cannot unmarshal {got} into the field). Nothing in it is deployed "
+                                "until it is written as one"))
+
     for hit in find_podspecs(obj, path):
         pod = hit.node
+        for list_key in _CONTAINER_LISTS:
+            value = pod.get(list_key)
+            if value is not None and not is_seq(value):
+                wrong_type(pod, list_key, hit.path, "a list of containers")
+            for ci, container in enumerate(value if is_seq(value) else []):
+                if not is_map(container) or patch(container):
+                    continue
+                cpath = join_path(join_path(hit.path, list_key), ci)
+                for key in ("command", "args"):
+                    words = container.get(key)
+                    if words is None:
+                        continue
+                    if not is_seq(words):
+                        wrong_type(container, key, cpath, "a list of strings")
+                        continue
+                    for wi, word in enumerate(words):
+                        # a null item decodes to "" (Go leaves the string empty); a number or a boolean does not
+                        if word is not None and not isinstance(word, str):
+                            wrong_type(words, wi, join_path(cpath, key), "a string")
+                if container.get("env") is not None and not is_seq(container.get("env")):
+                    wrong_type(container, "env", cpath, "a list of variables")
         volumes = pod.get("volumes")
         if is_seq(volumes):
             for i, volume in enumerate(volumes):
@@ -100,3 +133,16 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
                             if not scalar_text(entry.get(field)):
                                 missing(entry, join_path(join_path(cpath, key), ei), field)
     return problems
+
+
+def _go_type(value: Any) -> str:
+    """The JSON type kubectl's decoder names for a YAML value of the wrong type."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if is_map(value):
+        return "object"
+    return "array" if is_seq(value) else type(value).__name__
