@@ -195,3 +195,17 @@ def test_command_args_and_env_of_the_wrong_type_are_refused_on_their_line(tmp_pa
                    (line_of(text, "env: 'x'"), "spec.template.spec.containers[0].env"),
                    (line_of(text, "- 8000"), "spec.template.spec.containers[0].args[2]"),
                    (line_of(text, "- true"), "spec.template.spec.containers[0].args[3]")}, got
+
+
+def test_gitignore_negations_pick_the_files_git_itself_picks(tmp_path):
+    # `*` then `!*/` re-includes every folder for git; pathspec's GitIgnoreSpec let the file pattern win on them
+    bad = deployment(QWEN + ["--max-model-len", "999999"])
+    files = {"a.yaml": bad, "sub/x.yaml": bad, "sub/deeper/y.yaml": bad, "build/z.yaml": bad, "sub/n.txt": "x"}
+    write(tmp_path, {**files, ".gitignore": "*\n!*/\n!*.yaml\nbuild/\n"})
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
+    listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=tmp_path, check=True,
+                            env=env, capture_output=True, text=True).stdout.split()
+    _, report, _ = run_cli(tmp_path)
+    assert {f["file"] for f in findings(report, "VRL005")} == {p for p in listed if p.endswith(".yaml")} \
+        == {"a.yaml", "sub/x.yaml", "sub/deeper/y.yaml"}

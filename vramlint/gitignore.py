@@ -2,7 +2,7 @@
 
 Read only inside a git work tree (a folder holding `.git` at or above the walked folder), as git does: the
 `.gitignore` of every folder from the repository root down, and `.git/info/exclude`. Patterns are matched with
-`pathspec` (GitIgnoreSpec: git's own rules, negations and the last-match-wins order included); git itself is
+`pathspec` (gitwildmatch patterns, negations and the last-match-wins order included); git itself is
 never run, so nothing the repository configures (hooks, fsmonitor) can execute. A folder git ignores is not
 entered, as git does not re-include files below an ignored folder. The global excludes file
 (`core.excludesFile`) is the user's, not the repository's, and is not read.
@@ -76,7 +76,10 @@ def _compiled(pathspec: Any, lines: list[str]) -> Any:
     """One spec, or (when RE2 cannot hold them in one set: 3,000 plain patterns already fail) the lines cut in
     halves, in order, down to 64 lines a part; an error when even those fail."""
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
+        # plain last-match-wins: GitIgnoreSpec lets a file pattern (`*`) outrank a later directory pattern
+        # (`!*/`) on a folder, which git does not (the walk checks folders and files apart, and does not enter an
+        # ignored folder, as git does not)
+        return pathspec.PathSpec.from_lines("gitwildmatch", lines)
     except Exception:  # noqa: BLE001 - re2.error "failed to compile Set"
         if len(lines) <= 64:
             raise
