@@ -20,7 +20,10 @@ release accepts it on some GPUs. So is a container that cannot start vLLM at all
 with `readOnlyRootFilesystem: true` and no writable volume for the Hugging Face cache (the model download fails
 with "Read-only file system"). When the image tag does not say the vLLM version, the checks that depend on the
 version are made against the newest version vramlint knows and reported as warnings; vLLM's own `:latest` runs
-the newest release, so there they are errors. The finding sits on the argument the
+the newest release, so there they are errors. A `--max-model-len` below 1 is checked as each release
+does: 0.13 refuses any (pydantic, `gt=0`), 0.14 and later refuse one below -1 and fit -1 (or `auto`) to the KV
+cache, earlier releases refuse only `auto`; where a length of 0 (or, before 0.14, a negative one) is taken, it is
+a warning, since a server that starts with it refuses every request. The finding sits on the argument the
 error names (`--max-model-len`, `--gpu-memory-utilization`, ...), or on the container when that argument
 was left at its default.
 
