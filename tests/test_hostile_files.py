@@ -226,7 +226,8 @@ def test_render_helm_from_the_repository_configuration_is_not_applied(tmp_path):
     assert "pass --render-helm" in note["message"]
     assert all("rendered by" not in " ".join(s["notes"]) for s in doc["servers"])
     proc = run(repo, "inventory", ".")
-    assert "render-helm in a configuration file is not applied" in proc.stderr
+    # in inventory's output, as check's findings hold it (no longer only on stderr)
+    assert "problem: .vramlint.yaml:2:1: render-helm in a configuration file is not applied" in proc.stdout
 
 
 def test_helm_renders_a_copy_without_links_out_of_the_tree(tmp_path):
