@@ -1,11 +1,13 @@
 """Speed and peak memory of `vramlint check --offline` on trees where every file is about vLLM (issue 14).
 
-    python3 benchmarks/speed_trees.py [--sizes 1000,3000] [--with-10k] [--kserve 1000,3000] [--repeat 10]
-                                      [--skip-others] [--keep DIR]
+    python3 benchmarks/speed_trees.py [--sizes 1000,3000] [--with-10k] [--variants copies,varied]
+                                      [--kserve 1000,3000] [--repeat 10] [--skip-others] [--keep DIR]
 
 Builds, in a temporary directory, trees of N copies of the files of /work/shared/corpus (all vLLM-related:
-the text prefilter skips none of them) and trees of N KServe InferenceService + ServingRuntime pairs (one
-object a file, each InferenceService naming its runtime), then runs, as separate processes on the same tree in
+the text prefilter skips none of them), byte-for-byte ('copies') and changed per copy so that no two files
+are the same text ('varied': vramlint keeps the parse of a text it has seen, which byte-for-byte copies
+flatter), and trees of N KServe InferenceService + ServingRuntime pairs (one object a file, each
+InferenceService naming its runtime), then runs, as separate processes on the same tree in
 the same run:
   * `python3 -m vramlint check --offline TREE`,
   * `yamllint -d relaxed TREE`,
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -84,8 +87,22 @@ def corpus_files() -> list[str]:
     return sorted(out)
 
 
-def build_corpus_tree(root: str, n: int) -> int:
-    """``n`` files: whole copies of the corpus in copy-K/ folders, the last copy cut short."""
+_NAMESPACE = re.compile(r"^(\s*namespace:[ \t]*)([a-z0-9][-a-z0-9]*)[ \t]*$", re.MULTILINE)
+
+
+def varied_copy(text: str, copy: int) -> str:
+    """A corpus file as the ``copy``-th copy of a varied tree: its namespaces get the copy's suffix (one
+    namespace a copy, as a repository with one folder per team or environment has) and a comment naming the
+    copy ends the file. No two files of the tree are the same text, so a cache of what one text gave (the
+    parse of a file seen before) gets no hit it would not get on a real tree; the lines of the file do not move
+    and its servers, models and flags stay those of the corpus file, so the work per file stays the same."""
+    text = _NAMESPACE.sub(lambda m: f"{m.group(1)}{m.group(2)}-c{copy:03d}", text)
+    return text + ("" if text.endswith("\n") or not text else "\n") + f"# speed_trees varied copy {copy}\n"
+
+
+def build_corpus_tree(root: str, n: int, varied: bool = False) -> int:
+    """``n`` files: whole copies of the corpus in copy-K/ folders, the last copy cut short. ``varied``: each
+    copy's files changed by `varied_copy` (no file the same text as another), else byte-for-byte copies."""
     files = corpus_files()
     made = 0
     copy = 0
@@ -95,7 +112,13 @@ def build_corpus_tree(root: str, n: int) -> int:
                 break
             dest = os.path.join(root, f"copy-{copy:03d}", rel)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            shutil.copyfile(os.path.join(CORPUS, rel), dest)
+            if varied:
+                with open(os.path.join(CORPUS, rel), encoding="utf-8", newline="") as src:
+                    text = src.read()
+                with open(dest, "w", encoding="utf-8", newline="") as out:
+                    out.write(varied_copy(text, copy))
+            else:
+                shutil.copyfile(os.path.join(CORPUS, rel), dest)
             made += 1
         copy += 1
     return made
@@ -142,6 +165,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,3000", help="corpus-copy tree sizes (files), comma-separated")
     ap.add_argument("--with-10k", action="store_true", help="also the 10,000-file corpus tree")
+    ap.add_argument("--variants", default="copies,varied",
+                    help="corpus trees: 'copies' (byte-for-byte copies of the corpus files), 'varied' (each copy's "
+                    "namespaces and last line changed: no two files the same text), comma-separated")
     ap.add_argument("--kserve", default="1000,3000", help="KServe pair counts, comma-separated ('' for none)")
     ap.add_argument("--repeat", type=int, default=10, help="runs of each single-file command (median)")
     ap.add_argument("--skip-others", action="store_true", help="time vramlint only (no yamllint/checkov)")
@@ -150,6 +176,9 @@ def main() -> int:
     ap.add_argument("--checkov", help="the checkov executable (default: checkov on PATH)")
     opts = ap.parse_args()
 
+    variants = [v for v in opts.variants.split(",") if v]
+    if any(v not in ("copies", "varied") for v in variants):
+        ap.error(f"--variants: 'copies' and/or 'varied', not {opts.variants!r}")
     env = vramlint_env()
     vram = [sys.executable, "-m", "vramlint"]
     yamllint = shutil.which("yamllint")
@@ -160,11 +189,12 @@ def main() -> int:
     try:
         if not opts.skip_trees:
             sizes = [int(s) for s in opts.sizes.split(",") if s] + ([10000] if opts.with_10k else [])
-            for n in sizes:
-                path = os.path.join(work, f"corpus-{n}")
-                if not os.path.isdir(path):
-                    build_corpus_tree(path, n)
-                trees.append((f"{n:,} corpus files", path, n))
+            for variant in variants:
+                for n in sizes:
+                    path = os.path.join(work, f"corpus-{n}" if variant == "copies" else f"corpus-varied-{n}")
+                    if not os.path.isdir(path):
+                        build_corpus_tree(path, n, varied=variant == "varied")
+                    trees.append((f"{n:,} corpus files" + (", varied" if variant == "varied" else ""), path, n))
             for pairs in [int(s) for s in opts.kserve.split(",") if s]:
                 path = os.path.join(work, f"kserve-{pairs}")
                 if not os.path.isdir(path):
@@ -176,11 +206,11 @@ def main() -> int:
             print()
             print(f"{'tree':34} | {'vramlint check --offline':40} | {'yamllint -d relaxed':40} | checkov")
             print("-" * 34 + "-+-" + "-" * 40 + "-+-" + "-" * 40 + "-+-" + "-" * 40)
-        corpus_runs: dict[int, tuple[float, float, float, int]] = {}
+        corpus_runs: dict[str, dict[int, tuple[float, float, float, int]]] = {}
         for label, path, n in trees:
             mine = run_child(vram + ["check", "--offline", path], work, env)
-            if label.endswith("corpus files"):
-                corpus_runs[n] = mine
+            if " corpus files" in label:
+                corpus_runs.setdefault(label.partition(" corpus files")[2], {})[n] = mine
             theirs = None if opts.skip_others or not yamllint else run_child([yamllint, "-d", "relaxed", path], work)
             ck = None if opts.skip_others or not checkov else run_child(
                 [checkov, "-d", path, "--framework", "kubernetes", "--quiet"], work)
@@ -189,11 +219,13 @@ def main() -> int:
                 if other is not None:
                     print(f"{'':34} | vramlint vs {name}: {other[0] / mine[0]:.1f}x faster wall, "
                           f"{other[1] / mine[1]:.1f}x faster CPU", flush=True)
-        sizes_run = sorted(corpus_runs)
-        for small_n, big_n in zip(sizes_run, sizes_run[1:], strict=False):
-            small_run, big_run = corpus_runs[small_n], corpus_runs[big_n]
-            print(f"{big_n:,} vs {small_n:,} corpus files ({big_n / small_n:.2f}x the files): vramlint took "
-                  f"{big_run[1] / small_run[1]:.2f}x the CPU time, {big_run[0] / small_run[0]:.2f}x the wall time")
+        for variant, runs in corpus_runs.items():
+            sizes_run = sorted(runs)
+            for small_n, big_n in zip(sizes_run, sizes_run[1:], strict=False):
+                small_run, big_run = runs[small_n], runs[big_n]
+                print(f"{big_n:,} vs {small_n:,} corpus files{variant} ({big_n / small_n:.2f}x the files): vramlint "
+                      f"took {big_run[1] / small_run[1]:.2f}x the CPU time, {big_run[0] / small_run[0]:.2f}x the "
+                      "wall time")
         if trees and not checkov and not opts.skip_others:
             print("checkov: not installed, not run")
         print()

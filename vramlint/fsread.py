@@ -41,6 +41,11 @@ _KERNEL_PREFIXES = ("/proc/", "/sys/", "/dev/")
 
 _ROOTS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("vramlint_scanned_roots",
                                                                                  default=None)
+# Real paths of the folders files were read from in this run: the files of one folder share its resolution
+# (one system call per folder of the path), and only the file's own name is looked at again for each file.
+# A fresh table for every run (`scanned_roots`, `set_run_roots`); none outside a run.
+_REAL_DIRS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("vramlint_real_dirs",
+                                                                                    default=None)
 _O_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) \
     | getattr(os, "O_BINARY", 0)
 
@@ -86,9 +91,11 @@ def scanned_roots(paths: Iterable[str], extend: bool = True) -> Iterator[tuple[s
     if extend and before is not None:
         roots = tuple(dict.fromkeys(before + roots))
     token = _ROOTS.set(roots)
+    dirs_token = _REAL_DIRS.set({})
     try:
         yield roots
     finally:
+        _REAL_DIRS.reset(dirs_token)
         _ROOTS.reset(token)
 
 
@@ -108,7 +115,32 @@ def set_run_roots(paths: Iterable[str]) -> tuple[str, ...]:
     with `own_roots`."""
     roots = roots_for(paths)
     _ROOTS.set(roots)
+    _REAL_DIRS.set({})
     return roots
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``; within a run, the folder's resolution is the one made for an earlier file of
+    the same folder, and only the last part of the path is looked at (a symbolic link there is resolved)."""
+    dirs = _REAL_DIRS.get()
+    if dirs is None:
+        return os.path.realpath(path)
+    folder, name = os.path.split(path)
+    if not name or name in (".", ".."):
+        return os.path.realpath(path)
+    # the key is absolute: a command that changes the working folder (diff reads BASE from a mirror) cannot
+    # find another folder's resolution under a relative name
+    key = folder if folder.startswith(os.sep) else os.path.join(os.getcwd(), folder)
+    real_folder = dirs.get(key)
+    if real_folder is None:
+        real_folder = dirs[key] = os.path.realpath(key)
+    real = os.path.join(real_folder, name)
+    try:
+        if stat.S_ISLNK(os.lstat(real).st_mode):
+            return os.path.realpath(real)
+    except OSError:
+        pass  # missing or unreadable: opening it says why, as it does for os.path.realpath's answer
+    return real
 
 
 def _under(real: str, root: str) -> bool:
@@ -167,7 +199,7 @@ def _kind(mode: int) -> str:
 def read_bytes(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True) -> bytes | Refusal:
     """The file's bytes, or why it was not read. ``check_inside=False`` only for paths the user named."""
     try:
-        real = os.path.realpath(path)  # resolved once: a path of many folders costs a system call each
+        real = real_path(path)  # resolved once: a path of many folders costs a system call each
         if check_inside:
             why = outside_reason(path, real=real)
             if why is not None:
