@@ -1234,6 +1234,11 @@ def _search_eval(script: Token, env: dict[str, str | None], depth: int, problems
     for cmd in _simple_commands(raw):
         if cmd[0].text != "eval" or len(cmd) < 2:
             continue
+        nested = next((i for i, t in enumerate(cmd[1:]) if t.text != "eval"), len(cmd) - 1)
+        if depth + 1 + nested > 4:
+            # each `eval` of `eval eval ... X` is one more shell level, and _search_shell stops past level 4:
+            # known now, without reading the whole text again at every level (linear, not one copy a level)
+            continue
         eval_text = " ".join(t.text for t in cmd[1:] if t.text is not None)
         found = _search_shell([Token("sh", None), Token("-c", None), Token(eval_text, cmd[0].location)], assigned,
                               depth + 1)
