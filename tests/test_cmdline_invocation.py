@@ -314,3 +314,23 @@ def test_an_envfrom_source_the_file_does_not_show_makes_an_undefined_variable_un
     inv = find(command=["python3", "-m", "vllm.entrypoints.openai.api_server"],
                args=["--model=$(MODEL)", "--port=$(PORT)"], image="vllm/vllm-openai:v0.9.2", env={ENV_FROM_UNSEEN: None})
     assert not inv.startup_errors and inv.model is None and inv.args.get("port") is None
+
+
+def test_ray_job_submit_runs_the_words_after_dash_dash_on_the_cluster():
+    inv = find(command=["bash", "-c", 'RAY_ADDRESS="http://$HEAD:8265" ray job submit --working-dir src --no-wait '
+                        "--job-id srv -- vllm serve org/m --tensor-parallel-size 8 --pipeline-parallel-size 2"],
+               image=None)
+    assert inv is not None and inv.model == "org/m"
+    assert inv.args == {"tensor_parallel_size": 8, "pipeline_parallel_size": 2}
+    # without `--` the entrypoint cannot be told from an option's value: not read, not guessed
+    assert find(command=["ray", "job", "submit", "--job-id", "vllm", "serve", "org/m"], image=None) is None
+    # other ray subcommands start nothing
+    assert find(command=["ray", "job", "logs", "--", "vllm", "serve", "org/m"], image=None) is None
+
+
+def test_a_prefix_assignment_of_unknown_value_does_not_hide_the_command():
+    # `VAR=$UNSET cmd`: the variable's value is unknown, the command after it is still read (and the variable is
+    # unknown to it, not taken as the assignment's text)
+    inv = find(command=["sh", "-c", "CUDA_VISIBLE_DEVICES=$GPUS vllm serve org/m --max-model-len 4096"], image=None)
+    assert inv is not None and inv.model == "org/m" and inv.args == {"max_model_len": 4096}
+    assert "CUDA_VISIBLE_DEVICES" not in inv.env or inv.env["CUDA_VISIBLE_DEVICES"] is None

@@ -403,7 +403,7 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
             else:
                 value = "".join(word.pieces)
                 if (word.unknown or has_unknown_mark(value)) and not keep_marks \
-                        and not _option_with_unknown_value(value):
+                        and not _option_with_unknown_value(value) and not _assignment_with_unknown_value(value):
                     value = None  # `--flag=${UNSET}` keeps its flag; the parser reads the value as unknown
                 out.append((value, word.start, max(word.end, word.start + 1), False))
         word = None
@@ -842,6 +842,7 @@ def joins_ray_cluster(words: list[str]) -> bool:
     return joined
 
 
+_ASSIGNMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "nice", "ionice", "taskset", "numactl",
              "tini", "dumb-init", "setsid", "gosu", "su-exec", "xargs"}
@@ -1034,6 +1035,13 @@ def _option_with_unknown_value(text: str) -> bool:
     return bool(eq) and flag.startswith("-") and not has_unknown_mark(flag)
 
 
+def _assignment_with_unknown_value(text: str) -> bool:
+    # `ADDR="http://$HOST:8265" ray job submit ...`: a variable is set for the command, only its value is unknown;
+    # the word stays an assignment so that the command after it is still read
+    m = _ASSIGNMENT_NAME.match(text)
+    return m is not None and not has_unknown_mark(m.group(0))
+
+
 def _is_script_text(text: str) -> bool:
     # a `sh -c` script keeps its unknown marks: they make only the words holding them unknown
     return " " in text or "\n" in text or "\t" in text
@@ -1074,7 +1082,7 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
             return None
         m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", w, re.S)
         if m:
-            local_env[m.group(1)] = m.group(2)
+            local_env[m.group(1)] = None if has_unknown_mark(m.group(2)) else m.group(2)
             env_tokens[m.group(1)] = argv[i]
             i += 1
             continue
@@ -1089,6 +1097,15 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
                 i += 2 if b in ("taskset",) else 1
             if b == "tini" and i < len(argv) and argv[i].text == "--":
                 i += 1
+            continue
+        if b == "ray" and [t.text for t in argv[i + 1 : i + 3]] == ["job", "submit"]:
+            # Ray's CLI runs the words after `--` as the job's entrypoint on the cluster (a shell command; the
+            # submitting shell has already expanded them). Without `--` an option's value cannot be told from
+            # the entrypoint's first word, so nothing is read.
+            end = next((k for k in range(i + 3, len(argv)) if argv[k].text == "--"), None)
+            if end is None:
+                return None
+            i = end + 1
             continue
         if b in ("uv", "conda", "micromamba", "poetry", "pipenv") and i + 1 < len(argv) and argv[i + 1].text == "run":
             i += 2
