@@ -334,3 +334,10 @@ def test_a_prefix_assignment_of_unknown_value_does_not_hide_the_command():
     inv = find(command=["sh", "-c", "CUDA_VISIBLE_DEVICES=$GPUS vllm serve org/m --max-model-len 4096"], image=None)
     assert inv is not None and inv.model == "org/m" and inv.args == {"max_model_len": 4096}
     assert "CUDA_VISIBLE_DEVICES" not in inv.env or inv.env["CUDA_VISIBLE_DEVICES"] is None
+
+
+def test_a_brace_in_a_quoted_default_does_not_close_the_expansion():
+    # bash: `}` inside double quotes in `${P:-"..."}` is part of the default; the script after it is still read
+    script = 'PROMPT=${PROMPT:-"{{ instruction }}"}\nvllm serve org/m --max-model-len 2048'
+    inv = find(command=["sh", "-c", script], image=None)
+    assert inv is not None and inv.model == "org/m" and inv.args == {"max_model_len": 2048}

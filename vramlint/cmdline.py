@@ -614,6 +614,13 @@ def _brace_end(text: str, start: int) -> int:
             end = text.find("'", k + 1)
             k = n if end < 0 else end + 1
             continue
+        if ch == '"':
+            # `${P:-"{{ x }}"}`: a `}` in double quotes does not close the expansion (bash)
+            k += 1
+            while k < n and text[k] != '"':
+                k += 2 if text[k] == "\\" else 1
+            k += 1
+            continue
         if ch == "$" and text[k + 1 : k + 2] == "{":
             depth += 1
             k += 2
