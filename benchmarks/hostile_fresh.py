@@ -699,22 +699,33 @@ def _plant_outside(base: str) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    return run_cli(__doc__.split("\n\n")[0], fresh_cases, "fresh", FRESH_CHILD)
+
+
+# One case's run in a child interpreter (argv: benchmarks folder, case, base, timeout), so that RUSAGE_CHILDREN
+# there measures this case's vramlint alone
+FRESH_CHILD = ("import json, sys; sys.path.insert(0, sys.argv[1]); import hostile_fresh as f; "
+               "print(json.dumps(f.run_case(sys.argv[2], f.fresh_cases()[sys.argv[2]], sys.argv[3], "
+               "float(sys.argv[4]))))")
+
+
+def run_cli(description: str, cases: Any, label: str, child: str) -> int:
+    """The command line of a hostile round: each case of ``cases()`` run by ``child``, judged and printed."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--case", action="append", help="run only these cases")
     parser.add_argument("--keep", metavar="DIR", help="write the cases into DIR and keep them")
     parser.add_argument("--timeout", type=float, default=60.0, help="kill a case after this many seconds")
     parser.add_argument("--cpu-time", action="store_true",
                         help="judge the 5 s limit on the case's CPU time, not wall time (on a loaded machine)")
     args = parser.parse_args()
-    all_cases = fresh_cases()
-    names = args.case or list(all_cases)
-    base = os.path.abspath(args.keep or tempfile.mkdtemp(prefix="vramlint-fresh-"))
+    names = args.case or list(cases())
+    base = os.path.abspath(args.keep or tempfile.mkdtemp(prefix=f"vramlint-{label}-"))
     os.makedirs(base, exist_ok=True)
     _plant_outside(base)
     ok = 0
     try:
         for name in names:
-            r = _isolated(name, base, args.timeout)
+            r = _isolated(child, name, base, args.timeout)
             judged = r["cpu"] if args.cpu_time else r["seconds"]
             if judged >= LIMIT_SECONDS:
                 r["problems"].insert(0, f"over {LIMIT_SECONDS:g} s")
@@ -729,17 +740,14 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    print(f"{ok}/{len(names)} fresh cases within {LIMIT_SECONDS:g} s ({'CPU' if args.cpu_time else 'wall'} time) and "
-          f"{LIMIT_MB:g} MB with exit 0 or 1, no leak, nothing read outside the tree, the expected finding's line")
+    print(f"{ok}/{len(names)} {label} cases within {LIMIT_SECONDS:g} s ({'CPU' if args.cpu_time else 'wall'} time) "
+          f"and {LIMIT_MB:g} MB with exit 0 or 1, no leak, nothing read outside the tree, the expected finding's line")
     return 0 if ok == len(names) else 1
 
 
-def _isolated(name: str, base: str, timeout: float) -> dict[str, Any]:
-    """run_case in a child interpreter, so that RUSAGE_CHILDREN there measures this case's vramlint alone."""
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import hostile_fresh as f; "
-            "print(json.dumps(f.run_case(sys.argv[2], f.fresh_cases()[sys.argv[2]], sys.argv[3], float(sys.argv[4]))))")
-    res = subprocess.run([sys.executable, "-c", code, HERE, name, base, str(timeout)], capture_output=True, text=True,
-                         timeout=timeout + 120)
+def _isolated(child: str, name: str, base: str, timeout: float) -> dict[str, Any]:
+    res = subprocess.run([sys.executable, "-c", child, HERE, name, base, str(timeout)], capture_output=True,
+                         text=True, timeout=timeout + 120)
     if res.returncode != 0:
         return {"seconds": 0.0, "cpu": 0.0, "peak": 0.0, "code": None, "first": "-",
                 "problems": [f"benchmark harness failed: {res.stderr.strip().splitlines()[-1:]}"]}

@@ -22,13 +22,9 @@ and the runner's own decoding of `%0A`/`%0D` in GitHub lines (a decoded line may
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -329,50 +325,12 @@ def run_case(name: str, base: str, timeout: float) -> dict[str, Any]:
     return result
 
 
-def _isolated(name: str, base: str, timeout: float) -> dict[str, Any]:
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import hostile_unseen as u; "
-            "print(json.dumps(u.run_case(sys.argv[2], sys.argv[3], float(sys.argv[4]))))")
-    res = subprocess.run([sys.executable, "-c", code, HERE, name, base, str(timeout)], capture_output=True, text=True,
-                         timeout=timeout + 120)
-    if res.returncode != 0:
-        return {"seconds": 0.0, "cpu": 0.0, "peak": 0.0, "code": None, "first": "-",
-                "problems": [f"benchmark harness failed: {res.stderr.strip().splitlines()[-1:]}"]}
-    return json.loads(res.stdout.strip().splitlines()[-1])
+UNSEEN_CHILD = ("import json, sys; sys.path.insert(0, sys.argv[1]); import hostile_unseen as u; "
+                "print(json.dumps(u.run_case(sys.argv[2], sys.argv[3], float(sys.argv[4]))))")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--case", action="append", help="run only these cases")
-    parser.add_argument("--keep", metavar="DIR", help="write the cases into DIR and keep them")
-    parser.add_argument("--timeout", type=float, default=60.0, help="kill a case after this many seconds")
-    parser.add_argument("--cpu-time", action="store_true",
-                        help="judge the 5 s limit on the case's CPU time, not wall time (on a loaded machine)")
-    args = parser.parse_args()
-    names = args.case or list(unseen_cases())
-    base = os.path.abspath(args.keep or tempfile.mkdtemp(prefix="vramlint-unseen-"))
-    os.makedirs(base, exist_ok=True)
-    f._plant_outside(base)
-    ok = 0
-    try:
-        for name in names:
-            r = _isolated(name, base, args.timeout)
-            judged = r["cpu"] if args.cpu_time else r["seconds"]
-            if judged >= f.LIMIT_SECONDS:
-                r["problems"].insert(0, f"over {f.LIMIT_SECONDS:g} s")
-            if r["peak"] >= f.LIMIT_MB:
-                r["problems"].insert(0, f"over {f.LIMIT_MB:g} MB")
-            within = not r["problems"]
-            ok += within
-            print(f"{name:32s} {r['seconds']:6.2f} s {r['cpu']:6.2f} CPU-s {r['peak']:7.1f} MB  exit {r['code']}  "
-                  f"{'ok ' if within else 'BAD'}  {r['first']}", flush=True)
-            for p in r["problems"]:
-                print(f"{'':34s}- {p}", flush=True)
-    finally:
-        if not args.keep:
-            shutil.rmtree(base, ignore_errors=True)
-    print(f"{ok}/{len(names)} unseen cases within {f.LIMIT_SECONDS:g} s ({'CPU' if args.cpu_time else 'wall'} time) "
-          f"and {f.LIMIT_MB:g} MB with exit 0 or 1, no leak, nothing read outside the tree, the expected finding's line")
-    return 0 if ok == len(names) else 1
+    return f.run_cli(__doc__.split("\n\n")[0], unseen_cases, "unseen", UNSEEN_CHILD)
 
 
 if __name__ == "__main__":
