@@ -24,7 +24,7 @@ CAUSES: dict[str, tuple[str, str]] = {
         "select the nodes with a node selector on `nvidia.com/gpu.product` (or an instance-type label)"),
     # AMD servers are selected by the AMD GPU node labeller's label (vramlint.gpus.AMD_LABELS), not NVIDIA's
     "amd-gpu-not-said": (
-        "run on AMD GPUs and do not say their model",
+        "run on AMD GPUs and do not say which AMD GPU",
         "set `gpu:` in .vramlint.yaml or pass --gpu (e.g. --gpu MI300X), or select the nodes with a node selector "
         "on `amd.com/gpu.product-name` (the AMD GPU node labeller's label) or an instance-type label"),
     "gpu-not-in-catalog": (
