@@ -138,3 +138,74 @@ def test_a_ray_serve_application_whose_code_starts_vllm_without_a_model_vramlint
     inv = scan([str(tmp_path / "with-model.yaml")])
     assert [s.model for s in inv.servers] == ["Qwen/Qwen2.5-7B-Instruct"]
     assert not [p for p in inv.problems if "Ray Serve application naming vLLM" in p.message]
+
+
+def test_a_whole_vllm_image_reference_under_a_key_of_the_charts_own(tmp_path):
+    # a subchart's values that name the image under a key of their own (`service.image.version`)
+    values = ("serving:\n  service:\n    image:\n      version: \"vllm/vllm-openai:v0.19.0\"  # pinned\n"
+              "      pullPolicy: IfNotPresent\n  llm:\n    hfModelName: Qwen/Qwen2.5-1.5B-Instruct\n")
+    (tmp_path / "values.yaml").write_text(values)
+    [note] = [p for p in scan([str(tmp_path / "values.yaml")]).problems if p.level == "note"]
+    assert note.line == 4 and "version: \"vllm/vllm-openai:v0.19.0\"" in note.message
+    assert "lint the chart itself" in note.message
+    # a digest is a whole reference too; a bare name, a URL, a stand-in image or a non-vLLM image are not
+    (tmp_path / "values.yaml").write_text("app:\n  runtime: registry.example.test:5000/ml/vllm-rocm@sha256:"
+                                          + "ab" * 32 + "\n")
+    [note] = [p for p in scan([str(tmp_path / "values.yaml")]).problems if p.level == "note"]
+    assert note.line == 2
+    for value in ("vllm", "vllm-openai", "https://docs.vllm.ai/en/latest", "org/mock-vllm:v1", "nginx:1.27",
+                  "vllm/vllm-openai"):
+        (tmp_path / "values.yaml").write_text(f"app:\n  ref: {value}\n  replicas: 1\n")
+        assert [p for p in scan([str(tmp_path / "values.yaml")]).problems if p.level == "note"] == [], value
+
+
+def test_values_of_a_chart_whose_workload_is_a_dependency_not_in_the_files(tmp_path):
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: inference\nversion: 0.2.0\ndependencies:\n  - name: llm-serving\n"
+        "    version: \"0.1.3\"\n    repository: https://charts.example.test\n  - name: common\n"
+        "    version: 2.x.x\n    repository: oci://registry.example.test/charts\n")
+    (chart / "values.yaml").write_text("llm-serving:\n  service:\n    image:\n"
+                                       "      version: vllm/vllm-openai:v0.19.0\n")
+    (chart / "charts" / "common").mkdir(parents=True)
+    (chart / "charts" / "common" / "Chart.yaml").write_text("apiVersion: v2\nname: common\nversion: 2.0.0\n")
+    [note] = [p for p in scan([str(chart)]).problems if p.level == "note"]
+    assert note.line == 4 and note.file.endswith("values.yaml")
+    # the one dependency not unpacked under charts/ is named, as Helm would fetch it
+    assert "its dependency llm-serving 0.1.3 from https://charts.example.test," in note.message
+    assert "common" not in note.message and "helm dependency build" in note.message
+    (chart / "charts" / "llm-serving-0.1.3.tgz").write_bytes(b"\x1f\x8b")
+    [note] = [p for p in scan([str(chart)]).problems if p.level == "note"]
+    assert "llm-serving (packaged as charts/llm-serving-0.1.3.tgz, which vramlint does not unpack)" in note.message
+
+
+_KUBEAI_SETTINGS = (
+    "secrets:\n  huggingface:\n    create: true\nmodelServers:\n  VLLM:\n    images:\n"
+    "      default: \"vllm/vllm-openai:v0.8.3\"\n      cpu: \"substratusai/vllm:v0.6.3.post1-cpu\"\n"
+    "  OLlama:\n    images:\n      default: \"ollama/ollama:latest\"\nresourceProfiles:\n  nvidia-gpu-l4:\n"
+    "    limits:\n      nvidia.com/gpu: \"1\"\nimage:\n  repository: substratusai/kubeai\nreplicaCount: 1\n")
+
+
+def test_an_operators_own_settings_pin_images_for_its_resources_and_are_no_orphan_mention(tmp_path):
+    # KubeAI's chart values: the images KubeAI runs its Models with (read with the Models), no server of their own
+    (tmp_path / "values.yaml").write_text(_KUBEAI_SETTINGS)
+    inv = scan([str(tmp_path / "values.yaml")])
+    assert inv.servers == [] and inv.problems == []
+    # the first chart versions: `gpuImage` / `cpuImage`
+    (tmp_path / "values.yaml").write_text(_KUBEAI_SETTINGS.replace(
+        "    images:\n      default: \"vllm/vllm-openai:v0.8.3\"\n      cpu:", "    gpuImage: \"vllm/vllm-openai:v0.5.5\"\n"
+        "    cpuImage:"))
+    assert scan([str(tmp_path / "values.yaml")]).problems == []
+    # the same keys under a chart of another name, or beside keys KubeAI's values never had, are not KubeAI's
+    (tmp_path / "values.yaml").write_text(_KUBEAI_SETTINGS + "inferenceServer:\n  enabled: true\n")
+    [note] = [p for p in scan([str(tmp_path / "values.yaml")]).problems if p.level == "note"]
+    assert note.line == 7 and "no container running it" in note.message
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: platform\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text(_KUBEAI_SETTINGS)
+    [note] = [p for p in scan([str(chart / "values.yaml")]).problems if p.level == "note"]
+    assert note.line == 7
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: kubeai\nversion: 0.21.0\n")
+    assert scan([str(chart / "values.yaml")]).problems == []

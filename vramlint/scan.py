@@ -466,10 +466,16 @@ def _say_unread_mention(col: _Collector, text: str, display: str, templated: boo
     from vramlint.extract.mentions import first_mention, unread_reason
 
     mention = first_mention(text)
-    if mention is not None:
-        known_values = any(document_kind(doc) == "helm-values" for doc in docs)
-        col.inventory.problems.append(Problem(display, mention.line, 1,
-                                              unread_reason(text, mention, templated, known_values), level="note"))
+    if mention is None:
+        return
+    from vramlint.extract.helm_known import missing_dependencies, operator_configuration
+
+    if any(operator_configuration(doc.data, doc.file) for doc in docs):
+        return  # an operator's own settings (the images it runs its resources with): no server of their own
+    known_values = any(document_kind(doc) == "helm-values" for doc in docs)
+    dependencies = missing_dependencies(docs[0].file) if docs else []
+    col.inventory.problems.append(Problem(display, mention.line, 1, unread_reason(
+        text, mention, templated, known_values, dependencies), level="note"))
 
 
 def _doc_line(doc: Any) -> int | None:

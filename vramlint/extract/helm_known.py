@@ -28,6 +28,10 @@ shapes are not used for that chart's values (each values file is extracted once)
 - A generic container-like block at the top level (`image`, `command`, `args`/`extraArgs`, `env`, `resources`,
   `nodeSelector`) with a vLLM image or vLLM arguments.
 
+The chart that installs an operator vramlint reads by its own resources (KubeAI's `modelServers.<engine>.images`,
+the images KubeAI runs its Models with) deploys no vLLM server itself: `operator_configuration` recognises its
+values, so a scan does not call their image references orphans.
+
 A chart is recognised by evidence, never by one key: the values must have the chart's shape as a whole (every
 top-level key is one the chart's own values.yaml has, or a common Helm key), and when a Chart.yaml sits above
 the values file its `name` must be the chart's. An overlay of another chart that happens to share a key (a
@@ -114,6 +118,40 @@ _CHARTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         "livenessProbe", "readinessProbe", "startupProbe", "nodeSelector", "accelDevice", "autoscaling",
         "updateStrategy", "env", "tdxEnabled"})),
 }
+# Charts that install an operator vramlint reads by its own resources: their values pin the images the operator
+# runs those resources with (read by that operator's extractor), and deploy no vLLM server themselves.
+# shape -> (names its Chart.yaml gives it, the top-level keys of every version of its values.yaml).
+_OPERATOR_CHARTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # substratusai/kubeai charts/kubeai (`name: kubeai`), every values.yaml to 2f32ef4: `modelServers.<engine>
+    # .images.<name>` (`.gpuImage` in the first ones) is the image a Model runs with (vramlint.extract.kubeai
+    # reads it for the Models scanned)
+    "kubeai": (frozenset({"kubeai"}), frozenset({
+        "crds", "secrets", "modelServers", "modelLoading", "modelLoaders", "modelServerPods", "modelRollouts",
+        "metrics", "resourceProfiles", "cacheProfiles", "modelAutoscaling", "messaging", "open-webui", "openwebui",
+        "replicaCount", "image", "imagePullSecrets", "nameOverride", "fullnameOverride", "command", "args",
+        "serviceAccount", "modelServiceAccount", "podAnnotations", "podLabels", "podSecurityContext", "env",
+        "securityContext", "service", "ingress", "resources", "livenessProbe", "readinessProbe", "autoscaling",
+        "volumes", "volumeMounts", "nodeSelector", "tolerations", "affinity"})),
+}
+
+
+def operator_configuration(data: Any, file: str | None = None) -> str | None:
+    """The operator whose chart values these are (its shape as a whole, confirmed by a Chart.yaml above when there
+    is one), or None: values that configure how an operator runs its resources, not a server of their own."""
+    if not is_map(data) or "kind" in data or "apiVersion" in data:
+        return None
+    servers = data.get("modelServers")
+    # `images: {default: ...}` since late 2024, `gpuImage` / `cpuImage` / `image` before
+    if not (is_map(servers) and any(is_map(v) and (is_map(v.get("images")) or any(
+            str(k).lower().endswith("image") for k in v)) for v in servers.values())):
+        return None
+    names, keys = _OPERATOR_CHARTS["kubeai"]
+    chart = chart_name_above(file)
+    if (chart is not None and chart not in names) or not all(k in keys or k in _COMMON_KEYS for k in data):
+        return None
+    return "kubeai"
+
+
 _ENV_STYLE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Za-z0-9]+)*$")  # LLM_MODEL_ID, OMPI_MCA_btl_vader_...
 _CHART_NAME = re.compile(r"^name:\s*[\"']?([A-Za-z0-9._-]+)", re.MULTILINE)
 
@@ -121,6 +159,14 @@ _CHART_NAME = re.compile(r"^name:\s*[\"']?([A-Za-z0-9._-]+)", re.MULTILINE)
 def chart_name_above(file: str | None, levels: int = 3) -> str | None:
     """The `name` of the Chart.yaml in the values file's directory or up to ``levels`` - 1 parents (values
     overlays often sit in `values/` or `ci/`), or None when there is none or it names nothing."""
+    # a Chart.yaml above the scanned folder is still read (its `name` only): a regular file
+    found = _chart_yaml_above(file, levels, check_inside=False)
+    match = _CHART_NAME.search(found[1]) if found else None
+    return match.group(1) if match else None
+
+
+def _chart_yaml_above(file: str | None, levels: int, check_inside: bool = True) -> tuple[str, str] | None:
+    """(folder, text) of the first Chart.yaml in the file's folder or its ``levels`` - 1 parents."""
     if not file:
         return None
     import os
@@ -132,15 +178,51 @@ def chart_name_above(file: str | None, levels: int = 3) -> str | None:
         for name in ("Chart.yaml", "Chart.yml"):
             path = os.path.join(directory, name)
             if os.path.isfile(path):
-                # a Chart.yaml above the scanned folder is still read (its `name` only): a regular file
-                text, _skipped = read_text(path, path, check_inside=False)
-                match = _CHART_NAME.search(text or "")
-                return match.group(1) if match else None
+                text, _skipped = read_text(path, path, check_inside=check_inside)
+                return directory, text or ""
         parent = os.path.dirname(directory)
         if parent == directory:
             break
         directory = parent
     return None
+
+
+def missing_dependencies(file: str | None) -> list[str]:
+    """The dependencies that the chart of a values file (its Chart.yaml beside it or in the parent folder, inside
+    the scanned paths) declares but that are not unpacked under its `charts/`: each said as Helm fetches it
+    (`name version from repository`, or `packaged as charts/x.tgz`). Values for such a dependency configure a
+    workload whose templates vramlint cannot see."""
+    import os
+
+    from vramlint.yamlload import load_text
+
+    found = _chart_yaml_above(file, 2)
+    if not found or "dependencies" not in found[1]:
+        return []
+    directory, text = found
+    docs = load_text(text, os.path.join(directory, "Chart.yaml"))[0]
+    deps = docs[0].data.get("dependencies") if docs and is_map(docs[0].data) else None
+    out = []
+    for dep in deps if is_seq(deps) else []:
+        name = scalar_text(dep.get("name")) if is_map(dep) else None
+        if not name or os.path.isfile(os.path.join(directory, "charts", name, "Chart.yaml")):
+            continue
+        version, repo = scalar_text(dep.get("version")), scalar_text(dep.get("repository"))
+        packed = [f for f in _listdir(os.path.join(directory, "charts")) if f.startswith(name) and f.endswith(".tgz")]
+        if packed:
+            out.append(f"{name} (packaged as charts/{packed[0]}, which vramlint does not unpack)")
+        else:
+            out.append(name + (f" {version}" if version else "") + (f" from {repo}" if repo else ""))
+    return out
+
+
+def _listdir(path: str) -> list[str]:
+    import os
+
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
 
 
 def _whole_shape(data: Any, shape: str, chart: str | None) -> bool:

@@ -1,9 +1,11 @@
 """Files that plainly mention vLLM but yield no server: where they mention it and why no server was read, so a
 scan never ends in a silent "No vLLM server found" for them.
 
-Plain mentions: a vLLM image, a vLLM command (`vllm serve`, `python -m vllm.entrypoints...`), an engine or
-backend setting naming vLLM (`engine: vllm`, `backend: vllm`, `backendType: vllm`), or a custom resource of an
-operator kind that mentions vLLM. A file that only names vLLM in prose (a comment, a description) is not one.
+Plain mentions: a vLLM image (under an image key, or a whole image reference under any key), a vLLM command
+(`vllm serve`, `python -m vllm.entrypoints...`), an engine or backend setting naming vLLM (`engine: vllm`,
+`backend: vllm`, `backendType: vllm`), or a custom resource of an operator kind that mentions vLLM. A file that
+only names vLLM in prose (a comment, a description) is not one. The settings of an operator vramlint reads (the
+images KubeAI's chart pins for its Models) are no mention: they deploy no server of their own.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from vramlint.lean_dataclass import dataclass
 _COMMAND = re.compile(r"(?<![\w/.-])(vllm\s+serve\b|-m\s+vllm\.entrypoints\.[\w.]+|vllm\.entrypoints\.openai\.api_server)")
 _IMAGE = re.compile(r"^\s*-?\s*(image|repository|imageName|image_name|newName)\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)",
                     re.IGNORECASE)
+# Any key whose value is a whole image reference (a repository path with a tag or a digest): charts name the image
+# under keys of their own (`service.image.version: vllm/vllm-openai:v0.19.0`); a bare word is not one.
+_KEY_VALUE = re.compile(r"^\s*-?\s*[\w.-]+\s*:\s*[\"']?([^\s\"'#]+?)[\"']?\s*(#.*)?$")
+_FULL_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._-]*(:\d+)?(/[a-z0-9._-]+)+(:[\w][\w.-]{0,127}|@sha256:[0-9a-f]{64})$")
 _ENGINE = re.compile(r"^\s*-?\s*(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:\s*"
                      r"[\"']?(vllm)[\"']?\s*(#.*)?$", re.IGNORECASE)
 # `engine: {type: vllm}` written as a block: `type: vllm` under an engine-like key
@@ -42,7 +48,7 @@ def first_mention(text: str) -> Mention | None:
     """The first line that plainly mentions vLLM (comments skipped), or None."""
     if "vllm" not in text.lower():
         return None
-    from vramlint.cmdline import is_stand_in_image
+    from vramlint.cmdline import is_stand_in_image, is_vllm_image
 
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
@@ -52,6 +58,9 @@ def first_mention(text: str) -> Mention | None:
         code = line.split(" #", 1)[0]
         image = _IMAGE.match(code)
         if image and not is_stand_in_image(image.group(2)):
+            return Mention(number, "a vLLM image", stripped)
+        reference = _KEY_VALUE.match(code)
+        if reference and _FULL_REFERENCE.match(reference.group(1)) and is_vllm_image(reference.group(1)):
             return Mention(number, "a vLLM image", stripped)
         if _COMMAND.search(code):
             return Mention(number, "a vLLM command line", stripped)
@@ -109,9 +118,12 @@ def _under_engine_key(lines: list[str], index: int, indent: int) -> bool:
     return False
 
 
-def unread_reason(text: str, mention: Mention, templated: bool, known_values: bool = False) -> str:
+def unread_reason(text: str, mention: Mention, templated: bool, known_values: bool = False,
+                  dependencies: list[str] | tuple[str, ...] = ()) -> str:
     """Why no server was read from a file that mentions vLLM at ``mention`` (one sentence, with the change that
-    makes it read when there is one). ``known_values``: the file was read as values of a chart vramlint knows."""
+    makes it read when there is one). ``known_values``: the file was read as values of a chart vramlint knows;
+    ``dependencies``: the chart dependencies the values file's Chart.yaml declares that are not in the scanned
+    files (`helm_known.missing_dependencies`)."""
     kinds = _KIND.findall(text)
     objects = []  # (kind, apiVersion) of each YAML document
     for chunk in re.split(r"^---.*$", text, flags=re.MULTILINE):
@@ -149,6 +161,11 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
     if _WORKFLOW.search(text):
         return (f"{where} in a CI workflow or pipeline: commands in its steps are not read as deployments, so the "
                 "server it starts is not checked")
+    if mention.what == "a vLLM image" and dependencies:
+        return (f"{where}, but no container running it was found: these are the values of a chart whose workload "
+                f"comes from its dependenc{'y' if len(dependencies) == 1 else 'ies'} {', '.join(dependencies)}, "
+                "whose templates are not in the scanned files, so the server they configure is not read; render "
+                "it (`helm dependency build && helm template . | vramlint check -`)")
     if mention.what == "a vLLM image":
         return (f"{where}, but no container running it was found: the file's shape is not one vramlint reads "
                 "(a pod spec, a compose service, a known chart's values or operator kind); if it is the values "
