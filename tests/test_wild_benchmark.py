@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import posixpath
 import re
 from pathlib import Path
 
@@ -18,6 +19,20 @@ def _index() -> list[dict[str, str]]:
 
 def _answers() -> dict:
     return yaml.safe_load((WILD / "answers.yaml").read_text())["files"]
+
+
+def _refers_to(referrer: dict[str, str], target: dict[str, str]) -> bool:
+    """``referrer`` names ``target`` by a path relative to its own folder (a compose build context, a Kustomize
+    `resources:` or `patches:` entry), as the file itself or a folder holding it."""
+    base = posixpath.dirname(referrer["path"])
+    text = (WILD / "files" / referrer["saved_file"]).read_text(encoding="utf-8")
+    for word in re.findall(r"[\w./-]+", text):
+        if "/" not in word and word != posixpath.basename(target["path"]):
+            continue
+        resolved = posixpath.normpath(posixpath.join(base, word))
+        if target["path"] == resolved or target["path"].startswith(resolved + "/"):
+            return True
+    return False
 
 
 def test_every_indexed_file_is_saved_with_its_source_and_license():
@@ -38,11 +53,13 @@ def test_every_indexed_file_is_saved_with_its_source_and_license():
         in_chart = [c for c in charts if row["path"].startswith(c + "/")]
         kept = [f"{owner}__{repo}/{c.replace('/', '__')}/{row['path'][len(c) + 1:]}" for c in in_chart]
         # a file that another saved file of the repository names by a relative path (a script a compose file
-        # bind-mounts) keeps the repository's own layout, so the reference resolves inside files/
+        # bind-mounts, a build context, a Kustomize base), or that names one so, keeps the repository's own
+        # layout, so the reference resolves inside files/
         as_in_repo = f"{owner}__{repo}/{row['path']}"
         referenced = as_in_repo != flat and any(
             r["repo"] == row["repo"] and r is not row
-            and ("./" + row["path"]) in (WILD / "files" / r["saved_file"]).read_text(encoding="utf-8")
+            and (("./" + row["path"]) in (WILD / "files" / r["saved_file"]).read_text(encoding="utf-8")
+                 or _refers_to(r, row) or _refers_to(row, r))
             for r in rows)
         assert row["saved_file"] == flat or row["saved_file"] in kept or (
             referenced and row["saved_file"] == as_in_repo), row
