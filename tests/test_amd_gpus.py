@@ -177,4 +177,4 @@ def test_summary_advice_for_an_amd_server_without_its_model_names_the_amd_label(
     assert amd["servers"][0].endswith("amd.yaml:9") and nvidia["servers"][0].endswith("nvidia.yaml:9")
     assert "amd.com/gpu.product-name" in amd["fix"] and "nvidia.com/gpu.product" not in amd["fix"]
     assert "nvidia.com/gpu.product" in nvidia["fix"]
-    assert amd["message"].startswith("1 server runs on AMD GPUs and does not say its model")
+    assert amd["message"].startswith("1 server runs on AMD GPUs and does not say which AMD GPU")

@@ -118,7 +118,7 @@ def singular(what: str) -> str:
 
 
 def _singular(what: str) -> str:
-    for plural, single in (("do not say their", "does not say its"), ("set no", "sets no"), ("name ", "names "),
+    for plural, single in (("do not say their", "does not say its"), ("do not say which", "does not say which"), ("set no", "sets no"), ("name ", "names "),
                            ("load ", "loads "), ("run on", "runs on"), ("where they run", "where it runs"),
                            ("read their settings", "reads its settings")):
         what = what.replace(plural, single, 1)
