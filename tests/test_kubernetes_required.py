@@ -119,3 +119,107 @@ spec:
             - name: cache
 """)
     assert _required(scan([str(template), str(patch), str(custom)]).problems) == []
+
+
+def _refusals(problems):
+    return sorted((p.line, p.message.split(": ")[2].split(" must be ")[0], p.message.split(" must be ")[1].split(",")[0])
+                  for p in problems if "rejects this object" in p.message and " must be " in p.message)
+
+
+def test_pod_spec_fields_of_the_wrong_type_are_refused_once_on_their_line(tmp_path):
+    # shapes the API server's JSON decoding refuses (k8s.io/api/core/v1): each is one error on its own line
+    path = tmp_path / "deploy.yaml"
+    path.write_text("""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      nodeSelector:
+        gpu: true
+      containers:
+        - vllm/vllm-openai:v0.10.2
+        - name: [vllm]
+          image: vllm/vllm-openai:v0.10.2
+          args: ["--model", "Qwen/Qwen2.5-7B-Instruct"]
+          ports: 8000
+          env:
+            - HF_HOME=/data
+            - name: VLLM_PORT
+              value: 8000
+          volumeMounts:
+            - /dev/shm
+          resources:
+            limits:
+              - nvidia.com/gpu: 1
+            requests:
+              nvidia.com/gpu: [1]
+              cpu: "4"
+      volumes: shm
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+spec:
+  jobTemplate: "vllm serve Qwen/Qwen2.5-7B-Instruct"
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: one
+spec:
+  containers: "vllm/vllm-openai:v0.10.2 --model Qwen/Qwen2.5-7B-Instruct"
+""")
+    problems = scan([str(path)]).problems
+    c0, c1 = "spec.template.spec.containers[0]", "spec.template.spec.containers[1]"
+    assert _refusals(problems) == [
+        (_line_of(str(path), "gpu: true"), 'spec.template.spec.nodeSelector.gpu', "a string"),
+        (_line_of(str(path), "- vllm/vllm-openai"), c0, "a container (an object)"),
+        (_line_of(str(path), "name: [vllm]"), f"{c1}.name", "a string"),
+        (_line_of(str(path), "ports: 8000"), f"{c1}.ports", "a list of ports"),
+        (_line_of(str(path), "- HF_HOME"), f"{c1}.env[0]", "a variable (an object)"),
+        (_line_of(str(path), "value: 8000"), f"{c1}.env[1].value", "a string"),
+        (_line_of(str(path), "- /dev/shm"), f"{c1}.volumeMounts[0]", "a volume mount (an object)"),
+        (_line_of(str(path), "- nvidia.com/gpu: 1"), f"{c1}.resources.limits", "an object"),
+        (_line_of(str(path), "nvidia.com/gpu: [1]"), f'{c1}.resources.requests["nvidia.com/gpu"]',
+         "a quantity (a string or a number)"),
+        (_line_of(str(path), "volumes: shm"), "spec.template.spec.volumes", "a list of volumes"),
+        (_line_of(str(path), "jobTemplate:"), "spec.jobTemplate", "an object"),
+        (_line_of(str(path), "containers: \"vllm"), "spec.containers", "a list of containers"),
+    ]
+    assert all(p.level == "error" for p in problems if "rejects this object" in p.message)
+    # the container whose name is a list is refused for its type, not said to lack a name as well
+    assert _required(problems) == []
+    assert "quantities must match the regular expression" in next(
+        p.message for p in problems if '"nvidia.com/gpu"]' in p.message)
+
+
+def test_terraform_templates_convert_scalars_but_not_shapes(tmp_path):
+    # Terraform's kubernetes_manifest converts a number to the string the schema wants; a string cannot become a list
+    path = tmp_path / "vllm.tftpl"
+    path.write_text("""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          args: ["--model", "${model_id}", "--port", 8000]
+          env:
+%{ for key, value in env ~}
+            - name: ${key}
+              value: ${value}
+%{ endfor ~}
+            - name: VLLM_PORT
+              value: 8000
+          volumeMounts: /dev/shm
+""")
+    assert [(line, field) for line, field, _ in _refusals(scan([str(path)]).problems)] == [
+        (_line_of(str(path), "volumeMounts:"), "spec.template.spec.containers[0].volumeMounts")]
