@@ -119,3 +119,53 @@ def test_double_quoting_and_plain_agree(ws):
 def test_token_is_frozen_and_compares_by_text_and_location():
     a = Token("x", Location("f", 1, 1))
     assert a == Token("x", Location("f", 1, 1))
+
+
+# Each: the words after `printf`, read by vramlint with Q="c d" and N=4 set, P unset; the same script is run by
+# bash below, when bash is there, so that the expected words are bash's own.
+BASH_WORDS = [
+    ('${P:-"a b"}', ["a b"]),
+    ("${P:-'a b'}", ["a b"]),
+    ('${P:-x "a b" y}', ["x", "a b", "y"]),
+    ('x${P:-"a b"}y', ["xa by"]),
+    ("x${P:-a b}y", ["xa", "by"]),
+    ('${P:-"$Q" $Q}', ["c d", "c", "d"]),
+    ('${P:-""}', [""]),
+    ("${P:-}", []),
+    ("${P:-a;b}", ["a;b"]),
+    ('${P:+"a b"} ${Q:+"a b"}', ["a b"]),
+    ('"${P:-\'a b\'}"', ["'a b'"]),
+    ('"${P:-x"a b"y}"', ["xa by"]),
+    ('"${P:-\\"a\\"}"', ['"a"']),
+    ("$((2*4)) $(( N * 2 + 1 )) $((-7/2)) $((-7%2)) $(( (1+2)*3 )) $((${N}*$N))", ["8", "9", "-3", "-1", "9", "16"]),
+    ('"x$((1+(2*3)))y"', ["x7y"]),
+]
+
+
+def _bash_words(script):
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        return None
+    out = subprocess.run([bash, "-c", f'Q="c d"; N=4; unset P; printf "%s\\0" {script}'], capture_output=True,
+                         text=True, check=True, env={"PATH": "/usr/bin:/bin"}).stdout
+    return out.split("\0")[:-1] if out else []
+
+
+def test_parameter_defaults_and_arithmetic_give_the_words_bash_gives():
+    for script, expected in BASH_WORDS:
+        from_bash = _bash_words(script)
+        if from_bash is not None and expected:  # printf with no argument still prints once: "" stands for it
+            assert from_bash == expected, (script, from_bash)
+        assert words(split_shell(f"printf {script}", None, env={"Q": "c d", "N": "4"}))[1:] == expected, script
+
+
+def test_arithmetic_the_reader_cannot_evaluate_exactly_is_unknown():
+    # octal and hexadecimal constants, `**`, unknown or non-numeric variables, 64-bit overflow, division by zero,
+    # a syntax error, a command substitution that only looks like arithmetic
+    env = {"R": None, "Q": "c d", "M": "-3"}
+    for expression in ("$((010))", "$((0x10))", "$((2**3))", "$((R+1))", "$((Q))", "$((1-$M))",
+                       "$((9223372036854775807+1))", "$((7/0))", "$((4+))", "$((1)", "$(echo 1)"):
+        assert words(split_shell(f"serve {expression}", None, env=env)) == ["serve", None], expression

@@ -423,9 +423,10 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
 
     def expansion(value: Any, at: int, end: int, split: bool) -> None:
         nonlocal word, expanded
-        if isinstance(value, str):
-            expanded += len(value)
-            if expanded > MAX_EXPANSION_TOTAL or len(value) > MAX_EXPANDED_CHARS:
+        if isinstance(value, (str, _Fields)):
+            size = len(value) if isinstance(value, str) else sum(len(part) for part in value)
+            expanded += size
+            if expanded > MAX_EXPANSION_TOTAL or size > MAX_EXPANDED_CHARS:
                 if _BUDGET_WORDS not in " ".join(problems):
                     problems.append(f"variables expand to more than {MAX_EXPANSION_TOTAL:,} characters in this "
                                     "script (expansion budget): the words they make are not read")
@@ -442,6 +443,19 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
             return
         if not split:
             piece(value, at, end)
+            return
+        if isinstance(value, _Fields):
+            # the words of a default: the first joins the text before it, the last the text after it
+            for k, part in enumerate(value):
+                if k > 0:
+                    finish()
+                if part:
+                    piece(part, at, end)
+                else:  # an empty word written in quotes (`${P:-""}`) is a word
+                    if word is None:
+                        word = _Word(at)
+                    word.started = True
+                    word.end = end
             return
         parts = re.split(r"[ \t\n]+", value)
         for k, part in enumerate(parts):
@@ -490,7 +504,7 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
                         piece(text[j + 1], j, j + 2)
                     j += 2
                 elif ch == "$" or ch == "`":
-                    value, j2 = _expand(text, j, env)
+                    value, j2 = _expand(text, j, env, quoted=True)
                     if value is None and env is None:
                         piece(text[j:j2], j, j2)
                     else:
@@ -546,8 +560,10 @@ _PLAIN_RUN = re.compile(r"[^ \t\n\\'\"$`<>&;|()]+|.", re.DOTALL)
 _QUOTED_RUN = re.compile(r'[^"\\$`]+|.', re.DOTALL)
 
 
-def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, int]:
-    """Expand the `$...`/backquote expression at ``text[i]``: (value | _UNKNOWN | None-if-no-env, end)."""
+def _expand(text: str, i: int, env: dict[str, str | None] | None, quoted: bool = False) -> tuple[Any, int]:
+    """Expand the `$...`/backquote expression at ``text[i]``: (value | _UNKNOWN | None-if-no-env, end). The value
+    of a `${P:-word}` whose word is used, unquoted, is the word's own words (`_Fields`); ``quoted``: inside double
+    quotes or a here-document, where it is one piece of text."""
     n = len(text)
     if text[i] == "`":
         j = text.find("`", i + 1)
@@ -565,7 +581,11 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, 
                 if depth == 0:
                     break
             j += 1
-        return (_UNKNOWN if env is not None else None), min(j + 1, n)
+        if env is None:
+            return None, min(j + 1, n)
+        if text.startswith("((", i + 1) and j < n and text[j - 1] == ")":
+            return _arithmetic(text[i + 3 : j - 1], env), j + 1
+        return _UNKNOWN, min(j + 1, n)
     if nxt == "{":
         j = _brace_end(text, i + 2)
         if j < 0:
@@ -579,7 +599,7 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, 
             return _UNKNOWN, end
         name = m.group(0)
         rest = inner[m.end() :]
-        return _param(name, rest, env), end
+        return _param(name, rest, env, quoted), end
     if nxt.isdigit() or nxt in "@*#?$!-":
         return (_UNKNOWN if env is not None else None), i + 2
     m = _NAME.match(text, i + 1)
@@ -590,10 +610,105 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None) -> tuple[Any, 
     return _param(m.group(0), "", env), m.end()
 
 
+# `$((...))`: integer arithmetic on decimal literals and on variables whose value is one, with + - * / % and
+# parentheses, evaluated as the shell does (intmax_t: 64 bits; division truncates toward zero). Anything else
+# (octal or hex constants, other operators, assignments, a result past 64 bits, a division by zero) is unknown.
+_ARITH_TOKEN = re.compile(r"\s*(?:(\d+)|\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?|([-+*/%()]))")
+_ARITH_MAX_CHARS = 200
+_INT64 = 1 << 63
+
+
+def _arithmetic(expression: str, env: dict[str, str | None]) -> Any:
+    if len(expression) > _ARITH_MAX_CHARS:
+        return _UNKNOWN
+    tokens: list[Any] = []
+    at, n = 0, len(expression)
+    while at < n:
+        if expression[at:].isspace():
+            break
+        m = _ARITH_TOKEN.match(expression, at)
+        if m is None:
+            return _UNKNOWN
+        number, name, op = m.groups()
+        if name is not None:
+            if (m.group(0).lstrip().startswith("${")) != m.group(0).endswith("}"):
+                return _UNKNOWN  # `${N` or `N}`: not a variable as written
+            number = env.get(name)
+            if number is None:
+                return _UNKNOWN
+            number = number.strip()
+            if not number.isascii() or not number.isdigit():
+                return _UNKNOWN  # a value that is itself an expression (a negative number too), or text
+        if number is not None:
+            if len(number) > 1 and number[0] == "0":
+                return _UNKNOWN  # octal (010 is 8), or a 0x hexadecimal constant
+            if len(number) > 19:
+                return _UNKNOWN
+            tokens.append(int(number))
+        else:
+            tokens.append(op)
+        at = m.end()
+    pos = [0]
+
+    def peek() -> Any:
+        return tokens[pos[0]] if pos[0] < len(tokens) else None
+
+    def take() -> Any:
+        pos[0] += 1
+        return tokens[pos[0] - 1]
+
+    def checked(value: int) -> int:
+        if not -_INT64 <= value < _INT64:
+            raise ValueError("past 64 bits")
+        return value
+
+    def unary(depth: int) -> int:
+        if depth > 32:
+            raise ValueError("nested too deeply")
+        tok = take() if peek() is not None else None
+        if tok in ("-", "+"):
+            value = unary(depth + 1)
+            return checked(-value) if tok == "-" else value
+        if tok == "(":
+            value = additive(depth + 1)
+            if take() != ")":
+                raise ValueError("unclosed")
+            return value
+        if isinstance(tok, int):
+            return checked(tok)
+        raise ValueError("no operand")
+
+    def multiplicative(depth: int) -> int:
+        value = unary(depth)
+        while peek() in ("*", "/", "%"):
+            op, right = take(), unary(depth)
+            if op == "*":
+                value = checked(value * right)
+            elif right == 0:
+                raise ValueError("division by zero")
+            else:
+                quotient = abs(value) // abs(right) * (1 if (value < 0) == (right < 0) else -1)
+                value = checked(quotient) if op == "/" else checked(value - right * quotient)
+        return value
+
+    def additive(depth: int) -> int:
+        value = multiplicative(depth)
+        while peek() in ("+", "-"):
+            op, right = take(), multiplicative(depth)
+            value = checked(value + right if op == "+" else value - right)
+        return value
+
+    try:
+        result = additive(0)
+    except (ValueError, IndexError):
+        return _UNKNOWN
+    return str(result) if pos[0] == len(tokens) else _UNKNOWN
+
+
 def shell_parameter(text: str, i: int, env: dict[str, str | None]) -> tuple[str | None, int, str | None]:
     """The shell's expansion of the `$...` at ``text[i]`` with these variables (a name absent is unset, a name
     mapped to None is unknown): (its value, or None when not known; where it ends; the variable it names)."""
-    value, end = _expand(text, i, env)
+    value, end = _expand(text, i, env, quoted=True)
     m = _NAME.match(text, i + 2 if text[i + 1:i + 2] == "{" else i + 1)
     name = m.group(0) if m else None
     return (value if isinstance(value, str) else None), end, name
@@ -633,7 +748,12 @@ def _brace_end(text: str, start: int) -> int:
     return -1
 
 
-def _param(name: str, rest: str, env: dict[str, str | None]) -> Any:
+class _Fields(tuple):
+    """The words an unquoted `${P:-word}` expands to: the shell splits what the word's unquoted expansions give,
+    never what it quotes (`${P:-"a b"}` is one word, `${P:-x "a b" y}` three)."""
+
+
+def _param(name: str, rest: str, env: dict[str, str | None], quoted: bool = False) -> Any:
     present = name in env
     value = env.get(name)
     if not rest:
@@ -642,31 +762,59 @@ def _param(name: str, rest: str, env: dict[str, str | None]) -> Any:
         return value
     for operator in (":-", ":=", "-", "="):
         if rest.startswith(operator):
-            default = rest[len(operator) :]
             if present and value is None:
                 return _UNKNOWN
             use_default = (not present) or (operator.startswith(":") and value == "")
-            if use_default:
-                # the default word may itself reference variables (a few levels deep in real scripts; each
-                # level is read again, so thousands of nested `${X:-${X:-...}}` are not followed)
-                if default.count("${") > MAX_PARAM_NESTING:
-                    return _UNKNOWN
-                if "$" in default:
-                    toks = _lex(default, _Positions(default, None, None, None, None), env, [])
-                    if any(t.text is None for t in toks):
-                        return _UNKNOWN
-                    return " ".join(t.text for t in toks if t.text is not None)
-                return default.strip("'\"")
-            return value
+            return _param_word(rest[len(operator):], env, quoted) if use_default else value
     if rest.startswith(":+") or rest.startswith("+"):
         alt = rest[2:] if rest.startswith(":+") else rest[1:]
         if present and value is None:
             return _UNKNOWN
         is_set = present and (value != "" or not rest.startswith(":"))
-        return alt if is_set else ""
+        return _param_word(alt, env, quoted) if is_set else ""
     if rest.startswith(":?") or rest.startswith("?"):
         return value if present and value is not None else _UNKNOWN
     return _UNKNOWN  # substring/pattern operators: not worth guessing
+
+
+def _param_word(word: str, env: dict[str, str | None], quoted: bool) -> Any:
+    """The value of the word of `${P:-word}` (or `:+word`) when it is used: expanded, its quotes removed, and
+    (unquoted) split into its words as bash does; _UNKNOWN when a part of it is not known."""
+    # the word may itself reference variables (a few levels deep in real scripts; each level is read again, so
+    # thousands of nested `${X:-${X:-...}}` are not followed)
+    if word.count("${") > MAX_PARAM_NESTING:
+        return _UNKNOWN
+    plain = not any(ch in word for ch in "'\"$`\\")  # the common case: nothing to expand or unquote
+    if quoted:
+        if plain or not any(ch in word for ch in "\"$`\\"):
+            return word
+        # inside double quotes (or a here-document) a `"` in the word only quotes, `'` is a character, and
+        # nothing is split: read as one double-quoted string
+        words, _ = _lex_words('"' + _without_double_quotes(word) + '"', env, [])
+    elif plain:
+        return _Fields(part for part in re.split(r"[ \t\n]+", word) if part)
+    else:
+        words, _ = _lex_words(word, env, [])
+    if any(op or text is None or has_unknown_mark(text) for text, _, _, op in words):
+        return _UNKNOWN  # `;`, `|` or `&` in a default are characters there, not operators: not guessed
+    texts = [text for text, _, _, _ in words]
+    return "".join(texts) if quoted else _Fields(texts)
+
+
+def _without_double_quotes(word: str) -> str:
+    """``word`` without its unescaped double quotes (what they quote stays, escapes too)."""
+    out = []
+    k, n = 0, len(word)
+    while k < n:
+        ch = word[k]
+        if ch == "\\" and k + 1 < n:
+            out.append(word[k:k + 2])
+            k += 2
+            continue
+        if ch != '"':
+            out.append(ch)
+        k += 1
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------------------------------------------
