@@ -106,7 +106,17 @@ def check(assessment, ctx):
     if assessment.fleet:
         yield from _fleet(assessment, ctx)
         return
-    budget = assessment.budget
+    yield from _of_budget(assessment, ctx, assessment.budget)
+
+
+def verdict(assessment, ctx, budget):
+    """This rule's findings on ``budget`` (the server's own, or one of a fleet's): `vramlint explain` says
+    "starts" only when there is none, so that it never disagrees with `check`."""
+    return [*_rejected_arguments(assessment, ctx), *_on_every_gpu(assessment, ctx),
+            *_of_budget(assessment, ctx, budget)]
+
+
+def _of_budget(assessment, ctx, budget):
     if budget is None:
         yield from _engine_refusals(assessment, ctx)
     if budget is None or not budget.errors:

@@ -47,7 +47,8 @@ def test_text_shows_the_stages_of_the_budget_in_order(capsys):
     headings = [line[2:] for line in out.splitlines() if line[:3] == "  " + line[2:3] and line[2:3].isdigit()]
     assert headings == [f"{n} {name}" for n, (name, _) in enumerate(STAGES, 1)]
     verdict = out.split("\n  5 verdict\n", 1)[1]
-    assert verdict.startswith("    FAILS [tensor_parallel_size at line 1]: Total number of attention heads (24) must be divisible")
+    assert verdict.startswith("    FAILS [VRL005 at line 1]: vLLM 0.11.0 will not start: Total number of attention heads (24) "
+                              "must be divisible")
 
 
 def test_unresolved_gpu_gives_null_budget(capsys):
@@ -142,3 +143,54 @@ def test_a_fleet_shows_the_budget_on_each_gpu(capsys):
     (server,) = json.loads(out)["servers"]
     assert [b["gpu"] for b in server["fleet"]] == ["L4", "L40S"] and server["budget"]["gpu"] == "L4"
     assert [b["starts"] for b in server["fleet"]] == [False, True]
+
+
+def test_the_verdict_is_vrl005s_a_refused_command_line_does_not_start(capsys, tmp_path):
+    # --block-size 3 is not one of vLLM 0.10.2's choices: its argument parser exits before any memory is sized, so
+    # the budget alone (which fits) must not make explain say "starts"
+    argv = ["--offline", "--gpu", "L4", "--vllm-version", "0.10.2", "--", "vllm", "serve", "Qwen/Qwen2.5-1.5B-Instruct",
+            "--block-size", "3", "--max-model-len", "4096"]
+    code, out = run(capsys, *argv)
+    assert code == 0
+    verdict = out.split(" verdict\n", 1)[1].split("  inputs:", 1)[0]
+    assert "starts: yes" not in verdict
+    assert "FAILS [VRL005 at line 1]: vLLM 0.10.2 will not start: argument --block-size: invalid choice: 3" in verdict
+    _, out = run(capsys, "--format", "json", *argv)
+    (server,) = json.loads(out)["servers"]
+    assert server["budget"]["errors"] == [] and server["verdict"]["starts"] is False
+    assert [r["rule"] for r in server["verdict"]["refusals"]] == ["VRL005"]
+    # the same settings with a block size vLLM accepts start, in both formats
+    argv[argv.index("3")] = "16"
+    _, out = run(capsys, *argv)
+    assert "    starts: yes" in out.split(" verdict\n", 1)[1]
+    _, out = run(capsys, "--format", "json", *argv)
+    assert json.loads(out)["servers"][0]["verdict"] == {"starts": True, "refusals": []}
+
+
+def test_the_verdict_in_a_file_agrees_with_check(capsys, tmp_path):
+    path = tmp_path / "deploy.yaml"
+    path.write_text("""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096",
+                 "--dtype", "float8"]
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+""")
+    _, out = run(capsys, "--offline", "--format", "json", str(path))
+    (server,) = json.loads(out)["servers"]
+    main(["check", "--offline", "--output-format", "json", "--select", "VRL005", str(path)])
+    from_check = [(f["line"], f["message"]) for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert from_check and [(r["line"], r["message"]) for r in server["verdict"]["refusals"]] == from_check
+    assert server["verdict"]["starts"] is False and from_check[0][0] == 14

@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         import json
 
         out = inventory.to_json()
-        out["servers"] = [a.to_json() for a in assessments]
+        out["servers"] = [dict(a.to_json(), verdict=_verdict_json(a)) for a in assessments]
         from vramlint.unchecked import summarise
 
         # why servers have no budget, once per cause with its fix (each server's `unresolved` says its own)
@@ -318,19 +318,53 @@ def _budget_lines(a, b, lines: list[str]) -> None:
                      f"max_model_len only decides how many requests of that length fit ({b.max_concurrency:.2f} at "
                      f"{b.max_model_len} tokens)")
     lines.append(f"  {len(stages) + 1} verdict")
-    if b.starts:
+    refusals = verdict_findings(a, b)
+    if not refusals:
         lines.append("    starts: yes")
-    else:
-        for err in b.errors:
-            where = s.arg_locations.get(err.get("arg") or "")
-            at = f" [{err.get('arg')} at line {where.line}]" if where else (f" [{err.get('arg')}]" if err.get("arg") else "")
-            lines.append(f"    FAILS{at}: {err['message']}")
+    for finding in refusals:
+        said = "FAILS" if finding.level == "error" else "may not start"
+        lines.append(f"    {said} [{finding.rule_id} at line {finding.location.line}]: {finding.message}")
     lines.append("  inputs:")
     lines.extend(f"    {k}: {v}" for k, v in src.items()
                  if k in ("vllm_version", "model", "gpu", "gpu_count", "engine", "block_size", "max_num_seqs",
                           "max_num_batched_tokens", "enable_chunked_prefill", "kv_cache_dtype", "tensor_parallel_size"))
     for note in b.notes + s.notes:
         lines.append(f"  note: {note}")
+
+
+_VERDICT_RULE = "vrl005_will_not_start.py"
+
+
+def verdict_findings(assessment, budget) -> list:
+    """What rule VRL005 says of ``budget`` (the server's, or one of its fleet's), as `check` says it: the verdict's
+    one source. Its configured options do not change whether vLLM starts, so the rule's defaults are used."""
+    from vramlint.rule import RuleContext, builtin_rules_dir, load_rule_file
+
+    module = sys.modules.get(f"vramlint.rules.{_VERDICT_RULE[:-3]}")
+    rule = _VERDICT_CACHE.get("rule")
+    if rule is None or module is None:
+        rule, problems = load_rule_file(builtin_rules_dir() / _VERDICT_RULE, builtin=True)
+        if rule is None:
+            raise RuntimeError("; ".join(problems))
+        _VERDICT_CACHE["rule"] = rule
+        module = sys.modules[f"vramlint.rules.{_VERDICT_RULE[:-3]}"]
+    return module.verdict(assessment, RuleContext().for_rule(rule), budget)
+
+
+_VERDICT_CACHE: dict = {}
+
+
+def _verdict_json(assessment) -> dict:
+    """VRL005's findings on the server (on each GPU a fleet may land on, as `check` folds them)."""
+    if assessment.fleet:
+        found = []
+        for budget in assessment.fleet:
+            found.extend(f for f in verdict_findings(assessment, budget) if f.message not in {g.message for g in found})
+    else:
+        found = verdict_findings(assessment, assessment.budget)
+    return {"starts": not any(f.level == "error" for f in found),
+            "refusals": [{"rule": f.rule_id, "level": f.level, "line": f.location.line, "message": f.message}
+                         for f in found]}
 
 
 def _requirement_lines(a, req, lines: list[str]) -> None:
