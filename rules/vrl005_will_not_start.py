@@ -93,6 +93,7 @@ Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above err
 from __future__ import annotations
 
 from vramlint.rule import arg_location, gib, tokens
+from vramlint.versions import why_no_version
 
 ID = "VRL005"
 NAME = "will-not-start"
@@ -192,7 +193,7 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
             # the image may run an older release, on which this GPU works
             why = (f"{server.assumed_version_source}; the operator release installed is not known"
                    if assessment.version_source == "operator"
-                   else "vramlint's default version; the image tag does not say the version")
+                   else f"vramlint's default version; {why_no_version(server.image)}")
             will_not = f"vLLM {budget.vllm_version} (assumed) will not start"
         headline = f"{prefix}{will_not}: {_short(error, budget) or text}"
         detail = [] if headline.endswith(text) else [text]
@@ -444,7 +445,7 @@ def _rejected_arguments(assessment, ctx):
             # checked against the newest version vramlint knows: the image may run another one
             yield ctx.finding(
                 assessment,
-                f"vLLM {version} (the newest vramlint knows; the image tag does not say the version) will not start: "
+                f"vLLM {version} (the newest vramlint knows; {why_no_version(assessment.server.image)}) will not start: "
                 f"{text}{fix}. Set vllm-version in the configuration to check against yours",
                 location,
                 level="warning",

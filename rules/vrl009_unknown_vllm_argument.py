@@ -8,7 +8,9 @@ and the finding suggests the closest known argument and says which vLLM versions
 removed in a newer version, such as `--disable-log-requests`, is valid for an older image).
 
 When the image tag does not say the version, vramlint checks against its default (newest) version; a flag
-that older versions accept is then a warning, not an error, since the image may run one of them. Set
+that older versions accept is then a warning, not an error, since the image may run one of them. An image pinned
+by a bare digest (`vllm/vllm-openai@sha256:...`) is such an image: the digest names no release and vramlint knows
+no digest's release, so a flag that only some releases refuse stays a warning there too. Set
 `vllm-version` in the configuration to make it exact. vLLM's own images tagged `latest` (`vllm/vllm-openai:latest`)
 run the newest release, so a flag it no longer has is an error there: Kubernetes pulls `:latest` again for each
 new container, and any machine pulling it now gets the newest release.
@@ -67,6 +69,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from vramlint.rule import version_tuple
+from vramlint.versions import why_no_version
 
 ID = "VRL009"
 NAME = "unknown-vllm-argument"
@@ -154,7 +157,7 @@ def check(assessment, ctx):
                 detail=f"{which} does not know the argument {flag}{history}: if the image runs a version without "
                 f"it, vLLM stops at start-up with \"{refusal}\"{hint}. "
                 + ("The file does not say the image, so" if source == "operator" else
-                   "The image tag does not say the version, so")
+                   f"{_capital(why_no_version(server.image))}, so")
                 + " set vllm-version in the configuration to check against yours",
             )
             continue
@@ -166,6 +169,10 @@ def check(assessment, ctx):
             detail=f"{which} does not know the argument {flag}{history}: it stops at start-up with "
             f"\"{refusal}\"{hint}",
         )
+
+
+def _capital(text):
+    return text[:1].upper() + text[1:]
 
 
 def _fix(server, flag, location, suggestion):

@@ -122,3 +122,16 @@ def test_profiler_and_cudagraph_accounting_by_version():
     assert beh("0.6.5", "H100").concurrency == "v0"
     assert beh("0.8.5", "H100").concurrency == "v1-tokens"
     assert beh("0.11.0", "H100").concurrency == "v1-blocks"
+
+
+def test_why_an_image_names_no_release():
+    from vramlint.versions import why_no_version
+
+    digest = "sha256:" + "0f" * 32
+    assert why_no_version(f"vllm/vllm-openai@{digest}") == (
+        "the image is pinned by digest (vllm/vllm-openai@sha256:0f0f0f0f0f0f...), which names no release: vramlint "
+        "knows no digest's release")
+    # a tag before the digest, a port in the registry, no image at all: the tag is what says nothing
+    assert why_no_version(f"vllm/vllm-openai:nightly@{digest}") == "the image tag does not say the version"
+    assert why_no_version(f"registry.example.test:5000/vllm@{digest}").startswith("the image is pinned by digest")
+    assert why_no_version(None) == "the image tag does not say the version"

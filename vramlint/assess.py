@@ -53,7 +53,9 @@ def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     if assumed:
         return assumed, f"operator pin ({server.assumed_version_source or 'the operator pins it'})"
     why = f"default (vLLM {versions.DEFAULT_VERSION}"
-    if server.image:
+    if server.image and "@" in server.image:
+        why += f"; {versions.why_no_version(server.image)}"
+    elif server.image:
         why += f"; the image tag of {server.image} names no version"
     return versions.DEFAULT_VERSION, why + ")"
 

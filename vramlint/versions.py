@@ -155,6 +155,19 @@ def runs_newest_release(image: str | None) -> bool:
     return tag.lower() == "latest" or tag.lower().startswith("latest-")
 
 
+def why_no_version(image: str | None) -> str:
+    """Why the image says no release, in the words a finding uses: a bare digest (``repo@sha256:...``) pins one
+    image but names no release, and vramlint knows no digest's release (registries are not asked, and vLLM's own
+    sources record none); otherwise the tag says none."""
+    if image and isinstance(image, str) and "@" in image:
+        ref, _, digest = image.partition("@")
+        if ":" not in ref.rsplit("/", 1)[-1]:
+            short = digest if len(digest) <= 19 else digest[:19] + "..."
+            return (f"the image is pinned by digest ({ref}@{short}), which names no release: vramlint knows no "
+                    "digest's release")
+    return "the image tag does not say the version"
+
+
 def at_least(key: VersionKey, *target: int) -> bool:
     return key >= tuple(list(target) + [0] * (4 - len(target)))
 

@@ -223,7 +223,9 @@ def _ambiguous_matches(flag: str, version: str | None) -> tuple[str, ...]:
 def closest(flag: str, version: str | None) -> str | None:
     """The known flag most like ``flag`` (for a did-you-mean), or None when nothing is close."""
     flag = normalise(flag.split("=", 1)[0])
-    known = sorted(known_flags(version))
+    # a long option is misspelt as another long one, a short as a short: `-asc` is no spelling of `--task`
+    long = flag.startswith("--")
+    known = sorted(f for f in known_flags(version) if f.startswith("--") == long)
     import difflib  # only for an unknown flag
 
     found = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)

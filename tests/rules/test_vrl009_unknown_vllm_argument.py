@@ -50,3 +50,34 @@ def test_a_prefix_of_several_options_is_said_as_argparse_says_it():
     assert ambiguous_matches("--device", "0.33.0") == ["--device-ids", "--device-memory-utilization"]
     assert ambiguous_matches("--device", "0.9.2") == []  # an option of its own there
     assert ambiguous_matches("--max-model-len", "0.33.0") == []
+
+
+def test_a_flag_only_some_releases_refuse_stays_a_warning_on_a_bare_digest(lint, tmp_path):
+    # a digest pins one image but names no release (vramlint knows no digest's release): --task, accepted by
+    # 0.6.4-0.12.0, may be accepted by the release the digest is
+    fixture = "vrl009/warn_removed_flag_digest.yaml"
+    result = lint(fixture, rule="VRL009")
+    assert result.assessments[0].version_source == "default"
+    [finding] = result.of("VRL009")
+    assert finding.level == "warning" and finding.location.line == line_of(fixture, "--task")
+    assert "pinned by digest (vllm/vllm-openai@sha256:abababababab...), which names no release" in finding.message
+    assert "vLLM 0.6.4 to 0.12.0 accept it" in finding.message
+    assert "did you mean" not in finding.message  # no short option (-asc) offered as a spelling of --task
+    # the tag before the digest names the release it was taken from: then the refusal is certain
+    from rules_harness import FIXTURES, lint_files
+
+    tagged = tmp_path / "tagged_digest.yaml"  # an absolute path: lint_files reads it where it is
+    tagged.write_text((FIXTURES / fixture).read_text().replace("vllm-openai@sha256", "vllm-openai:v0.22.0@sha256"))
+    [finding] = lint_files(str(tagged), rule="VRL009").of("VRL009")
+    assert finding.level == "error" and "vLLM 0.22.0 (from the image tag)" in finding.message
+    # so is a configured version: the user says which release the digest is
+    [finding] = lint_files(fixture, rule="VRL009", version="0.22.0").of("VRL009")
+    assert finding.level == "error"
+
+
+def test_a_long_flag_is_never_offered_a_short_option_as_its_spelling():
+    from vramlint.vllm_args import closest
+
+    assert closest("--task", "0.33.0") is None  # `-asc` was offered: a short option, no spelling of it
+    assert closest("--max-model-length", "0.33.0") == "--max-model-len"
+    assert closest("-tpp", "0.33.0") == "-tp"
