@@ -116,6 +116,30 @@ def test_profile_subtracts_what_the_profiling_run_takes_from_the_requested_memor
     assert round(p.kv_bytes[0] / GiB, 2) == 5.82  # the log: 5.83 GiB
 
 
+def test_profile_sampler_follows_the_top_k_top_p_path_of_each_release():
+    """The profile run samples 256 rows here (the L4 default), while the hidden states of its batch are alive. Up
+    to 0.16 PyTorch sorts the vocabulary (38.2 B per logit, fitted); 0.17 - 0.20 mask top-k/top-p in place with
+    the Triton kernel from 8 rows on (14 B per logit: model-dtype logits, their fp32 copy, softmax probabilities
+    and exponential noise); 0.21+ take FlashInfer on CUDA unless VLLM_USE_FLASHINFER_SAMPLER=0 sends them back
+    to the Triton path."""
+    logits = 256 * 128256
+
+    def activation(version, env=None, **args):
+        cfg, weights = _stages(LLAMA_32_3B, "L4", {"max_model_len": 8192, **args}, version)
+        cfg.env.update(env or {})
+        p = profile_memory(cfg, weights)
+        return p.activation[0] - cfg.max_num_batched_tokens * 3072 * 2, p.sources["activation"]
+
+    assert activation("0.16.0") == (int(logits * 38.2), "estimate: PyTorch sampler on 256 sequences x 128256 vocab")
+    triton, how = activation("0.19.1")
+    assert triton == int(logits * 14.0) and "Triton top-k/top-p kernel on 256 sequences" in how
+    assert activation("0.21.0")[0] == int(logits * 14.5)
+    assert activation("0.21.0", {"VLLM_USE_FLASHINFER_SAMPLER": "0"})[0] == triton
+    # seven rows: below the kernel's eight, apply_top_k_top_p sorts
+    few, how = activation("0.19.1", max_num_seqs=7, max_num_batched_tokens=7)
+    assert few == int(7 * 128256 * 38.2) and how.startswith("estimate: PyTorch sampler on 7")
+
+
 def test_profile_counts_cuda_graphs_from_020_and_honours_kv_cache_memory_bytes():
     cfg, weights = _stages(LLAMA_32_3B, "L4", {"max_model_len": 8192}, "0.20.2")
     assert profile_memory(cfg, weights).cudagraph[0] > 0

@@ -53,6 +53,13 @@ VLLM_SOURCES = (
 # Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
 SAMPLER_BYTES_PER_LOGIT_TORCH = 38.2
 SAMPLER_BYTES_PER_LOGIT_FLASHINFER = 14.5
+# PyTorch-native sampling with the Triton top-k/top-p kernel (0.17+), counted from the source: the model-dtype
+# logits (2 B, held by _dummy_sampler_run), their fp32 copy (4 B, Sampler.forward), the softmax probabilities
+# (4 B, TopKTopPSampler.forward_native) and the exponential noise (4 B, random_sample); the kernel masks the fp32
+# logits in place.
+SAMPLER_BYTES_PER_LOGIT_TRITON = 14.0
+# apply_top_k_top_p takes the Triton kernel from this many rows (``HAS_TRITON and logits.shape[0] >= 8``).
+TRITON_TOPK_TOPP_MIN_ROWS = 8
 # The CUDA context (and cuBLAS / NCCL library state) every process holds before vLLM's first snapshot: at least
 # this much is on the GPU but not in the budget when the profiler does not count it (0.6.5+ / V1 0.9.1+).
 CUDA_CONTEXT_BYTES = int(0.25 * GiB)
@@ -95,14 +102,14 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     piecewise, full = capture_sizes(beh, cfg.max_num_seqs, cfg.max_num_batched_tokens, eager)
     capture: list[int] = []
     capture_nccl: list[int] = []
-    flashinfer = _flashinfer_sampler(beh, key, cfg.env, cfg.image) and cfg.gpu.vendor == "nvidia"
     mnbt = cfg.max_num_batched_tokens
     profile_seqs = min(cfg.max_num_seqs, mnbt)
+    sampler_path = _sampler_path(beh, key, cfg.env, cfg.image, cfg.gpu.vendor, profile_seqs)
     activation: list[int] = []
     cudagraph: list[int] = []
     for index, layers in enumerate(cfg.pp_partition):
         last = index == len(cfg.pp_partition) - 1
-        act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, flashinfer,
+        act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, sampler_path,
                                              dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last)
         activation.append(act)
         graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
@@ -163,7 +170,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
 
 
 def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
-                          flashinfer_sampler: bool, dp: int = 1, expert_parallel: bool = False,
+                          sampler_path: str, dp: int = 1, expert_parallel: bool = False,
                           sampler: bool = True) -> tuple[int, str]:
     """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
 
@@ -179,6 +186,12 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
       (1.41 vs 1.42) and Qwen3-8B-FP8 on V1 (1.40 vs 1.40).
     * With the FlashInfer top-k/top-p sampler (no full sort) the per-logit cost is 14.5 B, from the one log
       that has it (Llama-3.2-1B, V1, S=256: 0.45 GiB).
+    * From 0.17 the PyTorch-native path masks top-k/top-p with a Triton kernel, in place, for 8 or more rows
+      (``apply_top_k_top_p``, vllm/v1/sample/ops/topk_topp_sampler.py and topk_topp_triton.py, read in the
+      0.17.0 - 0.21.0 and 0.28.0 wheels; 0.11 - 0.16 sort): 14 B per logit, counted in
+      SAMPLER_BYTES_PER_LOGIT_TRITON. The kernel's cached row buffer (one fp32 vocab row per SM, at most) is
+      left out: under 0.1 GiB on the GPUs of the catalog.
+    ``sampler_path``: "sort", "flashinfer" or "triton" (:func:`_sampler_path`).
 
     * Data parallel MoE (``dp`` > 1): the naive all-to-all (``NaiveAll2AllManager.dispatch``,
       distributed/device_communicators/all2all.py, the default VLLM_ALL2ALL_BACKEND) multicasts every DP rank's
@@ -213,14 +226,16 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
         per_token = (3 * inter / tp + 2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
         forward = num_tokens * per_token
     forward *= FORWARD_CALIBRATION
-    per_logit = SAMPLER_BYTES_PER_LOGIT_FLASHINFER if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_TORCH
+    per_logit = {"flashinfer": SAMPLER_BYTES_PER_LOGIT_FLASHINFER,
+                 "triton": SAMPLER_BYTES_PER_LOGIT_TRITON}.get(sampler_path, SAMPLER_BYTES_PER_LOGIT_TORCH)
     if not sampler:
         return int(forward), f"forward pass of {num_tokens} tokens"
     sampler_peak = num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
     if forward > sampler_peak:
         return int(forward), f"forward pass of {num_tokens} tokens"
-    kind = "FlashInfer" if flashinfer_sampler else "PyTorch"
-    return int(sampler_peak), f"{kind} sampler on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
+    kind = {"flashinfer": "FlashInfer sampler", "triton": "PyTorch sampler with the Triton top-k/top-p kernel"
+            }.get(sampler_path, "PyTorch sampler")
+    return int(sampler_peak), f"{kind} on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
 
 
 def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1,
@@ -289,6 +304,19 @@ def _flashinfer_sampler(beh: versions.Behavior, key: versions.VersionKey, env: d
     return False
 
 
+def _sampler_path(beh: versions.Behavior, key: versions.VersionKey, env: dict, image: str | None, vendor: str,
+                  rows: int) -> str:
+    """How the profile run's sampler masks top-k/top-p on ``rows`` logit rows: "flashinfer" (CUDA only, see
+    :func:`_flashinfer_sampler`), "triton" (V1 0.17+: ``apply_top_k_top_p`` runs ``apply_top_k_top_p_triton`` when
+    Triton is there and the batch has 8 or more rows, on CUDA and ROCm alike) or "sort" (the full-vocabulary sort
+    of ``apply_top_k_top_p_pytorch``: V0, V1 up to 0.16, and fewer than 8 rows)."""
+    if vendor == "nvidia" and _flashinfer_sampler(beh, key, env, image):
+        return "flashinfer"
+    if beh.engine == "v1" and versions.at_least(key, 0, 17) and rows >= TRITON_TOPK_TOPP_MIN_ROWS:
+        return "triton"
+    return "sort"
+
+
 def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, num_seqs: int, dtype_bytes: int,
                        tp: int) -> tuple[int, int, str]:
     """(buffers, dummy-run peak, how) of an EAGLE head in V1's profiling run.
@@ -301,7 +329,7 @@ def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, n
     like the model's forward pass, over the head's own layers, plus those inputs."""
     hidden = share["hidden"]
     buffers = num_tokens * hidden * dtype_bytes * (2 if versions.at_least(key, 0, 11) else 1)
-    forward, _ = activation_peak_bytes(share["info"], tp, num_tokens, num_seqs, dtype_bytes, False, sampler=False)
+    forward, _ = activation_peak_bytes(share["info"], tp, num_tokens, num_seqs, dtype_bytes, "sort", sampler=False)
     inputs = num_tokens * share["target_hidden"] * dtype_bytes * (3 if share["head"] == "eagle3" else 1)
     run = forward + inputs
     how = (f"{share['head'].upper().replace('EAGLE3', 'EAGLE-3')} head: buffers {buffers / (1 << 20):.0f} MiB, dummy "
