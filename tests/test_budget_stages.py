@@ -1,6 +1,7 @@
 """Each stage of the budget on its own, with numbers from real vLLM start-up logs (vllm-memory.md section 9)."""
 
 import importlib
+import re
 
 from tests.test_budget_worked_examples import LLAMA_31_8B, LLAMA_32_3B
 from vramlint import gpus, versions
@@ -293,3 +294,27 @@ def test_free_memory_check_counts_the_communicators_from_0_11():
         verdict = startup_verdict(cfg, weights, p, plan_kv_cache(cfg, weights, p))
         codes[version] = [e["code"] for e in verdict.errors]
     assert "free-below-requested" not in codes["0.10.2"] and "free-below-requested" in codes["0.11.0"]
+
+
+def test_a_thin_kv_margin_on_027_plus_says_what_a_first_torch_compile_can_take():
+    """From 0.27 the profile counts what stays reserved after it, and a first torch.compile (an empty compile
+    cache) ran inside it in the public 0.28 - 0.29 logs with up to 2.3 GiB less KV cache than vramlint's: not
+    estimated, so said where the KV cache holds one request with less than that to spare."""
+    from vramlint.model import ResolveOptions
+    from vramlint.models import resolve_model
+
+    model, _ = resolve_model("Qwen/Qwen2.5-7B-Instruct", ResolveOptions(allow_network=False))
+    l4 = gpus.lookup("L4")
+
+    def notes(version, **args):
+        b = compute_budget(model, l4, {"max_model_len": 32768, **args}, {}, version, 1)
+        assert b.starts
+        return [n for n in b.notes if "torch.compile cache" in n], b
+
+    thin, b = notes("0.28.0", gpu_memory_utilization=0.8)
+    assert len(thin) == 1 and "VLLM_CACHE_ROOT" in thin[0]
+    spare = float(re.search(r"with (\d+\.\d\d) GiB to spare", thin[0])[1])
+    assert abs(spare - (b.kv_cache_gib - b.one_request_kv_gib)) < 0.01 and spare < 2.3
+    assert notes("0.28.0", gpu_memory_utilization=0.8, enforce_eager=True)[0] == []  # nothing compiled
+    assert notes("0.26.0", gpu_memory_utilization=0.8)[0] == []  # before total_consumed was counted
+    assert notes("0.28.0", gpu_memory_utilization=0.9)[0] == []  # over 2.3 GiB to spare

@@ -17,7 +17,7 @@ from vramlint.budget.configuration import Configuration
 from vramlint.budget.kv_cache import KvCache
 from vramlint.budget.loading import Weights
 from vramlint.budget.profile import CUDA_CONTEXT_BYTES, Profile
-from vramlint.budget.profile_graphs import nccl_graph_cost_measured
+from vramlint.budget.profile_graphs import enforce_eager, nccl_graph_cost_measured
 from vramlint.lean_dataclass import dataclass
 
 VLLM_SOURCES = (
@@ -27,7 +27,15 @@ VLLM_SOURCES = (
     "vllm/v1/core/kv_cache_planning.py (0.3x, --max-model-len auto)",
     "vllm/worker/model_runner.py::capture_model (V0), vllm/v1/worker/gpu_model_runner.py::capture_model (V1): "
     "CUDA graphs captured after initialize_kv_cache (up to 0.17, and 0.18+ without the graph-memory estimate)",
+    "vllm/v1/worker/gpu_worker.py::determine_available_memory wraps profile_run in memory_profiling, whose first "
+    "forward pass compiles the model or loads it from VLLM_CACHE_ROOT/torch_compile_cache; from 0.27 "
+    "vllm/utils/mem_utils.py counts total_consumed + transient_peak_headroom (the first-compile note)",
 )
+
+# The most the KV cache of a public start-up log fell short of vramlint's on a first torch.compile (issue #13,
+# docs/budget.md "Cases that stay off": P47, 0.29.0): what Inductor allocates then is not stated by vLLM's code,
+# so it is said, not subtracted.
+FIRST_COMPILE_SHORTFALL_SEEN = int(2.3 * GiB)
 
 
 @dataclass(kw_only=True)
@@ -72,6 +80,9 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
             })
 
     # ---- start-up verdicts on the KV cache
+    def available(stage: KvCache) -> float:
+        return stage.num_blocks * stage.per_block_pool if num_override else stage.kv_bytes
+
     if beh.engine == "v0":
         if num_blocks <= 0:
             errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
@@ -90,10 +101,6 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
         # every worker checks its own layers against its own memory (get_kv_cache_configs ->
         # check_enough_kv_cache_memory), in rank order: the first that fails raises
         stages = kv.stages or [kv]
-
-        def available(stage: KvCache) -> float:
-            return stage.num_blocks * stage.per_block_pool if num_override else stage.kv_bytes
-
         if any(stage.kv_bytes <= 0 for stage in stages):
             errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
         else:
@@ -122,6 +129,16 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
         capture = _capture_out_of_memory(cfg, weights, profile, kv)
         if capture:
             errors.append(capture)
+    if not errors and beh.engine == "v1" and versions.at_least(key, 0, 27) and not kv_override \
+            and not enforce_eager(cfg.args):
+        stages = kv.stages or [kv]
+        margin = min(available(s) - s.per_request(max_model_len)[0] for s in stages)
+        if margin < FIRST_COMPILE_SHORTFALL_SEEN:
+            notes.append(f"the KV cache holds one {max_model_len}-token request with {max(margin, 0) / GiB:.2f} GiB to "
+                         "spare; on a first start with an empty torch.compile cache the profiling run also holds "
+                         "Inductor's compile-time allocations, up to 2.3 GiB more in public 0.28 - 0.29 start-up logs "
+                         "(not estimated): keep the compile cache (VLLM_CACHE_ROOT, ~/.cache/vllm) on a volume, or "
+                         "leave that much more memory")
     return Verdict(max_model_len=max_model_len, concurrency=concurrency, errors=errors, notes=notes, sources=src)
 
 
