@@ -883,6 +883,8 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     ids_unknown = False
     assumed: list[str] = []  # unset variables whose default placed the devices
     vendor = "nvidia"
+    dri: list[str] = []  # /dev/dri paths passed in (the GPUs' DRM nodes)
+    dri_location: Location | None = None
     for layer in layers:
         deploy = layer.node.get("deploy")
         devices = None
@@ -963,6 +965,10 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                 elif "/dev/kfd" in s:
                     has_gpu, vendor = True, "amd"
                     evidence.append(f"devices: {s}")
+                elif s.split(":", 1)[0].rstrip("/").startswith("/dev/dri"):
+                    dri.append(s.split(":", 1)[0].rstrip("/"))
+                    dri_location = dri_location or value_location(
+                        layer.file, raw_devices, raw_devices.index(item), join_path(layer.path, "devices"))
     nvidia_visible = env.get("NVIDIA_VISIBLE_DEVICES")
     cuda_visible = env.get("CUDA_VISIBLE_DEVICES")
     # A device list from `${VAR:-default}` whose variable the repository does not set is placed by its default,
@@ -976,6 +982,18 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                             "a variable the repository does not set")
     if "HABANA_VISIBLE_DEVICES" in env:
         has_gpu, vendor = True, "intel-gaudi"
+    if dri and not has_gpu and vendor == "nvidia" and "NVIDIA_VISIBLE_DEVICES" not in env:
+        # /dev/dri without /dev/kfd (which ROCm needs) and without an NVIDIA device: Intel GPUs, which vLLM's XPU
+        # platform reaches through Level Zero over these DRM nodes. Each renderD node is one GPU; /dev/dri whole
+        # passes every GPU of the machine.
+        has_gpu, vendor = True, "intel-gpu"
+        evidence.append(f"devices: {', '.join(dict.fromkeys(dri))}")
+        location = location or dri_location
+        nodes = sorted({p.rsplit("/", 1)[-1] for p in dri if re.fullmatch(r"renderD\d+", p.rsplit("/", 1)[-1])})
+        if nodes:
+            device_ids = nodes
+        else:
+            all_gpus = True
     if not has_gpu and "NVIDIA_VISIBLE_DEVICES" not in env:
         return None
     if count is not None and device_ids is None and count <= _MAX_LISTED_DEVICES:
@@ -995,20 +1013,28 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     # ROCm: the ROCr runtime shows the process only the devices ROCR_VISIBLE_DEVICES lists (host indices or
     # UUIDs), numbered from 0 for HIP; HIP_VISIBLE_DEVICES then picks among those, as CUDA_VISIBLE_DEVICES does
     # (vLLM's platforms/rocm.py keeps the two equal and refuses them when they differ).
-    rocm_unknown = False
+    visible_unknown = False
     visible_name = "CUDA_VISIBLE_DEVICES"
     if vendor == "amd":
         rocr = env.get("ROCR_VISIBLE_DEVICES")
         rocr_ids = _ids(rocr)
         if "ROCR_VISIBLE_DEVICES" in env and rocr is None:
-            rocm_unknown = True  # set where it runs (an env_file not in the repository, the shell)
+            visible_unknown = True  # set where it runs (an env_file not in the repository, the shell)
         elif rocr_ids is not None:
             evidence.append(f"ROCR_VISIBLE_DEVICES={rocr}")
             visible = physical = rocr_ids
             location = location or env_locs.get("ROCR_VISIBLE_DEVICES")
         if "CUDA_VISIBLE_DEVICES" not in env and "HIP_VISIBLE_DEVICES" in env:
             cuda_visible, visible_name = env.get("HIP_VISIBLE_DEVICES"), "HIP_VISIBLE_DEVICES"
-            rocm_unknown = rocm_unknown or cuda_visible is None
+            visible_unknown = visible_unknown or cuda_visible is None
+    if vendor == "intel-gpu":
+        masked = _ze_affinity(env, evidence, physical)
+        if masked is None:
+            visible_unknown = True  # set where it runs: which of the GPUs it picks is not known
+        elif masked:
+            visible = physical = masked
+            all_gpus = False
+            location = env_locs.get("ZE_AFFINITY_MASK") or location  # the line that says how many
     cv_ids = _ids(cuda_visible)
     if cv_ids is not None:
         evidence.append(f"{visible_name}={cuda_visible}")
@@ -1022,13 +1048,13 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         n = None  # visible devices come from somewhere we cannot see
     # CUDA_VISIBLE_DEVICES set where it runs: which of the visible devices the engine uses is not known
     cuda_unknown = "CUDA_VISIBLE_DEVICES" in env and cuda_visible is None
-    if cuda_unknown or rocm_unknown or (ids_unknown and physical is None):
+    if cuda_unknown or visible_unknown or (ids_unknown and physical is None):
         n = None
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
                      device_ids=physical)
     if assumed:
         gpu.placement_assumed = ", ".join(f"${{{v}}}" for v in dict.fromkeys(assumed))
-    if cuda_unknown or rocm_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None
+    if cuda_unknown or visible_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None
                         and (physical is None or all_gpus)):
         gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
     elif ids_unknown and physical is None:
@@ -1039,6 +1065,24 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     elif physical is not None:
         gpu.shared_key = ",".join(sorted(physical, key=lambda x: (len(x), x)))
     return gpu
+
+
+def _ze_affinity(env: dict[str, str | None], evidence: list[str], physical: list[str] | None) -> list[str] | None:
+    """The Intel GPUs Level Zero shows the process under ZE_AFFINITY_MASK (`2`, `0,1`, or `0.0,0.1` for tiles
+    of one device): [] when it is not set (all of them), None when it is set where the service runs. A tile list
+    (the mask's sub-device form, meaningful in the COMPOSITE hierarchy) still exposes each root device once."""
+    if "ZE_AFFINITY_MASK" not in env:
+        return []
+    if env.get("ZE_AFFINITY_MASK") is None:
+        return None
+    mask = _ids(env.get("ZE_AFFINITY_MASK"))
+    if not mask:
+        return []
+    evidence.append(f"ZE_AFFINITY_MASK={env['ZE_AFFINITY_MASK']}")
+    roots = list(dict.fromkeys(entry.split(".", 1)[0] for entry in mask))
+    if physical is not None and all(r.isdigit() and int(r) < len(physical) for r in roots):
+        return [physical[int(r)] for r in roots]  # indices among the render nodes passed in
+    return roots
 
 
 _DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-")

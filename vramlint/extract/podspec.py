@@ -33,11 +33,13 @@ IGNORE_ANNOTATION = "vramlint.dev/ignore"
 
 # Resource names of accelerators other than NVIDIA GPUs: recognised so they are never counted as NVIDIA, with the
 # accelerator the name itself says (the device plugins' resource names: habana.ai/gaudi is Intel's Gaudi plugin,
-# aws.amazon.com/neuron* the Neuron plugin, whose devices are Trainium or Inferentia chips); None when the name says
+# gpu.intel.com/i915 and /xe its GPU plugin, named by kernel driver, aws.amazon.com/neuron* the Neuron plugin, whose
+# devices are Trainium or Inferentia chips); None when the name says
 # only the vendor (amd.com/gpu: any Instinct or Radeon; google.com/tpu: the node label says which TPU).
 _VENDOR_RESOURCES = (
     (re.compile(r"^amd\.com/gpu$"), "amd", None),
     (re.compile(r"^habana\.ai/gaudi$"), "intel-gaudi", "Gaudi"),
+    (re.compile(r"^gpu\.intel\.com/(i915|xe)$"), "intel-gpu", None),
     (re.compile(r"^google\.com/tpu$"), "google-tpu", None),
     (re.compile(r"^aws\.amazon\.com/neuron(core|device)?$"), "aws-neuron", "Neuron"),
     (re.compile(r"^huawei\.com/ascend", re.IGNORECASE), "huawei-ascend", None),
