@@ -934,6 +934,13 @@ def is_kserve_hf_image(image: str | None) -> bool:
     return repo.rsplit("/", 1)[-1] in ("huggingfaceserver", "huggingfaceserver-gpu")
 
 
+def is_dynamo_image(image: str | None) -> bool:
+    """NVIDIA Dynamo's runtime images (nvcr.io/nvidia/ai-dynamo/vllm-runtime, ...): vLLM is inside, but their
+    ENTRYPOINT is nvidia_entrypoint.sh with an empty CMD (container/Dockerfile*), so they start no vLLM server
+    by themselves: the DynamoGraphDeployment's component command does (`python3 -m dynamo.vllm` for a worker)."""
+    return "ai-dynamo/" in (image or "").lower()
+
+
 def is_vllm_project_image(image: str | None) -> bool:
     """An image whose entrypoint is vLLM's: its name is `vllm` or `vllm-*` (vllm/vllm-openai, rocm/vllm-dev,
     nvcr.io/nvidia/vllm), not a custom image that merely has vLLM in its name (acme/civo-vllm-docker)."""
@@ -951,6 +958,9 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     texts = [w for w in words if w]
     if not ("vllm" in (image or "").lower() or any("vllm" in w.lower() for w in texts)):
         return None
+    if is_dynamo_image(image) and (not texts or any(
+            texts[k] == "-m" and texts[k + 1].startswith("dynamo.") for k in range(len(texts) - 1))):
+        return None  # Dynamo's frontend, planner or another engine's worker on its image: no vLLM server
     if "vllm" in (image or "").lower() and is_stand_in_image(image):
         return None
     if texts and _basename(texts[0]) in _LOOKALIKE_EXES:
@@ -1005,6 +1015,10 @@ _SHELL_KEYWORDS = {"then", "do", "else", "elif", "{", "!", "if", "while", "until
 _VLLM_MODULES = {
     "vllm.entrypoints.openai.api_server": "openai.api_server",
     "vllm.entrypoints.api_server": "api_server",
+    # NVIDIA Dynamo's vLLM worker (ai-dynamo/dynamo components/src/dynamo/vllm/args.py): Dynamo's own argparse
+    # takes its options (parse_known_args), then a FlexibleArgumentParser with AsyncEngineArgs.add_cli_args parses
+    # the rest, so vLLM's engine arguments, `--model` a flag (no positional model)
+    "dynamo.vllm": "dynamo.vllm",
 }
 _LOOKALIKE_EXES = {"text-generation-launcher", "sglang", "trtllm-serve", "tritonserver", "ollama", "lmdeploy",
                    "llama-server", "sleep", "tail", "infinity_emb"}
@@ -1044,7 +1058,9 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     version = version or version_from_image(image)
     found: _Found | None = None
     not_a_program = None
-    if command and command[0].text and command[0].text.startswith("-") and is_vllm_image(image):
+    # the image's own entrypoint runs vLLM's server: not for Dynamo's images, whose entrypoint runs nothing
+    own_entrypoint = is_vllm_image(image) and not is_dynamo_image(image)
+    if command and command[0].text and command[0].text.startswith("-") and own_entrypoint:
         # `command` replaces the image's ENTRYPOINT, so its first word is what the runtime executes: an option
         # written there (vLLM's arguments put in `command` instead of `args`) is no program, and the container
         # never starts; the words still say what the author meant vLLM to read
@@ -1054,13 +1070,13 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         found = _search_argv(command + args, dict(env), depth=0)
     elif args:
         first = args[0].text
-        if first == "serve" and is_vllm_image(image):
+        if first == "serve" and own_entrypoint:
             found = _Found("serve", list(args[1:]), {}, {}, args[0].location, [])
         elif first is not None and not first.startswith("-") and _looks_like_command(first):
             found = _search_argv(args, dict(env), depth=0)
         if found is None and is_kserve_hf_image(image) and (first is None or first.startswith("-")):
             found = _Found("huggingfaceserver", list(args), {}, {}, args[0].location, [])
-        if found is None and is_vllm_image(image):
+        if found is None and own_entrypoint:
             if first is not None and (first.startswith("-") or not _looks_like_command(first)):
                 found = _Found("implied", list(args), {}, {}, args[0].location, [])
             elif first is None and any(t.text and t.text.startswith("--") for t in args[1:]):
@@ -1069,7 +1085,7 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
                 found = _Found("implied", list(args), {}, {}, args[0].location, [])
     elif is_kserve_hf_image(image):
         found = _Found("huggingfaceserver", [], {}, {}, None, [])
-    elif is_vllm_image(image):
+    elif own_entrypoint:
         found = _Found("implied", [], {}, {}, None, [])
     if found is None:
         return None
@@ -1104,6 +1120,14 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
                        "file not found in $PATH'",
             "fix": "put these words in `args` (Kubernetes) or compose's `command`, which follow the image's "
                    "entrypoint, and drop `command` (compose: `entrypoint`)"})
+    if found.entry == "dynamo.vllm":
+        # Dynamo's parser takes its own options before vLLM's sees the rest, and they change from release to
+        # release: an option vLLM does not know may be one of them
+        for flag, where in inv.unknown_args.items():
+            line = f"line {where.line}: " if where is not None and where.line else ""
+            inv.unchecked.append(f"{line}{flag} is not a vLLM engine argument: it may be one of Dynamo's own "
+                                 "(its worker reads those first), which vramlint does not check")
+        inv.unknown_args = {}
     if model_from_hf is not None:
         inv.model, inv.model_location = model_from_hf
         inv.entrypoint = "huggingfaceserver"

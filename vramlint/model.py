@@ -227,6 +227,9 @@ class Server:
     # Where vllm_version was read when it is not the image's tag (a Ray runtime_env's `vllm==X`): the version
     # source reports name
     vllm_version_source: str | None = None
+    # The DRA claims its container uses (extract.resource_claims.ClaimUse), until the scan joins them with the
+    # ResourceClaimTemplates and ResourceClaims among the scanned files (then cleared)
+    device_claims: list[Any] = field(default_factory=list)
 
     @property
     def key(self) -> str:

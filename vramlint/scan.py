@@ -326,7 +326,7 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
 
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     if use_prefilter and not prefilter(text):
-        if "ConfigMap" in text or "NodePool" in text or "ComputeClass" in text:
+        if any(kind in text for kind in _JOINED_KINDS):
             col.unparsed.append((display, text))
         return
     from vramlint.extract import shell_scripts
@@ -439,6 +439,10 @@ def _resolve_own_script_refs(records: Any, refs_before: int, configmaps_before: 
         script_refs.resolve_script_refs(now, own, records)
 
 
+# Kinds other documents' servers are completed with, which need not mention vLLM: the prefilter keeps their texts
+_JOINED_KINDS = ("ConfigMap", "NodePool", "ComputeClass", "ResourceClaim")
+
+
 # A stream of this many documents is prefiltered document by document (a 100,000-document file that mentions
 # vLLM once must not be parsed whole).
 MANY_DOCUMENTS = 1000
@@ -455,7 +459,7 @@ def _only_candidate_documents(text: str) -> str:
     out = []
     for begin, end in zip(starts, starts[1:], strict=False):
         chunk = text[begin:end]
-        keep = prefilter(chunk) or any(kind in chunk for kind in ("ConfigMap", "NodePool", "ComputeClass"))
+        keep = prefilter(chunk) or any(kind in chunk for kind in _JOINED_KINDS)
         out.append(chunk if keep else "\n" * chunk.count("\n"))
     return "".join(out)
 
@@ -495,6 +499,7 @@ def _merge(into: Any, rec: Any) -> None:
     into.llmaz.extend(rec.llmaz)
     into.script_refs.extend(rec.script_refs)
     into.node_pools.extend(rec.node_pools)
+    into.device_claims.extend(rec.device_claims)
 
 
 def _join(col: _Collector) -> None:
@@ -531,6 +536,11 @@ def _join(col: _Collector) -> None:
         except Exception as exc:  # noqa: BLE001
             rec.problems.append(internal_problem(*_record_place(rec.llmaz[0]), "joining llmaz Playgrounds with "
                                                  "their models and runtimes", exc))
+    try:  # before the NodePools, whose GPU a claimed device's selector may already say
+        _join_device_claims(col, servers)
+    except Exception as exc:  # noqa: BLE001
+        rec.problems.append(internal_problem(*_record_place((rec.device_claims or [None])[0]),
+                                             "reading the devices of DRA resource claims", exc))
     try:  # before the --config join, which lets the unparsed texts go
         _join_node_pools(col, servers)
     except Exception as exc:  # noqa: BLE001
@@ -554,6 +564,25 @@ def _join(col: _Collector) -> None:
     servers = kept
     col.inventory.servers.extend(servers)
     col.inventory.problems.extend(rec.problems)
+
+
+def _join_device_claims(col: _Collector, servers: list[Server]) -> None:
+    """The accelerators of the DRA claims the pods use (`vramlint.extract.resource_claims`)."""
+    pending = [s for s in servers if s.device_claims]
+    if not pending:
+        return
+    from vramlint.extract.resource_claims import join_device_claims, read_claim_object
+    from vramlint.yamlload import load_text
+
+    claims = list(col.records.device_claims)
+    for display, text in col.unparsed:  # claims do not mention vLLM: the prefilter passed over their files
+        if "ResourceClaim" not in text or "resource.k8s.io/" not in text:
+            continue
+        for doc in load_text(text, display)[0]:
+            claim = read_claim_object(doc, doc.data, "") if hasattr(doc.data, "get") else None
+            if claim is not None:
+                claims.append(claim)
+    join_device_claims(pending, claims)
 
 
 def _join_node_pools(col: _Collector, servers: list[Server]) -> None:

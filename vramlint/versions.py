@@ -82,8 +82,8 @@ _EMBEDDED_VERSION_RE = re.compile(
 )
 # Repositories whose tags follow another project's versioning (NGC's YY.MM, LMCache, Ray), not vLLM's. Neural
 # Magic's nm-vllm numbers its own releases: its 0.3.0 came out in May 2024 (neuralmagic/nm-vllm#241), when vLLM
-# was at 0.4.2.
-_OTHER_VERSIONING_RE = re.compile(r"(^|/)(lmcache|nvidia/vllm|ray-llm|ray-ml|ray|nm-vllm[\w-]*)(:|$|/)",
+# was at 0.4.2. NVIDIA Dynamo's runtime images (nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0) carry Dynamo's release.
+_OTHER_VERSIONING_RE = re.compile(r"(^|/)(lmcache|nvidia/vllm|ray-llm|ray-ml|ray|nm-vllm[\w-]*|ai-dynamo)(:|$|/)",
                                   re.IGNORECASE)
 
 

@@ -144,4 +144,5 @@ def extract_document_records(doc: Any) -> Records:
     for server in servers:
         clear_template_values(server)
     return Records(servers=servers, problems=list(records.problems), configmaps=records.configmaps,
-                   config_refs=records.config_refs, node_pools=records.node_pools)
+                   config_refs=records.config_refs, node_pools=records.node_pools,
+                   device_claims=records.device_claims)

@@ -74,6 +74,13 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         if pool is not None:
             records.node_pools.append(pool)
         return
+    if kind in ("ResourceClaimTemplate", "ResourceClaim") and api.startswith("resource.k8s.io/"):
+        from vramlint.extract.resource_claims import read_claim_object  # the devices of the pods that use it
+
+        claim = read_claim_object(doc, obj, path)
+        if claim is not None:
+            records.device_claims.append(claim)
+        return
     if kind == "ComputeClass" and api.startswith("cloud.google.com/"):
         from vramlint.extract.node_pools import read_compute_class
 

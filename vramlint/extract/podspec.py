@@ -471,6 +471,46 @@ def combine_gpu(resources: GpuRequest | None, scheduling: GpuRequest | None) -> 
     return merged
 
 
+# --- DRA claims ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClaimUse:
+    """A container's `resources.claims` entry, resolved through the pod's `resourceClaims` to what it names."""
+
+    claim: str
+    kind: str
+    source: str
+    request: str | None
+    location: Location | None
+
+
+def read_claim_uses(file: str, podspec: Any, container: Any, cpath: str) -> list[ClaimUse]:
+    """The Dynamic Resource Allocation claims a container uses (`resources.claims`), each with the
+    ResourceClaimTemplate or ResourceClaim its pod's `resourceClaims` entry names (`source:` in v1alpha2)."""
+    resources = container.get("resources") if is_map(container) else None
+    claims = resources.get("claims") if is_map(resources) else None
+    pod_claims = podspec.get("resourceClaims") if is_map(podspec) else None
+    if not is_seq(claims) or not is_seq(pod_claims):
+        return []
+    by_name = {scalar_text(c.get("name")): c for c in pod_claims if is_map(c)}
+    uses = []
+    for i, claim in enumerate(claims):
+        name = scalar_text(claim.get("name")) if is_map(claim) else None
+        entry = by_name.get(name)
+        if not name or entry is None:
+            continue
+        source = entry.get("source") if is_map(entry.get("source")) else entry  # v1alpha2 wraps it in `source`
+        for key, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"),
+                          ("resourceClaimName", "ResourceClaim")):
+            target = scalar_text(source.get(key))
+            if target:
+                where = node_location(file, claim, join_path(join_path(join_path(cpath, "resources"), "claims"), i))
+                uses.append(ClaimUse(name, kind, target, scalar_text(claim.get("request")), where))
+                break
+    return uses
+
+
 # --- env, shm, annotations ------------------------------------------------------------------------------
 
 
@@ -787,6 +827,9 @@ def container_server(
         said = None if is_vllm_project_image(image) else hidden_vllm_command(image, [], server.env)
         if said is not None:  # a custom image: its own entrypoint decides the command line
             extra_problems.append(Problem(file, location.line, location.column, said, level="note"))
+    if getattr(invocation, "entrypoint", None) == "dynamo.vllm":
+        server.notes.append("NVIDIA Dynamo's vLLM worker (python3 -m dynamo.vllm): vLLM's engine arguments after "
+                            "Dynamo's own; its OpenAI server is Dynamo's frontend, not vLLM's")
     if getattr(invocation, "entrypoint", None) == "huggingfaceserver":
         server.notes.append("KServe's Hugging Face server: it serves with vLLM (these arguments) when vLLM supports "
                             "the model's architecture (--backend auto or vllm), else with Transformers")
@@ -798,6 +841,8 @@ def container_server(
     gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, hit.node, hit.path))
     with_node_selection(gpu, file, hit.node, hit.path)
     server.gpu = gpu
+    # DRA claims: joined with their ResourceClaimTemplates once every file is read (extract.resource_claims)
+    server.device_claims = read_claim_uses(file, hit.node, container, cpath)
     server.shm = pod_has_shm(hit.node, container) if shm_known else None
     server.ignore_rules = dict(ctx.ignore_rules)
     if hit.metadata is not None:

@@ -25,3 +25,4 @@ class Records:
     llmaz: list[Any] = field(default_factory=list)  # llmaz.LlmazObject: Playgrounds, OpenModels, BackendRuntimes
     script_refs: list[Any] = field(default_factory=list)  # scripts.ScriptRef: scripts a container runs
     node_pools: list[Any] = field(default_factory=list)  # node_pools.NodePoolRecord: Karpenter NodePools
+    device_claims: list[Any] = field(default_factory=list)  # resource_claims.DeviceClaimRecord: DRA claims

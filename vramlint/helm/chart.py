@@ -476,6 +476,7 @@ class ChartResult:
     config_refs: list[tuple[Any, OutputMap]] = field(default_factory=list)
     configmaps: list[tuple[Any, OutputMap]] = field(default_factory=list)
     node_pools: list[Any] = field(default_factory=list)  # Karpenter NodePools the chart renders
+    device_claims: list[Any] = field(default_factory=list)  # DRA ResourceClaim(Template)s the chart renders
 
 
 def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[str]) -> ChartResult:
@@ -499,6 +500,8 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
             res.configmaps.extend((cm, omap) for cm in records.configmaps)
             for pool in records.node_pools:  # its requirements on the values lines that set them
                 res.node_pools.append(_walk_locations(pool, lambda loc, omap=omap: omap.map(loc)))
+            for claim in records.device_claims:
+                res.device_claims.append(_walk_locations(claim, lambda loc, omap=omap: omap.map(loc)))
             for p in probs:
                 if p.line is not None:
                     loc = omap.map(Location(p.file, p.line, p.column or 1))
@@ -547,8 +550,13 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
         res.config_refs.extend(part.config_refs)
         res.configmaps.extend(part.configmaps)
         res.node_pools.extend(part.node_pools)
+        res.device_claims.extend(part.device_claims)
         reasons.extend(cr.reasons)
     join_chart_configs(res, chart.display)
+    if any(s.device_claims for s in res.servers):
+        from vramlint.extract.resource_claims import join_device_claims
+
+        join_device_claims(res.servers, res.device_claims)
     if res.node_pools:
         from vramlint.extract.node_pools import join_node_pools
 
