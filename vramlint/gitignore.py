@@ -72,6 +72,16 @@ def _spec(path: str, unread: list[tuple[str, str]] | None = None, root: str | No
         return None
 
 
+def _pattern_name(pathspec: Any) -> str:
+    """pathspec 1.x names git's patterns `gitignore` and deprecates `gitwildmatch` (the only name in 0.12, same
+    patterns): the name this pathspec has, so that a newer release that drops the old one keeps working."""
+    try:
+        pathspec.util.lookup_pattern("gitignore")
+    except KeyError:
+        return "gitwildmatch"
+    return "gitignore"
+
+
 def _compiled(pathspec: Any, lines: list[str]) -> Any:
     """One spec, or (when RE2 cannot hold them in one set: 3,000 plain patterns already fail) the lines cut in
     halves, in order, down to 64 lines a part; an error when even those fail."""
@@ -79,7 +89,7 @@ def _compiled(pathspec: Any, lines: list[str]) -> Any:
         # plain last-match-wins: GitIgnoreSpec lets a file pattern (`*`) outrank a later directory pattern
         # (`!*/`) on a folder, which git does not (the walk checks folders and files apart, and does not enter an
         # ignored folder, as git does not)
-        return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+        return pathspec.PathSpec.from_lines(_pattern_name(pathspec), lines)
     except Exception:  # noqa: BLE001 - re2.error "failed to compile Set"
         if len(lines) <= 64:
             raise
