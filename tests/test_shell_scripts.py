@@ -125,3 +125,20 @@ def test_docker_run_on_amd_gpus_counts_what_rocr_and_hip_visible_devices_leave(t
     assert "ROCR_VISIBLE_DEVICES=4,5,6" in two.evidence and "HIP_VISIBLE_DEVICES=0,2" in two.evidence
     # `-e HIP_VISIBLE_DEVICES` passes the shell's value: how many devices is not known
     assert host.vendor == "amd" and host.count is None and host.device_ids is None
+
+
+def test_a_script_named_beside_its_folder_is_read(tmp_path, capsys):
+    # the folder's walk reads only YAML, so the script named with it was dropped as "read through the folder"
+    from vramlint.cli import main
+
+    script = _write(tmp_path, "serve.sh", """\
+        #!/bin/sh
+        exec vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len 999999999
+        """)
+    _write(tmp_path, "deploy.yaml", "kind: ConfigMap\nmetadata: {name: x}\n")
+    main(["check", str(tmp_path), script, "--offline", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert [(f["file"].rsplit("/", 1)[-1], f["line"]) for f in report["findings"] if f["rule"] == "VRL005"] == [
+        ("serve.sh", 2)]
+    assert report["summary"]["files_scanned"] == 2
+

@@ -88,7 +88,8 @@ def excluded(rel: str, name: str, patterns: list[str]) -> bool:
     return False
 
 
-def _kind_of(name: str) -> str | None:
+def kind_of(name: str) -> str | None:
+    """"yaml" or "template" for a file a folder's walk reads, else None (read only when named)."""
     lower = name.lower()
     if lower.endswith(YAML_EXTENSIONS):
         return "yaml"
@@ -135,7 +136,7 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respec
             if key in seen_files:
                 continue
             seen_files.add(key)
-            out.files.append(FileEntry(shown, path, explicit=True, template=_kind_of(path) == "template"))
+            out.files.append(FileEntry(shown, path, explicit=True, template=kind_of(path) == "template"))
         else:
             out.skipped.append(Skipped(shown, "not a regular file"))
     return out
@@ -204,7 +205,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
                 visited_dirs.add(key)
                 subdirs.append(entry.path)
                 continue
-            kind = _kind_of(name)
+            kind = kind_of(name)
             if kind is None or name in CONFIG_NAMES or (ignored is not None and ignored(entry.path, is_dir=False)):
                 continue
             try:

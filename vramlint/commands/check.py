@@ -202,9 +202,12 @@ def widen_named_paths(paths: list[str]) -> list[str]:
             out.append(widened)
     if not out:  # only a pyproject.toml of another tool: nothing of vramlint's changed
         return []
-    # a file inside a folder that is also scanned is read once, through the folder
+    # a file inside a folder that is also scanned is read once, through the folder, when the folder's walk reads
+    # it (YAML and template files); a launch script named beside its folder is read as named
+    from vramlint.discover import kind_of
+
     folders = [os.path.abspath(p) for p in out if p != "-" and os.path.isdir(p)]
-    return [p for p in out if p == "-" or os.path.isdir(p)
+    return [p for p in out if p == "-" or os.path.isdir(p) or kind_of(os.path.basename(p)) is None
             or not any(os.path.abspath(p).startswith(f + os.sep) for f in folders)]
 
 
