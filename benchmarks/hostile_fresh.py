@@ -556,7 +556,7 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
     env.pop("GITHUB_ACTIONS", None)
     env.pop("GITHUB_STEP_SUMMARY", None)
     reports = {fmt: os.path.join(scratch, f"report.{fmt}") for fmt in FORMATS}
-    cmd = [sys.executable, "-m", "vramlint", "check", ".", "--offline", *extra, "--output-format", "text"]
+    cmd = [sys.executable, "-m", "vramlint", "check", ".", *extra, "--offline", "--output-format", "text"]
     for fmt in FORMATS:
         cmd += ["--output-format", fmt, "--output-file", reports[fmt]]
     before = _snapshot(folder)

@@ -5,7 +5,7 @@
 Each case is written to its own folder in a temporary directory: alias bombs in manifests, values files and
 compose files; a 5,000-digit number; inf/nan flags; a shell variable doubled 40 times; `$(VAR)` expanded
 100,000 times; large but legal inputs (4.9 MB of Deployments, 100,000 tiny documents, 100,000 args, a 1.4 MB
-script of 20,000 commands); and a second round (`more_cases`): deep flow collections, `<<` merge chains, huge
+script of 20,000 commands, a launch script of 200,000 lines); and a second round (`more_cases`): deep flow collections, `<<` merge chains, huge
 anchors, 10 MB one-liners, base64 ConfigMaps, NUL bytes, invalid UTF-8, BOMs, CR line ends, UTF-16/32, symlink
 loops, links to /proc/self/environ, FIFOs, sockets, unreadable files, hostile file names, Helm `tpl`/`include`
 recursion and `.Files.Glob`, a 5 MB values overlay, compose `extends` cycles, a script that runs itself,
@@ -191,6 +191,12 @@ def cases() -> dict[str, dict[str, str]]:
                      for i in range(20_000))
     out["script-1.4MB-20k-commands"] = {"deploy.yaml": script_deployment(
         cmds + "\nexec vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len 4096")}
+    # a launch script named on the command line: 200,000 lines of assignments, quoted expansions, tests and
+    # comments before the one `vllm serve` (read as a script, not YAML)
+    shapes = ('V{i}="value-{i}"', 'echo "step {i}: $V{i}"', "test -n \"$V{i}\" && export V{i}", "# note {i}")
+    script = "\n".join(["#!/bin/sh", "set -e"] + [shapes[i % 4].format(i=i) for i in range(200_000)]
+                       + ['exec vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len 4096 --served-model-name "$V8"'])
+    out["script-200k-lines"] = {"serve.sh": script + "\n", "__paths__": ("paths", ["serve.sh"])}
     out.update(more_cases())
     return out
 
@@ -201,7 +207,8 @@ COMPOSE_HEAD = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n"
 
 def more_cases() -> dict[str, dict[str, Any]]:
     """Hostile inputs of the second round. A file's value is its text, its bytes, or a special entry:
-    ("symlink", target), ("fifo",), ("socket",), ("mode", octal, text), ("args", [extra check arguments])."""
+    ("symlink", target), ("fifo",), ("socket",), ("mode", octal, text), ("args", [extra check arguments]),
+    ("paths", [more paths to check, beside the folder: a file that is not YAML is read only when named])."""
     out: dict[str, dict[str, Any]] = {}
     one = deployment(QWEN)
     # nesting and aliases
@@ -319,6 +326,9 @@ def write_case(folder: str, files: dict[str, Any]) -> list[str]:
         if isinstance(content, tuple) and content[0] == "args":
             extra += content[1]
             continue
+        if isinstance(content, tuple) and content[0] == "paths":
+            extra[:0] = content[1]  # first: the caller puts the extra arguments right after "."
+            continue
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if isinstance(content, tuple):
             kind = content[0]
@@ -374,7 +384,7 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> tup
     os.makedirs(folder, exist_ok=True)
     extra = write_case(folder, files)
     env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT), HF_HUB_OFFLINE="1", HF_TOKEN=SECRET)
-    cmd = [sys.executable, "-m", "vramlint", "check", ".", "--offline", *extra, "--output-format", "json",
+    cmd = [sys.executable, "-m", "vramlint", "check", ".", *extra, "--offline", "--output-format", "json",
            "--output-file", os.path.join(base, f"{name}.json"), "--output-format", "text",
            "--output-format", "github", "--output-file", os.path.join(base, f"{name}.github")]
     out, err, code, seconds = run_timed(cmd, folder, env, timeout)

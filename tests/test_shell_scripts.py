@@ -142,3 +142,18 @@ def test_a_script_named_beside_its_folder_is_read(tmp_path, capsys):
         ("serve.sh", 2)]
     assert report["summary"]["files_scanned"] == 2
 
+
+def test_a_long_launch_script_is_read_in_seconds(tmp_path):
+    # 100,000 lines before the server: each word was placed (a Token with its line) in four readings of the
+    # whole script; now a script is split at most twice and only a command that may start vLLM is placed
+    import time
+
+    shapes = ('V{i}="value-{i}"', 'echo "step {i}: $V{i}"', 'test -n "$V{i}" && export V{i}', "# note {i}")
+    lines = ["#!/bin/sh"] + [shapes[i % 4].format(i=i) for i in range(100_000)]
+    path = _write(tmp_path, "serve.sh", "\n".join(lines + ['exec vllm serve Qwen/Qwen2.5-1.5B-Instruct '
+                                                           '--served-model-name "$V8" --max-model-len 4096']) + "\n")
+    started = time.process_time()
+    [server] = scan([path]).servers
+    assert time.process_time() - started < 5  # CPU time: the neighbours of a shared machine do not count
+    assert server.location.line == len(lines) + 1 and server.args["served_model_name"] == ["value-8"]
+    assert server.args["max_model_len"] == 4096

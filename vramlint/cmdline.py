@@ -334,6 +334,19 @@ def split_shell(text: str, location: Location | None, block: bool = False, *,
     expanded (unquoted expansions are word-split, as the shell does); a variable that is unset or unknown makes
     the word ``None``. Without ``env`` variables are left as written.
     """
+    words, pos = _split_words(text, location, block, env=env, indent=indent, lines=lines, folded=folded,
+                              quoted=quoted, problems=problems, keep_marks=keep_marks)
+    at = pos.at
+    return [Token(value, at(start, end), op=op) for value, start, end, op in words]
+
+
+def _split_words(text: str, location: Location | None, block: bool = False, *,
+                 env: dict[str, str | None] | None = None, indent: int | None = None, lines: Any = None,
+                 folded: bool = False, quoted: bool = False, problems: list[str] | None = None,
+                 keep_marks: bool = False) -> tuple[list[tuple[str | None, int, int, bool]], _Positions]:
+    """``split_shell``'s words as (text, start, end, operator), and what places them (``.at(start, end)``): a
+    megabyte script has hundreds of thousands of words, and a reader that needs the place of a few of them
+    makes a Token for those only."""
     block_style = (">" if folded else "|") if block else None
     pos = _Positions(text, location, block_style, indent, lines, quoted)
     probs = problems if problems is not None else []
@@ -344,7 +357,7 @@ def split_shell(text: str, location: Location | None, block: bool = False, *,
                      "shell line continuations")
         text = re.sub(r"\\ +", " ", text)
         pos.text = text
-    return _lex(text, pos, env, probs, keep_marks)
+    return _lex_tuples(text, env, probs, keep_marks), pos
 
 
 def split_token(token: Token, env: dict[str, str | None] | None = None,
@@ -368,23 +381,37 @@ _BUDGET_WORDS = "expansion budget"
 
 def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems: list[str],
          keep_marks: bool = False) -> list[Token]:
+    at = pos.at
+    return [Token(value, at(start, end), op=op) for value, start, end, op in _lex_tuples(text, env, problems,
+                                                                                        keep_marks)]
+
+
+# The last script longer than _LEXED_MAX_TEXT split, with what it was split with: the same long script is read
+# as written and again with its own assignments, by the script reader and by the command search.
+_LAST_LONG: list[Any] = [None, None]
+
+
+def _lex_tuples(text: str, env: dict[str, str | None] | None, problems: list[str],
+                keep_marks: bool = False) -> list[tuple[str | None, int, int, bool]]:
+    key = (text, None if env is None else frozenset(env.items()), keep_marks)
     if len(text) > _LEXED_MAX_TEXT:
-        words, said = _lex_words(text, env, [], keep_marks)
+        found = _LAST_LONG[1] if _LAST_LONG[0] == key else None
+        if found is None:
+            found = _lex_words(text, env, [], keep_marks)
+            _LAST_LONG[:] = [key, found]
     else:
-        key = (text, None if env is None else frozenset(env.items()), keep_marks)
         found = _LEXED.get(key)
         if found is None:
             found = _lex_words(text, env, [], keep_marks)
             if len(_LEXED) >= _LEXED_MAX_ENTRIES:
                 del _LEXED[next(iter(_LEXED))]
             _LEXED[key] = found
-        words, said = found
+    words, said = found
     for message in said:
         if _BUDGET_WORDS in message and _BUDGET_WORDS in " ".join(problems):
             continue  # said once for the script
         problems.append(message)
-    at = pos.at
-    return [Token(value, at(start, end), op=op) for value, start, end, op in words]
+    return words
 
 
 def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str],
@@ -466,16 +493,30 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
 
     while i < n:
         c = text[i]
-        if c in " \t":
-            finish()
+        if c not in _SPECIAL:
+            j = _PLAIN_RUN.match(text, i).end()  # a run of ordinary characters at once (long scripts)
+            if word is None and (j == n or text[j] in _WORD_ENDS) and not redirect_next:
+                # a whole plain word (most words of a long script): made at once
+                value = text[i:j]
+                if has_unknown_mark(value) and not keep_marks and not _option_with_unknown_value(value) \
+                        and not _assignment_with_unknown_value(value):
+                    value = None
+                out.append((value, i, j, False))
+            else:
+                piece(text[i:j], i, j)
+            i = j
+        elif c in " \t":
+            if word is not None:
+                finish()
             i += 1
         elif c == "\n":
-            finish()
+            if word is not None:
+                finish()
             out.append((";", i, i + 1, True))
             i += 1
         elif c == "#" and word is None:
-            while i < n and text[i] != "\n":
-                i += 1
+            i = text.find("\n", i)
+            i = n if i < 0 else i
         elif c == "\\":
             if i + 1 < n and text[i + 1] == "\n":
                 i += 2  # line continuation
@@ -547,15 +588,16 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
             s = two if two in _OPERATORS else c
             op(s, i)
             i += len(s)
-        else:
-            j = _PLAIN_RUN.match(text, i).end()  # a run of ordinary characters at once (long scripts)
-            piece(text[i:j], i, j)
-            i = j
+        else:  # `#` inside a word
+            piece(c, i, i + 1)
+            i += 1
     finish()
     return out, problems
 
 
 # Characters with no special meaning at that point of a word: taken together, not one at a time.
+_WORD_ENDS = frozenset(" \t\n;|()")
+_SPECIAL = frozenset(" \t\n#\\'\"$`<>&;|()")  # what ends a plain word and is no part of the next (`<`, `>`, `&` may be)
 _PLAIN_RUN = re.compile(r"[^ \t\n\\'\"$`<>&;|()]+|.", re.DOTALL)
 _QUOTED_RUN = re.compile(r'[^"\\$`]+|.', re.DOTALL)
 
@@ -1379,6 +1421,10 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
     return None
 
 
+_QUOTE_SCAN = re.compile(r"[\\'\"#]")
+_DOUBLE_QUOTED_BODY = re.compile(r'(?:[^"\\]+|\\.)*', re.DOTALL)
+
+
 def unterminated_quote(text: str) -> int | None:
     """Index of a quote the shell never finds the end of (it then refuses the whole script), or None.
 
@@ -1387,6 +1433,13 @@ def unterminated_quote(text: str) -> int | None:
     i, n = 0, len(text)
     word_start = True
     while i < n:
+        # the characters up to the next backslash, quote or `#` only decide whether that one starts a word
+        m = _QUOTE_SCAN.search(text, i)
+        if m is None:
+            return None
+        if m.start() > i:
+            word_start = text[m.start() - 1] in " \t\n;&|()"
+            i = m.start()
         c = text[i]
         if c == "\\":
             i += 2
@@ -1406,10 +1459,8 @@ def unterminated_quote(text: str) -> int | None:
             word_start = False
             continue
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            if j >= n:
+            j = _DOUBLE_QUOTED_BODY.match(text, i + 1).end()
+            if j >= n or text[j] != '"':
                 return i
             i = j + 1
             word_start = False
@@ -1450,11 +1501,18 @@ def _script_assignments(raw: list[Token], env: dict[str, str | None],
 
     A value past MAX_EXPANDED_CHARS (a variable doubled again and again) is unknown from there on, and said once
     in ``problems``."""
+    commands = _simple_commands(raw)
+    return _assignments([[t.text for t in cmd] for cmd in commands], env, problems,
+                        lambda k: _where(commands[k][0]))
+
+
+def _assignments(commands: list[list[str | None]], env: dict[str, str | None], problems: list[str] | None,
+                 where: Any) -> dict[str, str | None]:
+    """`_script_assignments` on the words' texts of each simple command; ``where(k)`` says where command k is."""
     assigned: dict[str, str | None] = dict(env)
     total = 0
     depth = 0  # inside if/while/for/case: whether an assignment runs is not known
-    for cmd in _simple_commands(raw):
-        ws = [t.text for t in cmd]
+    for k, ws in enumerate(commands):
         while ws and ws[0] in ("then", "do", "else", "elif", "{", "}", "fi", "done", "esac", "if", "while", "until",
                                "for", "case"):
             if ws[0] in ("if", "while", "until", "for", "case"):
@@ -1464,7 +1522,7 @@ def _script_assignments(raw: list[Token], env: dict[str, str | None],
             ws = ws[1:]
         if ws and ws[0] in ("export", "declare", "readonly", "local"):
             ws = ws[1:]
-        if ws and all(w is not None and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w) for w in ws):
+        if ws and all(w is not None and _ASSIGNED.match(w) for w in ws):
             for w in ws:
                 name, _, val = w.partition("=")
                 if depth:
@@ -1476,7 +1534,7 @@ def _script_assignments(raw: list[Token], env: dict[str, str | None],
                     total += len(val or "")
                     if val is not None and (len(val) > MAX_EXPANDED_CHARS or total > MAX_EXPANSION_TOTAL):
                         if problems is not None and not any("grows past" in p for p in problems):
-                            problems.append(f"{_where(cmd[0])}variable {name} grows past {MAX_EXPANDED_CHARS:,} "
+                            problems.append(f"{where(k)}variable {name} grows past {MAX_EXPANDED_CHARS:,} "
                                             "characters when expanded (expansion budget): its value is not "
                                             "followed from here on")
                         val = None
@@ -1484,24 +1542,50 @@ def _script_assignments(raw: list[Token], env: dict[str, str | None],
     return assigned
 
 
+_ASSIGNED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _command_spans(words: list[tuple[str | None, int, int, bool]]) -> list[tuple[int, int]]:
+    """(first, end) indexes of each simple command in split words (`_simple_commands` without the Tokens)."""
+    spans = []
+    first = 0
+    for k, word in enumerate(words):
+        if word[3]:
+            if k > first:
+                spans.append((first, k))
+            first = k + 1
+    if len(words) > first:
+        spans.append((first, len(words)))
+    return spans
+
+
+def _may_start_a_server(texts: list[str | None]) -> bool:
+    """Whether a simple command may be one `_search_argv` reads as a server start: every start runs vllm, a
+    Python or a shell (each name holds one of these), whatever wrappers come before."""
+    joined = " ".join([t for t in texts if t])
+    return "vllm" in joined or "python" in joined or "pypy" in joined or "sh" in joined
+
+
 def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,
                                     problems: list[str]) -> tuple[_Found | None, dict[str, str | None]]:
     """The script read with the variables it assigns itself before use (and ``env``), and those variables."""
     text = script.text or ""
-    # the words alone first (placing every word costs as much as splitting, on a megabyte script); placed only
-    # when a variable grows too large, to say on which line
-    raw = split_shell(text, None, block=bool(script.block), folded=script.block == ">")
-    grew: list[str] = []
-    assigned = _script_assignments(raw, env, grew)
-    if grew:
-        raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
-                          lines=script.lines, folded=script.block == ">", quoted=script.quoted)
-        assigned = _script_assignments(raw, env, problems)
+    where = {"block": bool(script.block), "indent": script.indent, "lines": script.lines,
+             "folded": script.block == ">", "quoted": script.quoted}
+    # Words, not Tokens: placing every word costs more than splitting, on a megabyte script; a word is placed
+    # only to say where a variable grows too large, or when its command may start the server.
+    assigned = dict(env)
+    if "=" in text:
+        raw, raw_at = _split_words(text, script.location, **where)
+        spans = _command_spans(raw)
+        assigned = _assignments([[w[0] for w in raw[a:b]] for a, b in spans], env, problems,
+                                lambda k: _where(Token(None, raw_at.at(raw[spans[k][0]][1], raw[spans[k][0]][2]))))
     read_problems: list[str] = []
-    tokens = split_shell(text, script.location, block=bool(script.block), env=assigned, indent=script.indent,
-                         lines=script.lines, folded=script.block == ">", quoted=script.quoted,
-                         problems=read_problems)
-    for cmd in _simple_commands(tokens):
+    words, at = _split_words(text, script.location, env=assigned, problems=read_problems, **where)
+    for a, b in _command_spans(words):
+        if not _may_start_a_server([w[0] for w in words[a:b]]):
+            continue
+        cmd = [Token(value, at.at(start, end)) for value, start, end, _ in words[a:b]]
         found = _search_argv(cmd, assigned, depth + 1)
         if found is not None:
             found.problems[:0] = problems + read_problems

@@ -78,23 +78,21 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
     script = scripts.script_token(text, display)
     servers: list[Server] = []
     problems: list[Problem] = []
-    # variables unset where the script is read: `${X:-default}` is its default, `$X` unknown
-    for command in _commands(split_token(script, {})):
-        run = _container_run(command)
-        if run is not None:
-            server = _docker_run_server(run, display, problems)
-            if server is not None:
-                servers.append(server)
-    # the assignments as written: a value taken from the environment (a default included) is not known
-    assigned: dict[str, tuple[str | None, Location | None]] = {}
-    for command in _commands(split_token(script, None)):
-        _note_assignments(command, assigned)
+    # variables unset where the script is read: `${X:-default}` is its default, `$X` unknown; a container run
+    # names its CLI (a name in a variable is not known, and not read)
+    if any(cli in text for cli in _CONTAINER_CLIS):
+        for command in _commands(split_token(script, {})):
+            run = _container_run(command)
+            if run is not None:
+                server = _docker_run_server(run, display, problems)
+                if server is not None:
+                    servers.append(server)
     if not servers:
         start = Location(display, 1, 1)
         inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
                                    None, {})
         if inv is not None:
-            servers.append(_script_server(inv, display, assigned))
+            servers.append(_script_server(inv, display, _devices_assigned(script, inv)))
     if not servers and say_mention and "vllm" in text.lower():
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
@@ -119,6 +117,20 @@ def _words(command: list[Any]) -> list[Any]:
             command[i].text in _PREFIX_WORDS or _ASSIGNMENT.match(command[i].text)):
         i += 1
     return command[i:]
+
+
+def _devices_assigned(script: Any, inv: Any) -> dict[str, tuple[str | None, Location | None]]:
+    """CUDA_VISIBLE_DEVICES as the script assigns it, when the server's own command does not (`_script_server`
+    reads the devices from it): the assignments as written, a value from the environment (a default included)
+    is not known."""
+    from vramlint.cmdline import split_token
+
+    assigned: dict[str, tuple[str | None, Location | None]] = {}
+    if "CUDA_VISIBLE_DEVICES" in inv.env or "CUDA_VISIBLE_DEVICES" not in (script.text or ""):
+        return assigned
+    for command in _commands(split_token(script, None)):
+        _note_assignments(command, assigned)
+    return assigned
 
 
 def _note_assignments(command: list[Any], assigned: dict[str, tuple[str | None, Location | None]]) -> None:
