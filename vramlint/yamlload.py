@@ -1096,13 +1096,42 @@ def node_location(file: str, node: Any, yaml_path: str = "") -> Location | None:
 
 def join_path(base: str, key: Any) -> str:
     """YAML path as the JSON contract writes it: ``spec.template.spec.containers[0].args[3]``."""
-    if isinstance(key, int):
+    if type(key) is str:
+        plain = _PLAIN_KEYS.get(key)
+        if plain is None:
+            letters = key.replace("_", "").replace("-", "")  # a plain name: letters, digits, "_" and "-" only
+            plain = bool(key) and (letters.isalnum() or not letters)
+            if len(_PLAIN_KEYS) < 4096:  # the keys of manifests are few (a bound for a file of random ones)
+                _PLAIN_KEYS[key] = plain
+    elif isinstance(key, int):
         return f"{base}[{key}]"
-    key = str(key)
-    letters = key.replace("_", "").replace("-", "")  # a plain name: letters, digits, "_" and "-" only
-    if key and (letters.isalnum() or not letters):
+    else:
+        key = str(key)
+        letters = key.replace("_", "").replace("-", "")
+        plain = bool(key) and (letters.isalnum() or not letters)
+    if plain:
         return f"{base}.{key}" if base else key
     return f'{base}["{key}"]' if base else f'["{key}"]'
+
+
+_PLAIN_KEYS: dict[str, bool] = {}
+
+
+def lines_mention(lines: list[str] | None, word: str) -> bool:
+    """Whether ``word`` is written anywhere in a file's ``lines`` (True when they are not known). Every document
+    of a file shares its list of lines: the answer is kept for the last file, so a stream of thousands of
+    documents is searched once per word, not once per document."""
+    if lines is None:
+        return True
+    if _MENTIONS[0] is not lines:
+        _MENTIONS[:] = [lines, {}]
+    found = _MENTIONS[1].get(word)
+    if found is None:
+        found = _MENTIONS[1][word] = any(word in line for line in lines)
+    return found
+
+
+_MENTIONS: list[Any] = [None, {}]  # (the lines last asked about, word -> whether they hold it)
 
 
 # --- templates and YAML embedded in strings ---------------------------------------------------------------

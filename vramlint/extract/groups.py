@@ -26,7 +26,7 @@ from typing import Any
 
 from vramlint.extract.podspec import gpu_from_resources, is_map, is_seq, scalar_text, to_int
 from vramlint.model import EngineGroup, GroupMember, Location
-from vramlint.yamlload import MAX_DEPTH, join_path, node_location
+from vramlint.yamlload import MAX_DEPTH, join_path, lines_mention, node_location
 
 OVERWRITE_CMD = "ray.io/overwrite-container-cmd"
 _KUBERAY = "KubeRay ray-operator v1.1+ (GetWorkerGroupDesiredReplicas, rayStartParams num-gpus)"
@@ -43,6 +43,8 @@ def engine_group(doc: Any, obj: Any, path: str) -> EngineGroup | None:
         return None
     if kind == "LeaderWorkerSet":
         return _lws(doc, spec, join_path(path, "spec"))
+    if not lines_mention(getattr(doc, "lines", None), "headGroupSpec"):
+        return None  # no Ray cluster spec written in the file (10,000 Deployments are not each walked for one)
     found = _ray_cluster_spec(obj, path)
     if found is None:
         return None

@@ -21,12 +21,6 @@ _BUILT_IN = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "Replica
                        "Job", "CronJob", "PodTemplate"})
 _GROUPS = {"Deployment": "apps", "StatefulSet": "apps", "DaemonSet": "apps", "ReplicaSet": "apps",
            "Job": "batch", "CronJob": "batch", "LeaderWorkerSet": "leaderworkerset.x-k8s.io"}
-# list key in the pod spec / container -> the fields each entry requires
-_CONTAINER_LISTS = ("containers", "initContainers")
-_REQUIRED = {
-    "volumeMounts": ("name", "mountPath"),
-    "env": ("name",),
-}
 
 
 def _checked_kind(api: str, kind: str) -> bool:
@@ -70,60 +64,38 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
     label = f'{kind}.{group} "{name or ""}"' if group else f'{kind} "{name or ""}"'
     problems: list[Problem] = []
 
-    def missing(node: Any, node_path: str, field: str) -> None:
+    def shown(parts: tuple[Any, ...]) -> str:
+        out = parts[0]  # the path of the pod spec's object, or of a pod spec found by its shape
+        for part in parts[1:]:
+            out = join_path(out, part)
+        return out
+
+    def missing(node: Any, parts: tuple[Any, ...], field: str) -> None:
+        node_path = shown(parts)
         loc = node_location(doc.file, node, node_path) or Location(doc.file, 1, 1)
-        field_path = join_path(node_path[len(path) + 1:] if path and node_path.startswith(path + ".") else node_path,
-                               field)
         problems.append(Problem(doc.file, loc.line, loc.column,
-                                f"the API server rejects this object: {label} is invalid: {field_path}: Required "
-                                "value. Nothing in it is deployed until the field is written"))
+                                f"the API server rejects this object: {label} is invalid: "
+                                f"{join_path(_relative(node_path, path), field)}: Required value. Nothing in it is "
+                                "deployed until the field is written"))
 
-    def patch(node: Any) -> bool:
-        return is_map(node) and any(str(k).startswith("$") for k in node)
-
-    def wrong_type(parent: Any, key: Any, parent_path: str, want: str, refusal: str = "") -> None:
+    def wrong_type(parent: Any, key: Any, parts: tuple[Any, ...], want: str, refusal: str = "") -> None:
         value = parent[key]
-        node_path = join_path(parent_path, key)
+        node_path = shown(parts + (key,))
         loc = value_location(doc.file, parent, key, node_path) or key_location(doc.file, parent, key, node_path) \
             or Location(doc.file, 1, 1)
-        field_path = node_path[len(path) + 1:] if path and node_path.startswith(path + ".") else node_path
         got = _go_type(value)
         refusal = refusal or f"cannot unmarshal {got} into the field"
         problems.append(Problem(doc.file, loc.line, loc.column,
-                                f"the API server rejects this object: {label}: {field_path} must be {want}, not "
-                                f"{got} (kubectl: {refusal}). Nothing in it is deployed until it is written as one"))
+                                f"the API server rejects this object: {label}: {_relative(node_path, path)} must be "
+                                f"{want}, not {got} (kubectl: {refusal}). Nothing in it is deployed until it is "
+                                "written as one"))
 
     pods = _pod_specs(obj, kind, path, wrong_type)
     at_fixed_paths = {id(pod) for pod, _ in pods}
-    pods += [(hit.node, hit.path) for hit in find_podspecs(obj, path) if id(hit.node) not in at_fixed_paths]
+    pods += [(hit.node, (hit.path,)) for hit in find_podspecs(obj, path) if id(hit.node) not in at_fixed_paths]
     scalars_converted = _terraform_template(doc)
-    for pod, pod_path in pods:
-        _check_shape(pod, pod_path, _POD_SPEC, wrong_type, scalars_converted)
-        volumes = pod.get("volumes")
-        if is_seq(volumes):
-            for i, volume in enumerate(volumes):
-                if is_map(volume) and not patch(volume) and _absent(volume.get("name")):
-                    missing(volume, join_path(join_path(pod_path, "volumes"), i), "name")
-        for list_key in _CONTAINER_LISTS:
-            containers = pod.get(list_key)
-            if not is_seq(containers):
-                continue
-            for ci, container in enumerate(containers):
-                if not is_map(container) or patch(container):
-                    continue
-                cpath = join_path(join_path(pod_path, list_key), ci)
-                if _absent(container.get("name")):
-                    missing(container, cpath, "name")
-                for key, fields in _REQUIRED.items():
-                    entries = container.get(key)
-                    if not is_seq(entries):
-                        continue
-                    for ei, entry in enumerate(entries):
-                        if not is_map(entry) or patch(entry):
-                            continue
-                        for field in fields:
-                            if _absent(entry.get(field)):
-                                missing(entry, join_path(join_path(cpath, key), ei), field)
+    for pod, parts in pods:
+        _check_shape(pod, parts, _POD_SPEC, wrong_type, missing, scalars_converted)
     return problems
 
 
@@ -139,23 +111,28 @@ _POD_SPEC_AT = {
 }
 
 
-def _pod_specs(obj: Any, kind: str, path: str, wrong_type: Any) -> list[tuple[Any, str]]:
-    """The pod specs at the places the API server decodes them for ``kind``; an object on the way given as
-    another type is refused there (said through ``wrong_type``), and nothing under it is checked."""
+def _pod_specs(obj: Any, kind: str, path: str, wrong_type: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+    """The pod specs at the places the API server decodes them for ``kind``, with their path as parts (``path``,
+    then keys); an object on the way given as another type is refused there (said through ``wrong_type``), and
+    nothing under it is checked."""
     found = []
     for keys in _POD_SPEC_AT.get(kind, (_TEMPLATE_SPEC,)):
-        node, node_path = obj, path
-        for key in keys:
+        node = obj
+        for depth, key in enumerate(keys):
             child = node.get(key)
             if child is None:
                 break
             if not is_map(child):
-                wrong_type(node, key, node_path, "an object")
+                wrong_type(node, key, (path, *keys[:depth]), "an object")
                 break
-            node, node_path = child, join_path(node_path, key)
+            node = child
         else:
-            found.append((node, node_path))
+            found.append((node, (path, *keys)))
     return found
+
+
+def _relative(node_path: str, base: str) -> str:
+    return node_path[len(base) + 1:] if base and node_path.startswith(base + ".") else node_path
 
 
 # The JSON types the API server decodes a pod spec's fields into (k8s.io/api/core/v1 types.go). A value of another
@@ -165,38 +142,45 @@ def _pod_specs(obj: Any, kind: str, path: str, wrong_type: Any) -> list[tuple[An
 # field -> (what it must be, said as; the shape of what it holds)
 _STRING = "string"
 _QUANTITY = "quantity"
+_REQUIRED_FIELDS = "!required"  # in an object's shape: the fields it must have (`Required value` when absent)
 _RESOURCE_LIST = {"*": ("a quantity (a string or a number)", _QUANTITY)}
 _CONTAINER: dict[str, Any] = {
+    _REQUIRED_FIELDS: ("name",),
     "name": ("a string", _STRING),
     "image": ("a string", _STRING),
     "command": ("a list of strings", [("a string", _STRING)]),
     "args": ("a list of strings", [("a string", _STRING)]),
-    "env": ("a list of variables", [("a variable (an object)", {"name": ("a string", _STRING),
+    "env": ("a list of variables", [("a variable (an object)", {_REQUIRED_FIELDS: ("name",),
+                                                                 "name": ("a string", _STRING),
                                                                  "value": ("a string", _STRING)})]),
     "envFrom": ("a list of sources", [("a source (an object)", {})]),
     "ports": ("a list of ports", [("a port (an object)", {"containerPort": ("an integer", int)})]),
     "volumeMounts": ("a list of volume mounts", [("a volume mount (an object)", {
-        "name": ("a string", _STRING), "mountPath": ("a string", _STRING)})]),
+        _REQUIRED_FIELDS: ("name", "mountPath"), "name": ("a string", _STRING), "mountPath": ("a string", _STRING)})]),
     "resources": ("an object", {"limits": ("an object", _RESOURCE_LIST), "requests": ("an object", _RESOURCE_LIST)}),
 }
 _POD_SPEC: dict[str, Any] = {
     "containers": ("a list of containers", [("a container (an object)", _CONTAINER)]),
     "initContainers": ("a list of containers", [("a container (an object)", _CONTAINER)]),
-    "volumes": ("a list of volumes", [("a volume (an object)", {"name": ("a string", _STRING)})]),
+    "volumes": ("a list of volumes", [("a volume (an object)", {_REQUIRED_FIELDS: ("name",),
+                                                                "name": ("a string", _STRING)})]),
     "nodeSelector": ("an object", {"*": ("a string", _STRING)}),
 }
 # resource.Quantity's own decoder: anything but a string or a number fails its parse
 _QUANTITY_REFUSAL = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
-def _check_shape(node: Any, node_path: str, fields: dict[str, Any], wrong_type: Any,
+def _check_shape(node: Any, parts: tuple[Any, ...], fields: dict[str, Any], wrong_type: Any, missing: Any,
                  scalars_converted: bool = False) -> None:
-    """Each field of the mapping ``node`` against ``fields`` (see _POD_SPEC), depth first; a strategic-merge
-    patch entry (`$patch`, `$setElementOrder`) is completed elsewhere and is not judged. ``scalars_converted``:
-    a scalar of another type is converted (Terraform's), so only an object or a list where the other is wanted,
-    or either where a scalar is, is refused."""
+    """Each field of the mapping ``node`` (at ``parts``) against ``fields`` (see _POD_SPEC), depth first, and the
+    fields it requires; a strategic-merge patch entry (`$patch`, `$setElementOrder`) is completed elsewhere and is
+    not judged. ``scalars_converted``: a scalar of another type is converted (Terraform's), so only an object or
+    a list where the other is wanted, or either where a scalar is, is refused."""
     if any(isinstance(k, str) and k.startswith("$") for k in node):
         return
+    for field in fields.get(_REQUIRED_FIELDS, ()):
+        if _absent(node.get(field)):
+            missing(node, parts, field)
     for key, value in node.items():
         spec = fields.get(key) if isinstance(key, str) else None
         if spec is None:
@@ -205,26 +189,26 @@ def _check_shape(node: Any, node_path: str, fields: dict[str, Any], wrong_type: 
             continue
         want, shape = spec
         if not _fits(value, shape, scalars_converted):
-            wrong_type(node, key, node_path, want, _QUANTITY_REFUSAL if shape is _QUANTITY else "")
-        elif is_map(value):
-            _check_shape(value, join_path(node_path, key), shape, wrong_type, scalars_converted)
-        elif is_seq(value):
+            wrong_type(node, key, parts, want, _QUANTITY_REFUSAL if shape is _QUANTITY else "")
+        elif type(shape) is dict:
+            if value:
+                _check_shape(value, (*parts, key), shape, wrong_type, missing, scalars_converted)
+        elif type(shape) is list:
             item_want, item_shape = shape[0]
-            item_path = join_path(node_path, key)
             for i, item in enumerate(value):
                 if item is None:
                     continue
                 if not _fits(item, item_shape, scalars_converted):
-                    wrong_type(value, i, item_path, item_want)
-                elif is_map(item):
-                    _check_shape(item, join_path(item_path, i), item_shape, wrong_type, scalars_converted)
+                    wrong_type(value, i, (*parts, key), item_want)
+                elif type(item_shape) is dict and (item or _REQUIRED_FIELDS in item_shape):
+                    _check_shape(item, (*parts, key, i), item_shape, wrong_type, missing, scalars_converted)
 
 
 def _fits(value: Any, shape: Any, scalars_converted: bool) -> bool:
-    if isinstance(shape, dict):
-        return is_map(value)
-    if isinstance(shape, list):
-        return is_seq(value)
+    if type(shape) is dict:
+        return isinstance(value, dict)
+    if type(shape) is list:
+        return isinstance(value, list)
     if scalars_converted:
         return not isinstance(value, (dict, list))
     if shape is int:
