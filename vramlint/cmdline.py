@@ -326,16 +326,20 @@ class _Word:
 def split_shell(text: str, location: Location | None, block: bool = False, *,
                 env: dict[str, str | None] | None = None, indent: int | None = None,
                 lines: Any = None, folded: bool = False, quoted: bool = False,
-                problems: list[str] | None = None, keep_marks: bool = False) -> list[Token]:
+                problems: list[str] | None = None, keep_marks: bool = False,
+                sources: list[str] | None = None) -> list[Token]:
     """Split a shell script into words (and control operators, as ``Token(op=True)``).
 
     ``block=True`` when ``text`` is a YAML block scalar whose content starts on the line after ``location``;
     every word then points at its own line. With ``env`` given, ``$VAR``/``${VAR}``/``${VAR:-default}`` are
     expanded (unquoted expansions are word-split, as the shell does); a variable that is unset or unknown makes
-    the word ``None``. Without ``env`` variables are left as written.
+    the word ``None``. Without ``env`` variables are left as written. With ``sources`` given, each word's text
+    as written (quotes included) is appended to it, one per token returned.
     """
     words, pos = _split_words(text, location, block, env=env, indent=indent, lines=lines, folded=folded,
                               quoted=quoted, problems=problems, keep_marks=keep_marks)
+    if sources is not None:
+        sources.extend(pos.text[start:end] for _value, start, end, _op in words)
     at = pos.at
     return [Token(value, at(start, end), op=op) for value, start, end, op in words]
 
@@ -361,12 +365,15 @@ def _split_words(text: str, location: Location | None, block: bool = False, *,
 
 
 def split_token(token: Token, env: dict[str, str | None] | None = None,
-                problems: list[str] | None = None) -> list[Token]:
+                problems: list[str] | None = None, sources: list[str] | None = None) -> list[Token]:
     """``split_shell`` for a Token made by ``yaml_token`` (its block style and indentation are used)."""
     if token.text is None:
+        if sources is not None:
+            sources.append("")
         return [token]
     return split_shell(token.text, token.location, block=bool(token.block), env=env, indent=token.indent,
-                       lines=token.lines, folded=token.block == ">", quoted=token.quoted, problems=problems)
+                       lines=token.lines, folded=token.block == ">", quoted=token.quoted, problems=problems,
+                       sources=sources)
 
 
 # Splits of scripts seen before in this process (a copied manifest, the same entrypoint in many services, a

@@ -22,6 +22,7 @@ from vramlint.cmdline import (
     Token,
     find_vllm_invocation,
     is_vllm_image,
+    split_shell,
     split_token,
     yaml_token,
 )
@@ -833,20 +834,41 @@ def _command_tokens(layers: list[_Layer], key: str, interp: Interpolator) -> lis
         return out
     tok = yaml_token(layer.file, layer.node, key, path, layer.lines)
     # A string command is split by compose (shellwords) with shell-like quoting but no shell: operators stay
-    # words and line breaks are plain spaces (same length, so positions hold). Words are split before they
-    # are interpolated so each keeps the place it was written; a value with spaces becomes several words.
+    # words and line breaks are plain spaces (same length, so positions hold). Compose interpolates the whole
+    # string, then splits it (compose-go types.ShellCommand); here words are split first, so each keeps the
+    # place it was written, and what that order changes is done after: a word written without quotes whose
+    # value is empty is no word (`${ENGINE_ARGS:-}`), one whose value has spaces or quotes is split again.
     if tok.text is not None:
         tok = Token(tok.text.replace("\n", " "), tok.location, tok.block, tok.indent, tok.lines, tok.op, tok.quoted)
     out = []
-    for word in split_token(tok):
-        quoted_spaces = word.text is not None and any(c.isspace() for c in word.text)  # a quoted word
-        word = _interp_token(Token(word.text, word.location), interp)
-        if word.text is not None and not quoted_spaces and UNKNOWN_MARK not in word.text \
-                and any(c.isspace() for c in word.text):
-            out.extend(Token(part, word.location) for part in word.text.split())
+    sources: list[str] = []
+    words = split_token(tok, sources=sources)
+    for word, source in zip(words, sources, strict=True):
+        quoted = _written_quoted(source)
+        expanded = _interp_token(Token(word.text, word.location), interp)
+        text = expanded.text
+        if quoted or text is None or text == word.text or UNKNOWN_MARK in text:
+            out.append(expanded)
+        elif not text.strip():
+            continue
+        elif any(c.isspace() or c in "\"'\\" for c in text):
+            out.extend(Token(part.text, expanded.location) for part in split_shell(text, None))
         else:
-            out.append(word)
+            out.append(expanded)
     return out
+
+
+_INTERPOLATION = re.compile(r"\$\{[^{}]*\}")
+
+
+def _written_quoted(source: str) -> bool:
+    """Whether a word of a string command has quotes of its own: those inside a `${VAR:-default}` are text
+    that compose's shellwords split reads only once the default is in place."""
+    for _ in range(3):  # the nesting compose interpolates (vramlint reads two levels)
+        source, changed = _INTERPOLATION.subn("", source)
+        if not changed:
+            break
+    return '"' in source or "'" in source
 
 
 def _interp_token(tok: Token, interp: Interpolator) -> Token:
