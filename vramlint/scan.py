@@ -304,6 +304,12 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
 def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     import gc
 
+    from vramlint.extract.dockerfile import is_dockerfile_name
+
+    if is_dockerfile_name(display):  # named on the command line: neither YAML nor a script
+        col.inventory.skipped.append(Skipped(display, "a Dockerfile: vramlint reads one through the compose "
+                                                      "`build:` that names it"))
+        return
     col.inventory.files_scanned += 1
     servers_before, problems_before = len(col.records.servers), len(col.inventory.problems)
     # While one file is read the cyclic garbage collector is off: what the file makes lives until the file is done

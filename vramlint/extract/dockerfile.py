@@ -73,6 +73,21 @@ class BuiltImage:
     mentions_vllm: bool = False  # the Dockerfile names vLLM somewhere (a base-image ARG, a pip install)
 
 
+_BUILD_FILE_NAMES = ("dockerfile", "containerfile")  # Docker's default name, and Podman/Buildah's
+
+
+def is_dockerfile_name(display: str) -> bool:
+    """A Dockerfile by its name: `Dockerfile`, `Containerfile`, and the conventions for more than one in a
+    folder, `Dockerfile.dev` and `dev.Dockerfile` (a name ending in a YAML extension is YAML)."""
+    from vramlint.discover import TEMPLATE_EXTENSIONS, YAML_EXTENSIONS
+
+    name = display.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if name.endswith(YAML_EXTENSIONS + TEMPLATE_EXTENSIONS):
+        return False
+    return any(name == base or name.startswith(base + ".") or name.endswith("." + base)
+               for base in _BUILD_FILE_NAMES)
+
+
 def instructions(text: str) -> tuple[list[Instruction], str]:
     """The instructions of a Dockerfile, and its escape character (`# escape=` parser directive)."""
     lines = text.split("\n")
