@@ -7,10 +7,16 @@ is deployed. Checked for the built-in workload kinds (Pod, Deployment, StatefulS
 ReplicationController, Job, CronJob, PodTemplate) and LeaderWorkerSet, whose CRD schema embeds the same
 PodTemplateSpec. Never for a document written with template expressions (a Helm template may add the field
 under a condition) or for a strategic-merge patch (`$patch`), where the object is completed elsewhere.
+
+Also checked there: a resource that cannot be overcommitted (an extended resource such as `nvidia.com/gpu`, any name
+with a domain outside `kubernetes.io/`, and `hugepages-*`) requested with another quantity than its limit, or
+requested with no limit (pkg/apis/core/validation ValidateResourceRequirements, helper.IsOvercommitAllowed).
 """
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from typing import Any
 
 from vramlint.extract.podspec import find_podspecs, is_map, is_seq, scalar_text
@@ -96,7 +102,88 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
     scalars_converted = _terraform_template(doc)
     for pod, parts in pods:
         _check_shape(pod, parts, _POD_SPEC, wrong_type, missing, scalars_converted)
+        # one walk checks the shapes; the quantities of each container's requests and limits are compared here
+        if _patch(pod):
+            continue
+        for list_key in ("containers", "initContainers"):
+            containers = pod.get(list_key)
+            if not is_seq(containers):
+                continue
+            for ci, container in enumerate(containers):
+                if is_map(container) and not _patch(container):
+                    cpath = join_path(join_path(shown(parts), list_key), ci)
+                    problems.extend(_overcommit_problems(doc, container, cpath, path, label, kind == "Pod"))
     return problems
+
+
+def _overcommit_problems(doc: Any, container: Any, cpath: str, path: str, label: str, bare_pod: bool
+                         ) -> list[Problem]:
+    """The API server's refusal of a container that requests a resource it may not overcommit with another
+    quantity than its limit, or with no limit; said on the request's line. A limit with no request is allowed
+    (the request defaults to the limit); quantities vramlint cannot read (a variable) are not judged."""
+    resources = container.get("resources")
+    if not is_map(resources) or any(isinstance(k, str) and k.startswith("$") for k in resources):
+        return []
+    requests, limits = resources.get("requests"), resources.get("limits")
+    if not is_map(requests) or (limits is not None and not is_map(limits)):
+        return []  # a value of the wrong type is refused as that
+    field_path = cpath[len(path) + 1:] if path and cpath.startswith(path + ".") else cpath
+    problems = []
+    for name, requested in requests.items():
+        if not isinstance(name, str) or _overcommit_allowed(name):
+            continue
+        request = _quantity(requested)
+        if request is None:
+            continue
+        rpath = join_path(join_path(join_path(cpath, "resources"), "requests"), name)
+        loc = value_location(doc.file, requests, name, rpath) or Location(doc.file, 1, 1)
+        where = f"{label} is invalid: {field_path}.resources"
+        if is_map(limits) and name in limits:
+            limit = _quantity(limits[name])
+            if limit is None or limit == request:
+                continue
+            problems.append(Problem(doc.file, loc.line, loc.column, (
+                f"the API server rejects this object: {where}.requests[{name}]: Invalid value: "
+                f"\"{scalar_text(requested)}\": must be equal to {name} limit of {scalar_text(limits[name])} "
+                f"({name} cannot be overcommitted). Nothing in it is deployed until requests and limits of {name} "
+                "are written equal (or only the limit: the request defaults to it)")))
+        else:
+            # A bare Pod goes through the LimitRanger admission plugin before it is validated: a LimitRange of its
+            # namespace may give it a default limit. A pod template is validated as written.
+            unless = " unless a LimitRange of its namespace sets a default limit" if bare_pod else ""
+            problems.append(Problem(doc.file, loc.line, loc.column, (
+                f"the API server rejects this object{unless}: {where}.limits: Required value: Limit must be set "
+                f"for non overcommitable resources ({name} is requested, with no limit). Nothing in it is "
+                f"deployed until limits.{name} is written (equal to the request)"), "warning" if bare_pod else "error"))
+    return problems
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """k8s.io/kubernetes pkg/apis/core/helper.IsOvercommitAllowed: native resources (no domain, or in
+    kubernetes.io/) except huge pages."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return native and not name.startswith("hugepages-")
+
+
+_QUANTITY_FORM = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)")
+_QUANTITY_SUFFIX = {"": 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
+                    "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Ki": 2**10, "Mi": 2**20,
+                    "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def _quantity(value: Any) -> Fraction | None:
+    """A resource.Quantity's exact value (`"2"`, `2`, `1000m`, `1Gi`, `1e3`); None when it is not one."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    text = str(value).strip()
+    m = _QUANTITY_FORM.fullmatch(text)
+    if m is None or len(text) > 64:
+        return None
+    number, suffix = Fraction(m.group(1)), m.group(2)
+    if suffix[:1] in ("e", "E"):
+        exponent = int(suffix[1:])
+        return number * Fraction(10) ** exponent if abs(exponent) <= 64 else None
+    return number * _QUANTITY_SUFFIX[suffix]
 
 
 # Where each checked kind holds its pod spec (k8s.io/api: PodSpec, PodTemplateSpec.spec, JobTemplateSpec; the
@@ -176,7 +263,7 @@ def _check_shape(node: Any, parts: tuple[Any, ...], fields: dict[str, Any], wron
     fields it requires; a strategic-merge patch entry (`$patch`, `$setElementOrder`) is completed elsewhere and is
     not judged. ``scalars_converted``: a scalar of another type is converted (Terraform's), so only an object or
     a list where the other is wanted, or either where a scalar is, is refused."""
-    if any(isinstance(k, str) and k.startswith("$") for k in node):
+    if _patch(node):
         return
     for field in fields.get(_REQUIRED_FIELDS, ()):
         if _absent(node.get(field)):
@@ -216,6 +303,11 @@ def _fits(value: Any, shape: Any, scalars_converted: bool) -> bool:
     if shape is _QUANTITY:
         return isinstance(value, (str, int, float)) and not isinstance(value, bool)
     return not isinstance(value, (bool, int, float, dict, list))  # a string (or a date, text to the API server)
+
+
+def _patch(node: Any) -> bool:
+    """A strategic-merge patch entry (`$patch`, `$setElementOrder`): completed elsewhere, not judged."""
+    return any(isinstance(k, str) and k.startswith("$") for k in node)
 
 
 def _absent(value: Any) -> bool:
