@@ -14,7 +14,8 @@ The script runs `vramlint check --offline --output-format json` and `vramlint ex
 over all the files at once (as a user scanning a checkout would), then prints:
 - servers found / expected (required servers of the key; a server is found when a reported server of the same
   file has the key's model, or the key's name when the model is not in the file; the files of one Helm chart, under
-  the folder of its Chart.yaml, count as one file for this), and extra servers;
+  the folder of its Chart.yaml, count as one file for this, and a server the chart renders with a values file kept
+  away from it counts for that file), and extra servers;
 - model right and GPU right (type and count per pod) among the found servers;
 - error precision and recall: an error finding matches an expected error by file, line (+-2) and rule; findings
   on an `uncertain` line are left out of both; error findings near a `not_errors` line are listed apart;
@@ -223,8 +224,16 @@ def main() -> int:
     elapsed = time.monotonic() - started
 
     found_by_file: dict[str, list[dict]] = defaultdict(list)
+    by_basename = {os.path.basename(f): f for f in files}
     for server in check.get("servers", []):
-        found_by_file[norm_path(server["file"])].append(server)
+        # a chart's server rendered with a values file kept away from the chart (`?values=<file>` in its path)
+        # is that values file's deployment
+        variant = (server.get("yaml_path") or "").partition("?values=")[2]
+        away = by_basename.get(variant)
+        if away is not None and chart_root(away) is None:
+            found_by_file[away].append(server)
+        else:
+            found_by_file[norm_path(server["file"])].append(server)
     explain_by_key = {(norm_path(s["file"]), s.get("line"), s.get("name")): s for s in explain.get("servers", [])}
 
     required = found_required = optional_found = extra = 0

@@ -78,7 +78,7 @@ _VLLM_WORDS = ("--max-model-len", "--tensor-parallel-size", "--gpu-memory-utiliz
 
 
 # Keys most charts' values have (helm create's scaffold, Bitnami's common chart): no evidence either way.
-_COMMON_KEYS = frozenset({
+COMMON_KEYS = frozenset({
     "global", "nameOverride", "fullnameOverride", "imagePullSecrets", "podAnnotations", "podLabels",
     "podSecurityContext", "securityContext", "tolerations", "affinity", "serviceAccount", "commonLabels",
     "commonAnnotations", "extraDeploy", "kubeVersion", "clusterDomain",
@@ -147,7 +147,7 @@ def operator_configuration(data: Any, file: str | None = None) -> str | None:
         return None
     names, keys = _OPERATOR_CHARTS["kubeai"]
     chart = chart_name_above(file)
-    if (chart is not None and chart not in names) or not all(k in keys or k in _COMMON_KEYS for k in data):
+    if (chart is not None and chart not in names) or not all(k in keys or k in COMMON_KEYS for k in data):
         return None
     return "kubeai"
 
@@ -231,7 +231,7 @@ def _whole_shape(data: Any, shape: str, chart: str | None) -> bool:
     if chart is not None and chart not in names:
         return False
     env_keys = shape == "opea-vllm"
-    return all(k in keys or k in _COMMON_KEYS or (env_keys and _ENV_STYLE.match(str(k))) for k in data)
+    return all(k in keys or k in COMMON_KEYS or (env_keys and _ENV_STYLE.match(str(k))) for k in data)
 
 
 def detect(data: Any, file: str | None = None) -> str | None:

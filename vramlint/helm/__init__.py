@@ -52,6 +52,7 @@ def extract_charts(
     render: bool = False,
     timeout_s: float = 60.0,
     run_ends: float | None = None,
+    profiles: Iterable[str] = (),
 ) -> tuple[list[Server], list[Problem], list[str]]:
     """Servers deployed by each chart, problems (with file and line), and notes said once per chart.
 
@@ -60,6 +61,8 @@ def extract_charts(
     overlay kept beside it (`values-prod.yaml` ...), as each is a deployment of its own.
     ``render``: render with Helm (helm-python-sdk, else the `helm` binary) when available.
     ``run_ends``: time.monotonic() past which no template is evaluated (the run's time for all its charts).
+    ``profiles``: values files kept away from the chart that have its shape (`hook.plan`), each a deployment of
+    its own like an overlay beside the chart.
     """
     from vramlint.helm.chart import ChartResult, extract_chart
 
@@ -83,7 +86,8 @@ def extract_charts(
         if given:
             variants = [(given, None)]
         else:
-            variants = [([], None)] + [([ov], os.path.basename(ov)) for ov in overlay_files(chart_dir)]
+            variants = [([], None)] + [([ov], os.path.basename(ov))
+                                       for ov in overlay_files(chart_dir) + list(profiles)]
         for overlays, variant in variants:
             res: ChartResult | None = None
             if render:

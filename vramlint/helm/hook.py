@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import field
 from typing import Any
 
@@ -21,6 +22,9 @@ class ChartPlan:
     charts: dict[str, list[str]] = field(default_factory=dict)  # chart dir -> overlays named by the user
     handled: dict[str, str] = field(default_factory=dict)  # file path -> chart dir that lints it
     values_files: dict[str, list[str]] = field(default_factory=dict)  # chart dir -> its values files scanned
+    # chart dir -> values files away from it (`deploy/clusters/x/values/vllm.yaml`) whose shape is the chart's
+    profiles: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -84,7 +88,98 @@ def plan(entries: list[Any]) -> ChartPlan:
         elif os.path.dirname(path) == chart and path in {os.path.abspath(p) for p in overlay_files(chart)}:
             out.charts.setdefault(chart_key, [])
             out.handled[entry.path] = chart_key
+    if out.charts:
+        _place_profiles(entries, out)
     return out
+
+
+# Files outside the charts compared with the charts' values shapes per scan, at most (each is read a second time),
+# and of them parsed as values (their top-level keys all the charts')
+MAX_PROFILE_CANDIDATES = 2000
+MAX_PROFILES_READ = 200
+MIN_SHARED_PATHS = 4  # key paths a values file must share with a chart's values.yaml, beyond the common keys
+
+
+def _place_profiles(entries: list[Any], out: ChartPlan) -> None:
+    """Values files that sit away from their chart (a cluster profile in `deploy/clusters/<name>/values/`, applied
+    with `helm -f`) but whose shape is, as a whole, that of one chart among the scanned ones: every top-level key
+    they set is one of the chart's values.yaml keys (or a key every chart takes), their nested keys are the chart's
+    (a key under an empty map or a list of the chart's is free), and they share at least MIN_SHARED_PATHS key paths
+    with it. Never by one key: a file that more than one chart fits equally is left alone."""
+    from vramlint.extract.helm_known import COMMON_KEYS
+    from vramlint.helm.values import load_values_file
+
+    shapes = {}
+    for chart_key in out.charts:
+        data, _origins, problems = load_values_file(os.path.join(chart_key, "values.yaml"), chart_key)
+        if isinstance(data, dict) and data and not problems:
+            shapes[chart_key] = data
+    if not shapes:
+        return
+    tops = set().union(*(set(d) for d in shapes.values()))
+    read = compared = 0
+    for entry in entries:
+        path = entry.path
+        if path in out.handled or not path.lower().endswith((".yaml", ".yml")):
+            continue
+        if _outermost_chart(os.path.dirname(os.path.abspath(path))) is not None:
+            continue  # a chart's own file, or a chart without templates: read as it is
+        compared += 1
+        if compared > MAX_PROFILE_CANDIDATES or read >= MAX_PROFILES_READ:
+            out.notes.append(f"values files outside the charts were compared with the charts' values shapes up to "
+                             f"vramlint's limit ({MAX_PROFILE_CANDIDATES} files, {MAX_PROFILES_READ} parsed): the "
+                             "others are read on their own; name a profile with --values to lint it through its chart")
+            break
+        text = _text(path)
+        keys = set(_TOP_KEY.findall(text or ""))
+        if not keys or keys & {"apiVersion", "kind", "services"} or not (keys - COMMON_KEYS) <= tops:
+            continue
+        read += 1
+        data, _origins, problems = load_values_file(path, path)
+        if not isinstance(data, dict) or problems:
+            continue
+        fits = []
+        for chart_key, chart_data in shapes.items():
+            shared = _shared_paths(data, chart_data, COMMON_KEYS)
+            if shared is not None and shared >= MIN_SHARED_PATHS:
+                fits.append((shared, chart_key))
+        fits.sort(reverse=True)
+        if not fits or (len(fits) > 1 and fits[0][0] == fits[1][0]):
+            continue
+        shared, chart_key = fits[0]
+        out.profiles.setdefault(chart_key, []).append(path)
+        out.handled[path] = chart_key
+        out.notes.append(f"{_shown(path)}: read as values of chart {chart_key} (applied as `helm -f` would), whose "
+                         f"values.yaml has every key it sets ({shared} key paths in common)")
+
+
+_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:", re.MULTILINE)
+
+
+def _text(path: str) -> str | None:
+    from vramlint.fsread import Refusal, read_text
+
+    text = read_text(path)
+    return None if isinstance(text, Refusal) else text
+
+
+def _shared_paths(values: dict, chart: dict, common: frozenset[str], depth: int = 0) -> int | None:
+    """How many key paths ``values`` shares with the chart's ``chart`` values, or None when it sets one the chart
+    does not have (at the top level a key every chart takes is free and not counted)."""
+    shared = 0
+    for key, value in values.items():
+        if depth == 0 and key in common:
+            continue
+        if key not in chart:
+            return None
+        shared += 1
+        default = chart[key]
+        if isinstance(value, dict) and isinstance(default, dict) and default and depth < 3:
+            below = _shared_paths(value, default, common, depth + 1)
+            if below is None:
+                return None
+            shared += below
+    return shared
 
 
 def _shown(path: str) -> str:
@@ -106,7 +201,7 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
 
     servers: list[Any] = []
     problems: list[Any] = []
-    notes: list[str] = []
+    notes: list[str] = list(chart_plan.notes)
     fallback: set[str] = set()
     run_ends = time.monotonic() + RUN_CHART_SECONDS
     for chart, named in chart_plan.charts.items():
@@ -124,7 +219,8 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
             s, p, n = None, None, None
         try:
             if s is None:
-                s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s, run_ends=run_ends)
+                s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s, run_ends=run_ends,
+                                         profiles=chart_plan.profiles.get(chart, []))
         except Exception as exc:  # noqa: BLE001 - one chart's failure is a finding on it; the other charts go on
             from vramlint.model import internal_problem
 
