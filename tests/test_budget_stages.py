@@ -318,3 +318,15 @@ def test_a_thin_kv_margin_on_027_plus_says_what_a_first_torch_compile_can_take()
     assert notes("0.28.0", gpu_memory_utilization=0.8, enforce_eager=True)[0] == []  # nothing compiled
     assert notes("0.26.0", gpu_memory_utilization=0.8)[0] == []  # before total_consumed was counted
     assert notes("0.28.0", gpu_memory_utilization=0.9)[0] == []  # over 2.3 GiB to spare
+
+
+def test_a_cpu_offload_that_is_no_finite_number_is_refused_not_a_crash():
+    # argparse's float() takes "inf" and "nan"; vLLM turns the GiB into bytes with int() and stops. The fuzz run
+    # of issue 10 found --cpu-offload-gb inf crashing the budget (NaN from inf - inf in the weights stage).
+    for value in ("inf", "nan", "1e400"):
+        budget = compute_budget(_model(LLAMA_31_8B), gpus.lookup("L4"), {"cpu_offload_gb": value}, {}, "0.9.2", 1)
+        codes = [e["code"] for e in budget.errors]
+        assert "cpu-offload-not-finite" in codes, (value, codes)
+        assert budget.weights_gib > 10  # nothing is taken off the weights for it
+    finite = compute_budget(_model(LLAMA_31_8B), gpus.lookup("L4"), {"cpu_offload_gb": "4"}, {}, "0.9.2", 1)
+    assert "cpu-offload-not-finite" not in [e["code"] for e in finite.errors]

@@ -155,6 +155,18 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
     if not math.isfinite(util):
         util = beh.gpu_memory_utilization  # said above; the rest of the budget is computed with the default
 
+    offload = args.get("cpu_offload_gb")
+    try:
+        offload_gb = float(offload) if offload is not None else 0.0
+    except (TypeError, ValueError):
+        offload_gb = 0.0
+    if not math.isfinite(offload_gb):
+        # argparse's float() takes "inf" and "nan"; vLLM then refuses a nan (pydantic's ge=0 from 0.11, int(nan)
+        # before) and turns an infinity into bytes with int(), which raises, while the engine starts
+        errors.append({"code": "cpu-offload-not-finite", "arg": "cpu_offload_gb",
+                       "message": f"--cpu-offload-gb {offload} is not a finite number of GiB: vLLM cannot turn it into "
+                       "the byte count of its CPU offload (OverflowError: cannot convert float infinity to integer, "
+                       "or a validation error for nan) and stops while the engine starts"})
     errors.extend(_parallelism_errors(model, tp))
 
     # ---- the GPU vs the compute capabilities the release's CUDA kernels are built for

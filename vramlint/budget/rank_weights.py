@@ -6,6 +6,8 @@ the checkpoint and the architecture (:mod:`vramlint.weights`).
 
 from __future__ import annotations
 
+import math
+
 from vramlint import versions
 from vramlint.budget.common import DTYPE_BYTES, GiB, head_dim, truthy, vllm_image
 from vramlint.model import GpuSpec, ModelInfo
@@ -124,6 +126,8 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
         limit = float(offload) * GiB if offload else 0.0
     except (TypeError, ValueError):
         limit = 0.0
+    if not math.isfinite(limit):
+        limit = 0.0  # refused at start-up (vramlint.budget.configuration); the weights stay on the GPU here
     if limit > 0 and facts:
         from vramlint import weights
 
