@@ -122,7 +122,7 @@ def _overcommit_problems(doc: Any, container: Any, cpath: str, path: str, label:
     quantity than its limit, or with no limit; said on the request's line. A limit with no request is allowed
     (the request defaults to the limit); quantities vramlint cannot read (a variable) are not judged."""
     resources = container.get("resources")
-    if not is_map(resources) or any(isinstance(k, str) and k.startswith("$") for k in resources):
+    if not is_map(resources) or _patch(resources):
         return []
     requests, limits = resources.get("requests"), resources.get("limits")
     if not is_map(requests) or (limits is not None and not is_map(limits)):
