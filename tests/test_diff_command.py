@@ -337,3 +337,59 @@ def test_a_broken_configuration_named_with_config_stays_a_usage_error(repo, caps
     (repo / "cfg.yaml").write_text("gpu: [unclosed\n")
     code, _, err = run_diff(capsys, "HEAD", "--config", "cfg.yaml")
     assert code == 2 and "cfg.yaml" in err and "Traceback" not in err
+
+
+V1_FP8 = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: fp8
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.1
+          args: ["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--kv-cache-dtype", "fp8"]
+          env:
+            - name: VLLM_USE_V1
+              value: "{v1}"
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_verdict_is_vrl005s_where_the_gpu_is_not_named(tmp_path, monkeypatch, capsys):
+    """The GPU is not named, so there is no budget; VLLM_USE_V1=1 with an fp8 KV cache on 0.8.1 is refused on
+    every GPU (NotImplementedError). `diff` says "will not start" because VRL005 does, as `explain` does."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "fp8.yaml").write_text(V1_FP8.format(v1="0"))
+    commit_all(repo, "base")
+    (repo / "fp8.yaml").write_text(V1_FP8.format(v1="1"))
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("GITHUB_BASE_REF", raising=False)
+    fp8 = by_name(diff_json(capsys, "main"))["fp8"]
+    assert (fp8["before"]["verdict"], fp8["after"]["verdict"]) == ("unknown", "will not start")
+    assert main(["explain", "fp8.yaml", "--offline", "--format", "json"]) in (0, 1)
+    explained = json.loads(capsys.readouterr().out)["servers"][0]["verdict"]
+    assert explained["starts"] is False and explained["refusals"][0]["level"] == "error"
+
+
+def test_refusal_of_an_assumed_version_is_not_a_verdict(tmp_path, monkeypatch, capsys):
+    """The image does not say its vLLM version, so `--dtype float8` is checked against the newest release, and
+    VRL005 says so as a warning: `diff` says "starts" with it, as `check` and `explain` do, not "will not start"."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    custom = deployment("custom", model="Qwen/Qwen2.5-0.5B-Instruct", extra_args=("--max-model-len", "4096")).replace(
+        "vllm/vllm-openai:v0.10.1", "registry.example.com/team/vllm:custom")
+    (repo / "custom.yaml").write_text(custom)
+    commit_all(repo, "base")
+    (repo / "custom.yaml").write_text(custom.replace('"4096"', '"4096"\n            - "--dtype"\n            - "float8"'))
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("GITHUB_BASE_REF", raising=False)
+    entry = by_name(diff_json(capsys, "main"))["custom"]
+    assert [f["level"] for f in entry["findings_added"] if f["rule"] == "VRL005"] == ["warning"]
+    assert (entry["before"]["verdict"], entry["after"]["verdict"]) == ("starts", "starts"), entry

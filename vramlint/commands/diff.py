@@ -305,14 +305,14 @@ def evaluate(paths: list[str], config, rules, notices: list | None = None) -> tu
 
 def summary(assessment) -> dict:  # noqa: ANN001
     """The figures the diff compares (JSON contract: docs/diff.md)."""
+    from vramlint.commands.explain import server_refusals
+
     b = assessment.budget
     server = assessment.server
-    if server.startup_errors or (b is not None and not b.starts):
+    if any(f.level == "error" for f in server_refusals(assessment)):
         verdict = "will not start"
     elif b is not None:
         verdict = "starts"
-    elif assessment.gpu_requirement is not None and assessment.gpu_requirement.min_total_gib is None:
-        verdict = "will not start"
     else:
         verdict = "unknown"
     gpu = b.gpu if b else (assessment.gpu.name if assessment.gpu else None)

@@ -354,14 +354,19 @@ def verdict_findings(assessment, budget) -> list:
 _VERDICT_CACHE: dict = {}
 
 
+def server_refusals(assessment) -> list:
+    """VRL005's findings on the server (on each GPU a fleet may land on, as `check` folds them): what `explain` and
+    `diff` call the verdict, so that neither can disagree with `check`."""
+    if not assessment.fleet:
+        return verdict_findings(assessment, assessment.budget)
+    found: list = []
+    for budget in assessment.fleet:
+        found.extend(f for f in verdict_findings(assessment, budget) if f.message not in {g.message for g in found})
+    return found
+
+
 def _verdict_json(assessment) -> dict:
-    """VRL005's findings on the server (on each GPU a fleet may land on, as `check` folds them)."""
-    if assessment.fleet:
-        found = []
-        for budget in assessment.fleet:
-            found.extend(f for f in verdict_findings(assessment, budget) if f.message not in {g.message for g in found})
-    else:
-        found = verdict_findings(assessment, assessment.budget)
+    found = server_refusals(assessment)
     return {"starts": not any(f.level == "error" for f in found),
             "refusals": [{"rule": f.rule_id, "level": f.level, "line": f.location.line, "message": f.message}
                          for f in found]}
