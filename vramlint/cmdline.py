@@ -24,6 +24,7 @@ from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, fast_frozen_init
 from vramlint.versions import (
     DEFAULT_VERSION,
+    is_own_vllm_image,
     normalize_version,
     parse_version,
     runs_newest_release,
@@ -1001,6 +1002,10 @@ def is_vllm_project_image(image: str | None) -> bool:
     return last == "vllm" or last.startswith(("vllm-", "vllm_"))
 
 
+# The words of the note hidden_vllm_command writes (an extractor that knows better drops it by them)
+ENTRYPOINT_NOT_SEEN = "its vLLM command line is not visible, so it is not checked"
+
+
 def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[str, Any]) -> str | None:
     """What to say about a container that clearly relates to vLLM (its image or command names it) but shows no
     vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
@@ -1022,11 +1027,16 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
         what = f"vLLM image or launcher with a custom command ({' '.join(texts[:3])}{' ...' if len(texts) > 3 else ''})"
     else:
         what = "vLLM image with a custom entrypoint"
-    message = f"{what}: its vLLM command line is not visible, so it is not checked"
-    read = sorted(k for k in env if "MODEL" in k.upper() or k.upper().startswith("VLLM_"))
+    message = f"{what}: {ENTRYPOINT_NOT_SEEN}"
+    read = _launcher_settings(env)
     if read:
         message += f"; the image's launcher may build it from {', '.join(read[:6])}"
     return message + " (vramlint does not guess what a launcher does)"
+
+
+def _launcher_settings(env: dict[str, Any]) -> list[str]:
+    """The environment variables a custom image's launcher may build a vLLM command line from."""
+    return sorted(k for k in env if "MODEL" in k.upper() or k.upper().startswith("VLLM_"))
 
 
 _SHELL_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|&|\n)\s*")
@@ -1134,7 +1144,10 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
                 found = _Found("implied", list(args), {}, {}, args[0].location, [])
     elif is_kserve_hf_image(image):
         found = _Found("huggingfaceserver", [], {}, {}, None, [])
-    elif own_entrypoint:
+    elif own_entrypoint and (is_own_vllm_image(image) or _launcher_settings(env)):
+        # vLLM's own images run `vllm serve` (the api_server in old tags) with nothing else; another image with
+        # vLLM in its name and nothing written (vLLM Warden's manager and UI) may run anything: only settings
+        # its launcher could read (a model, VLLM_*) say it serves vLLM (the caller says the rest as a note)
         found = _Found("implied", [], {}, {}, None, [])
     if found is None:
         return None

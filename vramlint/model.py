@@ -148,7 +148,8 @@ class EngineGroup:
     source: str = ""  # which operator behaviour this follows (KubeRay / LWS version)
     fix: str = ""  # what gives the engine more GPUs, in the operator's terms (default: more workers or GPUs per pod)
     # YAML paths of containers whose command the operator writes (KubeRay's `ray start`): no vLLM server there
-    ray_only: list[str] = field(default_factory=list)
+    # (the path -> the container's line, where a note about its image's entrypoint would go)
+    ray_only: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def gpus(self) -> int | None:

@@ -113,7 +113,7 @@ def _ray(doc: Any, cluster: Any, cpath: str, annotated: bool) -> EngineGroup:
     gpus, head_pod, head_path = _pod_gpus(doc, head, hpath)
     group.members.append(GroupMember("head", 1, gpus, location=node_location(doc.file, head, hpath)))
     head_template = head.get("template")
-    _ray_start_only(group, head_pod, head_path, annotated or (is_map(head_template)
+    _ray_start_only(doc.file, group, head_pod, head_path, annotated or (is_map(head_template)
                                                               and _annotation_true(head_template.get("metadata"))))
     autoscaling = cluster.get("enableInTreeAutoscaling") is True
     workers = cluster.get("workerGroupSpecs")
@@ -130,7 +130,7 @@ def _ray(doc: Any, cluster: Any, cpath: str, annotated: bool) -> EngineGroup:
         template = worker.get("template")
         overwrite = annotated or (is_map(template) and _annotation_true(template.get("metadata")))
         found = _ray_container(pod)
-        _ray_start_only(group, pod, container_path, overwrite)
+        _ray_start_only(doc.file, group, pod, container_path, overwrite)
         if overwrite and found is not None:
             container = found[0]
             if not _has_words(container.get("command")) and not _has_words(container.get("args")):
@@ -145,14 +145,15 @@ def _ray(doc: Any, cluster: Any, cpath: str, annotated: bool) -> EngineGroup:
     return group
 
 
-def _ray_start_only(group: EngineGroup, pod: Any, container_path: str, overwrite: bool) -> None:
+def _ray_start_only(file: str, group: EngineGroup, pod: Any, container_path: str, overwrite: bool) -> None:
     """Without the overwrite annotation KubeRay writes the Ray container's command itself (`ray start`, then the
     container's own command if it has one): a container with none runs only Ray, no vLLM server."""
     found = _ray_container(pod)
     if overwrite or found is None:
         return
     if not _has_words(found[0].get("command")) and not _has_words(found[0].get("args")):
-        group.ray_only.append(container_path)
+        where = node_location(file, found[0], container_path)
+        group.ray_only[container_path] = where.line if where else None
 
 
 def _has_words(value: Any) -> bool:

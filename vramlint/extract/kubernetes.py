@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from vramlint.cmdline import ENTRYPOINT_NOT_SEEN
 from vramlint.extract import registry
 from vramlint.extract.groups import engine_group
 from vramlint.extract.k8s_required import required_field_problems
@@ -87,7 +88,7 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         records.node_pools.extend(read_compute_class(doc, obj, path))
         return
     records.problems.extend(required_field_problems(doc, obj, path))
-    first = len(records.servers)
+    first, first_problem = len(records.servers), len(records.problems)
     if not registry.extract_operator_object(doc, obj, path, api, kind, records):
         extract_pod_objects(doc, obj, path, records)
     if kind == "RoleBasedGroup" and len(records.servers) > first:
@@ -96,12 +97,18 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         templates = join_path(join_path(path, "spec"), "roleTemplates")
         records.servers[first:] = [s for s in records.servers[first:]
                                    if not (s.location.yaml_path or "").startswith(templates)]
-    if len(records.servers) > first:
+    if len(records.servers) > first or len(records.problems) > first_problem:
         group = engine_group(doc, obj, path)
         if group is not None and group.ray_only:
-            # KubeRay runs `ray start` in these containers (the image's entrypoint never runs): not vLLM servers
+            # KubeRay runs `ray start` in these containers (the image's entrypoint never runs): not vLLM servers,
+            # and no note that their image's entrypoint was not seen
             records.servers[first:] = [s for s in records.servers[first:]
                                        if s.location.yaml_path not in group.ray_only]
+            lines = {line for line in group.ray_only.values() if line is not None}
+            records.problems[first_problem:] = [p for p in records.problems[first_problem:]
+                                                if not (p.level == "note" and p.file == doc.file and p.line in lines
+                                                        and ENTRYPOINT_NOT_SEEN in p.message)]
+    if len(records.servers) > first:
         outside = {m.location.yaml_path for m in group.members if not m.joins and m.location} if group else set()
         for server in records.servers[first:]:
             # a worker that never joins runs its image's own server: an engine of its own, outside the group
