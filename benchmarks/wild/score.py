@@ -109,6 +109,16 @@ def gpu_matches(expected: str | None, found: str | None) -> bool:
     return long.startswith(short) and (not re.search(r"\d", short) or not re.search(r"\d", long[len(short):]))
 
 
+# A key that names only the kind of accelerator (the file does not say which TPU): vramlint's vendor is the answer
+VENDOR_FAMILIES = {"tpu": "google-tpu", "neuron": "aws-neuron", "gaudi": "intel-gaudi"}
+
+
+def vendor_family(expected: str | None, vendor: str | None) -> str | None:
+    """The key's bare family word when vramlint found that vendor and no type (else None: the type is compared)."""
+    word = (expected or "").lower()
+    return word if word in VENDOR_FAMILIES and vendor == VENDOR_FAMILIES[word] else None
+
+
 def model_matches(expected: str | None, found: str | None, alternatives: list[str] | None = None) -> bool:
     if any(model_matches(alt, found) for alt in alternatives or []):
         return True
@@ -269,7 +279,8 @@ def main() -> int:
             else:
                 wrong_model.append(f"{where}: model {srv.get('model')!r}, key {exp.get('model')!r}")
             gpu = srv.get("gpu") or {}
-            if gpu_matches(exp.get("gpu"), gpu.get("type")) and gpu_count_matches(exp.get("gpus"), gpu):
+            if gpu_matches(exp.get("gpu"), gpu.get("type") or vendor_family(exp.get("gpu"), gpu.get("vendor"))) \
+                    and gpu_count_matches(exp.get("gpus"), gpu):
                 gpu_right += 1
             else:
                 wrong_gpu.append(f"{where}: gpu {gpu.get('type')!r} x{gpu.get('count')}, key {exp.get('gpu')!r} x{exp.get('gpus')}")
