@@ -157,3 +157,34 @@ def test_a_long_launch_script_is_read_in_seconds(tmp_path):
     assert time.process_time() - started < 5  # CPU time: the neighbours of a shared machine do not count
     assert server.location.line == len(lines) + 1 and server.args["served_model_name"] == ["value-8"]
     assert server.args["max_model_len"] == 4096
+
+
+def test_a_long_launch_script_is_read_without_holding_all_its_words(tmp_path):
+    # A script is read one simple command at a time: holding every word of it as (text, start, end) took about
+    # 70 bytes of memory per byte of script (360 MB for a 5 MB script, twice over: as written and with its own
+    # assignments); one command's words are all a reader needs to find the server and the variables it uses.
+    import tracemalloc
+
+    shapes = ('V{i}="value-{i}"', 'echo "step {i}: $V{i}"', 'test -n "$V{i}" && export V{i}', "# note {i}")
+    lines = ["#!/bin/sh"] + [shapes[i % 4].format(i=i) for i in range(6_000)]
+    text = "\n".join(lines + ['exec vllm serve Qwen/Qwen2.5-1.5B-Instruct --served-model-name "$V8"']) + "\n"
+    path = _write(tmp_path, "serve.sh", text)
+    scan([_write(tmp_path, "warm.sh", "vllm serve Qwen/Qwen2.5-1.5B-Instruct\n")])  # imports, caches
+    tracemalloc.start()
+    try:
+        [server] = scan([path]).servers
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert server.location.line == len(lines) + 1 and server.args["served_model_name"] == ["value-8"]
+    assert peak < 20 * len(text), f"{peak:,} bytes for a script of {len(text):,}"
+
+
+def test_a_long_script_split_a_command_at_a_time_gives_the_words_of_the_whole_split():
+    from vramlint.cmdline import _command_spans, _command_words, _lex_words
+
+    text = "\n".join(f'A{i}="x $B{i}" ; echo "$A{i}" | tee >/dev/null && f() (cd /; ls) # c\n' for i in range(400))
+    assert len(text) > 16_384  # past the cache of short scripts: the streamed reading
+    for env in (None, {"B3": "three words here"}):
+        words, _ = _lex_words(text, env, [])
+        assert list(_command_words(text, env, [])) == [words[a:b] for a, b in _command_spans(words)]

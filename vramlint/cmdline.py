@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import field
@@ -352,6 +352,14 @@ def _split_words(text: str, location: Location | None, block: bool = False, *,
     """``split_shell``'s words as (text, start, end, operator), and what places them (``.at(start, end)``): a
     megabyte script has hundreds of thousands of words, and a reader that needs the place of a few of them
     makes a Token for those only."""
+    pos, probs = _script_positions(text, location, block, indent=indent, lines=lines, folded=folded,
+                                   quoted=quoted, problems=problems)
+    return _lex_tuples(pos.text, env, probs, keep_marks), pos
+
+
+def _script_positions(text: str, location: Location | None, block: bool, *, indent: int | None, lines: Any,
+                      folded: bool, quoted: bool, problems: list[str] | None) -> tuple[_Positions, list[str]]:
+    """What places a script's words (its ``.text`` is the text the shell reads), and the list of problems."""
     block_style = (">" if folded else "|") if block else None
     pos = _Positions(text, location, block_style, indent, lines, quoted)
     probs = problems if problems is not None else []
@@ -360,9 +368,25 @@ def _split_words(text: str, location: Location | None, block: bool = False, *,
         # next word. Almost always meant as a line continuation; read it so, but say what the shell would do.
         probs.append("a folded (>) block scalar turns a trailing `\\` into an escaped space; use `|` for "
                      "shell line continuations")
-        text = re.sub(r"\\ +", " ", text)
-        pos.text = text
-    return _lex_tuples(text, env, probs, keep_marks), pos
+        pos.text = re.sub(r"\\ +", " ", text)
+    return pos, probs
+
+
+def _command_words(text: str, env: dict[str, str | None] | None, problems: list[str]) -> Iterator[
+        list[tuple[str | None, int, int, bool]]]:
+    """The words of each simple command of ``text`` (as ``_lex_tuples`` splits them, operators left out), one
+    command at a time. A script longer than _LEXED_MAX_TEXT is split as it is read and never held whole: the
+    words of a 5 MB script, a million tuples, took more memory than the rest of the run together."""
+    if len(text) <= _LEXED_MAX_TEXT:
+        words = _lex_tuples(text, env, problems)
+        for a, b in _command_spans(words):
+            yield words[a:b]
+        return
+    for chunk in _lex_chunks(text, env, problems):
+        if chunk[-1][3]:
+            del chunk[-1]
+        if chunk:
+            yield chunk
 
 
 def split_token(token: Token, env: dict[str, str | None] | None = None,
@@ -424,6 +448,17 @@ def _lex_tuples(text: str, env: dict[str, str | None] | None, problems: list[str
 
 def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str],
                keep_marks: bool = False) -> tuple[list[tuple[str | None, int, int, bool]], list[str]]:
+    """``text``'s words as (text, start, end, operator), and ``problems`` with what the split met."""
+    words: list[tuple[str | None, int, int, bool]] = []
+    for chunk in _lex_chunks(text, env, problems, keep_marks):
+        words += chunk
+    return words, problems
+
+
+def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str],
+                keep_marks: bool = False) -> Iterator[list[tuple[str | None, int, int, bool]]]:
+    """``_lex_words``'s words a piece at a time, each piece ending with an operator (the last one may not): a
+    reader that looks at one simple command at a time holds one command's words, not a megabyte script's."""
     out: list[tuple[str | None, int, int, bool]] = []
     n = len(text)
     i = 0
@@ -522,6 +557,8 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
                 finish()
             out.append((";", i, i + 1, True))
             i += 1
+            yield out
+            out = []
         elif c == "#" and word is None:
             i = text.find("\n", i)
             i = n if i < 0 else i
@@ -596,11 +633,14 @@ def _lex_words(text: str, env: dict[str, str | None] | None, problems: list[str]
             s = two if two in _OPERATORS else c
             op(s, i)
             i += len(s)
+            yield out
+            out = []
         else:  # `#` inside a word
             piece(c, i, i + 1)
             i += 1
     finish()
-    return out, problems
+    if out:
+        yield out
 
 
 # Characters with no special meaning at that point of a word: taken together, not one at a time.
@@ -1521,18 +1561,17 @@ def _script_assignments(raw: list[Token], env: dict[str, str | None],
 
     A value past MAX_EXPANDED_CHARS (a variable doubled again and again) is unknown from there on, and said once
     in ``problems``."""
-    commands = _simple_commands(raw)
-    return _assignments([[t.text for t in cmd] for cmd in commands], env, problems,
-                        lambda k: _where(commands[k][0]))
+    return _assignments((([t.text for t in cmd], cmd[0]) for cmd in _simple_commands(raw)), env, problems, _where)
 
 
-def _assignments(commands: list[list[str | None]], env: dict[str, str | None], problems: list[str] | None,
-                 where: Any) -> dict[str, str | None]:
-    """`_script_assignments` on the words' texts of each simple command; ``where(k)`` says where command k is."""
+def _assignments(commands: Iterable[tuple[list[str | None], Any]], env: dict[str, str | None],
+                 problems: list[str] | None, where: Callable[[Any], str]) -> dict[str, str | None]:
+    """`_script_assignments` on the words' texts of each simple command, each with what ``where`` places
+    (``where(place)`` says where that command is; asked only for a problem)."""
     assigned: dict[str, str | None] = dict(env)
     total = 0
     depth = 0  # inside if/while/for/case: whether an assignment runs is not known
-    for k, ws in enumerate(commands):
+    for ws, place in commands:
         while ws and ws[0] in ("then", "do", "else", "elif", "{", "}", "fi", "done", "esac", "if", "while", "until",
                                "for", "case"):
             if ws[0] in ("if", "while", "until", "for", "case"):
@@ -1554,7 +1593,7 @@ def _assignments(commands: list[list[str | None]], env: dict[str, str | None], p
                     total += len(val or "")
                     if val is not None and (len(val) > MAX_EXPANDED_CHARS or total > MAX_EXPANSION_TOTAL):
                         if problems is not None and not any("grows past" in p for p in problems):
-                            problems.append(f"{where(k)}variable {name} grows past {MAX_EXPANDED_CHARS:,} "
+                            problems.append(f"{where(place)}variable {name} grows past {MAX_EXPANDED_CHARS:,} "
                                             "characters when expanded (expansion budget): its value is not "
                                             "followed from here on")
                         val = None
@@ -1589,23 +1628,22 @@ def _may_start_a_server(texts: list[str | None]) -> bool:
 def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,
                                     problems: list[str]) -> tuple[_Found | None, dict[str, str | None]]:
     """The script read with the variables it assigns itself before use (and ``env``), and those variables."""
-    text = script.text or ""
-    where = {"block": bool(script.block), "indent": script.indent, "lines": script.lines,
-             "folded": script.block == ">", "quoted": script.quoted}
-    # Words, not Tokens: placing every word costs more than splitting, on a megabyte script; a word is placed
-    # only to say where a variable grows too large, or when its command may start the server.
+    read_problems: list[str] = []
+    # Words, not Tokens, one simple command at a time: placing every word costs more than splitting, and
+    # holding every word of a megabyte script costs more memory than all else; a word is placed only to say
+    # where a variable grows too large, or when its command may start the server.
+    at, _ = _script_positions(script.text or "", script.location, bool(script.block), indent=script.indent,
+                              lines=script.lines, folded=script.block == ">", quoted=script.quoted,
+                              problems=read_problems)
+    text = at.text
     assigned = dict(env)
     if "=" in text:
-        raw, raw_at = _split_words(text, script.location, **where)
-        spans = _command_spans(raw)
-        assigned = _assignments([[w[0] for w in raw[a:b]] for a, b in spans], env, problems,
-                                lambda k: _where(Token(None, raw_at.at(raw[spans[k][0]][1], raw[spans[k][0]][2]))))
-    read_problems: list[str] = []
-    words, at = _split_words(text, script.location, env=assigned, problems=read_problems, **where)
-    for a, b in _command_spans(words):
-        if not _may_start_a_server([w[0] for w in words[a:b]]):
+        assigned = _assignments((([w[0] for w in cmd], cmd[0]) for cmd in _command_words(text, None, [])), env,
+                                problems, lambda first: _where(Token(None, at.at(first[1], first[2]))))
+    for words in _command_words(text, assigned, read_problems):
+        if not _may_start_a_server([w[0] for w in words]):
             continue
-        cmd = [Token(value, at.at(start, end)) for value, start, end, _ in words[a:b]]
+        cmd = [Token(value, at.at(start, end)) for value, start, end, _ in words]
         found = _search_argv(cmd, assigned, depth + 1)
         if found is not None:
             found.problems[:0] = problems + read_problems
