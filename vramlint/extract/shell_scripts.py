@@ -88,11 +88,17 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
                 if server is not None:
                     servers.append(server)
     if not servers:
+        from vramlint.extract.slurm import read_sbatch
+
         start = Location(display, 1, 1)
+        sbatch = read_sbatch(text, display) if "#SBATCH" in text else None
         inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
-                                   None, {})
+                                   None, sbatch.environment() if sbatch is not None else {})
         if inv is not None:
-            servers.append(_script_server(inv, display, _devices_assigned(script, inv)))
+            server = _script_server(inv, display, _devices_assigned(script, inv))
+            if sbatch is not None:
+                _slurm_gpus(server, sbatch)
+            servers.append(server)
     if not servers and say_mention and "vllm" in text.lower():
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
@@ -327,6 +333,26 @@ def _script_server(inv: Any, display: str, assigned: dict[str, tuple[str | None,
         server.gpu = GpuRequest(type=None, count=len(ids), evidence=f"CUDA_VISIBLE_DEVICES={cuda}",
                                 location=cuda_location, device_ids=ids)
     return server
+
+
+def _slurm_gpus(server: Server, sbatch: Any) -> None:
+    """The GPUs of a Slurm batch job: each node's from its directives, and, when the engine runs on Ray across
+    several nodes (the Ray executor, or a Ray cluster address), the whole allocation as its engine group."""
+    from vramlint.model import EngineGroup, GroupMember
+
+    server.env.update({k: v for k, v in sbatch.environment().items() if k not in server.env})
+    if server.gpu is None and sbatch.gpus_location is not None:
+        server.gpu = GpuRequest(type=None, count=sbatch.gpus_per_node, evidence=f"{sbatch.evidence} (Slurm: "
+                                "GPUs of each node)", location=sbatch.gpus_location)
+        if sbatch.gpu_type:
+            server.notes.append(f"the Slurm GRES type {sbatch.gpu_type!r} is the cluster's own name for a GPU: "
+                                "set `gpu:` in .vramlint.yaml (or --gpu) to say which GPU it is")
+    on_ray = server.args.get("distributed_executor_backend") == "ray" or bool(server.env.get("RAY_ADDRESS"))
+    if sbatch.nodes is not None and sbatch.nodes > 1 and on_ray and server.engine_group is None:
+        server.engine_group = EngineGroup(
+            kind="Slurm allocation", source="sbatch(1): --nodes x --gpus-per-node",
+            members=[GroupMember("nodes", sbatch.nodes, sbatch.gpus_per_node, location=sbatch.nodes_location)],
+            fix="ask for more nodes (--nodes) or GPUs per node (--gpus-per-node), or lower the parallel size")
 
 
 def _fill(server: Server, inv: Any) -> None:
