@@ -63,3 +63,19 @@ def test_ordinary_values_file_is_not_a_server(tmp_path):
                     "# vllm is mentioned in a comment only\n")
     inv = scan([str(path)])
     assert inv.servers == [] and inv.problems == []
+
+
+def test_production_stack_values_under_an_umbrella_dependency_key(tmp_path):
+    """Helm gives a dependency the values under its name: an umbrella chart's `vllm-stack:` block is the
+    production-stack chart's values, read with its paths; a block the dependency condition turns off is not."""
+    text = open(os.path.join(HV, "production-stack.yaml"), encoding="utf-8").read()
+    nested = "".join(f"  {line}\n" if line.strip() else "\n" for line in text.splitlines())
+    (tmp_path / "values.yaml").write_text("vllm-stack:\n" + nested + "other-stack:\n  enabled: false\n"
+                                          + nested.replace("name: \"qwen\"", "name: \"off\"").replace(
+                                              "name: qwen", "name: off"))
+    servers = {s.name: s for s in scan([str(tmp_path / "values.yaml")]).servers}
+    assert set(servers) == {"qwen", "mig"}
+    s = servers["qwen"]
+    assert s.location.yaml_path == "vllm-stack.servingEngineSpec.modelSpec[0]" and s.location.line == 5
+    assert s.model == "Qwen/Qwen2.5-7B-Instruct" and s.model_location.line == 8
+    assert s.gpu.count == 2 and s.gpu.location.line == 10

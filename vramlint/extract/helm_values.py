@@ -50,11 +50,26 @@ _VLLM_CONFIG_FLAGS = {
 _VLLM_CONFIG_OTHER = {"extraArgs", "v0", "v1", "prometheusMultiprocDir"}
 
 
+def _production_stack_blocks(data: Any) -> list[tuple[str, Any]]:
+    """(path, values) of the production-stack values in ``data``: the file's own top level, or, in an umbrella
+    chart's values, the mapping under a dependency's name or alias (Helm gives a subchart the values under that
+    key: `vllm-stack: {servingEngineSpec: ...}`), unless it says `enabled: false` (the usual dependency condition)."""
+    ses = data.get("servingEngineSpec")
+    if is_map(ses) and "modelSpec" in ses:
+        return [("", data)]
+    blocks = []
+    for key, value in data.items():
+        if isinstance(key, str) and is_map(value) and value.get("enabled") is not False:
+            inner = value.get("servingEngineSpec")
+            if is_map(inner) and "modelSpec" in inner:
+                blocks.append((key, value))
+    return blocks
+
+
 def is_helm_values(data: Any, file: str | None = None) -> bool:
     if not is_map(data) or "kind" in data:
         return False
-    ses = data.get("servingEngineSpec")
-    if is_map(ses) and "modelSpec" in ses:
+    if _production_stack_blocks(data):
         return True
     from vramlint.extract.helm_known import detect
 
@@ -70,13 +85,18 @@ def extract_helm_values(doc: Any) -> tuple[list[Server], list[Problem]]:
     data = doc.data
     servers: list[Server] = []
     problems: list[Problem] = []
-    ses = data.get("servingEngineSpec")
-    if is_map(ses):
-        specs = ses.get("modelSpec")
-        if is_seq(specs):
+    blocks = _production_stack_blocks(data)
+    if blocks or is_map(data.get("servingEngineSpec")):
+        for prefix, values in blocks:
+            ses = values.get("servingEngineSpec")
+            specs = ses.get("modelSpec") if is_map(ses) else None
+            if not is_seq(specs):
+                continue
+            base = join_path(join_path(prefix, "servingEngineSpec"), "modelSpec") if prefix \
+                else "servingEngineSpec.modelSpec"
             for i, spec in enumerate(specs):
                 if is_map(spec):
-                    server = _model_spec(doc, ses, spec, join_path("servingEngineSpec.modelSpec", i), problems)
+                    server = _model_spec(doc, ses, spec, join_path(base, i), problems)
                     if server is not None:
                         servers.append(server)
         return servers, problems
@@ -113,7 +133,7 @@ def _model_spec(doc: Any, ses: Any, spec: Any, path: str, problems: list[Problem
                                                join_path(path, "tag" if tag else "repository"))
         server.vllm_version = version_from_image(server.image)
     # Environment: servingEngineSpec.env first, then the model's (the template writes them in that order).
-    read_env(file, ses, "servingEngineSpec", server)
+    read_env(file, ses, path.rsplit(".modelSpec", 1)[0], server)
     read_env(file, spec, path, server)
     if "hf_token" in spec:
         server.env["HF_TOKEN"] = None  # a Secret reference in the rendered pod; the value is never printed
