@@ -329,3 +329,95 @@ def test_deepseek_sparse_attention_indexer_cache_per_token():
     # the plain DeepSeek-V3 MLA cache is unchanged
     assert compute_budget(info(DEEPSEEK_V3), h200, {"tensor_parallel_size": 8, "max_model_len": 32768}, {}, "0.11.0",
                           8).kv_bytes_per_token == 1152 * 61
+
+
+def _glm52_like(**extra):
+    """A GLM-5.2-shaped sparse-MLA config (78 layers, IndexCache every 4th layer from offset 3), as its config.json
+    spells the keys."""
+    cfg = {"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa", "hidden_size": 6144,
+           "intermediate_size": 12288, "num_hidden_layers": 78, "num_attention_heads": 64, "num_key_value_heads": 64,
+           "vocab_size": 154880, "max_position_embeddings": 1048576, "kv_lora_rank": 512, "q_lora_rank": 2048,
+           "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256, "index_head_dim": 128,
+           "index_n_heads": 32, "index_topk": 2048, "n_routed_experts": 256, "num_experts_per_tok": 8,
+           "moe_intermediate_size": 2048, "n_shared_experts": 1, "first_k_dense_replace": 3,
+           "torch_dtype": "bfloat16"}
+    cfg.update(extra)
+    return cfg
+
+
+def test_index_cache_layers_build_an_indexer_cache_from_0_24():
+    from vramlint import gpus
+    from vramlint.budget import compute_budget
+
+    m = info(_glm52_like(index_topk_freq=4, index_skip_topk_offset=3))
+    assert m.extra["facts"]["indexer"] == {"heads": 32, "head_dim": 128, "topk_freq": 4, "skip_topk_offset": 3}
+    h200 = gpus.lookup("H200")
+    args = {"tensor_parallel_size": 8, "max_model_len": 32768}
+    # layers 0, 1, 2 and every 4th from 2 (max(layer - 3 + 1, 0) % 4 == 0): 21 of 78 keep an indexer key
+    assert compute_budget(m, h200, args, {}, "0.24.0", 8).kv_bytes_per_token == 1152 * 78 + 132 * 21
+    # 0.23 reads the settings to skip the top-k but still builds an Indexer (and its cache) in every layer
+    assert compute_budget(m, h200, args, {}, "0.23.0", 8).kv_bytes_per_token == (1152 + 132) * 78
+    # without IndexCache settings every layer has one
+    plain = info(_glm52_like())
+    assert compute_budget(plain, h200, args, {}, "0.26.0", 8).kv_bytes_per_token == (1152 + 132) * 78
+    # an explicit pattern wins over the frequency: "F" layers compute (and cache), "S" layers share
+    patterned = info(_glm52_like(index_topk_freq=4, index_topk_pattern="F" * 10 + "S" * 68))
+    assert compute_budget(patterned, h200, args, {}, "0.26.0", 8).kv_bytes_per_token == 1152 * 78 + 132 * 10
+
+
+def test_fp8_sparse_mla_latent_follows_the_backend_the_gpu_gets():
+    from vramlint import gpus
+    from vramlint.budget import compute_budget
+
+    m = info(_glm52_like())
+    args = {"tensor_parallel_size": 8, "max_model_len": 32768, "kv_cache_dtype": "fp8"}
+    # Blackwell (10.x): FLASHINFER_MLA_SPARSE first for an fp8 cache, "the standard fp8 KV cache format": 576 B
+    assert compute_budget(m, gpus.lookup("B200"), args, {}, "0.26.0", 8).kv_bytes_per_token == (576 + 132) * 78
+    # Hopper: FLASHMLA_SPARSE turns the cache into fp8_ds_mla, 656 B
+    assert compute_budget(m, gpus.lookup("H200"), args, {}, "0.26.0", 8).kv_bytes_per_token == (656 + 132) * 78
+    # asked for by name, fp8_ds_mla stays DeepSeek's layout on Blackwell too
+    ds = dict(args, kv_cache_dtype="fp8_ds_mla")
+    assert compute_budget(m, gpus.lookup("B200"), ds, {}, "0.26.0", 8).kv_bytes_per_token == (656 + 132) * 78
+
+
+def test_modelopt_kv_cache_quant_algo_sets_the_auto_kv_dtype_from_0_14():
+    from vramlint import gpus
+    from vramlint.budget import compute_budget
+
+    llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+             "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+             "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+    hf_quant = {"producer": {"name": "modelopt"},
+                "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16}}
+    m = model_info_from_config(llama, "x/llama-nvfp4", "test", hf_quant)
+    assert m.extra["facts"]["quant"]["kv_cache"] == "fp8_e4m3"
+    b200 = gpus.lookup("B200")
+    args = {"max_model_len": 8192}
+    b = compute_budget(m, b200, args, {}, "0.14.0", 1)
+    assert b.kv_bytes_per_token == 2 * 8 * 128 * 1 * 32  # fp8: one byte per value
+    assert "kv_cache_quant_algo" in b.sources["kv_cache_dtype"]
+    # 0.13 took auto as the model dtype whatever the checkpoint said
+    assert compute_budget(m, b200, args, {}, "0.13.0", 1).kv_bytes_per_token == 2 * 8 * 128 * 2 * 32
+    # --kv-cache-dtype given wins
+    assert compute_budget(m, b200, dict(args, kv_cache_dtype="bfloat16"), {}, "0.26.0", 1).kv_bytes_per_token == \
+        2 * 8 * 128 * 2 * 32
+    # kv_cache_scheme (a dict) is read before kv_cache_quant_algo; a scheme vLLM does not map leaves auto alone
+    scheme = {"quantization": {"quant_algo": "FP8", "kv_cache_scheme": {"dynamic": False, "num_bits": 8,
+                                                                        "type": "float"}}}
+    assert model_info_from_config(llama, "x/s", "test", scheme).extra["facts"]["quant"]["kv_cache"] == "fp8_e4m3"
+    odd = {"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "INT8"}}
+    assert "kv_cache" not in model_info_from_config(llama, "x/o", "test", odd).extra["facts"]["quant"]
+    none = {"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None}}
+    assert "kv_cache" not in model_info_from_config(llama, "x/n", "test", none).extra["facts"]["quant"]
+
+
+def test_catalog_glm_5_2_nvfp4_takes_the_fp8_kv_cache_its_checkpoint_names():
+    from vramlint import gpus
+    from vramlint.budget import compute_budget
+    from vramlint.model import ResolveOptions
+    from vramlint.models import resolve_model
+
+    m, _ = resolve_model("nvidia/GLM-5.2-NVFP4", ResolveOptions(allow_network=False))
+    b = compute_budget(m, gpus.lookup("B200"), {"tensor_parallel_size": 4, "max_model_len": 819200}, {}, "0.26.0", 4)
+    # fp8 latent in FLASHINFER_MLA_SPARSE's standard format on every layer, an indexer key on 21 of the 78
+    assert b.kv_bytes_per_token == 576 * 78 + 132 * 21

@@ -29,7 +29,8 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
                          Qwen3.5 towers also {"temporal", "positions", "merge", "deepstack", "out"} (3-D patch
                          embedding, learned positions, 2x2 patch merger to the text width, deepstack mergers)
     indexer              {"heads", "head_dim"} of the DeepSeek sparse-attention lightning indexer (DeepSeek-V3.2,
-                         GLM-5): its own fp8 key cache next to the MLA cache
+                         GLM-5): its own fp8 key cache next to the MLA cache; with IndexCache also "topk_freq",
+                         "skip_topk_offset" or "topk_pattern" (the layers that build one, GLM-5.2)
     mtp_layers           extra next-token-prediction layers shipped in the checkpoint (DeepSeek-V3)
     eagle                {"version": 1 | 3, "draft_vocab", "target_hidden"} of an EAGLE / EAGLE-3 draft head
                          (architectures naming Eagle, or ``draft_vocab_size`` / ``speculators_model_type``)
@@ -333,6 +334,9 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None, num_layers: int = 0) 
     elif method == "modelopt" or method.startswith("modelopt"):
         algo = str(qc.get("quant_algo") or "").upper()
         out["format"] = algo.lower() or None
+        kv_cache = _modelopt_kv_cache_dtype(qc)
+        if kv_cache:
+            out["kv_cache"] = kv_cache
         if algo == "MIXED_PRECISION":
             kinds = _mixed_precision_kinds(qc.get("quantized_layers"))
             if kinds:
@@ -350,6 +354,31 @@ def _quant(cfg: dict, hf_quant_config: dict | None = None, num_layers: int = 0) 
     elif method in ("gguf",):
         pass
     return out
+
+
+# vLLM's MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP (vllm/utils/torch_utils.py, 0.14.0 - 0.26.0).
+_MODELOPT_KV_CACHE_DTYPES = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}
+
+
+def _modelopt_kv_cache_dtype(qc: dict) -> str | None:
+    """The KV cache dtype a ModelOpt checkpoint asks for, as vLLM's ``get_kv_cache_quant_algo_string`` reads it
+    (vllm/utils/torch_utils.py, 0.14.0 - 0.26.0): ``kv_cache_scheme`` (a dict: 8-bit static float is fp8, 4-bit
+    float nvfp4) before ``kv_cache_quant_algo`` (a string: FP8, NVFP4), from the ``quantization`` block of
+    hf_quant_config.json or the quantization_config itself. None when the checkpoint names none, or names one vLLM
+    does not know (vLLM then falls back to "auto")."""
+    inner = qc.get("quantization") if isinstance(qc.get("quantization"), dict) else qc
+    algo = (inner.get("kv_cache_scheme") or qc.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+            or qc.get("kv_cache_quant_algo"))
+    if isinstance(algo, dict):
+        if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float":
+            algo = "fp8"
+        elif algo.get("num_bits") == 4 and algo.get("type") == "float":
+            algo = "nvfp4"
+        else:
+            return None
+    if isinstance(algo, str):
+        return _MODELOPT_KV_CACHE_DTYPES.get(algo.lower())
+    return None
 
 
 # Where a ModelOpt MIXED_PRECISION checkpoint's quantized_layers names a module: the weight kind vramlint counts it
@@ -824,6 +853,13 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
             facts["mla"] = mla
     if facts.get("mla") and _int(tc.get("index_head_dim")) and _int(tc.get("index_n_heads")):
         facts["indexer"] = {"heads": _int(tc["index_n_heads"]), "head_dim": _int(tc["index_head_dim"])}
+        # IndexCache (GLM-5.2's IndexShare): the layers that compute their own top-k (vramlint/budget/kv_layout.py)
+        if (_int(tc.get("index_topk_freq")) or 1) > 1:
+            facts["indexer"]["topk_freq"] = _int(tc["index_topk_freq"])
+            if tc.get("index_skip_topk_offset") is not None:
+                facts["indexer"]["skip_topk_offset"] = _int(tc["index_skip_topk_offset"])
+        if isinstance(tc.get("index_topk_pattern"), str) and tc["index_topk_pattern"]:
+            facts["indexer"]["topk_pattern"] = tc["index_topk_pattern"]
     if pattern and "M" in pattern:
         mamba = _mamba(tc, hidden, model_type)
         if mamba:

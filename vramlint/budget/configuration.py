@@ -79,6 +79,7 @@ class Configuration(StageResult):
     max_num_batched_tokens: int
     total_bytes: float
     requested: float  # total x gpu_memory_utilization, what the worker asks for
+    kv_dtype: str = "auto"  # the resolved --kv-cache-dtype (auto: the model dtype)
 
 
 def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, version: str, gpus: int,
@@ -188,6 +189,14 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
     if kv_dtype not in KV_DTYPES:
         errors.append({"code": "kv-cache-dtype", "message": f"Unknown kv cache dtype: {kv_dtype}", "arg": "kv_cache_dtype"})
         kv_dtype = "auto"
+    checkpoint_kv = checkpoint_kv_cache_dtype(model, key) if kv_dtype == "auto" else None
+    if checkpoint_kv == "fp8_e4m3":
+        kv_dtype = checkpoint_kv
+        src.setdefault("kv_cache_dtype", "auto: fp8_e4m3, the ModelOpt checkpoint's kv_cache_quant_algo (vLLM 0.14+ "
+                       "resolves auto from it, engine/arg_utils.py create_engine_config)")
+    elif checkpoint_kv:
+        notes.append(f"the checkpoint asks for a {checkpoint_kv} KV cache (ModelOpt kv_cache_quant_algo), which vLLM "
+                     "uses for --kv-cache-dtype auto; its size is not modelled: the KV cache is sized in the model dtype")
     kv_dtype_bytes = 1 if kv_dtype.startswith("fp8") else (dtype_bytes if kv_dtype == "auto" else 2)
     src.setdefault("kv_cache_dtype", "--kv-cache-dtype" if args.get("kv_cache_dtype") else f"auto (model dtype {dtype})")
 
@@ -223,7 +232,7 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
         model=model, gpu=gpu, args=args, env=env, version=version, key=key, beh=beh, image=image, tp=tp, pp=pp,
         pp_partition=partition, dp=dp, ep_size=ep_size, max_model_len=max_model_len, auto_fit=auto_fit, util=util, dtype=dtype,
         dtype_bytes=dtype_bytes, kv_dtype_bytes=kv_dtype_bytes, max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=mnbt, total_bytes=total_bytes, requested=total_bytes * util,
+        max_num_batched_tokens=mnbt, total_bytes=total_bytes, requested=total_bytes * util, kv_dtype=kv_dtype,
         errors=errors, notes=notes, sources=src)
 
 
@@ -264,6 +273,19 @@ def _even_partition(num_layers: int, pp: int, key: versions.VersionKey) -> list[
     for i in range(2, remaining + 2):
         partitions[-i] += 1
     return partitions
+
+
+def checkpoint_kv_cache_dtype(model: ModelInfo, key: versions.VersionKey) -> str | None:
+    """The KV cache dtype vLLM takes from the checkpoint for ``--kv-cache-dtype auto``: a ModelOpt checkpoint's
+    ``kv_cache_quant_algo`` / ``kv_cache_scheme`` (``resolve_kv_cache_dtype_string``, called by
+    ``EngineArgs.create_engine_config`` before the CacheConfig is built: in 0.14.0 and 0.26.0, not in 0.13.0,
+    vllm-project/vllm#30785). Before 0.14 auto meant the model dtype whatever the checkpoint said."""
+    if not versions.at_least(key, 0, 14):
+        return None
+    quant = (model.extra.get("facts") or {}).get("quant") or {}
+    if not str(quant.get("method") or "").startswith("modelopt"):
+        return None
+    return quant.get("kv_cache")
 
 
 def model_dtype(model: ModelInfo, args: dict, gpu: GpuSpec, key: versions.VersionKey) -> tuple[str, list[dict], list[str]]:

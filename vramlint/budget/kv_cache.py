@@ -23,9 +23,11 @@ from vramlint.budget.kv_layout import (
     _groups,
     _unify_mamba_page,
     full_attention_bytes_per_token_layer,
+    indexer_layers,
     kv_bytes_per_token_layer,
     layer_kinds,
     mamba_state_bytes,
+    sparse_mla_bytes,
 )
 from vramlint.budget.loading import Weights
 from vramlint.budget.profile import Profile
@@ -80,7 +82,7 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
         if len(kinds) != cfg.model.num_layers and cfg.model.num_layers:
             # a layer list that does not follow the decoder layers one to one: the stage's share of it
             part = kinds[len(kinds) * start // cfg.model.num_layers:len(kinds) * (start + layers) // cfg.model.num_layers]
-        stages.append(_plan_stage(cfg, weights, profile.kv_bytes[index], part))
+        stages.append(_plan_stage(cfg, weights, profile.kv_bytes[index], part, first_layer=start))
         start += layers
     decides = min(range(len(stages)), key=lambda i: (stages[i].fractional_blocks, i))
     result = stages[decides]
@@ -99,8 +101,20 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
     return result
 
 
-def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: list[str]) -> KvCache:
-    """The KV cache of one rank holding the layers ``kinds`` (all of them without pipeline parallel)."""
+def standard_fp8_sparse_mla(cfg: Configuration) -> bool:
+    """Whether a quantized sparse-MLA latent is stored in "the standard fp8 KV cache format" (FLASHINFER_MLA_SPARSE)
+    rather than DeepSeek's fp8_ds_mla: on compute capability 10.x with an fp8 KV cache other than fp8_ds_mla,
+    ``_get_backend_priorities`` (platforms/cuda.py) puts FLASHINFER_MLA_SPARSE first among the sparse backends
+    ("Prefer FlashInfer for fp8 kv cache"; 0.20.0, 0.24.0, 0.26.0) and ``_canonicalize_sparse_mla_kv_cache_dtype``
+    leaves its dtype alone (it turns FLASHMLA_SPARSE's and SM120's into fp8_ds_mla)."""
+    return (cfg.kv_dtype_bytes == 1 and cfg.kv_dtype != "fp8_ds_mla" and cfg.beh.engine == "v1"
+            and cfg.gpu.compute_capability[0] == 10 and versions.at_least(cfg.key, 0, 20))
+
+
+def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: list[str],
+                first_layer: int = 0) -> KvCache:
+    """The KV cache of one rank holding the layers ``kinds`` (all of them without pipeline parallel), the first of
+    them decoder layer ``first_layer``."""
     model, beh, key, args, env, tp, pp = cfg.model, cfg.beh, cfg.key, cfg.args, cfg.env, cfg.tp, cfg.pp
     kv_dtype_bytes, dtype_bytes, mnbt, max_model_len = (cfg.kv_dtype_bytes, cfg.dtype_bytes,
                                                         cfg.max_num_batched_tokens, cfg.max_model_len)
@@ -108,7 +122,8 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     src: dict[str, str] = {}
     notes: list[str] = []
     mla = beh.mla_supported
-    per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, mla)
+    standard_fp8 = standard_fp8_sparse_mla(cfg)
+    per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, mla, standard_fp8)
     block_size = beh.block_size
     attn_kinds = [k for k in kinds if k in ("full_attention", "sliding_attention", "chunked_attention")]
     layers_rank = len(attn_kinds)
@@ -118,7 +133,16 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     n_local = len(attn_kinds) - n_full
     # Full-attention layers with their own head size / KV heads (Gemma 4): their own bytes per token.
     per_full, full_how = full_attention_bytes_per_token_layer(model, tp, kv_dtype_bytes, mla)
-    if per_full is None:
+    sparse = sparse_mla_bytes(model, kv_dtype_bytes, standard_fp8) if mla and beh.engine == "v1" else None
+    with_indexer = indexer_layers(model, key, first_layer, layers_rank) if sparse else layers_rank
+    if per_full is None and sparse and with_indexer != layers_rank:
+        per_full = per_layer
+        latent, index = sparse
+        kv_bytes_per_token = latent * layers_rank + index * with_indexer
+        src.setdefault("kv_bytes_per_token", f"MLA latent {latent} B x {layers_rank} layers + sparse-attention indexer "
+                                             f"key {index} B x {with_indexer} layers that build an indexer (IndexCache: "
+                                             "the others reuse a previous layer's top-k)")
+    elif per_full is None:
         per_full = per_layer
         kv_bytes_per_token = per_layer * layers_rank
         src.setdefault("kv_bytes_per_token", kv_how + f" x {layers_rank} layers")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from vramlint.budget.common import head_dim, kv_heads_per_rank
 from vramlint.model import ModelInfo
+from vramlint.versions import VersionKey, at_least
 
 
 def layer_kinds(model: ModelInfo) -> list[str]:
@@ -34,7 +35,52 @@ def full_attention_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_byt
     return 2 * heads * full["head_dim"] * kv_dtype_bytes, how
 
 
-def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, engine: str, mla: bool) -> tuple[int, str]:
+def sparse_mla_bytes(model: ModelInfo, kv_dtype_bytes: int, standard_fp8: bool = False) -> tuple[int, int] | None:
+    """(latent, indexer key) bytes per token of one DeepSeek-sparse-attention layer (DeepSeek-V3.2, GLM-5), or None
+    for a model without the lightning indexer.
+
+    A quantized latent is DeepSeek's fp8_ds_mla, 656 B (512 fp8 values, 4 fp32 scales, 64 bf16 RoPE values), which
+    FLASHMLA_SPARSE and the SM120 backend take (``_canonicalize_sparse_mla_kv_cache_dtype``,
+    model_executor/layers/attention/mla_attention.py); FLASHINFER_MLA_SPARSE keeps "the standard fp8 KV cache
+    format", kv_lora_rank + rope fp8 values and no scales (``standard_fp8``). The indexer's
+    DeepseekV32IndexerCache holds one uint8 key of head_dim + head_dim / 128 x 4 B (fp8 values and an fp32 scale per
+    128) per token, in the same pool."""
+    indexer = (model.extra.get("facts") or {}).get("indexer")
+    if not indexer:
+        return None
+    width = (model.kv_lora_rank or 512) + (model.qk_rope_head_dim or 64)
+    if kv_dtype_bytes == 1:
+        latent = width if standard_fp8 else 656
+    else:
+        latent = width * kv_dtype_bytes
+    return latent, indexer["head_dim"] + indexer["head_dim"] // 128 * 4
+
+
+def indexer_layers(model: ModelInfo, key: VersionKey | None, first: int, count: int) -> int:
+    """How many of the decoder layers ``first`` .. ``first + count - 1`` build a lightning indexer, and so an indexer
+    cache. IndexCache (config ``index_topk_freq`` / ``index_topk_pattern``, GLM-5.2's IndexShare): from vLLM 0.24
+    ``DeepseekV2MLAAttention`` builds the Indexer only where the layer computes its own top-k, ``max(layer -
+    index_skip_topk_offset + 1, 0) % index_topk_freq == 0`` (offset 2 unless the config says), or an "F" in the
+    pattern (vllm/model_executor/models/deepseek_v2.py, 0.24.0 and 0.26.0); 0.21 - 0.23 read the same settings to
+    skip the top-k but built an Indexer in every layer, and 0.20 did not read them."""
+    indexer = (model.extra.get("facts") or {}).get("indexer") or {}
+    freq = int(indexer.get("topk_freq") or 1)
+    pattern = indexer.get("topk_pattern")
+    if key is None or not at_least(key, 0, 24) or (freq <= 1 and not pattern):
+        return count
+    offset = int(indexer.get("skip_topk_offset", 2))
+    built = 0
+    for layer in range(first, first + count):
+        if pattern:
+            skip = 0 <= layer < len(pattern) and pattern[layer] == "S"
+        else:
+            skip = max(layer - offset + 1, 0) % freq != 0
+        built += not skip
+    return built
+
+
+def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, engine: str, mla: bool,
+                             standard_fp8: bool = False) -> tuple[int, str]:
     """KV bytes one attention layer stores per token on one rank, and how it was derived."""
     if mla:
         width = (model.kv_lora_rank or 512) + (model.qk_rope_head_dim or 64)
@@ -42,13 +88,9 @@ def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, eng
             # CacheEngine._align_cache (VLLM_CUDA_MEM_ALIGN_KV_CACHE=1): entries padded to 256 bytes.
             align = 256 // kv_dtype_bytes
             width = -(-width // align) * align
-        indexer = (model.extra.get("facts") or {}).get("indexer")
-        if indexer and engine != "v0":
-            # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): an fp8 fp8_ds_mla latent is 656 B (512 fp8 values,
-            # 4 fp32 scales, 64 bf16 RoPE values); each layer also has a DeepseekV32IndexerCache, one uint8 key of
-            # head_dim + head_dim / 128 x 4 B (fp8 values and an fp32 scale per 128) per token, in the same pool.
-            latent = 656 if kv_dtype_bytes == 1 else width * kv_dtype_bytes
-            index = indexer["head_dim"] + indexer["head_dim"] // 128 * 4
+        sparse = sparse_mla_bytes(model, kv_dtype_bytes, standard_fp8) if engine != "v0" else None
+        if sparse:
+            latent, index = sparse
             return latent + index, (f"MLA latent {latent} B + sparse-attention indexer key {index} B "
                                     "(one head, not split by TP)")
         return width * kv_dtype_bytes, f"MLA latent {width} x {kv_dtype_bytes} B (one head, not split by TP)"
