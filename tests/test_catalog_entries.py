@@ -146,3 +146,24 @@ def test_qwen25_vl_vision_tower_counts_its_gated_mlps_and_patch_merger():
                              "temporal_patch_size": 2, "fullatt_block_indexes": [7, 15, 23, 31]}}
     torchinfo = 1_505_280 + 32 * 19_702_200 + 36_707_328 + 1_280
     assert abs(count_parameters(facts_from_config(cfg)).vision - torchinfo) <= 2 * 1280
+
+
+def test_qwen2_vl_vision_tower_is_embed_dim_wide_with_an_mlp_ratio():
+    # Qwen2-VL's vision_config gives the tower's width as embed_dim and its MLP as embed_dim * mlp_ratio; its
+    # hidden_size is the text width the patch merger projects to (transformers Qwen2VisionTransformerPretrainedModel).
+    # Qwen2-VL-7B-Instruct: 8,291,375,616 parameters in all, 7,615,616,512 of them the Qwen2-7B text model
+    from vramlint.modelconfig import config_problem, facts_from_config
+
+    cfg = {"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl", "hidden_size": 3584,
+           "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+           "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+           "vision_config": {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "in_chans": 3,
+                             "hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2, "spatial_patch_size": 14,
+                             "temporal_patch_size": 2}}
+    assert config_problem(cfg) is None
+    facts = facts_from_config(cfg)
+    assert facts["vision"]["hidden"] == 1280 and facts["vision"]["inter"] == 5120 and facts["vision"]["out"] == 3584
+    # Conv3d 1,505,280 (no bias) + 32 blocks of 19,677,440 + merger (LayerNorm 2,560, 5120 -> 5120 -> 3584)
+    assert count_parameters(facts).vision == 1_505_280 + 32 * 19_677_440 + 2_560 + 26_219_520 + 18_353_664
+    assert count_parameters(facts).vision == 8_291_375_616 - 7_615_616_512
+    assert count_parameters(facts).total == 8_291_375_616

@@ -25,7 +25,8 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
     linear               {"k_heads", "k_dim", "v_heads", "v_dim", "conv"}  (gated deltanet)
     quant                {"method", "bits", "group", "format", "skip": [...], "zero_point", "block"}
     vision               {"hidden", "inter", "layers", "patch", "channels", "image"} of a vision tower
-                         ("spatial_merge": patches merged into one token, Qwen2.5-VL and Mistral 3); Qwen3-VL /
+                         ("spatial_merge": patches merged into one token, Qwen2-VL, Qwen2.5-VL and Mistral 3;
+                         "style": "qwen2_vl" / "qwen2_5_vl" / "gemma4" where the tower's layout differs); Qwen3-VL /
                          Qwen3.5 towers also {"temporal", "positions", "merge", "deepstack", "out"} (3-D patch
                          embedding, learned positions, 2x2 patch merger to the text width, deepstack mergers)
     indexer              {"heads", "head_dim"} of the DeepSeek sparse-attention lightning indexer (DeepSeek-V3.2,
@@ -513,8 +514,22 @@ def _vision(cfg: dict) -> dict | None:
     vc = cfg.get("vision_config")
     if not isinstance(vc, dict):
         return None
-    hidden = _int(_first(vc, "hidden_size", "embed_dim", "width", "vt_hidden_size"))
     layers = _int(_first(vc, "num_hidden_layers", "depth", "num_layers", "vt_num_hidden_layers"))
+    ratio = vc.get("mlp_ratio")
+    if _int(vc.get("embed_dim")) and _int(ratio) is not None and 0 < ratio <= 64 and _int(vc.get("spatial_merge_size")):
+        # Qwen2-VL (transformers Qwen2VisionTransformerPretrainedModel, vLLM Qwen2VisionTransformer): the tower is
+        # embed_dim wide with an MLP of int(embed_dim * mlp_ratio); its hidden_size is the text width the patch
+        # merger projects to, not the tower's
+        hidden = _int(vc["embed_dim"])
+        if not layers:
+            return None
+        return {"hidden": hidden, "layers": layers, "inter": int(hidden * ratio),
+                "patch": _int(vc.get("patch_size")) or 14,
+                "channels": _int(_first(vc, "in_channels", "in_chans", "num_channels")) or 3,
+                "style": "qwen2_vl", "temporal": _int(vc.get("temporal_patch_size")) or 2,
+                "spatial_merge": _int(vc["spatial_merge_size"]),
+                "out": _int(vc.get("hidden_size")) or _int(cfg.get("hidden_size"))}
+    hidden = _int(_first(vc, "hidden_size", "embed_dim", "width", "vt_hidden_size"))
     if not hidden or not layers:
         return None
     out = {"hidden": hidden, "layers": layers}
@@ -598,7 +613,7 @@ _WIDTH_KEYS = (
     "mamba_d_ssm_state", "embed_dim", "width", "vt_hidden_size", "mlp_dim", "vt_intermediate_size", "out_hidden_size",
     "patch_size", "image_size", "position_embedding_size", "num_position_embeddings", "rotary_dim", "vocab_size",
     "padded_vocab_size", "conv_kernel", "mamba_d_conv", "d_conv", "linear_conv_kernel_dim", "temporal_patch_size",
-    "spatial_merge_size", "num_channels", "in_channels", "moe_latent_size",
+    "spatial_merge_size", "num_channels", "in_channels", "in_chans", "moe_latent_size",
 )
 _COUNT_KEYS = (
     "num_attention_heads", "n_head", "num_heads", "n_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
@@ -608,7 +623,7 @@ _COUNT_KEYS = (
     "top_k", "top_k_experts", "n_shared_experts", "num_shared_experts",
 )
 _LENGTH_KEYS = MAX_LEN_KEYS + ("sliding_window", "attention_chunk_size", "original_max_position_embeddings")
-_FRACTION_KEYS = ("partial_rotary_factor", "mamba_expand", "expand", "factor")
+_FRACTION_KEYS = ("partial_rotary_factor", "mamba_expand", "expand", "factor", "mlp_ratio")
 # The fields without which nothing can be sized: a list or an object there is an error, not a missing value.
 _CORE_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "vocab_size",
               "intermediate_size", "max_position_embeddings", "head_dim")

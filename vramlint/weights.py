@@ -199,6 +199,14 @@ def _vision(facts: dict, pc: ParamCount) -> None:
         pc.vision = layers * per_layer + embed + h + wide * wide + wide + wide * out + out
         return
     per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    if v.get("style") == "qwen2_vl":
+        # Qwen2VisionTransformer: the generic block (biased qkv, proj, fc1, fc2; two LayerNorms); Conv3d patch
+        # embedding without bias; merger LayerNorm(h), Linear(4h, 4h), Linear(4h, out), biased
+        patch, channels = v.get("patch") or 14, v.get("channels") or 3
+        embed = channels * (v.get("temporal") or 2) * patch * patch * h
+        wide, out = h * (v.get("spatial_merge") or 2) ** 2, v.get("out") or facts["hidden"]
+        pc.vision = layers * per_layer + embed + 2 * h + wide * wide + wide + wide * out + out
+        return
     patch, channels = v.get("patch") or 14, v.get("channels") or 3
     embed = channels * (v.get("temporal") or 1) * patch * patch * h + h
     if v.get("image"):
