@@ -97,15 +97,13 @@ def _closest(flag: str, version: str | None) -> str | None:
     return suggestion or None
 
 
-@lru_cache(maxsize=512)
 def _versions_knowing(flag: str) -> tuple[str, ...]:
     """The vLLM versions (of those vramlint has tables for) that accept ``flag``, oldest first."""
     try:
-        from vramlint import vllm_args
+        from vramlint.vllm_args import versions_knowing
     except ImportError:
         return ()
-    name = flag.split("=", 1)[0]
-    return tuple(v for v in vllm_args.versions() if vllm_args.lookup(name, v) is not None)
+    return versions_knowing(flag)
 
 
 def check(assessment, ctx):

@@ -81,30 +81,38 @@ def table_version(version: str | None) -> tuple[str | None, str | None]:
     return best, None
 
 
+@lru_cache(maxsize=1)
+def _rows() -> tuple[tuple[ArgSpec, int, int], ...]:
+    """Every form of every argument in the table, once: (spec, first and last table version index)."""
+    vs = _table()["versions"]
+    out = []
+    for a in _table()["args"]:
+        lo, hi = a["v"]
+        out.append((ArgSpec(
+            dest=a["dest"],
+            flags=tuple(a["flags"]),
+            type=a.get("type", "str"),
+            action=a.get("action", "store"),
+            nargs=a.get("nargs"),
+            choices=tuple(a["choices"]) if a.get("choices") else None,
+            const=a.get("const"),
+            optional=a.get("optional", False),
+            first=vs[lo],
+            last=vs[hi],
+        ), lo, hi))
+    return tuple(out)
+
+
 @lru_cache(maxsize=64)
 def _index(version: str | None) -> dict[str, ArgSpec]:
     """option string -> ArgSpec for one table version."""
     tv, _ = table_version(version)
     if tv is None:
         return {}
-    vs = _table()["versions"]
-    i = vs.index(tv)
+    i = _table()["versions"].index(tv)
     out: dict[str, ArgSpec] = {}
-    for a in _table()["args"]:
-        lo, hi = a["v"]
+    for spec, lo, hi in _rows():
         if lo <= i <= hi:
-            spec = ArgSpec(
-                dest=a["dest"],
-                flags=tuple(a["flags"]),
-                type=a.get("type", "str"),
-                action=a.get("action", "store"),
-                nargs=a.get("nargs"),
-                choices=tuple(a["choices"]) if a.get("choices") else None,
-                const=a.get("const"),
-                optional=a.get("optional", False),
-                first=vs[lo],
-                last=vs[hi],
-            )
             for f in spec.flags:
                 out[f] = spec
     return out
@@ -154,11 +162,14 @@ def resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str | 
 def _resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str | None, Any]:
     # a function of the flag as written and the version: an argument list repeats its flags (100,000 args of
     # one flag: one resolution, not 100,000)
-    idx = _index(version)
+    return _resolve_in(flag, _index(version), features(version))
+
+
+def _resolve_in(flag: str, idx: dict[str, ArgSpec], feats: dict[str, Any]) -> tuple[ArgSpec | None, str | None, Any]:
+    """`resolve_flag` against one version's option index and parser features."""
     if not idx:
         return None, None, None
     flag = normalise(flag)
-    feats = features(version)
     sub_key = None
     if feats.get("dotted") and "." in flag:
         base, _, sub_key = flag.partition(".")
@@ -179,6 +190,35 @@ def _resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str |
     if spec is not None:
         return spec, None, (False if negated else None)
     return None, None, None
+
+
+@lru_cache(maxsize=4096)
+def versions_knowing(flag: str) -> tuple[str, ...]:
+    """The table versions in which ``flag`` (as written, ``=value`` allowed) names an argument, oldest first.
+
+    The same resolution as `resolve_flag` in each version, but against only the option strings that can take
+    part in it (those a probe below equals or is a prefix of, plain or as `--no-`): building every version's
+    whole index for one unknown flag took tens of milliseconds."""
+    name = normalise(flag.split("=", 1)[0])
+    vs = _table()["versions"]
+    probes = {name}
+    if name.startswith("--no-"):
+        probes.add("--" + name[5:])
+    if "." in name:
+        base = name.partition(".")[0]
+        probes.add(base)
+        if base == "-O":
+            probes.update(f.get("O_flag") or "-O" for f in _table()["features"].values())
+    # _match(x) reads the entries whose option (or its `--no-` form) starts with x: nothing else decides it
+    related = [(f, spec, lo, hi) for spec, lo, hi in _rows() for f in spec.flags
+               if any(f.startswith(p) or (spec.action == "bool_optional" and f.startswith("--")
+                                          and ("--no-" + f[2:]).startswith(p)) for p in probes)]
+    out = []
+    for i, v in enumerate(vs):
+        idx = {f: spec for f, spec, lo, hi in related if lo <= i <= hi}
+        if _resolve_in(name, idx, features(v))[0] is not None:
+            out.append(v)
+    return tuple(out)
 
 
 def _match(flag: str, idx: dict[str, ArgSpec]) -> tuple[ArgSpec | None, bool]:
@@ -225,11 +265,40 @@ def closest(flag: str, version: str | None) -> str | None:
     flag = normalise(flag.split("=", 1)[0])
     # a long option is misspelt as another long one, a short as a short: `-asc` is no spelling of `--task`
     long = flag.startswith("--")
-    known = sorted(f for f in known_flags(version) if f.startswith("--") == long)
+    known = [f for f in _sorted_flags(version) if f.startswith("--") == long]
     import difflib  # only for an unknown flag
 
-    found = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
-    return found[0] if found else None
+    return next(iter(difflib.get_close_matches(flag, _may_reach(flag, known, 0.6), n=1, cutoff=0.6)), None)
+
+
+@lru_cache(maxsize=64)
+def _sorted_flags(version: str | None) -> tuple[str, ...]:
+    return tuple(sorted(known_flags(version)))
+
+
+def _may_reach(word: str, candidates: list[str], cutoff: float) -> list[str]:
+    """The candidates whose difflib ratio with ``word`` can reach ``cutoff``: 2*M/T counts M characters in
+    matching blocks, which form a common subsequence, so M is at most the longest common subsequence (and at
+    most the shorter length). Both bounds are far cheaper than SequenceMatcher.ratio, which
+    get_close_matches then computes for the few left: the same answer, about 3x faster."""
+    m = len(word)
+    masks: dict[str, int] = {}  # character -> the bits of its positions in word
+    for i, ch in enumerate(word):
+        masks[ch] = masks.get(ch, 0) | (1 << i)
+    full = (1 << m) - 1
+    out = []
+    for x in candidates:
+        total = m + len(x)
+        if 2 * min(m, len(x)) < cutoff * total:
+            continue
+        # bit-parallel LCS length (Allison and Dix 1986; Hyyrö 2004): the zero bits of v count the LCS
+        v = full
+        for ch in x:
+            u = v & masks.get(ch, 0)
+            v = ((v + u) | (v - u)) & full
+        if 2 * (m - v.bit_count()) >= cutoff * total:
+            out.append(x)
+    return out
 
 
 @lru_cache(maxsize=1)
