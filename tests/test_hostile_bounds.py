@@ -342,6 +342,25 @@ def test_a_scalar_its_tag_cannot_hold_is_invalid_yaml_on_its_line(tmp_path):
     assert bad["b.yaml"]["line"] == 2 and "!!bool" in bad["b.yaml"]["message"]
 
 
+@pytest.mark.parametrize("value, tag", [('!!float ""', "!!float"), ("!!int 0x", "!!int"), ("!!int _", "!!int"),
+                                        ("!!omap", "!!omap"), ("!!set", "!!set")])
+def test_a_scalar_ruamel_fails_on_is_invalid_yaml_in_a_chart_and_the_run_goes_on(tmp_path, value, tag):
+    # ruamel's constructors index the empty digits of these (IndexError) or read a scalar as a collection
+    # (AttributeError); in a chart's values.yaml the failure stopped the whole run (found by the fuzz run, seed 2029)
+    write(tmp_path, {
+        "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n",
+        "chart/values.yaml": f"gpus: 1\nmodel: {value}\n",
+        "chart/templates/deployment.yaml": deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]),
+        "other.yaml": f"vllm: 1\nx: {value}\n",
+    })
+    code, report, _ = run_cli(tmp_path, timeout=60)
+    bad = {f["file"]: f for f in findings(report, "VRL102") if "is not a valid" in f["message"]}
+    assert code == 1, report
+    assert bad["chart/values.yaml"]["line"] == 2 and tag in bad["chart/values.yaml"]["message"]
+    assert bad["other.yaml"]["line"] == 2
+    assert not [f for f in findings(report, "VRL102") if "failed while" in f["message"]]
+
+
 def test_a_megabyte_argument_aliased_into_many_services_is_not_read_and_not_echoed(tmp_path):
     big = "x" * 3_000_000
     services = "".join(f"  s{i}:\n    image: vllm/vllm-openai:v0.8.5\n"

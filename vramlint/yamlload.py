@@ -117,9 +117,11 @@ def _constructor_class():
         def construct_object(self, node: Any, deep: bool = False) -> Any:
             try:
                 return super().construct_object(node, deep=deep)
-            except (ValueError, OverflowError, KeyError):
+            except (ValueError, OverflowError, KeyError, IndexError, AttributeError):
                 # a scalar its tag cannot hold (`!!int abc`, `!!float x`, `!!bool maybe`): said on its line, as a
-                # parse error is (Kubernetes refuses these too)
+                # parse error is (Kubernetes refuses these too). ruamel's own constructors fail on some of them
+                # with IndexError (`!!float ""`, `!!int 0x`: they index the empty digits) or AttributeError (a
+                # scalar tagged `!!omap`/`!!set`); only a scalar's failure is turned into this finding
                 if not isinstance(node.value, str):
                     raise
                 from ruamel.yaml.constructor import ConstructorError

@@ -25,6 +25,7 @@ class ChartPlan:
     # chart dir -> values files away from it (`deploy/clusters/x/values/vllm.yaml`) whose shape is the chart's
     profiles: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    problems: list[Any] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -89,7 +90,14 @@ def plan(entries: list[Any]) -> ChartPlan:
             out.charts.setdefault(chart_key, [])
             out.handled[entry.path] = chart_key
     if out.charts:
-        _place_profiles(entries, out)
+        try:
+            _place_profiles(entries, out)
+        except Exception as exc:  # noqa: BLE001 - placing profiles is optional: its failure must not stop the run
+            from vramlint.model import internal_problem
+
+            first = next(iter(out.charts))
+            out.problems.append(internal_problem(_shown(os.path.join(first, "values.yaml")), None,
+                                                 "comparing values files with this chart's values", exc))
     return out
 
 
@@ -200,7 +208,7 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
     from vramlint.helm.gotmpl import RUN_CHART_SECONDS
 
     servers: list[Any] = []
-    problems: list[Any] = []
+    problems: list[Any] = list(chart_plan.problems)
     notes: list[str] = list(chart_plan.notes)
     fallback: set[str] = set()
     run_ends = time.monotonic() + RUN_CHART_SECONDS
