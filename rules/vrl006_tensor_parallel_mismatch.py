@@ -9,6 +9,12 @@ they are compared only when the pod requests `aws.amazon.com/neuroncore`. Reques
 uses is reported too, as a warning, since the extra GPUs sit idle (`report-idle-gpus: false` turns that
 off).
 
+In a pod or a compose service whose environment picks among the devices the container gets
+(`CUDA_VISIBLE_DEVICES=0,1` with `nvidia.com/gpu: 4`; ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES on ROCm,
+ZE_AFFINITY_MASK on Intel GPUs), the comparison is with the devices vLLM sees (its CUDA platform counts
+torch's CUDA devices: "World size (N) is larger than the number of available GPUs (M) in this node"), and the
+devices it hides sit idle. A value the file does not say (set where the pod runs, empty) leaves the count unknown.
+
 The tensor-parallel size must also divide the model's attention heads (vLLM: "Total number of attention
 heads (N) must be divisible by tensor parallel size (T)"), and its KV heads must be a multiple or a divisor of
 it (an AssertionError in the model code).
@@ -195,7 +201,22 @@ def check(assessment, ctx):
     if count is not None and not multi_node and gpu.mig_profile is None:
         gpu_where = gpu.count_location or gpu.location or server.location
         gpu_line = f" (line {gpu_where.line})" if gpu_where.file == where.file else f" ({gpu_where.file}:{gpu_where.line})"
-        if world > count:
+        visible = gpu.visible_from if unit == "GPUs" else None
+        if world > count and visible is not None:
+            variable, given = visible
+            yield ctx.finding(
+                assessment,
+                f"{needed} needs {world} GPUs, but {variable} shows vLLM {count} of the {given} GPUs the "
+                f"container gets{gpu_line}: vLLM stops at start-up. Let {variable} list {world} devices (the "
+                f"container must have them), or lower the parallel size to {count}",
+                where,
+                fix=_tp_fix(assessment, count // (pp * dp), f"fits the {count} GPU(s) vLLM sees")
+                or _advice(f"let {variable} list {world} devices (line {gpu_where.line})",
+                           f"{variable} picks which of the container's GPUs vLLM sees: which to show it is a "
+                           "choice for a person"),
+                related=[gpu_where],
+            )
+        elif world > count:
             yield ctx.finding(
                 assessment,
                 f"{needed} needs {world} {unit.split(' (')[0]}, but the deployment requests {count}"
@@ -206,6 +227,23 @@ def check(assessment, ctx):
                 else _advice(f"lower the parallel size to {count} {unit.split(' (')[0]}, or request more chips",
                              "a TPU request counts chips, which are not the devices vLLM counts on every TPU"),
                 related=[gpu_where],
+            )
+        elif world == count and visible is not None and visible[1] > count and ctx.options["report_idle_gpus"] \
+                and gpu.shared_key is None:
+            variable, given = visible
+            asked = gpu.location or server.location
+            asked_line = f" (line {asked.line})" if asked.file == where.file else f" ({asked.file}:{asked.line})"
+            yield ctx.finding(
+                assessment,
+                f"{given - count} of the {given} GPUs the deployment requests sit idle: {variable} shows vLLM "
+                f"{count}{gpu_line}, which {needed} uses. Request {count}{asked_line}, or let {variable} list "
+                f"all {given} and raise the parallel size",
+                asked,
+                level="warning",
+                fix=_advice(f"request {count} GPUs and drop {variable}",
+                            f"{variable} picks which of the container's GPUs vLLM sees: which to keep is a choice "
+                            "for a person"),
+                related=[gpu_where, where],
             )
         elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None and unit == "GPUs":
             yield ctx.finding(

@@ -686,6 +686,9 @@ def set_gpu_request(server: Server, count: int) -> tuple[list[Edit], str | None]
                 edits.append(edit)
     elif server.source_format == "kubernetes":
         evidence = gpu.evidence or ""
+        if gpu.visible_from is not None:
+            return [], (f"{gpu.visible_from[0]} picks which of the container's GPUs vLLM sees: which devices to "
+                        "show it is a choice for a person")
         name = evidence.split(" ", 2)[1].rstrip(":") if evidence.startswith("resources.") else None
         resources = node.get("resources")
         for section in ("limits", "requests"):

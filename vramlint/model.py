@@ -111,6 +111,9 @@ class GpuRequest:
     # the pod's nodeSelector / required affinity / tolerations (extract.node_pools.NodeSelection) while the GPU
     # model is not said: a NodePool among the scanned files may say it
     node_selection: Any = None
+    # (variable, devices the container is given) when its environment shows the engine fewer of them
+    # (CUDA_VISIBLE_DEVICES=0,1 with nvidia.com/gpu: 4): ``count`` is then what the engine sees
+    visible_from: tuple[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "count": self.count, "evidence": self.evidence}

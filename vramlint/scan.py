@@ -552,6 +552,7 @@ def _join(col: _Collector) -> None:
     except Exception as exc:  # noqa: BLE001
         rec.problems.append(internal_problem(*_record_place((rec.node_pools or [None])[0]),
                                              "reading the GPU of Karpenter NodePools", exc))
+    _narrow_visible_devices(servers)  # once every source of the count (DRA claims included) is read
     try:
         _resolve_config_refs(col)
     except Exception as exc:  # noqa: BLE001
@@ -570,6 +571,19 @@ def _join(col: _Collector) -> None:
     servers = kept
     col.inventory.servers.extend(servers)
     col.inventory.problems.extend(rec.problems)
+
+
+def _narrow_visible_devices(servers: list[Server]) -> None:
+    """The devices a pod's engine sees among those its containers are given (CUDA_VISIBLE_DEVICES and its
+    ROCm and Level Zero counterparts; compose services and scripts read them where they are read)."""
+    pods = [s for s in servers if s.source_format in ("kubernetes", "helm-values") and s.gpu is not None
+            and any(name.endswith(("VISIBLE_DEVICES", "AFFINITY_MASK")) for name in s.env)]
+    if not pods:
+        return
+    from vramlint.extract.podspec import narrow_to_visible_devices
+
+    for server in pods:
+        narrow_to_visible_devices(server.gpu, server.env, server.env_locations)
 
 
 def _join_device_claims(col: _Collector, servers: list[Server]) -> None:

@@ -1058,6 +1058,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
             all_gpus = False
             location = env_locs.get("ZE_AFFINITY_MASK") or location  # the line that says how many
     cv_ids = _ids(cuda_visible)
+    given = len(visible) if visible is not None else None
     if cv_ids is not None:
         evidence.append(f"{visible_name}={cuda_visible}")
         if visible is not None and all(x.isdigit() and int(x) < len(visible) for x in cv_ids):
@@ -1065,15 +1066,23 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         elif visible is None:
             visible = cv_ids  # all host GPUs visible: indices are host indices
         physical = visible
+    # an empty CUDA_VISIBLE_DEVICES (`${GPUS}` where the shell has it empty, a blank .env line) is not "all
+    # devices": CUDA then shows none, or the value meant is set elsewhere; which it is, the file does not say
+    blank = visible_name in env and cuda_visible is not None and not cuda_visible.strip()
     n = len(visible) if visible is not None else (count if not all_gpus else None)
     if "NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None:
         n = None  # visible devices come from somewhere we cannot see
     # CUDA_VISIBLE_DEVICES set where it runs: which of the visible devices the engine uses is not known
-    cuda_unknown = "CUDA_VISIBLE_DEVICES" in env and cuda_visible is None
+    cuda_unknown = ("CUDA_VISIBLE_DEVICES" in env and cuda_visible is None) or blank
+    if blank:
+        evidence.append(f"{visible_name} empty: which devices vLLM sees is not known")
     if cuda_unknown or visible_unknown or (ids_unknown and physical is None):
         n = None
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
                      device_ids=physical)
+    if cv_ids is not None and n is not None and given is not None and n < given:
+        gpu.visible_from = (visible_name, given)  # the variable, not the reservation, says how many vLLM gets
+        gpu.count_location = env_locs.get(visible_name) or gpu.count_location
     if assumed:
         gpu.placement_assumed = ", ".join(f"${{{v}}}" for v in dict.fromkeys(assumed))
     if cuda_unknown or visible_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None

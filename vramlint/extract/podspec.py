@@ -361,6 +361,70 @@ def gpu_from_selector_terms(file: str, terms: Any, tpath: str) -> GpuRequest | N
     return None
 
 
+# --- the devices the engine sees among those the container is given ---------------------------------------
+
+# Per vendor, the variables that pick, in order, among the devices the container has (numbered from 0 inside it):
+# CUDA_VISIBLE_DEVICES for CUDA (torch.cuda.device_count(), which vLLM's CUDA platform counts); on ROCm,
+# ROCR_VISIBLE_DEVICES first (the ROCr runtime), then HIP_VISIBLE_DEVICES, or CUDA_VISIBLE_DEVICES which vLLM's
+# platforms/rocm.py keeps equal to it; Level Zero's ZE_AFFINITY_MASK on Intel GPUs (a `0.1` tile entry still
+# shows its root device). NVIDIA_VISIBLE_DEVICES is not among them: in a pod the device plugin sets it to the
+# devices it allocated, and the container has those devices and no others.
+_VISIBLE_DEVICE_VARIABLES = {
+    "nvidia": (("CUDA_VISIBLE_DEVICES",),),
+    "amd": (("ROCR_VISIBLE_DEVICES",), ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")),
+    "intel-gpu": (("ZE_AFFINITY_MASK",),),
+}
+VISIBLE_DEVICE_NAMES = frozenset(n for steps in _VISIBLE_DEVICE_VARIABLES.values() for names in steps for n in names)
+_DEVICE_INDEX_LIST = re.compile(r"\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*")
+
+
+def narrow_to_visible_devices(gpu: GpuRequest | None, env: dict[str, str | None],
+                              env_locations: dict[str, Location]) -> None:
+    """The devices the engine sees when the container's environment picks among those it is given
+    (`nvidia.com/gpu: 4` with CUDA_VISIBLE_DEVICES=0,1: vLLM counts 2). Indices count the container's own
+    devices from 0; CUDA (and HIP) stop at the first index that is not a device, so only those before it are
+    seen. A value set where the pod runs (valueFrom), empty, a `$(VAR)` reference, device UUIDs or an index the
+    runtime may not take leaves the count unknown, said in the evidence."""
+    if gpu is None or gpu.count is None or gpu.mig_profile is not None:
+        return
+    for names in _VISIBLE_DEVICE_VARIABLES.get(gpu.vendor, ()):
+        name = next((n for n in names if n in env), None)
+        if name is None:
+            continue
+        value, given = env[name], gpu.count
+        location = env_locations.get(name)
+        text = (value or "").strip()
+        if not _DEVICE_INDEX_LIST.fullmatch(text):
+            why = "set where the pod runs" if value is None else "empty" if not text else "not a list of device indices"
+            gpu.evidence = f"{gpu.evidence}; {name} {why}: which of the {given} devices vLLM sees is not known"
+            gpu.count = None
+            return
+        roots = [entry.split(".", 1)[0].strip() for entry in text.split(",")]
+        if name == "ZE_AFFINITY_MASK":
+            roots = list(dict.fromkeys(roots))  # one root device per tile entry
+        if len(set(roots)) < len(roots):
+            gpu.evidence = f"{gpu.evidence}; {name}={text} names a device twice: which devices vLLM sees is not known"
+            gpu.count = None
+            return
+        seen = []
+        for index in roots:
+            if int(index) >= given:
+                break
+            seen.append(index)
+        if len(seen) < len(roots) and name in ("ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"):
+            gpu.evidence = (f"{gpu.evidence}; {name}={text} names a device the container does not have (it has "
+                            f"{given}): which devices vLLM sees is not known")
+            gpu.count = None
+            return
+        if len(seen) == given:
+            continue  # every device the container has: nothing narrowed
+        gpu.count = len(seen)
+        gpu.visible_from = (name, given if gpu.visible_from is None else gpu.visible_from[1])
+        gpu.evidence = f"{gpu.evidence}; {name}={text} (vLLM sees {len(seen)} of the {given} devices)"
+        if location is not None:
+            gpu.count_location = location  # the line that says how many the engine gets
+
+
 # --- the nodes a pod selects (joined with node pools by vramlint.extract.node_pools) ----------------------
 
 
@@ -819,6 +883,11 @@ def container_server(
             return None, []
         return None, [Problem(file, location.line, location.column, said, level="note")]
     apply_invocation(server, invocation)
+    for name, value in (getattr(invocation, "env", None) or {}).items():
+        if name in VISIBLE_DEVICE_NAMES:  # `CUDA_VISIBLE_DEVICES=0 vllm serve`: the engine's own environment
+            server.env[name] = value
+            if name in invocation.env_locations:
+                server.env_locations[name] = invocation.env_locations[name]
     _read_only_download(file, container, cpath, server, invocation)
     extra_problems = []
     if getattr(invocation, "entrypoint", None) == "implied" and not command and not args:
