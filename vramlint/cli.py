@@ -104,18 +104,23 @@ def main(argv: list[str] | None = None) -> int:
     # object left (about 30 of the 480 million instructions of checking one small file). A caller passing
     # argv (tests, a library) keeps its collector as it was.
     argv = sys.argv[1:]
-    regexes = path = None
+    regexes = path = code_path = None
     if argv not in (["--version"], ["-V"]):
-        # patterns compiled by an earlier run of this interpreter are built from their cached code
-        from vramlint import recache
+        # patterns compiled by an earlier run of this interpreter are built from their cached code, and so are
+        # the methods `dataclasses` writes for each class
+        from vramlint import codecache, recache
 
         path = recache.default_path()
         regexes = recache.load(path)
+        code_path = codecache.default_path()
+        codecache.install(code_path)
     try:
         return _main(argv)
     finally:
         if path is not None:
             recache.save(path, regexes)
+        if argv not in (["--version"], ["-V"]):
+            codecache.uninstall(code_path)
         import gc
 
         gc.freeze()

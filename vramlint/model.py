@@ -56,7 +56,9 @@ def fast_frozen_init(cls: type) -> type:
         namespace["_cls"] = cls
         src += f"def __reduce__(self):\n    return _cls, ({''.join(f'self.{n}, ' for n in names)})\n"
     made: dict[str, Any] = {}
-    exec(src, namespace, made)  # noqa: S102 - source built above from the class's own field names
+    from vramlint.codecache import cached_exec
+
+    cached_exec(src, namespace, made)  # source built above from the class's own field names
     for name, function in made.items():
         function.__qualname__ = f"{cls.__qualname__}.{name}"
         setattr(cls, name, function)
