@@ -177,3 +177,21 @@ def test_kubeai_consumer_profile_is_budgeted(tmp_path, capsys):
     assert code == 0
     b = json.loads(capsys.readouterr().out)["servers"][0]["budget"]
     assert b["gpu"] == "RTX-4070-Laptop" and b["total_gib"] < 8
+
+
+def test_device_names_are_read_from_the_catalog_once(monkeypatch):
+    # a GPU requirement computes a budget on every catalog GPU, and a refusal names the device: the name CUDA
+    # prints comes from the table read once, not from the file at every call
+    from vramlint import gpus
+
+    written = {e["name"]: e.get("aliases", []) for e in reversed(gpus._catalog_json()["gpus"])}  # first entry wins
+    gpus.device_name("T4")
+
+    def unread():
+        raise AssertionError("gpus.json read again")
+
+    monkeypatch.setattr(gpus, "_catalog_json", unread)
+    for name, aliases in written.items():
+        assert gpus.device_name(name) == next((a for a in aliases if " " in a), name)
+    assert gpus.device_name("T4") == "Tesla T4"
+    assert gpus.device_name("no such GPU") == "no such GPU"

@@ -238,13 +238,17 @@ def device_name(name: str) -> str:
     custom = _CUSTOM.get()
     if custom and name in custom["specs"]:
         return custom["device_names"].get(name, name)
-    raw = _catalog_json()
-    for entry in raw["gpus"]:
-        if entry["name"] == name:
-            for alias in entry.get("aliases", []):
-                if " " in alias:
-                    return alias
-    return name
+    return _device_names().get(name) or name
+
+
+@lru_cache(maxsize=1)
+def _device_names() -> dict[str, str | None]:
+    """Catalog name -> its first alias with a space (the name CUDA prints), from the first entry of that name.
+    Read once: a budget's refusals name the device, and a GPU requirement computes a budget on every GPU."""
+    out: dict[str, str | None] = {}
+    for entry in _catalog_json()["gpus"]:
+        out.setdefault(entry["name"], next((a for a in entry.get("aliases", []) if " " in a), None))
+    return out
 
 
 def catalog_specs(vendor: str | None = "nvidia") -> list[GpuSpec]:

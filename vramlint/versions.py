@@ -169,7 +169,7 @@ def why_no_version(image: str | None) -> str:
 
 
 def at_least(key: VersionKey, *target: int) -> bool:
-    return key >= tuple(list(target) + [0] * (4 - len(target)))
+    return key >= target + (0,) * (4 - len(target))  # called tens of times per budget: no list built
 
 
 @dataclass
