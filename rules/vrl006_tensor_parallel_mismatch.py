@@ -30,8 +30,10 @@ count; it is an error when the engine needs its GPUs and a warning otherwise. Ot
 exactly one pipeline stage's GPUs while pipeline parallelism is above 1) skip the per-pod comparison.
 
 On AWS Neuron, `--tensor-parallel-size` counts NeuronCores: a pod requesting `aws.amazon.com/neuroncore`
-is compared core for core, one requesting whole devices (`aws.amazon.com/neuron`) only when it is short even
-at 8 cores a device (Inferentia2 and Trainium1 have 2, Trainium2 8; the manifest does not say which).
+is compared core for core, one requesting whole devices (`aws.amazon.com/neuron`, or the Neuron DRA driver's
+`neuron.aws.com` devices) at 2 cores a device when the node's instance type says Inferentia2 or Trainium1 (inf2.*,
+trn1.*), else only when it is short even at 8 cores a device (Trainium2 has 8). On Rebellions NPUs
+(`rebellions.ai/ATOM`) the compiled model decides how many devices an engine takes: not compared.
 
 On Google TPUs the parallel sizes count JAX devices while `google.com/tpu` requests chips: a TPU7x (Ironwood)
 chip is two devices (two TensorCores and no megacore, JAX's `pallas.tpu.ChipVersion`), a v4, v5e, v5p or v6e
@@ -105,6 +107,11 @@ OPTIONS = {
 
 MULTI_NODE_KINDS = {"LeaderWorkerSet", "RayCluster", "RayService", "RayJob", "RayClusterFleet"}
 
+
+# NeuronCores per Neuron device, by chip (AWS Neuron architecture guide): Inferentia2 and Trainium have two
+# NeuronCore-v2; a Trainium2 has eight NeuronCore-v3, shown as four logical cores at the default LNC=2 and as
+# eight at LNC=1, so it stays at the at-most-8 comparison
+NEURON_CORES_PER_DEVICE = {"Inferentia2": 2, "Trainium": 2}
 
 # vLLM on TPU sizes its parallelism in JAX devices, and `google.com/tpu` requests chips. A chip is one device,
 # except a chip with two TensorCores and no megacore, where each TensorCore is a device of its own: TPU7x (Ironwood),
@@ -190,12 +197,19 @@ def check(assessment, ctx):
         # vLLM on AWS Neuron counts NeuronCores in --tensor-parallel-size; `aws.amazon.com/neuroncore` requests
         # cores, `aws.amazon.com/neuron` (or neurondevice) whole devices of 2 (Inferentia2, Trainium1) up to 8
         # (Trainium2) cores, which the manifest does not say: only more than 8 per device is certainly short.
+        cores = NEURON_CORES_PER_DEVICE.get(gpu.type or "")
         if "neuroncore" in (gpu.evidence or ""):
             unit = "NeuronCores"
+        elif cores is not None:
+            count, unit = count * cores, f"NeuronCores ({cores} per {gpu.type} device)"
         elif world <= count * 8:
             count = None
         else:
             count, unit = count * 8, "NeuronCores (at most 8 per Neuron device)"
+    elif count is not None and gpu.vendor == "rebellions":
+        # vllm-rbln runs a model compiled for its NPUs (optimum-rbln's rbln_tensor_parallel_size): how many
+        # ATOMs an engine takes is the compiled model's, not a vLLM parallel size
+        count = None
     elif count is not None and gpu.vendor == "google-tpu":
         count, unit = _tpu_devices(gpu.type, count, world)
     if count is not None and not multi_node and gpu.mig_profile is None:
@@ -223,9 +237,14 @@ def check(assessment, ctx):
                 f"{'' if unit == 'GPUs' else ' ' + unit}{gpu_line}: vLLM stops at start-up. Request "
                 f"{world} {unit.split(' (')[0]}, or lower the parallel size to {count}",
                 where,
-                fix=_short_fix(assessment, world, count, tp, pp * dp, gpu_where) if not unit.startswith("TPU")
-                else _advice(f"lower the parallel size to {count} {unit.split(' (')[0]}, or request more chips",
-                             "a TPU request counts chips, which are not the devices vLLM counts on every TPU"),
+                fix=_advice(f"lower the parallel size to {count} {unit.split(' (')[0]}, or request more chips",
+                            "a TPU request counts chips, which are not the devices vLLM counts on every TPU")
+                if unit.startswith("TPU") else
+                (_tp_fix(assessment, count // (pp * dp), f"fits the {count} NeuronCores requested")
+                 or _advice(f"request {-(-world // (count // gpu.count))} Neuron devices",
+                            "the request counts Neuron devices, the parallel size NeuronCores"))
+                if unit.startswith("NeuronCores (") and gpu.count else
+                _short_fix(assessment, world, count, tp, pp * dp, gpu_where),
                 related=[gpu_where],
             )
         elif world == count and visible is not None and visible[1] > count and ctx.options["report_idle_gpus"] \

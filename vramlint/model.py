@@ -99,7 +99,7 @@ class GpuRequest:
     count: int | None = None
     evidence: str | None = None
     location: Location | None = None
-    vendor: str = "nvidia"  # nvidia | amd | intel-gaudi | google-tpu | aws-neuron | huawei-ascend
+    vendor: str = "nvidia"  # nvidia | amd | intel-gpu | intel-gaudi | google-tpu | aws-neuron | huawei-ascend | rebellions
     mig_profile: str | None = None  # e.g. "3g.40gb"
     memory_gib: float | None = None  # a memory cap stated by the deployment (MIG slice, fractional share)
     device_ids: list[str] | None = None  # physical devices named (compose device_ids, NVIDIA_VISIBLE_DEVICES)

@@ -81,7 +81,7 @@ CAUSES: dict[str, tuple[str, str]] = {
 
 
 VENDOR_NAMES = {"amd": "AMD GPU", "intel-gaudi": "Intel Gaudi", "intel-gpu": "Intel GPU", "google-tpu": "Google TPU",
-                "aws-neuron": "AWS Neuron", "huawei-ascend": "Huawei Ascend"}
+                "aws-neuron": "AWS Neuron", "huawei-ascend": "Huawei Ascend", "rebellions": "Rebellions NPU"}
 
 
 @dataclass

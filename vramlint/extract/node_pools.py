@@ -16,7 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vramlint.extract.podspec import NodeSelection, Requirement, read_node_selection, read_requirements
+from vramlint.extract.podspec import (
+    FAMILY_ONLY,
+    NodeSelection,
+    Requirement,
+    read_node_selection,
+    read_requirements,
+)
 from vramlint.model import GpuRequest, Location, Server
 
 KARPENTER_GROUP = "karpenter.sh/"
@@ -267,7 +273,8 @@ def join_node_pools(servers: list[Server], pools: list[NodePoolRecord]) -> int:
     for server in servers:
         gpu = server.gpu
         selection = getattr(gpu, "node_selection", None) if gpu is not None else None
-        if selection is None or gpu.type is not None or gpu.fleet or gpu.memory_gib is not None:
+        if selection is None or (gpu.type is not None and gpu.type not in FAMILY_ONLY) or gpu.fleet \
+                or gpu.memory_gib is not None:
             continue
         key = _selection_key(selection)
         if key not in chosen_by:

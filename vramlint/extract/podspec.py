@@ -43,7 +43,15 @@ _VENDOR_RESOURCES = (
     (re.compile(r"^google\.com/tpu$"), "google-tpu", None),
     (re.compile(r"^aws\.amazon\.com/neuron(core|device)?$"), "aws-neuron", "Neuron"),
     (re.compile(r"^huawei\.com/ascend", re.IGNORECASE), "huawei-ascend", None),
+    # Rebellions' device plugin (rbln-k8s-device-plugin): ATOM and REBEL NPUs by family, or rebellions.ai/npu when
+    # it runs with use-generic-resource-name
+    (re.compile(r"^rebellions\.ai/ATOM$"), "rebellions", "ATOM"),
+    (re.compile(r"^rebellions\.ai/REBEL$"), "rebellions", "REBEL"),
+    (re.compile(r"^rebellions\.ai/npu$"), "rebellions", None),
 )
+# The accelerator names above that say only the family (habana.ai/gaudi: any Gaudi; aws.amazon.com/neuron: any
+# Trainium or Inferentia): a node label or a NodePool may still name the chip
+FAMILY_ONLY = frozenset(("Gaudi", "Neuron"))
 _NVIDIA_GPU = re.compile(r"^nvidia\.com/gpu(\.shared)?$")
 _NVIDIA_MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb(?:\+me)?)$")
 
@@ -503,7 +511,8 @@ def read_node_selection(file: str, podspec: Any, path: str) -> NodeSelection | N
 def with_node_selection(gpu: GpuRequest | None, file: str, podspec: Any, path: str) -> None:
     """Keep on a GPU request whose model is not said the nodes the pod selects: the NodePool that gives those
     nodes may say it (joined once every scanned file is read: `vramlint.extract.node_pools`)."""
-    if gpu is None or gpu.type is not None or gpu.fleet or gpu.memory_gib is not None:
+    if gpu is None or (gpu.type is not None and gpu.type not in FAMILY_ONLY) or gpu.fleet \
+            or gpu.memory_gib is not None:
         return
     gpu.node_selection = read_node_selection(file, podspec, path)
 

@@ -11,9 +11,11 @@ with `count`, default 1; `All`: every matching device of the node, a number the 
 scheduler tries in order: the count and class are known only when every alternative says the same.
 
 The DeviceClass names the vendor's DRA driver: NVIDIA's k8s-dra-driver-gpu (`gpu.nvidia.com`, `mig.nvidia.com`),
-AMD's (`gpu.amd.com`), Intel's (`gpu.intel.com`, `gaudi.intel.com`) and Google's TPU driver (`tpu.google.com`);
-other classes (network devices, NVIDIA's compute-domain channels) are not accelerators. A selector comparing the
-NVIDIA driver's `productName` attribute (`== 'NVIDIA L4'`, `in ['...', '...']`) names the GPU.
+AMD's (`gpu.amd.com`), Intel's (`gpu.intel.com`, `gaudi.intel.com`), Google's TPU driver (`tpu.google.com`) and
+the AWS Neuron DRA driver (`neuron.aws.com`: whole Neuron devices); other classes (network devices, NVIDIA's
+compute-domain channels) are not accelerators. A selector comparing the attribute that names the chip
+(`== 'NVIDIA L4'`, `in ['...', '...']`) names the accelerator: the NVIDIA driver's `productName`, Intel Gaudi's
+`model` (`'Gaudi3'`), the Neuron driver's `instanceType` (`'trn2.48xlarge'`: Trainium2).
 """
 
 from __future__ import annotations
@@ -39,9 +41,14 @@ _DEVICE_CLASSES = {
     "gpu.intel.com": "intel-gpu",
     "gaudi.intel.com": "intel-gaudi",
     "tpu.google.com": "google-tpu",
+    "neuron.aws.com": "aws-neuron",
 }
-_PRODUCT_EQ = re.compile(r"\.productName\s*==\s*['\"]([^'\"]+)['\"]")
-_PRODUCT_IN = re.compile(r"\.productName\s+in\s*\[([^\]]*)\]")
+# The attribute each driver publishes that names the chip, compared in a CEL selector (`== '...'`, `in [...]`):
+# NVIDIA's productName, Intel Gaudi's model ('Gaudi2', 'Gaudi3'), the Neuron driver's instanceType
+# ('trn2.48xlarge': the instance type says the chip)
+_PRODUCT_ATTRIBUTES = {"nvidia": "productName", "intel-gaudi": "model", "aws-neuron": "instanceType"}
+_PRODUCT_EQ = re.compile(r"\.(productName|model|instanceType)\s*==\s*['\"]([^'\"]+)['\"]")
+_PRODUCT_IN = re.compile(r"\.(productName|model|instanceType)\s+in\s*\[([^\]]*)\]")
 _QUOTED = re.compile(r"['\"]([^'\"]+)['\"]")
 
 
@@ -115,9 +122,9 @@ def _request(file: str, request: Any, path: str) -> DeviceRequest:
         cel = selector.get("cel") if is_map(selector) else None
         expression = scalar_text(cel.get("expression")) if is_map(cel) else None
         for text in [expression] if expression else []:
-            products += _PRODUCT_EQ.findall(text)
-            for listed in _PRODUCT_IN.findall(text):
-                products += _QUOTED.findall(listed)
+            products += [f"{attribute}={value}" for attribute, value in _PRODUCT_EQ.findall(text)]
+            for attribute, listed in _PRODUCT_IN.findall(text):
+                products += [f"{attribute}={value}" for value in _QUOTED.findall(listed)]
     location = value_location(file, body, "deviceClassName", join_path(bpath, "deviceClassName")) \
         or node_location(file, request, path)
     return DeviceRequest(name, device_class, count, every, list(dict.fromkeys(products)), location)
@@ -168,7 +175,9 @@ def _apply(server: Server, uses: list[ClaimUse], by_name: dict[tuple[str, str], 
         where = f"{record.location.file}:{record.location.line}" if record.location else record.file
         said.append(f"resources.claims {use.claim} -> {record.kind} {record.name} ({where}): deviceClassName "
                     f"{request.device_class}, {how}")
-    products = list(dict.fromkeys(p for _u, _r, request, _v in chosen for p in request.products))
+    attribute = _PRODUCT_ATTRIBUTES.get(vendor)
+    products = list(dict.fromkeys(p.split("=", 1)[1] for _u, _r, request, _v in chosen for p in request.products
+                                  if p.split("=", 1)[0] == attribute))
     evidence = "; ".join(said)
     gpu = server.gpu
     if gpu is None:
@@ -192,6 +201,20 @@ def _apply(server: Server, uses: list[ClaimUse], by_name: dict[tuple[str, str], 
         elif len(resolved) == len(products):
             gpu.fleet = list(dict.fromkeys(resolved))  # the pods may land on any of these
         gpu.evidence += f" (selector productName: {', '.join(products)})"
+    elif products and gpu.type is None and gpu.vendor == vendor:
+        chips = [_chip(vendor, p) for p in products]
+        if None not in chips and len(set(chips)) == 1:
+            gpu.type = chips[0]
+        gpu.evidence += f" (selector {attribute}: {', '.join(products)})"
+
+
+def _chip(vendor: str, value: str) -> str | None:
+    """The chip a Gaudi model or a Neuron instance type names: 'Gaudi2' as written, trn2.48xlarge -> Trainium2."""
+    if vendor == "aws-neuron":
+        from vramlint.gpus import neuron_instance
+
+        return neuron_instance(value)
+    return value.strip() or None
 
 
 __all__ = ["CLAIM_KINDS", "DeviceClaimRecord", "join_device_claims", "read_claim_object"]
