@@ -987,13 +987,33 @@ _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "ten
 _STAND_IN_WORDS = frozenset(("mock", "sim", "simulator", "fake", "stub", "emulator", "dummy"))
 
 
+# llm-d's vLLM images (ghcr.io/llm-d/...): llm-d/llm-d's docker/Dockerfile.cuda (llm-d-cuda, llm-d-cuda-gb200),
+# .aws, .rocm, .xpu, .hpu and .cpu, and the first releases' single image (ghcr.io/llm-d/llm-d, the repository's
+# Dockerfile), all end with ENTRYPOINT ["python", "-m", "vllm.entrypoints.openai.api_server"]: the container's
+# args are that server's arguments. llm-d's other images (routing sidecar, scheduler, simulator) run no vLLM.
+_LLM_D_VLLM_IMAGES = frozenset(("llm-d", "llm-d-cuda", "llm-d-cuda-gb200", "llm-d-aws", "llm-d-rocm", "llm-d-xpu",
+                                "llm-d-hpu", "llm-d-cpu"))
+
+
+def is_llm_d_vllm_image(image: str | None) -> bool:
+    """One of llm-d's vLLM images (ghcr.io/llm-d/llm-d-cuda, a mirror's .../llm-d/llm-d-rocm, ...)."""
+    if not image:
+        return False
+    name = image.lower().split("@", 1)[0]
+    repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    parts = repo.split("/")
+    return len(parts) >= 2 and parts[-2] == "llm-d" and parts[-1] in _LLM_D_VLLM_IMAGES
+
+
 def is_vllm_image(image: str | None) -> bool:
-    """An image that runs vLLM: vllm/vllm-openai, rocm/vllm, nvcr.io/nvidia/vllm, any name with `vllm`.
+    """An image that runs vLLM: vllm/vllm-openai, rocm/vllm, nvcr.io/nvidia/vllm, llm-d's, any name with `vllm`.
 
     NVIDIA NIM images (nvcr.io/nim/...) may embed vLLM but have their own launcher and flags: not vLLM here.
     """
     if not image:
         return False
+    if is_llm_d_vllm_image(image):
+        return True
     name = image.lower().split("@", 1)[0]
     repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
     parts = repo.split("/")
@@ -1159,6 +1179,7 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     not_a_program = None
     # the image's own entrypoint runs vLLM's server: not for Dynamo's images, whose entrypoint runs nothing
     own_entrypoint = is_vllm_image(image) and not is_dynamo_image(image)
+    api_server_image = is_llm_d_vllm_image(image)  # its entrypoint is the api_server module, not `vllm serve`
     if command and command[0].text and command[0].text.startswith("-") and own_entrypoint:
         # `command` replaces the image's ENTRYPOINT, so its first word is what the runtime executes: an option
         # written there (vLLM's arguments put in `command` instead of `args`) is no program, and the container
@@ -1169,7 +1190,7 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         found = _search_argv(command + args, dict(env), depth=0)
     elif args:
         first = args[0].text
-        if first == "serve" and own_entrypoint:
+        if first == "serve" and own_entrypoint and not api_server_image:
             found = _Found("serve", list(args[1:]), {}, {}, args[0].location, [])
         elif first is not None and not first.startswith("-") and _looks_like_command(first):
             found = _search_argv(args, dict(env), depth=0)
@@ -1184,13 +1205,15 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
                 found = _Found("implied", list(args), {}, {}, args[0].location, [])
     elif is_kserve_hf_image(image):
         found = _Found("huggingfaceserver", [], {}, {}, None, [])
-    elif own_entrypoint and (is_own_vllm_image(image) or _launcher_settings(env)):
+    elif own_entrypoint and (is_own_vllm_image(image) or api_server_image or _launcher_settings(env)):
         # vLLM's own images run `vllm serve` (the api_server in old tags) with nothing else; another image with
         # vLLM in its name and nothing written (vLLM Warden's manager and UI) may run anything: only settings
         # its launcher could read (a model, VLLM_*) say it serves vLLM (the caller says the rest as a note)
         found = _Found("implied", [], {}, {}, None, [])
     if found is None:
         return None
+    if found.entry == "implied" and api_server_image:
+        found.entry = "openai.api_server"
     if found.entry == "shell-error":
         inv = VllmInvocation(version_table=None)
         inv.startup_errors.append({"code": "shell", "message": found.problems[0], "location": found.start,
@@ -1247,7 +1270,7 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     inv.env = dict(found.env)
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
     inv.location = found.start
-    if found.entry == "implied" and not found.args:
+    if (found.entry == "implied" or api_server_image) and not found.args:
         inv.unchecked.append("the container sets no command or args (a chart or an operator sets them elsewhere, "
                              "or vLLM serves its default model)")
     return inv

@@ -342,12 +342,26 @@ def gcp_machine_family(name: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# A value written to be replaced before the file is applied: `<your-gpu-type>`, `${GPU}`, `{{ .Values.gpu }}`,
+# REPLACE_ME, CHANGE-ME, YOUR_GPU, TODO, xxx. It names no GPU: the node that matches is not known.
+_PLACEHOLDER_VALUE = re.compile(
+    r"<[^<>]*>|\$\{|\$\(|\{\{|%\{|(?i:\b(?:replace|change[-_ ]?me|your[-_ ]|todo|fixme|tbd|placeholder))"
+    r"|^(?i:x{3,}|\.\.\.|\?+)$")
+
+
+def is_placeholder(value: str | None) -> bool:
+    """A label value that stands for one to be filled in (see _PLACEHOLDER_VALUE), not a value itself."""
+    return bool(value) and bool(_PLACEHOLDER_VALUE.search(value.strip()))
+
+
 def node_label_hint(key: str, value: str, labels: dict[str, str] | None = None) -> tuple[str | None, int | None, str, float | None] | None:
     """(GPU type, GPUs per node, vendor, memory GiB) that a node label says, None when the label says nothing
     about the GPU. The type is a canonical catalog name when it resolves, else the label's value (reported as a GPU
     outside the catalog); None with a vendor when the label names no GPU vramlint can tell. ``labels``: the
     other labels of the same selector (nvidia.com/gpu.memory is read with nvidia.com/gpu.family)."""
     value = (value or "").strip()
+    if is_placeholder(value):
+        return None  # to be filled in: says no GPU
     custom = _CUSTOM.get()
     if custom and value and (key, value.lower()) in custom["labels"]:
         return custom["labels"][(key, value.lower())], None, "nvidia", None
