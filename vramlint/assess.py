@@ -263,6 +263,12 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         unresolved.append(why)
         a.unsized = (server.arg_locations.get(dest) or server.location, why)
         model = None
+    if server.args.get("omni") is True:
+        # vLLM-Omni runs the model as stages (a thinker, a talker, a diffusion transformer, ...), each with its own
+        # engine and memory settings from its stage configs: not the one engine vLLM's budget follows
+        unresolved.append("vLLM-Omni (--omni): the model runs as vLLM-Omni's stages, each with the memory "
+                          "settings of its stage config, not as one vLLM engine; its memory budget is not computed")
+        model = None
     fleet, fleet_sources = _fleet(server, options) if gpu is None or fleet_wanted(server, options) else ([], {})
     if fleet:
         a.gpu = gpu = None

@@ -1160,6 +1160,7 @@ class _Found:
     env_tokens: dict[str, Token]
     start: Location | None
     problems: list[str]
+    program: str = "vllm"  # the executable of `<program> serve`: vllm, or vllm-omni
 
 
 def find_vllm_invocation(command: list[Token], args: list[Token], image: str | None,
@@ -1245,6 +1246,8 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
                        "file not found in $PATH'",
             "fix": "put these words in `args` (Kubernetes) or compose's `command`, which follow the image's "
                    "entrypoint, and drop `command` (compose: `entrypoint`)"})
+    if found.entry == "serve" and (found.program == "vllm-omni" or "--omni" in inv.unknown_args):
+        _read_omni(inv, found.program, version)
     if found.entry == "dynamo.vllm":
         # Dynamo's parser takes its own options before vLLM's sees the rest, and they change from release to
         # release: an option vLLM does not know may be one of them
@@ -1274,6 +1277,39 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         inv.unchecked.append("the container sets no command or args (a chart or an operator sets them elsewhere, "
                              "or vLLM serves its default model)")
     return inv
+
+
+# `vllm serve ... --omni` hands the whole command line to vLLM-Omni from vLLM 0.20.0 on (vllm/entrypoints/cli/
+# main.py: "--omni" in sys.argv -> vllm_omni.entrypoints.cli.main.main, or exit when vllm-omni is not installed);
+# 0.19 and older have no such option. vLLM-Omni's `vllm-omni serve` (its console script, the same main) runs
+# vLLM's own `vllm serve` without --omni, and with it its serve command, whose parser is vLLM's serve parser
+# (make_arg_parser: the model positional, vLLM's engine options) plus its OmniConfig group.
+OMNI_FIRST_VERSION = (0, 20, 0)
+
+
+def _read_omni(inv: VllmInvocation, program: str, version: str | None) -> None:
+    """A `vllm serve --omni` / `vllm-omni serve` command line: --omni is vLLM-Omni's (args["omni"]), and an option
+    vLLM does not know may be one of vLLM-Omni's own, which vramlint does not check."""
+    where = inv.unknown_args.get("--omni")
+    if where is None:
+        return  # `vllm-omni serve` without --omni: vLLM's serve, read as such
+    parsed = _version_tuple(version) if version else None
+    if program == "vllm" and parsed is not None and parsed < OMNI_FIRST_VERSION:
+        return  # unknown to that vLLM: it stops with "unrecognized arguments", as VRL009 says
+    del inv.unknown_args["--omni"]
+    inv.args["omni"] = True
+    inv.arg_locations["omni"] = where
+    for flag, at in inv.unknown_args.items():
+        line = f"line {at.line}: " if at is not None and at.line else ""
+        inv.unchecked.append(f"{line}{flag} is not a vLLM engine argument: it may be one of vLLM-Omni's own "
+                             "(its serve command adds them to vLLM's), which vramlint does not check")
+    inv.unknown_args = {}
+    inv.startup_errors = [e for e in inv.startup_errors if e.get("arg") != "--omni"]
+
+
+def _version_tuple(version: str) -> tuple[int, ...] | None:
+    parts = re.findall(r"\d+", version)[:3]
+    return tuple(int(p) for p in parts) if parts else None
 
 
 # KServe's Hugging Face server (`python -m huggingfaceserver`, python/huggingfaceserver/__main__.py): its own
@@ -1354,7 +1390,7 @@ def _is_script_text(text: str) -> bool:
 def _looks_like_command(word: str) -> bool:
     """A first word that is a program rather than a vLLM argument or model id (for `args`-only containers)."""
     b = _basename(word)
-    if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in ("vllm", "env", "uv", "conda", "true"):
+    if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in ("vllm", "vllm-omni", "env", "uv", "conda", "true"):
         return True
     if _is_python(word) or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
         return True
@@ -1425,9 +1461,9 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
     if b in _SHELLS:
         # merged only here: a script's own assignments make `env` large, and most commands are not shells
         return _search_shell(rest, {**env, **local_env} if local_env else env, depth)
-    if b == "vllm":
+    if b in ("vllm", "vllm-omni"):
         if len(rest) > 1 and rest[1].text == "serve":
-            return _Found("serve", rest[2:], local_env, env_tokens, rest[0].location, [])
+            return _Found("serve", rest[2:], local_env, env_tokens, rest[0].location, [], program=b)
         return None
     if _is_python(w):
         j = 1
