@@ -170,3 +170,36 @@ def test_data_parallel_expert_parallel_per_rank():
     # without expert parallelism every rank would hold all 160 experts: it could not load
     whole = compute_budget(coder, h20_141, {"data_parallel_size": 8}, {}, "0.10.1", 1)
     assert whole.weights_gib > 400 and not whole.starts
+
+
+def _qwen3_moe_fp8_config(layers):
+    # Shaped like Qwen's block-FP8 MoE checkpoints: modules_to_not_convert lists the LM head, each layer's norms
+    # and its router (mlp.gate); every attention and expert projection is fp8 with 128 x 128 block scales.
+    skip = ["lm_head"]
+    for i in range(layers):
+        skip += [f"model.layers.{i}.input_layernorm", f"model.layers.{i}.mlp.gate",
+                 f"model.layers.{i}.post_attention_layernorm"]
+    return {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "num_hidden_layers": layers,
+            "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128,
+            "vocab_size": 151936, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_experts": 128,
+            "num_experts_per_tok": 8, "max_position_embeddings": 40960, "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
+                                    "weight_block_size": [128, 128], "modules_to_not_convert": skip}}
+
+
+def test_fp8_skip_list_naming_norms_leaves_attention_in_fp8():
+    """vLLM matches an fp8 checkpoint's modules_to_not_convert against linear-layer prefixes only
+    (Fp8Config.ignored_layers, is_layer_skipped in exact mode): "post_attention_layernorm" is a norm, so the
+    attention projections stay fp8. Qwen3-235B-A22B-Instruct-2507-FP8 at TP 4 (vLLM 0.27.1, public blog post,
+    benchmarks/startup_logs_public.md P24): "Model loading took 55.19 GiB"."""
+    facts = facts_from_config(_qwen3_moe_fp8_config(94))
+    per_rank = weight_bytes_per_rank(facts, tp=4) / GiB
+    assert abs(per_rank - 55.19) / 55.19 < 0.01
+    # a skip list naming the attention projections themselves still keeps them in bf16
+    cfg = _qwen3_moe_fp8_config(94)
+    cfg["quantization_config"]["modules_to_not_convert"] += ["model.layers.*.self_attn.q_proj"]
+    assert weight_bytes_per_rank(facts_from_config(cfg), tp=4) / GiB > per_rank + 1.5
+    b = compute_budget(catalog_model("Qwen/Qwen3-235B-A22B-FP8"), gpus.lookup("RTX PRO 6000"),
+                       {"tensor_parallel_size": 4, "max_model_len": 32768, "max_num_seqs": 32}, {}, "0.27.1", 4)
+    assert abs(b.weights_gib - 55.19) / 55.19 < 0.01

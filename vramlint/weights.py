@@ -283,13 +283,21 @@ def _layer_index(pattern: str) -> int | None:
     return None
 
 
+def _names_a_norm(pattern: str) -> bool:
+    """Whether a skip entry names a norm (``model.layers.*.post_attention_layernorm``, ``self_attn.q_norm``):
+    vLLM matches the list against linear layers' prefixes only (``is_layer_skipped``, exact match for fp8), so a
+    norm in it leaves every linear layer as it is, whatever words its name has."""
+    last = pattern.lower().rstrip("*").rstrip(".").split(".")[-1]
+    return last.endswith("norm") or last.startswith("ln_") or last in ("ln", "ln_f")
+
+
 def _per_layer_skips(quant: dict) -> dict[str, set[int]]:
     """Kinds left unquantized in some layers only (Meta's FP8 checkpoints keep the first and last layers'
     feed-forward in bf16): kind -> the layer indices."""
     out: dict[str, set[int]] = {}
     for pattern in quant.get("skip") or []:
         index = _layer_index(pattern)
-        if index is None:
+        if index is None or _names_a_norm(pattern):
             continue
         p = pattern.lower()
         if p.endswith((".gate", "router")):
@@ -307,8 +315,8 @@ def _skipped_kinds(quant: dict) -> set[str]:
     """Which kinds of layers a quantization config leaves unquantized (besides embeddings/lm_head/norms)."""
     kinds: set[str] = set()
     for pattern in quant.get("skip") or []:
-        if _layer_index(pattern) is not None:
-            continue  # one layer only: see _per_layer_skips
+        if _layer_index(pattern) is not None or _names_a_norm(pattern):
+            continue  # one layer only: see _per_layer_skips; a norm is no linear layer
         p = pattern.lower()
         if "self_attn" in p or p.endswith(".attn") or "attention" in p:
             kinds.add("attn")
