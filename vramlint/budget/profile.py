@@ -107,10 +107,12 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     sampler_path = _sampler_path(beh, key, cfg.env, cfg.image, cfg.gpu.vendor, profile_seqs)
     activation: list[int] = []
     cudagraph: list[int] = []
+    triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args)
     for index, layers in enumerate(cfg.pp_partition):
         last = index == len(cfg.pp_partition) - 1
         act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, sampler_path,
-                                             dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last)
+                                             dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last,
+                                             triton_workspace=triton_ws)
         activation.append(act)
         graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
                                          max_num_batched_tokens=mnbt, enforce_eager=eager)
@@ -169,9 +171,28 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                    communication=comm, notes=notes, sources=src)
 
 
+def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: ModelInfo, args: dict) -> bool:
+    """Whether the fused MoE runs as vLLM's modular TritonExperts kernel, whose buffers come from the workspace
+    manager: an unquantized (bf16 / fp16) MoE model on V1 0.20+ on a GPU below compute capability 9.0 (the
+    FlashInfer TRTLLM and CUTLASS kernels the oracle tries first need 10.x, and 9.0 / 10.x / 12.x), and on
+    9.0 from 0.27 (where the oracle moves the FlashInfer kernels behind Triton on Hopper; 0.20 takes FlashInfer
+    CUTLASS there). vllm/model_executor/layers/fused_moe/oracle/unquantized.py::_get_priority_backends,
+    experts/flashinfer_cutlass_moe.py::_supports_current_device, read in the 0.20.0, 0.26.0, 0.27.1 and 0.28.0
+    wheels. Other backends (FlashInfer, Marlin, DeepGEMM, CUTLASS) size their workspaces otherwise."""
+    if beh.engine != "v1" or not versions.at_least(beh.key, 0, 20):
+        return False
+    if not (model.num_experts and model.num_experts_per_tok):
+        return False
+    if args.get("quantization") or model.quantization or (model.extra.get("facts") or {}).get("quant"):
+        return False
+    if tuple(cc) < (9, 0):
+        return True
+    return tuple(cc[:1]) == (9,) and versions.at_least(beh.key, 0, 26)
+
+
 def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
                           sampler_path: str, dp: int = 1, expert_parallel: bool = False,
-                          sampler: bool = True) -> tuple[int, str]:
+                          sampler: bool = True, triton_workspace: bool = False) -> tuple[int, str]:
     """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
 
     ``max(forward, sampler)`` where (fitted on real start-up logs):
@@ -206,6 +227,7 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     slots allocated at load time, :mod:`vramlint.budget.lora`).
     """
     hd = head_dim(model)
+    workspace = 0.0
     inter = model.intermediate_size or 4 * model.hidden_size
     hidden = model.hidden_size
     q_heads = model.num_attention_heads / tp
@@ -219,7 +241,16 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
         moe_tokens = num_tokens * max(1, dp)
         chunk = min(moe_tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
         expert_split = 1 if expert_parallel else tp
-        forward = num_tokens * per_token + chunk * model.num_experts_per_tok * (3 * moe_inter / expert_split + hidden) * dtype_bytes
+        if triton_workspace:
+            # FusedMoEModularKernel._allocate_buffers (0.20+): TritonExperts.workspace_shapes for all M tokens at
+            # once (no chunking), (M, top_k, max(I, H)) shared with the (M, H) output and (M, top_k, max(2I, H)),
+            # taken from the workspace manager, which keeps it allocated from then on (through the sampler run)
+            rank_inter = moe_inter / expert_split
+            workspace = moe_tokens * model.num_experts_per_tok * (
+                max(rank_inter, hidden) + max(2 * rank_inter, hidden)) * dtype_bytes
+            forward = num_tokens * per_token + workspace
+        else:
+            forward = num_tokens * per_token + chunk * model.num_experts_per_tok * (3 * moe_inter / expert_split + hidden) * dtype_bytes
         if dp > 1:
             forward += 2 * moe_tokens * hidden * dtype_bytes  # multicast hidden states + all-reduced output
     else:
@@ -230,12 +261,14 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
                  "triton": SAMPLER_BYTES_PER_LOGIT_TRITON}.get(sampler_path, SAMPLER_BYTES_PER_LOGIT_TORCH)
     if not sampler:
         return int(forward), f"forward pass of {num_tokens} tokens"
-    sampler_peak = num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
+    sampler_peak = (num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
+                    + workspace)
     if forward > sampler_peak:
         return int(forward), f"forward pass of {num_tokens} tokens"
     kind = {"flashinfer": "FlashInfer sampler", "triton": "PyTorch sampler with the Triton top-k/top-p kernel"
             }.get(sampler_path, "PyTorch sampler")
-    return int(sampler_peak), f"{kind} on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab"
+    held = f", with the fused-MoE workspace ({workspace / GiB:.2f} GiB) still allocated" if workspace else ""
+    return int(sampler_peak), f"{kind} on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab{held}"
 
 
 def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1,
