@@ -51,6 +51,14 @@ def has_unknown_mark(text: str | None) -> bool:
     return text is not None and (UNKNOWN_MARK in text or TEMPLATE_MARK in text)
 
 
+def plain_words(tokens: list[Any]) -> bool:
+    """No word holds `{{`, `$` or a mark: the template and variable passes (Go actions marked, `$(VAR)`
+    expanded, marked words made unknown) would give every word back as it is, so they can be skipped. One scan
+    in C of the words joined instead of a few calls a word (100,000 args)."""
+    text = "\0".join([t.text for t in tokens if t.text is not None])
+    return "{{" not in text and "$" not in text and UNKNOWN_MARK not in text and TEMPLATE_MARK not in text
+
+
 # A Go text/template action as Helm and operators (KServe's LLMInferenceServiceConfig) write them inside
 # command lines: `{{ .Values.x }}`, `{{- if ... }}`, `{{ include "x" . }}`, `{{ fn .Spec.X 15 }}`. Jinja chat
 # templates (`{{ message.content }}`, `{{- bos_token }}`) do not match: no leading `.`/`$`, keyword or
@@ -1173,8 +1181,10 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     NIM, TGI, SGLang, KServe's huggingface backend, `sleep infinity`).
     """
     over_budget: list[str] = []
-    command = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in command]
-    args = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in args]
+    if not plain_words(command):
+        command = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in command]
+    if not plain_words(args):
+        args = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in args]
     version = version or version_from_image(image)
     found: _Found | None = None
     not_a_program = None

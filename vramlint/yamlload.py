@@ -196,9 +196,10 @@ MAX_DOCUMENT_NODES = 250_000
 
 def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Problem]]:
     """``text`` with each document of more than ``max_nodes`` nodes blanked out (its lines kept, so the other
-    documents keep their line numbers), and a problem on the line where each went over. Documents that cannot
-    have that many nodes (three per line or comma at most, counted in C) are not parsed here."""
-    if (text.count("\n") + text.count(",")) * 3 <= max_nodes:
+    documents keep their line numbers), and a problem on the line where each went over. Only documents that may
+    have that many nodes by `_most_nodes` (counted in C) are parsed here: the whole text, then halves of its run
+    of documents, down to the documents that may be over on their own."""
+    if _most_nodes(text, 0, len(text)) <= max_nodes:
         return text, []
     starts = [0]
     at = text.find("\n---", 0)
@@ -206,15 +207,26 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
         starts.append(at + 1)
         at = text.find("\n---", at + 4)
     starts.append(len(text))
+    over_at: list[tuple[int, int, int]] = []  # (begin, end, 1-based line in the document) of each document over
+    runs = [(0, len(starts) - 1)]  # documents [first, last) of ``starts`` that may hold one over the bound
+    while runs:
+        first, last = runs.pop()
+        if _most_nodes(text, starts[first], starts[last]) <= max_nodes:
+            continue
+        if last - first > 1:
+            middle = (first + last) // 2
+            runs += [(middle, last), (first, middle)]  # the first half first: documents in order
+            continue
+        begin, end = starts[first], starts[last]
+        over = _node_count_over(text[begin:end], max_nodes)
+        if over is not None:
+            over_at.append((begin, end, over))
+    if not over_at:
+        return text, []
     problems: list[Problem] = []
     pieces: list[str] = []
     done = 0
-    for begin, end in zip(starts, starts[1:], strict=False):
-        if (text.count("\n", begin, end) + text.count(",", begin, end)) * 3 <= max_nodes:
-            continue
-        over = _node_count_over(text[begin:end], max_nodes)
-        if over is None:
-            continue
+    for begin, end, over in over_at:
         line = text.count("\n", 0, begin) + over
         problems.append(Problem(file, line, 1, f"a YAML document of more than {max_nodes:,} nodes (vramlint's limit) "
                                                "reaches it here: the document is not read", level="warning"))
@@ -222,10 +234,26 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
         pieces.append(text[done:begin])
         pieces.append(keep + "\n" * (text.count("\n", begin, end) - 1))
         done = end
-    if not problems:
-        return text, []
     pieces.append(text[done:])
     return "".join(pieces), problems
+
+
+# What may follow a block sequence's `-` indicator (a blank or a line break; YAML 1.1's line breaks too)
+_AFTER_DASH = ("- ", "-\t", "-\n", "-\r", "-\x85", "-\u2028", "-\u2029")
+
+
+def _most_nodes(text: str, begin: int, end: int) -> int:
+    """At most how many nodes ``text[begin:end]`` has, counted in C. Every node stands in one place: a document's
+    root, a sequence entry (a block entry's `-` indicator before a blank or a line break; a flow entry after `[`
+    or `,`), a mapping key (before its `:` indicator, after `?`, or after `{` or `,` in a flow mapping) or the
+    value of a key (one a key, written or empty). So: roots + entries + 2 x keys. Indicators counted inside
+    scalars and comments make it larger, never smaller."""
+    count = text.count
+    roots = count("---", begin, end) + count("...", begin, end) + 1
+    entries = sum(count(dash, begin, end) for dash in _AFTER_DASH) + (text.endswith("-", begin, end))
+    flow = count("[", begin, end) + count("{", begin, end) + count(",", begin, end)
+    keys = count(":", begin, end) + count("?", begin, end) + flow
+    return roots + entries + flow + 2 * keys
 
 
 def _blank_document(text: str, line: int) -> str | None:

@@ -89,7 +89,7 @@ def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | No
 
     A word holding a template expression (see yamlload.neutralize_templates) is unknown: its text is None.
     """
-    from vramlint.cmdline import Token, split_shell, yaml_token
+    from vramlint.cmdline import Token, plain_words, split_shell, yaml_token
 
     value = node.get(key) if is_map(node) else None
     if value is None:
@@ -114,6 +114,8 @@ def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | No
                                      quoted=first in ("'", '"')))
                     continue
             out.append(yaml_token(file, value, i, join_path(kpath, i), lines))
+        if plain_words(out):
+            return out
         return [_unknown_if_template(_go_marked(t)) for t in out]
     if isinstance(value, (dict, list)):
         return []
@@ -847,7 +849,7 @@ def container_server(
     follow_scripts: bool = True,
 ) -> tuple[Server | None, list[Problem]]:
     """The vLLM server run by one container, or None when the container does not run vLLM."""
-    from vramlint.cmdline import find_vllm_invocation
+    from vramlint.cmdline import find_vllm_invocation, plain_words
 
     file = doc.file
     cpath = join_path(join_path(hit.path, "containers"), index)
@@ -867,8 +869,10 @@ def container_server(
         + list(extra_args or [])
     if token_filter is not None:
         command, args = token_filter(command), token_filter(args)
-    command = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in command]
-    args = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in args]
+    if not plain_words(command):
+        command = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in command]
+    if not plain_words(args):
+        args = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in args]
     invocation = find_vllm_invocation(command, args, server.image, container_env(server))
     if invocation is None and image is None and not command and args:
         invocation = _patch_invocation(args, server)
