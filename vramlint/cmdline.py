@@ -1020,6 +1020,20 @@ def is_vllm_image(image: str | None) -> bool:
     """
     if not image:
         return False
+    known = _VLLM_IMAGES.get(image)
+    if known is None:
+        if len(_VLLM_IMAGES) >= 4096:
+            _VLLM_IMAGES.clear()
+        known = _VLLM_IMAGES[image] = _is_vllm_image(image)
+    return known
+
+
+# is_vllm_image by image name: a fleet of Deployments names a few images thousands of times, and the answer
+# depends on the name alone
+_VLLM_IMAGES: dict[str, bool] = {}
+
+
+def _is_vllm_image(image: str) -> bool:
     if is_llm_d_vllm_image(image):
         return True
     name = image.lower().split("@", 1)[0]

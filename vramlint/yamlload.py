@@ -167,7 +167,20 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
     ruamel's reading of it (for a template, whose plain reading is replaced when it reads as a template).
     ``max_nodes``: a document with more nodes is not read (MAX_DOCUMENT_NODES by default), and said.
     """
-    max_nodes = MAX_DOCUMENT_NODES if max_nodes is None else max_nodes
+    text, too_many = _bounded(text, file, MAX_DOCUMENT_NODES if max_nodes is None else max_nodes)
+    if text is None:
+        return [], too_many
+    if not round_trip:
+        loaded = _c_load(text, file, quick_refusal)
+        if loaded is not None:
+            return (loaded[0], too_many + loaded[1]) if too_many else loaded
+    docs, problems = _ruamel_load(text, file)
+    return docs, too_many + problems
+
+
+def _bounded(text: str, file: str, max_nodes: int) -> tuple[str | None, list[Problem]]:
+    """``text`` with the documents too deep or of too many nodes to read blanked out, and a problem for each;
+    None for the text when nothing is left to read."""
     too_deep = nesting_problem(text, file)
     deep: list[Problem] = []
     while too_deep is not None:
@@ -175,17 +188,29 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
         deep.append(too_deep)
         blanked = _blank_document(text, too_deep.line) if too_deep.line and len(deep) <= 20 else None
         if blanked is None:
-            return [], deep
+            return None, deep
         text = blanked
         too_deep = nesting_problem(text, file)
     text, too_many = _bound_nodes(text, file, max_nodes)
-    too_many = deep + too_many
-    if not round_trip:
-        loaded = _c_load(text, file, quick_refusal)
-        if loaded is not None:
-            return (loaded[0], too_many + loaded[1]) if too_many else loaded
+    return text, deep + too_many
+
+
+def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
+    """``load_text``'s documents handed to ``each`` one at a time, as soon as each is built, and then dropped: a
+    stream of 10,000 documents is never held whole. The problems are returned. When the file is one that
+    ruamel's load reads (see `_c_load`), ``restart()`` is called (forget the documents handed so far) and
+    ruamel's documents are handed over in turn (that load holds them all, as `load_text` does)."""
+    text, too_many = _bounded(text, file, MAX_DOCUMENT_NODES)
+    if text is None:
+        return too_many
+    loaded = _c_load(text, file, each=each)
+    if loaded is not None:
+        return too_many + loaded[1]
+    restart()
     docs, problems = _ruamel_load(text, file)
-    return docs, too_many + problems
+    for doc in docs:
+        each(doc)
+    return too_many + problems
 
 
 # Nodes (scalars, collections, aliases as written) of one YAML document vramlint builds: each costs about 400
@@ -525,9 +550,11 @@ def _number_patterns() -> Any:
     return _NUMBER_PATTERNS
 
 
-def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Document], list[Problem]] | None:
+def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
+            ) -> tuple[list[Document], list[Problem]] | None:
     """``load_text`` through libyaml; None when PyYAML's C extension is missing or the file holds something
-    this load leaves to ruamel (see `_NotDecided`), or libyaml refuses it (ruamel then says why, and where)."""
+    this load leaves to ruamel (see `_NotDecided`), or libyaml refuses it (ruamel then says why, and where).
+    ``each``: each document is handed to it as soon as it is built, and not kept (the list returned is empty)."""
     composer_class = _composer_class()
     if composer_class is None or any(ch in text for ch in _LEFT_TO_RUAMEL):
         return None
@@ -734,10 +761,16 @@ def _c_load(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Doc
             root = loader.get_node()
             built.clear()
             data = build(root)
+            root = None  # libyaml's nodes of this document: freed before the next is read (or ``each`` reads this)
+            built.clear()
             if data is not None:
                 if has_aliases:
                     problems.extend(bound_aliases(data, file))
-                docs.append(Document(file=file, index=index, data=data, lines=lines))
+                if each is None:
+                    docs.append(Document(file=file, index=index, data=data, lines=lines))
+                else:
+                    each(Document(file=file, index=index, data=data, lines=lines))
+                    data = None
             index += 1
     except Exception as exc:  # noqa: BLE001 - what libyaml refuses or this load does not decide is read by ruamel
         mark = getattr(exc, "problem_mark", None)

@@ -778,13 +778,17 @@ def _run(args: argparse.Namespace) -> int:
         if file in (None, "-"):
             stdout_format = fmt
             continue
-        text = render(fmt, report, color=args.color == "always")
+        # JSON is written a server at a time (`write`): 10,000 servers' report is never held whole
+        text = None if fmt == "json" else render(fmt, report, color=args.color == "always")
         try:
             # a missing folder is created, as ruff does for its --output-file (CI writes to reports/ etc.)
             _make_folder(os.path.dirname(file))
             # errors: a name that is not UTF-8 (surrogate escapes) left by a format's own encoder is written escaped
             with open(file, "w", encoding="utf-8", errors="backslashreplace") as fh:
-                fh.write(text)
+                if text is None:
+                    write(fmt, report, fh)
+                else:
+                    fh.write(text)
         except OSError as exc:
             # the other reports are still written: one bad path should not lose the SARIF upload
             write_errors.append(f"--output-file {file}: cannot write the {fmt} report: {exc.strerror or exc}")

@@ -95,7 +95,15 @@ def render(fmt: str, report: Report, color: bool = False) -> str:
 
 
 def write(fmt: str, report: Report, stream: Any, color: bool = False) -> None:
-    """`render`'s text written to ``stream``; the text formats a finding at a time (memory: 10,000 findings)."""
+    """`render`'s text written to ``stream``; the text formats a finding at a time and JSON a server at a time
+    (memory: 10,000 findings or servers)."""
+    if fmt == "json":
+        from vramlint.textsafe import json_safe
+
+        json_report = importlib.import_module("vramlint.report.json")  # as `render` loads a format
+        for part in json_report.render_parts(report):
+            stream.write(json_safe(part))  # no part ends inside a string: a `##[` is never cut in two
+        return
     if fmt not in ("text", "concise"):
         stream.write(render(fmt, report, color=color))
         return

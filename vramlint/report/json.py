@@ -28,14 +28,28 @@ def _finding(finding, rules: dict) -> dict:
 
 
 def document(report: Report) -> dict:
+    servers, _budgets = _server_items(report)
+    return _document(report, list(servers))
+
+
+def _server_items(report: Report) -> tuple[Any, dict[int, Any]]:
+    """Each server's JSON (``Assessment.to_json()`` with its findings), made when asked for; the budgets they
+    share, by id (filled as the servers are made)."""
     rules = {r.id: r for r in report.rules}
     by_server = report.findings_of_servers()
-    servers = []
     budgets: dict[int, Any] = {}  # one conversion of a budget that servers share, for this document
-    for assessment in report.assessments:
-        item = assessment.to_json(budgets)
-        item["findings"] = [_finding(f, rules) for f in by_server.get(id(assessment.server), [])]
-        servers.append(item)
+
+    def items() -> Any:
+        for assessment in report.assessments:
+            item = assessment.to_json(budgets)
+            item["findings"] = [_finding(f, rules) for f in by_server.get(id(assessment.server), [])]
+            yield item
+
+    return items(), budgets
+
+
+def _document(report: Report, servers: Any) -> dict:
+    rules = {r.id: r for r in report.rules}
     counts = report.counts()
     return {
         "version": JSON_VERSION,
@@ -61,28 +75,34 @@ def document(report: Report) -> dict:
 
 
 def render(report: Report, color: bool = False) -> str:
-    doc = document(report)
-    # Servers that share a budget (see assess._budget) share its JSON object: it is written once and copied into
-    # place (json's indenting encoder is pure Python, and a budget is most of a server's entry). The placeholder
-    # holds a nonce, so no text of the scanned files can stand for it.
-    import secrets
+    """``dumps_indented(document(report))``, the same text."""
+    return "".join(render_parts(report))
 
-    nonce = secrets.token_hex(8)
-    written: dict[int, tuple[str, str]] = {}  # id(budget JSON) -> (placeholder as json writes it, budget text)
-    servers = []
-    for item in doc["servers"]:
-        budget = item.get("budget")
-        if isinstance(budget, dict):
-            if id(budget) not in written:
-                holder = json.dumps(f"\ue000vramlint-budget-{nonce}-{len(written)}\ue000")
-                text = dumps_indented(budget).replace("\n", "\n" + " " * 6)  # at servers[i]
-                written[id(budget)] = (holder, text)
-            item = dict(item, budget=json.loads(written[id(budget)][0]))
-        servers.append(item)
-    out = dumps_indented(dict(doc, servers=servers))
-    for holder, text in written.values():
-        out = out.replace(holder, text)
-    return out + "\n"
+
+def render_parts(report: Report) -> Any:
+    """`render`'s text in pieces, each server's as soon as it is made, its dict then dropped: a report of 10,000
+    servers is never held whole, neither as dicts nor as text. A budget that servers share (see assess._budget)
+    is written once and its text reused. Every piece is whole JSON values and separators (no string is cut)."""
+    servers, budgets = _server_items(report)
+    shared: set[int] = set()  # ids of the budgets' JSON objects, alive in ``budgets`` while this runs
+    encode = _encoder(shared)
+    server_indent = " " * 4  # servers[i] in the top-level object
+    yield "{\n"
+    for i, (key, value) in enumerate(_document(report, None).items()):
+        yield ("  " if not i else ",\n  ") + _quote(key) + ": "
+        if key != "servers":
+            yield encode(value, "  ")
+            continue
+        empty = True
+        for item in servers:
+            budget = item.get("budget")
+            if isinstance(budget, dict):
+                shared.add(id(budget))
+            yield ("[\n" if empty else ",\n") + server_indent + encode(item, server_indent)
+            empty = False
+        yield "[]" if empty else "\n  ]"
+    yield "\n}\n"
+    del budgets
 
 
 def dumps_indented(obj: Any) -> str:
@@ -90,10 +110,24 @@ def dumps_indented(obj: Any) -> str:
     indenting encoder is pure Python (generators per value); this one joins strings and leaves scalars to the
     C functions json itself uses. Anything it does not know (a type ``default=str`` would convert, a float
     subclass) is handed to json.dumps as it is."""
+    return _encoder()(obj, "")
+
+
+def _quote(text: str) -> str:
+    from json.encoder import encode_basestring_ascii
+
+    return encode_basestring_ascii(text)
+
+
+def _encoder(shared: set[int] | None = None) -> Any:
+    """The function writing a value at an indentation (`dumps_indented`'s). ``shared``: ids of dicts that stand
+    in many places (a budget's JSON, alive while the encoder is used): each is written once per indentation and
+    its text reused."""
     from json.encoder import encode_basestring_ascii as quote
 
     float_repr = float.__repr__
     int_repr = int.__repr__
+    written: dict[tuple[int, str], str] = {}
 
     def scalar(o: Any) -> str:
         if o is None:
@@ -125,10 +159,17 @@ def dumps_indented(obj: Any) -> str:
         if isinstance(o, dict):
             if not o:
                 return "{}"
+            if shared and id(o) in shared:
+                text = written.get((id(o), indent))
+                if text is not None:
+                    return text
             inner = indent + "  "
             sep = ",\n" + inner
-            return "{\n" + inner + sep.join(key_text(k) + ": " + enc(v, inner) for k, v in o.items()) + "\n" \
+            text = "{\n" + inner + sep.join(key_text(k) + ": " + enc(v, inner) for k, v in o.items()) + "\n" \
                 + indent + "}"
+            if shared and id(o) in shared:
+                written[(id(o), indent)] = text
+            return text
         if isinstance(o, (list, tuple)):
             if not o:
                 return "[]"
@@ -141,7 +182,7 @@ def dumps_indented(obj: Any) -> str:
             pass
         return _with_indent(json.dumps(o, indent=2, default=str), indent)
 
-    return enc(obj, "")
+    return enc
 
 
 def _with_indent(text: str, indent: str) -> str:
