@@ -399,7 +399,7 @@ def _from_memory_label(value: str, family: str | None) -> tuple[str | None, int 
     (NVML's figure is 0.4-0.9 GiB above it), so that the budget never counts memory the GPU may not have."""
     try:
         gib = int(float(value)) / 1024
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, or one past float64 (`1e999`)
         return None, None, "nvidia", None
     candidates = [s for s in _catalog()["specs"].values() if abs(s.total_gib - gib) <= 1.0 and s.total_gib <= gib + 0.1
                   and s.vendor == "nvidia"]

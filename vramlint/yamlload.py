@@ -102,6 +102,7 @@ def _constructor_class():
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.long_ints: list[tuple[int, int, int]] = []  # (line, column, digits), 0-based positions
+            self.huge_floats: list[tuple[int, int, str]] = []  # (line, column, text) of floats past float64
             self.duplicate_keys: list[tuple[int, int, str, int | None]] = []  # (line, column, key, first line)
 
         def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
@@ -138,7 +139,18 @@ def _constructor_class():
                 return text
             return super().construct_yaml_int(node)
 
+        def construct_yaml_float(self, node: Any) -> Any:
+            value = super().construct_yaml_float(node)
+            text = node.value if isinstance(node.value, str) else ""
+            if isinstance(value, float) and value in (_INF, -_INF) and "inf" not in text.lower():
+                # Go's YAML readers (yaml.v2/v3 resolve: strconv.ParseFloat's range error) keep a number past
+                # float64 as its text; PyYAML's YAML 1.1 reads `1e999` (no dot) as text too
+                self.huge_floats.append((node.start_mark.line, node.start_mark.column, text))
+                return text
+            return value
+
     BoundedConstructor.add_constructor("tag:yaml.org,2002:int", BoundedConstructor.construct_yaml_int)
+    BoundedConstructor.add_constructor("tag:yaml.org,2002:float", BoundedConstructor.construct_yaml_float)
     return BoundedConstructor
 
 
@@ -392,6 +404,7 @@ def _ruamel_load(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         constructor = getattr(yaml, "_constructor", None)  # created by the load; absent when nothing was loaded
         problems.extend(_duplicate_key_problems(file, getattr(constructor, "duplicate_keys", ())))
         problems.extend(_long_int_problems(file, getattr(constructor, "long_ints", ())))
+        problems.extend(_huge_float_problems(file, getattr(constructor, "huge_floats", ())))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -487,6 +500,7 @@ _PLAIN, _QUOTED, _SEQ, _MAP = "?plain", "?quoted", "?seq", "?map"
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _NUMBER_START = frozenset("-+0123456789.")
+_INF = float("inf")
 _FLOAT = r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
     |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
@@ -606,7 +620,10 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
                 return sign * float("inf")
             if digits == ".nan":
                 return float("nan")
-            return sign * float(digits)
+            number = sign * float(digits)
+            if number in (_INF, -_INF):
+                raise _NotDecided  # past float64: kept as text, with a warning, by ruamel's load
+            return number
         if first != "." and is_int(value):
             if len(value) > MAX_INT_DIGITS:
                 raise _NotDecided  # kept as text, with a warning, by ruamel's load
@@ -795,6 +812,16 @@ def _duplicate_key_problems(file: str, duplicates: Any) -> list[Problem]:
         out.append(Problem(file, line + 1, col + 1, f"duplicate key {shown!r}{f' (first at line {first})' if first else ''}"
                            ": the last one is used, as the Kubernetes API server keeps it (kubectl apply with its "
                            "default --validate=strict, and docker compose, refuse the file)", level="warning"))
+    return out
+
+
+def _huge_float_problems(file: str, huge_floats: Any) -> list[Problem]:
+    out = []
+    for line, col, text in huge_floats:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        out.append(Problem(file, line + 1, col + 1, f"{shown} is beyond any float64 (about 1.8e308 at most): Go's YAML "
+                           "readers in Kubernetes, Helm and compose read it as a string, and so does vramlint",
+                           level="warning"))
     return out
 
 

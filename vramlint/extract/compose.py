@@ -302,7 +302,9 @@ def parse_size(text: Any) -> int | None:
     if not m:
         return None
     mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
-    return int(float(m.group(1)) * mult)
+    size = float(m.group(1)) * mult
+    # docker/go-units parseSize: strconv.ParseFloat's range error for a number past float64 is compose's refusal
+    return int(size) if size < float("inf") else None
 
 
 def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], list[Problem]]:
