@@ -847,12 +847,14 @@ def container_server(
     token_filter: Any = None,
     args_override: list[Any] | None = None,
     follow_scripts: bool = True,
+    container_path: str | None = None,
 ) -> tuple[Server | None, list[Problem]]:
-    """The vLLM server run by one container, or None when the container does not run vLLM."""
+    """The vLLM server run by one container, or None when the container does not run vLLM. ``container_path``:
+    where the container is when it is not ``containers[index]`` of the pod spec (an operator's `runner`)."""
     from vramlint.cmdline import find_vllm_invocation, plain_words
 
     file = doc.file
-    cpath = join_path(join_path(hit.path, "containers"), index)
+    cpath = container_path or join_path(join_path(hit.path, "containers"), index)
     location = node_location(file, container, cpath) or Location(file, 1, 1, yaml_path=cpath)
     image = scalar_text(container.get("image"))
     server = Server(file=file, location=location, source_format="kubernetes", kind=ctx.kind, name=ctx.name)

@@ -91,8 +91,20 @@ def _ray(doc: Any, obj: Any, path: str, records: Records) -> bool:
     return True
 
 
+def _ome(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import ome
+
+    return ome.extract_ome(doc, obj, path, records)
+
+
+def _api_group(api: str) -> str:
+    return api.rsplit("/", 1)[0] if "/" in api else ""
+
+
 OPERATOR_KINDS: tuple[OperatorKind, ...] = (
     OperatorKind("KServe LLMInferenceService", lambda api, kind: kind == "LLMInferenceService", _kserve_llmisvc),
+    # before KServe's entry, which takes its kind names with any API group
+    OperatorKind("OME ServingRuntime / ClusterServingRuntime", lambda api, kind: _api_group(api) == "ome.io", _ome),
     OperatorKind(
         "KServe InferenceService / ServingRuntime",
         lambda api, kind: "serving.kserve.io" in api or kind in ("InferenceService", "ServingRuntime",
