@@ -361,6 +361,21 @@ def test_a_scalar_ruamel_fails_on_is_invalid_yaml_in_a_chart_and_the_run_goes_on
     assert not [f for f in findings(report, "VRL102") if "failed while" in f["message"]]
 
 
+def test_a_chart_whose_values_file_was_not_read_is_not_evaluated_with_empty_values(tmp_path):
+    # over vramlint's node limit the values file is not read (Helm would read it): rendering the templates with
+    # empty values made `--max-model-len {{ .Values.maxLen }}` an empty argument, a false VRL005 error
+    values = "maxLen: 4096\n" + "".join(f"k{i}: v\n" for i in range(60_000))
+    template = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]).replace(
+        '- "4096"', '- "{{ .Values.maxLen }}"')
+    write(tmp_path, {"chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n",
+                     "chart/values.yaml": values, "chart/templates/deployment.yaml": template})
+    code, report, _ = run_cli(tmp_path, timeout=60)
+    assert code == 0, report
+    assert not [f for f in report["findings"] if f["level"] == "error"]
+    skipped = [f for f in findings(report, "VRL102") if f["file"] == "chart/Chart.yaml"]
+    assert skipped and "chart/values.yaml was not read" in skipped[0]["message"]
+
+
 def test_a_megabyte_argument_aliased_into_many_services_is_not_read_and_not_echoed(tmp_path):
     big = "x" * 3_000_000
     services = "".join(f"  s{i}:\n    image: vllm/vllm-openai:v0.8.5\n"

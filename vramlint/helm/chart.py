@@ -23,7 +23,7 @@ from vramlint.helm.gotmpl import (
     TemplateSource,
     TStr,
 )
-from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values
+from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values, was_not_read
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem, Server
 
@@ -130,10 +130,14 @@ def chart_values(chart: Chart, overlays: list[str]) -> tuple[Values, list[Proble
         data, origins, probs = load_values_file(vpath, _join_display(chart.display, "values.yaml"))
         problems.extend(probs)
         vals = Values(data, origins, [_join_display(chart.display, "values.yaml")])
+        if was_not_read(data, probs):
+            vals.unread.append(_join_display(chart.display, "values.yaml"))
     for ov in overlays:
         data, origins, probs = load_values_file(ov, _display(ov))
         problems.extend(probs)
         coalesce(vals, data, origins, _display(ov))
+        if was_not_read(data, probs):
+            vals.unread.append(_display(ov))
     vals.data.setdefault("global", {})
     return vals, problems
 
@@ -532,6 +536,14 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
     chart = load_chart(chart_dir)
     vals, problems = chart_values(chart, overlays)
     res = ChartResult(problems=list(problems), notes=list(chart.notes))
+    if vals.unread:
+        # rendered without them, the templates would see empty values and vramlint would report what the values
+        # files may well set (an empty --max-model-len): unknown, so not evaluated
+        res.problems.append(Problem(_join_display(chart.display, "Chart.yaml"), 1, 1,
+                                    f"chart not evaluated: {', '.join(vals.unread)} was not read, so the values its "
+                                    "templates use are unknown and the servers this chart deploys are not checked "
+                                    "(the values file's finding says why)", level="warning"))
+        return res
     if deadline is None:
         import time
 

@@ -20,6 +20,9 @@ class Values:
     data: dict = field(default_factory=dict)
     origins: dict[tuple, Location] = field(default_factory=dict)  # key path -> where its value was written
     files: list[str] = field(default_factory=list)
+    # values files vramlint did not read (over its size limits, refused as not regular or outside the tree): Helm
+    # would read them, so what the templates take from the values is unknown
+    unread: list[str] = field(default_factory=list)
 
 
 class _TooManyAliases(Exception):
@@ -181,6 +184,12 @@ def load_values_file(path: str, display: str) -> tuple[dict, dict[tuple, Locatio
         level = "error" if text.missing else "warning"
         return {}, {}, [Problem(display, None, None, f"values file {display} is {text.reason}: not read", level)]
     return load_values_text(text, display)
+
+
+def was_not_read(data: dict, problems: list[Problem]) -> bool:
+    """A values file that vramlint did not read although Helm would (a warning and no values): not one that Helm
+    refuses too (an error) nor one that is empty."""
+    return not data and any(p.level == "warning" for p in problems)
 
 
 def _drop_prefix(origins: dict[tuple, Location], prefix: tuple) -> None:
