@@ -55,3 +55,16 @@ def test_the_prefilter_keeps_every_candidate_that_reaches_the_cutoff():
         reaching = {c for c in candidates if difflib.SequenceMatcher(None, c, word).ratio() >= 0.6}
         assert reaching <= kept, word
         assert len(kept) < len(candidates) / 4  # and it does drop most of them
+
+
+def test_one_release_index_makes_only_that_release_specs():
+    # a one-file check reads one release's arguments: the other releases' forms are not built
+    vllm_args._index.cache_clear()
+    vllm_args._specs.cache_clear()
+    i = vllm_args.versions().index("0.10.2")
+    index = vllm_args._index("0.10.2")
+    made = [spec is not None for spec in vllm_args._specs()]
+    alive = [lo <= i <= hi for lo, hi in (a["v"] for a in vllm_args._table()["args"])]
+    assert made == alive and not all(alive)
+    row = next(r for r, a in enumerate(vllm_args._table()["args"]) if "--max-model-len" in a["flags"] and alive[r])
+    assert index["--max-model-len"] is vllm_args._spec(row)  # made once, shared by the releases with that form

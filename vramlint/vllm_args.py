@@ -82,13 +82,20 @@ def table_version(version: str | None) -> tuple[str | None, str | None]:
 
 
 @lru_cache(maxsize=1)
-def _rows() -> tuple[tuple[ArgSpec, int, int], ...]:
-    """Every form of every argument in the table, once: (spec, first and last table version index)."""
-    vs = _table()["versions"]
-    out = []
-    for a in _table()["args"]:
+def _specs() -> list[ArgSpec | None]:
+    """The ArgSpec of each table row, made when first asked for (`_spec`): one run reads one release's."""
+    return [None] * len(_table()["args"])
+
+
+def _spec(row: int) -> ArgSpec:
+    """The ArgSpec of table row ``row``, made once and shared by every release that has that form."""
+    specs = _specs()
+    spec = specs[row]
+    if spec is None:
+        a = _table()["args"][row]
+        vs = _table()["versions"]
         lo, hi = a["v"]
-        out.append((ArgSpec(
+        spec = specs[row] = ArgSpec(
             dest=a["dest"],
             flags=tuple(a["flags"]),
             type=a.get("type", "str"),
@@ -99,8 +106,8 @@ def _rows() -> tuple[tuple[ArgSpec, int, int], ...]:
             optional=a.get("optional", False),
             first=vs[lo],
             last=vs[hi],
-        ), lo, hi))
-    return tuple(out)
+        )
+    return spec
 
 
 @lru_cache(maxsize=64)
@@ -111,8 +118,10 @@ def _index(version: str | None) -> dict[str, ArgSpec]:
         return {}
     i = _table()["versions"].index(tv)
     out: dict[str, ArgSpec] = {}
-    for spec, lo, hi in _rows():
+    for row, a in enumerate(_table()["args"]):
+        lo, hi = a["v"]
         if lo <= i <= hi:
+            spec = _spec(row)
             for f in spec.flags:
                 out[f] = spec
     return out
@@ -210,9 +219,14 @@ def versions_knowing(flag: str) -> tuple[str, ...]:
         if base == "-O":
             probes.update(f.get("O_flag") or "-O" for f in _table()["features"].values())
     # _match(x) reads the entries whose option (or its `--no-` form) starts with x: nothing else decides it
-    related = [(f, spec, lo, hi) for spec, lo, hi in _rows() for f in spec.flags
-               if any(f.startswith(p) or (spec.action == "bool_optional" and f.startswith("--")
-                                          and ("--no-" + f[2:]).startswith(p)) for p in probes)]
+    related = []
+    for row, a in enumerate(_table()["args"]):
+        negatable = a.get("action", "store") == "bool_optional"
+        if any(f.startswith(p) or (negatable and f.startswith("--") and ("--no-" + f[2:]).startswith(p))
+               for f in a["flags"] for p in probes):
+            lo, hi = a["v"]
+            spec = _spec(row)
+            related += [(f, spec, lo, hi) for f in spec.flags]
     out = []
     for i, v in enumerate(vs):
         idx = {f: spec for f, spec, lo, hi in related if lo <= i <= hi}
