@@ -18,7 +18,10 @@ is vLLM's NotImplementedError, also when the model is not known; a warning when 
 release accepts it on some GPUs. So is a container that cannot start vLLM at all: options written in
 `command` (which replaces the image's entrypoint, so the runtime tries to execute `--model`), or vLLM's own image
 with `readOnlyRootFilesystem: true` and no writable volume for the Hugging Face cache (the model download fails
-with "Read-only file system"). When the image tag does not say the vLLM version, the checks that depend on the
+with "Read-only file system"). So is a `--middleware` the API server cannot import once the engine has loaded: a
+value with no dot (`build_app` splits it into module and attribute), or a module of vLLM's own package that the
+release does not ship (listed whole for `vllm.X` and under `vllm.entrypoints`, from each release's wheel); a module
+of another package is not checked. When the image tag does not say the vLLM version, the checks that depend on the
 version are made against the newest version vramlint knows and reported as warnings; vLLM's own `:latest` runs
 the newest release, so there they are errors. A `--max-model-len` below 1 is checked as each release
 does: 0.13 refuses any (pydantic, `gt=0`), 0.14 and later refuse one below -1 and fit -1 (or `auto`) to the KV

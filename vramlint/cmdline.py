@@ -2269,4 +2269,25 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
         choices = ", ".join(repr(c) for c in spec.choices)
         _rejected(inv, tok, f"argument {spec.flags[0]}: invalid choice: {text!r} (choose from {choices})",
                   arg=spec.dest, fix=f"use one of {choices}")
+    if spec.dest == "middleware" and _DOTTED_NAME.fullmatch(text):  # not `$(VAR)`, a template or unknown
+        _check_middleware(text, inv, tok)
     return text
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _check_middleware(text: str, inv: VllmInvocation, tok: Token) -> None:
+    """`build_app` imports each --middleware as `module, name = value.rsplit(".", 1)`; a value with no dot, or
+    a module of vLLM's own package that the release does not ship, stops the server once the engine has loaded."""
+    if "." not in text:
+        _rejected(inv, tok, f"--middleware {text!r}: ValueError: not enough values to unpack (expected 2, got 1)",
+                  code="import", arg="middleware", fix="name the middleware as module.attribute")
+        return
+    from vramlint.vllm_modules import missing_module
+
+    missing = missing_module(text.rsplit(".", 1)[0], inv.version_table)
+    if missing is not None:
+        _rejected(inv, tok, f"--middleware {text}: ModuleNotFoundError: No module named {missing!r} (vLLM "
+                  f"{inv.version_table} has no such module)", code="import", arg="middleware",
+                  fix=f"remove --middleware {text}, or install the module it names in the image")

@@ -1,0 +1,106 @@
+"""Generate vramlint/data/vllm_modules.json: which Python modules of vLLM's own package each release ships, for the
+parts of it that a command line can name (`--middleware vllm.entrypoints.openai.x.f` is imported by `build_app`
+with importlib: a module the release does not have stops the server with ModuleNotFoundError).
+
+Only each wheel's zip central directory is read (an HTTP range request for the end of the file, then one for the
+directory: a few hundred KB per release instead of the 300 MB wheel), from the package index:
+
+    python tools/gen_vllm_modules.py            # the releases vramlint/data/vllm_args.json lists
+
+Kept: every module and package under `vllm/entrypoints/`, and the top-level modules and packages of `vllm/`
+(`vllm.X`), so that a name is known to be missing only where the listing is whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import sys
+import urllib.request
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "vramlint" / "data"
+INDEX = "https://pypi.org/simple/vllm/"
+
+
+def _get(url: str, first: int | None = None, last: int | None = None) -> bytes:
+    req = urllib.request.Request(url)
+    if first is not None:
+        req.add_header("Range", f"bytes={first}-{last}" if last is not None else f"bytes={first}")
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return resp.read()
+
+
+def wheel_url(version: str, page: str) -> str:
+    """The x86_64 wheel of ``version`` on the index's simple page (PEP 503)."""
+    for href in re.findall(r'href="([^"]+)"', page):
+        file = href.split("#")[0].rsplit("/", 1)[-1]
+        if file.startswith(f"vllm-{version}-") and file.endswith("x86_64.whl"):
+            return href.split("#")[0]
+    raise SystemExit(f"vllm {version}: no x86_64 wheel on the index")
+
+
+def wheel_names(url: str) -> list[str]:
+    tail = _get(url, -65536)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0:
+        raise SystemExit(f"{url}: no end of central directory in the last 64 KB")
+    size, offset = struct.unpack("<II", tail[at + 12:at + 20])
+    if offset == 0xFFFFFFFF:
+        loc = tail.rfind(b"PK\x06\x07")
+        (z64,) = struct.unpack("<Q", tail[loc + 8:loc + 16])
+        rec = _get(url, z64, z64 + 55)
+        size, offset = struct.unpack("<QQ", rec[40:56])
+    directory = _get(url, offset, offset + size - 1)
+    names, i = [], 0
+    while directory[i:i + 4] == b"PK\x01\x02":
+        n, m, k = struct.unpack("<HHH", directory[i + 28:i + 34])
+        names.append(directory[i + 46:i + 46 + n].decode("utf-8", "replace"))
+        i += 46 + n + m + k
+    return names
+
+
+def modules(names: list[str]) -> set[str]:
+    out = set()
+    for name in names:
+        if name.startswith("vllm/") and name.count("/") == 1 and name.endswith(".so"):
+            out.add("vllm." + name[5:].split(".")[0])  # a compiled module (vllm._C)
+            continue
+        if not name.startswith("vllm/") or not name.endswith(".py"):
+            continue
+        parts = name[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for depth in range(2, len(parts) + 1):  # the packages above a module exist too
+            head = parts[:depth]
+            if depth == 2 or head[1] == "entrypoints":
+                out.add(".".join(head))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    versions = argv or json.loads((DATA / "vllm_args.json").read_text())["versions"]
+    present: dict[str, list[int]] = {}
+    page = _get(INDEX).decode("utf-8", "replace")
+    for i, version in enumerate(versions):
+        mods = modules(wheel_names(wheel_url(version, page)))
+        print(f"{version}: {len(mods)} modules", file=sys.stderr)
+        for m in mods:
+            present.setdefault(m, []).append(i)
+    ranges = {}
+    for m, idx in sorted(present.items()):
+        spans, start = [], idx[0]
+        for a, b in zip(idx, idx[1:] + [None], strict=True):
+            if b != a + 1:
+                spans.append([start, a])
+                start = b
+        ranges[m] = spans
+    out = {"generated_by": "tools/gen_vllm_modules.py", "versions": versions,
+           "complete": ["vllm.*", "vllm.entrypoints.**"], "modules": ranges}
+    (DATA / "vllm_modules.json").write_text(json.dumps(out, separators=(",", ":"), sort_keys=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
