@@ -87,19 +87,11 @@ def uninstall(path: str | None) -> None:
     entries = dict(_loaded)
     entries.update((source, _compiled[source]) for source in new)
     import marshal
-    import tempfile
 
-    folder = os.path.dirname(path)
+    from vramlint.recache import write_beside_bytecode
+
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".dataclass-code-", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(marshal.dumps((_header(), entries)))
-            os.chmod(temporary, os.stat(__file__).st_mode & 0o666 | 0o200)  # as Python writes bytecode files
-            os.replace(temporary, path)  # whole or not at all: runs at the same time read one or the other
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except (OSError, ValueError):  # a read-only install (every run compiles, as before)
+        data = marshal.dumps((_header(), entries))
+    except ValueError:
         return
+    write_beside_bytecode(path, ".dataclass-code-", data)

@@ -115,21 +115,33 @@ def save(path: str | None, entries: dict | None) -> None:
         except Exception:  # noqa: BLE001 - a pattern this reading does not handle is compiled at every run
             continue
     import marshal
+
+    try:
+        data = marshal.dumps((_header(), entries))
+    except ValueError:  # an unwritable value: every run compiles, as before
+        return
+    write_beside_bytecode(path, ".regexes-", data)
+
+
+def write_beside_bytecode(path: str, prefix: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` in the package's __pycache__ as Python writes a bytecode file: whole or not at
+    all (runs at the same time read one or the other), with the module's permissions; nothing on a read-only
+    install (every run then compiles, as before)."""
     import tempfile
 
     folder = os.path.dirname(path)
     try:
         os.makedirs(folder, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".regexes-", dir=folder)
+        fd, temporary = tempfile.mkstemp(prefix=prefix, dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(marshal.dumps((_header(), entries)))
-            os.chmod(temporary, os.stat(__file__).st_mode & 0o666 | 0o200)  # as Python writes bytecode files
-            os.replace(temporary, path)  # whole or not at all: runs at the same time read one or the other
+                handle.write(data)
+            os.chmod(temporary, os.stat(__file__).st_mode & 0o666 | 0o200)
+            os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)
             raise
-    except (OSError, ValueError):  # a read-only install (every run compiles, as before), or an unwritable value
+    except OSError:
         return
 
 
