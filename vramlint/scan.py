@@ -674,8 +674,12 @@ def _join_device_claims(col: _Collector, servers: list[Server]) -> None:
 
 def _join_node_pools(col: _Collector, servers: list[Server]) -> None:
     """The GPU of the NodePools the pods select, when the pods do not say it (`vramlint.extract.node_pools`)."""
-    pending = [s for s in servers if s.gpu is not None and s.gpu.node_selection is not None
-               and (s.gpu.type is None or s.gpu.type in ("Gaudi", "Neuron"))]  # podspec.FAMILY_ONLY
+    selecting = [s for s in servers if s.gpu is not None and s.gpu.node_selection is not None]
+    if not selecting:
+        return
+    from vramlint.extract.podspec import FAMILY_ONLY  # already imported: it made the node selections
+
+    pending = [s for s in selecting if s.gpu.type is None or s.gpu.type in FAMILY_ONLY]
     if not pending:
         return
     from vramlint.extract.node_pools import MAX_POOLS, join_node_pools, read_compute_class, read_node_pool
