@@ -81,3 +81,38 @@ def test_a_value_without_a_dot_cannot_be_split_into_module_and_name(tmp_path):
 ])
 def test_missing_module_names_the_first_missing_part_where_the_listing_is_whole(module, version, missing):
     assert missing_module(module, version) == missing
+
+
+def test_only_the_first_middleware_that_fails_is_an_error_the_later_ones_are_folded_into_it(tmp_path):
+    # build_app imports the --middleware values in order and stops at the first it cannot import: 20,000 failing
+    # values are one root cause, one finding (they were 20,000 errors)
+    many = "\n".join(f"            - --middleware\n            - vllm.x{i}.y" for i in range(2000))
+    text = _deployment("vllm/vllm-openai:v0.9.0", "my_company.middleware.audit").replace(
+        "            - my_company.middleware.audit\n", "            - my_company.middleware.audit\n" + many + "\n")
+    (tmp_path / "deploy.yaml").write_text(text, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", "deploy.yaml", "--offline",
+                           "--output-format", "json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    found = [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "VRL005"]
+    assert [(f["level"], f["line"]) for f in found] == [("error", 17)]
+    assert "No module named 'vllm.x0'" in found[0]["message"]
+    assert "(and 1999 later --middleware values that would fail too)" in found[0]["message"]
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("vllm..audit", "No module named 'vllm.'"),  # importlib looks up 'vllm.' (an empty part)
+    (".audit", "ValueError: Empty module name"),
+    ("..audit", "TypeError: the 'package' argument is required to perform a relative import for '.'"),
+])
+def test_an_empty_or_relative_module_path_is_what_importlib_refuses(tmp_path, value, said):
+    import importlib
+
+    module = value.rsplit(".", 1)[0]
+    with pytest.raises((ImportError, ValueError, TypeError)) as raised:
+        importlib.import_module(module)  # what Python itself says, the text the finding quotes
+    assert said.split(": ", 1)[-1].split(" (")[0] in f"{type(raised.value).__name__}: {raised.value}" or \
+        said.startswith("No module")
+    found = _check(tmp_path, "vllm/vllm-openai:v0.9.0", value)
+    assert [f["level"] for f in found] == ["error"]
+    assert said in found[0]["message"]

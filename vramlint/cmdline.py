@@ -2269,25 +2269,51 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
         choices = ", ".join(repr(c) for c in spec.choices)
         _rejected(inv, tok, f"argument {spec.flags[0]}: invalid choice: {text!r} (choose from {choices})",
                   arg=spec.dest, fix=f"use one of {choices}")
-    if spec.dest == "middleware" and _DOTTED_NAME.fullmatch(text):  # not `$(VAR)`, a template or unknown
-        _check_middleware(text, inv, tok)
+    if spec.dest == "middleware" and (_DOTTED_NAME.fullmatch(text) or _EMPTY_PART.fullmatch(text)):
+        _check_middleware(text, inv, tok)  # not `$(VAR)`, a template or unknown
     return text
 
 
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# dotted names with an empty part ("vllm..x", ".x", "."): what importlib refuses before looking for a module
+_EMPTY_PART = re.compile(r"\.*(?:[A-Za-z_]\w*)?(?:\.+[A-Za-z_]\w*)*\.*")
 
 
 def _check_middleware(text: str, inv: VllmInvocation, tok: Token) -> None:
-    """`build_app` imports each --middleware as `module, name = value.rsplit(".", 1)`; a value with no dot, or
-    a module of vLLM's own package that the release does not ship, stops the server once the engine has loaded."""
-    if "." not in text:
-        _rejected(inv, tok, f"--middleware {text!r}: ValueError: not enough values to unpack (expected 2, got 1)",
-                  code="import", arg="middleware", fix="name the middleware as module.attribute")
-        return
-    from vramlint.vllm_modules import missing_module
+    """`build_app` imports each --middleware in order as `module, name = value.rsplit(".", 1)` and
+    `importlib.import_module(module)`: a value with no dot, an empty or relative module path, or a module of vLLM's
+    own package that the release does not ship stops the server once the engine has loaded. Only the first failure
+    is reached; later failing values are folded into its message (one root cause, one finding)."""
+    module = text.rsplit(".", 1)[0] if "." in text else None
+    if module is None:
+        why = f"--middleware {text!r}: ValueError: not enough values to unpack (expected 2, got 1)"
+        fix = "name the middleware as module.attribute"
+    elif not module:
+        why, fix = f"--middleware {text!r}: ValueError: Empty module name", "name the middleware as module.attribute"
+    elif module.startswith("."):
+        why = (f"--middleware {text!r}: TypeError: the 'package' argument is required to perform a relative import "
+               f"for {module!r}")
+        fix = "name the middleware by its absolute module path"
+    else:
+        parts = module.split(".")
+        missing = None
+        if parts[0] == "vllm" and "" in parts:
+            # importlib looks each prefix up in turn; the one that ends in the empty part is no module
+            missing = ".".join(parts[:parts.index("") + 1])
+        elif "" not in parts:
+            from vramlint.vllm_modules import missing_module
 
-    missing = missing_module(text.rsplit(".", 1)[0], inv.version_table)
-    if missing is not None:
-        _rejected(inv, tok, f"--middleware {text}: ModuleNotFoundError: No module named {missing!r} (vLLM "
-                  f"{inv.version_table} has no such module)", code="import", arg="middleware",
-                  fix=f"remove --middleware {text}, or install the module it names in the image")
+            missing = missing_module(module, inv.version_table)
+        if missing is None:
+            return
+        why = (f"--middleware {text}: ModuleNotFoundError: No module named {missing!r} (vLLM {inv.version_table} "
+               "has no such module)")
+        fix = f"remove --middleware {text}, or install the module it names in the image"
+    first = next((e for e in inv.startup_errors if e.get("code") == "import" and e.get("arg") == "middleware"), None)
+    if first is not None:
+        # build_app stops at the first middleware it cannot import: this one is never reached
+        first["folded"] = n = first.get("folded", 0) + 1
+        head = first["message"].split(" (and ", 1)[0] if n > 1 else first["message"]
+        first["message"] = f"{head} (and {n} later --middleware value{'s' if n > 1 else ''} that would fail too)"
+        return
+    _rejected(inv, tok, why, code="import", arg="middleware", fix=fix)
