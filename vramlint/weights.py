@@ -16,6 +16,7 @@ Embeddings, lm_head, norms and MoE routers stay in the model dtype unless the ch
 
 from __future__ import annotations
 
+import copy
 from dataclasses import field
 
 from vramlint.lean_dataclass import dataclass
@@ -224,8 +225,28 @@ def _vision(facts: dict, pc: ParamCount) -> None:
     pc.vision = layers * per_layer + embed + 2 * h + projector
 
 
+# One run sizes the same model on every catalog GPU, for every fleet GPU and every server that names it: the
+# counts depend on the facts alone. Keyed by id(facts) with the facts held in the entry (so the id is not reused
+# while cached); facts are built once and never changed after (modelconfig.facts_from_config, the catalog).
+_MEMO_LIMIT = 1024
+_counted: dict[int, tuple[dict, ParamCount]] = {}
+_per_rank: dict[tuple, tuple[dict, int]] = {}
+
+
 def count_parameters(facts: dict) -> ParamCount:
-    """Parameters of the model vLLM loads (MTP / next-token-prediction layers excluded), by kind."""
+    """Parameters of the model vLLM loads (MTP / next-token-prediction layers excluded), by kind (a copy of the
+    run's count for these facts: callers may change it)."""
+    hit = _counted.get(id(facts))
+    if hit is None or hit[0] is not facts:
+        if len(_counted) >= _MEMO_LIMIT:
+            _counted.clear()
+        hit = _counted[id(facts)] = (facts, _count_parameters(facts))
+    pc = copy.copy(hit[1])
+    pc.linear, pc.linear_rows = dict(pc.linear), dict(pc.linear_rows)
+    return pc
+
+
+def _count_parameters(facts: dict) -> ParamCount:
     pc = ParamCount()
     hidden, layers = facts.get("hidden") or 0, facts.get("layers") or 0
     vocab = facts.get("vocab") or 0
@@ -467,7 +488,24 @@ def mxfp4_expert_bytes(hidden: int, inter: int, experts: int, backend: str = "ch
     return experts * (weights + scales + biases)
 
 
-def weight_bytes_per_rank(
+def weight_bytes_per_rank(facts: dict, tp: int = 1, pp: int = 1, dtype_bytes: float = 2, include_buffers: bool = True,
+                          counted: ParamCount | None = None, mxfp4_backend: str | None = None, ep_size: int = 0,
+                          stage: tuple[int, int, int] | None = None, mla_dequant: bool = False) -> int:
+    """Bytes one GPU holds for weights (see :func:`_weight_bytes_per_rank`), once per run for the same inputs."""
+    if counted is not None:
+        return _weight_bytes_per_rank(facts, tp, pp, dtype_bytes, include_buffers, counted, mxfp4_backend, ep_size,
+                                      stage, mla_dequant)
+    key = (id(facts), tp, pp, dtype_bytes, include_buffers, mxfp4_backend, ep_size, stage, mla_dequant)
+    hit = _per_rank.get(key)
+    if hit is None or hit[0] is not facts:
+        if len(_per_rank) >= _MEMO_LIMIT:
+            _per_rank.clear()
+        hit = _per_rank[key] = (facts, _weight_bytes_per_rank(facts, tp, pp, dtype_bytes, include_buffers, None,
+                                                              mxfp4_backend, ep_size, stage, mla_dequant))
+    return hit[1]
+
+
+def _weight_bytes_per_rank(
     facts: dict,
     tp: int = 1,
     pp: int = 1,

@@ -269,6 +269,7 @@ def join_node_pools(servers: list[Server], pools: list[NodePoolRecord]) -> int:
         return 0
     pools = pools[:MAX_POOLS]
     chosen_by: dict[tuple, list[NodePoolRecord]] = {}
+    gpu_of: dict[int, tuple] = {}  # id(pool) -> pool_gpu(pool): a pool that many pods select is read once
     budget, left_out = MAX_COMPARISONS, 0
     for server in servers:
         gpu = server.gpu
@@ -286,17 +287,23 @@ def join_node_pools(servers: list[Server], pools: list[NodePoolRecord]) -> int:
             chosen_by[key] = selected_pools(selection, pools)
         chosen = chosen_by[key]
         if chosen:
-            _apply(server, gpu, selection, chosen)
+            _apply(server, gpu, selection, chosen, gpu_of)
     return left_out
 
 
-def _apply(server: Server, gpu: GpuRequest, selection: NodeSelection, chosen: list[NodePoolRecord]) -> None:
+def _apply(server: Server, gpu: GpuRequest, selection: NodeSelection, chosen: list[NodePoolRecord],
+           gpu_of: dict[int, tuple] | None = None) -> None:
     models: list[str] = []
     vendors: set[str] = set()
     said: list[str] = []
     location = None
     for pool in chosen:
-        found, req, shown, found_vendors = pool_gpu(pool)
+        if gpu_of is None:
+            found, req, shown, found_vendors = pool_gpu(pool)
+        else:
+            if id(pool) not in gpu_of:
+                gpu_of[id(pool)] = pool_gpu(pool)
+            found, req, shown, found_vendors = gpu_of[id(pool)]
         where = f"{pool.kind} {pool.name} ({pool.file}{f':{pool.location.line}' if pool.location else ''})"
         if found is None:
             why = f"{shown}, which names a GPU vramlint does not know" if shown else \
