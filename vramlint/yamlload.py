@@ -583,6 +583,9 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
     lines = text.splitlines()
     raw_lines: list[str] | None = None  # split on "\n" only, as marks count lines; made when needed
     duplicates: list[tuple[int, int, str, int | None]] = []
+    huge_floats: list[tuple[int, int, str]] = []
+    long_ints: list[tuple[int, int, int]] = []
+    mark_of: list[Any] = [None]  # the scalar ``number`` reads (its warnings are said where it is)
     built: dict[int, Any] = {}  # id(node) -> object: an alias gives the very object its anchor built
 
     def scalar(node: Any) -> Any:
@@ -605,6 +608,7 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
         if first in "~nN":
             return None if value in _NULLS else value
         if first in _NUMBER_START:
+            mark_of[0] = node.start_mark
             return number(value, first)
         if first in "<=" and value in ("<<", "="):
             raise _NotDecided  # a merge key where a value is, or YAML's `=` value key
@@ -622,11 +626,16 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
                 return float("nan")
             number = sign * float(digits)
             if number in (_INF, -_INF):
-                raise _NotDecided  # past float64: kept as text, with a warning, by ruamel's load
+                # past float64: kept as text, with a warning, as ruamel's load does (BoundedConstructor)
+                huge_floats.append((mark_of[0].line, mark_of[0].column, value))
+                return value
             return number
         if first != "." and is_int(value):
             if len(value) > MAX_INT_DIGITS:
-                raise _NotDecided  # kept as text, with a warning, by ruamel's load
+                digits_count = sum(ch.isalnum() for ch in value)  # as BoundedConstructor.construct_yaml_int counts
+                if digits_count > MAX_INT_DIGITS:
+                    long_ints.append((mark_of[0].line, mark_of[0].column, digits_count))
+                    return value
             digits = value.replace("_", "")
             sign = -1 if first == "-" else 1
             if first in "+-":
@@ -801,7 +810,10 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
         # collector finds it, and make each of its passes longer. Broken here, they are freed at once.
         built.clear()
         scalar = number = build = merge_sources = empty_value_place = None  # noqa: F841
+        mark_of[0] = None
     problems.extend(_duplicate_key_problems(file, duplicates))
+    problems.extend(_long_int_problems(file, long_ints))
+    problems.extend(_huge_float_problems(file, huge_floats))
     return docs, problems
 
 
@@ -817,7 +829,7 @@ def _duplicate_key_problems(file: str, duplicates: Any) -> list[Problem]:
 
 def _huge_float_problems(file: str, huge_floats: Any) -> list[Problem]:
     out = []
-    for line, col, text in huge_floats:
+    for line, col, text in sorted(set(huge_floats)):  # in file order, an aliased one once (at its anchor)
         shown = text if len(text) <= 40 else text[:40] + "..."
         out.append(Problem(file, line + 1, col + 1, f"{shown} is beyond any float64 (about 1.8e308 at most): Go's YAML "
                            "readers in Kubernetes, Helm and compose read it as a string, and so does vramlint",
@@ -828,7 +840,7 @@ def _huge_float_problems(file: str, huge_floats: Any) -> list[Problem]:
 def _long_int_problems(file: str, long_ints: Any) -> list[Problem]:
     return [Problem(file, line + 1, col + 1, f"integer of {digits} digits: too large to be a number (Go's YAML "
                     "readers in Kubernetes, Helm and compose read it as a string), read as text", level="warning")
-            for line, col, digits in long_ints]
+            for line, col, digits in sorted(set(long_ints))]
 
 
 def _children(node: Any) -> list[tuple[Any, Any]]:
