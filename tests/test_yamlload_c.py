@@ -353,7 +353,46 @@ def test_check_reports_the_same_servers_findings_and_positions_with_either_load(
     paths = [str(ROOT / "examples"), *sorted(str(p) for p in (ROOT / "tests" / "fixtures").iterdir()
                                              if p.is_dir() and p.name not in ("check",))]
     fast = _check_json(capsys, paths)
-    monkeypatch.setattr(yamlload, "_c_load", lambda *args: None)
+    monkeypatch.setattr(yamlload, "_c_load", lambda *args, **kwargs: None)
     slow = _check_json(capsys, paths)
     assert fast == slow
     assert len(fast["servers"]) > 50
+
+
+SEGMENT_DOC = "kind: Deployment\nmetadata: {name: d%d}\nspec:\n  x: [1, 2, {a: b}]\n  y: &a {k: v}\n  z: *a\n"
+
+
+@pytest.mark.parametrize(("odd", "where"), [
+    ("kind: ConfigMap\nx: !!str 1\n", "middle"),  # a tag written in the file
+    ("kind: ConfigMap\nx: !Ref thing\n", "end"),
+    ("kind: ConfigMap\nx: \"a\tb\"\n", "start"),  # a tab: refused by the libyaml load before reading
+    ("kind: ConfigMap\nx: &ref: 1\n", "middle"),  # an anchor name libyaml splits
+    ("kind: ConfigMap\nx: [1,\n", "middle"),  # invalid YAML: nothing after it is read, as ruamel reads it
+    ("kind: ConfigMap\nx: {y: }\n", "end"),
+    ("kind: ConfigMap\nx: 2024-13-45\n", "middle"),
+    ("", "middle"),  # an empty document
+    ("kind: ConfigMap\nx: 1\ny: 2\nx: 3\n", "middle"),  # a duplicate key (decided by libyaml)
+])
+def test_a_stream_with_one_document_libyaml_does_not_decide_reads_as_ruamel_reads_it_whole(odd, where):
+    # one such document sent the whole file to ruamel's pure-Python load (a 4.9 MB stream: 43 s); now only that
+    # document is ruamel's, and the result is the same as ruamel's load of the whole file
+    plain = [SEGMENT_DOC % i for i in range(6)]
+    at = {"start": 0, "middle": 3, "end": 6}[where]
+    text = "---\n".join(plain[:at] + [odd] + plain[at:])
+    docs, problems = yamlload.load_text(text, "f.yaml")
+    ruamel_docs, ruamel_problems = yamlload._ruamel_load(text, "f.yaml")
+    assert [(d.index, tree(d.data)) for d in docs] == [(d.index, tree(d.data)) for d in ruamel_docs]
+    assert sorted(problems, key=repr) == sorted(ruamel_problems, key=repr)
+    assert all(d.lines == text.splitlines() for d in docs)
+    plain_doc = docs[0] if where == "end" else docs[-1]
+    assert type(plain_doc.data).__name__ == "YamlMap"  # read by the libyaml load, not ruamel's
+    streamed: list = []
+    each_problems = yamlload.load_each(text, "f.yaml", streamed.append, streamed.clear)
+    assert [(d.index, tree(d.data)) for d in streamed] == [(d.index, tree(d.data)) for d in ruamel_docs]
+    assert sorted(each_problems, key=repr) == sorted(ruamel_problems, key=repr)
+
+
+def test_documents_that_only_ruamel_reads_past_the_bound_leave_the_file_to_ruamel_whole():
+    text = "---\n".join(f"a: !!str {i}\n" for i in range(yamlload.MAX_SEGMENTS_TO_RUAMEL + 5))
+    docs, problems = yamlload.load_text(text, "f.yaml")
+    assert [tree(d.data) for d in docs] == [tree(d.data) for d in yamlload._ruamel_load(text, "f.yaml")[0]]

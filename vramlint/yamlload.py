@@ -10,6 +10,7 @@ converted to 1-based.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -183,7 +184,10 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
     if text is None:
         return [], too_many
     if not round_trip:
-        loaded = _c_load(text, file, quick_refusal)
+        failure: list = []
+        loaded = _c_load(text, file, quick_refusal, failure=failure)
+        if loaded is None:
+            loaded = _segmented_load(text, file, None, failure)
         if loaded is not None:
             return (loaded[0], too_many + loaded[1]) if too_many else loaded
     docs, problems = _ruamel_load(text, file)
@@ -215,7 +219,10 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
     text, too_many = _bounded(text, file, MAX_DOCUMENT_NODES)
     if text is None:
         return too_many
-    loaded = _c_load(text, file, each=each)
+    failure: list = []
+    loaded = _c_load(text, file, each=each, failure=failure)
+    if loaded is None:
+        loaded = _segmented_load(text, file, each, failure)
     if loaded is not None:
         return too_many + loaded[1]
     restart()
@@ -223,6 +230,112 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
     for doc in docs:
         each(doc)
     return too_many + problems
+
+
+# A line that starts or ends a document: YAML forbids it inside any content ("c-forbidden"), so the text between
+# two of them holds at most one document, read the same alone as in its stream (anchors do not cross documents).
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
+# Documents read by ruamel one at a time before the rest of the file is left to it whole: each costs a pass over
+# the text before it (its lines kept for positions)
+MAX_SEGMENTS_TO_RUAMEL = 32
+
+
+def _segmented_load(text: str, file: str, each: Any, failure: list
+                    ) -> tuple[list[Document], list[Problem]] | None:
+    """The documents of a file the libyaml load does not decide whole: those it decides by it, each other one by
+    ruamel's load on its own, instead of the whole file by ruamel's pure-Python load (a 4.9 MB stream with one
+    tagged scalar, one tab or one syntax error at its end took 43 s). ``failure``: what `_c_load` said of where it
+    stopped (empty when it refused the whole text before reading it). As with ruamel's load of the whole file,
+    nothing after a document ruamel cannot read is read. None: left to ruamel whole (a directive, or too many
+    documents that only ruamel reads)."""
+    if text.startswith("%") or "\n%" in text:
+        return None  # a directive applies to the document after it: the stream is read whole
+    starts = [0] + [m.start() for m in _DOCUMENT_MARKER.finditer(text) if m.start() > 0]
+    if len(starts) < 2:
+        return None  # one document: nothing to split
+    ends = starts[1:] + [len(text)]
+    line_at = [0]
+    for a, b in zip(starts[:-1], starts[1:], strict=True):
+        line_at.append(line_at[-1] + text.count("\n", a, b))
+    lines = text.splitlines()
+
+    def segment_of(line: int, refused: bool) -> int:
+        # libyaml marks a document left open (an unclosed `[`) on the marker line that ends it: that document is
+        # the previous segment's (a document it does not decide is placed where its root starts)
+        found = bisect.bisect_right(line_at, line) - 1
+        return found - 1 if refused and found > 0 and line_at[found] == line else found
+
+    docs: list[Document] = []
+    problems: list[Problem] = []
+    segment, index = 0, 0  # the first segment not read yet, the index of its first document
+    if failure and isinstance(failure[0], tuple):
+        at_line, index, before, said, refused = failure[0]
+        docs.extend(before)
+        segment = segment_of(at_line, refused)
+        # what libyaml said of the documents before that segment (ruamel reads the segment again)
+        problems.extend(p for p in said if p.line is None or p.line <= line_at[segment])
+    else:
+        failure = []
+    to_ruamel = 0
+    while segment < len(starts):
+        if not failure:
+            # libyaml reads up to the next segment it refuses unread (a tab, an anchor name it splits)
+            last = next((i for i in range(segment, len(starts)) if _refused_unread(text, starts[i], ends[i])),
+                        len(starts))
+            if last > segment:
+                stopped: list = []
+                loaded = _c_load("\n" * line_at[segment] + text[starts[segment]:ends[last - 1]], file, each=each,
+                                 lines_of=lines, failure=stopped, first_index=index)
+                if loaded is not None:
+                    docs.extend(loaded[0])
+                    problems.extend(loaded[1])
+                    index = stopped[0] if stopped and isinstance(stopped[0], int) else index
+                    segment = last
+                    failure = [True]  # the next segment, if any, is one libyaml refuses unread
+                    continue
+                if not stopped or not isinstance(stopped[0], tuple):
+                    return None
+                at_line, index, before, said, refused = stopped[0]
+                docs.extend(before)
+                segment = segment_of(at_line, refused)
+                # what libyaml said of the documents before that segment (ruamel reads the segment again)
+                problems.extend(p for p in said if p.line is None or p.line <= line_at[segment])
+        if segment >= len(starts):
+            break
+        to_ruamel += 1
+        if to_ruamel > MAX_SEGMENTS_TO_RUAMEL:
+            return None
+        counted: list = []
+        seg_docs, seg_problems = _ruamel_load("\n" * line_at[segment] + text[starts[segment]:ends[segment]], file,
+                                              lines_of=lines, counted=counted)
+        for doc in seg_docs:
+            doc.index += index
+            if each is not None:
+                each(doc)
+        if each is None:
+            docs.extend(seg_docs)
+        if any(p.level == "error" for p in seg_problems):
+            if segment + 1 < len(starts):
+                # read with the marker line after it, as in the whole stream, for ruamel's own words ("found
+                # '<document start>'" on that line, not "'<stream end>'")
+                marker_end = text.find("\n", ends[segment])
+                marker_end = len(text) if marker_end < 0 else marker_end + 1
+                _, seg_problems = _ruamel_load("\n" * line_at[segment] + text[starts[segment]:marker_end], file,
+                                               lines_of=lines)
+            problems.extend(seg_problems)
+            return docs, problems  # ruamel stops at what it cannot read: nothing after it is read
+        problems.extend(seg_problems)
+        index += counted[0] if counted else 0
+        segment += 1
+        failure = []  # go on with libyaml
+    return docs, problems
+
+
+def _refused_unread(text: str, begin: int, end: int) -> bool:
+    """Whether `_c_load` refuses this part of the text before reading it (see its first checks)."""
+    part = text[begin:end]
+    return any(ch in part for ch in _LEFT_TO_RUAMEL) or (
+        ("&" in part or "*" in part) and _ANCHOR_THEN_INDICATOR.search(part) is not None)
 
 
 # Nodes (scalars, collections, aliases as written) of one YAML document vramlint builds: each costs about 400
@@ -380,12 +493,13 @@ def forget_shared() -> None:
     _SHARED_SIZE[0] = 0
 
 
-def _ruamel_load(text: str, file: str) -> tuple[list[Document], list[Problem]]:
+def _ruamel_load(text: str, file: str, lines_of: list[str] | None = None, counted: list | None = None
+                 ) -> tuple[list[Document], list[Problem]]:
     import warnings
 
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    lines = text.splitlines()
+    lines = text.splitlines() if lines_of is None else lines_of
     docs: list[Document] = []
     problems: list[Problem] = []
     has_aliases = "*" in text
@@ -396,6 +510,8 @@ def _ruamel_load(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for i, data in enumerate(yaml.load_all(text)):
+                if counted is not None:
+                    counted[:] = [i + 1]
                 if data is not None:
                     if has_aliases:
                         problems.extend(bound_aliases(data, file))
@@ -409,11 +525,12 @@ def _ruamel_load(text: str, file: str) -> tuple[list[Document], list[Problem]]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         col = mark.column + 1 if mark is not None else None
-        if line is not None and line > max(len(lines), 1):
+        own = lines if lines_of is None else text.splitlines()  # a segment of a file: its own end
+        if line is not None and line > max(len(own), 1):
             # "unexpected end of stream" is marked after the last newline, on a line editors and SARIF
             # viewers do not have: report it at the end of the last line
-            line = max(len(lines), 1)
-            col = len(lines[-1]) + 1 if lines else 1
+            line = max(len(own), 1)
+            col = len(own[-1]) + 1 if own else 1
         what = exc.problem or exc.context or "invalid YAML"
         problems.append(Problem(file, line, col, f"invalid YAML: {what}"))
     except YAMLError as exc:
@@ -584,7 +701,8 @@ def _timestamp(value: str) -> Any:
         raise _NotDecided from None
 
 
-def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
+def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
+            lines_of: list[str] | None = None, failure: list | None = None, first_index: int = 0
             ) -> tuple[list[Document], list[Problem]] | None:
     """``load_text`` through libyaml; None when PyYAML's C extension is missing or the file holds something
     this load leaves to ruamel (see `_NotDecided`), or libyaml refuses it (ruamel then says why, and where).
@@ -600,7 +718,7 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
         text = str(text)  # a block string of an outer file (YAML held in a ConfigMap): libyaml takes exact str only
     scalar_node, sequence_node, _mapping_node = composer_class.node_classes
     is_float, is_int, is_timestamp = _number_patterns()
-    lines = text.splitlines()
+    lines = text.splitlines() if lines_of is None else lines_of
     raw_lines: list[str] | None = None  # split on "\n" only, as marks count lines; made when needed
     duplicates: list[tuple[int, int, str, int | None]] = []
     huge_floats: list[tuple[int, int, str]] = []
@@ -801,8 +919,9 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
     problems: list[Problem] = []
     has_aliases = "*" in text
     loader = composer_class(text)
+    root = None
     try:
-        index = 0
+        index = first_index
         while loader.check_node():
             root = loader.get_node()
             built.clear()
@@ -822,6 +941,18 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
         mark = getattr(exc, "problem_mark", None)
         if quick_refusal and mark is not None:
             return [], [Problem(file, mark.line + 1, mark.column + 1, f"invalid YAML: {exc.problem}")]
+        if failure is not None:
+            # where it stopped (the document this load does not decide, or where libyaml refused the text), what
+            # it built before that, and how many documents came before: `_segmented_load` goes on from there
+            at = root.start_mark.line if root is not None and isinstance(exc, _NotDecided) else \
+                mark.line if mark is not None else None
+            if at is not None and not isinstance(exc, RecursionError):
+                # what the documents before it said (the one it stopped in is read again, by ruamel)
+                failure.append((at, index, docs, problems
+                                + _duplicate_key_problems(file, [d for d in duplicates if d[0] < at])
+                                + _long_int_problems(file, [n for n in long_ints if n[0] < at])
+                                + _huge_float_problems(file, [f for f in huge_floats if f[0] < at]),
+                                not isinstance(exc, _NotDecided)))
         return None
     finally:
         loader.dispose()
@@ -834,6 +965,8 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None
     problems.extend(_duplicate_key_problems(file, duplicates))
     problems.extend(_long_int_problems(file, long_ints))
     problems.extend(_huge_float_problems(file, huge_floats))
+    if failure is not None:
+        failure.append(index)  # no failure: the number of documents read
     return docs, problems
 
 
