@@ -114,10 +114,12 @@ def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:
     return records.servers, records.problems
 
 
-def extract_document_records(doc: Any) -> Records:
+def extract_document_records(doc: Any, join_kserve: bool = True) -> Records:
     """`extract_document`, with what another document of the same set may complete: ``servers`` are the
     document's own servers (KServe and llmaz objects joined within it), ``config_refs`` their `--config` files,
-    ``configmaps`` its ConfigMaps (a Helm chart joins them across its templates)."""
+    ``configmaps`` its ConfigMaps (a Helm chart joins them across its templates). With ``join_kserve=False`` the
+    KServe runtimes and InferenceServices are returned unjoined (``runtimes``, ``inference_services``) for a caller
+    that joins them across documents, as KServe does by name in the namespace (a chart's templates)."""
     import os
 
     records = extract_records(doc, os.path.dirname(doc.file) or ".")
@@ -129,7 +131,7 @@ def extract_document_records(doc: Any) -> Records:
             by_name.setdefault(cm.name, []).append(cm)
         script_refs.resolve_script_refs(records.script_refs, by_name, records, joined=False)
     servers = list(records.servers)
-    if records.runtimes or records.inference_services:
+    if join_kserve and (records.runtimes or records.inference_services):
         from vramlint.extract import kserve
 
         joined, _problems, refs = kserve.join(records.runtimes, records.inference_services)
@@ -145,4 +147,6 @@ def extract_document_records(doc: Any) -> Records:
         clear_template_values(server)
     return Records(servers=servers, problems=list(records.problems), configmaps=records.configmaps,
                    config_refs=records.config_refs, node_pools=records.node_pools,
-                   device_claims=records.device_claims)
+                   device_claims=records.device_claims,
+                   runtimes=[] if join_kserve else records.runtimes,
+                   inference_services=[] if join_kserve else records.inference_services)

@@ -483,13 +483,53 @@ class ChartResult:
     device_claims: list[Any] = field(default_factory=list)  # DRA ResourceClaim(Template)s the chart renders
 
 
+class _FileMaps:
+    """The OutputMap of each rendered template by its display name: a server KServe builds from a runtime and an
+    InferenceService of two templates has locations in both."""
+
+    def __init__(self, default: OutputMap, by_file: dict[str, OutputMap]) -> None:
+        self.default = default
+        self.by_file = by_file
+
+    def map(self, loc: Location, **kw: Any) -> Location:
+        return self.by_file.get(loc.file, self.default).map(loc, **kw)
+
+
 def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[str]) -> ChartResult:
-    from vramlint.extract import extract_document_records
+    from vramlint.extract import clear_template_values, extract_document_records
     from vramlint.yamlload import load_text
 
     res = ChartResult()
+    omaps: dict[str, OutputMap] = {}
+    multi_files: set[str] = set()
+    runtimes: list[Any] = []
+    isvcs: list[Any] = []
+
+    def add_problems(probs: list[Problem], omap: Any) -> None:
+        for p in probs:
+            if p.line is not None:
+                loc = omap.map(Location(p.file, p.line, p.column or 1))
+                if UNKNOWN_MARKER in p.message:
+                    continue
+                res.problems.append(Problem(loc.file, loc.line, loc.column, p.message))
+            else:
+                res.problems.append(p)
+
+    def add_server(s: Server, omap: Any, display: str, doc_index: int | None) -> None:
+        ypath = s.location.yaml_path
+        remap_server(s, omap)
+        s.file = display
+        suffix = f"[doc{doc_index}]" if doc_index is not None else ""
+        if variant:
+            suffix += f"?values={variant}"
+        s.location = replace(s.location, yaml_path=ypath + suffix)
+        s.notes.append(f"from Helm chart {cr.chart.display} ({display}) with values "
+                       f"{', '.join(values_files) or '(none)'}, evaluated without Helm")
+        res.servers.append(s)
+
     for r in cr.rendered:
         omap = OutputMap(r.output, cr.sources)
+        omaps[r.template.display] = omap
         docs, problems = load_text(r.output.text, r.template.display)
         for p in problems:
             if p.line is not None:
@@ -497,37 +537,40 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
                 res.notes.append(f"{loc.file}:{loc.line}: the evaluated template is not valid YAML ({p.message}); "
                                  "render with --render-helm for an exact result")
         multi = len(docs) > 1
+        if multi:
+            multi_files.add(r.template.display)
         for doc in docs:
-            records = extract_document_records(doc)
-            servers, probs = records.servers, records.problems
+            # KServe's objects are joined once every template is rendered: a chart may render the ServingRuntime
+            # and the InferenceService that names it in two templates (KServe finds the runtime by name)
+            records = extract_document_records(doc, join_kserve=False)
+            runtimes.extend(records.runtimes)
+            isvcs.extend(records.inference_services)
             res.config_refs.extend((ref, omap) for ref in records.config_refs)
             res.configmaps.extend((cm, omap) for cm in records.configmaps)
             for pool in records.node_pools:  # its requirements on the values lines that set them
                 res.node_pools.append(_walk_locations(pool, lambda loc, omap=omap: omap.map(loc)))
             for claim in records.device_claims:
                 res.device_claims.append(_walk_locations(claim, lambda loc, omap=omap: omap.map(loc)))
-            for p in probs:
-                if p.line is not None:
-                    loc = omap.map(Location(p.file, p.line, p.column or 1))
-                    if UNKNOWN_MARKER in p.message:
-                        continue
-                    res.problems.append(Problem(loc.file, loc.line, loc.column, p.message))
-                else:
-                    res.problems.append(p)
-            for s in servers:
-                ypath = s.location.yaml_path
-                remap_server(s, omap)
-                s.file = r.template.display
-                suffix = f"[doc{doc.index}]" if multi else ""
-                if variant:
-                    suffix += f"?values={variant}"
-                if suffix:
-                    s.location = replace(s.location, yaml_path=ypath + suffix)
-                else:
-                    s.location = replace(s.location, yaml_path=ypath)
-                s.notes.append(f"from Helm chart {cr.chart.display} ({r.template.display}) with values "
-                               f"{', '.join(values_files) or '(none)'}, evaluated without Helm")
-                res.servers.append(s)
+            add_problems(records.problems, omap)
+            for s in records.servers:
+                add_server(s, omap, r.template.display, doc.index if multi else None)
+    if runtimes or isvcs:
+        from vramlint.extract import kserve
+
+        joined, probs, refs = kserve.join(runtimes, isvcs)
+        # the document each server stands on: an InferenceService's, or an unused runtime's own
+        doc_of = {(i.doc.file, "InferenceService", i.name): i.doc for i in isvcs}
+        doc_of.update({(rt.doc.file, rt.kind, rt.name): rt.doc for rt in runtimes})
+        for s in joined:
+            clear_template_values(s)
+            omap = omaps.get(s.file)
+            if omap is None:
+                continue
+            maps = _FileMaps(omap, omaps)
+            doc = doc_of.get((s.file, s.kind, s.name))
+            add_server(s, maps, s.file, doc.index if doc is not None and s.file in multi_files else None)
+        add_problems(probs, _FileMaps(next(iter(omaps.values())), omaps) if omaps else None)
+        res.config_refs.extend((ref, omaps.get(ref.server.file) or next(iter(omaps.values()))) for ref in refs)
     return res
 
 

@@ -304,6 +304,10 @@ def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[S
     refs: list[Any] = []
     configmaps: dict[str, list[Any]] = {}
     pools: list[Any] = []  # Karpenter NodePools / GKE ComputeClasses the chart renders
+    runtimes: list[Any] = []  # KServe ServingRuntimes and InferenceServices of all the templates
+    isvcs: list[Any] = []
+    multi_files: set[str] = set()
+    texts: dict[str, str] = {}
     for name, text in sorted(manifests.items()):
         if name.endswith("NOTES.txt") or not text.strip():
             continue
@@ -311,8 +315,14 @@ def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[S
         template_text = _read(display)
         docs, _problems = load_text(text, display)
         multi = len(docs) > 1
+        if multi:
+            multi_files.add(display)
+        texts[display] = template_text
         for doc in docs:
-            records = extract_document_records(doc)
+            # KServe's runtime and InferenceService may be two templates: joined below, once all are read
+            records = extract_document_records(doc, join_kserve=False)
+            runtimes.extend(records.runtimes)
+            isvcs.extend(records.inference_services)
             refs.extend(records.config_refs)
             for cm in records.configmaps:
                 configmaps.setdefault(cm.name, []).append(cm)
@@ -320,6 +330,18 @@ def servers_from_manifests(manifests: dict[str, str], chart: Any, traced: list[S
             for s in records.servers:
                 found.append((s, s.location.yaml_path + (f"[doc{doc.index}]" if multi else ""), display,
                               template_text))
+    if runtimes or isvcs:
+        from vramlint.extract import clear_template_values, kserve
+
+        joined, _problems, joined_refs = kserve.join(runtimes, isvcs)
+        refs.extend(joined_refs)
+        doc_of = {(i.doc.file, "InferenceService", i.name): i.doc for i in isvcs}
+        doc_of.update({(rt.doc.file, rt.kind, rt.name): rt.doc for rt in runtimes})
+        for s in joined:
+            clear_template_values(s)
+            doc = doc_of.get((s.file, s.kind, s.name))
+            index = f"[doc{doc.index}]" if doc is not None and s.file in multi_files else ""
+            found.append((s, s.location.yaml_path + index, s.file, texts.get(s.file, "")))
     # `--config` files from the ConfigMaps the chart renders, before positions are mapped back to the chart
     join_config_refs(refs, configmaps, [], absent=f"is not rendered by chart {chart.display} with these values; "
                      "its settings are not included")
