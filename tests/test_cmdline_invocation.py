@@ -341,3 +341,17 @@ def test_a_brace_in_a_quoted_default_does_not_close_the_expansion():
     script = 'PROMPT=${PROMPT:-"{{ instruction }}"}\nvllm serve org/m --max-model-len 2048'
     inv = find(command=["sh", "-c", script], image=None)
     assert inv is not None and inv.model == "org/m" and inv.args == {"max_model_len": 2048}
+
+
+def test_word_after_an_unknown_flag_is_not_the_model_when_model_flag_gives_one():
+    # `--model $(MODEL) ... --max-seq-len-to-capture 2048` on a release without that flag: the last word is the
+    # unknown flag's value, not a positional model replacing the --model set at run time
+    inv = find(args=["--model", "$(MODEL)", "--max-num-seqs", "256", "--max-seq-len-to-capture", "2048"],
+               image="acme/vllm-fork:1.22.0", env={"MODEL": None}, version="0.33.0")
+    assert inv.model is None
+    assert "--max-seq-len-to-capture" in inv.unknown_args
+    assert inv.args.get("max_num_seqs") == 256 and "model_tag" not in inv.args
+    # with no model given, the last word after an unknown flag may still be the positional model
+    inv = find(command=["vllm", "serve"], args=["--max-seq-len-to-capture", "org/m"], image="acme/vllm-fork:1",
+               version="0.33.0")
+    assert inv.model == "org/m"

@@ -1936,9 +1936,11 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                     break
         if spec is None:
             inv.unknown_args[flag] = tok.location or Location("", 0)
-            # An unknown flag's value (if any) is the next word that is not an option.
+            # An unknown flag's value (if any) is the next word that is not an option; the last word is the
+            # positional model only while no model is given (`--model $VAR` gives one, known at run time)
             if not has_eq and i + 1 < n and not _option_like(tokens[i + 1]) and tokens[i + 1].text is not None \
-                    and not (positional_ok and inv.model is None and i + 2 >= n):
+                    and not (positional_ok and inv.model is None and "model" not in inv.arg_locations
+                             and i + 2 >= n):
                 i += 1
             i += 1
             continue
