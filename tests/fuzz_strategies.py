@@ -262,7 +262,7 @@ TEMPLATE_FUNCS = [
     "index", "get", "dict", "list", "eq", "ne", "lt", "gt", "empty", "not", "hasKey", "len", "coalesce",
     "ternary", "kindIs", "add", "add1", "sub", "mul", "div", "mod", "max", "min", "int", "int64", "atoi",
     "float64", "toString", "trim", "trimSuffix", "lower", "upper", "replace", "repeat", "trunc", "nospace",
-    "hasPrefix", "contains", "join", "splitList", "first", "last", "keys", "until", "untilStep", "seq",
+    "hasPrefix", "contains", "join", "splitList", "split", "first", "last", "keys", "until", "untilStep", "seq",
     "concat", "append", "uniq", "cat", "merge", "deepCopy", "fromYaml", "fromJson", "tpl", "lookup", "b64enc",
     "sha256sum", "regexMatch", "regexFind", "regexReplaceAll", "regexSplit", "ceil", "floor", "include",
     "and", "or", "nosuchfunction",

@@ -118,3 +118,10 @@ def test_templated_manifests_through_scan():
     tf = by_file["terraform.yaml.tftpl"]
     assert tf.gpu is None or tf.gpu.count is None  # `nvidia.com/gpu: ${gpus}` is unknown, not guessed
     assert tf.image == "vllm/vllm-openai:v0.7.3"
+
+
+def test_sprig_split_gives_parts_keyed_by_index_and_empty_separator_splits_characters():
+    # sprig: split "/" "org/model" is map[_0:org _1:model]; (split ...)._1 is the part after the first "/"
+    out, _ = render('name: {{ printf "--served-model-name=%s" ((split "/" .Values.model)._1) }}\n'
+                    'n: {{ len (splitList "" "abc") }}\n', "model: ibm-granite/granite-3.3-8b-instruct\n")
+    assert out.text == "name: --served-model-name=granite-3.3-8b-instruct\nn: 3\n"

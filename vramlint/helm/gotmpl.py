@@ -1898,6 +1898,11 @@ def _concat(lists):
     return [x for v in vals for x in v]
 
 
+def _go_split(sep: str, text: str) -> list[str]:
+    """Go's strings.Split: an empty separator splits after each character (Python's str.split refuses it)."""
+    return list(text) if sep == "" else text.split(sep)
+
+
 def _cat(args):
     strs = [go_str(plain(x)) for x in args if plain(x) is not None]
     _need_chars(sum(map(len, strs)) + len(strs), "cat")
@@ -1968,7 +1973,10 @@ _FUNCS = {
     "contains": lambda ev, a, o: _strval(plain(a[0])) in _strval(plain(a[1])),
     "has": lambda ev, a, o: plain(a[0]) in (plain(a[1]) or []),
     "join": lambda ev, a, o: _join_strings(plain(a[0]), plain(a[1])),
-    "splitList": lambda ev, a, o: _strval(plain(a[1])).split(_strval(plain(a[0]))),
+    "splitList": lambda ev, a, o: _go_split(_strval(plain(a[0])), _strval(plain(a[1]))),
+    # sprig's split: a dict of the parts keyed _0, _1, ... (`(split "/" .Values.model)._1`)
+    "split": lambda ev, a, o: {f"_{i}": part for i, part in
+                               enumerate(_go_split(_strval(plain(a[0])), _strval(plain(a[1]))))},
     "first": lambda ev, a, o: (plain(a[0]) or [None])[0],
     "last": lambda ev, a, o: (plain(a[0]) or [None])[-1],
     "keys": lambda ev, a, o: sorted((plain(a[0]) or {}).keys()),
