@@ -190,7 +190,9 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
             loaded = _segmented_load(text, file, None, failure)
         if loaded is not None:
             return (loaded[0], too_many + loaded[1]) if too_many else loaded
-    docs, problems = _ruamel_load(text, file)
+        docs, problems = _ruamel_load_bounded(text, file)
+        return docs, too_many + problems
+    docs, problems = _ruamel_load(text, file)  # a file to edit (--fix): ruamel's round-trip objects
     return docs, too_many + problems
 
 
@@ -226,7 +228,7 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
     if loaded is not None:
         return too_many + loaded[1]
     restart()
-    docs, problems = _ruamel_load(text, file)
+    docs, problems = _ruamel_load_bounded(text, file)
     for doc in docs:
         each(doc)
     return too_many + problems
@@ -306,8 +308,8 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
         if to_ruamel > MAX_SEGMENTS_TO_RUAMEL:
             return None
         counted: list = []
-        seg_docs, seg_problems = _ruamel_load("\n" * line_at[segment] + text[starts[segment]:ends[segment]], file,
-                                              lines_of=lines, counted=counted)
+        seg_docs, seg_problems = _ruamel_load_bounded("\n" * line_at[segment] + text[starts[segment]:ends[segment]],
+                                                      file, lines_of=lines, counted=counted)
         for doc in seg_docs:
             doc.index += index
             if each is not None:
@@ -329,6 +331,24 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
         segment += 1
         failure = []  # go on with libyaml
     return docs, problems
+
+
+# Nodes of a text left to ruamel's pure-Python load (about 80 microseconds a node here, against a few for
+# libyaml's): past this, the text is not read, and said (a 240,000-node values file with one tag took 24 s).
+MAX_RUAMEL_NODES = 40_000
+
+
+def _ruamel_load_bounded(text: str, file: str, lines_of: list[str] | None = None, counted: list | None = None
+                         ) -> tuple[list[Document], list[Problem]]:
+    """`_ruamel_load`, unless ``text`` has more than MAX_RUAMEL_NODES nodes (counted by libyaml's parser): then
+    no document and a warning on the line where it goes over."""
+    if _most_nodes(text, 0, len(text)) > MAX_RUAMEL_NODES:
+        over = _node_count_over(text, MAX_RUAMEL_NODES)
+        if over is not None:
+            return [], [Problem(file, over, 1, f"YAML that vramlint reads only with its slower reader (a tag, a tab, "
+                                f"a directive or an anchor name libyaml reads otherwise) and of more than "
+                                f"{MAX_RUAMEL_NODES:,} nodes reaches that bound here: not read", level="warning")]
+    return _ruamel_load(text, file, lines_of=lines_of, counted=counted)
 
 
 def _refused_unread(text: str, begin: int, end: int) -> bool:
