@@ -408,7 +408,7 @@ def test_a_large_document_only_ruamel_would_read_is_not_read_and_said_where_it_g
     assert "slower reader" in problems[0].message
     small = "image: vllm/vllm-openai:v0.9.0\nx: !!str 1\n" + "".join(f"k{i}: v{i}\n" for i in range(n // 4))
     docs, problems = yamlload.load_text(small, "values.yaml")
-    assert problems == [] and docs[0].data["x"] == "1"
+    assert problems == [] and str(docs[0].data["x"]) == "1"  # ruamel read it (a TaggedScalar)
     # in a stream, only that document is not read
     stream = "a: 1\n---\n" + text + "---\nb: 2\n"
     docs, problems = yamlload.load_text(stream, "f.yaml")
