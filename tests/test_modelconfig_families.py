@@ -42,6 +42,22 @@ def test_mqa_falcon_multi_query_and_mha_default():
     assert m.num_kv_heads == 12 and m.tie_word_embeddings  # absent tie -> transformers default True
 
 
+def test_falcon_without_tie_key_shares_its_embeddings_as_lm_head():
+    # FalconConfig has no tie_word_embeddings of its own (PretrainedConfig's True applies) and vLLM's
+    # FalconForCausalLM then uses the word embeddings as its LM head. tiiuae/falcon-7b-instruct's config sets no
+    # tie key: 6.92B parameters (the model card's count), not 7.22B with a second 65024 x 4544 matrix
+    from vramlint.weights import count_parameters
+
+    falcon7b = {"model_type": "falcon", "architectures": ["FalconForCausalLM"], "hidden_size": 4544,
+                "num_attention_heads": 71, "num_hidden_layers": 32, "multi_query": True, "num_kv_heads": 71,
+                "new_decoder_architecture": False, "parallel_attn": True, "bias": False, "vocab_size": 65024,
+                "torch_dtype": "bfloat16"}
+    facts = facts_from_config(falcon7b)
+    assert facts["tie"] is True and count_parameters(facts).lm_head == 0
+    assert round(count_parameters(facts).total / 1e9, 2) == 6.92
+    assert facts_from_config(dict(falcon7b, tie_word_embeddings=False))["tie"] is False
+
+
 def test_yarn_multiplies_original_length_and_newest_vllm_does_not():
     cfg = dict(LLAMA31_8B, max_position_embeddings=32768,
                rope_scaling={"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
@@ -421,3 +437,22 @@ def test_catalog_glm_5_2_nvfp4_takes_the_fp8_kv_cache_its_checkpoint_names():
     b = compute_budget(m, gpus.lookup("B200"), {"tensor_parallel_size": 4, "max_model_len": 819200}, {}, "0.26.0", 4)
     # fp8 latent in FLASHINFER_MLA_SPARSE's standard format on every layer, an indexer key on 21 of the 78
     assert b.kv_bytes_per_token == 576 * 78 + 132 * 21
+
+
+def test_a_nested_llama_text_config_takes_llamaconfig_defaults_for_the_sizes_it_omits():
+    # llava-hf/llava-1.5-7b-hf's text_config names only vocab (32064), length and dtype; transformers builds a
+    # LlamaConfig from it, so the rest are LlamaConfig's defaults: Llama-2-7B's shape (6,738,415,616 parameters
+    # with its 32000 vocab), here with 64 more rows in the embedding and the LM head
+    from vramlint.weights import count_parameters
+
+    llava = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", "tie_word_embeddings": False,
+             "text_config": {"architectures": ["LlamaForCausalLM"], "max_position_embeddings": 4096,
+                             "model_type": "llama", "torch_dtype": "float16", "vocab_size": 32064},
+             "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+                               "model_type": "clip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 24,
+                               "patch_size": 14}}
+    facts = facts_from_config(llava)
+    assert (facts["layers"], facts["hidden"], facts["heads"], facts["kv_heads"], facts["inter"]) == (32, 4096, 32, 32, 11008)
+    assert facts["max_pos"] == 4096 and facts["vocab"] == 32064
+    counted = count_parameters(facts)
+    assert counted.total - counted.vision == 6_738_415_616 + 2 * 64 * 4096

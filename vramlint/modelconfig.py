@@ -571,6 +571,11 @@ def _vision(cfg: dict) -> dict | None:
     return out
 
 
+# LlamaConfig's defaults (transformers 4.41): a multimodal wrapper's Llama text_config may name only what differs
+# from them (llava-hf/llava-1.5-7b-hf gives vocab, length and dtype; the sizes are Llama-2-7B's defaults).
+_LLAMA_DEFAULTS = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+                   "num_attention_heads": 32, "max_position_embeddings": 2048}
+
 # Gemma 3 text configs leave these at Gemma3TextConfig defaults (the multimodal wrappers omit them).
 _GEMMA3_TEXT_DEFAULTS = {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
                          "vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window": 4096}
@@ -796,6 +801,8 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if model_type == "gemma3_text" or (model_type == "gemma3" and tc is not top):
         tc = {**_GEMMA3_TEXT_DEFAULTS, **tc}
         model_type = "gemma3_text"
+    elif model_type == "llama" and tc is not top:
+        tc = {**_LLAMA_DEFAULTS, **tc}
     archs = top.get("architectures") or tc.get("architectures") or []
     facts: dict[str, Any] = {"arch": archs[0] if archs else None, "type": model_type or None}
     layers = _int(_first(tc, "num_hidden_layers", "n_layer", "num_layers", "n_layers")) or 0
@@ -822,9 +829,10 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if tie is None:
         # Absent key: the config class default applies. True for these families (Gemma relies on it),
         # False for Llama/Mistral/Qwen2-style classes.
-        # SmolLM3Config leaves it to PretrainedConfig's default (True) (transformers 4.57.1).
+        # SmolLM3Config and FalconConfig leave it to PretrainedConfig's default (True) (transformers 4.57.1);
+        # vLLM's FalconForCausalLM then shares the word embeddings as its LM head.
         tie = model_type.startswith("gemma") or model_type in ("opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox_japanese",
-                                                               "smollm3")
+                                                               "smollm3", "falcon")
     facts["tie"] = bool(tie)
     if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen", "mimo"):
         facts["attn_bias"] = "qkv"  # Qwen2 (and MiMo, a Qwen2 subclass in vLLM): biases on q/k/v, none on o_proj
