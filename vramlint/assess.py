@@ -269,7 +269,16 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         unresolved.append("vLLM-Omni (--omni): the model runs as vLLM-Omni's stages, each with the memory "
                           "settings of its stage config, not as one vLLM engine; its memory budget is not computed")
         model = None
-    fleet, fleet_sources = _fleet(server, options) if gpu is None or fleet_wanted(server, options) else ([], {})
+    from vramlint.platforms import CPU_UNRESOLVED, cpu_backend
+
+    cpu = cpu_backend(server) if gpu is None else None
+    if cpu is not None:
+        # no GPU to size, nor a GPU requirement to say: the note says so once, in place of "does not say its GPU"
+        unresolved = [u for u in unresolved if not u.startswith("GPU")]
+        unresolved.append(CPU_UNRESOLVED.format(why=cpu))
+        model = None
+    fleet, fleet_sources = _fleet(server, options) if (gpu is None and cpu is None) or fleet_wanted(server, options) \
+        else ([], {})
     if fleet:
         a.gpu = gpu = None
         unresolved = [u for u in unresolved if not u.startswith("GPU")]

@@ -34,6 +34,9 @@ CAUSES: dict[str, tuple[str, str]] = {
         "run on accelerators other than NVIDIA GPUs",
         "nothing to change: vramlint's budget follows vLLM's CUDA path only (the rules that need no budget still "
         "apply)"),
+    "cpu-backend": (
+        "run vLLM's CPU backend (its KV cache is host memory, VLLM_CPU_KVCACHE_SPACE)",
+        "nothing to change: vramlint's budget is GPU memory (the rules that need no budget still apply)"),
     "vllm-omni": (
         "run vLLM-Omni (--omni), whose stages each have their own engine and memory settings",
         "nothing to change: vramlint's budget follows one vLLM engine (the rules that need no budget still apply)"),
@@ -122,7 +125,7 @@ def singular(what: str) -> str:
 
 def _singular(what: str) -> str:
     for plural, single in (("do not say their", "does not say its"), ("do not say which", "does not say which"), ("set no", "sets no"), ("name ", "names "),
-                           ("load ", "loads "), ("run on", "runs on"), ("run vLLM-Omni", "runs vLLM-Omni"), ("where they run", "where it runs"),
+                           ("load ", "loads "), ("run on", "runs on"), ("run vLLM-Omni", "runs vLLM-Omni"), ("run vLLM's CPU", "runs vLLM's CPU"), ("where they run", "where it runs"),
                            ("read their settings", "reads its settings")):
         what = what.replace(plural, single, 1)
     return what
@@ -137,6 +140,8 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
     gpu = server.gpu
     if server.args.get("omni") is True:
         return [("vllm-omni", server.model)]
+    if any(u.startswith("vLLM's CPU backend") for u in assessment.unresolved):
+        return [("cpu-backend", None)]
     if gpu is not None and gpu.vendor and gpu.vendor not in ("nvidia", "amd"):
         out.append(("other-accelerator", VENDOR_NAMES.get(gpu.vendor, gpu.vendor)))
     elif assessment.gpu is None:

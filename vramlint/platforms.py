@@ -1,0 +1,52 @@
+"""Which vLLM platform a server runs on, where the deployment says it without a GPU: vLLM's CPU backend.
+
+vLLM picks its platform when it starts (``vllm/platforms/__init__.py``: ``cpu_platform_plugin`` is the one that
+answers when the installed build is the CPU one, ``vllm.__version__`` ending in ``+cpu``): a CPU build runs on
+the host's cores and keeps its KV cache in host memory (``VLLM_CPU_KVCACHE_SPACE`` GiB), so no GPU budget applies.
+The build shows in the image vLLM publishes it as (``vllm/vllm-openai-cpu``, and the ECR repositories
+``q9t5s3a7/vllm-cpu-release-repo`` and ``vllm-arm64-cpu-release-repo`` of the CPU installation docs), or in a
+`cpu` tag of an image built on vLLM (KubeAI's ``substratusai/vllm:v0.6.3.post1-cpu``); releases that have
+``--device`` take ``--device cpu``. A container that also asks for a GPU is not taken as CPU-only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+CPU_IMAGE_REPOSITORIES = ("vllm/vllm-openai-cpu", "q9t5s3a7/vllm-cpu-release-repo",
+                          "q9t5s3a7/vllm-arm64-cpu-release-repo")
+_CPU_TAG = re.compile(r"(?:^|[-_.])cpu(?:[-_.]|$)", re.IGNORECASE)
+
+
+def _repository_and_tag(image: str) -> tuple[str, str]:
+    name = image.strip().split("@", 1)[0]
+    repo, _, tag = name.rpartition(":") if ":" in name.rsplit("/", 1)[-1] else (name, "", "")
+    parts = repo.lower().split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]  # the registry host
+    return "/".join(parts), tag
+
+
+def cpu_backend(server: Any) -> str | None:
+    """What says that ``server`` runs vLLM's CPU backend ("image vllm/vllm-openai-cpu:v0.23.0"), else None."""
+    gpu = server.gpu
+    if gpu is not None and (gpu.count or gpu.type or gpu.fleet or getattr(gpu, "mig_profile", None)):
+        return None
+    device = server.args.get("device")
+    if isinstance(device, str) and device.strip().lower() == "cpu":
+        return "--device cpu"
+    image = server.image if isinstance(server.image, str) else ""
+    if not image:
+        return None
+    repo, tag = _repository_and_tag(image)
+    if repo in CPU_IMAGE_REPOSITORIES or any(repo.endswith("/" + r.split("/", 1)[1]) for r in CPU_IMAGE_REPOSITORIES
+                                             if r.startswith("q9t5s3a7/")):
+        return f"image {image}"
+    if "vllm" in repo and (_CPU_TAG.search(tag) or _CPU_TAG.search(repo.rsplit("/", 1)[-1].replace("vllm", ""))):
+        return f"image {image} (a CPU build)"
+    return None
+
+
+CPU_UNRESOLVED = ("vLLM's CPU backend ({why}): it runs on the host's cores and keeps its KV cache in host memory "
+                  "(VLLM_CPU_KVCACHE_SPACE), so no GPU memory budget applies")
