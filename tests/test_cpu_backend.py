@@ -87,3 +87,13 @@ def test_what_is_read_as_a_cpu_build():
     assert cpu_backend(S("vllm/vllm-openai:v0.11.0")) is None
     assert cpu_backend(S("ghcr.io/acme/cpuinfo-exporter:1")) is None  # no vLLM in its name
     assert cpu_backend(S("vllm/vllm-openai:v0.11.0-cu128")) is None
+
+
+def test_tensor_parallel_on_the_cpu_backend_is_not_told_about_nccl(tmp_path):
+    # VRL008 is about NCCL over /dev/shm (NVIDIA GPUs); the CPU backend's collectives are not NCCL
+    text = POD.format(image="vllm/vllm-openai-cpu:v0.23.0", extra=', "-tp", "2"', limits="              cpu: 8")
+    _, out = _explain(tmp_path, text)
+    assert "VRL008" not in out
+    _, out = _explain(tmp_path, text.replace("vllm/vllm-openai-cpu", "vllm/vllm-openai").replace(
+        "cpu: 8", "nvidia.com/gpu: 2"))
+    assert "VRL008" in out
