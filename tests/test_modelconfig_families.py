@@ -456,3 +456,18 @@ def test_a_nested_llama_text_config_takes_llamaconfig_defaults_for_the_sizes_it_
     assert facts["max_pos"] == 4096 and facts["vocab"] == 32064
     counted = count_parameters(facts)
     assert counted.total - counted.vision == 6_738_415_616 + 2 * 64 * 4096
+
+
+def test_starcoder2_without_tie_key_shares_its_embeddings_as_lm_head():
+    # Starcoder2Config sets no tie_word_embeddings of its own (PretrainedConfig's True applies) and vLLM's
+    # Starcoder2ForCausalLM uses embed_tokens as its LM head then. bigcode/starcoder2-3b's config sets no tie key:
+    # 3.03B parameters (the Hub's count), not 3.18B with a second 49152 x 3072 matrix
+    from vramlint.weights import count_parameters
+
+    starcoder2_3b = {"architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 3072,
+                     "intermediate_size": 12288, "max_position_embeddings": 16384, "num_attention_heads": 24,
+                     "num_hidden_layers": 30, "num_key_value_heads": 2, "sliding_window": 4096, "use_bias": True,
+                     "norm_type": "layer_norm", "vocab_size": 49152}
+    facts = facts_from_config(starcoder2_3b)
+    assert facts["tie"] is True and count_parameters(facts).lm_head == 0
+    assert round(count_parameters(facts).total / 1e9, 2) == 3.03

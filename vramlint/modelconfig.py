@@ -829,10 +829,10 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if tie is None:
         # Absent key: the config class default applies. True for these families (Gemma relies on it),
         # False for Llama/Mistral/Qwen2-style classes.
-        # SmolLM3Config and FalconConfig leave it to PretrainedConfig's default (True) (transformers 4.57.1);
-        # vLLM's FalconForCausalLM then shares the word embeddings as its LM head.
+        # SmolLM3Config, FalconConfig and Starcoder2Config leave it to PretrainedConfig's default (True)
+        # (transformers 4.57.1); vLLM's Falcon and Starcoder2 models then share the word embeddings as LM head.
         tie = model_type.startswith("gemma") or model_type in ("opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox_japanese",
-                                                               "smollm3", "falcon")
+                                                               "smollm3", "falcon", "starcoder2")
     facts["tie"] = bool(tie)
     if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen", "mimo"):
         facts["attn_bias"] = "qkv"  # Qwen2 (and MiMo, a Qwen2 subclass in vLLM): biases on q/k/v, none on o_proj
