@@ -96,7 +96,7 @@ Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above err
 from __future__ import annotations
 
 from vramlint.rule import arg_location, gib, tokens
-from vramlint.versions import why_no_version
+from vramlint.versions import built_from_commit, why_no_version
 
 ID = "VRL005"
 NAME = "will-not-start"
@@ -435,6 +435,14 @@ def _rejected_arguments(assessment, ctx):
             # what vLLM does depends on something the file does not say; the message says both outcomes
             yield ctx.finding(assessment, f"vLLM {version}: {text}{fix}", location, level="warning",
                               fix=advice_)
+        elif error.get("version_known", True) and error.get("code") in ("argparse", "import") \
+                and assessment.version_source == "image tag" and built_from_commit(assessment.server.image):
+            # a build from a commit past the release (the tag names the commit): its parser may differ
+            yield ctx.finding(
+                assessment,
+                f"vLLM {version} (the tag of {assessment.server.image} names a build from a commit) will not "
+                f"start: {text}{fix}. vLLM {version} itself refuses it; a build from a later commit may not",
+                location, level="warning", fix=advice_)
         elif error.get("version_known", True):
             yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location, fix=advice_)
         elif error.get("assumed_by"):

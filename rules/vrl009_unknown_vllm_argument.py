@@ -69,7 +69,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from vramlint.rule import version_tuple
-from vramlint.versions import why_no_version
+from vramlint.versions import built_from_commit, why_no_version
 
 ID = "VRL009"
 NAME = "unknown-vllm-argument"
@@ -117,6 +117,8 @@ def check(assessment, ctx):
     else:
         which = f"vLLM {version}" + (f" ({SOURCES.get(source, source)})" if source else "") if version else "vLLM"
     assumed = source in ("default", "operator")
+    # a tag that names a commit or build date past the release: its parser may know later arguments
+    other_build = source == "image tag" and built_from_commit(server.image)
     current = version_tuple(version)
     for flag, location in server.unknown_args.items():
         if location is None or not location.file or location.line < 1:
@@ -157,6 +159,19 @@ def check(assessment, ctx):
                 + ("The file does not say the image, so" if source == "operator" else
                    f"{_capital(why_no_version(server.image))}, so")
                 + " set vllm-version in the configuration to check against yours",
+            )
+            continue
+        if other_build:
+            yield ctx.finding(
+                assessment,
+                f"{short} (the tag of {server.image} names a build from a commit) does not know {flag}: "
+                "unrecognized arguments at start-up",
+                location,
+                level="warning",
+                fix=_fix(server, flag, location, suggestion if hint else None),
+                detail=f"{which} does not know the argument {flag}{history}: upstream vLLM {version} stops at start-up "
+                f"with \"{refusal}\"{hint}. The tag also names a commit or build date: a build from a later commit may "
+                "accept it; set vllm-version in the configuration to the release it was built from",
             )
             continue
         yield ctx.finding(

@@ -140,6 +140,26 @@ def is_own_vllm_image(image: str | None) -> bool:
     return bool(_OWN_IMAGE_RE.match(repo))
 
 
+# A tag part that names a commit (7 to 40 hex digits, one of them a letter) or a build date (20YYMMDD)
+_BUILD_PART_RE = re.compile(r"(?:^|[-_.+])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?:$|[-_.+])"
+                            r"|(?:^|[-_.+])20\d{6}(?:$|[-_.+])", re.IGNORECASE)
+
+
+def built_from_commit(image: str | None) -> bool:
+    """A tag that names a release and also a commit or a build date (``aibrix/vllm-openai:v0.6.1-edb07092-20250118``):
+    an image built from a commit of that release's line, which may hold later arguments and choices than the
+    release itself, so what the release's parser refuses may be accepted there."""
+    if not image or not isinstance(image, str):
+        return False
+    ref = image.split("@", 1)[0]
+    repo, colon, tag = ref.rpartition(":")
+    if not colon or "/" in tag:
+        return False
+    m = _TAG_VERSION_RE.match(tag)
+    rest = tag[m.end():] if m else tag
+    return bool(_BUILD_PART_RE.search(rest))
+
+
 def runs_newest_release(image: str | None) -> bool:
     """An image of vLLM's own tagged ``latest`` (or ``latest-<arch>``): it runs the newest release.
 
