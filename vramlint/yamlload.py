@@ -308,8 +308,8 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
         if to_ruamel > MAX_SEGMENTS_TO_RUAMEL:
             return None
         counted: list = []
-        seg_docs, seg_problems = _ruamel_load_bounded("\n" * line_at[segment] + text[starts[segment]:ends[segment]],
-                                                      file, lines_of=lines, counted=counted)
+        seg_docs, seg_problems = _ruamel_load_bounded(text[starts[segment]:ends[segment]], file, lines_of=lines,
+                                                      counted=counted, first_line=line_at[segment])
         for doc in seg_docs:
             doc.index += index
             if each is not None:
@@ -322,8 +322,8 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
                 # '<document start>'" on that line, not "'<stream end>'")
                 marker_end = text.find("\n", ends[segment])
                 marker_end = len(text) if marker_end < 0 else marker_end + 1
-                _, seg_problems = _ruamel_load("\n" * line_at[segment] + text[starts[segment]:marker_end], file,
-                                               lines_of=lines)
+                _, seg_problems = _ruamel_load_bounded(text[starts[segment]:marker_end], file, lines_of=lines,
+                                                       first_line=line_at[segment])
             problems.extend(seg_problems)
             return docs, problems  # ruamel stops at what it cannot read: nothing after it is read
         problems.extend(seg_problems)
@@ -338,17 +338,51 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
 MAX_RUAMEL_NODES = 40_000
 
 
-def _ruamel_load_bounded(text: str, file: str, lines_of: list[str] | None = None, counted: list | None = None
-                         ) -> tuple[list[Document], list[Problem]]:
+def _ruamel_load_bounded(text: str, file: str, lines_of: list[str] | None = None, counted: list | None = None,
+                         first_line: int = 0) -> tuple[list[Document], list[Problem]]:
     """`_ruamel_load`, unless ``text`` has more than MAX_RUAMEL_NODES nodes (counted by libyaml's parser): then
-    no document and a warning on the line where it goes over."""
+    no document and a warning on the line where it goes over. ``first_line``: the 0-based line of the file where
+    ``text`` starts (a document of a stream, read alone): positions are moved by it, as if the lines before were
+    there (ruamel scans blank lines in Python: padding a document deep in a file cost a pass over every line
+    before it)."""
     if _most_nodes(text, 0, len(text)) > MAX_RUAMEL_NODES:
         over = _node_count_over(text, MAX_RUAMEL_NODES)
         if over is not None:
-            return [], [Problem(file, over, 1, f"YAML that vramlint reads only with its slower reader (a tag, a tab, "
-                                f"a directive or an anchor name libyaml reads otherwise) and of more than "
-                                f"{MAX_RUAMEL_NODES:,} nodes reaches that bound here: not read", level="warning")]
-    return _ruamel_load(text, file, lines_of=lines_of, counted=counted)
+            return [], [Problem(file, over + first_line, 1, f"YAML that vramlint reads only with its slower reader "
+                                f"(a tag, a tab, a directive or an anchor name libyaml reads otherwise) and of more "
+                                f"than {MAX_RUAMEL_NODES:,} nodes reaches that bound here: not read", level="warning")]
+    docs, problems = _ruamel_load(text, file, lines_of=lines_of, counted=counted)
+    if first_line:
+        seen: set[int] = set()
+        for doc in docs:
+            _shift_positions(doc.data, first_line, seen)
+        for problem in problems:
+            if problem.line is not None:
+                problem.line += first_line
+    return docs, problems
+
+
+def _shift_positions(node: Any, lines: int, seen: set[int]) -> None:
+    """Move every position ruamel recorded in ``node`` (its ``lc``: line, and each key's, value's or item's line)
+    down by ``lines``; an aliased collection once."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, (dict, list)) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        lc = getattr(item, "lc", None)
+        if lc is not None:
+            if lc.line is not None:
+                lc.line += lines
+            for entry in (lc.data or {}).values():
+                entry[0] += lines
+                if len(entry) > 2:
+                    entry[2] += lines
+        stack.extend(dict.values(item) if isinstance(item, dict) else item)
+        if isinstance(item, dict):
+            stack.extend(k for k in dict.keys(item) if isinstance(k, (dict, list)))
+            stack.extend(_merged_maps(item))
 
 
 def _refused_unread(text: str, begin: int, end: int) -> bool:
