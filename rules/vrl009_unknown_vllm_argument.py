@@ -146,32 +146,27 @@ def check(assessment, ctx):
         if several:
             # argparse's abbreviation: a prefix of several long options is refused as ambiguous
             refusal = f"ambiguous option: {flag.split('=', 1)[0]} could match {', '.join(several)}"
+        # uncertain: the version is assumed, or the image is a build from a commit past the release
+        why_uncertain = None
         if assumed and knowing:
+            why_uncertain = ("assumed" if source == "default" else "the operator pins",
+                             f"if the image runs a version without it, vLLM stops at start-up with \"{refusal}\"{hint}. "
+                             + ("The file does not say the image, so" if source == "operator" else
+                                f"{_capital(why_no_version(server.image))}, so")
+                             + " set vllm-version in the configuration to check against yours")
+        elif other_build:
+            why_uncertain = (f"the tag of {server.image} names a build from a commit",
+                             f"upstream vLLM {version} stops at start-up with \"{refusal}\"{hint}. The tag also names "
+                             "a commit or build date: a build from a later commit may accept it; set vllm-version in "
+                             "the configuration to the release it was built from")
+        if why_uncertain is not None:
             yield ctx.finding(
                 assessment,
-                f"{short} ({'assumed' if source == 'default' else 'the operator pins'}) does not know {flag}: "
-                "unrecognized arguments at start-up",
+                f"{short} ({why_uncertain[0]}) does not know {flag}: unrecognized arguments at start-up",
                 location,
                 level="warning",
                 fix=_fix(server, flag, location, suggestion if hint else None),
-                detail=f"{which} does not know the argument {flag}{history}: if the image runs a version without "
-                f"it, vLLM stops at start-up with \"{refusal}\"{hint}. "
-                + ("The file does not say the image, so" if source == "operator" else
-                   f"{_capital(why_no_version(server.image))}, so")
-                + " set vllm-version in the configuration to check against yours",
-            )
-            continue
-        if other_build:
-            yield ctx.finding(
-                assessment,
-                f"{short} (the tag of {server.image} names a build from a commit) does not know {flag}: "
-                "unrecognized arguments at start-up",
-                location,
-                level="warning",
-                fix=_fix(server, flag, location, suggestion if hint else None),
-                detail=f"{which} does not know the argument {flag}{history}: upstream vLLM {version} stops at start-up "
-                f"with \"{refusal}\"{hint}. The tag also names a commit or build date: a build from a later commit may "
-                "accept it; set vllm-version in the configuration to the release it was built from",
+                detail=f"{which} does not know the argument {flag}{history}: {why_uncertain[1]}",
             )
             continue
         yield ctx.finding(
