@@ -73,3 +73,28 @@ def concise_view(out: str) -> str:
             i += 1
         result.append(f"{arrow['where']}: {head['rule']} [{head['level']}] {' '.join(text)}")
     return "\n".join(result) + ("\n" if out.endswith("\n") else "")
+
+
+def deployment(image: str, args: list[str], limits: str = "nvidia.com/gpu: 1", command: list[str] | None = None) -> str:
+    """A one-container Deployment running ``image`` with these args (JSON flow lists, so each is one line) and
+    these resource limits (``key: value`` lines)."""
+    cmd = f"          command: {json.dumps(command)}\n" if command else ""
+    limit_lines = "".join(f"              {line.strip()}\n" for line in limits.splitlines() if line.strip())
+    return ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n"
+            f"          image: {image}\n{cmd}          args: {json.dumps(args)}\n"
+            f"          resources:\n            limits:\n{limit_lines}")
+
+
+def run_cli(tmp_path: Path, text: str, *argv: str, name: str = "deploy.yaml") -> tuple[int, str]:
+    """``vramlint ARGV... NAME --offline`` in a fresh process on ``text`` written to tmp_path/NAME: (exit, stdout)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent), HF_HUB_OFFLINE="1")
+    done = subprocess.run([sys.executable, "-m", "vramlint", *argv, name, "--offline"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return done.returncode, done.stdout

@@ -4,43 +4,20 @@ commit of that release's line: what the release's own parser refuses is a warnin
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._check_util import deployment, run_cli
 from vramlint.versions import built_from_commit
-
-ROOT = Path(__file__).resolve().parent.parent
-
-POD = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: vllm
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: {image}
-          command: ["vllm", "serve", "Qwen/Qwen2.5-1.5B-Instruct"]
-          args: ["--kv-cache-memory-bytes", "1000000000",
-                 "--dtype", "float33"]
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
 
 
 def _levels(tmp_path: Path, image: str) -> dict[str, list[str]]:
-    (tmp_path / "d.yaml").write_text(POD.format(image=image), encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
-    out = subprocess.run([sys.executable, "-m", "vramlint", "check", "d.yaml", "--offline", "--output-format", "json"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    text = deployment(image, ["--kv-cache-memory-bytes", "1000000000", "--dtype", "float33"],
+                      command=["vllm", "serve", "Qwen/Qwen2.5-1.5B-Instruct"])
+    _, out = run_cli(tmp_path, text, "check", "--output-format", "json")
     found: dict[str, list[str]] = {}
-    for f in json.loads(out.stdout)["findings"]:
+    for f in json.loads(out)["findings"]:
         if f["rule"] in ("VRL005", "VRL009"):
             found.setdefault(f["rule"], []).append(f["level"])
     return found

@@ -4,44 +4,23 @@ no GPU memory budget and no GPU requirement; it is said once, in the run's summa
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._check_util import deployment, run_cli
 from vramlint.platforms import cpu_backend
 
-ROOT = Path(__file__).resolve().parent.parent
-
-POD = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: vllm
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: {image}
-          args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"{extra}]
-          resources:
-            limits:
-{limits}
-"""
+QWEN = ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]
 
 
-def _explain(tmp_path: Path, text: str, name: str = "deploy.yaml") -> tuple[dict, str]:
-    (tmp_path / name).write_text(text, encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
-    out = subprocess.run([sys.executable, "-m", "vramlint", "explain", name, "--offline", "--format", "json"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    check = subprocess.run([sys.executable, "-m", "vramlint", "check", name, "--offline"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=60)
-    data = json.loads(out.stdout)
+def _explain(tmp_path: Path, image: str, extra: list[str] | None = None, limits: str = "cpu: 16") -> tuple[dict, str]:
+    text = deployment(image, QWEN + (extra or []), limits=limits)
+    _, out = run_cli(tmp_path, text, "explain", "--format", "json")
+    data = json.loads(out)
     servers = data["servers"] if isinstance(data, dict) and "servers" in data else data
-    return servers[0], check.stdout
+    _, check = run_cli(tmp_path, text, "check")
+    return servers[0], check
 
 
 @pytest.mark.parametrize("image", [
@@ -52,24 +31,22 @@ def _explain(tmp_path: Path, text: str, name: str = "deploy.yaml") -> tuple[dict
     "substratusai/vllm:v0.6.3.post1-cpu",
 ])
 def test_a_cpu_build_that_asks_for_no_gpu_has_no_gpu_budget_and_is_said_once(tmp_path, image):
-    server, text = _explain(tmp_path, POD.format(image=image, extra="", limits="              cpu: \"16\""))
+    server, text = _explain(tmp_path, image)
     assert server.get("budget") is None and server.get("gpu_requirement") is None
     assert any(u.startswith("vLLM's CPU backend") for u in server["unresolved"])
     assert "runs vLLM's CPU backend" in text and "does not say its GPU" not in text and "VRL011" not in text
 
 
 def test_a_cpu_image_with_a_gpu_request_and_a_gpu_image_are_not_the_cpu_backend(tmp_path):
-    gpu = "              nvidia.com/gpu: 1"
-    server, text = _explain(tmp_path, POD.format(image="vllm/vllm-openai-cpu:v0.23.0", extra="", limits=gpu))
+    server, text = _explain(tmp_path, "vllm/vllm-openai-cpu:v0.23.0", limits="nvidia.com/gpu: 1")
     assert not any(u.startswith("vLLM's CPU backend") for u in server.get("unresolved") or [])
     assert server.get("gpu_requirement") is not None
-    server, _ = _explain(tmp_path, POD.format(image="vllm/vllm-openai:v0.23.0", extra="", limits="              cpu: 1"))
+    server, _ = _explain(tmp_path, "vllm/vllm-openai:v0.23.0", limits="cpu: 1")
     assert server.get("gpu_requirement") is not None
 
 
 def test_device_cpu_on_a_release_that_has_the_flag_is_the_cpu_backend(tmp_path):
-    server, _ = _explain(tmp_path, POD.format(image="vllm/vllm-openai:v0.6.3", extra=', "--device", "cpu"',
-                                              limits="              cpu: 1"))
+    server, _ = _explain(tmp_path, "vllm/vllm-openai:v0.6.3", ["--device", "cpu"], limits="cpu: 1")
     assert server.get("budget") is None and server.get("gpu_requirement") is None
     assert any("--device cpu" in u for u in server["unresolved"])
 
@@ -91,9 +68,7 @@ def test_what_is_read_as_a_cpu_build():
 
 def test_tensor_parallel_on_the_cpu_backend_is_not_told_about_nccl(tmp_path):
     # VRL008 is about NCCL over /dev/shm (NVIDIA GPUs); the CPU backend's collectives are not NCCL
-    text = POD.format(image="vllm/vllm-openai-cpu:v0.23.0", extra=', "-tp", "2"', limits="              cpu: 8")
-    _, out = _explain(tmp_path, text)
+    _, out = _explain(tmp_path, "vllm/vllm-openai-cpu:v0.23.0", ["-tp", "2"], limits="cpu: 8")
     assert "VRL008" not in out
-    _, out = _explain(tmp_path, text.replace("vllm/vllm-openai-cpu", "vllm/vllm-openai").replace(
-        "cpu: 8", "nvidia.com/gpu: 2"))
+    _, out = _explain(tmp_path, "vllm/vllm-openai:v0.23.0", ["-tp", "2"], limits="nvidia.com/gpu: 2")
     assert "VRL008" in out
