@@ -136,7 +136,8 @@ def _say_empty_folders(col: _Collector, paths: list[str], found: Any) -> None:
 
 def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, render: bool) -> list[FileEntry]:
     """Lint chart files through their chart (owned by vramlint.helm); the entries left for plain extraction."""
-    if not any(_in_chart_dir(os.path.dirname(os.path.abspath(e.path))) for e in entries):
+    # each folder once: a tree of 50,000 files in one folder asks once, not 50,000 times
+    if not any(_in_chart_dir(os.path.abspath(d)) for d in {os.path.dirname(e.path) for e in entries}):
         # no Chart.yaml above any file: skip importing the Helm machinery (start-up time)
         _values_unused(col, values_files)
         return entries
