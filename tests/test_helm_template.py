@@ -125,3 +125,19 @@ def test_sprig_split_gives_parts_keyed_by_index_and_empty_separator_splits_chara
     out, _ = render('name: {{ printf "--served-model-name=%s" ((split "/" .Values.model)._1) }}\n'
                     'n: {{ len (splitList "" "abc") }}\n', "model: ibm-granite/granite-3.3-8b-instruct\n")
     assert out.text == "name: --served-model-name=granite-3.3-8b-instruct\nn: 3\n"
+
+
+def test_sprig_semver_compare_as_masterminds_semver_reads_constraints():
+    # a chart writing `--model` only for images older than a release (`semverCompare "<v0.13.0" .Values.tag`)
+    tpl = ('{{- if semverCompare "<v0.13.0" .Values.tag }}old{{ else }}new{{ end }}\n'
+           '{{ semverCompare "~1.2" .Values.k }} {{ semverCompare "^0.2.3" "0.3.0" }} '
+           '{{ semverCompare ">1.0, <2.0 || >=3" "3.1" }} {{ semverCompare "1.1 - 1.3" "1.3.0" }} '
+           '{{ semverCompare "1.2.x" "1.3.0" }}\n')
+    out, _ = render(tpl, "tag: v0.11.0\nk: 1.2.9\n")
+    assert out.text == "old\ntrue false true true false\n"
+    out, _ = render(tpl, "tag: v0.13.0\nk: 1.3.0\n")
+    assert out.text.startswith("new\nfalse ")
+    # a prerelease (`>=1.21-0`, common against the cluster version) is not modelled: unknown, and said
+    out, ev = render('{{ if semverCompare ">=1.21-0" .Values.v }}a{{ else }}b{{ end }}\n', "v: 1.25.0\n")
+    assert "a" not in out.text and "b" not in out.text
+    assert any("semverCompare" in str(r) for r in ev.reasons)

@@ -1898,6 +1898,112 @@ def _concat(lists):
     return [x for v in vals for x in v]
 
 
+# sprig's semverCompare (Masterminds/semver v3, as Helm 3 vendors it): `semverCompare "<v0.13.0" .Values.tag`.
+# A version is `v?MAJOR[.MINOR[.PATCH]][-pre][+meta]` (missing parts are 0); a constraint is `||`-separated groups
+# of comma- or space-separated comparisons (=, !=, >, <, >=, <=, =<, =>, ~, ~>, ^, `A - B`, x/* wildcards). Forms
+# whose outcome this does not model (prereleases, wildcards beside an operator) are unknown, never a guess.
+_SEMVER_RE = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
+_SEMVER_OP_RE = re.compile(r"^(=>|=<|>=|<=|!=|~>|[=<>~^])?\s*(.+)$")
+
+
+def _semver(text: str) -> tuple[tuple[int, int, int], int]:
+    """(major, minor, patch) and how many parts were written; a prerelease is not modelled."""
+    m = _SEMVER_RE.match(text.strip())
+    if m is None:
+        raise ValueError(f"{text!r} is not a semantic version")
+    if m.group(4):
+        raise ValueError(f"prerelease {text!r}: not modelled")
+    parts = [m.group(i) for i in (1, 2, 3)]
+    written = sum(p is not None for p in parts)
+    return (int(parts[0]), int(parts[1] or 0), int(parts[2] or 0)), written
+
+
+def _semver_wild(text: str) -> tuple[tuple[int, int, int], int]:
+    """A constraint version: `1.2.x`, `1.*`, `*` end at the first wildcard (written parts before it)."""
+    parts = text.strip().lstrip("v").split(".")
+    if parts and parts[0] in ("x", "X", "*", ""):
+        return (0, 0, 0), 0
+    for i, part in enumerate(parts):
+        if part in ("x", "X", "*"):
+            return _semver(".".join(parts[:i]))[0], i
+    return _semver(text)
+
+
+def _semver_bump(v: tuple[int, int, int], written: int) -> tuple[int, int, int]:
+    """The first version past `v` at the precision written (1.2 -> 1.3.0, 1 -> 2.0.0)."""
+    if written <= 1:
+        return (v[0] + 1, 0, 0)
+    if written == 2:
+        return (v[0], v[1] + 1, 0)
+    return (v[0], v[1], v[2] + 1)
+
+
+def _semver_check(op: str, target: str, v: tuple[int, int, int]) -> bool:
+    c, written = _semver_wild(target)
+    wild = written < 3 and not _SEMVER_RE.match(target.strip())
+    if wild and op not in ("", "="):
+        raise ValueError(f"wildcard with {op}: not modelled")
+    if op in ("", "=") or (op == "!=" and not wild):
+        inside = c <= v < _semver_bump(c, written) if written < 3 else v == c
+        return inside if op != "!=" else not inside
+    if op == "!=":
+        raise ValueError("wildcard with !=: not modelled")
+    if op == ">":
+        return v > c
+    if op == "<":
+        return v < c
+    if op in (">=", "=>"):
+        return v >= c
+    if op in ("<=", "=<"):
+        return v <= c
+    if op in ("~", "~>"):
+        return c <= v < _semver_bump(c, 1 if written == 1 else 2)  # ~1 is 1.x, ~1.2 and ~1.2.3 are 1.2.x
+    if op == "^":
+        if c[0] > 0 or written == 1:
+            upper = (c[0] + 1, 0, 0)
+        elif c[1] > 0 or written == 2:
+            upper = (0, c[1] + 1, 0)
+        else:
+            upper = (0, 0, c[2] + 1)
+        return c <= v < upper
+    raise ValueError(f"operator {op!r}: not modelled")
+
+
+def _semver_compare(constraint: Any, version: Any) -> bool:
+    v, _ = _semver(_strval(version))
+    text = _strval(constraint).strip()
+    if not text:
+        raise ValueError("empty constraint")
+    for group in text.split("||"):
+        group = re.sub(r"\s+-\s+", " - ", group.strip())
+        words = [w for w in re.split(r"[\s,]+", group) if w]
+        # `A - B` is >=A <=B; an operator written apart from its version (`>= 1.2`) joins it
+        joined: list[str] = []
+        i = 0
+        while i < len(words):
+            if i + 2 < len(words) and words[i + 1] == "-":
+                joined += [">=" + words[i], "<=" + words[i + 2]]
+                i += 3
+            elif words[i] in ("=", "!=", ">", "<", ">=", "<=", "=<", "=>", "~", "~>", "^") and i + 1 < len(words):
+                joined.append(words[i] + words[i + 1])
+                i += 2
+            else:
+                joined.append(words[i])
+                i += 1
+        if not joined:
+            raise ValueError("empty constraint group")
+        ok = True
+        for word in joined:
+            m = _SEMVER_OP_RE.match(word)
+            if m is None:
+                raise ValueError(f"constraint {word!r}")
+            if not _semver_check(m.group(1) or "", m.group(2), v):
+                ok = False
+        if ok:
+            return True
+    return False
+
+
 def _go_split(sep: str, text: str) -> list[str]:
     """Go's strings.Split: an empty separator splits after each character (Python's str.split refuses it)."""
     return list(text) if sep == "" else text.split(sep)
@@ -1968,6 +2074,7 @@ _FUNCS = {
     "repeat": _scalar(_repeat, 2),
     "trunc": _scalar(lambda n, s: _strval(s)[: _to_int(n)] if _to_int(n) >= 0 else _strval(s)[_to_int(n):], 2),
     "nospace": _scalar(lambda s: re.sub(r"\s", "", _strval(s)), 1),
+    "semverCompare": lambda ev, a, o: _semver_compare(plain(a[0]), plain(a[1])),
     "hasPrefix": lambda ev, a, o: _strval(plain(a[1])).startswith(_strval(plain(a[0]))),
     "hasSuffix": lambda ev, a, o: _strval(plain(a[1])).endswith(_strval(plain(a[0]))),
     "contains": lambda ev, a, o: _strval(plain(a[0])) in _strval(plain(a[1])),
