@@ -18,7 +18,7 @@ __all__ = ["Records", "document_kind", "extract_document", "extract_document_rec
 
 
 def document_kind(doc: Any) -> str:
-    """Which extractor a document belongs to: kubernetes | list | compose | dstack | skypilot | vllm-config | helm-values |
+    """Which extractor a document belongs to: kubernetes | list | compose | dstack | skypilot | beaker | vllm-config | helm-values |
     none."""
     data = doc.data
     if not hasattr(data, "get"):
@@ -28,12 +28,14 @@ def document_kind(doc: Any) -> str:
         if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
             return "list"
         return "kubernetes"
-    from vramlint.extract import compose, dstack, helm_values, skypilot, vllm_config
+    from vramlint.extract import beaker, compose, dstack, helm_values, skypilot, vllm_config
 
     if dstack.is_dstack(doc):
         return "dstack"
     if skypilot.is_skypilot(doc):
         return "skypilot"
+    if beaker.is_beaker(doc):
+        return "beaker"
     if helm_values.is_helm_values(data, getattr(doc, "file", None)):
         return "helm-values"
     if compose.is_compose(doc):
@@ -61,6 +63,11 @@ def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
         from vramlint.extract import dstack
 
         servers, problems = dstack.extract_dstack(doc)
+        return Records(servers=servers, problems=problems)
+    if what == "beaker":
+        from vramlint.extract import beaker
+
+        servers, problems = beaker.extract_beaker(doc)
         return Records(servers=servers, problems=problems)
     if what == "skypilot":
         from vramlint.extract import skypilot
