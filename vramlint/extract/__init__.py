@@ -47,6 +47,15 @@ def document_kind(doc: Any) -> str:
     return "none"
 
 
+# document kind -> (module of vramlint.extract, its function: doc -> (servers, problems))
+_SERVER_READERS = {
+    "helm-values": ("helm_values", "extract_helm_values"),
+    "dstack": ("dstack", "extract_dstack"),
+    "beaker": ("beaker", "extract_beaker"),
+    "skypilot": ("skypilot", "extract_skypilot"),
+}
+
+
 def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
     """All records of one document (see `Records`)."""
     what = document_kind(doc)
@@ -54,26 +63,13 @@ def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
         from vramlint.extract import kubernetes
 
         return kubernetes.extract_records(doc)
-    if what == "helm-values":
-        from vramlint.extract import helm_values
+    if what in _SERVER_READERS:
+        # a reader of servers and problems only, imported when a document of its kind is met (start-up time)
+        import importlib
 
-        servers, problems = helm_values.extract_helm_values(doc)
-        return Records(servers=servers, problems=problems)
-    if what == "dstack":
-        from vramlint.extract import dstack
-
-        servers, problems = dstack.extract_dstack(doc)
-        return Records(servers=servers, problems=problems)
-    if what == "beaker":
-        from vramlint.extract import beaker
-
-        servers, problems = beaker.extract_beaker(doc)
-        return Records(servers=servers, problems=problems)
-    if what == "skypilot":
-        from vramlint.extract import skypilot
-
-        servers, problems = skypilot.extract_skypilot(doc)
-        return Records(servers=servers, problems=problems)
+        module, function = _SERVER_READERS[what]
+        servers, problems = getattr(importlib.import_module(f"vramlint.extract.{module}"), function)(doc)
+        return Records(servers=list(servers), problems=list(problems))
     if what == "compose":
         from vramlint.extract import compose
 
