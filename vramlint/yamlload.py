@@ -237,8 +237,8 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
 # A line that starts or ends a document: YAML forbids it inside any content ("c-forbidden"), so the text between
 # two of them holds at most one document, read the same alone as in its stream (anchors do not cross documents).
 _DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
-# Documents read by ruamel one at a time before the rest of the file is left to it whole: each costs a pass over
-# the text before it (its lines kept for positions)
+# Documents read by ruamel one at a time before the rest of the file is left to it whole: after each, libyaml
+# reads the rest of the file again from there (a copy of it, padded to keep its line numbers)
 MAX_SEGMENTS_TO_RUAMEL = 32
 
 
@@ -270,17 +270,17 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
     docs: list[Document] = []
     problems: list[Problem] = []
     segment, index = 0, 0  # the first segment not read yet, the index of its first document
+    ruamel_next = False  # whether that segment is one libyaml stopped in (or refuses unread)
     if failure and isinstance(failure[0], tuple):
         at_line, index, before, said, refused = failure[0]
         docs.extend(before)
         segment = segment_of(at_line, refused)
         # what libyaml said of the documents before that segment (ruamel reads the segment again)
         problems.extend(p for p in said if p.line is None or p.line <= line_at[segment])
-    else:
-        failure = []
+        ruamel_next = True
     to_ruamel = 0
     while segment < len(starts):
-        if not failure:
+        if not ruamel_next:
             # libyaml reads up to the next segment it refuses unread (a tab, an anchor name it splits)
             last = next((i for i in range(segment, len(starts)) if _refused_unread(text, starts[i], ends[i])),
                         len(starts))
@@ -293,7 +293,7 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
                     problems.extend(loaded[1])
                     index = stopped[0] if stopped and isinstance(stopped[0], int) else index
                     segment = last
-                    failure = [True]  # the next segment, if any, is one libyaml refuses unread
+                    ruamel_next = True  # the next segment, if any, is one libyaml refuses unread
                     continue
                 if not stopped or not isinstance(stopped[0], tuple):
                     return None
@@ -329,7 +329,7 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
         problems.extend(seg_problems)
         index += counted[0] if counted else 0
         segment += 1
-        failure = []  # go on with libyaml
+        ruamel_next = False  # go on with libyaml
     return docs, problems
 
 
@@ -386,8 +386,9 @@ def _shift_positions(node: Any, lines: int, seen: set[int]) -> None:
 
 
 def _refused_unread(text: str, begin: int, end: int) -> bool:
-    """Whether `_c_load` refuses this part of the text before reading it (see its first checks)."""
-    part = text[begin:end]
+    """Whether `_c_load` refuses this part of the text before reading it: a character libyaml and ruamel read
+    otherwise (a tab, NEL, a Unicode line or paragraph separator), or an anchor name libyaml splits."""
+    part = text[begin:end] if begin or end < len(text) else text
     return any(ch in part for ch in _LEFT_TO_RUAMEL) or (
         ("&" in part or "*" in part) and _ANCHOR_THEN_INDICATOR.search(part) is not None)
 
@@ -762,12 +763,10 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
     this load leaves to ruamel (see `_NotDecided`), or libyaml refuses it (ruamel then says why, and where).
     ``each``: each document is handed to it as soon as it is built, and not kept (the list returned is empty)."""
     composer_class = _composer_class()
-    if composer_class is None or any(ch in text for ch in _LEFT_TO_RUAMEL):
+    if composer_class is None or _refused_unread(text, 0, len(text)):
         return None
     if text.startswith("%") or "\n%" in text:
         return None  # a %YAML or %TAG directive
-    if ("&" in text or "*" in text) and _ANCHOR_THEN_INDICATOR.search(text):
-        return None
     if type(text) is not str:
         text = str(text)  # a block string of an outer file (YAML held in a ConfigMap): libyaml takes exact str only
     scalar_node, sequence_node, _mapping_node = composer_class.node_classes
@@ -777,7 +776,6 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
     duplicates: list[tuple[int, int, str, int | None]] = []
     huge_floats: list[tuple[int, int, str]] = []
     long_ints: list[tuple[int, int, int]] = []
-    mark_of: list[Any] = [None]  # the scalar ``number`` reads (its warnings are said where it is)
     built: dict[int, Any] = {}  # id(node) -> object: an alias gives the very object its anchor built
 
     def scalar(node: Any) -> Any:
@@ -800,13 +798,12 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         if first in "~nN":
             return None if value in _NULLS else value
         if first in _NUMBER_START:
-            mark_of[0] = node.start_mark
-            return number(value, first)
+            return number(value, first, node.start_mark)
         if first in "<=" and value in ("<<", "="):
             raise _NotDecided  # a merge key where a value is, or YAML's `=` value key
         return value
 
-    def number(value: str, first: str) -> Any:
+    def number(value: str, first: str, mark: Any) -> Any:
         if is_float(value):
             digits = value.replace("_", "").lower()
             sign = -1 if first == "-" else 1
@@ -819,14 +816,14 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
             number = sign * float(digits)
             if number in (_INF, -_INF):
                 # past float64: kept as text, with a warning, as ruamel's load does (BoundedConstructor)
-                huge_floats.append((mark_of[0].line, mark_of[0].column, value))
+                huge_floats.append((mark.line, mark.column, value))
                 return value
             return number
         if first != "." and is_int(value):
             if len(value) > MAX_INT_DIGITS:
                 digits_count = sum(ch.isalnum() for ch in value)  # as BoundedConstructor.construct_yaml_int counts
                 if digits_count > MAX_INT_DIGITS:
-                    long_ints.append((mark_of[0].line, mark_of[0].column, digits_count))
+                    long_ints.append((mark.line, mark.column, digits_count))
                     return value
             digits = value.replace("_", "")
             sign = -1 if first == "-" else 1
@@ -1015,7 +1012,6 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         # collector finds it, and make each of its passes longer. Broken here, they are freed at once.
         built.clear()
         scalar = number = build = merge_sources = empty_value_place = None  # noqa: F841
-        mark_of[0] = None
     problems.extend(_duplicate_key_problems(file, duplicates))
     problems.extend(_long_int_problems(file, long_ints))
     problems.extend(_huge_float_problems(file, huge_floats))
