@@ -20,8 +20,9 @@ _CPU_TAG = re.compile(r"(?:^|[-_.])cpu(?:[-_.]|$)", re.IGNORECASE)
 
 
 def _repository_and_tag(image: str) -> tuple[str, str]:
-    name = image.strip().split("@", 1)[0]
-    repo, _, tag = name.rpartition(":") if ":" in name.rsplit("/", 1)[-1] else (name, "", "")
+    from vramlint.versions import image_parts
+
+    repo, tag = image_parts(image.strip())
     parts = repo.lower().split("/")
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
         parts = parts[1:]  # the registry host
@@ -48,5 +49,6 @@ def cpu_backend(server: Any) -> str | None:
     return None
 
 
-CPU_UNRESOLVED = ("vLLM's CPU backend ({why}): it runs on the host's cores and keeps its KV cache in host memory "
+CPU_BACKEND = "vLLM's CPU backend"  # how the unresolved reason starts (vramlint.unchecked groups by it)
+CPU_UNRESOLVED = (CPU_BACKEND + " ({why}): it runs on the host's cores and keeps its KV cache in host memory "
                   "(VLLM_CPU_KVCACHE_SPACE), so no GPU memory budget applies")

@@ -140,7 +140,9 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
     gpu = server.gpu
     if server.args.get("omni") is True:
         return [("vllm-omni", server.model)]
-    if any(u.startswith("vLLM's CPU backend") for u in assessment.unresolved):
+    from vramlint.platforms import CPU_BACKEND
+
+    if any(u.startswith(CPU_BACKEND) for u in assessment.unresolved):
         return [("cpu-backend", None)]
     if gpu is not None and gpu.vendor and gpu.vendor not in ("nvidia", "amd"):
         out.append(("other-accelerator", VENDOR_NAMES.get(gpu.vendor, gpu.vendor)))

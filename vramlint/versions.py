@@ -129,15 +129,21 @@ _OWN_IMAGE_RE = re.compile(r"^(?:(?:docker\.io|index\.docker\.io|registry-1\.doc
                            re.IGNORECASE)
 
 
+def image_parts(image: str) -> tuple[str, str]:
+    """(repository, tag) of an image reference, its digest left out; the tag is "" when none is written (the
+    port of `registry:5000/name` is no tag)."""
+    ref = image.split("@", 1)[0]
+    repo, colon, tag = ref.rpartition(":")
+    if not colon or "/" in tag:
+        return ref, ""
+    return repo, tag
+
+
 def is_own_vllm_image(image: str | None) -> bool:
     """An image of vLLM's own on Docker Hub (vllm/vllm-openai and its siblings), whatever its tag: it holds no model."""
     if not image or not isinstance(image, str):
         return False
-    ref = image.split("@", 1)[0]
-    repo, colon, tag = ref.rpartition(":")
-    if not colon or "/" in tag:
-        repo = ref
-    return bool(_OWN_IMAGE_RE.match(repo))
+    return bool(_OWN_IMAGE_RE.match(image_parts(image)[0]))
 
 
 # A tag part that names a commit (7 to 40 hex digits, one of them a letter) or a build date (20YYMMDD)
@@ -151,9 +157,8 @@ def built_from_commit(image: str | None) -> bool:
     release itself, so what the release's parser refuses may be accepted there."""
     if not image or not isinstance(image, str):
         return False
-    ref = image.split("@", 1)[0]
-    repo, colon, tag = ref.rpartition(":")
-    if not colon or "/" in tag:
+    tag = image_parts(image)[1]
+    if not tag:
         return False
     m = _TAG_VERSION_RE.match(tag)
     rest = tag[m.end():] if m else tag
