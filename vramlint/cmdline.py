@@ -2279,6 +2279,7 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # dotted names with an empty part ("vllm..x", ".x", "."): what importlib refuses before looking for a module
 _EMPTY_PART = re.compile(r"\.*(?:[A-Za-z_]\w*)?(?:\.+[A-Za-z_]\w*)*\.*")
+_FOLDED_SUFFIX = re.compile(r" \(and \d+ later --middleware values? that would fail too\)$")
 
 
 def _check_middleware(text: str, inv: VllmInvocation, tok: Token) -> None:
@@ -2315,7 +2316,7 @@ def _check_middleware(text: str, inv: VllmInvocation, tok: Token) -> None:
     if first is not None:
         # build_app stops at the first middleware it cannot import: this one is never reached
         first["folded"] = n = first.get("folded", 0) + 1
-        head = first["message"].split(" (and ", 1)[0] if n > 1 else first["message"]
+        head = _FOLDED_SUFFIX.sub("", first["message"])
         first["message"] = f"{head} (and {n} later --middleware value{'s' if n > 1 else ''} that would fail too)"
         return
     _rejected(inv, tok, why, code="import", arg="middleware", fix=fix)

@@ -292,18 +292,15 @@ def join_node_pools(servers: list[Server], pools: list[NodePoolRecord]) -> int:
 
 
 def _apply(server: Server, gpu: GpuRequest, selection: NodeSelection, chosen: list[NodePoolRecord],
-           gpu_of: dict[int, tuple] | None = None) -> None:
+           gpu_of: dict[int, tuple]) -> None:
     models: list[str] = []
     vendors: set[str] = set()
     said: list[str] = []
     location = None
     for pool in chosen:
-        if gpu_of is None:
-            found, req, shown, found_vendors = pool_gpu(pool)
-        else:
-            if id(pool) not in gpu_of:
-                gpu_of[id(pool)] = pool_gpu(pool)
-            found, req, shown, found_vendors = gpu_of[id(pool)]
+        if id(pool) not in gpu_of:
+            gpu_of[id(pool)] = pool_gpu(pool)
+        found, req, shown, found_vendors = gpu_of[id(pool)]
         where = f"{pool.kind} {pool.name} ({pool.file}{f':{pool.location.line}' if pool.location else ''})"
         if found is None:
             why = f"{shown}, which names a GPU vramlint does not know" if shown else \
