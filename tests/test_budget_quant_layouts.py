@@ -203,3 +203,25 @@ def test_fp8_skip_list_naming_norms_leaves_attention_in_fp8():
     b = compute_budget(catalog_model("Qwen/Qwen3-235B-A22B-FP8"), gpus.lookup("RTX PRO 6000"),
                        {"tensor_parallel_size": 4, "max_model_len": 32768, "max_num_seqs": 32}, {}, "0.27.1", 4)
     assert abs(b.weights_gib - 55.19) / 55.19 < 0.01
+
+
+def test_block_fp8_on_marlin_holds_group_scales_in_the_model_dtype():
+    # below compute capability 8.9 vLLM runs FP8 weight-only on Marlin, whose block checkpoints hold one bf16 scale
+    # per 128 input columns and output row (prepare_fp8_layer_for_marlin / prepare_fp8_moe_layer_for_marlin,
+    # 0.9.2, 0.22.1, 0.28.0): 2/128 B more per FP8 weight than the fp32 128 x 128 block scales
+    from vramlint.budget.rank_weights import fp8_marlin
+
+    model = catalog_model("MiniMaxAI/MiniMax-M2.7")
+    assert model.extra["facts"]["quant"]["block"] == [128, 128]
+    a100, h100, l4 = gpus.lookup("A100-80GB"), gpus.lookup("H100"), gpus.lookup("L4")
+    assert fp8_marlin(a100, parse_version("0.22.1"), {})
+    assert not fp8_marlin(h100, parse_version("0.22.1"), {})
+    assert not fp8_marlin(l4, parse_version("0.28.0"), {})  # 8.9: native FP8, the Triton / CUTLASS block kernels
+    assert fp8_marlin(h100, parse_version("0.22.1"), {"VLLM_TEST_FORCE_FP8_MARLIN": "1"})
+    assert not fp8_marlin(a100, parse_version("0.9.1"), {})  # before the earliest release read
+    on_a100 = compute_budget(model, a100, {"tensor_parallel_size": 4}, {}, "0.22.1", 4)
+    on_h100 = compute_budget(model, h100, {"tensor_parallel_size": 4}, {}, "0.22.1", 4)
+    extra = on_a100.weights_gib - on_h100.weights_gib
+    # the FP8 weights per rank are ~53 GiB: their Marlin scales 53/64 ~ 0.8 GiB
+    assert 0.75 < extra < 0.9, extra
+    assert "Marlin" in on_a100.sources["weights"] and "Marlin" not in on_h100.sources["weights"]

@@ -8,7 +8,8 @@ parallel rank, optionally with the RoPE buffer.
 
 Quantized storage per parameter of a quantized linear layer (bits b, group g):
     AWQ/GPTQ   b/8 + 2/g (fp16 scales) + b/8/g (packed zero points)
-    FP8        1 (+ fp32 scales: per tensor, per channel, or per 128x128 block)
+    FP8        1 (+ fp32 scales: per tensor, per channel, or per 128x128 block; on the Marlin kernel a block-quantized
+               layer holds a model-dtype scale per 128 input columns and output row instead: 1 + 2/128)
     MXFP4      0.5 + 1/32 (uint8 exponent per 32)          NVFP4  0.5 + 1/16 (fp8 scale per 16)
     bnb nf4    0.5 + 4/64 (fp32 absmax per 64; double quantisation: 1/64 + 4/(64*256))
 Embeddings, lm_head, norms and MoE routers stay in the model dtype unless the checkpoint says otherwise.
@@ -377,7 +378,12 @@ def quantized_bytes_per_param(quant: dict) -> float:
             return 0.5 + (1 / 64 + 4 / (64 * 256) if quant.get("double_quant") else 4 / 64)
         return 1.0
     if bits == 8 and (method in ("fp8", "fbgemm_fp8", "modelopt") or fmt in ("fp8", "w8a8")):
-        return 1.0 + (4 / (128 * 128) if quant.get("block") else 0.0)
+        block = quant.get("block")
+        if block and quant.get("marlin_scale_bytes"):
+            # weight-only FP8 on the Marlin kernel: the block scales become one scale per block[1] input columns
+            # for every output row, in the model dtype (vramlint.budget.rank_weights.fp8_marlin)
+            return 1.0 + quant["marlin_scale_bytes"] / block[1]
+        return 1.0 + (4 / (128 * 128) if block else 0.0)
     if bits in (2, 3, 4, 8) and method in ("awq", "gptq", "marlin", "gptq_marlin", "awq_marlin", "compressed-tensors",
                                             "autoround", "auto-round", "modelopt"):
         per = bits / 8

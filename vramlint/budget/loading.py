@@ -23,6 +23,9 @@ VLLM_SOURCES = (
     "DeviceMemoryProfiler around the model loader",
     "vllm/model_executor/layers/linear.py, vocab_parallel_embedding.py, fused_moe/layer.py: what each rank holds",
     "vllm/model_executor/layers/quantization/*.py: the stored layout of quantized weights",
+    "vllm/model_executor/layers/quantization/utils/marlin_utils_fp8.py::prepare_fp8_layer_for_marlin, "
+    "prepare_fp8_moe_layer_for_marlin (0.9.2 - 0.28): FP8 block scales regrouped for Marlin below compute "
+    "capability 8.9 (vramlint.budget.rank_weights.fp8_marlin)",
     "vllm/config/speculative.py::SpeculativeConfig, vllm/v1/spec_decode/draft_model.py (0.15+), "
     "vllm/spec_decode/spec_decode_worker.py (V0): the draft model",
     "vllm/v1/spec_decode/eagle.py::EagleProposer.load_model (0.8 - 0.33: embedding / LM head sharing), "

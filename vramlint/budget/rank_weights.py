@@ -55,6 +55,24 @@ def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str 
     return "marlin", f"Marlin MXFP4 MoE (weight-only) on compute capability {cc[0]}.{cc[1]}"
 
 
+def fp8_marlin(gpu: GpuSpec | None, key: versions.VersionKey | None, env: dict | None) -> bool:
+    """Whether vLLM runs FP8 checkpoints as weight-only FP8 on the Marlin kernel: CUDA GPUs without native FP8
+    (compute capability below 8.9; FP8 checkpoints need 8.0), or ``VLLM_TEST_FORCE_FP8_MARLIN=1``.
+
+    ``Fp8LinearMethod`` / ``Fp8MoEMethod`` (quantization/fp8.py, 0.9.2: ``use_marlin = not
+    has_device_capability(89) or VLLM_TEST_FORCE_FP8_MARLIN``; 0.22.1 and 0.28.0: ``MarlinFP8ScaledMMLinearKernel``
+    ahead of the Triton block kernel for 7.5 <= cc < 8.9 in ``_POSSIBLE_FP8_BLOCK_KERNELS``, and the MoE oracle's
+    Triton experts need ``supports_fp8()``, so MARLIN) then call ``prepare_fp8_layer_for_marlin`` /
+    ``prepare_(fp8_)moe_(fp8_)layer_for_marlin`` (quantization/utils/marlin_utils_fp8.py), which turn a block
+    checkpoint's fp32 scales (one per 128 x 128 block) into group-wise scales: ``scales.to(layer.orig_dtype)``,
+    ``repeat_interleave(block_n)`` along the output dimension, one row per ``weight_block_size[1]`` input columns
+    -- 2 / 128 bytes more per weight in bf16 / fp16. Read in the 0.9.2, 0.22.1 and 0.28.0 wheels; releases before
+    0.9.2 are not assumed to do the same."""
+    if gpu is None or key is None or gpu.vendor != "nvidia" or not versions.at_least(key, 0, 9, 2):
+        return False
+    return tuple(gpu.compute_capability) < (8, 9) or truthy((env or {}).get("VLLM_TEST_FORCE_FP8_MARLIN"))
+
+
 def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict, gpu: GpuSpec | None = None,
                      key: versions.VersionKey | None = None, env: dict | None = None,
                      ep_size: int = 0, image: str | None = None,
@@ -77,6 +95,10 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
         online = str(args.get("quantization") or "").lower()
         if online in ONLINE_QUANT and not facts.get("quant"):
             loaded = {**facts, "quant": dict(ONLINE_QUANT[online])}
+        quant = loaded.get("quant") or {}
+        marlin_fp8 = quant.get("method") == "fp8" and bool(quant.get("block")) and fp8_marlin(gpu, key, env)
+        if marlin_fp8:
+            loaded = {**loaded, "quant": {**quant, "marlin_scale_bytes": dtype_bytes}}
         backend = None
         if (loaded.get("quant") or {}).get("method") == "mxfp4" and gpu is not None and key is not None:
             backend, _ = mxfp4_backend(gpu, key, env or {}, image)
@@ -93,8 +115,12 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
             if whole:
                 per_rank = (per_rank - rope) * model.weight_bytes / whole + rope
                 how = f"{model.weight_bytes_source}, split per rank by architecture"
-        if loaded is not facts:
+        if online in ONLINE_QUANT and not facts.get("quant"):
             how += f"; quantized to {online} while loading (--quantization {online} on an unquantized checkpoint)"
+        if marlin_fp8:
+            how += (f"; FP8 weight-only on the Marlin kernel (compute capability {gpu.compute_capability[0]}."
+                    f"{gpu.compute_capability[1]}): block scales as {dtype} group scales per {quant['block'][1]} "
+                    "input columns")
         if backend:
             how += f"; MXFP4 experts laid out for the {backend} MoE kernels"
         if ep_size > 1:
