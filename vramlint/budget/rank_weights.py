@@ -57,7 +57,8 @@ def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str 
 
 def fp8_marlin(gpu: GpuSpec | None, key: versions.VersionKey | None, env: dict | None) -> bool:
     """Whether vLLM runs FP8 checkpoints as weight-only FP8 on the Marlin kernel: CUDA GPUs without native FP8
-    (compute capability below 8.9; FP8 checkpoints need 8.0), or ``VLLM_TEST_FORCE_FP8_MARLIN=1``.
+    (compute capability below 8.9; the configuration stage says which GPUs vLLM runs FP8 on at all), or
+    ``VLLM_TEST_FORCE_FP8_MARLIN=1``.
 
     ``Fp8LinearMethod`` / ``Fp8MoEMethod`` (quantization/fp8.py, 0.9.2: ``use_marlin = not
     has_device_capability(89) or VLLM_TEST_FORCE_FP8_MARLIN``; 0.22.1 and 0.28.0: ``MarlinFP8ScaledMMLinearKernel``
