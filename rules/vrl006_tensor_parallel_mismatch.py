@@ -40,6 +40,9 @@ chip is two devices (two TensorCores and no megacore, JAX's `pallas.tpu.ChipVers
 chip one; a chip type the node selector does not name is compared only when it is short even at two devices a
 chip.
 
+On vLLM's CPU backend (`vramlint/platforms.py`: vLLM's own CPU images even where the pod asks for a GPU) the
+ranks are host processes: no GPU count is compared.
+
 Fix (unsafe): too few GPUs requested: the GPU count where one values key says it (the production-stack
 chart's `requestGPU`), else a tensor-parallel size that fits the GPUs requested when the heads allow it and
 the budget starts with it, else the GPU request itself: a Kubernetes container's GPU resource in `limits` and
@@ -178,6 +181,10 @@ def check(assessment, ctx):
         parts.append(f"data-parallel-size {dp}")
     needed = " x ".join(parts)
 
+    from vramlint.platforms import cpu_backend
+
+    if cpu_backend(server):
+        return  # vLLM's CPU backend: its ranks are host processes, whatever GPUs the pod asks for
     gpu = server.gpu
     count = gpu.count if gpu is not None else None
     group = server.engine_group

@@ -99,11 +99,10 @@ def check(assessment, ctx):
         return  # True: mounted; None: cannot tell from this file
     if server.gpu is not None and server.gpu.vendor != "nvidia":
         return  # NCCL is NVIDIA's; other accelerators' collectives are not modelled here
-    if server.gpu is None:
-        from vramlint.platforms import cpu_backend
+    from vramlint.platforms import cpu_backend
 
-        if cpu_backend(server):
-            return  # vLLM's CPU backend: no NCCL (its shared-memory collectives are not modelled here)
+    if cpu_backend(server):
+        return  # vLLM's CPU backend (also a CPU build given a GPU): no NCCL (its collectives are not modelled here)
     tp = int_arg(server, "tensor_parallel_size", 1)
     pp = int_arg(server, "pipeline_parallel_size", 1)
     if tp is None or pp is None or tp * pp <= 1:

@@ -271,9 +271,11 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         model = None
     from vramlint.platforms import CPU_UNRESOLVED, cpu_backend
 
-    cpu = cpu_backend(server) if gpu is None else None
+    # a GPU the deployment names leaves only vLLM's own CPU images on the CPU backend (cpu_backend says which)
+    cpu = cpu_backend(server)
     if cpu is not None:
         # no GPU to size, nor a GPU requirement to say: the note says so once, in place of "does not say its GPU"
+        a.gpu = gpu = None
         unresolved = [u for u in unresolved if not u.startswith("GPU")]
         unresolved.append(CPU_UNRESOLVED.format(why=cpu))
         model = None
