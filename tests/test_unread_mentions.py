@@ -209,3 +209,48 @@ def test_an_operators_own_settings_pin_images_for_its_resources_and_are_no_orpha
     assert note.line == 7
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: kubeai\nversion: 0.21.0\n")
     assert scan([str(chart / "values.yaml")]).problems == []
+
+
+def test_a_compose_service_whose_image_is_a_variable_the_files_do_not_set(tmp_path):
+    # compose fills ${NAME} from the environment or a .env beside the file; a .env made from a template is not
+    # committed: the note says the image is unknown, not that the file's shape is one vramlint does not read
+    (tmp_path / "docker-compose.yaml").write_text(
+        "services:\n  llm-gpu:\n    profiles: [gpu]\n    image: ${VLLM_IMAGE}\n    ipc: host\n"
+        "  web:\n    image: nginx:1.27\n", encoding="utf-8")
+    (tmp_path / ".env.example").write_text("VLLM_IMAGE=vllm/vllm-openai:v0.11.0\n", encoding="utf-8")
+    inv = scan([str(tmp_path / "docker-compose.yaml")])
+    assert inv.servers == []
+    [note] = [p for p in inv.problems if p.level == "note"]
+    assert note.line == 4 and "the variable VLLM_IMAGE" in note.message and ".env" in note.message
+    assert "shape is not one vramlint reads" not in note.message
+
+
+def test_the_values_of_a_chart_in_the_scan_whose_templates_render_no_server_say_the_chart(tmp_path):
+    # a chart whose templates run vLLM from its own Ray Serve application: evaluated, it renders no server, and
+    # its values.yaml (generic image values) is given back to plain reading; the note names the chart, not "a
+    # chart vramlint knows"
+    chart = tmp_path / "llm"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: llm\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text(
+        "image:\n  repository: registry.example.com/team/vllm-openai\n  tag: v0.8.5-ray\n"
+        "engine:\n  config:\n    model: Qwen/Qwen2.5-7B-Instruct\n", encoding="utf-8")
+    (chart / "templates" / "rayservice.yaml").write_text(
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+        "  serveConfigV2: |\n    applications:\n      - name: app\n        import_path: serve:model\n"
+        "  rayClusterConfig:\n    headGroupSpec:\n      rayStartParams: {}\n      template:\n        spec:\n"
+        "          containers:\n          - name: ray-head\n"
+        "            image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n", encoding="utf-8")
+    inv = scan([str(chart)])
+    assert inv.servers == []
+    notes = [p for p in inv.problems if p.level == "note" and p.file.endswith("values.yaml")]
+    assert len(notes) == 1 and notes[0].line == 2
+    assert "the chart in" in notes[0].message and "renders no container" in notes[0].message
+    assert "a chart vramlint knows" not in notes[0].message
+    # a dependency not in the files is said beside it, not as the place the workload comes from
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: llm\nversion: 0.1.0\ndependencies:\n"
+                                      "- name: kuberay-operator\n  version: 1.2.2\n"
+                                      "  repository: file://./charts/kuberay-operator\n", encoding="utf-8")
+    [note] = [p for p in scan([str(chart)]).problems if p.level == "note" and p.file.endswith("values.yaml")]
+    assert "the chart in" in note.message and "kuberay-operator" in note.message
+    assert "whose workload comes from" not in note.message

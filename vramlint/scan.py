@@ -550,10 +550,27 @@ def _say_unread_mention(col: _Collector, text: str, display: str, templated: boo
 
     if any(operator_configuration(doc.data, doc.file) for doc in docs):
         return  # an operator's own settings (the images it runs its resources with): no server of their own
-    known_values = any(document_kind(doc) == "helm-values" for doc in docs)
+    from vramlint.extract.helm_known import detect
+
+    # values read by their shape as a whole as those of a chart vramlint knows (generic container values are not)
+    known_values = any(document_kind(doc) == "helm-values" and detect(doc.data, doc.file) != "container"
+                       for doc in docs)
     dependencies = missing_dependencies(docs[0].file) if docs else []
+    own_chart = _own_chart_folder(docs[0].file) if docs else None
     col.inventory.problems.append(Problem(display, mention.line, 1, unread_reason(
-        text, mention, templated, known_values, dependencies), level="note"))
+        text, mention, templated, known_values, dependencies, own_chart), level="note"))
+
+
+def _own_chart_folder(file: str | None) -> str | None:
+    """The chart folder (Chart.yaml and templates/ beside ``file``) whose values ``file`` is, else None: such a
+    chart was evaluated with it (vramlint.helm) and gave its values back only because it rendered no server."""
+    if not file:
+        return None
+    folder = os.path.dirname(os.path.abspath(file))
+    if os.path.basename(file) in ("values.yaml", "values.yml") and os.path.isdir(os.path.join(folder, "templates")) \
+            and any(os.path.isfile(os.path.join(folder, n)) for n in ("Chart.yaml", "Chart.yml")):
+        return os.path.dirname(file) or "."
+    return None
 
 
 def _doc_line(doc: Any) -> int | None:

@@ -35,6 +35,9 @@ _SERVE_APP = re.compile(r"^\s*-?\s*import_path\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"
 _KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
 _API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
 _WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)
+# a compose file: services at the top level; an image given only by a variable (`${VLLM_IMAGE}`, `$VLLM_IMAGE`)
+_COMPOSE_SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
+_IMAGE_VARIABLE = re.compile(r"^-?\s*image\s*:\s*[\"']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?[\"']?\s*(#.*)?$")
 
 
 @dataclass
@@ -119,11 +122,12 @@ def _under_engine_key(lines: list[str], index: int, indent: int) -> bool:
 
 
 def unread_reason(text: str, mention: Mention, templated: bool, known_values: bool = False,
-                  dependencies: list[str] | tuple[str, ...] = ()) -> str:
+                  dependencies: list[str] | tuple[str, ...] = (), own_chart: str | None = None) -> str:
     """Why no server was read from a file that mentions vLLM at ``mention`` (one sentence, with the change that
     makes it read when there is one). ``known_values``: the file was read as values of a chart vramlint knows;
     ``dependencies``: the chart dependencies the values file's Chart.yaml declares that are not in the scanned
-    files (`helm_known.missing_dependencies`)."""
+    files (`helm_known.missing_dependencies`); ``own_chart``: the folder of the chart (Chart.yaml and templates/)
+    whose values.yaml the file is, which was evaluated with it and rendered no server."""
     kinds = _KIND.findall(text)
     objects = []  # (kind, apiVersion) of each YAML document
     for chunk in re.split(r"^---.*$", text, flags=re.MULTILINE):
@@ -134,6 +138,13 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
     if templated:
         return (f"{where}, but no vLLM server could be read: the file is a template whose values are unknown until "
                 "rendered (render it first, e.g. `helm template . | vramlint check -`)")
+    if own_chart is not None:
+        missing = (f"; its dependenc{'y' if len(dependencies) == 1 else 'ies'} {', '.join(dependencies)} "
+                   "(not in the scanned files) are not rendered") if dependencies else ""
+        return (f"{where}, but the chart in {own_chart} (its Chart.yaml and templates/), evaluated with these "
+                "values, renders no container that vramlint reads as a vLLM server: a server its own code starts "
+                "(a Ray Serve application, a launcher script of the chart's) has no vLLM command line to check, "
+                f"and template expressions left unevaluated are said in the chart's note{missing}")
     if known_values:
         return (f"{where}, but these values, read as those of a chart vramlint knows, deploy no vLLM server as "
                 "written (no model entry that the chart would render)")
@@ -166,6 +177,13 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
                 f"comes from its dependenc{'y' if len(dependencies) == 1 else 'ies'} {', '.join(dependencies)}, "
                 "whose templates are not in the scanned files, so the server they configure is not read; render "
                 "it (`helm dependency build && helm template . | vramlint check -`)")
+    variable = _IMAGE_VARIABLE.match(mention.text) if mention.what == "a vLLM image" else None
+    if variable and _COMPOSE_SERVICES.search(text):
+        name = variable.group(1)
+        return (f"{where}: the compose service's image is the variable {name}, whose value the scanned files do "
+                "not give (compose takes it from the environment or a .env file beside the compose file, often made "
+                "from a committed template such as .env.example), so which image it runs, and whether that is "
+                f"vLLM, is not known: its server is not checked; set {name} in .env (or the environment) to check it")
     if mention.what == "a vLLM image":
         return (f"{where}, but no container running it was found: the file's shape is not one vramlint reads "
                 "(a pod spec, a compose service, a known chart's values or operator kind); if it is the values "
