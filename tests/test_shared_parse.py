@@ -67,3 +67,52 @@ def test_copies_are_reported_as_with_nothing_kept(tmp_path, capsys, monkeypatch)
     assert shared == unshared
     files = {s["file"] for s in shared["servers"]}
     assert any("/a/" in f for f in files) and any("/b/" in f for f in files)
+
+
+def test_a_reader_can_keep_the_kept_parses_within_less(monkeypatch):
+    yamlload.forget_shared()
+    for i in range(10):
+        yamlload.load_shared(TEXT + f"k{i}: v\n", "f.yaml")
+    assert len(yamlload._SHARED) == 10  # within the scan's bound
+    yamlload.load_shared(TEXT + "last: v\n", "f.yaml", max_chars=2 * len(TEXT) + 20)
+    assert len(yamlload._SHARED) == 2  # the oldest out until the fixes' own bound holds
+    assert yamlload._SHARED_SIZE[0] == sum(len(text) for text, _quick in yamlload._SHARED)
+    assert (TEXT + "last: v\n", False) in yamlload._SHARED
+    yamlload.forget_shared()
+    yamlload.load_shared(TEXT, "f.yaml", max_chars=len(TEXT) - 1)
+    assert not yamlload._SHARED  # larger than that bound: not kept
+
+
+def test_a_check_keeps_few_texts_for_its_fixes_and_reports_the_same(tmp_path, capsys, monkeypatch):
+    import vramlint.fixes as fixes
+
+    for i, source in enumerate(SOURCES):
+        shutil.copytree(source, tmp_path / f"{i}-{source.name}")
+    everything = _report(capsys, tmp_path)
+    assert sum(1 for f in everything["findings"] if f.get("fix")) >= 5  # fixes made on many files' texts
+    monkeypatch.setattr(fixes, "TEXT_CACHE_MAX_CHARS", 1)  # one text kept at a time
+    bounded = _report(capsys, tmp_path)
+    assert len(fixes._TEXT_CACHE) == 1
+    assert fixes._TEXT_CHARS[0] == sum(len(t or "") for t in fixes._TEXT_CACHE.values())
+    assert bounded == everything
+
+
+def test_check_fix_keeps_every_text_its_edits_were_made_on(tmp_path, capsys, monkeypatch):
+    import vramlint.fixes as fixes
+    from vramlint.cli import main
+
+    for i, source in enumerate(SOURCES):
+        shutil.copytree(source, tmp_path / f"{i}-{source.name}")
+    monkeypatch.setattr(fixes, "TEXT_CACHE_MAX_CHARS", 1)
+    seen: list[int] = []
+    apply = __import__("vramlint.fixing", fromlist=["apply_fixes"]).apply_fixes
+
+    def counting(findings, **options):
+        seen.append(len({e.file for f in findings if f.fix for e in f.fix.edits}))
+        seen.append(len(fixes._TEXT_CACHE))
+        return apply(findings, **options)
+
+    monkeypatch.setattr("vramlint.fixing.apply_fixes", counting)
+    main(["check", str(tmp_path), "--offline", "--diff"])
+    capsys.readouterr()
+    assert seen[0] >= 3 and seen[1] >= seen[0]  # every file a fix edits is still held when fixes are applied

@@ -514,16 +514,19 @@ SHARED_MAX_CHARS = 1 << 20
 SHARED_MAX_TEXT = 64 << 10
 
 
-def load_shared(text: str, file: str, quick_refusal: bool = False) -> tuple[list[Document], list[Problem]]:
+def load_shared(text: str, file: str, quick_refusal: bool = False, max_chars: int | None = None
+                ) -> tuple[list[Document], list[Problem]]:
     """``load_text`` for a reader that changes nothing in what it gets: the documents' contents (the mappings
     and sequences) are shared with every other reader of the same text in this process; each reader gets its
-    own `Document` and `Problem` objects, for its own ``file``."""
+    own `Document` and `Problem` objects, for its own ``file``. ``max_chars``: keep the kept texts within this
+    (``SHARED_MAX_CHARS`` when not given), oldest out first."""
+    limit = SHARED_MAX_CHARS if max_chars is None else max_chars
     key = (text, quick_refusal)
     hit = _SHARED.get(key)
     if hit is None:
         docs, problems = load_text(text, file, quick_refusal=quick_refusal)
-        if len(text) <= SHARED_MAX_TEXT and not any(file in p.message for p in problems):
-            while _SHARED and _SHARED_SIZE[0] + len(text) > SHARED_MAX_CHARS:
+        if len(text) <= min(SHARED_MAX_TEXT, limit) and not any(file in p.message for p in problems):
+            while _SHARED and _SHARED_SIZE[0] + len(text) > limit:
                 oldest = next(iter(_SHARED))
                 _SHARED_SIZE[0] -= len(oldest[0])
                 del _SHARED[oldest]

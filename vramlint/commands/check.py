@@ -650,6 +650,10 @@ def _run(args: argparse.Namespace) -> int:
         # texts read by an earlier run in this process (tests, the fuzz benchmark, a library caller) may have
         # changed since: fixes are made on what this run reads
         sys.modules["vramlint.fixes"].forget_texts()
+    if args.fix or args.diff or "vramlint.fixes" in sys.modules:
+        from vramlint.fixes import keep_all_texts
+
+        keep_all_texts(bool(args.fix or args.diff))  # fixes applied to the texts they were made on
     outputs = _outputs(args)
     paths = list(args.paths) or ["."]
     check_paths(paths)
