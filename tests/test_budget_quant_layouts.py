@@ -225,3 +225,19 @@ def test_block_fp8_on_marlin_holds_group_scales_in_the_model_dtype():
     # the FP8 weights per rank are ~53 GiB: their Marlin scales 53/64 ~ 0.8 GiB
     assert 0.75 < extra < 0.9, extra
     assert "Marlin" in on_a100.sources["weights"] and "Marlin" not in on_h100.sources["weights"]
+
+
+def test_dtype_float32_loads_unquantized_weights_in_four_bytes():
+    """--dtype float32 builds the model in float32 (BaseModelLoader.load_model, set_default_torch_dtype): every
+    unquantized tensor takes 4 bytes, twice the catalog's 2-byte count. llm-d-planner's v0.19.0 sweep on an H100
+    (P78 of benchmarks/startup_logs_public.tsv): "Model loading took 29.98 GiB memory" for Llama-3.1-8B-Instruct
+    with --dtype float32, 14.99 GiB without."""
+    spec = gpus.lookup("H100")
+    llama = catalog_model("meta-llama/Llama-3.1-8B-Instruct")
+    bf16 = compute_budget(llama, spec, {"max_model_len": 8192}, {}, "0.19.0", 1)
+    fp32 = compute_budget(llama, spec, {"max_model_len": 8192, "dtype": "float32"}, {}, "0.19.0", 1)
+    assert round(bf16.weights_gib, 2) == 14.99
+    assert abs(fp32.weights_gib - 29.98) / 29.98 < 0.005
+    fp32_tp2 = compute_budget(llama, spec, {"max_model_len": 8192, "dtype": "float32", "tensor_parallel_size": 2},
+                              {}, "0.19.0", 2)
+    assert abs(fp32_tp2.weights_gib - fp32.weights_gib / 2) < 0.1

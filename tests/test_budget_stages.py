@@ -330,3 +330,35 @@ def test_a_cpu_offload_that_is_no_finite_number_is_refused_not_a_crash():
         assert budget.weights_gib > 10  # nothing is taken off the weights for it
     finite = compute_budget(_model(LLAMA_31_8B), gpus.lookup("L4"), {"cpu_offload_gb": "4"}, {}, "0.9.2", 1)
     assert "cpu-offload-not-finite" not in [e["code"] for e in finite.errors]
+
+
+def _fusion_note(gpu, args, version):
+    cfg, weights = _stages(LLAMA_31_8B, gpu, args, version)
+    notes = profile_memory(cfg, weights).notes
+    return [n for n in notes if "FlashInfer's fusion workspace" in n]
+
+
+def test_flashinfer_all_reduce_fusion_workspace_is_said_where_vllm_creates_it():
+    """vllm/config/vllm.py::enable_allreduce_rms_fusion (0.18.0, 0.19.0, 0.20.0 wheels): the -O2 default of
+    pass_config.fuse_allreduce_rms with TP > 1 on compute capability 9.0 / 10.x, no DP / PP; the pass makes
+    FlashInfer's workspace of multicast-granular SymmDeviceMemory buffers while the profile run compiles the model
+    (not with --enforce-eager). The granularity is the driver's, so it is a note, not a figure."""
+    tp2 = {"tensor_parallel_size": 2}
+    for version in ("0.18.0", "0.19.0", "0.20.0"):
+        (note,) = _fusion_note("H100", tp2, version)
+        assert "not estimated" in note and "fuse_allreduce_rms" in note and f"vLLM {version}" in note
+    assert _fusion_note("B200", {"tensor_parallel_size": 4}, "0.19.0")
+    assert _fusion_note("H200", {"tensor_parallel_size": 8}, "0.19.0")
+    for gpu, args, version in (
+        ("H100", {}, "0.19.0"),  # one GPU: no all-reduce
+        ("H100", {**tp2, "enforce_eager": True}, "0.19.0"),  # no compilation, no passes
+        ("H100", {**tp2, "compilation_config": '{"pass_config": {"fuse_allreduce_rms": false}}'}, "0.19.0"),
+        ("H100", {**tp2, "optimization_level": 1}, "0.19.0"),  # O1: fuse_allreduce_rms False
+        ("H100", {**tp2, "pipeline_parallel_size": 2}, "0.19.0"),  # tp-pp combination left out
+        ("H100", {"tensor_parallel_size": 6}, "0.19.0"),  # FlashInfer's world sizes are 2, 4, 8
+        ("L40S", tp2, "0.19.0"),  # compute capability 8.9
+        ("H100-NVL", tp2, "0.19.0"),  # no NVSwitch: no multicast for SymmDeviceMemory
+        ("H100", tp2, "0.17.0"),  # before the releases read
+        ("H100", tp2, "0.21.0"),  # after them
+    ):
+        assert not _fusion_note(gpu, args, version), (gpu, args, version)

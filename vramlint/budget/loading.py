@@ -22,6 +22,9 @@ VLLM_SOURCES = (
     "vllm/worker/model_runner.py::load_model (V0), vllm/v1/worker/gpu_model_runner.py::load_model (V1): "
     "DeviceMemoryProfiler around the model loader",
     "vllm/model_executor/layers/linear.py, vocab_parallel_embedding.py, fused_moe/layer.py: what each rank holds",
+    "vllm/model_executor/model_loader/base_loader.py::BaseModelLoader.load_model: the model is built under "
+    "set_default_torch_dtype(model_config.dtype), so --dtype float32 holds unquantized weights in 4 bytes "
+    "(read in the 0.19.0 wheel)",
     "vllm/model_executor/layers/quantization/*.py: the stored layout of quantized weights",
     "vllm/model_executor/layers/quantization/utils/marlin_utils_fp8.py::prepare_fp8_layer_for_marlin, "
     "prepare_fp8_moe_layer_for_marlin (0.9.2 - 0.28): FP8 block scales regrouped for Marlin below compute "

@@ -23,7 +23,12 @@ from vramlint.budget.configuration import Configuration
 from vramlint.budget.loading import Weights
 from vramlint.budget.multimodal import encoder_not_known, encoder_profile, tower_skipped
 from vramlint.budget.profile_comm import VLLM_SOURCES as COMM_SOURCES
-from vramlint.budget.profile_comm import Communication, communication_memory
+from vramlint.budget.profile_comm import (
+    Communication,
+    communication_memory,
+    flashinfer_allreduce_fusion,
+    flashinfer_allreduce_fusion_note,
+)
 from vramlint.budget.profile_graphs import VLLM_SOURCES as GRAPH_SOURCES
 from vramlint.budget.profile_graphs import (
     capture_sizes,
@@ -98,6 +103,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                                 expert_parallel=cfg.ep_size > 1)
     non_torch, nt_how = non_torch_bytes(beh, cfg.tp, cfg.pp, cfg.dp, comm=comm)
     src["non_torch"] = "estimate: " + nt_how
+    if flashinfer_allreduce_fusion(beh, cfg.gpu, cfg.tp, cfg.pp, cfg.dp, cfg.args):
+        notes.append(flashinfer_allreduce_fusion_note(cfg.tp, beh.version))
     eager = enforce_eager(cfg.args)
     piecewise, full = capture_sizes(beh, cfg.max_num_seqs, cfg.max_num_batched_tokens, eager)
     capture: list[int] = []

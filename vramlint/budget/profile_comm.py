@@ -37,6 +37,7 @@ go through NCCL, which takes device memory per captured collective: see
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -52,12 +53,23 @@ VLLM_SOURCES = (
     "vllm/distributed/device_communicators/all_reduce_utils.py: CUSTOM_ALL_REDUCE_MAX_SIZES, "
     "SYMM_MEM_ALL_REDUCE_MAX_SIZES (0.11+)",
     "vllm/v1/worker/gpu_worker.py::init_device: snapshot before (<= 0.10) / after (0.11+) the NCCL set-up",
+    "vllm/config/vllm.py::enable_allreduce_rms_fusion (0.18 - 0.20: the -O2 / -O3 default of "
+    "pass_config.fuse_allreduce_rms), vllm/compilation/passes/fusion/allreduce_rms_fusion.py, "
+    "vllm/distributed/device_communicators/flashinfer_all_reduce.py (FlashInfer's fusion workspace, created "
+    "while the profile run compiles the model)",
 )
 # Outside vLLM: where the per-connection buffer sizes come from.
 NCCL_SOURCES = (
     "NCCL src/init.cc: DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE, DEFAULT_BUFFSIZE; NCCL_*BUFFSIZE, "
     "NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS",
+    "FlashInfer 0.6.6 / 0.6.8.post1 (the pins of vLLM 0.18 - 0.20): comm/allreduce.py::"
+    "TRTLLMAllReduceFusionWorkspace (use_symm_dev_mem=True), comm/trtllm_ar.py::"
+    "trtllm_create_ipc_workspace_for_all_reduce_fusion (three buffers), comm/mnnvl.py::SymmDeviceMemory."
+    "_get_allocation_prop (each rounded up to cuMulticastGetGranularity(..., RECOMMENDED))",
 )
+# The releases whose wheels were read for the FlashInfer all-reduce fusion workspace (0.18.0, 0.19.0, 0.20.0).
+FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 21))
+FI_ALLREDUCE_FUSION_WORLD_SIZES = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
 
 MiB = 1 << 20
 # NCCL's per-connection buffers by protocol (LL, LL128, SIMPLE): 8 lines x 512 threads x 8 steps x 16 B;
@@ -176,6 +188,56 @@ def communication_memory(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int,
         counted, before = init + during_profile, 0
     nccl_in_graphs = tp > 1 and not ca and not symm
     return Communication(counted=counted, before_snapshot=before, nccl_in_graphs=nccl_in_graphs, how=how)
+
+
+def flashinfer_allreduce_fusion(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int, dp: int, args: dict) -> bool:
+    """Whether the profile run of vLLM 0.18 - 0.20 creates FlashInfer's all-reduce + RMSNorm fusion workspace.
+
+    ``enable_allreduce_rms_fusion`` (vllm/config/vllm.py) turns ``pass_config.fuse_allreduce_rms`` on at the -O2
+    (default) and -O3 levels when TP > 1 on CUDA with FlashInfer installed (a dependency of the wheels) and
+    compute capability 9.0 or 10.0 (the 10.x family from 0.19), without data or pipeline parallel; the pass runs
+    when the first forward pass of the profile run compiles the model (not with --enforce-eager, which sets the
+    compilation mode to none), for 2, 4 or 8 ranks. Its workspace is symmetric memory: FlashInfer's
+    ``SymmDeviceMemory`` raises on a GPU without multicast (no NVSwitch) and vLLM then goes on without it."""
+    key = beh.key
+    low, high = FI_ALLREDUCE_FUSION_RELEASES
+    if beh.engine != "v1" or not versions.at_least(key, *low) or versions.at_least(key, *high):
+        return False
+    if gpu.vendor != "nvidia" or tp not in FI_ALLREDUCE_FUSION_WORLD_SIZES or pp != 1 or dp != 1:
+        return False
+    cc = tuple(gpu.compute_capability)
+    if not (cc == (9, 0) or cc == (10, 0) or (cc[0] == 10 and versions.at_least(key, 0, 19))):
+        return False
+    if interconnect(gpu) != "nvlink" or truthy(args.get("enforce_eager")):
+        return False
+    level = args.get("optimization_level")
+    if str(level).strip() in ("0", "1"):
+        return False
+    cc_args = args.get("compilation_config")
+    if isinstance(cc_args, str):
+        try:
+            cc_args = json.loads(cc_args)
+        except ValueError:
+            cc_args = None
+    if isinstance(cc_args, dict):
+        mode = cc_args.get("mode", cc_args.get("level"))
+        if mode is not None and str(mode).strip().upper() in ("0", "NONE", "1", "2", "STOCK_TORCH_COMPILE",
+                                                              "DYNAMO_TRACE_ONCE"):
+            return False
+        passes = cc_args.get("pass_config")
+        if isinstance(passes, dict) and "fuse_allreduce_rms" in passes and not truthy(passes["fuse_allreduce_rms"]):
+            return False
+    return True
+
+
+def flashinfer_allreduce_fusion_note(tp: int, version: str) -> str:
+    """What the fusion workspace is and why it is not estimated."""
+    return (f"vLLM {version} fuses the tensor-parallel all-reduce with RMSNorm through FlashInfer (TP {tp}, "
+            "-O2 default): compiling the model in the profile run creates FlashInfer's fusion workspace, "
+            "symmetric-memory buffers each rounded up to the multicast granularity the driver recommends "
+            "(SymmDeviceMemory), counted as non-torch memory; that granularity is the driver's, so the workspace is "
+            "not estimated (public H100 logs of 0.19.0: 2.06 - 2.21 GiB of non-torch memory per rank at TP 2 and 4, "
+            "0.25 GiB at TP 1); --compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' turns it off")
 
 
 def _cc(gpu: GpuSpec) -> str:

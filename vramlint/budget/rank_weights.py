@@ -21,6 +21,9 @@ ONLINE_QUANT = {
     "fp8": {"method": "fp8", "bits": 8, "skip": ["lm_head"]},
     "bitsandbytes": {"method": "bitsandbytes", "bits": 4, "double_quant": True, "skip": ["lm_head"]},
 }
+# The width of an unquantized tensor in a model's recorded weight bytes (``ModelInfo.weight_bytes`` from the
+# catalog or the safetensors headers): the default load dtype, fp16 / bf16.
+CATALOG_DTYPE_BYTES = 2
 
 
 def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str | None = None) -> tuple[str, str]:
@@ -111,7 +114,12 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
                                                  mla_dequant=mla_dequant)
         how = "architecture split per rank"
         if model.weight_bytes and model.weight_bytes_source not in (None, "computed from architecture"):
-            whole = weights.weight_bytes(facts, dtype_bytes=dtype_bytes)
+            # model.weight_bytes counts the unquantized tensors at the default load dtype's 2 bytes (the catalog's
+            # parameter count x 2, bytes_from_safetensors' cast of float32 tensors), so it corrects the
+            # architecture count taken at that width; the split per rank keeps the run's dtype: --dtype float32
+            # loads every unquantized tensor in 4 bytes (BaseModelLoader.load_model builds the model under
+            # set_default_torch_dtype(model_config.dtype)).
+            whole = weights.weight_bytes(facts, dtype_bytes=CATALOG_DTYPE_BYTES)
             rope = weights.rope_cache_bytes(facts, 4 if facts.get("type") == "gpt_oss" else dtype_bytes)
             if whole:
                 per_rank = (per_rank - rope) * model.weight_bytes / whole + rope
