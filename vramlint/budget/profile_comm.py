@@ -237,7 +237,7 @@ def flashinfer_allreduce_fusion_note(tp: int, version: str) -> str:
             "symmetric-memory buffers each rounded up to the multicast granularity the driver recommends "
             "(SymmDeviceMemory), counted as non-torch memory; that granularity is the driver's, so the workspace is "
             "not estimated (public H100 logs of 0.19.0: 2.06 - 2.21 GiB of non-torch memory per rank at TP 2 and 4, "
-            "0.25 GiB at TP 1); --compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' turns it off")
+            "0.24 - 0.46 GiB at TP 1); --compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' turns it off")
 
 
 def _cc(gpu: GpuSpec) -> str:
