@@ -19,7 +19,9 @@ over all the files at once (as a user scanning a checkout would), then prints:
 - model right and GPU right (type and count per pod) among the found servers;
 - error precision and recall: an error finding matches an expected error by file, line (+-2) and rule; findings
   on an `uncertain` line are left out of both; error findings near a `not_errors` line are listed apart;
-- the share of found servers with a Hub model id that got a `budget` or a `gpu_requirement`;
+- the share of found servers with a Hub model id that got a `budget` or a `gpu_requirement`, leaving apart the
+  servers that rightly get neither (the key says they use no GPU, `gpus: 0` or `backend: cpu`, and vramlint says
+  they run vLLM's CPU backend); the misses are printed grouped by the cause `explain` gives (`unchecked`);
 - identical advice repeated: notes and warnings whose (rule, message) text is the same for several servers;
 and, as its last line, all of these in one line.
 """
@@ -189,6 +191,13 @@ def gpu_count_matches(expected: int | None, gpu: dict) -> bool:
     return found == expected
 
 
+# The cause said for a miss, when explain gives several: the first of these that applies (a model added to the
+# catalog does not size a server on an accelerator the budget does not model)
+MISS_CAUSE_ORDER = ("cpu-backend", "vllm-omni", "other-accelerator", "no-command", "config-unread", "no-model",
+                    "model-path")
+GPU_NOT_SAID = ("gpu-not-said", "amd-gpu-not-said", "gpu-not-in-catalog")
+
+
 def error_findings(report: dict) -> list[dict]:
     seen, out = set(), []
     for finding in report.get("findings", []):
@@ -250,10 +259,18 @@ def main() -> int:
         else:
             found_by_file[norm_path(server["file"])].append(server)
     explain_by_key = {(norm_path(s["file"]), s.get("line"), s.get("name")): s for s in explain.get("servers", [])}
+    # file:line -> the causes explain gives for a server left without a budget (GPU not said is no miss here: a
+    # gpu_requirement answers it)
+    causes_at: dict[str, list[str]] = defaultdict(list)
+    for group in explain.get("unchecked") or []:
+        for where in group.get("servers") or []:
+            causes_at[norm_path(where.rpartition(":")[0]) + ":" + where.rpartition(":")[2]].append(group["cause"])
 
     required = found_required = optional_found = extra = 0
     model_right = gpu_right = version_right = compared = 0
-    known = known_checked = resolved = resolved_checked = 0
+    known = known_checked = resolved = resolved_checked = rightly_none = 0
+    misses_by_cause: dict[str, list[str]] = defaultdict(list)
+    figure_without_gpu: list[str] = []
     missed, extras, wrong_model, wrong_gpu, wrong_version, not_servers_found, unchecked_known = [], [], [], [], [], [], []
 
     for saved, group in chart_groups(files):
@@ -294,9 +311,17 @@ def main() -> int:
             else:
                 wrong_version.append(f"{where}: vLLM {srv.get('vllm_version')!r}, key {exp.get('vllm')!r}")
             if exp.get("hub_id"):
-                known += 1
                 ex = explain_by_key.get((norm_path(srv["file"]), srv.get("line"), srv.get("name")), srv)
                 checked = bool(ex.get("budget") or ex.get("gpu_requirement"))
+                at = f"{norm_path(ex['file'])}:{ex.get('line')}"
+                no_gpu = exp.get("gpus") == 0 or exp.get("backend") == "cpu"
+                if no_gpu and not checked and "cpu-backend" in causes_at.get(at, []):
+                    # vLLM's CPU backend: no GPU memory figure is the right answer, not a miss
+                    rightly_none += 1
+                    continue
+                if no_gpu and checked:
+                    figure_without_gpu.append(f"{where} ({exp.get('model')})")
+                known += 1
                 # "model: the server names no model" is no resolved model either
                 model_unresolved = any(str(u).startswith(("model ", "model:")) for u in ex.get("unresolved") or [])
                 known_checked += checked
@@ -305,6 +330,10 @@ def main() -> int:
                     resolved_checked += checked
                 if not checked:
                     unchecked_known.append(f"{where} ({exp.get('model')}): {'; '.join(ex.get('unresolved') or [])[:160]}")
+                    cause = next((c for c in MISS_CAUSE_ORDER if c in causes_at.get(at, [])), None)
+                    if cause is None:
+                        cause = next((c for c in causes_at.get(at, []) if c not in GPU_NOT_SAID), "none given")
+                    misses_by_cause[cause].append(f"{where} ({exp.get('model')})")
 
     # Errors.
     errors = error_findings(check)
@@ -363,6 +392,13 @@ def main() -> int:
     section("  of which on a line the key says must not be an error", near_not_errors)
     section("missed errors", missed_errors)
     section("servers with a Hub model id and neither budget nor gpu_requirement", unchecked_known)
+    print(f"\n  by cause (explain's `unchecked`; {rightly_none} CPU-backend servers rightly have neither, not counted):")
+    for cause, where in sorted(misses_by_cause.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"    {cause}: {len(where)}")
+        for w in where:
+            print(f"      {w}")
+    section("budget or gpu_requirement for a server whose key says gpus 0 (a CUDA image with no GPU request, or a CPU build "
+            "vramlint does not recognise; counted above as checked)", figure_without_gpu)
     top = sorted(repeated.items(), key=lambda kv: -kv[1])[:5]
     section("identical advice repeated across servers (top 5)", [f"x{n} {rule}: {msg[:150]}" for (rule, msg), n in top])
 
@@ -377,7 +413,8 @@ def main() -> int:
         f"recall {pct(len(matched_expected), len(expected_errors))}"
         f"{f', {uncertain_skipped} on uncertain lines' if uncertain_skipped else ''}; "
         f"budget or gpu_requirement {pct(known_checked, known)} of found servers with a Hub model id "
-        f"({pct(resolved_checked, resolved)} of those whose model vramlint resolved offline); "
+        f"({pct(resolved_checked, resolved)} of those whose model vramlint resolved offline; "
+        f"+{rightly_none} on vLLM's CPU backend, rightly neither); "
         f"repeated advice {repeat_extra} findings in {len(repeated)} texts (+{within} within a server)"
     )
     return 0
