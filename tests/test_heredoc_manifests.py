@@ -244,3 +244,47 @@ def test_bounds_are_said(tmp_path):
     inv = scan([open_ended])
     assert len(inv.servers) == 1
     assert [p.line for p in inv.problems if "not closed" in p.message] == [1]
+
+
+def test_a_variable_of_another_manifest_is_not_said_on_the_server(tmp_path):
+    # a quoted here-document writes the vLLM Deployment (nothing expands in it); a later unquoted one writes an
+    # Ingress from a security group the script gets from a command: that unknown is the Ingress's, not the server's
+    path = _write(tmp_path, "deploy.sh", """\
+        #!/bin/bash
+        NAMESPACE=serving
+        cat > vllm.yaml << 'EOF'
+    """, _deployment("chat", "vllm/vllm-openai:v0.9.2", '"--model", "Qwen/Qwen2.5-0.5B-Instruct"', '"1"'), """\
+        EOF
+        kubectl apply -f vllm.yaml -n $NAMESPACE
+        ALB_SG=$(aws ec2 create-security-group --group-name alb --query GroupId --output text)
+        cat > ingress.yaml << EOF
+        apiVersion: networking.k8s.io/v1
+        kind: Ingress
+        metadata:
+          name: chat
+          annotations:
+            alb.ingress.kubernetes.io/security-groups: $ALB_SG
+        spec:
+          defaultBackend:
+            service: {name: chat, port: {number: 8000}}
+        EOF
+        kubectl apply -f ingress.yaml
+        """)
+    [server] = scan([path]).servers
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert not any("ALB_SG" in n or "literal value" in n for n in server.notes), server.notes
+
+
+def test_each_manifests_unknowns_are_said_on_its_own_server(tmp_path):
+    # two Deployments from two here-documents, each with a variable the script does not set: each server says its
+    # own, and a variable both use is said once
+    path = _write(tmp_path, "two.sh", "cat <<EOF | kubectl apply -f -\n",
+                  _deployment("a", "vllm/vllm-openai:v0.9.2", '"--model", "$MODEL_A", "--api-key", "$KEY"', "1"),
+                  "EOF\ncat <<EOF | kubectl apply -f -\n",
+                  _deployment("b", "vllm/vllm-openai:v0.9.2", '"--model", "$MODEL_B", "--api-key", "$KEY"', "1"),
+                  "EOF\n")
+    a, b = sorted(scan([path]).servers, key=lambda s: s.name)
+    [note_a] = [n for n in a.notes if "literal value" in n]
+    [note_b] = [n for n in b.notes if "literal value" in n]
+    assert "$MODEL_A" in note_a and "$KEY" in note_a and "$MODEL_B" not in note_a
+    assert "$MODEL_B" in note_b and "$KEY" not in note_b

@@ -15,7 +15,8 @@ the text goes through `envsubst`, which replaces `$VAR` and `${VAR}` by the envi
 taken only from the last literal assignment of the script before the here-document (`VAR=value`,
 `export VAR=value`, `VAR=${VAR:-default}`; for envsubst only exported ones); one made inside `if`/`case`/a loop or
 after `&&`/`||` is unknown; so is anything the script reads from its environment, its arguments or a command.
-An unknown value is replaced by a template marker (the extractors read it as unknown), and said once per script.
+An unknown value is replaced by a template marker (the extractors read it as unknown), and said once per script,
+on the servers of the manifest it is written in (a variable of another manifest the script writes changes none).
 
 Bounds: MAX_HEREDOCS here-documents a script, MAX_BODY_CHARS a body, MAX_EXPANSION_CHARS added by expansions
 in a script, MAX_SPAN_LINES lines of the script covered by the texts read; past them the rest is not read, and
@@ -92,8 +93,8 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
     assignments = _assignments(lines, heredocs)
     groups = _groups(heredocs, lines)
     budget = [MAX_EXPANSION_CHARS]
-    unknown: dict[str, None] = {}
-    defaulted: dict[str, None] = {}
+    said_unknown: set[str] = set()
+    said_defaulted: set[str] = set()
     body_lines: list[int] = []
     said_budget = False
     view = list(lines)  # the script's lines, each body line as the shell (and envsubst) writes it
@@ -133,22 +134,35 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
         virtual = [""] * (last - first)
         for doc in group.docs:
             virtual[doc.first - first:doc.first - first + len(doc.body)] = view[doc.first:doc.first + len(doc.body)]
+        before = len(records.servers)
         if _extract(virtual, first, view, group, display, read_manifest, records):
-            unknown.update(group_unknown)
-            defaulted.update(group_defaulted)
             for doc in group.docs:
                 body_lines.extend(range(doc.first, doc.first + len(doc.body)))
-    if unknown and records.servers:
-        names = ", ".join(list(unknown)[:8]) + (" ..." if len(unknown) > 8 else "")
-        records.servers[0].notes.append(
+            # said on the servers of the manifest the variables are written in, once per script: a variable of
+            # another manifest (an Ingress the same script writes) changes nothing of these servers
+            _say_variables(records.servers[before:], group_unknown, group_defaulted, said_unknown, said_defaulted)
+    return records, body_lines
+
+
+def _say_variables(servers: list, unknown: dict[str, None], defaulted: dict[str, None], said_unknown: set[str],
+                   said_defaulted: set[str]) -> None:
+    """The unknown and defaulted variables of one manifest's text, on its first server (not said again)."""
+    if not servers:
+        return
+    fresh = [n for n in unknown if n not in said_unknown]
+    if fresh:
+        said_unknown.update(fresh)
+        names = ", ".join(fresh[:8]) + (" ..." if len(fresh) > 8 else "")
+        servers[0].notes.append(
             f"{names} in the script's here-documents: not given a literal value earlier in the script (set by the "
             "environment, an argument or a command): what they write in the manifests is unknown")
-    if defaulted and records.servers:
-        names = ", ".join(f"${{{n}}}" for n in list(defaulted)[:8])
-        records.servers[0].notes.append(
+    fresh = [n for n in defaulted if n not in said_defaulted]
+    if fresh:
+        said_defaulted.update(fresh)
+        names = ", ".join(f"${{{n}}}" for n in fresh[:8])
+        servers[0].notes.append(
             f"{names}: the default written in the script is taken (the variable is not assigned in it; where the "
             "script runs, its environment may set another value)")
-    return records, body_lines
 
 
 def _extract(virtual: list[str], offset: int, view: list[str], group: _Group, display: str,
