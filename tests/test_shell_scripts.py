@@ -188,3 +188,26 @@ def test_a_long_script_split_a_command_at_a_time_gives_the_words_of_the_whole_sp
     for env in (None, {"B3": "three words here"}):
         words, _ = _lex_words(text, env, [])
         assert list(_command_words(text, env, [])) == [words[a:b] for a, b in _command_spans(words)]
+
+
+def test_a_here_string_is_a_word_not_an_unread_here_document(tmp_path):
+    # `read -a parts <<< "$list"` (a here-string) gives read one word; only a here-document (`<<EOF`) has body
+    # lines the command reading leaves out
+    path = _write(tmp_path, "run_model.sh", """\
+        #!/bin/bash
+        adapters="a/b;c/d"
+        IFS=';' read -r -a parts <<< "$adapters"
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct --max-model-len 4096
+        """)
+    [server] = scan([path]).servers
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["max_model_len"] == 4096
+    assert not any("here-document" in u for u in server.unchecked), server.unchecked
+    heredoc = _write(tmp_path, "with_heredoc.sh", """\
+        #!/bin/bash
+        cat > notes.txt <<EOF
+        anything
+        EOF
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct --max-model-len 4096
+        """)
+    [server] = scan([heredoc]).servers
+    assert any("here-document" in u for u in server.unchecked), server.unchecked

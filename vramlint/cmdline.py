@@ -633,7 +633,8 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
             else:
                 finish()
                 redirect_next = True
-            if "<<" in target:
+            if "<<" in target and "<<<" not in target:
+                # a here-document's body lines are not read; a here-string (`<<< word`) is one word, read as such
                 problems.append("here-document in a shell script is not read")
             i = j
         elif c in ";&|()":
