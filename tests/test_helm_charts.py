@@ -219,3 +219,46 @@ def test_scan_of_whole_fixture_tree_reports_broken_chart_and_keeps_going():
     assert any("model is required" in p.message for p in inv.problems)
     names = {s.name for s in inv.servers}
     assert {"release-name-basic", "release-name-forms", "release-name-engine"} <= names
+
+
+def _write_chart(root, templates: dict[str, str], values: str, overlays: dict[str, str] | None = None) -> str:
+    root.mkdir()
+    (root / "Chart.yaml").write_text("apiVersion: v2\nname: launcher\nversion: 0.1.0\n")
+    (root / "values.yaml").write_text(values)
+    (root / "templates").mkdir()
+    for name, text in templates.items():
+        (root / "templates" / name).write_text(text)
+    for name, text in (overlays or {}).items():
+        (root / name).write_text(text)
+    return str(root)
+
+
+def test_what_reading_a_rendered_document_finds_is_said_on_its_template_at_its_level(tmp_path):
+    # an operator's own kind (pods under spec.server / spec.worker) whose container runs a vLLM image through the
+    # image's launcher: said as a plain file would say it (a note on the container's template line), not dropped;
+    # a values overlay beside the chart renders the same template again: said once
+    template = (
+        "apiVersion: example.net/v1\n"
+        "kind: ServerWorkerSet\n"
+        "metadata:\n"
+        "  name: {{ .Release.Name }}-llm\n"
+        "spec:\n"
+        "  server:\n"
+        "    spec:\n"
+        "      containers:\n"
+        "      - name: leader\n"
+        "        image: ghcr.io/example/vllm-{{ .Values.backend }}:{{ .Values.tag }}\n"
+        "        command: [sh, -c, \"/workspace/run_model.sh --model_id={{ .Values.modelId }}\"]\n"
+        "        resources:\n"
+        "          limits: {nvidia.com/gpu: {{ .Values.gpus }}}\n")
+    path = _write_chart(tmp_path / "c", {"sws.yaml": template},
+                        "backend: cuda\ntag: v1.0.0\nmodelId: org/model\ngpus: 1\n",
+                        {"values-big.yaml": "gpus: 4\n"})
+    servers, problems, _notes = extract_charts([path])
+    assert servers == []
+    said = [p for p in problems if "custom command" in p.message]
+    assert len(said) == 1, [(p.file, p.line, p.message) for p in problems]
+    [p] = said
+    assert p.level == "note" and p.file.endswith("templates/sws.yaml") and p.line == 9
+    inv = scan([path])
+    assert any("custom command" in p.message and p.level == "note" for p in inv.problems)

@@ -100,6 +100,7 @@ def extract_charts(
             if res is None:
                 res = extract_chart(chart_dir, overlays, variant, deadline=deadline)
             servers.extend(res.servers)
-            problems.extend(res.problems)
+            # a finding on a template line is the same for every set of values that renders it alike: said once
+            problems.extend(p for p in res.problems if p not in problems)
             notes.extend(n for n in res.notes if n not in notes)
     return servers, problems, notes

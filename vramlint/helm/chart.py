@@ -511,7 +511,7 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
                 loc = omap.map(Location(p.file, p.line, p.column or 1))
                 if UNKNOWN_MARKER in p.message:
                     continue
-                res.problems.append(Problem(loc.file, loc.line, loc.column, p.message))
+                res.problems.append(Problem(loc.file, loc.line, loc.column, p.message, level=p.level))
             else:
                 res.problems.append(p)
 
@@ -606,6 +606,9 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
         res.configmaps.extend(part.configmaps)
         res.node_pools.extend(part.node_pools)
         res.device_claims.extend(part.device_claims)
+        # what reading the rendered documents found (a vLLM image with a launcher command vramlint does not
+        # follow, a field it cannot read), on the template or values lines, at the level it was found at
+        res.problems.extend(p for p in part.problems if p not in res.problems)
         reasons.extend(cr.reasons)
     join_chart_configs(res, chart.display)
     if any(s.device_claims for s in res.servers):
