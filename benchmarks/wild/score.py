@@ -147,13 +147,17 @@ def match_servers(expected: list[dict], found: list[dict]) -> tuple[list[tuple[d
                         and name_matches(exp["name"], s)), None)
             hit = hit or next((s for s in left if model_matches(exp["model"], s.get("model"))), None)
         hit = hit or next((s for s in left if name_matches(exp["name"], s)), None)
-        if hit is None and not exp.get("required", True):
-            # an optional server (chart values, runtime template) has no name of its own in the file: any server
-            # left in the file is it
-            hit = next(iter(left), None)
         if hit is None:
             unmatched.append(exp)
         else:
+            pairs.append((exp, hit))
+            left.remove(hit)
+    for exp in [e for e in unmatched if not e.get("required", True)]:
+        # an optional server (chart values, runtime template) has no name of its own in the file: any server
+        # left in the file once every entry has taken the one its model or name picks is it
+        hit = next(iter(left), None)
+        if hit is not None:
+            unmatched.remove(exp)
             pairs.append((exp, hit))
             left.remove(hit)
     if len(unmatched) == 1 and len(left) == 1 and unmatched[0].get("model") is None \
