@@ -202,3 +202,36 @@ def test_bounds_of_a_dockerfile_are_said(tmp_path):
     assert inv.servers == []
     [note] = [p for p in inv.problems if "built from" in p.message]
     assert "more than 64 stages" in note.message
+
+
+def test_a_dockerfile_cmd_running_a_relative_launcher_is_a_program_not_the_model(tmp_path):
+    # `CMD ["./launch_server.sh"]` on an image with vLLM in it: the container runs the script (which builds its
+    # own `vllm serve` line), so "./launch_server.sh" is no model; what vramlint does not read is said, naming the
+    # launcher, not as if the base were no vLLM image
+    path = _tree(tmp_path, {
+        "compose.yaml": """\
+            services:
+              vllm:
+                build:
+                  context: ./server
+                environment:
+                  - VLLM_MODEL=org/model
+            """,
+        "server/Dockerfile": """\
+            FROM nvcr.io/nvidia/vllm:25.11-py3
+            WORKDIR /app
+            COPY launch_server.sh .
+            CMD ["./launch_server.sh"]
+            """})
+    inv = scan([path])
+    assert not any(s.model == "./launch_server.sh" for s in inv.servers), [(s.name, s.model) for s in inv.servers]
+    [note] = [p for p in inv.problems if "built from" in p.message]
+    assert "./launch_server.sh (line 4)" in note.message and "not a vLLM image" not in note.message
+    assert note.level == "note"
+
+
+def test_a_relative_script_is_a_program_and_a_relative_model_directory_is_not():
+    from vramlint.cmdline import _looks_like_command
+
+    assert _looks_like_command("./launch_server.sh") and _looks_like_command("../bin/start.sh")
+    assert not _looks_like_command("./models/qwen") and not _looks_like_command("Qwen/Qwen2.5-7B-Instruct")

@@ -1419,7 +1419,11 @@ def _looks_like_command(word: str) -> bool:
         return True
     if _is_python(word) or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
         return True
-    # an absolute path to a script (`/entrypoint.sh`, `/usr/bin/python3`) is a program; `org/model` is not
+    # an absolute path to a script (`/entrypoint.sh`, `/usr/bin/python3`) is a program; `org/model` is not; nor is
+    # a script named relative to the working directory (`./launch_server.sh`, a Dockerfile's `CMD`): a model
+    # directory is no shell script
+    if word.startswith(("./", "../")) and word.endswith(".sh"):
+        return True
     return word.startswith("/") and not word.startswith("/models") and (word.endswith(".sh") or "/bin/" in word)
 
 

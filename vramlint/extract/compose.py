@@ -703,6 +703,18 @@ def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> s
                     f"{built.base_location.line}) needs {unset}, which neither an ARG default nor build.args sets "
                     "here: the image it starts from is not known, so its vLLM command line is not checked (give "
                     f"{unset} a value in build.args or an ARG default)")
+        from vramlint.cmdline import is_vllm_image
+
+        runs = [t for t in (built.entrypoint or []) + (built.cmd or []) if getattr(t, "text", None)]
+        if is_vllm_image(built.base) and runs:
+            # vLLM is in the base, but what the container runs is the Dockerfile's own launcher
+            first = runs[0]
+            line = f" (line {first.location.line})" if getattr(first, "location", None) and first.location.line else ""
+            return (f"built from {built.dockerfile} FROM {built.base} (line {built.base_location.line}), whose "
+                    f"ENTRYPOINT/CMD runs {first.text}{line}, a launcher whose vLLM command line vramlint does not "
+                    "read (it does not follow a script the image is built with), and the service's command starts "
+                    "none, so its vLLM command line is not checked (a `vllm serve` command in the service or the "
+                    "Dockerfile lets it be read)")
         return (f"built from {built.dockerfile} FROM {built.base} (line {built.base_location.line}), which is not "
                 "a vLLM image vramlint knows, and neither its ENTRYPOINT/CMD nor the service's command starts a "
                 "vLLM server vramlint can read, so its vLLM command line is not checked (FROM a vllm/vllm-openai "
