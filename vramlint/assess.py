@@ -217,7 +217,9 @@ def _budget(cache: dict | None, model: ModelInfo, gpu: Any, args: dict, env: dic
     which does the same to every budget of one key (``pin``: the version source, part of the key)."""
     if cache is None:
         return compute_budget(model, gpu, args, env, version, gpus, image=image, sources=sources, draft=draft)
-    key = (id(model), repr(gpu), repr(args), repr(env), version, gpus, image, repr(sources),
+    from vramlint.budget.common import sizing_args
+
+    key = (id(model), repr(gpu), repr(sizing_args(args)), repr(env), version, gpus, image, repr(sources),
            None if draft is None else (id(draft[0]), draft[1]), pin)
     budget = cache.get(key)
     if budget is None:

@@ -18,6 +18,7 @@ container that also asks for a GPU is not taken as CPU-only: what it was built a
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 CPU_IMAGE_REPOSITORIES = ("vllm/vllm-openai-cpu", "q9t5s3a7/vllm-cpu-release-repo",
@@ -25,6 +26,7 @@ CPU_IMAGE_REPOSITORIES = ("vllm/vllm-openai-cpu", "q9t5s3a7/vllm-cpu-release-rep
 _CPU_TAG = re.compile(r"(?:^|[-_.])cpu(?:[-_.]|$)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1024)  # asked three times per server; a fleet of 10,000 servers has a few images
 def _repository_and_tag(image: str) -> tuple[str, str]:
     from vramlint.versions import image_parts
 
@@ -61,6 +63,7 @@ def cpu_backend(server: Any) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1024)
 def _own_cpu_image(image: str) -> bool:
     """Whether ``image`` is one of the CPU images vLLM publishes (any registry host in front)."""
     repo, _ = _repository_and_tag(image)

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from vramlint import gpus as gpu_catalog
 from vramlint.budget import compute_budget
+from vramlint.budget.common import sizing_args
 from vramlint.model import Budget, GpuRequirement, ModelInfo, Server
 
 # Start-up failures that more memory per GPU removes.
@@ -49,7 +50,7 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
     # an AMD server is sized on AMD GPUs, any other on NVIDIA's (the catalog's only other vendor)
     vendor = "amd" if server.gpu is not None and server.gpu.vendor == "amd" else "nvidia"
     try:
-        key = json.dumps([model.name, model.source, server.args, server.env, version, gpu_count, server.image,
+        key = json.dumps([model.name, model.source, sizing_args(server.args), server.env, version, gpu_count, server.image,
                           draft[0].name if draft and draft[0] else None, vendor], sort_keys=True, default=str)
     except (TypeError, ValueError):
         key = None

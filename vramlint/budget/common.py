@@ -15,6 +15,26 @@ GiB = 1 << 30
 DTYPE_BYTES = {
     "float16": 2, "half": 2, "fp16": 2, "bfloat16": 2, "bf16": 2, "float32": 4, "float": 4, "fp32": 4,
 }
+# vLLM's OpenAI server options that no stage of the budget reads (the API server's address, names, logging, TLS,
+# CORS, middleware, tool parsing): servers that differ only in these have the same budget, and a run computes it
+# once (a fleet of 8,000 compose services on their own ports computed 44 budgets for each).
+# tests/test_large_inputs.py checks that compute_budget reads none of them.
+FRONTEND_ONLY = frozenset({
+    "host", "port", "uds", "api_key", "served_model_name", "uvicorn_log_level", "disable_uvicorn_access_log",
+    "allow_credentials", "allowed_origins", "allowed_methods", "allowed_headers", "root_path", "ssl_keyfile",
+    "ssl_certfile", "ssl_ca_certs", "ssl_cert_reqs", "response_role", "chat_template", "disable_log_requests",
+    "disable_log_stats", "enable_log_requests", "max_log_len", "middleware", "enable_auto_tool_choice",
+    "tool_call_parser", "disable_fastapi_docs", "otlp_traces_endpoint",
+})
+
+
+def sizing_args(args: dict) -> dict:
+    """``args`` without the options no budget stage reads (`FRONTEND_ONLY`): what a budget's cache key holds."""
+    if FRONTEND_ONLY.isdisjoint(args):
+        return args
+    return {k: v for k, v in args.items() if k not in FRONTEND_ONLY}
+
+
 def round_gib(x: float) -> float:
     return round(x / GiB, 2)
 

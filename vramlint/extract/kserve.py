@@ -40,7 +40,7 @@ from vramlint.extract.podspec import (
 )
 from vramlint.extract.records import Records
 from vramlint.lean_dataclass import dataclass
-from vramlint.model import Location, Problem, Server
+from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.yamlload import join_path, node_location, value_location
 
 MODEL_MOUNT = "/mnt/models"
@@ -229,7 +229,10 @@ def _merged_server(isvc: IsvcRecord, rt: RuntimeRecord, records: Records) -> lis
     return out
 
 
-def _place_on_isvc(server: Server, isvc: IsvcRecord, container: Any, hit: PodSpecHit | None) -> None:
+def _place_on_isvc(server: Server, isvc: IsvcRecord, container: Any, hit: PodSpecHit | None
+                   ) -> tuple[GpuRequest | None, GpuRequest | None]:
+    """Place ``server`` on the InferenceService; the GPUs its predictor asks for (resources, scheduling), read
+    once for a caller that needs them again."""
     file = isvc.doc.file
     mpath = _model_path(isvc)
     server.file = file
@@ -255,6 +258,7 @@ def _place_on_isvc(server: Server, isvc: IsvcRecord, container: Any, hit: PodSpe
     if hit is not None:
         server.shm = pod_has_shm(hit.node, container) or pod_has_shm(isvc.predictor, isvc.model)
     _fix_model(server, isvc)
+    return isvc_resources, isvc_scheduling
 
 
 def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
@@ -283,10 +287,9 @@ def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
         "scanned files), which serves with vLLM (--backend auto or vllm) when vLLM supports the model's "
         "architecture, else with Transformers; its image, and so the vLLM version, is not known"
     )
-    _place_on_isvc(server, isvc, None, None)
+    resources, scheduling = _place_on_isvc(server, isvc, None, None)
     server.shm = None
-    ppath = join_path(join_path(isvc.path, "spec"), "predictor")
-    server.gpu = combine_gpu(gpu_from_resources(file, isvc.model, mpath), gpu_from_scheduling(file, isvc.predictor, ppath))
+    server.gpu = combine_gpu(resources, scheduling)
     return server
 
 
@@ -309,10 +312,9 @@ def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
     apply_invocation(server, invocation)
     server.notes.append(f"runtime {isvc.runtime!r} is not among the scanned files: its command, args, image and "
                         "resources are not included (scan the file that defines it)")
-    _place_on_isvc(server, isvc, None, None)
+    resources, scheduling = _place_on_isvc(server, isvc, None, None)
     server.shm = None
-    ppath = join_path(join_path(isvc.path, "spec"), "predictor")
-    server.gpu = combine_gpu(gpu_from_resources(file, isvc.model, mpath), gpu_from_scheduling(file, isvc.predictor, ppath))
+    server.gpu = combine_gpu(resources, scheduling)
     return server
 
 

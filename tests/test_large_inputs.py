@@ -1,0 +1,107 @@
+"""Large but legal inputs: work shared between servers that need the same (benchmarks/large_inputs.py times it)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from vramlint.assess import assess
+from vramlint.budget import compute_budget
+from vramlint.budget.common import FRONTEND_ONLY, sizing_args
+from vramlint.model import ResolveOptions
+from vramlint.scan import scan
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# odd values for every option no budget stage reads
+FRONTEND_VALUES = {key: value for key, value in zip(sorted(FRONTEND_ONLY), [
+    "0.0.0.0", 8001, "/tmp/s", "k", ["a", "b"], "trace", True, True, ["*"], ["GET"], ["x"], "/v1", "a.key",
+    "a.crt", "ca.crt", 2, "assistant", "t.jinja", True, True, True, 10, ["m.x"], True, "hermes", True,
+    "http://x:4317"] * 2, strict=False)}
+
+
+def _assessments(paths: list[str]) -> list:
+    inventory = scan(paths)
+    return assess(inventory.servers, ResolveOptions(allow_network=False, default_gpu="L4"))
+
+
+def test_every_frontend_option_has_a_test_value():
+    assert set(FRONTEND_VALUES) == FRONTEND_ONLY
+
+
+@pytest.mark.parametrize("folder", ["examples", "tests/fixtures/kubernetes", "tests/fixtures/compose"])
+def test_budgets_do_not_depend_on_the_frontend_options(folder):
+    """The budget of every sized server of the examples and fixtures is the same with each FRONTEND_ONLY option
+    set to an odd value (what lets the budget caches leave them out of their keys)."""
+    sized = [a for a in _assessments([os.path.join(ROOT, folder)]) if a.budget is not None and a.model is not None]
+    assert len(sized) >= 3
+    for a in sized:
+        args = a.server.args
+        with_frontend = {**args, **FRONTEND_VALUES}
+        for spec in [a.gpu] if a.gpu is not None else []:
+            plain = compute_budget(a.model, spec, args, a.server.env, a.vllm_version, a.gpu_count,
+                                   image=a.server.image)
+            odd = compute_budget(a.model, spec, with_frontend, a.server.env, a.vllm_version, a.gpu_count,
+                                 image=a.server.image)
+            assert odd.to_json() == plain.to_json(), (a.server.file, a.server.name)
+
+
+def test_sizing_args_drops_only_the_frontend_options():
+    args = {"max_model_len": 4096, "port": 8000, "served_model_name": ["x"], "tensor_parallel_size": 2}
+    assert sizing_args(args) == {"max_model_len": 4096, "tensor_parallel_size": 2}
+    plain = {"max_model_len": 4096}
+    assert sizing_args(plain) is plain
+
+
+COMPOSE_SERVICE = """\
+  vllm-{i}:
+    image: vllm/vllm-openai:v0.9.2
+    command: --model Qwen/Qwen2.5-1.5B-Instruct --max-model-len 4096 --port {port} --served-model-name s{i}
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: nvidia
+              device_ids: ["{i}"]
+              capabilities: [gpu]
+"""
+
+
+def test_services_on_their_own_ports_share_one_gpu_requirement(tmp_path):
+    """Compose services that differ only in their port and served name (no GPU type: a GPU requirement, 44
+    budgets each) get one requirement, computed once."""
+    (tmp_path / "compose.yaml").write_text("services:\n" + "".join(
+        COMPOSE_SERVICE.format(i=i, port=8000 + i) for i in range(4)))
+    inventory = scan([str(tmp_path)])
+    assert len(inventory.servers) == 4
+    out = assess(inventory.servers, ResolveOptions(allow_network=False))
+    requirements = [a.gpu_requirement for a in out]
+    assert requirements[0] is not None and requirements[0].fits
+    assert all(r is requirements[0] for r in requirements)
+    assert {a.server.args["port"] for a in out} == {8000, 8001, 8002, 8003}
+
+
+def test_deployments_on_their_own_ports_share_one_budget(tmp_path):
+    doc = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm-{i}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.9.2
+          args: [--model, Qwen/Qwen2.5-1.5B-Instruct, --max-model-len, "4096", --port, "{port}"]
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+"""
+    (tmp_path / "d.yaml").write_text("---\n".join(doc.format(i=i, port=8000 + i) for i in range(3)))
+    out = assess(scan([str(tmp_path)]).servers, ResolveOptions(allow_network=False))
+    assert len(out) == 3 and out[0].budget is not None
+    assert out[1].budget is out[0].budget and out[2].budget is out[0].budget
