@@ -22,7 +22,9 @@ KServe InferenceServices in a chart each naming its own ServingRuntime.
 
 Each case runs `vramlint check . --offline` with `hostile_fresh.run_case` (every output format, the planted secrets,
 the audit hook) and `hostile_unseen.extra_problems` (GitHub lines decoded as the runner decodes them, markdown,
-`__no_error__`). The cases and their expectations were written before they were first run.
+`__no_error__`). The cases and their expectations were written before they were first run (corrected after it: a
+folder's walk reads no script, so the here-document and Slurm scripts are named on the command line, as a
+pre-commit hook or a CI step names a launch script).
 """
 
 from __future__ import annotations
@@ -76,25 +78,30 @@ def tenth_cases() -> dict[str, dict[str, Any]]:
     # --- here-documents writing manifests (extract/heredocs.py) ---
     many = "---\n".join(_pod(f"llm-{i}") for i in range(3000))
     out["heredoc-3000-deployments-applied"] = {
+        "__paths__": ("paths", ["deploy.sh"]),
         "deploy.sh": "#!/bin/sh\nset -e\ncat <<EOF | kubectl apply -f -\n" + many + "EOF\n",
         "__expect__": expect(("deploy.sh", None))}
     out["heredoc-unterminated-secrets"] = {
+        "__paths__": ("paths", ["deploy.sh"]),
         "deploy.sh": "#!/bin/sh\nMODEL=Qwen/Qwen2.5-1.5B-Instruct\nkubectl apply -f - <<EOF\n"
         + _pod("leak", args='[--model, "$MODEL", --api-key, "${HF_TOKEN}", --served-model-name, "$(cat /etc/passwd)",'
                ' --chat-template, "$(cat ../_outside/secret.txt)"]'),
         "__expect__": expect(("deploy.sh", None))}
     out["heredoc-20000-in-one-script"] = {
+        "__paths__": ("paths", ["deploy.sh"]),
         "deploy.sh": "#!/bin/sh\n" + "".join(f"kubectl apply -f - <<E{i}\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"
                                             f"E{i}\n" for i in range(20_000))
         + "kubectl apply -f - <<EOF\n" + _pod("last") + "EOF\n",
         "__expect__": expect(("deploy.sh", None))}
     # --- Slurm #SBATCH (extract/slurm.py) ---
     out["slurm-huge-negative-counts"] = {
+        "__paths__": ("paths", ["serve.slurm"]),
         "serve.slurm": "#!/bin/bash\n#SBATCH --nodes=" + "9" * 30 + "\n#SBATCH --gpus-per-node=h100:-4\n"
         "#SBATCH --gres=gpu:a100:1e999\n#SBATCH --gpus=" + "7" * 400 + "\n#SBATCH -N -2\n"
         f"{SERVE} --tensor-parallel-size $SLURM_GPUS_PER_NODE --pipeline-parallel-size $SLURM_JOB_NUM_NODES\n",
         "__expect__": expect(("serve.slurm", None))}
     out["slurm-20000-directives"] = {
+        "__paths__": ("paths", ["serve.slurm"]),
         "serve.slurm": "#!/bin/bash\n" + "#SBATCH --gpus-per-node=8\n#SBATCH --nodes=2\n" * 10_000
         + f"{SERVE} --tensor-parallel-size $SLURM_GPUS_PER_NODE\n",
         "__expect__": expect(("serve.slurm", None))}
