@@ -85,14 +85,23 @@ def forget_texts() -> None:
     _TEXT_CACHE.clear()
     _TEXT_CHARS[0] = 0
     _LAST_LOADED[:] = [None, None, None]
+    _LAST_SPLIT[:] = [None, None]
+
+
+_LAST_SPLIT: list[Any] = [None, None]  # the text last split and its lines (which no caller changes)
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines with their endings kept; only ``\\n`` ends a line (a CRLF line keeps its ``\\r``), as YAML counts."""
+    """Lines with their endings kept; only ``\\n`` ends a line (a CRLF line keeps its ``\\r``), as YAML counts.
+    The lines of the text last split are kept: the fixes of one file's servers split its one text, and a file
+    of 5,000 servers was split 10,000 times (a 2 MB Dynamo graph: 52 CPU-s)."""
+    if _LAST_SPLIT[0] is text:
+        return _LAST_SPLIT[1]
     parts = text.split("\n")
     lines = [part + "\n" for part in parts[:-1]]
     if parts[-1]:
         lines.append(parts[-1])
+    _LAST_SPLIT[:] = [text, lines]
     return lines
 
 
