@@ -151,3 +151,22 @@ def test_each_worker_of_a_large_graph_gets_its_own_fix(tmp_path, capsys):
     lines = sorted(e["line"] for f in fixed for e in f["fix"]["edits"])
     # each worker's own GPU limit line (11 lines a worker, the first limit on line 16)
     assert lines == [16 + 11 * i for i in range(40)]
+
+
+def test_numbers_too_large_past_twenty_are_said_once_with_where_they_end(tmp_path):
+    """Each of the first 20 numbers past float64 (or too long to be an integer) of a file is a warning on its line;
+    the others are one warning on the first of them that counts them and says the last line (50,000 `1e999`
+    counts were 25,000 warnings)."""
+    from vramlint.yamlload import MAX_NUMBER_PROBLEMS
+
+    rows = "".join(f"  g{i}: 1e999\n" for i in range(60)) + "".join(f"  n{i}: {'9' * 400}\n" for i in range(25))
+    (tmp_path / "x.yaml").write_text("kind: ConfigMap\nvllm: 1\ndata:\n" + rows)
+    problems = [p for p in scan([str(tmp_path)]).problems if p.file.endswith("x.yaml")]
+    floats = [p for p in problems if "float64" in p.message]
+    ints = [p for p in problems if "digits" in p.message]
+    assert len(floats) == MAX_NUMBER_PROBLEMS + 1 and len(ints) == MAX_NUMBER_PROBLEMS + 1
+    assert [p.line for p in floats[:MAX_NUMBER_PROBLEMS]] == list(range(4, 4 + MAX_NUMBER_PROBLEMS))
+    assert floats[-1].line == 4 + MAX_NUMBER_PROBLEMS and "the 39 more numbers beyond float64" in floats[-1].message
+    assert "the last on line 63" in floats[-1].message
+    assert ints[-1].line == 64 + MAX_NUMBER_PROBLEMS and "the 4 more integers too large" in ints[-1].message
+    assert all(p.level == "warning" for p in floats + ints)
