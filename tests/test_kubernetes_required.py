@@ -223,3 +223,39 @@ spec:
 """)
     assert [(line, field) for line, field, _ in _refusals(scan([str(path)]).problems)] == [
         (_line_of(str(path), "volumeMounts:"), "spec.template.spec.containers[0].volumeMounts")]
+
+
+NAMED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          args: ["--model", "Qwen/Qwen2.5-7B-Instruct"]
+"""
+
+
+def test_a_name_with_control_or_invisible_characters_is_refused_on_its_line(tmp_path):
+    """ValidateObjectMeta refuses a name that is not an RFC 1123 subdomain; one holding a C1 control (CSI),
+    a bidirectional override, a line separator or a space is refused whatever the rest (said escaped)."""
+    for written in ('"llm\\x9b2J"', '"a\\u2066b"', '"a\\u2028b"', '"a b"', '"x\\x85"', '"\\ufeffllm"'):
+        path = tmp_path / "deploy.yaml"
+        path.write_text(NAMED.format(name=written))
+        inventory = scan([str(path)])
+        [problem] = [p for p in inventory.problems if "metadata.name" in p.message]
+        assert (problem.level, problem.line, problem.column) == ("error", 4, 9)
+        assert "RFC 1123 subdomain" in problem.message
+        assert not any(0x7f <= ord(c) <= 0x9f or c in "\u2066\u2028\ufeff" for c in problem.message)
+        assert len(inventory.servers) == 1
+
+
+def test_names_a_template_or_placeholder_writes_are_not_judged(tmp_path):
+    for written in ("chat", "Chat-${ENV}", "chat_%s", "chat.v1", '"{{ .Release.Name }}"', "LLAMA"):
+        path = tmp_path / "deploy.yaml"
+        path.write_text(NAMED.format(name=written))
+        assert not [p for p in scan([str(path)]).problems if "metadata.name" in p.message], written

@@ -29,6 +29,11 @@ _GROUPS = {"Deployment": "apps", "StatefulSet": "apps", "DaemonSet": "apps", "Re
            "Job": "batch", "CronJob": "batch", "LeaderWorkerSet": "leaderworkerset.x-k8s.io"}
 
 
+# Characters that are in no RFC 1123 subdomain and in no template or placeholder syntax: C0 and C1 controls,
+# whitespace, zero-width and bidirectional formatting, line and paragraph separators, the byte-order mark
+_NOT_IN_A_NAME = re.compile("[\x00-\x20\x7f-\xa0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]")
+
+
 def _checked_kind(api: str, kind: str) -> bool:
     group = api.split("/")[0] if "/" in api else ""
     if kind in _BUILT_IN:
@@ -69,6 +74,18 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
     group = _GROUPS.get(kind)
     label = f'{kind}.{group} "{name or ""}"' if group else f'{kind} "{name or ""}"'
     problems: list[Problem] = []
+    if name and _NOT_IN_A_NAME.search(name):
+        # ValidateObjectMeta (NameIsDNSSubdomain for these kinds and a CRD's objects): a character no template or
+        # placeholder writes, and no RFC 1123 name holds, is refused whatever the rest of the name is
+        npath = join_path(join_path(path, "metadata"), "name")
+        loc = value_location(doc.file, meta, "name", npath) or Location(doc.file, 1, 1)
+        shown = name.encode("unicode_escape").decode("ascii")
+        shown_label = label.replace(name, shown)
+        problems.append(Problem(doc.file, loc.line, loc.column, f"the API server rejects this object: {shown_label} is "
+                                f'invalid: metadata.name: Invalid value: "{shown}": a lowercase RFC 1123 subdomain must '
+                                "consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+                                "with an alphanumeric character (this one holds control, invisible or space "
+                                "characters). Nothing in it is deployed until it is renamed"))
 
     def shown(parts: tuple[Any, ...]) -> str:
         out = parts[0]  # the path of the pod spec's object, or of a pod spec found by its shape
