@@ -235,3 +235,41 @@ def test_a_relative_script_is_a_program_and_a_relative_model_directory_is_not():
 
     assert _looks_like_command("./launch_server.sh") and _looks_like_command("../bin/start.sh")
     assert not _looks_like_command("./models/qwen") and not _looks_like_command("Qwen/Qwen2.5-7B-Instruct")
+
+_BUILD_ONLY = """\
+    services:
+      vllm:
+        build: {context: ., dockerfile: Dockerfile}
+        gpus: all
+    """
+_SERVE = 'ENTRYPOINT ["vllm", "serve", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]\n'
+
+
+def test_a_default_holding_variables_is_expanded_as_buildkit_does(tmp_path):
+    dockerfile = ("ARG TAG\nARG REPO=vllm/vllm-openai\nFROM ${REPO}:${TAG:-${FALLBACK:-v0.9.2}}\n" + _SERVE)
+    path = _tree(tmp_path, {"compose.yaml": _BUILD_ONLY, "Dockerfile": dockerfile})
+    [server] = scan([path]).servers
+    assert server.image == "vllm/vllm-openai:v0.9.2" and server.vllm_version == "0.9.2"
+
+
+def test_expansions_past_the_limits_are_said_on_the_dockerfile_line(tmp_path):
+    nested = "${A:-" * 40 + "v0.9.2" + "}" * 40
+    doubling = "ARG A0=abcdefgh\n" + "".join(f"ARG A{i}=${{A{i - 1}}}${{A{i - 1}}}\n" for i in range(1, 12))
+    for dockerfile, line, words in ((f"ARG B=1\nFROM vllm/vllm-openai:{nested}\n" + _SERVE, 2, "nested more than 32"),
+                                    (doubling + "FROM vllm/vllm-openai:${A11}\n" + _SERVE, 11, "ARG A10: a value longer")):
+        path = _tree(tmp_path, {"compose.yaml": _BUILD_ONLY, "Dockerfile": dockerfile})
+        inv = scan([path])
+        [server] = inv.servers  # the ENTRYPOINT still starts vLLM: the server is read, its version unknown
+        [bound] = [p for p in inv.problems if "vramlint's limit" in p.message]
+        assert bound.file.endswith("Dockerfile") and bound.line == line and words in bound.message
+        assert bound.level == "warning"
+        assert any("past one of vramlint's limits" in n for n in server.notes)
+
+
+def test_a_dockerfile_past_the_stage_bound_that_names_vllm_is_said(tmp_path):
+    stages = "FROM vllm/vllm-openai:v0.9.2 AS s0\n" + "".join(f"FROM s{i - 1} AS s{i}\n" for i in range(1, 100))
+    path = _tree(tmp_path, {"compose.yaml": _BUILD_ONLY, "Dockerfile": stages + _SERVE})
+    inv = scan([path])
+    [note] = [p for p in inv.problems if "built from" in p.message]
+    assert "more than 64 stages" in note.message and "line 65" in note.message
+    assert "Dockerfile names vLLM" in note.message

@@ -452,6 +452,11 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         else None
     built_used = None
     if isinstance(built, BuiltImage):
+        for where, message in built.bounds:
+            key = f"{where.file}:{where.line}:{message}"  # a Dockerfile several services build is said once
+            if key not in said:
+                said.add(key)
+                problems.append(Problem(where.file, where.line, where.column, message, level="warning"))
         run_image = built.base if built.base and is_vllm_image(built.base) else image_text
         run_entry, run_cmd = entry_tokens, cmd_tokens
         if run_entry is None:
@@ -509,9 +514,15 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         server.notes.append(script_note)
     if built_used is not None:
         via = f" (stages {' <- '.join(built_used.stages)})" if len(built_used.stages) > 1 else ""
-        server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {built_used.base or built_used.base_written}"
-                            + ("" if built_used.base and is_vllm_image(built_used.base) else
-                               ", not a vLLM image vramlint knows: the vLLM version is not known"))
+        written = built_used.base_written if len(built_used.base_written) <= 80 else built_used.base_written[:80] + "..."
+        if built_used.base is None and built_used.bounds:
+            server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {written} (line "
+                                f"{built_used.base_location.line}) is not known, past one of vramlint's limits (said "
+                                "on the Dockerfile's line): the vLLM version is not known")
+        else:
+            server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {built_used.base or written}"
+                                + ("" if built_used.base and is_vllm_image(built_used.base) else
+                                   ", not a vLLM image vramlint knows: the vLLM version is not known"))
     for path, where in inv.config_files:
         if where is not None:
             server.arg_locations.setdefault("config", where)
@@ -648,7 +659,14 @@ def _built_image(layers: list[_Layer], base_dir: str | None, interp: Interpolato
         if text.missing:
             return f"{shown} is not among the scanned files"
         return f"{display} is {text.reason}: not read"
-    return read_built_image(text, display, target, args)
+    built = read_built_image(text, display, target, args)
+    if isinstance(built, str) and "vllm" in text.lower():
+        return _NamesVllm(built)  # not read, past a bound: said, as the Dockerfile names vLLM
+    return built
+
+
+class _NamesVllm(str):
+    """Why a Dockerfile that names vLLM was not read."""
 
 
 def _secret_or_config_file(path: str, layers: list[_Layer], project: dict | None) -> str | None:
@@ -697,6 +715,10 @@ def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> s
     if isinstance(built, BuiltImage):
         if not built.mentions_vllm and not any("vllm" in w.lower() for w in words):
             return None  # nothing says this image is vLLM's
+        if built.base is None and built.bounds:
+            return (f"built from {built.dockerfile}, whose FROM (line {built.base_location.line}) is not known, past "
+                    "one of vramlint's limits (said on the Dockerfile's line): the image it starts from is not known, "
+                    "so its vLLM command line is not checked")
         if built.base is None:
             unset = ", ".join(built.unknown_args)
             return (f"built from {built.dockerfile}, whose FROM {built.base_written} (line "
@@ -719,10 +741,11 @@ def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> s
                 "a vLLM image vramlint knows, and neither its ENTRYPOINT/CMD nor the service's command starts a "
                 "vLLM server vramlint can read, so its vLLM command line is not checked (FROM a vllm/vllm-openai "
                 "image, or a `vllm serve` command, lets it be read)")
-    if not any("vllm" in w.lower() for w in words):
+    if not any("vllm" in w.lower() for w in words) and not isinstance(built, _NamesVllm):
         return None
     why = built if isinstance(built, str) else f"{shown} is not read"
-    return (f"built from {shown}, whose build names vLLM, but {why}: the image it starts from and its ENTRYPOINT "
+    names = "build names" if any("vllm" in w.lower() for w in words) else "Dockerfile names"
+    return (f"built from {shown}, whose {names} vLLM, but {why}: the image it starts from and its ENTRYPOINT "
             "are not known, so its vLLM command line is not checked (scan the build context with the compose "
             "file, or set `image:` to the vLLM image it builds FROM)")
 

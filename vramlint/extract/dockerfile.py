@@ -9,7 +9,8 @@ base and an `ENTRYPOINT` clearing the `CMD` it inherited. `RUN` lines and here-d
 
 Bounds: the file is read through `vramlint.fsread` (a regular file inside the scanned tree) up to
 MAX_DOCKERFILE_BYTES; at most MAX_STAGES stages and MAX_INSTRUCTIONS instructions; an `ARG`/`ENV` value past
-MAX_VALUE_CHARS is unknown.
+MAX_VALUE_CHARS, or a `${A:-${B:-...}}` default nested past MAX_NESTING, is unknown. Each bound is said on the line
+that goes over it (`BuiltImage.bounds`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ MAX_DOCKERFILE_BYTES = 512 * 1024
 MAX_STAGES = 64
 MAX_INSTRUCTIONS = 10_000
 MAX_VALUE_CHARS = 4096
+MAX_NESTING = 32  # `${A:-${B:-...}}`: BuildKit's shell lexer expands a default's word, variables in it included
 
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 _HEREDOC = re.compile(r"<<-?\s*([\"']?)([A-Za-z_][\w.-]*)\1")
 
 
@@ -71,6 +72,7 @@ class BuiltImage:
     env_locations: dict[str, Location]
     problems: list[str]
     mentions_vllm: bool = False  # the Dockerfile names vLLM somewhere (a base-image ARG, a pip install)
+    bounds: list[tuple[Location, str]] = field(default_factory=list)  # vramlint's limits the file went over, where
 
 
 _BUILD_FILE_NAMES = ("dockerfile", "containerfile")  # Docker's default name, and Podman/Buildah's
@@ -140,10 +142,21 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
     lines = text.split("\n")
     global_args: dict[str, str | None] = {}
     stages: list[_Stage] = []
+    bounds: list[tuple[Location, str]] = []
+
+    def bounded(value: str, scope: dict[str, str | None], ins: Instruction, what: str) -> str | None:
+        over: list[str] = []
+        out = _substitute(value, scope, over=over)
+        if over and len(bounds) < 20:
+            bounds.append((Location(display, ins.line, ins.column), f"{what}: {over[0]}, past vramlint's limit: "
+                           "its value is not known"))
+        return out
+
     for ins in items:
         if ins.keyword == "FROM":
             if len(stages) >= MAX_STAGES:
-                return f"{display} has more than {MAX_STAGES} stages: not read"
+                return (f"{display} has more than {MAX_STAGES} stages (vramlint's limit; the next FROM is on line "
+                        f"{ins.line}): not read")
             words = [w for w in ins.args.split() if not w.startswith("--")]
             if not words:
                 continue
@@ -167,7 +180,8 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 if name in build_args:
                     scope[name] = build_args[name]
                 elif default is not None:
-                    scope[name] = _substitute(default, _scope(global_args, stages[-1] if stages else None))
+                    scope[name] = bounded(default, _scope(global_args, stages[-1] if stages else None), ins,
+                                          f"ARG {name}")
                 elif stages and name in global_args:
                     scope[name] = global_args[name]  # a global ARG declared again takes its value into the stage
             continue
@@ -177,7 +191,7 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         if ins.keyword == "ENV":
             cursor = ins.line - 1
             for name, raw, column in _env_pairs(ins.args, ins.column):
-                stage.env[name] = _substitute(raw, _scope(global_args, stage))
+                stage.env[name] = bounded(raw, _scope(global_args, stage), ins, f"ENV {name}")
                 where = Location(display, ins.line, column)
                 for k in range(cursor, min(ins.last_line, len(lines))):
                     col = lines[k].find(name + ("=" if "=" in ins.args.split(None, 1)[0] else ""))
@@ -209,7 +223,15 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         root = root.parent
         followed.append(root)
     unknown: list[str] = []
-    base = _substitute(root.base, global_args, unknown)
+    over: list[str] = []
+    base = _substitute(root.base, global_args, unknown, over)
+    if over:
+        bounds.append((Location(display, root.instruction.line, root.instruction.column),
+                       f"FROM {root.base[:60]}{'...' if len(root.base) > 60 else ''}: {over[0]}, past vramlint's "
+                       "limit: the image it starts from is not known"))
+    # a variable FROM needs whose own value went over a limit: not "unset"
+    overlong = {m.split(":", 1)[0].split(" ", 1)[1] for _, m in bounds if m.startswith(("ARG ", "ENV "))}
+    unknown = [u for u in unknown if u not in overlong]
     entrypoint = _command_tokens(chosen.entrypoint, chosen.shell, display, lines) if chosen.entrypoint else None
     cmd = _command_tokens(chosen.cmd, chosen.shell, display, lines) if chosen.cmd else None
     return BuiltImage(
@@ -218,7 +240,7 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         stages=[s.name or f"#{stages.index(s)}" for s in followed], unknown_args=unknown,
         entrypoint=entrypoint, cmd=cmd if cmd is not None else ([] if chosen.cmd_cleared else None),
         env=dict(chosen.env), env_locations=dict(chosen.env_locations), problems=[],
-        mentions_vllm="vllm" in text.lower())
+        mentions_vllm="vllm" in text.lower(), bounds=bounds)
 
 
 def _scope(global_args: dict[str, str | None], stage: _Stage | None) -> dict[str, str | None]:
@@ -286,35 +308,111 @@ def _words(text: str) -> list[str]:
     return out
 
 
-def _substitute(text: str, scope: dict[str, str | None], unknown: list[str] | None = None) -> str | None:
-    """Docker's build-time `$VAR`, `${VAR}`, `${VAR:-word}`, `${VAR:+word}` with these variables; None when a
-    variable it needs is not known (named in ``unknown``)."""
+class _Bound(Exception):
+    """An expansion past one of vramlint's limits (MAX_VALUE_CHARS, MAX_NESTING): the value is unknown."""
+
+
+def _substitute(text: str, scope: dict[str, str | None], unknown: list[str] | None = None,
+                over: list[str] | None = None) -> str | None:
+    """Docker's build-time `$VAR`, `${VAR}`, `${VAR:-word}`, `${VAR:+word}` (a word may hold variables, expanded
+    when it is used) with these variables; None when a variable it needs is not known (named in ``unknown``), or
+    the value goes past MAX_VALUE_CHARS or MAX_NESTING (said in ``over``)."""
     if "$" not in text:
         return text
     missing: list[str] = []
-
-    def sub(m: re.Match) -> str:
-        name = m.group(1) or m.group(4)
-        op, word = m.group(2), m.group(3) or ""
-        present, value = name in scope, scope.get(name)
-        if present and value is None:
-            missing.append(name)
-            return ""
-        if op in (":-", "-"):
-            return word if not present or (op == ":-" and value == "") else str(value)
-        if op in (":+", "+"):
-            return word if present and (value != "" or op == "+") else ""
-        if not present:
-            missing.append(name)  # Docker makes it empty: an image name it cannot be
-            return ""
-        return str(value)
-
-    out = _VAR.sub(sub, text)
+    try:
+        out = _expand(text, scope, missing, 0)
+    except _Bound as exc:
+        return _over(over, str(exc))
     if missing:
         if unknown is not None:
             unknown.extend(dict.fromkeys(missing))
         return None
-    return out if len(out) <= MAX_VALUE_CHARS else None
+    return out if len(out) <= MAX_VALUE_CHARS else _over(over, f"a value longer than {MAX_VALUE_CHARS:,} characters")
+
+
+def _over(over: list[str] | None, why: str) -> None:
+    if over is not None:
+        over.append(why)
+    return None
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BRACES = re.compile(r"\$\{|\}")
+
+
+def _expand(text: str, scope: dict[str, str | None], missing: list[str], depth: int) -> str:
+    if depth > MAX_NESTING:
+        raise _Bound(f"a ${{...}} default nested more than {MAX_NESTING} deep")
+    out: list[str] = []
+    size = 0
+    i, n = 0, len(text)
+    while i < n:
+        at = text.find("$", i)
+        if at < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:at])
+        size += at - i
+        i = at
+        piece, i = _one_variable(text, i, scope, missing, depth)
+        out.append(piece)
+        size += len(piece)
+        if size > MAX_VALUE_CHARS:
+            raise _Bound(f"a value longer than {MAX_VALUE_CHARS:,} characters")
+    return "".join(out)
+
+
+def _one_variable(text: str, i: int, scope: dict[str, str | None], missing: list[str], depth: int
+                  ) -> tuple[str, int]:
+    """The expansion of the `$...` at ``i`` and where the text after it starts (a `$` that starts none is itself)."""
+    plain = _NAME.match(text, i + 1)
+    if plain:
+        return _value(plain.group(0), scope, missing), plain.end()
+    if not text.startswith("{", i + 1):
+        return "$", i + 1
+    named = _NAME.match(text, i + 2)
+    if not named:
+        return "$", i + 1
+    name, j = named.group(0), named.end()
+    if text.startswith("}", j):
+        return _value(name, scope, missing), j + 1
+    op = next((o for o in (":-", ":+", "-", "+") if text.startswith(o, j)), None)
+    if op is None:
+        return "$", i + 1  # another form (`${A:?x}`, `${A#x}`): left as written, as before
+    j += len(op)
+    level, close = 0, -1
+    for m in _BRACES.finditer(text, j):
+        if m.group(0) == "}":
+            if level == 0:
+                close = m.start()
+                break
+            level -= 1
+        else:
+            level += 1
+    if close < 0:
+        return "$", i + 1
+    word = text[j:close]
+    present, value = name in scope, scope.get(name)
+    if present and value is None:
+        missing.append(name)
+        return "", close + 1
+    if op in (":-", "-"):
+        used = not present or (op == ":-" and value == "")
+    else:
+        used = present and (value != "" or op == "+")
+    if op in (":-", "-") and not used:
+        return str(value), close + 1
+    if not used:
+        return "", close + 1
+    return (_expand(word, scope, missing, depth + 1) if "$" in word else word), close + 1
+
+
+def _value(name: str, scope: dict[str, str | None], missing: list[str]) -> str:
+    if name not in scope or scope[name] is None:
+        missing.append(name)  # unset: Docker makes it empty, an image name it cannot be; None: not known
+        return ""
+    return str(scope[name])
 
 
 def _json_words(args: str) -> list[str] | None:
