@@ -11,6 +11,7 @@ import fnmatch
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import Any
 
 from vramlint.fsread import current_roots, outside_reason, roots_for, special_file_reason
 from vramlint.model import Skipped
@@ -162,8 +163,71 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
         visited_dirs.add((st.st_dev, st.st_ino))
     except OSError:
         pass
+    # A link is followed after every real file and folder of the walk: a file or folder that is both in the tree
+    # and behind a link inside it is read, and reported, under its own path (first seen wins).
     stack = [root]
-    while stack:
+    deferred: list[tuple[Any, str]] = []
+
+    def handle(entry: Any, rel: str, subdirs: list[str]) -> None:
+        name = entry.name
+        if patterns and excluded(rel, name, patterns):
+            return
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=True)
+        except OSError as exc:
+            out.skipped.append(Skipped(rel, _os_reason(exc)))
+            return
+        if is_dir:
+            if name in SKIP_DIRS or (ignored is not None and ignored(entry.path, is_dir=True)):
+                return
+            if is_link and outside_reason(entry.path, roots) is not None:
+                out.skipped.append(Skipped(rel, "symbolic link to a folder outside the scanned tree: not followed"))
+                return
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                out.skipped.append(Skipped(rel, _os_reason(exc)))
+                return
+            key = (st.st_dev, st.st_ino)
+            if key in visited_dirs:
+                if is_link:
+                    out.skipped.append(Skipped(rel, "symbolic link to a folder already scanned (a loop, or a second path to it): not read again"))
+                return
+            visited_dirs.add(key)
+            subdirs.append(entry.path)
+            return
+        kind = kind_of(name)
+        if kind is None or name in CONFIG_NAMES or (ignored is not None and ignored(entry.path, is_dir=False)):
+            return
+        try:
+            if not entry.is_file(follow_symlinks=True):
+                try:
+                    reason = special_file_reason(os.stat(entry.path).st_mode)
+                except OSError as exc:
+                    reason = "broken symbolic link" if exc.errno == 2 else _os_reason(exc)
+                out.skipped.append(Skipped(rel, reason))  # a FIFO would block a reader: never opened
+                return
+            st = entry.stat(follow_symlinks=True)
+        except OSError as exc:
+            out.skipped.append(Skipped(rel, _os_reason(exc)))
+            return
+        if is_link and outside_reason(entry.path, roots) is not None:
+            out.skipped.append(Skipped(rel, "symbolic link to a file outside the scanned tree: not read"))
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen_files:
+            return
+        seen_files.add(key)
+        out.files.append(FileEntry(rel, entry.path, explicit=False, template=kind == "template"))
+
+    while stack or deferred:
+        if not stack:
+            entry, rel = deferred.pop(0)
+            found: list[str] = []
+            handle(entry, rel, found)
+            stack.extend(found)
+            continue
         directory = stack.pop()
         try:
             with os.scandir(directory) as it:
@@ -177,55 +241,12 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
         prefix = "" if shown_dir == "." else shown_dir + "/"
         for entry in entries:
             rel = prefix + entry.name
-            name = entry.name
-            if patterns and excluded(rel, name, patterns):
-                continue
             try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir(follow_symlinks=True)
-            except OSError as exc:
-                out.skipped.append(Skipped(rel, _os_reason(exc)))
+                link = entry.is_symlink()
+            except OSError:
+                link = False
+            if link:
+                deferred.append((entry, rel))
                 continue
-            if is_dir:
-                if name in SKIP_DIRS or (ignored is not None and ignored(entry.path, is_dir=True)):
-                    continue
-                if is_link and outside_reason(entry.path, roots) is not None:
-                    out.skipped.append(Skipped(rel, "symbolic link to a folder outside the scanned tree: not followed"))
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=True)
-                except OSError as exc:
-                    out.skipped.append(Skipped(rel, _os_reason(exc)))
-                    continue
-                key = (st.st_dev, st.st_ino)
-                if key in visited_dirs:
-                    if is_link:
-                        out.skipped.append(Skipped(rel, "symbolic link loop (directory already scanned)"))
-                    continue
-                visited_dirs.add(key)
-                subdirs.append(entry.path)
-                continue
-            kind = kind_of(name)
-            if kind is None or name in CONFIG_NAMES or (ignored is not None and ignored(entry.path, is_dir=False)):
-                continue
-            try:
-                if not entry.is_file(follow_symlinks=True):
-                    try:
-                        reason = special_file_reason(os.stat(entry.path).st_mode)
-                    except OSError as exc:
-                        reason = "broken symbolic link" if exc.errno == 2 else _os_reason(exc)
-                    out.skipped.append(Skipped(rel, reason))  # a FIFO would block a reader: never opened
-                    continue
-                st = entry.stat(follow_symlinks=True)
-            except OSError as exc:
-                out.skipped.append(Skipped(rel, _os_reason(exc)))
-                continue
-            if is_link and outside_reason(entry.path, roots) is not None:
-                out.skipped.append(Skipped(rel, "symbolic link to a file outside the scanned tree: not read"))
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key in seen_files:
-                continue
-            seen_files.add(key)
-            out.files.append(FileEntry(rel, entry.path, explicit=False, template=kind == "template"))
+            handle(entry, rel, subdirs)
         stack.extend(reversed(subdirs))

@@ -287,8 +287,10 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
                 f"{skipped.reason}: the file was not read, so any vLLM server in it is not checked "
                 "(make it readable as UTF-8 text, or leave it out with --exclude)"))
         elif "outside the scanned tree" in skipped.reason:
-            # a link out of the repository: what it points to is not the repository's to lint (vramlint.fsread)
-            inventory.problems.append(Problem(skipped.file, None, None, skipped.reason, level="note"))
+            # a link out of the repository: what it points to is not the repository's to lint (vramlint.fsread);
+            # said once, when what refers to it (a chart's Chart.yaml, a values file) has not said it already
+            if not any(p.file == skipped.file and "outside the scanned tree" in p.message for p in inventory.problems):
+                inventory.problems.append(Problem(skipped.file, None, None, skipped.reason, level="note"))
         elif skipped.reason.startswith("file too large"):
             # servers in it go unchecked: said, at a level that does not fail the default gate
             inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: the file was not read, "

@@ -27,7 +27,7 @@ from vramlint.cmdline import (
     yaml_token,
 )
 from vramlint.extract.dockerfile import BuiltImage
-from vramlint.fsread import Refusal, read_text
+from vramlint.fsread import Refusal, is_inside, read_text
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.versions import version_from_image
 from vramlint.yamlload import join_path, key_location, value_location
@@ -277,7 +277,15 @@ def _display(path: Path) -> str:
         rel = os.path.relpath(path)
     except ValueError:
         return str(path)
-    return os.path.abspath(path) if rel.startswith("..") else rel
+    if rel.startswith(".."):
+        return os.path.abspath(path)
+    real = os.path.realpath(path)
+    if real != os.path.abspath(path) and is_inside(real):
+        # a link to a file of the tree: said under the file's own name, as the walk reads it (vramlint.discover)
+        real_rel = os.path.relpath(real)
+        if not real_rel.startswith(".."):
+            return real_rel
+    return rel
 
 
 def _first(layers: list[_Layer], key: str) -> tuple[Any, _Layer | None]:

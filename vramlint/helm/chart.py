@@ -43,6 +43,7 @@ class Chart:
     subcharts: list[Chart] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    meta_unread: bool = False  # its Chart.yaml was not read (outside the tree, not a regular file, too large)
 
 
 def is_chart_dir(path: str) -> bool:
@@ -87,11 +88,12 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
     meta: dict = {}
     problems: list[Problem] = []
     chart_yaml = os.path.join(path, "Chart.yaml")
-    data, _origins, probs = load_values_file(chart_yaml, _join_display(display, "Chart.yaml"))
+    data, _origins, probs = load_values_file(chart_yaml, _join_display(display, "Chart.yaml"), "chart file")
     problems.extend(probs)
     meta = data if isinstance(data, dict) else {}
     name = str(meta.get("name") or os.path.basename(os.path.abspath(path)))
     chart = Chart(path, display, name, meta, helm_name or name, problems=problems)
+    chart.meta_unread = was_not_read(data, probs)
     if depth < 5:
         charts_dir = os.path.join(path, "charts")
         if os.path.isdir(charts_dir):
@@ -579,6 +581,12 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
     chart = load_chart(chart_dir)
     vals, problems = chart_values(chart, overlays)
     res = ChartResult(problems=list(problems), notes=list(chart.notes))
+    if chart.meta_unread:
+        # Helm reads Chart.yaml first and stops where it cannot: nothing of this chart is rendered (its Chart.yaml's
+        # own finding says why); its templates, when they are files of another chart too, are checked there
+        res.problems.append(Problem(_join_display(chart.display, "Chart.yaml"), 1, 1, "chart not evaluated: its "
+                                    "Chart.yaml was not read, and Helm renders no chart without it", level="warning"))
+        return res
     if vals.unread:
         # rendered without them, the templates would see empty values and vramlint would report what the values
         # files may well set (an empty --max-model-len): unknown, so not evaluated

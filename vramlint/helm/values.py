@@ -175,14 +175,15 @@ def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location],
     return plain, origins, problems
 
 
-def load_values_file(path: str, display: str) -> tuple[dict, dict[tuple, Location], list[Problem]]:
+def load_values_file(path: str, display: str, what: str = "values file"
+                     ) -> tuple[dict, dict[tuple, Location], list[Problem]]:
     from vramlint.fsread import Refusal, read_text
 
     text = read_text(path)
     if isinstance(text, Refusal):
         # outside the scanned tree, a FIFO, too large: never read (vramlint.fsread), so its values are unknown
         level = "error" if text.missing else "warning"
-        return {}, {}, [Problem(display, None, None, f"values file {display} is {text.reason}: not read", level)]
+        return {}, {}, [Problem(display, None, None, f"{what} {display} is {text.reason}: not read", level)]
     return load_values_text(text, display)
 
 
