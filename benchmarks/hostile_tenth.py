@@ -112,8 +112,9 @@ def tenth_cases() -> dict[str, dict[str, Any]]:
              f"          count: {2 ** 70}\n          selectors:\n          - cel:\n              expression: \"{cel}\"\n")
     claimed = _pod("claimed", resources="claims: [{name: gpus}]",
                    body="      resourceClaims:\n      - {name: gpus, resourceClaimTemplateName: gpus}\n")
+    # (expectation corrected after the first run: the count the API server cannot decode is written in claim.yaml)
     out["dra-count-2pow70-long-cel"] = {"claim.yaml": claim, "deploy.yaml": claimed,
-                                        "__expect__": expect(("deploy.yaml", None))}
+                                        "__expect__": expect(("claim.yaml", 11, "VRL102"))}
     refs = "".join(f"      - {{name: g{i}, resourceClaimTemplateName: t{i}}}\n" for i in range(5000))
     uses = "[" + ", ".join(f"{{name: g{i}}}" for i in range(5000)) + "]"
     templates = "---\n".join(claim.replace("name: gpus", f"name: t{i}").replace(f"count: {2 ** 70}", "count: 1")

@@ -109,3 +109,22 @@ def test_a_chart_that_renders_its_claim_template(tmp_path):
     [server] = scan([str(chart)]).servers
     assert (server.gpu.vendor, server.gpu.count) == ("nvidia", 2)
     assert server.gpu.location.file.endswith("values.yaml") and server.gpu.location.line == 2
+
+
+def test_a_count_kubernetes_cannot_take_is_an_error_on_its_line(tmp_path):
+    """`count` is an int64 (the API server cannot decode 2**70), and one claim is allocated at most 32 devices
+    (AllocationResultsMaxSize: the allocator refuses more, and the pod stays Pending)."""
+    for count, words in ((2 ** 70, "does not fit the int64"), ("9" * 400, "does not fit the int64"),
+                         (33, "asks for 33 devices, more than one claim may be allocated (32")):
+        template = TEMPLATE_V1.replace("count: 2", f"count: {count}")
+        inv = _scan(tmp_path, **{"deploy.yaml": DEPLOYMENT, "claim.yaml": template})
+        [problem] = [p for p in inv.problems if p.file.endswith("claim.yaml") and "ResourceClaimTemplate" in p.message]
+        assert (problem.level, problem.line) == ("error", 11) and words in problem.message
+        [server] = inv.servers
+        assert server.gpu.count == (33 if count == 33 else None)
+
+
+def test_thirty_two_devices_in_one_claim_are_taken(tmp_path):
+    inv = _scan(tmp_path, **{"deploy.yaml": DEPLOYMENT, "claim.yaml": TEMPLATE_V1.replace("count: 2", "count: 32")})
+    assert not [p for p in inv.problems if "ResourceClaimTemplate" in p.message]
+    assert inv.servers[0].gpu.count == 32

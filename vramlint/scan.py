@@ -687,6 +687,7 @@ def _join_device_claims(col: _Collector, servers: list[Server]) -> None:
             claim = read_claim_object(doc, doc.data, "") if hasattr(doc.data, "get") else None
             if claim is not None:
                 claims.append(claim)
+                col.inventory.problems.extend(claim.problems)
     join_device_claims(pending, claims)
 
 

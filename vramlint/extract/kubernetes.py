@@ -81,6 +81,7 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         claim = read_claim_object(doc, obj, path)
         if claim is not None:
             records.device_claims.append(claim)
+            records.problems.extend(claim.problems)
         return
     if kind == "ComputeClass" and api.startswith("cloud.google.com/"):
         from vramlint.extract.node_pools import read_compute_class

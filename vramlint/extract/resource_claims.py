@@ -26,12 +26,16 @@ from typing import Any
 
 from vramlint.extract.podspec import ClaimUse, is_map, is_seq, resolve_gpu_hint, scalar_text, to_int
 from vramlint.lean_dataclass import dataclass
-from vramlint.model import GpuRequest, Location, Server
+from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.yamlload import join_path, node_location, value_location
 
 RESOURCE_GROUP = "resource.k8s.io/"
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 MAX_CLAIMS = 1000  # claim objects kept per scan: a cluster has a handful
+# resource.k8s.io AllocationResultsMaxSize: the devices one claim may be allocated; the scheduler's allocator
+# refuses a claim whose requests ask for more ("number of requested devices N exceeds the claim limit of 32")
+CLAIM_DEVICES_MAX = 32
+INT64_MAX = 2 ** 63 - 1  # `count` is an int64: the API server cannot decode a larger number
 
 # DeviceClass (as each driver installs it) -> vendor
 _DEVICE_CLASSES = {
@@ -60,6 +64,8 @@ class DeviceRequest:
     every_device: bool
     products: list[str]
     location: Location | None
+    count_location: Location | None = None
+    count_written: Any = None  # the count as written, when it is no count Kubernetes takes
 
 
 @dataclass
@@ -69,6 +75,7 @@ class DeviceClaimRecord:
     file: str
     location: Location | None
     requests: list[DeviceRequest] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # what Kubernetes refuses of the claim, on its line
 
 
 # --- reading ----------------------------------------------------------------------------------------------
@@ -95,6 +102,22 @@ def read_claim_object(doc: Any, obj: Any, path: str) -> DeviceClaimRecord | None
     for i, request in enumerate(requests):
         if is_map(request):
             record.requests.append(_request(file, request, join_path(rpath, i)))
+    total = 0
+    for request in record.requests:
+        where = request.count_location or request.location or record.location or Location(file, 1, 1)
+        if request.count_written is not None:
+            record.problems.append(Problem(file, where.line, where.column, f"the API server rejects this {kind} "
+                                           f"{name}: count {str(request.count_written)[:40]} does not fit the int64 "
+                                           "field it is decoded into, so the claim is never made and a pod that "
+                                           "uses it never starts"))
+            continue
+        total += request.count or 0
+        if request.count and total > CLAIM_DEVICES_MAX:
+            record.problems.append(Problem(file, where.line, where.column, f"{kind} {name} asks for {total:,} devices, "
+                                           f"more than one claim may be allocated ({CLAIM_DEVICES_MAX}, resource.k8s.io "
+                                           "AllocationResultsMaxSize): the scheduler never allocates it, so a pod that "
+                                           "uses it stays Pending"))
+            break
     return record
 
 
@@ -116,6 +139,9 @@ def _request(file: str, request: Any, path: str) -> DeviceRequest:
     device_class = scalar_text(body.get("deviceClassName"))
     every = (scalar_text(body.get("allocationMode")) or "ExactCount") == "All"
     count = None if every else (to_int(body.get("count")) if "count" in body else 1)
+    written = None
+    if count is not None and count > INT64_MAX or (not every and _long_integer_text(body.get("count"))):
+        count, written = None, body.get("count")
     products: list[str] = []
     selectors = body.get("selectors")
     for selector in selectors if is_seq(selectors) else []:
@@ -127,7 +153,14 @@ def _request(file: str, request: Any, path: str) -> DeviceRequest:
                 products += [f"{attribute}={value}" for value in _QUOTED.findall(listed)]
     location = value_location(file, body, "deviceClassName", join_path(bpath, "deviceClassName")) \
         or node_location(file, request, path)
-    return DeviceRequest(name, device_class, count, every, list(dict.fromkeys(products)), location)
+    count_location = value_location(file, body, "count", join_path(bpath, "count")) if "count" in body else None
+    return DeviceRequest(name, device_class, count, every, list(dict.fromkeys(products)), location, count_location,
+                         written)
+
+
+def _long_integer_text(value: Any) -> bool:
+    """An integer too long to be a number, kept as its text by the YAML reader (over 308 digits)."""
+    return isinstance(value, str) and len(value) > 18 and value.lstrip("+-").isdigit()
 
 
 # --- joining ----------------------------------------------------------------------------------------------
