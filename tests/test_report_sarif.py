@@ -136,3 +136,13 @@ def test_sarif_tools_reads_it(repo, capsys, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "error:" in proc.stdout and "TST002" in proc.stdout
     assert proc.stderr.strip() == ""
+
+
+def test_sarif_text_is_the_standard_librarys_indented_json(repo, capsys):
+    """The report is written by report.json's encoder (the standard library's indenting one is pure Python: 10 s
+    for 17,500 results), in json.dumps(indent=2)'s very text, non-ASCII escaped as it escapes it."""
+    (repo / "deploy" / "named.yaml").write_text((repo / "deploy" / "two-servers.yaml").read_text()
+                                                 .replace("name: ", "name: caf\u00e9-\u2603-", 1))
+    code, out, err = run(capsys, "deploy", "--output-format", "sarif")
+    assert out == json.dumps(json.loads(out), indent=2) + "\n"
+    assert "\\u2603" in out or "\u2603" not in out
