@@ -170,3 +170,20 @@ def test_numbers_too_large_past_twenty_are_said_once_with_where_they_end(tmp_pat
     assert "the last on line 63" in floats[-1].message
     assert ints[-1].line == 64 + MAX_NUMBER_PROBLEMS and "the 4 more integers too large" in ints[-1].message
     assert all(p.level == "warning" for p in floats + ints)
+
+
+def test_a_shared_gpu_requirement_is_written_whole_for_each_server(tmp_path, capsys):
+    """The JSON of a GPU requirement that servers share is made once and its text reused (as a shared budget's):
+    each server still carries all of it, and the report is json.dumps(indent=2)'s text of its document."""
+    import json
+
+    from vramlint.cli import main
+
+    (tmp_path / "compose.yaml").write_text("services:\n" + "".join(
+        COMPOSE_SERVICE.format(i=i, port=8000 + i) for i in range(3)))
+    main(["check", str(tmp_path), "--offline", "--output-format", "json"])
+    out = capsys.readouterr().out
+    report = json.loads(out)
+    requirements = [s["gpu_requirement"] for s in report["servers"]]
+    assert len(requirements) == 3 and requirements[0]["fits"] and requirements.count(requirements[0]) == 3
+    assert out == json.dumps(report, indent=2) + "\n"

@@ -693,9 +693,10 @@ class Assessment:
     # (location, message): the budget was not computed for a setting beyond what vramlint sizes (VRL010, on the line)
     unsized: tuple | None = None
 
-    def to_json(self, budgets: dict[int, Any] | None = None) -> dict[str, Any]:
-        """``budgets``: the JSON of budgets already converted in this report, by id (servers share a budget when
-        everything it depends on is the same, see assess._budget): converted once, not once per server."""
+    def to_json(self, budgets: dict[Any, Any] | None = None) -> dict[str, Any]:
+        """``budgets``: the JSON of budgets (and GPU requirements) already converted in this report, by id (servers
+        share one when everything it depends on is the same, see assess._budget and requirement.gpu_requirement):
+        converted once, not once per server."""
         out = self.server.to_json()
         if self.budget is None:
             out["budget"] = None
@@ -708,7 +709,13 @@ class Assessment:
         if self.fleet:
             out["fleet"] = [b.to_json() for b in self.fleet]
         if self.gpu_requirement is not None:
-            out["gpu_requirement"] = self.gpu_requirement.to_json()
+            if budgets is None:
+                out["gpu_requirement"] = self.gpu_requirement.to_json()
+            else:
+                key = ("gpu_requirement", id(self.gpu_requirement))
+                if key not in budgets:
+                    budgets[key] = (self.gpu_requirement, self.gpu_requirement.to_json())  # kept: ids stay unique
+                out["gpu_requirement"] = budgets[key][1]
         if self.unresolved:
             out["unresolved"] = self.unresolved
         return out

@@ -32,12 +32,12 @@ def document(report: Report) -> dict:
     return _document(report, list(servers))
 
 
-def _server_items(report: Report) -> tuple[Any, dict[int, Any]]:
+def _server_items(report: Report) -> tuple[Any, dict[Any, Any]]:
     """Each server's JSON (``Assessment.to_json()`` with its findings), made when asked for; the budgets they
     share, by id (filled as the servers are made)."""
     rules = {r.id: r for r in report.rules}
     by_server = report.findings_of_servers()
-    budgets: dict[int, Any] = {}  # one conversion of a budget that servers share, for this document
+    budgets: dict[Any, Any] = {}  # one conversion of a budget (or GPU requirement) servers share, for this document
 
     def items() -> Any:
         for assessment in report.assessments:
@@ -95,9 +95,10 @@ def render_parts(report: Report) -> Any:
             continue
         empty = True
         for item in servers:
-            budget = item.get("budget")
-            if isinstance(budget, dict):
-                shared.add(id(budget))
+            for key in ("budget", "gpu_requirement"):
+                part = item.get(key)
+                if isinstance(part, dict):
+                    shared.add(id(part))
             yield ("[\n" if empty else ",\n") + server_indent + encode(item, server_indent)
             empty = False
         yield "[]" if empty else "\n  ]"
