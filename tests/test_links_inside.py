@@ -85,3 +85,19 @@ def test_a_link_out_of_the_tree_is_said_once(tmp_path, monkeypatch):
 
     findings = [f for f in json.loads(out.read_text())["findings"] if f["file"] == "c/Chart.yaml"]
     assert len([f for f in findings if "outside the scanned tree" in f["message"]]) == 1
+
+
+def test_a_tree_scanned_through_a_linked_folder_keeps_its_name(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "compose.yaml").write_text("services:\n  vllm:\n    extends: {file: base.yaml, service: base}\n"
+                                       "    gpus: all\n")
+    (repo / "base.yaml").write_text("services:\n  base:\n    image: vllm/vllm-openai:v0.9.2\n"
+                                    "    command: --model Qwen/Qwen2.5-1.5B-Instruct --max-model-len 4096 --bad-flag 1\n")
+    os.symlink("compose.yaml", repo / "again.yaml")
+    os.symlink("repo", tmp_path / "link")
+    monkeypatch.chdir(tmp_path)
+    inventory = scan(["link"])
+    assert {s.file for s in inventory.servers} <= {"link/compose.yaml", "link/base.yaml"}
+    assert all(p.file.startswith("link/") for p in inventory.problems if p.file)
+    assert any(loc.file == "link/base.yaml" for s in inventory.servers for loc in s.arg_locations.values())

@@ -279,12 +279,16 @@ def _display(path: Path) -> str:
         return str(path)
     if rel.startswith(".."):
         return os.path.abspath(path)
-    real = os.path.realpath(path)
-    if real != os.path.abspath(path) and is_inside(real):
-        # a link to a file of the tree: said under the file's own name, as the walk reads it (vramlint.discover)
-        real_rel = os.path.relpath(real)
-        if not real_rel.startswith(".."):
-            return real_rel
+    if os.path.islink(path):
+        real = os.path.realpath(path)
+        if is_inside(real):
+            # a link to a file of the tree: said under the file's own name, as the walk reads it (vramlint.discover),
+            # from the folder the link is in as the scan names it (a tree scanned through a linked folder keeps it)
+            folder = os.path.dirname(path)
+            target = os.path.relpath(real, os.path.realpath(folder or "."))
+            shown = os.path.normpath(os.path.join(os.path.dirname(rel), target))
+            if not shown.startswith(".."):
+                return shown
     return rel
 
 
