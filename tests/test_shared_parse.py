@@ -91,10 +91,21 @@ def test_a_check_keeps_few_texts_for_its_fixes_and_reports_the_same(tmp_path, ca
     everything = _report(capsys, tmp_path)
     assert sum(1 for f in everything["findings"] if f.get("fix")) >= 5  # fixes made on many files' texts
     monkeypatch.setattr(fixes, "TEXT_CACHE_MAX_CHARS", 1)  # one text kept at a time
+    held: list[int] = []
+    read = fixes.file_text
+
+    def watched(path):
+        text = read(path)
+        held.append(len(fixes._TEXT_CACHE))
+        assert fixes._TEXT_CHARS[0] == sum(len(t or "") for t in fixes._TEXT_CACHE.values())
+        return text
+
+    monkeypatch.setattr(fixes, "file_text", watched)
     bounded = _report(capsys, tmp_path)
-    assert len(fixes._TEXT_CACHE) == 1
-    assert fixes._TEXT_CHARS[0] == sum(len(t or "") for t in fixes._TEXT_CACHE.values())
+    assert held and max(held) == 1
     assert bounded == everything
+    # after the rules nothing the fixes read is kept for the reports
+    assert not fixes._TEXT_CACHE and not yamlload._SHARED
 
 
 def test_check_fix_keeps_every_text_its_edits_were_made_on(tmp_path, capsys, monkeypatch):
