@@ -146,3 +146,42 @@ def test_sarif_text_is_the_standard_librarys_indented_json(repo, capsys):
     code, out, err = run(capsys, "deploy", "--output-format", "sarif")
     assert out == json.dumps(json.loads(out), indent=2) + "\n"
     assert "\\u2603" in out or "\u2603" not in out
+
+
+def test_sarif_written_a_result_at_a_time_is_json_dumps_text_of_the_whole_document(repo, capsys, tmp_path):
+    # `write` streams the results (a run of 17,500 findings is never held whole); the text must be exactly
+    # json.dumps(indent=2) of the document built whole, on stdout and in an --output-file
+    import io
+
+    from vramlint.report import write
+    from vramlint.report import sarif as sarif_report
+
+    out_file = tmp_path / "out.sarif"
+    run(capsys, "deploy", "--output-format", "sarif", "--output-file", str(out_file))
+    written = out_file.read_text("utf-8")
+    doc = json.loads(written)
+    assert len(doc["runs"][0]["results"]) >= 3
+    captured: list = []
+    original = sarif_report.render_parts
+
+    def keep_report(report):
+        captured.append(report)
+        return original(report)
+
+    sarif_report.render_parts = keep_report
+    try:
+        _code, out, _err = run(capsys, "deploy", "--output-format", "sarif")
+    finally:
+        sarif_report.render_parts = original
+    assert captured, "the SARIF on stdout is written a result at a time"
+    report = captured[0]
+    whole = json.dumps(sarif_report.document(report), indent=2) + "\n"
+    stream = io.StringIO()
+    write("sarif", report, stream)
+    assert stream.getvalue() == whole == sarif_report.render(report)
+    assert out == whole
+    report.findings = []
+    empty = io.StringIO()
+    write("sarif", report, empty)
+    assert empty.getvalue() == json.dumps(sarif_report.document(report), indent=2) + "\n"
+    assert json.loads(empty.getvalue())["runs"][0]["results"] == []

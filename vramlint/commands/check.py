@@ -791,8 +791,8 @@ def _run(args: argparse.Namespace) -> int:
         if file in (None, "-"):
             stdout_format = fmt
             continue
-        # JSON is written a server at a time (`write`): 10,000 servers' report is never held whole
-        text = None if fmt == "json" else render(fmt, report, color=args.color == "always")
+        # JSON is written a server at a time and SARIF a result at a time (`write`): never held whole
+        text = None if fmt in ("json", "sarif") else render(fmt, report, color=args.color == "always")
         try:
             # a missing folder is created, as ruff does for its --output-file (CI writes to reports/ etc.)
             _make_folder(os.path.dirname(file))

@@ -95,13 +95,13 @@ def render(fmt: str, report: Report, color: bool = False) -> str:
 
 
 def write(fmt: str, report: Report, stream: Any, color: bool = False) -> None:
-    """`render`'s text written to ``stream``; the text formats a finding at a time and JSON a server at a time
-    (memory: 10,000 findings or servers)."""
-    if fmt == "json":
+    """`render`'s text written to ``stream``; the text formats and SARIF a finding at a time and JSON a server at
+    a time (memory: 10,000 findings or servers)."""
+    if fmt in ("json", "sarif"):
         from vramlint.textsafe import json_safe
 
-        json_report = importlib.import_module("vramlint.report.json")  # as `render` loads a format
-        for part in json_report.render_parts(report):
+        module = importlib.import_module(f"vramlint.report.{fmt}")  # as `render` loads a format
+        for part in module.render_parts(report):
             stream.write(json_safe(part))  # no part ends inside a string: a `##[` is never cut in two
         return
     if fmt not in ("text", "concise"):

@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from vramlint import __version__
@@ -116,22 +117,9 @@ def _server_location(where: str, root: str) -> dict:
     return {"physicalLocation": location}
 
 
-def document(report: Report) -> dict:
-    root = os.path.abspath(report.source_root)
-    rules = list(report.rules)
-    known = {r.id for r in rules}
-    # A finding of a rule missing from the list (should not happen) still gets a descriptor.
-    for finding in report.findings:
-        if finding.rule_id not in known:
-            from vramlint.rule import Rule
-
-            rules.append(Rule(finding.rule_id, finding.rule_name, finding.level, {}, finding.rule_name,
-                              finding.rule_name, None, None, ""))
-            known.add(finding.rule_id)
-    rules.sort(key=lambda r: r.id)
-    index = {r.id: i for i, r in enumerate(rules)}
+def _results(report: Report, root: str, index: dict[str, int]) -> Any:
+    """The SARIF results, one at a time (a run of 17,500 findings is never held whole as dicts)."""
     occurrences: dict[str, int] = {}
-    results = []
     for finding in report.findings:
         digest = _fingerprint(finding, root)
         occurrences[digest] = occurrences.get(digest, 0) + 1
@@ -177,7 +165,24 @@ def document(report: Report) -> dict:
             props["server"] = finding.server_key
         if props:
             result["properties"] = props
-        results.append(result)
+        yield result
+
+
+def document(report: Report, _streamed: bool = False) -> dict:
+    root = os.path.abspath(report.source_root)
+    rules = list(report.rules)
+    known = {r.id for r in rules}
+    # A finding of a rule missing from the list (should not happen) still gets a descriptor.
+    for finding in report.findings:
+        if finding.rule_id not in known:
+            from vramlint.rule import Rule
+
+            rules.append(Rule(finding.rule_id, finding.rule_name, finding.level, {}, finding.rule_name,
+                              finding.rule_name, None, None, ""))
+            known.add(finding.rule_id)
+    rules.sort(key=lambda r: r.id)
+    index = {r.id: i for i, r in enumerate(rules)}
+    results = _RESULTS_MARK if _streamed else list(_results(report, root, index))
     notifications = [
         {
             "level": "note",
@@ -218,7 +223,28 @@ def document(report: Report) -> dict:
 
 
 def render(report: Report, color: bool = False) -> str:
-    # json.dumps(indent=2)'s text, without the standard library's Python generators (17,500 results: 10 s)
-    from vramlint.report.json import dumps_indented
+    return "".join(render_parts(report))
 
-    return dumps_indented(document(report)) + "\n"
+
+# Where the results go in the document that render_parts writes around them: a string no result holds (NUL).
+_RESULTS_MARK = "\0results\0"
+_RESULTS_INDENT = " " * 8  # runs[0].results[i]
+
+
+def render_parts(report: Report) -> Any:
+    """The document's text (json.dumps(indent=2)'s), a result at a time: the document around the results is
+    written first, then each result as soon as it is made, its dict then dropped."""
+    # json.dumps(indent=2)'s text, without the standard library's Python generators (17,500 results: 10 s)
+    from vramlint.report.json import _encoder
+
+    encode = _encoder()
+    around = document(report, _streamed=True)
+    root = os.path.abspath(report.source_root)
+    index = {r["id"]: i for i, r in enumerate(around["runs"][0]["tool"]["driver"]["rules"])}
+    head, tail = encode(around, "").split(encode(_RESULTS_MARK, _RESULTS_INDENT), 1)
+    yield head
+    empty = True
+    for result in _results(report, root, index):
+        yield ("[\n" if empty else ",\n") + _RESULTS_INDENT + encode(result, _RESULTS_INDENT)
+        empty = False
+    yield ("[]" if empty else "\n" + " " * 6 + "]") + tail + "\n"
