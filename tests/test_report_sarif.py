@@ -153,8 +153,8 @@ def test_sarif_written_a_result_at_a_time_is_json_dumps_text_of_the_whole_docume
     # json.dumps(indent=2) of the document built whole, on stdout and in an --output-file
     import io
 
-    from vramlint.report import write
     from vramlint.report import sarif as sarif_report
+    from vramlint.report import write
 
     out_file = tmp_path / "out.sarif"
     run(capsys, "deploy", "--output-format", "sarif", "--output-file", str(out_file))
