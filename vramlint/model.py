@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from vramlint.lean_dataclass import dataclass
@@ -389,6 +390,7 @@ class Fix:
 HEADLINE_WIDTH = 120  # a finding's first line, as the text report prints it, where the content allows
 
 
+@lru_cache(maxsize=4096)  # asked by every report of every finding; similar servers' findings say the same
 def split_message(message: str, summary: str | None = None) -> tuple[str, str]:
     """(headline, detail) of a finding's message: the rule's ``summary`` when the message starts with it; else
     the whole message when it is short, else its first sentence (or clause, at a colon outside parentheses) when

@@ -371,6 +371,7 @@ def run_rules(assessments: list[Assessment], rules: list[Rule], ctx: RuleContext
     """
     ctx = ctx or RuleContext()
     bound = [(rule, ctx.for_rule(rule)) for rule in rules]  # raises on bad options, before any output
+    _REBUDGETS.clear()  # models and catalogs may have changed since an earlier run in this process
     findings: list[Finding] = []
     for rule, rule_ctx in bound:
         override = ctx.level_override(rule)
@@ -500,8 +501,17 @@ def rebudget(assessment: Assessment, model=None, **args: Any) -> Budget | None:
 
     new_args = dict(assessment.server.args)
     new_args.update(args)
-    return compute_budget(
-        model or assessment.model,
+    facts = model or assessment.model
+    # A budget depends only on these inputs (see vramlint.assess._budget): servers of the same settings (copies
+    # of a manifest, environments of one chart) ask the same "what if" and get the one budget computed for it. A
+    # model made for the question (VRL003's quantized variants, made anew each time) is known by its contents.
+    key = (id(facts) if model is None else repr(facts), repr(assessment.gpu), repr(new_args),
+           repr(assessment.server.env), assessment.budget.vllm_version, assessment.gpu_count, assessment.server.image)
+    found = _REBUDGETS.get(key)
+    if found is not None:
+        return found[1]
+    budget = compute_budget(
+        facts,
         assessment.gpu,
         new_args,
         dict(assessment.server.env),
@@ -509,6 +519,16 @@ def rebudget(assessment: Assessment, model=None, **args: Any) -> Budget | None:
         assessment.gpu_count,
         image=assessment.server.image,
     )
+    if len(_REBUDGETS) >= _REBUDGETS_MAX:
+        _REBUDGETS.clear()
+    _REBUDGETS[key] = (facts, budget)  # the model kept: its id stays its own while the entry lives
+    return budget
+
+
+# `rebudget`'s budgets of this run (run_rules starts each run with none), by their inputs, with the model they
+# were computed for
+_REBUDGETS: dict[tuple, tuple[Any, Budget]] = {}
+_REBUDGETS_MAX = 4096
 
 
 def max_num_seqs_over_capacity(budget: Budget, typical: int, min_concurrency: float,

@@ -89,6 +89,8 @@ def _parse_ids(text: str, names: RuleNames) -> tuple[dict[str, str], list[str]]:
 def comment_suppressions(file: str, lines: list[str], names: RuleNames) -> tuple[list[Suppression], list[Finding]]:
     """The ``# vramlint:`` comments of one file, and a VRL101 finding for each one that cannot be read."""
     out: list[Suppression] = []
+    if "vramlint" not in "\n".join(lines).lower():
+        return out, []  # most files have no vramlint comment: one search of the whole text, not one per line
     malformed = _Capped()
     for number, text in enumerate(lines, start=1):
         if "vramlint" not in text.lower():
