@@ -345,7 +345,7 @@ def _ruamel_load_bounded(text: str, file: str, lines_of: list[str] | None = None
     ``text`` starts (a document of a stream, read alone): positions are moved by it, as if the lines before were
     there (ruamel scans blank lines in Python: padding a document deep in a file cost a pass over every line
     before it)."""
-    if _most_nodes(text, 0, len(text)) > MAX_RUAMEL_NODES:
+    if len(text) * 4 + 1 > MAX_RUAMEL_NODES and _most_nodes(text, 0, len(text)) > MAX_RUAMEL_NODES:
         over = _node_count_over(text, MAX_RUAMEL_NODES)
         if over is not None:
             return [], [Problem(file, over + first_line, 1, f"YAML that vramlint reads only with its slower reader "
@@ -404,8 +404,8 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
     documents keep their line numbers), and a problem on the line where each went over. Only documents that may
     have that many nodes by `_most_nodes` (counted in C) are parsed here: the whole text, then halves of its run
     of documents, down to the documents that may be over on their own."""
-    if _most_nodes(text, 0, len(text)) <= max_nodes:
-        return text, []
+    if len(text) * 4 + 1 <= max_nodes or _most_nodes(text, 0, len(text)) <= max_nodes:
+        return text, []  # (`_most_nodes` is at most 4 a character, plus one: a small text is not counted)
     starts = [0]
     at = text.find("\n---", 0)
     while at >= 0:
@@ -452,7 +452,8 @@ def _most_nodes(text: str, begin: int, end: int) -> int:
     root, a sequence entry (a block entry's `-` indicator before a blank or a line break; a flow entry after `[`
     or `,`), a mapping key (before its `:` indicator, after `?`, or after `{` or `,` in a flow mapping) or the
     value of a key (one a key, written or empty). So: roots + entries + 2 x keys. Indicators counted inside
-    scalars and comments make it larger, never smaller."""
+    scalars and comments make it larger, never smaller. Each counted indicator is a character of its own, so the
+    count is at most 4 x the characters, plus one."""
     count = text.count
     roots = count("---", begin, end) + count("...", begin, end) + 1
     entries = sum(count(dash, begin, end) for dash in _AFTER_DASH) + (text.endswith("-", begin, end))
@@ -857,7 +858,7 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
             if node.value:
                 positions = {}
                 for i, item in enumerate(node.value):
-                    seq.append(build(item))
+                    seq.append(scalar(item) if item.__class__ is scalar_node else build(item))
                     mark = item.start_mark
                     positions[i] = [mark.line, mark.column]
                 seq.lc.data = positions
@@ -871,23 +872,31 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         pairs = node.value
         merged = None
         for key_node, value_node in pairs:
-            if key_node.__class__ is scalar_node and key_node.tag == _PLAIN and key_node.value == "<<":
+            # (a collection key's value is a list, never "<<")
+            if key_node.value == "<<" and key_node.__class__ is scalar_node and key_node.tag == _PLAIN:
                 if merged is not None:
                     raise _NotDecided  # a second merge key: ruamel refuses it
                 merged = merge_sources(value_node)
         positions = {}
+        # (a scalar value is read by `scalar` here, not through `build`: one call less for most nodes of a file)
         for i, (key_node, value_node) in enumerate(pairs):
             if key_node.__class__ is not scalar_node:
                 key = collection_key(key_node)
-            elif key_node.tag == _PLAIN and key_node.value == "<<":
+            elif key_node.value == "<<" and key_node.tag == _PLAIN:
                 continue
             else:
                 key = scalar(key_node)
-            value = build(value_node)
             key_mark, value_mark = key_node.start_mark, value_node.start_mark
-            value_at = [value_mark.line, value_mark.column]
-            if value_node.__class__ is scalar_node and not value_node.value and not value_node.style:
-                value_at = empty_value_place(value_at, pairs, i, node)
+            if value_node.__class__ is scalar_node:
+                value = scalar(value_node)
+                if not value_node.value and not value_node.style:
+                    value_at = empty_value_place([value_mark.line, value_mark.column], pairs, i, node)
+                    at = [key_mark.line, key_mark.column, value_at[0], value_at[1]]
+                else:
+                    at = [key_mark.line, key_mark.column, value_mark.line, value_mark.column]
+            else:
+                value = build(value_node)
+                at = [key_mark.line, key_mark.column, value_mark.line, value_mark.column]
             if key in mapping:
                 # the API server (JSON decoding) keeps the last of duplicate keys: the first is dropped, and the
                 # duplicate said on its line
@@ -895,7 +904,7 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
                 duplicates.append((key_mark.line, key_mark.column, str(key), first[0] + 1 if first else None))
                 del mapping[key]
             mapping[key] = value
-            positions[key] = [key_mark.line, key_mark.column, *value_at]
+            positions[key] = at
         if positions:
             mapping.lc.data = positions
         if merged:
@@ -1185,6 +1194,13 @@ MAX_BLOCK_DEPTH = 150
 MAX_INDENT = 400
 
 
+# A line that starts with MAX_BLOCK_DEPTH blanks or indicators (`^` of a multi-line search, written as the line
+# break before it: a search for a literal character first is several times faster over a large text)
+_BLOCK_LEAD = frozenset(" \t?-")
+_BLOCK_DEEP_FIRST = re.compile(rf"[ \t?-]{{{MAX_BLOCK_DEPTH}}}")
+_BLOCK_DEEP = re.compile(rf"\n[ \t?-]{{{MAX_BLOCK_DEPTH}}}")
+
+
 def nesting_problem(text: str, file: str) -> Problem | None:
     """A Problem where ``text`` first nests deeper than the parser can read quickly, else None (linear, cheap)."""
     import re
@@ -1193,7 +1209,7 @@ def nesting_problem(text: str, file: str) -> Problem | None:
         problem = _flow_nesting_problem(text, file)
         if problem is not None:
             return problem
-    if re.search(rf"^[ \t?-]{{{MAX_BLOCK_DEPTH},}}", text, re.MULTILINE):
+    if text[:1] in _BLOCK_LEAD and _BLOCK_DEEP_FIRST.match(text) or _BLOCK_DEEP.search(text):
         return _block_nesting_problem(text, file)
     return None
 
