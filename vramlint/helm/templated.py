@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from functools import lru_cache
 
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Problem
@@ -42,7 +43,7 @@ def neutralize(text: str, placeholders: bool = True) -> tuple[str, list[str]]:
             kinds.append("Terraform %{ } directives")
         if "${" in line:
             kinds.append("${var} interpolation")
-        if placeholders and _PLACEHOLDER.search(line):
+        if placeholders and "<" in line and _PLACEHOLDER.search(line):
             kinds.append("<PLACEHOLDER> words")
         if not kinds:
             out_lines.append(line)
@@ -111,6 +112,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     return root.children
 
 
+@lru_cache(maxsize=4096)  # a line inside nested blocks is asked once for each block around it
 def _unknown_item(line: str) -> bool:
     """`- {{ . | quote }}`: a list item that is one template expression."""
     m = _ITEM.match(line)
@@ -175,9 +177,9 @@ def _resolve(lines: list[str], blocks: list[_Block], said: list[str]) -> None:
     for block in blocks:
         if block.kind in ("define", "block") or block.end < 0:
             continue
-        content = [lines[n] for n in _all_lines(block) if lines[n].strip()]
-        items = [x for x in content if _unknown_item(x)]
-        if len(block.branches) == 1 and items and all(_unknown_item(x) or _BARE_KEY.match(x) for x in content):
+        content = [lines[n] for n in _all_lines(block) if lines[n].strip()] if len(block.branches) == 1 else ()
+        if content and any(_unknown_item(x) for x in content) and all(
+                _unknown_item(x) or _BARE_KEY.match(x) for x in content):
             # list items a loop or a condition adds from values: how many, and which, is known only when rendered
             for n in range(block.line + 1, block.end):
                 lines[n] = ""
