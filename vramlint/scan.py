@@ -268,6 +268,7 @@ def _scan_chunk(job: tuple[list[FileEntry], bool]) -> _Collector:
     col = _Collector()
     for entry in entries:
         _scan_entry(col, entry, use_prefilter)
+        gc.freeze()  # as in one process (_scan_entries): what a file leaves is not walked again by each collection
     _pack_join_lines(col.records)
     return col
 
