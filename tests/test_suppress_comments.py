@@ -97,3 +97,40 @@ def test_comment_parser_reads_only_comments():
         (2, ["VRL100", "VRL102"], "known"),
         (3, ["VRL101"], None),
     ]
+
+
+def test_files_without_the_word_are_not_read_again_and_an_upper_case_comment_still_suppresses(
+        tmp_path, capsys, monkeypatch):
+    # the scan notes the files whose text holds no "vramlint" (in any case); only the others are read again for
+    # comments, also when the files are read by the scan's worker processes (PARALLEL_FROM files and more)
+    from vramlint import scan
+    from vramlint.commands import check
+
+    repo = make_repo(tmp_path, "two-servers.yaml")
+    source = repo / "deploy" / "two-servers.yaml"
+    text = source.read_text().replace('vramlint.dev/ignore: "TST001"', 'team: "a"').replace(
+        "          # vramlint: ignore[TST001] the 7B model is what we serve\n", "          # the 7B model\n")
+    assert "vramlint" not in text.lower()
+    source.write_text(text.replace(
+        '          command: ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct"]\n',
+        '          command: ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct"]  # VRAMLINT: ignore[TST001]\n', 1))
+    plain = repo / "deploy" / "plain"
+    plain.mkdir()
+    for i in range(scan.PARALLEL_FROM):
+        (plain / f"copy-{i}.yaml").write_text(text)
+    read: list[str] = []
+    original = check.FileReader.__call__
+
+    def reading(self, file):
+        read.append(file)
+        return original(self, file)
+
+    monkeypatch.setattr(check.FileReader, "__call__", reading)
+    monkeypatch.chdir(repo)
+    code, doc = run_json(capsys, "deploy", "--select", "TST")
+    commented = [f for f in by_rule(doc["findings"], "TST001") if f["file"] == "deploy/two-servers.yaml"]
+    assert [(f["line"], f["suppressed"]) for f in commented] == [(13, True), (29, False)]
+    copies = [f for f in by_rule(doc["findings"], "TST001") if f["file"].startswith("deploy/plain/")]
+    assert len(copies) == 2 * scan.PARALLEL_FROM and not any(f["suppressed"] for f in copies)
+    # read again: the commented file only (the report's source lines come later, by file)
+    assert read[:1] == ["deploy/two-servers.yaml"] and "deploy/plain/copy-0.yaml" not in read[:2]

@@ -331,6 +331,8 @@ class Inventory:
     problems: list[Problem] = field(default_factory=list)
     files_scanned: int = 0
     notes: list[str] = field(default_factory=list)  # said once per run/chart (Helm rendering skipped, ...)
+    # files the scan read whose text holds no "vramlint" (any case), so no suppression comment: not read again
+    uncommented: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out = {

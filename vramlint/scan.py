@@ -62,6 +62,8 @@ class _Collector:
         # Texts the prefilter passed over, kept by path so a `--config` ConfigMap reference can still be
         # looked up in them (a ConfigMap with only a `model:` key would not pass the prefilter).
         self.unparsed: list[tuple[str, str]] = []
+        # Files read whose text does not hold the word "vramlint" (in any case): no suppression comment to read
+        self.uncommented: list[str] = []
 
 
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
@@ -114,6 +116,7 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
     _scan_entries(col, entries, use_prefilter)
     _join(col)
     inv = col.inventory
+    inv.uncommented = frozenset(col.uncommented)
     inv.servers.sort(key=lambda s: (s.file, s.location.line, s.location.column))
     inv.problems.sort(key=lambda p: (p.file, p.line or 0, p.column or 0))
     return inv
@@ -299,6 +302,7 @@ def _add_chunk(col: _Collector, part: _Collector) -> None:
     col.inventory.notes.extend(part.inventory.notes)
     col.inventory.files_scanned += part.inventory.files_scanned
     col.unparsed.extend(part.unparsed)
+    col.uncommented.extend(part.uncommented)
 
 
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
@@ -310,6 +314,8 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
         return
     if entry.template and not entry.explicit and not _YAML_SHAPE.search(text):
         return  # a Go template partial (`define` blocks), not a YAML document
+    if "vramlint" not in text.lower():
+        col.uncommented.append(entry.display)  # its suppressions need not be read again (check.py)
     _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", use_prefilter)
 
 

@@ -15,7 +15,7 @@ malformed-suppression (see ``vramlint.meta``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import field
 
 from vramlint.lean_dataclass import dataclass
@@ -162,12 +162,14 @@ def apply_suppressions(
     rules: Iterable,
     is_enabled: Callable[[str, str], bool] = lambda rule_id, file: True,
     files: Iterable[str] = (),
+    uncommented: Container[str] = (),
 ) -> list[Finding]:
     """``findings`` with suppressed ones marked, plus VRL100/VRL101 findings about the suppressions.
 
     ``read_lines(file)`` gives a scanned file's lines (None when it cannot be read); comments are read in the
     files of ``findings``, of ``servers`` and in ``files``. ``is_enabled(rule_id, file)`` tells whether a rule
-    runs for a file: a suppression of a rule that does not run is not "unused".
+    runs for a file: a suppression of a rule that does not run is not "unused". ``uncommented``: files known to
+    hold no "vramlint" (the scan read them): not read for comments.
     """
     names = RuleNames(rules)
     suppressions: list[Suppression] = []
@@ -177,6 +179,8 @@ def apply_suppressions(
     # its file (a file of 100,000 comments and as many findings was 10**10 comparisons)
     by_line: dict[tuple[str, int], list[Suppression]] = {}
     for file in wanted_files:
+        if file in uncommented:
+            continue
         lines = read_lines(file)
         if not lines:
             continue

@@ -1203,8 +1203,6 @@ _BLOCK_DEEP = re.compile(rf"\n[ \t?-]{{{MAX_BLOCK_DEPTH}}}")
 
 def nesting_problem(text: str, file: str) -> Problem | None:
     """A Problem where ``text`` first nests deeper than the parser can read quickly, else None (linear, cheap)."""
-    import re
-
     if text.count("[") + text.count("{") > MAX_FLOW_DEPTH:
         problem = _flow_nesting_problem(text, file)
         if problem is not None:

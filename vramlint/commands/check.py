@@ -720,7 +720,9 @@ def _run(args: argparse.Namespace) -> int:
     from vramlint.suppress import apply_suppressions
 
     reader = FileReader(stdin_name, stdin_text)
-    findings = apply_suppressions(kept, inventory.servers, reader, rules, selection.enabled)
+    # files the scan found no "vramlint" in are not read again for comments (standard input's name is its own)
+    uncommented = inventory.uncommented if stdin_text is None else inventory.uncommented - {stdin_name}
+    findings = apply_suppressions(kept, inventory.servers, reader, rules, selection.enabled, uncommented=uncommented)
     findings = [f for f in findings if selection.enabled(f.rule_id, f.location.file)]
     for finding in findings:
         finding.level = selection.level(finding.rule_id, finding.location.file, finding.level)
