@@ -262,3 +262,17 @@ def test_what_reading_a_rendered_document_finds_is_said_on_its_template_at_its_l
     assert p.level == "note" and p.file.endswith("templates/sws.yaml") and p.line == 9
     inv = scan([path])
     assert any("custom command" in p.message and p.level == "note" for p in inv.problems)
+
+
+def test_problems_said_for_several_values_sets_are_kept_once_in_order():
+    from vramlint.model import Problem, add_new_problems
+
+    problems = [Problem("t.yaml", 3, 1, "a", level="note")]
+    more = [Problem("t.yaml", 3, 1, "a", level="note"), Problem("t.yaml", 3, 1, "a", level="warning"),
+            Problem("t.yaml", 4, 1, "b", level="note"), Problem("t.yaml", 4, 1, "b", level="note")]
+    add_new_problems(problems, more)
+    assert [(p.line, p.message, p.level) for p in problems] == [(3, "a", "note"), (3, "a", "warning"), (4, "b", "note")]
+    many = [Problem("t.yaml", n, 1, "c", level="note") for n in range(20000)]
+    add_new_problems(problems, many)
+    add_new_problems(problems, many)  # 20,000 against 20,003: a set, not a scan of the list for each
+    assert len(problems) == 20003

@@ -221,9 +221,11 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
         seen_files.add(key)
         out.files.append(FileEntry(rel, entry.path, explicit=False, template=kind == "template"))
 
-    while stack or deferred:
+    next_link = 0  # deferred links are taken in order, by index: a pop from the front is linear in the list
+    while stack or next_link < len(deferred):
         if not stack:
-            entry, rel = deferred.pop(0)
+            entry, rel = deferred[next_link]
+            next_link += 1
             found: list[str] = []
             handle(entry, rel, found)
             stack.extend(found)

@@ -280,6 +280,8 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
     from vramlint.model import Problem
 
     kept = []
+    # files a link out of the tree was already said for (by what refers to them: a Chart.yaml, a values file)
+    said_outside = {p.file for p in inventory.problems if "outside the scanned tree" in p.message}
     for skipped in inventory.skipped:
         if skipped.reason.startswith(_UNREADABLE):
             inventory.problems.append(Problem(
@@ -289,7 +291,8 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
         elif "outside the scanned tree" in skipped.reason:
             # a link out of the repository: what it points to is not the repository's to lint (vramlint.fsread);
             # said once, when what refers to it (a chart's Chart.yaml, a values file) has not said it already
-            if not any(p.file == skipped.file and "outside the scanned tree" in p.message for p in inventory.problems):
+            if skipped.file not in said_outside:
+                said_outside.add(skipped.file)
                 inventory.problems.append(Problem(skipped.file, None, None, skipped.reason, level="note"))
         elif skipped.reason.startswith("file too large"):
             # servers in it go unchecked: said, at a level that does not fail the default gate

@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from vramlint.helm.chart import chart_for_values_file, is_chart_dir
-from vramlint.model import Problem, Server
+from vramlint.model import Problem, Server, add_new_problems
 
 __all__ = [
     "chart_for_values_file",
@@ -101,6 +101,6 @@ def extract_charts(
                 res = extract_chart(chart_dir, overlays, variant, deadline=deadline)
             servers.extend(res.servers)
             # a finding on a template line is the same for every set of values that renders it alike: said once
-            problems.extend(p for p in res.problems if p not in problems)
+            add_new_problems(problems, res.problems)
             notes.extend(n for n in res.notes if n not in notes)
     return servers, problems, notes

@@ -25,7 +25,7 @@ from vramlint.helm.gotmpl import (
 )
 from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values, was_not_read
 from vramlint.lean_dataclass import dataclass
-from vramlint.model import Location, Problem, Server
+from vramlint.model import Location, Problem, Server, add_new_problems
 
 RELEASE_NAME = "release-name"  # what `helm template` calls a release when none is given
 NAMESPACE = "default"
@@ -616,7 +616,7 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
         res.device_claims.extend(part.device_claims)
         # what reading the rendered documents found (a vLLM image with a launcher command vramlint does not
         # follow, a field it cannot read), on the template or values lines, at the level it was found at
-        res.problems.extend(p for p in part.problems if p not in res.problems)
+        add_new_problems(res.problems, part.problems)
         reasons.extend(cr.reasons)
     join_chart_configs(res, chart.display)
     if any(s.device_claims for s in res.servers):
