@@ -16,7 +16,7 @@ def test_parse_version(text, key):
     "image, version",
     [("vllm/vllm-openai:v0.6.4", "0.6.4"), ("vllm/vllm-openai:v0.10.1.1", "0.10.1.1"),
      ("docker.io/vllm/vllm-openai:v0.11.0rc1@sha256:abc", "0.11.0rc1"), ("vllm/vllm-openai:latest", None),
-     ("vllm/vllm-openai@sha256:abc", None), ("python:3.11", None), ("registry:5000/vllm:0.8.5.post1", "0.8.5.post1")],
+     ("vllm/vllm-openai@sha256:abc", None), ("python:3.11", None), ("registry:5000/vllm:0.8.5.post1", None)],
 )
 def test_version_from_image(image, version):
     assert versions.version_from_image(image) == version
@@ -31,10 +31,28 @@ def test_version_from_image(image, version):
      ("lmcache/vllm-openai:v0.3.9", None), ("quay.io/acme/vllm:2024.10", None),
      # Red Hat AI Inference Server numbers its own releases (3.2.0 ships a vLLM 0.x): no vLLM release is 3.x
      ("registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.2.0-1754088865-hotfix-1", None),
-     ("quay.io/acme/vllm-build:1.4.2", None), ("quay.io/acme/vllm-build:v0.11.2", "0.11.2"),
+     ("quay.io/acme/vllm-build:1.4.2", None), ("quay.io/acme/vllm-build:v0.11.2", None),
      ("vllm/vllm-openai:nightly", None), ("vllm/vllm-tpu:nightly-0.9.1", None)],
 )
 def test_version_from_image_vendor_tags(image, version):
+    assert versions.version_from_image(image) == version
+
+
+@pytest.mark.parametrize(
+    "image, version",
+    [  # vLLM's release repositories, also behind a mirror's prefix that keeps their path
+     ("mirror.gcr.io/vllm/vllm-openai:v0.9.1", "0.9.1"), ("harbor.example/dockerhub/vllm/vllm-openai-rocm:v0.10.0", "0.10.0"),
+     ("public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.8.5", "0.8.5"),
+     # a republish of vLLM's server image under its name keeps vLLM's tags
+     ("quay.io/someone/vllm-openai:v0.10.0-macos", "0.10.0"),
+     # other repositories number their own builds: a CPU image built from a fork's commit, a local build, llm-d's
+     # and AWS's own releases
+     ("quay.io/rh-aiservices-bu/vllm-cpu-openai-ubi9:0.3", None), ("gemma4-vllm:0.20.1-cu129", None),
+     ("ghcr.io/llm-d/llm-d-cuda:v0.3.1", None), ("763104351884.dkr.ecr.us-east-1.amazonaws.com/vllm:0.8.5-gpu-py312-ec2", None),
+     # the vendor names vLLM's release inside the tag: read wherever the image lives
+     ("registry.example/team/vllm-build:cu128_vllm_0.9.2", "0.9.2")],
+)
+def test_a_plain_tag_is_a_release_only_on_vllms_release_repositories(image, version):
     assert versions.version_from_image(image) == version
 
 

@@ -80,6 +80,17 @@ _TAG_VERSION_RE = re.compile(
 _EMBEDDED_VERSION_RE = re.compile(
     r"vllm[-_]v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d*)?)(?:$|[-+_])", re.IGNORECASE
 )
+# The repositories vLLM's release pipeline pushes each release to under its version tag (.buildkite's release
+# pipeline: `vllm/vllm-openai:v<version>` and its -rocm/-cpu/-tpu siblings on Docker Hub, the `q9t5s3a7/vllm-*-release-repo`
+# repositories on public ECR), also behind a registry prefix that keeps their path (a mirror or pull-through cache:
+# `mirror.gcr.io/vllm/vllm-openai`, `harbor.example/dockerhub/vllm/vllm-openai`). Only there is a plain version tag
+# evidence of the release the image holds: other repositories number their own builds, whatever their tags look
+# like (`vllm-cpu-openai-ubi9:0.3` is built from a fork's commit; AWS's, Red Hat's and llm-d's images count their own
+# releases; a local `gemma4-vllm:0.20.1-cu129` says what its builder chose). A tag that names vLLM's release inside
+# it (`rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521`) is the vendor saying which release it packaged, read anywhere.
+_RELEASE_REPOSITORY_RE = re.compile(r"(?:^|/)(?:vllm/vllm-[\w.-]+|vllm-openai(?:-rocm|-cpu)?|q9t5s3a7/vllm[\w.-]*-release-repo)$",
+                                    re.IGNORECASE)
+
 # Repositories whose tags follow another project's versioning (NGC's YY.MM, LMCache, Ray), not vLLM's. Neural
 # Magic's nm-vllm numbers its own releases: its 0.3.0 came out in May 2024 (neuralmagic/nm-vllm#241), when vLLM
 # was at 0.4.2. NVIDIA Dynamo's runtime images (nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0) carry Dynamo's release.
@@ -110,7 +121,9 @@ def _version_from_image(image: str) -> str | None:
         return None
     m = _EMBEDDED_VERSION_RE.search(tag)
     if m is None:
-        if _OTHER_VERSIONING_RE.search(repo):
+        if _OTHER_VERSIONING_RE.search(repo) or not _RELEASE_REPOSITORY_RE.search(repo):
+            # a plain version tag is vLLM's release only on vLLM's own release repositories (or a mirror that
+            # keeps their path): another project's image numbers its own builds
             return None
         m = _TAG_VERSION_RE.match(tag)
         if m is None:
