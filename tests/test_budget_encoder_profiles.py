@@ -116,9 +116,9 @@ def test_mm_encoder_tp_mode_data_replicates_the_tower():
 
 
 def test_a_multimodal_model_without_tower_facts_is_said_once():
-    """Llama 4 in the catalog has no vision tower facts: its encoder profile is said not estimated, once, unless
-    every modality is switched off (vLLM then skips the profile, and from 0.17 the tower)."""
-    info = _model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    """Llama 4 Maverick in the catalog has no vision tower facts: its encoder profile is said not estimated, once,
+    unless every modality is switched off (vLLM then skips the profile, and from 0.17 the tower)."""
+    info = _model("meta-llama/Llama-4-Maverick-17B-128E-Instruct")
     assert not info.extra["facts"].get("vision")
     gpu = gpus.lookup("H100-SXM")
     args = {"max_model_len": 8192, "tensor_parallel_size": 4}

@@ -557,6 +557,17 @@ def _vision(cfg: dict) -> dict | None:
         out["temporal"] = _int(vc.get("temporal_patch_size")) or 2
         out["spatial_merge"] = _int(vc["spatial_merge_size"])
         out["out"] = _int(vc["out_hidden_size"])
+    if vc.get("model_type") == "pixtral":
+        # Pixtral tower (PixtralHFVisionModel): GLU MLP, RMSNorms, 2-D RoPE; the projector merges 2 x 2 patches
+        out["style"] = "pixtral"
+    if vc.get("model_type") == "llama4_vision_model":
+        # Llama4VisionModel: learned positions, the pixel-shuffle adapter and the projector to the text width
+        out["style"] = "llama4"
+        for key, name in (("projector_input_dim", "adapter"), ("projector_output_dim", "out"),
+                          ("vision_output_dim", "vision_out")):
+            value = _int(vc.get(key))
+            if value:
+                out[name] = value
     if _int(cfg.get("spatial_merge_size")) and "Mistral3" in " ".join(str(a) for a in cfg.get("architectures") or []):
         out["spatial_merge"] = _int(cfg["spatial_merge_size"])  # Mistral3PatchMerger (2 x 2 patches per token)
     if "deepstack_visual_indexes" in vc and _int(vc.get("spatial_merge_size")) and _int(vc.get("out_hidden_size")):

@@ -200,7 +200,34 @@ def _vision(facts: dict, pc: ParamCount) -> None:
         wide, out = h * (v.get("spatial_merge") or 2) ** 2, v.get("out") or facts["hidden"]
         pc.vision = layers * per_layer + embed + h + wide * wide + wide + wide * out + out
         return
+    if v.get("style") == "pixtral":
+        # Pixtral tower (vLLM PixtralHFVisionModel / pixtral.VisionTransformer): bias-free q/k/v/o, GLU MLP, two
+        # RMSNorms; bias-free Conv2d patch embedding, ln_pre, 2-D RoPE (no learned positions). Projector
+        # (Mistral3MultiModalProjector / PatchMerger + VisionLanguageAdapter): RMSNorm(h), the patch merger
+        # Linear(merge^2 h, h), Linear(h, text hidden), Linear(text hidden, text hidden), bias-free
+        per_layer = 4 * h * h + 3 * h * inter + 2 * h
+        patch, channels = v.get("patch") or 14, v.get("channels") or 3
+        merge = v.get("spatial_merge") or 1
+        embed = channels * patch * patch * h + h
+        text = facts["hidden"]
+        projector = h + (merge * merge * h * h if merge > 1 else 0) + h * text + text * text
+        pc.vision = layers * per_layer + embed + projector
+        return
     per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    if v.get("style") == "llama4":
+        # Llama4VisionModel (vLLM mllama4.py): the generic block (biased q/k/v/o and fc1/fc2, two LayerNorms);
+        # a bias-free unfold-convolution patch embedding, a class embedding, one learned position per patch and
+        # for the class token, layernorm_pre/post; the pixel-shuffle adapter Llama4VisionMLP(intermediate_size ->
+        # projector_input_dim -> projector_output_dim) and the projector Linear(vision_output_dim, text hidden),
+        # bias-free (multi_modal_projector_bias false)
+        patch, channels = v.get("patch") or 14, v.get("channels") or 3
+        positions = (v["image"] // patch) ** 2 + 1 if v.get("image") else 0
+        embed = channels * patch * patch * h + h + positions * h + 4 * h
+        adapter_in, adapter = inter, v.get("adapter") or 0
+        out = v.get("out") or adapter
+        projector = adapter_in * adapter + adapter * out + (v.get("vision_out") or out) * facts["hidden"]
+        pc.vision = layers * per_layer + embed + projector
+        return
     if v.get("style") == "qwen2_vl":
         # Qwen2VisionTransformer: the generic block (biased qkv, proj, fc1, fc2; two LayerNorms); Conv3d patch
         # embedding without bias; merger LayerNorm(h), Linear(4h, 4h), Linear(4h, out), biased

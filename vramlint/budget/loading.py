@@ -12,7 +12,7 @@ from typing import Any
 from vramlint.budget.common import GiB, StageResult
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.lora import lora_enabled, lora_slot_bytes
-from vramlint.budget.multimodal import deepstack_buffer_bytes, encoder_data_parallel, tower_skipped
+from vramlint.budget.multimodal import deepstack_buffer_bytes, tower_replicated, tower_skipped
 from vramlint.budget.rank_weights import weights_per_rank
 from vramlint.budget.speculative import _speculative_budget, speculative_request
 from vramlint.lean_dataclass import dataclass
@@ -85,14 +85,15 @@ def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] 
             extra -= tower
             src["weights"] += f" - vision tower {tower / GiB:.2f} GiB (not built: {skipped})"
         else:
-            if cfg.tp > 1 and encoder_data_parallel(facts, cfg.args, cfg.key):
+            why_whole = tower_replicated(facts, cfg.args, cfg.key) if cfg.tp > 1 else None
+            if why_whole:
                 from vramlint.weights import count_parameters
 
                 tower = count_parameters(facts).vision * cfg.dtype_bytes
                 replicated = int(tower - tower / cfg.tp)
                 extra += replicated
                 src["weights"] += (f" + vision tower replicated on every rank {replicated / GiB:.2f} GiB "
-                                   "(--mm-encoder-tp-mode data)")
+                                   f"({why_whole})")
             deepstack = deepstack_buffer_bytes(facts, cfg.max_num_batched_tokens, cfg.dtype_bytes)
             if deepstack:
                 extra += deepstack

@@ -33,7 +33,10 @@ largest count of merged patches up to ``max_pixels`` (12,845,056 in its preproce
 with an aspect ratio of at most 200: 16,384 tokens from 65,536 patches (0.14+). Mistral 3 (Pixtral-HF tower) maps
 its ``image_size`` (1540 px) to (1540 / 14)^2 patches and (1540 / 28)^2 tokens; without xformers (not a wheel
 dependency from 0.12) the tower builds one dense block attention mask over every patch of the dummy batch, in
-the patch dtype, until ``MMEncoderAttention`` replaces it in 0.29.
+the patch dtype, until ``MMEncoderAttention`` replaces it in 0.29. A checkpoint in the Mistral format
+(params.json, loaded by default from 0.12) runs as ``PixtralForConditionalGeneration`` instead, whose tower is
+plain ``nn.Linear``: whole on every tensor-parallel rank, at load time and in the profiling run
+(:func:`tower_replicated`).
 
 Before 0.17 the items follow each release's own formula (:func:`_dummy_items`), and 0.11 - 0.12 copy each item's
 output into an (encoder budget, width) tensor that the encoder cache holds through the text forward pass; the
@@ -53,8 +56,8 @@ plus the outputs and the pixel values. Gemma 4 (0.19+) counts an image as ``defa
 and a video as 32 frames x (70 + 8), so its dummy item is a video of 32 frames of 224 x 224 px (the image
 processor has no size: the dummy builder's default), each padded to 70 x 3^2 = 630 patches; the tower takes one
 frame (or image) at a time (``_process_video_input`` / ``_process_image_input`` loop over them), so only the
-outputs and pixel values of the batch add up. Llama 4 and InternVL (their catalog entries carry no tower facts),
-Gemma 4 before 0.19 and releases before 0.9 keep the note that the encoder profile is not estimated; so does a
+outputs and pixel values of the batch add up. Llama 4 (its tower counted and split by TP, its processor's dummy
+tiles not modelled), InternVL, Gemma 4 before 0.19 and releases before 0.9 keep the note that the encoder profile is not estimated; so does a
 video dummy item from 0.13 (images limited to 0); ``--mm-processor-kwargs`` overrides of the image size (Gemma 4's
 ``max_soft_tokens``, 0.26) are not read.
 """
@@ -150,6 +153,8 @@ def _family(facts: dict) -> str | None:
         return "gemma3"
     if vision.get("style") == "gemma4":
         return "gemma4"
+    if vision.get("style") == "llama4":
+        return "llama4"
     return "other"
 
 
@@ -290,7 +295,8 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
               if versions.at_least(key, 0, 11) else 0)
     hidden, inter = vision["hidden"], vision.get("inter") or 4 * vision["hidden"]
     data_parallel = tp > 1 and encoder_data_parallel(facts, args, key)
-    split = 1 if data_parallel else max(1, tp)
+    whole = tp > 1 and mistral_format(facts, args, key)  # every rank runs the whole batch through the whole tower
+    split = 1 if data_parallel or whole else max(1, tp)
     per_patch = (2 * hidden + (3 * hidden + 2 * inter) / split) * dtype_bytes
     originals = items * tokens * width * dtype_bytes
     run_items = items
@@ -322,7 +328,8 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
            + (f" and its pixel values {inputs / (1 << 30):.2f} GiB" if inputs else "")
            + (f"; the tower's block attention mask {mask / (1 << 30):.2f} GiB" if mask else "")
            + (f"; --mm-encoder-tp-mode data: {run_items} item(s) per rank through the whole tower"
-              if data_parallel else ""))
+              if data_parallel else "")
+           + ("; the Mistral format's replicated tower: every rank runs the whole batch" if whole else ""))
     return EncoderProfile(modality, items, tokens, patches, output_bytes, tower_peak, how, held), None
 
 
@@ -442,7 +449,40 @@ def encoder_data_parallel(facts: dict, args: dict, key: versions.VersionKey) -> 
     Its vision layers are then replicated (``is_vit_use_data_parallel``), whole on every rank."""
     if str(args.get("mm_encoder_tp_mode") or "").lower() != "data" or not versions.at_least(key, 0, 11):
         return False
-    return _family(facts) in ("qwen2_5_vl", "qwen3_vl")
+    family = _family(facts)
+    # Llama4ForConditionalGeneration declares it too (mllama4.py, read in 0.12 and 0.19)
+    return family in ("qwen2_5_vl", "qwen3_vl") or (family == "llama4" and versions.at_least(key, 0, 12))
+
+
+def mistral_format(facts: dict, args: dict, key: versions.VersionKey) -> bool:
+    """Whether vLLM loads a Mistral 3 checkpoint in the Mistral format (params.json, consolidated*.safetensors) as
+    ``PixtralForConditionalGeneration``, not from config.json as ``Mistral3ForConditionalGeneration``.
+
+    ``--config-format mistral`` asks for it; ``auto`` (the default) picks it from vLLM 0.12 when the repository
+    ships params.json (``get_config``, transformers_utils/config.py: 0.12.0 checks params.json, 0.19.0
+    params.json and consolidated*.safetensors; 0.11.1 took config.json first). The catalog says which
+    repositories ship both (``mistral_format``)."""
+    if facts.get("arch") != "Mistral3ForConditionalGeneration" or not facts.get("vision"):
+        return False
+    chosen = str(args.get("config_format") or "auto").lower()
+    if chosen == "mistral":
+        return True
+    return chosen == "auto" and bool(facts.get("mistral_format")) and versions.at_least(key, 0, 12)
+
+
+def tower_replicated(facts: dict, args: dict, key: versions.VersionKey) -> str | None:
+    """Why every tensor-parallel rank holds the whole vision tower, or None when its linear layers are split.
+
+    ``--mm-encoder-tp-mode data`` (:func:`encoder_data_parallel`); the Mistral format's Pixtral tower
+    (pixtral.py ``VisionTransformer``, ``PatchMerger``, ``VisionLanguageAdapter``: plain ``nn.Linear``, in 0.12.0
+    and 0.19.0), where the config.json path's ``PixtralHFVisionModel`` and ``Mistral3MultiModalProjector`` use
+    QKV/column/row-parallel layers."""
+    if encoder_data_parallel(facts, args, key):
+        return "--mm-encoder-tp-mode data"
+    if mistral_format(facts, args, key):
+        return ("the Mistral format's PixtralForConditionalGeneration, whose tower and adapter are plain nn.Linear "
+                "layers")
+    return None
 
 
 # Encoder-decoder text models that share the multimodal wrappers' class-name suffix
