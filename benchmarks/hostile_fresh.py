@@ -543,7 +543,10 @@ def _snapshot(folder: str) -> dict[str, tuple[int, float]]:
 FORMATS = ("json", "github", "sarif", "markdown", "gitlab", "junit")
 
 
-def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dict[str, Any]:
+def run_case(name: str, files: dict[str, Any], base: str, timeout: float, hub: str | None = None,
+             moving: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One case's run and judgement. ``hub``: the URL of a Hub to ask (HF_ENDPOINT; the run is then not offline);
+    ``moving``: paths in the tree that the caller changes during the run (not writes of vramlint's)."""
     folder = os.path.join(base, name)
     os.makedirs(folder, exist_ok=True)
     expected = files.get("__expect__", ("expect", []))[1]
@@ -560,8 +563,12 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
                HOME=os.path.join(scratch, "home"), VRAMLINT_AUDIT_LOG=audit_log, NO_COLOR="1")
     env.pop("GITHUB_ACTIONS", None)
     env.pop("GITHUB_STEP_SUMMARY", None)
+    if hub:
+        env.pop("HF_HUB_OFFLINE")
+        env["HF_ENDPOINT"] = hub
     reports = {fmt: os.path.join(scratch, f"report.{fmt}") for fmt in FORMATS}
-    cmd = [sys.executable, "-m", "vramlint", "check", ".", *extra, "--offline", "--output-format", "text"]
+    cmd = [sys.executable, "-m", "vramlint", "check", ".", *extra, *([] if hub else ["--offline"]),
+           "--output-format", "text"]
     for fmt in FORMATS:
         cmd += ["--output-format", fmt, "--output-file", reports[fmt]]
     before = _snapshot(folder)
@@ -574,6 +581,9 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
                               "peak": usage.ru_maxrss / 1024, "code": code, "problems": [], "first": "-"}
     problems = result["problems"]
     outputs = {"text": out, "stderr": err}
+    for key in ("text", "stderr"):  # kept beside the other reports, for the rounds' own checks
+        with open(os.path.join(scratch, f"report.{key}"), "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(outputs[key])
     for fmt, path in reports.items():
         try:
             with open(path, encoding="utf-8", errors="backslashreplace") as fh:
@@ -617,8 +627,9 @@ def run_case(name: str, files: dict[str, Any], base: str, timeout: float) -> dic
         except ET.ParseError as exc:
             problems.append(f"junit is not XML: {exc}")
     after = _snapshot(folder)
+    moved = tuple(os.path.join(folder, m) for m in moving)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p)
-                     and not os.path.isdir(p))
+                     and not os.path.isdir(p) and not p.startswith(moved or ("\0",)))
     if changed:
         problems.append(f"wrote into the tree: {changed[:3]}")
     problems.extend(_audit(audit_log, folder, scratch, base))
