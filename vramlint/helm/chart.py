@@ -125,6 +125,18 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
 
 def chart_values(chart: Chart, overlays: list[str]) -> tuple[Values, list[Problem]]:
     """The chart's `values.yaml` coalesced with each overlay in order (Helm's `-f a -f b`)."""
+    import gc
+
+    # The values live as long as the chart is evaluated: frozen once each file is merged, they are not walked again
+    # by the collections that loading the next one starts (20 overlays of 12,000 nodes: 9.4 CPU-s -> 5.0); the
+    # unfreeze puts them in the oldest generation, as the scan does with what each file leaves
+    try:
+        return _chart_values(chart, overlays, gc.freeze)
+    finally:
+        gc.unfreeze()
+
+
+def _chart_values(chart: Chart, overlays: list[str], freeze: Any) -> tuple[Values, list[Problem]]:
     problems: list[Problem] = []
     vals = Values()
     vpath = os.path.join(chart.path, "values.yaml")
@@ -134,12 +146,15 @@ def chart_values(chart: Chart, overlays: list[str]) -> tuple[Values, list[Proble
         vals = Values(data, origins, [_join_display(chart.display, "values.yaml")])
         if was_not_read(data, probs):
             vals.unread.append(_join_display(chart.display, "values.yaml"))
+        freeze()
     for ov in overlays:
         data, origins, probs = load_values_file(ov, _display(ov))
         problems.extend(probs)
         coalesce(vals, data, origins, _display(ov))
         if was_not_read(data, probs):
             vals.unread.append(_display(ov))
+        del data, origins
+        freeze()
     vals.data.setdefault("global", {})
     return vals, problems
 

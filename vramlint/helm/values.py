@@ -23,6 +23,9 @@ class Values:
     # values files vramlint did not read (over its size limits, refused as not regular or outside the tree): Helm
     # would read them, so what the templates take from the values is unknown
     unread: list[str] = field(default_factory=list)
+    # (origins, its length, its prefix index) as coalesce left them: the next merge over these values reuses the
+    # index when nothing else changed the origins since
+    prefix_index: tuple | None = field(default=None, repr=False, compare=False)
 
 
 class _TooManyAliases(Exception):
@@ -193,35 +196,61 @@ def was_not_read(data: dict, problems: list[Problem]) -> bool:
     return not data and any(p.level == "warning" for p in problems)
 
 
-def _drop_prefix(origins: dict[tuple, Location], prefix: tuple) -> None:
-    n = len(prefix)
-    for k in [k for k in origins if k[:n] == prefix]:
-        del origins[k]
+def _prefix_index(origins: dict[tuple, Location]) -> dict[tuple, list[tuple]]:
+    """Each key path's prefixes (itself included) -> the paths under them, in the dict's order."""
+    index: dict[tuple, list[tuple]] = {}
+    for k in origins:
+        for i in range(1, len(k) + 1):
+            index.setdefault(k[:i], []).append(k)
+    return index
 
 
 def coalesce(base: Values, data: dict, origins: dict[tuple, Location], file: str | None = None) -> None:
-    """Merge ``data`` (a later values file) over ``base`` in place, as `helm -f` does."""
+    """Merge ``data`` (a later values file) over ``base`` in place, as `helm -f` does.
 
-    def merge(dst: dict, src: dict, path: tuple) -> None:
-        for k, v in src.items():
+    The origins under a replaced or deleted key are found through prefix indexes made once per merge, not by a
+    scan of every origin for each key (20 overlays of 2,000 keys: 38 CPU-s, killed, before)."""
+    src: dict[tuple, list[tuple]] | None = None
+    kept = base.prefix_index
+    dst: dict[tuple, list[tuple]] | None = (
+        kept[2] if kept is not None and kept[0] is base.origins and kept[1] == len(base.origins) else None)
+
+    def drop(p: tuple) -> None:
+        nonlocal dst
+        if dst is None:
+            dst = _prefix_index(base.origins)
+        for k in dst.pop(p, ()):  # a path may be listed after it went: only those still there are deleted
+            base.origins.pop(k, None)
+
+    def add(k: tuple, loc: Location) -> None:
+        base.origins[k] = loc
+        if dst is not None:
+            for i in range(1, len(k) + 1):
+                dst.setdefault(k[:i], []).append(k)
+
+    def merge(dst_map: dict, src_map: dict, path: tuple) -> None:
+        nonlocal src
+        for k, v in src_map.items():
             p = path + (k,)
             if v is None:
                 # null deletes the key (and what the chart's defaults had under it)
-                dst.pop(k, None)
-                _drop_prefix(base.origins, p)
+                dst_map.pop(k, None)
+                drop(p)
                 continue
-            if isinstance(v, dict) and isinstance(dst.get(k), dict):
-                if p in origins:
-                    base.origins.setdefault(p, origins[p])
-                merge(dst[k], v, p)
+            if isinstance(v, dict) and isinstance(dst_map.get(k), dict):
+                if p in origins and p not in base.origins:
+                    add(p, origins[p])
+                merge(dst_map[k], v, p)
                 continue
-            dst[k] = _copy(v)
-            _drop_prefix(base.origins, p)
-            for ok, loc in origins.items():
-                if ok[: len(p)] == p:
-                    base.origins[ok] = loc
+            dst_map[k] = _copy(v)
+            drop(p)
+            if src is None:
+                src = _prefix_index(origins)
+            for ok in src.get(p, ()):
+                add(ok, origins[ok])
 
     merge(base.data, data, ())
+    base.prefix_index = (base.origins, len(base.origins), dst) if dst is not None else None
     if file:
         base.files.append(file)
 
