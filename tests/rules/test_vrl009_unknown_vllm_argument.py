@@ -81,3 +81,17 @@ def test_a_long_flag_is_never_offered_a_short_option_as_its_spelling():
     assert closest("--task", "0.33.0") is None  # `-asc` was offered: a short option, no spelling of it
     assert closest("--max-model-length", "0.33.0") == "--max-model-len"
     assert closest("-tpp", "0.33.0") == "-tp"
+
+
+def test_past_200_unknown_arguments_the_rest_are_counted_in_one_finding(lint, tmp_path):
+    args = "".join(f"            - --no-such-flag-{i}=1\n" for i in range(450))
+    path = tmp_path / "many.yaml"
+    path.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+                    "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.10.2\n          args:\n"
+                    "            - --model\n            - Qwen/Qwen2.5-1.5B-Instruct\n" + args)
+    found = lint(str(path), rule="VRL009").of("VRL009")
+    assert len(found) == 201
+    assert all("--no-such-flag-" in f.message for f in found[:200])
+    rest = found[200]
+    assert rest.level == "error" and "250 more arguments (lines 213 to 462)" in rest.message
+    assert rest.location.line == 213 and "--no-such-flag-200" in rest.message
