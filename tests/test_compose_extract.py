@@ -168,3 +168,19 @@ def test_rocm_devices_are_the_ones_rocr_and_hip_visible_devices_leave():
     assert shell.vendor == "amd" and shell.count is None and shell.device_ids is None
     # no variable: every GPU of the host, a number the file does not say
     assert servers["all-of-them"].gpu.count is None
+
+
+def test_an_extends_chain_is_followed_31_deep_and_its_cut_said_once_on_the_line(tmp_path):
+    from vramlint.extract.compose import MAX_EXTENDS_DEPTH
+
+    text = ("services:\n  s0:\n    image: vllm/vllm-openai:v0.8.5\n    command: --model Qwen/Qwen2.5-1.5B-Instruct\n"
+            + "".join(f"  s{i}:\n    extends: s{i - 1}\n" for i in range(1, 100)))
+    path = tmp_path / "compose.yaml"
+    path.write_text(text)
+    docs, _ = load_text(text, str(path))
+    servers, problems = extract_compose(docs[0], str(tmp_path))
+    names = {s.name for s in servers}
+    assert names == {f"s{i}" for i in range(MAX_EXTENDS_DEPTH)}  # each server whose chain reaches s0's image
+    [cut] = [p for p in problems if "extends chain" in p.message]
+    assert cut.level == "warning" and cut.line == 6  # s1's `extends: s0`, where s32's chain was cut
+    assert "service s32 is longer than 32 services" in cut.message

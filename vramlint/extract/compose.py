@@ -201,11 +201,16 @@ class _Layer:
         self.node, self.file, self.lines, self.path = node, file, lines, path
 
 
+# compose follows an `extends` chain of any length; vramlint reads this many services of one chain (each service's
+# keys are looked up through its whole chain) and says where it stops, once per file
+MAX_EXTENDS_DEPTH = 32
+
+
 def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
-            problems: list[Problem], depth: int = 0, seen: tuple = ()) -> list[_Layer]:
+            problems: list[Problem], depth: int = 0, seen: tuple = (), said: set[str] | None = None) -> list[_Layer]:
     """The service's own mapping first, then what it extends (nearest first)."""
     node = services.get(name)
-    if not isinstance(node, dict) or depth > 8:
+    if not isinstance(node, dict):
         return []
     layers = [_Layer(node, file, lines, join_path("services", name))]
     ext = node.get("extends")
@@ -220,6 +225,20 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
     else:
         return layers
     if not isinstance(base_name, str):
+        return layers
+    if depth + 1 >= MAX_EXTENDS_DEPTH:
+        # (before 0.1: cut after 9 services without a word, and the services made from the chain went unreported)
+        if said is None or "extends-depth" not in said:
+            if said is not None:
+                said.add("extends-depth")
+            loc = key_location(file, node, "extends")
+            problems.append(Problem(
+                file, loc.line if loc else None, loc.column if loc else None,
+                f"the extends chain of service {seen[0][1]} is longer than {MAX_EXTENDS_DEPTH} services: vramlint "
+                f"stops at {name}, which extends {base_name}{' in ' + str(base_file) if base_file else ''} (compose "
+                "follows it), so what the services further down set (image, command, devices) is unknown for the "
+                "services that extend it; a vLLM server among them may go unchecked (said once a file)",
+                level="warning"))
         return layers
     if base_file:
         if base_dir is None:
@@ -250,11 +269,11 @@ def _layers(services: dict, name: str, file: str, lines: list[str], base_dir: st
             _say_extends_cycle(file, node, ext, name, seen, target, problems)
             return layers
         return layers + _layers(docs[0].data["services"], base_name, docs[0].file, docs[0].lines,
-                                str(path.parent), problems, depth + 1, seen)
+                                str(path.parent), problems, depth + 1, seen, said)
     if (here[0], base_name) in seen:
         _say_extends_cycle(file, node, ext, name, seen, (here[0], base_name), problems)
         return layers
-    return layers + _layers(services, base_name, file, lines, base_dir, problems, depth + 1, seen)
+    return layers + _layers(services, base_name, file, lines, base_dir, problems, depth + 1, seen, said)
 
 
 def _say_extends_cycle(file: str, node: dict, ext: Any, name: str, seen: tuple, target: tuple,
@@ -409,10 +428,10 @@ def _include_problems(data: dict, file: str, base_dir: str) -> list[Problem]:
 def _service(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
              variables: dict[str, str], dotenv_read: bool, problems: list[Problem],
              said: set[str] | None = None, project: dict | None = None) -> Server | None:
-    layers = _layers(services, name, file, lines, base_dir, problems)
+    said = said if said is not None else set()
+    layers = _layers(services, name, file, lines, base_dir, problems, said=said)
     if not layers:
         return None
-    said = said if said is not None else set()
     interp = Interpolator(variables, file, said)
     top = layers[0]
 
