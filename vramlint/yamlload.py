@@ -196,9 +196,24 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
     return docs, too_many + problems
 
 
+# The last large text `_bounded` found within every bound, as (text, max_nodes): the fixes parse a file the scan
+# read again, and its nesting and node counts were a second or more of a 2 MB file's second parse
+_LAST_WITHIN: list[Any] = [None, 0]
+_REMEMBER_WITHIN_CHARS = 64 << 10
+
+
 def _bounded(text: str, file: str, max_nodes: int) -> tuple[str | None, list[Problem]]:
     """``text`` with the documents too deep or of too many nodes to read blanked out, and a problem for each;
     None for the text when nothing is left to read."""
+    if _LAST_WITHIN[0] is text and max_nodes >= _LAST_WITHIN[1]:  # within a bound: within any larger one
+        return text, []
+    checked = _bounded_unremembered(text, file, max_nodes)
+    if len(text) > _REMEMBER_WITHIN_CHARS and checked[0] is text and not checked[1]:
+        _LAST_WITHIN[:] = [text, max_nodes]
+    return checked
+
+
+def _bounded_unremembered(text: str, file: str, max_nodes: int) -> tuple[str | None, list[Problem]]:
     too_deep = nesting_problem(text, file)
     deep: list[Problem] = []
     while too_deep is not None:
