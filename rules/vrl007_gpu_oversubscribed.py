@@ -15,7 +15,9 @@ without KV cache. For those versions the rule checks that each engine still has 
 request with the other engines' shares taken out.
 
 Compose services in `profiles` run only when their profile is active, so each profile is checked with
-the services that have no profile; services in different profiles are not added up. Time-sliced GPUs
+the services that have no profile; services in different profiles are not added up. Services that set the same
+`container_name` never run together (Docker Compose refuses to create two containers of one name, and Docker a
+second container of a name in use): of each such set, one engine counts, the one with the smallest share. Time-sliced GPUs
 (`nvidia.com/gpu.shared`) are not checked: the device plugin decides at run time which
 pods share a device, so the files do not say which engines add up.
 
@@ -126,15 +128,45 @@ def _label(assessment, seen_from=None) -> str:
 
 
 def _scenarios(members: list) -> list[tuple[str | None, list]]:
-    """Which engines run together: compose services in profiles start only when their profile is active."""
+    """Which engines run together: compose services in profiles start only when their profile is active, and
+    services that give their container one name never run at once (see ``_one_per_container_name``)."""
     always = [a for a in members if not a.server.profiles]
     profiles = sorted({p for a in members for p in a.server.profiles})
     if not profiles:
-        return [(None, members)]
-    out: list[tuple[str | None, list]] = [(None, always)]
+        return [(None, _one_per_container_name(members))]
+    out: list[tuple[str | None, list]] = [(None, _one_per_container_name(always))]
     for profile in profiles:
-        out.append((profile, always + [a for a in members if profile in a.server.profiles]))
+        out.append((profile, _one_per_container_name(always + [a for a in members if profile in a.server.profiles])))
     return out
+
+
+def _container_name(server) -> str | None:
+    """The `container_name` a compose service sets (None: compose names the container after the project and the
+    service, `<project>-<service>-1`, unique to it)."""
+    if server.source_format != "compose" or not server.container or server.container == server.name:
+        return None
+    return server.container
+
+
+def _one_per_container_name(running: list) -> list:
+    """Compose services that set one `container_name` never run together: Docker Compose refuses a project in
+    which two of its services declare the same container name (compose-go `Project.CheckContainerNameUnicity`,
+    which `docker compose create` / `up` run on the services selected, "container name ... is already in use by
+    service ..."), and Docker refuses a second container of a name in use. Such a file is run one service at a
+    time (`docker compose up SERVICE`), so of each such set only one engine is on the GPU at once: the one with
+    the smallest share is kept, as whichever runs claims at least that much."""
+    by_name: dict[str, list] = {}
+    out = []
+    for a in running:
+        name = _container_name(a.server)
+        if name is None:
+            out.append(a)
+        else:
+            by_name.setdefault(name, []).append(a)
+    for same in by_name.values():
+        known = [a for a in same if _utilization(a) is not None]
+        out.append(min(known, key=_utilization) if known else same[0])
+    return sorted(out, key=lambda a: (a.server.file, a.server.location.line))
 
 
 def _utilization(assessment) -> float | None:

@@ -271,6 +271,11 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         unresolved.append("vLLM-Omni (--omni): the model runs as vLLM-Omni's stages, each with the memory "
                           "settings of its stage config, not as one vLLM engine; its memory budget is not computed")
         model = None
+    if server.engine_args_in_code:
+        # max_model_len, gpu_memory_utilization, quantization, parallelism: all in code; vLLM's defaults would be a
+        # guess, so neither a budget nor a requirement is computed (said once, by cause)
+        unresolved.append(f"engine arguments: {server.engine_args_in_code}; its memory budget is not computed")
+        model = None
     from vramlint.platforms import CPU_UNRESOLVED, cpu_backend
 
     # a GPU the deployment names leaves only vLLM's own CPU images on the CPU backend (cpu_backend says which)

@@ -1565,8 +1565,37 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
                 found.problems[:0] = problems
                 return found
     if re.search(r"(^|[\s;&|(])eval\s", script.text):
-        return _search_eval(script, env, depth, problems)
+        found = _search_eval(script, env, depth, problems)
+        if found is not None:
+            return found
+    # `sh -c SCRIPT NAME ARGS...`: ARGS are the script's positional parameters ($1 ...). A wrapper that runs them
+    # as a command (`exec "$@"`, or `A=("$@")` ... `exec "${A[@]}"`: a launcher that prepares something and then
+    # starts what it was given) starts the command line its caller wrote, with that line's own positions.
+    # What reading the wrapper's own commands met (a here-document it writes) is not about that command line.
+    params = argv[j + 2:]
+    if params and runs_its_arguments(script.text):
+        return _search_argv(params, env, depth + 1)
     return None
+
+
+# A simple command that runs the script's positional parameters as a command: `"$@"` / `"${@}"` (after exec or
+# another wrapper word), or an array copied from them (`ARGS=("$@")`, later `"${ARGS[@]}"`).
+_RUN_PARAMS = re.compile(r'(?m)^[ \t]*(?:(?:exec|command|nohup|time)[ \t]+)*"\$(?:@|\{@\})"[ \t]*(?:[;&#]|$)')
+_PARAMS_ARRAY = re.compile(r'(?m)^[ \t]*(?:(?:local|declare|readonly)(?:[ \t]+-a)?[ \t]+)?([A-Za-z_]\w*)=\([ \t]*"\$(?:@|\{@\})"[ \t]*\)')
+
+
+def runs_its_arguments(text: str | None) -> bool:
+    """Whether a script runs its positional parameters as a command (see ``_RUN_PARAMS``): a wrapper whose
+    arguments are the command line it starts."""
+    if not text or "$" not in text or "@" not in text:
+        return False
+    if _RUN_PARAMS.search(text):
+        return True
+    for name in set(_PARAMS_ARRAY.findall(text)):
+        if re.search(r'(?m)^[ \t]*(?:(?:exec|command|nohup|time)[ \t]+)*"\$\{' + re.escape(name)
+                     + r'\[@\]\}"[ \t]*(?:[;&#]|$)', text):
+            return True
+    return False
 
 
 _QUOTE_SCAN = re.compile(r"[\\'\"#]")
@@ -1794,6 +1823,10 @@ def configured_version_for(tokens: list[Token]) -> str | None:
 _O_LEVEL = re.compile(r"-O=?(\d+|[a-z]+)?")
 
 
+# A fill-in word (`__MODEL_NAME__`, `__ARGS__`): upper-case letters, digits and underscores between double underscores
+_FILL_IN = re.compile(r"^__[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*__$")
+
+
 def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str = "serve",
                     newest_release: bool = False) -> VllmInvocation:
     """Read a vLLM argument list (what follows `vllm serve`) as the vLLM version's parser would.
@@ -1833,6 +1866,13 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
         if text is None:
             inv.unchecked.append(_where(tok) + "a word of the command line is known only at run time (a variable "
                                  "or template), so the arguments it holds are not checked")
+            i += 1
+            continue
+        if text[:2] == "__" and _FILL_IN.match(text):
+            # `vllm serve __MODEL_NAME_AND_PARAMETERS__`: a word a setup step (sed, Terraform, a CI job) replaces
+            # before the file is applied; vLLM never sees it, so it is neither the model nor an argument
+            inv.unchecked.append(f"{_where(tok)}{text} is a placeholder that a step before deployment replaces, so "
+                                 "the model or arguments it stands for are not known and not checked")
             i += 1
             continue
         if not only_positional and _option_like(tok) and " " in text and (

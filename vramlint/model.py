@@ -234,6 +234,9 @@ class Server:
     # Where vllm_version was read when it is not the image's tag (a Ray runtime_env's `vllm==X`): the version
     # source reports name
     vllm_version_source: str | None = None
+    # Why the engine's arguments are not known at all when they are set by code vramlint does not read (a custom
+    # Ray Serve application's Python builds its engine): a budget at vLLM's defaults would be a guess, so none is made
+    engine_args_in_code: str | None = None
     # The DRA claims its container uses (extract.resource_claims.ClaimUse), until the scan joins them with the
     # ResourceClaimTemplates and ResourceClaims among the scanned files (then cleared)
     device_claims: list[Any] = field(default_factory=list)

@@ -409,6 +409,7 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
                         "first, e.g. `helm template . | vramlint inventory -`)")
                 for p in problems
             ]
+    problems = _template_file_problems(display, problems)
     col.inventory.problems.extend(problems)
     found_before = len(col.records.servers)
     refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
@@ -445,6 +446,30 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and "vllm" in text.lower():
         _say_unread_mention(col, text, display, templated, docs)
+
+
+def _template_file_problems(display: str, problems: list[Problem]) -> list[Problem]:
+    """A file named as a template (`x.yaml.tpl`, `.j2`, `.tmpl`, `.tftpl`) is the input of another tool (Python's
+    `str.format`, Jinja, Terraform, a Go program), which renders it before anything reads it as YAML: what it is as
+    written is refused by no one, so a YAML error in it is not an error of the deployment. It is said as a note (the
+    file could not be read: its servers are not checked), with the change that lets vramlint read it."""
+    from vramlint.discover import TEMPLATE_EXTENSIONS
+
+    low = display.lower()
+    ext = next((e for e in TEMPLATE_EXTENSIONS if low.endswith(e)), None)
+    if ext is None:
+        return problems
+    out = []
+    for p in problems:
+        if p.level == "error" and p.message.startswith("invalid YAML"):
+            advice = "" if "render it first" in p.message else (
+                " (render it and scan the output, e.g. `<your render step> | vramlint check -`)")
+            p = Problem(p.file, p.line, p.column,
+                        f"{p.message}; the file is a template ({ext}) that another tool renders before it is used, "
+                        "so as written it is not what Kubernetes or Compose reads: vramlint could not read it and its "
+                        f"servers are not checked{advice}", level="note")
+        out.append(p)
+    return out
 
 
 # A file larger than this (and with no template syntax, whose reading may be redone as a template) is read one

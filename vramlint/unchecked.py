@@ -40,9 +40,18 @@ CAUSES: dict[str, tuple[str, str]] = {
     "vllm-omni": (
         "run vLLM-Omni (--omni), whose stages each have their own engine and memory settings",
         "nothing to change: vramlint's budget follows one vLLM engine (the rules that need no budget still apply)"),
+    "args-in-code": (
+        "run vLLM from application code that sets its engine arguments (a custom Ray Serve application), which "
+        "vramlint does not read",
+        "serve with Ray Serve LLM's own application (`ray.serve.llm:build_openai_app`, engine arguments in "
+        "`engine_kwargs`), which vramlint reads, or check the code's engine arguments by hand"),
     "no-command": (
         "set no command or args (a chart or an operator sets them elsewhere)",
         "scan the chart or operator resource that sets them together with these files"),
+    "model-placeholder": (
+        "name the model through a placeholder that a step before deployment replaces",
+        "scan the files as that step writes them (after the replacement), or write the model in place of the "
+        "placeholder"),
     "no-model": (
         "name no model (`vllm serve MODEL` or --model)",
         "name the model on the command line, or map the served name with `model-aliases` in .vramlint.yaml"),
@@ -125,7 +134,7 @@ def singular(what: str) -> str:
 
 def _singular(what: str) -> str:
     for plural, single in (("do not say their", "does not say its"), ("do not say which", "does not say which"), ("set no", "sets no"), ("name ", "names "),
-                           ("load ", "loads "), ("run on", "runs on"), ("run vLLM-Omni", "runs vLLM-Omni"), ("run vLLM's CPU", "runs vLLM's CPU"), ("where they run", "where it runs"),
+                           ("load ", "loads "), ("run on", "runs on"), ("run vLLM-Omni", "runs vLLM-Omni"), ("run vLLM from", "runs vLLM from"), ("run vLLM's CPU", "runs vLLM's CPU"), ("where they run", "where it runs"),
                            ("read their settings", "reads its settings")):
         what = what.replace(plural, single, 1)
     return what
@@ -140,6 +149,8 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
     gpu = server.gpu
     if server.args.get("omni") is True:
         return [("vllm-omni", server.model)]
+    if server.engine_args_in_code:
+        return [("args-in-code", server.model)]
     from vramlint.platforms import CPU_BACKEND
 
     if any(u.startswith(CPU_BACKEND) for u in assessment.unresolved):
@@ -158,6 +169,9 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
             out.append(("no-command", None))
         elif server.unread_config:
             out.append(("config-unread", None))
+        elif any("is a placeholder that a step before deployment replaces" in u for u in server.unchecked):
+            out.append(("model-placeholder", next((u.split(" is a placeholder")[0].rsplit(" ", 1)[-1]
+                                                   for u in server.unchecked if " is a placeholder" in u), None)))
         else:
             out.append(("no-model", None))
     elif assessment.model is None:

@@ -809,6 +809,13 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
             return None, None, None
         return None, None, (f"the script {path} ({display}) mentions vLLM but starts no vLLM server vramlint can "
                             "read (a launcher that builds the command at run time); not checked")
+    from vramlint.cmdline import runs_its_arguments
+
+    where = inv.location or inv.model_location
+    if runs_its_arguments(text) and where is not None and where.file != display:
+        return inv, (f"the script {path} ({display}) runs the command line it is given (`exec \"$@\"`): the vLLM "
+                     "command line is the service's own; the container runs the image's copy of the script, taken "
+                     "to be this file"), None
     return inv, (f"the vLLM command line is read from the script {path} ({display}); the container runs the "
                  "image's copy of it, taken to be this file"), None
 

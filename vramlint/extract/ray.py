@@ -199,7 +199,10 @@ def _custom_app(doc, app, apath, ctx, head_image, worker_gpu) -> Server | None:
     else:
         return None
     server.gpu = worker_gpu
-    server.notes.append(f"custom Ray Serve application (import_path {scalar_text(app.get('import_path'))}): its "
+    import_path = scalar_text(app.get('import_path'))
+    server.engine_args_in_code = (f"set by the code of the custom Ray Serve application (import_path {import_path}), "
+                                  "which vramlint does not read")
+    server.notes.append(f"custom Ray Serve application (import_path {import_path}): its "
                         "vLLM engine arguments are set by application code and are not known; model read from "
                         "runtime_env.env_vars")
     return server

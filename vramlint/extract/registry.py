@@ -97,6 +97,12 @@ def _ome(doc: Any, obj: Any, path: str, records: Records) -> bool:
     return ome.extract_ome(doc, obj, path, records)
 
 
+def _dynamo(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import dynamo
+
+    return dynamo.extract_graph(doc, obj, path, records)
+
+
 def _api_group(api: str) -> str:
     return api.rsplit("/", 1)[0] if "/" in api else ""
 
@@ -124,6 +130,8 @@ OPERATOR_KINDS: tuple[OperatorKind, ...] = (
                  lambda api, kind: kind == "VLLMRuntime" and "production-stack.vllm.ai" in api, _production_stack),
     OperatorKind("AI Runway ModelDeployment",
                  lambda api, kind: kind == "ModelDeployment" and api.startswith("airunway.ai/"), _airunway),
+    OperatorKind("NVIDIA Dynamo DynamoGraphDeployment (v1alpha1 services)",
+                 lambda api, kind: kind == "DynamoGraphDeployment" and _api_group(api) == "nvidia.com", _dynamo),
     OperatorKind("KubeRay RayService / RayCluster / RayJob",
                  lambda api, kind: kind in ("RayService", "RayCluster", "RayJob") or "ray.io" in api, _ray),
 )
