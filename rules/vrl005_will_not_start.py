@@ -96,7 +96,7 @@ Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above err
 from __future__ import annotations
 
 from vramlint.rule import arg_location, gib, tokens
-from vramlint.versions import built_from_commit, why_no_version
+from vramlint.versions import assumed_caveat, built_from_commit, why_no_version
 
 ID = "VRL005"
 NAME = "will-not-start"
@@ -194,7 +194,7 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
         will_not = f"vLLM {budget.vllm_version} will not start"
         if error.get("version_dependent") and assessment.version_source in ("default", "operator"):
             # the image may run an older release, on which this GPU works
-            why = (f"{server.assumed_version_source}; the operator release installed is not known"
+            why = (f"{server.assumed_version_source}; {assumed_caveat(server.assumed_version_source)}"
                    if assessment.version_source == "operator"
                    else f"vramlint's default version; {why_no_version(server.image)}")
             will_not = f"vLLM {budget.vllm_version} (assumed) will not start"
@@ -449,7 +449,7 @@ def _rejected_arguments(assessment, ctx):
             # checked against the version an operator pins: the release installed may pin another one
             yield ctx.finding(
                 assessment,
-                f"vLLM {version} ({error['assumed_by']}; the operator release installed is not known) will not "
+                f"vLLM {version} ({error['assumed_by']}; {assumed_caveat(error['assumed_by'])}) will not "
                 f"start: {text}{fix}. Set vllm-version in the configuration to check against yours",
                 location, level="warning", fix=advice_)
         else:

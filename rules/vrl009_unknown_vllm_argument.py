@@ -69,7 +69,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from vramlint.rule import version_tuple
-from vramlint.versions import built_from_commit, why_no_version
+from vramlint.versions import OUTSIDE_RELEASE_REPOSITORIES, assumed_caveat, built_from_commit, why_no_version
 
 ID = "VRL009"
 NAME = "unknown-vllm-argument"
@@ -117,7 +117,7 @@ def check(assessment, ctx):
     version = assessment.vllm_version or server.vllm_version
     source = assessment.version_source or ("image tag" if server.vllm_version else None)
     if source == "operator":
-        which = f"vLLM {version} ({server.assumed_version_source}; the operator release installed is not known)"
+        which = f"vLLM {version} ({server.assumed_version_source}; {assumed_caveat(server.assumed_version_source)})"
     else:
         which = f"vLLM {version}" + (f" ({SOURCES.get(source, source)})" if source else "") if version else "vLLM"
     assumed = source in ("default", "operator")
@@ -156,9 +156,12 @@ def check(assessment, ctx):
         # uncertain: the version is assumed, or the image is a build from a commit past the release
         why_uncertain = None
         if assumed and knowing:
-            why_uncertain = ("assumed" if source == "default" else "the operator pins",
+            from_tag = source == "operator" and OUTSIDE_RELEASE_REPOSITORIES in (server.assumed_version_source or "")
+            why_uncertain = ("assumed" if source == "default" else "assumed from the image tag" if from_tag
+                             else "the operator pins",
                              f"if the image runs a version without it, vLLM stops at start-up with \"{refusal}\"{hint}. "
-                             + ("The file does not say the image, so" if source == "operator" else
+                             + ("Its builder's tag is evidence of the release, not proof, so" if from_tag else
+                                "The file does not say the image, so" if source == "operator" else
                                 f"{_capital(why_no_version(server.image))}, so")
                              + " set vllm-version in the configuration to check against yours")
         elif other_build:

@@ -50,6 +50,12 @@ def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     if versions.runs_newest_release(server.image):
         return versions.DEFAULT_VERSION, f"latest tag ({server.image}: the newest release)"
     assumed = versions.normalize_version(server.assumed_version)
+    if not assumed and server.image:
+        # a third-party image whose plain tag looks like a vLLM release: assumed, as an operator's pin is
+        assumed = versions.assumed_version_from_tag(server.image)
+        if assumed:
+            server.assumed_version, server.assumed_version_source = assumed, versions.assumed_tag_source(server.image)
+            return assumed, f"assumed from the image tag ({server.assumed_version_source})"
     if assumed:
         return assumed, f"operator pin ({server.assumed_version_source or 'the operator pins it'})"
     why = f"default (vLLM {versions.DEFAULT_VERSION}"
@@ -253,7 +259,8 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
     a.vllm_version = version
     # the kind of source ("image tag" | "configuration" | "default"); the budget's sources say which flag or file
     a.version_source = "configuration" if version_source.startswith(("configuration", "--")) \
-        else "operator" if version_source.startswith("operator pin") else version_source.split(" (")[0]
+        else "operator" if version_source.startswith(("operator pin", "assumed from the image tag")) \
+        else version_source.split(" (")[0]
     tp = _int(server.args.get("tensor_parallel_size")) or 1
     pp = _int(server.args.get("pipeline_parallel_size")) or 1
     a.gpu_count = count or tp * pp

@@ -24,6 +24,8 @@ from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, fast_frozen_init
 from vramlint.versions import (
     DEFAULT_VERSION,
+    assumed_tag_source,
+    assumed_version_from_tag,
     is_own_vllm_image,
     normalize_version,
     parse_version,
@@ -1201,6 +1203,11 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     if not plain_words(args):
         args = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in args]
     version = version or version_from_image(image)
+    # a third-party image whose plain tag looks like a vLLM release: its arguments are read with that release's
+    # table, and what that release refuses is marked as holding for an assumed version (a warning, see VRL005)
+    # (a version configured for the file wins, as in assess.resolve_version)
+    tag_assumed = None if version or configured_version_for(command + args) else assumed_version_from_tag(image)
+    version = version or tag_assumed
     found: _Found | None = None
     not_a_program = None
     # the image's own entrypoint runs vLLM's server: not for Dynamo's images, whose entrypoint runs nothing
@@ -1271,6 +1278,12 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
                        "file not found in $PATH'",
             "fix": "put these words in `args` (Kubernetes) or compose's `command`, which follow the image's "
                    "entrypoint, and drop `command` (compose: `entrypoint`)"})
+    if tag_assumed and image:
+        source = assumed_tag_source(image)
+        for error in inv.startup_errors:
+            if error.get("version_known", True) and not error.get("shell"):
+                error["version_known"] = False
+                error["assumed_by"] = source
     if found.entry == "serve" and (found.program == "vllm-omni" or "--omni" in inv.unknown_args):
         _read_omni(inv, found.program, version)
     if found.entry == "dynamo.vllm":

@@ -136,6 +136,42 @@ def _version_from_image(image: str) -> str | None:
     return normalize_version(m.group(1))
 
 
+# How a version read from the tag of an image outside vLLM's release repositories is named (see
+# assumed_version_from_tag): evidence short of certainty, checked as an assumed version.
+OUTSIDE_RELEASE_REPOSITORIES = "an image outside vLLM's release repositories"
+
+
+def assumed_version_from_tag(image: str | None) -> str | None:
+    """The vLLM release a third-party image's plain tag looks like (``substratusai/vllm-gh200:v0.8.3`` ->
+    "0.8.3"), when ``version_from_image`` reads none: a builder often tags a rebuild of vLLM with the release it
+    built from, but nothing makes it so (other projects number their own builds), so the release is an assumption:
+    arguments are checked against it and what holds only for it is a warning. None for repositories whose tags
+    follow another project's numbering, and for tags that name no release vLLM has a major version of."""
+    if not image or not isinstance(image, str) or version_from_image(image) is not None:
+        return None
+    ref = image.split("@", 1)[0]
+    repo, _, tag = ref.rpartition(":")
+    if not repo or "/" in tag or "vllm" not in repo.lower() or _OTHER_VERSIONING_RE.search(repo):
+        return None
+    m = _TAG_VERSION_RE.match(tag)
+    # vLLM numbers every release major.minor.patch; a shorter number (`vllm-cpu-openai-ubi9:0.3`) is a project's own
+    if m is None or m.group(1).count(".") < 2 or int(m.group(1).split(".", 1)[0]) > _NEWEST_MAJOR:
+        return None
+    return normalize_version(m.group(1))
+
+
+def assumed_tag_source(image: str) -> str:
+    """Where an assumed version read from a third-party tag came from, in the words findings use."""
+    return f"the tag of {image}, {OUTSIDE_RELEASE_REPOSITORIES}"
+
+
+def assumed_caveat(source: str | None) -> str:
+    """Why an assumed version may not be the one that runs: the operator's release, or the image's builder."""
+    if source and OUTSIDE_RELEASE_REPOSITORIES in source:
+        return "the release the image was built from is not known"
+    return "the operator release installed is not known"
+
+
 # vLLM's own images on Docker Hub (docker/Dockerfile's vllm-openai target and its CPU/ROCm/TPU siblings): their
 # `latest` tags move to each release when it is published.
 _OWN_IMAGE_RE = re.compile(r"^(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)/)?vllm/vllm-[\w.-]+$",

@@ -430,11 +430,10 @@ def _kubeai_catalog(doc: Any, data: Any, servers: list[Server], problems: list[P
         server = _new_server(doc, entry, path, "Model", str(name))
         read_env(file, entry, path, server)
         args = _unknown_template(tokens_from(file, entry, "args", path, doc.lines))
-        from vramlint.extract.kubeai import _KUBEAI_PIN_SOURCE, kubeai_pinned_image
+        from vramlint.extract.kubeai import _KUBEAI_PIN_SOURCE, kubeai_pinned_image, kubeai_pinned_version
         from vramlint.extract.podspec import mark_assumed
-        from vramlint.versions import version_from_image as _version
 
-        pinned = _version(kubeai_pinned_image(scalar_text(entry.get("resourceProfile"))))
+        pinned = kubeai_pinned_version(kubeai_pinned_image(scalar_text(entry.get("resourceProfile"))))
         invocation = find_vllm_invocation([_tok("vllm", None), _tok("serve", None)], args, "vllm/vllm-openai",
                                           dict(server.env), version=pinned)
         if invocation is None:

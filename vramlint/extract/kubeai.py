@@ -69,6 +69,15 @@ def kubeai_pinned_image(profile: str | None) -> str | None:
     return _KUBEAI_IMAGES[key] if key else None
 
 
+def kubeai_pinned_version(image: str | None) -> str | None:
+    """The vLLM release of an image KubeAI's chart pins: its tag (vLLM's own image), or, for KubeAI's own builds
+    (`substratusai/vllm-gh200:v0.8.3`, outside vLLM's release repositories), the release its tag names, which the
+    pin already makes an assumption."""
+    from vramlint.versions import assumed_version_from_tag, version_from_image
+
+    return version_from_image(image) or assumed_version_from_tag(image)
+
+
 def repository_chart_image(file: str, profile: str | None) -> tuple[str, str] | None:
     """The image the KubeAI chart *in the scanned repository* pins for the profile (KubeAI's own repository, or a
     fork vendoring the chart): ``(image, chart values path)``, found within a few folders above the Model file
@@ -139,7 +148,7 @@ def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
                             f"for its resource profile ({in_repo[1]} modelServers.VLLM.images)")
     else:
         pinned_image = kubeai_pinned_image(scalar_text(spec.get("resourceProfile")))
-        pinned = version_from_image(pinned_image)
+        pinned = kubeai_pinned_version(pinned_image)
         if pinned:
             server.assumed_version, server.assumed_version_source = pinned, _KUBEAI_PIN_SOURCE
             server.notes.append(f"KubeAI Model: no spec.image, so KubeAI's chart picks the image by resource "
