@@ -147,7 +147,13 @@ def test_the_pin_is_the_budgets_version_and_its_source(tmp_path, monkeypatch, ca
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = tmp_path / "svc.yaml"
-    path.write_text(SERVICE.format(runtime_env='pip: ["vllm==0.6.6.post1"]'))
+    # Ray Serve LLM's own application, whose engine arguments the file states (a custom application sets them in
+    # code: no budget, see tests/test_unknowns_not_errors.py)
+    llm_app = SERVICE.replace("import_path: app.serve:deployment", "import_path: ray.serve.llm:build_openai_app")
+    llm_app = llm_app.replace("          env_vars:\n            MODEL_ID: Qwen/Qwen2.5-7B-Instruct\n",
+                              "        args:\n          llm_configs:\n            - model_loading_config:\n"
+                              "                model_id: Qwen/Qwen2.5-7B-Instruct\n")
+    path.write_text(llm_app.format(runtime_env='pip: ["vllm==0.6.6.post1"]'))
     main(["check", str(path), "--offline", "--format", "json"])
     (server,) = json.loads(capsys.readouterr().out)["servers"]
     budget = server["budget"]
