@@ -75,8 +75,8 @@ IN_SAMPLE: dict[int | str, str] = {
     "vLLM forum T4 Llama-3.2-3B 16384": "sampler bytes per logit (fitted)",
     "Colab T4 notebook Llama-3.2-3B 0.8.2": "sampler check (S=192)",
     "RTX 4090 notebook Qwen3-8B-FP8 0.10.2": "V1 sampler check",
-    "llm-d H100 gpt-oss-20b 16000 0.11.0": "MXFP4 Triton layout on the 0.11 image",
-    "llm-d H100 gpt-oss-120b 16000 0.11.0": "MXFP4 Triton layout on the 0.11 image",
+    "llm-d H100 gpt-oss-20b 16000 latest-2026-01": "MXFP4 Triton layout (0.12+)",
+    "llm-d H100 gpt-oss-120b 16000 latest-2026-01": "MXFP4 Triton layout (0.12+)",
     "vLLM issue H20-141GB Qwen3.5-27B 32768 0.19.0": "hybrid (gated-delta-net) KV layout of 0.19 (#40691)",
 }
 
@@ -123,8 +123,8 @@ ROW_INPUTS: dict[int, dict] = {
 }
 
 # Worked examples with real numbers that are not rows of the TSV (the vLLM forum T4 question; public notebook logs).
-# The image llm-d's replication recipe pins for its H100 runs below.
-LLM_D_IMAGE = "vllm/vllm-openai:v0.11.0"
+# The image llm-d's replication recipe named when its H100 text runs below were committed.
+LLM_D_IMAGE = "vllm/vllm-openai:latest"
 
 EXTRA = [
     {"label": "vLLM forum T4 Llama-3.2-3B 4096", "model": "meta-llama/Llama-3.2-3B-Instruct", "gpu": "T4", "total": 14.56, "version": "0.6.5",
@@ -155,46 +155,49 @@ EXTRA = [
      "why": "H20 141 GB inferred from the token count; model from the command (the environment block names 35B-A3B)"},
     # https://github.com/llm-d/llm-d-benchmark/blob/main/config_explorer/empirical-vllm-memory-results.md: vLLM logs
     # on one H100 (79.18 GiB logged), `vllm serve M --max-model-len 16000 --block-size 128 --enable-prefix-caching`,
-    # utilisation 0.9 unless noted, default KV dtype; image vllm/vllm-openai v0.11.0 (pinned by the page's
-    # replication recipe; its log lines -- CUDA graph memory not subtracted, --kv-cache-memory advice -- are 0.11's).
+    # utilisation 0.9 unless noted, default KV dtype. The rows were committed on 2026-01-26 (llm-d-benchmark 0282dcf6)
+    # when the page's recipe ran vllm/vllm-openai:latest, 0.13.0 - 0.14.1 that week (the budget of these rows is the
+    # same for each; 0.14.0 is taken); the v0.11.0 pin came a month later with the Mistral run (87ab01be, P114). They
+    # are not 0.11.0 runs: 0.11.0's image samples with FlashInfer (topk_topp_sampler.py, VLLM_USE_FLASHINFER_SAMPLER
+    # unset = on; opt-in from 0.11.1), which would leave 1.8 GiB of activation for Llama-3.1-8B, not the 4.76 logged.
     # Each row's weights + activation + non-torch + KV adds up to total x utilisation.
-    {"label": "llm-d H100 Qwen3-0.6B 16000 0.11.0", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 Qwen3-0.6B 16000 latest-2026-01", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
+     "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 1.12, "kv": 64.45, "starts": True},
-    {"label": "llm-d H100 Qwen3-0.6B 32000 0.11.0", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 Qwen3-0.6B 32000 latest-2026-01", "model": "Qwen/Qwen3-0.6B", "gpu": "H100", "total": 79.18,
+     "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 1.12, "kv": 64.45, "starts": True},
-    {"label": "llm-d H100 Qwen3-32B 16000 0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 Qwen3-32B 16000 latest-2026-01", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
+     "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 61.03, "kv": 4.45, "starts": True},
-    {"label": "llm-d 2xH100 Qwen3-32B TP2 16000 0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d 2xH100 Qwen3-32B TP2 16000 latest-2026-01", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
+     "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "tensor_parallel_size": 2, "block_size": 128,
                                   "enable_prefix_caching": True},
      "weights": 30.59, "kv": 34.49, "starts": True},
-    {"label": "llm-d H100 Qwen3-32B 32000 0.11.0 (fails)", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 Qwen3-32B 32000 latest-2026-01 (fails)", "model": "Qwen/Qwen3-32B", "gpu": "H100", "total": 79.18,
+     "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 32000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 61.03, "starts": False},
-    {"label": "llm-d H100 gpt-oss-20b 16000 0.11.0", "model": "openai/gpt-oss-20b", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 gpt-oss-20b 16000 latest-2026-01", "model": "openai/gpt-oss-20b", "gpu": "H100", "total": 79.18,
+     "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 13.47, "kv": 50.28, "starts": True},
-    {"label": "llm-d H100 gpt-oss-120b 16000 0.11.0", "model": "openai/gpt-oss-120b", "gpu": "H100", "total": 79.18,
-     "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 gpt-oss-120b 16000 latest-2026-01", "model": "openai/gpt-oss-120b", "gpu": "H100", "total": 79.18,
+     "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True,
                                   "gpu_memory_utilization": 0.95},
      "weights": 64.38, "kv": 3.33, "starts": True,
      "why": "utilisation 0.95, not the table's 0.9: 0.95 x 79.18 - 64.38 - 7.38 - 0.13 = 3.33 GiB, the logged KV"},
-    {"label": "llm-d H100 Llama-3.1-8B-Instruct 16000 0.11.0", "model": "meta-llama/Llama-3.1-8B-Instruct",
-     "gpu": "H100", "total": 79.18, "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 Llama-3.1-8B-Instruct 16000 latest-2026-01", "model": "meta-llama/Llama-3.1-8B-Instruct",
+     "gpu": "H100", "total": 79.18, "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "weights": 14.99, "kv": 51.38, "starts": True},
-    {"label": "llm-d H100 DeepSeek-R1 TP1 16000 0.11.0 (fails)", "model": "deepseek-ai/DeepSeek-R1", "gpu": "H100",
-     "total": 79.18, "version": "0.11.0", "image": LLM_D_IMAGE,
+    {"label": "llm-d H100 DeepSeek-R1 TP1 16000 latest-2026-01 (fails)", "model": "deepseek-ai/DeepSeek-R1", "gpu": "H100",
+     "total": 79.18, "version": "0.14.0", "image": LLM_D_IMAGE,
      "args": {"max_model_len": 16000, "block_size": 128, "enable_prefix_caching": True},
      "starts": False, "why": "CUDA out of memory while loading the weights on one GPU"},
 ]

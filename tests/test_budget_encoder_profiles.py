@@ -75,7 +75,8 @@ def test_mistral3_encoder_dummy_batch_and_mask():
     later, _ = encoder_profile(facts, {}, V("0.29.0"), 256, 8192, 131072, 2, 1)
     assert later.tower_peak_bytes == 734_712_000 and "mask" not in later.how
     old, why = encoder_profile(facts, {}, V("0.11.0"), 256, 8192, 131072, 2, 1)
-    assert old is None and "before vLLM 0.12" in why
+    # without a GPU vLLM 0.11's tower attention (xformers or a dense mask) is not known: said, not guessed
+    assert old is None and "xformers" in why
 
 
 def test_encoder_profile_reaches_the_budget():

@@ -33,7 +33,10 @@ largest count of merged patches up to ``max_pixels`` (12,845,056 in its preproce
 with an aspect ratio of at most 200: 16,384 tokens from 65,536 patches (0.14+). Mistral 3 (Pixtral-HF tower) maps
 its ``image_size`` (1540 px) to (1540 / 14)^2 patches and (1540 / 28)^2 tokens; without xformers (not a wheel
 dependency from 0.12) the tower builds one dense block attention mask over every patch of the dummy batch, in
-the patch dtype, until ``MMEncoderAttention`` replaces it in 0.29. A checkpoint in the Mistral format
+the patch dtype, until ``MMEncoderAttention`` replaces it in 0.29. In 0.11 xformers is a dependency of the x86-64
+wheel, and both Pixtral towers attend through its block-diagonal bias (no dense mask) below compute capability 10.0
+(the dense mask from 10.0, where vLLM turns xformers off); 0.11 counts an image as its placeholder's contiguous
+length, a break token after each row (55 x 56 = 3,080 tokens), and the encoder outputs 55^2 rows. A checkpoint in the Mistral format
 (params.json, loaded by default from 0.12) runs as ``PixtralForConditionalGeneration`` instead, whose tower is
 plain ``nn.Linear``: whole on every tensor-parallel rank, at load time and in the profiling run
 (:func:`tower_replicated`).
@@ -99,6 +102,9 @@ VLLM_SOURCES = (
     "get_num_frames_with_most_features; qwen2_5_vl.py (visual None with limits 0, 0.14+)",
     "vllm/model_executor/models/mistral3.py, pixtral.py::PixtralHFEncoderInfo, PixtralHFVisionModel "
     "(generate_block_attention_mask without xformers, 0.12 - 0.28; MMEncoderAttention from 0.29)",
+    "vllm/model_executor/models/pixtral.py (0.11.0): USE_XFORMERS_OPS (off from compute capability 10.0), "
+    "VisionTransformer / PixtralHFVisionModel BlockDiagonalMask; vllm/multimodal/profiling.py::"
+    "get_mm_max_contiguous_tokens (0.11.0 wheel; xformers a dependency on x86-64 Linux)",
 )
 
 # Qwen3-VL's preprocessor_config.json: size.longest_edge (pixels of the largest image after resizing)
@@ -200,8 +206,9 @@ class EncoderProfile:
 
 def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_seqs: int,
                     max_num_batched_tokens: int, max_model_len: int, dtype_bytes: int,
-                    tp: int) -> tuple[EncoderProfile | None, str | None]:
-    """The encoder part of V1's profiling run, or (None, why it is not estimated)."""
+                    tp: int, gpu=None) -> tuple[EncoderProfile | None, str | None]:
+    """The encoder part of V1's profiling run, or (None, why it is not estimated); ``gpu`` (a GpuSpec) decides
+    the attention of the Pixtral tower in 0.11 (:func:`_pixtral_xformers_0_11`)."""
     family = _family(facts)
     if family is None:
         return None, None
@@ -217,9 +224,15 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     video_dummy = (family == "qwen3_vl" and not versions.at_least(key, 0, 13) and limits.get("video", 999) != 0)
     if family == "qwen2_5_vl" and not versions.at_least(key, 0, 14):
         return None, "multimodal encoder profiling is not estimated for Qwen2.5-VL before vLLM 0.14"
+    if family == "mistral3" and not versions.at_least(key, 0, 11):
+        return None, "multimodal encoder profiling is not estimated for Mistral 3 before vLLM 0.11"
+    xformers = None
     if family == "mistral3" and not versions.at_least(key, 0, 12):
-        return None, ("multimodal encoder profiling is not estimated for Mistral 3 before vLLM 0.12 (its tower's "
-                      "attention then depends on xformers and the GPU)")
+        xformers = _pixtral_xformers_0_11(gpu)
+        if xformers is None:
+            return None, ("multimodal encoder profiling is not estimated for Mistral 3 on vLLM 0.11 on this GPU (the "
+                          "tower's attention depends on whether xformers is installed: a wheel dependency on x86-64 "
+                          "Linux only)")
     if family == "qwen2_5_vl" and limits.get("video", 999) not in (0, 999):
         # Qwen2VLProcessingInfo.get_num_frames_with_most_features: with fewer videos per prompt a video item
         # gets more frames (as many as max_model_len holds, up to 32), more tokens than an image
@@ -238,6 +251,11 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         patch, merge = vision.get("patch") or 14, vision.get("spatial_merge") or 2
         patches = (vision["image"] // patch) ** 2
         tokens = (vision["image"] // (patch * merge)) ** 2
+        if not versions.at_least(key, 0, 12):
+            # 0.11: the tokens per item are the placeholder's contiguous length (get_mm_max_contiguous_tokens),
+            # an [IMG_BREAK] / [IMG_END] after each row of merged patches
+            side = vision["image"] // (patch * merge)
+            counted = side * (side + 1)
         width = facts.get("hidden") or 0
         modality = "image"
     elif video_dummy:
@@ -275,7 +293,7 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     else:
         return None, ("multimodal encoder profiling is not estimated for this model's processor: the real "
                       "activation peak can be much larger")
-    if not video_dummy and family != "gemma4":
+    if not video_dummy and family != "gemma4" and not (family == "mistral3" and xformers is not None):
         counted = tokens  # the tokens vLLM counts per item are the encoder's output rows
     limit = limits.get(modality, 999)
     if limit == 0:  # the other modality (video) is the dummy one: not estimated
@@ -305,7 +323,7 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         # outputs to the largest share and all-gathers them (tp x share outputs)
         run_items = -(-items // tp)
         originals = tp * run_items * tokens * width * dtype_bytes
-    if family == "mistral3" and _pixtral_dense_mask(key):
+    if family == "mistral3" and (_pixtral_dense_mask(key) or xformers is False):
         # PixtralHFVisionModel without xformers: generate_block_attention_mask, one (N, N) mask in the patch dtype
         # over the N patches of the whole dummy batch, passed to scaled_dot_product_attention in every layer
         mask = (items * patches) ** 2 * dtype_bytes
@@ -440,6 +458,22 @@ def _pixtral_dense_mask(key: versions.VersionKey) -> bool:
     (``BlockDiagonalMask``, no dense mask), not from 0.12; from 0.29 the tower uses ``MMEncoderAttention``
     (variable-length attention, no mask)."""
     return versions.at_least(key, 0, 12) and not versions.at_least(key, 0, 29)
+
+
+def _pixtral_xformers_0_11(gpu) -> bool | None:
+    """Whether vLLM 0.11's Pixtral towers (pixtral.py: ``VisionTransformer`` of the Mistral format and
+    ``PixtralHFVisionModel``) attend through xformers' ``BlockDiagonalMask`` (no dense mask): xformers is a
+    dependency of the 0.11 wheel on x86-64 Linux (``xformers==0.0.32.post1; platform_machine == "x86_64"``), and
+    ``USE_XFORMERS_OPS`` is off on compute capability 10.0+ ("Xformers FA is not compatible with B200"), where
+    ``generate_block_attention_mask`` builds the dense mask. None where it cannot be told: no GPU, not CUDA, or a
+    Grace (aarch64) part whose wheel has no xformers dependency."""
+    if gpu is None or getattr(gpu, "vendor", "nvidia") != "nvidia":
+        return None
+    if tuple(gpu.compute_capability) >= (10, 0):
+        return False
+    if str(gpu.name).upper().startswith(("GH200", "GB200")):
+        return None
+    return True
 
 
 def encoder_data_parallel(facts: dict, args: dict, key: versions.VersionKey) -> bool:

@@ -136,7 +136,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     if facts.get("vision") or model.extra.get("multimodal") or encoder_not_known(model, cfg.args):
         # every stage builds the vision tower and runs the encoder's dummy batch (profile_run), before its layers
         encoder, why_not = (encoder_profile(facts, cfg.args, key, cfg.max_num_seqs, mnbt, cfg.max_model_len,
-                                            cfg.dtype_bytes, cfg.tp)
+                                            cfg.dtype_bytes, cfg.tp, gpu=cfg.gpu)
                             if beh.engine == "v1" and facts.get("vision") else (None, None))
         if encoder is not None:
             activation = [max(encoder.tower_peak_bytes, act + encoder.held_bytes) for act in activation]
@@ -216,7 +216,7 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
       that has it (Llama-3.2-1B, V1, S=256: 0.45 GiB).
     * From 0.17 the PyTorch-native path masks top-k/top-p with a Triton kernel, in place, for 8 or more rows
       (``apply_top_k_top_p``, vllm/v1/sample/ops/topk_topp_sampler.py and topk_topp_triton.py, read in the
-      0.17.0 - 0.21.0 and 0.28.0 wheels; 0.11 - 0.16 sort): 14 B per logit, counted in
+      0.17.0 - 0.21.0 and 0.28.0 wheels; 0.11.1 - 0.16 sort): 14 B per logit, counted in
       SAMPLER_BYTES_PER_LOGIT_TRITON. The kernel's cached row buffer (one fp32 vocab row per SM, at most) is
       left out: under 0.1 GiB on the GPUs of the catalog.
     ``sampler_path``: "sort", "flashinfer" or "triton" (:func:`_sampler_path`).
@@ -333,14 +333,19 @@ def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
 
 
 def _flashinfer_sampler(beh: versions.Behavior, key: versions.VersionKey, env: dict, image: str | None) -> bool:
-    """Whether the sampler in the start-up profile run is FlashInfer's (a smaller peak per logit than PyTorch's)."""
+    """Whether the sampler in the start-up profile run is FlashInfer's (a smaller peak per logit than PyTorch's).
+
+    ``TopKTopPSampler.__init__`` (v1/sample/ops/topk_topp_sampler.py) takes it whenever FlashInfer imports and
+    ``VLLM_USE_FLASHINFER_SAMPLER`` is not 0 in 0.9 - 0.11.0 (``is not False``, read in the 0.10.1.1 and 0.11.0
+    wheels; FlashInfer an extra of the wheel, installed in vLLM's image); opt-in from 0.11.1 (``if
+    envs.VLLM_USE_FLASHINFER_SAMPLER``, the 0.11.1 wheel, vLLM PR #26859); on by default again from 0.21."""
     fi_env = env.get("VLLM_USE_FLASHINFER_SAMPLER")
     if fi_env is not None:
         return truthy(fi_env)
     if beh.engine == "v1" and versions.at_least(key, 0, 21):
         return True
-    if beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11):
-        return vllm_image(image)  # only the official image ships FlashInfer
+    if beh.engine == "v1" and versions.at_least(key, 0, 9) and not versions.at_least(key, 0, 11, 1):
+        return vllm_image(image)  # only the official image ships FlashInfer (an extra of the wheel)
     return False
 
 

@@ -33,8 +33,9 @@ def mxfp4_backend(gpu: GpuSpec, key: versions.VersionKey, env: dict, image: str 
     0.14) and ``select_mxfp4_moe_backend`` (fused_moe/oracle/mxfp4.py, 0.19): Marlin below compute capability
     9.0; on Hopper the Triton kernels from ``triton_kernels``, which the wheels vendor from 0.12
     (vllm/third_party/triton_kernels) -- before that a pip install has none and falls back to Marlin, while the
-    vLLM 0.11 image has them (llm-d's published H100 runs on vllm/vllm-openai:v0.11.0 load gpt-oss-20b/120b in
-    13.47/64.38 GiB, the Triton layout; a pip-installed 0.11.0 logs the Marlin layout); FlashInfer TRT-LLM on
+    vLLM 0.11 image is taken to have them (first read from llm-d's H100 runs of gpt-oss-20b/120b, 13.47/64.38
+    GiB, the Triton layout, keyed as 0.11.0 runs; they were committed when the page's recipe ran the January 2026
+    image, 0.13 - 0.14, so no 0.11 log shows it now; a pip-installed 0.11.0 logs the Marlin layout); FlashInfer TRT-LLM on
     Blackwell (10.x).
     """
     cc = tuple(gpu.compute_capability)
