@@ -214,6 +214,18 @@ def _vision(facts: dict, pc: ParamCount) -> None:
         pc.vision = layers * per_layer + embed + projector
         return
     per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    if v.get("style") == "llava_next":
+        # LLaVA-NeXT as vLLM builds it (llava.py init_vision_tower_for_llava, clip.py CLIPVisionModel): the CLIP
+        # tower up to vision_feature_layer (-2: 23 of 24 layers), no post-layernorm (require_post_norm False);
+        # bias-free Conv2d patch embedding, class embedding, one learned position per patch and the class token,
+        # pre_layrnorm; LlavaMultiModalProjector Linear(h, text) + Linear(text, text), biased; image_newline
+        feature = int(v.get("feature_layer") or -1)
+        built = layers + feature + 1 if feature < 0 else feature
+        patch, channels, text = v.get("patch") or 14, v.get("channels") or 3, facts["hidden"]
+        positions = (v["image"] // patch) ** 2 + 1
+        embed = channels * patch * patch * h + h + positions * h + 2 * h
+        pc.vision = built * per_layer + embed + h * text + text + text * text + text + text
+        return
     if v.get("style") == "llama4":
         # Llama4VisionModel (vLLM mllama4.py): the generic block (biased q/k/v/o and fc1/fc2, two LayerNorms);
         # a bias-free unfold-convolution patch embedding, a class embedding, one learned position per patch and
