@@ -801,6 +801,45 @@ def config_problem(cfg: Any, hf_quant_config: Any = None) -> str | None:
     return None
 
 
+# Architectures vLLM builds from bert.py, bert_with_rope.py, modernbert.py and roberta.py (the registry of vLLM
+# 0.33.0, vllm/model_executor/models/registry.py): every attention layer is EncoderOnlyAttention, for which vLLM
+# keeps no KV cache ("Encoder-only layers do not need KV cache": EncoderOnlyAttentionSpec.max_memory_usage_bytes is
+# 0, vllm/v1/kv_cache_interface.py; the runner leaves them out of get_kv_cache_spec). vramlint's budget sizes a
+# decoder's KV cache and sampler, neither of which such a model has.
+ENCODER_ONLY_ARCHITECTURES = frozenset({
+    "BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification", "BertModel",
+    "BertSpladeSparseEmbeddingModel", "BgeM3EmbeddingModel", "GteModel", "GteNewForSequenceClassification",
+    "GteNewModel", "ModernBertForSequenceClassification", "ModernBertForTokenClassification", "ModernBertModel",
+    "NomicBertModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaForTokenClassification",
+    "RobertaModel", "XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification", "XLMRobertaModel",
+})
+
+
+def unmodelled_architecture(cfg: dict) -> str | None:
+    """What in a (checked) config.json vramlint's budget does not model, said as "<what the model is>: <why>", or
+    None. Such a model is left unchecked with this reason rather than sized as something it is not."""
+    archs = cfg.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if arch in ENCODER_ONLY_ARCHITECTURES:
+        return (f"an encoder-only model ({arch}): vLLM keeps no KV cache for its bidirectional attention layers "
+                "(EncoderOnlyAttentionSpec) and runs no sampler")
+    tc = text_config(cfg)
+    # Gemma 3n and Gemma 4's E2B / E4B (vllm/model_executor/models/gemma4.py, gemma3n.py): per-layer embeddings
+    # (embed_tokens_per_layer, vocab_size_per_layer_input x layers x hidden_size_per_layer_input, with a
+    # projection and a gate in every layer) and KV-shared layers (the last num_kv_shared_layers attend with the
+    # KV cache of an earlier layer of their type and have no k/v projections, kv_sharing_target_layer_name)
+    ple = _int(tc.get("hidden_size_per_layer_input")) or 0
+    shared = _int(tc.get("num_kv_shared_layers")) or 0
+    if ple > 0 or shared > 0:
+        parts = []
+        if ple > 0:
+            parts.append(f"per-layer embeddings (hidden_size_per_layer_input {ple})")
+        if shared > 0:
+            parts.append(f"KV-shared layers (num_kv_shared_layers {shared}: they reuse an earlier layer's KV cache)")
+        return f"a {tc.get('model_type') or arch or 'model'} model with " + " and ".join(parts)
+    return None
+
+
 def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     """The compact facts of a config.json (see the module docstring for the keys)."""
     top = cfg

@@ -34,6 +34,8 @@ CATALOG_DIR = Path(__file__).parent / "data" / "models"
 # Which catalog file holds each model id (lower-cased), so that resolving one model reads the index and one file,
 # not the whole catalog; written by tools/gen_model_index.py, checked against the files by the catalog tests.
 CATALOG_INDEX = Path(__file__).parent / "data" / "model_index.json"
+# The end of an unresolved reason for a model vramlint's budget does not model (vramlint.unchecked groups on it).
+NOT_MODELLED = "vramlint's budget does not model: its memory is not checked (the rules that need no budget still apply)"
 _URL_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "http://", "https://", "azure://", "file://")
 _catalog_cache: dict[str, dict] | None = None
 _catalog_lock = threading.Lock()
@@ -446,11 +448,20 @@ def tensors_from_header(header: Any) -> tuple[dict[str, tuple[str, list[int]]] |
 def _info_from_answer(cfg: Any, quant_cfg: Any, tensors: dict | None, name: str, source: str,
                       what: str) -> tuple[ModelInfo | None, str | None]:
     """A ``ModelInfo`` from a config.json (and safetensors tensors), or why that config cannot be used."""
-    from vramlint.modelconfig import config_problem, facts_from_config, model_info_from_facts
+    from vramlint.modelconfig import (
+        config_problem,
+        facts_from_config,
+        model_info_from_facts,
+        unmodelled_architecture,
+    )
 
     problem = config_problem(cfg, quant_cfg)
     if problem:
         return None, f"{name!r}: {what} is not usable: {problem}; " + _alias_hint(name)
+    unmodelled = unmodelled_architecture(cfg)
+    if unmodelled:
+        # nothing to map or fix in the deployment: said once per run as its own cause (vramlint.unchecked)
+        return None, f"{name!r}: {what} describes {unmodelled}, which {NOT_MODELLED}"
     try:
         facts = facts_from_config(cfg, quant_cfg)
         _apply_safetensors(facts, tensors)

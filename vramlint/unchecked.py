@@ -89,6 +89,9 @@ CAUSES: dict[str, tuple[str, str]] = {
         "name a model that is not in vramlint's catalog and was not looked up on the Hugging Face Hub",
         "let vramlint reach the Hub (it reads only config.json), or map each model with `model-aliases` in "
         ".vramlint.yaml"),
+    "model-not-modelled": (
+        "name a model whose architecture vramlint's budget does not model",
+        "nothing to change: such a server is not sized (the rules that need no budget still apply)"),
     "model-unresolved": (
         "name a model vramlint could not read",
         "map each model to its Hub id or a config.json with `model-aliases` in .vramlint.yaml"),
@@ -179,6 +182,9 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
         low = reason.lower()
         if "local model path" in low or "storage url" in low:
             out.append(("model-path", server.model))
+        elif "vramlint's budget does not model" in low:
+            what = reason.split(" describes ", 1)[-1].split(", which vramlint's budget does not model", 1)[0]
+            out.append(("model-not-modelled", f"{server.model}: {what}"))
         elif "--offline was given" in low:
             out.append(("model-offline-flag", server.model))
         elif "`offline: true` is set" in low:
