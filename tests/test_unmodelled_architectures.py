@@ -56,6 +56,28 @@ def test_encoder_only_models_are_refused_with_their_reason_and_no_alias_advice(t
         assert "model-aliases" not in reason  # mapping the name would change nothing
 
 
+def test_encoder_decoder_speech_models_are_refused():
+    # openai/whisper-large-v3's shape: 32 encoder and 32 decoder layers, d_model 1280
+    whisper = {"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "d_model": 1280,
+               "encoder_layers": 32, "decoder_layers": 32, "num_hidden_layers": 32, "encoder_attention_heads": 20,
+               "decoder_attention_heads": 20, "vocab_size": 51866, "max_target_positions": 448}
+    assert unmodelled_architecture(whisper).startswith("an encoder-decoder model (WhisperForConditionalGeneration)")
+
+
+def test_per_layer_block_configs_are_refused():
+    # nvidia/Llama-3_3-Nemotron-Super-49B-v1's config: no model-wide intermediate_size or num_key_value_heads, each
+    # of the 80 layers has its own attention (n_heads_in_group, or no_op) and ffn_mult
+    blocks = [{"attention": {"n_heads_in_group": 8, "no_op": False, "replace_with_linear": False},
+               "ffn": {"ffn_mult": 5.25, "no_op": False, "replace_with_linear": False}}] * 79
+    blocks.append({"attention": {"n_heads_in_group": None, "no_op": True, "replace_with_linear": False},
+                   "ffn": {"ffn_mult": 1.3125, "no_op": False, "replace_with_linear": False}})
+    nas = {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
+           "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": None, "intermediate_size": None,
+           "vocab_size": 128256, "max_position_embeddings": 131072, "block_configs": blocks}
+    assert unmodelled_architecture(nas) == ("a nemotron-nas model whose 80 layers each have their own attention and "
+                                            "MLP shapes (block_configs)")
+
+
 def test_per_layer_embeddings_or_kv_sharing_are_refused_and_plain_gemma4_is_not():
     reason = unmodelled_architecture(GEMMA4_E)
     assert "per-layer embeddings (hidden_size_per_layer_input 256)" in reason

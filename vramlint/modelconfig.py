@@ -814,6 +814,13 @@ ENCODER_ONLY_ARCHITECTURES = frozenset({
     "RobertaModel", "XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification", "XLMRobertaModel",
 })
 
+# Encoder-decoder models of vLLM 0.33.0 (the registry's whisper, cohere_asr and nemotron_parse modules): besides the
+# decoder's own KV cache, each decoder layer's cross-attention caches the encoder's output (CrossAttentionSpec, sized
+# by max_num_encoder_input_tokens), and the encoder's layers are counted in no num_hidden_layers.
+ENCODER_DECODER_ARCHITECTURES = frozenset({
+    "WhisperForConditionalGeneration", "CohereAsrForConditionalGeneration", "NemotronParseForConditionalGeneration",
+})
+
 
 def unmodelled_architecture(cfg: dict) -> str | None:
     """What in a (checked) config.json vramlint's budget does not model, said as "<what the model is>: <why>", or
@@ -823,7 +830,15 @@ def unmodelled_architecture(cfg: dict) -> str | None:
     if arch in ENCODER_ONLY_ARCHITECTURES:
         return (f"an encoder-only model ({arch}): vLLM keeps no KV cache for its bidirectional attention layers "
                 "(EncoderOnlyAttentionSpec) and runs no sampler")
+    if arch in ENCODER_DECODER_ARCHITECTURES:
+        return (f"an encoder-decoder model ({arch}): vLLM keeps a cross-attention KV cache of the encoder's output "
+                "(CrossAttentionSpec) besides the decoder's own")
     tc = text_config(cfg)
+    if isinstance(tc.get("block_configs"), list) and tc["block_configs"]:
+        # DeciLM / Nemotron-NAS (vllm/model_executor/models/nemotron_nas.py): each layer's attention (its KV heads,
+        # or none: no_op) and MLP width (ffn_mult) come from its own block config, not from the model-wide keys
+        return (f"a {tc.get('model_type') or 'DeciLM'} model whose {len(tc['block_configs'])} layers each have "
+                "their own attention and MLP shapes (block_configs)")
     # Gemma 3n and Gemma 4's E2B / E4B (vllm/model_executor/models/gemma4.py, gemma3n.py): per-layer embeddings
     # (embed_tokens_per_layer, vocab_size_per_layer_input x layers x hidden_size_per_layer_input, with a
     # projection and a gate in every layer) and KV-shared layers (the last num_kv_shared_layers attend with the
