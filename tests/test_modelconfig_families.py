@@ -471,3 +471,20 @@ def test_starcoder2_without_tie_key_shares_its_embeddings_as_lm_head():
     facts = facts_from_config(starcoder2_3b)
     assert facts["tie"] is True and count_parameters(facts).lm_head == 0
     assert round(count_parameters(facts).total / 1e9, 2) == 3.03
+
+
+def test_cohere_and_cohere2_share_the_word_embeddings_as_lm_head_whatever_the_config_says():
+    # vLLM's CohereForCausalLM (vllm/model_executor/models/commandr.py, also Cohere2ForCausalLM) computes logits with
+    # embed_tokens and drops a checkpoint's lm_head: a Command R7B-shaped config (4096 wide, 32 layers, 256000
+    # vocabulary) is 8.03B parameters without a second 256000 x 4096 matrix
+    from vramlint.weights import count_parameters
+
+    r7b = {"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 4096,
+           "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 256000, "max_position_embeddings": 8192, "sliding_window": 4096, "sliding_window_pattern": 4}
+    for cfg in (r7b, dict(r7b, tie_word_embeddings=False)):
+        facts = facts_from_config(cfg)
+        assert facts["tie"] is True and count_parameters(facts).lm_head == 0
+    assert round(count_parameters(facts_from_config(r7b)).total / 1e9, 2) == 8.03
+    llama_untied = facts_from_config(dict(LLAMA31_8B, tie_word_embeddings=False))
+    assert llama_untied["tie"] is False

@@ -898,6 +898,10 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
         # (transformers 4.57.1); vLLM's Falcon and Starcoder2 models then share the word embeddings as LM head.
         tie = model_type.startswith("gemma") or model_type in ("opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox_japanese",
                                                                "smollm3", "falcon", "starcoder2")
+    if archs and archs[0] in ("CohereForCausalLM", "Cohere2ForCausalLM"):
+        # vLLM's CohereForCausalLM (commandr.py, both architectures) has no LM head: its logits come from
+        # embed_tokens and a checkpoint's lm_head weights are dropped at load, whatever tie_word_embeddings says
+        tie = True
     facts["tie"] = bool(tie)
     if model_type in ("qwen2", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl", "qwen", "mimo"):
         facts["attn_bias"] = "qkv"  # Qwen2 (and MiMo, a Qwen2 subclass in vLLM): biases on q/k/v, none on o_proj
