@@ -20,16 +20,15 @@ BERT = {"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 102
 RERANKER = {"architectures": ["XLMRobertaForSequenceClassification"], "model_type": "xlm-roberta",
             "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096,
             "max_position_embeddings": 8194, "vocab_size": 250002}
-# Gemma 4 E4B's text config: per-layer embeddings, the last 18 of 42 layers KV-shared
-_LAYER_TYPES = (["sliding_attention"] * 5 + ["full_attention"]) * 7
-GEMMA4_E = {
-    "architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
-    "text_config": {"model_type": "gemma4_text", "hidden_size": 2560, "intermediate_size": 10240,
-                    "num_hidden_layers": 42, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256,
-                    "global_head_dim": 512, "vocab_size": 262144, "vocab_size_per_layer_input": 262144,
-                    "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 18, "sliding_window": 512,
-                    "layer_types": _LAYER_TYPES, "max_position_embeddings": 131072, "tie_word_embeddings": True},
-    "dtype": "bfloat16",
+# Gemma 3n E4B's shape: per-layer embeddings (with AltUp and LAuReL), the last 15 of 35 layers KV-shared
+GEMMA3N = {
+    "architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
+    "text_config": {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": 16384,
+                    "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256,
+                    "vocab_size": 262400, "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256,
+                    "num_kv_shared_layers": 15, "sliding_window": 512, "max_position_embeddings": 32768,
+                    "altup_num_inputs": 4, "laurel_rank": 64},
+    "torch_dtype": "bfloat16",
 }
 
 
@@ -78,16 +77,12 @@ def test_per_layer_block_configs_are_refused():
                                             "MLP shapes (block_configs)")
 
 
-def test_per_layer_embeddings_or_kv_sharing_are_refused_and_plain_gemma4_is_not():
-    reason = unmodelled_architecture(GEMMA4_E)
-    assert "per-layer embeddings (hidden_size_per_layer_input 256)" in reason
-    assert "num_kv_shared_layers 18" in reason
-    only_shared = {**GEMMA4_E, "text_config": {**GEMMA4_E["text_config"], "hidden_size_per_layer_input": 0}}
+def test_per_layer_embeddings_or_kv_sharing_outside_gemma4_are_refused():
+    reason = unmodelled_architecture(GEMMA3N)
+    assert reason.startswith("a gemma3n_text model with per-layer embeddings (hidden_size_per_layer_input 256)")
+    assert "num_kv_shared_layers 15" in reason
+    only_shared = {**GEMMA3N, "text_config": {**GEMMA3N["text_config"], "hidden_size_per_layer_input": 0}}
     assert "per-layer" not in unmodelled_architecture(only_shared) and "KV-shared" in unmodelled_architecture(only_shared)
-    # the 26B / 31B configs set hidden_size_per_layer_input 0 and num_kv_shared_layers 0: budgeted as before
-    plain = {**GEMMA4_E, "text_config": {**GEMMA4_E["text_config"], "hidden_size_per_layer_input": 0,
-                                         "num_kv_shared_layers": 0}}
-    assert unmodelled_architecture(plain) is None
     # decoder architectures vLLM can also run bidirectionally (LlamaModel, Qwen2Model) stay decoders
     assert unmodelled_architecture({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}) is None
     assert "LlamaModel" not in ENCODER_ONLY_ARCHITECTURES and "BertModel" in ENCODER_ONLY_ARCHITECTURES
@@ -97,7 +92,7 @@ def test_servers_on_unmodelled_models_are_one_cause_that_says_nothing_needs_to_c
     from vramlint.cli import main
 
     _model_dir(tmp_path, "bge", BERT)
-    _model_dir(tmp_path, "gemma", GEMMA4_E)
+    _model_dir(tmp_path, "gemma", GEMMA3N)
     (tmp_path / ".vramlint.yaml").write_text("model-aliases:\n  /mnt/bge: models/bge\n  /mnt/gemma: models/gemma\n")
     (tmp_path / "docker-compose.yml").write_text(
         "services:\n"
@@ -109,4 +104,4 @@ def test_servers_on_unmodelled_models_are_one_cause_that_says_nothing_needs_to_c
     group = groups["model-not-modelled"]
     assert group["count"] == 2 and group["fix"].startswith("nothing to change")
     assert sorted(i.split(": ", 1)[1].split(" (")[0] for i in group["items"]) == [
-        "a gemma4_text model with per-layer embeddings", "an encoder-only model"]
+        "a gemma3n_text model with per-layer embeddings", "an encoder-only model"]

@@ -630,12 +630,14 @@ _WIDTH_KEYS = (
     "patch_size", "image_size", "position_embedding_size", "num_position_embeddings", "rotary_dim", "vocab_size",
     "padded_vocab_size", "conv_kernel", "mamba_d_conv", "d_conv", "linear_conv_kernel_dim", "temporal_patch_size",
     "spatial_merge_size", "num_channels", "in_channels", "in_chans", "moe_latent_size",
+    "hidden_size_per_layer_input", "vocab_size_per_layer_input", "output_proj_dims", "conv_kernel_size",
 )
 _COUNT_KEYS = (
     "num_attention_heads", "n_head", "num_heads", "n_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
     "multi_query_group_num", "num_global_key_value_heads", "index_n_heads", "linear_num_key_heads",
     "linear_num_value_heads", "mamba_num_heads", "mamba_n_heads", "n_groups", "mamba_n_groups", "num_local_experts",
     "n_routed_experts", "num_experts", "moe_num_experts", "num_experts_per_tok", "experts_per_token", "moe_topk",
+    "num_kv_shared_layers",
     "top_k", "top_k_experts", "n_shared_experts", "num_shared_experts",
 )
 _LENGTH_KEYS = MAX_LEN_KEYS + ("sliding_window", "attention_chunk_size", "original_max_position_embeddings")
@@ -735,6 +737,7 @@ def _check_section(section: dict, prefix: str) -> None:
             raise ConfigProblem(f"field {prefix}{key} is {_describe(value)}, not a name")
     for key in ("mlp_only_layers", "no_rope_layers"):
         _check_int_list(prefix + key, section.get(key), 2**14)
+    _check_int_list(prefix + "subsampling_conv_channels", section.get("subsampling_conv_channels"), 2**16)
     for key in ("rope_scaling", "rope_parameters", "attn_config", "quantization_config", "compression_config"):
         sub = section.get(key)
         if isinstance(sub, dict):
@@ -782,7 +785,7 @@ def config_problem(cfg: Any, hf_quant_config: Any = None) -> str | None:
         if not isinstance(cfg, dict):
             raise ConfigProblem("the file is not a JSON object")
         _check_section(cfg, "")
-        for key in _NESTED_TEXT_KEYS + ("vision_config",):
+        for key in _NESTED_TEXT_KEYS + ("vision_config", "audio_config"):
             sub = cfg.get(key)
             if isinstance(sub, dict):
                 _check_section(sub, key + ".")
@@ -839,13 +842,13 @@ def unmodelled_architecture(cfg: dict) -> str | None:
         # or none: no_op) and MLP width (ffn_mult) come from its own block config, not from the model-wide keys
         return (f"a {tc.get('model_type') or 'DeciLM'} model whose {len(tc['block_configs'])} layers each have "
                 "their own attention and MLP shapes (block_configs)")
-    # Gemma 3n and Gemma 4's E2B / E4B (vllm/model_executor/models/gemma4.py, gemma3n.py): per-layer embeddings
+    # Gemma 3n (vllm/model_executor/models/gemma3n.py; Gemma 4's E2B / E4B are modelled, _gemma4_edge): per-layer embeddings
     # (embed_tokens_per_layer, vocab_size_per_layer_input x layers x hidden_size_per_layer_input, with a
     # projection and a gate in every layer) and KV-shared layers (the last num_kv_shared_layers attend with the
     # KV cache of an earlier layer of their type and have no k/v projections, kv_sharing_target_layer_name)
     ple = _int(tc.get("hidden_size_per_layer_input")) or 0
     shared = _int(tc.get("num_kv_shared_layers")) or 0
-    if ple > 0 or shared > 0:
+    if (ple > 0 or shared > 0) and tc.get("model_type") != "gemma4_text":
         parts = []
         if ple > 0:
             parts.append(f"per-layer embeddings (hidden_size_per_layer_input {ple})")
@@ -970,6 +973,8 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     vision = _vision(top)
     if vision:
         facts["vision"] = vision
+    if model_type == "gemma4_text":
+        _gemma4_edge(top, tc, facts)
     mtp = _int(tc.get("num_nextn_predict_layers"))
     if mtp:
         facts["mtp_layers"] = mtp
@@ -979,6 +984,28 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if model_type == "medusa":
         facts["medusa"] = _medusa(top, facts)
     return {k: v for k, v in facts.items() if v is not None}
+
+
+def _gemma4_edge(top: dict, tc: dict, facts: dict) -> None:
+    """Gemma 4 E2B / E4B (vllm/model_executor/models/gemma4.py, gemma4_mm.py, 0.33): per-layer embeddings,
+    KV-shared layers, the double-wide MLP of those layers, and the audio tower of variants with an audio_config."""
+    ple = _int(tc.get("hidden_size_per_layer_input")) or 0
+    if ple > 0:
+        facts["ple"] = {"dim": ple, "vocab": _int(tc.get("vocab_size_per_layer_input")) or facts.get("vocab") or 0}
+    shared = _int(tc.get("num_kv_shared_layers")) or 0
+    if 0 < shared < (facts.get("layers") or 0):
+        facts["kv_shared"] = shared
+        if tc.get("use_double_wide_mlp"):
+            facts["double_wide"] = True
+    audio = top.get("audio_config")
+    if isinstance(audio, dict) and audio:
+        sub = audio.get("subsampling_conv_channels")
+        facts["audio"] = {
+            "hidden": _int(audio.get("hidden_size")) or 0, "layers": _int(audio.get("num_hidden_layers")) or 0,
+            "heads": _int(audio.get("num_attention_heads")) or 1, "conv": _int(audio.get("conv_kernel_size")) or 0,
+            "sub": [_int(c) or 0 for c in sub[:2]] if isinstance(sub, list) and len(sub) >= 2 else [0, 0],
+            "out": _int(audio.get("output_proj_dims")) or _int(audio.get("hidden_size")) or 0,
+        }
 
 
 def _eagle(top: dict, tc: dict, archs: list) -> dict | None:

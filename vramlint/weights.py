@@ -330,9 +330,68 @@ def _count_parameters(facts: dict) -> ParamCount:
     pc.norms += norms_per_layer * hidden * layers + hidden
     if facts.get("type") in ("gpt2", "opt", "phi", "starcoder2", "falcon", "gpt_bigcode"):
         pc.norms *= 2  # LayerNorm with bias
+    if facts.get("ple") or facts.get("kv_shared") or facts.get("audio"):
+        _gemma4_edge(facts, pc, pattern)
     _vision(facts, pc)
     pc.total = pc.embed + pc.lm_head + pc.norms + pc.other + pc.vision + sum(pc.linear.values()) - pc.duplicated
     return pc
+
+
+def _gemma4_edge(facts: dict, pc: ParamCount, pattern: str) -> None:
+    """Gemma 4 E2B / E4B as vLLM 0.33 builds them (vllm/model_executor/models/gemma4.py, gemma4_mm.py).
+
+    Per-layer embeddings: ``embed_tokens_per_layer`` (a VocabParallelEmbedding of vocab_size_per_layer_input x
+    layers x hidden_size_per_layer_input), ``per_layer_model_projection`` (ColumnParallelLinear, hidden -> layers x
+    that width) and its RMSNorm; in every layer ``per_layer_input_gate`` and ``per_layer_projection``
+    (ReplicatedLinear: whole on every rank) and ``post_per_layer_input_norm``.
+    KV-shared layers (the last num_kv_shared_layers): only q_proj and o_proj, no k/v projections and no k_norm
+    (their K and V are an earlier layer's); with use_double_wide_mlp their MLP is twice as wide.
+    Audio tower: transformers' Gemma4AudioModel (AutoModel, not tensor parallel: whole on every rank) and the
+    embed_audio projection; per conformer layer two feed-forward blocks (H -> 4H -> H, two RMSNorms each), attention
+    (q, k, v, post and relative_k_proj, H x H each, per_dim_scale), a light conv block (linear_start H -> 2H,
+    depthwise conv, linear_end, two RMSNorms) and three RMSNorms; before them two 3x3 conv layers with LayerNorms and
+    the input projection, after them output_proj (with bias). The clipped linears' four scalar bounds are left out."""
+    hidden, layers = facts["hidden"], facts["layers"]
+    ple = facts.get("ple")
+    if ple:
+        dim = ple["dim"]
+        if ple.get("embed", True):  # with pipeline parallel only the first stage holds them
+            width = (ple.get("model_layers") or layers) * dim  # one slice per decoder layer of the whole model
+            pc.embed += ple["vocab"] * width
+            pc.add_linear("ple", hidden, width)
+            pc.norms += dim
+        pc.other += 2 * hidden * dim * layers
+        pc.norms += hidden * layers
+    shared = facts.get("kv_shared") or 0
+    if shared:
+        heads = facts.get("heads") or 0
+        kv = facts.get("kv_heads") or heads
+        hd = facts.get("head_dim") or (hidden // heads if heads else 0)
+        full = facts.get("full_attn")
+        for ch in pattern[-shared:]:
+            kv_h, size = (full["kv_heads"], full["head_dim"]) if ch == "F" and full else (kv, hd)
+            pc.linear["attn"] = pc.linear.get("attn", 0) - 2 * hidden * kv_h * size
+            pc.linear_rows["attn"] = pc.linear_rows.get("attn", 0) - 2 * kv_h * size
+            if ch == "F" and full and full.get("k_eq_v"):
+                pc.duplicated -= hidden * kv_h * size
+            if facts.get("qk_norm"):
+                pc.norms -= size  # k_norm (v_norm has no weight)
+        if facts.get("double_wide"):
+            _mlp(facts, pc, "mlp", facts.get("inter") or 0, shared)  # intermediate_size x 2 in those layers
+    pc.other += audio_tower_parameters(facts)
+
+
+def audio_tower_parameters(facts: dict) -> int:
+    """Parameters of Gemma 4's audio tower and its embed_audio projection (see :func:`_gemma4_edge`), 0 without."""
+    audio = facts.get("audio")
+    if not audio or not audio.get("hidden") or not audio.get("layers"):
+        return 0
+    h, c0, c1 = audio["hidden"], audio["sub"][0], audio["sub"][1]
+    head_dim = h // max(1, audio.get("heads") or 1)
+    subsample = 9 * c0 + c0 + 9 * c0 * c1 + c1 + (c0 // 4) * c1 * h
+    per_layer = 24 * h * h + (audio.get("conv") or 0) * h + 9 * h + head_dim
+    out = audio.get("out") or h
+    return subsample + audio["layers"] * per_layer + h * out + out + out * (facts.get("hidden") or 0)
 
 
 def _layer_index(pattern: str) -> int | None:
@@ -753,6 +812,13 @@ def pipeline_stage_facts(facts: dict, start: int, end: int) -> dict:
     part["layers"] = end - start
     if facts.get("pattern"):
         part["pattern"] = facts["pattern"][start:end]
+    layers = facts.get("layers") or 0
+    if facts.get("kv_shared"):
+        # the KV-shared layers are the model's last ones: those of them in this stage
+        part["kv_shared"] = max(0, min(end, layers) - max(start, layers - facts["kv_shared"]))
+    if facts.get("ple"):
+        # Gemma 4's per-layer embedding table and projection are built with the input embedding (first stage)
+        part["ple"] = {**facts["ple"], "embed": start == 0, "model_layers": layers}
     moe = facts.get("moe")
     if moe and moe.get("dense_layers"):
         part["moe"] = {**moe, "dense_layers": [i - start for i in moe["dense_layers"] if start <= i < end]}

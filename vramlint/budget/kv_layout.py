@@ -10,6 +10,11 @@ from vramlint.versions import VersionKey, at_least
 
 
 def layer_kinds(model: ModelInfo) -> list[str]:
+    shared = (model.extra.get("facts") or {}).get("kv_shared") or 0
+    if model.layer_types and shared:
+        # Gemma 4 E2B / E4B: the last num_kv_shared_layers attend with an earlier layer's cache
+        # (kv_sharing_target_layer_name): GPUModelRunner.get_kv_cache_spec gives them no KV cache spec of their own
+        return list(model.layer_types[:-shared]) + ["kv_shared"] * shared
     if model.layer_types:
         return list(model.layer_types)
     if model.sliding_window and not model.is_mla:

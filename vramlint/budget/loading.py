@@ -12,7 +12,12 @@ from typing import Any
 from vramlint.budget.common import GiB, StageResult
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.lora import lora_enabled, lora_slot_bytes
-from vramlint.budget.multimodal import deepstack_buffer_bytes, tower_replicated, tower_skipped
+from vramlint.budget.multimodal import (
+    audio_tower_skipped,
+    deepstack_buffer_bytes,
+    tower_replicated,
+    tower_skipped,
+)
 from vramlint.budget.rank_weights import weights_per_rank
 from vramlint.budget.speculative import _speculative_budget, speculative_request
 from vramlint.lean_dataclass import dataclass
@@ -99,6 +104,13 @@ def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] 
                 extra += deepstack
                 src["weights"] += (f" + deepstack buffers {deepstack / GiB:.2f} GiB "
                                    f"({facts['vision']['deepstack']} x max_num_batched_tokens x hidden)")
+    skipped = audio_tower_skipped(facts, cfg.args, cfg.key)
+    if skipped:
+        from vramlint.weights import audio_tower_parameters
+
+        tower = int(audio_tower_parameters(facts) * cfg.dtype_bytes)
+        extra -= tower
+        src["weights"] += f" - audio tower {tower / GiB:.2f} GiB (not built: {skipped})"
     if lora_enabled(cfg.args):
         slots, slots_how = lora_slot_bytes(facts, cfg.args, cfg.tp, cfg.pp, cfg.dtype_bytes, cfg.key) if facts \
             else (0, "")

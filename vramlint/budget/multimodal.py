@@ -185,6 +185,19 @@ def tower_skipped(facts: dict, args: dict, key: versions.VersionKey) -> str | No
     return None
 
 
+def audio_tower_skipped(facts: dict, args: dict, key: versions.VersionKey) -> str | None:
+    """Why Gemma 4's audio tower is not built, or None when it is (or the model has none): the model marks it as
+    the tower of the "audio" modality (``_mark_tower_model``, gemma4_mm.py), which vLLM skips when that modality's
+    limit is 0 or with --language-model-only (0.17+, as for the vision tower)."""
+    if not facts.get("audio") or not versions.at_least(key, 0, 17):
+        return None
+    if truthy(args.get("language_model_only")):
+        return "--language-model-only"
+    if _limits(args).get("audio", 999) == 0:
+        return "--limit-mm-per-prompt sets audio to 0"
+    return None
+
+
 def deepstack_buffer_bytes(facts: dict, max_num_batched_tokens: int, dtype_bytes: int) -> int:
     """Qwen3-VL's deepstack input buffers, allocated with the tower (0 for other models)."""
     vision = facts.get("vision") or {}
@@ -210,6 +223,14 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     """The encoder part of V1's profiling run, or (None, why it is not estimated); ``gpu`` (a GpuSpec) decides
     the attention of the Pixtral tower in 0.11 (:func:`_pixtral_xformers_0_11`)."""
     family = _family(facts)
+    audio_dummy = (facts.get("audio") and _limits(args).get("audio", 999) != 0
+                   and _limits(args).get("video", 999) == 0 and not truthy(args.get("language_model_only")))
+    if audio_dummy and not truthy(args.get("skip_mm_profiling")):
+        # Gemma 4 E2B / E4B: with videos off the dummy item is the modality with the most tokens per item
+        # (get_modality_with_max_tokens): an audio clip's audio_seq_length (the processor's, not config.json's)
+        # against an image's soft tokens; the audio tower's profile is not modelled
+        return None, ("multimodal encoder profiling is not estimated: with videos off the dummy item may be an "
+                      "audio clip (the audio tower's activations are not modelled)")
     if family is None:
         return None, None
     if tower_skipped(facts, args, key):
