@@ -25,7 +25,12 @@ from vramlint.budget.multimodal import audio_tower_skipped, encoder_profile
 from vramlint.model import ResolveOptions
 from vramlint.modelconfig import facts_from_config, model_info_from_config, unmodelled_architecture
 from vramlint.models import resolve_model
-from vramlint.weights import audio_tower_parameters, count_parameters, pipeline_stage_facts
+from vramlint.weights import (
+    audio_tower_parameters,
+    count_parameters,
+    pipeline_stage_facts,
+    weight_bytes_per_rank,
+)
 
 V = versions.parse_version
 _TYPES = (["sliding_attention"] * 5 + ["full_attention"]) * 7
@@ -104,3 +109,15 @@ def test_double_wide_shared_layers_pipeline_stages_and_gemma3n():
                                "num_kv_shared_layers": 15}}
     assert "per-layer embeddings" in unmodelled_architecture(gemma3n)
     assert unmodelled_architecture(E4B) is None
+
+
+
+
+def test_tensor_parallel_replicates_only_the_kv_projections_that_exist():
+    # TP 4 over 2 KV heads: vLLM gives every rank one whole KV head's k and v. Had the 18 KV-shared layers (15
+    # sliding, 3 full) their own k/v, a rank would hold one head of each: 2560 x (15 x 256 + 3 x 512) x 2 (k and v)
+    # = 27,525,120 parameters, 55,050,240 B in bf16, and their k_norm (5,376 parameters, 10,752 B)
+    facts = facts_from_config(E4B)
+    with_own_kv = dict(facts, kv_shared=0)
+    assert (weight_bytes_per_rank(with_own_kv, tp=4, include_buffers=False)
+            - weight_bytes_per_rank(facts, tp=4, include_buffers=False)) == 55_050_240 + 10_752

@@ -668,10 +668,13 @@ def _weight_bytes_per_rank(
     if tp > 1 and not facts.get("mla") and "attn" in pc.linear and (kv < tp or (full and full["kv_heads"] < tp)):
         # k/v projections replicated: each rank holds one KV head's worth instead of kv/tp.
         hidden, hd = facts["hidden"], facts.get("head_dim") or 0
-        layers = sum(1 for ch in (facts.get("pattern") or "F" * facts["layers"]) if ch in "FSC")
+        own_kv = facts.get("pattern") or "F" * facts["layers"]
+        if facts.get("kv_shared"):
+            own_kv = own_kv[:-facts["kv_shared"]]  # Gemma 4's KV-shared layers have no k/v projections
+        layers = sum(1 for ch in own_kv if ch in "FSC")
         shapes = [(kv, hd, layers)]
         if full:
-            n_full = (facts.get("pattern") or "").count("F")
+            n_full = own_kv.count("F")
             shapes = [(kv, hd, layers - n_full), (full["kv_heads"], full["head_dim"], n_full)]
         attn = pc.linear["attn"]
         per_rank = attn / tp
