@@ -715,6 +715,11 @@ _ANCHOR_THEN_INDICATOR = re.compile(r"[&*][0-9A-Za-z_-]+[:?%@`]")
 
 _COMPOSER: Any = None
 _NUMBER_PATTERNS: Any = None
+# What untagged plain scalars resolve to, by their text (`scalar` in `_c_load`): for this process's every file
+_PLAIN_SCALARS: dict[str, Any] = {"": None}
+_PLAIN_SCALARS_MAX = 50_000
+_PLAIN_TEXT_MAX = 200
+_MISSING = object()
 
 
 def _composer_class() -> Any:
@@ -796,10 +801,16 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
     huge_floats: list[tuple[int, int, str]] = []
     long_ints: list[tuple[int, int, int]] = []
     built: dict[int, Any] = {}  # id(node) -> object: an alias gives the very object its anchor built
+    plain_get = _PLAIN_SCALARS.get
 
     def scalar(node: Any) -> Any:
         tag = node.tag
         value = node.value
+        if tag == _PLAIN:
+            found = plain_get(value, _MISSING)
+            if found is not _MISSING:
+                return found
+            return plain(value, node)
         if tag == _QUOTED:
             style = node.style
             if style == "|":
@@ -807,20 +818,31 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
             if style == ">":
                 return FoldedScalarString(value)
             return value
-        if tag != _PLAIN:
-            raise _NotDecided  # a tag written in the file: ruamel's constructors decide what it makes
+        raise _NotDecided  # a tag written in the file: ruamel's constructors decide what it makes
+
+    def plain(value: str, node: Any) -> Any:
+        # an untagged plain scalar, resolved as YAML 1.2's core schema does; what depends on the text alone is
+        # kept for the next scalar of the same text (keys and values repeat: `name`, `image`, `true`, `"1"`)
         if not value:
             return None
         first = value[0]
         if first in "tTfF":
-            return _BOOLS.get(value, value)
-        if first in "~nN":
-            return None if value in _NULLS else value
-        if first in _NUMBER_START:
-            return number(value, first, node.start_mark)
-        if first in "<=" and value in ("<<", "="):
+            made = _BOOLS.get(value, value)
+        elif first in "~nN":
+            made = None if value in _NULLS else value
+        elif first in _NUMBER_START:
+            said = len(huge_floats) + len(long_ints)
+            made = number(value, first, node.start_mark)
+            if said != len(huge_floats) + len(long_ints) or not (made.__class__ in (str, int) or (
+                    made.__class__ is float and made == made)):
+                return made  # said on its own line, a date (a mutable object) or NaN (equal to no other): not kept
+        elif first in "<=" and value in ("<<", "="):
             raise _NotDecided  # a merge key where a value is, or YAML's `=` value key
-        return value
+        else:
+            made = value
+        if len(value) <= _PLAIN_TEXT_MAX and len(_PLAIN_SCALARS) < _PLAIN_SCALARS_MAX:
+            _PLAIN_SCALARS[value] = made
+        return made
 
     def number(value: str, first: str, mark: Any) -> Any:
         if is_float(value):
@@ -886,24 +908,32 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         built[id(node)] = mapping
         pairs = node.value
         merged = None
-        for key_node, value_node in pairs:
-            # (a collection key's value is a list, never "<<")
-            if key_node.value == "<<" and key_node.__class__ is scalar_node and key_node.tag == _PLAIN:
-                if merged is not None:
-                    raise _NotDecided  # a second merge key: ruamel refuses it
-                merged = merge_sources(value_node)
         positions = {}
         # (a scalar value is read by `scalar` here, not through `build`: one call less for most nodes of a file)
         for i, (key_node, value_node) in enumerate(pairs):
             if key_node.__class__ is not scalar_node:
-                key = collection_key(key_node)
-            elif key_node.value == "<<" and key_node.tag == _PLAIN:
-                continue
+                key = collection_key(key_node)  # (a collection key's value is a list, never "<<")
+            elif key_node.tag == _PLAIN:
+                text_ = key_node.value
+                key = plain_get(text_, _MISSING)
+                if key is _MISSING:
+                    if text_ == "<<":
+                        if merged is not None:
+                            raise _NotDecided  # a second merge key: ruamel refuses it
+                        merged = merge_sources(value_node)
+                        continue
+                    key = plain(text_, key_node)
             else:
                 key = scalar(key_node)
             key_mark, value_mark = key_node.start_mark, value_node.start_mark
             if value_node.__class__ is scalar_node:
-                value = scalar(value_node)
+                if value_node.tag == _PLAIN:
+                    text_ = value_node.value
+                    value = plain_get(text_, _MISSING)
+                    if value is _MISSING:
+                        value = plain(text_, value_node)
+                else:
+                    value = scalar(value_node)
                 if not value_node.value and not value_node.style:
                     value_at = empty_value_place([value_mark.line, value_mark.column], pairs, i, node)
                     at = [key_mark.line, key_mark.column, value_at[0], value_at[1]]
@@ -1038,7 +1068,7 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         # this load's objects (and ``built``, every collection of the file) alive until the cyclic garbage
         # collector finds it, and make each of its passes longer. Broken here, they are freed at once.
         built.clear()
-        scalar = number = build = merge_sources = empty_value_place = None  # noqa: F841
+        scalar = plain = number = build = merge_sources = empty_value_place = None  # noqa: F841
     problems.extend(_duplicate_key_problems(file, duplicates))
     problems.extend(_long_int_problems(file, long_ints))
     problems.extend(_huge_float_problems(file, huge_floats))
