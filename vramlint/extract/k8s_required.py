@@ -21,7 +21,14 @@ from typing import Any
 
 from vramlint.extract.podspec import find_podspecs, is_map, is_seq, scalar_text
 from vramlint.model import Location, Problem
-from vramlint.yamlload import has_template_marker, join_path, key_location, node_location, value_location
+from vramlint.yamlload import (
+    TEMPLATE_OPEN,
+    join_path,
+    key_location,
+    lines_text,
+    node_location,
+    value_location,
+)
 
 _BUILT_IN = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
                        "Job", "CronJob", "PodTemplate"})
@@ -48,8 +55,8 @@ def _templated(lines: list[str]) -> bool:
     """Template syntax anywhere in the file. Every document of a file shares its list of lines: the answer is
     kept for the last file, so a stream of thousands of documents is read once, not once per document."""
     if _LAST_TEMPLATED[0] is not lines:
-        _LAST_TEMPLATED[:] = [lines, any("{{" in line or has_template_marker(line) for line in lines),
-                              any("%{" in line for line in lines)]
+        text = lines_text(lines)  # (none of these holds a line break: a search of the text is a search of its lines)
+        _LAST_TEMPLATED[:] = [lines, "{{" in text or TEMPLATE_OPEN in text, "%{" in text]
     return _LAST_TEMPLATED[1]
 
 
@@ -285,27 +292,36 @@ def _check_shape(node: Any, parts: tuple[Any, ...], fields: dict[str, Any], wron
     for field in fields.get(_REQUIRED_FIELDS, ()):
         if _absent(node.get(field)):
             missing(node, parts, field)
+    get = fields.get  # (its keys are text: a key of another type finds nothing, as `isinstance(key, str)` said)
+    star = get("*")
     for key, value in node.items():
-        spec = fields.get(key) if isinstance(key, str) else None
+        if value is None:
+            continue
+        spec = get(key, star)
         if spec is None:
-            spec = fields.get("*")
-        if spec is None or value is None:
             continue
         want, shape = spec
-        if not _fits(value, shape, scalars_converted):
-            wrong_type(node, key, parts, want, _QUANTITY_REFUSAL if shape is _QUANTITY else "")
-        elif type(shape) is dict:
-            if value:
+        shape_type = type(shape)
+        if shape_type is dict:
+            if not isinstance(value, dict):
+                wrong_type(node, key, parts, want)
+            elif value:
                 _check_shape(value, (*parts, key), shape, wrong_type, missing, scalars_converted)
-        elif type(shape) is list:
-            item_want, item_shape = shape[0]
-            for i, item in enumerate(value):
-                if item is None:
-                    continue
-                if not _fits(item, item_shape, scalars_converted):
-                    wrong_type(value, i, (*parts, key), item_want)
-                elif type(item_shape) is dict and (item or _REQUIRED_FIELDS in item_shape):
-                    _check_shape(item, (*parts, key, i), item_shape, wrong_type, missing, scalars_converted)
+        elif shape_type is list:
+            if not isinstance(value, list):
+                wrong_type(node, key, parts, want)
+            else:
+                item_want, item_shape = shape[0]
+                walk = type(item_shape) is dict
+                for i, item in enumerate(value):
+                    if item is None:
+                        continue
+                    if not _fits(item, item_shape, scalars_converted):
+                        wrong_type(value, i, (*parts, key), item_want)
+                    elif walk and (item or _REQUIRED_FIELDS in item_shape):
+                        _check_shape(item, (*parts, key, i), item_shape, wrong_type, missing, scalars_converted)
+        elif not _fits(value, shape, scalars_converted):
+            wrong_type(node, key, parts, want, _QUANTITY_REFUSAL if shape is _QUANTITY else "")
 
 
 def _fits(value: Any, shape: Any, scalars_converted: bool) -> bool:
@@ -324,7 +340,10 @@ def _fits(value: Any, shape: Any, scalars_converted: bool) -> bool:
 
 def _patch(node: Any) -> bool:
     """A strategic-merge patch entry (`$patch`, `$setElementOrder`): completed elsewhere, not judged."""
-    return any(isinstance(k, str) and k.startswith("$") for k in node)
+    for k in node:
+        if isinstance(k, str) and k.startswith("$"):
+            return True
+    return False
 
 
 def _absent(value: Any) -> bool:
