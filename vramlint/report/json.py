@@ -165,9 +165,25 @@ def _encoder(shared: set[int] | None = None) -> Any:
                 if text is not None:
                     return text
             inner = indent + "  "
-            sep = ",\n" + inner
-            text = "{\n" + inner + sep.join(key_text(k) + ": " + enc(v, inner) for k, v in o.items()) + "\n" \
-                + indent + "}"
+            parts = []
+            add = parts.append
+            for k, v in o.items():
+                # the most common values written here, as `enc` writes them, without a call for each
+                cls = v.__class__
+                if cls is str:
+                    v = quote(v)
+                elif v is None:
+                    v = "null"
+                elif cls is int:
+                    v = int_repr(v)
+                elif v is True:
+                    v = "true"
+                elif v is False:
+                    v = "false"
+                else:
+                    v = enc(v, inner)
+                add((quote(k) if k.__class__ is str else key_text(k)) + ": " + v)
+            text = "{\n" + inner + (",\n" + inner).join(parts) + "\n" + indent + "}"
             if shared and id(o) in shared:
                 written[(id(o), indent)] = text
             return text
@@ -176,7 +192,8 @@ def _encoder(shared: set[int] | None = None) -> Any:
                 return "[]"
             inner = indent + "  "
             sep = ",\n" + inner
-            return "[\n" + inner + sep.join(enc(v, inner) for v in o) + "\n" + indent + "]"
+            return "[\n" + inner + sep.join(quote(v) if v.__class__ is str else enc(v, inner) for v in o) + "\n" \
+                + indent + "]"
         try:
             return scalar(o)
         except TypeError:
