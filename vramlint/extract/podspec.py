@@ -783,8 +783,9 @@ def find_podspecs(root: Any, base_path: str = "", budget: list[int] | None = Non
 def _find_podspecs(root: Any, base_path: str, budget: list[int]) -> list[PodSpecHit]:
     hits: list[PodSpecHit] = []
     visited: set[int] = set()
-    # (node, path, replicas, depth, metadata, parents)
-    stack: list[tuple[Any, str, int | None, int, Any, list]] = [(root, base_path, None, 0, None, [])]
+    # (node, path, replicas, depth, metadata, parents); the enclosing mappings as a chain of (node, path, outer)
+    # made into a list only for a hit (not copied for every child of every mapping)
+    stack: list[tuple[Any, str, int | None, int, Any, Any]] = [(root, base_path, None, 0, None, None)]
     while stack:
         node, path, replicas, depth, metadata, parents = stack.pop()
         if budget[0] <= 0 or depth > MAX_DEPTH:
@@ -793,27 +794,37 @@ def _find_podspecs(root: Any, base_path: str, budget: list[int]) -> list[PodSpec
             continue
         visited.add(id(node))
         budget[0] -= 1
-        if is_map(node):
-            if "replicas" in node and to_int(node.get("replicas")) is not None:
-                replicas = to_int(node.get("replicas"))
-            if looks_like_podspec(node):
-                hits.append(PodSpecHit(node, path, replicas, metadata, parents))
+        if isinstance(node, dict):
+            if "replicas" in node:
+                count = to_int(node.get("replicas"))
+                if count is not None:
+                    replicas = count
+            if "containers" in node and looks_like_podspec(node):
+                hits.append(PodSpecHit(node, path, replicas, metadata, _chain_list(parents)))
                 continue
-            meta_here = (node.get("metadata"), join_path(path, "metadata")) if is_map(node.get("metadata")) else None
-            children = []
-            for key, value in node.items():
-                if isinstance(value, (dict, list)) and key not in ("status", "metadata"):
-                    child_meta = meta_here if key == "spec" and meta_here is not None else metadata
-                    children.append((value, join_path(path, key), replicas, depth + 1, child_meta,
-                                     parents + [(node, path)]))
+            meta = node.get("metadata")
+            meta_here = (meta, join_path(path, "metadata")) if isinstance(meta, dict) else None
+            here = (node, path, parents)
+            children = [(value, join_path(path, key), replicas, depth + 1,
+                         meta_here if key == "spec" and meta_here is not None else metadata, here)
+                        for key, value in node.items()
+                        if isinstance(value, (dict, list)) and key not in ("status", "metadata")]
             stack.extend(reversed(children))
-        elif is_seq(node):
-            children = []
-            for i, value in enumerate(node):
-                if isinstance(value, (dict, list)):
-                    children.append((value, join_path(path, i), replicas, depth + 1, metadata, parents))
+        elif isinstance(node, list):
+            children = [(value, join_path(path, i), replicas, depth + 1, metadata, parents)
+                        for i, value in enumerate(node) if isinstance(value, (dict, list))]
             stack.extend(reversed(children))
     return hits
+
+
+def _chain_list(chain: Any) -> list[tuple[Any, str]]:
+    """The enclosing mappings of a chain of (node, path, outer), outermost first."""
+    out = []
+    while chain is not None:
+        out.append((chain[0], chain[1]))
+        chain = chain[2]
+    out.reverse()
+    return out
 
 
 @dataclass
