@@ -419,7 +419,7 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
     documents keep their line numbers), and a problem on the line where each went over. Only documents that may
     have that many nodes by `_most_nodes` (counted in C) are parsed here: the whole text, then halves of its run
     of documents, down to the documents that may be over on their own."""
-    if len(text) * 4 + 1 <= max_nodes or _most_nodes(text, 0, len(text)) <= max_nodes:
+    if len(text) * 4 + 1 <= max_nodes:
         return text, []  # (`_most_nodes` is at most 4 a character, plus one: a small text is not counted)
     starts = [0]
     at = text.find("\n---", 0)
@@ -427,6 +427,9 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
         starts.append(at + 1)
         at = text.find("\n---", at + 4)
     starts.append(len(text))
+    if max(b - a for a, b in zip(starts, starts[1:], strict=False)) * 4 + 1 <= max_nodes or \
+            _most_nodes(text, 0, len(text)) <= max_nodes:
+        return text, []  # no document is long enough to hold that many, or the whole text has fewer
     over_at: list[tuple[int, int, int]] = []  # (begin, end, 1-based line in the document) of each document over
     runs = [(0, len(starts) - 1)]  # documents [first, last) of ``starts`` that may hold one over the bound
     while runs:
@@ -894,8 +897,15 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
             built[id(node)] = seq
             if node.value:
                 positions = {}
+                add = seq.append
                 for i, item in enumerate(node.value):
-                    seq.append(scalar(item) if item.__class__ is scalar_node else build(item))
+                    if item.__class__ is not scalar_node:
+                        add(build(item))
+                    elif item.tag == _PLAIN:
+                        made = plain_get(item.value, _MISSING)
+                        add(plain(item.value, item) if made is _MISSING else made)
+                    else:
+                        add(scalar(item))
                     mark = item.start_mark
                     positions[i] = [mark.line, mark.column]
                 seq.lc.data = positions

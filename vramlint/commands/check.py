@@ -585,9 +585,13 @@ def assess_all(servers, config):
         _sys.modules["vramlint.models"].begin_run()
 
     groups: dict[str, tuple[object, list]] = {}
+    per_file: dict[str, tuple[object, str]] = {}  # a file's options, once: 10,000 servers of one file ask once
     for server in servers:
-        options = config.resolve_options(server.file)
-        key = repr(options)
+        known = per_file.get(server.file)
+        if known is None:
+            options = config.resolve_options(server.file)
+            known = per_file[server.file] = (options, repr(options))
+        options, key = known
         groups.setdefault(key, (options, []))[1].append(server)
     out = []
     for options, members in groups.values():
