@@ -133,13 +133,33 @@ def real_path(path: str) -> str:
     key = folder if folder.startswith(os.sep) else os.path.join(os.getcwd(), folder)
     real_folder = dirs.get(key)
     if real_folder is None:
-        real_folder = dirs[key] = os.path.realpath(key)
+        real_folder = _real_folder(key, dirs)
     real = os.path.join(real_folder, name)
     try:
         if stat.S_ISLNK(os.lstat(real).st_mode):
             return os.path.realpath(real)
     except OSError:
         pass  # missing or unreadable: opening it says why, as it does for os.path.realpath's answer
+    return real
+
+
+def _real_folder(folder: str, dirs: dict[str, str]) -> str:
+    """``os.path.realpath(folder)`` (absolute) from its parent's resolution, kept in ``dirs`` with it: one look at
+    the folder's own name, not one at every folder above it (a tree of 1,000 folders, 6 deep)."""
+    found = dirs.get(folder)
+    if found is not None:
+        return found
+    parent, name = os.path.split(folder)
+    if not name or name in (".", "..") or parent == folder:
+        real = os.path.realpath(folder)
+    else:
+        candidate = os.path.join(_real_folder(parent, dirs), name)
+        try:
+            link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except OSError:
+            link = True  # missing or unreadable: resolved as os.path.realpath resolves it
+        real = os.path.realpath(candidate) if link else candidate
+    dirs[folder] = real
     return real
 
 

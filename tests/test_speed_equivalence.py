@@ -1,0 +1,84 @@
+"""What this round's speed changes must leave as it was: plain scalars resolved from a table keep saying what
+is said per place (numbers past float64, integers too long), folders resolved from their parents resolve as
+os.path.realpath does (symbolic links included), the JSON encoder writes json.dumps(indent=2)'s text, and a
+stream none of whose documents can hold the node bound is read whole."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import vramlint.yamlload as yamlload
+from vramlint import fsread
+from vramlint.report.json import dumps_indented
+
+
+def test_a_number_past_float64_is_said_at_each_place_even_when_its_text_repeats():
+    text = "a: 1e999\nb: 1e999\nc: [1e999, 2]\n"
+    for _ in range(2):  # the second load finds the table filled by the first
+        docs, problems = yamlload.load_text(text, "f.yaml")
+        assert docs[0].data["a"] == "1e999" and docs[0].data["c"] == ["1e999", 2]
+        assert [(p.line, p.column) for p in problems] == [(1, 4), (2, 4), (3, 5)]
+
+
+def test_an_integer_too_long_is_said_at_each_place_and_a_nan_is_not_shared():
+    long = "9" * 400
+    docs, problems = yamlload.load_text(f"a: {long}\nb: {long}\nc: .nan\nd: .nan\n", "f.yaml")
+    data = docs[0].data
+    assert data["a"] == long and [p.line for p in problems] == [1, 2]
+    assert math.isnan(data["c"]) and math.isnan(data["d"])
+    assert data["c"] is not data["d"]  # NaN equals nothing, itself included only by identity: each its own
+
+
+def test_plain_scalars_resolve_the_same_the_first_and_the_second_time():
+    text = "a: true\nb: 'true'\nc: 010\nd: 0x1F\ne: null\nf: ~\ng: 1_000\nh: -.inf\ni: 2024-01-02\nj: x\n"
+    first = yamlload.load_text(text, "f.yaml")[0][0].data
+    second = yamlload.load_text(text, "f.yaml")[0][0].data
+    ruamel = yamlload._ruamel_load(text, "f.yaml")[0][0].data
+    for key in "abcdefghij":
+        assert first[key] == second[key] == ruamel[key], key
+        assert type(first[key]).__name__ == type(second[key]).__name__
+    assert first["i"] is not second["i"]  # a date is a mutable object of ruamel's: never shared
+
+
+def test_folders_resolve_from_their_parents_as_realpath_resolves_them(tmp_path):
+    base = str(tmp_path)
+    os.makedirs(f"{base}/a/b/c")
+    os.makedirs(f"{base}/x/y")
+    os.symlink(f"{base}/x", f"{base}/a/lx")
+    os.symlink("..", f"{base}/a/b/up")
+    os.symlink("/", f"{base}/a/root")
+    os.symlink(f"{base}/a/loop2", f"{base}/a/loop1")
+    os.symlink(f"{base}/a/loop1", f"{base}/a/loop2")
+    folders = [f"{base}/a/b/c", f"{base}/a/lx/y", f"{base}/a/b/up/b/c", f"{base}/a/root/tmp", f"{base}/a/missing/q",
+               f"{base}/a/loop1/z", f"{base}/a/b/../lx", f"{base}/a/./b", "/", f"{base}/a/b/up/up/x/y"]
+    dirs: dict[str, str] = {}
+    for folder in folders + folders:  # the second time from what the first kept
+        assert fsread._real_folder(folder, dirs) == os.path.realpath(folder), folder
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(inner, inner),
+    st.dictionaries(st.one_of(st.text(max_size=4), st.integers(), st.booleans(), st.none()), inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_the_json_encoder_writes_what_json_dumps_writes(value):
+    assert dumps_indented(value) == json.dumps(value, indent=2, default=str)
+
+
+def test_a_long_stream_of_small_documents_is_read_whole_and_a_large_one_among_them_is_said():
+    small = "".join(f"---\nkind: Pod\nmetadata:\n  name: p{i}\n" for i in range(20_000))
+    assert yamlload._bound_nodes(small, "f.yaml", 250_000) == (small, [])
+    big = "---\nitems:\n" + "  - x\n" * 3_000
+    text, problems = yamlload._bound_nodes(small + big + small, "f.yaml", 2_000)
+    before = small.count("\n")
+    assert len(problems) == 1 and before + 3 < problems[0].line <= before + 2 + 3_000  # where it goes over
+    assert text.count("\n") == (small + big + small).count("\n")
