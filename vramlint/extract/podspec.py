@@ -175,11 +175,17 @@ def to_int(value: Any) -> int | None:
 
 
 def _gpus_module():
-    try:
-        from vramlint import gpus
-    except ImportError:
-        return None
+    gpus = _GPUS[0]
+    if gpus is None:
+        try:
+            from vramlint import gpus
+        except ImportError:
+            return None
+        _GPUS[0] = gpus  # (asked a few times a container: `from vramlint import` of a package costs a call)
     return gpus
+
+
+_GPUS: list[Any] = [None]
 
 
 def resolve_gpu_hint(text: str) -> str | None:
