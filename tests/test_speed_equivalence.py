@@ -82,3 +82,19 @@ def test_a_long_stream_of_small_documents_is_read_whole_and_a_large_one_among_th
     before = small.count("\n")
     assert len(problems) == 1 and before + 3 < problems[0].line <= before + 2 + 3_000  # where it goes over
     assert text.count("\n") == (small + big + small).count("\n")
+
+
+def test_aliases_are_still_bounded_where_a_document_shares_a_collection():
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(6))
+    _docs, problems = yamlload.load_text(bomb, "f.yaml")
+    assert any("alias bomb" in p.message for p in problems)
+    merged = "base: &b {x: 1}\nitem:\n  <<: *b\n  y: 2\n"
+    docs, problems = yamlload.load_text(merged, "f.yaml")
+    assert dict(docs[0].data["item"]) == {"y": 2, "x": 1} and not problems
+    # an asterisk that is no alias (in a value) in a document of more than MAX_ALIAS_NODES nodes: nothing said
+    big = "glob: '*.json'\nitems:\n" + "".join(f"  - {i}\n" for i in range(yamlload.MAX_ALIAS_NODES + 10))
+    docs, problems = yamlload.load_text(big, "f.yaml")
+    assert len(docs[0].data["items"]) == yamlload.MAX_ALIAS_NODES + 10 and not problems

@@ -804,6 +804,7 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
     huge_floats: list[tuple[int, int, str]] = []
     long_ints: list[tuple[int, int, int]] = []
     built: dict[int, Any] = {}  # id(node) -> object: an alias gives the very object its anchor built
+    reached_again = [False]  # whether the document being built reached a collection twice (through an alias)
     plain_get = _PLAIN_SCALARS.get
 
     def scalar(node: Any) -> Any:
@@ -885,6 +886,7 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
             return scalar(node)
         found = built.get(id(node))
         if found is not None:
+            reached_again[0] = True  # an alias (a merge key's source too): the document shares a collection
             return found
         start = node.start_mark
         if cls is sequence_node:
@@ -1043,11 +1045,13 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         while loader.check_node():
             root = loader.get_node()
             built.clear()
+            reached_again[0] = False
             data = build(root)
             root = None  # libyaml's nodes of this document: freed before the next is read (or ``each`` reads this)
             built.clear()
             if data is not None:
-                if has_aliases:
+                if has_aliases and reached_again[0]:
+                    # (a document that shares no collection is a tree of its own nodes: nothing to bound)
                     problems.extend(bound_aliases(data, file))
                 if each is None:
                     docs.append(Document(file=file, index=index, data=data, lines=lines))
