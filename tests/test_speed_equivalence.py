@@ -98,3 +98,16 @@ def test_aliases_are_still_bounded_where_a_document_shares_a_collection():
     big = "glob: '*.json'\nitems:\n" + "".join(f"  - {i}\n" for i in range(yamlload.MAX_ALIAS_NODES + 10))
     docs, problems = yamlload.load_text(big, "f.yaml")
     assert len(docs[0].data["items"]) == yamlload.MAX_ALIAS_NODES + 10 and not problems
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=16), st.booleans())
+def test_text_is_decoded_as_the_utf_8_sig_codec_decodes_it(raw, bom):
+    raw = (b"\xef\xbb\xbf" if bom else b"") + raw
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        return  # UTF-16/32 by their marks: another codec
+    try:
+        expected = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        expected = None
+    assert fsread.decode_text(raw) == expected

@@ -272,7 +272,11 @@ def decode_text(raw: bytes) -> str | None:
     elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         codec = "utf-16"
     else:
-        codec = "utf-8-sig"
+        # UTF-8 with its byte-order mark dropped, as the "utf-8-sig" codec reads it (whose decoder is Python code)
+        try:
+            return (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     try:
         return raw.decode(codec)
     except UnicodeDecodeError:
