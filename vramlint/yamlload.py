@@ -1339,22 +1339,26 @@ def _skip_quoted(lines: list[str], i: int, at: int) -> int:
     while i < len(lines):
         line = lines[i]
         while pos < len(line):
-            c = line[pos]
-            if quote == '"' and c == "\\":
-                pos += 2
-                continue
-            if c == quote:
-                if quote == "'" and line[pos + 1:pos + 2] == "'":
-                    pos += 2  # '' is a quote inside single quotes
+            end = line.find(quote, pos)
+            if quote == '"':
+                escape = line.find("\\", pos, end if end >= 0 else len(line))
+                if escape >= 0:
+                    pos = escape + 2  # an escaped character (a quote too) does not end the scalar
                     continue
-                return i + 1
-            pos += 1
+            if end < 0:
+                break
+            if quote == "'" and line[end + 1:end + 2] == "'":
+                pos = end + 2  # '' is a quote inside single quotes
+                continue
+            return i + 1
         i += 1
         pos = 0
     return i
 
 
 _FLOW_TOKEN = re.compile(r"\\.|[\[\]{}\"'#]")
+_BRACKET = re.compile(r"[\[\]{}]")
+_NOT_ONLY_BRACKETS = ('"', "'", "#", "\\")  # what `_scan_flow` reads otherwise than as brackets and text
 
 
 def _scan_flow(lines: list[str], i: int, at: int, file: str) -> tuple[Problem | None, int]:
@@ -1365,6 +1369,21 @@ def _scan_flow(lines: list[str], i: int, at: int, file: str) -> tuple[Problem | 
     pos = at
     while i < len(lines):
         line = lines[i]
+        if quote is None:
+            rest = line[pos:] if pos else line
+            if not any(c in rest for c in _NOT_ONLY_BRACKETS) and \
+                    depth + rest.count("[") + rest.count("{") <= MAX_FLOW_DEPTH:
+                # the common line (`image: {{ .Values.image }}`): brackets only, and too few to go too deep
+                for ch in _BRACKET.findall(rest):
+                    if ch in "[{":
+                        depth += 1
+                    else:
+                        depth -= 1
+                        if depth <= 0:
+                            return None, i + 1
+                i += 1
+                pos = 0
+                continue
         for m in _FLOW_TOKEN.finditer(line, pos):
             ch = m.group(0)
             start = m.start()
