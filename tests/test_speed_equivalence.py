@@ -111,3 +111,41 @@ def test_text_is_decoded_as_the_utf_8_sig_codec_decodes_it(raw, bom):
     except UnicodeDecodeError:
         expected = None
     assert fsread.decode_text(raw) == expected
+
+
+_TEMPLATED = """\
+{{- if .Values.enabled }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Values.name }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "{{ .Values.len }}"]
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+{{- end }}
+"""
+
+
+def test_copies_of_a_templated_manifest_read_alike_each_under_its_own_name(tmp_path, capsys, monkeypatch):
+    from tests._check_util import run
+
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "deploy.yaml").write_text(_TEMPLATED)
+    monkeypatch.chdir(tmp_path)
+    _code, out, err = run(capsys, ".", "--output-format", "json", test_rules=False)
+    servers = json.loads(out)["servers"]
+    assert [s["file"] for s in servers] == ["a/deploy.yaml", "b/deploy.yaml", "c/deploy.yaml"]
+    alike = [{k: v for k, v in s.items() if k not in ("file", "arg_locations", "budget", "findings", "gpu")}
+             for s in servers]
+    assert alike[0] == alike[1] == alike[2] and alike[0]["name"] is None  # the template's name: unknown
+    assert all(loc["file"] == s["file"] for s in servers for loc in s["arg_locations"].values())
+    for name in ("a", "b", "c"):  # the template's note, said for each file
+        assert f"{name}/deploy.yaml: template text (Go template {{{{ }}}})" in err

@@ -241,19 +241,40 @@ def template_default(lines: list[str] | None, line: int | None, column: int | No
     return value[1:-1] if value[0] in "\"'" else value
 
 
+# A template's text with its template syntax set aside (`resolve_blocks`, `neutralize`), by the template's text: a
+# repository of copies (one chart template per environment) reads each once. Bounded by the texts' size, oldest
+# first out (the same bounds as yamlload's parses of shared texts).
+_CLEANED: dict[str, tuple[str, list[str], list[str]]] = {}
+_CLEANED_SIZE = [0]
+_CLEANED_MAX_CHARS = 1 << 20
+_CLEANED_MAX_TEXT = 64 << 10
+
+
 def load_templated_text(text: str, file: str) -> tuple[list, list[Problem], str | None]:
     """Parse a templated manifest: (documents, problems, the note to say once for this file, or None).
 
     Problems are only what is still invalid once the template text is set aside (real YAML errors).
     """
-    from vramlint.yamlload import load_text
+    from vramlint.yamlload import load_shared, load_text
 
-    resolved, left_out = resolve_blocks(text)
-    cleaned, seen = neutralize(resolved)
+    made = _CLEANED.get(text)
+    if made is None:
+        resolved, left_out = resolve_blocks(text)
+        cleaned, seen = neutralize(resolved)
+        made = (cleaned, seen, left_out)
+        if len(text) <= _CLEANED_MAX_TEXT:
+            while _CLEANED and _CLEANED_SIZE[0] + len(text) > _CLEANED_MAX_CHARS:
+                oldest = next(iter(_CLEANED))
+                del _CLEANED[oldest]
+                _CLEANED_SIZE[0] -= len(oldest)
+            _CLEANED[text] = made
+            _CLEANED_SIZE[0] += len(text)
+    cleaned, seen, left_out = made
     if not seen:
         docs, problems = load_text(text, file)
         return docs, problems, None
-    docs, problems = load_text(cleaned, file)
+    # the scan changes nothing in what it reads: a copied template is parsed once (yamlload.load_shared)
+    docs, problems = load_shared(cleaned, file)
     lines = text.splitlines()  # one list for all the documents (a file of 6,000 of them: once, not 6,000 times)
     for doc in docs:
         doc.lines = lines  # suppressions and comments are read from the real text
