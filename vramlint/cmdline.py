@@ -1044,7 +1044,9 @@ def _is_vllm_image(image: str) -> bool:
     parts = repo.split("/")
     if "nim" in parts or any(p.startswith("nim-") for p in parts):
         return False
-    if "vllm" not in repo:
+    # `vllm` as a word of the name (vllm-openai, nm-vllm, kube-ai/vllm), not inside another word (an emulator
+    # named vllme runs no vLLM)
+    if not any(re.fullmatch(r"vllm\d*", w) for w in re.split(r"[^a-z0-9]+", repo)):
         return False
     last = parts[-1]
     if is_stand_in_image(image):

@@ -189,7 +189,8 @@ def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
             if name.startswith(prefix):
                 vendor, hint = v, name[len(prefix):]
                 break
-        resolved = resolve_gpu_hint(hint) or resolve_gpu_hint(name) if vendor == "nvidia" else None
+        # the catalog names NVIDIA and AMD GPUs (an AMD profile names its GPU too: amd-gpu-mi300x is an MI300X)
+        resolved = resolve_gpu_hint(hint) or resolve_gpu_hint(name) if vendor in ("nvidia", "amd") else None
         server.gpu = GpuRequest(type=resolved or name, count=to_int(count) if count else 1,
                                 evidence=f"KubeAI resourceProfile: {profile}",
                                 location=value_location(file, spec, "resourceProfile", join_path(spath, "resourceProfile")),
