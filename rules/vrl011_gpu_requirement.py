@@ -16,6 +16,8 @@ the first, naming where else it applies. The note is a warning when no GPU in th
 tensor-parallel size, a `max_model_len` above the model's, a flag the release refuses) are VRL005 errors,
 and this rule then says nothing. Once the GPU is known (a node selector on `nvidia.com/gpu.product`, an
 instance type, or `gpu:` in the configuration) the server gets its full budget and the other rules instead.
+A run computes 128 distinct requirements (each is a budget on every catalog GPU); what the servers past them
+need is not computed, and one warning on the first of them says so and names the others.
 
 Failing example (the GPU is not named: Llama-3.1-8B at its full 131072-token context needs about 36 GiB per
 GPU, which L4 and A10G do not have):
@@ -52,6 +54,9 @@ def check_all(assessments, ctx):
     """One note per distinct requirement: servers with the same model and settings (replicas of one chart, the
     same file for several clusters) need the same, said once with where else it applies."""
     groups: dict[tuple, list] = {}
+    not_computed = [a for a in assessments if getattr(a, "requirement_not_computed", False)]
+    if not_computed:
+        yield _not_computed(not_computed, ctx)
     for assessment in assessments:
         said = _requirement(assessment)
         if said is not None:
@@ -63,6 +68,24 @@ def check_all(assessments, ctx):
             shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
             detail += f" (the same for {len(others)} more server{'s' if len(others) > 1 else ''} with these settings: {shown})"
         yield ctx.finding(first, headline, _location(first), level=level, detail=detail)
+
+
+def _not_computed(members, ctx):
+    """One warning for the servers whose requirement the run did not compute (past `MAX_REQUIREMENTS` distinct
+    settings), on the first of them, naming the others."""
+    from vramlint.requirement import MAX_REQUIREMENTS
+
+    first, n = members[0], len(members)
+    where = [f"{a.server.file}:{_location(a).line}" for a in members]
+    shown = ", ".join(where[:5]) + (f" and {n - 5} more" if n > 5 else "")
+    headline = (f"what {n:,} more server{'s' if n != 1 else ''} need{'s' if n == 1 else ''} of a GPU was not computed "
+                f"(vramlint computes {MAX_REQUIREMENTS} distinct GPU requirements a run)")
+    detail = (f"Each is the start-up budget on every GPU of the catalog; the {MAX_REQUIREMENTS} computed are those of "
+              f"the first settings met, and servers with the same settings as one of them got it. For these "
+              f"({shown}) neither the memory they need nor the failures that hold on every GPU (VRL005) were "
+              "checked. Name the GPU (--gpu NAME, `gpu:` in .vramlint.yaml, or a node selector on "
+              "`nvidia.com/gpu.product`) to check each one's budget on it")
+    return ctx.finding(first, headline, _location(first), level="warning", detail=detail)
 
 
 def _location(assessment):

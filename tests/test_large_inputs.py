@@ -187,3 +187,34 @@ def test_a_shared_gpu_requirement_is_written_whole_for_each_server(tmp_path, cap
     requirements = [s["gpu_requirement"] for s in report["servers"]]
     assert len(requirements) == 3 and requirements[0]["fits"] and requirements.count(requirements[0]) == 3
     assert out == json.dumps(report, indent=2) + "\n"
+
+
+def test_gpu_requirements_past_the_bound_are_one_warning(tmp_path, capsys):
+    """A run computes `MAX_REQUIREMENTS` distinct GPU requirements (each a budget on every catalog GPU): the
+    servers past them are not sized and VRL011 says so once, on the first of them, naming the others; a server
+    whose settings repeat one already computed still gets it."""
+    import json
+
+    from vramlint.cli import main
+    from vramlint.requirement import MAX_REQUIREMENTS
+
+    lens = [1024 + i for i in range(MAX_REQUIREMENTS + 2)] + [1024]  # 2 past the bound, then the first again
+    services = [COMPOSE_SERVICE.format(i=i, port=8000 + i).replace("--max-model-len 4096", f"--max-model-len {n}")
+                for i, n in enumerate(lens)]
+    (tmp_path / "compose.yaml").write_text("services:\n" + "".join(services))
+    assert main(["check", str(tmp_path), "--offline", "--output-format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    servers = report["servers"]
+    assert len(servers) == len(lens)
+    sized = [s.get("gpu_requirement") is not None for s in servers]
+    assert sized == [True] * MAX_REQUIREMENTS + [False, False, True]
+    assert servers[-1]["gpu_requirement"] == servers[0]["gpu_requirement"]
+    warnings = [f for f in report["findings"] if f["rule"] == "VRL011" and f["level"] == "warning"]
+    assert len(warnings) == 1
+    gpu_line = lambda s: s["line"] + 7  # noqa: E731 - the service's `- driver: nvidia` line
+    assert warnings[0]["line"] == gpu_line(servers[MAX_REQUIREMENTS])
+    assert warnings[0]["summary"].startswith("what 2 more servers need of a GPU was not computed")
+    assert f"compose.yaml:{gpu_line(servers[MAX_REQUIREMENTS + 1])}" in warnings[0]["message"]
+    notes = [f for f in report["findings"] if f["rule"] == "VRL011" and f["level"] == "note"]
+    assert len(notes) == MAX_REQUIREMENTS  # one per computed requirement; the repeat is named in the first's
+

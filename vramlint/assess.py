@@ -322,6 +322,7 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
 
                 a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft,
                                                     cache=requirements)
+                a.requirement_not_computed = a.gpu_requirement is None
             if a.budget is not None:
                 a.engine = a.budget.engine
                 if a.version_source == "operator" and a.budget.errors:

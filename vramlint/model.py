@@ -704,6 +704,8 @@ class Assessment:
     unresolved: list[str] = field(default_factory=list)  # what is missing and how to fix it
     # GPU not known, model known: what the server needs of a GPU (instead of a budget)
     gpu_requirement: GpuRequirement | None = None
+    # the GPU requirement was not computed: the run had computed as many as it computes (VRL011 says so once)
+    requirement_not_computed: bool = False
     # a fleet (the pods may land on any of several GPU types): the budget on each; ``budget`` is the one that
     # decides (the first that fails, else the one with the least KV cache)
     fleet: list[Budget] = field(default_factory=list)

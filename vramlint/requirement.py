@@ -24,6 +24,11 @@ from vramlint.budget import compute_budget
 from vramlint.budget.common import sizing_args
 from vramlint.model import Budget, GpuRequirement, ModelInfo, Server
 
+# Distinct GPU requirements computed in one run (each is a budget on every catalog GPU, ~6 ms): a run past this
+# (8,215 compose services with 4,096 distinct --max-model-len: 31.8 CPU-s) says which servers were not sized
+# instead (VRL011). Servers whose settings repeat one already computed still get it.
+MAX_REQUIREMENTS = 128
+
 # Start-up failures that more memory per GPU removes.
 MEMORY_CODES = frozenset({"weights-exceed-gpu", "no-cache-memory", "kv-cache-below-max-model-len",
                           "free-below-requested"})
@@ -42,9 +47,10 @@ _WHY_NOT = {
 def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: int,
                     sources: dict[str, str] | None = None,
                     draft: tuple[ModelInfo | None, str | None] | None = None,
-                    cache: dict[str, GpuRequirement] | None = None) -> GpuRequirement:
+                    cache: dict[str, GpuRequirement] | None = None) -> GpuRequirement | None:
     """The budget of ``server`` on every catalog GPU, summarised (see the module docstring). ``cache``: one
-    run's requirements, by model and settings (replicas of one chart and values overlays need the same)."""
+    run's requirements, by model and settings (replicas of one chart and values overlays need the same); with
+    it, None once it holds `MAX_REQUIREMENTS` and these settings are not among them (not computed)."""
     import json
 
     # an AMD server is sized on AMD GPUs, any other on NVIDIA's (the catalog's only other vendor)
@@ -56,6 +62,8 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
         key = None
     if cache is not None and key is not None and key in cache:
         return cache[key]
+    if cache is not None and len(cache) >= MAX_REQUIREMENTS:
+        return None
     budgets: list[Budget] = []
     # GPUs that differ only by name (same memory, compute capability, bf16 / fp8) get the same budget
     same: dict[tuple, Budget] = {}

@@ -217,18 +217,25 @@ def _with_reason(model: str, reason: str) -> str:
 def summarise(assessments, enabled=None) -> list[UncheckedGroup]:  # noqa: ANN001
     """The unchecked servers by cause, largest group first; ``enabled(file)`` leaves out files where VRL010 is off."""
     groups: dict[str, UncheckedGroup] = {}
+    seen: dict[str, tuple[set[str], set[str]]] = {}  # each group's servers and items, for the membership tests
     for assessment in assessments:
         server = assessment.server
         if enabled is not None and not enabled(server.file):
             continue
         for cause, item in causes(assessment):
             what, fix = CAUSES[cause]
-            group = groups.setdefault(cause, UncheckedGroup(cause, what, fix))
+            group = groups.get(cause)
+            if group is None:
+                group = groups[cause] = UncheckedGroup(cause, what, fix)
+                seen[cause] = (set(), set())
+            servers, items = seen[cause]
             where = f"{server.file}:{server.location.line}"
-            if where not in group.servers:
+            if where not in servers:
+                servers.add(where)
                 group.servers.append(where)
                 if cause in ("gpu-not-said", "amd-gpu-not-said") and assessment.gpu_requirement is not None:
                     group.sized += 1
-            if item and item not in group.items:
+            if item and item not in items:
+                items.add(item)
                 group.items.append(item)
     return sorted(groups.values(), key=lambda g: (-len(g.servers), g.cause))
