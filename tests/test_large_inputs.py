@@ -218,3 +218,33 @@ def test_gpu_requirements_past_the_bound_are_one_warning(tmp_path, capsys):
     notes = [f for f in report["findings"] if f["rule"] == "VRL011" and f["level"] == "note"]
     assert len(notes) == MAX_REQUIREMENTS  # one per computed requirement; the repeat is named in the first's
 
+
+def test_a_large_document_the_scan_read_is_not_parsed_again():
+    """The documents of a text of one document too large for the shared parses (over 64 K) are kept, once, for
+    the next reader of an equal text (the fixes read the file again: a 2 MB Dynamo graph was parsed twice), with
+    its problems said on the new reader's file; a stream of several documents is not held, nor a text dropped."""
+    from vramlint.yamlload import forget_shared, load_each, load_shared
+
+    body = "kind: ConfigMap\ndata:\n" + "".join(f"  k{i}: v{i}\n" for i in range(8000)) + "  k1: again\n"
+    assert len(body) > 64 << 10
+    forget_shared()
+    handed: list = []
+    problems = load_each(body, "a.yaml", handed.append, handed.clear)
+    assert len(handed) == 1 and any("duplicate key" in p.message for p in problems)
+    copy = "".join(list(body))  # equal, not the same object: what the fixes read of the file again
+    assert copy is not body
+    docs, again = load_shared(copy, "b.yaml")
+    assert docs[0].data is handed[0].data and docs[0].file == "b.yaml"
+    assert [(p.line, p.message) for p in again] == [(p.line, p.message) for p in problems]
+    assert {p.file for p in again} == {"b.yaml"}
+    assert load_shared(copy, "b.yaml", quick_refusal=True)[0][0].data is not handed[0].data  # another reading
+    two = body + "---\nkind: ConfigMap\n"
+    handed.clear()
+    load_each(two, "a.yaml", handed.append, handed.clear)
+    assert len(handed) == 2
+    assert load_shared(two, "a.yaml")[0][0].data is not handed[0].data
+    # load_shared's own reading of one large document is kept too, until forget_shared
+    first = load_shared(body + "\n", "c.yaml")[0][0].data
+    assert load_shared(body + "\n", "c.yaml")[0][0].data is first
+    forget_shared()
+    assert load_shared(body + "\n", "c.yaml")[0][0].data is not first

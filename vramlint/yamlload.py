@@ -233,20 +233,34 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
     stream of 10,000 documents is never held whole. The problems are returned. When the file is one that
     ruamel's load reads (see `_c_load`), ``restart()`` is called (forget the documents handed so far) and
     ruamel's documents are handed over in turn (that load holds them all, as `load_text` does)."""
+    given = text
     text, too_many = _bounded(text, file, MAX_DOCUMENT_NODES)
     if text is None:
         return too_many
-    failure: list = []
-    loaded = _c_load(text, file, each=each, failure=failure)
-    if loaded is None:
-        loaded = _segmented_load(text, file, each, failure)
-    if loaded is not None:
-        return too_many + loaded[1]
-    restart()
-    docs, problems = _ruamel_load_bounded(text, file)
-    for doc in docs:
+    handed: list = []  # the first document and how many there were: a stream of one is kept for load_shared
+
+    def counted(doc: Any) -> None:
+        if not handed:
+            handed[:] = [doc, 0]
+        handed[1] += 1
         each(doc)
-    return too_many + problems
+
+    failure: list = []
+    loaded = _c_load(text, file, each=counted, failure=failure)
+    if loaded is None:
+        loaded = _segmented_load(text, file, counted, failure)
+    if loaded is not None:
+        problems = too_many + loaded[1]
+    else:
+        restart()
+        handed.clear()
+        docs, problems = _ruamel_load_bounded(text, file)
+        for doc in docs:
+            counted(doc)
+        problems = too_many + problems
+    if handed and handed[1] == 1:
+        _remember_large(given, False, file, handed[0], problems)
+    return problems
 
 
 # A line that starts or ends a document: YAML forbids it inside any content ("c-forbidden"), so the text between
@@ -542,8 +556,13 @@ def load_shared(text: str, file: str, quick_refusal: bool = False, max_chars: in
     limit = SHARED_MAX_CHARS if max_chars is None else max_chars
     key = (text, quick_refusal)
     hit = _SHARED.get(key)
+    if hit is None and _LAST_LARGE[0] is not None and _LAST_LARGE[0][1] == quick_refusal and \
+            _LAST_LARGE[0][0] == text:
+        hit = _LAST_LARGE[1]
     if hit is None:
         docs, problems = load_text(text, file, quick_refusal=quick_refusal)
+        if len(text) > SHARED_MAX_TEXT and len(docs) == 1:
+            _remember_large(text, quick_refusal, file, docs[0], problems)
         if len(text) <= min(SHARED_MAX_TEXT, limit) and not any(file in p.message for p in problems):
             while _SHARED and _SHARED_SIZE[0] + len(text) > limit:
                 oldest = next(iter(_SHARED))
@@ -557,6 +576,18 @@ def load_shared(text: str, file: str, quick_refusal: bool = False, max_chars: in
     return [Document(file, index, data, lines) for index, data in entries], [_relabel(p, file) for p in problems]
 
 
+# The parse of the last text of one document too large for `_SHARED` (keyed and kept as there): the fixes look
+# again at a file the scan read (a 2 MB Dynamo graph of 5,000 workers was parsed a second time, ~1.5 CPU-s). One
+# document, held while it is read anyway, replaced by the next.
+_LAST_LARGE: list[Any] = [None, None]
+
+
+def _remember_large(text: str, quick_refusal: bool, file: str, doc: Document, problems: list[Problem]) -> None:
+    if len(text) <= SHARED_MAX_TEXT or any(file in p.message for p in problems):
+        return
+    _LAST_LARGE[:] = [(text, quick_refusal), ([(doc.index, doc.data)], doc.lines, [_relabel(p, "") for p in problems])]
+
+
 def _relabel(problem: Problem, file: str) -> Problem:
     import copy
 
@@ -568,6 +599,7 @@ def _relabel(problem: Problem, file: str) -> Problem:
 def forget_shared() -> None:
     _SHARED.clear()
     _SHARED_SIZE[0] = 0
+    _LAST_LARGE[:] = [None, None]
 
 
 def _ruamel_load(text: str, file: str, lines_of: list[str] | None = None, counted: list | None = None
