@@ -248,3 +248,33 @@ def test_a_large_document_the_scan_read_is_not_parsed_again():
     assert load_shared(body + "\n", "c.yaml")[0][0].data is first
     forget_shared()
     assert load_shared(body + "\n", "c.yaml")[0][0].data is not first
+
+
+def test_a_large_config_file_a_compose_service_merges_is_parsed_once(tmp_path):
+    """The compose `--config` merge reads the file through load_shared, whose parse of one large document the
+    scan's own reading of the file then takes (load_each too): a config that only ruamel reads (a tag) and a
+    1 MB value was read twice, ~3 CPU-s each. The service and the config file each still get its settings."""
+    from vramlint.yamlload import forget_shared, load_each, load_shared
+
+    names = ", ".join(f"n{i}" for i in range(12_000))
+    config = (f"model: Qwen/Qwen2.5-1.5B-Instruct\nmax-model-len: !!int 2048\nserved-model-name: [{names}]\n"
+              "max-model-len: 3072\n")
+    assert len(config) > 64 << 10
+    forget_shared()
+    first = load_shared(config, "a.yaml")[0][0].data
+    handed: list = []
+    problems = load_each("".join(list(config)), "b.yaml", handed.append, handed.clear)
+    assert [d.data for d in handed] == [first] and handed[0].data is first and handed[0].file == "b.yaml"
+    assert [(p.file, p.line) for p in problems if "duplicate key" in p.message] == [("b.yaml", 4)]
+    forget_shared()
+
+    (tmp_path / "vllm-config.yaml").write_text(config)
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.9.2\n    command: --config /cfg/vllm-config.yaml\n"
+        "    volumes: ['./:/cfg']\n")
+    inventory = scan([str(tmp_path)])
+    by_file = {os.path.basename(s.file): s for s in inventory.servers}
+    assert by_file["compose.yaml"].args["max_model_len"] == 3072 == by_file["vllm-config.yaml"].args["max_model_len"]
+    assert by_file["compose.yaml"].model == "Qwen/Qwen2.5-1.5B-Instruct"
+    duplicates = {(os.path.basename(p.file), p.line) for p in inventory.problems if "duplicate key" in p.message}
+    assert duplicates == {("vllm-config.yaml", 4)}

@@ -124,6 +124,11 @@ SNIPPETS = [
     "token: {{HF_TOKEN}}\nb: {{ .Values.x }}\nb2: {{ .Values.x }}\nc: {x, y: 1}\nd: [{k}]\ne: {a , b}\n"
     "? [a, b]\n: v\n? {a: b}\n: w\n",
     "stringData:\n  t: {{HF_TOKEN}}\n  u: {{HF_TOKEN}, {HF_TOKEN}}  # said as a duplicate key\n",
+    # plain decimal integers and booleans in a mapping as a key: plain int and bool in ruamel's CommentedKeyMap
+    # too (a vLLM --config file of such keys and a 1 MB value went to ruamel whole, 3 CPU-s a reading)
+    "? {a: 1}\n: v\n? {b: -2, c: true, d: +7}\n: w\n? {e: yes, f: ~, g: 99999999999999999999999}\n: x\n"
+    "m: {? {x: 1} : 2}\n? x: 1\n  y: FALSE\n: block\n",
+    "? {x: 1}\n: a\n? {x: 1}\n: b\n",  # a duplicate key: the last kept, said on its line
 ]
 
 
@@ -187,7 +192,10 @@ def test_numbers_too_large_for_a_number_are_kept_as_text_by_both_loads_with_the_
     "a: &x 1\nb: &x 2\nc: *x\n",  # a reused anchor: ruamel's note, and its choice of node
     "- &ref:\n  k: v\n",  # an anchor named "ref:" in YAML 1.2
     "{{ .Values.x }}: 1\n",  # a mapping holding a mapping as a key
-    "? {a: 1}\n: v\n",  # a number in a mapping as a key: ruamel's own scalar types
+    # a number in a mapping as a key that ruamel makes its own scalar type (ScalarInt, HexInt, ScalarFloat,
+    # ScalarBoolean when anchored), whose text is the key's
+    "? {a: 0x1}\n: v\n", "? {a: 0}\n: v\n", "? {a: 1_000}\n: v\n", "? {a: 1.5}\n: v\n", "? {a: &n 1}\n: v\n",
+    "? {a: &t true}\n: v\n",
     "a: {x: }\n",  # an empty flow value after a colon: ruamel places it after the colon, libyaml at the `}`
     "a: 2024-13-45\n",  # a date that is no date: ruamel says where
     "a: [1,\n",  # invalid YAML: ruamel's message and position

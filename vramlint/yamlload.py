@@ -234,6 +234,12 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
     ruamel's load reads (see `_c_load`), ``restart()`` is called (forget the documents handed so far) and
     ruamel's documents are handed over in turn (that load holds them all, as `load_text` does)."""
     given = text
+    hit = _LAST_LARGE[1] if _LAST_LARGE[0] is not None and _LAST_LARGE[0] == (text, False) else None
+    if hit is not None:  # the one document another reader just parsed (load_shared)
+        entries, lines, kept = hit
+        for index, data in entries:
+            each(Document(file, index, data, lines))
+        return [_relabel(p, file) for p in kept]
     text, too_many = _bounded(text, file, MAX_DOCUMENT_NODES)
     if text is None:
         return too_many
@@ -723,6 +729,16 @@ class _NotDecided(Exception):
 # Tags the composer gives nodes that carry none of their own (what a tag written in the file cannot be)
 _PLAIN, _QUOTED, _SEQ, _MAP = "?plain", "?quoted", "?seq", "?map"
 # Scalar resolution of YAML 1.2 (the core schema), as ruamel resolves plain scalars without a %YAML directive
+# A key's item ruamel's round-trip load makes a plain int (not its ScalarInt): decimal digits, no leading zero
+_PLAIN_DECIMAL = re.compile(r"[-+]?[1-9][0-9]*")
+
+
+def _key_item_as_ruamel(value: Any) -> bool:
+    """A mapping key's value (`? {x: 1}`) this load makes as ruamel does: a plain int (see _PLAIN_DECIMAL) or
+    bool."""
+    return type(value) is bool or type(value) is int
+
+
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _NUMBER_START = frozenset("-+0123456789.")
@@ -1013,8 +1029,14 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         made = build(key_node)
         items = list(dict.items(made)) if isinstance(made, YamlMap) else [(item, None) for item in made]
         if (isinstance(made, YamlMap) and made.merge) or not all(
-                type(k) is str and (v is None or type(v) is str) for k, v in items):
+                type(k) is str and (v is None or type(v) is str or _key_item_as_ruamel(v)) for k, v in items):
             raise _NotDecided
+        for _, item in key_node.value if isinstance(made, YamlMap) else ():
+            if type(scalar(item)) in (int, bool) and ("&" in text or (
+                    type(scalar(item)) is int and not _PLAIN_DECIMAL.fullmatch(item.value))):
+                # 0, 0x1, 1_000, 01 or an anchored number or boolean: ruamel's ScalarInt, HexInt, ScalarBoolean
+                # (whose text is not a bool's), which this load does not make
+                raise _NotDecided
         from ruamel.yaml.comments import CommentedKeyMap, CommentedKeySeq
 
         key = CommentedKeyMap(made) if isinstance(made, YamlMap) else CommentedKeySeq(made)

@@ -823,7 +823,7 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
 def _merge_config_file(server: Server, host: Path, path: str, problems: list[Problem]) -> None:
     from vramlint.extract.vllm_config import apply_config_file
     from vramlint.textfile import read_text as read_scanned
-    from vramlint.yamlload import load_text
+    from vramlint.yamlload import load_shared
 
     display = _display(host)
     text, skipped = read_scanned(str(host), display)
@@ -831,7 +831,8 @@ def _merge_config_file(server: Server, host: Path, path: str, problems: list[Pro
         server.notes.append(f"--config {path}: {display} not read ({skipped.reason if skipped else 'unreadable'}); "
                             "its settings are not included")
         return
-    docs, errors = load_text(text, display)
+    # read only (apply_config_file changes nothing in it): the scan of the same file shares this parse
+    docs, errors = load_shared(text, display)
     problems.extend(errors)
     if not docs:
         return
