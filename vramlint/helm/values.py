@@ -58,9 +58,10 @@ def _count(node: Any, path: tuple, counts: dict | None) -> None:
                               "expanded", path, own_limit=True)
 
 
-def _expanded_size(root: Any) -> None:
+def _expanded_size(root: Any) -> int:
     """The values' node count with every alias expanded, from each distinct node once (so linear in the file):
-    _TooManyAliases (with the path of the largest key) past go-yaml's alias guard or vramlint's limit."""
+    _TooManyAliases (with the path of the largest key) past go-yaml's alias guard or vramlint's limit. Returns
+    the number of aliases expanded (collections reached again)."""
     from vramlint.helm.gotmpl import _alias_limit
 
     memo: dict[int, tuple[int, int]] = {}  # id -> (nodes, containers) expanded
@@ -94,6 +95,7 @@ def _expanded_size(root: Any) -> None:
     if nodes > MAX_VALUES_NODES:
         raise _TooManyAliases(f"{nodes:,} values with YAML aliases expanded, more than vramlint's limit of "
                               f"{MAX_VALUES_NODES:,}", path, own_limit=True)
+    return aliases
 
 
 def _to_plain(node: Any, path: tuple, ypath: str, file: str, origins: dict, depth: int = 0,
@@ -150,10 +152,12 @@ def load_values_text(text: str, file: str) -> tuple[dict, dict[tuple, Location],
     not_json: list = []
     try:
         cut = any("alias" in p.message for p in problems)  # the YAML reader already cut a bomb and said so
-        if not cut:
-            _expanded_size(data)  # before expanding anything: an alias bomb is refused in milliseconds
+        # before expanding anything: an alias bomb is refused in milliseconds. With no collection reached twice,
+        # the guard counted while expanding (go-yaml's ratio, checked as it decodes) has no alias to count and the
+        # node limit was just checked on the same nodes, so it is not run
+        aliases = None if cut else _expanded_size(data)
         plain = _to_plain(data, (), "", file, origins, not_json=not_json,
-                          counts=None if cut else {"decoded": 0, "aliases": 0, "seen": set()})
+                          counts=None if cut or aliases == 0 else {"decoded": 0, "aliases": 0, "seen": set()})
     except _TooManyAliases as exc:
         # Helm refuses the whole file; so is it here, on the key where the expansion went over
         loc = next((origins[exc.path[:n]] for n in range(len(exc.path), 0, -1) if exc.path[:n] in origins), None)
