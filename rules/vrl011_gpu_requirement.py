@@ -54,7 +54,7 @@ def check_all(assessments, ctx):
     """One note per distinct requirement: servers with the same model and settings (replicas of one chart, the
     same file for several clusters) need the same, said once with where else it applies."""
     groups: dict[tuple, list] = {}
-    not_computed = [a for a in assessments if getattr(a, "requirement_not_computed", False)]
+    not_computed = [a for a in assessments if a.requirement_not_computed]
     if not_computed:
         yield _not_computed(not_computed, ctx)
     for assessment in assessments:

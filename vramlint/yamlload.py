@@ -728,17 +728,17 @@ class _NotDecided(Exception):
 
 # Tags the composer gives nodes that carry none of their own (what a tag written in the file cannot be)
 _PLAIN, _QUOTED, _SEQ, _MAP = "?plain", "?quoted", "?seq", "?map"
-# Scalar resolution of YAML 1.2 (the core schema), as ruamel resolves plain scalars without a %YAML directive
 # A key's item ruamel's round-trip load makes a plain int (not its ScalarInt): decimal digits, no leading zero
 _PLAIN_DECIMAL = re.compile(r"[-+]?[1-9][0-9]*")
 
 
 def _key_item_as_ruamel(value: Any) -> bool:
-    """A mapping key's value (`? {x: 1}`) this load makes as ruamel does: a plain int (see _PLAIN_DECIMAL) or
-    bool."""
+    """A mapping key's value (`? {x: 1}`) of a type this load makes as ruamel does, int or bool (the text of an
+    int is checked against _PLAIN_DECIMAL where the key is built)."""
     return type(value) is bool or type(value) is int
 
 
+# Scalar resolution of YAML 1.2 (the core schema), as ruamel resolves plain scalars without a %YAML directive
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _NUMBER_START = frozenset("-+0123456789.")
