@@ -8,6 +8,7 @@ report (benchmarks/corpus_recall.py checks that on the real corpus: with and wit
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Callable
@@ -282,6 +283,7 @@ def _scan_chunk(job: tuple[list[FileEntry], bool]) -> _Collector:
     # In a worker, what exists when a chunk starts (modules, tables, the parses kept for texts seen again) lives
     # until the pool ends: frozen, the collections during the chunk walk only the chunk's own objects.
     gc.freeze()
+    _IN_WORKER[0] = True
     entries, use_prefilter = job
     col = _Collector()
     for entry in entries:
@@ -480,9 +482,25 @@ STREAM_FROM_CHARS = 1 << 20
 
 def _scan_each_document(col: _Collector, text: str, display: str, base_dir: str) -> None:
     """`_scan_text_unguarded` for a file with no template syntax, one document at a time (the same results, in
-    the same order)."""
-    from vramlint.extract import extract_records
+    the same order). A stream large enough is read in pieces by both cores (`_stream_pieces`)."""
     from vramlint.yamlload import load_each
+
+    pieces = _stream_pieces(text)
+    if pieces is not None:
+        read = _read_pieces(text, display, base_dir, pieces)
+        if read is not None:
+            _add_stream(col, text, display, *read)
+            return
+    outcomes, kept, problems = _read_stream(display, base_dir, lambda each, restart: load_each(
+        text, display, each, restart))
+    _add_stream(col, text, display, outcomes, kept, problems)
+
+
+def _read_stream(display: str, base_dir: str, load: Callable[[Any, Any], list[Problem]]
+                 ) -> tuple[list[tuple[Any, Problem | None]], list[Any] | None, list[Problem]]:
+    """Each document ``load`` hands over, extracted as soon as it is built: per document its records or the
+    problem reading it, the documents while none gave anything (None once one did), and ``load``'s problems."""
+    from vramlint.extract import extract_records
 
     outcomes: list[tuple[Any, Problem | None]] = []  # per document: its records, or the problem reading it
     kept: list[Any] | None = []  # the documents while none gave anything (a file that gives nothing says why)
@@ -512,8 +530,16 @@ def _scan_each_document(col: _Collector, text: str, display: str, base_dir: str)
         outcomes.clear()
         kept = []
 
-    problems = load_each(text, display, each, restart)
-    col.inventory.problems.extend(problems)
+    problems = load(each, restart)
+    return outcomes, kept, problems
+
+
+def _add_stream(col: _Collector, text: str, display: str, outcomes: list[tuple[Any, Problem | None]],
+                kept: Any, problems: list[Problem]) -> None:
+    """What `_read_stream` read of a file, into ``col``. ``kept``: the documents, or what `_unread_flags` says
+    of them, when none gave anything; else None. The problems of reading the file are said in file order (the
+    load says them by kind, per part it reads: read in pieces, the parts are others)."""
+    col.inventory.problems.extend(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
     refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
     for rec, problem in outcomes:
         if problem is not None:
@@ -523,7 +549,167 @@ def _scan_each_document(col: _Collector, text: str, display: str, base_dir: str)
     if len(col.records.script_refs) > refs_before:
         _resolve_own_script_refs(col.records, refs_before, configmaps_before)
     if not problems and kept is not None and "vllm" in text.lower():
-        _say_unread_mention(col, text, display, False, kept)
+        _say_unread_mention(col, text, display, False, kept if isinstance(kept, list) else [],
+                            None if isinstance(kept, list) else kept)
+
+
+# A stream of this many characters or more is read in pieces, one per core (up to MAX_STREAM_PIECES), when
+# there are cores to spare: a 5 MB stream of 10,000 vLLM Deployments took 6 CPU-seconds to read and extract.
+PARALLEL_STREAM_FROM = 1 << 20
+MAX_STREAM_PIECES = 8
+_IN_WORKER = [False]  # in a worker of a pool: no pool of its own (a pool's workers may not have children)
+
+
+def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, int, int]] | None:
+    """Where to cut ``text`` (a stream of documents) into pieces read apart, as (start, end, first line, first
+    document index) each, or None to read it whole. Cut only at a `---` line: YAML forbids one inside any
+    content ("c-forbidden"), anchors do not cross documents, and so each piece reads as it does in the stream.
+    Not cut: a stream with a directive or an end marker (`...`, after which a document need not start with
+    `---`), whose document count the cut would have to guess. ``count``: how many pieces (default: one per core
+    when the stream is large enough)."""
+    if count is None:
+        if len(text) < PARALLEL_STREAM_FROM or _IN_WORKER[0]:
+            return None
+        count = _worker_count(PARALLEL_FROM)
+    if count < 2 or text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
+        return None
+    if not hasattr(os, "fork"):
+        return None
+    starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
+    if len(starts) < 2:
+        return None
+    count = min(count, MAX_STREAM_PIECES)
+    cuts: list[int] = []
+    for k in range(1, count):
+        i = bisect.bisect_left(starts, len(text) * k // count)
+        if i < len(starts) and starts[i] > (cuts[-1] if cuts else 0):
+            cuts.append(starts[i])
+    if not cuts:
+        return None
+    # the documents before the first cut: one per `---` line, and one before the first of them if anything but
+    # comments and blank lines comes before it (a stream's first document need not start with `---`)
+    head = text[:starts[0]].lstrip("\ufeff")
+    before_first = 1 if any(line.strip() and not line.lstrip().startswith("#") for line in head.splitlines()) else 0
+    pieces = []
+    bounds = [0] + cuts + [len(text)]
+    line = 0
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        first_doc = 0 if a == 0 else before_first + bisect.bisect_left(starts, a)
+        pieces.append((a, b, line, first_doc))
+        line += text.count("\n", a, b)
+    return pieces
+
+
+# What the workers of `_read_pieces` read: set before the fork, read by them as their own copy
+_STREAM_JOB: list[Any] = []
+
+
+def _read_pieces(text: str, display: str, base_dir: str, pieces: list[tuple[int, int, int, int]]) -> Any:
+    """`_read_stream` of each piece, the first here and the others by a pool of forked workers at the same
+    time, put together in order; None when that could not be done as one reading of the whole stream would (a
+    document blanked by the bounds, which apply to the stream as a whole; a piece with an error, after which
+    the stream may be read no further; a pool that cannot run): the caller reads it whole."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from vramlint.yamlload import MAX_NUMBER_PROBLEMS, _bounded
+
+    bounded, bound_problems = _bounded(text, display, _max_document_nodes())
+    if bounded is not text:
+        return None  # documents blanked for their depth or size: read whole, as the bounds say of the whole
+    lines = text.splitlines()
+    _STREAM_JOB[:] = [text, display, base_dir, pieces, lines]
+    try:
+        # (an executor, not multiprocessing's Pool: a worker that dies, killed for its memory, fails the wait
+        # here at once instead of leaving it waiting for ever)
+        with ProcessPoolExecutor(len(pieces) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            later = [pool.submit(_read_piece_job, k) for k in range(1, len(pieces))]
+            first = _read_piece(0)
+            results = [first] + [_unpickle_piece(job.result(), lines) for job in later]
+    except Exception:  # noqa: BLE001 - a pool that cannot run (no semaphores, a worker killed): read it whole
+        return None
+    finally:
+        _STREAM_JOB.clear()
+    outcomes: list[tuple[Any, Problem | None]] = []
+    problems: list[Problem] = list(bound_problems)
+    flags: tuple[bool, bool] | None = (False, False)  # what `_unread_flags` says of them while no piece gave anything
+    # the numbers said one by one up to MAX_NUMBER_PROBLEMS in a file, by the words of their warnings
+    numbers = dict.fromkeys(("beyond any float64", "too large to be a number"), 0)
+    for k, (piece_outcomes, kept, piece_problems) in enumerate(results):
+        if k + 1 < len(pieces) and any(p.level == "error" for p in piece_problems):
+            return None  # the stream may stop there: what comes after is read (or not) as the whole is
+        for kind, seen in numbers.items():
+            numbers[kind] = seen + sum(kind in p.message for p in piece_problems)
+            if numbers[kind] > MAX_NUMBER_PROBLEMS:
+                return None  # said once past so many in a file (yamlload._folded): the whole file's count
+        outcomes.extend(piece_outcomes)
+        problems.extend(piece_problems)
+        if kept is None:
+            flags = None
+        elif flags is not None:
+            said = _unread_flags(kept) if isinstance(kept, list) else kept
+            flags = (flags[0] or said[0], flags[1] or said[1])
+    return outcomes, flags, problems
+
+
+def _max_document_nodes() -> int:
+    from vramlint.yamlload import MAX_DOCUMENT_NODES
+
+    return MAX_DOCUMENT_NODES
+
+
+def _read_piece(k: int) -> tuple[list[Any], Any, list[Problem]]:
+    """Piece ``k`` of `_STREAM_JOB` read by `_read_stream`: padded with line breaks to its first line (positions
+    stay the file's), its documents given the file's lines and their index in the stream."""
+    from vramlint.yamlload import load_each_unbounded
+
+    text, display, base_dir, pieces, lines = _STREAM_JOB
+    start, end, first_line, first_doc = pieces[k]
+    piece = "\n" * first_line + text[start:end]
+
+    def load(each: Any, restart: Any) -> list[Problem]:
+        def placed(doc: Any) -> None:
+            doc.lines = lines
+            doc.index += first_doc
+            each(doc)
+
+        return load_each_unbounded(piece, display, placed, restart)
+
+    return _read_stream(display, base_dir, load)
+
+
+def _read_piece_job(k: int) -> bytes:
+    import gc
+    import io
+    import pickle
+
+    _IN_WORKER[0] = True
+    gc.disable()  # a worker's objects live until it ends, soon (as `_scan_text` does while a file is read)
+    outcomes, kept, problems = _read_piece(k)
+    if kept is not None:
+        kept = _unread_flags(kept)  # what the parent needs of the documents, not the documents
+    lines = _STREAM_JOB[4]
+    out = io.BytesIO()
+
+    class _Pickler(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:
+            return "lines" if obj is lines else None  # the file's lines: the parent has them already
+
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump((outcomes, kept, problems))
+    return out.getvalue()
+
+
+def _unpickle_piece(data: bytes, lines: list[str]) -> Any:
+    import io
+    import pickle
+
+    class _Unpickler(pickle.Unpickler):
+        def persistent_load(self, pid: Any) -> Any:
+            if pid == "lines":
+                return lines
+            raise pickle.UnpicklingError(f"unknown reference {pid!r}")
+
+    return _Unpickler(io.BytesIO(data)).load()
 
 
 def _kubernetes_records(doc: Any, base_dir: str) -> Any:
@@ -585,27 +771,37 @@ def _only_candidate_documents(text: str) -> str:
     return "".join(out)
 
 
-def _say_unread_mention(col: _Collector, text: str, display: str, templated: bool, docs: list[Any]) -> None:
-    """A file that plainly mentions vLLM but gave nothing to read: say where, and why no server was read."""
-    from vramlint.extract import document_kind
+def _say_unread_mention(col: _Collector, text: str, display: str, templated: bool, docs: list[Any],
+                        flags: tuple[bool, bool] | None = None) -> None:
+    """A file that plainly mentions vLLM but gave nothing to read: say where, and why no server was read.
+    ``flags``: what `_unread_flags` says of the documents, when they were read apart (`_read_pieces`)."""
     from vramlint.extract.mentions import first_mention, unread_reason
 
     mention = first_mention(text)
     if mention is None:
         return
-    from vramlint.extract.helm_known import missing_dependencies, operator_configuration
+    from vramlint.extract.helm_known import missing_dependencies
 
-    if any(operator_configuration(doc.data, doc.file) for doc in docs):
+    operator_settings, known_values = _unread_flags(docs) if flags is None else flags
+    if operator_settings:
         return  # an operator's own settings (the images it runs its resources with): no server of their own
-    from vramlint.extract.helm_known import detect
-
-    # values read by their shape as a whole as those of a chart vramlint knows (generic container values are not)
-    known_values = any(document_kind(doc) == "helm-values" and detect(doc.data, doc.file) != "container"
-                       for doc in docs)
-    dependencies = missing_dependencies(docs[0].file) if docs else []
-    own_chart = _own_chart_folder(docs[0].file) if docs else None
+    dependencies = missing_dependencies(display) if flags is not None else \
+        missing_dependencies(docs[0].file) if docs else []
+    own_chart = _own_chart_folder(display if flags is not None else docs[0].file if docs else None)
     col.inventory.problems.append(Problem(display, mention.line, 1, unread_reason(
         text, mention, templated, known_values, dependencies, own_chart), level="note"))
+
+
+def _unread_flags(docs: list[Any]) -> tuple[bool, bool]:
+    """Of the documents of a file that gave nothing: whether one is an operator's own settings, and whether one
+    is read by its shape as a whole as the values of a chart vramlint knows (generic container values are not)."""
+    from vramlint.extract import document_kind
+    from vramlint.extract.helm_known import detect, operator_configuration
+
+    if any(operator_configuration(doc.data, doc.file) for doc in docs):
+        return True, False
+    return False, any(document_kind(doc) == "helm-values" and detect(doc.data, doc.file) != "container"
+                      for doc in docs)
 
 
 def _own_chart_folder(file: str | None) -> str | None:

@@ -243,6 +243,17 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
     text, too_many = _bounded(text, file, MAX_DOCUMENT_NODES)
     if text is None:
         return too_many
+    return _load_each_within(given, text, file, each, restart, too_many)
+
+
+def load_each_unbounded(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
+    """`load_each` of a text already found within the bounds on nesting and nodes (a piece of a stream whose
+    whole `_bounded` checked: `vramlint.scan._read_pieces`)."""
+    return _load_each_within(None, text, file, each, restart, [])
+
+
+def _load_each_within(given: str | None, text: str, file: str, each: Any, restart: Any, too_many: list[Problem]
+                      ) -> list[Problem]:
     handed: list = []  # the first document and how many there were: a stream of one is kept for load_shared
 
     def counted(doc: Any) -> None:
@@ -264,7 +275,7 @@ def load_each(text: str, file: str, each: Any, restart: Any) -> list[Problem]:
         for doc in docs:
             counted(doc)
         problems = too_many + problems
-    if handed and handed[1] == 1:
+    if handed and handed[1] == 1 and given is not None:
         _remember_large(given, False, file, handed[0], problems)
     return problems
 
