@@ -1,4 +1,4 @@
-"""CPU time and peak memory of `vramlint check . --offline` on large but legal inputs (issue 10: under 2 s each).
+"""Time, CPU time and peak memory of `vramlint check . --offline` on large but legal inputs (issue 10: under 2 s each).
 
     python3 benchmarks/large_inputs.py [--case NAME ...] [--repeat N] [--json-dir DIR] [--profile DIR]
 
@@ -6,9 +6,10 @@ The inputs: 5 MB of Deployments (each a vLLM server with its own name and --max-
 one file, 100,000 args in one Deployment, 5 MB of compose services (each with a GPU reservation) and 5 MB of KServe
 InferenceServices (each with the vLLM runtime, a Hub model and a GPU). Each case is written to its own folder and
 checked in a fresh process (working directory: that folder; HOME and XDG_CACHE_HOME in a scratch folder, so no
-earlier cache helps); printed per case: the file's size, the number of servers in the JSON report, CPU seconds
-(user + system of that process, from wait4), peak resident memory (MB) and the exit status; with --repeat, the
-smallest CPU time of N runs. --json-dir keeps each JSON report (DIR/NAME.json), to compare two versions' findings;
+earlier cache helps); printed per case: the file's size, the number of servers in the JSON report, the wall time
+(what the 2 s are of: a large stream is read by every core), CPU seconds (user + system of that process and of
+the workers it waited for, from wait4), peak resident memory (MB) and the exit status; with --repeat, the run of
+the smallest wall time of N. Wall times depend on what else the machine runs: the load average is printed. --json-dir keeps each JSON report (DIR/NAME.json), to compare two versions' findings;
 --profile writes a cProfile of each run (DIR/NAME.prof).
 """
 
@@ -21,12 +22,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TARGET = 5_000_000
-LIMIT_CPU = 2.0
+LIMIT_SECONDS = 2.0
 
 
 def _deployment(i: int) -> str:
@@ -132,8 +134,9 @@ def write(name: str, folder: str) -> None:
         fh.write(make())
 
 
-def run_one(folder: str, scratch: str, json_out: str, profile: str | None) -> tuple[float, float, int]:
-    """(CPU seconds, peak MB, exit status) of one `vramlint check . --offline` process in ``folder``."""
+def run_one(folder: str, scratch: str, json_out: str, profile: str | None) -> tuple[float, float, int, float]:
+    """(CPU seconds, peak MB, exit status, wall seconds) of one `vramlint check . --offline` process in ``folder``
+    (CPU: user + system of it and of the workers it forked and waited for)."""
     env = dict(os.environ, PYTHONPATH=ROOT, HF_HUB_OFFLINE="1", HOME=scratch, XDG_CACHE_HOME=scratch)
     env.pop("HF_TOKEN", None)
     # an installed package has its bytecode cached: time that, not compiling every module on every run (as
@@ -144,10 +147,12 @@ def run_one(folder: str, scratch: str, json_out: str, profile: str | None) -> tu
         head += ["-m", "cProfile", "-o", profile]
     cmd = head + ["-m", "vramlint", "check", ".", "--offline", "--output-format", "json", "--output-file", json_out]
     with open(os.devnull, "wb") as null:
+        began = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=null, stderr=null)
         _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - began
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, wall
 
 
 def main() -> int:
@@ -190,21 +195,22 @@ def main() -> int:
             best = None
             for _ in range(max(1, args.repeat)):
                 scratch = tempfile.mkdtemp(dir=base)
-                cpu, peak, code = run_one(folder, scratch, json_out, profile)
+                cpu, peak, code, wall = run_one(folder, scratch, json_out, profile)
                 shutil.rmtree(scratch, ignore_errors=True)
-                best = (cpu, peak, code) if best is None or cpu < best[0] else best
-            cpu, peak, code = best
+                best = (cpu, peak, code, wall) if best is None or wall < best[3] else best
+            cpu, peak, code, wall = best
             # counted by another process too (a loaded report of 10,000 servers is 100 MB of this one's)
             count = subprocess.run([sys.executable, __file__, "--count", json_out], capture_output=True, text=True)
             servers, findings = (int(x) for x in (count.stdout.split() or ["-1", "-1"]))
-            ok = code in (0, 1) and cpu < LIMIT_CPU
+            ok = code in (0, 1) and wall < LIMIT_SECONDS
             within += ok
-            print(f"{name:16s} {size / 1e6:5.2f} MB  {servers:6d} servers {findings:6d} findings  {cpu:6.2f} CPU-s  "
-                  f"{peak:7.1f} MB peak  exit {code}  {'ok' if ok else 'SLOW' if code in (0, 1) else 'BAD'}",
-                  flush=True)
+            print(f"{name:16s} {size / 1e6:5.2f} MB  {servers:6d} servers {findings:6d} findings  {wall:6.2f} s  "
+                  f"{cpu:6.2f} CPU-s  {peak:7.1f} MB peak  exit {code}  "
+                  f"{'ok' if ok else 'SLOW' if code in (0, 1) else 'BAD'}", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"{within}/{len(names)} cases under {LIMIT_CPU:g} CPU-s with exit 0 or 1")
+    print(f"{within}/{len(names)} cases under {LIMIT_SECONDS:g} s with exit 0 or 1 (load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end)")
     return 0 if within == len(names) else 1
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from vramlint.discover import FileEntry, discover
 from vramlint.fsread import scanned_roots
 from vramlint.model import Inventory, Problem, Server, Skipped, internal_problem
+from vramlint.parallel import IN_WORKER
 from vramlint.textfile import MAX_FILE_BYTES, read_text  # noqa: F401 - MAX_FILE_BYTES: part of scan's API
 
 STDIN_NAME = "<stdin>"
@@ -266,15 +267,9 @@ def _pool_class() -> Any:
 def _worker_count(files: int) -> int:
     if files < PARALLEL_FROM:
         return 1
-    import threading
+    from vramlint.parallel import cores
 
-    if threading.active_count() > 1:
-        return 1  # forking a process with other threads running can copy a held lock
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return min(cores, 8)
+    return cores()
 
 
 def _scan_chunk(job: tuple[list[FileEntry], bool]) -> _Collector:
@@ -283,7 +278,7 @@ def _scan_chunk(job: tuple[list[FileEntry], bool]) -> _Collector:
     # In a worker, what exists when a chunk starts (modules, tables, the parses kept for texts seen again) lives
     # until the pool ends: frozen, the collections during the chunk walk only the chunk's own objects.
     gc.freeze()
-    _IN_WORKER[0] = True
+    IN_WORKER[0] = True
     entries, use_prefilter = job
     col = _Collector()
     for entry in entries:
@@ -557,7 +552,6 @@ def _add_stream(col: _Collector, text: str, display: str, outcomes: list[tuple[A
 # there are cores to spare: a 5 MB stream of 10,000 vLLM Deployments took 6 CPU-seconds to read and extract.
 PARALLEL_STREAM_FROM = 1 << 20
 MAX_STREAM_PIECES = 8
-_IN_WORKER = [False]  # in a worker of a pool: no pool of its own (a pool's workers may not have children)
 
 
 def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, int, int]] | None:
@@ -568,12 +562,10 @@ def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, 
     `---`), whose document count the cut would have to guess. ``count``: how many pieces (default: one per core
     when the stream is large enough)."""
     if count is None:
-        if len(text) < PARALLEL_STREAM_FROM or _IN_WORKER[0]:
+        if len(text) < PARALLEL_STREAM_FROM:
             return None
         count = _worker_count(PARALLEL_FROM)
     if count < 2 or text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
-        return None
-    if not hasattr(os, "fork"):
         return None
     starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
     if len(starts) < 2:
@@ -683,7 +675,7 @@ def _read_piece_job(k: int) -> bytes:
     import io
     import pickle
 
-    _IN_WORKER[0] = True
+    IN_WORKER[0] = True
     gc.disable()  # a worker's objects live until it ends, soon (as `_scan_text` does while a file is read)
     outcomes, kept, problems = _read_piece(k)
     if kept is not None:
