@@ -202,3 +202,16 @@ def test_check_reports_the_same_with_and_without_pieces(tmp_path, monkeypatch, c
     assert reports[0] == reports[1]
     report = json.loads(reports[0][1])
     assert len(report["servers"]) > 350
+
+
+def _dies(k):
+    import os
+
+    os._exit(9)  # as when the kernel kills a worker for its memory
+
+
+def test_a_worker_that_dies_leaves_the_stream_to_be_read_whole(monkeypatch):
+    text = _stream(200)
+    monkeypatch.setattr(scan, "_read_piece_job", _dies)
+    assert scan._read_pieces(text, "d.yaml", ".", scan._stream_pieces(text, 2)) is None  # not a wait for ever
+    assert scan._STREAM_JOB == []

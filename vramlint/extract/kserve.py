@@ -320,51 +320,29 @@ def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
 
 def join(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> tuple[list[Server], list[Problem], list[ConfigRef]]:
     """Servers from InferenceServices joined with their runtimes; unused vLLM runtimes as servers themselves."""
-    from vramlint.parallel import map_chunks
-
     records = Records()
     servers: list[Server] = []
+    for rt in runtimes:
+        rt.used = False
     index = _RuntimeIndex(runtimes)
-    position = {id(rt): i for i, rt in enumerate(runtimes)}
-
-    def join_chunk(chunk: Any) -> list[tuple[list[Server], int | None, list[Problem], list[ConfigRef]]]:
-        # per InferenceService: its servers, the runtime it uses (by position) and what joining it said; nothing
-        # else is changed, so that chunks may be joined apart (vramlint.parallel)
-        out = []
-        for isvc in chunk:
-            said = Records()
-            rt = index.find(isvc)
-            found: list[Server] = []
-            if rt is not None:
-                found = _merged_server(isvc, rt, said)
-            elif (isvc.runtime is None and isvc.model_format in ("huggingface", None)) or \
-                    _is_hf_runtime(isvc.runtime):
-                found = [s for s in (_builtin_hf_server(isvc, said),) if s is not None]
-            elif isvc.runtime and "vllm" in isvc.runtime.lower():
-                found = [s for s in (_isvc_only_server(isvc),) if s is not None]
-            out.append((found, None if rt is None else position[id(rt)], said.problems, said.config_refs))
-        return out
-
-    # thousands of InferenceServices: joined by every core (a 5 MB stream of 11,000 was 2 s of one)
-    joined = map_chunks(join_chunk, isvcs, PARALLEL_JOIN_FROM)
-    if joined is None:
-        joined = join_chunk(isvcs)
-    used: set[int] = set()
-    for found, rt_at, problems, config_refs in joined:
-        servers.extend(found)
-        records.problems.extend(problems)
-        records.config_refs.extend(config_refs)
-        if rt_at is not None:
-            used.add(rt_at)
-    for i, rt in enumerate(runtimes):
-        rt.used = i in used
+    for isvc in isvcs:
+        rt = index.find(isvc)
+        if rt is not None:
+            rt.used = True
+            servers.extend(_merged_server(isvc, rt, records))
+            continue
+        if (isvc.runtime is None and isvc.model_format in ("huggingface", None)) or _is_hf_runtime(isvc.runtime):
+            server = _builtin_hf_server(isvc, records)
+        elif isvc.runtime and "vllm" in isvc.runtime.lower():
+            server = _isvc_only_server(isvc)
+        else:
+            server = None
+        if server is not None:
+            servers.append(server)
+    for rt in runtimes:
         if not rt.used:
             servers.extend(_runtime_servers(rt, records))
     return servers, records.problems, records.config_refs
-
-
-# InferenceServices joined by forked workers from this many (below it, forking costs more than it saves)
-PARALLEL_JOIN_FROM = 2000
 
 
 def _is_hf_runtime(name: str | None) -> bool:
