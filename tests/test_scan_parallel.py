@@ -49,3 +49,23 @@ def test_a_pool_gives_what_one_process_gives(tmp_path, capsys, monkeypatch):
 def test_one_file_or_a_few_never_start_a_pool():
     assert scan._worker_count(1) == 1
     assert scan._worker_count(scan.PARALLEL_FROM - 1) == 1
+
+
+def _dies_in_a_worker(job):
+    import os
+
+    os._exit(9)  # as when the kernel kills a worker for its memory
+
+
+def test_a_scan_whose_worker_dies_reads_its_files_here(tmp_path, monkeypatch):
+    from vramlint import scan
+
+    for i in range(scan.PARALLEL_FROM + 10):
+        (tmp_path / f"d{i}.yaml").write_text(
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d{i}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.9.2\n"
+            '          args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]\n', encoding="utf-8")
+    monkeypatch.setattr(scan, "_worker_count", lambda files: 2)
+    monkeypatch.setattr(scan, "_scan_chunk", _dies_in_a_worker)
+    inventory = scan.scan([str(tmp_path)])  # not a wait for ever on the chunk the dead worker had
+    assert len(inventory.servers) == scan.PARALLEL_FROM + 10

@@ -223,15 +223,19 @@ def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool
     # collections do not walk it again and again (nor write to its pages, which would copy them into each worker).
     gc.freeze()
     try:
+        from concurrent.futures import ProcessPoolExecutor
+
         # fork: the workers start with this process's state (the configured vLLM version, the scanned roots,
-        # rules and caches already loaded), and nothing is imported again
-        with _pool_class()(workers, context=multiprocessing.get_context("fork")) as pool:
+        # rules and caches already loaded), and nothing is imported again. An executor, not multiprocessing's
+        # Pool: a worker that dies (killed for its memory) fails the wait at once, and the chunks not done are
+        # read here, instead of a wait for ever on the chunk it had.
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             # Unpickling the workers' results makes only live objects, no garbage: collections while they arrive
             # would walk the growing results over and over for nothing.
             collecting = gc.isenabled()
             gc.disable()
             try:
-                for part in pool.imap(_scan_chunk, [(chunk, use_prefilter) for chunk in chunks]):
+                for part in pool.map(_scan_chunk, [(chunk, use_prefilter) for chunk in chunks]):
                     _add_chunk(col, part)
                     done += 1
                 # ... and they live as long as the run: frozen with the rest, the unfreeze below puts them in the
@@ -247,21 +251,6 @@ def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool
                 _scan_entry(col, entry, use_prefilter)
     finally:
         gc.unfreeze()
-
-
-def _pool_class() -> Any:
-    """multiprocessing's Pool whose worker-keeping thread wakes when a worker ends or the pool changes, not each
-    time a result is waiting in the pipe: it polled the pipe until the result thread had read the result (0.19
-    CPU-s of the parent's 0.45 in its pool threads at 3,000 files). Only a pool that replaces workers after so
-    many tasks needs that wake-up (``maxtasksperchild``, not used here); multiprocessing's ThreadPool does the
-    same."""
-    from multiprocessing.pool import Pool
-
-    class _Pool(Pool):
-        def _get_sentinels(self) -> list[Any]:
-            return [self._change_notifier._reader]
-
-    return _Pool
 
 
 def _worker_count(files: int) -> int:
