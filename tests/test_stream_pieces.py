@@ -106,6 +106,13 @@ def test_cuts_are_made_only_where_a_document_starts():
     assert scan._stream_pieces("%YAML 1.2\n" + text, 3) is None
     assert scan._stream_pieces(text.replace("---\n", "...\n---\n", 40), 3) is None
     assert scan._stream_pieces("a: 1\n", 3) is None
+    # nor one whose lines libyaml counts otherwise than its LFs: a piece is padded to its first line by LFs
+    for brk in ("\r", "\x85", "\u2028", "\u2029"):
+        assert scan._stream_pieces(text.replace("kind: Deployment\n", f"kind: Deployment{brk}", 1), 3) is None
+    crlf = text.replace("\n", "\r\n")
+    assert scan._stream_pieces(crlf, 3) is not None
+    assert _projection(scan._read_pieces(crlf, "d.yaml", ".", scan._stream_pieces(crlf, 3))) == \
+        _projection(_whole(crlf))
 
 
 def test_a_head_document_without_a_start_marker_counts():

@@ -548,7 +548,7 @@ def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, 
     document index) each, or None to read it whole. Cut only at a `---` line: YAML forbids one inside any
     content ("c-forbidden"), anchors do not cross documents, and so each piece reads as it does in the stream.
     Not cut: a stream with a directive or an end marker (`...`, after which a document need not start with
-    `---`), whose document count the cut would have to guess. ``count``: how many pieces (default: one per core
+    `---`), whose document count the cut would have to guess, nor one with line breaks other than LF and CR LF. ``count``: how many pieces (default: one per core
     when the stream is large enough)."""
     if count is None:
         if len(text) < PARALLEL_STREAM_FROM:
@@ -556,6 +556,8 @@ def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, 
         count = _worker_count(PARALLEL_FROM)
     if count < 2 or text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
         return None
+    if text.count("\r") != text.count("\r\n") or any(brk in text for brk in ("\x85", "\u2028", "\u2029")):
+        return None  # a line break other than LF (libyaml counts a lone CR, NEL, LS and PS): a piece is padded by LFs
     starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
     if len(starts) < 2:
         return None
