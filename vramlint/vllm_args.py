@@ -10,6 +10,7 @@ an unknown version uses the newest table, and callers are told so.
 
 from __future__ import annotations
 
+import bisect
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -242,17 +243,39 @@ def _match(flag: str, idx: dict[str, ArgSpec]) -> tuple[ArgSpec | None, bool]:
     if flag.startswith("--") and len(flag) > 2:
         # argparse's allow_abbrev (never turned off by vLLM's FlexibleArgumentParser): a unique prefix of a
         # long option names it; a prefix shared by two options is an "ambiguous option" error.
-        candidates: dict[str, tuple[ArgSpec, bool]] = {}
-        for f, spec in idx.items():
-            if not f.startswith("--"):
-                continue
-            if f.startswith(flag):
-                candidates.setdefault(f, (spec, False))
-            if spec.action == "bool_optional" and ("--no-" + f[2:]).startswith(flag):
-                candidates.setdefault("--no-" + f[2:], (spec, True))
-        if len(candidates) == 1:
-            return next(iter(candidates.values()))
+        keys, entries = _long_options(idx)
+        at = bisect.bisect_left(keys, flag)
+        if at < len(keys) and keys[at].startswith(flag) and not (
+                at + 1 < len(keys) and keys[at + 1].startswith(flag)):
+            return entries[at]
     return None, False
+
+
+# The long options of an option index, sorted, with their `--no-` forms (bool_optional): the options a prefix
+# names are one run of them, found by bisection (a scan of every option for each unknown flag was 35 s of a
+# vLLM config of 100,000 unknown keys). Kept for the indexes last asked about (a version's index lives as long
+# as the process; the kept index keeps its id from being reused).
+_LONG_OPTIONS: dict[int, tuple[dict[str, ArgSpec], list[str], list[tuple[ArgSpec, bool]]]] = {}
+
+
+def _long_options(idx: dict[str, ArgSpec]) -> tuple[list[str], list[tuple[ArgSpec, bool]]]:
+    kept = _LONG_OPTIONS.get(id(idx))
+    if kept is not None and kept[0] is idx:
+        return kept[1], kept[2]
+    found: dict[str, tuple[ArgSpec, bool]] = {}
+    for f, spec in idx.items():
+        if not f.startswith("--"):
+            continue
+        # the first reading of an option string wins, in the index's order (an option and another's `--no-` form)
+        found.setdefault(f, (spec, False))
+        if spec.action == "bool_optional":
+            found.setdefault("--no-" + f[2:], (spec, True))
+    keys = sorted(found)
+    entries = [found[k] for k in keys]
+    if len(_LONG_OPTIONS) >= 64:
+        _LONG_OPTIONS.clear()
+    _LONG_OPTIONS[id(idx)] = (idx, keys, entries)
+    return keys, entries
 
 
 def ambiguous_matches(flag: str, version: str | None) -> list[str]:
@@ -267,10 +290,13 @@ def _ambiguous_matches(flag: str, version: str | None) -> tuple[str, ...]:
     idx = _index(version)
     if flag in idx or not flag.startswith("--") or len(flag) <= 2:
         return []
-    found = [f for f in idx if f.startswith("--") and f.startswith(flag)]
-    found += ["--no-" + f[2:] for f, spec in idx.items()
-              if spec.action == "bool_optional" and ("--no-" + f[2:]).startswith(flag)]
-    return tuple(sorted(set(found))) if len(set(found)) > 1 else ()
+    keys, _ = _long_options(idx)
+    at = bisect.bisect_left(keys, flag)
+    found = []
+    while at < len(keys) and keys[at].startswith(flag):
+        found.append(keys[at])
+        at += 1
+    return tuple(found) if len(found) > 1 else ()
 
 
 @lru_cache(maxsize=4096)
