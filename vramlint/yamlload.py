@@ -327,7 +327,8 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
     to_ruamel = 0
     while segment < len(starts):
         if not ruamel_next:
-            # libyaml reads up to the next segment it refuses unread (a tab, an anchor name it splits)
+            # libyaml reads up to the next segment it refuses unread (a line break only YAML 1.1 has, an anchor
+            # name it splits)
             last = next((i for i in range(segment, len(starts)) if _refused_unread(text, starts[i], ends[i])),
                         len(starts))
             if last > segment:
@@ -394,9 +395,10 @@ def _ruamel_load_bounded(text: str, file: str, lines_of: list[str] | None = None
     if len(text) * 4 + 1 > MAX_RUAMEL_NODES and _most_nodes(text, 0, len(text)) > MAX_RUAMEL_NODES:
         over = _node_count_over(text, MAX_RUAMEL_NODES)
         if over is not None:
-            return [], [Problem(file, over + first_line, 1, f"YAML that vramlint reads only with its slower reader "
-                                f"(a tag, a tab, a directive or an anchor name libyaml reads otherwise) and of more "
-                                f"than {MAX_RUAMEL_NODES:,} nodes reaches that bound here: not read", level="warning")]
+            return [], [Problem(file, over + first_line, 1, "YAML that vramlint reads only with its slower reader "
+                                "(a tag, a directive, a YAML 1.1 line break or an anchor name libyaml reads "
+                                f"otherwise) and of more than {MAX_RUAMEL_NODES:,} nodes reaches that bound here: "
+                                "not read", level="warning")]
     docs, problems = _ruamel_load(text, file, lines_of=lines_of, counted=counted)
     if first_line:
         seen: set[int] = set()
@@ -433,7 +435,7 @@ def _shift_positions(node: Any, lines: int, seen: set[int]) -> None:
 
 def _refused_unread(text: str, begin: int, end: int) -> bool:
     """Whether `_c_load` refuses this part of the text before reading it: a character libyaml and ruamel read
-    otherwise (a tab, NEL, a Unicode line or paragraph separator), or an anchor name libyaml splits."""
+    otherwise (NEL, a Unicode line or paragraph separator), or an anchor name libyaml splits."""
     part = text[begin:end] if begin or end < len(text) else text
     return any(ch in part for ch in _LEFT_TO_RUAMEL) or (
         ("&" in part or "*" in part) and _ANCHOR_THEN_INDICATOR.search(part) is not None)
@@ -768,9 +770,12 @@ _TIMESTAMP = r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
     (?:[Tt]|[ \t]+)[0-9][0-9]?
     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$"""
-# Files holding these are read by ruamel, as before: libyaml (YAML 1.1) breaks lines at the last three too, and
-# accepts tabs where ruamel refuses them (`key:<tab>value`, a tab after a value)
-_LEFT_TO_RUAMEL = ("\t", "\x85", "\u2028", "\u2029")
+# Files holding these are read by ruamel, as before: libyaml (YAML 1.1) breaks lines at them. A tab is not one of
+# them: libyaml skips a tab between tokens wherever no simple key may start (after a key's `:`, after a value, in
+# flow context) and refuses it elsewhere (indentation), as go-yaml does (scannerc.go, yaml_parser_scan_to_next_token,
+# a port of libyaml's scanner), and go-yaml is what reads manifests for kubectl, Helm and Compose; ruamel refuses
+# `key:<tab>value` and a tab after a value, which those tools apply
+_LEFT_TO_RUAMEL = ("\x85", "\u2028", "\u2029")
 # An anchor or alias name runs up to a blank or flow indicator in YAML 1.2 (ruamel: `&ref:` is the anchor
 # "ref:"), but stops at these in libyaml (the anchor "ref" on an empty key): such files are read by ruamel.
 _ANCHOR_THEN_INDICATOR = re.compile(r"[&*][0-9A-Za-z_-]+[:?%@`]")
