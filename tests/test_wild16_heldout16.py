@@ -32,3 +32,40 @@ def test_a_manifest_with_tabs_before_comments_is_a_server_and_no_error(tmp_path:
     assert len(result.servers) == 1
     server = result.servers[0]
     assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.gpu.count == 1
+
+
+ISVC = ("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata:\n  name: llama\nspec:\n"
+        "  predictor:\n    model:\n      modelFormat:\n        name: {fmt}\n      runtime: {runtime}\n"
+        "      args: ['--tensor-parallel-size=2', '--max-model-len=8192']\n"
+        "      storageUri: oci://registry.example/modelcar:1\n"
+        "      resources:\n        limits:\n          nvidia.com/gpu: '2'\n")
+TEMPLATE = ("apiVersion: template.openshift.io/v1\nkind: Template\nmetadata:\n  name: rt-template\nobjects:\n"
+            "- apiVersion: serving.kserve.io/v1alpha1\n  kind: ServingRuntime\n  metadata:\n    name: site-runtime\n"
+            "  spec:\n    supportedModelFormats:\n    - name: vLLM\n      autoSelect: true\n    containers:\n"
+            "    - name: kserve-container\n      image: vllm/vllm-openai:v0.10.0\n"
+            "      command: [python, -m, vllm.entrypoints.openai.api_server]\n"
+            "      args: ['--port=8080', '--model=/mnt/models']\n")
+
+
+def test_an_inference_service_on_the_vllm_format_with_its_runtime_elsewhere_is_a_server(tmp_path: Path):
+    f = tmp_path / "isvc.yaml"
+    f.write_text(ISVC.format(fmt="vLLM", runtime="site-runtime"))
+    servers = scan([str(f)]).servers
+    assert len(servers) == 1 and servers[0].kind == "InferenceService" and servers[0].name == "llama"
+    assert servers[0].args.get("tensor_parallel_size") == 2 and servers[0].gpu.count == 2
+    assert any("'site-runtime' is not among the scanned files" in n for n in servers[0].notes)
+    other = tmp_path / "other.yaml"
+    other.write_text(ISVC.format(fmt="sklearn", runtime="site-runtime"))
+    assert scan([str(other)]).servers == []  # another model format: not a vLLM server
+
+
+def test_a_serving_runtime_in_an_openshift_template_is_the_runtime_an_inference_service_names(tmp_path: Path):
+    (tmp_path / "isvc.yaml").write_text(ISVC.format(fmt="vLLM", runtime="site-runtime"))
+    (tmp_path / "template.yaml").write_text(TEMPLATE)
+    servers = scan([str(tmp_path)]).servers
+    assert len(servers) == 1
+    server = servers[0]
+    assert server.name == "llama" and server.image == "vllm/vllm-openai:v0.10.0"
+    assert server.model == "/mnt/models" and server.args.get("tensor_parallel_size") == 2 and server.gpu.count == 2
+    assert str(server.vllm_version) == "0.10.0"
+    assert not any("not among the scanned files" in n for n in server.notes)

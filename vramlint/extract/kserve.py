@@ -294,7 +294,7 @@ def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
 
 
 def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
-    """An InferenceService naming a vLLM runtime that is not among the scanned files."""
+    """An InferenceService on a vLLM runtime (by its name, or the vLLM model format) not among the scanned files."""
     from vramlint.cmdline import Token, find_vllm_invocation
 
     file = isvc.doc.file
@@ -310,8 +310,10 @@ def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
     from vramlint.extract.podspec import apply_invocation
 
     apply_invocation(server, invocation)
-    server.notes.append(f"runtime {isvc.runtime!r} is not among the scanned files: its command, args, image and "
-                        "resources are not included (scan the file that defines it)")
+    runtime = (f"runtime {isvc.runtime!r}" if isvc.runtime
+               else "the runtime KServe selects for model format vLLM (autoSelect)")
+    server.notes.append(f"{runtime} is not among the scanned files: its command, args, image and resources are not "
+                        "included (scan the file that defines it)")
     resources, scheduling = _place_on_isvc(server, isvc, None, None)
     server.shm = None
     server.gpu = combine_gpu(resources, scheduling)
@@ -333,7 +335,9 @@ def join(runtimes: list[RuntimeRecord], isvcs: list[IsvcRecord]) -> tuple[list[S
             continue
         if (isvc.runtime is None and isvc.model_format in ("huggingface", None)) or _is_hf_runtime(isvc.runtime):
             server = _builtin_hf_server(isvc, records)
-        elif isvc.runtime and "vllm" in isvc.runtime.lower():
+        elif (isvc.runtime and "vllm" in isvc.runtime.lower()) or isvc.model_format == "vllm":
+            # the vLLM model format is served only by runtimes that declare it: vLLM's, whatever their name
+            # (OpenShift AI's rhaiis-cuda-runtime, vllm-cuda-runtime, ...)
             server = _isvc_only_server(isvc)
         else:
             server = None

@@ -68,6 +68,15 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         return
     if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
         return
+    if kind == "Template" and api.startswith("template.openshift.io/") and is_seq(obj.get("objects")):
+        # `oc process` creates each of `objects` as written (its ${PARAMETERS} filled in), and OpenShift AI
+        # instantiates its runtime templates the same way: each is read as the object it becomes (a ServingRuntime
+        # there is a runtime an InferenceService can name)
+        opath = join_path(path, "objects")
+        for i, item in enumerate(obj["objects"][:10_000]):
+            if is_map(item):
+                _extract_object(doc, item, join_path(opath, i), records)
+        return
     if kind == "NodePool" and api.startswith("karpenter.sh/"):
         from vramlint.extract.node_pools import read_node_pool  # the GPU of the pods that select its nodes
 
