@@ -69,3 +69,40 @@ def test_a_serving_runtime_in_an_openshift_template_is_the_runtime_an_inference_
     assert server.model == "/mnt/models" and server.args.get("tensor_parallel_size") == 2 and server.gpu.count == 2
     assert str(server.vllm_version) == "0.10.0"
     assert not any("not among the scanned files" in n for n in server.notes)
+
+
+RELEASE = ("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: stack\nspec:\n"
+           "  chart:\n    spec:\n      chart: vllm-stack\n      sourceRef: {kind: HelmRepository, name: vllm}\n"
+           "  valuesFrom:\n    - kind: Secret\n      name: hf\n      valuesKey: token\n"
+           "      targetPath: servingEngineSpec.modelSpec[1].hf_token\n"
+           "  values:\n    servingEngineSpec:\n      modelSpec:\n"
+           "        - name: small\n          repository: vllm/vllm-openai\n          tag: v0.8.0\n"
+           "          modelURL: Qwen/Qwen2.5-7B-Instruct\n          requestGPU: 2\n"
+           "          vllmConfig:\n            tensorParallelSize: 2\n            maxModelLen: 8192\n"
+           "        - name: other\n          repository: vllm/vllm-openai\n          tag: v0.8.0\n"
+           "          modelURL: Qwen/Qwen2.5-1.5B-Instruct\n          requestGPU: 1\n")
+
+
+def test_a_flux_helm_release_of_a_known_chart_is_read_as_its_values(tmp_path: Path):
+    f = tmp_path / "helmrelease.yaml"
+    f.write_text(RELEASE)
+    servers = sorted(scan([str(f)]).servers, key=lambda s: s.name)
+    assert [s.name for s in servers] == ["other", "small"]
+    other, small = servers
+    assert small.model == "Qwen/Qwen2.5-7B-Instruct" and small.args.get("tensor_parallel_size") == 2
+    assert small.gpu.count == 2 and str(small.vllm_version) == "0.8.0"
+    assert small.location.line == 18 and small.location.yaml_path == "spec.values.servingEngineSpec.modelSpec[0]"
+    # the chart key that renders --gpu-memory-utilization sits under this entry's vllmConfig, in spec.values
+    assert small.values_keys["gpu_memory_utilization"][0] == "spec.values.servingEngineSpec.modelSpec[0].vllmConfig"
+    # the valuesFrom entry targets the second model entry only
+    assert any("modelSpec[1].hf_token from Secret hf" in n for n in other.notes)
+    assert not any("valuesFrom" in n for n in small.notes)
+
+
+def test_a_helm_release_of_a_chart_vramlint_does_not_know_gives_no_server(tmp_path: Path):
+    f = tmp_path / "helmrelease.yaml"
+    f.write_text("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\nspec:\n"
+                 "  chartRef: {kind: OCIRepository, name: some-chart}\n  values:\n    replicas: 2\n"
+                 "    image: {repository: nginx, tag: '1.27'}\n")
+    result = scan([str(f)])
+    assert result.servers == [] and [p for p in result.problems if p.level == "error"] == []

@@ -103,6 +103,12 @@ def _dynamo(doc: Any, obj: Any, path: str, records: Records) -> bool:
     return dynamo.extract_graph(doc, obj, path, records)
 
 
+def _flux_helm_release(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract import flux
+
+    return flux.extract_helm_release(doc, obj, path, records)
+
+
 def _api_group(api: str) -> str:
     return api.rsplit("/", 1)[0] if "/" in api else ""
 
@@ -132,6 +138,9 @@ OPERATOR_KINDS: tuple[OperatorKind, ...] = (
                  lambda api, kind: kind == "ModelDeployment" and api.startswith("airunway.ai/"), _airunway),
     OperatorKind("NVIDIA Dynamo DynamoGraphDeployment (v1alpha1 services)",
                  lambda api, kind: kind == "DynamoGraphDeployment" and _api_group(api) == "nvidia.com", _dynamo),
+    OperatorKind("Flux HelmRelease (values of a chart vramlint knows)",
+                 lambda api, kind: kind == "HelmRelease" and _api_group(api) == "helm.toolkit.fluxcd.io",
+                 _flux_helm_release),
     OperatorKind("KubeRay RayService / RayCluster / RayJob",
                  lambda api, kind: kind in ("RayService", "RayCluster", "RayJob") or "ray.io" in api, _ray),
 )

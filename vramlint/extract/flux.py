@@ -1,0 +1,56 @@
+"""Flux's HelmRelease (helm.toolkit.fluxcd.io): a chart installed with the values written in ``spec.values``.
+
+helm-controller renders the chart (``spec.chart.spec.chart`` from a HelmRepository, or ``spec.chartRef``) with
+the values of ``spec.valuesFrom`` (ConfigMaps and Secrets) merged in order and ``spec.values`` merged last, over
+them all (fluxcd.io/flux/components/helm/helmreleases/#values-overrides). ``spec.values`` is therefore read as a
+values file of the chart it installs, with the same recognition as a values file (the values shape of a chart
+vramlint knows, never one key): the servers and findings land on the HelmRelease's own lines, and their YAML
+paths start at ``spec.values`` so that fixes edit that mapping. Values from ``valuesFrom`` are not in the file;
+a server whose release takes some is said to have keys it does not show. Values of a chart vramlint does not know
+give no server here (the file's vLLM mention says so).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from vramlint.extract.podspec import is_map, is_seq, scalar_text
+from vramlint.extract.records import Records
+from vramlint.yamlload import Document, join_path
+
+
+def _under(base: str, path: str) -> str:
+    if not path:
+        return base
+    return f"{base}{path}" if path.startswith("[") else f"{base}.{path}"
+
+
+def extract_helm_release(doc: Any, obj: Any, path: str, records: Records) -> bool:
+    from vramlint.extract.helm_values import extract_helm_values, is_helm_values
+
+    spec = obj.get("spec")
+    values = spec.get("values") if is_map(spec) else None
+    if not is_map(values) or not is_helm_values(values, None):
+        return True  # another chart's values, or none written here: no pod spec to read
+    vpath = join_path(join_path(path, "spec"), "values")
+    servers, problems = extract_helm_values(Document(doc.file, doc.index, values, doc.lines))
+    sources = [s for s in spec.get("valuesFrom") or [] if is_map(s)] if is_seq(spec.get("valuesFrom")) else []
+    for server in servers:
+        own = server.location.yaml_path
+        server.location = dataclasses.replace(server.location, yaml_path=_under(vpath, own))
+        server.values_keys = {dest: (_under(vpath, slot[0]), slot[1]) if isinstance(slot, tuple) else slot
+                              for dest, slot in server.values_keys.items()}
+        # a valuesFrom entry with a targetPath sets that one key; one without merges a whole values document
+        outside = []
+        for source in sources:
+            target = scalar_text(source.get("targetPath"))
+            if target is None or target == own or target.startswith((own + ".", own + "[")):
+                what = f"{scalar_text(source.get('kind')) or 'object'} {scalar_text(source.get('name')) or '?'}"
+                outside.append(f"{target} from {what}" if target else f"values from {what}")
+        if outside:
+            server.notes.append(f"spec.valuesFrom sets {', '.join(dict.fromkeys(outside))} (not in the scanned "
+                                "files; spec.values overrides what both set)")
+    records.servers.extend(servers)
+    records.problems.extend(problems)
+    return True
