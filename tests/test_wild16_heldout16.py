@@ -106,3 +106,12 @@ def test_a_helm_release_of_a_chart_vramlint_does_not_know_gives_no_server(tmp_pa
                  "    image: {repository: nginx, tag: '1.27'}\n")
     result = scan([str(f)])
     assert result.servers == [] and [p for p in result.problems if p.level == "error"] == []
+
+
+def test_a_production_stack_model_entry_with_its_own_resources_requests_those_gpus(tmp_path: Path):
+    f = tmp_path / "values.yaml"
+    f.write_text("servingEngineSpec:\n  modelSpec:\n    - name: m\n      repository: vllm/vllm-openai\n"
+                 "      tag: v0.10.0\n      modelURL: Qwen/Qwen2.5-7B-Instruct\n      requestGPU: 4\n"
+                 "      resources:\n        limits:\n          nvidia.com/gpu: '2'\n")
+    servers = scan([str(f)]).servers
+    assert len(servers) == 1 and servers[0].gpu.count == 2  # the chart ignores requestGPU then

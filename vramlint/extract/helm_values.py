@@ -3,7 +3,8 @@
 1. vLLM production-stack (`vllm-stack`): ``servingEngineSpec.modelSpec[]``. The chart's deployment template
    runs ``vllm serve <modelURL> --host 0.0.0.0 --port ...`` and appends flags from camelCase ``vllmConfig``
    keys (see `_VLLM_CONFIG_FLAGS`) and ``vllmConfig.extraArgs``; ``requestGPU`` is the GPU count of the
-   resource named by ``requestGPUType`` (default ``nvidia.com/gpu``); ``nodeSelectorTerms`` become required node
+   resource named by ``requestGPUType`` (default ``nvidia.com/gpu``), unless the entry writes its own ``resources``,
+   which the chart uses as they are; ``nodeSelectorTerms`` become required node
    affinity; a memory-backed /dev/shm is mounted when ``tensorParallelSize`` is set.
 2. vLLM's example chart (examples/online_serving/chart-helm): ``image.command`` is the full command line,
    ``resources`` the container's, ``shm.enabled`` mounts /dev/shm.
@@ -187,7 +188,11 @@ def _model_spec(doc: Any, ses: Any, spec: Any, path: str, problems: list[Problem
     if "replicaCount" in spec:
         server.replicas = to_int(spec.get("replicaCount"))
     gpu = None
-    if "requestGPU" in spec:
+    if is_map(spec.get("resources")) and spec.get("resources"):
+        # the chart writes a model entry's own `resources` as the container's, in place of the ones it builds from
+        # requestCPU/requestMemory/requestGPU (deployment-vllm-multi.yaml, `if $modelSpec.resources`; chart 0.1.9+)
+        gpu = gpu_from_resources(file, spec, path)
+    elif "requestGPU" in spec:
         resource = scalar_text(spec.get("requestGPUType")) or "nvidia.com/gpu"
         synthetic = {"resources": {"limits": {resource: spec.get("requestGPU")}}}
         gpu = gpu_from_resources(file, synthetic, path)
