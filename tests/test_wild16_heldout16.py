@@ -115,3 +115,35 @@ def test_a_production_stack_model_entry_with_its_own_resources_requests_those_gp
                  "      resources:\n        limits:\n          nvidia.com/gpu: '2'\n")
     servers = scan([str(f)]).servers
     assert len(servers) == 1 and servers[0].gpu.count == 2  # the chart ignores requestGPU then
+
+
+APP_TEMPLATE = ("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: llm\nspec:\n"
+                "  chartRef: {{kind: OCIRepository, name: {chart}}}\n  values:\n    defaultPodOptions:\n"
+                "      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-L4\n    controllers:\n"
+                "      chat:\n        containers:\n          app:\n"
+                "            image: {{repository: ghcr.io/ggml-org/llama.cpp, tag: server}}\n"
+                "            args: [-hf, unsloth/some-model-GGUF]\n"
+                "      vllm:\n        replicas: 2\n        containers:\n          app:\n"
+                "            image:\n              repository: vllm/vllm-openai\n              tag: v0.10.0\n"
+                "            args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '8192']\n"
+                "            env:\n              HF_HOME: /cache\n"
+                "            resources:\n              limits:\n                nvidia.com/gpu: 1\n")
+
+
+def test_an_app_template_release_is_read_as_the_pods_its_controllers_make(tmp_path: Path):
+    f = tmp_path / "helmrelease.yaml"
+    f.write_text(APP_TEMPLATE.format(chart="app-template"))
+    servers = scan([str(f)]).servers
+    assert len(servers) == 1  # the llama.cpp controller runs no vLLM
+    server = servers[0]
+    assert server.name == "llm-vllm" and server.container == "app" and server.replicas == 2
+    assert server.image == "vllm/vllm-openai:v0.10.0" and str(server.vllm_version) == "0.10.0"
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args.get("max_model_len") == 8192
+    assert server.gpu.count == 1 and server.gpu.type == "L4"  # defaultPodOptions' node selector
+    assert server.env.get("HF_HOME") == "/cache" and server.location.line == 21
+
+
+def test_controllers_of_another_chart_are_not_read_as_app_template(tmp_path: Path):
+    f = tmp_path / "helmrelease.yaml"
+    f.write_text(APP_TEMPLATE.format(chart="my-own-chart"))
+    assert scan([str(f)]).servers == []

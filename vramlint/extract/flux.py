@@ -7,7 +7,8 @@ values file of the chart it installs, with the same recognition as a values file
 vramlint knows, never one key): the servers and findings land on the HelmRelease's own lines, and their YAML
 paths start at ``spec.values`` so that fixes edit that mapping. Values from ``valuesFrom`` are not in the file;
 a server whose release takes some is said to have keys it does not show. Values of a chart vramlint does not know
-give no server here (the file's vLLM mention says so).
+give no server here (the file's vLLM mention says so), except bjw-s's app-template (`app_template`), named by the
+release and recognised by its values shape, whose containers are read as the pods it makes.
 """
 
 from __future__ import annotations
@@ -15,9 +16,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from vramlint.extract import app_template
 from vramlint.extract.podspec import is_map, is_seq, scalar_text
 from vramlint.extract.records import Records
 from vramlint.yamlload import Document, join_path
+
+
+def _chart_name(spec: Any) -> str | None:
+    """The chart a release installs: spec.chart.spec.chart, or the name of the source spec.chartRef points at."""
+    chart = spec.get("chart")
+    inner = chart.get("spec") if is_map(chart) else None
+    if is_map(inner) and inner.get("chart") is not None:
+        return scalar_text(inner.get("chart"))
+    ref = spec.get("chartRef")
+    return scalar_text(ref.get("name")) if is_map(ref) and ref.get("name") is not None else None
 
 
 def _under(base: str, path: str) -> str:
@@ -31,9 +43,12 @@ def extract_helm_release(doc: Any, obj: Any, path: str, records: Records) -> boo
 
     spec = obj.get("spec")
     values = spec.get("values") if is_map(spec) else None
+    vpath = join_path(join_path(path, "spec"), "values")
+    if is_map(values) and _chart_name(spec) == app_template.CHART and app_template.is_app_template_values(values):
+        app_template.read_app_template(doc, obj, values, vpath, records)
+        return True
     if not is_map(values) or not is_helm_values(values, None):
         return True  # another chart's values, or none written here: no pod spec to read
-    vpath = join_path(join_path(path, "spec"), "values")
     servers, problems = extract_helm_values(Document(doc.file, doc.index, values, doc.lines))
     sources = [s for s in spec.get("valuesFrom") or [] if is_map(s)] if is_seq(spec.get("valuesFrom")) else []
     for server in servers:
