@@ -147,3 +147,15 @@ def test_controllers_of_another_chart_are_not_read_as_app_template(tmp_path: Pat
     f = tmp_path / "helmrelease.yaml"
     f.write_text(APP_TEMPLATE.format(chart="my-own-chart"))
     assert scan([str(f)]).servers == []
+
+
+def test_a_helm_release_of_an_unknown_chart_naming_vllm_says_why_it_is_not_read(tmp_path: Path):
+    f = tmp_path / "helmrelease.yaml"
+    f.write_text("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: llm\nspec:\n"
+                 "  chartRef: {kind: OCIRepository, name: my-chart}\n  values:\n"
+                 "    server:\n      image: vllm/vllm-openai:v0.10.0\n")
+    result = scan([str(f)])
+    assert result.servers == []
+    said = [p for p in result.problems if p.line == 9]
+    assert len(said) == 1 and said[0].level == "note"
+    assert "Flux HelmRelease whose spec.values are not those of a chart vramlint knows" in said[0].message

@@ -165,6 +165,11 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
         return (f"{where}{kind}: the application's own code starts vLLM, so its engine arguments are not "
                 "visible, and no model is named where vramlint reads one (an llm_configs entry, or MODEL_ID / "
                 "MODEL_NAME / MODEL in runtime_env.env_vars): its server is not checked")
+    if any(k == "HelmRelease" and a.startswith("helm.toolkit.fluxcd.io/") for k, a in custom):
+        return (f"{where} in a Flux HelmRelease whose spec.values are not those of a chart vramlint knows (the "
+                "vLLM production-stack chart, bjw-s's app-template, ...): the chart's templates make the pods, so "
+                "its server is not checked; render it (`helm template NAME CHART -f values.yaml | vramlint check "
+                "-`) to check it")
     if custom:
         kind, api = custom[0]
         return (f"{where}, but {kind} ({api}) is not a kind vramlint reads (no pod spec with a vLLM command line in "
