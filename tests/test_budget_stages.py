@@ -1,5 +1,6 @@
 """Each stage of the budget on its own, with numbers from real vLLM start-up logs (vllm-memory.md section 9)."""
 
+import dataclasses
 import importlib
 import re
 
@@ -13,6 +14,7 @@ from vramlint.budget.profile import CUDA_CONTEXT_BYTES, Profile, profile_memory
 from vramlint.budget.profile_comm import (
     communication_memory,
     custom_all_reduce,
+    flashinfer_fusion_workspace,
     nccl_communicator_bytes,
     symmetric_memory_bytes,
 )
@@ -332,23 +334,30 @@ def test_a_cpu_offload_that_is_no_finite_number_is_refused_not_a_crash():
     assert "cpu-offload-not-finite" not in [e["code"] for e in finite.errors]
 
 
-def _fusion_note(gpu, args, version):
-    cfg, weights = _stages(LLAMA_31_8B, gpu, args, version)
-    notes = profile_memory(cfg, weights).notes
-    return [n for n in notes if "FlashInfer's fusion workspace" in n]
+def _fusion(gpu, args, version, env=None, facts=LLAMA_31_8B):
+    """(notes about the fusion workspace, the non-torch bytes, the non-torch source) of one profile stage."""
+    cfg = resolve_configuration(_model(facts), gpus.lookup(gpu), args, env or {}, version, 1)
+    profile = profile_memory(cfg, load_weights(cfg))
+    notes = [n for n in profile.notes if "FlashInfer's fusion workspace" in n]
+    return notes, profile.non_torch, profile.sources["non_torch"]
 
 
-def test_flashinfer_all_reduce_fusion_workspace_is_said_where_vllm_creates_it():
+def test_flashinfer_all_reduce_fusion_workspace_is_counted_where_vllm_creates_it():
     """vllm/config/vllm.py::enable_allreduce_rms_fusion (0.18.0, 0.19.0, 0.20.0 wheels): the -O2 default of
     pass_config.fuse_allreduce_rms with TP > 1 on compute capability 9.0 / 10.x, no DP / PP; the pass makes
     FlashInfer's workspace of multicast-granular SymmDeviceMemory buffers while the profile run compiles the model
-    (not with --enforce-eager). The granularity is the driver's, so it is a note, not a figure."""
+    (not with --enforce-eager), non-torch memory. Hopper's granularity is known (512 MiB): counted; Blackwell's is
+    not: a note."""
     tp2 = {"tensor_parallel_size": 2}
+    plain = _fusion("H100", {**tp2, "enforce_eager": True}, "0.19.0")[1]
     for version in ("0.18.0", "0.19.0", "0.20.0"):
-        (note,) = _fusion_note("H100", tp2, version)
-        assert "not estimated" in note and "fuse_allreduce_rms" in note and f"vLLM {version}" in note
-    assert _fusion_note("B200", {"tensor_parallel_size": 4}, "0.19.0")
-    assert _fusion_note("H200", {"tensor_parallel_size": 8}, "0.19.0")
+        notes, non_torch, how = _fusion("H100", tp2, version)
+        assert notes == [] and "FlashInfer all-reduce fusion workspace 1.50 GiB" in how, (version, how)
+        assert non_torch - plain == 3 * 512 * 2**20, version  # three buffers, one 512 MiB unit each
+    for gpu, args in (("B200", {"tensor_parallel_size": 4}), ("B200", tp2)):
+        (note,) = _fusion(gpu, args, "0.19.0")[0]
+        assert "not estimated" in note and "multicast granularity" in note and "fuse_allreduce_rms" in note
+    assert _fusion("H200", {"tensor_parallel_size": 8}, "0.19.0")[0] == []
     for gpu, args, version in (
         ("H100", {}, "0.19.0"),  # one GPU: no all-reduce
         ("H100", {**tp2, "enforce_eager": True}, "0.19.0"),  # no compilation, no passes
@@ -361,4 +370,38 @@ def test_flashinfer_all_reduce_fusion_workspace_is_said_where_vllm_creates_it():
         ("H100", tp2, "0.17.0"),  # before the releases read
         ("H100", tp2, "0.21.0"),  # after them
     ):
-        assert not _fusion_note(gpu, args, version), (gpu, args, version)
+        notes, _, how = _fusion(gpu, args, version)
+        assert notes == [] and "fusion workspace" not in how, (gpu, args, version)
+
+
+def test_flashinfer_fusion_workspace_follows_the_buffers_flashinfer_allocates():
+    """FlashInfer 0.6.6 trtllm_create_ipc_workspace_for_all_reduce_fusion: buffers of ranks x tokens x hidden x 2 B,
+    flags, and 3 lamport copies (x 4 B for fp32), tokens = min(max size // (hidden x dtype), max_num_batched_tokens)
+    (AllReduceFusionPass); each rounded up to the granularity, so a buffer past 512 MiB takes two units; the
+    mnnvl backend (VLLM_FLASHINFER_ALLREDUCE_BACKEND, or more than one node) is sized otherwise: a note."""
+    def beh(version):
+        return resolve_configuration(_model(LLAMA_31_8B), gpus.lookup("H100"), {}, {}, version, 1).beh
+
+    h100, b = gpus.lookup("H100"), beh("0.19.0")
+    small = flashinfer_fusion_workspace(b, h100, 4, 4096, 2, 8192, {}, {})
+    assert small[0] == 3 * 512 * 2**20 and "256 tokens" in small[1] and "8, 2, 24 MiB" in small[1]
+    tp2 = flashinfer_fusion_workspace(b, h100, 2, 4096, 2, 8192, {}, {})
+    assert tp2[0] == 3 * 512 * 2**20 and "8192 tokens" in tp2[1] and "128, 2, 384 MiB" in tp2[1]
+    capped = flashinfer_fusion_workspace(b, h100, 2, 4096, 2, 1024, {}, {})
+    assert "1024 tokens" in capped[1]  # never more than max_num_batched_tokens
+    # a 256 MB max size (pass_config): 2 x 32768 x 4096 x 2 B = 512 MiB + pad -> 2 units; lamport 1.5 GiB -> 4 units
+    big = flashinfer_fusion_workspace(
+        b, h100, 2, 4096, 2, 65536, {"compilation_config": {"pass_config": {"fi_allreduce_fusion_max_size_mb": 256}}},
+        {})
+    assert big[0] == (2 + 1 + 4) * 512 * 2**20, big
+    fp32 = flashinfer_fusion_workspace(b, h100, 2, 4096, 4, 8192, {}, {})
+    # half the tokens; the first buffer stays 2 B an element, the lamport copies take 4 B (use_fp32_lamport)
+    assert "4096 tokens" in fp32[1] and "64, 2, 384 MiB" in fp32[1]
+    for args, env in (({}, {"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "mnnvl"}), ({"nnodes": 2}, {})):
+        size, why = flashinfer_fusion_workspace(b, h100, 2, 4096, 2, 8192, args, env)
+        assert size is None and "mnnvl" in why
+    assert flashinfer_fusion_workspace(b, h100, 2, 4096, 2, 8192, {}, {"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "trtllm"})[0]
+    b300 = dataclasses.replace(gpus.lookup("B200"), compute_capability=(10, 3))
+    size, why = flashinfer_fusion_workspace(beh("0.18.0"), b300, 2, 4096, 2, 8192, {}, {})
+    assert size == 0 and "disables itself" in why  # 0.18 has no 10.3 sizes
+    assert flashinfer_fusion_workspace(b, b300, 2, 4096, 2, 8192, {}, {})[0] is None  # 0.19 has; granularity unknown

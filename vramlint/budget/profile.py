@@ -28,6 +28,7 @@ from vramlint.budget.profile_comm import (
     communication_memory,
     flashinfer_allreduce_fusion,
     flashinfer_allreduce_fusion_note,
+    flashinfer_fusion_workspace,
 )
 from vramlint.budget.profile_graphs import VLLM_SOURCES as GRAPH_SOURCES
 from vramlint.budget.profile_graphs import (
@@ -104,7 +105,14 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     non_torch, nt_how = non_torch_bytes(beh, cfg.tp, cfg.pp, cfg.dp, comm=comm)
     src["non_torch"] = "estimate: " + nt_how
     if flashinfer_allreduce_fusion(beh, cfg.gpu, cfg.tp, cfg.pp, cfg.dp, cfg.args):
-        notes.append(flashinfer_allreduce_fusion_note(cfg.tp, beh.version))
+        workspace, ws_how = flashinfer_fusion_workspace(beh, cfg.gpu, cfg.tp, model.hidden_size or 0,
+                                                        cfg.dtype_bytes, cfg.max_num_batched_tokens, cfg.args,
+                                                        cfg.env)
+        if workspace is None:
+            notes.append(flashinfer_allreduce_fusion_note(cfg.tp, beh.version, ws_how))
+        elif workspace:
+            non_torch += workspace
+            src["non_torch"] += " + " + ws_how
     eager = enforce_eager(cfg.args)
     piecewise, full = capture_sizes(beh, cfg.max_num_seqs, cfg.max_num_batched_tokens, eager)
     capture: list[int] = []

@@ -66,10 +66,35 @@ NCCL_SOURCES = (
     "TRTLLMAllReduceFusionWorkspace (use_symm_dev_mem=True), comm/trtllm_ar.py::"
     "trtllm_create_ipc_workspace_for_all_reduce_fusion (three buffers), comm/mnnvl.py::SymmDeviceMemory."
     "_get_allocation_prop (each rounded up to cuMulticastGetGranularity(..., RECOMMENDED))",
+    "vllm/compilation/passes/fusion/allreduce_rms_fusion.py: FI_ALLREDUCE_FUSION_MAX_SIZE_MB, "
+    "AllReduceFusionPass.__init__ (max_token_num = min(max size / (hidden x dtype), max_num_batched_tokens)); "
+    "vllm/config/compilation.py::PassConfig.flashinfer_max_size (fi_allreduce_fusion_max_size_mb), 0.18.0 - 0.20.0",
 )
 # The releases whose wheels were read for the FlashInfer all-reduce fusion workspace (0.18.0, 0.19.0, 0.20.0).
 FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 21))
 FI_ALLREDUCE_FUSION_WORLD_SIZES = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
+# allreduce_rms_fusion.py::FI_ALLREDUCE_FUSION_MAX_SIZE_MB, MB by compute capability and world size (0.18.0,
+# 0.19.0, 0.20.0 wheels alike; the 10.3 row from 0.19). A world size missing here disables the pass.
+FI_ALLREDUCE_FUSION_MAX_SIZE_MB = {
+    "9.0": {2: 64, 4: 2, 8: 0.5},
+    "10.0": {2: 64, 4: 32, 8: 1},
+    "10.3": {2: 64, 4: 64, 8: 2},
+}
+# trtllm_ar.py (FlashInfer 0.6.6 / 0.6.8.post1): BarrierFlagCount int32 flags per rank, the lamport buffer's cap
+# (MAX_INT32 rounded down to 2 MiB), the 2 MiB alignment of every buffer, and SymmDeviceMemory's signal pad.
+FI_BARRIER_FLAGS = 256
+FI_MAX_COMM_SIZE = 2147483647 & ~((1 << 21) - 1)
+FI_BUFFER_ALIGN = 1 << 21
+FI_SIGNAL_PAD = 2048
+# cuMulticastGetGranularity(..., CU_MULTICAST_GRANULARITY_RECOMMENDED), the unit each SymmDeviceMemory buffer is
+# rounded up to. The driver returns it and no source states it, so it is backed out of two public logs of the
+# llm-d-planner 0.19.0 H100 sweep (P73, P74, in-sample for it): Llama-3.1-8B's profiler counts 2.07 GiB of
+# non-torch memory at TP 2 (buffers of 128, 2 and 384 MiB) and 2.13 GiB at TP 4 (8, 2 and 24 MiB). Buffers this
+# different cost the same only if each takes one unit of at least 386 MiB (384 MiB and the signal pad), and three
+# units beside the profile run's NCCL communicator (0.43 GiB estimated) fit in 2.07 GiB only below 560 MiB:
+# 512 MiB is the one power of two between. Hopper only: no Blackwell log states its non-torch memory with the
+# pass on.
+FI_MULTICAST_GRANULARITY = {"9.0": 512 << 20}
 
 MiB = 1 << 20
 # NCCL's per-connection buffers by protocol (LL, LL128, SIMPLE): 8 lines x 512 threads x 8 steps x 16 B;
@@ -213,12 +238,7 @@ def flashinfer_allreduce_fusion(beh: versions.Behavior, gpu: GpuSpec, tp: int, p
     level = args.get("optimization_level")
     if str(level).strip() in ("0", "1"):
         return False
-    cc_args = args.get("compilation_config")
-    if isinstance(cc_args, str):
-        try:
-            cc_args = json.loads(cc_args)
-        except ValueError:
-            cc_args = None
+    cc_args = _compilation_config(args)
     if isinstance(cc_args, dict):
         mode = cc_args.get("mode", cc_args.get("level"))
         if mode is not None and str(mode).strip().upper() in ("0", "NONE", "1", "2", "STOCK_TORCH_COMPILE",
@@ -230,14 +250,90 @@ def flashinfer_allreduce_fusion(beh: versions.Behavior, gpu: GpuSpec, tp: int, p
     return True
 
 
-def flashinfer_allreduce_fusion_note(tp: int, version: str) -> str:
-    """What the fusion workspace is and why it is not estimated."""
+def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, hidden: int, dtype_bytes: int,
+                                max_num_batched_tokens: int, args: dict, env: dict) -> tuple[int | None, str]:
+    """Bytes of FlashInfer's all-reduce fusion workspace on one rank, where :func:`flashinfer_allreduce_fusion`
+    says the profile run creates it; ``None`` where its size is not known (the reason is the second item).
+
+    ``AllReduceFusionPass.__init__`` asks for ``max_token_num = min(max size // (hidden x dtype bytes),
+    max_num_batched_tokens)`` tokens, the max size from ``--compilation-config``'s
+    ``pass_config.fi_allreduce_fusion_max_size_mb`` or FI_ALLREDUCE_FUSION_MAX_SIZE_MB; on one node vLLM takes
+    FlashInfer's ``trtllm`` backend (the 0.18 default, what "auto" resolves to in 0.19 / 0.20), whose
+    ``trtllm_create_ipc_workspace_for_all_reduce_fusion`` makes three SymmDeviceMemory buffers: ranks x tokens x
+    hidden x 2 B, ranks x 256 x 4 B of flags, and three lamport copies of ranks x tokens x hidden x 2 B (4 B for an
+    fp32 model), each aligned to 2 MiB, given a 2 KiB signal pad and rounded up to the multicast granularity. The
+    quant-fusion workspace reuses the same one (``get_fi_ar_quant_workspace``). cuMemCreate memory, outside
+    PyTorch's allocator: non-torch memory of the profile run."""
+    max_mb = None
+    cc_args = _compilation_config(args)
+    passes = cc_args.get("pass_config") if isinstance(cc_args, dict) else None
+    if isinstance(passes, dict) and passes.get("fi_allreduce_fusion_max_size_mb") is not None:
+        try:
+            max_mb = float(passes["fi_allreduce_fusion_max_size_mb"])
+        except (TypeError, ValueError):
+            return None, "pass_config.fi_allreduce_fusion_max_size_mb is not a number vramlint can read"
+    cc = _cc(gpu)
+    if cc == "10.3" and not versions.at_least(beh.key, 0, 19):
+        sizes: dict = {}
+    else:
+        sizes = FI_ALLREDUCE_FUSION_MAX_SIZE_MB.get(cc, {})
+    if max_mb is None:
+        max_mb = sizes.get(tp)
+    if not max_mb or max_mb <= 0:
+        return 0, f"no FlashInfer fusion size for TP {tp} on compute capability {cc}: the pass disables itself"
+    backend = str(env.get("VLLM_FLASHINFER_ALLREDUCE_BACKEND") or "").strip().lower() or (
+        "trtllm" if not versions.at_least(beh.key, 0, 19) else "auto")
+    nodes = _positive_int(args.get("nnodes")) or 1
+    if backend == "auto" and versions.at_least(beh.key, 0, 19):
+        backend = "mnnvl" if nodes > 1 else "trtllm"  # flashinfer_all_reduce.py::_resolve_fi_ar_backend
+    if backend != "trtllm":
+        return None, f"FlashInfer's {backend} all-reduce workspace is sized otherwise (not estimated)"
+    granularity = FI_MULTICAST_GRANULARITY.get(cc)
+    if granularity is None:
+        return None, (f"the multicast granularity its buffers are rounded up to is the driver's and not known for "
+                      f"compute capability {cc} (512 MiB on Hopper, from public H100 logs)")
+    element = 4 if dtype_bytes >= 4 else 2
+    tokens = min(int(max_mb * MiB) // max(1, hidden * dtype_bytes), max_num_batched_tokens)
+    lamport = min(tp * tokens * hidden * element, FI_MAX_COMM_SIZE) * 3
+    sizes_b = (tp * tokens * hidden * 2, tp * FI_BARRIER_FLAGS * 4, lamport)
+    total = sum(_round_up(_round_up(_round_up(size, FI_BUFFER_ALIGN) + FI_SIGNAL_PAD, FI_BUFFER_ALIGN), granularity)
+                for size in sizes_b)
+    how = (f"FlashInfer all-reduce fusion workspace {total / GiB:.2f} GiB ({tokens} tokens x hidden {hidden}: "
+           f"buffers of {', '.join(f'{_round_up(s, FI_BUFFER_ALIGN) / MiB:.0f}' for s in sizes_b)} MiB, each rounded "
+           f"up to the {granularity // MiB} MiB multicast granularity; created in the profile run, counted by vLLM "
+           f"{beh.version})")
+    return total, how
+
+
+def flashinfer_allreduce_fusion_note(tp: int, version: str, why: str) -> str:
+    """What the fusion workspace is and why its size is not estimated."""
     return (f"vLLM {version} fuses the tensor-parallel all-reduce with RMSNorm through FlashInfer (TP {tp}, "
             "-O2 default): compiling the model in the profile run creates FlashInfer's fusion workspace, "
-            "symmetric-memory buffers each rounded up to the multicast granularity the driver recommends "
-            "(SymmDeviceMemory), counted as non-torch memory; that granularity is the driver's, so the workspace is "
-            "not estimated (public H100 logs of 0.19.0: 2.06 - 2.21 GiB of non-torch memory per rank at TP 2 and 4, "
-            "0.24 - 0.46 GiB at TP 1); --compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' turns it off")
+            "symmetric-memory buffers counted as non-torch memory; it is not estimated here: " + why + " (1.5 GiB "
+            "per rank on H100 at TP 2 - 8); --compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' "
+            "turns it off")
+
+
+def _compilation_config(args: dict) -> dict | None:
+    value = args.get("compilation_config")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def _positive_int(value) -> int | None:
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
 
 
 def _cc(gpu: GpuSpec) -> str:
