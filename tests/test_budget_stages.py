@@ -231,6 +231,24 @@ def test_non_torch_counts_the_communicators_set_up_before_the_snapshot_only_unti
     assert profile_memory(single, single_weights).non_torch == int(0.05 * GiB)
 
 
+def test_pipeline_stages_get_no_communicator_in_the_profile_run():
+    """The profile run of each pipeline stage runs on dummy intermediate tensors (make_empty_intermediate_tensors;
+    V1 GPUModelRunner._dummy_run, 0.11.0 - 0.27.1 wheels; V0 ModelRunner._dummy_run, 0.8.5), so no send or recv
+    makes a second communicator for the pipeline group: only the start-up one, counted before 0.11 and not after.
+    The P75 H100 PP 2 log (0.19.0) counts 0.07 GiB of non-torch memory on both stages."""
+    h100 = gpus.lookup("H100-SXM")
+    comm, _ = nccl_communicator_bytes(h100, {})
+    for version, counted in (("0.19.0", 0), ("0.10.2", comm), ("0.8.5", comm)):
+        beh = resolve_configuration(_model(LLAMA_31_8B), h100, {}, {}, version, 1).beh
+        c = communication_memory(beh, h100, 1, 2, 1, {}, {})
+        assert c.counted == counted and "0 in the profile run" in c.how, (version, c.how)
+    beh = resolve_configuration(_model(LLAMA_31_8B), h100, {}, {}, "0.19.0", 1).beh
+    both = communication_memory(beh, h100, 2, 2, 1, {}, {})
+    assert both.counted == comm and "1 in the profile run" in both.how  # the tensor-parallel logits gather
+    cfg, weights = _stages(LLAMA_31_8B, "H100-SXM", {"pipeline_parallel_size": 2}, "0.19.0")
+    assert profile_memory(cfg, weights).non_torch == int(0.05 * GiB)
+
+
 def test_nccl_buffers_follow_the_channels_and_buffer_sizes_in_the_environment():
     """NCCL_MAX_NCHANNELS caps the channels, NCCL_BUFFSIZE replaces the 4 MiB SIMPLE buffer; PCIe parts get 2
     channels, NVLink parts 24."""

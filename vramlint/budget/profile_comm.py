@@ -6,9 +6,13 @@ part of it vLLM's profiler counts as non-torch memory, release by release:
 * **NCCL communicators.** ``init_worker_distributed_environment`` builds a ``GroupCoordinator`` per parallel
   group; each group of more than one rank gets a ``PyNcclCommunicator`` that runs a warm-up all-reduce in its
   constructor (the world group has no device communicator: ``init_world_group(use_device_communicator=False)``).
-  The profile run then makes the first collective on each group's ``torch.distributed`` NCCL process group
-  (``DeviceCommunicatorBase.all_gather`` / ``gather`` for the logits of tensor parallel, ``send`` / ``recv``
-  between pipeline stages), and PyTorch creates its own NCCL communicator for it. One communicator holds, per
+  The profile run then makes the first collective on the tensor-parallel group's ``torch.distributed`` NCCL
+  process group (``DeviceCommunicatorBase.all_gather`` / ``gather`` for the logits), and PyTorch creates its own
+  NCCL communicator for it. Pipeline stages exchange nothing in the profile run: each stage runs on dummy
+  intermediate tensors (``make_empty_intermediate_tensors``: V1 ``GPUModelRunner._dummy_run`` in the 0.11.0,
+  0.18.0, 0.19.0, 0.20.0 and 0.27.1 wheels; V0 ``ModelRunner._dummy_run`` in 0.8.5, whose sends are in
+  ``LocalOrDistributedWorkerBase.execute_model``, the serving path), so the pipeline group gets no second
+  communicator there (0.07 GiB of non-torch memory on both stages of P75's H100 PP 2 log, 0.19.0). One communicator holds, per
   channel, the receive buffers of its ring and tree connections, for each protocol: ``NCCL_LL_BUFFSIZE``
   (default 512 KiB), ``NCCL_LL128_BUFFSIZE`` (4,915,200 B) and ``NCCL_BUFFSIZE`` (4 MiB), NCCL's
   ``DEFAULT_*BUFFSIZE`` in src/init.cc. The number of channels NCCL picks from the topology at run time, which a
@@ -194,7 +198,7 @@ def communication_memory(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int,
     if ca and symm:
         ca_size = min(ca_size, CUSTOM_ALL_REDUCE_MAX_SIZES.get(_cc(gpu), {}).get(tp, ca_size))
     init = len(groups) * comm + (2 * ca_size if ca else 0) + symm
-    profile_comms = (1 if tp > 1 else 0) + (1 if pp > 1 else 0)
+    profile_comms = 1 if tp > 1 else 0  # the logits gather; pipeline stages send nothing while profiling
     during_profile = profile_comms * comm
     after_nccl = beh.engine == "v1" and versions.at_least(beh.key, 0, 11)
     parts = [f"{len(groups)} NCCL communicator(s) at start-up and {profile_comms} in the profile run, "
