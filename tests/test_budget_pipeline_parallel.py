@@ -75,9 +75,35 @@ def test_the_profile_samples_on_the_last_stage_only():
                                 "0.11.0", 2)
     profile = profile_memory(cfg, load_weights(cfg))
     first, last = profile.activation
-    # V1 0.11: 2048 tokens, 256 sequences; the last stage's sampler (256 x 128256 logits) dominates its forward
-    assert first < last and last == int(256 * 128256 * 38.2 + 2048 * 4096 * 2)
+    # V1 0.11: 2048 tokens, 256 sequences; the last stage's sampler (256 x 128256 logits) dominates its forward;
+    # it also holds the dummy hidden states and residual it profiles on (2 x 2048 x 4096 x 2 B)
+    assert first < last and last == int(256 * 128256 * 38.2 + 2048 * 4096 * 2) + 2 * 2048 * 4096 * 2
     assert profile.kv_bytes[0] > profile.kv_bytes[1]
+
+
+def test_stages_after_the_first_hold_the_dummy_intermediate_tensors():
+    """GPUModelRunner._dummy_run (0.11.0 - 0.27.1 wheels): a stage that is not the first profiles on
+    make_empty_intermediate_tensors(batch_size=max_num_tokens), one (tokens, hidden) model-dtype tensor per key,
+    "hidden_states" and "residual" for Llama, "hidden_states" only for GPT-2-style models (the factory's keys);
+    allocated in the profiler's window. P75 (Llama-3.1-8B, H100, PP 2, 0.19.0) logs a 2.01 GiB peak on the last
+    stage against 1.89 at TP 1: the 0.125 GiB of these tensors."""
+    model, _ = resolve_model("meta-llama/Llama-3.1-8B-Instruct", OFFLINE)
+    args = {"max_model_len": 8192, "max_num_batched_tokens": 8192}
+    one = profile_memory(*_cfg_weights(model, args, "0.19.0"))
+    four = profile_memory(*_cfg_weights(model, {**args, "pipeline_parallel_size": 4}, "0.19.0"))
+    held = 2 * 8192 * 4096 * 2
+    assert four.activation[-1] - one.activation[0] == held
+    assert four.activation[1] == four.activation[2] == four.activation[0] + held  # middle stages: forward + held
+    assert "0.12 GiB of dummy intermediate tensors" in four.sources["activation"]
+    from vramlint.budget.profile import intermediate_tensor_bytes
+    assert intermediate_tensor_bytes(model, 8192, 2) == held
+    gpt2 = type(model)(**{**model.__dict__, "model_type": "gpt2"})
+    assert intermediate_tensor_bytes(gpt2, 8192, 2) == held // 2
+
+
+def _cfg_weights(model, args, version):
+    cfg = resolve_configuration(model, gpus.lookup("H100-SXM"), args, {}, version, 1)
+    return cfg, load_weights(cfg)
 
 
 def test_the_stage_with_the_fewest_blocks_decides():

@@ -123,11 +123,14 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     activation: list[int] = []
     cudagraph: list[int] = []
     triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args)
+    received = intermediate_tensor_bytes(model, mnbt, cfg.dtype_bytes) if cfg.pp > 1 else 0
     for index, layers in enumerate(cfg.pp_partition):
         last = index == len(cfg.pp_partition) - 1
         act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, sampler_path,
                                              dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last,
                                              triton_workspace=triton_ws)
+        if index:
+            act += received
         activation.append(act)
         graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
                                          max_num_batched_tokens=mnbt, enforce_eager=eager)
@@ -137,8 +140,10 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         capture.append(pool + nccl)
         capture_nccl.append(nccl)
         if last:
-            src["activation"] = "estimate: " + act_how + (f"; the other pipeline stages {activation[0] / GiB:.2f} "
-                                                           "GiB (no sampler)" if cfg.pp > 1 else "")
+            src["activation"] = "estimate: " + act_how + (
+                f"; the other pipeline stages {activation[0] / GiB:.2f} GiB (no sampler); every stage after the "
+                f"first holds the {received / GiB:.2f} GiB of dummy intermediate tensors it receives"
+                if cfg.pp > 1 else "")
             src["cudagraph"] = cg_how
     facts = model.extra.get("facts") or {}
     if facts.get("vision") or model.extra.get("multimodal") or encoder_not_known(model, cfg.args):
@@ -184,6 +189,27 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     return Profile(non_torch=non_torch, activation=activation, cudagraph=cudagraph, kv_bytes=kv_bytes,
                    kv_override=kv_override, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
                    communication=comm, notes=notes, sources=src)
+
+
+# Architectures whose intermediate tensors between pipeline stages are "hidden_states" only (no residual): the
+# make_empty_intermediate_tensors of their vllm/model_executor/models/*.py in the 0.19.0 wheel (the factory's
+# keys, or granite*.py's own method); the others pass both.
+HIDDEN_ONLY_INTERMEDIATE = frozenset({
+    "arctic", "bloom", "chatglm", "dbrx", "falcon", "gpt2", "gpt_bigcode", "gptj", "gpt_neox", "granite",
+    "granitemoe", "granitemoeshared", "jais", "mpt", "olmo", "olmo2", "olmo_hybrid", "opt", "persimmon", "phi",
+    "stablelm", "starcoder2", "step3_text", "step3p5",
+})
+
+
+def intermediate_tensor_bytes(model: ModelInfo, num_tokens: int, dtype_bytes: int) -> int:
+    """The dummy intermediate tensors a pipeline stage after the first profiles on: ``make_empty_intermediate_
+    tensors(batch_size=max_num_tokens)``, one (tokens, hidden) tensor of the model dtype per key, "hidden_states"
+    and, for most architectures, "residual" (vllm/model_executor/models/utils.py::
+    make_empty_intermediate_tensors_factory). V1 keeps them as ``GPUModelRunner.intermediate_tensors`` from the
+    profile run's ``_dummy_run`` on (0.11.0 - 0.27.1 wheels); V0's ``ModelRunner._dummy_run`` (0.8.5) makes them
+    for the profile batch. Either way they are allocated inside the profiler's window and alive at its peak."""
+    keys = 1 if (model.model_type or "") in HIDDEN_ONLY_INTERMEDIATE else 2
+    return keys * num_tokens * (model.hidden_size or 0) * dtype_bytes
 
 
 def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: ModelInfo, args: dict) -> bool:
