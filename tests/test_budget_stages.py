@@ -124,7 +124,7 @@ def test_profile_sampler_follows_the_top_k_top_p_path_of_each_release():
     to 0.16 PyTorch sorts the vocabulary (38.2 B per logit, fitted); 0.17 - 0.20 mask top-k/top-p in place with
     the Triton kernel from 8 rows on (14 B per logit: model-dtype logits, their fp32 copy, softmax probabilities
     and exponential noise); 0.21+ take FlashInfer on CUDA unless VLLM_USE_FLASHINFER_SAMPLER=0 sends them back
-    to the Triton path."""
+    to the Triton path; 0.21+ sample a second time with a seeded generator, through the native path."""
     logits = 256 * 128256
 
     def activation(version, env=None, **args):
@@ -135,12 +135,35 @@ def test_profile_sampler_follows_the_top_k_top_p_path_of_each_release():
 
     assert activation("0.16.0") == (int(logits * 38.2), "estimate: PyTorch sampler on 256 sequences x 128256 vocab")
     triton, how = activation("0.19.1")
-    assert triton == int(logits * 14.0) and "Triton top-k/top-p kernel on 256 sequences" in how
-    assert activation("0.21.0")[0] == int(logits * 14.5)
+    # and the kernel's cached buffer: one fp32 vocabulary row per program, min(next_power_of_2(min(58, 256)), 58)
+    # on the L4's 58 SMs (apply_top_k_top_p_triton's _TRITON_BUFFER_CACHE)
+    assert triton == int(logits * 14.0 + 58 * 128256 * 4) and "Triton top-k/top-p kernel on 256 sequences" in how
+    assert "row buffer 58 x 128256 fp32" in how
+    # 0.21+: FlashInfer, then a seeded PyTorch-native pass (Triton kernel and buffer), the larger of the two
+    assert activation("0.21.0")[0] == triton > int(logits * 14.5)
+    assert activation("0.21.0", logprobs_mode="processed_logprobs")[0] == int(logits * 14.5)  # no second pass
     assert activation("0.21.0", {"VLLM_USE_FLASHINFER_SAMPLER": "0"})[0] == triton
+    assert activation("0.20.0", {"VLLM_USE_FLASHINFER_SAMPLER": "1"})[0] == int(logits * 14.5)  # one pass
     # seven rows: below the kernel's eight, apply_top_k_top_p sorts
     few, how = activation("0.19.1", max_num_seqs=7, max_num_batched_tokens=7)
     assert few == int(7 * 128256 * 38.2) and how.startswith("estimate: PyTorch sampler on 7")
+
+
+def test_triton_row_buffer_follows_the_programs_the_kernel_launches():
+    """apply_top_k_top_p_triton launches min(SMs, rows) programs and caches a (min(next_power_of_2(programs), SMs),
+    vocab) buffer of the fp32 logits' dtype; a GPU whose SM count vramlint does not know gets a note instead."""
+    from vramlint.budget.profile import triton_buffer_rows
+    assert triton_buffer_rows("H100-SXM", 1024) == 132 and triton_buffer_rows("H100-SXM", 100) == 128
+    assert triton_buffer_rows("H100-SXM", 9) == 16 and triton_buffer_rows("L4", 40) == 58
+    assert triton_buffer_rows("not-a-gpu", 1024) == 0
+    cfg, weights = _stages(LLAMA_32_3B, "H100-SXM", {"max_model_len": 8192}, "0.19.0")
+    h100 = profile_memory(cfg, weights)
+    assert "row buffer 132 x 128256 fp32" in h100.sources["activation"]
+    custom = dataclasses.replace(gpus.lookup("L4"), name="my-24gb-card")  # a GPU given by its memory only
+    cfg = resolve_configuration(_model(LLAMA_32_3B), custom, {"max_model_len": 4096}, {}, "0.19.0", 1)
+    unknown = profile_memory(cfg, load_weights(cfg))
+    assert "row buffer" not in unknown.sources["activation"]
+    assert any("my-24gb-card's SM count is not in vramlint's table" in n for n in unknown.notes)
 
 
 def test_profile_counts_cuda_graphs_from_020_and_honours_kv_cache_memory_bytes():

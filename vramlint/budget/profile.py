@@ -120,6 +120,17 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     mnbt = cfg.max_num_batched_tokens
     profile_seqs = min(cfg.max_num_seqs, mnbt)
     sampler_path = _sampler_path(beh, key, cfg.env, cfg.image, cfg.gpu.vendor, profile_seqs)
+    # 0.21+ sample the dummy batch twice when FlashInfer samples: the second time with a seeded generator, which
+    # FlashInfer does not take, so through the PyTorch-native path (_dummy_sampler_run, unless --logprobs-mode is
+    # a processed one; the 0.27.1 wheel; TopKTopPSampler.forward_cuda falls back with per-request generators)
+    native = sampler_path == "triton" or (
+        sampler_path == "flashinfer" and beh.engine == "v1" and versions.at_least(key, 0, 21)
+        and profile_seqs >= TRITON_TOPK_TOPP_MIN_ROWS
+        and not str(cfg.args.get("logprobs_mode") or "").startswith("processed"))
+    triton_rows = triton_buffer_rows(cfg.gpu.name, profile_seqs) if native else 0
+    if native and cfg.gpu.name not in COMPUTE_UNITS:
+        notes.append(f"the Triton top-k/top-p kernel's row buffer (one fp32 vocabulary row per SM) is not counted: "
+                     f"{cfg.gpu.name}'s SM count is not in vramlint's table (0.06 - 0.13 GiB on an H100)")
     activation: list[int] = []
     cudagraph: list[int] = []
     triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args)
@@ -128,7 +139,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         last = index == len(cfg.pp_partition) - 1
         act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, sampler_path,
                                              dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last,
-                                             triton_workspace=triton_ws)
+                                             triton_workspace=triton_ws, triton_rows=triton_rows)
         if index:
             act += received
         activation.append(act)
@@ -191,6 +202,35 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                    communication=comm, notes=notes, sources=src)
 
 
+# Streaming multiprocessors (NVIDIA) / compute units (AMD) per GPU, what vLLM's num_compute_units returns
+# (torch.cuda.get_device_properties().multi_processor_count): NVIDIA's and AMD's product specifications (CUDA
+# cores / cores per SM, stream processors / 64). Sizes the Triton top-k/top-p kernel's row buffer; a GPU missing
+# here (one given by total memory only) gets a note.
+COMPUTE_UNITS = {
+    "T4": 40, "V100-16GB": 80, "V100-32GB": 80, "A10": 72, "A10G": 80, "A30": 56, "A40": 84, "A100-40GB": 108,
+    "A100-80GB": 108, "A100-80GB-PCIe": 108, "L4": 58, "L40": 142, "L40S": 142, "L20": 92, "H100-PCIe": 114,
+    "H100-SXM": 132, "H100-NVL": 132, "H200": 132, "H20": 78, "H20-141GB": 78, "GH200": 132, "GH200-144GB": 132,
+    "B200": 148, "RTX-3090": 82, "RTX-3090-Ti": 84, "RTX-4090": 128, "RTX-5090": 170, "RTX-A6000": 84,
+    "RTX-6000-Ada": 142, "RTX-PRO-6000": 188, "RTX-2080-Ti": 68, "RTX-3060-12GB": 28, "RTX-3070": 46,
+    "RTX-3070-Ti": 48, "RTX-3080-10GB": 68, "RTX-3080-12GB": 70, "RTX-3080-Ti": 80, "RTX-4060-Ti-8GB": 34,
+    "RTX-4060-Ti-16GB": 34, "RTX-4070": 46, "RTX-4070-Laptop": 36, "RTX-4070-Super": 56, "RTX-4070-Ti": 60,
+    "RTX-4070-Ti-Super": 66, "RTX-4080": 76, "RTX-4080-Super": 80, "RTX-5060-Ti-16GB": 36, "RTX-5070": 48,
+    "RTX-5070-Ti": 70, "RTX-5080": 84, "RTX-A2000-12GB": 26, "RTX-A4000": 48, "RTX-A4500": 56, "RTX-A5000": 64,
+    "RTX-2000-Ada": 22, "RTX-4000-Ada": 48, "RTX-5000-Ada": 100, "A2": 10, "A16": 10, "P100-16GB": 56, "P40": 30,
+    "MI210": 104, "MI250X-GCD": 110, "MI250-GCD": 104, "MI300X": 304, "MI325X": 304, "MI355X": 256,
+}
+
+
+def triton_buffer_rows(gpu: str, rows: int) -> int:
+    """Rows of ``apply_top_k_top_p_triton``'s cached buffer for a ``rows``-row batch (0 when the SMs are not known):
+    ``min(next_power_of_2(min(SMs, rows)), SMs)``."""
+    units = COMPUTE_UNITS.get(gpu)
+    if not units:
+        return 0
+    programs = min(units, rows)
+    return min(1 << max(0, programs - 1).bit_length(), units)
+
+
 # Architectures whose intermediate tensors between pipeline stages are "hidden_states" only (no residual): the
 # make_empty_intermediate_tensors of their vllm/model_executor/models/*.py in the 0.19.0 wheel (the factory's
 # keys, or granite*.py's own method); the others pass both.
@@ -233,7 +273,8 @@ def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: Mod
 
 def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
                           sampler_path: str, dp: int = 1, expert_parallel: bool = False,
-                          sampler: bool = True, triton_workspace: bool = False) -> tuple[int, str]:
+                          sampler: bool = True, triton_workspace: bool = False,
+                          triton_rows: int = 0) -> tuple[int, str]:
     """Estimated PyTorch activation peak of vLLM's profile run on one rank, and which term dominates.
 
     ``max(forward, sampler)`` where (fitted on real start-up logs):
@@ -251,8 +292,9 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     * From 0.17 the PyTorch-native path masks top-k/top-p with a Triton kernel, in place, for 8 or more rows
       (``apply_top_k_top_p``, vllm/v1/sample/ops/topk_topp_sampler.py and topk_topp_triton.py, read in the
       0.17.0 - 0.21.0 and 0.28.0 wheels; 0.11.1 - 0.16 sort): 14 B per logit, counted in
-      SAMPLER_BYTES_PER_LOGIT_TRITON. The kernel's cached row buffer (one fp32 vocab row per SM, at most) is
-      left out: under 0.1 GiB on the GPUs of the catalog.
+      SAMPLER_BYTES_PER_LOGIT_TRITON. Its cached row buffer, ``(min(next_power_of_2(programs), SMs), vocab)``
+      fp32 with ``programs = min(SMs, rows)`` (``_TRITON_BUFFER_CACHE`` in ``apply_top_k_top_p_triton``, kept
+      from the profile run on), is ``triton_rows`` x vocab x 4 B: 0.06 - 0.13 GiB on an H100's 132 SMs.
     ``sampler_path``: "sort", "flashinfer" or "triton" (:func:`_sampler_path`).
 
     * Data parallel MoE (``dp`` > 1): the naive all-to-all (``NaiveAll2AllManager.dispatch``,
@@ -302,13 +344,23 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
                  "triton": SAMPLER_BYTES_PER_LOGIT_TRITON}.get(sampler_path, SAMPLER_BYTES_PER_LOGIT_TORCH)
     if not sampler:
         return int(forward), f"forward pass of {num_tokens} tokens"
-    sampler_peak = (num_seqs * padded_vocab(model.vocab_size) * per_logit + num_tokens * hidden * dtype_bytes
-                    + workspace)
+    logits = num_seqs * padded_vocab(model.vocab_size)
+    row_buffer = triton_rows * model.vocab_size * 4 if sampler_path in ("triton", "flashinfer") else 0
+    if sampler_path == "flashinfer" and row_buffer:
+        # 0.21+: a second, PyTorch-native pass (the Triton kernel and its buffer) after FlashInfer's
+        sampled = max(logits * per_logit, logits * SAMPLER_BYTES_PER_LOGIT_TRITON + row_buffer)
+        if sampled == logits * per_logit:
+            row_buffer = 0
+    else:
+        sampled = logits * per_logit + row_buffer
+    sampler_peak = sampled + num_tokens * hidden * dtype_bytes + workspace
     if forward > sampler_peak:
         return int(forward), f"forward pass of {num_tokens} tokens"
     kind = {"flashinfer": "FlashInfer sampler", "triton": "PyTorch sampler with the Triton top-k/top-p kernel"
             }.get(sampler_path, "PyTorch sampler")
     held = f", with the fused-MoE workspace ({workspace / GiB:.2f} GiB) still allocated" if workspace else ""
+    if row_buffer:
+        held += f", the Triton kernel's row buffer {triton_rows} x {model.vocab_size} fp32"
     return int(sampler_peak), f"{kind} on {num_seqs} sequences x {padded_vocab(model.vocab_size)} vocab{held}"
 
 
