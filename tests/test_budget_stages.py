@@ -377,7 +377,7 @@ def test_a_cpu_offload_that_is_no_finite_number_is_refused_not_a_crash():
 
 def _fusion(gpu, args, version, env=None, facts=LLAMA_31_8B):
     """(notes about the fusion workspace, the non-torch bytes, the non-torch source) of one profile stage."""
-    cfg = resolve_configuration(_model(facts), gpus.lookup(gpu), args, env or {}, version, 1)
+    cfg = resolve_configuration(_model(facts), gpus.lookup(gpu), args, dict(env or {}), version, 1)
     profile = profile_memory(cfg, load_weights(cfg))
     notes = [n for n in profile.notes if "FlashInfer's fusion workspace" in n]
     return notes, profile.non_torch, profile.sources["non_torch"]
@@ -391,10 +391,22 @@ def test_flashinfer_all_reduce_fusion_workspace_is_counted_where_vllm_creates_it
     not: a note."""
     tp2 = {"tensor_parallel_size": 2}
     plain = _fusion("H100", {**tp2, "enforce_eager": True}, "0.19.0")[1]
-    for version in ("0.18.0", "0.19.0", "0.20.0"):
+    for version in ("0.18.0", "0.19.0", "0.20.0", "0.21.0"):
         notes, non_torch, how = _fusion("H100", tp2, version)
         assert notes == [] and "FlashInfer all-reduce fusion workspace 1.50 GiB" in how, (version, how)
         assert non_torch - plain == 3 * 512 * 2**20, version  # three buffers, one 512 MiB unit each
+    # 0.22 - 0.24 (FlashInfer 0.6.11.post2 / 0.6.12: torch symmetric memory) take 2 MiB pages: 128 + 2 + 384 MiB
+    notes, non_torch, how = _fusion("H100", tp2, "0.24.0")
+    assert notes == [] and "2 MiB allocation granularity" in how
+    assert non_torch - _fusion("H100", {**tp2, "enforce_eager": True}, "0.24.0")[1] == (130 + 2 + 386) * 2**20
+    # from 0.21 pipeline parallel no longer turns the pass off
+    assert "fusion workspace" in _fusion("H100", {**tp2, "pipeline_parallel_size": 2}, "0.21.0")[2]
+    # from 0.25 "auto" takes the mnnvl backend: a note; trtllm asked for by name is sized
+    (note,) = _fusion("H100", tp2, "0.26.0")[0]
+    assert "mnnvl" in note and "not estimated" in note
+    forced = _fusion("H100", tp2, "0.27.1", env={"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "trtllm"})
+    assert forced[0] == [] and "2 MiB allocation granularity" in forced[2]
+    assert _fusion("H100", tp2, "0.33.0", env={"VLLM_BATCH_INVARIANT": "1"})[0] == []  # the pass stays off
     for gpu, args in (("B200", {"tensor_parallel_size": 4}), ("B200", tp2)):
         (note,) = _fusion(gpu, args, "0.19.0")[0]
         assert "not estimated" in note and "multicast granularity" in note and "fuse_allreduce_rms" in note
@@ -404,12 +416,12 @@ def test_flashinfer_all_reduce_fusion_workspace_is_counted_where_vllm_creates_it
         ("H100", {**tp2, "enforce_eager": True}, "0.19.0"),  # no compilation, no passes
         ("H100", {**tp2, "compilation_config": '{"pass_config": {"fuse_allreduce_rms": false}}'}, "0.19.0"),
         ("H100", {**tp2, "optimization_level": 1}, "0.19.0"),  # O1: fuse_allreduce_rms False
-        ("H100", {**tp2, "pipeline_parallel_size": 2}, "0.19.0"),  # tp-pp combination left out
+        ("H100", {**tp2, "pipeline_parallel_size": 2}, "0.19.0"),  # tp-pp combination left out up to 0.20
         ("H100", {"tensor_parallel_size": 6}, "0.19.0"),  # FlashInfer's world sizes are 2, 4, 8
         ("L40S", tp2, "0.19.0"),  # compute capability 8.9
         ("H100-NVL", tp2, "0.19.0"),  # no NVSwitch: no multicast for SymmDeviceMemory
         ("H100", tp2, "0.17.0"),  # before the releases read
-        ("H100", tp2, "0.21.0"),  # after them
+        ("H100", tp2, "0.34.0"),  # after them
     ):
         notes, _, how = _fusion(gpu, args, version)
         assert notes == [] and "fusion workspace" not in how, (gpu, args, version)

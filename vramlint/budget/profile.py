@@ -104,7 +104,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                                 expert_parallel=cfg.ep_size > 1)
     non_torch, nt_how = non_torch_bytes(beh, cfg.tp, cfg.pp, cfg.dp, comm=comm)
     src["non_torch"] = "estimate: " + nt_how
-    if flashinfer_allreduce_fusion(beh, cfg.gpu, cfg.tp, cfg.pp, cfg.dp, cfg.args):
+    if flashinfer_allreduce_fusion(beh, cfg.gpu, cfg.tp, cfg.pp, cfg.dp, cfg.args, cfg.env):
         workspace, ws_how = flashinfer_fusion_workspace(beh, cfg.gpu, cfg.tp, model.hidden_size or 0,
                                                         cfg.dtype_bytes, cfg.max_num_batched_tokens, cfg.args,
                                                         cfg.env)

@@ -66,16 +66,22 @@ VLLM_SOURCES = (
 NCCL_SOURCES = (
     "NCCL src/init.cc: DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE, DEFAULT_BUFFSIZE; NCCL_*BUFFSIZE, "
     "NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS",
-    "FlashInfer 0.6.6 / 0.6.8.post1 (the pins of vLLM 0.18 - 0.20): comm/allreduce.py::"
+    "FlashInfer 0.6.6 / 0.6.8.post1 (the pins of vLLM 0.18 - 0.21): comm/allreduce.py::"
     "TRTLLMAllReduceFusionWorkspace (use_symm_dev_mem=True), comm/trtllm_ar.py::"
     "trtllm_create_ipc_workspace_for_all_reduce_fusion (three buffers), comm/mnnvl.py::SymmDeviceMemory."
     "_get_allocation_prop (each rounded up to cuMulticastGetGranularity(..., RECOMMENDED))",
+    "FlashInfer 0.6.11.post2 - 0.6.14 (vLLM 0.22 - 0.26): comm/torch_symmetric_memory.py::_alloc_symm_buffer_bytes "
+    "(torch symm_mem.empty: PyTorch's CUDASymmetricMemoryAllocator::alloc, allocation granularity); 0.6.16.post3+ "
+    "(vLLM 0.27+): SymmDeviceMemory with enable_multicast=False (no multicast rounding)",
     "vllm/compilation/passes/fusion/allreduce_rms_fusion.py: FI_ALLREDUCE_FUSION_MAX_SIZE_MB, "
     "AllReduceFusionPass.__init__ (max_token_num = min(max size / (hidden x dtype), max_num_batched_tokens)); "
     "vllm/config/compilation.py::PassConfig.flashinfer_max_size (fi_allreduce_fusion_max_size_mb), 0.18.0 - 0.20.0",
+    "vllm/distributed/device_communicators/flashinfer_all_reduce.py::_resolve_fi_ar_backend (trtllm on one node "
+    "0.19 - 0.24, mnnvl from 0.25: 0.21.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.33.0 wheels)",
 )
-# The releases whose wheels were read for the FlashInfer all-reduce fusion workspace (0.18.0, 0.19.0, 0.20.0).
-FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 21))
+# The releases whose wheels were read for the FlashInfer all-reduce fusion workspace (0.18.0, 0.19.0, 0.20.0,
+# 0.21.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.33.0; the default stays on through 0.33).
+FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 34))
 FI_ALLREDUCE_FUSION_WORLD_SIZES = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
 # allreduce_rms_fusion.py::FI_ALLREDUCE_FUSION_MAX_SIZE_MB, MB by compute capability and world size (0.18.0,
 # 0.19.0, 0.20.0 wheels alike; the 10.3 row from 0.19). A world size missing here disables the pass.
@@ -99,6 +105,12 @@ FI_SIGNAL_PAD = 2048
 # 512 MiB is the one power of two between. Hopper only: no Blackwell log states its non-torch memory with the
 # pass on.
 FI_MULTICAST_GRANULARITY = {"9.0": 512 << 20}
+# From vLLM 0.22 (FlashInfer 0.6.11.post2 - 0.6.14: torch.distributed._symmetric_memory.empty, whose
+# CUDASymmetricMemoryAllocator::alloc rounds the buffer and its signal pad up to the allocation granularity the
+# driver recommends; 0.6.16+: SymmDeviceMemory rounding to the multicast granularity only with
+# enable_multicast, which the TRT-LLM workspace passes False) each buffer takes whole 2 MiB pages: the 2 MiB
+# alignment FlashInfer's own comment states for these allocations (trtllm_ar.py, 0.6.6).
+FI_ALLOCATION_GRANULARITY = 2 << 20
 
 MiB = 1 << 20
 # NCCL's per-connection buffers by protocol (LL, LL128, SIMPLE): 8 lines x 512 threads x 8 steps x 16 B;
@@ -219,26 +231,33 @@ def communication_memory(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int,
     return Communication(counted=counted, before_snapshot=before, nccl_in_graphs=nccl_in_graphs, how=how)
 
 
-def flashinfer_allreduce_fusion(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int, dp: int, args: dict) -> bool:
-    """Whether the profile run of vLLM 0.18 - 0.20 creates FlashInfer's all-reduce + RMSNorm fusion workspace.
+def flashinfer_allreduce_fusion(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int, dp: int, args: dict,
+                                env: dict | None = None) -> bool:
+    """Whether the profile run of vLLM 0.18 - 0.33 creates FlashInfer's all-reduce + RMSNorm fusion workspace.
 
     ``enable_allreduce_rms_fusion`` (vllm/config/vllm.py) turns ``pass_config.fuse_allreduce_rms`` on at the -O2
     (default) and -O3 levels when TP > 1 on CUDA with FlashInfer installed (a dependency of the wheels) and
-    compute capability 9.0 or 10.0 (the 10.x family from 0.19), without data or pipeline parallel; the pass runs
+    compute capability 9.0 or 10.0 (the 10.x family from 0.19), without data or pipeline parallel up to 0.20
+    (the 0.21.0 wheel drops that condition; 0.33.0 adds VLLM_BATCH_INVARIANT, which turns it off); the pass runs
     when the first forward pass of the profile run compiles the model (not with --enforce-eager, which sets the
     compilation mode to none), for 2, 4 or 8 ranks. Its workspace is symmetric memory: FlashInfer's
     ``SymmDeviceMemory`` raises on a GPU without multicast (no NVSwitch) and vLLM then goes on without it."""
     key = beh.key
+    env = env or {}
     low, high = FI_ALLREDUCE_FUSION_RELEASES
     if beh.engine != "v1" or not versions.at_least(key, *low) or versions.at_least(key, *high):
         return False
-    if gpu.vendor != "nvidia" or tp not in FI_ALLREDUCE_FUSION_WORLD_SIZES or pp != 1 or dp != 1:
+    if gpu.vendor != "nvidia" or tp not in FI_ALLREDUCE_FUSION_WORLD_SIZES:
+        return False
+    if (pp != 1 or dp != 1) and not versions.at_least(key, 0, 21):
         return False
     cc = tuple(gpu.compute_capability)
     if not (cc == (9, 0) or cc == (10, 0) or (cc[0] == 10 and versions.at_least(key, 0, 19))):
         return False
     if interconnect(gpu) != "nvlink" or truthy(args.get("enforce_eager")):
         return False
+    if versions.at_least(key, 0, 33) and truthy(env.get("VLLM_BATCH_INVARIANT")):
+        return False  # the fused path is not batch-invariant (0.33.0)
     level = args.get("optimization_level")
     if str(level).strip() in ("0", "1"):
         return False
@@ -262,12 +281,13 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
     ``AllReduceFusionPass.__init__`` asks for ``max_token_num = min(max size // (hidden x dtype bytes),
     max_num_batched_tokens)`` tokens, the max size from ``--compilation-config``'s
     ``pass_config.fi_allreduce_fusion_max_size_mb`` or FI_ALLREDUCE_FUSION_MAX_SIZE_MB; on one node vLLM takes
-    FlashInfer's ``trtllm`` backend (the 0.18 default, what "auto" resolves to in 0.19 / 0.20), whose
-    ``trtllm_create_ipc_workspace_for_all_reduce_fusion`` makes three SymmDeviceMemory buffers: ranks x tokens x
-    hidden x 2 B, ranks x 256 x 4 B of flags, and three lamport copies of ranks x tokens x hidden x 2 B (4 B for an
-    fp32 model), each aligned to 2 MiB, given a 2 KiB signal pad and rounded up to the multicast granularity. The
-    quant-fusion workspace reuses the same one (``get_fi_ar_quant_workspace``). cuMemCreate memory, outside
-    PyTorch's allocator: non-torch memory of the profile run."""
+    FlashInfer's ``trtllm`` backend (the 0.18 default, what "auto" resolves to in 0.19 - 0.24; from 0.25 "auto"
+    is ``mnnvl``, sized otherwise and not estimated), whose ``trtllm_create_ipc_workspace_for_all_reduce_fusion``
+    makes three symmetric buffers: ranks x tokens x hidden x 2 B, ranks x 256 x 4 B of flags, and three lamport
+    copies of ranks x tokens x hidden x 2 B (4 B for an fp32 model), each with a 2 KiB signal pad; up to vLLM 0.21
+    (FlashInfer 0.6.6 / 0.6.8.post1) SymmDeviceMemory rounds each up to the multicast granularity, from 0.22 to
+    2 MiB pages. The quant-fusion workspace reuses the same one (``get_fi_ar_quant_workspace``). cuMemCreate
+    memory, outside PyTorch's allocator: non-torch memory of the profile run."""
     max_mb = None
     cc_args = _compilation_config(args)
     passes = cc_args.get("pass_config") if isinstance(cc_args, dict) else None
@@ -288,11 +308,16 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
     backend = str(env.get("VLLM_FLASHINFER_ALLREDUCE_BACKEND") or "").strip().lower() or (
         "trtllm" if not versions.at_least(beh.key, 0, 19) else "auto")
     nodes = _positive_int(args.get("nnodes")) or 1
-    if backend == "auto" and versions.at_least(beh.key, 0, 19):
-        backend = "mnnvl" if nodes > 1 else "trtllm"  # flashinfer_all_reduce.py::_resolve_fi_ar_backend
+    if backend == "auto":
+        # flashinfer_all_reduce.py::_resolve_fi_ar_backend: trtllm on one node in 0.19 - 0.24, mnnvl (falling back
+        # to trtllm without NVSwitch multicast) from 0.25
+        backend = "mnnvl" if nodes > 1 or versions.at_least(beh.key, 0, 25) else "trtllm"
     if backend != "trtllm":
-        return None, f"FlashInfer's {backend} all-reduce workspace is sized otherwise (not estimated)"
-    granularity = FI_MULTICAST_GRANULARITY.get(cc)
+        return None, f"FlashInfer's {backend} all-reduce workspace is sized otherwise"
+    if versions.at_least(beh.key, 0, 22):
+        granularity = FI_ALLOCATION_GRANULARITY
+    else:
+        granularity = FI_MULTICAST_GRANULARITY.get(cc)
     if granularity is None:
         return None, (f"the multicast granularity its buffers are rounded up to is the driver's and not known for "
                       f"compute capability {cc} (512 MiB on Hopper, from public H100 logs)")
@@ -300,11 +325,13 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
     tokens = min(int(max_mb * MiB) // max(1, hidden * dtype_bytes), max_num_batched_tokens)
     lamport = min(tp * tokens * hidden * element, FI_MAX_COMM_SIZE) * 3
     sizes_b = (tp * tokens * hidden * 2, tp * FI_BARRIER_FLAGS * 4, lamport)
-    total = sum(_round_up(_round_up(_round_up(size, FI_BUFFER_ALIGN) + FI_SIGNAL_PAD, FI_BUFFER_ALIGN), granularity)
+    align = FI_BUFFER_ALIGN if not versions.at_least(beh.key, 0, 22) else 16
+    total = sum(_round_up(_round_up(_round_up(size, align) + FI_SIGNAL_PAD, FI_BUFFER_ALIGN), granularity)
                 for size in sizes_b)
+    unit = "multicast granularity" if granularity != FI_ALLOCATION_GRANULARITY else "allocation granularity"
     how = (f"FlashInfer all-reduce fusion workspace {total / GiB:.2f} GiB ({tokens} tokens x hidden {hidden}: "
            f"buffers of {', '.join(f'{_round_up(s, FI_BUFFER_ALIGN) / MiB:.0f}' for s in sizes_b)} MiB, each rounded "
-           f"up to the {granularity // MiB} MiB multicast granularity; created in the profile run, counted by vLLM "
+           f"up to the {granularity // MiB} MiB {unit}; created in the profile run, counted by vLLM "
            f"{beh.version})")
     return total, how
 
@@ -313,9 +340,9 @@ def flashinfer_allreduce_fusion_note(tp: int, version: str, why: str) -> str:
     """What the fusion workspace is and why its size is not estimated."""
     return (f"vLLM {version} fuses the tensor-parallel all-reduce with RMSNorm through FlashInfer (TP {tp}, "
             "-O2 default): compiling the model in the profile run creates FlashInfer's fusion workspace, "
-            "symmetric-memory buffers counted as non-torch memory; it is not estimated here: " + why + " (1.5 GiB "
-            "per rank on H100 at TP 2 - 8); --compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' "
-            "turns it off")
+            "symmetric-memory buffers counted as non-torch memory; it is not estimated here: " + why + " (the "
+            "TRT-LLM workspace takes 1.5 GiB per rank on H100 with vLLM 0.18 - 0.21, up to 0.5 GiB from 0.22); "
+            "--compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' turns it off")
 
 
 def _compilation_config(args: dict) -> dict | None:
