@@ -1,4 +1,4 @@
-"""The fused-MoE workspace of vLLM's modular Triton kernel in the profiling run (0.20+), from vLLM's source:
+"""The fused-MoE workspace of vLLM's modular Triton kernel in the profiling run (0.15+), from vLLM's source:
 FusedMoEModularKernel._allocate_buffers takes TritonExperts.workspace_shapes for all the profile batch's tokens
 from the workspace manager, which keeps the buffer allocated, so it is still there when the dummy sampler runs."""
 
@@ -34,3 +34,20 @@ def test_triton_moe_workspace_is_held_through_the_sampler_run():
     fp8, _ = resolve_model("Qwen/Qwen3-30B-A3B-FP8", ResolveOptions(allow_network=False))
     assert "fused-MoE workspace" not in compute_budget(fp8, gpus.lookup("H100"), ARGS, {}, "0.27.1", 1
                                                        ).sources["activation"]
+
+
+def test_triton_moe_workspace_before_the_oracle_priority_list_is_on_every_cuda_gpu():
+    """0.15 - 0.19: select_unquantized_moe_backend takes TRITON (a FusedMoEKernel over TritonExperts, buffers from
+    the workspace manager) on CUDA unless VLLM_USE_FLASHINFER_MOE_FP16 opts into FlashInfer; so Hopper holds the
+    buffers too. The 0.19.0 H100 log of Qwen3-30B-A3B (P85) has a 2.68 GiB peak, 0.55 above the sampler's."""
+    model = _qwen3_30b_a3b()
+    workspace = 8192 * 8 * (2048 + 2048) * 2 / GiB
+    with_ws = compute_budget(model, gpus.lookup("H100"), ARGS, {}, "0.19.0", 1)
+    assert "fused-MoE workspace (0.50 GiB)" in with_ws.sources["activation"]
+    opted = compute_budget(model, gpus.lookup("H100"), ARGS, {"VLLM_USE_FLASHINFER_MOE_FP16": "1"}, "0.19.0", 1)
+    assert "fused-MoE workspace" not in opted.sources["activation"]
+    assert abs(with_ws.activation_gib - opted.activation_gib - workspace) < 0.02
+    assert "fused-MoE workspace" in compute_budget(model, gpus.lookup("H100"), ARGS, {}, "0.15.0", 1
+                                                   ).sources["activation"]
+    assert "fused-MoE workspace" not in compute_budget(model, gpus.lookup("H100"), ARGS, {}, "0.14.0", 1
+                                                       ).sources["activation"]  # not read before 0.15

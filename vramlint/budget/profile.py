@@ -133,7 +133,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                      f"{cfg.gpu.name}'s SM count is not in vramlint's table (0.06 - 0.13 GiB on an H100)")
     activation: list[int] = []
     cudagraph: list[int] = []
-    triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args)
+    triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args, cfg.env)
     received = intermediate_tensor_bytes(model, mnbt, cfg.dtype_bytes) if cfg.pp > 1 else 0
     for index, layers in enumerate(cfg.pp_partition):
         last = index == len(cfg.pp_partition) - 1
@@ -252,20 +252,28 @@ def intermediate_tensor_bytes(model: ModelInfo, num_tokens: int, dtype_bytes: in
     return keys * num_tokens * (model.hidden_size or 0) * dtype_bytes
 
 
-def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: ModelInfo, args: dict) -> bool:
+def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: ModelInfo, args: dict,
+                         env: dict | None = None) -> bool:
     """Whether the fused MoE runs as vLLM's modular TritonExperts kernel, whose buffers come from the workspace
-    manager: an unquantized (bf16 / fp16) MoE model on V1 0.20+ on a GPU below compute capability 9.0 (the
-    FlashInfer TRTLLM and CUTLASS kernels the oracle tries first need 10.x, and 9.0 / 10.x / 12.x), and on
-    9.0 from 0.27 (where the oracle moves the FlashInfer kernels behind Triton on Hopper; 0.20 takes FlashInfer
-    CUTLASS there). vllm/model_executor/layers/fused_moe/oracle/unquantized.py::_get_priority_backends,
-    experts/flashinfer_cutlass_moe.py::_supports_current_device, read in the 0.20.0, 0.26.0, 0.27.1 and 0.28.0
-    wheels. Other backends (FlashInfer, Marlin, DeepGEMM, CUTLASS) size their workspaces otherwise."""
-    if beh.engine != "v1" or not versions.at_least(beh.key, 0, 20):
+    manager (``FusedMoEModularKernel._allocate_buffers``, ``vllm/v1/worker/workspace.py``, which keeps them
+    allocated from then on): an unquantized (bf16 / fp16) MoE model on V1
+    * 0.15 - 0.19 on any CUDA GPU: ``select_unquantized_moe_backend`` takes TRITON unless
+      VLLM_USE_FLASHINFER_MOE_FP16 opts into FlashInfer (0.15.0, 0.17.0, 0.18.0, 0.19.0 wheels; P85, P86, P104 log
+      0.34 - 0.55 GiB of peak above the sampler, the buffers' 0.30 - 0.50 GiB);
+    * 0.20+ below compute capability 9.0 (the FlashInfer TRTLLM and CUTLASS kernels the oracle tries first need
+      10.x, and 9.0 / 10.x / 12.x), and on 9.0 from 0.27 (where the oracle moves the FlashInfer kernels behind
+      Triton on Hopper; 0.20 takes FlashInfer CUTLASS there). vllm/model_executor/layers/fused_moe/oracle/
+      unquantized.py::_get_priority_backends, experts/flashinfer_cutlass_moe.py::_supports_current_device, read
+      in the 0.20.0, 0.26.0, 0.27.1 and 0.28.0 wheels.
+    Other backends (FlashInfer, Marlin, DeepGEMM, CUTLASS) size their workspaces otherwise."""
+    if beh.engine != "v1" or not versions.at_least(beh.key, 0, 15):
         return False
     if not (model.num_experts and model.num_experts_per_tok):
         return False
     if args.get("quantization") or model.quantization or (model.extra.get("facts") or {}).get("quant"):
         return False
+    if not versions.at_least(beh.key, 0, 20):
+        return not truthy((env or {}).get("VLLM_USE_FLASHINFER_MOE_FP16"))
     if tuple(cc) < (9, 0):
         return True
     return tuple(cc[:1]) == (9,) and versions.at_least(beh.key, 0, 26)
