@@ -272,6 +272,20 @@ def test_pipeline_stages_get_no_communicator_in_the_profile_run():
     assert profile_memory(cfg, weights).non_torch == int(0.05 * GiB)
 
 
+def test_the_logits_gather_takes_pynccl_from_0_26_on_cuda():
+    """CudaCommunicator.all_gather (0.26.0, 0.27.1 wheels) sends the logits gather through the PyNccl communicator
+    set up at start-up, where 0.25.0 and earlier fall back to torch.distributed, which makes its own communicator
+    in the profile run; ROCm keeps the base-class collective. P03 (0.26, TP 4, H100) logs 0.13 GiB non-torch."""
+    h100, mi300 = gpus.lookup("H100-SXM"), gpus.lookup("MI300X")
+    comm, _ = nccl_communicator_bytes(h100, {})
+    for version, counted in (("0.25.0", comm), ("0.26.0", 0), ("0.27.1", 0)):
+        beh = resolve_configuration(_model(LLAMA_31_8B), h100, {}, {}, version, 1).beh
+        c = communication_memory(beh, h100, 4, 1, 1, {}, {})
+        assert c.counted == counted, (version, c.how)
+    beh = resolve_configuration(_model(LLAMA_31_8B), mi300, {}, {}, "0.27.1", 1).beh
+    assert communication_memory(beh, mi300, 4, 1, 1, {}, {}).counted > 0
+
+
 def test_nccl_buffers_follow_the_channels_and_buffer_sizes_in_the_environment():
     """NCCL_MAX_NCHANNELS caps the channels, NCCL_BUFFSIZE replaces the 4 MiB SIMPLE buffer; PCIe parts get 2
     channels, NVLink parts 24."""
