@@ -10,11 +10,12 @@ part of it vLLM's profiler counts as non-torch memory, release by release:
   process group (``DeviceCommunicatorBase.all_gather`` / ``gather`` for the logits), and PyTorch creates its own
   NCCL communicator for it; from 0.26 ``CudaCommunicator.all_gather`` takes the PyNccl communicator instead
   (the 0.26.0 and 0.27.1 wheels; 0.25.0 still falls back to the base class), so no communicator is made there
-  on CUDA (P03, 0.26 at TP 4 on H100: 0.13 GiB of non-torch memory logged). Pipeline stages exchange nothing in the profile run: each stage runs on dummy
-  intermediate tensors (``make_empty_intermediate_tensors``: V1 ``GPUModelRunner._dummy_run`` in the 0.11.0,
-  0.18.0, 0.19.0, 0.20.0 and 0.27.1 wheels; V0 ``ModelRunner._dummy_run`` in 0.8.5, whose sends are in
-  ``LocalOrDistributedWorkerBase.execute_model``, the serving path), so the pipeline group gets no second
-  communicator there (0.07 GiB of non-torch memory on both stages of P75's H100 PP 2 log, 0.19.0). One communicator holds, per
+  on CUDA (P03, 0.26 at TP 4 on H100: 0.13 GiB of non-torch memory logged). Pipeline stages exchange nothing
+  in the profile run: each stage runs on dummy intermediate tensors (``make_empty_intermediate_tensors``: V1
+  ``GPUModelRunner._dummy_run`` in the 0.11.0, 0.18.0, 0.19.0, 0.20.0 and 0.27.1 wheels; V0
+  ``ModelRunner._dummy_run`` in 0.8.5, whose sends are in ``LocalOrDistributedWorkerBase.execute_model``, the
+  serving path), so the pipeline group gets no second communicator there (0.07 GiB of non-torch memory on both
+  stages of P75's H100 PP 2 log, 0.19.0). One communicator holds, per
   channel, the receive buffers of its ring and tree connections, for each protocol: ``NCCL_LL_BUFFSIZE``
   (default 512 KiB), ``NCCL_LL128_BUFFSIZE`` (4,915,200 B) and ``NCCL_BUFFSIZE`` (4 MiB), NCCL's
   ``DEFAULT_*BUFFSIZE`` in src/init.cc. The number of channels NCCL picks from the topology at run time, which a
@@ -30,6 +31,8 @@ part of it vLLM's profiler counts as non-torch memory, release by release:
   two (PCIe peer-to-peer; GeForce cards have none), and not with ``--disable-custom-all-reduce``.
 * **Symmetric memory** (0.11+, ``VLLM_ALLREDUCE_USE_SYMM_MEM``, default on; compute capability 9.0 and 10.0):
   one buffer of ``SYMM_MEM_ALL_REDUCE_MAX_SIZES[cc][ranks]`` (32 - 128 MiB).
+* **FlashInfer's all-reduce + RMSNorm fusion workspace** (0.18+ at -O2 on NVSwitch Hopper / Blackwell): made
+  while the profile run compiles the model, so counted as non-torch memory (:func:`flashinfer_fusion_workspace`).
 
 When it is counted: V0 and V1 up to 0.10 take the baseline snapshot before the distributed set-up, so all of
 it is non-torch memory; V1 0.11+ takes it after ("Now take memory snapshot after NCCL is initialized",
@@ -85,8 +88,9 @@ NCCL_SOURCES = (
 # 0.21.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.33.0; the default stays on through 0.33).
 FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 34))
 FI_ALLREDUCE_FUSION_WORLD_SIZES = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
-# allreduce_rms_fusion.py::FI_ALLREDUCE_FUSION_MAX_SIZE_MB, MB by compute capability and world size (0.18.0,
-# 0.19.0, 0.20.0 wheels alike; the 10.3 row from 0.19). A world size missing here disables the pass.
+# allreduce_rms_fusion.py::FI_ALLREDUCE_FUSION_MAX_SIZE_MB, MB by compute capability and world size (0.18.0 -
+# 0.27.1 wheels alike; the 10.3 row from 0.19; 0.33.0 has 4 MB for 10.3 at TP 8 and 16-rank mnnvl entries).
+# A world size missing here disables the pass.
 FI_ALLREDUCE_FUSION_MAX_SIZE_MB = {
     "9.0": {2: 64, 4: 2, 8: 0.5},
     "10.0": {2: 64, 4: 32, 8: 1},
