@@ -27,6 +27,17 @@ server) with `hostile_fresh.run_case` (every output format, the planted secrets,
 and must appear in no output), `__grow__` (a file rewritten by a thread of the harness, growing and shrunk, for
 the whole run) and `__says__` (text the text report or stderr must hold). The cases and their expectations were
 written and committed before their first run.
+
+First run (`python3 benchmarks/hostile_twelfth.py --cpu-time`, at 15d070a): 23/34 within the limits. The 11 that
+were not: a million-digit `nvidia.com/gpu` quantity (killed at 60 s: the quantity pattern ran before its length
+check, and no finding says the API server refuses it), a version of 250,000 `-dev` parts (killed at 60 s), a TOML
+table header holding a million blanks (killed at 60 s), 60 files of 90 KB with `!!str` tags (killed at 60 s,
+37.7 CPU-s: each tagged document went to ruamel's pure-Python load), compose `${V0:-...}` nested 10,000 deep in
+a command (exit 0 and nothing said), `${A}` written 400,000 times (7.4 CPU-s), a `fail` message whose newline
+and `::error::` the GitHub runner decodes into a second workflow command, a script named by an absolute path
+through a mount said on the service's line (2) rather than the entrypoint's (4), a suppression naming 500,000
+rules (48 CPU-s, 488 MB), a literal Hub token and a URL password quoted in the text and JSON reports, and a Hub
+config.json with escapes and duplicate keys after which the run does not say the model.
 """
 
 from __future__ import annotations
