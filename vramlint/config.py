@@ -486,6 +486,28 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
     return config, problems or _custom_gpu_problems(config)
 
 
+def _version_problems(data: Any, shown: str, positions: dict[tuple, Location]) -> list[Problem]:
+    """A `vllm-version` (top level or in an override) that is no version vramlint reads: the file is not applied,
+    rather than its servers checked as of a version it does not name."""
+    from vramlint.versions import parse_version
+
+    if not isinstance(data, dict):
+        return []
+    places = [(("vllm-version",), data.get("vllm-version"))]
+    overrides = data.get("overrides")
+    if isinstance(overrides, list):
+        places += [(("overrides", i, "vllm-version"), o.get("vllm-version")) for i, o in enumerate(overrides)
+                   if isinstance(o, dict)]
+    out = []
+    for path, value in places:
+        if isinstance(value, str) and parse_version(value) is None:
+            loc = _locate(positions, path, value=True, shown=shown)
+            shown_value = value if len(value) <= 40 else f"{value[:40]}... ({len(value):,} characters)"
+            out.append(Problem(shown, loc.line, loc.column, f"{_key_label(path, 'the configuration')}: "
+                               f"{shown_value!r} is not a vLLM version (such as 0.10.1)"))
+    return out
+
+
 def _add_unusable_notices(config: Config, unusable: dict[str, list[Problem]], top: str | None) -> None:
     """Each problem of a found file that is not applied, as an error notice saying what applies instead."""
     for shown, problems in unusable.items():
@@ -586,7 +608,7 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
         where = "the configuration"
     if problems:
         return Config(file=shown, root=root, positions=positions), problems
-    problems = validate(data, shown, positions, where)
+    problems = validate(data, shown, positions, where) or _version_problems(data, shown, positions)
     if problems:
         return Config(file=shown, root=root, positions=positions), problems
     config = config_from_data(data)
@@ -658,7 +680,9 @@ def _yaml_positions(node: Any, path: tuple, shown: str, out: dict[tuple, Locatio
 # --------------------------------------------------------------------------------------------------------------
 # TOML: tomllib gives values but no positions, so key lines are found by reading the text table by table.
 
-_TOML_HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*(\]\]?)\s*(#.*)?$")
+# (the name keeps its blanks, which _split_dotted reads: `\s*(.+?)\s*` re-read a run of blanks inside a quoted
+# name at every step of the lazy name, quadratic in a line of a million)
+_TOML_HEADER = re.compile(r"^\s*(\[\[?)(.+?)(\]\]?)\s*(#.*)?$")
 _TOML_KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
 _TOML_INLINE_KEY = re.compile(r"""(?:[{,]\s*)([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*=""")
 _TOML_STRING = re.compile(r""""(?:[^"\\]|\\.)*"|'[^']*'""")

@@ -42,7 +42,12 @@ def parse_version(text: str | None) -> VersionKey | None:
 @lru_cache(maxsize=4096)
 def _parse_version(text: str) -> VersionKey | None:
     # a few distinct versions read again for every server and budget stage (10,000 servers: 65,000 calls)
-    m = _VERSION_RE.match(text.strip())
+    text = text.strip()
+    # no release is written in 128 characters or more (a Docker tag's limit); the pattern's repeated suffix group
+    # and its final `-[\w.-]+` read the same `-dev-dev...` in every split, so a long one is quadratic or worse
+    if len(text) >= 128:
+        return None
+    m = _VERSION_RE.match(text)
     if not m:
         return None
     parts = [int(p) if p is not None else 0 for p in m.groups()]

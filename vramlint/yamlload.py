@@ -780,6 +780,28 @@ _LEFT_TO_RUAMEL = ("\x85", "\u2028", "\u2029")
 # "ref:"), but stops at these in libyaml (the anchor "ref" on an empty key): such files are read by ruamel.
 _ANCHOR_THEN_INDICATOR = re.compile(r"[&*][0-9A-Za-z_-]+[:?%@`]")
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_TAGGED_SCALAR: Any = None
+
+
+def _tagged_scalar_class() -> Any:
+    global _TAGGED_SCALAR
+    if _TAGGED_SCALAR is None:
+        from ruamel.yaml.comments import TaggedScalar
+
+        _TAGGED_SCALAR = TaggedScalar
+    return _TAGGED_SCALAR
+
+
+def _str_tag() -> Any:
+    """The tag ruamel's parser gives `!!str` (one object per value, as ruamel makes one per node)."""
+    from ruamel.yaml.tag import Tag
+
+    tag = Tag(handle="!!", suffix="str", handles={"!": "!", "!!": "tag:yaml.org,2002:"})
+    tag.select_transform(True)  # as ruamel's RoundTripParser selects it
+    return tag
+
+
 _COMPOSER: Any = None
 _NUMBER_PATTERNS: Any = None
 # What untagged plain scalars resolve to, by their text (`scalar` in `_c_load`): for this process's every file
@@ -886,7 +908,27 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
             if style == ">":
                 return FoldedScalarString(value)
             return value
+        if tag == _STR_TAG:
+            return tagged_str(node)
         raise _NotDecided  # a tag written in the file: ruamel's constructors decide what it makes
+
+    def tagged_str(node: Any) -> Any:
+        # `!!str 1`, written with the `!!` handle and no anchor: ruamel's round-trip load makes it a TaggedScalar
+        # (construct_unknown, for any tag with a handle), built here the same way, so a file whose ConfigMaps
+        # quote their numbers with `!!str` is not read by ruamel's pure-Python load (60 such files of 90 KB took
+        # 38 s); a verbatim `!<tag:yaml.org,2002:str>` (a plain str to ruamel) or an anchored one is left to it
+        nonlocal raw_lines
+        if raw_lines is None:
+            raw_lines = text.split("\n")
+        mark = node.start_mark
+        written = raw_lines[mark.line][mark.column:mark.column + 6] if mark.line < len(raw_lines) else ""
+        if written[:5] != "!!str" or (written[5:] and not written[5:].isspace()) or not (node.value or node.style):
+            raise _NotDecided  # (an empty one: ruamel places it where the next token starts)
+        made = _tagged_scalar_class()()
+        made.value = node.value
+        made.style = node.style or None
+        made.yaml_set_ctag(_str_tag())
+        return made
 
     def plain(value: str, node: Any) -> Any:
         # an untagged plain scalar, resolved as YAML 1.2's core schema does; what depends on the text alone is
@@ -999,6 +1041,8 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
                         merged = merge_sources(value_node)
                         continue
                     key = plain(text_, key_node)
+            elif key_node.tag == _STR_TAG:
+                raise _NotDecided  # a tagged key: ruamel's load decides whether it can be one
             else:
                 key = scalar(key_node)
             key_mark, value_mark = key_node.start_mark, value_node.start_mark

@@ -72,7 +72,10 @@ def _expand_env_value(value: str, earlier: dict[str, str]) -> tuple[str, str | N
     written."""
     from vramlint.cmdline import MAX_EXPANDED_CHARS
 
-    expanded = Interpolator(earlier, "<.env>")(value)
+    interp = Interpolator(earlier, "<.env>")
+    expanded = interp(value)
+    if interp.past_bound:
+        return UNKNOWN_MARK, interp.past_bound
     if UNKNOWN_MARK in expanded and len(expanded) > len(UNKNOWN_MARK):
         return UNKNOWN_MARK, None  # unknown in part is unknown: one mark, said where it became unknown
     if len(expanded) > MAX_EXPANDED_CHARS:
@@ -109,7 +112,24 @@ def parse_env_text(text: str, expand: bool = False, file: str = ".env",
     return out
 
 
-_INTERP = re.compile(r"\$(\$|\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_NAME_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# compose-go reads `${A:-${B:-...}}` nested to any depth; vramlint reads this many levels and says it stops there
+MAX_INTERPOLATION_DEPTH = 32
+
+
+def _closing_brace(text: str, at: int) -> int:
+    """The index of the `}` that closes the `{` at ``at`` (braces counted, as compose-go's template reads a
+    braced expression with its nested ones), or -1."""
+    depth = 0
+    i = at
+    while True:
+        j = min((k for k in (text.find("{", i), text.find("}", i)) if k >= 0), default=-1)
+        if j < 0:
+            return -1
+        depth += 1 if text[j] == "{" else -1
+        if depth == 0:
+            return j
+        i = j + 1
 
 
 class Interpolator:
@@ -125,24 +145,68 @@ class Interpolator:
         self.problems: list[Problem] = []
         # `${VAR:?}` notes already given in this file (by any service): one per variable
         self.said = said if said is not None else set()
+        self.depth = 0
+        self.past_bound: str | None = None  # why the last text was left unknown (nesting, length), if it was
 
     def __call__(self, text: str, loc: Location | None = None) -> str:
         if "$" not in text:
             return text
+        from vramlint.cmdline import MAX_EXPANDED_CHARS
 
-        def sub(m: re.Match) -> str:
-            if m.group(1) == "$":
-                return "$"  # `$$` is a literal dollar (passed on to the container's shell)
-            if m.group(3):
-                return self._var(m.group(3), "", loc)
-            inner = m.group(2)
-            nm = re.match(r"[A-Za-z_][A-Za-z0-9_]*", inner)
-            if not nm:
-                self._problem(loc, f"invalid interpolation `${{{inner}}}`")
-                return UNKNOWN_MARK
+        if self.depth == 0:
+            self.past_bound = None
+        out: list[str] = []
+        size = 0
+        i, n = 0, len(text)
+        while i < n:
+            j = text.find("$", i)
+            if j < 0:
+                out.append(text[i:])
+                break
+            out.append(text[i:j])
+            nxt = text[j + 1:j + 2]
+            if nxt == "$":
+                out.append("$")  # `$$` is a literal dollar (passed on to the container's shell)
+                i = j + 2
+            elif nxt == "{":
+                end = _closing_brace(text, j + 1)
+                if end < 0:
+                    out.append("$")  # not an interpolation: kept as written
+                    i = j + 1
+                    continue
+                out.append(self._braced(text[j + 2:end], loc))
+                i = end + 1
+            else:
+                m = _NAME_START.match(text, j + 1)
+                out.append(self._var(m.group(0), "", loc) if m else "$")
+                i = m.end() if m else j + 1
+            size += len(out[-1])
+            if size > MAX_EXPANDED_CHARS:
+                # compose makes it; vramlint reads no word that long (a 400,000-fold `${A}` made 40 MB)
+                return self._unknown(loc, f"interpolation expands past {MAX_EXPANDED_CHARS:,} characters "
+                                          "(vramlint's bound)")
+        return "".join(out)
+
+    def _braced(self, inner: str, loc: Location | None) -> str:
+        nm = _NAME_START.match(inner)
+        if not nm:
+            self._problem(loc, f"invalid interpolation `${{{inner[:200]}}}`")
+            return UNKNOWN_MARK
+        if self.depth >= MAX_INTERPOLATION_DEPTH:
+            return self._unknown(loc, f"`${{...}}` nested more than {MAX_INTERPOLATION_DEPTH} levels deep "
+                                      "(compose reads it; vramlint stops there)")
+        self.depth += 1
+        try:
             return self._var(nm.group(0), inner[nm.end():], loc)
+        finally:
+            self.depth -= 1
 
-        return _INTERP.sub(sub, text)
+    def _unknown(self, loc: Location | None, why: str) -> str:
+        if self.past_bound is None:
+            self.past_bound = why
+            if self.file != "<.env>":  # (a .env value's bound is said on its own line by its reader)
+                self._problem(loc, f"{why}: the value is unknown", level="warning")
+        return UNKNOWN_MARK
 
     def _var(self, name: str, rest: str, loc: Location | None) -> str:
         present = name in self.vars

@@ -124,6 +124,7 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
     at_fixed_paths = {id(pod) for pod, _ in pods}
     pods += [(hit.node, (hit.path,)) for hit in find_podspecs(obj, path) if id(hit.node) not in at_fixed_paths]
     scalars_converted = _terraform_template(doc)
+    refused_quantity: list[Problem] = []
     for pod, parts in pods:
         _check_shape(pod, parts, _POD_SPEC, wrong_type, missing, scalars_converted)
         # one walk checks the shapes; the quantities of each container's requests and limits are compared here
@@ -136,8 +137,44 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
             for ci, container in enumerate(containers):
                 if is_map(container) and not _patch(container):
                     cpath = join_path(join_path(shown(parts), list_key), ci)
+                    if not refused_quantity:
+                        refused_quantity = _quantity_form_problems(doc, container, cpath, label)
+                        problems.extend(refused_quantity)
                     problems.extend(_overcommit_problems(doc, container, cpath, path, label, kind == "Pod"))
     return problems
+
+
+# The form resource.ParseQuantity reads (k8s.io/apimachinery pkg/api/resource/quantity.go): a signed decimal
+# number, then a binary-SI, decimal-SI or exponent suffix. Written without `[0-9]+\.?[0-9]*`'s two ways to read
+# a run of digits, so a long run that does not match fails in linear time.
+_QUANTITY_SYNTAX = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
+
+
+def _quantity_form_problems(doc: Any, container: Any, cpath: str, label: str) -> list[Problem]:
+    """The API server's refusal of a requests or limits quantity written in no form ParseQuantity reads (`2x`,
+    `１`, `0x10`, a million digits and a letter): the object cannot be decoded, so the first one is said, once
+    per object, on its line. Numbers (YAML ints and floats) and values holding a template are not judged."""
+    resources = container.get("resources")
+    if not is_map(resources):
+        return []
+    for section in ("limits", "requests"):
+        block = resources.get(section)
+        if not is_map(block):
+            continue
+        for name, value in block.items():
+            if not isinstance(value, str) or TEMPLATE_OPEN in value or "{{" in value or "$" in value:
+                continue
+            if _QUANTITY_SYNTAX.fullmatch(value.strip()):  # (Quantity.UnmarshalJSON trims blanks first)
+                continue
+            qpath = join_path(join_path(join_path(cpath, "resources"), section), name)
+            loc = value_location(doc.file, block, name, qpath) or Location(doc.file, 1, 1)
+            shown = value if len(value) <= 40 else value[:40] + f"... ({len(value):,} characters)"
+            return [Problem(doc.file, loc.line, loc.column, (
+                f"the API server rejects this object: {label} cannot be decoded: {cpath}.resources.{section}"
+                f"[{name}] is {shown!r}, and quantities must match the regular expression "
+                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'. Nothing in it is deployed until it is written as "
+                "a quantity (`1`, `500m`, `16Gi`)"))]
+    return []
 
 
 def _overcommit_problems(doc: Any, container: Any, cpath: str, path: str, label: str, bare_pod: bool
@@ -189,7 +226,7 @@ def _overcommit_allowed(name: str) -> bool:
     return native and not name.startswith("hugepages-")
 
 
-_QUANTITY_FORM = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)")
+_QUANTITY_FORM = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)")
 _QUANTITY_SUFFIX = {"": 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
                     "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Ki": 2**10, "Mi": 2**20,
                     "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -200,8 +237,10 @@ def _quantity(value: Any) -> Fraction | None:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
     text = str(value).strip()
+    if len(text) > 64:  # before the pattern, whose `[0-9]+\.?[0-9]*` is quadratic on a long run of digits
+        return None
     m = _QUANTITY_FORM.fullmatch(text)
-    if m is None or len(text) > 64:
+    if m is None:
         return None
     number, suffix = Fraction(m.group(1)), m.group(2)
     if suffix[:1] in ("e", "E"):

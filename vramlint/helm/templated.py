@@ -19,9 +19,67 @@ from vramlint.model import Problem
 OPEN = "\u2983"
 CLOSE = "\u2984"
 
-# `{{ `{{ .X }}` }}` (a raw string holding a second-stage template) is one action, not two.
-_GO_ACTION = re.compile(r"\{\{-?\s*`[^`]*`\s*-?\}\}|\{\{.*?\}\}", re.S)
-_TF_DIRECTIVE = re.compile(r"%\{.*?\}")
+
+class _Actions:
+    """The spans ``open ... close`` (the nearest close after the open) of one line, and their replacement, as
+    ``re.sub`` of the lazy pattern ``open.*?close`` gives them, found with ``str.find``: linear in the line,
+    where the pattern, tried again from every opening of a line that never closes, is quadratic (a line of a
+    million unclosed ``{{`` took hours). ``raw_strings``: `{{ `{{ .X }}` }}` (a raw string holding a
+    second-stage template) is one action, not two."""
+
+    __slots__ = ("open", "close", "raw_strings")
+
+    def __init__(self, open_: str, close: str, raw_strings: bool = False) -> None:
+        self.open, self.close, self.raw_strings = open_, close, raw_strings
+
+    def spans(self, line: str):
+        last_close = line.rfind(self.close)
+        pos = 0
+        while True:
+            start = line.find(self.open, pos)
+            if start < 0 or last_close < start + len(self.open):
+                return  # no close after this opening, so none after any later one either
+            end = self._raw_string_end(line, start) if self.raw_strings else None
+            if end is None:
+                end = line.find(self.close, start + len(self.open)) + len(self.close)
+            yield start, end
+            pos = end
+
+    def _raw_string_end(self, line: str, start: int) -> int | None:
+        """The end of `{{-? `...` -?}}` at ``start`` (the pattern's first alternative), or None."""
+        k, n = start + 2, len(line)
+        if line.startswith("-", k):
+            k += 1
+        while k < n and line[k].isspace():
+            k += 1
+        if not line.startswith("`", k):
+            return None
+        tick = line.find("`", k + 1)
+        if tick < 0:
+            return None
+        k = tick + 1
+        while k < n and line[k].isspace():
+            k += 1
+        if line.startswith("-}}", k):
+            return k + 3
+        return k + 2 if line.startswith("}}", k) else None
+
+    def sub(self, repl, line: str) -> str:
+        """``line`` with each span replaced by ``repl`` (a string, or a function of the span's text)."""
+        parts: list[str] = []
+        last = 0
+        for a, b in self.spans(line):
+            parts.append(line[last:a])
+            parts.append(repl(line[a:b]) if callable(repl) else repl)
+            last = b
+        if not parts:
+            return line
+        parts.append(line[last:])
+        return "".join(parts)
+
+
+_GO_ACTION = _Actions("{{", "}}", raw_strings=True)
+_TF_DIRECTIVE = _Actions("%{", "}")
 _TF_INTERP = re.compile(r"(?<!\$)\$\{[^{}\n]*\}")
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_\-]*>")
 
@@ -55,8 +113,8 @@ def neutralize(text: str, placeholders: bool = True) -> tuple[str, list[str]]:
         if not bare:
             out_lines.append("")  # a line of control actions only: `{{- if }}`, `%{ endif ~}`
             continue
-        line = _GO_ACTION.sub(lambda m: _marker(len(m.group(0))), line)
-        line = _TF_DIRECTIVE.sub(lambda m: " " * len(m.group(0)), line)
+        line = _GO_ACTION.sub(lambda t: _marker(len(t)), line)
+        line = _TF_DIRECTIVE.sub(lambda t: " " * len(t), line)
         line = _TF_INTERP.sub(lambda m: _marker(len(m.group(0))), line)
         if placeholders:
             line = _PLACEHOLDER.sub(lambda m: _marker(len(m.group(0))), line)
