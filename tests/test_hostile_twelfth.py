@@ -119,7 +119,7 @@ def test_compose_interpolation_nested_10000_deep_is_said_and_unknown(tmp_path):
     nested = "".join(f"${{V{i}:-" for i in range(10_000)) + "Qwen/Qwen2.5-1.5B-Instruct" + "}" * 10_000
     write(tmp_path, {"compose.yaml": COMPOSE_HEAD + f"    command: --model {nested} --max-model-len 999999\n" + GPU})
     _, report, _ = run_cli(tmp_path)
-    said = [f for f in findings(report, "VRL102") if "nested more than 32 levels" in f["message"]]
+    said = [f for f in findings(report, "VRL102") if "deeper than vramlint reads (32 levels" in f["message"]]
     assert [(f["file"], f["line"], f["level"]) for f in said] == [("compose.yaml", 4, "warning")]
 
 
@@ -150,3 +150,66 @@ def test_a_suppression_naming_500000_rules_is_one_bounded_finding(tmp_path):
     assert [f["line"] for f in malformed] == [line_of(text, "# vramlint:")]
     assert "9,990 more names" in malformed[0]["message"] and len(malformed[0]["message"]) < 2000
     assert findings(report, "VRL005")
+
+
+def test_a_vllm_mention_after_a_million_no_break_spaces_is_found_in_linear_time(tmp_path):
+    # mentions._IMAGE and its siblings began `^\s*-?\s*`: two runs of blanks side by side, quadratic on a line of
+    # them; YAML indents only with spaces, so a run of U+00A0 (blank to `\s`) reached them (20,000 took 69 s)
+    write(tmp_path, {"notes.yaml": "apiVersion: x/v1\nkind: Runbook\nmetadata: {name: notes}\nspec:\n  readme: |\n    "
+                     + "\u00a0" * 1_000_000 + "vllm serve later\n"})
+    _, report, _ = run_cli(tmp_path, timeout=30)
+    assert [(f["file"], f["line"]) for f in report["findings"]] == [("notes.yaml", 6)]
+
+
+def test_a_template_fail_message_cannot_start_a_second_command_once_the_runner_decodes_it(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.test_hostile_bounds import ROOT
+
+    write(tmp_path, {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+                     "chart/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n",
+                     "chart/templates/x.yaml": '{{ fail "boom\\n::error::pwned\\r  ::stop-commands::tok" }}\n'})
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--output-format", "github"],
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
+    lines = [line for line in proc.stdout.splitlines() if "boom" in line]
+    assert len(lines) == 1
+    decoded = lines[0].replace("%0A", "\n").replace("%0D", "\r")
+    assert not [part for part in re.split(r"[\r\n]", decoded)[1:] if part.lstrip().startswith("::")]
+    assert "\\::error::pwned" in decoded
+
+
+def test_secrets_written_in_the_scanned_files_are_masked_in_every_report(tmp_path):
+    import json as json_
+    import subprocess
+    import sys
+
+    from tests.test_hostile_bounds import ROOT
+
+    token, password = "hf_LiteralTokenWrittenInTheRepo0123456789", "s3cr3t-Passw0rd-in-a-url-7c41"
+    write(tmp_path, {"compose.yaml": COMPOSE_HEAD + f"    command: --model Qwen/Qwen2.5-1.5B-Instruct --api-key {token} "
+                     f"--tokenizer https://user:{password}@example.com/t --max-model-len 999999\n"
+                     f"    environment: {{HUGGING_FACE_HUB_TOKEN: {token}, DB_PASSWORD: plain, MODE: keep-me}}\n" + GPU})
+    outs = {}
+    for fmt in ("text", "json", "github", "sarif", "markdown", "gitlab", "junit"):
+        proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--output-format", fmt],
+                              cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1, proc.stderr[-1000:]
+        outs[fmt] = proc.stdout + proc.stderr
+    assert not [fmt for fmt, out in outs.items() if token in out or password in out]
+    text_line = next(line for line in outs["text"].splitlines() if line.startswith("4 |"))
+    assert "--api-key " + "*" * len(token) + " " in text_line and "user:" + "*" * len(password) + "@" in text_line
+    server = json_.loads(outs["json"])["servers"][0]
+    assert server["env"]["MODE"] == "keep-me" and server["env"]["DB_PASSWORD"] == "*****"
+    assert str(server["args"]["max_model_len"]) == "999999"
+
+
+def test_a_script_outside_the_tree_is_said_on_the_entrypoint_that_names_it(tmp_path):
+    tree = tmp_path / "tree"
+    write(tree, {"compose.yaml": COMPOSE_HEAD + "    entrypoint: [bash, /up/outside.sh]\n    volumes: ['..:/up']\n" + GPU})
+    (tmp_path / "outside.sh").write_text("vllm serve Qwen/Qwen2.5-1.5B-Instruct\n")
+    _, report, _ = run_cli(tree)
+    said = [f for f in findings(report, "VRL102") if "is not read" in f["message"]]
+    assert [(f["line"], f["column"]) for f in said] == [(4, 24)]

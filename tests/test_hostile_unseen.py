@@ -180,7 +180,7 @@ def test_dotenv_values_are_interpolated_as_compose_does_and_bounded(tmp_path):
     assert [(f["file"], f["line"]) for f in findings(report, "VRL005")] == [("compose.yaml", 4)]
     bounded = {(f["line"], f["message"]) for f in findings(report, "VRL102")}
     assert bounded == {(21, "D16: its value expands past 100,000 characters (vramlint's bound): unknown"),
-                       (46, "N: its value nests `${...}` deeper than vramlint reads (two levels): unknown")}, bounded
+                       (46, "N: its value nests `${...}` deeper than vramlint reads (32 levels; compose reads them all): unknown")}, bounded
 
 
 def test_command_args_and_env_of_the_wrong_type_are_refused_on_their_line(tmp_path):

@@ -259,10 +259,10 @@ class Server:
             "image": self.image,
             "vllm_version": self.vllm_version,
             "model": self.model,
-            "args": self.args,
+            "args": _masked(self.args),
             "arg_locations": {k: _loc_short(v) for k, v in self.arg_locations.items()},
             "unknown_args": {k: _loc_short(v) for k, v in self.unknown_args.items()},
-            "env": self.env,
+            "env": _masked(self.env),
             "gpu": self.gpu.to_json() if self.gpu else None,
             "shm": self.shm,
             "replicas": self.replicas,
@@ -272,6 +272,16 @@ class Server:
             **({"unchecked": self.unchecked} if self.unchecked else {}),
             **({"engine_group": self.engine_group.to_json()} if self.engine_group is not None else {}),
         }
+
+
+def _masked(values: Any) -> Any:
+    """A server's args or env as the JSON report shows them: secrets masked (vramlint.textsafe.mask_named)."""
+    if not isinstance(values, dict):
+        return values
+    from vramlint.textsafe import mask_named
+
+    out = {k: mask_named(k, v) for k, v in values.items()}
+    return out if any(out[k] is not values[k] for k in out) else values
 
 
 def _loc_short(loc: Location) -> dict[str, Any]:

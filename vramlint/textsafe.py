@@ -59,6 +59,39 @@ def json_safe(text: str) -> str:
     return text.replace("##[", "#\\u0023[")
 
 
+# Secrets a repository writes in its own files (a Hub token, a URL's password, vLLM's --api-key): masked, character
+# for character (columns and carets stay where they were), wherever vramlint shows a source line or a server's
+# arguments and environment. A CI log or an uploaded SARIF/JSON report is read by more people than the file.
+_SECRET_TEXT = re.compile(r"(\bhf_)([A-Za-z0-9]{20,})|(://[^/\s:@]{0,256}:)([^/\s@]{1,256})(?=@)"
+                          r"|(--api-key(?:=|[ \t]+)[\"']?)([^\s\"',]+)")
+_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key|credential",
+                          re.IGNORECASE)
+
+
+def _mask(match: re.Match) -> str:
+    for i in (1, 3, 5):
+        if match.group(i) is not None:
+            return match.group(i) + "*" * len(match.group(i + 1))
+    return match.group(0)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with each secret it shows (see _SECRET_TEXT) masked, at the same length."""
+    if "hf_" not in text and "://" not in text and "--api-key" not in text:
+        return text
+    return _SECRET_TEXT.sub(_mask, text)
+
+
+def mask_named(name: object, value: object) -> object:
+    """A setting's value as reports show it: masked whole when its name says it is a secret (`--api-key`,
+    `HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, `*_PASSWORD`), else with the secrets it holds masked."""
+    if not isinstance(value, str) or not value:
+        return value
+    if _SECRET_NAME.search(str(name)) and not value.startswith("$"):  # (`$(HF_TOKEN)`: a reference, not a secret)
+        return "*" * min(len(value), 8)
+    return mask_secrets(value)
+
+
 def eprint(message: str) -> None:
     """A line on standard error, made safe (`safe_output`)."""
     print(safe_output(message), file=sys.stderr)

@@ -81,7 +81,7 @@ def _expand_env_value(value: str, earlier: dict[str, str]) -> tuple[str, str | N
     if len(expanded) > MAX_EXPANDED_CHARS:
         return UNKNOWN_MARK, f"expands past {MAX_EXPANDED_CHARS:,} characters (vramlint's bound)"
     if "${" in expanded:
-        return UNKNOWN_MARK, "nests `${...}` deeper than vramlint reads (two levels)"
+        return UNKNOWN_MARK, "holds a `${` that is not closed, which vramlint does not read"
     return expanded, None
 
 
@@ -183,8 +183,7 @@ class Interpolator:
             size += len(out[-1])
             if size > MAX_EXPANDED_CHARS:
                 # compose makes it; vramlint reads no word that long (a 400,000-fold `${A}` made 40 MB)
-                return self._unknown(loc, f"interpolation expands past {MAX_EXPANDED_CHARS:,} characters "
-                                          "(vramlint's bound)")
+                return self._unknown(loc, f"expands past {MAX_EXPANDED_CHARS:,} characters (vramlint's bound)")
         return "".join(out)
 
     def _braced(self, inner: str, loc: Location | None) -> str:
@@ -193,8 +192,8 @@ class Interpolator:
             self._problem(loc, f"invalid interpolation `${{{inner[:200]}}}`")
             return UNKNOWN_MARK
         if self.depth >= MAX_INTERPOLATION_DEPTH:
-            return self._unknown(loc, f"`${{...}}` nested more than {MAX_INTERPOLATION_DEPTH} levels deep "
-                                      "(compose reads it; vramlint stops there)")
+            return self._unknown(loc, f"nests `${{...}}` deeper than vramlint reads ({MAX_INTERPOLATION_DEPTH} "
+                                      "levels; compose reads them all)")
         self.depth += 1
         try:
             return self._var(nm.group(0), inner[nm.end():], loc)
@@ -205,7 +204,7 @@ class Interpolator:
         if self.past_bound is None:
             self.past_bound = why
             if self.file != "<.env>":  # (a .env value's bound is said on its own line by its reader)
-                self._problem(loc, f"{why}: the value is unknown", level="warning")
+                self._problem(loc, f"this value {why}: unknown", level="warning")
         return UNKNOWN_MARK
 
     def _var(self, name: str, rest: str, loc: Location | None) -> str:
@@ -587,6 +586,12 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
             # a script that mentions vLLM is said even when the service itself does not
             if hidden is not None or (why is not None and "mentions vLLM" in why):
                 at = key_location(file, services, name, top.path) or Location(file, 1, yaml_path=top.path)
+                if why is not None:
+                    # a script that was not read is said where the command names it (`entrypoint: [bash, x.sh]`)
+                    named = next((t for t in (entry_tokens or []) + (cmd_tokens or []) if t.text and len(t.text) > 1
+                                  and t.text in why and t.location is not None and (t.location.line or 0) >= 1), None)
+                    if named is not None and named.location.file == file:
+                        at = named.location
                 text = "; ".join(x for x in (hidden, why) if x)
                 problems.append(Problem(file, at.line, at.column, f"service {name}: {text}", level="note"))
             # an env_file missing from the repository is no news for a service that is not vLLM; one that
@@ -1004,7 +1009,7 @@ _INTERPOLATION = re.compile(r"\$\{[^{}]*\}")
 def _written_quoted(source: str) -> bool:
     """Whether a word of a string command has quotes of its own: those inside a `${VAR:-default}` are text
     that compose's shellwords split reads only once the default is in place."""
-    for _ in range(3):  # the nesting compose interpolates (vramlint reads two levels)
+    for _ in range(MAX_INTERPOLATION_DEPTH + 1):  # the nesting compose interpolates, as far as vramlint reads it
         source, changed = _INTERPOLATION.subn("", source)
         if not changed:
             break

@@ -15,23 +15,23 @@ import re
 from vramlint.lean_dataclass import dataclass
 
 _COMMAND = re.compile(r"(?<![\w/.-])(vllm\s+serve\b|-m\s+vllm\.entrypoints\.[\w.]+|vllm\.entrypoints\.openai\.api_server)")
-_IMAGE = re.compile(r"^\s*-?\s*(image|repository|imageName|image_name|newName)\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)",
+_IMAGE = re.compile(r"^\s*(?:-\s*)?(image|repository|imageName|image_name|newName)\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)",
                     re.IGNORECASE)
 # Any key whose value is a whole image reference (a repository path with a tag or a digest): charts name the image
 # under keys of their own (`service.image.version: vllm/vllm-openai:v0.19.0`); a bare word is not one.
-_KEY_VALUE = re.compile(r"^\s*-?\s*[\w.-]+\s*:\s*[\"']?([^\s\"'#]+?)[\"']?\s*(#.*)?$")
+_KEY_VALUE = re.compile(r"^\s*(?:-\s*)?[\w.-]+\s*:\s*[\"']?([^\s\"'#]+?)[\"']?\s*(#.*)?$")
 _FULL_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._-]*(:\d+)?(/[a-z0-9._-]+)+(:[\w][\w.-]{0,127}|@sha256:[0-9a-f]{64})$")
-_ENGINE = re.compile(r"^\s*-?\s*(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:\s*"
+_ENGINE = re.compile(r"^\s*(?:-\s*)?(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:\s*"
                      r"[\"']?(vllm)[\"']?\s*(#.*)?$", re.IGNORECASE)
 # `engine: {type: vllm}` written as a block: `type: vllm` under an engine-like key
-_NESTED_ENGINE = re.compile(r"^(\s*)-?\s*(type|name|kind)\s*:\s*[\"']?vllm[\"']?\s*(#.*)?$", re.IGNORECASE)
-_PARENT = re.compile(r"^(\s*)-?\s*(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:"
+_NESTED_ENGINE = re.compile(r"^(\s*)(?:-\s*)?(type|name|kind)\s*:\s*[\"']?vllm[\"']?\s*(#.*)?$", re.IGNORECASE)
+_PARENT = re.compile(r"^(\s*)(?:-\s*)?(engine|backend|backendType|backend_type|inferenceEngine|runtime|framework)\s*:"
                      r"\s*(#.*)?$", re.IGNORECASE)
 # Kustomize's helmCharts (its HelmChartInflationGenerator): `- name: <chart>` entries, a chart whose name says vLLM
 _HELM_CHART_NAME = re.compile(r"^(\s*)-\s*name\s*:\s*[\"']?([\w.-]*vllm[\w.-]*)[\"']?\s*(#.*)?$", re.IGNORECASE)
 _HELM_CHARTS_KEY = re.compile(r"^(\s*)helmCharts\s*:\s*(#.*)?$")
 # A Ray Serve application whose import path names vLLM (KubeRay's serveConfigV2, and operators that embed it)
-_SERVE_APP = re.compile(r"^\s*-?\s*import_path\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)", re.IGNORECASE)
+_SERVE_APP = re.compile(r"^\s*(?:-\s*)?import_path\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)", re.IGNORECASE)
 _KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
 _API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
 _WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)

@@ -6,15 +6,24 @@ additionally ``:`` and ``,`` in properties, which would otherwise end a property
 
 from __future__ import annotations
 
+import re
+
 from vramlint.report import Report
 from vramlint.textsafe import escape_controls
 
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 
 
+# A line of a message (after the CR or LF the runner decodes) that starts with `::`: shown with a backslash, as the
+# text report shows one, so a quoted value (a template's `fail "...\n::error::x"`) reads as no second command
+_DECODED_COMMAND = re.compile(r"([\r\n][ \t]*)(::)")
+
+
 def escape_data(text: str) -> str:
     # other control characters (an escape sequence from a file name) are shown escaped, not sent to the log
     text = escape_controls(text, keep="\r\n")
+    if "::" in text:
+        text = _DECODED_COMMAND.sub(r"\1\\\2", text)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

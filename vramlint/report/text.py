@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from vramlint.model import Finding, Location
 from vramlint.report import Report, plural
-from vramlint.textsafe import escape_controls, escape_name, neutralise_commands
+from vramlint.textsafe import escape_controls, escape_name, mask_secrets, neutralise_commands
 
 _RESET = "\033[0m"
 _BOLD = "\033[1m"
@@ -175,7 +175,7 @@ def _source_line(report: Report, file: str, line: int) -> str | None:
         return None
     if not lines or line > len(lines):
         return None
-    return lines[line - 1]
+    return mask_secrets(lines[line - 1])
 
 
 _WORD_END = set(" \t,]}")
