@@ -253,6 +253,11 @@ def twelfth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block per 
     for name in ("hub-error-echoes-token-and-escapes", "hub-content-length-lies", "hub-4096-shards-8MiB-headers",
                  "hub-config-escapes-duplicate-keys"):
         out[name] = {"deploy.yaml": hub_deploy, "__hub__": name, "__says__": HUB_MODEL, "__expect__": expect()}
+    # (expectation corrected after the first run: vramlint was right to resolve this answer: Python's json reader,
+    # as transformers' own, keeps the last of duplicate keys (16 layers, a sane number), and the escape sequences in
+    # the names reached no report raw; so there is nothing unresolved for the run to say. That vLLM would refuse
+    # a model_type transformers does not know is not modelled for any model, hostile or not)
+    del out["hub-config-escapes-duplicate-keys"]["__says__"]
     return out
 
 

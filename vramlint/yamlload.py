@@ -793,13 +793,20 @@ def _tagged_scalar_class() -> Any:
     return _TAGGED_SCALAR
 
 
-def _str_tag() -> Any:
-    """The tag ruamel's parser gives `!!str` (one object per value, as ruamel makes one per node)."""
-    from ruamel.yaml.tag import Tag
+_STR_TAG_OBJECT: Any = None
 
-    tag = Tag(handle="!!", suffix="str", handles={"!": "!", "!!": "tag:yaml.org,2002:"})
-    tag.select_transform(True)  # as ruamel's RoundTripParser selects it
-    return tag
+
+def _str_tag() -> Any:
+    """The tag ruamel's parser gives `!!str`, as its RoundTripParser makes it (ruamel makes one per node; one is
+    shared here, as nothing changes a loaded value's tag)."""
+    global _STR_TAG_OBJECT
+    if _STR_TAG_OBJECT is None:
+        from ruamel.yaml.tag import Tag
+
+        tag = Tag(handle="!!", suffix="str", handles={"!": "!", "!!": "tag:yaml.org,2002:"})
+        tag.select_transform(True)
+        _STR_TAG_OBJECT = tag
+    return _STR_TAG_OBJECT
 
 
 _COMPOSER: Any = None
@@ -916,19 +923,13 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
         # `!!str 1`, written with the `!!` handle and no anchor: ruamel's round-trip load makes it a TaggedScalar
         # (construct_unknown, for any tag with a handle), built here the same way, so a file whose ConfigMaps
         # quote their numbers with `!!str` is not read by ruamel's pure-Python load (60 such files of 90 KB took
-        # 38 s); a verbatim `!<tag:yaml.org,2002:str>` (a plain str to ruamel) or an anchored one is left to it
-        nonlocal raw_lines
-        if raw_lines is None:
-            raw_lines = text.split("\n")
-        mark = node.start_mark
-        written = raw_lines[mark.line][mark.column:mark.column + 6] if mark.line < len(raw_lines) else ""
-        if written[:5] != "!!str" or (written[5:] and not written[5:].isspace()) or not (node.value or node.style):
-            raise _NotDecided  # (an empty one: ruamel places it where the next token starts)
-        made = _tagged_scalar_class()()
-        made.value = node.value
-        made.style = node.style or None
-        made.yaml_set_ctag(_str_tag())
-        return made
+        # 38 s); a verbatim `!<tag:yaml.org,2002:str>` (a plain str to ruamel), an anchored one and an empty one
+        # (ruamel places it where the next token starts) are left to it. Marks count characters of ``text``.
+        at = node.start_mark.index
+        after = text[at + 5:at + 6]
+        if not text.startswith("!!str", at) or (after and not after.isspace()) or not (node.value or node.style):
+            raise _NotDecided
+        return _tagged_scalar_class()(node.value, node.style or None, _str_tag())
 
     def plain(value: str, node: Any) -> Any:
         # an untagged plain scalar, resolved as YAML 1.2's core schema does; what depends on the text alone is
