@@ -38,6 +38,17 @@ and `::error::` the GitHub runner decodes into a second workflow command, a scri
 through a mount said on the service's line (2) rather than the entrypoint's (4), a suppression naming 500,000
 rules (48 CPU-s, 488 MB), a literal Hub token and a URL password quoted in the text and JSON reports, and a Hub
 config.json with escapes and duplicate keys after which the run does not say the model.
+
+Two expectations were wrong, not vramlint (corrected below, each said where it is): the config.json with escapes
+and duplicate keys is resolved as transformers reads it, so no model is left to name; and the 4,096 shards of
+8 MiB headers leave the weights computed from the architecture (the run's 5 s for Hub requests), again with no
+unresolved model to name. The case of the mention after a million blanks passed because YAML's indentation bound
+refuses the line first; the same pattern was quadratic on a run of no-break spaces (found while reading it,
+in-sample, fixed with a test). After the fixes (at e987531, the same command): 33/34, the one left
+hub-4096-shards-8MiB-headers on its wrong `__says__` alone; with it corrected, 34/34 (that case rerun:
+`--case hub-4096-shards-8MiB-headers`, 2.6 CPU-s, 119 MB). Closest to the limits after: chart-20k-templates 4.76
+CPU-s (20,000 template files read and parsed before the chart's 2 s stop them), script-one-line-4.8MB 3.39 CPU-s
+and 198 MB, files-60-tagged-90KB 3.18 CPU-s, script-1M-noop-lines 3.12 CPU-s.
 """
 
 from __future__ import annotations
@@ -258,6 +269,11 @@ def twelfth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block per 
     # the names reached no report raw; so there is nothing unresolved for the run to say. That vLLM would refuse
     # a model_type transformers does not know is not modelled for any model, hostile or not)
     del out["hub-config-escapes-duplicate-keys"]["__says__"]
+    # (and of hub-4096-shards-8MiB-headers after the run after the fixes, where it failed on `__says__` alone:
+    # config.json comes, the 4,096 headers of 8 MiB cannot all come within the run's 5 s for Hub requests, and the
+    # weights are then computed from the architecture and not cached, as docs/security.md says: the model is
+    # resolved, so the run has no unresolved model to name; what is judged is the time, the memory and the cache)
+    del out["hub-4096-shards-8MiB-headers"]["__says__"]
     return out
 
 
