@@ -213,3 +213,30 @@ def test_a_script_outside_the_tree_is_said_on_the_entrypoint_that_names_it(tmp_p
     _, report, _ = run_cli(tree)
     said = [f for f in findings(report, "VRL102") if "is not read" in f["message"]]
     assert [(f["line"], f["column"]) for f in said] == [(4, 24)]
+
+
+def test_a_chart_of_many_templates_is_planned_and_listed_without_a_relpath_per_file(tmp_path, monkeypatch):
+    # os.path.relpath (two abspaths and a getcwd) per template was a second of a chart of 20,000 templates
+    import os
+
+    from vramlint.helm import chart as chart_mod
+    from vramlint.helm import hook
+
+    files = {"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "c/values.yaml": "a: 1\n"}
+    files.update({f"c/templates/t{i}.yaml": f"k{i}: {{{{ .Values.a }}}}\n" for i in range(500)})
+    write(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    calls = []
+    real = os.path.relpath
+    monkeypatch.setattr(os.path, "relpath", lambda *a: calls.append(a) or real(*a))
+
+    class Entry:
+        def __init__(self, path):
+            self.path, self.explicit = path, False
+
+    hook._outermost_chart.cache_clear()
+    planned = hook.plan([Entry(str(p.relative_to(tmp_path))) for p in sorted((tmp_path / "c").rglob("*.yaml"))])
+    assert list(planned.charts) == ["c"] and len(planned.handled) == 502
+    listed = chart_mod._template_files(chart_mod.load_chart("c"))
+    assert len(calls) < 20, len(calls)
+    assert len(listed) == 500 and listed[1][1:] == ("c/templates/t1.yaml", "c/templates/t1.yaml")

@@ -186,7 +186,8 @@ def test_numbers_too_large_for_a_number_are_kept_as_text_by_both_loads_with_the_
 
 
 @pytest.mark.parametrize("text", [
-    "a: !!str 1\n",  # a tag written in the file
+    "a: !!int 1\n",  # a tag written in the file (`!!str` with the `!!` handle is the C load's: test_hostile_twelfth)
+    "a: !<tag:yaml.org,2002:str> 1\n", "a: &s !!str 1\n", "a: !!str\n",
     "a: !Ref x\n",
     "%YAML 1.1\n---\na: yes\n",  # a directive: YAML 1.1 scalars
     "a: &x 1\nb: &x 2\nc: *x\n",  # a reused anchor: ruamel's note, and its choice of node
@@ -369,7 +370,8 @@ SEGMENT_DOC = "kind: Deployment\nmetadata: {name: d%d}\nspec:\n  x: [1, 2, {a: b
 
 
 @pytest.mark.parametrize(("odd", "where"), [
-    ("kind: ConfigMap\nx: !!str 1\n", "middle"),  # a tag written in the file
+    ("kind: ConfigMap\nx: !!int 1\n", "middle"),  # a tag written in the file
+    ("kind: ConfigMap\nx: !Ref thing\ny: !!str 1\n", "middle"),  # `!!str` is the C load's, the other tag not
     ("kind: ConfigMap\nx: !Ref thing\n", "end"),
     ("kind: ConfigMap\nx: a\u2028b\n", "start"),  # a YAML 1.1 line break: refused by libyaml unread
     ("kind: ConfigMap\nx: &ref: 1\n", "middle"),  # an anchor name libyaml splits
@@ -399,7 +401,7 @@ def test_a_stream_with_one_document_libyaml_does_not_decide_reads_as_ruamel_read
 
 
 def test_documents_that_only_ruamel_reads_past_the_bound_leave_the_file_to_ruamel_whole():
-    text = "---\n".join(f"a: !!str {i}\n" for i in range(yamlload.MAX_SEGMENTS_TO_RUAMEL + 5))
+    text = "---\n".join(f"a: !!int {i}\n" for i in range(yamlload.MAX_SEGMENTS_TO_RUAMEL + 5))
     docs, problems = yamlload.load_text(text, "f.yaml")
     assert [tree(d.data) for d in docs] == [tree(d.data) for d in yamlload._ruamel_load(text, "f.yaml")[0]]
 
@@ -407,14 +409,14 @@ def test_documents_that_only_ruamel_reads_past_the_bound_leave_the_file_to_ruame
 def test_a_large_document_only_ruamel_would_read_is_not_read_and_said_where_it_goes_over_the_bound():
     # ruamel's pure-Python load takes about 80 us a node: a 240,000-node values file with one tag took 24 s
     n = yamlload.MAX_RUAMEL_NODES
-    text = "image: vllm/vllm-openai:v0.9.0\nx: !!str 1\n" + "".join(f"k{i}: v{i}\n" for i in range(n // 2 + 10))
+    text = "image: vllm/vllm-openai:v0.9.0\nx: !!int 1\n" + "".join(f"k{i}: v{i}\n" for i in range(n // 2 + 10))
     docs, problems = yamlload.load_text(text, "values.yaml")
     assert docs == []
     assert [p.level for p in problems] == ["warning"] and abs(problems[0].line - n // 2) <= 2  # k{n/2} is there
     assert "slower reader" in problems[0].message
-    small = "image: vllm/vllm-openai:v0.9.0\nx: !!str 1\n" + "".join(f"k{i}: v{i}\n" for i in range(n // 4))
+    small = "image: vllm/vllm-openai:v0.9.0\nx: !!int 1\n" + "".join(f"k{i}: v{i}\n" for i in range(n // 4))
     docs, problems = yamlload.load_text(small, "values.yaml")
-    assert problems == [] and str(docs[0].data["x"]) == "1"  # ruamel read it (a TaggedScalar)
+    assert problems == [] and str(docs[0].data["x"]) == "1"  # ruamel read it (its tagged int)
     # in a stream, only that document is not read
     stream = "a: 1\n---\n" + text + "---\nb: 2\n"
     docs, problems = yamlload.load_text(stream, "f.yaml")

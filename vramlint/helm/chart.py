@@ -188,13 +188,16 @@ def _template_files(chart: Chart) -> list[tuple[str, str, str]]:
                                       "templates is a symbolic link to a folder outside the scanned tree: not read",
                                       "warning"))
         return out
+    prefix = os.path.join(chart.path, "")
     for root, dirs, files in os.walk(tdir):
         dirs.sort()
         for f in sorted(files):
             if not f.endswith(_TEMPLATE_EXT):
                 continue
             full = os.path.join(root, f)
-            rel = os.path.relpath(full, chart.path).replace(os.sep, "/")
+            # (os.walk's roots start with tdir, so with the chart's path: relpath cost 0.17 ms a file)
+            rel = (full[len(prefix):] if full.startswith(prefix) else os.path.relpath(full, chart.path)).replace(
+                os.sep, "/")
             out.append((full, _join_display(chart.display, rel), f"{chart.helm_name}/{rel}"))
     return out
 

@@ -62,15 +62,20 @@ def plan(entries: list[Any]) -> ChartPlan:
     from vramlint.helm import overlay_files
 
     out = ChartPlan()
+    # per chart, not per file: relpath (two abspaths and a getcwd) was a second of a chart of 20,000 templates
+    shown: dict[str, str] = {}
     for entry in entries:
         path = os.path.abspath(entry.path)
         d = os.path.dirname(path)
         chart = _outermost_chart(d)
         if chart is None or not has_templates(chart):
             continue
-        rel = os.path.relpath(path, chart).replace(os.sep, "/")
+        prefix = os.path.join(chart, "")
+        rel = (path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, chart)).replace(os.sep, "/")
         name = os.path.basename(path)
-        chart_key = _shown(chart)
+        chart_key = shown.get(chart)
+        if chart_key is None:
+            chart_key = shown[chart] = _shown(chart)
         if rel.startswith("templates/") or "/templates/" in rel and rel.startswith("charts/"):
             out.charts.setdefault(chart_key, [])
             out.handled[entry.path] = chart_key
