@@ -92,7 +92,10 @@ def ninth_cases() -> dict[str, dict[str, Any]]:
             case["__expect__"] = expect(("deploy.yaml", text.count("\n"), "VRL102"))
         out[f"manifests-4.9MB-one-{label}"] = case
     values = "image: vllm/vllm-openai:v0.9.0\nx: !!str 1\n" + "".join(f"k{i}: v{i}\n" for i in range(120_000))
-    out["values-240k-nodes-one-tag"] = {"values.yaml": values, "__expect__": expect(("values.yaml", None, "VRL102"))}
+    # (expectation changed in the thirteenth round: `!!str` is read by the C-backed load since then, so the file is
+    # read whole in about a second, and no bound is passed to say; before, the tag sent it to ruamel's load, whose
+    # 40,000-node bound refused it, said as VRL102)
+    out["values-240k-nodes-one-tag"] = {"values.yaml": values, "__expect__": expect()}
     # --- Dockerfile, LWS, Ray, Kustomize, configuration ---
     out["dockerfile-stage-loop-env-doubling"] = {
         "compose.yaml": "services:\n  vllm:\n    build: {context: ., dockerfile: Dockerfile}\n"
