@@ -189,7 +189,7 @@ def test_secrets_written_in_the_scanned_files_are_masked_in_every_report(tmp_pat
 
     token, password = "hf_LiteralTokenWrittenInTheRepo0123456789", "s3cr3t-Passw0rd-in-a-url-7c41"
     write(tmp_path, {"compose.yaml": COMPOSE_HEAD + f"    command: --model Qwen/Qwen2.5-1.5B-Instruct --api-key {token} "
-                     f"--tokenizer https://user:{password}@example.com/t --max-model-len 999999\n"
+                     f"--tokenizer https://user:{password}@example.com/t --max-num-batched-tokens 8192 --max-model-len 999999\n"
                      f"    environment: {{HUGGING_FACE_HUB_TOKEN: {token}, DB_PASSWORD: plain, MODE: keep-me}}\n" + GPU})
     outs = {}
     for fmt in ("text", "json", "github", "sarif", "markdown", "gitlab", "junit"):
@@ -203,7 +203,7 @@ def test_secrets_written_in_the_scanned_files_are_masked_in_every_report(tmp_pat
     assert "--api-key " + "*" * len(token) + " " in text_line and "user:" + "*" * len(password) + "@" in text_line
     server = json_.loads(outs["json"])["servers"][0]
     assert server["env"]["MODE"] == "keep-me" and server["env"]["DB_PASSWORD"] == "*****"
-    assert str(server["args"]["max_model_len"]) == "999999"
+    assert str(server["args"]["max_model_len"]) == "999999" and str(server["args"]["max_num_batched_tokens"]) == "8192"
 
 
 def test_a_script_outside_the_tree_is_said_on_the_entrypoint_that_names_it(tmp_path):

@@ -64,8 +64,10 @@ def json_safe(text: str) -> str:
 # arguments and environment. A CI log or an uploaded SARIF/JSON report is read by more people than the file.
 _SECRET_TEXT = re.compile(r"(\bhf_)([A-Za-z0-9]{20,})|(://[^/\s:@]{0,256}:)([^/\s@]{1,256})(?=@)"
                           r"|(--api-key(?:=|[ \t]+)[\"']?)([^\s\"',]+)")
-_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key|credential",
-                          re.IGNORECASE)
+# a name whose last part says secret: HF_TOKEN, --hf-token, VLLM_API_KEY, DB_PASSWORD, AWS_SECRET_ACCESS_KEY (not
+# max_num_batched_tokens, tokenizer or AWS_ACCESS_KEY_ID)
+_SECRET_NAME = re.compile(r"(?:^|[_-])(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key"
+                          r"|credentials?)$", re.IGNORECASE)
 
 
 def _mask(match: re.Match) -> str:
