@@ -240,3 +240,18 @@ def test_a_chart_of_many_templates_is_planned_and_listed_without_a_relpath_per_f
     listed = chart_mod._template_files(chart_mod.load_chart("c"))
     assert len(calls) < 20, len(calls)
     assert len(listed) == 500 and listed[1][1:] == ("c/templates/t1.yaml", "c/templates/t1.yaml")
+
+
+def test_a_configuration_of_20000_unknown_keys_says_200_and_counts_the_rest(tmp_path):
+    # each unknown key's closest name was a difflib search and a finding of its own: 20,000 took 4 CPU-s
+    keys = "k" * 1000 + ": 0\n" + "".join(f"unknown-key-{i}: 1\n" for i in range(20_000))
+    write(tmp_path, {".vramlint.yaml": keys, "deploy.yaml": BAD})
+    started = time.monotonic()
+    _, report, _ = run_cli(tmp_path, timeout=30)
+    assert time.monotonic() - started < 30
+    said = [f for f in report["findings"] if f["file"] == ".vramlint.yaml"]
+    assert len(said) == 201 and said[0]["line"] == 1 and "'kkkk" in said[0]["message"]
+    assert "... (1,000 characters)" in said[0]["message"] and "unknown key 'unknown-key-0'" in said[1]["message"]
+    assert said[-1]["line"] == 201 and "19,801 more unknown keys" in said[-1]["message"]
+    assert "from line 201 to line 20001" in said[-1]["message"]
+    assert all(len(f["message"]) < 2000 for f in said)
