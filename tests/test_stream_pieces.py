@@ -222,3 +222,13 @@ def test_a_worker_that_dies_leaves_the_stream_to_be_read_whole(monkeypatch):
     monkeypatch.setattr(scan, "_read_piece_job", _dies)
     assert scan._read_pieces(text, "d.yaml", ".", scan._stream_pieces(text, 2)) is None  # not a wait for ever
     assert scan._STREAM_JOB == []
+
+
+def test_a_stream_of_documents_the_join_keeps_is_read_whole_by_default(monkeypatch):
+    monkeypatch.setattr(scan, "PARALLEL_STREAM_FROM", 1)
+    monkeypatch.setattr(scan, "_worker_count", lambda files: 2)
+    deployments = _stream(200)
+    assert scan._stream_pieces(deployments) is not None
+    runtimes = "".join("---\n" + RUNTIME.format(i=i) for i in range(200))
+    assert scan._stream_pieces(runtimes) is None  # sent back whole and joined here: no faster in pieces
+    assert scan._stream_pieces(runtimes, 2) is not None  # (asked for, it is cut all the same)

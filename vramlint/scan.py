@@ -548,8 +548,10 @@ def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, 
     document index) each, or None to read it whole. Cut only at a `---` line: YAML forbids one inside any
     content ("c-forbidden"), anchors do not cross documents, and so each piece reads as it does in the stream.
     Not cut: a stream with a directive or an end marker (`...`, after which a document need not start with
-    `---`), whose document count the cut would have to guess, nor one with line breaks other than LF and CR LF. ``count``: how many pieces (default: one per core
+    `---`), whose document count the cut would have to guess, nor one with line breaks other than LF and CR LF,
+    nor (by default) one of many documents the join keeps, which are slower to send back than to read. ``count``: how many pieces (default: one per core
     when the stream is large enough)."""
+    automatic = count is None
     if count is None:
         if len(text) < PARALLEL_STREAM_FROM:
             return None
@@ -560,6 +562,11 @@ def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, 
         return None  # a line break other than LF (libyaml counts a lone CR, NEL, LS and PS): a piece is padded by LFs
     starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
     if len(starts) < 2:
+        return None
+    if automatic and sum(text.count(kind) for kind in _KEPT_FOR_THE_JOIN) * 4 > len(starts):
+        # Documents the cross-file join keeps (KServe objects, ConfigMaps, llmaz objects) go back whole from a
+        # worker, and the join after them runs here: a 5 MB stream of 11,000 InferenceServices read in pieces took
+        # 1.1x the time and 46 MB more (farm-bench -n 3, paired). Many such documents: read whole.
         return None
     count = min(count, MAX_STREAM_PIECES)
     cuts: list[int] = []
@@ -582,6 +589,9 @@ def _stream_pieces(text: str, count: int | None = None) -> list[tuple[int, int, 
         line += text.count("\n", a, b)
     return pieces
 
+
+# Words of the documents the cross-file join keeps whole (vramlint.scan._pack_join_lines' kinds)
+_KEPT_FOR_THE_JOIN = ("InferenceService", "ServingRuntime", "ConfigMap", "llmaz.io")
 
 # What the workers of `_read_pieces` read: set before the fork, read by them as their own copy
 _STREAM_JOB: list[Any] = []
