@@ -4,7 +4,8 @@
 
 The inputs: 5 MB of Deployments (each a vLLM server with its own name and --max-model-len), 100,000 documents in
 one file, 100,000 args in one Deployment, 5 MB of compose services (each with a GPU reservation) and 5 MB of KServe
-InferenceServices (each with the vLLM runtime, a Hub model and a GPU). Each case is written to its own folder and
+InferenceServices (each with the vLLM runtime, a Hub model and a GPU), a production-stack values file of 20,000
+models, and a vLLM config file of 100,000 unknown keys in a ConfigMap that a Deployment's --config names. Each case is written to its own folder and
 checked in a fresh process (working directory: that folder; HOME and XDG_CACHE_HOME in a scratch folder, so no
 earlier cache helps); printed per case: the file's size, the number of servers in the JSON report, the wall time
 (what the 2 s are of: a large stream is read by every core), CPU seconds (user + system of that process and of
@@ -114,6 +115,26 @@ def _args_100k() -> str:
                                   "".join(f"            - {json.dumps(a)}\n" for a in many))
 
 
+def _values_models() -> str:
+    # a production-stack values file whose modelSpec lists 20,000 models (2 MB)
+    return "servingEngineSpec:\n  modelSpec:\n" + "".join(
+        f"    - name: m{i}\n      modelURL: Qwen/Qwen2.5-1.5B-Instruct\n      requestGPU: 1\n      vllmConfig:\n"
+        f"        maxModelLen: {1024 + i}\n" for i in range(20_000))
+
+
+def _config_map_config() -> str:
+    # a vLLM config file of 100,000 keys no release knows, in a ConfigMap a Deployment's --config names (1.8 MB)
+    return ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  config.yaml: |\n"
+            "    model: Qwen/Qwen2.5-1.5B-Instruct\n" + "".join(f"    k{i}: {i}\n" for i in range(100_000))
+            + "---\n" + _deployment(0).replace(
+                '            - "--model"\n            - "Qwen/Qwen2.5-1.5B-Instruct"\n            - "--max-model-len"\n'
+                '            - "1024"\n', '            - "--config"\n            - "/etc/cfg/config.yaml"\n')
+            .replace("      containers:\n", "      volumes:\n        - name: c\n          configMap: {name: cfg}\n"
+                     "      containers:\n")
+            .replace("          resources:\n", "          volumeMounts:\n            - {name: c, mountPath: /etc/cfg}\n"
+                     "          resources:\n"))
+
+
 def cases() -> dict[str, tuple[str, Callable[[], str]]]:
     """Each case's one file: its name and a function that makes its text."""
     return {
@@ -124,6 +145,8 @@ def cases() -> dict[str, tuple[str, Callable[[], str]]]:
         # as many services as one YAML document may hold (vramlint reads no document of over 250,000 nodes)
         "compose-2.8MB": ("compose.yaml", lambda: "services:\n" + _fill(_service, "", 2_800_000)),
         "kserve-5MB": ("isvc.yaml", lambda: _fill(_isvc, "---\n")),
+        "values-20k-models": ("values.yaml", _values_models),
+        "configmap-100k-config-keys": ("deploy.yaml", _config_map_config),
     }
 
 
