@@ -26,6 +26,7 @@ from typing import Any
 
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem, ResolveOptions, TrafficProfile
+from vramlint.textsafe import shortened
 from vramlint.yamlload import to_plain
 
 CONFIG_YAML_NAMES = (".vramlint.yaml", ".vramlint.yml")
@@ -502,7 +503,7 @@ def _version_problems(data: Any, shown: str, positions: dict[tuple, Location]) -
     for path, value in places:
         if isinstance(value, str) and parse_version(value) is None:
             loc = _locate(positions, path, value=True, shown=shown)
-            shown_value = value if len(value) <= 40 else f"{value[:40]}... ({len(value):,} characters)"
+            shown_value = shortened(value, 40)
             out.append(Problem(shown, loc.line, loc.column, f"{_key_label(path, 'the configuration')}: "
                                f"{shown_value!r} is not a vLLM version (such as 0.10.1)"))
     return out
@@ -965,7 +966,7 @@ def _describe(error: Any, shown: str, positions: dict[tuple, Location], where: s
                                    f"(allowed: {', '.join(allowed)})"))
                 break
             text = str(key)
-            said = text if len(text) <= 80 else f"{text[:80]}... ({len(text):,} characters)"
+            said = shortened(text)
             message = f"unknown key '{said}' in {_key_label(path, where)}"
             hint = _did_you_mean(text[:80], allowed)
             if hint:

@@ -605,9 +605,9 @@ def _read_pieces(text: str, display: str, base_dir: str, pieces: list[tuple[int,
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from vramlint.yamlload import MAX_NUMBER_PROBLEMS, _bounded
+    from vramlint.yamlload import MAX_DOCUMENT_NODES, MAX_NUMBER_PROBLEMS, _bounded
 
-    bounded, bound_problems = _bounded(text, display, _max_document_nodes())
+    bounded, bound_problems = _bounded(text, display, MAX_DOCUMENT_NODES)
     if bounded is not text:
         return None  # documents blanked for their depth or size: read whole, as the bounds say of the whole
     lines = text.splitlines()
@@ -643,12 +643,6 @@ def _read_pieces(text: str, display: str, base_dir: str, pieces: list[tuple[int,
             said = _unread_flags(kept) if isinstance(kept, list) else kept
             flags = (flags[0] or said[0], flags[1] or said[1])
     return outcomes, flags, problems
-
-
-def _max_document_nodes() -> int:
-    from vramlint.yamlload import MAX_DOCUMENT_NODES
-
-    return MAX_DOCUMENT_NODES
 
 
 def _read_piece(k: int) -> tuple[list[Any], Any, list[Problem]]:

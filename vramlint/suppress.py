@@ -21,6 +21,7 @@ from dataclasses import field
 from vramlint.lean_dataclass import dataclass
 from vramlint.meta import MALFORMED_SUPPRESSION, UNUSED_SUPPRESSION
 from vramlint.model import Finding, Location, Server
+from vramlint.textsafe import shortened
 
 # `#` starts a comment at the start of a line or after white space (YAML's rule; also the shell's).
 _DIRECTIVE = re.compile(r"(?:^|(?<=\s))#\s*vramlint\s*:\s*(?P<body>.*)$", re.IGNORECASE)
@@ -87,17 +88,13 @@ def _parse_ids(text: str, names: RuleNames) -> tuple[dict[str, str], list[str]]:
     # 500,000 rules made one message of them all and 500,000 searches (48 s, 490 MB)
     for part in list(unknown)[:MAX_NAMED_ERRORS]:
         hint = names.suggestion(part[:80])
-        errors.append(f"'{_shown(part)}' is not a rule id or name" + (f"; did you mean {hint}?" if hint else ""))
+        errors.append(f"'{shortened(part)}' is not a rule id or name" + (f"; did you mean {hint}?" if hint else ""))
     if len(unknown) > MAX_NAMED_ERRORS:
         errors.append(f"{len(unknown) - MAX_NAMED_ERRORS:,} more names are not rule ids or names either")
     return ids, errors
 
 
 MAX_NAMED_ERRORS = 10
-
-
-def _shown(text: str, width: int = 80) -> str:
-    return text if len(text) <= width else f"{text[:width]}... ({len(text):,} characters)"
 
 
 def comment_suppressions(file: str, lines: list[str], names: RuleNames) -> tuple[list[Suppression], list[Finding]]:
@@ -119,7 +116,7 @@ def comment_suppressions(file: str, lines: list[str], names: RuleNames) -> tuple
         if ignore is None:
             malformed.add(
                 MALFORMED_SUPPRESSION,
-                f"cannot read this vramlint comment ('# vramlint: {_shown(body, 200)}'); the form is '{FORM}'",
+                f"cannot read this vramlint comment ('# vramlint: {shortened(body, 200)}'); the form is '{FORM}'",
                 location,
             )
             continue

@@ -94,6 +94,12 @@ def mask_named(name: object, value: object) -> object:
     return mask_secrets(value)
 
 
+def shortened(text: str, width: int = 80) -> str:
+    """``text`` as a message quotes a value from a scanned file: cut at ``width`` characters, saying how long it
+    was (a hostile file's megabyte key or value is not quoted whole in every report)."""
+    return text if len(text) <= width else f"{text[:width]}... ({len(text):,} characters)"
+
+
 def eprint(message: str) -> None:
     """A line on standard error, made safe (`safe_output`)."""
     print(safe_output(message), file=sys.stderr)

@@ -1694,28 +1694,6 @@ def has_template_marker(text: Any) -> bool:
     return isinstance(text, str) and TEMPLATE_OPEN in text
 
 
-def neutralize_templates(text: str) -> str:
-    """Make a Helm/Go-templated manifest parseable, line for line.
-
-    A line holding only template actions (`{{- if .Values.x }}`, `{{- end }}`, `{{ include ... | nindent 4 }}`)
-    becomes blank; an expression inside a line becomes a marker of the same width.
-    """
-    import re
-
-    action = re.compile(r"\{\{.*?\}\}")
-    out = []
-    for line in text.split("\n"):
-        if "{{" not in line:
-            out.append(line)
-            continue
-        stripped = action.sub("", line).strip()
-        if not stripped:
-            out.append("")
-            continue
-        out.append(action.sub(lambda m: TEMPLATE_OPEN + "_" * max(0, len(m.group(0)) - 2) + TEMPLATE_CLOSE, line))
-    return "\n".join(out)
-
-
 def shift_positions(root: Any, line_offset: int, col_offset: int, budget: int = MAX_NODES_WALKED) -> None:
     """Move every position under ``root`` (0-based ruamel positions) by the given offsets, in place.
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from vramlint.extract.podspec import find_podspecs, is_map, is_seq, scalar_text
 from vramlint.model import Location, Problem
+from vramlint.textsafe import shortened
 from vramlint.yamlload import (
     TEMPLATE_OPEN,
     join_path,
@@ -144,12 +145,6 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
     return problems
 
 
-# The form resource.ParseQuantity reads (k8s.io/apimachinery pkg/api/resource/quantity.go): a signed decimal
-# number, then a binary-SI, decimal-SI or exponent suffix. Written without `[0-9]+\.?[0-9]*`'s two ways to read
-# a run of digits, so a long run that does not match fails in linear time.
-_QUANTITY_SYNTAX = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?")
-
-
 def _quantity_form_problems(doc: Any, container: Any, cpath: str, label: str) -> list[Problem]:
     """The API server's refusal of a requests or limits quantity written in no form ParseQuantity reads (`2x`,
     `１`, `0x10`, a million digits and a letter): the object cannot be decoded, so the first one is said, once
@@ -164,11 +159,11 @@ def _quantity_form_problems(doc: Any, container: Any, cpath: str, label: str) ->
         for name, value in block.items():
             if not isinstance(value, str) or TEMPLATE_OPEN in value or "{{" in value or "$" in value:
                 continue
-            if _QUANTITY_SYNTAX.fullmatch(value.strip()):  # (Quantity.UnmarshalJSON trims blanks first)
+            if _QUANTITY_FORM.fullmatch(value.strip()):  # (Quantity.UnmarshalJSON trims blanks first)
                 continue
             qpath = join_path(join_path(join_path(cpath, "resources"), section), name)
             loc = value_location(doc.file, block, name, qpath) or Location(doc.file, 1, 1)
-            shown = value if len(value) <= 40 else value[:40] + f"... ({len(value):,} characters)"
+            shown = shortened(value, 40)
             return [Problem(doc.file, loc.line, loc.column, (
                 f"the API server rejects this object: {label} cannot be decoded: {cpath}.resources.{section}"
                 f"[{name}] is {shown!r}, and quantities must match the regular expression "
@@ -226,6 +221,9 @@ def _overcommit_allowed(name: str) -> bool:
     return native and not name.startswith("hugepages-")
 
 
+# The form resource.ParseQuantity reads (k8s.io/apimachinery pkg/api/resource/quantity.go): a signed decimal
+# number, then a binary-SI, decimal-SI or exponent suffix. Written without `[0-9]+\.?[0-9]*`'s two ways to read
+# a run of digits, so a long run that does not match fails in linear time.
 _QUANTITY_FORM = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)")
 _QUANTITY_SUFFIX = {"": 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
                     "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Ki": 2**10, "Mi": 2**20,
@@ -237,7 +235,7 @@ def _quantity(value: Any) -> Fraction | None:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
     text = str(value).strip()
-    if len(text) > 64:  # before the pattern, whose `[0-9]+\.?[0-9]*` is quadratic on a long run of digits
+    if len(text) > 64:  # no quantity a resource list holds is written that long; its exact value is not needed
         return None
     m = _QUANTITY_FORM.fullmatch(text)
     if m is None:

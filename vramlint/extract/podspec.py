@@ -87,7 +87,7 @@ def is_block_scalar(value: Any) -> bool:
 def tokens_from(file: str, node: Any, key: str, path: str, lines: list[str] | None = None) -> list[Any]:
     """Command words from ``node[key]``: a list (one token per item) or a shell string (split).
 
-    A word holding a template expression (see yamlload.neutralize_templates) is unknown: its text is None.
+    A word holding a template expression (see vramlint.helm.templated.neutralize) is unknown: its text is None.
     """
     from vramlint.cmdline import Token, plain_words, split_shell, yaml_token
 

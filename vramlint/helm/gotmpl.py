@@ -21,7 +21,8 @@ from typing import Any
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location
 
-# The same brackets yamlload.neutralize_templates uses, so the extractors read such words as unknown.
+# The brackets of yamlload.TEMPLATE_OPEN and TEMPLATE_CLOSE (vramlint.helm.templated.neutralize writes them too),
+# so the extractors read such words as unknown.
 UNKNOWN_MARKER = "\u2983unknown\u2984"
 # vramlint's own limits (Helm has none: a template that grows without bound runs Helm out of memory). They are
 # far above what a real chart needs and keep one chart under about a second and 100 MB: every origin-tracked

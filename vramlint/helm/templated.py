@@ -4,7 +4,7 @@ Go templates (`{{ .Name }}`), Terraform `templatefile` (`${var}`, `%{ if x ~}` d
 `<PLACEHOLDER>` words make a file invalid YAML or give it values that are not real. Each expression is
 replaced by a marker of the same width (so every line and column after it stays where it was), a line
 holding only directives becomes blank, and the file is parsed again. Markers use the brackets
-`vramlint.yamlload.neutralize_templates` uses, so the extractors read such values as unknown (None).
+`vramlint.yamlload.TEMPLATE_OPEN` and `TEMPLATE_CLOSE`, so the extractors read such values as unknown (None).
 """
 
 from __future__ import annotations
