@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import os
 import re
 import statistics
@@ -308,8 +309,7 @@ def main(argv=None) -> int:
         if spec is None:
             spec = GpuSpec(name=gpu_name, total_gib=total, compute_capability=(8, 9), bf16=True, fp8=True)
         elif total is not None:
-            spec = GpuSpec(name=spec.name, total_gib=total, compute_capability=spec.compute_capability, bf16=spec.bf16,
-                           fp8=spec.fp8, mig_profiles=spec.mig_profiles)
+            spec = dataclasses.replace(spec, total_gib=total)  # the logged total; the catalog's other facts
         args: dict = {}
         for col, dest in (("gpu_memory_utilization", "gpu_memory_utilization"), ("max_model_len", "max_model_len"),
                           ("max_num_seqs", "max_num_seqs"), ("max_num_batched_tokens", "max_num_batched_tokens")):
@@ -343,9 +343,7 @@ def main(argv=None) -> int:
         res["in_sample"] = IN_SAMPLE.get(i)
         results.append(res)
     for ex in EXTRA:
-        spec = gpus.lookup(ex["gpu"])
-        spec = GpuSpec(name=spec.name, total_gib=ex["total"], compute_capability=spec.compute_capability, bf16=spec.bf16,
-                       fp8=spec.fp8)
+        spec = dataclasses.replace(gpus.lookup(ex["gpu"]), total_gib=ex["total"])
         res = run_case("extra: " + ex["label"], ex["model"], spec, ex["version"], ex["args"], ex, options,
                        image=ex.get("image"))
         res["why"] = ex.get("why")
@@ -449,8 +447,7 @@ def run_public(row: dict, options) -> dict:
     if spec is None:
         return {"label": label, "skip": f"GPU {row['gpu']!r} not in the catalog"}
     if row["gpu_total_gib"]:
-        spec = GpuSpec(name=spec.name, total_gib=float(row["gpu_total_gib"]), compute_capability=spec.compute_capability,
-                       bf16=spec.bf16, fp8=spec.fp8)
+        spec = dataclasses.replace(spec, total_gib=float(row["gpu_total_gib"]))
 
     def num(col):
         return float(row[col]) if row.get(col) else None

@@ -152,14 +152,17 @@ def test_profile_sampler_follows_the_top_k_top_p_path_of_each_release():
 def test_triton_row_buffer_follows_the_programs_the_kernel_launches():
     """apply_top_k_top_p_triton launches min(SMs, rows) programs and caches a (min(next_power_of_2(programs), SMs),
     vocab) buffer of the fp32 logits' dtype; a GPU whose SM count vramlint does not know gets a note instead."""
+    from vramlint import gpus
     from vramlint.budget.profile import triton_buffer_rows
-    assert triton_buffer_rows("H100-SXM", 1024) == 132 and triton_buffer_rows("H100-SXM", 100) == 128
-    assert triton_buffer_rows("H100-SXM", 9) == 16 and triton_buffer_rows("L4", 40) == 58
-    assert triton_buffer_rows("not-a-gpu", 1024) == 0
+    h100, l4 = gpus.lookup("H100-SXM").compute_units, gpus.lookup("L4").compute_units
+    assert triton_buffer_rows(h100, 1024) == 132 and triton_buffer_rows(h100, 100) == 128
+    assert triton_buffer_rows(h100, 9) == 16 and triton_buffer_rows(l4, 40) == 58
+    assert triton_buffer_rows(None, 1024) == 0
     cfg, weights = _stages(LLAMA_32_3B, "H100-SXM", {"max_model_len": 8192}, "0.19.0")
     h100 = profile_memory(cfg, weights)
     assert "row buffer 132 x 128256 fp32" in h100.sources["activation"]
-    custom = dataclasses.replace(gpus.lookup("L4"), name="my-24gb-card")  # a GPU given by its memory only
+    # a GPU given by its memory only (custom-gpus, --gpu-memory-gib with a name outside the catalog): no SM count
+    custom = dataclasses.replace(gpus.lookup("L4"), name="my-24gb-card", compute_units=None)
     cfg = resolve_configuration(_model(LLAMA_32_3B), custom, {"max_model_len": 4096}, {}, "0.19.0", 1)
     unknown = profile_memory(cfg, load_weights(cfg))
     assert "row buffer" not in unknown.sources["activation"]

@@ -73,6 +73,7 @@ def _catalog() -> dict[str, Any]:
             vendor=entry.get("vendor", "nvidia"),
             marketing_gb=entry.get("marketing_gb"),
             mig_profiles=mig,
+            compute_units=entry.get("compute_units"),
         )
         specs[spec.name] = spec
         sources[spec.name] = entry.get("total_source", "")

@@ -558,6 +558,7 @@ class GpuSpec:
     vendor: str = "nvidia"
     marketing_gb: float | None = None
     mig_profiles: dict[str, float] = field(default_factory=dict)  # profile -> GiB
+    compute_units: int | None = None  # SMs (NVIDIA) / CUs (AMD) as torch reports them; None: not known
 
 
 @dataclass

@@ -127,8 +127,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         sampler_path == "flashinfer" and beh.engine == "v1" and versions.at_least(key, 0, 21)
         and profile_seqs >= TRITON_TOPK_TOPP_MIN_ROWS
         and not str(cfg.args.get("logprobs_mode") or "").startswith("processed"))
-    triton_rows = triton_buffer_rows(cfg.gpu.name, profile_seqs) if native else 0
-    if native and cfg.gpu.name not in COMPUTE_UNITS:
+    triton_rows = triton_buffer_rows(cfg.gpu.compute_units, profile_seqs) if native else 0
+    if native and not cfg.gpu.compute_units:
         notes.append(f"the Triton top-k/top-p kernel's row buffer (one fp32 vocabulary row per SM) is not counted: "
                      f"{cfg.gpu.name}'s SM count is not in vramlint's table (0.06 - 0.13 GiB on an H100)")
     activation: list[int] = []
@@ -202,29 +202,10 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                    communication=comm, notes=notes, sources=src)
 
 
-# Streaming multiprocessors (NVIDIA) / compute units (AMD) per GPU, what vLLM's num_compute_units returns
-# (torch.cuda.get_device_properties().multi_processor_count): NVIDIA's and AMD's product specifications (CUDA
-# cores / cores per SM, stream processors / 64). Sizes the Triton top-k/top-p kernel's row buffer; a GPU missing
-# here (one given by total memory only) gets a note.
-COMPUTE_UNITS = {
-    "T4": 40, "V100-16GB": 80, "V100-32GB": 80, "A10": 72, "A10G": 80, "A30": 56, "A40": 84, "A100-40GB": 108,
-    "A100-80GB": 108, "A100-80GB-PCIe": 108, "L4": 58, "L40": 142, "L40S": 142, "L20": 92, "H100-PCIe": 114,
-    "H100-SXM": 132, "H100-NVL": 132, "H200": 132, "H20": 78, "H20-141GB": 78, "GH200": 132, "GH200-144GB": 132,
-    "B200": 148, "RTX-3090": 82, "RTX-3090-Ti": 84, "RTX-4090": 128, "RTX-5090": 170, "RTX-A6000": 84,
-    "RTX-6000-Ada": 142, "RTX-PRO-6000": 188, "RTX-2080-Ti": 68, "RTX-3060-12GB": 28, "RTX-3070": 46,
-    "RTX-3070-Ti": 48, "RTX-3080-10GB": 68, "RTX-3080-12GB": 70, "RTX-3080-Ti": 80, "RTX-4060-Ti-8GB": 34,
-    "RTX-4060-Ti-16GB": 34, "RTX-4070": 46, "RTX-4070-Laptop": 36, "RTX-4070-Super": 56, "RTX-4070-Ti": 60,
-    "RTX-4070-Ti-Super": 66, "RTX-4080": 76, "RTX-4080-Super": 80, "RTX-5060-Ti-16GB": 36, "RTX-5070": 48,
-    "RTX-5070-Ti": 70, "RTX-5080": 84, "RTX-A2000-12GB": 26, "RTX-A4000": 48, "RTX-A4500": 56, "RTX-A5000": 64,
-    "RTX-2000-Ada": 22, "RTX-4000-Ada": 48, "RTX-5000-Ada": 100, "A2": 10, "A16": 10, "P100-16GB": 56, "P40": 30,
-    "MI210": 104, "MI250X-GCD": 110, "MI250-GCD": 104, "MI300X": 304, "MI325X": 304, "MI355X": 256,
-}
-
-
-def triton_buffer_rows(gpu: str, rows: int) -> int:
-    """Rows of ``apply_top_k_top_p_triton``'s cached buffer for a ``rows``-row batch (0 when the SMs are not known):
-    ``min(next_power_of_2(min(SMs, rows)), SMs)``."""
-    units = COMPUTE_UNITS.get(gpu)
+def triton_buffer_rows(units: int | None, rows: int) -> int:
+    """Rows of ``apply_top_k_top_p_triton``'s cached buffer for a ``rows``-row batch on a GPU of ``units`` SMs or
+    compute units (the catalog's `compute_units`; 0 when they are not known): ``min(next_power_of_2(min(SMs,
+    rows)), SMs)``."""
     if not units:
         return 0
     programs = min(units, rows)
