@@ -107,7 +107,7 @@ def check(assessment, ctx):
     pp = int_arg(server, "pipeline_parallel_size", 1)
     if tp is None or pp is None or tp * pp <= 1:
         return
-    fix = FIXES.get(server.source_format, "give the container a shared-memory /dev/shm larger than 64 MB")
+    fix = server.shm_fix or FIXES.get(server.source_format, "give the container a shared-memory /dev/shm larger than 64 MB")
     what = f"tensor-parallel-size {tp}" + (f" x pipeline-parallel-size {pp}" if pp > 1 else "")
     yield ctx.finding(
         assessment,
@@ -122,5 +122,7 @@ def _shm_fix(server, text):
     from vramlint.fixes import add_shm
     from vramlint.model import Fix
 
+    if server.shm_fix:  # the source makes the pod's volumes itself (a chart's values): advice, no edit
+        return Fix(text, True, [], "the chart makes this pod's volumes from its own values: set them there")
     edits, why = add_shm(server)
     return Fix(text, True, edits, why)

@@ -211,6 +211,9 @@ class Server:
     env_from_unseen: bool = False  # envFrom sources set variables the files do not show
     gpu: GpuRequest | None = None
     shm: bool | None = None  # shared memory large enough for NCCL (k8s /dev/shm Memory emptyDir, ipc: host, shm_size)
+    # How this server's source gives it /dev/shm when that is not a pod spec's volumes (a chart's own values):
+    # VRL008's advice there, with no edit
+    shm_fix: str | None = None
     replicas: int | None = None
     ignore_rules: dict[str, Location] = field(default_factory=dict)  # vramlint.dev/ignore annotation
     notes: list[str] = field(default_factory=list)  # things said about this server (config in another file, ...)
