@@ -110,3 +110,38 @@ def test_past_the_comparison_limit_the_other_files_are_said_and_read_on_their_ow
     inv = scan([str(repo)])
     assert any("up to vramlint's limit (1 files" in n for n in inv.notes)
     assert not [n for n in inv.notes if "read as values of chart" in n]
+
+
+def _chart_with_own_overlay(tmp_path: Path, rel: str, overlay: str) -> Path:
+    chart = tmp_path / "serve"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serve\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text(CHART_VALUES)
+    (chart / "templates" / "deployment.yaml").write_text(DEPLOYMENT)
+    (chart / rel).parent.mkdir(parents=True, exist_ok=True)
+    (chart / rel).write_text(overlay)
+    return chart
+
+
+def test_an_overlay_in_the_charts_own_folder_is_linted_through_that_chart(tmp_path):
+    # (`overrides/models/<model>.yaml` of AMD's vLLM chart; chart-testing's `ci/*-values.yaml`): applied with
+    # `helm -f`, so each is a release of its own; below the top level a key the defaults do not list is allowed
+    # there (a label of its own under podLabels, which has none by default, and one under model)
+    overlay = PROFILE.replace("model:\n  name: Qwen/Qwen2.5-14B-Instruct\n",
+                              "model:\n  name: Qwen/Qwen2.5-14B-Instruct\n  revision: main\n")
+    for rel in ("overrides/models/qwen-14b.yaml", "ci/amd-values.yaml"):
+        chart = _chart_with_own_overlay(tmp_path / rel.split("/")[0], rel, overlay)
+        inv = scan([str(chart)])
+        assert sorted(s.model for s in inv.servers) == ["Qwen/Qwen2.5-14B-Instruct", "Qwen/Qwen2.5-7B-Instruct"]
+        [variant] = [s for s in inv.servers if s.model == "Qwen/Qwen2.5-14B-Instruct"]
+        assert variant.location.yaml_path.endswith("?values=" + rel.rsplit("/", 1)[1])
+        assert (variant.gpu.vendor, variant.gpu.count) == ("amd", 2)
+
+
+def test_a_file_in_the_charts_folder_with_a_key_the_chart_lacks_is_not_an_overlay(tmp_path):
+    for i, overlay in enumerate((PROFILE + "gpuOperator:\n  enabled: true\n",  # a top-level key the chart lacks
+                                 "image:\n  tag: v0.11.1\n")):  # shares too little to be evidence
+        chart = _chart_with_own_overlay(tmp_path / str(i), "overrides/x.yaml", overlay)
+        inv = scan([str(chart)])
+        assert not [s for s in inv.servers if "?values=" in (s.location.yaml_path or "")]
+        assert not [n for n in inv.notes if "read as values of chart" in n]

@@ -230,6 +230,9 @@ def summarise(assessments, enabled=None) -> list[UncheckedGroup]:  # noqa: ANN00
                 seen[cause] = (set(), set())
             servers, items = seen[cause]
             where = f"{server.file}:{server.location.line}"
+            path = server.location.yaml_path or ""
+            if "?values=" in path:  # a chart linted with an overlay: a release of its own on the same template line
+                where += f" (with {path.rsplit('?values=', 1)[1]})"
             if where not in servers:
                 servers.add(where)
                 group.servers.append(where)

@@ -115,7 +115,7 @@ MIN_SHARED_PATHS = 4  # key paths a values file must share with a chart's values
 
 def _place_profiles(entries: list[Any], out: ChartPlan) -> None:
     """Values files that sit away from their chart (a cluster profile in `deploy/clusters/<name>/values/`, applied
-    with `helm -f`) but whose shape is, as a whole, that of one chart among the scanned ones: every top-level key
+    with `helm -f`), or in its folder but not among the files Helm reads (`overrides/models/*.yaml`), but whose shape is, as a whole, that of one chart among the scanned ones: every top-level key
     they set is one of the chart's values.yaml keys (or a key every chart takes), their nested keys are the chart's
     (a key under an empty map or a list of the chart's is free), and they share at least MIN_SHARED_PATHS key paths
     with it. Never by one key: a file that more than one chart fits equally is left alone."""
@@ -135,8 +135,16 @@ def _place_profiles(entries: list[Any], out: ChartPlan) -> None:
         path = entry.path
         if path in out.handled or not path.lower().endswith((".yaml", ".yml")):
             continue
-        if _outermost_chart(os.path.dirname(os.path.abspath(path))) is not None:
-            continue  # a chart's own file, or a chart without templates: read as it is
+        own = _outermost_chart(os.path.dirname(os.path.abspath(path)))
+        candidates = shapes
+        if own is not None:
+            # a file of the chart's own folder that is not one the chart reads (an `overrides/models/*.yaml` or a
+            # chart-testing `ci/*-values.yaml` applied with `helm -f`): compared with that chart's values alone;
+            # a file of a chart without templates, or of one not scanned, is read as it is
+            own_key = _shown(own)
+            if own_key not in shapes:
+                continue
+            candidates = {own_key: shapes[own_key]}
         compared += 1
         if compared > MAX_PROFILE_CANDIDATES or read >= MAX_PROFILES_READ:
             out.notes.append(f"values files outside the charts were compared with the charts' values shapes up to "
@@ -145,15 +153,16 @@ def _place_profiles(entries: list[Any], out: ChartPlan) -> None:
             break
         text = _text(path)
         keys = set(_TOP_KEY.findall(text or ""))
-        if not keys or keys & {"apiVersion", "kind", "services"} or not (keys - COMMON_KEYS) <= tops:
+        if not keys or keys & {"apiVersion", "kind", "services"} or not (keys - COMMON_KEYS) <= (
+                tops if candidates is shapes else set(next(iter(candidates.values())))):
             continue
         read += 1
         data, _origins, problems = load_values_file(path, path)
         if not isinstance(data, dict) or problems:
             continue
         fits = []
-        for chart_key, chart_data in shapes.items():
-            shared = _shared_paths(data, chart_data, COMMON_KEYS)
+        for chart_key, chart_data in candidates.items():
+            shared = _shared_paths(data, chart_data, COMMON_KEYS, nested_free=own is not None)
             if shared is not None and shared >= MIN_SHARED_PATHS:
                 fits.append((shared, chart_key))
         fits.sort(reverse=True)
@@ -176,19 +185,24 @@ def _text(path: str) -> str | None:
     return None if isinstance(text, Refusal) else text
 
 
-def _shared_paths(values: dict, chart: dict, common: frozenset[str], depth: int = 0) -> int | None:
+def _shared_paths(values: dict, chart: dict, common: frozenset[str], depth: int = 0,
+                  nested_free: bool = False) -> int | None:
     """How many key paths ``values`` shares with the chart's ``chart`` values, or None when it sets one the chart
-    does not have (at the top level a key every chart takes is free and not counted)."""
+    does not have (at the top level a key every chart takes is free and not counted). ``nested_free``: below the
+    top level a key the chart does not have is not counted but allowed (a file in the chart's own folder: an
+    environment variable or a label the chart's defaults do not list)."""
     shared = 0
     for key, value in values.items():
         if depth == 0 and key in common:
             continue
         if key not in chart:
+            if nested_free and depth > 0:
+                continue
             return None
         shared += 1
         default = chart[key]
         if isinstance(value, dict) and isinstance(default, dict) and default and depth < 3:
-            below = _shared_paths(value, default, common, depth + 1)
+            below = _shared_paths(value, default, common, depth + 1, nested_free)
             if below is None:
                 return None
             shared += below
