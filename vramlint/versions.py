@@ -398,6 +398,125 @@ def default_utilization(key: VersionKey) -> float:
     return 0.92 if at_least(key, 0, 20) else 0.9
 
 
+# KV connectors whose class subclasses SupportsHMA (vllm/distributed/kv_transfer/kv_connector/v1/*, by the name
+# kv_transfer_config.kv_connector registers in kv_connector/factory.py), from the release whose VllmConfig consults
+# it (0.22): the 0.22.0, 0.23.0 - 0.26.0, 0.27.1 and 0.33.0 wheels. The others (LMCacheConnectorV1,
+# LMCacheMPConnector, P2pNcclConnector, ExampleConnector, FlexKV, ...) turn the hybrid manager off.
+_HMA_CONNECTORS: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
+    ((0, 22), frozenset({"DecodeBenchConnector", "ExampleHiddenStatesConnector", "MooncakeConnector",
+                         "MooncakeStoreConnector", "NixlConnector", "OffloadingConnector",
+                         "SimpleCPUOffloadConnector"})),
+    ((0, 27), frozenset({"NixlPullConnector", "NixlPushConnector"})),  # NixlBaseConnector's subclasses
+    ((0, 33), frozenset({"HiSparseConnector", "MoRIIOConnector", "UMBPStoreConnector"})),
+)
+
+
+def _json_value(value: Any) -> Any:
+    """A --*-config value as vLLM reads it: a dict, or JSON text."""
+    if isinstance(value, str):
+        import json
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def kv_connector_name(key: VersionKey, args: dict, env: dict) -> tuple[bool, str | None]:
+    """(whether the engine runs a KV connector, its registered name when one is known).
+
+    ``--kv-transfer-config`` names it; ``--kv-offloading-size`` (0.11.1+) makes one
+    (``VllmConfig._post_init_kv_transfer_config``): OffloadingConnector for the native backend
+    (SimpleCPUOffloadConnector with VLLM_USE_SIMPLE_KV_OFFLOAD, 0.19+), LMCache's connector for ``lmcache``
+    (LMCacheConnectorV1, LMCacheMPConnector from 0.23)."""
+    transfer = _json_value(args.get("kv_transfer_config"))
+    name = None
+    configured = transfer not in (None, "", {})
+    if isinstance(transfer, dict):
+        name = transfer.get("kv_connector") or None
+    offload = args.get("kv_offloading_size")
+    if offload not in (None, "") and at_least(key, 0, 11, 1):
+        configured = True
+        backend = str(args.get("kv_offloading_backend") or "native").strip().lower()
+        if backend == "lmcache":
+            name = "LMCacheMPConnector" if at_least(key, 0, 23) else "LMCacheConnectorV1"
+        elif backend == "native":
+            simple = at_least(key, 0, 19) and _truthy(env.get("VLLM_USE_SIMPLE_KV_OFFLOAD"))
+            name = "SimpleCPUOffloadConnector" if simple else "OffloadingConnector"
+    return configured, (str(name) if name is not None else None)
+
+
+def _connector_supports_hma(key: VersionKey, name: str | None, transfer: Any) -> bool:
+    """``KVConnectorFactory.supports_hma_config`` (0.22+): the connector class subclasses SupportsHMA;
+    MultiConnector only when every child connector does."""
+    if not name:
+        return False
+    if name == "MultiConnector":
+        extra = transfer.get("kv_connector_extra_config") if isinstance(transfer, dict) else None
+        children = extra.get("connectors") if isinstance(extra, dict) else None
+        if not isinstance(children, list) or not children:
+            return False
+        return all(isinstance(c, dict) and _connector_supports_hma(key, c.get("kv_connector"), c) for c in children)
+    return any(at_least(key, *since) and name in names for since, names in _HMA_CONNECTORS)
+
+
+def hybrid_kv_cache_manager(key: VersionKey, engine: str, args: dict, env: dict,
+                            model: Any) -> tuple[bool, str | None, dict[str, Any] | None]:
+    """(whether V1's hybrid KV cache manager runs, why it is off when it is, the refusal when the user asked for it
+    where vLLM cannot run it), from ``VllmConfig.__post_init__`` (vllm/config.py 0.9.2 - 0.10.0,
+    vllm/config/__init__.py 0.10.1 - 0.11, vllm/config/vllm.py 0.12+; the 0.9.2, 0.10.0 - 0.14.0, 0.19.0 - 0.27.1
+    and 0.33.0 wheels):
+
+    * up to 0.12 a bool: off with --disable-hybrid-kv-cache-manager, a KV connector (--kv-transfer-config, or
+      --kv-offloading-size), a --kv-events-config, or chunked local attention (Llama 4) with an EAGLE / MTP
+      draft; from 0.10.1 chunked local attention alone too, unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE;
+    * from 0.13 three states: with no preference it is off for those (KV events up to 0.19 only) and for a KV
+      connector, from 0.22 only one that does not subclass SupportsHMA; --disable-hybrid-kv-cache-manager turns
+      it off; --no-disable-hybrid-kv-cache-manager keeps it for a connector, and vLLM refuses it where it has
+      to be off (ValueError)."""
+    if engine != "v1" or not at_least(key, 0, 9, 2):
+        return False, None, None
+    explicit = _truthy(args.get("disable_hybrid_kv_cache_manager"))
+    if explicit:
+        return False, "off: --disable-hybrid-kv-cache-manager", None
+    transfer = _json_value(args.get("kv_transfer_config"))
+    connector, name = kv_connector_name(key, args, env)
+    events = args.get("kv_events_config") not in (None, "", {})
+    chunked = bool(getattr(model, "attention_chunk_size", None)) if model is not None else False
+    spec = _json_value(args.get("speculative_config"))
+    method = str(spec.get("method") or "").lower() if isinstance(spec, dict) else ""
+    eagle = method in (("eagle", "eagle3", "mtp") if at_least(key, 0, 11) else ("eagle", "eagle3", "deepseek_mtp"))
+    must: list[str] = []  # what turns it off whatever the user says (need_disable_hybrid_kv_cache_manager)
+    if events and not at_least(key, 0, 20):
+        must.append("--kv-events-config")
+    if chunked and eagle:
+        must.append(f"chunked local attention with the {method} draft")
+    elif chunked and at_least(key, 0, 10, 1) and not _truthy(env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")):
+        must.append("chunked local attention (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset)")
+    label = f"the {name} KV connector" if name else "a KV connector (--kv-transfer-config)"
+    if not at_least(key, 0, 13):
+        if connector:
+            must.insert(0, label)
+        if must:
+            return False, "off: " + ", ".join(must), None
+        return True, None, None
+    if explicit is False:
+        if must:
+            return True, None, {
+                "code": "hybrid-kv-manager-unsupported",
+                "message": ("Hybrid KV cache manager was explicitly enabled but is not supported in this "
+                            "configuration. Consider omitting the --no-disable-hybrid-kv-cache-manager flag to let "
+                            f"vLLM decide automatically. (vramlint: {', '.join(must)})"),
+                "arg": "disable_hybrid_kv_cache_manager",
+            }
+        return True, None, None
+    if connector and not (at_least(key, 0, 22) and _connector_supports_hma(key, name, transfer)):
+        must.insert(0, label + (" (not a SupportsHMA connector)" if at_least(key, 0, 22) else ""))
+    if must:
+        return False, "off: " + ", ".join(must), None
+    return True, None, None
+
+
 def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_model_len: int,
              usage_context: str = "serve") -> Behavior:
     """The start-up behaviour of ``version`` for this GPU, arguments, environment and model.
@@ -527,6 +646,12 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
     else:
         concurrency = "v1-blocks"
 
+    hybrid, hybrid_why, hybrid_error = hybrid_kv_cache_manager(key, engine, args, env, model)
+    if hybrid_why:
+        sources["hybrid_kv_cache_manager"] = hybrid_why
+    if hybrid_error:
+        errors.append(hybrid_error)
+
     util_default = default_utilization(key)
     mode = str(args.get("performance_mode") or "balanced")
     return Behavior(
@@ -544,7 +669,7 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
         max_num_batched_tokens=mnbt,
         cudagraph_in_budget=cudagraph,
         concurrency=concurrency,
-        hybrid_kv_manager=engine == "v1" and at_least(key, 0, 9, 2) and not _truthy(args.get("disable_hybrid_kv_cache_manager")),
+        hybrid_kv_manager=hybrid,
         mla_supported=is_mla,
         bf16_fallback=at_least(key, 0, 9),
         sources=sources,

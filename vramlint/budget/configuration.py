@@ -34,6 +34,9 @@ VLLM_SOURCES = (
     "CacheConfig._verify_args / Field(gt=0, le=1), SchedulerConfig._verify_args",
     "vllm/worker/worker.py::init_device (V0), vllm/v1/worker/gpu_worker.py::init_device (V1): "
     "requested memory = total x gpu_memory_utilization",
+    "VllmConfig.__post_init__ (vllm/config.py 0.9.2 - 0.10.0, vllm/config/vllm.py 0.12+): whether the hybrid KV cache "
+    "manager runs (a KV connector, KV events, chunked local attention; SupportsHMA connectors from 0.22), "
+    "vramlint.versions.hybrid_kv_cache_manager",
 )
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "bfloat16", "float16")

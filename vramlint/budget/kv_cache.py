@@ -16,7 +16,6 @@ from vramlint.budget.common import (
     StageResult,
     arg_or,
     int_arg,
-    truthy,
 )
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.kv_layout import (
@@ -39,6 +38,7 @@ VLLM_SOURCES = (
     "vllm/v1/kv_cache_interface.py: AttentionSpec / MLAAttentionSpec / SlidingWindowSpec / "
     "ChunkedLocalAttentionSpec / MambaSpec page_size_bytes, max_memory_usage_bytes (0.8 - 0.33)",
     "vllm/v1/core/kv_cache_utils.py: get_kv_cache_config(s), unify_kv_cache_spec_page_size, "
+    "unify_hybrid_kv_cache_specs (the manager off: local layers sized as full ones, state layers refused up to 0.26), "
     "get_max_concurrency_for_kv_cache_config, _report_kv_cache_config (0.8 - 0.2x); "
     "vllm/v1/core/kv_cache_planning.py (0.3x)",
     "vllm/model_executor/models/config.py::HybridAttentionMambaModelConfig (page unification, 0.10+)",
@@ -115,7 +115,7 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
                 first_layer: int = 0) -> KvCache:
     """The KV cache of one rank holding the layers ``kinds`` (all of them without pipeline parallel), the first of
     them decoder layer ``first_layer``."""
-    model, beh, key, args, env, tp, pp = cfg.model, cfg.beh, cfg.key, cfg.args, cfg.env, cfg.tp, cfg.pp
+    model, beh, key, args, tp, pp = cfg.model, cfg.beh, cfg.key, cfg.args, cfg.tp, cfg.pp
     kv_dtype_bytes, dtype_bytes, mnbt, max_model_len = (cfg.kv_dtype_bytes, cfg.dtype_bytes,
                                                         cfg.max_num_batched_tokens, cfg.max_model_len)
     spec_share = weights.draft
@@ -152,9 +152,10 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         src.setdefault("kv_bytes_per_token", f"{full_how} x {full_rank} full-attention layers + {kv_how} x "
                                              f"{local_rank} other layers")
     hybrid = beh.hybrid_kv_manager and n_local > 0 and (window or chunk)
-    if hybrid and chunk and not truthy(env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")) and not window:
-        hybrid = False
-        notes.append("the hybrid KV cache manager is off for chunked local attention: every layer is sized for the full length")
+    off_why = beh.sources.get("hybrid_kv_cache_manager")
+    if n_local > 0 and (window or chunk) and not beh.hybrid_kv_manager and off_why:
+        # unify_hybrid_kv_cache_specs: sliding-window and chunked layers become full-attention layers
+        notes.append(f"the hybrid KV cache manager is {off_why}: every layer is sized for the full length")
     # unify_kv_cache_spec_page_size (v1/core/kv_cache_utils.py, 0.19 - 0.26): layers with the smaller page get a
     # block size raised by the ratio of the pages, so that every layer's page is the largest one.
     page = block_size * max(per_layer, per_full)  # one layer, one block
@@ -198,6 +199,20 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
             ssm_bytes = mamba_bytes  # gated_delta_net_state_dtype used one dtype for both states before 0.17
         state_page, state_how = mamba_state_bytes(model, tp, mamba_bytes, ssm_bytes)
     mamba_hybrid = bool(state_page) and n_full > 0
+    errors: list[dict] = []
+    if mamba_hybrid and beh.engine == "v1" and not beh.hybrid_kv_manager and versions.at_least(key, 0, 9, 2):
+        why = beh.sources.get("hybrid_kv_cache_manager") or "off"
+        if not versions.at_least(key, 0, 27):
+            # get_kv_cache_groups -> unify_hybrid_kv_cache_specs (0.9.2 - 0.26.0 wheels): a state layer cannot
+            # become a full-attention one
+            errors.append({"code": "hybrid-kv-manager-required",
+                           "message": ("Hybrid KV cache manager is disabled but failed to convert the KV cache "
+                                       f"specs to one unified type. (vramlint: the manager is {why}; the model's "
+                                       "Mamba / linear-attention state layers need it)"),
+                           "arg": "disable_hybrid_kv_cache_manager"})
+        else:
+            notes.append(f"the hybrid KV cache manager is {why}; vLLM {cfg.version} says hybrid state-space models "
+                         "need it and fail at start-up without it (VllmConfig.__post_init__); where they fail is not modelled")
     if mamba_hybrid:
         raw_state = state_page
         block_size, state_page, page = _unify_mamba_page(per_layer, state_page, block_size)
@@ -284,4 +299,5 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     return KvCache(kv_bytes_per_token=kv_bytes_per_token, block_size=block_size, per_block_pool=per_block_pool,
                    num_blocks=num_blocks, num_override=num_override, kv_tokens=kv_tokens, concurrency=concurrency,
                    one_request=one_request, per_request=per_request_blocks, kv_bytes=kv_bytes,
-                   fractional_blocks=kv_bytes / per_block_pool if per_block_pool else 0.0, notes=notes, sources=src)
+                   fractional_blocks=kv_bytes / per_block_pool if per_block_pool else 0.0, notes=notes, sources=src,
+                   errors=errors)
