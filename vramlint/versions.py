@@ -400,13 +400,13 @@ def default_utilization(key: VersionKey) -> float:
 
 # KV connectors whose class subclasses SupportsHMA (vllm/distributed/kv_transfer/kv_connector/v1/*, by the name
 # kv_transfer_config.kv_connector registers in kv_connector/factory.py), from the release whose VllmConfig consults
-# it (0.22): the 0.22.0, 0.23.0 - 0.26.0, 0.27.1 and 0.33.0 wheels. The others (LMCacheConnectorV1,
+# it (0.22): the 0.22.0 - 0.26.0, 0.27.1 and 0.33.0 wheels. The others (LMCacheConnectorV1,
 # LMCacheMPConnector, P2pNcclConnector, ExampleConnector, FlexKV, ...) turn the hybrid manager off.
 _HMA_CONNECTORS: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
     ((0, 22), frozenset({"DecodeBenchConnector", "ExampleHiddenStatesConnector", "MooncakeConnector",
                          "MooncakeStoreConnector", "NixlConnector", "OffloadingConnector",
                          "SimpleCPUOffloadConnector"})),
-    ((0, 27), frozenset({"NixlPullConnector", "NixlPushConnector"})),  # NixlBaseConnector's subclasses
+    ((0, 24), frozenset({"NixlPullConnector", "NixlPushConnector"})),  # NixlBaseConnector's subclasses
     ((0, 33), frozenset({"HiSparseConnector", "MoRIIOConnector", "UMBPStoreConnector"})),
 )
 
