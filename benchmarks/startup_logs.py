@@ -92,9 +92,11 @@ ROW_INPUTS: dict[int, dict] = {
     2: {"skip": "multimodal (cross-attention vision encoder) profile run: 36.63 GiB activation; vramlint does not estimate encoder profiling"},
     3: {"version": "0.6.4"},
     4: {"version": "0.6.4", "args": {"gpu_memory_utilization": 0.9}, "why": "util 0.9 as in the user's other runs"},
-    5: {"version": "0.10.0", "why": "V1, 2025-07 (between 0.9.2 and 0.10.0; vramlint's budget is the same for both); "
-                                   "the server runs --kv-transfer-config LMCacheConnectorV1 (kv_both), whose memory "
-                                   "vramlint does not model: the 17.6% is not traced to a cause in vLLM's source"},
+    5: {"version": "0.10.0", "args": {"kv_transfer_config": {"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"}},
+        "why": "V1, 2025-07 (between 0.9.2 and 0.10.0; vramlint's budget is the same for both); "
+               "the server runs --kv-transfer-config LMCacheConnectorV1 (kv_both); the same checkpoint family is "
+               "off by as much per rank without a connector (P24, P26: 1.45 GiB), so the 17.6% is probably not "
+               "the connector's and is not traced to a cause in vLLM's source (docs/budget.md)"},
     6: {"skip": "vLLM 0.2.x (2023): before the releases vramlint models (0.4+)"},
     7: {"skip": "vLLM 0.2.x (2023), torch-peak-only profiler"},
     8: {"skip": "vLLM 0.2.x (2023): before the releases vramlint models (0.4+)"},
