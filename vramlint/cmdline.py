@@ -1430,7 +1430,8 @@ def _is_script_text(text: str) -> bool:
 def _looks_like_command(word: str) -> bool:
     """A first word that is a program rather than a vLLM argument or model id (for `args`-only containers)."""
     b = _basename(word)
-    if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in ("vllm", "vllm-omni", "env", "uv", "conda", "true"):
+    if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in (
+            "vllm", "vllm-omni", "env", "uv", "conda", "true", "opentelemetry-instrument"):
         return True
     if _is_python(word) or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
         return True
@@ -1481,6 +1482,14 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
                 i += 2 if b in ("taskset",) else 1
             if b == "tini" and i < len(argv) and argv[i].text == "--":
                 i += 1
+            continue
+        if b == "opentelemetry-instrument":
+            # OpenTelemetry's launcher (opentelemetry-instrumentation, auto_instrumentation.run): every option it
+            # has but --help and --version is one OTEL_* variable and takes a value; then it execs the command
+            # with the words after it (argparse REMAINDER)
+            i += 1
+            while i < len(argv) and argv[i].text is not None and argv[i].text.startswith("-"):
+                i += 1 if "=" in argv[i].text or argv[i].text in ("-h", "--help", "--version") else 2
             continue
         if b == "ray" and [t.text for t in argv[i + 1 : i + 3]] == ["job", "submit"]:
             # Ray's CLI runs the words after `--` as the job's entrypoint on the cluster (a shell command; the
@@ -1755,6 +1764,18 @@ def _may_start_a_server(texts: list[str | None]) -> bool:
     Python or a shell (each name holds one of these), whatever wrappers come before."""
     joined = " ".join([t for t in texts if t])
     return "vllm" in joined or "python" in joined or "pypy" in joined or "sh" in joined
+
+
+def script_assignments(script: Token, env: dict[str, str | None] | None = None) -> dict[str, str | None]:
+    """The variables a script assigns itself (plain assignments in order, one under if/while/for/case unknown),
+    over ``env``: what `$X` expands to in the commands it runs, as `_search_script_with_assignments` reads them
+    for a `vllm serve` it starts."""
+    at, _ = _script_positions(script.text or "", script.location, bool(script.block), indent=script.indent,
+                              lines=script.lines, folded=script.block == ">", quoted=script.quoted, problems=[])
+    if "=" not in at.text:
+        return dict(env or {})
+    return _assignments((([w[0] for w in cmd], cmd[0]) for cmd in _command_words(at.text, None, [])), env or {},
+                        None, lambda first: "")
 
 
 def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,

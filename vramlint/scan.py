@@ -434,6 +434,9 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         _say_unread_mention(col, text, display, templated, docs)
 
 
+_TEMPLATE_INFIX = re.compile(r"\.(?:tmpl|tpl|template|j2|jinja2?|tftpl)\.ya?ml$")
+
+
 def _template_file_problems(display: str, problems: list[Problem]) -> list[Problem]:
     """A file named as a template (`x.yaml.tpl`, `.j2`, `.tmpl`, `.tftpl`) is the input of another tool (Python's
     `str.format`, Jinja, Terraform, a Go program), which renders it before anything reads it as YAML: what it is as
@@ -443,6 +446,10 @@ def _template_file_problems(display: str, problems: list[Problem]) -> list[Probl
 
     low = display.lower()
     ext = next((e for e in TEMPLATE_EXTENSIONS if low.endswith(e)), None)
+    if ext is None:
+        # `deployment.tmpl.yaml`, `model.template.yaml`: the name says template before the YAML extension
+        named = _TEMPLATE_INFIX.search(low)
+        ext = named.group(0) if named else None
     if ext is None:
         return problems
     out = []

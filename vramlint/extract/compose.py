@@ -27,6 +27,7 @@ from vramlint.cmdline import (
     yaml_token,
 )
 from vramlint.extract.dockerfile import BuiltImage
+from vramlint.extract.gaudi import visible_gaudi
 from vramlint.fsread import Refusal, is_inside, read_text
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.versions import version_from_image
@@ -1202,6 +1203,15 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
             visible = physical = masked
             all_gpus = False
             location = env_locs.get("ZE_AFFINITY_MASK") or location  # the line that says how many
+    if vendor == "intel-gaudi":
+        gaudi = visible_gaudi(env)  # the devices Habana's container runtime mounts
+        if gaudi is not None and gaudi[1] is not None:
+            visible = physical = gaudi[1]
+            all_gpus = False
+            evidence.append(f"{gaudi[0]}={','.join(gaudi[1])}")
+            location = env_locs.get(gaudi[0]) or location
+        elif gaudi is not None and not gaudi[2]:
+            visible_unknown = True
     cv_ids = _ids(cuda_visible)
     given = len(visible) if visible is not None else None
     if cv_ids is not None:

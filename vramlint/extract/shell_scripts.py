@@ -21,6 +21,7 @@ import os
 import re
 from typing import Any
 
+from vramlint.extract.gaudi import visible_gaudi
 from vramlint.model import GpuRequest, Location, Problem, Server
 
 SCRIPT_EXTENSIONS = (".sh", ".bash")
@@ -72,16 +73,17 @@ def read_script_records(text: str, display: str, read_manifest: Any) -> Any:
 
 def read_shell_script(text: str, display: str, say_mention: bool = True) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read."""
-    from vramlint.cmdline import Token, find_vllm_invocation, split_token
+    from vramlint.cmdline import Token, find_vllm_invocation, script_assignments, split_token
     from vramlint.extract import scripts
 
     script = scripts.script_token(text, display)
     servers: list[Server] = []
     problems: list[Problem] = []
-    # variables unset where the script is read: `${X:-default}` is its default, `$X` unknown; a container run
-    # names its CLI (a name in a variable is not known, and not read)
+    # a container run names its CLI (a name in a variable is not known, and not read); its words expand the
+    # variables the script assigns before it, as the shell does (`model=X; docker run IMAGE --model ${model}`),
+    # and a variable the script does not set is unknown (`${X:-default}` its default)
     if any(cli in text for cli in _CONTAINER_CLIS):
-        for command in _commands(split_token(script, {})):
+        for command in _commands(split_token(script, script_assignments(script))):
             run = _container_run(command)
             if run is not None:
                 server = _docker_run_server(run, display, problems)
@@ -175,6 +177,7 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
     env_locs: dict[str, Location] = {}
     gpus: tuple[str | None, Location | None] | None = None
     kfd: Location | None = None
+    habana: Location | None = None
     entrypoint: list[Any] = []
     name = None
     i = 0
@@ -198,6 +201,8 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
             gpus = (value, word.location)
         elif option == "--device" and value is not None and value.split(":", 1)[0] == "/dev/kfd":
             kfd = word.location  # ROCm's kernel driver: the container sees the host's AMD GPUs
+        elif option == "--runtime" and value is not None and "habana" in value:
+            habana = word.location  # Habana's runtime mounts the Gaudi devices HABANA_VISIBLE_DEVICES lists
         elif option == "--entrypoint" and value is not None:
             entrypoint = [_with_text(words[i + taken - 1] if taken > 1 else word, value)]
         elif option == "--name":
@@ -218,8 +223,11 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
     _fill(server, inv)
     server.env.update(env)
     server.env_locations.update(env_locs)
+    gaudi = visible_gaudi(env)
     if kfd is not None and gpus is None:
         server.gpu = _rocm_devices(kfd, env, env_locs)
+    elif gpus is None and (habana is not None or gaudi is not None):
+        server.gpu = _gaudi_devices(habana, gaudi, env_locs)
     else:
         server.gpu = _docker_gpus(gpus, env.get("CUDA_VISIBLE_DEVICES"), env_locs.get("CUDA_VISIBLE_DEVICES"))
     server.shm = any(_option_name(w.text or "") in ("--ipc", "--shm-size") for w in words[:i])
@@ -310,6 +318,23 @@ def _rocm_devices(kfd: Location, env: dict[str, str | None], env_locs: dict[str,
     count = None if unknown or visible is None else len(visible)
     return GpuRequest(type=None, count=count, evidence="; ".join(evidence), location=location, vendor="amd",
                       device_ids=None if unknown else visible)
+
+
+def _gaudi_devices(runtime: Location | None, gaudi: tuple[str, list[str] | None, bool] | None,
+                   env_locs: dict[str, Location]) -> GpuRequest:
+    """Gaudi devices of `--runtime habana` / `-e HABANA_VISIBLE_DEVICES=0,1` (``extract.gaudi``): as many as the
+    variable lists; "all", or a value set where docker runs, does not say how many."""
+    evidence = ["--runtime habana"] if runtime is not None else []
+    count = None
+    location = runtime
+    if gaudi is not None:
+        name, ids, known = gaudi
+        location = env_locs.get(name) or location
+        evidence.append(f"{name}={','.join(ids)}" if ids is not None else
+                        f"{name}={'all' if known else '(set where docker runs)'}")
+        count = len(ids) if ids is not None else None
+    return GpuRequest(type=None, count=count, evidence="; ".join(evidence), location=location,
+                      vendor="intel-gaudi", device_ids=gaudi[1] if gaudi is not None else None)
 
 
 def _ids(value: str | None) -> list[str] | None:

@@ -352,6 +352,14 @@ def _problem_at(sources: list[TemplateSource], exc: TemplateError) -> Problem:
         if loc is not None:
             return Problem(loc.file, loc.line, loc.column,
                            f"template not evaluated: {exc}; the servers {where} deploys are not checked")
+    if isinstance(exc, gotmpl.UnsetGlobal):
+        # the chart may be a parent's dependency, whose `global:` values Helm copies into it: not certain to fail
+        where = (loc.file, loc.line, loc.column) if loc is not None else (sources[0].display if sources else "",
+                                                                          None, None)
+        return Problem(*where, f"helm template would fail with these values: {exc}: .Values."
+                       f"{'.'.join(str(p) for p in exc.path[:-1])} is not set; global values are the ones a parent "
+                       "chart passes to its subcharts, so installed as a dependency it may render",
+                       level="warning")
     if loc is not None:
         return Problem(loc.file, loc.line, loc.column, f"helm template would fail: {exc}")
     return Problem(sources[0].display if sources else "", None, None, f"helm template would fail: {exc}")

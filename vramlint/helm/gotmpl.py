@@ -59,6 +59,16 @@ class TemplateError(Exception):
         self.origin = origin
 
 
+class UnsetGlobal(TemplateError):
+    """A nil pointer under `.Values.global` the chart's own values leave unset. Global values are the ones Helm
+    copies from a parent chart into each of its subcharts (chartutil's coalesceGlobals), so installed as a parent's
+    dependency the chart may render; installed alone it fails. Which of the two is done, the chart does not say."""
+
+    def __init__(self, message: str, origin: tuple[int, int] | None, path: tuple):
+        super().__init__(message, origin)
+        self.path = path
+
+
 class BudgetExceeded(TemplateError):
     """One of vramlint's limits above was reached: the template is not evaluated (Helm has no such limit)."""
 
@@ -954,6 +964,7 @@ class Evaluator:
     def _fields(self, base: Any, names: list[str], origin: Any) -> Any:
         cur = base
         walked = []
+        unset: tuple | None = None  # the values path of a key the values do not have
         for name in names:
             walked.append(name)
             if cur is UNKNOWN:
@@ -961,18 +972,26 @@ class Evaluator:
             if isinstance(cur, Ref):
                 v = cur.value
                 if isinstance(v, dict):
+                    if name not in v:
+                        unset = cur.path + (name,)
                     cur = Ref(v[name], cur.path + (name,)) if name in v else None
                     continue
                 if v is None:
-                    raise TemplateError(f"nil pointer evaluating interface {{}}.{name}", origin)
+                    raise self._nil(name, origin, cur.path)
                 raise TemplateError(f"can't evaluate field {name} in type {type(v).__name__}", origin)
             if isinstance(cur, dict):
                 cur = cur.get(name)
                 continue
             if cur is None:
-                raise TemplateError(f"nil pointer evaluating interface {{}}.{name}", origin)
+                raise self._nil(name, origin, unset)
             raise Unevaluable(f"field .{'.'.join(walked)} is not known")
         return cur
+
+    def _nil(self, name: str, origin: Any, path: tuple | None) -> TemplateError:
+        message = f"nil pointer evaluating interface {{}}.{name}"
+        if path and path[0] == "global":  # a Ref's path starts at .Values
+            return UnsetGlobal(message, origin, path + (name,))
+        return TemplateError(message, origin)
 
     # -- output
 
