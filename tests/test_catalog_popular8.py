@@ -48,6 +48,24 @@ def test_entry_resolves_offline_to_the_size_its_checkpoint_publishes(model_id):
     assert info.weight_bytes == 2 * (info.param_count + tables * padded_rows * info.hidden_size), model_id
 
 
+# GPTQ checkpoints: the branch the config.json copy is of (main) and the size its card gives for it, in GB of 10**9
+# bytes rounded to 0.01 (packed int4 weights, scales, zeros and act-order g_idx, 16-bit embeddings and LM head)
+GPTQ_CARD_GB = {
+    "TheBloke/Llama-2-13B-chat-GPTQ": (7.26, 4, 128, 13_015_864_320),
+    "TheBloke/Wizard-Vicuna-30B-Uncensored-GPTQ": (16.94, 4, -1, 32_528_943_616),
+}
+
+
+@pytest.mark.parametrize("model_id", sorted(GPTQ_CARD_GB))
+def test_gptq_entries_keep_their_quantization_and_the_card_size(model_id):
+    card_gb, bits, group, params = GPTQ_CARD_GB[model_id]
+    info = _from_catalog(model_id)
+    assert info.quantization == "gptq" and info.quant_bits == bits and info.quant_group_size == group
+    assert info.param_count == params
+    assert info.weight_bytes == pytest.approx(card_gb * 1e9, rel=0.005)
+    # about a quarter of the 16-bit size: never sized as the unquantized model
+    assert info.weight_bytes < 0.3 * 2 * params
+
 def test_float32_checkpoints_are_sized_as_vllm_loads_them():
     # the entry keeps the config's float32; the budget counts what vLLM holds after casting, not the file size
     info = _from_catalog("cognitivecomputations/Wizard-Vicuna-30B-Uncensored")
