@@ -21,8 +21,8 @@ PUBLISHED = {
     "cognitivecomputations/Dolphin3.0-R1-Mistral-24B": (47_144_847_360 // 2, 0.0, None, "total_size / 2 (bf16)"),
     "cognitivecomputations/dolphin-2.5-mixtral-8x7b": (93_405_618_176 // 2, 0.0, None,
                                                        "pytorch_model.bin.index.json total_size / 2 (bf16)"),
-    "ibm-granite/granite-3b-code-instruct-128k": (6_965_007_360 // 2, 3e-4, None,
-                                                  "total_size / 2; the MLP biases of mlp_bias: true are not counted"),
+    "ibm-granite/granite-3b-code-instruct-128k": (6_965_007_360 // 2, 0.0, 6_965_007_360,
+                                                  "total_size / 2, the MLP biases of mlp_bias: true included"),
     "instructlab/granite-7b-lab": (13_476_962_304 // 2, 0.0, None, "total_size / 2 (bf16)"),
     # float32 checkpoints of 2023 also saved each layer's rotary inv_freq (head_dim / 2 values): not parameters
     "cognitivecomputations/Wizard-Vicuna-30B-Uncensored": (130_115_789_824 // 4 - 60 * 64, 0.0, None,
@@ -65,6 +65,26 @@ def test_gptq_entries_keep_their_quantization_and_the_card_size(model_id):
     assert info.weight_bytes == pytest.approx(card_gb * 1e9, rel=0.005)
     # about a quarter of the 16-bit size: never sized as the unquantized model
     assert info.weight_bytes < 0.3 * 2 * params
+
+def test_mlp_bias_adds_the_gated_mlp_biases_where_vllm_reads_the_key():
+    from vramlint.modelconfig import facts_from_config
+    from vramlint.weights import count_parameters
+
+    # vLLM's LlamaDecoderLayer / GraniteDecoderLayer: LlamaMLP(bias=getattr(config, "mlp_bias", False)) on
+    # gate_up_proj (2 x intermediate) and down_proj (hidden)
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+           "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1024,
+           "max_position_embeddings": 2048}
+    plain = count_parameters(facts_from_config(cfg)).total
+    assert count_parameters(facts_from_config(dict(cfg, mlp_bias=True))).total == plain + 3 * (2 * 512 + 256)
+    assert count_parameters(facts_from_config(dict(cfg, mlp_bias=False))).total == plain
+    # MistralForCausalLM is vLLM's LlamaForCausalLM too; Qwen2MLP is built with bias=False whatever the key says
+    mistral = dict(cfg, architectures=["MistralForCausalLM"], model_type="mistral")
+    assert count_parameters(facts_from_config(dict(mistral, mlp_bias=True))).total == plain + 3 * (2 * 512 + 256)
+    qwen2 = dict(cfg, architectures=["Qwen2ForCausalLM"], model_type="qwen2")
+    assert (count_parameters(facts_from_config(dict(qwen2, mlp_bias=True))).total
+            == count_parameters(facts_from_config(qwen2)).total)
+
 
 def test_float32_checkpoints_are_sized_as_vllm_loads_them():
     # the entry keeps the config's float32; the budget counts what vLLM holds after casting, not the file size

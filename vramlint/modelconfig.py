@@ -15,6 +15,7 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
     dtype, tie           torch_dtype, tie_word_embeddings
     attn_bias, qk_norm   q/k/v projection biases (Qwen2, gpt-oss), per-head q/k RMSNorm (Qwen3, Gemma 3)
     mlp                  "glu" (gate+up+down) or "mlp" (up+down: GPT-2, OPT, Nemotron-H relu2)
+    mlp_bias             biases on the gated MLP's projections (LlamaConfig ``mlp_bias``: Granite Code)
     pattern              one letter per layer: F full attention, S sliding window, C chunked local attention,
                          M mamba, L linear attention (gated deltanet), - MLP-only (no token mixer), E MoE-only
     sliding_window, attention_chunk_size
@@ -926,6 +927,11 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
         facts["qk_norm"] = True
     if model_type in ("gpt2", "opt", "bloom", "gpt_bigcode", "falcon", "nemotron_h", "phi", "starcoder2", "gpt_neox"):
         facts["mlp"] = "mlp"  # up + down only (no gate projection)
+    elif tc.get("mlp_bias") is True and model_type in ("llama", "mistral", "granite"):
+        # vLLM's LlamaDecoderLayer (which MistralForCausalLM is built from too) and GraniteDecoderLayer build their
+        # MLP's gate_up_proj and down_proj with bias=getattr(config, "mlp_bias", False); Qwen2MLP and the other
+        # families build them without bias whatever the config says
+        facts["mlp_bias"] = True
     window = _int(tc.get("sliding_window"))
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "mimo") and not tc.get("use_sliding_window"):
         window = None

@@ -118,6 +118,8 @@ def _mlp(facts: dict, pc: ParamCount, kind: str, inter: int, count: int, hidden:
     else:
         pc.add_linear(kind, hidden, 2 * inter, count)
         pc.add_linear(kind, inter, hidden, count)
+        if facts.get("mlp_bias") and kind == "mlp":
+            pc.other += (2 * inter + hidden) * count
 
 
 def _moe_layer(facts: dict, pc: ParamCount, count: int) -> None:
