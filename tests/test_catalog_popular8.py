@@ -24,6 +24,7 @@ PUBLISHED = {
     "ibm-granite/granite-3b-code-instruct-128k": (6_965_007_360 // 2, 0.0, 6_965_007_360,
                                                   "total_size / 2, the MLP biases of mlp_bias: true included"),
     "instructlab/granite-7b-lab": (13_476_962_304 // 2, 0.0, None, "total_size / 2 (bf16)"),
+    "deepcogito/cogito-v1-preview-qwen-14B": (29_531_895_808 // 2, 0.0, None, "total_size / 2 (bf16)"),
     # float32 checkpoints of 2023 also saved each layer's rotary inv_freq (head_dim / 2 values): not parameters
     "cognitivecomputations/Wizard-Vicuna-30B-Uncensored": (130_115_789_824 // 4 - 60 * 64, 0.0, None,
                                                            "pytorch_model.bin.index.json total_size / 4 (float32)"),
