@@ -38,6 +38,45 @@ def _under(base: str, path: str) -> str:
     return f"{base}{path}" if path.startswith("[") else f"{base}.{path}"
 
 
+# a server's note names this many of the valuesFrom sources that reach it, and counts the others: a release of
+# 2,000 model entries and 20,000 sources made 2,000 notes of 20,000 names each (1.2 GB, a minute)
+_SOURCES_NAMED = 10
+
+
+def _value_sources(written: Any) -> tuple[list[str], list[tuple[str, str]]]:
+    """The release's valuesFrom entries read once: what the whole-document ones are ("values from ConfigMap x"),
+    and the targeted ones as (targetPath, what it says), sorted by path so that a server finds its own by
+    bisection rather than by reading them all."""
+    whole: list[str] = []
+    targeted: list[tuple[str, str]] = []
+    if not is_seq(written):
+        return whole, targeted
+    for source in written:
+        if not is_map(source):
+            continue
+        target = scalar_text(source.get("targetPath"))
+        what = f"{scalar_text(source.get('kind')) or 'object'} {scalar_text(source.get('name')) or '?'}"
+        if target is None:
+            whole.append(f"values from {what}")
+        else:
+            targeted.append((target, f"{target} from {what}"))
+    targeted.sort()
+    return list(dict.fromkeys(whole)), targeted
+
+
+def _targeting(targeted: list[tuple[str, str]], own: str) -> list[str]:
+    """The targeted sources that set ``own`` or a key under it (in their path order)."""
+    import bisect
+
+    found: list[str] = []
+    for prefix, exact in ((own, True), (own + ".", False), (own + "[", False)):
+        i = bisect.bisect_left(targeted, (prefix, ""))
+        while i < len(targeted) and (targeted[i][0] == prefix if exact else targeted[i][0].startswith(prefix)):
+            found.append(targeted[i][1])
+            i += 1
+    return found
+
+
 def extract_helm_release(doc: Any, obj: Any, path: str, records: Records) -> bool:
     from vramlint.extract.helm_values import extract_helm_values, is_helm_values
 
@@ -50,22 +89,22 @@ def extract_helm_release(doc: Any, obj: Any, path: str, records: Records) -> boo
     if not is_map(values) or not is_helm_values(values, None):
         return True  # another chart's values, or none written here: no pod spec to read
     servers, problems = extract_helm_values(Document(doc.file, doc.index, values, doc.lines))
-    sources = [s for s in spec.get("valuesFrom") or [] if is_map(s)] if is_seq(spec.get("valuesFrom")) else []
+    whole, targeted = _value_sources(spec.get("valuesFrom"))
+    whole_set = set(whole)
     for server in servers:
         own = server.location.yaml_path
         server.location = dataclasses.replace(server.location, yaml_path=_under(vpath, own))
         server.values_keys = {dest: (_under(vpath, slot[0]), slot[1]) if isinstance(slot, tuple) else slot
                               for dest, slot in server.values_keys.items()}
         # a valuesFrom entry with a targetPath sets that one key; one without merges a whole values document
-        outside = []
-        for source in sources:
-            target = scalar_text(source.get("targetPath"))
-            if target is None or target == own or target.startswith((own + ".", own + "[")):
-                what = f"{scalar_text(source.get('kind')) or 'object'} {scalar_text(source.get('name')) or '?'}"
-                outside.append(f"{target} from {what}" if target else f"values from {what}")
-        if outside:
-            server.notes.append(f"spec.valuesFrom sets {', '.join(dict.fromkeys(outside))} (not in the scanned "
-                                "files; spec.values overrides what both set)")
+        own_sources = [x for x in dict.fromkeys(_targeting(targeted, own)) if x not in whole_set]
+        count = len(whole) + len(own_sources)
+        if count:
+            shown = ", ".join((whole[:_SOURCES_NAMED] + own_sources)[:_SOURCES_NAMED])
+            if count > _SOURCES_NAMED:
+                shown += f" and {count - _SOURCES_NAMED:,} more"
+            server.notes.append(f"spec.valuesFrom sets {shown} (not in the scanned files; spec.values overrides "
+                                "what both set)")
     records.servers.extend(servers)
     records.problems.extend(problems)
     return True
