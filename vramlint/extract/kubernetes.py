@@ -73,9 +73,10 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         # instantiates its runtime templates the same way: each is read as the object it becomes (a ServingRuntime
         # there is a runtime an InferenceService can name)
         opath = join_path(path, "objects")
+        params = _template_parameters(obj.get("parameters"))
         for i, item in enumerate(obj["objects"][:10_000]):
             if is_map(item):
-                _extract_object(doc, item, join_path(opath, i), records)
+                _extract_object(doc, _filled(item, params, 0) if params else item, join_path(opath, i), records)
         return
     if kind == "NodePool" and api.startswith("karpenter.sh/"):
         from vramlint.extract.node_pools import read_node_pool  # the GPU of the pods that select its nodes
@@ -124,6 +125,68 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
             # a worker that never joins runs its image's own server: an engine of its own, outside the group
             if group is not None and server.engine_group is None and server.location.yaml_path not in outside:
                 server.engine_group = group
+
+
+# `oc process` (openshift/library-go's template processor) replaces `${NAME}` in any string of `objects` with the
+# parameter's value, and a string that is `${{NAME}}` with the value as JSON (a number for `replicas`)
+_PARAMETER = re.compile(r"\$\{\{?([a-zA-Z0-9_]+)\}?\}")
+
+
+def _template_parameters(written: Any) -> dict[str, str]:
+    """A Template's parameters and the values `oc process` gives them when none is passed: the `value`, else an
+    unknown one (`generate: expression` draws a random string; a parameter without a value is `-p`'s to set)."""
+    from vramlint.cmdline import UNKNOWN_MARK
+
+    params: dict[str, str] = {}
+    if not is_seq(written):
+        return params
+    for param in written[:10_000]:
+        name = scalar_text(param.get("name")) if is_map(param) else None
+        if not name:
+            continue
+        value = param.get("value")
+        generated = scalar_text(param.get("generate")) == "expression"
+        params[name] = UNKNOWN_MARK if generated or value is None or is_map(value) or is_seq(value) \
+            else scalar_text(value) or ""
+    return params
+
+
+def _filled(node: Any, params: dict[str, str], depth: int) -> Any:
+    """``node`` with the Template's parameters filled in: a copy where a string changes (positions kept, the
+    document itself never changed), the node itself where nothing does."""
+    import copy
+
+    if isinstance(node, str):
+        if "${" not in node:
+            return node
+
+        def value(m: re.Match) -> str:
+            return params.get(m.group(1), m.group(0))
+
+        text = _PARAMETER.sub(value, node)
+        if text == node:
+            return node
+        try:
+            return type(node)(text)  # a block scalar stays one (a `sh -c` script)
+        except TypeError:
+            return text
+    if depth > 200 or not (is_map(node) or is_seq(node)):
+        return node
+    if is_map(node):
+        changed = {k: _filled(v, params, depth + 1) for k, v in node.items()}
+        if all(changed[k] is v for k, v in node.items()):
+            return node
+        out = copy.copy(node)
+        for k, v in changed.items():
+            if v is not node[k]:
+                out[k] = v
+        return out
+    items = [_filled(v, params, depth + 1) for v in node]
+    if all(a is b for a, b in zip(items, node, strict=True)):
+        return node
+    out = copy.copy(node)
+    out[:] = items
+    return out
 
 
 def _embedded_workloads(doc: Any, data: Any, path: str, cm_name: str | None, records: Records) -> None:
