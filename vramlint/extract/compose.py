@@ -89,7 +89,9 @@ def _expand_env_value(value: str, earlier: dict[str, str]) -> tuple[str, str | N
 def parse_env_text(text: str, expand: bool = False, file: str = ".env",
                    problems: list[Problem] | None = None) -> dict[str, str]:
     out: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # compose-go's dotenv reader ends a value at LF only: a U+2028, NEL or form feed inside one is part of it
+    # (str.splitlines would start a new variable there)
+    for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
