@@ -48,3 +48,36 @@ def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
     if text is not None and not text.strip():
         return None, Skipped(display, "empty file")
     return text, None
+
+
+# Line breaks as the file's own reader counts them. YAML (libyaml, go-yaml) ends a line at LF, CR LF, a lone CR,
+# NEL, LS and PS; a shell, Docker's Dockerfile parser, compose's .env reader and TOML at LF (CR LF) only.
+# str.splitlines also breaks at VT, FF and FS/GS/RS, which no reader of these files counts.
+_YAML_BREAKS = None
+
+
+def source_lines(text: str, display: str) -> list[str]:
+    """``text``'s lines as its reader numbers them, so that line N of a finding is the line N a suppression
+    comment sits on and the one the report quotes."""
+    import re
+
+    global _YAML_BREAKS
+    if _counts_lf_only(display, text):
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return [line[:-1] if line.endswith("\r") else line for line in lines]
+    if _YAML_BREAKS is None:
+        _YAML_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+    lines = _YAML_BREAKS.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _counts_lf_only(display: str, text: str) -> bool:
+    from vramlint.extract.shell_scripts import is_shell_script
+
+    name = display.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return (name.endswith((".toml", ".env", ".dockerfile", ".containerfile")) or name.startswith((
+        "dockerfile", "containerfile", ".env")) or is_shell_script(display, text))

@@ -366,7 +366,11 @@ class FileReader:
     def __init__(self, stdin_name: str, stdin_text: str | None) -> None:
         self.cache: dict[str, list[str] | None] = {}  # the files read last, oldest first
         self.stdin_name = stdin_name
-        self.stdin_lines = stdin_text.splitlines() if stdin_text is not None else None
+        self.stdin_lines = None
+        if stdin_text is not None:
+            from vramlint.textfile import source_lines
+
+            self.stdin_lines = source_lines(stdin_text, stdin_name)
 
     def __call__(self, file: str) -> list[str] | None:
         if self.stdin_lines is not None and file == self.stdin_name:
@@ -379,7 +383,12 @@ class FileReader:
 
         # lines are quoted in reports (SARIF snippets): only from files the run may read
         text = read_text(file, errors="replace")
-        lines = cache[file] = None if isinstance(text, Refusal) else text.splitlines()
+        if isinstance(text, Refusal):
+            lines = cache[file] = None
+        else:
+            from vramlint.textfile import source_lines
+
+            lines = cache[file] = source_lines(text, file)
         if len(cache) > self.KEEP_FILES:
             del cache[next(iter(cache))]
         return lines
