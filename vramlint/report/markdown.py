@@ -12,9 +12,12 @@ _ICON = {"error": "❌", "warning": "⚠️", "note": "ℹ️"}
 
 
 def cell(text: object) -> str:
-    """Text for a table cell: a `|` or a line break cannot end the cell or the row, HTML is shown as text."""
+    """Text for a table cell: a `|` or a line break cannot end the cell or the row, HTML is shown as text, and
+    brackets as brackets: a model name or a suppression's reason written `[text](url)` or `![alt](url)` would
+    otherwise be a link or an image (a fake badge) in the step summary or the pull-request comment."""
     text = escape_controls(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace(">", "\\>")
+    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace(">", "\\>")
+            .replace("[", "\\[").replace("]", "\\]"))
 
 
 def code(text: object) -> str:
