@@ -219,7 +219,7 @@ class HubClient:
                     raise HubError("redirect", why)
                 continue
             if status in (200, 206):
-                if self.token and self.token.encode() in body:
+                if self.token and _holds_token(body, self.token):
                     raise HubError("invalid", "the answer contains the token vramlint sent: refused")
                 return body
             if status in (401, 403) and error_code != "RepoNotFound":
@@ -241,6 +241,28 @@ class HubClient:
                                          or own.endswith(_CDN_SUFFIXES)):
             return None
         return f"redirected to another host ({printable_host(host)}:{target.port}): not followed"
+
+
+# a JSON string escape: what json.loads makes of an answer, so `"\\u0068f_..."` is the token once decoded
+_JSON_ESCAPE = re.compile(rb"\\(?:u([0-9A-Fa-f]{4})|(.))", re.DOTALL)
+
+
+def _holds_token(body: bytes, token: str) -> bool:
+    """Whether the answer holds the token as written or once its JSON escapes are decoded (`\\u0068` is `h`): a
+    Hub that echoes the token escaped would otherwise have it decoded into a report or the cache."""
+    raw = token.encode()
+    if raw in body:
+        return True
+    if b"\\" not in body:
+        return False
+
+    def decoded(m: re.Match) -> bytes:
+        if m.group(1) is not None:
+            code = int(m.group(1), 16)
+            return chr(code).encode("utf-8", "surrogatepass")
+        return m.group(2)
+
+    return raw in _JSON_ESCAPE.sub(decoded, body)
 
 
 def _proxy_for(scheme: str, host: str) -> str | None:
