@@ -365,11 +365,16 @@ def _heredocs_of(tokens: list[tuple[str, str, bool]], line: int) -> list[_Heredo
     out: list[_Heredoc] = []
     for pipeline in pipelines:
         for index, command in enumerate(pipeline):
-            for op, target in command["redirs"]:
+            # each `<`, `<<`, `<<<` replaces the command's standard input (bash reads every here-document's
+            # text, in order, but the command reads only the last one's): `cat <<A <<B` prints B
+            last_input = max((j for j, (op, _) in enumerate(command["redirs"]) if op.startswith(("<", "0<"))),
+                             default=None)
+            for j, (op, target) in enumerate(command["redirs"]):
                 if op not in ("<<", "<<-") or target is None:
                     continue
                 doc = _Heredoc(delimiter=target[1], quoted=target[2], strip_tabs=op == "<<-", line=line)
-                _where_it_goes(doc, pipeline, index)
+                if j == last_input:
+                    _where_it_goes(doc, pipeline, index)
                 out.append(doc)
     return out
 
