@@ -761,7 +761,12 @@ def _only_candidate_documents(text: str) -> str:
     for begin, end in zip(starts, starts[1:], strict=False):
         chunk = text[begin:end]
         keep = prefilter(chunk) or any(kind in chunk for kind in _JOINED_KINDS)
-        out.append(chunk if keep else "\n" * chunk.count("\n"))
+        if keep:
+            out.append(chunk)
+        else:
+            # its `---` stays: a flow collection left open in the document before ends there, as in the file (the
+            # YAML error is said on that line, not on the next marker kept), and documents keep their index
+            out.append(("---" if chunk.startswith("---") else "") + "\n" * chunk.count("\n"))
     return "".join(out)
 
 
