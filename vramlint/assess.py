@@ -20,10 +20,13 @@ from vramlint import gpus as gpu_catalog
 from vramlint import versions
 from vramlint.budget import compute_budget, speculative_draft_name
 from vramlint.model import Assessment, GpuSpec, ModelInfo, ResolveOptions, Server
+from vramlint.textsafe import shortened
 
 # GPUs of one engine (tensor x pipeline parallel) whose budget vramlint computes: the widest vLLM deployments use a
 # few hundred; a wider one is said (VRL010) and not sized, since the budget's cost grows with the ranks.
 MAX_SIZED_GPUS = 4096
+# A model longer than this is no path (Linux's PATH_MAX) and no Hub id vLLM could load
+MAX_MODEL_NAME = 4096
 
 __all__ = ["assess", "compute_budget", "resolve_gpu", "resolve_version"]
 
@@ -247,6 +250,11 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
     elif not server.model:
         unresolved.append("model: the server names no model (vllm serve MODEL or --model); nothing to size")
     else:
+        if len(server.model) > MAX_MODEL_NAME:
+            # no path (PATH_MAX) or Hub id (a name of at most 96 characters) vLLM can load: the value is quoted
+            # shortened from here on, in every report, not once per report and server (a 1 MB name reached by
+            # one YAML anchor from 500 servers made a 2.5 GB JSON report)
+            server.model = shortened(server.model, 200)
         if server.model not in models:
             models[server.model] = _resolve_model(server.model, options)
         model, why = models[server.model]
