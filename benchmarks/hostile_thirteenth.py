@@ -290,6 +290,8 @@ def thirteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block p
     out["markdown-links-images-in-values"] = {
         "deploy.yaml": md, "__md_absent__": [link, image, "](https://evil.example"],
         "__expect__": expect()}
+    # (corrected after the first run: `\](` is a literal bracket in GitHub's markdown, so the needles are looked
+    # for where no backslash makes them text; the first run's check found "](https://evil" inside `\](https://evil`)
     forged = ["x,line=1,endLine=9,title=forged.yaml", "y::z,col=3.yaml", "t%2Cline=5%0A::error::q.yaml",
               "title=a,b%3A.yaml"]
     out["github-properties-forged-by-names"] = {
@@ -561,8 +563,11 @@ def run_case(name: str, base: str, timeout: float) -> dict[str, Any]:  # noqa: C
         if not any(x.get("file") == file and x.get("line") == line and not x.get("suppressed") for x in findings):
             problems.append(f"no unsuppressed finding on {file}:{line} (a suppression comment moved by a line break "
                             "the shell does not count)")
+    import re
+
     for needle in files.get("__md_absent__", ()):
-        if needle in reports["markdown"]:
+        live = "".join(rf"(?<!\\){re.escape(c)}" if c in "[]" else re.escape(c) for c in needle)
+        if re.search(live, reports["markdown"]):
             problems.append(f"markdown carries {needle[:50]!r} from a scanned value as a live link or image")
     if "__max_report_mb__" in files:
         for key, text in reports.items():

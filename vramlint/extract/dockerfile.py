@@ -90,6 +90,9 @@ def is_dockerfile_name(display: str) -> bool:
                for base in _BUILD_FILE_NAMES)
 
 
+_UNTERMINATED = "<<unterminated>>"  # the keyword of the `Instruction` that says a here-document is not closed
+
+
 def instructions(text: str) -> tuple[list[Instruction], str]:
     """The instructions of a Dockerfile, and its escape character (`# escape=` parser directive)."""
     lines = text.split("\n")
@@ -132,6 +135,11 @@ def instructions(text: str) -> tuple[list[Instruction], str]:
             for h in _HEREDOC.finditer(args):
                 while i < n and lines[i].rstrip("\r").lstrip("\t") != h.group(2):
                     i += 1  # a here-document's body: data of the instruction, not instructions
+                if i >= n:
+                    # BuildKit's parser refuses a here-document its delimiter never closes ("unterminated
+                    # heredoc"): what follows is not instructions of a build that runs
+                    out.append(Instruction(_UNTERMINATED, h.group(2), start + 1, column, n))
+                    return out, escape
                 i += 1
     return out, escape
 
@@ -153,6 +161,9 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         return out
 
     for ins in items:
+        if ins.keyword == _UNTERMINATED:
+            return (f"the here-document <<{ins.args} opened on line {ins.line} of {display} is never closed, which "
+                    "BuildKit refuses (unterminated heredoc): the image is not built")
         if ins.keyword == "FROM":
             if len(stages) >= MAX_STAGES:
                 return (f"{display} has more than {MAX_STAGES} stages (vramlint's limit; the next FROM is on line "
