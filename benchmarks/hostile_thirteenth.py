@@ -46,10 +46,10 @@ Dockerfile whose unclosed `RUN <<NEVER` swallowed its ENTRYPOINT (no finding: a 
 holding U+2028/NEL/FF (a false VRL005: `str.splitlines` started a variable inside the value); a 1 MB model name
 one anchor gives 500 servers, in compose and in a List (killed at 60 s, 3.8 and 2.7 GB: a 2.5 GB JSON report); a
 suppression comment a form feed moved onto the command below it (the VRL005 suppressed); a model name that was a
-live markdown link; and a Hub echoing the token as JSON `\u` escapes (the token in the cache).
+live markdown link; and a Hub echoing the token as JSON `\\u` escapes (the token in the cache).
 
 One expectation was wrong, not vramlint (corrected below, where it is): the markdown needle `](https://evil` is
-also found inside `\](https://evil`, which GitHub shows as text. The inherited `</details` check of
+also found inside `\\](https://evil`, which GitHub shows as text. The inherited `</details` check of
 `hostile_unseen.extra_problems` also matches vramlint's own closing tag when a finding is suppressed (seen in
 suppress-formfeed-moves-comment's first run, where the suppression was the bug); left as it is. After the fixes (at
 b1df90d, the same command): 34/34; the closest to the limits: flux-stack-2000-models-20k-valuesfrom 1.30 CPU-s and
