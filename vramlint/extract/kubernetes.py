@@ -128,8 +128,9 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
 
 
 # `oc process` (openshift/library-go's template processor) replaces `${NAME}` in any string of `objects` with the
-# parameter's value, and a string that is `${{NAME}}` with the value as JSON (a number for `replicas`)
-_PARAMETER = re.compile(r"\$\{\{?([a-zA-Z0-9_]+)\}?\}")
+# parameter's value, and a string that is exactly `${{NAME}}` with the value as JSON (a number for `replicas`)
+_PARAMETER = re.compile(r"\$\{([a-zA-Z0-9_]+)\}")
+_NON_STRING_PARAMETER = re.compile(r"\$\{\{([a-zA-Z0-9_]+)\}\}")
 
 
 def _template_parameters(written: Any) -> dict[str, str]:
@@ -163,7 +164,8 @@ def _filled(node: Any, params: dict[str, str], depth: int) -> Any:
         def value(m: re.Match) -> str:
             return params.get(m.group(1), m.group(0))
 
-        text = _PARAMETER.sub(value, node)
+        whole = _NON_STRING_PARAMETER.fullmatch(node)
+        text = params.get(whole.group(1), node) if whole else _PARAMETER.sub(value, node)
         if text == node:
             return node
         try:
