@@ -115,3 +115,49 @@ def test_capture_with_nccl_after_0_8_is_a_note_not_an_error():
         assert any("captured into CUDA graphs go through NCCL" in n for n in budget.notes)
     old = compute_budget(model, a10, {"max_model_len": 8192, "tensor_parallel_size": 4}, {}, "0.8.4", 4)
     assert not any("captured into CUDA graphs go through NCCL" in n for n in old.notes)
+
+
+def _qwen3_8b():
+    model, why = resolve_model("Qwen/Qwen3-8B", ResolveOptions(allow_network=False))
+    assert model is not None, why
+    return model
+
+
+def test_sampler_warm_up_after_the_capture_must_fit_what_the_graphs_leave():
+    """V1 0.9.2 - 0.19 capture the graphs after the KV cache, then warm the sampler up on min(max_num_seqs,
+    max_num_batched_tokens) dummy requests (compile_or_warm_up_model): at 0.97 of an L4 the graphs fit, the
+    512-request warm-up over Qwen3's 151,936-token vocabulary does not. The same command starts with fewer
+    requests, in eager mode (no graphs), and from 0.20, whose KV sizing subtracts the graphs first."""
+    model, l4 = _qwen3_8b(), gpus.lookup("L4")
+    args = {"max_model_len": 4096, "gpu_memory_utilization": 0.97, "max_num_seqs": 512}
+    failing = compute_budget(model, l4, args, {}, "0.19.0", 1)
+    assert [e["code"] for e in failing.errors] == ["sampler-warmup-oom"]
+    error = failing.errors[0]
+    assert error["message"].startswith("CUDA out of memory occurred when warming up sampler with 512 dummy requests.")
+    assert error["arg"] == "gpu_memory_utilization" and "--max-num-seqs" in error["fix"]
+    cfg = resolve_configuration(model, l4, args, {}, "0.19.0", 1)
+    profile = profile_memory(cfg, load_weights(cfg))
+    # the warm-up's own tensors: bf16 logits, their fp32 copy, the probabilities and the noise (14 B per logit)
+    assert profile.warmup_seqs == 512
+    assert profile.warmup >= 512 * 151936 * 14
+    assert compute_budget(model, l4, {**args, "max_num_seqs": 128}, {}, "0.19.0", 1).starts
+    assert compute_budget(model, l4, {**args, "enforce_eager": True}, {}, "0.19.0", 1).starts
+    assert compute_budget(model, l4, args, {}, "0.20.0", 1).starts
+    # the V2 model runner warms up otherwise (warmup_kernels): not checked
+    assert compute_budget(model, l4, args, {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "0.19.0", 1).starts
+
+
+def test_sampler_warm_up_size_of_gpt_oss_on_1024_requests():
+    """The warm-up of P107 / P108 (gpt-oss-20b, 0.19.0, 1,024 requests): 1,024 x 201,088 logits at 14 B (bf16
+    logits, fp32 copy, probabilities, noise: the 786 MiB request of the logs' out-of-memory is one fp32 copy) and
+    the 1,024 tokens' hidden states; the Triton kernel's row buffer (132 rows on an H100) is held from the profile
+    run, not allocated again."""
+    model, why = resolve_model("openai/gpt-oss-20b", ResolveOptions(allow_network=False))
+    assert model is not None, why
+    h100 = gpus.lookup("H100")
+    for tp in (1, 2):
+        args = {"max_model_len": 8192, "gpu_memory_utilization": 0.95, "tensor_parallel_size": tp}
+        cfg = resolve_configuration(model, h100, args, {}, "0.19.0", tp)
+        profile = profile_memory(cfg, load_weights(cfg))
+        assert profile.warmup == int(1024 * 201088 * 14 + 1024 * model.hidden_size * 2)
+        assert profile.held == 132 * 201088 * 4

@@ -91,6 +91,12 @@ class Profile(StageResult):
     # up before the 0.11+ snapshot
     uncounted: int = 0
     communication: Communication | None = None
+    # the last stage's sampler warm-up after the CUDA-graph capture (V1 compile_or_warm_up_model): the peak of its
+    # dummy run and sampler on ``warmup_seqs`` requests, beyond the profile run's buffers that stay allocated
+    # (``held``: the Triton top-k/top-p row buffer, the fused-MoE workspace)
+    warmup: int = 0
+    warmup_seqs: int = 0
+    held: int = 0
 
 
 def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
@@ -197,9 +203,17 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                          "newer NCCL and drivers) is not known for this release and is not checked against the free "
                          "memory; --enforce-eager or fewer capture sizes avoid it")
     uncounted = (0 if beh.counts_cuda_context else CUDA_CONTEXT_BYTES) + comm.before_snapshot
+    # compile_or_warm_up_model (V1): after the capture, _dummy_run(min(max_num_seqs, max_num_batched_tokens)) and
+    # _dummy_sampler_run on its last hidden states: the same sampler as the profile run, on the same number of
+    # requests, with the hidden states of that many tokens only; the row buffer and the MoE workspace are held
+    warmup, _ = activation_peak_bytes(model, cfg.tp, profile_seqs, profile_seqs, cfg.dtype_bytes, sampler_path,
+                                      dp=cfg.dp, expert_parallel=cfg.ep_size > 1)
+    held = (triton_rows * model.vocab_size * 4 if native else 0) + int(
+        moe_workspace_bytes(model, cfg.tp, mnbt, cfg.dtype_bytes, cfg.dp, cfg.ep_size > 1) if triton_ws else 0)
     return Profile(non_torch=non_torch, activation=activation, cudagraph=cudagraph, kv_bytes=kv_bytes,
                    kv_override=kv_override, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
-                   communication=comm, notes=notes, sources=src)
+                   communication=comm, notes=notes, sources=src, warmup=warmup, warmup_seqs=profile_seqs,
+                   held=held)
 
 
 def triton_buffer_rows(units: int | None, rows: int) -> int:
@@ -260,6 +274,23 @@ def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: Mod
     return tuple(cc[:1]) == (9,) and versions.at_least(beh.key, 0, 26)
 
 
+def moe_workspace_bytes(model: ModelInfo, tp: int, num_tokens: int, dtype_bytes: int, dp: int = 1,
+                        expert_parallel: bool = False) -> float:
+    """The modular TritonExperts kernel's buffers for ``num_tokens`` tokens (see :func:`triton_moe_workspace`):
+    ``FusedMoEModularKernel._allocate_buffers`` (0.20+) sizes ``TritonExperts.workspace_shapes`` for all M tokens
+    at once (no chunking), (M, top_k, max(I, H)) shared with the (M, H) output and (M, top_k, max(2I, H)), taken
+    from the workspace manager, which keeps them allocated from then on (through the sampler run and after)."""
+    if not (model.num_experts and model.num_experts_per_tok):
+        return 0.0
+    inter = model.intermediate_size or 4 * model.hidden_size
+    moe_inter = model.extra.get("moe_intermediate_size") or inter
+    moe_inter = ((model.extra.get("facts") or {}).get("moe") or {}).get("inter") or moe_inter
+    rank_inter = moe_inter / (1 if expert_parallel else tp)
+    hidden = model.hidden_size
+    return num_tokens * max(1, dp) * model.num_experts_per_tok * (
+        max(rank_inter, hidden) + max(2 * rank_inter, hidden)) * dtype_bytes
+
+
 def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: int, dtype_bytes: int,
                           sampler_path: str, dp: int = 1, expert_parallel: bool = False,
                           sampler: bool = True, triton_workspace: bool = False,
@@ -314,12 +345,7 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
         chunk = min(moe_tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
         expert_split = 1 if expert_parallel else tp
         if triton_workspace:
-            # FusedMoEModularKernel._allocate_buffers (0.20+): TritonExperts.workspace_shapes for all M tokens at
-            # once (no chunking), (M, top_k, max(I, H)) shared with the (M, H) output and (M, top_k, max(2I, H)),
-            # taken from the workspace manager, which keeps it allocated from then on (through the sampler run)
-            rank_inter = moe_inter / expert_split
-            workspace = moe_tokens * model.num_experts_per_tok * (
-                max(rank_inter, hidden) + max(2 * rank_inter, hidden)) * dtype_bytes
+            workspace = moe_workspace_bytes(model, tp, num_tokens, dtype_bytes, dp, expert_parallel)
             forward = num_tokens * per_token + workspace
         else:
             forward = num_tokens * per_token + chunk * model.num_experts_per_tok * (3 * moe_inter / expert_split + hidden) * dtype_bytes

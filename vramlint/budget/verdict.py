@@ -6,13 +6,14 @@ buffers count against it), no memory left for cache blocks, a KV cache smaller t
 request (V0 ``_verify_args`` / ``CacheEngine``; V1 ``check_enough_kv_cache_memory``, with the estimated maximum
 length and, for ``--max-model-len auto``, the fitted length), and CUDA graphs that do not fit in what the KV
 cache left free, where the release captures them after allocating it (``capture_model``; see
-:mod:`vramlint.budget.profile_graphs`).
+:mod:`vramlint.budget.profile_graphs`), and the sampler warm-up that follows the capture on the last stage
+(``compile_or_warm_up_model``, V1 0.9.2 - 0.19) when it does not fit in what the graphs left.
 """
 
 from __future__ import annotations
 
 from vramlint import versions
-from vramlint.budget.common import GiB, StageResult
+from vramlint.budget.common import GiB, StageResult, truthy
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.kv_cache import KvCache
 from vramlint.budget.loading import Weights
@@ -161,6 +162,24 @@ def _capture_out_of_memory(cfg: Configuration, weights: Weights, profile: Profil
         graphs = profile.capture[index] - (profile.capture_nccl[index] if recent and profile.capture_nccl else 0)
         kv_tensors = stage.num_blocks * stage.per_block_pool if stage.num_blocks > 0 else 0
         free = cfg.total_bytes - profile.uncounted - weights.per_stage[index] - profile.non_torch - kv_tensors
+        warmup = _sampler_warmup_after_capture(cfg, profile) if index == len(stages) - 1 else 0
+        if graphs <= free and warmup and graphs + profile.held + warmup > free:
+            left = max(free - graphs - profile.held, 0)
+            return {
+                "code": "sampler-warmup-oom",
+                "message": (f"CUDA out of memory occurred when warming up sampler with {profile.warmup_seqs} dummy "
+                            "requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when "
+                            f"initializing the engine. (after the CUDA graphs, about {graphs / GiB:.2f} GiB, are "
+                            f"captured, about {left / GiB:.2f} GiB is free for a warm-up that needs about "
+                            f"{warmup / GiB:.2f} GiB)"),
+                "arg": "gpu_memory_utilization",
+                "short": (f"the sampler warm-up after the CUDA-graph capture needs about {warmup / GiB:.2f} GiB for "
+                          f"{profile.warmup_seqs} dummy requests, but about {left / GiB:.2f} GiB is free then "
+                          "(compile_or_warm_up_model)"),
+                "fix": ("lower --gpu-memory-utilization (the graphs and the warm-up are taken from the memory above "
+                        "it), or lower --max-num-seqs (the warm-up samples that many requests over the whole "
+                        "vocabulary), or add --enforce-eager (no graphs)"),
+            }
         if graphs > free:
             nccl = profile.capture_nccl[index] if profile.capture_nccl else 0
             return {
@@ -179,6 +198,22 @@ def _capture_out_of_memory(cfg: Configuration, weights: Weights, profile: Profil
                            else "--compilation-config with fewer cudagraph_capture_sizes") + ")"),
             }
     return None
+
+
+def _sampler_warmup_after_capture(cfg: Configuration, profile: Profile) -> int:
+    """The sampler warm-up's peak where V1 runs it after capturing the graphs out of the memory the KV cache left
+    (``Worker.compile_or_warm_up_model``: ``capture_model``, then, on the last pipeline stage,
+    ``_dummy_run(min(max_num_seqs, max_num_batched_tokens))`` and ``_dummy_sampler_run``, which raises "CUDA out of
+    memory occurred when warming up sampler"; read in the 0.9.2, 0.10.0 and 0.19.0 wheels): 0.9.2 - 0.19 with the
+    graph-memory estimate off, vLLM's default there; 0 otherwise. From 0.20 the estimate is on by default and
+    from 0.27 the V2 model runner, which warms up otherwise, can be chosen without being asked for
+    (``VllmConfig.use_v2_model_runner``, 0.27.1), so later releases are not checked."""
+    beh = cfg.beh
+    if beh.engine != "v1" or not versions.at_least(beh.key, 0, 9, 2) or versions.at_least(beh.key, 0, 20):
+        return 0
+    if truthy(cfg.env.get("VLLM_USE_V2_MODEL_RUNNER")) or enforce_eager(cfg.args):
+        return 0
+    return profile.warmup
 
 
 def _e1(key: versions.VersionKey) -> str:
