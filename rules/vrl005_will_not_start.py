@@ -21,7 +21,10 @@ with `readOnlyRootFilesystem: true` and no writable volume for the Hugging Face 
 with "Read-only file system"). So is a `--middleware` the API server cannot import once the engine has loaded: a
 value with no dot (`build_app` splits it into module and attribute), or a module of vLLM's own package that the
 release does not ship (listed whole for `vllm.X` and under `vllm.entrypoints`, from each release's wheel); a module
-of another package is not checked. When the image tag does not say the vLLM version, the checks that depend on the
+of another package is not checked. So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
+makes) with `PYTORCH_CUDA_ALLOC_CONF` holding `expandable_segments:True`, which `VllmConfig` refuses from 0.21
+unless sleep mode (0.21) or the cumem allocator (0.22+: `--enable-cumem-allocator`, or `--enable-sleep-mode`) is
+on; the finding sits on the variable, and needs no model. When the image tag does not say the vLLM version, the checks that depend on the
 version are made against the newest version vramlint knows and reported as warnings; vLLM's own `:latest` runs
 the newest release, so there they are errors. A `--max-model-len` below 1 is checked as each release
 does: 0.13 refuses any (pydantic, `gt=0`), 0.14 and later refuse one below -1 and fit -1 (or `auto`) to the KV
@@ -123,6 +126,7 @@ def verdict(assessment, ctx, budget):
 def _of_budget(assessment, ctx, budget):
     if budget is None:
         yield from _engine_refusals(assessment, ctx)
+        yield from _config_refusals(assessment, ctx)
     if budget is None or not budget.errors:
         return
     yield from _budget_errors(assessment, ctx, budget)
@@ -187,8 +191,7 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
         f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
     )
     for error, behind in root_causes(budget.errors if errors is None else errors, server):
-        arg = error.get("arg")
-        location = arg_location(server, arg) if arg else server.location
+        location = _error_location(server, error)
         text = _sentence(error.get("message"))
         fix = error.get("fix")
         will_not = f"vLLM {budget.vllm_version} will not start"
@@ -228,11 +231,11 @@ def _short(error, budget):
     if code == "no-cache-memory":
         return (f"no memory left for the KV cache (weights {gib(budget.weights_gib)}, activations "
                 f"{gib(budget.activation_gib)}, usable {gib(budget.usable_gib)})")
-    if code == "cudagraph-capture-oom":
+    if code in ("cudagraph-capture-oom", "sampler-warmup-oom"):
         return error.get("short")
     if code == "weights-exceed-gpu":
         return f"the weights take {gib(budget.weights_gib)} per GPU, more than the {budget.gpu}'s {gib(budget.total_gib)}"
-    return None
+    return error.get("short")
 
 
 LENGTH_ERRORS = ("kv-cache-below-max-model-len", "max-model-len-above-model")
@@ -321,8 +324,7 @@ def root_causes(errors, server):
     out: list[tuple[dict, list[dict]]] = []
     by_line: dict[tuple[str, int], int] = {}
     for error in ordered:
-        arg = error.get("arg")
-        loc = arg_location(server, arg) if arg else server.location
+        loc = _error_location(server, error)
         key = (loc.file, loc.line)
         chain = memory[1:] if memory and error is memory[0] else []
         if key in by_line:
@@ -331,6 +333,40 @@ def root_causes(errors, server):
         by_line[key] = len(out)
         out.append((error, list(chain)))
     return out
+
+
+def _error_location(server, error):
+    """The line an error names: its ``arg`` (a vLLM dest or an environment variable), else the first of ``also``
+    the file sets, else the container."""
+    names = [n for n in (error.get("arg"), *(error.get("also") or ())) if n]
+    return arg_location(server, *names) if names else server.location
+
+
+def _config_refusals(assessment, ctx):
+    """What ``VllmConfig`` refuses from the arguments and environment alone (no model or GPU needed): checked when
+    the budget could not be computed (the configuration stage makes the same check when it is)."""
+    from vramlint import versions
+
+    server = assessment.server
+    key = versions.parse_version(assessment.vllm_version)
+    if key is None:
+        return
+    error = versions.kv_connector_expandable_segments_refusal(key, server.args, server.env)
+    if error is None:
+        return
+    text = _sentence(error["message"])
+    fix = f" Fix: {error['fix'].rstrip('.')}."
+    if assessment.version_source in ("default", "operator"):
+        why = (f"{server.assumed_version_source}; {assumed_caveat(server.assumed_version_source)}"
+               if assessment.version_source == "operator" else
+               f"vramlint's default version; {why_no_version(server.image)}")
+        yield ctx.finding(assessment, f"vLLM {assessment.vllm_version} (assumed) will not start: {error['short']}",
+                          _error_location(server, error), level="warning", fix=_advice(error),
+                          detail=f"vLLM {assessment.vllm_version} is {why}. {text}{fix} Set vllm-version in the "
+                          "configuration to check against yours")
+        return
+    yield ctx.finding(assessment, f"vLLM {assessment.vllm_version} will not start: {error['short']}",
+                      _error_location(server, error), fix=_advice(error), detail=text + fix)
 
 
 # VRL002's defaults (rules/vrl002_max_num_seqs_over_kv_capacity.py): a cache shrunk to fit would raise it

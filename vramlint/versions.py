@@ -380,6 +380,54 @@ def v1_forced_kv_cache_refusal(key: VersionKey, args: dict, env: dict) -> dict |
     }
 
 
+def kv_connector_expandable_segments_refusal(key: VersionKey, args: dict, env: dict) -> dict | None:
+    """vLLM's ValueError for a KV connector with ``PYTORCH_CUDA_ALLOC_CONF`` holding ``expandable_segments:True``
+    (``VllmConfig._verify_kv_transfer_compat``, called from ``__post_init__`` after the connector that
+    ``--kv-offloading-size`` makes is set up): from 0.21, whatever the connector, as PyTorch's VMM allocator can
+    remap the KV cache's pages under the memory a connector registered. Exempt: 0.21 with ``--enable-sleep-mode``,
+    0.22+ with the cumem allocator (``--enable-cumem-allocator``, or ``--enable-sleep-mode``, which turns it on:
+    ``ModelConfig.__post_init__``). The test is vLLM's own, a case-sensitive substring of that one variable
+    (``PYTORCH_ALLOC_CONF`` is not read). Read in the 0.19.0, 0.19.1, 0.20.0, 0.20.2 (absent), 0.21.0 - 0.32.0 and
+    0.34.0 wheels. None where vLLM starts, or where the connector's name is not known (a
+    ``--kv-transfer-config`` vramlint cannot read)."""
+    if not at_least(key, 0, 21):
+        return None
+    conf = env.get("PYTORCH_CUDA_ALLOC_CONF")
+    if not isinstance(conf, str) or "expandable_segments:True" not in conf:
+        return None
+    configured, name = kv_connector_name(key, args, env)
+    if not configured or not name:
+        return None
+    sleep = bool(_truthy(args.get("enable_sleep_mode")))
+    if sleep or (at_least(key, 0, 22) and _truthy(args.get("enable_cumem_allocator"))):
+        return None
+    if at_least(key, 0, 22):
+        exempt, remedy = ("enable_cumem_allocator", "enable the cumem allocator (sleep mode does this "
+                          "automatically and also routes KV allocations through CuMemAllocator's pool, where "
+                          "expandable_segments is automatically disabled).")
+        fix = ("remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF, or add --enable-cumem-allocator "
+               "(or --enable-sleep-mode)")
+    else:
+        exempt, remedy = ("enable_sleep_mode", "enable sleep mode (which routes KV allocations through "
+                          "CuMemAllocator's pool, where expandable_segments is automatically disabled).")
+        fix = "remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF, or add --enable-sleep-mode"
+    return {
+        "code": "kv-connector-expandable-segments",
+        "message": (f"ValueError: KV connector {name} is incompatible with "
+                    f"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True unless {exempt} is also enabled. PyTorch's "
+                    "CUDA VMM allocator can remap KV cache virtual addresses to different physical pages, "
+                    "invalidating any pinned/registered KV memory (e.g. IB memory regions registered by NIXL or "
+                    f"Mooncake). Either unset expandable_segments:True or {remedy}"),
+        "arg": "PYTORCH_CUDA_ALLOC_CONF",
+        "short": (f"the {name} KV connector with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True is refused "
+                  f"(VllmConfig, 0.21+) unless {'the cumem allocator' if at_least(key, 0, 22) else 'sleep mode'} "
+                  "is on"),
+        "also": ("kv_transfer_config", "kv_offloading_size"),  # the env var comes from elsewhere (envFrom)
+        "fix": fix,
+        "version_dependent": True,
+    }
+
+
 def min_compute_capability(key: VersionKey) -> tuple[int, int]:
     """The lowest compute capability the CUDA kernels of the official build of this release run on.
 
@@ -651,6 +699,8 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
         sources["hybrid_kv_cache_manager"] = hybrid_why
     if hybrid_error:
         errors.append(hybrid_error)
+    if engine == "v1" and (allocator := kv_connector_expandable_segments_refusal(key, args, env)):
+        errors.append(allocator)
 
     util_default = default_utilization(key)
     mode = str(args.get("performance_mode") or "balanced")

@@ -120,3 +120,63 @@ def test_v1_fp8_kv_cache_with_the_gpu_unknown(lint, tmp_path):
                                        ("v0.8.5", "v0.8.1")])
     [finding] = lint(old, rule="VRL005").of("VRL005")
     assert finding.level == "error" and "any GPU" in finding.message
+
+
+def _connector(tmp_path, name, pairs):
+    from rules_harness import FIXTURES
+
+    text = (FIXTURES / "vrl005/fail_kv_connector_expandable_segments.yaml").read_text()
+    for old, new in pairs:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_kv_connector_with_expandable_segments_is_refused_from_0_21(lint):
+    """VllmConfig._verify_kv_transfer_compat (0.21+): the finding sits on the variable, with vLLM's text."""
+    fixture = "vrl005/fail_kv_connector_expandable_segments.yaml"
+    result = lint(fixture, rule="VRL005")
+    assert result.budget is not None and not result.budget.starts
+    [finding] = result.of("VRL005")
+    assert finding.level == "error"
+    assert finding.location.line == line_of(fixture, "expandable_segments:True,max_split_size_mb")
+    assert "KV connector NixlConnector is incompatible with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True " \
+           "unless enable_cumem_allocator is also enabled" in finding.message
+
+
+def test_kv_connector_with_expandable_segments_where_vllm_starts(lint, tmp_path):
+    fine = [
+        [("v0.27.1", "v0.20.2")],  # the check came with 0.21
+        [("value: \"expandable_segments:True,", "value: \"expandable_segments:False,")],
+        [("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")],  # vLLM reads only the CUDA-named variable
+        [("- --max-model-len=16384", "- --max-model-len=16384\n            - --enable-cumem-allocator")],
+        [("- --max-model-len=16384", "- --max-model-len=16384\n            - --enable-sleep-mode")],
+        [("'--kv-transfer-config={\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"}'",
+          "--enable-prefix-caching")],
+    ]
+    for i, pairs in enumerate(fine):
+        assert lint(_connector(tmp_path, f"fine{i}.yaml", pairs), rule="VRL005").of("VRL005") == [], pairs
+
+
+def test_kv_connector_with_expandable_segments_on_0_21_and_from_kv_offloading(lint, tmp_path):
+    # 0.21 exempts sleep mode only (no cumem allocator flag yet), with its own wording
+    old = _connector(tmp_path, "v021.yaml", [("v0.27.1", "v0.21.0")])
+    [finding] = lint(old, rule="VRL005").of("VRL005")
+    assert "unless enable_sleep_mode is also enabled" in finding.message
+    # --kv-offloading-size makes the OffloadingConnector, which the same check refuses
+    offload = _connector(tmp_path, "offload.yaml", [
+        ("'--kv-transfer-config={\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"}'",
+         "--kv-offloading-size=64")])
+    [finding] = lint(offload, rule="VRL005").of("VRL005")
+    assert "KV connector OffloadingConnector is incompatible" in finding.message
+
+
+def test_kv_connector_with_expandable_segments_needs_no_model(lint, tmp_path):
+    """A model vramlint cannot size: no budget, the refusal is still certain (it is VllmConfig's)."""
+    unknown = _connector(tmp_path, "unknown.yaml", [("--model=Qwen/Qwen3-8B", "--model=/models/acme-chat")])
+    result = lint(unknown, rule="VRL005")
+    assert result.budget is None
+    [finding] = result.of("VRL005")
+    assert finding.level == "error" and "NixlConnector" in finding.message
