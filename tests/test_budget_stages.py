@@ -418,8 +418,17 @@ def test_flashinfer_all_reduce_fusion_workspace_is_counted_where_vllm_creates_it
     assert non_torch - _fusion("H100", {**tp2, "enforce_eager": True}, "0.24.0")[1] == (130 + 2 + 386) * 2**20
     # from 0.21 pipeline parallel no longer turns the pass off
     assert "fusion workspace" in _fusion("H100", {**tp2, "pipeline_parallel_size": 2}, "0.21.0")[2]
-    # from 0.25 "auto" takes the mnnvl backend: a note; trtllm asked for by name is sized
-    (note,) = _fusion("H100", tp2, "0.26.0")[0]
+    # from 0.25 "auto" takes the mnnvl backend: three lamport buffers of two-shot size, 2 x 8192 x 4096 x 2 B, in
+    # one symmetric allocation (386 MiB with the signal pad); 0.25 also builds the TRT-LLM quant-fusion workspace
+    # beside it, which 0.26 no longer does (it reuses the mnnvl one); 0.27+ allocate it otherwise: a note
+    eager = {**tp2, "enforce_eager": True}
+    notes, non_torch, how = _fusion("H100", tp2, "0.26.0")
+    assert notes == [] and "mnnvl all-reduce workspace 0.38 GiB" in how
+    assert non_torch - _fusion("H100", eager, "0.26.0")[1] == 386 * 2**20
+    notes, non_torch, how = _fusion("H100", tp2, "0.25.0")
+    assert notes == [] and "TRT-LLM quant-fusion workspace" in how
+    assert non_torch - _fusion("H100", eager, "0.25.0")[1] == (386 + 130 + 2 + 386) * 2**20
+    (note,) = _fusion("H100", tp2, "0.27.1")[0]
     assert "mnnvl" in note and "not estimated" in note
     forced = _fusion("H100", tp2, "0.27.1", env={"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "trtllm"})
     assert forced[0] == [] and "2 MiB allocation granularity" in forced[2]
@@ -469,9 +478,28 @@ def test_flashinfer_fusion_workspace_follows_the_buffers_flashinfer_allocates():
     assert "4096 tokens" in fp32[1] and "64, 2, 384 MiB" in fp32[1]
     for args, env in (({}, {"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "mnnvl"}), ({"nnodes": 2}, {})):
         size, why = flashinfer_fusion_workspace(b, h100, 2, 4096, 2, 8192, args, env)
-        assert size is None and "mnnvl" in why
+        assert size is None and "mnnvl" in why  # before 0.25 (FlashInfer 0.6.8 - 0.6.12) not read
     assert flashinfer_fusion_workspace(b, h100, 2, 4096, 2, 8192, {}, {"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "trtllm"})[0]
     b300 = dataclasses.replace(gpus.lookup("B200"), compute_capability=(10, 3))
     size, why = flashinfer_fusion_workspace(beh("0.18.0"), b300, 2, 4096, 2, 8192, {}, {})
     assert size == 0 and "disables itself" in why  # 0.18 has no 10.3 sizes
     assert flashinfer_fusion_workspace(b, b300, 2, 4096, 2, 8192, {}, {})[0] is None  # 0.19 has; granularity unknown
+
+
+def test_flashinfer_mnnvl_workspace_follows_flashinfer_0_6_13():
+    """MNNVLAllReduceFusionWorkspace (FlashInfer 0.6.13 / 0.6.14, vLLM 0.25 / 0.26): three buffers of the larger of
+    the one-shot size (tokens up to 1 MiB across the ranks, x ranks) and the two-shot size (2 x tokens rounded up to
+    the ranks), in 2 MiB pages; across nodes (0.25) no TRT-LLM quant workspace beside it."""
+    def beh(version):
+        return resolve_configuration(_model(LLAMA_31_8B), gpus.lookup("H100"), {}, {}, version, 1).beh
+
+    h100, b = gpus.lookup("H100"), beh("0.26.0")
+    # TP 4 on Hopper: 2 MB max size -> 256 tokens; two-shot 2 x 64 x 4 x 4096 x 2 B = 4 MiB, x 3 = 12 MiB (+ pad)
+    assert flashinfer_fusion_workspace(b, h100, 4, 4096, 2, 8192, {}, {})[0] == 14 * 2**20
+    # TP 8: 0.5 MB -> 64 tokens; one-shot (16 tokens x 8 ranks) and two-shot (2 x 8 x 8) both 1 MiB -> 4 MiB
+    assert flashinfer_fusion_workspace(b, h100, 8, 4096, 2, 8192, {}, {})[0] == 4 * 2**20
+    # max_num_batched_tokens caps the tokens
+    capped = flashinfer_fusion_workspace(b, h100, 2, 4096, 2, 1000, {}, {})
+    assert capped[0] == 48 * 2**20 and "1000 tokens" in capped[1]  # 2 x 500 x 2 x 8 KiB x 3 = 46.9 MiB -> 48
+    across = flashinfer_fusion_workspace(beh("0.25.0"), h100, 2, 4096, 2, 8192, {"nnodes": 2}, {})
+    assert across[0] == 386 * 2**20 and "TRT-LLM" not in across[1]

@@ -81,6 +81,10 @@ NCCL_SOURCES = (
     "vllm/compilation/passes/fusion/allreduce_rms_fusion.py: FI_ALLREDUCE_FUSION_MAX_SIZE_MB, "
     "AllReduceFusionPass.__init__ (max_token_num = min(max size / (hidden x dtype), max_num_batched_tokens)); "
     "vllm/config/compilation.py::PassConfig.flashinfer_max_size (fi_allreduce_fusion_max_size_mb), 0.18.0 - 0.20.0",
+    "FlashInfer 0.6.13 / 0.6.14 (vLLM 0.25 / 0.26): comm/trtllm_mnnvl_ar.py::MNNVLAllReduceFusionWorkspace "
+    "(three lamport buffers, get_required_buffer_size_bytes), comm/allreduce.py::create_allreduce_fusion_workspace; "
+    "vllm/distributed/device_communicators/flashinfer_all_reduce.py::get_fi_ar_quant_workspace (0.25: a TRT-LLM "
+    "workspace of its own on one node; 0.26: the primary one reused)",
     "vllm/distributed/device_communicators/flashinfer_all_reduce.py::_resolve_fi_ar_backend (trtllm on one node "
     "0.19 - 0.24, mnnvl from 0.25: 0.21.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.33.0 wheels)",
 )
@@ -89,7 +93,9 @@ NCCL_SOURCES = (
 FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 34))
 FI_ALLREDUCE_FUSION_WORLD_SIZES = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
 # allreduce_rms_fusion.py::FI_ALLREDUCE_FUSION_MAX_SIZE_MB, MB by compute capability and world size (0.18.0 -
-# 0.27.1 wheels alike; the 10.3 row from 0.19; 0.33.0 has 4 MB for 10.3 at TP 8 and 16-rank mnnvl entries).
+# 0.27.1 wheels alike; the 10.3 row from 0.19; 0.33.0 has 4 MB for 10.3 at TP 8). The 16-rank mnnvl entries of
+# 10.0 and 10.3 (in the 0.25.0, 0.26.0 and 0.27.1 wheels) are not modelled: FI_ALLREDUCE_FUSION_WORLD_SIZES stops
+# at 8.
 # A world size missing here disables the pass.
 FI_ALLREDUCE_FUSION_MAX_SIZE_MB = {
     "9.0": {2: 64, 4: 2, 8: 0.5},
@@ -117,6 +123,10 @@ FI_MULTICAST_GRANULARITY = {"9.0": 512 << 20}
 # enable_multicast, which the TRT-LLM workspace passes False) each buffer takes whole 2 MiB pages: the 2 MiB
 # alignment FlashInfer's own comment states for these allocations (trtllm_ar.py, 0.6.6).
 FI_ALLOCATION_GRANULARITY = 2 << 20
+# comm/trtllm_mnnvl_ar.py (FlashInfer 0.6.13 / 0.6.14): MNNVL_ONE_SHOT_THRESHOLD (64 x 1024 x 8 x 2 B) and
+# MNNVLAllReduceFusionWorkspace.NUM_LAMPORT_BUFFERS.
+MNNVL_ONE_SHOT_THRESHOLD = 64 * 1024 * 8 * 2
+MNNVL_LAMPORT_BUFFERS = 3
 
 MiB = 1 << 20
 # NCCL's per-connection buffers by protocol (LL, LL128, SIMPLE): 8 lines x 512 threads x 8 steps x 16 B;
@@ -292,7 +302,8 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
     max_num_batched_tokens)`` tokens, the max size from ``--compilation-config``'s
     ``pass_config.fi_allreduce_fusion_max_size_mb`` or FI_ALLREDUCE_FUSION_MAX_SIZE_MB; on one node vLLM takes
     FlashInfer's ``trtllm`` backend (the 0.18 default, what "auto" resolves to in 0.19 - 0.24; from 0.25 "auto"
-    is ``mnnvl``, sized otherwise and not estimated), whose ``trtllm_create_ipc_workspace_for_all_reduce_fusion``
+    is ``mnnvl``: :func:`_mnnvl_workspace_bytes` for 0.25 / 0.26, with 0.25's separate TRT-LLM quant-fusion
+    workspace beside it on one node; 0.27+ allocate it otherwise and it is not estimated), whose ``trtllm_create_ipc_workspace_for_all_reduce_fusion``
     makes three symmetric buffers: ranks x tokens x hidden x 2 B, ranks x 256 x 4 B of flags, and three lamport
     copies of ranks x tokens x hidden x 2 B (4 B for an fp32 model), each with a 2 KiB signal pad; up to vLLM 0.21
     (FlashInfer 0.6.6 / 0.6.8.post1) SymmDeviceMemory rounds each up to the multicast granularity, from 0.22 to
@@ -322,28 +333,72 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
         # flashinfer_all_reduce.py::_resolve_fi_ar_backend: trtllm on one node in 0.19 - 0.24, mnnvl (falling back
         # to trtllm without NVSwitch multicast) from 0.25
         backend = "mnnvl" if nodes > 1 or versions.at_least(beh.key, 0, 25) else "trtllm"
-    if backend != "trtllm":
-        return None, f"FlashInfer's {backend} all-reduce workspace is sized otherwise"
-    if versions.at_least(beh.key, 0, 22):
-        granularity = FI_ALLOCATION_GRANULARITY
-    else:
-        granularity = FI_MULTICAST_GRANULARITY.get(cc)
-    if granularity is None:
-        return None, (f"the multicast granularity its buffers are rounded up to is the driver's and not known for "
-                      f"compute capability {cc} (512 MiB on Hopper, from public H100 logs)")
     element = 4 if dtype_bytes >= 4 else 2
     tokens = min(int(max_mb * MiB) // max(1, hidden * dtype_bytes), max_num_batched_tokens)
-    lamport = min(tp * tokens * hidden * element, FI_MAX_COMM_SIZE) * 3
-    sizes_b = (tp * tokens * hidden * 2, tp * FI_BARRIER_FLAGS * 4, lamport)
-    align = FI_BUFFER_ALIGN if not versions.at_least(beh.key, 0, 22) else 16
-    total = sum(_round_up(_round_up(_round_up(size, align) + FI_SIGNAL_PAD, FI_BUFFER_ALIGN), granularity)
-                for size in sizes_b)
+    if backend == "mnnvl":
+        if not versions.at_least(beh.key, 0, 25) or versions.at_least(beh.key, 0, 27):
+            return None, ("FlashInfer's mnnvl all-reduce workspace is sized otherwise (its allocation is read for "
+                          "vLLM 0.25 - 0.26 only)")
+        mnnvl = _mnnvl_workspace_bytes(tp, tokens, hidden, element)
+        how = (f"FlashInfer mnnvl all-reduce workspace {mnnvl / GiB:.2f} GiB (3 lamport buffers for {tokens} tokens "
+               f"x hidden {hidden} at TP {tp}, in {FI_ALLOCATION_GRANULARITY // MiB} MiB pages)")
+        if versions.at_least(beh.key, 0, 26) or nodes > 1:
+            # 0.26: the quant-fusion workspace reuses the primary one of the same backend; 0.25 across nodes: none
+            return mnnvl, how + f"; created in the profile run, counted by vLLM {beh.version}"
+        # 0.25 on one node: get_fi_ar_quant_workspace always builds a TRT-LLM workspace of its own beside it
+        trtllm = _trtllm_workspace_bytes(beh, cc, tp, tokens, hidden, element)
+        if trtllm is None:
+            return None, ("the TRT-LLM quant-fusion workspace created beside the mnnvl one is rounded up to a "
+                          f"granularity not known for compute capability {cc}")
+        total = trtllm[0]
+        return mnnvl + total, (how + f" and the TRT-LLM quant-fusion workspace {total / GiB:.2f} GiB beside it "
+                               f"(get_fi_ar_quant_workspace, vLLM 0.25); created in the profile run, counted by vLLM "
+                               f"{beh.version}")
+    if backend != "trtllm":
+        return None, f"FlashInfer's {backend} all-reduce workspace is sized otherwise"
+    trtllm = _trtllm_workspace_bytes(beh, cc, tp, tokens, hidden, element)
+    if trtllm is None:
+        return None, (f"the multicast granularity its buffers are rounded up to is the driver's and not known for "
+                      f"compute capability {cc} (512 MiB on Hopper, from public H100 logs)")
+    total, sizes_b, granularity = trtllm
     unit = "multicast granularity" if granularity != FI_ALLOCATION_GRANULARITY else "allocation granularity"
     how = (f"FlashInfer all-reduce fusion workspace {total / GiB:.2f} GiB ({tokens} tokens x hidden {hidden}: "
            f"buffers of {', '.join(f'{_round_up(s, FI_BUFFER_ALIGN) / MiB:.0f}' for s in sizes_b)} MiB, each rounded "
            f"up to the {granularity // MiB} MiB {unit}; created in the profile run, counted by vLLM "
            f"{beh.version})")
     return total, how
+
+
+def _trtllm_workspace_bytes(beh: versions.Behavior, cc: str, tp: int, tokens: int, hidden: int,
+                            element: int) -> tuple[int, tuple[int, int, int], int] | None:
+    """The TRT-LLM backend's three buffers (see :func:`flashinfer_fusion_workspace`), their sizes and the unit they
+    are rounded up to; None where that unit is not known."""
+    if versions.at_least(beh.key, 0, 22):
+        granularity = FI_ALLOCATION_GRANULARITY
+    else:
+        granularity = FI_MULTICAST_GRANULARITY.get(cc)
+    if granularity is None:
+        return None
+    lamport = min(tp * tokens * hidden * element, FI_MAX_COMM_SIZE) * 3
+    sizes_b = (tp * tokens * hidden * 2, tp * FI_BARRIER_FLAGS * 4, lamport)
+    align = FI_BUFFER_ALIGN if not versions.at_least(beh.key, 0, 22) else 16
+    total = sum(_round_up(_round_up(_round_up(size, align) + FI_SIGNAL_PAD, FI_BUFFER_ALIGN), granularity)
+                for size in sizes_b)
+    return total, sizes_b, granularity
+
+
+def _mnnvl_workspace_bytes(tp: int, tokens: int, hidden: int, element: int) -> int:
+    """FlashInfer 0.6.13 / 0.6.14's ``MNNVLAllReduceFusionWorkspace`` (comm/trtllm_mnnvl_ar.py, the pins of vLLM
+    0.25 / 0.26): three lamport buffers, each the larger of the one-shot size (every rank's tokens, up to
+    ``MNNVL_ONE_SHOT_THRESHOLD`` = 1 MiB across the ranks) and the two-shot size (two stages of the tokens rounded
+    up to a multiple of the ranks), in one torch symmetric-memory allocation (``_alloc_symm_buffer_bytes``: the
+    signal pad on top, whole pages of the allocation granularity)."""
+    per_token = hidden * element
+    one_shot_tokens = min(MNNVL_ONE_SHOT_THRESHOLD // max(1, tp * per_token), tokens)
+    one_shot = one_shot_tokens * per_token * tp
+    two_shot = 2 * (-(-tokens // tp)) * tp * per_token
+    requested = max(one_shot, two_shot) * MNNVL_LAMPORT_BUFFERS
+    return _round_up(_round_up(requested, 16) + FI_SIGNAL_PAD, FI_ALLOCATION_GRANULARITY)
 
 
 def flashinfer_allreduce_fusion_note(tp: int, version: str, why: str) -> str:
