@@ -420,7 +420,8 @@ def test_flashinfer_all_reduce_fusion_workspace_is_counted_where_vllm_creates_it
     assert "fusion workspace" in _fusion("H100", {**tp2, "pipeline_parallel_size": 2}, "0.21.0")[2]
     # from 0.25 "auto" takes the mnnvl backend: three lamport buffers of two-shot size, 2 x 8192 x 4096 x 2 B, in
     # one symmetric allocation (386 MiB with the signal pad); 0.25 also builds the TRT-LLM quant-fusion workspace
-    # beside it, which 0.26 no longer does (it reuses the mnnvl one); 0.27+ allocate it otherwise: a note
+    # beside it, which 0.26 no longer does (it reuses the mnnvl one); 0.27 (FlashInfer 0.6.16.post3) makes it one
+    # multicast SymmDeviceMemory, one 512 MiB unit on Hopper, not known on Blackwell (a note); 0.28+ not read
     eager = {**tp2, "enforce_eager": True}
     notes, non_torch, how = _fusion("H100", tp2, "0.26.0")
     assert notes == [] and "mnnvl all-reduce workspace 0.38 GiB" in how
@@ -428,7 +429,12 @@ def test_flashinfer_all_reduce_fusion_workspace_is_counted_where_vllm_creates_it
     notes, non_torch, how = _fusion("H100", tp2, "0.25.0")
     assert notes == [] and "TRT-LLM quant-fusion workspace" in how
     assert non_torch - _fusion("H100", eager, "0.25.0")[1] == (386 + 130 + 2 + 386) * 2**20
-    (note,) = _fusion("H100", tp2, "0.27.1")[0]
+    notes, non_torch, how = _fusion("H100", tp2, "0.27.1")
+    assert notes == [] and "512 MiB multicast granularity" in how
+    assert non_torch - _fusion("H100", eager, "0.27.1")[1] == 512 * 2**20
+    (note,) = _fusion("B200", tp2, "0.27.1")[0]
+    assert "mnnvl" in note and "multicast granularity" in note and "not estimated" in note
+    (note,) = _fusion("H100", tp2, "0.28.0")[0]
     assert "mnnvl" in note and "not estimated" in note
     forced = _fusion("H100", tp2, "0.27.1", env={"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "trtllm"})
     assert forced[0] == [] and "2 MiB allocation granularity" in forced[2]

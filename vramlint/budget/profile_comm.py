@@ -81,8 +81,10 @@ NCCL_SOURCES = (
     "vllm/compilation/passes/fusion/allreduce_rms_fusion.py: FI_ALLREDUCE_FUSION_MAX_SIZE_MB, "
     "AllReduceFusionPass.__init__ (max_token_num = min(max size / (hidden x dtype), max_num_batched_tokens)); "
     "vllm/config/compilation.py::PassConfig.flashinfer_max_size (fi_allreduce_fusion_max_size_mb), 0.18.0 - 0.20.0",
-    "FlashInfer 0.6.13 / 0.6.14 (vLLM 0.25 / 0.26): comm/trtllm_mnnvl_ar.py::MNNVLAllReduceFusionWorkspace "
-    "(three lamport buffers, get_required_buffer_size_bytes), comm/allreduce.py::create_allreduce_fusion_workspace; "
+    "FlashInfer 0.6.13 / 0.6.14 (vLLM 0.25 / 0.26) and 0.6.16.post3 (vLLM 0.27): comm/trtllm_mnnvl_ar.py::"
+    "MNNVLAllReduceFusionWorkspace (three lamport buffers, get_required_buffer_size_bytes; McastGPUBuffer in "
+    "0.6.16.post3), comm/mnnvl.py::SymmDeviceMemory._get_allocation_prop, comm/allreduce.py::"
+    "create_allreduce_fusion_workspace; "
     "vllm/distributed/device_communicators/flashinfer_all_reduce.py::get_fi_ar_quant_workspace (0.25: a TRT-LLM "
     "workspace of its own on one node; 0.26: the primary one reused)",
     "vllm/distributed/device_communicators/flashinfer_all_reduce.py::_resolve_fi_ar_backend (trtllm on one node "
@@ -302,9 +304,9 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
     max_num_batched_tokens)`` tokens, the max size from ``--compilation-config``'s
     ``pass_config.fi_allreduce_fusion_max_size_mb`` or FI_ALLREDUCE_FUSION_MAX_SIZE_MB; on one node vLLM takes
     FlashInfer's ``trtllm`` backend (the 0.18 default, what "auto" resolves to in 0.19 - 0.24; from 0.25 "auto"
-    is ``mnnvl``: :func:`_mnnvl_workspace_bytes` for 0.25 / 0.26, with 0.25's separate TRT-LLM quant-fusion
-    workspace beside it on one node; 0.27+ allocate it otherwise and it is not estimated), whose ``trtllm_create_ipc_workspace_for_all_reduce_fusion``
-    makes three symmetric buffers: ranks x tokens x hidden x 2 B, ranks x 256 x 4 B of flags, and three lamport
+    is ``mnnvl``: :func:`_mnnvl_workspace_bytes` for 0.25 - 0.27, with 0.25's separate TRT-LLM quant-fusion
+    workspace beside it on one node, in the multicast granularity from 0.27; 0.28+ are not read), whose
+    ``trtllm_create_ipc_workspace_for_all_reduce_fusion`` makes three symmetric buffers: ranks x tokens x hidden x 2 B, ranks x 256 x 4 B of flags, and three lamport
     copies of ranks x tokens x hidden x 2 B (4 B for an fp32 model), each with a 2 KiB signal pad; up to vLLM 0.21
     (FlashInfer 0.6.6 / 0.6.8.post1) SymmDeviceMemory rounds each up to the multicast granularity, from 0.22 to
     2 MiB pages. The quant-fusion workspace reuses the same one (``get_fi_ar_quant_workspace``). cuMemCreate
@@ -336,14 +338,22 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
     element = 4 if dtype_bytes >= 4 else 2
     tokens = min(int(max_mb * MiB) // max(1, hidden * dtype_bytes), max_num_batched_tokens)
     if backend == "mnnvl":
-        if not versions.at_least(beh.key, 0, 25) or versions.at_least(beh.key, 0, 27):
+        if not versions.at_least(beh.key, 0, 25) or versions.at_least(beh.key, 0, 28):
             return None, ("FlashInfer's mnnvl all-reduce workspace is sized otherwise (its allocation is read for "
-                          "vLLM 0.25 - 0.26 only)")
-        mnnvl = _mnnvl_workspace_bytes(tp, tokens, hidden, element)
+                          "vLLM 0.25 - 0.27 only)")
+        # 0.25 / 0.26 (FlashInfer 0.6.13 / 0.6.14): torch symmetric memory, whole pages; 0.27 (0.6.16.post3):
+        # McastGPUBuffer, a multicast SymmDeviceMemory rounded up to the multicast granularity
+        unit = FI_ALLOCATION_GRANULARITY if not versions.at_least(beh.key, 0, 27) else FI_MULTICAST_GRANULARITY.get(cc)
+        if unit is None:
+            return None, (f"FlashInfer's mnnvl workspace is one multicast buffer, rounded up to a multicast "
+                          f"granularity that is the driver's and not known for compute capability {cc} (512 MiB on "
+                          "Hopper, from public H100 logs)")
+        mnnvl = _mnnvl_workspace_bytes(tp, tokens, hidden, element, unit)
+        kind = "pages" if unit == FI_ALLOCATION_GRANULARITY else "multicast granularity"
         how = (f"FlashInfer mnnvl all-reduce workspace {mnnvl / GiB:.2f} GiB (3 lamport buffers for {tokens} tokens "
-               f"x hidden {hidden} at TP {tp}, in {FI_ALLOCATION_GRANULARITY // MiB} MiB pages)")
+               f"x hidden {hidden} at TP {tp}, in {unit // MiB} MiB {kind})")
         if versions.at_least(beh.key, 0, 26) or nodes > 1:
-            # 0.26: the quant-fusion workspace reuses the primary one of the same backend; 0.25 across nodes: none
+            # 0.26+: the quant-fusion workspace reuses the primary one of the same backend; 0.25 across nodes: none
             return mnnvl, how + f"; created in the profile run, counted by vLLM {beh.version}"
         # 0.25 on one node: get_fi_ar_quant_workspace always builds a TRT-LLM workspace of its own beside it
         trtllm = _trtllm_workspace_bytes(beh, cc, tp, tokens, hidden, element)
@@ -387,18 +397,21 @@ def _trtllm_workspace_bytes(beh: versions.Behavior, cc: str, tp: int, tokens: in
     return total, sizes_b, granularity
 
 
-def _mnnvl_workspace_bytes(tp: int, tokens: int, hidden: int, element: int) -> int:
-    """FlashInfer 0.6.13 / 0.6.14's ``MNNVLAllReduceFusionWorkspace`` (comm/trtllm_mnnvl_ar.py, the pins of vLLM
-    0.25 / 0.26): three lamport buffers, each the larger of the one-shot size (every rank's tokens, up to
-    ``MNNVL_ONE_SHOT_THRESHOLD`` = 1 MiB across the ranks) and the two-shot size (two stages of the tokens rounded
-    up to a multiple of the ranks), in one torch symmetric-memory allocation (``_alloc_symm_buffer_bytes``: the
-    signal pad on top, whole pages of the allocation granularity)."""
+def _mnnvl_workspace_bytes(tp: int, tokens: int, hidden: int, element: int,
+                           unit: int = FI_ALLOCATION_GRANULARITY) -> int:
+    """FlashInfer's ``MNNVLAllReduceFusionWorkspace`` (comm/trtllm_mnnvl_ar.py, 0.6.13 / 0.6.14 and 0.6.16.post3,
+    the pins of vLLM 0.25 / 0.26 and 0.27): three lamport buffers, each the larger of the one-shot size (every
+    rank's tokens, up to ``MNNVL_ONE_SHOT_THRESHOLD`` = 1 MiB across the ranks) and the two-shot size (two stages of
+    the tokens rounded up to a multiple of the ranks), in one symmetric allocation with its signal pad on top:
+    torch symmetric memory in whole pages of the allocation granularity (0.6.13 / 0.6.14,
+    ``_alloc_symm_buffer_bytes``), or a multicast ``SymmDeviceMemory`` rounded up to the multicast granularity
+    (0.6.16.post3, ``McastGPUBuffer``; ``unit``)."""
     per_token = hidden * element
     one_shot_tokens = min(MNNVL_ONE_SHOT_THRESHOLD // max(1, tp * per_token), tokens)
     one_shot = one_shot_tokens * per_token * tp
     two_shot = 2 * (-(-tokens // tp)) * tp * per_token
     requested = max(one_shot, two_shot) * MNNVL_LAMPORT_BUFFERS
-    return _round_up(_round_up(requested, 16) + FI_SIGNAL_PAD, FI_ALLOCATION_GRANULARITY)
+    return _round_up(_round_up(_round_up(requested, 16) + FI_SIGNAL_PAD, FI_ALLOCATION_GRANULARITY), unit)
 
 
 def flashinfer_allreduce_fusion_note(tp: int, version: str, why: str) -> str:
