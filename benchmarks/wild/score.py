@@ -137,16 +137,24 @@ def name_matches(expected: str, server: dict) -> bool:
 
 
 def match_servers(expected: list[dict], found: list[dict]) -> tuple[list[tuple[dict, dict]], list[dict], list[dict]]:
-    """Pair expected and found servers of one file: by model (when the key has one), then by name."""
+    """Pair expected and found servers of one file: by model (when the key has one), then by name. In a chart's
+    group, an entry of a values file the chart is linted with (`?values=<file>` in the found server's path) is
+    paired first with that release's server, and an entry of the chart's own files with the release of its
+    values.yaml: a chart's releases share their name and template line."""
     pairs, left = [], list(found)
     unmatched = []
+    variants = {_variant(s) for s in found}
     for exp in expected:
         hit = None
-        if exp.get("model") is not None:
-            hit = next((s for s in left if model_matches(exp["model"], s.get("model"))
-                        and name_matches(exp["name"], s)), None)
-            hit = hit or next((s for s in left if model_matches(exp["model"], s.get("model"))), None)
-        hit = hit or next((s for s in left if name_matches(exp["name"], s)), None)
+        own = os.path.basename(exp.get("_file") or "")
+        for pool in ([s for s in left if _variant(s) == (own if own in variants else "")], left):
+            if exp.get("model") is not None:
+                hit = next((s for s in pool if model_matches(exp["model"], s.get("model"))
+                            and name_matches(exp["name"], s)), None)
+                hit = hit or next((s for s in pool if model_matches(exp["model"], s.get("model"))), None)
+            hit = hit or next((s for s in pool if name_matches(exp["name"], s)), None)
+            if hit is not None or "_file" not in exp:
+                break
         if hit is None:
             unmatched.append(exp)
         else:
@@ -166,6 +174,10 @@ def match_servers(expected: list[dict], found: list[dict]) -> tuple[list[tuple[d
         # server of the file, whose model the script leaves to its caller, is that one
         pairs.append((unmatched.pop(), left.pop()))
     return pairs, unmatched, left
+
+
+def _variant(server: dict) -> str:
+    return (server.get("yaml_path") or "").partition("?values=")[2]
 
 
 def chart_root(saved: str) -> str | None:
@@ -280,7 +292,8 @@ def main() -> int:
     for saved, group in chart_groups(files):
         # a Helm chart's files are one unit: its servers may be reported on the values file or on a template
         key = {"not_servers": [n for f in group for n in (answers[f] or {}).get("not_servers") or []]}
-        expected = [exp for f in group for exp in (answers[f] or {}).get("servers") or []]
+        expected = [dict(exp, _file=f) if len(group) > 1 else exp
+                    for f in group for exp in (answers[f] or {}).get("servers") or []]
         found = [srv for f in group for srv in found_by_file.get(f, [])]
         pairs, unmatched, left = match_servers(expected, found)
         for exp in unmatched:
