@@ -15,7 +15,9 @@ without KV cache. For those versions the rule checks that each engine still has 
 request with the other engines' shares taken out.
 
 Compose services in `profiles` run only when their profile is active, so each profile is checked with
-the services that have no profile; services in different profiles are not added up. Services that set the same
+the services that have no profile; services in different profiles are not added up. A group that a profile's
+services complete is a warning: they run together only when the profile is started as a whole (`docker compose
+--profile P up`), while `docker compose up SERVICE` (or an on-demand starter) runs one of them alone. Services that set the same
 `container_name` never run together (Docker Compose refuses to create two containers of one name, and Docker a
 second container of a name in use): of each such set, one engine counts, the one with the smallest share. Time-sliced GPUs
 (`nvidia.com/gpu.shared`) are not checked: the device plugin decides at run time which
@@ -242,6 +244,13 @@ def _check_together(members, profile, limit, ctx):
         if assumed:
             fix += (f". This holds if the engines are placed as the file assumes: the devices come from the "
                     f"defaults of {assumed}, which the repository does not set")
+        # Engines of a profile run together only when it is started as a whole (`docker compose --profile P
+        # up`); `docker compose up SERVICE` starts that service alone, as an on-demand starter does, and the
+        # file does not say which of the two is done: not certain, so a warning.
+        by_profile = profile is not None and any(profile in x.server.profiles for x in members)
+        if by_profile:
+            fix += (f". This holds if the profile's services are started together (`docker compose --profile "
+                    f"{profile} up`); started one at a time (`docker compose up SERVICE`) they do not share the GPU")
         yield ctx.finding(
             a,
             f"{len(members)} engines share the same GPU{size}{when}: gpu_memory_utilization adds up to "
@@ -249,8 +258,8 @@ def _check_together(members, profile, limit, ctx):
             arg_location(a.server, "gpu_memory_utilization"),
             detail=f"The engines: {listing}; whichever starts last finds too little free memory and vLLM refuses to start. "
             f"Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
-            level="warning" if assumed else None,
-            fix=_assumed(shares) if assumed else shares,
+            level="warning" if assumed or by_profile else None,
+            fix=_assumed(shares) if assumed or by_profile else shares,
             related=[arg_location(o.server, "gpu_memory_utilization") for o in others],
         ), a
         return

@@ -164,6 +164,14 @@ def check(assessment, ctx):
                                 "The file does not say the image, so" if source == "operator" else
                                 f"{_capital(why_no_version(server.image))}, so")
                              + " set vllm-version in the configuration to check against yours")
+        elif source == "default" and not knowing and not (suggestion and _close(flag.split("=", 1)[0], suggestion)):
+            # No release knows the flag and it is no misspelling of one; the image names no release either (a
+            # build from source, a fork, a nightly): a build past or beside the releases may have it
+            why_uncertain = ("assumed",
+                             f"no vLLM release knows it, but {why_no_version(server.image)}: a build from a commit "
+                             f"past the newest release or from a fork may accept it, and upstream vLLM {version} "
+                             f"stops at start-up with \"{refusal}\"{hint}. Set vllm-version in the configuration to "
+                             "the release the image runs to check against it")
         elif other_build:
             why_uncertain = (f"the tag of {server.image} names a build from a commit",
                              f"upstream vLLM {version} stops at start-up with \"{refusal}\"{hint}. The tag also names "

@@ -1622,22 +1622,50 @@ def runs_its_arguments(text: str | None) -> bool:
     return False
 
 
-_QUOTE_SCAN = re.compile(r"[\\'\"#]")
-_DOUBLE_QUOTED_BODY = re.compile(r'(?:[^"\\]+|\\.)*', re.DOTALL)
+_QUOTE_SCAN = re.compile(r"[\\'\"#$()`<]")
+_HEREDOC_OPERATOR = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|<>()'\"]+))")
+_DOUBLE_QUOTED_SCAN = re.compile(r'[\\"$`]')
+
+
+class _Unsure(Exception):
+    """The scan met shell syntax it does not follow to the end (a `case` pattern's `)` inside `$(...)`, an
+    unclosed `$(`): whether a quote is left open is not known, so none is reported."""
 
 
 def unterminated_quote(text: str) -> int | None:
     """Index of a quote the shell never finds the end of (it then refuses the whole script), or None.
 
     Read as the POSIX shell tokenizer reads quotes: backslash escapes outside single quotes, `#` comments at
-    the start of a word, `$(...)`/backquotes taken as text (a quote inside them is rare in a start script)."""
-    i, n = 0, len(text)
+    the start of a word, and a command substitution `$(...)` (inside double quotes too) read as a script of its
+    own, as the shell reads it: `"$(awk '/"x"/')"` holds balanced quotes. Backquotes are skipped to their
+    closing backquote. Where the scan is not sure (a `)` it cannot place), nothing is reported: an error here
+    says the shell runs none of the script, so it must be certain."""
+    try:
+        return _scan_quotes(text, 0, nested=False)[1]
+    except _Unsure:
+        return None
+
+
+def _scan_quotes(text: str, i: int, nested: bool) -> tuple[int, int | None]:
+    """Scan from ``i`` to the end of the text (or, when ``nested``, past the `)` closing a `$(`): (where the
+    scan stopped, index of an unclosed quote or None)."""
+    n = len(text)
     word_start = True
+    depth = 0  # `(` opened inside this level (subshells, `$((`): their `)` is not the one closing `$(`
+    pending: list[tuple[str, bool]] = []  # here-documents whose bodies start after this line
     while i < n:
-        # the characters up to the next backslash, quote or `#` only decide whether that one starts a word
+        # the characters up to the next special one only decide whether that one starts a word
         m = _QUOTE_SCAN.search(text, i)
+        if pending:
+            newline = text.find("\n", i)
+            if newline >= 0 and (m is None or newline < m.start()):
+                i = _heredoc_bodies(text, newline + 1, pending)
+                word_start = True
+                continue
         if m is None:
-            return None
+            if nested:
+                raise _Unsure
+            return n, None
         if m.start() > i:
             word_start = text[m.start() - 1] in " \t\n;&|()"
             i = m.start()
@@ -1645,30 +1673,117 @@ def unterminated_quote(text: str) -> int | None:
         if c == "\\":
             i += 2
             word_start = False
-            continue
-        if c == "#" and word_start:
+        elif c == "#" and word_start:
             end = text.find("\n", i)
             if end < 0:
-                return None
+                if nested:
+                    raise _Unsure
+                return n, None
             i = end
-            continue
-        if c == "'":
+        elif c == "'":
             end = text.find("'", i + 1)
             if end < 0:
-                return i
+                return n, i
             i = end + 1
             word_start = False
-            continue
-        if c == '"':
-            j = _DOUBLE_QUOTED_BODY.match(text, i + 1).end()
-            if j >= n or text[j] != '"':
-                return i
-            i = j + 1
+        elif c == '"':
+            i, bad = _scan_double_quoted(text, i)
+            if bad is not None:
+                return n, bad
             word_start = False
-            continue
-        word_start = c in " \t\n;&|()"
-        i += 1
-    return None
+        elif c == "`":
+            i = _skip_backquoted(text, i)
+            word_start = False
+        elif c == "$" and text.startswith("$(", i):
+            i, bad = _scan_quotes(text, i + 2, nested=True)
+            if bad is not None:
+                return n, bad
+            word_start = False
+        elif c == "(":
+            depth += 1
+            i += 1
+            word_start = True
+        elif c == ")":
+            if nested and depth == 0:
+                return i + 1, None
+            if depth == 0:
+                raise _Unsure  # a `case` pattern or a stray `)`: the shell's reading is not followed here
+            depth -= 1
+            i += 1
+            word_start = True
+        elif c == "<":
+            i = _skip_heredoc(text, i, pending)
+            word_start = True
+        else:  # a `$` not opening `$(`
+            i += 1
+            word_start = False
+    if nested:
+        raise _Unsure
+    return n, None
+
+
+def _skip_heredoc(text: str, i: int, pending: list[tuple[str, bool]]) -> int:
+    """At a `<`: a here-document operator (`<<EOF`, `<<-'EOF'`) queues its delimiter, whose body starts after
+    the line ends; a `<<<` here-string or a plain redirection is passed over."""
+    if text.startswith("<<<", i):
+        return i + 3
+    m = _HEREDOC_OPERATOR.match(text, i)
+    if m is None:
+        return i + 1
+    pending.append((next(g for g in m.groups()[1:] if g is not None), m.group(1) == "-"))
+    return m.end()
+
+
+def _heredoc_bodies(text: str, i: int, pending: list[tuple[str, bool]]) -> int:
+    """From the start of the line after a here-document operator: past the bodies of the queued here-documents
+    (each up to a line that is its delimiter; `<<-` strips leading tabs), which the shell does not tokenize. A
+    delimiter never found ends the body at the end of the text, as the shell does (with a warning)."""
+    while pending:
+        word, strip_tabs = pending.pop(0)
+        while i < len(text):
+            end = text.find("\n", i)
+            line = text[i:] if end < 0 else text[i:end]
+            i = len(text) if end < 0 else end + 1
+            if (line.lstrip("\t") if strip_tabs else line) == word:
+                break
+    return i
+
+
+def _scan_double_quoted(text: str, i: int) -> tuple[int, int | None]:
+    """From the `"` at ``i``: (index past its closing `"`, None), or (end, i) when it is never closed."""
+    n = len(text)
+    j = i + 1
+    while True:
+        m = _DOUBLE_QUOTED_SCAN.search(text, j)
+        if m is None:
+            return n, i
+        j = m.start()
+        c = text[j]
+        if c == "\\":
+            j += 2
+        elif c == '"':
+            return j + 1, None
+        elif c == "`":
+            j = _skip_backquoted(text, j)
+        elif text.startswith("$(", j):
+            j, bad = _scan_quotes(text, j + 2, nested=True)
+            if bad is not None:
+                return n, bad
+        else:
+            j += 1
+
+
+def _skip_backquoted(text: str, i: int) -> int:
+    """Past the backquote closing the one at ``i`` (backslash escapes skipped)."""
+    j = i + 1
+    while j < len(text):
+        if text[j] == "\\":
+            j += 2
+        elif text[j] == "`":
+            return j + 1
+        else:
+            j += 1
+    raise _Unsure  # an unclosed backquote: the shell refuses it too, but that is not the quote said here
 
 
 def _search_eval(script: Token, env: dict[str, str | None], depth: int, problems: list[str]) -> _Found | None:

@@ -378,7 +378,10 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
     # nothing below changes the documents' contents: a text seen before (a copied file) is not parsed again
     docs, problems = load_shared(text, display, quick_refusal=template_syntax)
     templated = False
-    if any(p.level == "error" for p in problems) and template_syntax:
+    # A file named as a template (`x.yaml.tpl`) is rendered by another tool (envsubst, Jinja, Terraform) before it
+    # is applied, even when it parses as YAML as written: its `${VAR}` / `{{ }}` values are what that tool fills in,
+    # unknown here, not the literal text Kubernetes would refuse.
+    if template_syntax and (any(p.level == "error" for p in problems) or _template_name(display) is not None):
         from vramlint.helm.templated import load_templated_text  # Go/Terraform templates, <PLACEHOLDER>s
 
         docs2, problems2, template_note = load_templated_text(text, display)
@@ -437,11 +440,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
 _TEMPLATE_INFIX = re.compile(r"\.(?:tmpl|tpl|template|j2|jinja2?|tftpl)\.ya?ml$")
 
 
-def _template_file_problems(display: str, problems: list[Problem]) -> list[Problem]:
-    """A file named as a template (`x.yaml.tpl`, `.j2`, `.tmpl`, `.tftpl`) is the input of another tool (Python's
-    `str.format`, Jinja, Terraform, a Go program), which renders it before anything reads it as YAML: what it is as
-    written is refused by no one, so a YAML error in it is not an error of the deployment. It is said as a note (the
-    file could not be read: its servers are not checked), with the change that lets vramlint read it."""
+def _template_name(display: str) -> str | None:
+    """The template suffix a file's name carries (`.yaml.tpl`, `.tftpl`, `.tmpl.yaml`), or None."""
     from vramlint.discover import TEMPLATE_EXTENSIONS
 
     low = display.lower()
@@ -450,6 +450,15 @@ def _template_file_problems(display: str, problems: list[Problem]) -> list[Probl
         # `deployment.tmpl.yaml`, `model.template.yaml`: the name says template before the YAML extension
         named = _TEMPLATE_INFIX.search(low)
         ext = named.group(0) if named else None
+    return ext
+
+
+def _template_file_problems(display: str, problems: list[Problem]) -> list[Problem]:
+    """A file named as a template (`x.yaml.tpl`, `.j2`, `.tmpl`, `.tftpl`) is the input of another tool (Python's
+    `str.format`, Jinja, Terraform, a Go program), which renders it before anything reads it as YAML: what it is as
+    written is refused by no one, so a YAML error in it is not an error of the deployment. It is said as a note (the
+    file could not be read: its servers are not checked), with the change that lets vramlint read it."""
+    ext = _template_name(display)
     if ext is None:
         return problems
     out = []

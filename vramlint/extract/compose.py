@@ -1050,6 +1050,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     location: Location | None = None
     has_gpu = False
     all_gpus = False
+    reserved = False  # a GPU device request (`gpus:`, deploy devices), which Docker's NVIDIA driver turns into env
     ids_unknown = False
     assumed: list[str] = []  # unset variables whose default placed the devices
     vendor = "nvidia"
@@ -1068,7 +1069,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         gpus = layer.node.get("gpus")
         if devices is None and gpus is not None:
             if isinstance(gpus, str) and interp(gpus).strip() == "all":
-                has_gpu = all_gpus = True
+                has_gpu = all_gpus = reserved = True
                 evidence.append("gpus: all")
                 location = location or value_location(layer.file, layer.node, "gpus", join_path(layer.path, "gpus"))
                 break
@@ -1082,7 +1083,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                 driver = str(dev.get("driver") or "")
                 if driver and driver != "nvidia" and "gpu" not in [str(c) for c in caps]:
                     continue
-                has_gpu = True
+                has_gpu = reserved = True
                 location = location or value_location(layer.file, devices, i, join_path(dev_path, i)) \
                     or key_location(layer.file, devices, i, join_path(dev_path, i))
                 if "device_ids" in dev and isinstance(dev["device_ids"], list):
@@ -1140,11 +1141,20 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                     dri_location = dri_location or value_location(
                         layer.file, raw_devices, raw_devices.index(item), join_path(layer.path, "devices"))
     nvidia_visible = env.get("NVIDIA_VISIBLE_DEVICES")
+    # moby's NVIDIA device driver (daemon/nvidia_linux.go, setNvidiaGPUs) appends NVIDIA_VISIBLE_DEVICES from the
+    # device request (its ids, `0..count-1`, or `all`) after the service's environment, and the NVIDIA container
+    # toolkit keeps the last value of a repeated variable; CDI-mode injection reads neither. Which of the two
+    # decides where the service runs is not known: the devices are unknown, never a count to compare with
+    contested = reserved and vendor == "nvidia" and "NVIDIA_VISIBLE_DEVICES" in env
+    if contested:
+        evidence.append("NVIDIA_VISIBLE_DEVICES beside a device request, which sets it too: the devices are not known")
     cuda_visible = env.get("CUDA_VISIBLE_DEVICES")
     # A device list from `${VAR:-default}` whose variable the repository does not set is placed by its default,
     # as `device_ids` are: the default holds only when nothing sets the variable where compose runs (a per-node
     # .env, the shell), so a GPU shared through it is said as assumed (VRL007 a warning), not as certain.
     for name in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        if name not in env or (contested and name == "NVIDIA_VISIBLE_DEVICES"):
+            continue
         unset = _unset_defaulted(_raw_env(layers, name), interp)
         if unset:
             assumed.extend(unset)
@@ -1233,7 +1243,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     cuda_unknown = ("CUDA_VISIBLE_DEVICES" in env and cuda_visible is None) or blank
     if blank:
         evidence.append(f"{visible_name} empty: which devices vLLM sees is not known")
-    if cuda_unknown or visible_unknown or (ids_unknown and physical is None):
+    if cuda_unknown or visible_unknown or contested or (ids_unknown and physical is None):
         n = None
     gpu = GpuRequest(type=None, count=n, evidence="; ".join(evidence) or None, location=location, vendor=vendor,
                      device_ids=physical)
@@ -1242,7 +1252,8 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         gpu.count_location = env_locs.get(visible_name) or gpu.count_location
     if assumed:
         gpu.placement_assumed = ", ".join(f"${{{v}}}" for v in dict.fromkeys(assumed))
-    if cuda_unknown or visible_unknown or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None and cv_ids is None
+    if cuda_unknown or visible_unknown or contested or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None
+                                                        and cv_ids is None
                         and (physical is None or all_gpus)):
         gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
     elif ids_unknown and physical is None:
