@@ -150,7 +150,8 @@ SYMM_MEM_ALL_REDUCE_MAX_SIZES = {
     "10.0": {2: 8 * MiB, 4: 32 * MiB, 6: 128 * MiB, 8: 128 * MiB},
 }
 # Catalog GPUs whose multi-GPU servers connect every GPU by NVLink / NVSwitch (the SXM and superchip parts).
-NVLINK_GPUS = ("A100-40GB", "A100-80GB", "H100-SXM", "H200", "H20", "H20-141GB", "B200", "GH200", "GH200-144GB")
+NVLINK_GPUS = ("A100-40GB", "A100-80GB", "A800-80GB", "H100-SXM", "H800", "H200", "H20", "H20-141GB", "B200", "B300", "GB200",
+               "GB300", "GH200", "GH200-144GB")
 # GeForce cards: no peer-to-peer access, so no custom all-reduce even for two of them.
 _GEFORCE_RE = re.compile(r"^RTX-[2345]0[5-9]0")
 
