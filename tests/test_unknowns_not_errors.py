@@ -121,7 +121,9 @@ def test_compose_services_with_one_container_name_never_share_the_gpu(tmp_path, 
     (tmp_path / "compose.yaml").write_text(COMPOSE_ONE_NAME.replace("  container_name: llm\n", ""))
     report = _check(capsys, str(tmp_path / "compose.yaml"), "--gpu", "L4")
     found = _findings(report, "VRL007")
-    assert found and all(f["level"] == "error" for f in found)
+    # small and large always run together: an error; extra joins them only when profile `more` is started as a
+    # whole, which the file does not say is done: a warning
+    assert [f["level"] for f in found] == ["error", "warning"]
 
 
 WRAPPER = """\

@@ -113,3 +113,28 @@ def test_devices_from_an_unset_variable_are_not_a_placement(lint, tmp_path):
     (defaulted.parent / ".env").write_text("CHAT_DEVICES=0\nEMBED_DEVICES=0\n")
     [finding] = lint(str(defaulted), rule="VRL007", gpu="L4").of("VRL007")
     assert finding.level == "error"
+
+
+def test_a_visible_devices_variable_beside_a_device_request_is_contested_unless_both_start_alike(lint, tmp_path):
+    # moby's NVIDIA driver sets NVIDIA_VISIBLE_DEVICES from the request after the service's own value: which one
+    # the toolkit uses decides the devices. Both "0" (env) and all (the request) put the engine's first rank on
+    # GPU 0; "1" and all do not agree, so where the engines run is not known
+    text = """\
+services:
+  a:
+    image: vllm/vllm-openai:v0.10.2
+    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--gpu-memory-utilization", "0.6"]
+    environment: {NVIDIA_VISIBLE_DEVICES: "@IDS@"}
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all, capabilities: [gpu]}]}}}
+  b:
+    image: vllm/vllm-openai:v0.10.2
+    command: ["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--gpu-memory-utilization", "0.6"]
+    environment: {NVIDIA_VISIBLE_DEVICES: "@IDS@"}
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all, capabilities: [gpu]}]}}}
+"""
+    path = tmp_path / "docker-compose.yml"
+    path.write_text(text.replace("@IDS@", "1"))
+    assert not lint(str(path), rule="VRL007").of("VRL007")
+    path.write_text(text.replace("@IDS@", "0,1"))
+    [finding] = lint(str(path), rule="VRL007").of("VRL007")
+    assert finding.level == "error"

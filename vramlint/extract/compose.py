@@ -1146,6 +1146,20 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     # toolkit keeps the last value of a repeated variable; CDI-mode injection reads neither. Which of the two
     # decides where the service runs is not known: the devices are unknown, never a count to compare with
     contested = reserved and vendor == "nvidia" and "NVIDIA_VISIBLE_DEVICES" in env
+    agreed_first: str | None = None  # the first device under either value, when both give the same one
+    if contested:
+        # When the two values (the service's, and the request's ids, 0..count-1 or all) name the same devices,
+        # nothing is contested; when they differ but start with the same device, the engine's first rank is on
+        # that one either way (vLLM starts on visible device 0), so engines sharing it share a GPU
+        env_all = nvidia_visible is not None and nvidia_visible.strip().lower() == "all"
+        env_list = ["all"] if env_all else _ids(nvidia_visible)
+        req_list = ["all"] if all_gpus else device_ids if device_ids is not None else (
+            [str(i) for i in range(count)] if count is not None and count <= _MAX_LISTED_DEVICES else None)
+        if env_list is not None and env_list == req_list:
+            contested = False
+        elif env_list and req_list:
+            firsts = {"0" if x[0] == "all" else x[0] for x in (env_list, req_list)}
+            agreed_first = firsts.pop() if len(firsts) == 1 else None
     if contested:
         evidence.append("NVIDIA_VISIBLE_DEVICES beside a device request, which sets it too: the devices are not known")
     cuda_visible = env.get("CUDA_VISIBLE_DEVICES")
@@ -1252,9 +1266,12 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
         gpu.count_location = env_locs.get(visible_name) or gpu.count_location
     if assumed:
         gpu.placement_assumed = ", ".join(f"${{{v}}}" for v in dict.fromkeys(assumed))
-    if cuda_unknown or visible_unknown or contested or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None
-                                                        and cv_ids is None
-                        and (physical is None or all_gpus)):
+    if contested and agreed_first is not None and not (cuda_unknown or visible_unknown) and cv_ids is None:
+        gpu.device_ids = [agreed_first]  # the engine's first rank, whichever value Docker's driver leaves
+        gpu.shared_key = agreed_first
+    elif cuda_unknown or visible_unknown or contested or ("NVIDIA_VISIBLE_DEVICES" in env and nvidia_visible is None
+                                                          and cv_ids is None
+                          and (physical is None or all_gpus)):
         gpu.device_ids = None  # the devices are set where it runs: not known to be shared with anything
     elif ids_unknown and physical is None:
         pass  # which devices is not known: shared with nothing we can name
