@@ -264,8 +264,9 @@ def _condition(data: dict, cond: str) -> bool | None:
 
 
 def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
-                 deadline: float | None = None) -> list[ChartRender]:
-    """Evaluate every template of the chart (and its subcharts) with the bounded evaluator."""
+                 deadline: float | None = None, own_values_only: bool = False) -> list[ChartRender]:
+    """Evaluate every template of the chart (and its subcharts) with the bounded evaluator. ``own_values_only``:
+    with the chart's values.yaml and no overlay (a value `required` asks for is then the installer's to give)."""
     pairs = _all_charts(chart, vals)
     # Helm shares `define`s across a chart and its subcharts.
     sources: list[TemplateSource] = []
@@ -288,7 +289,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 nodes, defs = gotmpl.parse_template(text, tid)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only))
                 continue
             except RecursionError:
                 problems_by_chart[ci].append(Problem(display, 1, 1, "template not evaluated: its blocks are nested "
@@ -317,7 +318,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 output = ev.render(tid, nodes)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only))
                 if isinstance(exc, gotmpl.ChartBudgetExceeded):
                     stopped.append(sources[tid].display)
                 continue
@@ -339,8 +340,15 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
     return out
 
 
-def _problem_at(sources: list[TemplateSource], exc: TemplateError) -> Problem:
+def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_only: bool = False) -> Problem:
     loc = sources[exc.origin[0]].location(exc.origin[1]) if exc.origin is not None else None
+    if isinstance(exc, gotmpl.RequiredMissing) and own_values_only and loc is not None:
+        # a chart that leaves a value empty for `required` asks whoever installs it for that value (a token, a
+        # model, a storage class): with its own defaults alone that is the design, not a defect of the release
+        return Problem(loc.file, loc.line, loc.column,
+                       f"helm template fails with the chart's own values: {exc}: the chart asks for this value at "
+                       "install time (`required`); give the values a release uses (--values FILE, or `values:` "
+                       "in .vramlint.yaml) to check that release", level="warning")
     if isinstance(exc, BudgetExceeded):
         # not Helm's error: vramlint stopped evaluating this template, so what it deploys is not checked
         where = loc.file if loc is not None else "the template"
@@ -626,7 +634,7 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
 
         deadline = time.monotonic() + gotmpl.CHART_SECONDS
     try:
-        renders = render_chart(chart, vals, deadline=deadline)
+        renders = render_chart(chart, vals, deadline=deadline, own_values_only=not overlays)
     except RecursionError:
         res.problems.append(Problem(chart.display, None, None, "chart nested too deeply to evaluate"))
         return res

@@ -69,6 +69,10 @@ class UnsetGlobal(TemplateError):
         self.path = path
 
 
+class RequiredMissing(TemplateError):
+    """`required` met an empty value: the chart asks whoever installs it for this value (`--set`, `-f`)."""
+
+
 class BudgetExceeded(TemplateError):
     """One of vramlint's limits above was reached: the template is not evaluated (Helm has no such limit)."""
 
@@ -1470,7 +1474,7 @@ def f_required(ev, args, origin):
     msg, val = args
     v = plain(val)
     if v is None or v == "":
-        raise TemplateError(f"execution error: {plain(msg)}", origin)
+        raise RequiredMissing(f"execution error: {plain(msg)}", origin)
     return val
 
 
