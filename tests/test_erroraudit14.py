@@ -139,6 +139,9 @@ spec:
     report = _check(tmp_path)
     assert not [f for f in report["findings"] if f["level"] == "error"]
     assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-1.5B-Instruct"]
+    # the note names the syntax the file has (envsubst's `${ }`), not Go's
+    [note] = [n for n in report["servers"][0]["notes"] if n.startswith("template syntax")]
+    assert note.startswith("template syntax (${ }) replaced")
     # the same text as a manifest applied as written: the literal is refused
     (tmp_path / "vllm.yaml.tpl").rename(tmp_path / "vllm.yaml")
     assert _levels(_check(tmp_path), "VRL005") == ["error"]

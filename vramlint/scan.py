@@ -394,8 +394,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
             if not docs:  # perhaps libyaml's quick refusal: ruamel's reading, its words and the documents before
                 docs, problems = load_shared(text, display)
             problems = [
-                Problem(p.file, p.line, p.column, p.message + " (the file has {{ }} template syntax: render it "
-                        "first, e.g. `helm template . | vramlint inventory -`)")
+                Problem(p.file, p.line, p.column, p.message + f" (the file has {_syntax_shown(text)} template "
+                        "syntax: render it first, e.g. `helm template . | vramlint inventory -`)")
                 for p in problems
             ]
     problems = _template_file_problems(display, problems)
@@ -424,8 +424,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
                     server.name = None
                 # notes are prose: say where a template stood rather than print the marker
                 server.notes = [re.sub("\u2983[_\u2984]*", "(template)", n) for n in server.notes]
-                server.notes.append("template syntax ({{ }}) replaced: values written as template expressions "
-                                    "are unknown until rendered")
+                server.notes.append(f"template syntax ({_syntax_shown(text)}) replaced: values written as template "
+                                    "expressions are unknown until rendered")
         produced.append(any((rec.servers, rec.problems, rec.runtimes, rec.inference_services, rec.configmaps,
                              rec.config_refs, rec.llmaz, rec.script_refs)))
         _merge(col.records, rec)
@@ -435,6 +435,11 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and "vllm" in text.lower():
         _say_unread_mention(col, text, display, templated, docs)
+
+
+def _syntax_shown(text: str) -> str:
+    """The template syntax a file holds, as a reader would name it: `{{ }}`, `${ }`, `%{ }`."""
+    return ", ".join(shown for mark, shown in (("{{", "{{ }}"), ("${", "${ }"), ("%{", "%{ }")) if mark in text) or "{{ }}"
 
 
 _TEMPLATE_INFIX = re.compile(r"\.(?:tmpl|tpl|template|j2|jinja2?|tftpl)\.ya?ml$")
