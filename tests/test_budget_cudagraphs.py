@@ -161,3 +161,83 @@ def test_sampler_warm_up_size_of_gpt_oss_on_1024_requests():
         profile = profile_memory(cfg, load_weights(cfg))
         assert profile.warmup == int(1024 * 201088 * 14 + 1024 * model.hidden_size * 2)
         assert profile.held == 132 * 201088 * 4
+
+
+def _v1(version, max_num_seqs=256, max_num_batched_tokens=8192, args=None, architecture=None, gpu="H100"):
+    spec = gpus.lookup(gpu)
+    beh = versions.behavior(version, spec, args or {}, {}, None, 8192)
+    return capture_sizes(beh, max_num_seqs, max_num_batched_tokens, False, args or {}, architecture,
+                         spec.compute_capability)
+
+
+def test_v1_0_10_caps_the_sizes_at_twice_max_num_seqs():
+    """0.10 - 0.11: SchedulerConfig.cuda_graph_sizes defaults to [min(2 x max_num_seqs, 512)] (0.9.2 had [512]):
+    with 16 sequences 0.10.2 captures [1, 2, 4, 8, 16, 24, 32], PIECEWISE only; --cuda-graph-sizes N sets that
+    bound, several values are the sizes themselves; 0.9.2 still captures all 67."""
+    assert _v1("0.10.2", max_num_seqs=16) == ([1, 2, 4, 8, 16, 24, 32], [])
+    assert _v1("0.10.2", args={"cuda_graph_sizes": [64]})[0] == [1, 2, 4, *range(8, 65, 8)]
+    assert _v1("0.11.0", args={"cuda_graph_sizes": [4, 1, 32]}) == ([1, 4, 32], [1, 4, 32])
+    assert len(_v1("0.9.2", max_num_seqs=16)[0]) == 67
+
+
+def test_gpt_oss_raises_the_largest_capture_size_release_by_release():
+    """GptOssForCausalLMConfig.verify_and_update_config: 0.10.1 - 0.10.x the 16-step grid up to 1024 (83 sizes),
+    0.11.0 up to 992 (81), 0.12+ max_cudagraph_capture_size 1024 unless the user set it or the sizes: 83
+    PIECEWISE and, for 1,024 sequences, 83 FULL decode graphs on 0.19 (the sizes a 0.19.0 gpt-oss-20b log lists,
+    P107); at most max_num_batched_tokens; other architectures keep 512."""
+    gpt = "GptOssForCausalLM"
+    piecewise, full = _v1("0.10.1.1", 1024, architecture=gpt)
+    assert (len(piecewise), max(piecewise), full) == (83, 1024, [])
+    piecewise, full = _v1("0.11.0", 1024, architecture=gpt)
+    assert (len(piecewise), max(piecewise), len(full)) == (81, 992, 81)
+    piecewise, full = _v1("0.19.0", 1024, architecture=gpt)
+    assert (len(piecewise), max(piecewise), len(full), max(full)) == (83, 1024, 83, 1024)
+    assert max(_v1("0.19.0", 256, architecture=gpt)[1]) == 256  # FULL decode graphs stop at max_num_seqs
+    assert max(_v1("0.19.0", 1024, 512, architecture=gpt)[0]) == 512
+    assert max(_v1("0.19.0", 1024, args={"max_cudagraph_capture_size": 256}, architecture=gpt)[0]) == 256
+    assert _v1("0.19.0", 1024, args={"cudagraph_capture_sizes": [1, 8]}, architecture=gpt)[0] == [1, 8]
+    assert max(_v1("0.19.0", 1024, architecture="LlamaForCausalLM")[0]) == 512
+    assert max(_v1("0.10.2", 1024, args={"cuda_graph_sizes": [2048]}, architecture=gpt)[0]) == 2048
+
+
+def test_speculative_decoding_widens_the_capture_range_from_0_13():
+    """0.13+: min(max_num_seqs x (1 + num_speculative_tokens) x 2, 512), and the FULL decode graphs cover
+    uniform_decode_query_len <= size <= max_num_seqs x uniform_decode_query_len; 0.12 has no multiplier."""
+    spec = {"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}}
+    piecewise, full = _v1("0.13.0", 32, args=spec)
+    assert max(piecewise) == 256 and min(full) == 4 and max(full) == 128
+    assert max(_v1("0.12.0", 32, args=spec)[0]) == 64
+    assert max(_v1("0.13.0", 32)[0]) == 64
+
+
+def test_cudagraph_mode_and_optimization_level_choose_the_graphs():
+    """compilation_config.cudagraph_mode: PIECEWISE no FULL graphs, FULL one FULL graph per size, FULL_DECODE_ONLY
+    only the decode ones; 0.12+ -O0 none, -O1 PIECEWISE; 0.11 a compilation level other than 3 none."""
+    def mode(m, version="0.19.0"):
+        return _v1(version, 32, args={"compilation_config": {"cudagraph_mode": m}})
+    assert mode("PIECEWISE")[1] == [] and mode("FULL")[0] == [] and len(mode("FULL")[1]) == 11
+    assert mode("FULL_DECODE_ONLY") == ([], [1, 2, 4, 8, 16, 24, 32])
+    assert _v1("0.19.0", args={"optimization_level": 0}) == ([], [])
+    assert _v1("0.19.0", args={"optimization_level": 1})[1] == []
+    assert _v1("0.11.0", args={"compilation_config": {"level": 0}}) == ([], [])
+    assert _v1("0.10.2", args={"compilation_config": {"full_cuda_graph": True}})[0] == []
+
+
+def test_blackwell_captures_up_to_1024_from_0_28():
+    """0.28+: the default largest size is 1024 on compute capability 10.x (is_device_capability_family(100))."""
+    assert max(_v1("0.28.0", 1024, 16384, gpu="B200")[0]) == 1024
+    assert max(_v1("0.27.1", 1024, 16384, gpu="B200")[0]) == 512
+    assert max(_v1("0.28.0", 1024, 16384, gpu="H100")[0]) == 512
+
+
+def test_gpt_oss_graph_estimate_on_0_20_follows_its_capture_sizes():
+    """End to end on 0.21 (graph memory subtracted): gpt-oss-20b's 83 + 83 graphs on an H100 with 1,024 sequences
+    cost more than the same server told --max-cudagraph-capture-size 512 (51 + 51), by 64 x 4 MiB."""
+    model, why = resolve_model("openai/gpt-oss-20b", ResolveOptions(allow_network=False))
+    assert model is not None, why
+    h100 = gpus.lookup("H100")
+    base = {"max_model_len": 8192, "max_num_seqs": 1024}
+    raised = compute_budget(model, h100, base, {}, "0.21.0", 1)
+    capped = compute_budget(model, h100, {**base, "max_cudagraph_capture_size": 512}, {}, "0.21.0", 1)
+    assert round(raised.cudagraph_gib - capped.cudagraph_gib, 2) == round(64 * 4 * 2**20 / GiB, 2)
+    assert "83 PIECEWISE (largest 1024)" in raised.sources["cudagraph"]

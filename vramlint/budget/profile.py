@@ -120,7 +120,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
             non_torch += workspace
             src["non_torch"] += " + " + ws_how
     eager = enforce_eager(cfg.args)
-    piecewise, full = capture_sizes(beh, cfg.max_num_seqs, cfg.max_num_batched_tokens, eager)
+    piecewise, full = capture_sizes(beh, cfg.max_num_seqs, cfg.max_num_batched_tokens, eager, cfg.args,
+                                    model.architecture, cfg.gpu.compute_capability)
     capture: list[int] = []
     capture_nccl: list[int] = []
     mnbt = cfg.max_num_batched_tokens
@@ -150,7 +151,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
             act += received
         activation.append(act)
         graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
-                                         max_num_batched_tokens=mnbt, enforce_eager=eager)
+                                         max_num_batched_tokens=mnbt, enforce_eager=eager, args=cfg.args,
+                                         compute_capability=cfg.gpu.compute_capability)
         cudagraph.append(graphs)
         pool = graph_pool_bytes(piecewise, full, layers)
         nccl = nccl_graph_bytes(piecewise, full, layers) if comm.nccl_in_graphs else 0
@@ -408,7 +410,8 @@ def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1,
 
 def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
                     layers: int | None = None, max_num_batched_tokens: int = 8192,
-                    enforce_eager: bool = False) -> tuple[int, str]:
+                    enforce_eager: bool = False, args: dict | None = None,
+                    compute_capability: tuple | None = None) -> tuple[int, str]:
     """CUDA-graph memory vLLM subtracts before the KV cache (V1 0.18+ with the estimate on, 0.20+ by default).
 
     Up to 0.17 (0.19 by default) the graphs are captured after the KV cache is allocated, out of the memory then
@@ -428,7 +431,8 @@ def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
     """
     if not beh.cudagraph_in_budget:
         return 0, "not counted by this version (taken from the memory free after the KV cache is allocated)"
-    piecewise, full = capture_sizes(beh, max_num_seqs, max_num_batched_tokens, enforce_eager)
+    piecewise, full = capture_sizes(beh, max_num_seqs, max_num_batched_tokens, enforce_eager, args,
+                                    model.architecture, compute_capability)
     est = graph_pool_bytes(piecewise, full, model.num_layers if layers is None else layers)
     return est, f"estimate for {describe(piecewise, full)}"
 

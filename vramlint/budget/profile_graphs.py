@@ -27,6 +27,8 @@ Release by release:
 
 from __future__ import annotations
 
+import json
+
 from vramlint import versions
 from vramlint.budget.common import GiB, truthy
 
@@ -55,28 +57,176 @@ NCCL_BYTES_PER_CAPTURED_ALL_REDUCE = int(0.8 * MiB)
 ALL_REDUCES_PER_LAYER = 2
 
 
+# Models whose config hook (``verify_and_update_config``, vllm/model_executor/models/config.py) raises the largest
+# capture size: GptOssForCausalLMConfig from 0.10.1 ("This will increase the number of CUDA graphs from 67 to 83"):
+# 0.10.1 - 0.10.2 replace a single --cuda-graph-sizes value below 1024 with the 16-step grid up to 1024, 0.11.0
+# below 992 with the grid up to 992 (the FA3 full-graph limit of its FIXME), 0.12+ set max_cudagraph_capture_size
+# to 1024 when neither it nor cudagraph_capture_sizes is given (read in the 0.10.1.1, 0.10.2, 0.11.0, 0.12.0,
+# 0.13.0, 0.15.0, 0.17.0, 0.19.0, 0.21.0, 0.24.0, 0.27.1, 0.28.0, 0.29.0, 0.30.0 and 0.33.0 wheels).
+LARGER_CAPTURE_ARCHITECTURES = {"GptOssForCausalLM": ((0, 10, 1), {(0, 11): 992}, 1024)}
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+
+
+def _grid(largest: int, small: list[int]) -> list[int]:
+    """[1, 2, 4] (or 1 ... 32), then steps of 8 below 256 and of 16 from 256 (_set_cudagraph_sizes, 0.12+)."""
+    sizes = [s for s in small if s <= largest]
+    if largest >= 8:
+        sizes += range(8, min(largest + 1, 256), 8)
+    if largest >= 256:
+        sizes += range(256, largest + 1, 16)
+    return sorted(set(sizes))
+
+
+def _int_list(value) -> list[int] | None:
+    if value is None:
+        return None
+    if isinstance(value, (int, str)):
+        value = str(value).replace(",", " ").split()
+    try:
+        out = [int(v) for v in value]
+    except (TypeError, ValueError):
+        return None
+    return out or None
+
+
+def _int(value) -> int | None:
+    try:
+        return int(value) if value is not None and str(value).strip() != "" else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _json(value) -> dict:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def speculative_tokens(args: dict) -> int:
+    """``num_speculative_tokens`` of ``--speculative-config`` (or the older ``--num-speculative-tokens``): each
+    decode step of a request is 1 + that many tokens (``uniform_decode_query_len``)."""
+    spec = _json(args.get("speculative_config"))
+    return max(_int(spec.get("num_speculative_tokens", args.get("num_speculative_tokens"))) or 0, 0)
+
+
+def cudagraph_mode(beh: versions.Behavior, args: dict) -> str:
+    """The CUDA-graph mode vLLM settles on for V1 from the command line: ``compilation_config.cudagraph_mode`` when
+    given; else 0.10 PIECEWISE, 0.11 FULL_AND_PIECEWISE when the compilation level is 3 (PIECEWISE) and NONE
+    otherwise (``VllmConfig.__post_init__``), 0.12+ the optimization level's default (``-O0`` NONE, ``-O1``
+    PIECEWISE, ``-O2`` / ``-O3`` FULL_AND_PIECEWISE), NONE when a mode needing piecewise compilation meets a
+    compilation mode other than VLLM_COMPILE (3). Not modelled: attention backends that lower the mode at run time
+    (``_check_and_update_cudagraph_mode``), pooling and encoder-decoder models."""
+    cc = _json(args.get("compilation_config"))
+    given = str(cc.get("cudagraph_mode") or "").strip().upper()
+    mode_given = cc.get("mode", cc.get("level"))
+    compile_mode = None
+    if mode_given is not None:
+        text = str(mode_given).strip().upper()
+        compile_mode = {"NONE": 0, "STOCK_TORCH_COMPILE": 1, "DYNAMO_TRACE_ONCE": 2, "DYNAMO_ONCE": 2,
+                        "VLLM_COMPILE": 3, "PIECEWISE": 3}.get(text, _int(text))
+    key = beh.key
+    if not versions.at_least(key, 0, 11):
+        if given in CUDAGRAPH_MODES:
+            return given
+        if truthy(cc.get("full_cuda_graph")):
+            return "FULL"  # 0.10.x: the deprecated flag sets cudagraph_mode FULL
+        return "NONE" if versions.at_least(key, 0, 10, 1) and compile_mode not in (None, 3) else "PIECEWISE"
+    if not versions.at_least(key, 0, 12):
+        if given in CUDAGRAPH_MODES:
+            return given
+        return "FULL_AND_PIECEWISE" if compile_mode in (None, 3) else "NONE"
+    level = _int(args.get("optimization_level"))
+    level = 2 if level is None else level
+    if compile_mode is None:
+        compile_mode = 3 if level > 0 else 0
+    mode = given if given in CUDAGRAPH_MODES else {0: "NONE", 1: "PIECEWISE"}.get(level, "FULL_AND_PIECEWISE")
+    if mode in ("PIECEWISE", "FULL_AND_PIECEWISE") and compile_mode != 3:
+        return "NONE"
+    return mode
+
+
+def _v1_sizes(beh: versions.Behavior, max_num_seqs: int, mnbt: int, args: dict, architecture: str | None,
+              compute_capability: tuple | None, decode_query_len: int) -> list[int]:
+    """The capture sizes (``compilation_config.cudagraph_capture_sizes``) of V1 0.10+."""
+    key = beh.key
+    cc = _json(args.get("compilation_config"))
+    override = LARGER_CAPTURE_ARCHITECTURES.get(architecture or "")
+    raised = override is not None and versions.at_least(key, *override[0])
+    if not versions.at_least(key, 0, 12):
+        # 0.10 - 0.11: SchedulerConfig.cuda_graph_sizes, default [min(2 x max_num_seqs, 512)]; one value N is
+        # [1, 2, 4] + 8 ... N in steps of 8, several are the sizes; then those above max_num_batched_tokens go.
+        # compilation_config.cudagraph_capture_sizes, when given, replaces the list (init_with_cudagraph_sizes).
+        given = _int_list(args.get("cuda_graph_sizes"))
+        listed = _int_list(cc.get("cudagraph_capture_sizes"))
+        if listed:
+            return sorted(set(listed))
+        graph_sizes = given or [min(2 * max_num_seqs, 512)]
+        if raised and len(graph_sizes) == 1:
+            limit = override[1].get(key[:2], override[2])
+            if graph_sizes[0] < limit:
+                return [s for s in _grid(limit, [1, 2, 4]) if s <= mnbt]
+        if len(graph_sizes) == 1:
+            sizes = [1, 2, 4, *range(8, graph_sizes[0] + 1, 8)]
+        else:
+            sizes = sorted(graph_sizes)
+        return [s for s in sizes if s <= mnbt]
+    # 0.12+: compilation_config.max_cudagraph_capture_size (--max-cudagraph-capture-size) or the model's hook, else
+    # min(max_num_seqs x decode_query_len x 2, 512) (x decode_query_len from 0.13; 1024 instead of 512 on compute
+    # capability 10.x from 0.28), at most max_num_batched_tokens; cudagraph_capture_sizes
+    # (--cudagraph-capture-sizes, --cuda-graph-sizes in 0.12) replace the grid, less those above
+    # max_num_batched_tokens.
+    listed = (_int_list(cc.get("cudagraph_capture_sizes")) or _int_list(args.get("cudagraph_capture_sizes"))
+              or _int_list(args.get("cuda_graph_sizes")))
+    largest = _int(cc.get("max_cudagraph_capture_size"))
+    if largest is None:
+        largest = _int(args.get("max_cudagraph_capture_size"))
+    if largest is None and raised and not listed:
+        largest = override[2]
+    if largest is None:
+        ceiling = 1024 if (versions.at_least(key, 0, 28) and compute_capability
+                           and int(compute_capability[0]) == 10) else 512
+        dql = decode_query_len if versions.at_least(key, 0, 13) else 1
+        largest = min(max_num_seqs * dql * 2, ceiling)
+    largest = min(mnbt, largest)
+    if listed:
+        return sorted({s for s in listed if s <= mnbt})
+    small = (list(range(1, min(largest, 32) + 1)) if beh.performance_mode == "interactivity" else [1, 2, 4])
+    return _grid(largest, small)
+
+
 def capture_sizes(beh: versions.Behavior, max_num_seqs: int, max_num_batched_tokens: int,
-                  enforce_eager: bool) -> tuple[list[int], list[int]]:
+                  enforce_eager: bool, args: dict | None = None, architecture: str | None = None,
+                  compute_capability: tuple | None = None) -> tuple[list[int], list[int]]:
     """The batch sizes vLLM captures: (PIECEWISE, FULL) for V1, ([], whole-model) for V0."""
     if enforce_eager:
         return [], []
+    args = args or {}
     key = beh.key
     if beh.engine == "v0":
         sizes = [1, 2, 4] + [8 * i for i in range(1, 1025)]
         largest = next((s for s in sizes if s >= max_num_seqs), sizes[-1])
         return [], [s for s in sizes if s <= largest]
-    if not versions.at_least(key, 0, 11):
+    if not versions.at_least(key, 0, 10):
+        # up to 0.9: SchedulerConfig.cuda_graph_sizes defaults to [512] (0.9.2), PIECEWISE graphs only
         return [s for s in [1, 2, 4, *range(8, 513, 8)] if s <= max_num_batched_tokens], []
-    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
-    if versions.at_least(key, 0, 12):
-        # --performance-mode interactivity (0.17+): every size up to 32, then the usual grid
-        small = list(range(1, min(largest, 32) + 1)) if beh.performance_mode == "interactivity" else [1, 2, 4]
-        sizes = sorted({*small, *range(8, 256, 8), *range(256, largest + 1, 16)})
-    else:
-        sizes = [1, 2, 4, *range(8, largest + 1, 8)]
-    piecewise = [s for s in sizes if s <= largest]
-    full = [s for s in piecewise if s <= max_num_seqs]
-    return piecewise, full
+    mode = cudagraph_mode(beh, args)
+    if mode == "NONE":
+        return [], []
+    dql = 1 + speculative_tokens(args)
+    sizes = _v1_sizes(beh, max_num_seqs, max_num_batched_tokens, args, architecture, compute_capability, dql)
+    # capture_model / CudagraphDispatcher.initialize_cudagraph_keys: the mixed mode's graphs of every size; FULL
+    # graphs of uniform decode batches (dql <= size <= max_num_seqs x dql) where the decode routine is separate
+    decode = [s for s in sizes if dql <= s <= max_num_seqs * dql]
+    if mode == "PIECEWISE":
+        return sizes, []
+    if mode == "FULL":
+        return [], sizes
+    if mode == "FULL_DECODE_ONLY":
+        return [], decode
+    return sizes, decode
 
 
 def graph_pool_bytes(piecewise: list[int], full: list[int], layers: int) -> int:
