@@ -9,7 +9,11 @@ Release by release:
   default mode FULL_AND_PIECEWISE adds FULL graphs of the decode batches up to ``max_num_seqs``. 0.12+: steps of 8
   below 256 and of 16 from 256 (51 PIECEWISE and 35 FULL sizes for 256 sequences, as the 0.21 log of P10 says).
   ``--performance-mode interactivity`` (0.17+): every size from 1 to 32 first, instead of ``[1, 2, 4]``.
-  ``--enforce-eager``: none.
+  ``--enforce-eager``: none. 0.10 - 0.11 bound the sizes at ``min(2 x max_num_seqs, 512)``
+  (``cuda_graph_sizes``), 0.13+ multiply ``max_num_seqs`` by ``1 + num_speculative_tokens``, 0.28+ allow 1024 on
+  compute capability 10.x; the command line (``--cuda-graph-sizes``, ``--cudagraph-capture-sizes``,
+  ``--max-cudagraph-capture-size``, ``cudagraph_mode``, ``-O``) and gpt-oss's config hook (up to 1024) change
+  them: :func:`capture_sizes`.
 * **When the memory is taken.** V0 and V1 up to 0.17 (and 0.18 / 0.19 by default) capture after the KV cache
   is allocated (``capture_model`` after ``initialize_kv_cache``): the graphs come out of what is free then,
   ``total - requested + the activation peak`` (freed by ``empty_cache`` after profiling) minus what the
