@@ -289,6 +289,9 @@ def fourteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block p
         "__expect__": expect(("serve.sh", 2))}
 
     # ------------------------------------------------------------------ Habana's runtime
+    # (corrected after the first run: vramlint does not compute a budget for Gaudi servers, nor the checks in it
+    # such as vLLM's max_model_len: the expectation was a finding on the --max-model-len line of each; it is now the
+    # summary's cause, "accelerators other than NVIDIA GPUs (Intel Gaudi)")
     ids = ",".join(str(i) for i in range(200_000))
     hab = ("services:\n  gaudi:\n    image: vllm/vllm-openai:v0.8.5\n    runtime: habana\n    environment:\n"
            f"      HABANA_VISIBLE_DEVICES: '{ids}'\n    command: --model {MODEL} --max-model-len 999999 "
@@ -298,8 +301,7 @@ def fourteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block p
               "--max-model-len 999999\n")
     out["habana-visible-devices-200k"] = {
         "compose.yaml": hab, "__paths__": ("paths", ["compose.yaml", "serve.sh"]), "serve.sh": hab_sh,
-        "__no_internal__": True, "__max_report_mb__": 32,
-        "__expect__": expect(("compose.yaml", 7), ("serve.sh", 3))}
+        "__no_internal__": True, "__max_report_mb__": 32, "__says__": "Intel Gaudi", "__expect__": expect()}
     garbage = ["0-7", "all ", "-1", "0,,1", "\u0663,\u0664", "9" * 5000, "0,1\n::error::forged", "0x1,0b1",
                "1" + ",1" * 20_000, " 0 , 1 "]
     gsvc = "services:\n" + "".join(
@@ -307,11 +309,13 @@ def fourteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block p
         f"      HABANA_VISIBLE_DEVICES: {json.dumps(v)}\n    command: --model {MODEL} --max-model-len 999999\n"
         for i, v in enumerate(garbage))
     out["habana-visible-devices-garbage"] = {
-        "compose.yaml": gsvc, "__no_internal__": True,
-        "__expect__": expect(*(("compose.yaml", 7 + 6 * i) for i in range(len(garbage))))}
+        "compose.yaml": gsvc, "__no_internal__": True, "__says__": "Intel Gaudi", "__expect__": expect()}
 
     # ------------------------------------------------------------------ template file names
-    broken = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {{ .Name }}}\nspec: [\n"
+    # (corrected after the first run: a file that does not mention vLLM is not read at all, so the broken
+    # template names the vLLM image)
+    broken = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {{ .Name }}}\nspec: [\n"
+              "  image: vllm/vllm-openai:v0.8.5\n")
     out["tmpl-yaml-names-fifos-symlinks"] = {
         "a.tmpl.yaml": broken, "b.TEMPLATE.YML": broken, "c.j2.yaml": broken, ".tmpl.yaml": broken,
         "fifo.tmpl.yaml": ("fifo",), "environ.tmpl.yaml": ("symlink", "/proc/self/environ"),
@@ -415,7 +419,7 @@ def fourteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block p
     vf = ("  valuesFrom:\n    - {kind: ConfigMap, name: [a, b], targetPath: {x: 1}}\n"
           "    - {kind: [Secret], name: s, targetPath: [1, 2]}\n    - x\n    - null\n"
           f"    - {{kind: ConfigMap, name: n, targetPath: '{'t' * 1_000_000}'}}\n"
-          + "    - {kind: ConfigMap, name: same, targetPath: servingEngineSpec.modelSpec[0].vllmConfig.maxModelLen}\n"
+          + "    - {kind: ConfigMap, name: same, targetPath: 'servingEngineSpec.modelSpec[0].vllmConfig.maxModelLen'}\n"
           * 25_000)
     flux = ("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: stack\nspec:\n"
             "  chart:\n    spec:\n      chart: vllm-stack\n      sourceRef: {kind: HelmRepository, name: r}\n" + vf
@@ -430,7 +434,9 @@ def fourteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block p
     hub_deploy = deployment(["--model", HUB_MODEL, "--max-model-len", "4096"])
     for name in ("hub-mlp-bias-wrong-types", "hub-mlp-bias-huge-gated-mlp"):
         out[name] = {"deploy.yaml": hub_deploy, "__hub__": name, "__no_internal__": True, "__expect__": expect()}
-    out["hub-mlp-bias-huge-gated-mlp"]["__any__"] = [("deploy.yaml", None)]
+    # (corrected after the first run: a config.json of 2**31 layers is refused as no real model's, and an
+    # unresolved model is said in the summary by cause, not as a finding)
+    out["hub-mlp-bias-huge-gated-mlp"]["__says__"] = HUB_MODEL
     return out
 
 

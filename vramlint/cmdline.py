@@ -1489,6 +1489,9 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
             # with the words after it (argparse REMAINDER)
             i += 1
             while i < len(argv) and argv[i].text is not None and argv[i].text.startswith("-"):
+                if argv[i].text == "--":
+                    i += 1  # argparse's end of options: the command is the next word ('--' is dropped)
+                    break
                 i += 1 if "=" in argv[i].text or argv[i].text in ("-h", "--help", "--version") else 2
             continue
         if b == "ray" and [t.text for t in argv[i + 1 : i + 3]] == ["job", "submit"]:
@@ -1844,7 +1847,12 @@ def _assignments(commands: Iterable[tuple[list[str | None], Any]], env: dict[str
                     assigned[name] = None
                     continue
                 if "$" in val or has_unknown_mark(val):
-                    toks = _lex(val, _Positions(val, None, None, None, None), assigned, [])
+                    # the value is split with the variables it names only: the split is cached by its variables,
+                    # and the whole table made each of 100,000 chained assignments cost its size (quadratic: 4.9 GB)
+                    # (`${!X}` names a variable through another's value: the whole table then)
+                    scope = assigned if "!" in val else {
+                        n: assigned[n] for n in dict.fromkeys(_NAME_WORD.findall(val)) if n in assigned}
+                    toks = _lex(val, _Positions(val, None, None, None, None), scope, [])
                     val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
                     total += len(val or "")
                     if val is not None and (len(val) > MAX_EXPANDED_CHARS or total > MAX_EXPANSION_TOTAL):
@@ -1857,7 +1865,24 @@ def _assignments(commands: Iterable[tuple[list[str | None], Any]], env: dict[str
     return assigned
 
 
+# JSON argument texts of this size or more, parsed once and shared (read only) by the servers that pass the same
+# text: a 1 MB --kv-transfer-config one YAML anchor gives 300 services was parsed 300 times (287 MB of copies)
+_JSON_SHARED_MIN = 4096
+_JSON_SHARED: dict[str, Any] = {}
+
+
+def _json_argument(text: str) -> Any:
+    if len(text) < _JSON_SHARED_MIN:
+        return json.loads(text)
+    if text not in _JSON_SHARED:
+        if len(_JSON_SHARED) >= 64:
+            del _JSON_SHARED[next(iter(_JSON_SHARED))]
+        _JSON_SHARED[text] = json.loads(text)
+    return _JSON_SHARED[text]
+
+
 _ASSIGNED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_NAME_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # every name a value may look up, arithmetic too
 
 
 def _command_spans(words: list[tuple[str | None, int, int, bool]]) -> list[tuple[int, int]]:
@@ -2423,7 +2448,7 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
         if kind == "json":
             stripped = text.strip()
             if stripped.startswith("{") or stripped.startswith("["):
-                return json.loads(stripped)
+                return _json_argument(stripped)
             if spec.dest in ("compilation_config",) and stripped.isdigit():
                 return {"level": int(stripped)} if not spec.dotted_level_name else {spec.dotted_level_name: int(stripped)}
             if stripped.lower() in ("none", "null"):

@@ -283,8 +283,30 @@ def _masked(values: Any) -> Any:
         return values
     from vramlint.textsafe import mask_named
 
-    out = {k: mask_named(k, v) for k, v in values.items()}
+    out = {k: _reported(mask_named(k, v)) for k, v in values.items()}
     return out if any(out[k] is not values[k] for k in out) else values
+
+
+# A value the JSON report shows of a server's args: a hostile file's megabyte string (one anchor gives it to 300
+# servers: a 302 MB report) is cut, and a JSON argument nested deeper than the report's encoder recurses is not shown
+MAX_REPORTED_CHARS = 4096
+MAX_REPORTED_DEPTH = 32
+
+
+def _reported(value: Any, depth: int = 0) -> Any:
+    from vramlint.textsafe import shortened
+
+    if isinstance(value, str):
+        return shortened(value, 200) if len(value) > MAX_REPORTED_CHARS else value
+    if not isinstance(value, (list, dict)):
+        return value
+    if depth >= MAX_REPORTED_DEPTH:
+        return f"(nested more than {MAX_REPORTED_DEPTH} levels deep: not shown)"
+    if isinstance(value, list):
+        items = [_reported(v, depth + 1) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    shown = {k: _reported(v, depth + 1) for k, v in value.items()}
+    return value if all(shown[k] is v for k, v in value.items()) else shown
 
 
 def _loc_short(loc: Location) -> dict[str, Any]:

@@ -480,7 +480,8 @@ def kv_connector_name(key: VersionKey, args: dict, env: dict) -> tuple[bool, str
     transfer = _json_value(args.get("kv_transfer_config"))
     name = None
     configured = transfer not in (None, "", {})
-    if isinstance(transfer, dict):
+    if isinstance(transfer, dict) and isinstance(transfer.get("kv_connector"), str):
+        # (KVTransferConfig.kv_connector is a str: a list or mapping there names no connector vramlint knows)
         name = transfer.get("kv_connector") or None
     offload = args.get("kv_offloading_size")
     if offload not in (None, "") and at_least(key, 0, 11, 1):
@@ -494,17 +495,19 @@ def kv_connector_name(key: VersionKey, args: dict, env: dict) -> tuple[bool, str
     return configured, (str(name) if name is not None else None)
 
 
-def _connector_supports_hma(key: VersionKey, name: str | None, transfer: Any) -> bool:
+def _connector_supports_hma(key: VersionKey, name: str | None, transfer: Any, depth: int = 0) -> bool:
     """``KVConnectorFactory.supports_hma_config`` (0.22+): the connector class subclasses SupportsHMA;
-    MultiConnector only when every child connector does."""
-    if not name:
+    MultiConnector only when every child connector does (MultiConnectors nested past 32 levels, which no
+    deployment writes, are not followed: taken as not SupportsHMA, the manager off)."""
+    if not name or not isinstance(name, str) or depth > 32:
         return False
     if name == "MultiConnector":
         extra = transfer.get("kv_connector_extra_config") if isinstance(transfer, dict) else None
         children = extra.get("connectors") if isinstance(extra, dict) else None
         if not isinstance(children, list) or not children:
             return False
-        return all(isinstance(c, dict) and _connector_supports_hma(key, c.get("kv_connector"), c) for c in children)
+        return all(isinstance(c, dict) and _connector_supports_hma(key, c.get("kv_connector"), c, depth + 1)
+                   for c in children)
     return any(at_least(key, *since) and name in names for since, names in _HMA_CONNECTORS)
 
 
@@ -524,6 +527,8 @@ def hybrid_kv_cache_manager(key: VersionKey, engine: str, args: dict, env: dict,
       to be off (ValueError)."""
     if engine != "v1" or not at_least(key, 0, 9, 2):
         return False, None, None
+    from vramlint.textsafe import shortened
+
     explicit = _truthy(args.get("disable_hybrid_kv_cache_manager"))
     if explicit:
         return False, "off: --disable-hybrid-kv-cache-manager", None
@@ -541,7 +546,7 @@ def hybrid_kv_cache_manager(key: VersionKey, engine: str, args: dict, env: dict,
         must.append(f"chunked local attention with the {method} draft")
     elif chunked and at_least(key, 0, 10, 1) and not _truthy(env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")):
         must.append("chunked local attention (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset)")
-    label = f"the {name} KV connector" if name else "a KV connector (--kv-transfer-config)"
+    label = f"the {shortened(name, 80)} KV connector" if name else "a KV connector (--kv-transfer-config)"
     if not at_least(key, 0, 13):
         if connector:
             must.insert(0, label)

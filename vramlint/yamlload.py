@@ -1390,9 +1390,12 @@ def nesting_problem(text: str, file: str) -> Problem | None:
 # (a plain key, or a quoted one), and an anchor or tag. What stands there decides how the rest is read: a
 # flow collection (counted), a quoted scalar, a block scalar indicator, a comment, or a plain scalar (whose
 # `[`, `{` and quotes are text, as are those of a comment and of a block scalar's lines).
+# (an implicit key is at most 1,024 characters, as YAML 1.2 and libyaml have it: bounded, so that a megabyte
+# quoted scalar full of escapes is not tried as a key, which kept a backtracking point per character: 560 MB)
 _VALUE_START = re.compile(
     r"""(?P<lead>[ \t]*(?:[-?](?:[ \t]+|$))*)"""
-    r"""(?:(?P<key>"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*'|[^\s#'"\[\]{}&!|>,][^\n]*?)[ \t]*:(?:[ \t]+|$)"""
+    r"""(?:(?P<key>"(?:[^"\\\n]|\\.){0,1024}"|'(?:[^'\n]|''){0,1024}'|[^\s#'"\[\]{}&!|>,][^\n]{0,1023}?)"""
+    r"""[ \t]*:(?:[ \t]+|$)"""
     r"""(?:[-?](?:[ \t]+|$))*)?"""
     r"""(?:[&!][^\s]*[ \t]+)*""")
 _FLOW_OR_SCALAR_START = re.compile(r"[\[{\"'|>]")

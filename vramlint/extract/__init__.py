@@ -106,16 +106,25 @@ def clear_template_values(server: Server) -> None:
         server.gpu.evidence = re.sub("\u2983[_\u2984]*", "(template)", server.gpu.evidence or "")
 
 
-def _cleared(value: Any) -> Any:
+# JSON arguments (--kv-transfer-config, --hf-overrides) are walked this deep for template markers: vLLM's json.loads
+# takes several hundred levels, and a recursive walk of each (two frames a level) ran out of Python's stack
+MAX_CLEARED_DEPTH = 100
+
+
+def _cleared(value: Any, depth: int = 0) -> Any:
+    """``value`` with every string a template expression stood in replaced by None; the same object when none is
+    (an argument of 50,000 items is not copied for nothing)."""
     from vramlint.cmdline import has_unknown_mark as marked
 
     if isinstance(value, str):
         return None if marked(value) else value
+    if depth >= MAX_CLEARED_DEPTH or not isinstance(value, (list, dict)):
+        return value
     if isinstance(value, list):
-        return [_cleared(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _cleared(v) for k, v in value.items()}
-    return value
+        items = [_cleared(v, depth + 1) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    cleared = {k: _cleared(v, depth + 1) for k, v in value.items()}
+    return value if all(cleared[k] is v for k, v in value.items()) else cleared
 
 
 def extract_document(doc: Any) -> tuple[list[Server], list[Problem]]:

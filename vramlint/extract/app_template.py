@@ -25,7 +25,6 @@ from vramlint.extract.podspec import (
     ignore_rules_from,
     is_map,
     is_seq,
-    pod_has_shm,
     scalar_text,
     to_int,
 )
@@ -63,43 +62,90 @@ def _enabled(item: Any) -> bool:
     return not (is_map(item) and "enabled" in item and item.get("enabled") in (False, None, "", 0))
 
 
-def _persistence(values: Any, controller: str, container: str) -> tuple[list[dict], list[dict]]:
-    """The pod volumes and the container's volumeMounts that ``persistence`` makes for one container of one
-    controller, in Kubernetes' shape (only what `podspec.pod_has_shm` reads: names, emptyDir medium, paths)."""
-    items = values.get("persistence") if is_map(values) else None
-    volumes: list[dict] = []
-    mounts: list[dict] = []
-    if not is_map(items):
-        return volumes, mounts
-    for identifier, item in items.items():
-        if not is_map(item) or not _enabled(item):
-            continue
-        glob = item.get("globalMounts")
-        advanced = item.get("advancedMounts")
-        own = advanced.get(controller) if is_map(advanced) else None
-        # the volume is in this controller's pod when it is mounted everywhere, in one of this controller's
-        # containers, or nowhere said (then everywhere, at /<identifier>)
-        if not (glob or (advanced and own) or (not glob and not advanced)):
-            continue
-        kind = scalar_text(item.get("type")) or "persistentVolumeClaim"
-        volume: dict = {"name": str(identifier)}
-        if kind == "emptyDir":
-            volume["emptyDir"] = {"medium": item.get("medium")} if item.get("medium") is not None else {}
-        else:
-            volume[kind] = {}
-        volumes.append(volume)
-        path = f"/{identifier}" if kind != "hostPath" else scalar_text(item.get("hostPath"))
-        if glob or advanced:
-            listed = list(glob) if is_seq(glob) else []
-            mine = own.get(container) if is_map(own) else None
-            listed += list(mine) if is_seq(mine) else []
-            for mount in listed:
-                if is_map(mount) and mount.get("path"):
-                    path = scalar_text(mount.get("path"))  # (the library keeps it for the next mount too)
-                mounts.append({"name": str(identifier), "mountPath": path})
-        else:
-            mounts.append({"name": str(identifier), "mountPath": path})
-    return volumes, mounts
+def _mount_paths(item: Any, identifier: str, kind: str, listed: list) -> list[str | None]:
+    """The mount paths one persistence item gives one container: each listed mount's `path`, the one before it
+    where a mount has none (the library keeps it for the next mount too), `/<identifier>` first."""
+    path = f"/{identifier}" if kind != "hostPath" else scalar_text(item.get("hostPath"))
+    paths: list[str | None] = []
+    for mount in listed:
+        if is_map(mount) and mount.get("path"):
+            path = scalar_text(mount.get("path"))
+        paths.append(path)
+    return paths
+
+
+def _is_shm(paths: list[str | None]) -> bool:
+    return any(str(p if p is not None else "").rstrip("/") == "/dev/shm" for p in paths)
+
+
+class _Persistence:
+    """A release's ``persistence`` read once (common 4.x pod/fields/_volumes.tpl, container/fields/
+    _volumeMounts.tpl): whether a container of a controller gets a memory emptyDir at /dev/shm. The items every
+    pod gets are read once for all; an item's `advancedMounts` for one controller only for that controller's
+    containers (2,000 controllers x 20,000 items walked every item for every container: killed at 30 s).
+    Helm's values are JSON, so the keys of `advancedMounts` are compared as strings (a controller `1` is "1")."""
+
+    def __init__(self, values: Any) -> None:
+        items = values.get("persistence") if is_map(values) else None
+        self.memory: dict[str, int] = {}  # volume name -> items of every pod making it a memory emptyDir
+        self.at_shm: dict[str, int] = {}  # volume name -> items of every pod mounting it at /dev/shm everywhere
+        self.by_controller: dict[str, list[tuple[str, Any, str, bool, bool, bool, list, dict]]] = {}
+        self.both: set[str] = set()  # a memory volume at /dev/shm in every pod
+        if not is_map(items):
+            return
+        for identifier, item in items.items():
+            if not is_map(item) or not _enabled(item):
+                continue
+            name = str(identifier)
+            glob = item.get("globalMounts")
+            advanced = item.get("advancedMounts")
+            kind = scalar_text(item.get("type")) or "persistentVolumeClaim"
+            memory = kind == "emptyDir" and str(item.get("medium", "")) == "Memory"
+            glob_list = list(glob) if glob and is_seq(glob) else []
+            # without this controller among its advancedMounts: in the pod when mounted everywhere, or when no
+            # mount is said at all (then everywhere, at /<identifier>)
+            everywhere = bool(glob) or (not glob and not advanced)
+            static_shm = _is_shm(_mount_paths(item, name, kind, glob_list if (glob or advanced) else [None]))
+            if everywhere:
+                self._count(name, memory, static_shm, 1)
+            if advanced and is_map(advanced):
+                own_by_name: dict[str, Any] = {}
+                for controller, own in advanced.items():
+                    own_by_name.setdefault(str(controller), own)
+                for controller, own in own_by_name.items():
+                    if own:
+                        self.by_controller.setdefault(controller, []).append(
+                            (name, item, kind, memory, everywhere, static_shm, glob_list, own))
+        self.both = {n for n in self.memory if n in self.at_shm}
+
+    def _count(self, name: str, memory: bool, shm: bool, by: int) -> None:
+        if memory:
+            self.memory[name] = self.memory.get(name, 0) + by
+        if shm:
+            self.at_shm[name] = self.at_shm.get(name, 0) + by
+
+    def shm(self, controller: str, container: str) -> bool:
+        own_items = self.by_controller.get(controller, ())
+        if not own_items:
+            return bool(self.both)
+        memory = dict(self.memory)
+        at_shm = dict(self.at_shm)
+        touched = set()
+        for name, item, kind, is_memory, everywhere, static_shm, glob_list, own in own_items:
+            touched.add(name)
+            if everywhere:  # this controller's pod has it another way: its contribution is the one below
+                for table, hit in ((memory, is_memory), (at_shm, static_shm)):
+                    if hit:
+                        table[name] -= 1
+                        if not table[name]:
+                            del table[name]
+            mine = {str(k): v for k, v in own.items()}.get(container) if is_map(own) else None
+            listed = glob_list + (list(mine) if is_seq(mine) else [])
+            if is_memory:
+                memory[name] = memory.get(name, 0) + 1
+            if _is_shm(_mount_paths(item, name, kind, listed)):
+                at_shm[name] = at_shm.get(name, 0) + 1
+        return any(n in memory for n in touched if n in at_shm) or any(n not in touched for n in self.both)
 
 
 def _container(box: Any, name: str) -> Any:
@@ -122,6 +168,7 @@ def read_app_template(doc: Any, release: Any, values: Any, vpath: str, records: 
     default_pod = values.get("defaultPodOptions")
     spec = release.get("spec")
     values_from = is_map(spec) and is_seq(spec.get("valuesFrom")) and bool(spec.get("valuesFrom"))
+    persistence = _Persistence(values)
     for cid, controller in values["controllers"].items():
         if not is_map(controller) or controller.get("enabled") is False:
             continue
@@ -129,7 +176,7 @@ def read_app_template(doc: Any, release: Any, values: Any, vpath: str, records: 
         name = str(cid) if release_name in (None, str(cid)) else f"{release_name}-{cid}"
         ctx = ObjectContext(scalar_text(controller.get("type")) or "Deployment", name, dict(ignore))
         pod = _pod_options(default_pod, controller.get("pod"))
-        pod_for_shm = dict(pod) if is_map(pod) else {}
+        host_ipc = is_map(pod) and pod.get("hostIPC") is True  # /dev/shm is the host's
         replicas = to_int(controller.get("replicas")) if "replicas" in controller else 1
         hit = PodSpecHit(pod, join_path(cpath, "pod"), replicas, None)
         for i, (box_name, box) in enumerate(controller["containers"].items()):
@@ -140,9 +187,7 @@ def read_app_template(doc: Any, release: Any, values: Any, vpath: str, records: 
                 container_path=join_path(join_path(cpath, "containers"), box_name))
             records.problems.extend(problems)
             if server is not None:
-                volumes, mounts = _persistence(values, str(cid), str(box_name))
-                pod_for_shm["volumes"] = volumes
-                shm = pod_has_shm(pod_for_shm, {"volumeMounts": mounts})
+                shm = host_ipc or persistence.shm(str(cid), str(box_name))
                 server.shm = None if (shm is False and values_from) else shm
                 server.shm_fix = SHM_FIX
                 records.servers.append(server)

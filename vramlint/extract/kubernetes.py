@@ -76,7 +76,19 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         params = _template_parameters(obj.get("parameters"))
         for i, item in enumerate(obj["objects"][:10_000]):
             if is_map(item):
-                _extract_object(doc, _filled(item, params, 0) if params else item, join_path(opath, i), records)
+                budget = _FillBudget()
+                filled = _filled(item, params, 0, budget) if params else item
+                if budget.over:
+                    from vramlint.model import Problem
+
+                    loc = value_location(doc.file, obj["objects"], i, join_path(opath, i))
+                    records.problems.append(Problem(
+                        doc.file, loc.line if loc else None, loc.column if loc else None,
+                        f"this object of the Template, its parameters filled in as `oc process` fills them, grows "
+                        f"past {MAX_FILLED_CHARS:,} characters in one string or {MAX_FILLED_TOTAL:,} in all "
+                        "(expansion budget; the API server takes objects of about 1.5 MB at most): the strings past "
+                        "it are read as unknown", level="warning"))
+                _extract_object(doc, filled, join_path(opath, i), records)
         return
     if kind == "NodePool" and api.startswith("karpenter.sh/"):
         from vramlint.extract.node_pools import read_node_pool  # the GPU of the pods that select its nodes
@@ -141,7 +153,7 @@ def _template_parameters(written: Any) -> dict[str, str]:
     params: dict[str, str] = {}
     if not is_seq(written):
         return params
-    for param in written[:10_000]:
+    for param in written:  # (as many as the document holds: its node bound bounds them; a cut left `${X}` as text)
         name = scalar_text(param.get("name")) if is_map(param) else None
         if not name:
             continue
@@ -152,7 +164,21 @@ def _template_parameters(written: Any) -> dict[str, str]:
     return params
 
 
-def _filled(node: Any, params: dict[str, str], depth: int) -> Any:
+# What filling in parameters may make of one object: a string past MAX_FILLED_CHARS, or all of them past
+# MAX_FILLED_TOTAL, is unknown (a 1 MB parameter used 5,000 times made 10 GB: killed at 9.5 GB)
+MAX_FILLED_CHARS = 100_000
+MAX_FILLED_TOTAL = 5_000_000
+
+
+class _FillBudget:
+    __slots__ = ("total", "over")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.over = False
+
+
+def _filled(node: Any, params: dict[str, str], depth: int, budget: _FillBudget) -> Any:
     """``node`` with the Template's parameters filled in: a copy where a string changes (positions kept, the
     document itself never changed), the node itself where nothing does."""
     import copy
@@ -165,9 +191,21 @@ def _filled(node: Any, params: dict[str, str], depth: int) -> Any:
             return params.get(m.group(1), m.group(0))
 
         whole = _NON_STRING_PARAMETER.fullmatch(node)
-        text = params.get(whole.group(1), node) if whole else _PARAMETER.sub(value, node)
+        if whole:
+            size = len(params.get(whole.group(1), node))
+        else:
+            size = len(node) + sum(len(params[m.group(1)]) - len(m.group(0)) for m in _PARAMETER.finditer(node)
+                                   if m.group(1) in params)
+        if size > MAX_FILLED_CHARS or budget.total + size > MAX_FILLED_TOTAL:
+            from vramlint.cmdline import UNKNOWN_MARK
+
+            budget.over = True
+            text = UNKNOWN_MARK
+        else:
+            text = params.get(whole.group(1), node) if whole else _PARAMETER.sub(value, node)
         if text == node:
             return node
+        budget.total += len(text)
         try:
             return type(node)(text)  # a block scalar stays one (a `sh -c` script)
         except TypeError:
@@ -175,7 +213,7 @@ def _filled(node: Any, params: dict[str, str], depth: int) -> Any:
     if depth > 200 or not (is_map(node) or is_seq(node)):
         return node
     if is_map(node):
-        changed = {k: _filled(v, params, depth + 1) for k, v in node.items()}
+        changed = {k: _filled(v, params, depth + 1, budget) for k, v in node.items()}
         if all(changed[k] is v for k, v in node.items()):
             return node
         out = copy.copy(node)
@@ -183,7 +221,7 @@ def _filled(node: Any, params: dict[str, str], depth: int) -> Any:
             if v is not node[k]:
                 out[k] = v
         return out
-    items = [_filled(v, params, depth + 1) for v in node]
+    items = [_filled(v, params, depth + 1, budget) for v in node]
     if all(a is b for a, b in zip(items, node, strict=True)):
         return node
     out = copy.copy(node)
