@@ -24,9 +24,9 @@ server) with `hostile_thirteenth.run_case`'s checks (every output format, the pl
 says vramlint failed: an exception caught per file is a bug, not a result), `__absent__` (no finding of this rule
 in this file), `__no_error_in__` (no error-level finding in these files) and `__no_message__` (no finding message
 holds this text).
-The cases and their expectations were written and committed before their first run (cb08125).
+The cases and their expectations were written and committed before their first run (cb08125; fdcd5d5 after the rebase onto main).
 
-First run (`python3 benchmarks/hostile_fourteenth.py --cpu-time --timeout 30`, at cb08125): 15/30 within the
+First run (`python3 benchmarks/hostile_fourteenth.py --cpu-time --timeout 30`, at cb08125, fdcd5d5 after the rebase): 15/30 within the
 limits. vramlint's failures: app-template 2,000 controllers x 20,000 persistence items (killed at 30 s: every item
 walked for every container); a controller `1` whose `advancedMounts: {1: ...}` gives /dev/shm (a false VRL008: the
 keys compared as a number and a string); 5,000 YAML files at a chart's root (18 CPU-s: the folder listed per file);
