@@ -351,6 +351,10 @@ def _config_refusals(assessment, ctx):
     key = versions.parse_version(assessment.vllm_version)
     if key is None:
         return
+    said = list(_model_refusals(assessment, ctx))
+    if said:
+        yield from said  # ModelConfig is built, and refuses, before VllmConfig's checks run
+        return
     error = versions.kv_connector_expandable_segments_refusal(key, server.args, server.env)
     if error is None:
         return
@@ -367,6 +371,26 @@ def _config_refusals(assessment, ctx):
         return
     yield ctx.finding(assessment, f"vLLM {assessment.vllm_version} will not start: {error['short']}",
                       _error_location(server, error), fix=_advice(error), detail=text + fix)
+
+
+def _model_refusals(assessment, ctx):
+    """The model's own limits (a --max-model-len above its maximum) for a server neither sized on a GPU nor given
+    a GPU requirement (an accelerator whose memory vramlint does not model, vLLM's CPU backend): vLLM's ModelConfig
+    refuses them before it looks at a device."""
+    from vramlint.budget.configuration import model_refusals
+
+    if assessment.model is None or assessment.gpu_requirement is not None or assessment.fleet:
+        return
+    server = assessment.server
+    model = assessment.model
+    for error in model_refusals(model, server.args, server.env, assessment.vllm_version):
+        # (the refusal is in every release: an assumed version changes only the words of vLLM's message)
+        short = (f"--max-model-len {server.args.get('max_model_len')} is above the maximum of {model.name} "
+                 f"({model.max_len_key or 'max_position_embeddings'} {model.max_position_embeddings or 2048})")
+        yield ctx.finding(assessment, f"vLLM {assessment.vllm_version} will not start: {short}",
+                          _error_location(server, error), fix=_advice(error),
+                          detail=f"{_sentence(error['message'])} This check is vLLM's model configuration, the "
+                          "same on every accelerator; the memory budget is not computed for this one")
 
 
 # VRL002's defaults (rules/vrl002_max_num_seqs_over_kv_capacity.py): a cache shrunk to fit would raise it

@@ -108,8 +108,7 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
     if user_len is not None and user_len > 0:
         max_model_len = user_len
         src.setdefault("max_model_len", "--max-model-len")
-        if user_len > derived and not truthy(env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")):
-            errors.append(_long_len_error(key, user_len, model, derived))
+        errors.extend(model_refusals(model, args, env, version))
     else:
         max_model_len = derived
         src.setdefault("max_model_len", f"model maximum ({model.max_len_key or 'max_position_embeddings'} of {model.name})")
@@ -368,6 +367,19 @@ def _compute_capability_error(gpu: GpuSpec, key: versions.VersionKey, version: s
         # an older release runs on this GPU: the verdict depends on which version the image really runs
         "version_dependent": cc >= (7, 0),
     }
+
+
+def model_refusals(model: ModelInfo, args: dict, env: dict, version: str) -> list[dict]:
+    """What ModelConfig refuses from the model's config and the arguments alone, on any platform and GPU (its
+    `_get_and_verify_max_len` runs before a device is looked at): a --max-model-len above the model's maximum
+    without VLLM_ALLOW_LONG_MAX_MODEL_LEN. Checked in the configuration stage, and on its own for a server whose
+    memory is not sized (an accelerator vramlint does not model, vLLM's CPU backend)."""
+    key = versions.parse_version(version) or versions.parse_version(versions.DEFAULT_VERSION)
+    derived = model.max_position_embeddings or 2048
+    user_len = parse_len((args or {}).get("max_model_len"))
+    if user_len is None or user_len <= derived or truthy((env or {}).get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")):
+        return []
+    return [_long_len_error(key, user_len, model, derived)]
 
 
 def _long_len_error(key: versions.VersionKey, user: int, model: ModelInfo, derived: int) -> dict:
