@@ -11,6 +11,20 @@ It follows what `vllm serve` / the OpenAI api_server register: `make_arg_parser`
 that build arguments from config dataclasses (`get_kwargs(ModelConfig)` ...), the dataclass fields and their
 annotations, mapped to argparse kwargs the way vLLM's `get_kwargs` maps them (newest rules; older versions
 differed only in how some values are typed, not in which flags exist).
+
+A new release is added to the table without reading every older wheel again (`--append`):
+
+    pip download vllm==0.34.0 --no-deps --only-binary :all: -d /tmp/vllmwheels
+    unzip -q /tmp/vllmwheels/vllm-0.34.0-*.whl 'vllm/*.py' -d /tmp/vsrc2/0.34.0
+    unzip -q /tmp/vllmwheels/vllm-0.33.0-*.whl 'vllm/*.py' -d /tmp/vsrc2/0.33.0   # the table's newest
+    python tools/gen_vllm_args.py --append /tmp/vsrc2
+
+Each folder whose version is newer than the table's newest is appended: an entry the new release has in the same
+form extends its range (only one open at the previous release: a form that disappeared and came back starts a new
+entry, as a full build makes it), the others are added. The table's newest release is scanned again when its
+folder is there, and its entries must come out as the table holds them (else the scanner changed since the
+table was built, and the whole table has to be rebuilt). The result is then the table a full build of all the
+releases would write.
 """
 
 from __future__ import annotations
@@ -599,29 +613,47 @@ def features(src: Source) -> dict:
     return feats
 
 
-def build(src_dir: Path) -> dict:
-    versions = sorted((p.name for p in src_dir.iterdir() if (p / "vllm").is_dir()), key=vkey)
-    per_version = {}
-    feats = {}
+def _entry_body(spec: dict) -> dict | None:
+    """A table entry's form of one argument (no version range), or None for what is not an option."""
+    if spec.get("positional"):
+        return None
+    body = {k: spec[k] for k in ("dest", "flags", "type", "action", "nargs", "choices", "const", "optional")
+            if k in spec}
+    if body.get("action") == "store":
+        body.pop("action")
+    return body
+
+
+def _signature(body: dict) -> str:
+    return json.dumps(body, sort_keys=True)
+
+
+def _scan(src_dir: Path, versions: list[str]) -> tuple[dict[str, dict], dict[str, dict]]:
+    per_version, feats = {}, {}
     for v in versions:
         args, f = scan_version(src_dir / v)
         f["positional_model"] = "model_tag" in args
         per_version[v] = args
         feats[v] = f
         print(f"{v}: {len(args)} arguments", file=sys.stderr)
-    merged: list[dict] = []
-    open_entries: dict[str, dict] = {}
-    for i, v in enumerate(versions):
-        seen = set()
+    return per_version, feats
+
+
+def _merge(table: dict, per_version: dict[str, dict], feats: dict[str, dict]) -> dict:
+    """``table`` with the releases of ``per_version`` appended (all newer than its newest, oldest first)."""
+    versions = list(table["versions"])
+    merged = [dict(e, v=list(e["v"])) for e in table["args"]]
+    # the entry of each form still open at the table's newest release: only it can be extended
+    open_entries = {_signature({k: x for k, x in e.items() if k != "v"}): e for e in merged
+                    if versions and e["v"][1] == len(versions) - 1}
+    for v in sorted(per_version, key=vkey):
+        i = len(versions)
+        versions.append(v)
         for _dest, spec in sorted(per_version[v].items()):
-            if spec.get("positional"):
+            body = _entry_body(spec)
+            if body is None:
                 continue
-            body = {k: spec[k] for k in ("dest", "flags", "type", "action", "nargs", "choices", "const", "optional")
-                    if k in spec}
-            if body.get("action") == "store":
-                body.pop("action")
-            sig = json.dumps(body, sort_keys=True)
-            seen.add(sig)
+            sig = _signature(body)
             entry = open_entries.get(sig)
             if entry is not None and entry["v"][1] == i - 1:
                 entry["v"][1] = i
@@ -630,13 +662,47 @@ def build(src_dir: Path) -> dict:
                 open_entries[sig] = entry
                 merged.append(entry)
     merged.sort(key=lambda e: (e["dest"], e["v"][0]))
-    return {"generated_by": "tools/gen_vllm_args.py", "versions": versions, "features": feats, "args": merged}
+    return {"generated_by": "tools/gen_vllm_args.py", "versions": versions,
+            "features": {**table.get("features", {}), **feats}, "args": merged}
+
+
+def forms_at(table: dict, version: str) -> set[str]:
+    """The signatures of the argument forms ``table`` holds for ``version``."""
+    i = table["versions"].index(version)
+    return {_signature({k: x for k, x in e.items() if k != "v"}) for e in table["args"] if e["v"][0] <= i <= e["v"][1]}
+
+
+def build(src_dir: Path) -> dict:
+    versions = sorted((p.name for p in src_dir.iterdir() if (p / "vllm").is_dir()), key=vkey)
+    per_version, feats = _scan(src_dir, versions)
+    return _merge({"versions": [], "features": {}, "args": []}, per_version, feats)
+
+
+def append(table: dict, src_dir: Path) -> dict:
+    """``table`` with every release under ``src_dir`` newer than its newest appended (see the module's text)."""
+    newest = table["versions"][-1]
+    found = sorted((p.name for p in src_dir.iterdir() if (p / "vllm").is_dir()), key=vkey)
+    new = [v for v in found if vkey(v) > vkey(newest)]
+    if not new:
+        raise SystemExit(f"{src_dir}: no release newer than the table's {newest}")
+    if newest in found:
+        again, _ = _scan(src_dir, [newest])
+        check = _merge({"versions": [], "features": {}, "args": []}, again, {})
+        if forms_at(check, newest) != forms_at(table, newest):
+            raise SystemExit(f"{newest} scanned again differs from the table's entries: the scanner changed since "
+                             "the table was built, rebuild it from every release")
+    per_version, feats = _scan(src_dir, new)
+    return _merge(table, per_version, feats)
 
 
 def main(argv: list[str]) -> int:
-    src_dir = Path(argv[1] if len(argv) > 1 else "/tmp/vllmsrc")
-    out = Path(argv[2] if len(argv) > 2 else Path(__file__).resolve().parent.parent / "vramlint/data/vllm_args.json")
-    table = build(src_dir)
+    rest = [a for a in argv[1:] if a != "--append"]
+    src_dir = Path(rest[0] if rest else "/tmp/vllmsrc")
+    out = Path(rest[1] if len(rest) > 1 else Path(__file__).resolve().parent.parent / "vramlint/data/vllm_args.json")
+    if "--append" in argv[1:]:
+        table = append(json.loads(out.read_text(encoding="utf-8")), src_dir)
+    else:
+        table = build(src_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(table, separators=(",", ":"), sort_keys=False)
     out.write_text(text + "\n", encoding="utf-8")

@@ -9,6 +9,17 @@ directory: a few hundred KB per release instead of the 300 MB wheel), from the p
 
 Kept: every module and package under `vllm/entrypoints/`, and the top-level modules and packages of `vllm/`
 (`vllm.X`), so that a name is known to be missing only where the listing is whole.
+
+A wheel already downloaded is read from its file instead (`pip download vllm==X --no-deps -d /tmp/vllmwheels`), and
+a new release is added without reading the older ones again:
+
+    python tools/gen_vllm_modules.py --append /tmp/vllmwheels/vllm-0.34.0-*.whl
+    python tools/gen_vllm_modules.py --out /tmp/m2.json /tmp/vllmwheels/vllm-0.33.0-*.whl /tmp/vllmwheels/vllm-0.34.0-*.whl
+
+`--append` adds each release named newer than the table's newest (a module the new release still has extends its
+last range when that range ends at the previous release, else starts a new one), so the result is what a full
+build writes; the second command is a fresh build of two releases to compare the appended table's last two
+columns with.
 """
 
 from __future__ import annotations
@@ -79,26 +90,61 @@ def modules(names: list[str]) -> set[str]:
     return out
 
 
+def _release(arg: str) -> str:
+    """The release a command-line item names: a version, or a wheel file's (``vllm-0.34.0-cp38-...whl``)."""
+    return Path(arg).name.split("-")[1] if arg.endswith(".whl") else arg
+
+
+def _listing(arg: str, page: str | None) -> list[str]:
+    if arg.endswith(".whl"):
+        import zipfile
+        with zipfile.ZipFile(arg) as wheel:
+            return wheel.namelist()
+    assert page is not None
+    return wheel_names(wheel_url(arg, page))
+
+
+def _ranges(idx: list[int]) -> list[list[int]]:
+    spans, start = [], idx[0]
+    for a, b in zip(idx, idx[1:] + [None], strict=True):
+        if b != a + 1:
+            spans.append([start, a])
+            start = b
+    return spans
+
+
 def main(argv: list[str]) -> int:
-    versions = argv or json.loads((DATA / "vllm_args.json").read_text())["versions"]
+    append = "--append" in argv
+    argv = [a for a in argv if a != "--append"]
+    out_path = DATA / "vllm_modules.json"
+    if "--out" in argv:
+        at = argv.index("--out")
+        out_path = Path(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
     present: dict[str, list[int]] = {}
-    page = _get(INDEX).decode("utf-8", "replace")
-    for i, version in enumerate(versions):
-        mods = modules(wheel_names(wheel_url(version, page)))
-        print(f"{version}: {len(mods)} modules", file=sys.stderr)
+    versions: list[str] = []
+    if append:
+        table = json.loads(out_path.read_text())
+        versions = list(table["versions"])
+        for m, spans in table["modules"].items():
+            present[m] = [i for lo, hi in spans for i in range(lo, hi + 1)]
+        newest = tuple(int(x) for x in re.findall(r"\d+", versions[-1]))
+        argv = [a for a in argv if tuple(int(x) for x in re.findall(r"\d+", _release(a))) > newest]
+        if not argv:
+            raise SystemExit(f"no release newer than the table's {versions[-1]}")
+    items = argv or json.loads((DATA / "vllm_args.json").read_text())["versions"]
+    page = None if all(a.endswith(".whl") for a in items) else _get(INDEX).decode("utf-8", "replace")
+    for item in items:
+        i = len(versions)
+        versions.append(_release(item))
+        mods = modules(_listing(item, page))
+        print(f"{versions[-1]}: {len(mods)} modules", file=sys.stderr)
         for m in mods:
             present.setdefault(m, []).append(i)
-    ranges = {}
-    for m, idx in sorted(present.items()):
-        spans, start = [], idx[0]
-        for a, b in zip(idx, idx[1:] + [None], strict=True):
-            if b != a + 1:
-                spans.append([start, a])
-                start = b
-        ranges[m] = spans
+    ranges = {m: _ranges(idx) for m, idx in sorted(present.items())}
     out = {"generated_by": "tools/gen_vllm_modules.py", "versions": versions,
            "complete": ["vllm.*", "vllm.entrypoints.**"], "modules": ranges}
-    (DATA / "vllm_modules.json").write_text(json.dumps(out, separators=(",", ":"), sort_keys=False) + "\n")
+    out_path.write_text(json.dumps(out, separators=(",", ":"), sort_keys=False) + "\n")
     return 0
 
 
