@@ -5,7 +5,7 @@ The facts come from the vLLM wheels on PyPI, read release by release (``vllm/eng
 
 Where the version comes from: the image tag (``vllm/vllm-openai:v0.6.4``), else ``--vllm-version`` / the
 configuration, else :data:`DEFAULT_VERSION` — the newest release whose start-up arithmetic vramlint was
-checked against (0.33.0). A deployment on ``latest`` runs whatever was newest when its image was pulled, so
+checked against (0.34.0). A deployment on ``latest`` runs whatever was newest when its image was pulled, so
 the default is the newest release we know.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from vramlint.lean_dataclass import dataclass
 
-DEFAULT_VERSION = "0.33.0"
+DEFAULT_VERSION = "0.34.0"
 
 VersionKey = tuple[int, int, int, int]
 
@@ -273,6 +273,9 @@ class Behavior:
     bf16_fallback: bool  # --dtype auto on a GPU without bf16 falls back to fp16 (0.9.0+) instead of failing
     # --performance-mode (V1 0.17+): "interactivity" captures every batch size up to 32 (_set_cudagraph_sizes)
     performance_mode: str = "balanced"
+    # 0.34+: the KV cache is reserved as virtual memory and committed after warmup, sized from measured memory
+    # (extensible_kv_cache below); the default utilisation is then 1.0
+    extensible_kv_cache: bool = False
     sources: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
@@ -441,9 +444,113 @@ def min_compute_capability(key: VersionKey) -> tuple[int, int]:
     return (7, 5) if at_least(key, 0, 20) else (7, 0)
 
 
-def default_utilization(key: VersionKey) -> float:
-    # vllm/config/cache.py: Field(default=0.92) from 0.20.0 (checked in the 0.20.0 wheel), 0.9 before.
+def default_utilization(key: VersionKey, extensible: bool = False) -> float:
+    # vllm/config/cache.py: Field(default=0.92) from 0.20.0 (checked in the 0.20.0 wheel), 0.9 before; from 0.34
+    # Field(default=None), which CacheConfig.resolved_gpu_memory_utilization reads as 1.0 with the extensible KV
+    # cache and DEFAULT_GPU_MEMORY_UTILIZATION (0.92) without it (the 0.34.0 wheel).
+    if extensible:
+        return 1.0
     return 0.92 if at_least(key, 0, 20) else 0.9
+
+
+# How each KV connector reaches the device KV cache (``KVConnectorBase_V1.kv_cache_access`` and its overrides,
+# 0.34.0 wheel): LEGACY_IPC cannot share a driver-mapped cache; REGISTERS (UCX / RDMA registration) needs one
+# physical allocation per segment, which ROCm's UCX cannot register yet; NIXL on device buffers also exports
+# FABRIC handles, which need an IMEX channel. The others are IN_PROCESS.
+_KV_ACCESS_LEGACY_IPC = frozenset({"LMCacheMPConnector"})
+_KV_ACCESS_REGISTERS = frozenset({"MooncakeConnector", "MoRIIOConnector", "UMBPStoreConnector", "NixlConnector",
+                                  "NixlPullConnector", "NixlPushConnector"})
+_KV_ACCESS_FABRIC = frozenset({"NixlConnector", "NixlPullConnector", "NixlPushConnector"})
+
+
+def _connector_access(name: str | None, transfer: Any) -> set[str]:
+    """The KVCacheAccess flags of a connector by its registered name (MultiConnector: its children's union)."""
+    if not name:
+        return set()
+    if name == "MultiConnector":
+        extra = transfer.get("kv_connector_extra_config") if isinstance(transfer, dict) else None
+        children = extra.get("connectors") if isinstance(extra, dict) else None
+        out: set[str] = set()
+        for child in children if isinstance(children, list) else []:
+            if isinstance(child, dict):
+                out |= _connector_access(child.get("kv_connector"), child)
+        return out
+    device = str(transfer.get("kv_buffer_device") or "cuda").lower() if isinstance(transfer, dict) else "cuda"
+    if name in _KV_ACCESS_FABRIC and device == "cpu":
+        return set()  # NIXL registers host staging buffers
+    flags = set()
+    if name in _KV_ACCESS_LEGACY_IPC:
+        flags.add("legacy_ipc")
+    if name in _KV_ACCESS_REGISTERS:
+        flags.add("registers")
+    if name in _KV_ACCESS_FABRIC:
+        flags.add("fabric")
+    return flags
+
+
+def _custom_mem_pool(transfer: Any) -> bool:
+    """``KVTransferConfig.uses_custom_mem_pool``: ``custom_mem_pool`` in the extra config, or a child's."""
+    if not isinstance(transfer, dict):
+        return False
+    extra = transfer.get("kv_connector_extra_config")
+    configs = [extra] if isinstance(extra, dict) else []
+    if transfer.get("kv_connector") == "MultiConnector" and isinstance(extra, dict):
+        configs += [c.get("kv_connector_extra_config") or {} for c in extra.get("connectors") or []
+                    if isinstance(c, dict)]
+    return any(isinstance(c, dict) and c.get("custom_mem_pool") for c in configs)
+
+
+def extensible_kv_cache(key: VersionKey, engine: str, vendor: str, args: dict,
+                        env: dict) -> tuple[bool, str, dict[str, Any] | None]:
+    """(whether the extensible KV cache runs, why, vLLM's refusal when it was asked for where it cannot run), from
+    ``VllmConfig._resolve_extensible_kv_cache`` (vllm/config/vllm.py, 0.34.0 wheel): unset, it is on on CUDA and
+    ROCm unless ``--kv-cache-memory-bytes`` or ``--num-gpu-blocks-override`` sizes the cache, elastic EP runs, a
+    KV connector shares the cache through legacy CUDA IPC (LMCacheMPConnector) or allocates it from its own
+    ``custom_mem_pool``, or, on ROCm, a connector registers it (NIXL, Mooncake, MoRIIO, UMBP); NIXL on device
+    buffers also needs an IMEX channel, without which it is left off. ``--enable-extensible-kv-cache`` where one
+    of these holds is a ValueError; ``--no-enable-extensible-kv-cache`` turns it off."""
+    if engine != "v1" or not at_least(key, 0, 34):
+        return False, "", None
+    requested = _truthy(args.get("enable_extensible_kv_cache"))
+    transfer = _json_value(args.get("kv_transfer_config"))
+    _, name = kv_connector_name(key, args, env)
+    access = _connector_access(name, transfer)
+    unsupported = None
+    if vendor not in ("nvidia", "amd"):
+        unsupported = "it is only supported on CUDA and ROCm"
+    elif args.get("kv_cache_memory_bytes") not in (None, ""):
+        unsupported = "it sizes the KV cache from measured memory, which kv_cache_memory_bytes overrides"
+    elif args.get("num_gpu_blocks_override") not in (None, ""):
+        unsupported = "it sizes the KV cache from measured memory, which num_gpu_blocks_override overrides"
+    elif _truthy(args.get("enable_elastic_ep")):
+        unsupported = ("elastic EP scale-up skips warmup and reuses the profiled KV cache size, so no measurement "
+                       "would size the cache")
+    elif "legacy_ipc" in access:
+        unsupported = ("a KV connector (e.g. LMCacheMPConnector) shares the KV cache through legacy CUDA IPC, which "
+                       "cannot export driver-mapped memory")
+    elif _custom_mem_pool(transfer):
+        unsupported = ("custom_mem_pool allocates the KV cache from a connector's memory pool, which a "
+                       "driver-mapped cache cannot use")
+    elif vendor == "amd" and access & {"registers", "fabric"}:
+        unsupported = ("on ROCm, UCX and RDMA cannot yet register driver-mapped memory, which connectors that "
+                       "register the KV cache (e.g. NIXL, Mooncake, MoRIIO, UMBP) require")
+    if requested is False:
+        return False, "off: --no-enable-extensible-kv-cache", None
+    if requested and unsupported:
+        return False, f"refused: {unsupported}", {
+            "code": "extensible-kv-cache-unsupported",
+            "message": f"enable_extensible_kv_cache: {unsupported}.",
+            "arg": "enable_extensible_kv_cache",
+        }
+    if unsupported:
+        return False, f"off: {unsupported}", None
+    if "fabric" in access and not requested:
+        # imex_channel_available() reads /dev/nvidia-caps-imex-channels, which a pod has only when a driver or a
+        # DRA ComputeDomain gives it one: not shown by a manifest, and absent on an ordinary GPU node
+        return False, (f"off: {name} exports the KV cache through FABRIC handles, which need an IMEX channel "
+                       "(assumed absent: a plain GPU node has none; --enable-extensible-kv-cache turns it on)"), None
+    return True, ("--enable-extensible-kv-cache" if requested else
+                  "on by default in vLLM 0.34+ on CUDA and ROCm (VllmConfig._resolve_extensible_kv_cache)"), None
 
 
 # KV connectors whose class subclasses SupportsHMA (vllm/distributed/kv_transfer/kv_connector/v1/*, by the name
@@ -707,7 +814,13 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
     if engine == "v1" and (allocator := kv_connector_expandable_segments_refusal(key, args, env)):
         errors.append(allocator)
 
-    util_default = default_utilization(key)
+    extensible, extensible_why, extensible_error = extensible_kv_cache(key, engine, getattr(gpu, "vendor", "nvidia"),
+                                                                       args, env)
+    if extensible_why:
+        sources["extensible_kv_cache"] = extensible_why
+    if extensible_error:
+        errors.append(extensible_error)
+    util_default = default_utilization(key, extensible)
     mode = str(args.get("performance_mode") or "balanced")
     return Behavior(
         performance_mode=mode if engine == "v1" and at_least(key, 0, 17) else "balanced",
@@ -727,6 +840,7 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
         hybrid_kv_manager=hybrid,
         mla_supported=is_mla,
         bf16_fallback=at_least(key, 0, 9),
+        extensible_kv_cache=extensible,
         sources=sources,
         notes=notes,
         errors=errors,

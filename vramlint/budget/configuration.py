@@ -131,12 +131,16 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
 
     # ---- utilisation
     util_arg = args.get("gpu_memory_utilization")
+    if isinstance(util_arg, str) and util_arg.strip() == "None" and versions.at_least(key, 0, 34):
+        util_arg = None  # Field(default=None) from 0.34, and the parser takes "None" for it (optional)
     try:
         util = float(util_arg) if util_arg is not None else beh.gpu_memory_utilization
     except (TypeError, ValueError):
         util = beh.gpu_memory_utilization
         notes.append(f"--gpu-memory-utilization {util_arg!r} is not a number; the default was assumed")
-    src.setdefault("gpu_memory_utilization", "--gpu-memory-utilization" if util_arg is not None else f"default for vLLM {version}")
+    src.setdefault("gpu_memory_utilization", "--gpu-memory-utilization" if util_arg is not None else (
+        f"default for vLLM {version}" + (" with the extensible KV cache (sized from measured memory: "
+                                          "resolved_gpu_memory_utilization)" if beh.extensible_kv_cache else "")))
     if versions.at_least(key, 0, 11):
         # CacheConfig's pydantic Field(gt=0, le=1): pydantic-core tests `le` before `gt`, and nan fails every
         # comparison, so nan (like inf) is "less than or equal to 1"

@@ -97,6 +97,10 @@ class Profile(StageResult):
     warmup: int = 0
     warmup_seqs: int = 0
     held: int = 0
+    # 0.34+ with the extensible KV cache: the address range reserved from the profiling estimate (what kv_bytes
+    # was up to 0.33: the capacity the measured size is capped to), and the transient reserve kept free
+    kv_capacity: list[float] | None = None
+    kv_reserve: list[int] | None = None
 
 
 def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
@@ -185,6 +189,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         notes.append("the non-torch memory of the Mamba / gated-delta-net Triton kernels is not estimated (it can "
                      "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))
 
+    uncounted = (0 if beh.counts_cuda_context else CUDA_CONTEXT_BYTES) + comm.before_snapshot
     kv_override = int_arg(cfg.args, "kv_cache_memory_bytes")
     if kv_override and beh.engine == "v1" and versions.at_least(key, 0, 10, 2):
         kv_bytes = [float(kv_override)] * len(cfg.pp_partition)
@@ -193,6 +198,25 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         kv_bytes = [cfg.requested - w - non_torch - a - g
                     for w, a, g in zip(weights.per_stage, activation, cudagraph, strict=True)]
         src["kv_cache"] = "total x utilisation - weights - non-torch - activation - CUDA graphs"
+    capacity: list[float] | None = None
+    reserve: list[int] | None = None
+    if beh.extensible_kv_cache and not kv_override:
+        capacity = kv_bytes
+        kv_bytes, reserve, how = extensible_kv_bytes(cfg, weights, non_torch, activation, cudagraph, capture,
+                                                     capture_nccl, uncounted)
+        src["kv_cache"] = how
+        notes.append(EXTENSIBLE_WARMUP_NOTE)
+        withheld = extensible_withheld_bytes(cfg, reserve[-1], uncounted)
+        if cfg.args.get("gpu_memory_utilization") is not None and 0.7 < cfg.util < 1.0 and withheld >= GiB:
+            # measure_kv_cache_blocks: logger.warning_once, the start-up goes on
+            notes.append(
+                f"vLLM warns: gpu_memory_utilization={cfg.util} caps this instance at {cfg.requested / GiB:.2f} GiB, "
+                f"keeping {withheld / GiB:.2f} GiB of free device memory out of the KV cache. The extensible KV cache "
+                "is sized from the memory measured after warmup and CUDA graph capture, so vLLM's own use needs no "
+                "headroom below 1.0. Leave gpu_memory_utilization unset unless it leaves room for memory vLLM does "
+                "not measure: other processes sharing the GPU (including ones that allocate on it later), the CPU on "
+                "a unified-memory device, weight transfer buffers for weight updates, or a KV connector's own device "
+                "buffers.")
     if capture_nccl and capture_nccl[-1]:
         src["cudagraph"] += (f"; with NCCL all-reduces inside the graphs (no custom all-reduce for TP {cfg.tp} on "
                              f"{cfg.gpu.name}): {capture_nccl[-1] / GiB:.2f} GiB more, "
@@ -204,7 +228,6 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                          f"{capture_nccl[-1] / GiB:.2f} GiB at the cost measured on vLLM 0.8.5, a few times less with "
                          "newer NCCL and drivers) is not known for this release and is not checked against the free "
                          "memory; --enforce-eager or fewer capture sizes avoid it")
-    uncounted = (0 if beh.counts_cuda_context else CUDA_CONTEXT_BYTES) + comm.before_snapshot
     # compile_or_warm_up_model (V1): after the capture, _dummy_run(min(max_num_seqs, max_num_batched_tokens)) and
     # _dummy_sampler_run on its last hidden states: the same sampler as the profile run, on the same number of
     # requests, with the hidden states of that many tokens only; the row buffer and the MoE workspace are held
@@ -213,9 +236,72 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     held = (triton_rows * model.vocab_size * 4 if native else 0) + int(
         moe_workspace_bytes(model, cfg.tp, mnbt, cfg.dtype_bytes, cfg.dp, cfg.ep_size > 1) if triton_ws else 0)
     return Profile(non_torch=non_torch, activation=activation, cudagraph=cudagraph, kv_bytes=kv_bytes,
-                   kv_override=kv_override, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
+                   kv_override=kv_override, kv_capacity=capacity, kv_reserve=reserve, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
                    communication=comm, notes=notes, sources=src, warmup=warmup, warmup_seqs=profile_seqs,
                    held=held)
+
+
+# vllm/v1/worker/extensible_kv_cache.py (0.34.0): the margin kept beyond the transient peak when the KV cache is
+# sized from the memory measured after warmup, max(floor, 0.75 x the peak); the floor is 3 GiB on ROCm, whose
+# runtime maps kernel scratch outside the allocator.
+KV_CACHE_MARGIN_FLOOR_BYTES = 1 * GiB
+KV_CACHE_MARGIN_FLOOR_BYTES_ROCM = 3 * GiB
+KV_CACHE_MARGIN_FRACTION = 0.75
+EXTENSIBLE_WARMUP_NOTE = (
+    "vLLM 0.34 sizes the extensible KV cache after warmup and keeps free the larger of the profiled peak (with the "
+    "CUDA-graph estimate) and the peak of its sizing warmup steps (a full max_num_batched_tokens step with "
+    "attention, prompt logprobs in 1,024-row chunks, the sampler), plus a margin of 0.75 x that peak (at least "
+    "1 GiB, 3 on ROCm); the sizing steps' own peak is measured there and not estimated here: where it exceeds the "
+    "profiled one, the KV cache is smaller by 1.75 x the excess")
+
+
+def extensible_kv_bytes(cfg: Configuration, weights: Weights, non_torch: int, activation: list[int],
+                        cudagraph: list[int], capture: list[int], capture_nccl: list[int],
+                        uncounted: int) -> tuple[list[float], list[int], str]:
+    """The KV cache memory of each pipeline stage as vLLM 0.34's extensible KV cache measures it after warmup
+    (``measure_kv_cache_blocks`` / ``measure_kv_cache_bytes``, vllm/v1/worker/extensible_kv_cache.py; called from
+    ``Worker._compile_or_warm_up_model`` after the capture; the engine takes the minimum over ranks and caps it to
+    the capacity reserved from the profiling estimate, ``finalize_extensible_kv_cache``):
+
+        non_kv    = init free - free after warmup - committed = weights + non-torch + CUDA graphs captured
+        transient = the profiled transient peak + the CUDA-graph estimate (``peak_activation_memory``, set as
+                    ``reserved_headroom_bytes`` in ``initialize_from_config``), or the sizing warmup's, if larger
+        margin    = max(1 GiB (3 on ROCm), 0.75 x transient)
+        KV        = min(requested - non_kv, init free - non_kv - margin) - transient
+
+    The capture's graphs are counted once as resident memory and, through the estimate, once more in the reserve:
+    vLLM's code does so. Init free is the total less the CUDA context and the communicators set up before the
+    snapshot. Returns (bytes per stage, transient reserve per stage, how)."""
+    floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if cfg.gpu.vendor == "amd" else KV_CACHE_MARGIN_FLOOR_BYTES
+    init_free = cfg.total_bytes - uncounted
+    recent = not nccl_graph_cost_measured(cfg.beh)
+    out: list[float] = []
+    reserves: list[int] = []
+    for index, (w, a, g) in enumerate(zip(weights.per_stage, activation, cudagraph, strict=True)):
+        graphs = 0
+        if index < len(capture):
+            graphs = capture[index] - (capture_nccl[index] if recent and capture_nccl else 0)
+        non_kv = w + non_torch + graphs
+        transient = a + g
+        margin = max(floor, int(transient * KV_CACHE_MARGIN_FRACTION))
+        out.append(float(min(cfg.requested - non_kv, init_free - non_kv - margin) - transient))
+        reserves.append(transient)
+    last = len(out) - 1
+    margin = max(floor, int(reserves[last] * KV_CACHE_MARGIN_FRACTION))
+    how = (f"extensible KV cache, measured after warmup (vLLM 0.34): min(total x utilisation, free at start-up - "
+           f"margin {margin / GiB:.2f} GiB) - weights - non-torch - CUDA graphs - transient reserve "
+           f"{reserves[last] / GiB:.2f} GiB (activation peak + CUDA-graph estimate), capped to the capacity reserved "
+           "from the profiling estimate")
+    return out, reserves, how
+
+
+def extensible_withheld_bytes(cfg: Configuration, transient: int, uncounted: int) -> float:
+    """What ``gpu_memory_utilization`` below 1.0 keeps out of an extensible KV cache: the measured size with a
+    budget of all the memory free at start-up less the one with the requested budget (``measure_kv_cache_blocks``),
+    i.e. max(0, free at start-up - margin - requested)."""
+    floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if cfg.gpu.vendor == "amd" else KV_CACHE_MARGIN_FLOOR_BYTES
+    margin = max(floor, int(transient * KV_CACHE_MARGIN_FRACTION))
+    return max(0.0, cfg.total_bytes - uncounted - margin - cfg.requested)
 
 
 def triton_buffer_rows(units: int | None, rows: int) -> int:

@@ -67,7 +67,10 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
                         f"the GPU has {gpu.total_gib:.2f} GiB in total)"),
             "arg": "tensor_parallel_size" if tp * pp == 1 else "model",
         })
-    if beh.engine == "v1" and versions.at_least(key, 0, 9, 2) and not kv_override:
+    extensible = beh.extensible_kv_cache and profile.kv_capacity is not None
+    if beh.engine == "v1" and versions.at_least(key, 0, 9, 2) and not kv_override and not extensible:
+        # (0.34's extensible KV cache: "the budget is only a cap; exceeding free memory over-reserves address
+        # space rather than pages", request_memory)
         # the CUDA context alone takes at least this much before vLLM measures free memory; from 0.11 the
         # communicators set up before its snapshot too
         ctx = CUDA_CONTEXT_BYTES + (profile.communication.before_snapshot if profile.communication else 0)
@@ -82,6 +85,9 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
 
     # ---- start-up verdicts on the KV cache
     def available(stage: KvCache) -> float:
+        if extensible:
+            # 0.34: the size measured after warmup, with the null block held back (shrink_kv_cache_configs)
+            return max(stage.num_blocks - 1, 0) * stage.per_block_pool
         return stage.num_blocks * stage.per_block_pool if num_override else stage.kv_bytes
 
     if beh.engine == "v0":
@@ -102,8 +108,25 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
         # every worker checks its own layers against its own memory (get_kv_cache_configs ->
         # check_enough_kv_cache_memory), in rank order: the first that fails raises
         stages = kv.stages or [kv]
-        if any(stage.kv_bytes <= 0 for stage in stages):
-            errors.append({"code": "no-cache-memory", "message": _e1(key), "arg": "gpu_memory_utilization"})
+        capacity = profile.kv_capacity if extensible else None
+        # 0.34's extensible KV cache: the capacity reserved from the profiling estimate is checked first
+        # (get_kv_cache_configs), then the size measured after warmup (finalize_extensible_kv_cache)
+        if capacity is not None and any(c <= 0 for c in capacity):
+            errors.append({"code": "no-cache-memory", "arg": "gpu_memory_utilization",
+                           "message": _e1(key, _hint(cfg, after_warmup=False))})
+        elif capacity is not None and not auto_fit and any(
+                s.per_request(max_model_len)[0] > c for s, c in zip(stages, capacity, strict=False)):
+            index = next(i for i, (s, c) in enumerate(zip(stages, capacity, strict=False))
+                         if s.per_request(max_model_len)[0] > c)
+            stage = stages[index]
+            needed = stage.per_request(max_model_len)[0]
+            estimated = _estimate_max_len(stage.per_request, capacity[index], max_model_len)
+            errors.append({"code": "kv-cache-below-max-model-len", "arg": "max_model_len",
+                           "message": _e4(key, max_model_len, needed, capacity[index], estimated,
+                                          _hint(cfg, after_warmup=False))})
+        elif any(stage.kv_bytes <= 0 for stage in stages) or (extensible and any(available(s) <= 0 for s in stages)):
+            errors.append({"code": "no-cache-memory", "message": _e1(key, _hint(cfg, after_warmup=extensible)),
+                           "arg": "gpu_memory_utilization"})
         else:
             short = [s for s in stages if s.per_request(max_model_len)[0] > available(s)]
             if short and auto_fit:
@@ -122,7 +145,8 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
                 estimated = _estimate_max_len(stage.per_request, available(stage), max_model_len)
                 errors.append({
                     "code": "kv-cache-below-max-model-len",
-                    "message": _e4(key, max_model_len, needed, available(stage), estimated),
+                    "message": _e4(key, max_model_len, needed, available(stage), estimated,
+                                   _hint(cfg, after_warmup=extensible)),
                     "arg": "max_model_len",
                 })
 
@@ -152,7 +176,9 @@ def _capture_out_of_memory(cfg: Configuration, weights: Weights, profile: Profil
     releases its cost was measured with (up to 0.8.x, torch 2.6's NCCL; later ones get a note instead).
     """
     beh = cfg.beh
-    if beh.cudagraph_in_budget or not profile.capture:
+    if beh.cudagraph_in_budget or not profile.capture or profile.kv_capacity is not None:
+        # (0.34's extensible KV cache: the graphs are captured beside the null block only, and their memory is
+        # measured before the cache is committed)
         return None
     stages = kv.stages or [kv]
     recent = not nccl_graph_cost_measured(beh)
@@ -216,7 +242,28 @@ def _sampler_warmup_after_capture(cfg: Configuration, profile: Profile) -> int:
     return profile.warmup
 
 
-def _e1(key: versions.VersionKey) -> str:
+def _hint(cfg: Configuration, after_warmup: bool) -> str:
+    """``_more_kv_cache_memory_hint`` (vllm/v1/core/kv_cache_planning.py, 0.34.0): how to make room, by sizing mode."""
+    if not cfg.beh.extensible_kv_cache:
+        return ("Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU "
+                "memory reservation on the CPU backend, despite its name).")
+    used_by = "the model, its activations, CUDA graphs and warmup" if after_warmup else "the model and its activations"
+    graphs = (" CUDA graphs take less with fewer or smaller capture sizes in the compilation config."
+              if after_warmup else "")
+    if cfg.util < 1.0:
+        return (f"The KV cache gets what is left after {used_by} within `gpu_memory_utilization`={cfg.util}; increase "
+                "it (with the extensible KV cache it defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`."
+                + graphs)
+    return (f"The extensible KV cache already takes all device memory left after {used_by}; decrease `max_model_len` "
+            "or `max_num_seqs`, or the model needs a device with more memory." + graphs)
+
+
+_MORE = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+
+
+def _e1(key: versions.VersionKey, hint: str = "") -> str:
+    if versions.at_least(key, 0, 34):
+        return f"No available memory for the cache blocks. {hint} {_MORE}"
     text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
     if versions.at_least(key, 0, 33):
         text = (text[:-1] + " (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
@@ -224,7 +271,14 @@ def _e1(key: versions.VersionKey) -> str:
     return text
 
 
-def _e4(key: versions.VersionKey, max_model_len: int, needed: float, available: float, estimated: int) -> str:
+def _e4(key: versions.VersionKey, max_model_len: int, needed: float, available: float, estimated: int,
+        hint: str = "") -> str:
+    if versions.at_least(key, 0, 34):
+        based = (f"Based on the available memory, the estimated maximum model length is {estimated}. "
+                 if estimated > 0 else "")
+        return (f"To serve at least one request with the model's max seq len ({max_model_len}), ({needed / GiB:.2f} "
+                f"GiB KV cache is needed, which is larger than the available KV cache memory ({available / GiB:.2f} "
+                f"GiB). {based}{hint} Decreasing `max_model_len` also reduces what is needed. {_MORE}")
     if not versions.at_least(key, 0, 9):
         return (f"To serve at least one request with the models's max seq len ({max_model_len}), ({needed / GiB:.2f} GiB "
                 f"KV cache is needed, which is larger than the available KV cache memory ({available / GiB:.2f} GiB). "

@@ -286,12 +286,16 @@ def _budget_lines(a, b, lines: list[str]) -> None:
     lines.append(f"  {s.model} on {b.gpus} x {b.gpu}, vLLM {b.vllm_version} ({_version_origin(a)}), engine {b.engine}")
     lines.append(f"  {_bar(b)}  W weights  n non-torch  a activations  g CUDA graphs  K KV cache  . headroom")
     headroom = b.total_gib - b.usable_gib
+    measured = str(src.get("kv_cache", "")).startswith("extensible KV cache")
+    headroom_why = ("1 - utilisation: CUDA context, graphs not budgeted, other processes" if not measured else
+                    "1 - utilisation (a cap only: the extensible KV cache is sized from the memory free after "
+                    "warmup, keeping its margin and transient reserve free)")
     # the rows under the stages of vLLM's start-up the budget follows (vramlint.budget.STAGES)
     stages = [
         ("configuration", [
             ("total", b.total_gib, src.get("total_gib", "catalog")),
             (f"x utilisation {b.gpu_memory_utilization:g}", b.usable_gib, src.get("gpu_memory_utilization", "")),
-            ("headroom", headroom, "1 - utilisation: CUDA context, graphs not budgeted, other processes"),
+            ("headroom", headroom, headroom_why),
         ]),
         ("weights", [("weights", b.weights_gib, src.get("weights", ""))]),
         ("profile", [
@@ -301,7 +305,8 @@ def _budget_lines(a, b, lines: list[str]) -> None:
         ]),
         ("KV cache", [
             ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
-                                         f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"),
+                                         f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"
+                                         + (f"; {src['kv_cache']}" if measured else "")),
         ]),
     ]
     for number, (stage, rows) in enumerate(stages, 1):
@@ -311,7 +316,12 @@ def _budget_lines(a, b, lines: list[str]) -> None:
     lines.append(f"    max concurrency {b.max_concurrency:.2f}x at max_model_len {b.max_model_len} "
                  f"({src.get('max_model_len', '')}); max_num_seqs {b.max_num_seqs}, "
                  f"max_num_batched_tokens {b.max_num_batched_tokens}")
-    if b.kv_cache_gib > 0 and "kv-cache-memory-bytes" not in str(src.get("kv_cache", "")):
+    if b.kv_cache_gib > 0 and measured:
+        lines.append("    vLLM 0.34 measures the memory free after warmup and CUDA-graph capture and gives the KV cache "
+                     "all of it but a margin and the transient reserve, whatever max_model_len is, so max_model_len "
+                     f"only decides how many requests of that length fit ({b.max_concurrency:.2f} at "
+                     f"{b.max_model_len} tokens)")
+    elif b.kv_cache_gib > 0 and "kv-cache-memory-bytes" not in str(src.get("kv_cache", "")):
         # The forum question behind vramlint: a smaller --max-model-len does not lower vLLM's memory use.
         lines.append(f"    vLLM takes total x utilisation ({b.usable_gib:.2f} GiB) whatever max_model_len is: the KV "
                      "cache gets everything left after the weights, non-torch memory and activations, so "
