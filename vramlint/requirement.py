@@ -129,6 +129,13 @@ def _memory_need(b: Budget, auto_fit: bool = False) -> float:
         need = fixed + b.kv_cache_gib
     else:
         need = (fixed + (0.01 if auto_fit else max(b.one_request_kv_gib, 0.01))) / util
+    if b.measured_kv:
+        # vLLM 0.34+'s extensible KV cache (measure_kv_cache_bytes): min(total x utilisation - resident, total -
+        # uncounted - resident - margin) - reserve must hold one request and the null block
+        m = b.measured_kv
+        one = (0.01 if auto_fit else max(b.one_request_kv_gib, 0.01)) + b.kv_bytes_per_token * b.block_size / 2**30
+        need = max(need, (m["resident"] + m["reserve"] + one) / util,
+                   m["uncounted"] + m["resident"] + m["margin"] + m["reserve"] + one)
     need = max(need, b.weights_gib)
     if any(e.get("code") == "free-below-requested" for e in b.errors) and util < 1:
         need = max(need, 0.25 / (1 - util) + 0.01)  # the CUDA context must fit beside the requested share

@@ -106,6 +106,8 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         sources=src,
         notes=notes,
         one_request_kv_gib=round(kv.one_request / GiB, 3),
+        measured_kv=({k: round(v / GiB, 3) for k, v in profile.kv_measured[kv.stage].items()}
+                     if profile.kv_measured else None),
     )
 
 

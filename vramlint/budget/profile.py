@@ -101,6 +101,7 @@ class Profile(StageResult):
     # was up to 0.33: the capacity the measured size is capped to), and the transient reserve kept free
     kv_capacity: list[float] | None = None
     kv_reserve: list[int] | None = None
+    kv_measured: list[dict[str, float]] | None = None  # per stage: resident, reserve, margin, uncounted (bytes)
 
 
 def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
@@ -200,10 +201,12 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         src["kv_cache"] = "total x utilisation - weights - non-torch - activation - CUDA graphs"
     capacity: list[float] | None = None
     reserve: list[int] | None = None
+    measured: list[dict[str, float]] = []
     if beh.extensible_kv_cache and not kv_override:
         capacity = kv_bytes
-        kv_bytes, reserve, how = extensible_kv_bytes(cfg, weights, non_torch, activation, cudagraph, capture,
-                                                     capture_nccl, uncounted)
+        kv_bytes, measured, how = extensible_kv_bytes(cfg, weights, non_torch, activation, cudagraph, capture,
+                                                      capture_nccl, uncounted)
+        reserve = [int(m["reserve"]) for m in measured]
         src["kv_cache"] = how
         notes.append(EXTENSIBLE_WARMUP_NOTE)
         withheld = extensible_withheld_bytes(cfg, reserve[-1], uncounted)
@@ -236,7 +239,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     held = (triton_rows * model.vocab_size * 4 if native else 0) + int(
         moe_workspace_bytes(model, cfg.tp, mnbt, cfg.dtype_bytes, cfg.dp, cfg.ep_size > 1) if triton_ws else 0)
     return Profile(non_torch=non_torch, activation=activation, cudagraph=cudagraph, kv_bytes=kv_bytes,
-                   kv_override=kv_override, kv_capacity=capacity, kv_reserve=reserve, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
+                   kv_override=kv_override, kv_capacity=capacity, kv_reserve=reserve,
+                   kv_measured=measured if capacity is not None else None, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
                    communication=comm, notes=notes, sources=src, warmup=warmup, warmup_seqs=profile_seqs,
                    held=held)
 
@@ -257,7 +261,7 @@ EXTENSIBLE_WARMUP_NOTE = (
 
 def extensible_kv_bytes(cfg: Configuration, weights: Weights, non_torch: int, activation: list[int],
                         cudagraph: list[int], capture: list[int], capture_nccl: list[int],
-                        uncounted: int) -> tuple[list[float], list[int], str]:
+                        uncounted: int) -> tuple[list[float], list[dict[str, float]], str]:
     """The KV cache memory of each pipeline stage as vLLM 0.34's extensible KV cache measures it after warmup
     (``measure_kv_cache_blocks`` / ``measure_kv_cache_bytes``, vllm/v1/worker/extensible_kv_cache.py; called from
     ``Worker._compile_or_warm_up_model`` after the capture; the engine takes the minimum over ranks and caps it to
@@ -271,12 +275,12 @@ def extensible_kv_bytes(cfg: Configuration, weights: Weights, non_torch: int, ac
 
     The capture's graphs are counted once as resident memory and, through the estimate, once more in the reserve:
     vLLM's code does so. Init free is the total less the CUDA context and the communicators set up before the
-    snapshot. Returns (bytes per stage, transient reserve per stage, how)."""
+    snapshot. Returns (bytes per stage, its terms per stage: resident, reserve, margin, uncounted; how)."""
     floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if cfg.gpu.vendor == "amd" else KV_CACHE_MARGIN_FLOOR_BYTES
     init_free = cfg.total_bytes - uncounted
     recent = not nccl_graph_cost_measured(cfg.beh)
     out: list[float] = []
-    reserves: list[int] = []
+    terms: list[dict[str, float]] = []
     for index, (w, a, g) in enumerate(zip(weights.per_stage, activation, cudagraph, strict=True)):
         graphs = 0
         if index < len(capture):
@@ -285,14 +289,15 @@ def extensible_kv_bytes(cfg: Configuration, weights: Weights, non_torch: int, ac
         transient = a + g
         margin = max(floor, int(transient * KV_CACHE_MARGIN_FRACTION))
         out.append(float(min(cfg.requested - non_kv, init_free - non_kv - margin) - transient))
-        reserves.append(transient)
-    last = len(out) - 1
-    margin = max(floor, int(reserves[last] * KV_CACHE_MARGIN_FRACTION))
+        terms.append({"resident": float(non_kv), "reserve": float(transient), "margin": float(margin),
+                      "uncounted": float(uncounted)})
+    last = terms[-1]
+    margin, reserve = last["margin"], last["reserve"]
     how = (f"extensible KV cache, measured after warmup (vLLM 0.34): min(total x utilisation, free at start-up - "
            f"margin {margin / GiB:.2f} GiB) - weights - non-torch - CUDA graphs - transient reserve "
-           f"{reserves[last] / GiB:.2f} GiB (activation peak + CUDA-graph estimate), capped to the capacity reserved "
+           f"{reserve / GiB:.2f} GiB (activation peak + CUDA-graph estimate), capped to the capacity reserved "
            "from the profiling estimate")
-    return out, reserves, how
+    return out, terms, how
 
 
 def extensible_withheld_bytes(cfg: Configuration, transient: int, uncounted: int) -> float:
