@@ -12,6 +12,7 @@ import pytest
 
 from tests._check_util import by_rule, run_json
 from vramlint.cli import main
+from vramlint.versions import DEFAULT_VERSION
 
 # `--use-v2-block-manager` exists in vLLM 0.4.3 to 0.9.2 and no longer in the newest release.
 OLD_FLAG_DEPLOYMENT = """\
@@ -177,7 +178,7 @@ def test_explain_applies_the_overrides_of_each_file(repo, capsys):
     assert main(["explain", "deploy", "--offline", "--format", "json"]) == 0
     budgets = {s["file"]: s["budget"] for s in json.loads(capsys.readouterr().out)["servers"]}
     assert budgets["deploy/old/chat.yaml"]["gpu"] == "T4" and budgets["deploy/old/chat.yaml"]["vllm_version"] == "0.8.5"
-    assert budgets["deploy/new.yaml"]["gpu"] == "L4" and budgets["deploy/new.yaml"]["vllm_version"] == "0.33.0"
+    assert budgets["deploy/new.yaml"]["gpu"] == "L4" and budgets["deploy/new.yaml"]["vllm_version"] == DEFAULT_VERSION
     # a flag wins over the file and its overrides
     assert main(["explain", "deploy", "--offline", "--format", "json", "--gpu", "A10G"]) == 0
     budgets = {s["file"]: s["budget"] for s in json.loads(capsys.readouterr().out)["servers"]}
