@@ -91,8 +91,9 @@ NCCL_SOURCES = (
     "0.19 - 0.24, mnnvl from 0.25: 0.21.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.33.0 wheels)",
 )
 # The releases whose wheels were read for the FlashInfer all-reduce fusion workspace (0.18.0, 0.19.0, 0.20.0,
-# 0.21.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.33.0; the default stays on through 0.33).
-FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 34))
+# 0.21.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.33.0; the default stays on through 0.33, and 0.34.0's
+# enable_allreduce_rms_fusion is 0.33's: the pass runs, its workspace's size not read, a note as for 0.28+).
+FI_ALLREDUCE_FUSION_RELEASES = ((0, 18), (0, 35))
 FI_ALLREDUCE_FUSION_WORLD_SIZES = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
 # allreduce_rms_fusion.py::FI_ALLREDUCE_FUSION_MAX_SIZE_MB, MB by compute capability and world size (0.18.0 -
 # 0.27.1 wheels alike; the 10.3 row from 0.19; 0.33.0 has 4 MB for 10.3 at TP 8). The 16-rank mnnvl entries of
@@ -256,7 +257,7 @@ def communication_memory(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int,
 
 def flashinfer_allreduce_fusion(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int, dp: int, args: dict,
                                 env: dict | None = None) -> bool:
-    """Whether the profile run of vLLM 0.18 - 0.33 creates FlashInfer's all-reduce + RMSNorm fusion workspace.
+    """Whether the profile run of vLLM 0.18 - 0.34 creates FlashInfer's all-reduce + RMSNorm fusion workspace.
 
     ``enable_allreduce_rms_fusion`` (vllm/config/vllm.py) turns ``pass_config.fuse_allreduce_rms`` on at the -O2
     (default) and -O3 levels when TP > 1 on CUDA with FlashInfer installed (a dependency of the wheels) and
