@@ -199,6 +199,12 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         kv_bytes = [cfg.requested - w - non_torch - a - g
                     for w, a, g in zip(weights.per_stage, activation, cudagraph, strict=True)]
         src["kv_cache"] = "total x utilisation - weights - non-torch - activation - CUDA graphs"
+    if versions.at_least(key, 0, 34) and beh.engine == "v1" and not eager and cfg.gpu.vendor == "nvidia" \
+            and tuple(cfg.gpu.compute_capability)[0] == 10:
+        # VllmConfig._split_cudagraph_capture_sizes (0.34.0): on the 10.x family unset prefill / decode sizes
+        # default to wider grids (max_decode_cudagraph_capture_tokens 8192), not read into capture_sizes
+        notes.append("vLLM 0.34 captures wider default CUDA-graph grids on compute capability 10.x "
+                     "(_split_cudagraph_capture_sizes); the graphs are estimated with 0.33's sizes")
     capacity: list[float] | None = None
     reserve: list[int] | None = None
     measured: list[dict[str, float]] = []
