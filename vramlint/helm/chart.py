@@ -342,13 +342,16 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
 
 def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_only: bool = False) -> Problem:
     loc = sources[exc.origin[0]].location(exc.origin[1]) if exc.origin is not None else None
-    if isinstance(exc, gotmpl.RequiredMissing) and own_values_only and loc is not None:
-        # a chart that leaves a value empty for `required` asks whoever installs it for that value (a token, a
-        # model, a storage class): with its own defaults alone that is the design, not a defect of the release
+    if isinstance(exc, (gotmpl.RequiredMissing, gotmpl.ChartRefused)) and own_values_only and loc is not None:
+        # a chart that leaves a value empty for `required`, or whose own `fail` refuses its defaults (`fail "token
+        # is empty: pass it with --set-string"`), asks whoever installs it for values (a token, a model, a storage
+        # class): with its own defaults alone that is the design, not a defect of the release
+        how = "asks for this value at install time (`required`)" if isinstance(exc, gotmpl.RequiredMissing) \
+            else "refuses its own defaults on purpose (`fail`): it asks for values at install time"
         return Problem(loc.file, loc.line, loc.column,
-                       f"helm template fails with the chart's own values: {exc}: the chart asks for this value at "
-                       "install time (`required`); give the values a release uses (--values FILE, or `values:` "
-                       "in .vramlint.yaml) to check that release", level="warning")
+                       f"helm template fails with the chart's own values: {exc}: the chart {how}; give the values "
+                       "a release uses (--values FILE, or `values:` in .vramlint.yaml) to check that release",
+                       level="warning")
     if isinstance(exc, BudgetExceeded):
         # not Helm's error: vramlint stopped evaluating this template, so what it deploys is not checked
         where = loc.file if loc is not None else "the template"

@@ -73,6 +73,11 @@ class RequiredMissing(TemplateError):
     """`required` met an empty value: the chart asks whoever installs it for this value (`--set`, `-f`)."""
 
 
+class ChartRefused(TemplateError):
+    """The chart's own `fail`: its author's check of the values refused them (`fail "token is empty ..."`), not an
+    error of the template itself."""
+
+
 class BudgetExceeded(TemplateError):
     """One of vramlint's limits above was reached: the template is not evaluated (Helm has no such limit)."""
 
@@ -1479,7 +1484,7 @@ def f_required(ev, args, origin):
 
 
 def f_fail(ev, args, origin):
-    raise TemplateError(f"execution error: {plain(args[0]) if args else ''}", origin)
+    raise ChartRefused(f"execution error: {plain(args[0]) if args else ''}", origin)
 
 
 def f_index(ev, args, origin):
