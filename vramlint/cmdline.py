@@ -2029,6 +2029,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     model_flag_tok: Token | None = None
     model_flag_value: Any = None
     api_positional_taken = False
+    reread: set[int] = set()  # locations of refused words read again as the fix writes them
     while i < n:
         tok = tokens[i]
         text = tok.text
@@ -2058,10 +2059,12 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
             # list item never sets --quantization.
             split = text.split(None, 1)
             fix = f"write {split[0]!r} and {split[1]!r} as two arguments (or {split[0]}={split[1]})"
+            refused = True
             if positional_ok and inv.model is None and "model_tag" not in inv.args:
                 _rejected(inv, tok, f"{text!r} is one argument, which argparse reads as the positional model "
                           "tag: vLLM takes it as the model to serve and cannot load it", arg="model", fix=fix)
             elif entry in ("openai.api_server", "api_server") and not api_positional_taken:
+                refused = False
                 inv.startup_errors.append({
                     "code": "argparse", "location": tok.location, "arg": None, "fix": fix,
                     "version": inv.version_table, "version_known": inv.version_note is None, "level": "warning",
@@ -2071,6 +2074,15 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 api_positional_taken = True  # the one optional positional, where the parser has it
             else:
                 _rejected(inv, tok, f"unrecognized arguments: {text}", fix=fix)
+            if refused and tok.location is not None and vllm_args.resolve_flag(split[0], table_version)[0] is not None:
+                # vLLM stops at this word, so whatever it would hit next is known only for a command line that
+                # gets past it: the rest is read as the fix writes it (`--tensor-parallel-size 2` as two words),
+                # so that the budget is that of the engine the author asked for, not one without the flag
+                tokens = [*tokens[:i], Token(split[0], tok.location), Token(split[1], tok.location),
+                          *tokens[i + 1:]]
+                n = len(tokens)
+                reread.add(id(tok.location))
+                continue
             i += 1
             continue
         if only_positional or not _option_like(tok):
@@ -2248,6 +2260,16 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 inv.model, inv.model_location = (None if value is None else str(value)), where
             inv.args.pop("model", None)
         i += 1
+    if reread:
+        # one finding per refused word: the words read again after it are what its fix gives, not more refusals
+        kept, seen = [], set()
+        for error in inv.startup_errors:
+            at = id(error.get("location"))
+            if at in reread and at in seen:
+                continue
+            seen.add(at)
+            kept.append(error)
+        inv.startup_errors[:] = kept
     _check_serve_model(inv, entry, table_version, model_flag_tok, model_flag_value)
     _check_parallel_sizes(inv, table_version)
     _check_max_model_len(inv, table_version)
