@@ -272,6 +272,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
     sources: list[TemplateSource] = []
     parsed: dict[int, list] = {}
     defines: dict[str, tuple[int, list]] = {}
+    file_templates: set[str] = set()
     owners: dict[int, int] = {}
     problems_by_chart: dict[int, list[Problem]] = {i: [] for i in range(len(pairs))}
     for ci, (c, _v) in enumerate(pairs):
@@ -298,12 +299,17 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             parsed[tid] = nodes
             for name, body in defs.items():
                 defines[name] = (tid, body)
+            # Helm names each file's template by its path, so `include (print $.Template.BasePath
+            # "/configmap.yaml") .` (a checksum annotation) renders that file
+            if helm_name not in defines:
+                defines[helm_name] = (tid, nodes)
+                file_templates.add(helm_name)
     out: list[ChartRender] = []
     chart_steps = 0
     stopped: list[str] = []  # templates left out once a limit of the whole chart was reached
     for ci, (c, v) in enumerate(pairs):
         ev = Evaluator(sources, defines, gotmpl.to_go_number(v.data), v.origins, _root_extra(c, release),
-                       chart_steps=chart_steps, deadline=deadline)
+                       chart_steps=chart_steps, deadline=deadline, file_templates=frozenset(file_templates))
         rendered: list[Rendered] = []
         for tid, nodes in parsed.items():
             if owners[tid] != ci:

@@ -708,6 +708,7 @@ class Evaluator:
     chars_made: int = 0  # of the template being rendered
     depth: int = 0
     deadline: float | None = None  # time.monotonic() past which the chart is not evaluated further
+    file_templates: frozenset = frozenset()  # the names of whole template files (Helm names them by their path)
 
     def start_template(self) -> None:
         self.steps = 0
@@ -1031,6 +1032,14 @@ class Evaluator:
         self.depth += 1
         try:
             self._nodes(nodes, data, [{"$": root}], parts)
+        except BudgetExceeded:
+            raise
+        except TemplateError as exc:
+            if name not in self.file_templates:
+                raise
+            # a whole file included for its checksum: that file is rendered on its own, where Helm's error is
+            # said once; here only its text is unknown, and the template that includes it still says what it deploys
+            return self.unknown(f'template "{name}" fails on its own ({exc}), so what includes it is unknown', origin)
         finally:
             self.depth -= 1
         return _join(parts)
