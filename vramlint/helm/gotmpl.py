@@ -1345,11 +1345,13 @@ def f_toyaml(ev, args, origin):
     return to_yaml(a, None, ev.origin_of, origin)
 
 
-def f_tojson(ev, args, origin):
+def f_tojson(ev, args, origin, indent: int | None = None):
     (a,) = args
     _walk_budget(a, "toJson")
     try:
-        text = json.dumps(_json_ready(plain(a)), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        # toPrettyJson is Go's json.MarshalIndent(v, "", "  ")
+        text = json.dumps(_json_ready(a), separators=(",", ": ") if indent else (",", ":"), indent=indent,
+                          ensure_ascii=False, allow_nan=False)
     except ValueError:
         text = ""  # Go's json.Marshal refuses NaN and Inf; Helm's toJson then writes nothing
     return _rewrap(a, text, ev, origin) if not isinstance(a, Ref) else TStr.uniform(
@@ -1358,6 +1360,8 @@ def f_tojson(ev, args, origin):
 
 
 def _json_ready(v: Any) -> Any:
+    # `dict "theme" .Values.theme` holds the values it was given as they are carried here (with their origin)
+    v = plain(v)
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
         return int(v)
     if isinstance(v, dict):
@@ -2061,7 +2065,7 @@ _FUNCS = {
     "mustToYaml": f_toyaml,
     "toJson": f_tojson,
     "mustToJson": f_tojson,
-    "toPrettyJson": f_tojson,
+    "toPrettyJson": lambda ev, args, origin: f_tojson(ev, args, origin, indent=2),
     "indent": f_indent,
     "nindent": f_nindent,
     "printf": f_printf,
