@@ -1466,6 +1466,10 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
     while i < len(argv):
         w = argv[i].text
         if w is None:
+            if _names_vllm_module(argv[i + 1:]):
+                # the interpreter's path is known only at run time (`"$VENV/bin/python" -m vllm.entrypoints...`):
+                # `-m` and vLLM's server module say what runs, whichever python it is
+                break
             return None
         m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", w, re.S)
         if m:
@@ -1523,7 +1527,7 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
         if len(rest) > 1 and rest[1].text == "serve":
             return _Found("serve", rest[2:], local_env, env_tokens, rest[0].location, [], program=b)
         return None
-    if _is_python(w):
+    if _is_python(w) or (rest[0].text is None and _names_vllm_module(rest[1:])):
         j = 1
         while j < len(rest) and rest[j].text is not None and rest[j].text.startswith("-") and rest[j].text != "-m":
             j += 1
@@ -1537,6 +1541,15 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
                 return _Found("huggingfaceserver", rest[j + 2 :], local_env, env_tokens, rest[0].location, [])
         return None
     return None
+
+
+def _names_vllm_module(words: list[Token]) -> bool:
+    """``-m`` and one of vLLM's server modules: the words python takes to run vLLM's server."""
+    if len(words) < 2 or words[0].text != "-m":
+        return False
+    mod = words[1].text
+    return mod in _VLLM_MODULES or (mod in ("vllm.entrypoints.cli.main", "vllm") and len(words) > 2
+                                    and words[2].text == "serve")
 
 
 def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> _Found | None:
