@@ -141,18 +141,27 @@ def _gpu(file: str, resources: dict) -> GpuRequest | None:
     names = {n.upper() for n, _ in choices}
     if len(choices) > 1:
         evidence += " (alternatives: SkyPilot launches on one of them)"
+    from vramlint.extract.podspec import resolve_gpu_hint
+
     if len(names) != 1:
-        return GpuRequest(type=None, count=count, evidence=evidence, location=loc, count_location=loc)
+        request = GpuRequest(type=None, count=count, evidence=evidence, location=loc, count_location=loc)
+        # the task may land on any of them: a fleet (the budget on each, a failure on any said with its GPU),
+        # when every alternative is a GPU vramlint knows and they ask for the same count
+        resolved = [resolve_gpu_hint(_sky_name(n)) for n, _ in choices]
+        if count is not None and all(resolved) and not any(n.lower().startswith("tpu") for n, _ in choices):
+            request.fleet = list(dict.fromkeys(resolved))
+        return request
     name = choices[0][0]
     if name.lower().startswith("tpu"):
         return GpuRequest(type=name, count=count, evidence=evidence, location=loc, vendor="google-tpu",
                           count_location=loc)
-    from vramlint.extract.podspec import resolve_gpu_hint
-
-    # SkyPilot's accelerator names: `A100` is the 40 GB part (`A100-80GB` the other), as `sky show-gpus` lists them
-    hint = "A100-40GB" if name.upper() == "A100" else name
-    return GpuRequest(type=resolve_gpu_hint(hint) or name, count=count, evidence=evidence, location=loc,
+    return GpuRequest(type=resolve_gpu_hint(_sky_name(name)) or name, count=count, evidence=evidence, location=loc,
                       count_location=loc)
+
+
+def _sky_name(name: str) -> str:
+    # SkyPilot's accelerator names: `A100` is the 40 GB part (`A100-80GB` the other), as `sky show-gpus` lists them
+    return "A100-40GB" if name.upper() == "A100" else name
 
 
 _PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(.*)$")
