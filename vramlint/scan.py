@@ -329,6 +329,10 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
         col.inventory.skipped.append(Skipped(display, "a Dockerfile: vramlint reads one through the compose "
                                                       "`build:` that names it"))
         return
+    other = _other_format(display)
+    if other is not None:
+        col.inventory.skipped.append(Skipped(display, other))
+        return
     col.inventory.files_scanned += 1
     servers_before, problems_before = len(col.records.servers), len(col.inventory.problems)
     # While one file is read the cyclic garbage collector is off: what the file makes lives until the file is done
@@ -347,6 +351,24 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
     finally:
         if collecting:
             gc.enable()
+
+
+def _other_format(display: str) -> str | None:
+    """Why a file named on the command line is no file vramlint reads, by its name: a dotenv or TOML file
+    (`vramlint check $(git ls-files)` names them) read as YAML fails on its first `KEY=value` or `[table]`, an
+    error about a file nothing parses as YAML. None for every other name."""
+    from vramlint.discover import TEMPLATE_EXTENSIONS, YAML_EXTENSIONS
+    from vramlint.extract.shell_scripts import SCRIPT_EXTENSIONS
+
+    name = display.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if name.endswith(YAML_EXTENSIONS + TEMPLATE_EXTENSIONS + SCRIPT_EXTENSIONS):
+        return None
+    if name == ".env" or name.startswith(".env.") or name.endswith(".env") or ".env." in name:
+        return ("a dotenv file: vramlint reads one through the compose `env_file:` that names it (or the `.env` "
+                "beside the compose file)")
+    if name.endswith(".toml"):
+        return "a TOML file: vramlint reads YAML deployment files, Helm charts and launch scripts"
+    return None
 
 
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
