@@ -97,7 +97,13 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
         inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
                                    None, sbatch.environment() if sbatch is not None else {})
         if inv is not None:
-            server = _script_server(inv, display, _devices_assigned(script, inv))
+            assigned, ray_start = _devices_assigned(script, inv)
+            server = _script_server(inv, display, assigned)
+            if ray_start is not None:
+                server.notes.append(
+                    f"the script starts or joins a Ray cluster (`ray start`, line {ray_start.line}) before vLLM: "
+                    "the engine's GPUs are that cluster's, which the script does not say (its CUDA_VISIBLE_DEVICES "
+                    "is one node's); set `gpus:` in .vramlint.yaml (or --gpus) to the cluster's GPU count")
             if sbatch is not None:
                 _slurm_gpus(server, sbatch)
             servers.append(server)
@@ -127,18 +133,29 @@ def _words(command: list[Any]) -> list[Any]:
     return command[i:]
 
 
-def _devices_assigned(script: Any, inv: Any) -> dict[str, tuple[str | None, Location | None]]:
-    """CUDA_VISIBLE_DEVICES as the script assigns it, when the server's own command does not (`_script_server`
-    reads the devices from it): the assignments as written, a value from the environment (a default included)
-    is not known."""
+def _devices_assigned(script: Any, inv: Any) -> tuple[dict[str, tuple[str | None, Location | None]],
+                                                     Location | None]:
+    """CUDA_VISIBLE_DEVICES as the script assigns it before the server's command, when that command does not
+    (`_script_server` reads the devices from it): the assignments as written, a value from the environment (a
+    default included) is not known. An assignment after the command is for a later one, not seen by this
+    server. With a `ray start` before the command (the location of which is returned), the engine runs on the
+    Ray cluster that command joins or starts (vLLM's Ray executor places a worker on each of its GPUs), so what
+    this shell's CUDA_VISIBLE_DEVICES says is one node's share, not the engine's GPUs: none are returned."""
     from vramlint.cmdline import split_token
 
     assigned: dict[str, tuple[str | None, Location | None]] = {}
     if "CUDA_VISIBLE_DEVICES" in inv.env or "CUDA_VISIBLE_DEVICES" not in (script.text or ""):
-        return assigned
+        return assigned, None
+    start = inv.location
     for command in _commands(split_token(script, None)):
+        first = next((w.location for w in command if w.location is not None), None)
+        if start is not None and first is not None and (first.line, first.column) >= (start.line, start.column):
+            break
+        words = [w.text for w in _words(command)[:2]]
+        if words == ["ray", "start"]:
+            return {}, first
         _note_assignments(command, assigned)
-    return assigned
+    return assigned, None
 
 
 def _note_assignments(command: list[Any], assigned: dict[str, tuple[str | None, Location | None]]) -> None:
