@@ -6,7 +6,7 @@ image is ``image.repository`` and ``image.tag`` joined, ``command`` and ``args``
 word), ``env`` is a map of names to values (or ``valueFrom`` mappings) or a Kubernetes list, ``resources`` are
 the container's. The pod options (``nodeSelector``, ``affinity``, ``tolerations``, ``runtimeClassName``, ...) are
 ``defaultPodOptions`` with the controller's ``pod`` merged over them. Volumes and their mounts come from
-``persistence`` (`_persistence`, as the library's ``pod/fields/_volumes.tpl`` and
+``persistence`` (`_Persistence`, as the library's ``pod/fields/_volumes.tpl`` and
 ``container/fields/_volumeMounts.tpl`` of common 4.x build them), so a memory ``emptyDir`` mounted at /dev/shm is
 seen; a release that takes values from ``valuesFrom`` (not in the file) may add one, so there /dev/shm without one
 is unknown. Each container is read by the shared PodSpec reading (`podspec.container_server`), so only one that
@@ -80,72 +80,45 @@ def _is_shm(paths: list[str | None]) -> bool:
 
 class _Persistence:
     """A release's ``persistence`` read once (common 4.x pod/fields/_volumes.tpl, container/fields/
-    _volumeMounts.tpl): whether a container of a controller gets a memory emptyDir at /dev/shm. The items every
-    pod gets are read once for all; an item's `advancedMounts` for one controller only for that controller's
-    containers (2,000 controllers x 20,000 items walked every item for every container: killed at 30 s).
-    Helm's values are JSON, so the keys of `advancedMounts` are compared as strings (a controller `1` is "1")."""
+    _volumeMounts.tpl): whether a container of a controller gets a memory emptyDir at /dev/shm. Each item is its
+    own volume (named by its key), so a container has one when some memory item's mounts for it reach /dev/shm.
+    The items in every pod (mounted everywhere, or with no mount said: at /<identifier>) are read once for all;
+    an item's `advancedMounts` only for its controllers' containers (2,000 controllers x 20,000 items walked every
+    item for every container: killed at 30 s). Helm's values are JSON, so the keys of `advancedMounts` are
+    compared as strings (a controller `1` is "1")."""
 
     def __init__(self, values: Any) -> None:
         items = values.get("persistence") if is_map(values) else None
-        self.memory: dict[str, int] = {}  # volume name -> items of every pod making it a memory emptyDir
-        self.at_shm: dict[str, int] = {}  # volume name -> items of every pod mounting it at /dev/shm everywhere
-        self.by_controller: dict[str, list[tuple[str, Any, str, bool, bool, bool, list, dict]]] = {}
-        self.both: set[str] = set()  # a memory volume at /dev/shm in every pod
+        self.everywhere = False  # a memory item at /dev/shm in every container of every pod
+        # controller -> its memory items' (item, kind, globalMounts, advancedMounts of that controller)
+        self.by_controller: dict[str, list[tuple[Any, str, str, list, Any]]] = {}
         if not is_map(items):
             return
         for identifier, item in items.items():
             if not is_map(item) or not _enabled(item):
                 continue
+            kind = scalar_text(item.get("type")) or "persistentVolumeClaim"
+            if kind != "emptyDir" or str(item.get("medium", "")) != "Memory":
+                continue  # only a memory emptyDir is the shared memory NCCL needs
             name = str(identifier)
             glob = item.get("globalMounts")
             advanced = item.get("advancedMounts")
-            kind = scalar_text(item.get("type")) or "persistentVolumeClaim"
-            memory = kind == "emptyDir" and str(item.get("medium", "")) == "Memory"
             glob_list = list(glob) if glob and is_seq(glob) else []
-            # without this controller among its advancedMounts: in the pod when mounted everywhere, or when no
-            # mount is said at all (then everywhere, at /<identifier>)
-            everywhere = bool(glob) or (not glob and not advanced)
-            static_shm = _is_shm(_mount_paths(item, name, kind, glob_list if (glob or advanced) else [None]))
-            if everywhere:
-                self._count(name, memory, static_shm, 1)
+            if (glob or not advanced) and _is_shm(_mount_paths(item, name, kind, glob_list if glob else [None])):
+                self.everywhere = True
             if advanced and is_map(advanced):
-                own_by_name: dict[str, Any] = {}
                 for controller, own in advanced.items():
-                    own_by_name.setdefault(str(controller), own)
-                for controller, own in own_by_name.items():
                     if own:
-                        self.by_controller.setdefault(controller, []).append(
-                            (name, item, kind, memory, everywhere, static_shm, glob_list, own))
-        self.both = {n for n in self.memory if n in self.at_shm}
-
-    def _count(self, name: str, memory: bool, shm: bool, by: int) -> None:
-        if memory:
-            self.memory[name] = self.memory.get(name, 0) + by
-        if shm:
-            self.at_shm[name] = self.at_shm.get(name, 0) + by
+                        self.by_controller.setdefault(str(controller), []).append((item, name, kind, glob_list, own))
 
     def shm(self, controller: str, container: str) -> bool:
-        own_items = self.by_controller.get(controller, ())
-        if not own_items:
-            return bool(self.both)
-        memory = dict(self.memory)
-        at_shm = dict(self.at_shm)
-        touched = set()
-        for name, item, kind, is_memory, everywhere, static_shm, glob_list, own in own_items:
-            touched.add(name)
-            if everywhere:  # this controller's pod has it another way: its contribution is the one below
-                for table, hit in ((memory, is_memory), (at_shm, static_shm)):
-                    if hit:
-                        table[name] -= 1
-                        if not table[name]:
-                            del table[name]
+        if self.everywhere:
+            return True
+        for item, name, kind, glob_list, own in self.by_controller.get(controller, ()):
             mine = {str(k): v for k, v in own.items()}.get(container) if is_map(own) else None
-            listed = glob_list + (list(mine) if is_seq(mine) else [])
-            if is_memory:
-                memory[name] = memory.get(name, 0) + 1
-            if _is_shm(_mount_paths(item, name, kind, listed)):
-                at_shm[name] = at_shm.get(name, 0) + 1
-        return any(n in memory for n in touched if n in at_shm) or any(n not in touched for n in self.both)
+            if _is_shm(_mount_paths(item, name, kind, glob_list + (list(mine) if is_seq(mine) else []))):
+                return True
+        return False
 
 
 def _container(box: Any, name: str) -> Any:
