@@ -54,6 +54,20 @@ def int_arg(args: dict, key: str) -> int | None:
         return None
 
 
+def config_arg(args: dict, key: str) -> dict | None:
+    """A JSON-valued argument (``--compilation-config``, ``--speculative-config``, ``--limit-mm-per-prompt``) as
+    vLLM reads it: the mapping given, or its JSON text parsed; None when it is neither (unset, not JSON, a list)."""
+    value = args.get(key)
+    if isinstance(value, str):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
 def truthy(value: Any) -> bool:
     return value is True or str(value).strip().lower() in ("1", "true", "yes", "on")
 

@@ -67,11 +67,10 @@ video dummy item from 0.13 (images limited to 0); ``--mm-processor-kwargs`` over
 
 from __future__ import annotations
 
-import json
 import math
 
 from vramlint import versions
-from vramlint.budget.common import truthy
+from vramlint.budget.common import config_arg, truthy
 from vramlint.lean_dataclass import dataclass
 
 VLLM_SOURCES = (
@@ -126,13 +125,8 @@ QWEN2_5_VL_MAX_PIXELS = 12_845_056
 
 
 def _limits(args: dict) -> dict:
-    raw = args.get("limit_mm_per_prompt")
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            return {}
-    if not isinstance(raw, dict):
+    raw = config_arg(args, "limit_mm_per_prompt")
+    if raw is None:
         return {}
     out = {}
     for modality, value in raw.items():

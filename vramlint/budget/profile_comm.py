@@ -46,12 +46,11 @@ go through NCCL, which takes device memory per captured collective: see
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
 from vramlint import versions
-from vramlint.budget.common import GiB, truthy
+from vramlint.budget.common import GiB, config_arg, truthy
 from vramlint.model import GpuSpec
 
 VLLM_SOURCES = (
@@ -285,7 +284,7 @@ def flashinfer_allreduce_fusion(beh: versions.Behavior, gpu: GpuSpec, tp: int, p
     level = args.get("optimization_level")
     if str(level).strip() in ("0", "1"):
         return False
-    cc_args = _compilation_config(args)
+    cc_args = config_arg(args, "compilation_config")
     if isinstance(cc_args, dict):
         mode = cc_args.get("mode", cc_args.get("level"))
         if mode is not None and str(mode).strip().upper() in ("0", "NONE", "1", "2", "STOCK_TORCH_COMPILE",
@@ -314,7 +313,7 @@ def flashinfer_fusion_workspace(beh: versions.Behavior, gpu: GpuSpec, tp: int, h
     2 MiB pages. The quant-fusion workspace reuses the same one (``get_fi_ar_quant_workspace``). cuMemCreate
     memory, outside PyTorch's allocator: non-torch memory of the profile run."""
     max_mb = None
-    cc_args = _compilation_config(args)
+    cc_args = config_arg(args, "compilation_config")
     passes = cc_args.get("pass_config") if isinstance(cc_args, dict) else None
     if isinstance(passes, dict) and passes.get("fi_allreduce_fusion_max_size_mb") is not None:
         try:
@@ -423,16 +422,6 @@ def flashinfer_allreduce_fusion_note(tp: int, version: str, why: str) -> str:
             "symmetric-memory buffers counted as non-torch memory; it is not estimated here: " + why + " (the "
             "TRT-LLM workspace takes 1.5 GiB per rank on H100 with vLLM 0.18 - 0.21, up to 0.5 GiB from 0.22); "
             "--compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}' turns it off")
-
-
-def _compilation_config(args: dict) -> dict | None:
-    value = args.get("compilation_config")
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
-    return value if isinstance(value, dict) else None
 
 
 def _round_up(value: int, unit: int) -> int:

@@ -31,10 +31,8 @@ Release by release:
 
 from __future__ import annotations
 
-import json
-
 from vramlint import versions
-from vramlint.budget.common import GiB, truthy
+from vramlint.budget.common import GiB, config_arg, truthy
 
 VLLM_SOURCES = (
     "vllm/config.py, vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes (capture sizes by release)",
@@ -100,19 +98,10 @@ def _int(value) -> int | None:
         return None
 
 
-def _json(value) -> dict:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    return value if isinstance(value, dict) else {}
-
-
 def speculative_tokens(args: dict) -> int:
     """``num_speculative_tokens`` of ``--speculative-config`` (or the older ``--num-speculative-tokens``): each
     decode step of a request is 1 + that many tokens (``uniform_decode_query_len``)."""
-    spec = _json(args.get("speculative_config"))
+    spec = config_arg(args, "speculative_config") or {}
     return max(_int(spec.get("num_speculative_tokens", args.get("num_speculative_tokens"))) or 0, 0)
 
 
@@ -123,7 +112,7 @@ def cudagraph_mode(beh: versions.Behavior, args: dict) -> str:
     PIECEWISE, ``-O2`` / ``-O3`` FULL_AND_PIECEWISE), NONE when a mode needing piecewise compilation meets a
     compilation mode other than VLLM_COMPILE (3). Not modelled: attention backends that lower the mode at run time
     (``_check_and_update_cudagraph_mode``), pooling and encoder-decoder models."""
-    cc = _json(args.get("compilation_config"))
+    cc = config_arg(args, "compilation_config") or {}
     given = str(cc.get("cudagraph_mode") or "").strip().upper()
     mode_given = cc.get("mode", cc.get("level"))
     compile_mode = None
@@ -156,7 +145,7 @@ def _v1_sizes(beh: versions.Behavior, max_num_seqs: int, mnbt: int, args: dict, 
               compute_capability: tuple | None, decode_query_len: int) -> list[int]:
     """The capture sizes (``compilation_config.cudagraph_capture_sizes``) of V1 0.10+."""
     key = beh.key
-    cc = _json(args.get("compilation_config"))
+    cc = config_arg(args, "compilation_config") or {}
     override = LARGER_CAPTURE_ARCHITECTURES.get(architecture or "")
     raised = override is not None and versions.at_least(key, *override[0])
     if not versions.at_least(key, 0, 12):

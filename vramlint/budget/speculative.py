@@ -3,11 +3,10 @@ it, and, for a separate draft model, its share of the weights and of the KV cach
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from vramlint import versions
-from vramlint.budget.common import int_arg
+from vramlint.budget.common import config_arg, int_arg
 from vramlint.budget.kv_layout import kv_bytes_per_token_layer, layer_kinds
 from vramlint.budget.rank_weights import weights_per_rank
 from vramlint.model import GpuSpec, ModelInfo
@@ -32,13 +31,8 @@ def speculative_request(args: dict) -> dict | None:
     ``--speculative-model`` / ``--speculative-draft-tensor-parallel-size`` / ``--speculative-model-quantization``
     flags; ``{"unreadable": True, "flag": ...}`` when the value is known only at run time."""
     if "speculative_config" in args:
-        sc = args.get("speculative_config")
-        if isinstance(sc, str):
-            try:
-                sc = json.loads(sc)
-            except ValueError:
-                sc = None
-        if isinstance(sc, dict):
+        sc = config_arg(args, "speculative_config")
+        if sc is not None:
             method = sc.get("method")
             return {"method": str(method).lower() if method else None, "model": sc.get("model"),
                     "draft_tp": int_arg(sc, "draft_tensor_parallel_size"), "quantization": sc.get("quantization"),
