@@ -276,6 +276,8 @@ class Behavior:
     # 0.34+: the KV cache is reserved as virtual memory and committed after warmup, sized from measured memory
     # (extensible_kv_cache below); the default utilisation is then 1.0
     extensible_kv_cache: bool = False
+    # the V2 GPU model runner (vllm/v1/worker/gpu/, 0.22 - 0.28 as v2_model_runner decides)
+    v2_model_runner: bool = False
     sources: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
@@ -677,6 +679,101 @@ def hybrid_kv_cache_manager(key: VersionKey, engine: str, args: dict, env: dict,
     return True, None, None
 
 
+# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES of vllm/config/vllm.py, by the release that introduced each list (read in
+# the 0.22.0 - 0.28.0 wheels; 0.25's is also 0.25.1's).
+_V2_RUNNER_ARCHITECTURES: tuple[tuple[VersionKey, frozenset[str]], ...] = (
+    ((0, 28), frozenset({"DeepseekV2ForCausalLM", "DeepseekV4ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
+                         "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration",
+                         "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 27), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
+                         "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration",
+                         "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 26), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
+                         "InklingForConditionalGeneration", "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 25), frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"})),
+    ((0, 24), frozenset({"Qwen3ForCausalLM", "DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM",
+                         "LlamaForCausalLM", "MistralForCausalLM"})),
+    ((0, 23), frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"})),
+    ((0, 22), frozenset({"Qwen3ForCausalLM"})),
+)
+_V2_SPEC_METHODS: tuple[tuple[VersionKey, tuple[str, ...]], ...] = (
+    ((0, 26), ("eagle", "eagle3", "mtp", "dflash", "dspark")),
+    ((0, 24), ("eagle", "eagle3", "mtp", "dflash")),
+    ((0, 22), ("eagle", "eagle3", "mtp")),
+)
+
+
+def v2_model_runner(key: VersionKey, engine: str, args: dict, env: dict, model: Any) -> tuple[bool, str | None]:
+    """(whether the V2 GPU model runner runs, why), from ``VllmConfig.use_v2_model_runner`` (vllm/config/vllm.py,
+    read in the 0.22.0 - 0.28.0 wheels), for the releases whose V2 runner budgets no CUDA graph memory
+    (``vllm/v1/worker/gpu/model_runner.py::profile_cudagraph_memory`` returns 0 in 0.22 - 0.28; from 0.29 it
+    estimates as V1 does), so only 0.22 - 0.28 are decided here:
+
+    * ``VLLM_USE_V2_MODEL_RUNNER`` set decides;
+    * otherwise a generate model whose architecture is in the release's list, or (0.25+) any model that is not
+      MoE; 0.22 - 0.23 also not quantized; not hybrid (0.25+: ``is_hybrid``; 0.22: ``has_inner_state``),
+      attention-free or a pooling runner;
+    * and none of what ``_get_v2_model_runner_unsupported_features`` lists that a command line can ask for:
+      ngram or other speculative methods than EAGLE / EAGLE-3 / MTP (DFlash 0.24+, DSpark 0.26+), EAGLE-3 with
+      pipeline parallelism, parallel drafting, dual batch overlap, routed-experts capture, logits processors,
+      prompt embeddings, KV-sharing fast prefill, an EC transfer config, stock torch.compile (0.22: a reasoning
+      budget)."""
+    if engine != "v1" or not at_least(key, 0, 22) or at_least(key, 0, 29):
+        return False, None
+    explicit = _truthy(env.get("VLLM_USE_V2_MODEL_RUNNER"))
+    if explicit is not None:
+        return explicit, f"VLLM_USE_V2_MODEL_RUNNER={env.get('VLLM_USE_V2_MODEL_RUNNER')}"
+    if model is None:
+        return False, None
+    if str(args.get("runner") or "") == "pooling" or str(args.get("task") or "") in ("embed", "embedding", "score",
+                                                                                     "classify", "reward"):
+        return False, None
+    arch = str(getattr(model, "architecture", "") or "")
+    listed = next(archs for since, archs in _V2_RUNNER_ARCHITECTURES if at_least(key, *since))
+    in_list = arch in listed
+    moe = bool(getattr(model, "num_experts", None))
+    layer_types = getattr(model, "layer_types", None) or []
+    hybrid = any(t in ("mamba", "linear_attention") for t in layer_types)
+    quantized = bool(getattr(model, "quantization", None) or args.get("quantization"))
+    if at_least(key, 0, 25):
+        default = in_list or not moe
+        if hybrid and not (in_list and at_least(key, 0, 27)):
+            default = False
+    elif at_least(key, 0, 24):
+        default = in_list and not hybrid
+    else:
+        default = in_list and not moe and not quantized and not hybrid
+    if not default:
+        return False, None
+    unsupported: list[str] = []
+    spec = _json_value(args.get("speculative_config"))
+    if isinstance(spec, dict) or args.get("speculative_model"):
+        method = str((spec or {}).get("method") or "").lower() if isinstance(spec, dict) else ""
+        methods = next(m for since, m in _V2_SPEC_METHODS if at_least(key, *since))
+        if method not in methods:
+            unsupported.append(f"speculative method {method or 'draft_model'!r}")
+        elif method == "eagle3" and int(args.get("pipeline_parallel_size") or 1) > 1:
+            unsupported.append("EAGLE3 with pipeline parallelism")
+        if isinstance(spec, dict) and _truthy(spec.get("parallel_drafting")) and method not in ("dflash", "dspark"):
+            unsupported.append("parallel drafting")
+    for flag, what in (("enable_dbo", "dual batch overlap"), ("enable_return_routed_experts", "routed experts capture"),
+                       ("logits_processors", "custom logits processors"), ("enable_prompt_embeds", "prompt embeds"),
+                       ("kv_sharing_fast_prefill", "KV sharing fast prefill"), ("ec_transfer_config", "EC transfer")):
+        if args.get(flag) not in (None, False, "", [], {}):
+            unsupported.append(what)
+    if not at_least(key, 0, 23) and args.get("reasoning_config") not in (None, "", {}):
+        unsupported.append("reasoning budget enforcement")
+    compilation = _json_value(args.get("compilation_config"))
+    if isinstance(compilation, dict) and str(compilation.get("mode", compilation.get("level", ""))) in ("1",
+                                                                                                           "STOCK_TORCH_COMPILE"):
+        unsupported.append("stock torch.compile")
+    if unsupported:
+        return False, None
+    why = (f"the V2 model runner, vLLM's default here for {arch or 'this model'} ("
+           + ("in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES" if in_list else "not MoE") + ")")
+    return True, why
+
+
 def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_model_len: int,
              usage_context: str = "serve") -> Behavior:
     """The start-up behaviour of ``version`` for this GPU, arguments, environment and model.
@@ -798,6 +895,14 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
     cudagraph = False
     if engine == "v1" and at_least(key, 0, 18) and not _truthy(args.get("enforce_eager")):
         cudagraph = est_env if est_env is not None else at_least(key, 0, 20)
+    v2_runner, v2_why = v2_model_runner(key, engine, args, env, model)
+    if v2_runner:
+        sources["model_runner"] = v2_why or "the V2 model runner"
+        if cudagraph:
+            # its profile_cudagraph_memory returns 0: the graphs are captured after the KV cache, from what is left
+            cudagraph = False
+            sources["cudagraph_estimate"] = ("not subtracted: the V2 model runner's profile_cudagraph_memory returns 0 "
+                                             f"in vLLM {version} (vllm/v1/worker/gpu/model_runner.py, 0.22 - 0.28)")
 
     if engine == "v0":
         concurrency = "v0"
@@ -841,6 +946,7 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
         mla_supported=is_mla,
         bf16_fallback=at_least(key, 0, 9),
         extensible_kv_cache=extensible,
+        v2_model_runner=v2_runner,
         sources=sources,
         notes=notes,
         errors=errors,
