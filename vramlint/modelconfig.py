@@ -77,6 +77,12 @@ LAYER_LETTERS = {
 }
 _LETTER_OF = {v: k for k, v in LAYER_LETTERS.items()}
 _LETTER_OF.update({"attention": "F", "linear": "L", "hybrid": "F"})
+# NemotronHConfig's layers_block_type (transformers 5.25 configuration_nemotron_h.py, which saves it in place of
+# hybrid_override_pattern): "linear_attention" is its Mamba-2 mixer there, and the legacy names "mamba" / "attention"
+# are remapped to the new ones (configuration_utils._LEGACY_LAYER_TYPE_REMAP); vLLM 0.34's nemotron_h.py builds one
+# decoder layer per letter of the hybrid_override_pattern the config derives from the list (M, *, E, -)
+_NEMOTRON_H_LETTER = {"mamba": "M", "linear_attention": "M", "attention": "F", "full_attention": "F", "moe": "E",
+                      "mlp": "-"}
 
 # transformer_layer_config: the decoder layer of a speculators-format EAGLE head (vLLM SpeculatorsConfig)
 _NESTED_TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config", "transformer_layer_config")
@@ -186,9 +192,21 @@ def _max_pos(cfg: dict) -> tuple[int | None, str | None]:
     return best, best_key
 
 
+def _nemotron_h_types(cfg: dict) -> list | None:
+    """The per-layer kinds of a NemotronHConfig saved by transformers 5 (``layer_types`` is its attribute alias);
+    None for the configs that give only hybrid_override_pattern."""
+    for key in ("layers_block_type", "layer_types"):
+        value = cfg.get(key)
+        if isinstance(value, list) and value:
+            return value
+    return None
+
+
 def _pattern(cfg: dict, layers: int, model_type: str) -> str | None:
     """Per-layer kinds as one letter each, or None when every layer is plain full attention."""
     layer_types = cfg.get("layer_types")
+    if model_type == "nemotron_h" and _nemotron_h_types(cfg):
+        return "".join(_NEMOTRON_H_LETTER.get(str(t), "F") for t in _nemotron_h_types(cfg))
     if isinstance(layer_types, list) and layer_types:
         letters = "".join(_LETTER_OF.get(str(t), "F") for t in layer_types)
         return None if set(letters) == {"F"} else letters
@@ -385,9 +403,13 @@ def _modelopt_kv_cache_dtype(qc: dict) -> str | None:
 
 # Where a ModelOpt MIXED_PRECISION checkpoint's quantized_layers names a module: the weight kind vramlint counts it
 # in (vramlint/weights.py). Checked in this order: experts before the MLP that holds them.
+# NemotronH names every layer's block ``backbone.layers.N.mixer``: its routed experts, its shared experts, the Mamba-2
+# in/out projections and the attention projections (vLLM 0.34 nemotron_h.py).
 _MIXED_KIND_OF = (
-    (".mlp.experts", "experts"), (".shared_expert.", "shared"), (".shared_experts.", "shared"),
-    (".linear_attn.", "linear_attn"), (".self_attn.", "attn"), (".mlp.", "mlp"),
+    (".mlp.experts", "experts"), (".mixer.experts.", "experts"), (".shared_expert.", "shared"),
+    (".shared_experts.", "shared"), (".linear_attn.", "linear_attn"), (".self_attn.", "attn"), (".mlp.", "mlp"),
+    (".mixer.in_proj.", "mamba"), (".mixer.out_proj.", "mamba"), (".mixer.q_proj.", "attn"), (".mixer.k_proj.", "attn"),
+    (".mixer.v_proj.", "attn"), (".mixer.o_proj.", "attn"),
     ("visual", "vision"), ("vision", "vision"), ("lm_head", "lm_head"),
 )
 _MIXED_FORMATS = {"NVFP4": ("nvfp4", 4), "W4A16_NVFP4": ("nvfp4", 4), "FP8": ("fp8", 8)}
@@ -875,6 +897,9 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     archs = top.get("architectures") or tc.get("architectures") or []
     facts: dict[str, Any] = {"arch": archs[0] if archs else None, "type": model_type or None}
     layers = _int(_first(tc, "num_hidden_layers", "n_layer", "num_layers", "n_layers")) or 0
+    if model_type == "nemotron_h" and _nemotron_h_types(tc):
+        # NemotronHConfig.num_hidden_layers is len(layers_block_type) (transformers 5.25), whatever the config says
+        layers = len(_nemotron_h_types(tc))
     hidden = _int(_first(tc, "hidden_size", "n_embd", "d_model", "dim")) or 0
     heads = _int(_first(tc, "num_attention_heads", "n_head", "num_heads", "n_heads")) or 0
     facts.update(layers=layers, hidden=hidden, heads=heads)
