@@ -122,7 +122,7 @@ def fifteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block pe
     img10 = "vllm/vllm-openai:v0.10.2"
     g3 = _docs(deployment(QWEN + ["--cuda-graph-sizes", "99999999999", "--max-num-batched-tokens", "99999999999"],
                           name="o1", image=img10),
-               deployment(QWEN + ["--cuda-graph-sizes", *[str(8 * i) for i in range(1, 200_001)]], name="o2",
+               deployment(QWEN + ["--cuda-graph-sizes", *[str(8 * i) for i in range(1, 50_001)]], name="o2",
                           image=img10),
                deployment(QWEN + ["--compilation-config", json.dumps({"cudagraph_capture_sizes": list(range(1, 200_001))}),
                                   "--max-num-batched-tokens", "99999999999"], name="o3", image=img10),
@@ -159,17 +159,18 @@ def fifteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block pe
     devices = ",".join(str(i) for i in range(200_000))
     ray = ("#!/bin/bash\nset -e\nexport CUDA_VISIBLE_DEVICES=" + devices + "\n"
            + "".join(f"ray start --head --num-gpus={'9' * 400} --resources='{{\"x{i}\": 1e400}}' --port={6379 + i}\n"
-                     for i in range(20_000))
+                     for i in range(2_000))
            + "ray start --address=$HEAD --num-gpus=$((2**70))\n"
            + f"vllm serve {MODEL} --tensor-parallel-size 2 --max-model-len 999999\n")
-    out["script-ray-start-hostile"] = {"launch.sh": ray, "__no_internal__": True,
-                                       "__expect__": expect(("launch.sh", line_of(ray, "999999")))}
+    out["script-ray-start-hostile"] = {"launch.sh": ray, "__paths__": ("paths", ["launch.sh"]), "__no_internal__": True,
+                                       "__expect__": expect(("launch.sh", line_of(ray, "--max-model-len 999999")))}
 
     interp = ("#!/bin/bash\nP=/opt/venv\n" + 'P="$P$P"\n' * 40
               + f'"$P/bin/python" -m vllm.entrypoints.openai.api_server --model {MODEL} --max-model-len 999999\n'
               + "".join(f'"$VENV{i}/bin/python" -m vllm.entrypoints.openai.api_server --model {MODEL} --port {i}\n'
                         for i in range(2000)))
-    out["script-interpreter-runtime-paths"] = {"run.sh": interp, "__no_internal__": True,
+    out["script-interpreter-runtime-paths"] = {"run.sh": interp, "__paths__": ("paths", ["run.sh"]),
+                                               "__no_internal__": True,
                                                "__expect__": expect(("run.sh", line_of(interp, "999999")))}
 
     out["named-dotenv-toml-special"] = {
