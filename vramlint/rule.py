@@ -510,15 +510,20 @@ def rebudget(assessment: Assessment, model=None, **args: Any) -> Budget | None:
     found = _REBUDGETS.get(key)
     if found is not None:
         return found[1]
-    budget = compute_budget(
-        facts,
-        assessment.gpu,
-        new_args,
-        dict(assessment.server.env),
-        assessment.budget.vllm_version,
-        assessment.gpu_count,
-        image=assessment.server.image,
-    )
+    from vramlint.budget.common import NotSized
+
+    try:
+        budget = compute_budget(
+            facts,
+            assessment.gpu,
+            new_args,
+            dict(assessment.server.env),
+            assessment.budget.vllm_version,
+            assessment.gpu_count,
+            image=assessment.server.image,
+        )
+    except NotSized:
+        return None  # the changed settings are past what vramlint sizes: no "what if" to offer
     if len(_REBUDGETS) >= _REBUDGETS_MAX:
         _REBUDGETS.clear()
     _REBUDGETS[key] = (facts, budget)  # the model kept: its id stays its own while the entry lives

@@ -290,7 +290,15 @@ class _Capped:
         return out
 
 
+# A suppression's reason is a sentence or two; it is repeated in every report for every finding it suppresses, and
+# one comment above a line of 2,000 servers (a minified List) suppresses 2,000 of them: a 1 MB reason made a 2 GB
+# JSON report. Past this many characters it is quoted cut, saying how long it was.
+MAX_REASON_CHARS = 1000
+
+
 def _mark(finding: Finding, how: str, justification: str | None) -> None:
     finding.suppressed = True
     finding.suppression = how
+    if justification is not None and len(justification) > MAX_REASON_CHARS:
+        justification = f"{justification[:MAX_REASON_CHARS]}... ({len(justification):,} characters)"
     finding.justification = justification

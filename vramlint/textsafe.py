@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 import sys
 
-# C0 and C1 control characters, DEL, the Unicode bidirectional overrides that reorder what a reader sees, and
+# C0 and C1 control characters, DEL, the Unicode bidirectional formatting characters that reorder what a reader
+# sees (the embeddings, overrides and isolates, and the marks LRM, RLM and ALM: Unicode's Bidi_Control set), and
 # lone surrogates: a file name that is not UTF-8 reaches Python as surrogate escapes, which no UTF-8 output can hold.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _COMMAND_LINE = re.compile(r"^([ \t]*)(::)", re.M)
 

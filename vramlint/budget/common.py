@@ -28,6 +28,16 @@ FRONTEND_ONLY = frozenset({
 })
 
 
+class NotSized(Exception):
+    """An input past what vramlint sizes (a value that is no finite number where vLLM takes an integer, CUDA-graph
+    capture sizes by the billion): the server's budget is not computed, said once on the flag ``dest`` (VRL010)."""
+
+    def __init__(self, dest: str, why: str) -> None:
+        super().__init__(why)
+        self.dest = dest
+        self.why = why
+
+
 def sizing_args(args: dict) -> dict:
     """``args`` without the options no budget stage reads (`FRONTEND_ONLY`): what a budget's cache key holds."""
     if FRONTEND_ONLY.isdisjoint(args):

@@ -32,7 +32,7 @@ Release by release:
 from __future__ import annotations
 
 from vramlint import versions
-from vramlint.budget.common import GiB, config_arg, truthy
+from vramlint.budget.common import GiB, NotSized, config_arg, truthy
 
 VLLM_SOURCES = (
     "vllm/config.py, vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes (capture sizes by release)",
@@ -69,8 +69,21 @@ LARGER_CAPTURE_ARCHITECTURES = {"GptOssForCausalLM": ((0, 10, 1), {(0, 11): 992}
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 
 
-def _grid(largest: int, small: list[int]) -> list[int]:
+# vLLM builds the list of capture sizes and captures a graph of each: a largest size of 10**11 (the command line
+# allows it when max_num_batched_tokens is as large) is 6 billion sizes, a list vLLM itself cannot build; past this
+# many the budget is not computed (the widest real grid, 1,024 on Blackwell, is 83 sizes)
+MAX_CAPTURE_SIZES = 65_536
+
+
+def _too_many(count: int, largest: int, dest: str) -> None:
+    if count > MAX_CAPTURE_SIZES:
+        raise NotSized(dest, f"CUDA-graph capture sizes up to {largest:,} ({count:,} sizes, a graph captured for each) "
+                             f"are more than vramlint sizes ({MAX_CAPTURE_SIZES:,}): its memory budget is not computed")
+
+
+def _grid(largest: int, small: list[int], dest: str = "compilation_config") -> list[int]:
     """[1, 2, 4] (or 1 ... 32), then steps of 8 below 256 and of 16 from 256 (_set_cudagraph_sizes, 0.12+)."""
+    _too_many(len(small) + max(0, min(largest, 255) // 8) + max(0, (largest - 256) // 16 + 1), largest, dest)
     sizes = [s for s in small if s <= largest]
     if largest >= 8:
         sizes += range(8, min(largest + 1, 256), 8)
@@ -79,22 +92,33 @@ def _grid(largest: int, small: list[int]) -> list[int]:
     return sorted(set(sizes))
 
 
-def _int_list(value) -> list[int] | None:
+def _int_list(value, dest: str = "compilation_config", what: str = "cudagraph_capture_sizes") -> list[int] | None:
     if value is None:
         return None
     if isinstance(value, (int, str)):
         value = str(value).replace(",", " ").split()
     try:
-        out = [int(v) for v in value]
+        out = [_int(v, dest, what, strict=True) for v in value]
     except (TypeError, ValueError):
         return None
     return out or None
 
 
-def _int(value) -> int | None:
+def _int(value, dest: str = "compilation_config", what: str = "", strict: bool = False) -> int | None:
+    """An integer setting; a JSON number that is no finite number (``Infinity``, ``NaN``, ``1e400``) is no integer
+    vLLM's config takes, and the budget cannot be computed from it (``NotSized``, said on ``dest``)."""
+    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+        raise NotSized(dest, f"{what or dest} {value} is not a finite integer (vLLM's config takes an int): its "
+                             "memory budget is not computed")
     try:
-        return int(value) if value is not None and str(value).strip() != "" else None
+        if value is None or str(value).strip() == "":
+            if strict:
+                raise ValueError(value)
+            return None
+        return int(value)
     except (TypeError, ValueError):
+        if strict:
+            raise
         return None
 
 
@@ -102,7 +126,8 @@ def speculative_tokens(args: dict) -> int:
     """``num_speculative_tokens`` of ``--speculative-config`` (or the older ``--num-speculative-tokens``): each
     decode step of a request is 1 + that many tokens (``uniform_decode_query_len``)."""
     spec = config_arg(args, "speculative_config") or {}
-    return max(_int(spec.get("num_speculative_tokens", args.get("num_speculative_tokens"))) or 0, 0)
+    return max(_int(spec.get("num_speculative_tokens", args.get("num_speculative_tokens")), "speculative_config",
+                    "speculative_config.num_speculative_tokens") or 0, 0)
 
 
 def cudagraph_mode(beh: versions.Behavior, args: dict) -> str:
@@ -152,8 +177,8 @@ def _v1_sizes(beh: versions.Behavior, max_num_seqs: int, mnbt: int, args: dict, 
         # 0.10 - 0.11: SchedulerConfig.cuda_graph_sizes, default [min(2 x max_num_seqs, 512)]; one value N is
         # [1, 2, 4] + 8 ... N in steps of 8, several are the sizes; then those above max_num_batched_tokens go.
         # compilation_config.cudagraph_capture_sizes, when given, replaces the list (init_with_cudagraph_sizes).
-        given = _int_list(args.get("cuda_graph_sizes"))
-        listed = _int_list(cc.get("cudagraph_capture_sizes"))
+        given = _int_list(args.get("cuda_graph_sizes"), "cuda_graph_sizes", "--cuda-graph-sizes")
+        listed = _int_list(cc.get("cudagraph_capture_sizes"), what="compilation_config.cudagraph_capture_sizes")
         if listed:
             return sorted(set(listed))
         graph_sizes = given or [min(2 * max_num_seqs, 512)]
@@ -162,7 +187,9 @@ def _v1_sizes(beh: versions.Behavior, max_num_seqs: int, mnbt: int, args: dict, 
             if graph_sizes[0] < limit:
                 return [s for s in _grid(limit, [1, 2, 4]) if s <= mnbt]
         if len(graph_sizes) == 1:
-            sizes = [1, 2, 4, *range(8, graph_sizes[0] + 1, 8)]
+            largest = min(graph_sizes[0], mnbt)  # the sizes above max_num_batched_tokens go
+            _too_many(3 + max(0, largest // 8), largest, "cuda_graph_sizes" if given else "max_num_seqs")
+            sizes = [1, 2, 4, *range(8, largest + 1, 8)]
         else:
             sizes = sorted(graph_sizes)
         return [s for s in sizes if s <= mnbt]
@@ -171,11 +198,14 @@ def _v1_sizes(beh: versions.Behavior, max_num_seqs: int, mnbt: int, args: dict, 
     # capability 10.x from 0.28), at most max_num_batched_tokens; cudagraph_capture_sizes
     # (--cudagraph-capture-sizes, --cuda-graph-sizes in 0.12) replace the grid, less those above
     # max_num_batched_tokens.
-    listed = (_int_list(cc.get("cudagraph_capture_sizes")) or _int_list(args.get("cudagraph_capture_sizes"))
-              or _int_list(args.get("cuda_graph_sizes")))
-    largest = _int(cc.get("max_cudagraph_capture_size"))
+    listed = (_int_list(cc.get("cudagraph_capture_sizes"), what="compilation_config.cudagraph_capture_sizes")
+              or _int_list(args.get("cudagraph_capture_sizes"), "cudagraph_capture_sizes")
+              or _int_list(args.get("cuda_graph_sizes"), "cuda_graph_sizes"))
+    largest = _int(cc.get("max_cudagraph_capture_size"), what="compilation_config.max_cudagraph_capture_size")
+    dest = "compilation_config"
     if largest is None:
-        largest = _int(args.get("max_cudagraph_capture_size"))
+        largest = _int(args.get("max_cudagraph_capture_size"), "max_cudagraph_capture_size")
+        dest = "max_cudagraph_capture_size"
     if largest is None and raised and not listed:
         largest = override[2]
     if largest is None:
@@ -187,7 +217,7 @@ def _v1_sizes(beh: versions.Behavior, max_num_seqs: int, mnbt: int, args: dict, 
     if listed:
         return sorted({s for s in listed if s <= mnbt})
     small = (list(range(1, min(largest, 32) + 1)) if beh.performance_mode == "interactivity" else [1, 2, 4])
-    return _grid(largest, small)
+    return _grid(largest, small, dest)
 
 
 def capture_sizes(beh: versions.Behavior, max_num_seqs: int, max_num_batched_tokens: int,

@@ -24,7 +24,7 @@ import os
 import sys
 
 from vramlint.fsread import own_roots
-from vramlint.textsafe import json_safe, safe_output
+from vramlint.textsafe import json_safe, neutralise_commands, safe_output
 
 MARKER = "<!-- vramlint-diff -->"
 
@@ -153,6 +153,7 @@ def materialise(repo: str, commit: str, rel_paths: list[str], dest: str) -> int:
                    *(specs if len(specs) == len(rel_paths) else []))
     wanted: list[tuple[str, str]] = []
     real_dest = os.path.realpath(dest)
+    entries = []
     for entry in listing.split(b"\0"):
         if not entry:
             continue
@@ -164,6 +165,21 @@ def materialise(repo: str, commit: str, rel_paths: list[str], dest: str) -> int:
         parts = name.split("/")
         if any(p in ("", ".", "..", ".git") for p in parts):
             continue  # git refuses such trees; one crafted by hand must not write outside dest
+        entries.append((parts, obj, size))
+    # a tree made by hand (git mktree) can hold a file and a folder of one name, which no checkout can write (git
+    # fsck: duplicateEntries): neither is compared, and stderr says so
+    folders = {"/".join(parts[:i]) for parts, _, _ in entries for i in range(1, len(parts))}
+    clashing = sorted({"/".join(parts) for parts, _, _ in entries if "/".join(parts) in folders})
+    if clashing:
+        from vramlint.textsafe import eprint, escape_name
+
+        eprint(f"vramlint: note: BASE's tree holds {len(clashing)} path(s) that are both a file and a folder "
+               f"({escape_name(clashing[0])}{', ...' if len(clashing) > 1 else ''}), which git cannot check out: "
+               "not compared")
+    clash = set(clashing)
+    for parts, obj, size in entries:
+        if "/".join(parts) in folders or any("/".join(parts[:i]) in clash for i in range(1, len(parts))):
+            continue
         target = os.path.join(real_dest, *parts)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         if int(size) > MAX_FILE_BYTES:
@@ -634,7 +650,9 @@ def run(args: argparse.Namespace) -> int:
 
         text = json_safe(json.dumps(document, indent=2)) + "\n"
     elif args.format == "markdown":
-        text = render_markdown(document)
+        # printed to the job log too (and the step summary is a file the runner does not read as commands, but
+        # standard output is): a file name holding `##[` or a line starting `::` cannot start a workflow command
+        text = neutralise_commands(render_markdown(document))
     else:
         text = safe_output(render_text(document))
     if args.output_file:

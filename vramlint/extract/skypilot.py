@@ -136,7 +136,8 @@ def _gpu(file: str, resources: dict) -> GpuRequest | None:
     count = None
     if len(counts) == 1:
         [c] = counts
-        if c is not None and c == int(c) and 0 < c <= _MAX_COUNT:
+        # bounded first: `.inf`, `.nan` and a 5,000-digit count (a float past 1e308) are no count SkyPilot launches
+        if c is not None and 0 < c <= _MAX_COUNT and c == int(c):
             count = int(c)
     names = {n.upper() for n, _ in choices}
     if len(choices) > 1:

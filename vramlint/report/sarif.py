@@ -78,7 +78,8 @@ def _fix(fix, root: str) -> dict:
             "insertedContent": {"text": edit.text},
         })
     return {
-        "description": {"text": fix.description + ("" if fix.safe else " (unsafe: applied with --unsafe-fixes)")},
+        "description": {"text": plain_message(fix.description
+                                              + ("" if fix.safe else " (unsafe: applied with --unsafe-fixes)"))},
         "artifactChanges": [{"artifactLocation": _artifact(file, root), "replacements": replacements}
                             for file, replacements in changes.items()],
     }
@@ -117,6 +118,19 @@ def _server_location(where: str, root: str) -> dict:
     return {"physicalLocation": location}
 
 
+_BRACKET_OR_ITS_ESCAPE = re.compile(r"\\*[\[\]]")
+
+
+def plain_message(text: str) -> str:
+    """A message's text as SARIF's plain text: ``[text](target)`` there is an embedded link (SARIF 2.1.0, 3.11.6,
+    "Messages with embedded links"; viewers such as GitHub code scanning render it), so the literal brackets a
+    message quotes from a scanned file (a model name written as a markdown link) are escaped with a backslash, and
+    a backslash written before one is escaped too."""
+    if "[" not in text and "]" not in text:
+        return text
+    return _BRACKET_OR_ITS_ESCAPE.sub(lambda m: "\\" * (2 * len(m.group(0)) - 1) + m.group(0)[-1], text)
+
+
 def _results(report: Report, root: str, index: dict[str, int]) -> Any:
     """The SARIF results, one at a time (a run of 17,500 findings is never held whole as dicts)."""
     occurrences: dict[str, int] = {}
@@ -128,7 +142,7 @@ def _results(report: Report, root: str, index: dict[str, int]) -> Any:
             "ruleId": finding.rule_id,
             "ruleIndex": index[finding.rule_id],
             "level": finding.level,
-            "message": {"text": finding.message},
+            "message": {"text": plain_message(finding.message)},
             "locations": [
                 {
                     "physicalLocation": {
@@ -186,7 +200,7 @@ def document(report: Report, _streamed: bool = False) -> dict:
     notifications = [
         {
             "level": "note",
-            "message": {"text": f"skipped: {s.reason}"},
+            "message": {"text": plain_message(f"skipped: {s.reason}")},
             "locations": [{"physicalLocation": {"artifactLocation": _artifact(s.file, root)}}],
         }
         for s in report.skipped
@@ -194,7 +208,7 @@ def document(report: Report, _streamed: bool = False) -> dict:
     for group in report.unchecked:  # said once per cause, with the servers it concerns
         notifications.append({
             "level": "note",
-            "message": {"text": group.text()},
+            "message": {"text": plain_message(group.text())},
             "associatedRule": {"id": "VRL010"},
             "locations": [_server_location(where, root) for where in group.servers],
         })
