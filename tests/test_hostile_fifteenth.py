@@ -208,6 +208,24 @@ def test_a_long_suppression_reason_is_quoted_cut(tmp_path: Path):
         assert len(reason) < MAX_REASON_CHARS + 40 and reason.endswith("(50,000 characters)"), reason[-60:]
 
 
+def test_findings_on_one_long_line_mask_it_once(tmp_path: Path):
+    from vramlint.commands.check import FileReader
+    from vramlint.model import Finding, Location
+    from vramlint.report import Report
+    from vramlint.report.text import render
+
+    line = '{"args":["--api-key","hf_' + "0" * 30 + '"]},' + ",".join(f'{{"args":["--model","m{i}"]}}' for i in range(40_000))
+    (tmp_path / "list.yaml").write_text("[" + line + "]\n")  # one 1 MB line
+    findings = [Finding("VRL005", "will-not-start", "error", "m", Location(str(tmp_path / "list.yaml"), 1, 2 + 25 * i))
+                for i in range(1000)]
+    began = time.process_time()
+    text = "".join(render(Report(findings=findings, files_scanned=1, read_lines=FileReader("-", None))))
+    took = time.process_time() - began
+    assert text.count("-->") == 1000
+    assert "hf_000" not in text and "hf_***" in text  # the token on the line shown is masked
+    assert took < 1.5, took  # the line was masked again for each finding: 4.5 CPU-s at main
+
+
 # ---------------------------------------------------------------------- configuration overrides
 
 

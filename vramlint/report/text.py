@@ -175,7 +175,24 @@ def _source_line(report: Report, file: str, line: int) -> str | None:
         return None
     if not lines or line > len(lines):
         return None
-    return mask_secrets(lines[line - 1])
+    raw = lines[line - 1]
+    if len(raw) < _LONG_LINE:
+        return mask_secrets(raw)
+    # a long line masked once for all the findings on it: 2,000 servers of one minified List are on one 4 MB line,
+    # and masking it again for each was half the run
+    key = (file, line)
+    hit = _MASKED_LONG_LINES.get(key)
+    if hit is not None and hit[0] is raw:
+        return hit[1]
+    masked = mask_secrets(raw)
+    if len(_MASKED_LONG_LINES) >= 8:
+        _MASKED_LONG_LINES.clear()
+    _MASKED_LONG_LINES[key] = (raw, masked)
+    return masked
+
+
+_LONG_LINE = 10_000
+_MASKED_LONG_LINES: dict[tuple[str, int], tuple[str, str]] = {}
 
 
 _WORD_END = set(" \t,]}")
