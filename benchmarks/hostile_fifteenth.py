@@ -33,7 +33,26 @@ statuses allowed, with `__stderr_says__`: a usage error naming the file), and th
 --unsafe-fixes`: only the files named may change, nothing outside the tree is read or written), `fixdiff` (`check
 --diff --unsafe-fixes`: the patch printed cannot start a workflow command) and `gitdiff` (`vramlint diff HEAD` in
 a git repository made by the case, text/json/markdown; git is the only process allowed).
-The cases and their expectations were written and committed before their first run.
+The cases and their expectations were written and committed before their first run (3cab3f7).
+
+First run (`python3 benchmarks/hostile_fifteenth.py --cpu-time --timeout 30`, at 3cab3f7): 14/31. Three cases were
+of the benchmark's own making, corrected in b8339ed (then 16/31, before any fix): graph-sizes-010-huge wrote
+200,000 sizes, a file over the 5 MiB cap (now 50,000); the two launch scripts were not named on the command line
+(vramlint reads a script only when named or run by a scanned file); the Ray case's line was looked up by
+`999999`, which its 400-digit counts hold first. vramlint's failures: CUDA-graph capture sizes of 10**11 (MemoryError,
+VRL000, in 0.12+ and 0.10 code), `Infinity`/`1e400` in `--compilation-config` and `num_speculative_tokens`
+(OverflowError, VRL000; also through a vLLM `--config` file), SkyPilot `.inf`/`.nan` counts (OverflowError, the task
+"vramlint failed"), a word of 100,000 joined flags next to 20,000 refused joined words (7 CPU-s: the word list rebuilt
+per refused word), `--diff` printing a context line `::error ...` and a `##[` (workflow commands), `vramlint diff
+--format markdown` printing `##[group]` from a file name, a hand-made BASE tree with a file and a folder of one name
+(IsADirectoryError, exit 2), SARIF message texts holding `[click here](https://evil...)` (an embedded link), raw
+LRM/RLM/ALM in text and markdown, a 1 MB suppression reason over 2,000 servers on one line (a 2 GB JSON report,
+killed at 30 s, 3.9 GB), 5,000 overrides x 2,000 files (killed at 30 s: 20 million glob matches), and a baseline
+nested 100,000 deep (RecursionError traceback). One check of the harness was wrong, not vramlint: hostile_unseen's
+`</details` needle matches vramlint's own closing tag of the suppressed findings (as hostile_thirteenth said), so it
+is not applied here. After the fixes (the same command): 31/31; the closest to the limits: args-joined-word-100k-flags
+3.96 CPU-s and 270 MB (20,002 findings, one per refused word, in 7 formats), helm-fail-900KB-300-templates 3.6 CPU-s
+(the 2 s chart budget, then 300 findings of 900 KB messages cut).
 """
 
 from __future__ import annotations
