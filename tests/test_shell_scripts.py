@@ -95,7 +95,7 @@ def test_removed_option_on_latest_fails_the_check(tmp_path):
     path = _write(tmp_path, "run.sh", """\
         docker run --gpus all vllm/vllm-openai:latest \\
             --model facebook/opt-125m \\
-            --disable-log-requests
+            --swap-space 8
         """)
     proc = subprocess.run([sys.executable, "-m", "vramlint", "check", path, "--offline", "--output-format", "json"],
                           capture_output=True, text=True, timeout=300)

@@ -15,6 +15,7 @@ WRITTEN = [
     "-tp", "-tpx", "-q", "--served-model", "--kv-cache-dtipe", "--speculative-config.num_speculative_tokens",
     "--no-", "--", "--x", "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--guided-decoding-backend",
     "--use-v2-block-manager", "--worker-use-ray", "--async-scheduling", "--hf-overrides.architectures",
+    "--disable-prefix-caching", "--disable-log-req", "--no-disable-log-requests", "--disable-chunked-prefill",
 ]
 
 

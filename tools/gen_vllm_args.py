@@ -610,6 +610,10 @@ def features(src: Source) -> dict:
     else:
         feats["serve_model_flag"] = "ok"
     feats["config_file"] = "_pull_args_from_config" in text
+    # 0.33.0+: the parser registers EnableDisableAction for BooleanOptionalAction, so a boolean `--enable-x` also
+    # answers to `--disable-x` and a `--disable-x` to `--enable-x` (option strings no add_argument call writes)
+    if "EnableDisableAction" in text:
+        feats["enable_disable"] = True
     return feats
 
 

@@ -138,13 +138,29 @@ def has_positional_model(version: str | None) -> bool:
     return features(version).get("positional_model", True)
 
 
+# vLLM 0.33.0+ (`enable_disable` feature): FlexibleArgumentParser registers EnableDisableAction for
+# argparse.BooleanOptionalAction, which gives a boolean `--enable-x` the option string `--disable-x` (setting it
+# false) and a `--disable-x` the string `--enable-x`, besides BooleanOptionalAction's own `--no-` forms.
+_INVERSE_PREFIXES = (("--enable-", "--disable-"), ("--disable-", "--enable-"))
+
+
+def negative_forms(spec: ArgSpec, option: str, enable_disable: bool) -> list[str]:
+    """The option strings besides ``option`` (one of ``spec``'s) that set the boolean ``spec`` false."""
+    if spec.action != "bool_optional" or not option.startswith("--"):
+        return []
+    out = ["--no-" + option[2:]]
+    if enable_disable:
+        out += [inverse + option[len(prefix):] for prefix, inverse in _INVERSE_PREFIXES if option.startswith(prefix)]
+    return out
+
+
 def known_flags(version: str | None) -> set[str]:
-    """Every option string vLLM ``version`` accepts (including `--no-` forms of boolean options)."""
+    """Every option string vLLM ``version`` accepts (including the negative forms of boolean options)."""
     idx = _index(version)
+    inverse = bool(features(version).get("enable_disable"))
     out = set(idx)
     for f, spec in idx.items():
-        if spec.action == "bool_optional" and f.startswith("--"):
-            out.add("--no-" + f[2:])
+        out.update(negative_forms(spec, f, inverse))
     return out
 
 
@@ -186,17 +202,13 @@ def _resolve_in(flag: str, idx: dict[str, ArgSpec], feats: dict[str, Any]) -> tu
         sub_key = sub_key.rstrip("+")
         if base == "-O":
             base = feats.get("O_flag") or "-O"
-        spec, _ = _match(base, idx)
+        spec, _ = _match(base, idx, bool(feats.get("enable_disable")))
         if spec is None or spec.type != "json":
             return None, None, None
         return spec, sub_key, None
     if flag in idx:
         return idx[flag], None, None
-    if flag.startswith("--no-"):
-        spec = idx.get("--" + flag[5:])
-        if spec is not None and spec.action == "bool_optional":
-            return spec, None, False
-    spec, negated = _match(flag, idx)
+    spec, negated = _match(flag, idx, bool(feats.get("enable_disable")))
     if spec is not None:
         return spec, None, (False if negated else None)
     return None, None, None
@@ -212,21 +224,19 @@ def versions_knowing(flag: str) -> tuple[str, ...]:
     name = normalise(flag.split("=", 1)[0])
     vs = _table()["versions"]
     probes = {name}
-    if name.startswith("--no-"):
-        probes.add("--" + name[5:])
     if "." in name:
         base = name.partition(".")[0]
         probes.add(base)
         if base == "-O":
             probes.update(f.get("O_flag") or "-O" for f in _table()["features"].values())
-    # _match(x) reads the entries whose option (or its `--no-` form) starts with x: nothing else decides it
+    # _match(x) reads the entries whose option (or a negative form of it, in any version) starts with x: nothing
+    # else decides it
     related = []
     for row, a in enumerate(_table()["args"]):
-        negatable = a.get("action", "store") == "bool_optional"
-        if any(f.startswith(p) or (negatable and f.startswith("--") and ("--no-" + f[2:]).startswith(p))
-               for f in a["flags"] for p in probes):
+        spec = _spec(row)
+        if any(form.startswith(p) for f in spec.flags for form in (f, *negative_forms(spec, f, True))
+               for p in probes):
             lo, hi = a["v"]
-            spec = _spec(row)
             related += [(f, spec, lo, hi) for f in spec.flags]
     out = []
     for i, v in enumerate(vs):
@@ -236,14 +246,17 @@ def versions_knowing(flag: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _match(flag: str, idx: dict[str, ArgSpec]) -> tuple[ArgSpec | None, bool]:
-    """(spec, negated) for an exact flag or an unambiguous prefix of one."""
+def _match(flag: str, idx: dict[str, ArgSpec], inverse: bool) -> tuple[ArgSpec | None, bool]:
+    """(spec, negated) for an exact flag or an unambiguous prefix of one (``inverse``: the version pairs
+    `--enable-x` with `--disable-x`)."""
     if flag in idx:
         return idx[flag], False
     if flag.startswith("--") and len(flag) > 2:
+        keys, entries, exact = _long_options(idx, inverse)
+        if flag in exact:
+            return exact[flag]
         # argparse's allow_abbrev (never turned off by vLLM's FlexibleArgumentParser): a unique prefix of a
         # long option names it; a prefix shared by two options is an "ambiguous option" error.
-        keys, entries = _long_options(idx)
         at = bisect.bisect_left(keys, flag)
         if at < len(keys) and keys[at].startswith(flag) and not (
                 at + 1 < len(keys) and keys[at + 1].startswith(flag)):
@@ -251,31 +264,33 @@ def _match(flag: str, idx: dict[str, ArgSpec]) -> tuple[ArgSpec | None, bool]:
     return None, False
 
 
-# The long options of an option index, sorted, with their `--no-` forms (bool_optional): the options a prefix
-# names are one run of them, found by bisection (a scan of every option for each unknown flag was 35 s of a
-# vLLM config of 100,000 unknown keys). Kept for the indexes last asked about (a version's index lives as long
-# as the process; the kept index keeps its id from being reused).
-_LONG_OPTIONS: dict[int, tuple[dict[str, ArgSpec], list[str], list[tuple[ArgSpec, bool]]]] = {}
+# The long options of an option index, sorted, with the negative forms of its booleans (`negative_forms`): the
+# options a prefix names are one run of them, found by bisection (a scan of every option for each unknown flag
+# was 35 s of a vLLM config of 100,000 unknown keys). Kept for the indexes last asked about (a version's index
+# lives as long as the process; the kept index keeps its id from being reused).
+_LONG_OPTIONS: dict[tuple[int, bool], tuple[dict[str, ArgSpec], list[str], list[tuple[ArgSpec, bool]],
+                                            dict[str, tuple[ArgSpec, bool]]]] = {}
 
 
-def _long_options(idx: dict[str, ArgSpec]) -> tuple[list[str], list[tuple[ArgSpec, bool]]]:
-    kept = _LONG_OPTIONS.get(id(idx))
+def _long_options(idx: dict[str, ArgSpec], inverse: bool) -> tuple[list[str], list[tuple[ArgSpec, bool]],
+                                                                    dict[str, tuple[ArgSpec, bool]]]:
+    kept = _LONG_OPTIONS.get((id(idx), inverse))
     if kept is not None and kept[0] is idx:
-        return kept[1], kept[2]
+        return kept[1], kept[2], kept[3]
     found: dict[str, tuple[ArgSpec, bool]] = {}
     for f, spec in idx.items():
-        if not f.startswith("--"):
-            continue
-        # the first reading of an option string wins, in the index's order (an option and another's `--no-` form)
-        found.setdefault(f, (spec, False))
-        if spec.action == "bool_optional":
-            found.setdefault("--no-" + f[2:], (spec, True))
+        if f.startswith("--"):
+            found.setdefault(f, (spec, False))
+    for f, spec in idx.items():
+        # an option's own string wins over another's negative form (argparse would refuse the clash at start)
+        for form in negative_forms(spec, f, inverse):
+            found.setdefault(form, (spec, True))
     keys = sorted(found)
     entries = [found[k] for k in keys]
     if len(_LONG_OPTIONS) >= 64:
         _LONG_OPTIONS.clear()
-    _LONG_OPTIONS[id(idx)] = (idx, keys, entries)
-    return keys, entries
+    _LONG_OPTIONS[(id(idx), inverse)] = (idx, keys, entries, found)
+    return keys, entries, found
 
 
 def ambiguous_matches(flag: str, version: str | None) -> list[str]:
@@ -290,7 +305,9 @@ def _ambiguous_matches(flag: str, version: str | None) -> tuple[str, ...]:
     idx = _index(version)
     if flag in idx or not flag.startswith("--") or len(flag) <= 2:
         return []
-    keys, _ = _long_options(idx)
+    keys, _, exact = _long_options(idx, bool(features(version).get("enable_disable")))
+    if flag in exact:
+        return []
     at = bisect.bisect_left(keys, flag)
     found = []
     while at < len(keys) and keys[at].startswith(flag):

@@ -23,7 +23,7 @@ def test_a_removed_flag_is_a_warning_when_the_version_is_only_assumed(lint):
     assert result.assessments[0].version_source == "default"
     [finding] = result.of("VRL009")
     assert finding.level == "warning"
-    assert finding.location.line == line_of("vrl009/warn_removed_flag_no_version.yaml", "--disable-log-requests")
+    assert finding.location.line == line_of("vrl009/warn_removed_flag_no_version.yaml", "--swap-space")
     assert "removed after" in finding.message and "set vllm-version" in finding.message
 
 
@@ -34,7 +34,7 @@ def test_a_removed_flag_on_latest_is_an_error(lint):
     [finding] = result.of("VRL009")
     assert finding.level == "error"
     assert "the newest release, which the image's `latest` tag runs" in finding.message
-    assert "removed after 0.16.0" in finding.message
+    assert "removed after 0.17.0" in finding.message
 
 
 def test_a_flag_newer_than_the_image_is_an_error(lint):
