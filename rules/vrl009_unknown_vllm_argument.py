@@ -5,7 +5,11 @@
 process at once with `vllm: error: unrecognized arguments: ...`. The flag is checked against the arguments
 of the detected vLLM version (from the image tag, the configuration, or the newest version vramlint knows),
 and the finding suggests the closest known argument and says which vLLM versions accept the flag (a flag
-removed in a newer version, such as `--disable-log-requests`, is valid for an older image).
+removed in a newer version, such as `--swap-space`, is valid for an older image). The negative forms of boolean
+options count as vLLM's parser makes them: `--no-x` for every boolean `--x`, and from vLLM 0.33.0, whose parser
+pairs `--enable-x` with `--disable-x` (EnableDisableAction), `--disable-x` for a boolean `--enable-x` and
+`--enable-x` for a boolean `--disable-x`: `--disable-log-requests`, gone after 0.16.0, is accepted again there as
+the inverse of `--enable-log-requests`.
 
 When the image tag does not say the version, vramlint checks against its default (newest) version; a flag
 that older versions accept is then a warning, not an error, since the image may run one of them. An image pinned

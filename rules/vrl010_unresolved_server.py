@@ -11,7 +11,10 @@ needs of one is VRL011's note on that server.
 
 This rule reports what is particular to one server: words of its command line known only at run time (a
 variable expanded by the shell, `$(VAR)` from the environment), whose settings are therefore not checked, and
-a budget that could not be computed. Caveats about vramlint's own knowledge are not reported here: the vLLM
+a budget that could not be computed. A Kubernetes variable set from a ConfigMap (`env[].valueFrom.configMapKeyRef`,
+`envFrom[].configMapRef` without a prefix) is known when that ConfigMap is among the scanned files, in the
+workload's file or folder and not in another namespace: the kubelet fills it before `$(VAR)` is expanded, so
+`--model=$(MODEL_ID)` is checked with the ConfigMap's value (`vramlint explain` names where each came from). Caveats about vramlint's own knowledge are not reported here: the vLLM
 version assumed when the image tag does not say it is in the budget's sources (`vramlint explain`), and
 VRL009 and VRL005 lower their level for it. Turning this rule off (`ignore: [VRL010]`) also leaves the
 servers of those files out of the end-of-run summary.

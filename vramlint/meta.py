@@ -23,7 +23,8 @@ SERVER_NOTE = ("VRL103", "server-note")
 _PROVENANCE = re.compile(
     r"^(--config \S+: settings read from ConfigMap|from Helm chart |runtime: |/mnt/models holds "
     r"|KubeAI Model: the image \(and so the vLLM version\)|Ray Serve LLM application: the vLLM version"
-    r"|a patch \(no image in this file\)|the vLLM command line is read from the script \S+: ConfigMap )"
+    r"|a patch \(no image in this file\)|the vLLM command line is read from the script \S+: ConfigMap "
+    r"|variables set from ConfigMaps of the scanned files: )"
     r"|^built from \S+(?: \(stages [^)]*\))?: FROM \S+$"
 )
 

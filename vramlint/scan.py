@@ -283,7 +283,7 @@ def _pack_join_lines(records: Any) -> None:
     a list (packing one of two holders would send them twice)."""
     from vramlint.yamlload import PackedLines
 
-    shared = {id(ref.doc.lines) for ref in records.script_refs}
+    shared = {id(ref.doc.lines) for ref in [*records.script_refs, *records.env_refs]}
     packed: dict[int, Any] = {}
     for kind in (records.runtimes, records.inference_services, records.configmaps, records.llmaz):
         for record in kind:
@@ -867,6 +867,7 @@ def _merge(into: Any, rec: Any) -> None:
     into.config_refs.extend(rec.config_refs)
     into.llmaz.extend(rec.llmaz)
     into.script_refs.extend(rec.script_refs)
+    into.env_refs.extend(rec.env_refs)
     into.node_pools.extend(rec.node_pools)
     into.device_claims.extend(rec.device_claims)
 
@@ -875,6 +876,12 @@ def _join(col: _Collector) -> None:
     """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
     `--config` files from ConfigMaps."""
     rec = col.records
+    if rec.env_refs:
+        try:
+            _resolve_env_refs(col)
+        except Exception as exc:  # noqa: BLE001 - the join's failure costs those variables, not the run
+            rec.problems.append(internal_problem(*_record_place(rec.env_refs[0].server),
+                                                 "reading container variables from ConfigMaps", exc))
     if rec.script_refs:
         from vramlint.extract import script_refs  # scripts run from ConfigMaps, in any scanned files
 
@@ -1022,19 +1029,33 @@ def _configmaps_by_name(col: _Collector) -> dict[str, list[Any]]:
     return out
 
 
-def _late_configmaps(col: _Collector, wanted: set[str]) -> None:
-    """Parse prefiltered-out files that may define a ConfigMap a server mounts."""
+def _late_configmaps(col: _Collector, wanted: set[str], keep: bool = False) -> None:
+    """Parse prefiltered-out files that may define a ConfigMap a server mounts (``keep``: the files not parsed
+    stay for a later join)."""
     from vramlint.extract import kubernetes
     from vramlint.yamlload import load_text
 
+    left = []
     for display, text in col.unparsed:
         if not any(re.search(r"name:\s*['\"]?" + re.escape(name) + r"\b", text) for name in wanted):
+            left.append((display, text))
             continue
         docs, _problems = load_text(text, display)
         for doc in docs:
             if hasattr(doc.data, "get") and doc.data.get("kind") in ("ConfigMap", "List"):
                 col.records.configmaps.extend(kubernetes.extract_records(doc).configmaps)
-    col.unparsed = []
+    col.unparsed = left if keep else []
+
+
+def _resolve_env_refs(col: _Collector) -> None:
+    from vramlint.extract import env_refs
+
+    wanted = env_refs.wanted_configmaps(col.records.env_refs)
+    by_name = _configmaps_by_name(col)
+    if wanted - set(by_name) and col.unparsed:
+        _late_configmaps(col, wanted - set(by_name), keep=True)
+        by_name = _configmaps_by_name(col)
+    env_refs.resolve_env_refs(col.records.env_refs, by_name, col.records.servers)
 
 
 def _resolve_config_refs(col: _Collector) -> None:

@@ -211,7 +211,7 @@ def _extract(virtual: list[str], offset: int, view: list[str], group: _Group, di
 
 def _merge(into: Any, rec: Any) -> None:
     for name in ("servers", "problems", "runtimes", "inference_services", "configmaps", "config_refs", "llmaz",
-                 "script_refs"):
+                 "script_refs", "env_refs"):
         getattr(into, name).extend(getattr(rec, name))
 
 

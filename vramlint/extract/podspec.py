@@ -14,7 +14,7 @@ import re
 from dataclasses import field
 from typing import Any
 
-from vramlint.extract.records import Records
+from vramlint.extract.records import EnvRef, Records
 from vramlint.gpus import NODE_LABELS
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import GpuRequest, Location, Problem, Server
@@ -1189,6 +1189,33 @@ def config_key_for(path: str, mounts: list[VolumeRef]) -> tuple[str, str] | None
 # --- pods of any object -------------------------------------------------------------------------------
 
 
+def configmap_refs(container: Any) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """({variable: (ConfigMap, key)} of `env`, [ConfigMap] of `envFrom`) of one container."""
+    keyed: dict[str, tuple[str, str]] = {}
+    whole: list[str] = []
+    env = container.get("env") if is_map(container) else None
+    for item in env if is_seq(env) else []:
+        source = item.get("valueFrom") if is_map(item) else None
+        ref = source.get("configMapKeyRef") if is_map(source) else None
+        if is_map(ref) and isinstance(item.get("name"), str):
+            name, key = scalar_text(ref.get("name")), scalar_text(ref.get("key"))
+            if name and key:
+                keyed[item["name"]] = (name, key)
+    env_from = container.get("envFrom") if is_map(container) else None
+    for item in env_from if is_seq(env_from) else []:
+        ref = item.get("configMapRef") if is_map(item) else None
+        name = scalar_text(ref.get("name")) if is_map(ref) else None
+        if name and not item.get("prefix"):  # a prefix renames the keys: left unknown
+            whole.append(name)
+    return keyed, whole
+
+
+def workload_namespace(obj: Any) -> str | None:
+    """The namespace an object's metadata writes (None: the one it is applied to)."""
+    metadata = obj.get("metadata") if is_map(obj) else None
+    return scalar_text(metadata.get("namespace")) if is_map(metadata) else None
+
+
 def extract_pod_objects(doc: Any, obj: Any, path: str, records: Records, ctx: ObjectContext | None = None,
                         shm_known: bool = True) -> list[Server]:
     ctx = ctx or object_context(doc, obj, path)
@@ -1207,6 +1234,9 @@ def extract_pod_objects(doc: Any, obj: Any, path: str, records: Records, ctx: Ob
             records.problems.extend(problems)
             if server is None:
                 continue
+            if any(configmap_refs(container)):  # read again once every scanned ConfigMap is known
+                records.env_refs.append(EnvRef(doc, ctx, hit, i, container, shm_known, server,
+                                               workload_namespace(obj), len(server.notes)))
             if ctx.kind == "Pod" and server.replicas is None:
                 server.replicas = 1
             if lws_size is not None:

@@ -13,6 +13,22 @@ from vramlint.model import Problem, Server
 
 
 @dataclass
+class EnvRef:
+    """A container whose variables come partly from ConfigMaps, and the server read without them: read again once
+    every scanned file's ConfigMaps are known (`env_refs.resolve_env_refs`)."""
+
+    doc: Any
+    ctx: Any  # podspec.ObjectContext
+    hit: Any  # podspec.PodSpecHit
+    index: int
+    container: Any
+    shm_known: bool
+    server: Server  # the Server read with those variables unknown
+    namespace: str | None  # the workload's metadata.namespace
+    notes_at: int  # server.notes of the container's own reading (notes after it were added by the caller)
+
+
+@dataclass
 class Records:
     """Everything one document contributes: servers, plus pieces another document may complete."""
 
@@ -24,5 +40,6 @@ class Records:
     config_refs: list[Any] = field(default_factory=list)  # podspec.ConfigRef: `--config` files to join
     llmaz: list[Any] = field(default_factory=list)  # llmaz.LlmazObject: Playgrounds, OpenModels, BackendRuntimes
     script_refs: list[Any] = field(default_factory=list)  # scripts.ScriptRef: scripts a container runs
+    env_refs: list[Any] = field(default_factory=list)  # env_refs.EnvRef: variables a container takes from ConfigMaps
     node_pools: list[Any] = field(default_factory=list)  # node_pools.NodePoolRecord: Karpenter NodePools
     device_claims: list[Any] = field(default_factory=list)  # resource_claims.DeviceClaimRecord: DRA claims
