@@ -104,6 +104,9 @@ def clear_template_values(server: Server) -> None:
     if server.gpu is not None and marked(server.gpu.evidence):
         # evidence is prose: say where a template stood rather than print the marker
         server.gpu.evidence = re.sub("\u2983[_\u2984]*", "(template)", server.gpu.evidence or "")
+    if any("\u2983" in n for n in server.notes):
+        # so are notes, also those a cross-file join wrote (a KServe runtime named `${RUNTIME}` in a here-document)
+        server.notes = [re.sub("\u2983[_\u2984]*", "(template)", n) for n in server.notes]
 
 
 # JSON arguments (--kv-transfer-config, --hf-overrides) are walked this deep for template markers: vLLM's json.loads
