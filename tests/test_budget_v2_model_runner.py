@@ -52,9 +52,38 @@ def test_no_graph_estimate_is_taken_before_the_kv_cache():
     v2 = compute_budget(model, gpu, args, {}, "0.27.1", 1)
     v1 = compute_budget(model, gpu, args, {"VLLM_USE_V2_MODEL_RUNNER": "0"}, "0.27.1", 1)
     assert v1.cudagraph_gib > 0.1 and v2.cudagraph_gib == 0
-    assert abs((v2.kv_cache_gib - v1.kv_cache_gib) - v1.cudagraph_gib) < 0.02
+    # the runners' profile samplers differ too (V1's top-k / top-p path, V2's greedy dummy sampling)
+    activation_gap = v1.activation_gib - v2.activation_gib
+    assert abs((v2.kv_cache_gib - v1.kv_cache_gib) - v1.cudagraph_gib - activation_gap) < 0.02
     assert "V2 model runner" in v2.sources.get("cudagraph_estimate", "")
     # from 0.29 the V2 runner estimates the graphs as V1 does: nothing changes there
     later = compute_budget(model, gpu, args, {}, "0.29.0", 1)
     assert later.cudagraph_gib > 0.1
 
+
+
+def test_v2_dummy_sampling_holds_the_logits_only():
+    """The V2 runner samples the profile batch greedily (its dummy requests were never added: temperature 0, no
+    top-k / top-p): 0.26+ keep only the model-dtype logits (with the rank's partial logits beside the gathered
+    ones at TP > 1), 0.22 - 0.25 add an fp32 copy; V1's sampler on the same 1,024 sequences holds several times
+    more. Eager, so no compile benchmark hides the sampler."""
+    from vramlint.budget.profile import activation_peak_bytes
+
+    model = ModelInfo(**DENSE)
+    seqs, tokens, vocab = 1024, 8192, 151936
+    v2, how = activation_peak_bytes(model, 1, tokens, seqs, 2, "v2")
+    assert "V2 model runner" in how
+    assert v2 == seqs * vocab * 2 + tokens * model.hidden_size * 2
+    v2_tp2, _ = activation_peak_bytes(model, 2, tokens, seqs, 2, "v2")
+    assert v2_tp2 - tokens * model.hidden_size * 2 == seqs * vocab * 3
+    fp32, _ = activation_peak_bytes(model, 1, tokens, seqs, 2, "v2-fp32")
+    assert fp32 - v2 == seqs * vocab * 4
+    v1, _ = activation_peak_bytes(model, 1, tokens, seqs, 2, "flashinfer")
+    assert v1 > 3 * v2
+    gpu = gpus.lookup("H100-SXM")
+    args = {"max_model_len": 8192, "enforce_eager": True}
+    for version, path in (("0.24.0", "v2-fp32"), ("0.27.1", "v2")):
+        arch = "LlamaForCausalLM" if version == "0.24.0" else "Qwen2ForCausalLM"
+        budget = compute_budget(ModelInfo(**dict(DENSE, architecture=arch)), gpu, args, {}, version, 1)
+        assert "V2 model runner's greedy dummy sampling" in budget.sources["activation"], version
+        assert ("fp32 copy" in budget.sources["activation"]) == (path == "v2-fp32")

@@ -170,9 +170,10 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
             "GPU type not known: the deployment does not say which GPU it runs on (no node selector, affinity, "
             "instance type or GPU product label); pass --gpu NAME (e.g. --gpu L4) or set `gpu` in the configuration")
     if req and req.mig_profile and mig:
-        # (a MIG slice has a share of the GPU's SMs, which the catalog does not list: not known)
+        # (a MIG slice has a share of the GPU's SMs and L2, which the catalog does not list: not known)
         spec = replace(spec, name=f"{spec.name} MIG {req.mig_profile}", total_gib=spec.mig_profiles.get(
-            req.mig_profile.lower(), mig[1]), compute_units=None)
+            req.mig_profile.lower(), mig[1]), compute_units=None,
+            l2_cache_mib=None)
         sources["total_gib"] = f"MIG profile {req.mig_profile} memory"
     elif req and req.memory_gib and "total_gib" not in sources:
         spec = replace(spec, total_gib=float(req.memory_gib))

@@ -74,6 +74,7 @@ def _catalog() -> dict[str, Any]:
             marketing_gb=entry.get("marketing_gb"),
             mig_profiles=mig,
             compute_units=entry.get("compute_units"),
+            l2_cache_mib=entry.get("l2_cache_mib"),
         )
         specs[spec.name] = spec
         sources[spec.name] = entry.get("total_source", "")

@@ -584,6 +584,7 @@ class GpuSpec:
     marketing_gb: float | None = None
     mig_profiles: dict[str, float] = field(default_factory=dict)  # profile -> GiB
     compute_units: int | None = None  # SMs (NVIDIA) / CUs (AMD) as torch reports them; None: not known
+    l2_cache_mib: float | None = None  # L2 cache as CUDA reports it; None: not known
 
 
 @dataclass

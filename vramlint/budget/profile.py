@@ -23,6 +23,8 @@ from vramlint.budget.configuration import Configuration
 from vramlint.budget.loading import Weights
 from vramlint.budget.multimodal import encoder_not_known, encoder_profile, tower_skipped
 from vramlint.budget.profile_comm import VLLM_SOURCES as COMM_SOURCES
+from vramlint.budget.profile_compile import VLLM_SOURCES as COMPILE_SOURCES
+from vramlint.budget.profile_compile import compile_benchmark, compile_benchmark_bytes
 from vramlint.budget.profile_comm import (
     Communication,
     communication_memory,
@@ -54,6 +56,7 @@ VLLM_SOURCES = (
     "GPUModelRunner._dummy_run (0.9 - 0.33; head_profile_bytes below)",
     *COMM_SOURCES,
     *GRAPH_SOURCES,
+    *COMPILE_SOURCES,
 )
 
 # Sampler peak of the profile run, bytes per logit (max_num_seqs x padded vocab), see activation_peak_bytes.
@@ -186,6 +189,16 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         buffers, run, head_how = head_profile_bytes(weights.draft, key, mnbt, profile_seqs, cfg.dtype_bytes, cfg.tp)
         activation = [max(act, run) + buffers for act in activation]
         src["activation"] += f"; {head_how}"
+    benchmarked, _ = compile_benchmark(beh, cfg.args, model)
+    if benchmarked:
+        # the first stage holds the embedding; the compile runs before its forward pass and sampler, so the peak
+        # is the larger of the two
+        bench, bench_how = compile_benchmark_bytes(model, cfg.gpu, cfg.tp, mnbt, cfg.dtype_bytes)
+        first = "the first stage: " if cfg.pp > 1 else ""
+        if bench > activation[0]:
+            activation[0] = bench
+            src["activation"] += f"; {first}{bench_how}, {bench / GiB:.2f} GiB, above the rest (a warm compile " \
+                                 "cache, on a later start, skips it)"
     if any(k in ("mamba", "linear_attention") for k in (model.layer_types or [])):
         notes.append("the non-torch memory of the Mamba / gated-delta-net Triton kernels is not estimated (it can "
                      "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))
@@ -414,7 +427,10 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
       SAMPLER_BYTES_PER_LOGIT_TRITON. Its cached row buffer, ``(min(next_power_of_2(programs), SMs), vocab)``
       fp32 with ``programs = min(SMs, rows)`` (``_TRITON_BUFFER_CACHE`` in ``apply_top_k_top_p_triton``, kept
       from the profile run on), is ``triton_rows`` x vocab x 4 B: 0.06 - 0.13 GiB on an H100's 132 SMs.
-    ``sampler_path``: "sort", "flashinfer" or "triton" (:func:`_sampler_path`).
+    * The V2 model runner (0.22 - 0.28 where vramlint decides it) samples the dummy batch greedily: the
+      model-dtype logits (with the partial ones at TP > 1), and 0.22 - 0.25 an fp32 copy (see
+      :func:`_sampler_path`).
+    ``sampler_path``: "sort", "flashinfer", "triton", "v2" or "v2-fp32" (:func:`_sampler_path`).
 
     * Data parallel MoE (``dp`` > 1): the naive all-to-all (``NaiveAll2AllManager.dispatch``,
       distributed/device_communicators/all2all.py, the default VLLM_ALL2ALL_BACKEND) multicasts every DP rank's
@@ -454,8 +470,11 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
         per_token = (3 * inter / tp + 2 * hidden + (q_heads + 2 * kv_heads) * hd) * dtype_bytes
         forward = num_tokens * per_token
     forward *= FORWARD_CALIBRATION
-    per_logit = {"flashinfer": SAMPLER_BYTES_PER_LOGIT_FLASHINFER,
-                 "triton": SAMPLER_BYTES_PER_LOGIT_TRITON}.get(sampler_path, SAMPLER_BYTES_PER_LOGIT_TORCH)
+    # V2 runner: the model-dtype logits of compute_logits, with the rank's partial logits beside the gathered
+    # ones at TP > 1 (LogitsProcessor._gather_logits), and 0.22 - 0.25's fp32 copy
+    v2_logit = dtype_bytes * (1 + 1 / tp if tp > 1 else 1)
+    per_logit = {"flashinfer": SAMPLER_BYTES_PER_LOGIT_FLASHINFER, "triton": SAMPLER_BYTES_PER_LOGIT_TRITON,
+                 "v2": v2_logit, "v2-fp32": v2_logit + 4}.get(sampler_path, SAMPLER_BYTES_PER_LOGIT_TORCH)
     if not sampler:
         return int(forward), f"forward pass of {num_tokens} tokens"
     logits = num_seqs * padded_vocab(model.vocab_size)
@@ -470,7 +489,9 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     sampler_peak = sampled + num_tokens * hidden * dtype_bytes + workspace
     if forward > sampler_peak:
         return int(forward), f"forward pass of {num_tokens} tokens"
-    kind = {"flashinfer": "FlashInfer sampler", "triton": "PyTorch sampler with the Triton top-k/top-p kernel"
+    kind = {"flashinfer": "FlashInfer sampler", "triton": "PyTorch sampler with the Triton top-k/top-p kernel",
+            "v2": "V2 model runner's greedy dummy sampling (the logits only)",
+            "v2-fp32": "V2 model runner's greedy dummy sampling (the logits and their fp32 copy)",
             }.get(sampler_path, "PyTorch sampler")
     held = f", with the fused-MoE workspace ({workspace / GiB:.2f} GiB) still allocated" if workspace else ""
     if row_buffer:
@@ -557,6 +578,13 @@ def _sampler_path(beh: versions.Behavior, key: versions.VersionKey, env: dict, i
     :func:`_flashinfer_sampler`), "triton" (V1 0.17+: ``apply_top_k_top_p`` runs ``apply_top_k_top_p_triton`` when
     Triton is there and the batch has 8 or more rows, on CUDA and ROCm alike) or "sort" (the full-vocabulary sort
     of ``apply_top_k_top_p_pytorch``: V0, V1 up to 0.16, and fewer than 8 rows)."""
+    if beh.v2_model_runner:
+        # the V2 runner's Sampler on the dummy batch, whose requests were never added (temperature 0, no top-k /
+        # top-p, no penalties): gumbel_sample on the logits; 0.22 - 0.25 first copy them to fp32
+        # (apply_sampling_params: ``torch.empty_like(logits, dtype=torch.float32)``), 0.26 works in place and
+        # 0.27+ returns them unchanged (_requires_logits_processing / needs_logits_processing);
+        # vllm/v1/worker/gpu/sample/sampler.py, 0.22.0 - 0.28.0 wheels
+        return "v2" if versions.at_least(key, 0, 26) else "v2-fp32"
     if vendor == "nvidia" and _flashinfer_sampler(beh, key, env, image):
         return "flashinfer"
     if beh.engine == "v1" and versions.at_least(key, 0, 17) and rows >= TRITON_TOPK_TOPP_MIN_ROWS:
