@@ -23,8 +23,6 @@ from vramlint.budget.configuration import Configuration
 from vramlint.budget.loading import Weights
 from vramlint.budget.multimodal import encoder_not_known, encoder_profile, tower_skipped
 from vramlint.budget.profile_comm import VLLM_SOURCES as COMM_SOURCES
-from vramlint.budget.profile_compile import VLLM_SOURCES as COMPILE_SOURCES
-from vramlint.budget.profile_compile import compile_benchmark, compile_benchmark_bytes
 from vramlint.budget.profile_comm import (
     Communication,
     communication_memory,
@@ -32,6 +30,8 @@ from vramlint.budget.profile_comm import (
     flashinfer_allreduce_fusion_note,
     flashinfer_fusion_workspace,
 )
+from vramlint.budget.profile_compile import VLLM_SOURCES as COMPILE_SOURCES
+from vramlint.budget.profile_compile import compile_benchmark, compile_benchmark_bytes
 from vramlint.budget.profile_graphs import VLLM_SOURCES as GRAPH_SOURCES
 from vramlint.budget.profile_graphs import (
     capture_sizes,
