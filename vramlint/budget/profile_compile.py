@@ -23,9 +23,10 @@ What it allocates is stated by the code, in two parts:
 The largest buffer any benchmarked kernel of a text model reads is the input embedding table: the embedding
 gather is an Inductor kernel (not an extern GEMM) of the first partition, whose argument is the rank's whole
 (vocab / TP, hidden) weight. Benchmarked, it takes a second copy of that table for a moment, with the gather's
-(tokens, hidden) output and the flush buffer: 1.16 + 0.07 + 0.03 GiB for Qwen3-8B on an RTX 4090 at 4,096
-tokens, where a cold start logs a 1.28 GiB activation peak and the same command with the compiled graph loaded
-from the cache 0.44 (P49 / P48 of benchmarks/startup_logs_public.md). Only the first pipeline stage holds the
+(tokens, hidden) output and the flush buffer: 1.16 + 0.03 + 0.07 = 1.26 GiB for Qwen3-8B on an RTX 4090 at
+4,096 tokens, where a cold start logs a 1.28 GiB activation peak and the same command with the compiled graph
+loaded from the cache 0.44 (P49 / P48 of benchmarks/startup_logs_public.md; 1.23 estimated and logged at 512
+tokens, P47). Only the first pipeline stage holds the
 embedding; a multimodal model embeds its inputs outside the compiled graph (``embed_input_ids`` before the
 forward), and ``--enforce-eager``, ``-O0`` or a compilation mode other than VLLM_COMPILE compile nothing with
 Inductor.
