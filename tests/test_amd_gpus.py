@@ -100,14 +100,15 @@ def test_rocm_sampler_is_pytorch_where_cuda_would_take_flashinfer(monkeypatch):
     # the twin launches as many Triton programs as the MI300X has compute units (the kernel's row buffer)
     assert twin.compute_units == amd.compute_units == 304
     args = {"max_model_len": 8192}
-    on_amd = compute_budget(model, amd, args, {}, "0.28.0", 1)
-    cuda_default = compute_budget(model, twin, args, {}, "0.28.0", 1)
-    cuda_torch = compute_budget(model, twin, args, {"VLLM_USE_FLASHINFER_SAMPLER": "0"}, "0.28.0", 1)
+    v1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}  # the V2 runner samples its dummy batch greedily on either vendor
+    on_amd = compute_budget(model, amd, args, v1, "0.28.0", 1)
+    cuda_default = compute_budget(model, twin, args, v1, "0.28.0", 1)
+    cuda_torch = compute_budget(model, twin, args, {**v1, "VLLM_USE_FLASHINFER_SAMPLER": "0"}, "0.28.0", 1)
     assert on_amd.activation_gib == cuda_torch.activation_gib
     assert "Triton top-k/top-p" in on_amd.sources["activation"]
     assert cuda_default.sources["activation"].startswith("estimate: FlashInfer sampler")
     # the FlashInfer switch does not turn it on for ROCm either
-    forced = compute_budget(model, amd, args, {"VLLM_USE_FLASHINFER_SAMPLER": "1"}, "0.28.0", 1)
+    forced = compute_budget(model, amd, args, {**v1, "VLLM_USE_FLASHINFER_SAMPLER": "1"}, "0.28.0", 1)
     assert forced.activation_gib == on_amd.activation_gib
 
 
