@@ -205,6 +205,9 @@ def _nemotron_h_types(cfg: dict) -> list | None:
 def _pattern(cfg: dict, layers: int, model_type: str) -> str | None:
     """Per-layer kinds as one letter each, or None when every layer is plain full attention."""
     layer_types = cfg.get("layer_types")
+    hybrid_layers = _mimo_v2_layers(cfg, layers)
+    if hybrid_layers:
+        return hybrid_layers
     if model_type == "nemotron_h" and _nemotron_h_types(cfg):
         return "".join(_NEMOTRON_H_LETTER.get(str(t), "F") for t in _nemotron_h_types(cfg))
     if isinstance(layer_types, list) and layer_types:
@@ -251,6 +254,51 @@ def _pattern(cfg: dict, layers: int, model_type: str) -> str | None:
     return "S" * layers
 
 
+def _mimo_v2_layers(cfg: dict, layers: int) -> str | None:
+    """MiMo-V2's per-layer attention kinds: ``hybrid_layer_pattern[i] == 1`` is a sliding-window layer
+    (MiMoV2FlashDecoderLayer.is_compressed_softmax_layer, vllm/model_executor/models/mimo_v2_flash.py 0.14 - 0.19,
+    mimo_v2.py 0.20 - 0.34), 0 full attention; None for configs without the list."""
+    pattern = cfg.get("hybrid_layer_pattern")
+    if not isinstance(pattern, list) or not pattern or not layers:
+        return None
+    letters = "".join("S" if _int(flag) == 1 else "F" for flag in pattern[:layers])
+    return letters + "F" * (layers - len(letters))
+
+
+def _mimo_v2_attention(tc: dict, facts: dict) -> None:
+    """MiMo-V2-Flash's two attention shapes (vLLM MiMoV2FlashDecoderLayer): sliding-window layers take
+    ``swa_num_attention_heads`` / ``swa_num_key_value_heads`` / ``swa_head_dim`` / ``swa_v_head_dim`` and the
+    full-attention layers the plain keys; both have a V head (``v_head_dim``) narrower than the QK head, which
+    vLLM's Attention gets as ``head_size_v`` from 0.20 (AttentionSpec pages hold heads x (head_size + head_size_v)
+    per token; 0.14 - 0.19 padded V to the QK head: vramlint/budget/kv_layout.py).
+    The facts' own heads are the sliding layers' and ``full_attn`` the full layers' (as for Gemma 4)."""
+    pattern = facts.get("pattern") or ""
+    full = {"heads": _int(tc.get("num_attention_heads")) or facts["heads"],
+            "kv_heads": _int(tc.get("num_key_value_heads")) or facts["kv_heads"],
+            "head_dim": _int(tc.get("head_dim")) or facts["head_dim"], "k_eq_v": False}
+    full["v_head_dim"] = _int(tc.get("v_head_dim")) or full["head_dim"]
+    if "S" not in pattern:
+        facts.update(heads=full["heads"], kv_heads=full["kv_heads"], head_dim=full["head_dim"])
+        if full["v_head_dim"] != full["head_dim"]:
+            facts["v_head_dim"] = full["v_head_dim"]
+        return
+    facts["heads"] = _int(tc.get("swa_num_attention_heads")) or full["heads"]
+    facts["kv_heads"] = _int(tc.get("swa_num_key_value_heads")) or full["kv_heads"]
+    facts["head_dim"] = _int(tc.get("swa_head_dim")) or full["head_dim"]
+    v_head = _int(tc.get("swa_v_head_dim")) or facts["head_dim"]
+    if v_head != facts["head_dim"]:
+        facts["v_head_dim"] = v_head
+    window = _int(tc.get("sliding_window_size")) or _int(tc.get("sliding_window"))
+    if window:
+        facts["sliding_window"] = window
+    # the attention sink bias (one value per query head) vLLM builds where the config asks for it
+    facts["sinks"] = "".join(ch for ch, key in (("S", "add_swa_attention_sink_bias"),
+                                                 ("F", "add_full_attention_sink_bias")) if tc.get(key)) or None
+    if "F" in pattern and (full["heads"], full["kv_heads"], full["head_dim"], full["v_head_dim"]) != (
+            facts["heads"], facts["kv_heads"], facts["head_dim"], v_head):
+        facts["full_attn"] = full
+
+
 def _moe(cfg: dict, layers: int, model_type: str) -> dict | None:
     experts = _int(_first(cfg, "num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"))
     if not experts or experts <= 1:
@@ -289,6 +337,10 @@ def _moe(cfg: dict, layers: int, model_type: str) -> dict | None:
     if model_type == "gemma4_text" and _int(cfg.get("intermediate_size")):
         # Gemma4DecoderLayer: the dense MLP runs in every layer and the experts are added next to it
         moe["parallel_mlp_inter"] = _int(cfg["intermediate_size"])
+    freq = cfg.get("moe_layer_freq")
+    if isinstance(freq, list) and freq:
+        # MiMo-V2 (MiMoV2FlashDecoderLayer.is_moe_layer) and MiniMax-M3: a dense MLP where the list has 0
+        dense.extend(i for i in range(layers) if i >= len(freq) or not freq[i])
     mlp_only = cfg.get("mlp_only_layers")
     if isinstance(mlp_only, list):
         dense.extend(int(i) for i in mlp_only)
@@ -878,6 +930,48 @@ def unmodelled_architecture(cfg: dict) -> str | None:
         if shared > 0:
             parts.append(f"KV-shared layers (num_kv_shared_layers {shared}: they reuse an earlier layer's KV cache)")
         return f"a {tc.get('model_type') or arch or 'model'} model with " + " and ".join(parts)
+    return _unmodelled_attention(tc, arch)
+
+
+def _unmodelled_attention(tc: dict, arch: str | None) -> str | None:
+    """Attention layouts of 2026 models that vLLM caches in ways the budget's KV cache stage does not lay out;
+    read as plain GQA or MLA they would be sized with the wrong KV cache (and, for DeepSeek-V4, the wrong weights)."""
+    model_type = str(tc.get("model_type") or "")
+    ratios = tc.get("compress_ratios")
+    if model_type == "deepseek_v4" or (arch or "").startswith("DeepseekV4") or isinstance(ratios, list):
+        # vllm/models/deepseek_v4 (0.33.0, 0.34.0): DeepseekV4 attention's MLAAttentionSpec caches one compressed
+        # latent per compress_ratio tokens (tokens_per_state), the ratio-4 layers add a lightning-indexer key cache,
+        # every layer a sliding-window cache (DeepseekV4SWACache) and fp32 compressor state rings
+        # (SlidingWindowMLASpec, compressor.py); the decoder carries hc_mult hyper-connection streams
+        counts = ""
+        if isinstance(ratios, list):
+            by = {r: sum(1 for x in ratios if x == r) for r in sorted({x for x in ratios if isinstance(x, int)})}
+            counts = " (" + ", ".join(f"{n} layers of ratio {r}" for r, n in by.items()) + ")"
+        return ("a DeepSeek-V4 model: its compressed sparse attention caches one latent per compress_ratios tokens"
+                f"{counts}, an indexer key cache on the ratio-4 layers, a sliding-window cache and compressor "
+                "state per layer (vllm/models/deepseek_v4)")
+    sparse = tc.get("sparse_attention_config")
+    if model_type.startswith("minimax_m3") or (isinstance(sparse, dict) and sparse.get("use_sparse_attention")):
+        # vllm/models/minimax_m3/common/indexer.py (0.33.0, 0.34.0): each sparse layer keeps an index-key cache
+        # (MLAAttentionSpec, its dtype from indexer_kv_dtype) beside the KV cache and attends to top-k blocks
+        return ("a MiniMax-M3 model: its block-sparse attention keeps an index-key cache per sparse layer beside "
+                "the KV cache (sparse_attention_config; vllm/models/minimax_m3)")
+    linear = tc.get("linear_attn_config")
+    if isinstance(linear, dict) and isinstance(linear.get("kda_layers"), list) and linear["kda_layers"]:
+        # Kimi Linear / Kimi-K3 (the registry maps KimiLinearForCausalLM to vllm/models/kimi_k3, 0.33.0 - 0.34.0): Kimi Delta
+        # Attention layers keep a recurrent state and a short-convolution state per request (MambaSpec) between
+        # the MLA layers; read as MLA alone every layer would get a latent cache and none a state
+        full = linear.get("full_attn_layers")
+        return (f"a Kimi Linear model ({len(linear['kda_layers'])} Kimi Delta Attention layers with a recurrent "
+                f"state per request, {len(full) if isinstance(full, list) else 'some'} MLA layers: "
+                "linear_attn_config)")
+    if model_type in ("step3p5", "step3p7") or (arch or "").startswith(("Step3p5", "Step3p7")):
+        # vllm/model_executor/models/step3p5.py (0.33.0, 0.34.0): KV heads from num_attention_groups, sliding layers
+        # with their own query heads (num_sliding_attention_heads or attention_other_setting) and rope, MTP layer
+        # types after the decoder's (mtp_layer_types); Step3p7FlashForCausalLM is in neither release's registry
+        return (f"a Step-3.5 / 3.7 model ({arch or model_type}): vLLM builds its sliding-window layers with their "
+                "own attention heads (num_sliding_attention_heads / attention_other_setting) and its KV heads from "
+                "num_attention_groups (vllm/model_executor/models/step3p5.py)")
     return None
 
 
@@ -970,6 +1064,8 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     full_attn = _full_attention_shape(tc, facts)
     if full_attn and pattern and "F" in pattern:
         facts["full_attn"] = full_attn
+    if _mimo_v2_layers(tc, layers):
+        _mimo_v2_attention(tc, facts)
     moe = _moe(tc, layers, model_type)
     if moe:
         facts["moe"] = moe

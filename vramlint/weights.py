@@ -81,20 +81,29 @@ def _attention(facts: dict, pc: ParamCount, layers: int) -> None:
     if full:
         # Gemma 4: the full-attention layers have their own head size and KV heads; with k_eq_v their checkpoint
         # has no v_proj, but vLLM's QKVParallelLinear still allocates the V slot and loads K into it.
+        # MiMo-V2-Flash: their own KV heads (and possibly query heads), a V head narrower than the QK head.
         n_full = (facts.get("pattern") or "").count("F")
         fhd, fkv = full["head_dim"], full["kv_heads"]
-        pc.add_linear("attn", hidden, heads * fhd, n_full)
-        pc.add_linear("attn", hidden, fkv * fhd, 2 * n_full)
-        pc.add_linear("attn", heads * fhd, hidden, n_full)
+        fheads, fvhd = full.get("heads") or heads, full.get("v_head_dim") or fhd
+        pc.add_linear("attn", hidden, fheads * fhd, n_full)
+        pc.add_linear("attn", hidden, fkv * (fhd + fvhd), n_full)
+        pc.add_linear("attn", fheads * fvhd, hidden, n_full)
         if full.get("k_eq_v"):
             pc.duplicated += hidden * fkv * fhd * n_full
         if facts.get("qk_norm"):
             pc.norms += 2 * fhd * n_full
+        if "F" in (facts.get("sinks") or ""):
+            pc.other += fheads * n_full
         layers -= n_full
+    elif "F" in (facts.get("sinks") or ""):
+        pc.other += heads * (facts.get("pattern") or "").count("F")
+    vhd = facts.get("v_head_dim") or hd  # MiMo-V2: V (and the o_proj input) narrower than Q and K
     q_out = heads * hd * (2 if facts.get("attn_gate") else 1)
     pc.add_linear("attn", hidden, q_out, layers)
-    pc.add_linear("attn", hidden, kv * hd, 2 * layers)
-    pc.add_linear("attn", heads * hd, hidden, layers)
+    pc.add_linear("attn", hidden, kv * (hd + vhd), layers)
+    pc.add_linear("attn", heads * vhd, hidden, layers)
+    if "S" in (facts.get("sinks") or ""):
+        pc.other += heads * (facts.get("pattern") or "").count("S")  # MiMo-V2's attention sink bias
     bias = facts.get("attn_bias")
     if bias:
         pc.other += (heads * hd + 2 * kv * hd) * layers
@@ -144,7 +153,7 @@ def _moe_layer(facts: dict, pc: ParamCount, count: int) -> None:
         if facts.get("type") in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text"):
             pc.other += hidden * count  # shared_expert_gate
     if facts.get("type") in ("deepseek_v3", "deepseek_v32", "kimi_k2", "nemotron_h", "glm4_moe", "glm_moe_dsa",
-                             "minimax_m2"):
+                             "minimax_m2", "mimo_v2_flash", "mimo_v2"):
         pc.other += experts * count  # e_score_correction_bias
 
 
@@ -674,15 +683,17 @@ def _weight_bytes_per_rank(
         if facts.get("kv_shared"):
             own_kv = own_kv[:-facts["kv_shared"]]  # Gemma 4's KV-shared layers have no k/v projections
         layers = sum(1 for ch in own_kv if ch in "FSC")
-        shapes = [(kv, hd, layers)]
+        v_hd = facts.get("v_head_dim") or hd
+        shapes = [(kv, hd + v_hd, layers)]
         if full:
             n_full = own_kv.count("F")
-            shapes = [(kv, hd, layers - n_full), (full["kv_heads"], full["head_dim"], n_full)]
+            shapes = [(kv, hd + v_hd, layers - n_full),
+                      (full["kv_heads"], full["head_dim"] + (full.get("v_head_dim") or full["head_dim"]), n_full)]
         attn = pc.linear["attn"]
         per_rank = attn / tp
-        for heads_kv, head_size, count in shapes:
+        for heads_kv, kv_size, count in shapes:
             if heads_kv < tp:
-                kv_params = 2 * hidden * heads_kv * head_size * count
+                kv_params = hidden * heads_kv * kv_size * count
                 per_rank += kv_params / heads_kv - kv_params / tp
         divide["attn"] = attn / per_rank
     if tp > 1 and facts.get("mla") and "attn" in pc.linear:

@@ -42,6 +42,8 @@ VLLM_SOURCES = (
     "get_max_concurrency_for_kv_cache_config, _report_kv_cache_config (0.8 - 0.2x); "
     "vllm/v1/core/kv_cache_planning.py (0.3x)",
     "vllm/model_executor/models/config.py::HybridAttentionMambaModelConfig (page unification, 0.10+)",
+    "vllm/model_executor/models/mimo_v2.py: MiMoV2Attention's head_size_v and per-layer-type KV heads (0.20 - 0.34; "
+    "mimo_v2_flash.py padded V to the QK head in 0.14 - 0.19)",
 )
 
 
@@ -123,7 +125,7 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     notes: list[str] = []
     mla = beh.mla_supported
     standard_fp8 = standard_fp8_sparse_mla(cfg)
-    per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, mla, standard_fp8)
+    per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, mla, standard_fp8, key=key)
     block_size = beh.block_size
     attn_kinds = [k for k in kinds if k in ("full_attention", "sliding_attention", "chunked_attention")]
     layers_rank = len(attn_kinds)
@@ -132,7 +134,7 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     n_full = sum(1 for k in attn_kinds if k == "full_attention")
     n_local = len(attn_kinds) - n_full
     # Full-attention layers with their own head size / KV heads (Gemma 4): their own bytes per token.
-    per_full, full_how = full_attention_bytes_per_token_layer(model, tp, kv_dtype_bytes, mla)
+    per_full, full_how = full_attention_bytes_per_token_layer(model, tp, kv_dtype_bytes, mla, key=key)
     sparse = sparse_mla_bytes(model, kv_dtype_bytes, standard_fp8) if mla and beh.engine == "v1" else None
     with_indexer = indexer_layers(model, key, first_layer, layers_rank) if sparse else layers_rank
     if per_full is None and sparse and with_indexer != layers_rank:

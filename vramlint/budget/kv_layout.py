@@ -22,22 +22,39 @@ def layer_kinds(model: ModelInfo) -> list[str]:
     return ["full_attention"] * model.num_layers
 
 
+# From vLLM 0.20 MiMo-V2's attention passes ``head_size_v`` to Attention, whose AttentionSpec then stores V at its own
+# size (mimo_v2.py, 0.20.0, 0.22.0, 0.34.0); 0.14 - 0.19 (mimo_v2_flash.py) padded V with zeros to the QK head size
+# before the cache, so K and V were cached at the same size.
+CACHED_V_HEAD_FROM = (0, 20)
+
+
+def cached_v_head(v_head: int | None, head: int, key: VersionKey | None) -> int:
+    """The V head size the KV cache stores for a layer with QK head ``head`` and V head ``v_head``."""
+    if not v_head or v_head == head or (key is not None and not at_least(key, *CACHED_V_HEAD_FROM)):
+        return head
+    return v_head
+
+
 def full_attention_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int,
-                                         mla: bool) -> tuple[int | None, str]:
+                                         mla: bool, key: VersionKey | None = None) -> tuple[int | None, str]:
     """KV bytes per token of one full-attention layer on one rank when those layers have their own shape (Gemma 4:
-    ``global_head_dim`` and ``num_global_key_value_heads``), else (None, ""). vLLM's ``Attention`` gets that layer's
+    ``global_head_dim`` and ``num_global_key_value_heads``; MiMo-V2-Flash: their own KV heads), else (None, ""). vLLM's ``Attention`` gets that layer's
     head size and KV heads (``Gemma4DecoderLayer``), and ``AttentionSpec.page_size_bytes`` stores K and V even
     when V is a copy of K (``attention_k_eq_v``): 2 x heads x head size x dtype bytes."""
     full = (model.extra.get("facts") or {}).get("full_attn")
     if not full or mla or model.is_mla:
         return None, ""
     heads = max(1, full["kv_heads"] // max(1, tp))
-    how = f"2 x {heads} KV heads x {full['head_dim']} head dim x {kv_dtype_bytes} B"
+    v_head = cached_v_head(full.get("v_head_dim"), full["head_dim"], key)
+    if v_head != full["head_dim"]:
+        how = f"{heads} KV heads x ({full['head_dim']} K + {v_head} V head dim) x {kv_dtype_bytes} B"
+    else:
+        how = f"2 x {heads} KV heads x {full['head_dim']} head dim x {kv_dtype_bytes} B"
     if full["kv_heads"] < tp:
         how += f" (KV heads replicated: {full['kv_heads']} < TP {tp})"
     if full.get("k_eq_v"):
         how += " (V is a copy of K, stored all the same)"
-    return 2 * heads * full["head_dim"] * kv_dtype_bytes, how
+    return heads * (full["head_dim"] + v_head) * kv_dtype_bytes, how
 
 
 def sparse_mla_bytes(model: ModelInfo, kv_dtype_bytes: int, standard_fp8: bool = False) -> tuple[int, int] | None:
@@ -85,7 +102,7 @@ def indexer_layers(model: ModelInfo, key: VersionKey | None, first: int, count: 
 
 
 def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, engine: str, mla: bool,
-                             standard_fp8: bool = False) -> tuple[int, str]:
+                             standard_fp8: bool = False, key: VersionKey | None = None) -> tuple[int, str]:
     """KV bytes one attention layer stores per token on one rank, and how it was derived."""
     if mla:
         width = (model.kv_lora_rank or 512) + (model.qk_rope_head_dim or 64)
@@ -105,10 +122,15 @@ def kv_bytes_per_token_layer(model: ModelInfo, tp: int, kv_dtype_bytes: int, eng
         return 2 * heads * 256 * kv_dtype_bytes, f"2 x {heads} heads x 256 (pre-MLA vLLM) x {kv_dtype_bytes} B"
     heads = kv_heads_per_rank(model, tp)
     hd = head_dim(model)
-    how = f"2 x {heads} KV heads x {hd} head dim x {kv_dtype_bytes} B"
+    # a V head of its own size (MiMo-V2: Attention's head_size_v; AttentionSpec stores head_size + head_size_v)
+    v_head = cached_v_head((model.extra.get("facts") or {}).get("v_head_dim"), hd, key)
+    if v_head != hd:
+        how = f"{heads} KV heads x ({hd} K + {v_head} V head dim) x {kv_dtype_bytes} B"
+    else:
+        how = f"2 x {heads} KV heads x {hd} head dim x {kv_dtype_bytes} B"
     if (model.num_kv_heads or model.num_attention_heads) < tp:
         how += f" (KV heads replicated: {model.num_kv_heads} < TP {tp})"
-    return 2 * heads * hd * kv_dtype_bytes, how
+    return heads * (hd + v_head) * kv_dtype_bytes, how
 
 
 def mamba_state_bytes(model: ModelInfo, tp: int, conv_bytes: int, ssm_bytes: int) -> tuple[int, str]:
