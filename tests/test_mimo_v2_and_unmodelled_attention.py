@@ -12,7 +12,7 @@ from vramlint.budget import compute_budget
 from vramlint.gpus import lookup as get_gpu
 from vramlint.model import ResolveOptions
 from vramlint.modelconfig import facts_from_config, model_info_from_facts, unmodelled_architecture
-from vramlint.models import NOT_MODELLED, catalog_entry, resolve_model
+from vramlint.models import NOT_MODELLED, UNMODELLED_INDEX, catalog_entry, resolve_model
 from vramlint.weights import count_parameters, weight_bytes_per_rank
 
 STORED = ("id", "source", "note")
@@ -113,7 +113,7 @@ _STEP3P5 = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "n
 
 
 @pytest.mark.parametrize("cfg, says", [
-    (_DEEPSEEK_V4, "DeepSeek-V4"), ({**_DEEPSEEK_V4, "model_type": "deepseek_ref"}, "1 layers of ratio 128"),
+    (_DEEPSEEK_V4, "DeepSeek-V4"), ({**_DEEPSEEK_V4, "model_type": "deepseek_ref"}, "1 layer of ratio 128"),
     (_MINIMAX_M3, "MiniMax-M3"), (_KIMI_LINEAR, "3 Kimi Delta Attention layers"),
     ({**_STEP3P5, "architectures": ["Step3p7FlashForCausalLM"], "model_type": "step3p7"}, "Step3p7FlashForCausalLM"),
 ])
@@ -131,3 +131,12 @@ def test_deepseek_v32_and_plain_sliding_window_models_are_still_sized():
            "vocab_size": 4096, "max_position_embeddings": 8192}
     assert unmodelled_architecture(v32) is None
     assert unmodelled_architecture({**_STEP3P5, "architectures": ["MistralForCausalLM"], "model_type": "mistral"}) is None
+
+
+def test_the_read_models_of_these_layouts_are_refused_offline_too():
+    # data/unmodelled_models.json holds the reasons unmodelled_architecture gives for their config.json: offline,
+    # DeepSeek-V4-Pro is a model the budget does not model, not one outside the catalog
+    info, why = resolve_model("deepseek-ai/DeepSeek-V4-Pro", ResolveOptions(), network=False)
+    assert info is None and NOT_MODELLED in why and "DeepSeek-V4" in why
+    data = json.loads(UNMODELLED_INDEX.read_text(encoding="utf-8"))["models"]
+    assert all(catalog_entry(model_id) is None for model_id in data)

@@ -946,7 +946,7 @@ def _unmodelled_attention(tc: dict, arch: str | None) -> str | None:
         counts = ""
         if isinstance(ratios, list):
             by = {r: sum(1 for x in ratios if x == r) for r in sorted({x for x in ratios if isinstance(x, int)})}
-            counts = " (" + ", ".join(f"{n} layers of ratio {r}" for r, n in by.items()) + ")"
+            counts = " (" + ", ".join(f"{n} layer{'s' if n != 1 else ''} of ratio {r}" for r, n in by.items()) + ")"
         return ("a DeepSeek-V4 model: its compressed sparse attention caches one latent per compress_ratios tokens"
                 f"{counts}, an indexer key cache on the ratio-4 layers, a sliding-window cache and compressor "
                 "state per layer (vllm/models/deepseek_v4)")

@@ -111,6 +111,23 @@ def catalog_entry(model_id: str) -> dict | None:
     return entry
 
 
+UNMODELLED_INDEX = Path(__file__).parent / "data" / "unmodelled_models.json"
+
+
+def known_unmodelled(model_id: str) -> str | None:
+    """Why a model whose config.json vramlint has read (data/unmodelled_models.json, written from
+    ``unmodelled_architecture`` of that config) is not sized, or None: such a model is said as not modelled offline
+    too, instead of as outside the catalog."""
+    try:
+        data = json.loads(UNMODELLED_INDEX.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key, entry in data.get("models", {}).items():
+        if key.lower() == model_id.lower():
+            return f"{model_id!r}: its config.json ({entry['source']}) describes {entry['reason']}, which {NOT_MODELLED}"
+    return None
+
+
 def _from_catalog(model_id: str) -> ModelInfo | None:
     from vramlint.modelconfig import model_info_from_facts
 
@@ -210,6 +227,9 @@ def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None
         hit = _from_catalog(repo_id)
         if hit:
             return hit, None
+        refused = known_unmodelled(repo_id)
+        if refused:
+            return None, refused
     return _from_hub(repo_id, revision, options, network=network)
 
 
