@@ -98,6 +98,7 @@ Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above err
 
 from __future__ import annotations
 
+from vramlint import versions
 from vramlint.rule import arg_location, gib, tokens
 from vramlint.versions import assumed_caveat, built_from_commit, why_no_version
 
@@ -345,8 +346,6 @@ def _error_location(server, error):
 def _config_refusals(assessment, ctx):
     """What ``VllmConfig`` refuses from the arguments and environment alone (no model or GPU needed): checked when
     the budget could not be computed (the configuration stage makes the same check when it is)."""
-    from vramlint import versions
-
     server = assessment.server
     key = versions.parse_version(assessment.vllm_version)
     if key is None:
@@ -442,8 +441,6 @@ def _sentence(text) -> str:
 def _engine_refusals(assessment, ctx):
     """The V1 engine's refusals of 0.8.0 - 0.10.1.1 under VLLM_USE_V1=1, which need no model: checked when the
     budget could not be computed (it makes the same check when it is)."""
-    from vramlint import versions
-
     server = assessment.server
     if server.gpu is not None and server.gpu.vendor != "nvidia":
         return

@@ -99,6 +99,7 @@ Found 1 finding (1 error) in 1 server, 1 file. Failing: findings at or above err
 
 from __future__ import annotations
 
+from vramlint.platforms import cpu_backend
 from vramlint.rule import arg_location, int_arg
 
 ID = "VRL006"
@@ -180,8 +181,6 @@ def check(assessment, ctx):
     if dp > 1:
         parts.append(f"data-parallel-size {dp}")
     needed = " x ".join(parts)
-
-    from vramlint.platforms import cpu_backend
 
     if cpu_backend(server):
         return  # vLLM's CPU backend: its ranks are host processes, whatever GPUs the pod asks for

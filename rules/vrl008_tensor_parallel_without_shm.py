@@ -79,6 +79,7 @@ Found 1 finding (1 warning) in 1 server, 1 file. 1 fixable with --fix (--diff sh
 
 from __future__ import annotations
 
+from vramlint.platforms import cpu_backend
 from vramlint.rule import arg_location, int_arg
 
 ID = "VRL008"
@@ -99,8 +100,6 @@ def check(assessment, ctx):
         return  # True: mounted; None: cannot tell from this file
     if server.gpu is not None and server.gpu.vendor != "nvidia":
         return  # NCCL is NVIDIA's; other accelerators' collectives are not modelled here
-    from vramlint.platforms import cpu_backend
-
     if cpu_backend(server):
         return  # vLLM's CPU backend (also a CPU build given a GPU): no NCCL (its collectives are not modelled here)
     tp = int_arg(server, "tensor_parallel_size", 1)

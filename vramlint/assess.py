@@ -19,8 +19,9 @@ from typing import Any
 from vramlint import gpus as gpu_catalog
 from vramlint import versions
 from vramlint.budget import compute_budget, speculative_draft_name
-from vramlint.budget.common import NotSized
+from vramlint.budget.common import NotSized, sizing_args
 from vramlint.model import Assessment, GpuSpec, ModelInfo, ResolveOptions, Server
+from vramlint.platforms import CPU_UNRESOLVED, cpu_backend
 from vramlint.textsafe import shortened
 
 # GPUs of one engine (tensor x pipeline parallel) whose budget vramlint computes: the widest vLLM deployments use a
@@ -230,8 +231,6 @@ def _budget(cache: dict | None, model: ModelInfo, gpu: Any, args: dict, env: dic
     which does the same to every budget of one key (``pin``: the version source, part of the key)."""
     if cache is None:
         return compute_budget(model, gpu, args, env, version, gpus, image=image, sources=sources, draft=draft)
-    from vramlint.budget.common import sizing_args
-
     key = (id(model), repr(gpu), repr(sizing_args(args)), repr(env), version, gpus, image, repr(sources),
            None if draft is None else (id(draft[0]), draft[1]), pin)
     budget = cache.get(key)
@@ -295,8 +294,6 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         # guess, so neither a budget nor a requirement is computed (said once, by cause)
         unresolved.append(f"engine arguments: {server.engine_args_in_code}; its memory budget is not computed")
         model = None
-    from vramlint.platforms import CPU_UNRESOLVED, cpu_backend
-
     # a GPU the deployment names leaves only vLLM's own CPU images on the CPU backend (cpu_backend says which)
     cpu = cpu_backend(server)
     if cpu is not None:
@@ -330,6 +327,7 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
                 a.budget = deciding_budget(a.fleet)
                 a.gpu = next(spec for spec in fleet if spec.name == a.budget.gpu)
             else:
+                # (not loaded where every server names its GPU)
                 from vramlint.requirement import gpu_requirement
 
                 a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft,

@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import field
 from typing import Any
 
+from vramlint import vllm_args
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, fast_frozen_init
 from vramlint.versions import (
@@ -2026,7 +2027,6 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     file (:func:`configured_vllm_version`), else the newest argument table: an exact reading when
     ``newest_release`` says the image runs the newest release (vLLM's own `:latest`), else an assumption.
     """
-    from vramlint import vllm_args
 
     version = version or configured_version_for(tokens)
     table_version, table_note = vllm_args.table_version(version)
@@ -2380,7 +2380,6 @@ def _rejected(inv: VllmInvocation, tok: Token | None, message: str, code: str = 
 def _check_serve_model(inv: VllmInvocation, entry: str, table_version: str | None, model_flag_tok: Token | None,
                        model_flag_value: Any) -> None:
     """`vllm serve` before 0.8.3 requires the positional model (vllm/scripts.py, vllm/entrypoints/cli/serve.py)."""
-    from vramlint import vllm_args
 
     version = (parse_version(table_version) or ())[:3]
     if entry != "serve" or not version or not (0, 5, 3) <= version < (0, 8, 3) \

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from vramlint.lean_dataclass import dataclass
+from vramlint.textsafe import mask_named, shortened
 
 Level = Literal["error", "warning", "note"]
 LEVELS: tuple[Level, ...] = ("note", "warning", "error")
@@ -281,8 +282,6 @@ def _masked(values: Any) -> Any:
     """A server's args or env as the JSON report shows them: secrets masked (vramlint.textsafe.mask_named)."""
     if not isinstance(values, dict):
         return values
-    from vramlint.textsafe import mask_named
-
     out = {k: _reported(mask_named(k, v)) for k, v in values.items()}
     return out if any(out[k] is not values[k] for k in out) else values
 
@@ -294,8 +293,6 @@ MAX_REPORTED_DEPTH = 32
 
 
 def _reported(value: Any, depth: int = 0) -> Any:
-    from vramlint.textsafe import shortened
-
     if isinstance(value, str):
         return shortened(value, 200) if len(value) > MAX_REPORTED_CHARS else value
     if not isinstance(value, (list, dict)):

@@ -15,6 +15,7 @@ from dataclasses import field
 from typing import Any
 
 from vramlint.lean_dataclass import dataclass
+from vramlint.platforms import CPU_BACKEND
 
 # cause -> (what the servers have in common, the one change that fixes it)
 CAUSES: dict[str, tuple[str, str]] = {
@@ -154,8 +155,6 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
         return [("vllm-omni", server.model)]
     if server.engine_args_in_code:
         return [("args-in-code", server.model)]
-    from vramlint.platforms import CPU_BACKEND
-
     if any(u.startswith(CPU_BACKEND) for u in assessment.unresolved):
         return [("cpu-backend", None)]
     if gpu is not None and gpu.vendor and gpu.vendor not in ("nvidia", "amd"):

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from vramlint.lean_dataclass import dataclass
+from vramlint.textsafe import shortened
 
 DEFAULT_VERSION = "0.34.0"
 
@@ -636,8 +637,6 @@ def hybrid_kv_cache_manager(key: VersionKey, engine: str, args: dict, env: dict,
       to be off (ValueError)."""
     if engine != "v1" or not at_least(key, 0, 9, 2):
         return False, None, None
-    from vramlint.textsafe import shortened
-
     explicit = _truthy(args.get("disable_hybrid_kv_cache_manager"))
     if explicit:
         return False, "off: --disable-hybrid-kv-cache-manager", None

@@ -100,7 +100,7 @@ def clear_template_values(server: Server) -> None:
         if marked(value):
             server.env[key] = None
     for key, value in list(server.args.items()):
-        server.args[key] = _cleared(value)
+        server.args[key] = _cleared(value, marked)
     if server.gpu is not None and marked(server.gpu.evidence):
         # evidence is prose: say where a template stood rather than print the marker
         server.gpu.evidence = re.sub("\u2983[_\u2984]*", "(template)", server.gpu.evidence or "")
@@ -114,19 +114,17 @@ def clear_template_values(server: Server) -> None:
 MAX_CLEARED_DEPTH = 100
 
 
-def _cleared(value: Any, depth: int = 0) -> Any:
-    """``value`` with every string a template expression stood in replaced by None; the same object when none is
-    (an argument of 50,000 items is not copied for nothing)."""
-    from vramlint.cmdline import has_unknown_mark as marked
-
+def _cleared(value: Any, marked: Any, depth: int = 0) -> Any:
+    """``value`` with every string a template expression stood in (by ``marked``, cmdline.has_unknown_mark)
+    replaced by None; the same object when none is (an argument of 50,000 items is not copied for nothing)."""
     if isinstance(value, str):
         return None if marked(value) else value
     if depth >= MAX_CLEARED_DEPTH or not isinstance(value, (list, dict)):
         return value
     if isinstance(value, list):
-        items = [_cleared(v, depth + 1) for v in value]
+        items = [_cleared(v, marked, depth + 1) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    cleared = {k: _cleared(v, depth + 1) for k, v in value.items()}
+    cleared = {k: _cleared(v, marked, depth + 1) for k, v in value.items()}
     return value if all(cleared[k] is v for k, v in value.items()) else cleared
 
 

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from vramlint.cmdline import (
+    MAX_EXPANDED_CHARS,
     UNKNOWN_MARK,
     Token,
     find_vllm_invocation,
+    has_unknown_mark,
     is_vllm_image,
     split_shell,
     split_token,
@@ -71,8 +73,6 @@ def _expand_env_value(value: str, earlier: dict[str, str]) -> tuple[str, str | N
     here, so a variable not set above is unknown), and why it is unknown when it is past what vramlint reads: a
     value past the expansion bound, or nested deeper than the interpolation reads, is unknown, not taken as
     written."""
-    from vramlint.cmdline import MAX_EXPANDED_CHARS
-
     interp = Interpolator(earlier, "<.env>")
     expanded = interp(value)
     if interp.past_bound:
@@ -154,8 +154,6 @@ class Interpolator:
     def __call__(self, text: str, loc: Location | None = None) -> str:
         if "$" not in text:
             return text
-        from vramlint.cmdline import MAX_EXPANDED_CHARS
-
         if self.depth == 0:
             self.past_bound = None
         out: list[str] = []
@@ -1090,8 +1088,6 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                     defaults_before = set(interp.defaulted)
                     device_ids = [interp(str(x)) for x in dev["device_ids"]]
                     assumed.extend(sorted(interp.defaulted - defaults_before))
-                    from vramlint.cmdline import has_unknown_mark
-
                     if any(has_unknown_mark(d) for d in device_ids):
                         # one unset variable may name several devices ("0,1"): neither count nor ids known
                         ids_unknown = True
