@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from vramlint.cmdline import Token, find_vllm_invocation, split_shell
 from vramlint.extract.podspec import (
     ConfigRef,
     ObjectContext,
     PodSpecHit,
+    apply_invocation,
     combine_gpu,
     configmap_mounts,
     container_server,
@@ -41,6 +43,7 @@ from vramlint.extract.podspec import (
 from vramlint.extract.records import Records
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import GpuRequest, Location, Problem, Server
+from vramlint.versions import version_from_image
 from vramlint.yamlload import join_path, node_location, value_location
 
 MODEL_MOUNT = "/mnt/models"
@@ -106,8 +109,6 @@ def extract_kserve(doc: Any, obj: Any, path: str, records: Records) -> bool:
 
 
 def _name_filter(isvc_name: str):
-    from vramlint.cmdline import Token
-
     def apply(tokens: list[Any]) -> list[Any]:
         out = []
         for tok in tokens:
@@ -250,8 +251,6 @@ def _place_on_isvc(server: Server, isvc: IsvcRecord, container: Any, hit: PodSpe
         server.replicas = to_int(isvc.predictor.get("minReplicas"))
     image = scalar_text(isvc.model.get("image")) if is_map(isvc.model) else None
     if image:
-        from vramlint.versions import version_from_image
-
         server.image = image
         server.image_location = value_location(file, isvc.model, "image", join_path(mpath, "image"))
         server.vllm_version = version_from_image(image)
@@ -263,8 +262,6 @@ def _place_on_isvc(server: Server, isvc: IsvcRecord, container: Any, hit: PodSpe
 
 def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
     """An InferenceService on KServe's Hugging Face runtime (vLLM backend unless told otherwise)."""
-    from vramlint.cmdline import Token, find_vllm_invocation
-
     file = isvc.doc.file
     mpath = _model_path(isvc)
     tokens = tokens_from(file, isvc.model, "args", mpath, isvc.doc.lines)
@@ -277,8 +274,6 @@ def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
     invocation = find_vllm_invocation(command, tokens, "kserve/huggingfaceserver", dict(server.env))
     if invocation is None:
         return None  # --backend huggingface / triton: not vLLM
-    from vramlint.extract.podspec import apply_invocation
-
     apply_invocation(server, invocation)
     records.problems.extend(Problem(file, server.location.line, server.location.column, m) for m in invocation.problems)
     server.container = "kserve-container"
@@ -295,8 +290,6 @@ def _builtin_hf_server(isvc: IsvcRecord, records: Records) -> Server | None:
 
 def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
     """An InferenceService on a vLLM runtime (by its name, or the vLLM model format) not among the scanned files."""
-    from vramlint.cmdline import Token, find_vllm_invocation
-
     file = isvc.doc.file
     mpath = _model_path(isvc)
     tokens = tokens_from(file, isvc.model, "args", mpath, isvc.doc.lines)
@@ -307,8 +300,6 @@ def _isvc_only_server(isvc: IsvcRecord) -> Server | None:
                                       dict(server.env))
     if invocation is None:
         return None
-    from vramlint.extract.podspec import apply_invocation
-
     apply_invocation(server, invocation)
     runtime = (f"runtime {isvc.runtime!r}" if isvc.runtime
                else "the runtime KServe selects for model format vLLM (autoSelect)")
@@ -374,9 +365,6 @@ _PARALLELISM_FLAGS = {
 
 def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
     """KServe LLMInferenceService: its containers when they run vLLM, else the command KServe builds for it."""
-    from vramlint.cmdline import Token, find_vllm_invocation, split_shell
-    from vramlint.extract.podspec import apply_invocation
-
     spec = obj.get("spec")
     if not is_map(spec):
         return
