@@ -20,6 +20,7 @@ import math
 from dataclasses import replace
 
 from vramlint import gpus as gpu_catalog
+from vramlint import versions
 from vramlint.budget import compute_budget
 from vramlint.budget.common import sizing_args
 from vramlint.model import Budget, GpuRequirement, ModelInfo, Server
@@ -65,10 +66,13 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
     if cache is not None and len(cache) >= MAX_REQUIREMENTS:
         return None
     budgets: list[Budget] = []
-    # GPUs that differ only by name (same memory, compute capability, bf16 / fp8) get the same budget
+    # GPUs alike in everything the budget reads get the same budget: memory, compute capability, bf16 / fp8,
+    # SM count and L2 (profile buffers), and what vLLM's scheduler defaults read from the name (an A800 is not
+    # an A100 there, although it has the A100's memory)
     same: dict[tuple, Budget] = {}
     for spec in gpu_catalog.catalog_specs(vendor):
-        kind = (spec.total_gib, spec.compute_capability, spec.bf16, spec.fp8, spec.vendor)
+        kind = (spec.total_gib, spec.compute_capability, spec.bf16, spec.fp8, spec.vendor, spec.compute_units,
+                spec.l2_cache_mib, versions.device_name_traits(spec.name))
         if kind in same:
             budgets.append(replace(same[kind], gpu=spec.name))
             continue

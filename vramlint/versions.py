@@ -773,6 +773,13 @@ def v2_model_runner(key: VersionKey, engine: str, args: dict, env: dict, model: 
     return True, why
 
 
+def device_name_traits(name: str | None) -> tuple[bool, bool]:
+    """What vLLM's scheduler defaults read from the device's name (not from its memory): whether it names an
+    H100/H200 (before 0.8.5) and whether it names an A100 (0.9+, ``"a100" not in device_name``)."""
+    lowered = (name or "").lower()
+    return ("h100" in lowered or "h200" in lowered), ("a100" in lowered)
+
+
 def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_model_len: int,
              usage_context: str = "serve") -> Behavior:
     """The start-up behaviour of ``version`` for this GPU, arguments, environment and model.
@@ -837,19 +844,19 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
 
     # Scheduler defaults (arg_utils.get_batch_defaults in 0.20.0; EngineArgs defaults before).
     device_gib = gpu.total_gib
-    name = (gpu.name or "").lower()
+    hopper_named, a100_named = device_name_traits(gpu.name)
     big = False
     if engine == "v0":
         seqs_default = 256
     else:
         if not at_least(key, 0, 8, 5):
-            big = "h100" in name or "h200" in name
+            big = hopper_named
             seqs_default = 1024
         elif not at_least(key, 0, 9):
             big = device_gib >= 70
             seqs_default = 1024 if big else 256
         else:
-            big = device_gib >= 70 and "a100" not in name
+            big = device_gib >= 70 and not a100_named
             if at_least(key, 0, 28) and device_gib >= 160:
                 big = True
             seqs_default = 1024 if big else 256
