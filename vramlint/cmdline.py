@@ -997,6 +997,10 @@ _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "ten
 # Words of an image name that say it stands in for vLLM (llm-d's vllm-sim, a test's mock-vllm): it serves vLLM's
 # API without loading a model, so it has no vLLM command line and no GPU budget
 _STAND_IN_WORDS = frozenset(("mock", "sim", "simulator", "fake", "stub", "emulator", "dummy"))
+# Words of an image's own name that say it is a program beside vLLM (a proxy or router in front of it, its UI, a
+# benchmark client, an operator), named after the engine it serves: it runs no vLLM engine itself
+_COMPANION_WORDS = frozenset(("proxy", "router", "gateway", "ui", "webui", "gui", "gradio", "dashboard", "exporter",
+                              "operator", "client", "bench", "benchmark"))
 
 
 # llm-d's vLLM images (ghcr.io/llm-d/...): llm-d/llm-d's docker/Dockerfile.cuda (llm-d-cuda, llm-d-cuda-gb200),
@@ -1045,12 +1049,14 @@ def _is_vllm_image(image: str) -> bool:
     parts = repo.split("/")
     if "nim" in parts or any(p.startswith("nim-") for p in parts):
         return False
-    # `vllm` as a word of the name (vllm-openai, nm-vllm, kube-ai/vllm), not inside another word (an emulator
-    # named vllme runs no vLLM)
-    if not any(re.fullmatch(r"vllm\d*", w) for w in re.split(r"[^a-z0-9]+", repo)):
-        return False
+    # `vllm` as a word of the image's own name (vllm-openai, nm-vllm, kube-ai/vllm), not inside another word (an
+    # emulator named vllme runs no vLLM), and not only in the namespace above it: vllm-project publishes GuideLLM
+    # and the semantic router, and a registry project named vllm holds a deployment's UI and operator images
     last = parts[-1]
-    if is_stand_in_image(image):
+    words = re.split(r"[^a-z0-9]+", last)
+    if not any(re.fullmatch(r"vllm\d*", w) for w in words):
+        return False
+    if is_stand_in_image(image) or _COMPANION_WORDS.intersection(words):
         return False
     return not any(x in last for x in ("sglang", "tgi", "text-generation"))
 

@@ -364,7 +364,13 @@ _PARALLELISM_FLAGS = {
 
 
 def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
-    """KServe LLMInferenceService: its containers when they run vLLM, else the command KServe builds for it."""
+    """KServe LLMInferenceService: its containers when they run vLLM, else the command KServe builds for it.
+
+    KServe (pkg/apis/serving/v1alpha1 LLMModelSpec, config/llmisvcconfig/config-llm-*-template.yaml) downloads
+    `spec.model.uri` into /mnt/models with its storage initializer and runs `vllm serve /mnt/models
+    --served-model-name <spec.model.name>`: the weights are the URI's, the name is only what clients ask for. With
+    `spec.prefill` it runs a second workload of the same command for prompt processing, with its own template,
+    replicas and parallelism (`.Spec.Prefill.Parallelism.Tensor`)."""
     spec = obj.get("spec")
     if not is_map(spec):
         return
@@ -374,60 +380,93 @@ def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
     mpath = join_path(spath, "model")
     hub_id = loc = None
     if is_map(model):
-        for key in ("name", "uri"):
-            value = scalar_text(model.get(key))
-            if value and (key == "name" or value.startswith("hf://")):
-                hub_id = value[len("hf://"):] if value.startswith("hf://") else value
-                loc = value_location(file, model, key, join_path(mpath, key))
-                break
+        uri = scalar_text(model.get("uri"))
+        name = scalar_text(model.get("name"))
+        if uri and uri.startswith("hf://"):
+            hub_id, loc = uri[len("hf://"):], value_location(file, model, "uri", join_path(mpath, "uri"))
+        elif name:
+            # weights from another store (an OCI modelcar, s3://, pvc://): the served name is the only reading of
+            # the model the file gives
+            hub_id, loc = name, value_location(file, model, "name", join_path(mpath, "name"))
     before = len(records.servers)
     ctx = object_context(doc, obj, path)
     extract_pod_objects(doc, obj, path, records, ctx=ctx)
+    workloads = [(spec, spath, ctx.name)]
+    prefill = spec.get("prefill")
+    if is_map(prefill):
+        workloads.append((prefill, join_path(spath, "prefill"), f"{ctx.name}-prefill"))
+    # A `main` container without a command takes the command of KServe's preset (the config merge), whatever its
+    # image's own entrypoint: such a container is read as the command KServe builds, not as its image alone
+    built_by_kserve = {cpath for workload, wpath, _ in workloads for cpath, _ in _preset_mains(workload, wpath)}
+    records.servers[before:] = [s for s in records.servers[before:]
+                                if not (s.location and s.location.yaml_path in built_by_kserve)]
     found = records.servers[before:]
-    if not found:
-        template = spec.get("template")
-        tpath = join_path(spath, "template")
-        containers = template.get("containers") if is_map(template) else None
-        if not is_seq(containers):
-            return
-        for i, container in enumerate(containers):
-            if not is_map(container) or scalar_text(container.get("name")) != "main" or "command" in container:
-                continue
-            cpath = join_path(join_path(tpath, "containers"), i)
-            server = Server(file=file, location=node_location(file, container, cpath) or Location(file, 1, 1),
-                            source_format="kubernetes", kind="LLMInferenceService", name=ctx.name, container="main")
-            read_env(file, container, cpath, server)
-            tokens = [Token("vllm", None), Token("serve", None), Token(MODEL_MOUNT, None)]
-            parallelism = spec.get("parallelism")
-            ppath = join_path(spath, "parallelism")
-            if is_map(parallelism):
-                for key, flag in _PARALLELISM_FLAGS.items():
-                    if key in parallelism:
-                        ploc = value_location(file, parallelism, key, join_path(ppath, key))
-                        tokens += [Token(flag, ploc), Token(scalar_text(parallelism.get(key)), ploc)]
-                if parallelism.get("expert") is True:
-                    tokens.append(Token("--enable-expert-parallel",
-                                        value_location(file, parallelism, "expert", join_path(ppath, "expert"))))
-            extra = server.env.get("VLLM_ADDITIONAL_ARGS")
-            if extra:
-                tokens += split_shell(extra, server.env_locations.get("VLLM_ADDITIONAL_ARGS"))
-            invocation = find_vllm_invocation(tokens, [], scalar_text(container.get("image")) or "vllm/vllm-openai",
-                                              dict(server.env))
-            if invocation is None:
-                continue
-            apply_invocation(server, invocation)
-            server.image = scalar_text(container.get("image"))
-            hit = PodSpecHit(template, tpath, to_int(spec.get("replicas")), None)
-            server.replicas = hit.replicas
-            server.gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, template, tpath))
-            server.shm = pod_has_shm(template, container)
-            server.ignore_rules = dict(ctx.ignore_rules)
-            server.notes.append("LLMInferenceService: KServe builds the vLLM command (model at /mnt/models, "
-                                "spec.parallelism, VLLM_ADDITIONAL_ARGS); flags its controller adds are not known")
-            records.servers.append(server)
-            found.append(server)
+    for server in found:
+        if is_map(prefill) and server.name == ctx.name and server.location \
+                and server.location.yaml_path.startswith(join_path(spath, "prefill") + "."):
+            server.name = f"{ctx.name}-prefill"
+    built: list[Server] = []
+    for workload, wpath, name in workloads:
+        built += _built_llmisvc_server(file, workload, wpath, ctx, name, records)
+    if built:
+        # one cause for the object's workloads: said once, on the first
+        what = "the decode and prefill workloads' vLLM commands" if len(built) > 1 else "the vLLM command"
+        built[0].notes.append(f"LLMInferenceService: KServe builds {what} (model at /mnt/models, "
+                              "spec.parallelism, VLLM_ADDITIONAL_ARGS); flags its controller adds are not known")
+        found += built
     for server in found:
         if hub_id and (server.model is None or str(server.model).rstrip("/") == MODEL_MOUNT):
             server.model, server.model_location = hub_id, loc
         if server.replicas is None and "replicas" in spec:
             server.replicas = to_int(spec.get("replicas"))
+
+
+def _preset_mains(workload: Any, wpath: str) -> list[tuple[str, Any]]:
+    """(path, container) of a workload's `main` containers that set no command: KServe's preset gives them theirs."""
+    template = workload.get("template")
+    containers = template.get("containers") if is_map(template) else None
+    if not is_seq(containers):
+        return []
+    tpath = join_path(join_path(wpath, "template"), "containers")
+    return [(join_path(tpath, i), c) for i, c in enumerate(containers)
+            if is_map(c) and scalar_text(c.get("name")) == "main" and "command" not in c]
+
+
+def _built_llmisvc_server(file: str, workload: Any, wpath: str, ctx: Any, name: str, records: Records) -> list[Server]:
+    """The server KServe builds for one workload (the main one, or `spec.prefill`) from its `main` container."""
+
+    template = workload.get("template")
+    tpath = join_path(wpath, "template")
+    built: list[Server] = []
+    for cpath, container in _preset_mains(workload, wpath):
+        server = Server(file=file, location=node_location(file, container, cpath) or Location(file, 1, 1),
+                        source_format="kubernetes", kind="LLMInferenceService", name=name, container="main")
+        read_env(file, container, cpath, server)
+        tokens = [Token("vllm", None), Token("serve", None), Token(MODEL_MOUNT, None)]
+        parallelism = workload.get("parallelism")
+        ppath = join_path(wpath, "parallelism")
+        if is_map(parallelism):
+            for key, flag in _PARALLELISM_FLAGS.items():
+                if key in parallelism:
+                    ploc = value_location(file, parallelism, key, join_path(ppath, key))
+                    tokens += [Token(flag, ploc), Token(scalar_text(parallelism.get(key)), ploc)]
+            if parallelism.get("expert") is True:
+                tokens.append(Token("--enable-expert-parallel",
+                                    value_location(file, parallelism, "expert", join_path(ppath, "expert"))))
+        extra = server.env.get("VLLM_ADDITIONAL_ARGS")
+        if extra:
+            tokens += split_shell(extra, server.env_locations.get("VLLM_ADDITIONAL_ARGS"))
+        invocation = find_vllm_invocation(tokens, [], scalar_text(container.get("image")) or "vllm/vllm-openai",
+                                          dict(server.env))
+        if invocation is None:
+            continue
+        apply_invocation(server, invocation)
+        server.image = scalar_text(container.get("image"))
+        hit = PodSpecHit(template, tpath, to_int(workload.get("replicas")), None)
+        server.replicas = hit.replicas
+        server.gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, template, tpath))
+        server.shm = pod_has_shm(template, container)
+        server.ignore_rules = dict(ctx.ignore_rules)
+        records.servers.append(server)
+        built.append(server)
+    return built
