@@ -110,3 +110,38 @@ spec:
 def test_a_proxy_container_beside_the_engine_is_no_server(tmp_path: Path):
     result = _scan(tmp_path, "deploy.yaml", APP)
     assert [s.container for s in result.servers] == ["engine"]
+
+
+SIDECAR_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sweep
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - name: fetch
+          image: vllm/vllm-openai:v0.10.1
+          command: ["huggingface-cli", "download", "Qwen/Qwen2.5-1.5B-Instruct"]
+        - name: engine
+          image: vllm/vllm-openai:v0.10.1
+          restartPolicy: Always
+          args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "8192"]
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+      containers:
+        - name: load
+          image: python:3.12-slim
+          command: ["python", "-c", "print('client')"]
+"""
+
+
+def test_a_sidecar_init_container_runs_for_the_pods_life_and_may_serve_vllm(tmp_path: Path):
+    result = _scan(tmp_path, "job.yaml", SIDECAR_JOB)
+    # `engine` has restartPolicy Always (a native sidecar); `fetch` is an ordinary init container, run to its end
+    assert [s.container for s in result.servers] == ["engine"]
+    server = result.servers[0]
+    assert server.model == "Qwen/Qwen2.5-1.5B-Instruct" and server.gpu.count == 1
+    assert server.location.yaml_path == "spec.template.spec.initContainers[1]"

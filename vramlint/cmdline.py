@@ -1104,7 +1104,9 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     """What to say about a container that clearly relates to vLLM (its image or command names it) but shows no
     vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
     texts = [w for w in words if w]
-    if not ("vllm" in (image or "").lower() or any("vllm" in w.lower() for w in texts)):
+    # an option that names vLLM (`--vllm-port=8001` of llm-d's routing proxy) is another program's way to reach
+    # it, not a vLLM command
+    if not ("vllm" in (image or "").lower() or any("vllm" in w.lower() and not w.startswith("-") for w in texts)):
         return None
     if is_dynamo_image(image) and (not texts or any(
             texts[k] == "-m" and texts[k + 1].startswith("dynamo.") for k in range(len(texts) - 1))):

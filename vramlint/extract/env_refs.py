@@ -93,7 +93,8 @@ def resolve_env_refs(refs: list[EnvRef], by_name: dict[str, list[Any]], servers:
                 n.startswith(f"envFrom configMapRef {name}:") for name in whole_read)]
 
         new, _problems = container_server(ref.doc, ref.ctx, ref.hit, ref.index, ref.container,
-                                          shm_known=ref.shm_known, records=Records(), before_invocation=fill)
+                                          shm_known=ref.shm_known, records=Records(), before_invocation=fill,
+                                          container_path=ref.container_path)
         if new is None:
             continue
         old = ref.server

@@ -909,7 +909,7 @@ def container_server(
             call = scripts.script_call(command + args)
             if call is not None:  # read once every scanned file's ConfigMaps are known
                 records.script_refs.append(scripts.ScriptRef(doc, ctx, hit, index, container, call, location,
-                                                             shm_known, said))
+                                                             shm_known, said, container_path))
                 return None, []
         if said is None:
             return None, []
@@ -1216,6 +1216,20 @@ def workload_namespace(obj: Any) -> str | None:
     return scalar_text(metadata.get("namespace")) if is_map(metadata) else None
 
 
+def _long_running_containers(hit: PodSpecHit) -> list[tuple[int, Any, str | None]]:
+    """(index, container, path when not containers[index]) of the containers that run for the pod's life: its
+    containers, and its sidecars, the init containers with `restartPolicy: Always` (Kubernetes' native sidecars,
+    KEP-753: started before the containers and kept running), which may serve vLLM beside a client container."""
+    out: list[tuple[int, Any, str | None]] = [(i, c, None) for i, c in enumerate(hit.node.get("containers") or [])
+                                              if is_map(c)]
+    inits = hit.node.get("initContainers")
+    if is_seq(inits):
+        ipath = join_path(hit.path, "initContainers")
+        out += [(i, c, join_path(ipath, i)) for i, c in enumerate(inits)
+                if is_map(c) and scalar_text(c.get("restartPolicy")) == "Always"]
+    return out
+
+
 def extract_pod_objects(doc: Any, obj: Any, path: str, records: Records, ctx: ObjectContext | None = None,
                         shm_known: bool = True) -> list[Server]:
     ctx = ctx or object_context(doc, obj, path)
@@ -1227,16 +1241,15 @@ def extract_pod_objects(doc: Any, obj: Any, path: str, records: Records, ctx: Ob
     if template_key and is_map(spec) and is_map(spec.get(template_key)):
         lws_size = to_int(spec[template_key].get("size"))
     for hit in find_podspecs(obj, path):
-        for i, container in enumerate(hit.node.get("containers") or []):
-            if not is_map(container):
-                continue
-            server, problems = container_server(doc, ctx, hit, i, container, shm_known=shm_known, records=records)
+        for i, container, cpath in _long_running_containers(hit):
+            server, problems = container_server(doc, ctx, hit, i, container, shm_known=shm_known, records=records,
+                                                container_path=cpath)
             records.problems.extend(problems)
             if server is None:
                 continue
             if any(configmap_refs(container)):  # read again once every scanned ConfigMap is known
                 records.env_refs.append(EnvRef(doc, ctx, hit, i, container, shm_known, server,
-                                               workload_namespace(obj), len(server.notes)))
+                                               workload_namespace(obj), len(server.notes), cpath))
             if ctx.kind == "Pod" and server.replicas is None:
                 server.replicas = 1
             if lws_size is not None:

@@ -26,6 +26,7 @@ class EnvRef:
     server: Server  # the Server read with those variables unknown
     namespace: str | None  # the workload's metadata.namespace
     notes_at: int  # server.notes of the container's own reading (notes after it were added by the caller)
+    container_path: str | None = None  # where the container is when it is not containers[index] (a sidecar)
 
 
 @dataclass

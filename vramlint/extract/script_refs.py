@@ -47,7 +47,8 @@ def resolve_script_refs(refs: list[ScriptRef], configmaps: dict[str, list[Any]],
         script = yaml_token(cm.file, cm.data, key[1], dpath, cm.doc.lines)
         server, problems = container_server(ref.doc, ref.ctx, ref.hit, ref.index, ref.container,
                                             command_override=script_command(ref.call, script), args_override=[],
-                                            shm_known=ref.shm_known, records=records, follow_scripts=False)
+                                            shm_known=ref.shm_known, records=records, follow_scripts=False,
+                                            container_path=ref.container_path)
         records.problems.extend(p for p in problems if p.level != "note")
         if server is None:
             if ref.hidden is not None or "vllm" in content.lower():

@@ -119,3 +119,4 @@ class ScriptRef:
     location: Location  # the container
     shm_known: bool
     hidden: str | None  # what to say if the script cannot be read (the container mentions vLLM), else None
+    container_path: str | None = None  # where the container is when it is not containers[index] (a sidecar)
