@@ -475,6 +475,7 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
     i = 0
     word: _Word | None = None
     redirect_next = False
+    pending: list[tuple[str, bool, bool]] = []  # here-documents (delimiter, <<-, quoted) whose bodies follow the line
 
     def finish() -> None:
         nonlocal word, redirect_next
@@ -570,6 +571,21 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
             i += 1
             yield out
             out = []
+            while pending:
+                # each body in the order its operator was written, to a line that is its delimiter (`<<-`: leading
+                # tabs stripped); one never found ends at the end of the text, as the shell does (with a warning)
+                delimiter, strip_tabs, quoted = pending.pop(0)
+                start = i
+                end = n
+                while i < n:
+                    line_end = text.find("\n", i)
+                    line = text[i:] if line_end < 0 else text[i:line_end]
+                    if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                        end = i
+                        i = n if line_end < 0 else line_end + 1
+                        break
+                    i = n if line_end < 0 else line_end + 1
+                yield [(heredoc_op(quoted, strip_tabs), start, end, True)]
         elif c == "#" and word is None:
             i = text.find("\n", i)
             i = n if i < 0 else i
@@ -636,9 +652,16 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
             else:
                 finish()
                 redirect_next = True
-            if "<<" in target and "<<<" not in target:
-                # a here-document's body lines are not read; a here-string (`<<< word`) is one word, read as such
-                problems.append("here-document in a shell script is not read")
+            if target.startswith("<<") and not target.startswith("<<<"):
+                # a here-document: its delimiter word is taken here and its body, the lines after this one, is
+                # data the command reads, not commands of this script (a here-string, `<<< word`, is one word)
+                m = _HEREDOC_OPERATOR.match(text, i)
+                if m is not None:
+                    quoted = m.group(4) is None or text[m.start(4) - 1] == "\\"
+                    pending.append((m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None
+                                    else m.group(4), m.group(1) == "-", quoted))
+                    redirect_next = False
+                    j = m.end()
             i = j
         elif c in ";&|()":
             two = text[i : i + 2]
@@ -653,6 +676,16 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
     finish()
     if out:
         yield out
+
+
+# The operator a here-document's body is given as, (text, start, end, True) over the body's lines: `<<` for a body
+# whose delimiter is unquoted (the shell expands `$VAR`, `${...}`, `$(...)` in it), `<<'` for a quoted one (taken
+# literally), `-` when leading tabs are stripped (`<<-`). Commands split by it as by any operator.
+HEREDOC_OPS = frozenset(("<<", "<<'", "<<-", "<<-'"))
+
+
+def heredoc_op(quoted: bool, strip_tabs: bool) -> str:
+    return "<<" + ("-" if strip_tabs else "") + ("'" if quoted else "")
 
 
 # Characters with no special meaning at that point of a word: taken together, not one at a time.
@@ -1851,8 +1884,7 @@ def _assignments(commands: Iterable[tuple[list[str | None], Any]], env: dict[str
                  problems: list[str] | None, where: Callable[[Any], str]) -> dict[str, str | None]:
     """`_script_assignments` on the words' texts of each simple command, each with what ``where`` places
     (``where(place)`` says where that command is; asked only for a problem)."""
-    assigned: dict[str, str | None] = dict(env)
-    total = 0
+    variables = ShellVariables(env, problems, where)
     depth = 0  # inside if/while/for/case: whether an assignment runs is not known
     for ws, place in commands:
         while ws and ws[0] in ("then", "do", "else", "elif", "{", "}", "fi", "done", "esac", "if", "while", "until",
@@ -1862,31 +1894,59 @@ def _assignments(commands: Iterable[tuple[list[str | None], Any]], env: dict[str
             elif ws[0] in ("fi", "done", "esac"):
                 depth = max(0, depth - 1)
             ws = ws[1:]
+        variables.assign_command(ws, place, conditional=bool(depth))
+    return variables.values
+
+
+class ShellVariables:
+    """The variables of a script as its plain assignments (`NAME=value`, `export NAME=value`) set them, one
+    command at a time: ``values`` maps a name to its value, or to None when it is assigned but not known.
+
+    A value past MAX_EXPANDED_CHARS (a variable doubled again and again) is unknown from there on, and said once
+    in ``problems`` (``where(place)`` says where)."""
+
+    __slots__ = ("values", "problems", "where", "total")
+
+    def __init__(self, env: dict[str, str | None], problems: list[str] | None, where: Callable[[Any], str]):
+        self.values: dict[str, str | None] = dict(env)
+        self.problems = problems
+        self.where = where
+        self.total = 0
+
+    def assign_command(self, ws: list[str | None], place: Any, conditional: bool) -> list[str]:
+        """Apply one simple command (its words, compound keywords taken off) when it only assigns; the names it
+        assigns. ``conditional``: whether it runs is not known (a branch, a loop), so its values are not."""
         if ws and ws[0] in ("export", "declare", "readonly", "local"):
             ws = ws[1:]
-        if ws and all(w is not None and _ASSIGNED.match(w) for w in ws):
-            for w in ws:
-                name, _, val = w.partition("=")
-                if depth:
-                    assigned[name] = None
-                    continue
-                if "$" in val or has_unknown_mark(val):
-                    # the value is split with the variables it names only: the split is cached by its variables,
-                    # and the whole table made each of 100,000 chained assignments cost its size (quadratic: 4.9 GB)
-                    # (`${!X}` names a variable through another's value: the whole table then)
-                    scope = assigned if "!" in val else {
-                        n: assigned[n] for n in dict.fromkeys(_NAME_WORD.findall(val)) if n in assigned}
-                    toks = _lex(val, _Positions(val, None, None, None, None), scope, [])
-                    val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
-                    total += len(val or "")
-                    if val is not None and (len(val) > MAX_EXPANDED_CHARS or total > MAX_EXPANSION_TOTAL):
-                        if problems is not None and not any("grows past" in p for p in problems):
-                            problems.append(f"{where(place)}variable {name} grows past {MAX_EXPANDED_CHARS:,} "
-                                            "characters when expanded (expansion budget): its value is not "
-                                            "followed from here on")
-                        val = None
-                assigned[name] = val
-    return assigned
+        if not ws or not all(w is not None and _ASSIGNED.match(w) for w in ws):
+            return []
+        names = []
+        for w in ws:
+            name, _, val = w.partition("=")
+            names.append(name)
+            self.assign(name, None if conditional else val, place, raw=True)
+        return names
+
+    def assign(self, name: str, val: str | None, place: Any, raw: bool = False) -> None:
+        """``name`` set to ``val`` (None: unknown); ``raw``: ``val`` as written, its expansions still to make."""
+        assigned = self.values
+        if raw and val is not None and ("$" in val or has_unknown_mark(val)):
+            # the value is split with the variables it names only: the split is cached by its variables,
+            # and the whole table made each of 100,000 chained assignments cost its size (quadratic: 4.9 GB)
+            # (`${!X}` names a variable through another's value: the whole table then)
+            scope = assigned if "!" in val else {
+                n: assigned[n] for n in dict.fromkeys(_NAME_WORD.findall(val)) if n in assigned}
+            toks = _lex(val, _Positions(val, None, None, None, None), scope, [])
+            val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
+            self.total += len(val or "")
+            if val is not None and (len(val) > MAX_EXPANDED_CHARS or self.total > MAX_EXPANSION_TOTAL):
+                problems = self.problems
+                if problems is not None and not any("grows past" in p for p in problems):
+                    problems.append(f"{self.where(place)}variable {name} grows past {MAX_EXPANDED_CHARS:,} "
+                                    "characters when expanded (expansion budget): its value is not "
+                                    "followed from here on")
+                val = None
+        assigned[name] = val
 
 
 # JSON argument texts of this size or more, parsed once and shared (read only) by the servers that pass the same
@@ -1930,44 +1990,85 @@ def _may_start_a_server(texts: list[str | None]) -> bool:
     return "vllm" in joined or "python" in joined or "pypy" in joined or "sh" in joined
 
 
-def script_assignments(script: Token, env: dict[str, str | None] | None = None) -> dict[str, str | None]:
-    """The variables a script assigns itself (plain assignments in order, one under if/while/for/case unknown),
-    over ``env``: what `$X` expands to in the commands it runs, as `_search_script_with_assignments` reads them
-    for a `vllm serve` it starts."""
+def script_commands(script: Token, wanted: Callable[[list[str | None]], bool],
+                    env: dict[str, str | None] | None = None) -> Iterator[list[Token]]:
+    """The commands of a script that ``wanted`` picks (from their words), in the order the shell runs them,
+    each with the variables it sees then (those the script assigned before it, over ``env``; see
+    ``shell_order``)."""
+    from vramlint.shell_order import Command, ScriptWalk
+
     at, _ = _script_positions(script.text or "", script.location, bool(script.block), indent=script.indent,
                               lines=script.lines, folded=script.block == ">", quoted=script.quoted, problems=[])
-    if "=" not in at.text:
-        return dict(env or {})
-    return _assignments((([w[0] for w in cmd], cmd[0]) for cmd in _command_words(at.text, None, [])), env or {},
-                        None, lambda first: "")
+    for reached in ScriptWalk(at.text, env or {}, wanted, None, lambda first: "", []).run():
+        if isinstance(reached, Command):
+            yield [Token(value, at.at(start, end)) for value, start, end, _ in reached.words]
 
 
 def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,
                                     problems: list[str]) -> tuple[_Found | None, dict[str, str | None]]:
-    """The script read with the variables it assigns itself before use (and ``env``), and those variables."""
+    """The script read as the shell runs it (``shell_order``): each command that may start the server with the
+    variables it sees when it runs (those the script assigned before it, and ``env``); then the scripts its
+    here-documents write (`cat > run.sh <<EOF`), as they are written. Returns what was found and the variables
+    the script ends with."""
+    from vramlint.shell_order import HereDoc, ScriptWalk
+
     read_problems: list[str] = []
-    # Words, not Tokens, one simple command at a time: placing every word costs more than splitting, and
-    # holding every word of a megabyte script costs more memory than all else; a word is placed only to say
-    # where a variable grows too large, or when its command may start the server.
+    # Words, not Tokens: placing every word costs more than splitting; a word is placed only to say where a
+    # variable grows too large, or when its command may start the server.
     at, _ = _script_positions(script.text or "", script.location, bool(script.block), indent=script.indent,
                               lines=script.lines, folded=script.block == ">", quoted=script.quoted,
                               problems=read_problems)
-    text = at.text
-    assigned = dict(env)
-    if "=" in text:
-        assigned = _assignments((([w[0] for w in cmd], cmd[0]) for cmd in _command_words(text, None, [])), env,
-                                problems, lambda first: _where(Token(None, at.at(first[1], first[2]))))
-    for words in _command_words(text, assigned, read_problems):
-        if not _may_start_a_server([w[0] for w in words]):
+    walk = ScriptWalk(at.text, env, _may_start_a_server, problems,
+                      lambda first: _where(Token(None, at.at(first[1], first[2]))), read_problems)
+    bodies: list[Any] = []
+    for reached in walk.run():
+        if isinstance(reached, HereDoc):
+            bodies.append(reached)
             continue
-        cmd = [Token(value, at.at(start, end)) for value, start, end, _ in words]
-        found = _search_argv(cmd, assigned, depth + 1)
+        cmd = [Token(value, at.at(start, end)) for value, start, end, _ in reached.words]
+        found = _search_argv(cmd, reached.env, depth + 1)
         if found is not None:
             found.problems[:0] = problems + read_problems
-            return found, assigned
-    if assigned == env:
+            return found, walk.variables
+    for body in bodies:
+        found = _search_heredoc(script, at, body, depth)
+        if found is not None:
+            found.problems[:0] = problems + read_problems
+            return found, walk.variables
+    if walk.variables == env:
         problems.extend(read_problems)  # no second reading: what this one met is all there is to say
-    return None, assigned
+    return None, walk.variables
+
+
+def _search_heredoc(script: Token, at: _Positions, body: Any, depth: int) -> _Found | None:
+    """The server a here-document's body starts when the text it writes is run as a script (a launcher the
+    script writes: `cat > /opt/run.sh <<EOF ... EOF`, or `bash <<EOF`): its text as the shell writes it (an
+    unquoted delimiter: `$VAR`, `${VAR...}` with the variables of that moment, `\\$` an escaped `$`, `$(...)` and
+    what is unknown a marker of the same width, so its words are unknown; quotes are plain characters there and
+    only become quotes when the written script runs; a quoted delimiter: as written), read as a script of its
+    own (its `$VAR` are the written script's)."""
+    text = at.text[body.start:body.end]
+    if not _may_start_a_server([text]):
+        return None
+    lines = text.split("\n")
+    if body.strip_tabs:
+        lines = [line.lstrip("\t") for line in lines]
+    if body.env is not None:
+        from vramlint.extract.heredocs import _shell_expand
+
+        budget = [MAX_EXPANSION_TOTAL]
+        lines = [_shell_expand(line, body.env, budget, {}, {}, set()) for line in lines]
+    written = "\n".join(lines)
+    if unterminated_quote(written) is not None:
+        return None  # a text that is no script the shell runs (prose, a program of another language)
+    if script.block == "|" and script.location is not None:
+        # the same lines of the same block: every word of the body on its own line, columns moved by what an
+        # expansion before it changed on that line
+        token = Token(at.text.count("\n", 0, body.start) * "\n" + written, script.location, block="|",
+                      indent=script.indent, lines=script.lines)
+    else:
+        token = Token(written, at.at(body.start, body.start + 1))
+    return _search_shell([Token("sh", token.location), Token("-c", token.location), token], {}, depth + 1)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -73,17 +73,17 @@ def read_script_records(text: str, display: str, read_manifest: Any) -> Any:
 
 def read_shell_script(text: str, display: str, say_mention: bool = True) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read."""
-    from vramlint.cmdline import Token, find_vllm_invocation, script_assignments, split_token
+    from vramlint.cmdline import Token, find_vllm_invocation, script_commands
     from vramlint.extract import scripts
 
     script = scripts.script_token(text, display)
     servers: list[Server] = []
     problems: list[Problem] = []
     # a container run names its CLI (a name in a variable is not known, and not read); its words expand the
-    # variables the script assigns before it, as the shell does (`model=X; docker run IMAGE --model ${model}`),
-    # and a variable the script does not set is unknown (`${X:-default}` its default)
+    # variables the script assigned before it runs, as the shell does (`model=X; docker run IMAGE --model
+    # ${model}`), and a variable the script does not set is unknown (`${X:-default}` its default)
     if any(cli in text for cli in _CONTAINER_CLIS):
-        for command in _commands(split_token(script, script_assignments(script))):
+        for command in script_commands(script, _names_container_cli):
             run = _container_run(command)
             if run is not None:
                 server = _docker_run_server(run, display, problems)
@@ -112,6 +112,10 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))
     return servers, problems
+
+
+def _names_container_cli(texts: list[str | None]) -> bool:
+    return any(t is not None and os.path.basename(t) in _CONTAINER_CLIS for t in texts[:8])
 
 
 def _commands(words: list[Any]) -> list[list[Any]]:
