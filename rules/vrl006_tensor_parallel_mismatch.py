@@ -2,8 +2,9 @@
 
 vLLM starts `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-parallel-size`) workers, one
 per GPU. When the container requests fewer GPUs (`nvidia.com/gpu`, compose `count`/`device_ids`), vLLM
-stops at start-up (Ray: "The number of required GPUs exceeds the total number of available GPUs in the
-placement group"; multiprocessing: a CUDA "invalid device ordinal"). AWS Neuron devices
+stops at start-up (multiprocessing: a CUDA "invalid device ordinal"; Ray over one node's GPUs: "The number of
+required GPUs exceeds the total number of available GPUs in the placement group", a warning from 0.6.5 on, after
+which vLLM waits up to 1800 s for the placement group and then stops). AWS Neuron devices
 (`aws.amazon.com/neuron`) hold several NeuronCores each, which is what Neuron tensor parallelism counts, so
 they are compared only when the pod requests `aws.amazon.com/neuroncore`. Requesting more GPUs than the engine
 uses is reported too, as a warning, since the extra GPUs sit idle (`report-idle-gpus: false` turns that
@@ -144,6 +145,36 @@ def _budget_error_codes(assessment) -> set[str]:
     return {str(e.get("code")) for e in assessment.budget.errors}
 
 
+# vLLM's Ray executor (executor/ray_utils.py `initialize_ray_cluster`, v1/executor/ray_utils.py from 0.19) asks
+# the cluster for a placement group of one GPU bundle per rank. Up to 0.6.4 a cluster with fewer GPUs than that
+# was refused at once (ValueError "The number of required GPUs exceeds the total number of available GPUs in the
+# placement group", "... in the cluster" in 0.5); from 0.6.5 that text is a logger.warning ("Avoid immediate
+# rejection to allow user-initiated placement group created and wait cluster to be ready") and
+# `_wait_until_pg_ready` waits up to PG_WAIT_TIMEOUT = 1800 s before its ValueError (checked in the 0.5.0,
+# 0.6.3, 0.6.4.post1, 0.6.5, 0.6.6.post1, 0.7.0, 0.7.3, 0.8.5, 0.10.1, 0.11.0, 0.19.0, 0.27.1, 0.33.0 and 0.34.0
+# wheels).
+_RAY_WAITS_FROM = (0, 6, 5)
+PG_WAIT_TIMEOUT = 1800
+
+
+def _short_group_outcome(assessment, world):
+    """What vLLM does when the group has fewer GPUs than its ranks, for the version in use."""
+    from vramlint.versions import parse_version
+
+    server = assessment.server
+    if server.args.get("distributed_executor_backend") == "mp":
+        return "the ranks the group has no GPUs for never start, so the engine never comes up"
+    key = parse_version(assessment.vllm_version)
+    if key is not None and key[:3] < _RAY_WAITS_FROM:
+        return ("vLLM stops at start-up (Ray: \"The number of required GPUs exceeds the total number of available "
+                "GPUs ...\")")
+    return (f"vLLM {assessment.vllm_version or ''} waits for a Ray placement group of {world} GPUs that the cluster "
+            "cannot give (it logs \"The number of required GPUs exceeds the total number of available GPUs in the "
+            f"placement group\" as a warning) and stops after {PG_WAIT_TIMEOUT} s (PG_WAIT_TIMEOUT: \"Cannot "
+            f"provide a placement group of placement_group_specs=... within {PG_WAIT_TIMEOUT} seconds\")").replace(
+        "vLLM  ", "vLLM ")
+
+
 def _group_check(assessment, ctx, group, world, needed, where):
     """The engine spans a Ray cluster / LWS group: only a group that is short even as a whole fails."""
     total = group.gpus
@@ -153,8 +184,7 @@ def _group_check(assessment, ctx, group, world, needed, where):
         yield ctx.finding(
             assessment,
             f"{needed} needs {world} GPUs, but the {group.kind} gives the engine {total} ({group.describe()}): "
-            "vLLM stops at start-up (Ray: \"The number of required GPUs exceeds the total number of available GPUs "
-            f"in the placement group\").{why} "
+            f"{_short_group_outcome(assessment, world)}.{why} "
             + (f"Fix: {group.fix}" if group.fix else
                f"Give the group {world} GPUs (more workers or GPUs per pod), or lower the parallel size"),
             where,

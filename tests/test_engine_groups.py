@@ -132,3 +132,20 @@ def test_a_worker_that_runs_something_besides_joining_ray_is_still_said(tmp_path
         path = _variant(tmp_path, "lws-tp8-pp2.yaml", (worker, command))
         [note] = _custom_command_notes(path)
         assert note.level == "note" and note.line == _line(path, "name: vllm-worker")
+
+
+_NO_WORKER_COMMAND = ('          command: ["/bin/bash", "-lc", "--"]\n          args: ["ulimit -n 65536; '
+                      '$KUBERAY_GEN_RAY_START_CMD;"]\n', "")
+
+
+def test_a_short_ray_cluster_is_worded_as_the_version_behaves(tmp_path):
+    # vLLM 0.6.5+ (ray_utils.initialize_ray_cluster) only warns that the placement group is short, then
+    # `_wait_until_pg_ready` waits PG_WAIT_TIMEOUT (1800 s) before it raises; up to 0.6.4 it raised at once
+    path = _variant(tmp_path, "raycluster-tp2.yaml", _NO_WORKER_COMMAND)
+    [error] = [f for f in _vrl006(path)[1] if f.level == "error"]
+    assert "waits for a Ray placement group of 2 GPUs" in error.message and "after 1800 s" in error.message
+    assert "as a warning" in error.message and "stops at start-up" not in error.message
+    path = _variant(tmp_path, "raycluster-tp2.yaml", _NO_WORKER_COMMAND,
+                    ("vllm/vllm-openai:v0.8.5", "vllm/vllm-openai:v0.6.3"))
+    [error] = [f for f in _vrl006(path)[1] if f.level == "error"]
+    assert "stops at start-up" in error.message and "1800" not in error.message
