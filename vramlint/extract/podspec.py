@@ -294,10 +294,57 @@ def _hint_from_label(key: str, value: str, labels: dict | None = None) -> tuple[
     return hint if hint is not None else (None, None, "nvidia", None)
 
 
+# A label key written as a placeholder that a step before `kubectl apply` fills in: Mustache (`{{{PREFIX}}}/x`,
+# `{{PREFIX}}/x`), a Go template action (`{{ .Values.x }}/y`), or what the template pass marked. Kubernetes would
+# refuse such a key as it is (a label key's prefix is a DNS subdomain), so the file is not applied as written:
+# which label the pods select, and the GPU of the nodes that carry it, are known only once it is filled in.
+_TEMPLATED_KEY = re.compile(r"\{\{.*?\}\}|\$\{[^}]*\}")
+
+
+def templated_label_key(key: Any) -> bool:
+    return isinstance(key, str) and (bool(_TEMPLATED_KEY.search(key)) or has_template_marker(key))
+
+
+def _templated_selection(file: str, podspec: Any, path: str) -> tuple[str, Location | None] | None:
+    """The first nodeSelector key or required node-affinity key written as a placeholder: (what it says, where)."""
+    selector = podspec.get("nodeSelector")
+    if is_map(selector):
+        for key, value in list(selector.items())[:100]:
+            if templated_label_key(key):
+                return (f"nodeSelector {key}={scalar_text(value) or ''}",
+                        value_location(file, selector, key, join_path(join_path(path, "nodeSelector"), key)))
+    affinity = podspec.get("affinity")
+    node_aff = affinity.get("nodeAffinity") if is_map(affinity) else None
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if is_map(node_aff) else None
+    terms = required.get("nodeSelectorTerms") if is_map(required) else None
+    for term in terms[:50] if is_seq(terms) else []:
+        exprs = term.get("matchExpressions") if is_map(term) else None
+        for expr in exprs[:100] if is_seq(exprs) else []:
+            if is_map(expr) and templated_label_key(expr.get("key")):
+                values = [scalar_text(v) or "" for v in expr.get("values") or []] if is_seq(expr.get("values")) else []
+                return (f"node affinity {expr.get('key')} {scalar_text(expr.get('operator')) or ''} [{', '.join(values)}]",
+                        value_location(file, expr, "key", path))
+    return None
+
+
 def gpu_from_scheduling(file: str, podspec: Any, path: str) -> GpuRequest | None:
-    """GPU model named by nodeSelector or required node affinity on a GPU product label."""
+    """GPU model named by nodeSelector or required node affinity on a GPU product label; when none does and a
+    label key is a placeholder, a request that says so (the GPU it selects is not known until filled in)."""
     if not is_map(podspec):
         return None
+    found = _gpu_from_scheduling(file, podspec, path)
+    if found is not None:
+        return found
+    templated = _templated_selection(file, podspec, path)
+    if templated is None:
+        return None
+    said, where = templated
+    return GpuRequest(type=None, evidence=f"{said} (the label key is a template placeholder, filled in before the "
+                      "manifest is applied: which nodes it selects, and their GPU, are not known until then)",
+                      location=where)
+
+
+def _gpu_from_scheduling(file: str, podspec: Any, path: str) -> GpuRequest | None:
     selector = podspec.get("nodeSelector")
     if is_map(selector):
         labels = {str(k): scalar_text(v) for k, v in selector.items() if scalar_text(v)}
@@ -485,6 +532,8 @@ def read_node_selection(file: str, podspec: Any, path: str) -> NodeSelection | N
     """The pod's nodeSelector, required node affinity and tolerations; None when it selects no nodes at all."""
     if not is_map(podspec):
         return None
+    if _templated_selection(file, podspec, path) is not None:
+        return None  # a label the pods select is not known: which NodePool gives their nodes is not either
     out = NodeSelection()
     selector = podspec.get("nodeSelector")
     if is_map(selector):
@@ -942,6 +991,13 @@ def container_server(
     gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, hit.node, hit.path))
     with_node_selection(gpu, file, hit.node, hit.path)
     server.gpu = gpu
+    if gpu is not None and gpu.type is None and gpu.fleet is None:
+        templated = _templated_selection(file, hit.node, hit.path)
+        if templated is not None:
+            server.notes.append(f"the label key of `{templated[0]}` is a template placeholder that a step "
+                                "before `kubectl apply` fills in, so which nodes the pods select, and their GPU, "
+                                "are not known here; scan the manifest as that step writes it, or set `gpu:` in "
+                                ".vramlint.yaml (or --gpu)")
     # DRA claims: joined with their ResourceClaimTemplates once every file is read (extract.resource_claims)
     server.device_claims = read_claim_uses(file, hit.node, container, cpath)
     server.shm = pod_has_shm(hit.node, container) if shm_known else None
