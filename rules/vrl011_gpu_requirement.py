@@ -105,6 +105,9 @@ def _requirement(assessment) -> tuple[str, str, str] | None:
         at = "--max-model-len auto (vLLM fits the context to the KV cache left)"
     elif "max_model_len" in server.arg_locations and server.args.get("max_model_len") is not None:
         at = f"--max-model-len {req.max_model_len}"
+    elif "max_model_len" in server.arg_locations:
+        # `--max-model-len $LEN` with LEN not known: sized at the model's maximum, which the value may lower
+        at = f"max_model_len {req.max_model_len} (the model's maximum; the --max-model-len value is known only at run time)"
     else:
         at = f"max_model_len {req.max_model_len} (the model's maximum, no --max-model-len)"
     if req.gpus_per_engine > 1:

@@ -156,3 +156,11 @@ def test_the_script_own_command_comes_before_a_launcher_it_writes():
                                "vllm/vllm-openai:v0.10.0", {})
     assert inv.model == "Qwen/Qwen2.5-0.5B-Instruct" and inv.args["max_model_len"] == 4096
     assert inv.location.line == 14  # the block's fourth line (its content starts on line 11)
+
+
+def test_an_unknown_max_model_len_is_not_said_as_absent(tmp_path, capsys):
+    path = _write(tmp_path, "serve.sh", "#!/bin/bash\nvllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len $LEN\n")
+    main(["check", path, "--offline", "--output-format", "json", "--fail-on", "never"])
+    [vrl011] = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "VRL011"]
+    text = json.dumps(vrl011)
+    assert "known only at run time" in text and "no --max-model-len" not in text
