@@ -80,6 +80,7 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
 
     ``read_manifest(doc)``: the Records of one loaded document when it is a Kubernetes manifest, else None (the
     dispatcher's, given by the caller: extractors do not import it)."""
+    from vramlint.cmdline import heredoc_expand
     from vramlint.extract.records import Records
 
     records = Records()
@@ -113,7 +114,7 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
             for k, raw in enumerate(doc.body):
                 line = raw.lstrip("\t") if doc.strip_tabs else raw
                 if shell_env is not None:
-                    line = _shell_expand(line, shell_env, budget, group_unknown, group_defaulted,
+                    line = heredoc_expand(line, shell_env, budget, group_unknown, group_defaulted,
                                          assignments.defaulted)
                 if subst_env is not None and envsubst is not None:
                     line = _envsubst(line, subst_env, envsubst[1], budget, group_unknown)
@@ -559,47 +560,6 @@ def _marker(width: int) -> str:
     from vramlint.helm.templated import CLOSE, OPEN
 
     return OPEN + "_" * max(0, width - 2) + CLOSE if width >= 2 else OPEN
-
-
-def _shell_expand(line: str, env: dict[str, str | None], budget: list[int], unknown: dict[str, None],
-                  defaulted: dict[str, None], assigned_defaults: set[str]) -> str:
-    """A line of an unquoted here-document as the shell writes it: `\\$`, `\\\\` and `` \\` `` escapes, `$VAR`,
-    `${VAR...}` expansions; command substitutions and what is not known become a marker of the same width."""
-    from vramlint.cmdline import shell_parameter
-
-    if "$" not in line and "`" not in line and "\\" not in line:
-        return line
-    out: list[str] = []
-    i, n = 0, len(line)
-    while i < n:
-        c = line[i]
-        if c == "\\" and i + 1 < n and line[i + 1] in "$`\\":
-            out.append(line[i + 1])
-            i += 2
-        elif c == "`":
-            j = line.find("`", i + 1)
-            j = n - 1 if j < 0 else j
-            out.append(_marker(j + 1 - i))
-            unknown.setdefault(line[i:j + 1][:40], None)
-            i = j + 1
-        elif c == "$":
-            value, j, name = shell_parameter(line, i, env)
-            if value is None:
-                out.append(_marker(j - i))
-                unknown.setdefault(f"${name}" if name else line[i:j][:40], None)
-            else:
-                budget[0] -= len(value)
-                if budget[0] < 0:
-                    out.append(_marker(j - i))
-                else:
-                    out.append(value)
-                    if name and (name in assigned_defaults or (name not in env and line[i + 1:i + 2] == "{")):
-                        defaulted.setdefault(name, None)
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def _envsubst(line: str, env: dict[str, str | None], only: frozenset[str] | None, budget: list[int],
