@@ -2685,17 +2685,14 @@ def _check_middleware(text: str, inv: VllmInvocation, tok: Token) -> None:
     _rejected(inv, tok, why, code="import", arg="middleware", fix=fix)
 
 
-def _width_marker(width: int) -> str:
-    """A template marker as wide as the text it stands for (positions after it stay where they were)."""
-    return TEMPLATE_MARK + "_" * max(0, width - 2) + TEMPLATE_CLOSE if width >= 2 else TEMPLATE_MARK
-
-
 def heredoc_expand(line: str, env: dict[str, str | None], budget: list[int], unknown: dict[str, None],
                   defaulted: dict[str, None], assigned_defaults: set[str]) -> str:
     """A line of an unquoted here-document as the shell writes it: `\\$`, `\\\\` and `` \\` `` escapes, `$VAR`,
     `${VAR...}` expansions; command substitutions and what is not known become a marker of the same width."""
     if "$" not in line and "`" not in line and "\\" not in line:
         return line
+    from vramlint.helm.templated import width_marker
+
     out: list[str] = []
     i, n = 0, len(line)
     while i < n:
@@ -2706,18 +2703,18 @@ def heredoc_expand(line: str, env: dict[str, str | None], budget: list[int], unk
         elif c == "`":
             j = line.find("`", i + 1)
             j = n - 1 if j < 0 else j
-            out.append(_width_marker(j + 1 - i))
+            out.append(width_marker(j + 1 - i))
             unknown.setdefault(line[i:j + 1][:40], None)
             i = j + 1
         elif c == "$":
             value, j, name = shell_parameter(line, i, env)
             if value is None:
-                out.append(_width_marker(j - i))
+                out.append(width_marker(j - i))
                 unknown.setdefault(f"${name}" if name else line[i:j][:40], None)
             else:
                 budget[0] -= len(value)
                 if budget[0] < 0:
-                    out.append(_width_marker(j - i))
+                    out.append(width_marker(j - i))
                 else:
                     out.append(value)
                     if name and (name in assigned_defaults or (name not in env and line[i + 1:i + 2] == "{")):

@@ -556,16 +556,12 @@ def _assignments(lines: list[str], heredocs: list[_Heredoc]) -> _Assignments:
 # --- expansions ----------------------------------------------------------------------------------------------
 
 
-def _marker(width: int) -> str:
-    from vramlint.helm.templated import CLOSE, OPEN
-
-    return OPEN + "_" * max(0, width - 2) + CLOSE if width >= 2 else OPEN
-
-
 def _envsubst(line: str, env: dict[str, str | None], only: frozenset[str] | None, budget: list[int],
               unknown: dict[str, None]) -> str:
     """envsubst: `$VAR` and `${VAR}` (only those; listed ones when it is given a SHELL-FORMAT) replaced by the
     environment's value; a variable the script does not export a literal value for is unknown here."""
+    from vramlint.helm.templated import width_marker
+
     def sub(m: re.Match) -> str:
         name = m.group(1) or m.group(2)
         if only is not None and name not in only:
@@ -573,9 +569,9 @@ def _envsubst(line: str, env: dict[str, str | None], only: frozenset[str] | None
         value = env.get(name)
         if value is None:
             unknown.setdefault(f"${name}", None)
-            return _marker(len(m.group(0)))
+            return width_marker(len(m.group(0)))
         budget[0] -= len(value)
-        return value if budget[0] >= 0 else _marker(len(m.group(0)))
+        return value if budget[0] >= 0 else width_marker(len(m.group(0)))
 
     return re.sub(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", sub, line) if "$" in line else line
 

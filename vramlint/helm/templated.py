@@ -84,7 +84,8 @@ _TF_INTERP = re.compile(r"(?<!\$)\$\{[^{}\n]*\}")
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_\-]*>")
 
 
-def _marker(width: int) -> str:
+def width_marker(width: int) -> str:
+    """A template marker as wide as the text it stands for (positions after it stay where they were)."""
     return OPEN + "_" * max(0, width - 2) + CLOSE if width >= 2 else OPEN
 
 
@@ -113,11 +114,11 @@ def neutralize(text: str, placeholders: bool = True) -> tuple[str, list[str]]:
         if not bare:
             out_lines.append("")  # a line of control actions only: `{{- if }}`, `%{ endif ~}`
             continue
-        line = _GO_ACTION.sub(lambda t: _marker(len(t)), line)
+        line = _GO_ACTION.sub(lambda t: width_marker(len(t)), line)
         line = _TF_DIRECTIVE.sub(lambda t: " " * len(t), line)
-        line = _TF_INTERP.sub(lambda m: _marker(len(m.group(0))), line)
+        line = _TF_INTERP.sub(lambda m: width_marker(len(m.group(0))), line)
         if placeholders:
-            line = _PLACEHOLDER.sub(lambda m: _marker(len(m.group(0))), line)
+            line = _PLACEHOLDER.sub(lambda m: width_marker(len(m.group(0))), line)
         out_lines.append(line)
     # A multi-line `{{ ... }}` spans lines; blank what is left of it rather than guess.
     return "\n".join(out_lines), seen
@@ -209,7 +210,7 @@ def _merge_alternatives(lines: list[str], block: _Block) -> bool:
         same_program = len({w.rsplit("/", 1)[-1] for w in words}) == 1 and all(" " not in w for w in words)
         if len(set(values)) > 1 and not same_program and value:
             # `/opt/venv/bin/vllm` or `vllm`: the same program either way; otherwise the value is unknown
-            lines[first] = prefix + _marker(len(value))
+            lines[first] = prefix + width_marker(len(value))
         for n in row[1:]:
             lines[n] = ""
     return True
@@ -228,7 +229,7 @@ def _optional_switches(lines: list[str], branch: list[int]) -> None:
         if nxt is not None and not _plain_word(nxt.group(1)).startswith("-"):
             continue  # `- "--max-model-len"` then its value: the value says it
         quote = item.group(1).strip()[0] if item.group(1).strip()[0] in "\"'" else ""
-        lines[n] = lines[n][: item.start(1)] + f"{quote}{word}={_marker(2)}{quote}"
+        lines[n] = lines[n][: item.start(1)] + f"{quote}{word}={width_marker(2)}{quote}"
 
 
 def _resolve(lines: list[str], blocks: list[_Block], said: list[str]) -> None:
@@ -254,9 +255,9 @@ def _resolve(lines: list[str], blocks: list[_Block], said: list[str]) -> None:
                     item = _ITEM.match(lines[n])
                     value = _ENV_VALUE.match(lines[n])
                     if item and item.group(1).strip() and ": " not in item.group(1):
-                        lines[n] = lines[n][: len(lines[n]) - len(item.group(1))] + _marker(len(item.group(1)))
+                        lines[n] = lines[n][: len(lines[n]) - len(item.group(1))] + width_marker(len(item.group(1)))
                     elif value and value.group(2).strip():
-                        lines[n] = value.group(1) + _marker(len(value.group(2)))
+                        lines[n] = value.group(1) + width_marker(len(value.group(2)))
 
 
 def resolve_blocks(text: str) -> tuple[str, list[str]]:
