@@ -696,13 +696,9 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
 
 
 def _display(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        rel = os.path.abspath(path)
-    if rel.startswith(".." + os.sep + ".." + os.sep):
-        rel = os.path.abspath(path)
-    return rel.replace(os.sep, "/")
+    from vramlint.discover import display_path
+
+    return display_path(path)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -66,12 +66,18 @@ class Discovery:
 
 
 def display_path(path: str) -> str:
-    """Relative to the current directory, with forward slashes (stable in JSON and SARIF)."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        rel = os.path.abspath(path)
-    return rel.replace(os.sep, "/")
+    """Relative to the current directory when below it, else absolute (as ruff prints), with forward slashes.
+
+    One form for every path a run prints: a `../../x` for a folder outside the current one was longer than the
+    absolute path and differed from the chart paths, which were already printed absolute.
+    """
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    if absolute == cwd:
+        return "."
+    prefix = os.path.join(cwd, "")
+    shown = absolute[len(prefix):] if absolute.startswith(prefix) else absolute
+    return shown.replace(os.sep, "/")
 
 
 def excluded(rel: str, name: str, patterns: list[str]) -> bool:

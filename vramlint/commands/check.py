@@ -217,7 +217,9 @@ def _chart_folder(path: str) -> str | None:
     folder = os.path.dirname(os.path.abspath(path))
     for _ in range(4):  # templates/_helpers.tpl, templates/sub/x.tpl
         if os.path.isfile(os.path.join(folder, "Chart.yaml")) or os.path.isfile(os.path.join(folder, "Chart.yml")):
-            return os.path.relpath(folder)
+            from vramlint.discover import display_path
+
+            return display_path(folder)
         parent = os.path.dirname(folder)
         if parent == folder:
             return None

@@ -355,13 +355,12 @@ def _say_extends_cycle(file: str, node: dict, ext: Any, name: str, seen: tuple, 
 
 def _display(path: Path) -> str:
     """Relative to the current folder, or absolute when that climbs out of it (`/proc/self/environ`, not
-    `../../proc/self/environ`)."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    if rel.startswith(".."):
-        return os.path.abspath(path)
+    `../../proc/self/environ`), as every path of a run is said (vramlint.discover.display_path)."""
+    from vramlint.discover import display_path
+
+    rel = display_path(path)
+    if os.path.isabs(rel):
+        return rel
     if os.path.islink(path):
         real = os.path.realpath(path)
         if is_inside(real):

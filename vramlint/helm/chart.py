@@ -13,6 +13,7 @@ import re
 from dataclasses import field, fields, is_dataclass, replace
 from typing import Any
 
+from vramlint.discover import display_path
 from vramlint.fsread import Refusal, is_inside, read_text
 from vramlint.helm import gotmpl
 from vramlint.helm.gotmpl import (
@@ -55,14 +56,12 @@ def chart_for_values_file(path: str) -> str | None:
     d = os.path.dirname(os.path.abspath(path))
     for cand in (d, os.path.dirname(d)):
         if is_chart_dir(cand):
-            rel = os.path.relpath(cand)
-            return cand if rel.startswith("..") else rel
+            return display_path(cand)
     return None
 
 
 def _display(path: str) -> str:
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
+    return display_path(path)
 
 
 def _join_display(base: str, *parts: str) -> str:

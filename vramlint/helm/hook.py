@@ -219,8 +219,9 @@ def _shared_paths(values: dict, chart: dict, common: frozenset[str], depth: int 
 
 
 def _shown(path: str) -> str:
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
+    from vramlint.discover import display_path
+
+    return display_path(path)
 
 
 def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), render: bool = False,
