@@ -2865,6 +2865,8 @@ class ScriptWalk:
                 elif word in _SH_CLOSERS:
                     yield from self._close()
             rest = texts[k:]
+            if words:
+                self._assign_defaults(words, conditional=bool(self.open) or after_and_or)
             if words and (self.wanted([t for t in texts]) or _expands(texts)):
                 refs, scope = self._scope(self.text[words[0][1]:words[-1][2]])
                 yield from self._reached("command", words, scope, refs)
@@ -3014,6 +3016,26 @@ class ScriptWalk:
             for loop in self.loops:
                 loop.names.add(var)
 
+    def _assign_defaults(self, words: _Words, conditional: bool) -> None:
+        """`${NAME:=word}` / `${NAME=word}` in a command assign NAME when the default is used (`: ${MODEL:=x}`
+        is how many launchers set their defaults), before the command's later words and the next commands
+        read it. ``conditional``: whether the command runs is not known, so neither is the value."""
+        span = self.text[words[0][1]:words[-1][2]]
+        if "=" not in span or "${" not in span:
+            return
+        values = self.vars.values
+        for name, colon, word in _default_assignments(span):
+            present = name in values
+            value = values.get(name)
+            if present and (value is None or (value != "" or not colon)):
+                continue  # set (or unknown): the default is not used, or not known to be
+            if conditional:
+                self._assign(name, None, words[0])
+                continue
+            refs, scope = self._scope(word)
+            default = _param_word(word, scope, quoted=True)
+            self._assign(name, default if isinstance(default, str) else None, words[0])
+
     def _assign(self, var: str, value: str | None, place: Any) -> None:
         if not _is_name(var):
             return
@@ -3062,6 +3084,42 @@ def _items(text: str) -> Iterator[_Item]:
 def _is_name(text: Any) -> bool:
     return isinstance(text, str) and bool(text) and not text[0].isdigit() and set(text) <= _SH_NAME_CHARS \
         and "=" not in text
+
+
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=")
+MAX_DEFAULT_ASSIGNMENTS = 64  # per command: more is not a launcher's defaults
+
+
+def _default_assignments(span: str) -> list[tuple[str, bool, str]]:
+    """The `${NAME:=word}` / `${NAME=word}` expansions of a command's text outside single quotes (where the
+    shell expands them): (NAME, whether `:=`, word). One nested in another's word is not taken: it is made only
+    when the outer default is used."""
+    out: list[tuple[str, bool, str]] = []
+    i = 0
+    n = len(span)
+    double = False
+    while i < n and len(out) < MAX_DEFAULT_ASSIGNMENTS:
+        ch = span[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "'" and not double:
+            end = span.find("'", i + 1)
+            i = n if end < 0 else end + 1
+            continue
+        if ch == '"':
+            double = not double
+        elif ch == "$" and span.startswith("${", i):
+            m = _DEFAULT_ASSIGNMENT.match(span, i)
+            end = _brace_end(span, i + 2)
+            if end < 0:
+                return out
+            if m is not None:
+                out.append((m.group(1), m.group(2) == ":", span[m.end():end]))
+            i = end + 1
+            continue
+        i += 1
+    return out
 
 
 def _expands(texts: list[Any]) -> bool:
