@@ -24,7 +24,10 @@ release does not ship (listed whole for `vllm.X` and under `vllm.entrypoints`, f
 of another package is not checked. So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
 makes) with `PYTORCH_CUDA_ALLOC_CONF` holding `expandable_segments:True`, which `VllmConfig` refuses from 0.21
 unless sleep mode (0.21) or the cumem allocator (0.22+: `--enable-cumem-allocator`, or `--enable-sleep-mode`) is
-on; the finding sits on the variable, and needs no model. When the image tag does not say the vLLM version, the checks that depend on the
+on; the finding sits on the variable, and needs no model. When a word of the command line is known only at run
+time (`$EXTRA_ARGS`, a template, a placeholder a later step replaces), the memory failures are warnings ("may not
+start"): the word may set --max-model-len, --gpu-memory-utilization or a quantization, and the budget is of the
+arguments written. When the image tag does not say the vLLM version, the checks that depend on the
 version are made against the newest version vramlint knows and reported as warnings; vLLM's own `:latest` runs
 the newest release, so there they are errors. A `--max-model-len` below 1 is checked as each release
 does: 0.13 refuses any (pydantic, `gt=0`), 0.14 and later refuse one below -1 and fit -1 (or `auto`) to the KV
@@ -214,6 +217,17 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
                 _sentence(e.get("message")) for e in behind))
         detail.append(numbers)
         fix_ = (None if errors is not None else memory_fix(assessment, ctx, error)) or _advice(error)
+        opaque = server.opaque_args
+        if opaque is not None:
+            # `$EXTRA_ARGS` may set --max-model-len, --gpu-memory-utilization, a quantization...: the budget is
+            # of what is written, and an error must be certain
+            at = f" (line {opaque.line})" if opaque.line else ""
+            yield ctx.finding(assessment, headline.rstrip(".").replace("will not start", "may not start", 1),
+                              location, level="warning", fix=fix_,
+                              detail=f"A word of the command line{at} is known only at run time and may set the "
+                              "arguments this budget rests on (its numbers are those of the arguments written). "
+                              + " ".join(detail))
+            continue
         if error.get("version_dependent") and assessment.version_source in ("default", "operator"):
             yield ctx.finding(assessment, headline.rstrip("."), location, level="warning", fix=fix_,
                               detail=" ".join(detail) + ". Set vllm-version in the configuration to check against "

@@ -27,7 +27,8 @@ The finding is reported once per group, on its last engine in file order, at its
 `--gpu-memory-utilization` (or its container when it is left at the default), and names the others with
 their lines (SARIF `relatedLocations`). When the devices come from the default of a variable the repository does not set
 (`NVIDIA_VISIBLE_DEVICES: ${CHAT_GPUS:-all}`, set in a `.env` at deploy time), the placement is only the
-file's assumption and the finding is a warning.
+file's assumption and the finding is a warning. So it is when an engine left at the default share has a word
+of its command line known only at run time (`$EXTRA_ARGS`): that word may set its `--gpu-memory-utilization`.
 
 Fix (safe when every engine's budget still starts): each engine's `--gpu-memory-utilization` scaled down in
 proportion, to hundredths, so that they add up to at most `max-total-utilization`; one fix edits all the
@@ -251,6 +252,13 @@ def _check_together(members, profile, limit, ctx):
         if by_profile:
             fix += (f". This holds if the profile's services are started together (`docker compose --profile "
                     f"{profile} up`); started one at a time (`docker compose up SERVICE`) they do not share the GPU")
+        # an engine whose share is its default, with a word of its command line known only at run time
+        # (`$EXTRA_ARGS`), may set --gpu-memory-utilization there: the sum is not certain
+        opaque = [x for x in members if x.server.opaque_args is not None
+                  and "gpu_memory_utilization" not in x.server.args]
+        if opaque:
+            fix += (". This holds if " + ", ".join(_label(x, a) for x in opaque) + " keeps the default "
+                    "gpu_memory_utilization: a word of its command line is known only at run time and may set it")
         yield ctx.finding(
             a,
             f"{len(members)} engines share the same GPU{size}{when}: gpu_memory_utilization adds up to "
@@ -258,8 +266,8 @@ def _check_together(members, profile, limit, ctx):
             arg_location(a.server, "gpu_memory_utilization"),
             detail=f"The engines: {listing}; whichever starts last finds too little free memory and vLLM refuses to start. "
             f"Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
-            level="warning" if assumed or by_profile else None,
-            fix=_assumed(shares) if assumed or by_profile else shares,
+            level="warning" if assumed or by_profile or opaque else None,
+            fix=_assumed(shares) if assumed or by_profile or opaque else shares,
             related=[arg_location(o.server, "gpu_memory_utilization") for o in others],
         ), a
         return

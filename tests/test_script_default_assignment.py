@@ -73,3 +73,56 @@ def test_a_default_assigned_in_a_branch_is_not_known(tmp_path):
         vllm serve "${MODEL:-Qwen/Qwen2.5-0.5B-Instruct}"
         """)
     assert server.model is None  # the branch may have set it: said as unknown, not guessed
+
+
+def test_an_assignment_in_a_subshell_does_not_reach_the_script(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODEL=Qwen/Qwen2.5-7B-Instruct
+        (MODEL=meta-llama/Llama-3.1-70B-Instruct; echo "$MODEL")
+        (cd /tmp && LEN=1 && (LEN=2))
+        vllm serve $MODEL --max-model-len ${LEN:-4096}
+        """)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 4096
+
+
+def test_a_server_started_in_a_subshell_sees_the_subshell_variables(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODEL=Qwen/Qwen2.5-7B-Instruct
+        (MODEL=Qwen/Qwen2.5-0.5B-Instruct; vllm serve "$MODEL") &
+        wait
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct"
+
+
+def test_a_case_pattern_inside_a_subshell_does_not_close_it(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODEL=Qwen/Qwen2.5-7B-Instruct
+        (
+          case "$X" in
+            big) LEN=1 ;;
+          esac
+          MODEL=meta-llama/Llama-3.1-70B-Instruct
+        )
+        vllm serve $MODEL
+        """)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_thousands_of_nested_subshells_stay_bounded(tmp_path):
+    depth = 5000
+    text = "#!/bin/bash\nMODEL=Qwen/Qwen2.5-7B-Instruct\n" + "(" * depth + "MODEL=x/y" + ")" * depth + "\n"
+    server = _server(tmp_path, text + "vllm serve $MODEL\n")
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_an_array_inside_a_subshell_does_not_end_it(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODEL=Qwen/Qwen2.5-7B-Instruct
+        ( EXTRA=(--enforce-eager); MODEL=meta-llama/Llama-3.1-70B-Instruct )
+        vllm serve $MODEL
+        """)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"

@@ -320,6 +320,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # would make terabytes; no real command line comes near these. Past them the value is unknown, and said.
 MAX_EXPANDED_CHARS = 100_000  # one variable's value, one word, one Kubernetes `$(VAR)`-expanded item
 MAX_EXPANSION_TOTAL = 5_000_000  # everything variables add to one script (a 1.4 MB script of 20,000 commands: 1 MB)
+MAX_SUBSHELL_DEPTH = 64  # nested `( ( ... ) )`: deeper ones share the innermost's scope
 MAX_PARAM_NESTING = 16  # `${A:-${B:-...}}` inside one default
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
 _UNKNOWN = object()  # a piece of a word whose value cannot be known
@@ -1022,6 +1023,7 @@ class VllmInvocation:
     startup_errors: list[dict[str, Any]] = field(default_factory=list)
     # What could not be read statically (a word known only at run time, no command at all): not input errors.
     unchecked: list[str] = field(default_factory=list)
+    opaque_args: Location | None = None  # the first word known only at run time (vramlint.model.Server)
     # Which argument table was used when the version is unknown or older than the tables (said by the budget's
     # sources and by VRL009, so not reported on its own).
     version_note: str | None = None
@@ -1906,13 +1908,33 @@ class ShellVariables:
     A value past MAX_EXPANDED_CHARS (a variable doubled again and again) is unknown from there on, and said once
     in ``problems`` (``where(place)`` says where)."""
 
-    __slots__ = ("values", "problems", "where", "total")
+    __slots__ = ("values", "problems", "where", "total", "subshells")
 
     def __init__(self, env: dict[str, str | None], problems: list[str] | None, where: Callable[[Any], str]):
         self.values: dict[str, str | None] = dict(env)
         self.problems = problems
         self.where = where
         self.total = 0
+        # per open `( ... )`, innermost last: what each name assigned in it was before (set?, value), put back
+        # when it closes (a subshell's assignments do not reach its parent)
+        self.subshells: list[dict[str, tuple[bool, str | None]]] = []
+
+    def open_subshell(self) -> bool:
+        """Whether a scope was opened (past MAX_SUBSHELL_DEPTH the innermost one takes the deeper ones in)."""
+        if len(self.subshells) >= MAX_SUBSHELL_DEPTH:
+            return False
+        self.subshells.append({})
+        return True
+
+    def close_subshell(self) -> None:
+        if not self.subshells:
+            return
+        values = self.values
+        for name, (present, value) in self.subshells.pop().items():
+            if present:
+                values[name] = value
+            else:
+                values.pop(name, None)
 
     def assign_command(self, ws: list[str | None], place: Any, conditional: bool) -> list[str]:
         """Apply one simple command (its words, compound keywords taken off) when it only assigns; the names it
@@ -1931,6 +1953,10 @@ class ShellVariables:
     def assign(self, name: str, val: str | None, place: Any, raw: bool = False) -> None:
         """``name`` set to ``val`` (None: unknown); ``raw``: ``val`` as written, its expansions still to make."""
         assigned = self.values
+        if self.subshells:
+            before = self.subshells[-1]
+            if name not in before:
+                before[name] = (name in assigned, assigned.get(name))
         if raw and val is not None and ("$" in val or has_unknown_mark(val)):
             # the value is split with the variables it names only: the split is cached by its variables,
             # and the whole table made each of 100,000 chained assignments cost its size (quadratic: 4.9 GB)
@@ -2162,11 +2188,13 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
         if text is None:
             inv.unchecked.append(_where(tok) + "a word of the command line is known only at run time (a variable "
                                  "or template), so the arguments it holds are not checked")
+            inv.opaque_args = inv.opaque_args or tok.location or inv.location
             i += 1
             continue
         if text[:2] == "__" and _FILL_IN.match(text):
             # `vllm serve __MODEL_NAME_AND_PARAMETERS__`: a word a setup step (sed, Terraform, a CI job) replaces
             # before the file is applied; vLLM never sees it, so it is neither the model nor an argument
+            inv.opaque_args = inv.opaque_args or tok.location or inv.location
             inv.unchecked.append(f"{_where(tok)}{text} is a placeholder that a step before deployment replaces, so "
                                  "the model or arguments it stands for are not known and not checked")
             i += 1
@@ -2811,6 +2839,8 @@ class ScriptWalk:
         self.locals: list[dict[str, tuple[bool, str | None]]] = []
         self.open: list[str] = []  # compound commands open (if, case, loops), innermost last
         self.loops: list[_Loop] = []
+        # per open `(`: len(self.open) when it opened, and whether it has a scope of its own
+        self.subshell_opened: list[tuple[int, bool]] = []
 
     @property
     def variables(self) -> dict[str, str | None]:
@@ -2879,6 +2909,14 @@ class ScriptWalk:
             # `cmd || X=...` runs on a failure, `[ test ] && X=...` as the environment makes the test come out;
             # `pip install ... && X=...` is a chain meant to go on (under `set -e` a failure stops it anyway)
             after_and_or = op is not None and (op[0] == "||" or (op[0] == "&&" and bool(rest) and rest[0] in _SH_TESTS))
+            if op is not None:
+                if op[0] == "(":
+                    # `NAME=(` opens an array, whose `)` must not end a subshell around it
+                    self.subshell_opened.append((len(self.open), not words and self.vars.open_subshell()))
+                elif op[0] == ")" and self.subshell_opened and self.subshell_opened[-1][0] == len(self.open):
+                    # (a `)` of a case pattern opened inside the subshell is not its end: `case` is open then)
+                    if self.subshell_opened.pop()[1]:
+                        self.vars.close_subshell()
 
     def _definition(self, texts: list[Any], op: Any, words: _Words, items: _Items) -> bool:
         """`name() {`, `function name {`, `function name() {`: the body is kept for the calls (True), or it is

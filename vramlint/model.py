@@ -225,6 +225,9 @@ class Server:
     # What vramlint could not read about this server (a word of the command line known only at run time, no
     # command or args at all): said once, in the server's "not checked" note, never as an input error.
     unchecked: list[str] = field(default_factory=list)
+    # The first word of the command line known only at run time (`$EXTRA_ARGS`, a template, a placeholder): it may
+    # hold any argument, so what rests on an argument being absent (its default) is not certain.
+    opaque_args: Location | None = None
     # The multi-pod group whose GPUs the engine's parallelism spans (KubeRay cluster, LWS group), when it runs in one.
     engine_group: EngineGroup | None = None
     # The vLLM version an operator pins when the file names no image (KubeAI's chart, llmaz's chart), and which

@@ -180,3 +180,13 @@ def test_kv_connector_with_expandable_segments_needs_no_model(lint, tmp_path):
     assert result.budget is None
     [finding] = result.of("VRL005")
     assert finding.level == "error" and "NixlConnector" in finding.message
+
+
+def test_a_word_known_only_at_run_time_makes_a_memory_failure_a_warning(lint):
+    # `$EXTRA_ARGS` may hold --max-model-len: the budget of the arguments written fails, but that is not certain
+    result = lint("vrl005/warn_unset_len_with_extra_args.yaml",
+                  rule="VRL005")
+    assert not result.budget.starts
+    [finding] = result.of("VRL005")
+    assert finding.level == "warning" and "may not start" in finding.message
+    assert "known only at run time" in finding.message and "(131072)" in finding.message

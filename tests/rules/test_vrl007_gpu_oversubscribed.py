@@ -138,3 +138,13 @@ services:
     path.write_text(text.replace("@IDS@", "0,1"))
     [finding] = lint(str(path), rule="VRL007").of("VRL007")
     assert finding.level == "error"
+
+
+def test_an_engine_whose_command_line_may_set_its_share_makes_the_sum_a_warning(lint):
+    # `${CHAT_ARGS}` may hold --gpu-memory-utilization for the engine that otherwise takes the default 0.9
+    path = "vrl007/warn_extra_args_default_share.yaml"
+    result = lint(path, rule="VRL007", gpu="L4")
+    assert result.inventory.servers[0].opaque_args is not None
+    [finding] = result.of("VRL007")
+    assert finding.level == "warning" and "keeps the default gpu_memory_utilization" in finding.message
+    assert finding.location.line == line_of(path, '"0.3"')

@@ -116,6 +116,7 @@ def server_from_command_line(words: list[str], version: str | None = None):
     server.notes.extend(inv.problems)
     server.startup_errors = list(inv.startup_errors)
     server.unchecked = list(inv.unchecked)
+    server.opaque_args = inv.opaque_args
     server.notes.extend(f"vLLM rejects this command line: {e['message']}" for e in inv.startup_errors)
     return server
 

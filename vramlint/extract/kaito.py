@@ -228,6 +228,7 @@ def apply_inference_config(server: Server, doc: Any, cm: Any) -> None:
     server.unknown_args.update(inv.unknown_args)
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
+    server.opaque_args = server.opaque_args or inv.opaque_args
     server.notes.append(f"vLLM settings read from the vllm: block of {label}")
 
 

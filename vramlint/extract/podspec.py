@@ -1162,6 +1162,7 @@ def apply_invocation(server: Server, invocation: Any) -> None:
     server.unknown_args.update(invocation.unknown_args)
     server.startup_errors.extend(getattr(invocation, "startup_errors", None) or [])
     server.unchecked.extend(getattr(invocation, "unchecked", None) or [])
+    server.opaque_args = server.opaque_args or getattr(invocation, "opaque_args", None)
 
 
 # --- ConfigMaps holding vLLM config files --------------------------------------------------------------

@@ -185,6 +185,7 @@ def _merge(server: Server, data: dict, file: str, base: Location | None, problem
         problems.append(Problem(base.file if base else file, line, None, msg))
     server.startup_errors.extend(inv.startup_errors)  # vLLM parses the config file's values as arguments too
     server.unchecked.extend(inv.unchecked)
+    server.opaque_args = server.opaque_args or inv.opaque_args
     for dest, value in inv.args.items():
         if overwrite or dest not in server.args:
             server.args[dest] = value
