@@ -126,3 +126,108 @@ def test_an_array_inside_a_subshell_does_not_end_it(tmp_path):
         vllm serve $MODEL
         """)
     assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+
+
+# --- bash arrays: `ARGS=(...)`, `ARGS+=(...)`, `"${ARGS[@]}"` ------------------------------------------------
+
+
+def test_an_array_of_arguments_is_read_as_its_elements(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODEL=Qwen/Qwen2.5-7B-Instruct
+        ARGS=(
+          --max-model-len 4096   # short prompts only
+          --gpu-memory-utilization "0.8"
+        )
+        ARGS+=(--served-model-name "chat model")
+        vllm serve "$MODEL" "${ARGS[@]}"
+        """)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert server.args["max_model_len"] == 4096 and server.args["gpu_memory_utilization"] == 0.8
+    assert server.args["served_model_name"] in ("chat model", ["chat model"])
+    assert server.opaque_args is None
+
+
+def test_a_whole_command_in_an_array(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        declare -a CMD=(vllm serve Qwen/Qwen2.5-0.5B-Instruct --tensor-parallel-size 2)
+        exec "${CMD[@]}"
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["tensor_parallel_size"] == 2
+
+
+def test_an_empty_array_adds_no_word(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        EXTRA=()
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct "${EXTRA[@]}" --max-model-len 2048
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["max_model_len"] == 2048
+    assert server.opaque_args is None
+
+
+def test_an_array_filled_in_a_branch_is_not_known(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        ARGS=(--max-model-len 4096)
+        if [ -n "$LONG" ]; then
+          ARGS=(--max-model-len 131072)
+        fi
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct "${ARGS[@]}"
+        """)
+    assert "max_model_len" not in server.args or server.args["max_model_len"] is None
+    assert server.opaque_args is not None
+
+
+def test_an_array_set_in_a_subshell_stays_there(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        ARGS=(--max-model-len 4096)
+        ( ARGS=(--max-model-len 8) )
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct "${ARGS[@]}"
+        """)
+    assert server.args["max_model_len"] == 4096
+
+
+def test_an_element_and_the_joined_form(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODELS=(Qwen/Qwen2.5-0.5B-Instruct meta-llama/Llama-3.1-8B-Instruct)
+        LENS=(2048 4096)
+        vllm serve ${MODELS[1]} --max-model-len "${LENS[*]:-x}" --served-model-name $MODELS
+        """)
+    assert server.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert server.args["max_model_len"] is None  # `${LENS[*]:-x}` is not a form the walk reads: unknown
+    assert server.args["served_model_name"] in ("Qwen/Qwen2.5-0.5B-Instruct", ["Qwen/Qwen2.5-0.5B-Instruct"])
+
+
+def test_a_huge_array_is_bounded(tmp_path):
+    words = " ".join(f"w{k}" for k in range(20000))
+    server = _server(tmp_path, f"#!/bin/bash\nA=({words})\nvllm serve Qwen/Qwen2.5-0.5B-Instruct \"${{A[@]}}\"\n")
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.opaque_args is not None
+
+
+def test_an_array_after_a_keyword_on_one_line(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        ARGS=(--max-model-len 4096)
+        if [ -n "$LONG" ]; then ARGS=(--max-model-len 131072); fi
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct "${ARGS[@]}"
+        """)
+    assert server.args.get("max_model_len") is None and server.opaque_args is not None
+
+
+def test_elements_a_branch_may_add_are_one_unknown_word_after_the_known_ones(tmp_path):
+    server = _server(tmp_path, """\
+        #!/usr/bin/env bash
+        MODEL="${MODEL:-Qwen/Qwen2.5-0.5B-Instruct}"
+        MAX_MODEL_LEN="${MAX_MODEL_LEN:-}"
+        cmd=(vllm serve "${MODEL}" --dtype auto)
+        if [[ -n "${MAX_MODEL_LEN}" ]]; then
+          cmd+=(--max-model-len "${MAX_MODEL_LEN}")
+        fi
+        exec "${cmd[@]}"
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["dtype"] == "auto"
+    assert server.opaque_args is not None  # the branch may add --max-model-len: not certain it is unset

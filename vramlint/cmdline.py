@@ -525,6 +525,21 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
         if value is None:
             # left as written (no env given)
             return
+        if isinstance(value, _QuotedFields):
+            # `"${A[@]}"`: a word per element; none at all for an empty array written alone in its quotes
+            if not value and word is not None and not word.pieces:
+                word.started = False
+            for k, part in enumerate(value):
+                if k > 0:
+                    finish()
+                if word is None:
+                    word = _Word(at)
+                word.started = True
+                if part is None:
+                    word.unknown = True
+                    part = UNKNOWN_MARK
+                piece(part, at, end)
+            return
         if not split:
             piece(value, at, end)
             return
@@ -890,7 +905,65 @@ class _Fields(tuple):
     never what it quotes (`${P:-"a b"}` is one word, `${P:-x "a b" y}` three)."""
 
 
+class _QuotedFields(tuple):
+    """The words `"${A[@]}"` expands to: one per element of the array, even inside double quotes (None: a word
+    not known, the elements a conditional `A+=(...)` may have added)."""
+
+
+class _Array(tuple):
+    """A bash array's elements (None: an element not known), kept under `NAME[]` in the variables (`$NAME` is
+    its first element, kept under NAME as the shell reads it)."""
+
+
+MAX_ARRAY_ELEMENTS = 1000  # a launcher's argument list is tens of words
+
+
+def array_key(name: str) -> str:
+    return name + "[]"
+
+
+def _subscript(name: str, rest: str, env: dict[str, Any], quoted: bool) -> Any:
+    """`${A[@]}`, `${A[*]}`, `${A[N]}` of an array (a plain variable is an array of one); _UNKNOWN for any other
+    form (`${A[@]:1}`, `${#A[@]}`, a variable index) or an element not known."""
+    m = _SUBSCRIPT.fullmatch(rest)
+    if m is None:
+        return _UNKNOWN
+    array = env.get(array_key(name))
+    if array is None:
+        if array_key(name) in env:
+            return _UNKNOWN
+        if name in env:
+            value = env[name]
+            if value is None:
+                return _UNKNOWN
+            array = _Array((value,))
+        else:
+            array = _Array()
+    index = m.group(1)
+    known = array.index(None) if None in array else len(array)  # an unknown tail: what a branch may have added
+    if index not in ("@", "*"):
+        k = int(index)
+        if k >= known:
+            return "" if known == len(array) else _UNKNOWN
+        return array[k]
+    if known < len(array) and index == "*":
+        return _UNKNOWN
+    if index == "*" and quoted:
+        return " ".join(array)
+    if quoted:
+        return _QuotedFields(array)
+    if known < len(array):
+        return _QuotedFields(tuple(part for e in array[:known] for part in re.split(r"[ \t\n]+", e) if part)
+                             + (None,))
+    return _Fields(part for e in array for part in re.split(r"[ \t\n]+", e) if part)
+
+
+_SUBSCRIPT = re.compile(r"\[(@|\*|\d{1,4})\]")
+
+
 def _param(name: str, rest: str, env: dict[str, str | None], quoted: bool = False) -> Any:
+    if rest[:1] == "[":
+        return _subscript(name, rest, env, quoted)
     present = name in env
     value = env.get(name)
     if not rest:
@@ -1963,6 +2036,9 @@ class ShellVariables:
             # (`${!X}` names a variable through another's value: the whole table then)
             scope = assigned if "!" in val else {
                 n: assigned[n] for n in dict.fromkeys(_NAME_WORD.findall(val)) if n in assigned}
+            if "[" in val and scope is not assigned:
+                scope.update((array_key(n), assigned[array_key(n)]) for n in list(scope) + _NAME_WORD.findall(val)
+                             if array_key(n) in assigned)
             toks = _lex(val, _Positions(val, None, None, None, None), scope, [])
             val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
             self.total += len(val or "")
@@ -2895,6 +2971,10 @@ class ScriptWalk:
                 elif word in _SH_CLOSERS:
                     yield from self._close()
             rest = texts[k:]
+            if op is not None and op[0] == "(" and rest and self._array(rest, words[k:], items,
+                                                                        bool(self.open) or after_and_or):
+                after_and_or = False
+                continue
             if words:
                 self._assign_defaults(words, conditional=bool(self.open) or after_and_or)
             if words and (self.wanted([t for t in texts]) or _expands(texts)):
@@ -3009,6 +3089,9 @@ class ScriptWalk:
             if scope is not None:
                 for var in loop.names & refs:
                     scope[var] = None  # the round after the first sees what the body assigned
+                for var in loop.names:
+                    if var.endswith("[]") and var[:-2] in refs:
+                        scope[var] = None
             yield from self._reached(kind, what, scope, refs)
 
     def _reached(self, kind: str, what: Any, scope: dict[str, str | None] | None,
@@ -3040,7 +3123,13 @@ class ScriptWalk:
         if "!" in span:
             return frozenset(values), dict(values)  # `${!X}`: a variable named by another's value
         refs = frozenset(_NAME_WORD.findall(span))
-        return refs, {n: values[n] for n in refs if n in values}
+        scope = {n: values[n] for n in refs if n in values}
+        if "[" in span:
+            for n in refs:
+                key = array_key(n)
+                if key in values:
+                    scope[key] = values[key]
+        return refs, scope
 
     def _assign_command(self, ws: list[Any], place: Any, conditional: bool) -> None:
         if ws and ws[0] == "local" and self.locals:
@@ -3053,6 +3142,76 @@ class ScriptWalk:
         for var in self.vars.assign_command(ws, place, conditional):
             for loop in self.loops:
                 loop.names.add(var)
+
+    def _array(self, texts: list[Any], words: _Words, items: _Items, conditional: bool) -> bool:
+        """`NAME=(...)`, `NAME+=(...)` (after `declare -a`, `local`, ...): the elements up to the closing `)`
+        assigned as the shell would (True), the items taken; False when this is not an array assignment."""
+        k = 0
+        if texts[0] in ("declare", "typeset", "local", "readonly", "export"):
+            k = 1
+            while k < len(texts) - 1 and texts[k] is not None and texts[k].startswith("-"):
+                k += 1
+        if k != len(texts) - 1 or texts[k] is None:
+            return False
+        m = _ARRAY_ASSIGNMENT.fullmatch(texts[k])
+        if m is None:
+            return False
+        if texts[0] == "local" and self.locals:
+            saved = self.locals[-1]
+            for key in (m.group(1), array_key(m.group(1))):
+                if key not in saved:
+                    saved[key] = (key in self.vars.values, self.vars.values.get(key))
+        elements: _Words = []
+        closed = False
+        while not closed:
+            item = items.next()
+            if item is None:
+                break  # never closed: the shell refuses the script
+            more, op = item
+            elements.extend(more)
+            closed = op is not None and op[0] == ")"
+            if len(elements) > MAX_ARRAY_ELEMENTS:
+                elements = []
+                conditional = True  # past the bound: not read, so not known
+                while not closed and (item := items.next()) is not None:
+                    closed = item[1] is not None and item[1][0] == ")"
+                break
+        name = m.group(1)
+        key = array_key(name)
+        if not closed:
+            values: tuple | None = None
+        else:
+            span = self.text[elements[0][1]:elements[-1][2]] if elements else ""
+            _, scope = self._scope(span)
+            values = tuple(v for v, _, _, o in _lex_tuples(span, scope, self.read_problems) if not o) if span else ()
+            if m.group(2):  # `+=`: after what the array (or the plain variable) holds
+                before = self.vars.values.get(array_key(name))
+                if before is None and array_key(name) in self.vars.values:
+                    values = None
+                elif before is None:
+                    plain = self.vars.values.get(name)
+                    values = None if name in self.vars.values and plain is None else \
+                        ((plain,) if name in self.vars.values else ()) + values
+                else:
+                    values = tuple(before) + values
+            if values is not None and sum(len(v or "") for v in values) > MAX_EXPANDED_CHARS:
+                values = None
+            if conditional:
+                # a branch may or may not run it: `A+=(...)` leaves what A held, then words not known
+                before = self.vars.values.get(key)
+                if m.group(2) and before is not None:
+                    values = tuple(before) if before[-1:] == (None,) else tuple(before) + (None,)
+                elif m.group(2) and key not in self.vars.values and name not in self.vars.values:
+                    values = (None,)  # nothing before it: empty, or the words the branch adds
+                else:
+                    values = None
+        if self.vars.subshells and key not in self.vars.subshells[-1]:
+            self.vars.subshells[-1][key] = (key in self.vars.values, self.vars.values.get(key))
+        self._assign(name, None if values is None else (values[0] if values else ""), words[k])
+        self.vars.values[key] = None if values is None else _Array(values)
+        for loop in self.loops:
+            loop.names.add(array_key(name))
+        return True
 
     def _assign_defaults(self, words: _Words, conditional: bool) -> None:
         """`${NAME:=word}` / `${NAME=word}` in a command assign NAME when the default is used (`: ${MODEL:=x}`
@@ -3124,6 +3283,7 @@ def _is_name(text: Any) -> bool:
         and "=" not in text
 
 
+_ARRAY_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=")
 MAX_DEFAULT_ASSIGNMENTS = 64  # per command: more is not a launcher's defaults
 
