@@ -3194,8 +3194,9 @@ class ScriptWalk:
                         ((plain,) if name in self.vars.values else ()) + values
                 else:
                     values = tuple(before) + values
-            if values is not None and sum(len(v or "") for v in values) > MAX_EXPANDED_CHARS:
-                values = None
+            if values is not None and (len(values) > MAX_ARRAY_ELEMENTS
+                                       or sum(len(v or "") for v in values) > MAX_EXPANDED_CHARS):
+                values = None  # past the bounds (an array doubled again and again): not followed
             if conditional:
                 # a branch may or may not run it: `A+=(...)` leaves what A held, then words not known
                 before = self.vars.values.get(key)
