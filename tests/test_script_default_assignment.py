@@ -231,3 +231,67 @@ def test_elements_a_branch_may_add_are_one_unknown_word_after_the_known_ones(tmp
         """)
     assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["dtype"] == "auto"
     assert server.opaque_args is not None  # the branch may add --max-model-len: not certain it is unset
+
+
+# --- a function's arguments: `$1`, `shift`, `"$@"` ------------------------------------------------------------
+
+
+def test_a_function_sees_the_arguments_of_its_call(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        start_server() {
+          server_type=$1
+          model_name=$2
+          shift 2
+          if [ "$server_type" = "vllm" ]; then
+            vllm serve $model_name --port 30000 "$@" &
+          fi
+        }
+        start_server vllm "Qwen/Qwen2.5-VL-7B-Instruct" --max-model-len 8192
+        """)
+    assert server.model == "Qwen/Qwen2.5-VL-7B-Instruct" and server.args["max_model_len"] == 8192
+    assert server.opaque_args is None
+
+
+def test_braced_and_defaulted_arguments(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        serve() {
+          vllm serve "${1}" --max-model-len "${3:-4096}" --tensor-parallel-size "${2:-1}" --max-num-seqs $#
+        }
+        serve Qwen/Qwen2.5-0.5B-Instruct 2
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert server.args["max_model_len"] == 4096 and server.args["tensor_parallel_size"] == 2
+    assert server.args["max_num_seqs"] == 2
+
+
+def test_an_unknown_argument_leaves_the_rest_unknown(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        serve() { vllm serve "$1" --max-model-len "$2"; }
+        serve Qwen/Qwen2.5-0.5B-Instruct $LEN_FROM_ENV $MORE
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct"
+    # $LEN_FROM_ENV comes from the environment the script runs in: not known, nor what follows it
+    assert server.args.get("max_model_len") is None and server.opaque_args is None
+
+
+def test_the_scripts_own_arguments_stay_unknown(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        vllm serve "${1:-Qwen/Qwen2.5-0.5B-Instruct}" --max-model-len "$2"
+        """)
+    assert server.model is None and server.args.get("max_model_len") is None
+
+
+def test_a_shift_in_a_branch_makes_the_arguments_unknown(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        run() {
+          if [ "$1" = "--eager" ]; then shift; fi
+          vllm serve "$1"
+        }
+        run --eager Qwen/Qwen2.5-0.5B-Instruct
+        """)
+    assert server.model is None

@@ -748,11 +748,22 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None, quoted: bool =
             return None, end
         m = _NAME.match(inner)
         if not m:
-            return _UNKNOWN, end
+            p = _POSITIONAL_NAME.match(inner)
+            if p is None or POSITIONAL not in env:
+                return _UNKNOWN, end
+            rest = inner[p.end():]
+            value = _positional(p.group(0), env, quoted)
+            if not rest:
+                return ("" if value is _UNSET else value), end
+            if p.group(0) in "@*" or not isinstance(value, str) and value is not _UNSET:
+                return _UNKNOWN, end  # `${@:2}`, or an operator on a parameter not known
+            return _param("_", rest, {} if value is _UNSET else {"_": value}, quoted), end
         name = m.group(0)
         rest = inner[m.end() :]
         return _param(name, rest, env, quoted), end
     if nxt.isdigit() or nxt in "@*#?$!-":
+        if env is not None and POSITIONAL in env and nxt in "123456789@*#":
+            return _positional(nxt, env, quoted), i + 2
         return (_UNKNOWN if env is not None else None), i + 2
     m = _NAME.match(text, i + 1)
     if not m:
@@ -959,6 +970,28 @@ def _subscript(name: str, rest: str, env: dict[str, Any], quoted: bool) -> Any:
 
 
 _SUBSCRIPT = re.compile(r"\[(@|\*|\d{1,4})\]")
+# A function's arguments (`$1`, `"$@"`, `$#`), kept while its call is walked as the array `@[]` (absent: not
+# known, as a script's own arguments are)
+POSITIONAL = "@[]"
+_POSITIONAL_NAME = re.compile(r"\d{1,4}|[@*#]")
+_UNSET = object()  # a positional parameter past the last argument: unset
+
+
+def _positional(which: str, env: dict[str, Any], quoted: bool) -> Any:
+    args = env.get(POSITIONAL)
+    if args is None:
+        return _UNKNOWN
+    known = args.index(None) if None in args else len(args)
+    if which == "#":
+        return str(len(args)) if known == len(args) else _UNKNOWN
+    if which in "@*":
+        return _subscript("@", "[@]" if which == "@" else "[*]", env, quoted)
+    k = int(which) - 1
+    if k < 0:
+        return _UNKNOWN  # $0: the script's own name
+    if k < known:
+        return args[k]
+    return _UNSET if known == len(args) else _UNKNOWN
 
 
 def _param(name: str, rest: str, env: dict[str, str | None], quoted: bool = False) -> Any:
@@ -2036,6 +2069,8 @@ class ShellVariables:
             # (`${!X}` names a variable through another's value: the whole table then)
             scope = assigned if "!" in val else {
                 n: assigned[n] for n in dict.fromkeys(_NAME_WORD.findall(val)) if n in assigned}
+            if POSITIONAL in assigned and scope is not assigned:
+                scope[POSITIONAL] = assigned[POSITIONAL]
             if "[" in val and scope is not assigned:
                 scope.update((array_key(n), assigned[array_key(n)]) for n in list(scope) + _NAME_WORD.findall(val)
                              if array_key(n) in assigned)
@@ -2125,7 +2160,11 @@ def _search_script_with_assignments(script: Token, env: dict[str, str | None], d
             bodies.append(reached)
             continue
         cmd = [Token(value, at.at(start, end)) for value, start, end, _ in reached.words]
-        found = _search_argv(cmd, reached.env, depth + 1)
+        env = reached.env
+        if any(key.endswith("]") for key in env):
+            # arrays and a function's arguments are the script's own: a `bash -c` or a script it runs sees neither
+            env = {key: value for key, value in env.items() if not key.endswith("]")}
+        found = _search_argv(cmd, env, depth + 1)
         if found is not None:
             found.problems[:0] = problems + read_problems
             return found, walk.variables
@@ -2983,7 +3022,9 @@ class ScriptWalk:
             if rest and rest[0] is not None and rest[0] in self.functions and rest[0] not in self.calls \
                     and len(self.calls) < MAX_CALL_DEPTH:
                 self.called.add(rest[0])
-                yield from self._call(rest[0], self.functions[rest[0]])
+                yield from self._call(rest[0], self.functions[rest[0]], self._arguments(words[k + 1:]))
+            elif rest and rest[0] == "shift" and self.calls:
+                self._shift(rest, conditional=bool(self.open) or after_and_or)
             elif rest:
                 self._assign_command(rest, words[k], conditional=bool(self.open) or after_and_or)
             # `cmd || X=...` runs on a failure, `[ test ] && X=...` as the environment makes the test come out;
@@ -3062,9 +3103,43 @@ class ScriptWalk:
             item = items.next()
         return body  # a body never closed: the shell refuses the script, which is not this walk's to say
 
-    def _call(self, name: str, body: list[_Item]) -> Iterator[Command | HereDoc]:
+    def _arguments(self, words: _Words) -> _Array:
+        """A call's arguments as the function sees them (`$1`..., `"$@"`): expanded, None for a word not known
+        (and what follows it: an unquoted unknown may be any number of words)."""
+        if not words:
+            return _Array()
+        span = self.text[words[0][1]:words[-1][2]]
+        _, scope = self._scope(span)
+        out = []
+        for value, _, _, op in _lex_tuples(span, scope, self.read_problems):
+            if op:
+                continue
+            out.append(value)
+            if value is None or len(out) >= MAX_ARRAY_ELEMENTS:
+                out.append(None)
+                break
+        return _Array(out)
+
+    def _shift(self, rest: list[Any], conditional: bool) -> None:
+        values = self.vars.values
+        args = values.get(POSITIONAL)
+        if self.vars.subshells and POSITIONAL not in self.vars.subshells[-1]:
+            self.vars.subshells[-1][POSITIONAL] = (POSITIONAL in values, args)
+        count = rest[1] if len(rest) > 1 else "1"
+        if args is None or conditional or len(rest) > 2 or count is None or not count.isdigit():
+            values[POSITIONAL] = None
+            return
+        n = int(count)
+        known = args.index(None) if None in args else len(args)
+        if n > known and known < len(args):
+            values[POSITIONAL] = None
+        elif n <= len(args):  # `shift` past the last argument fails and shifts nothing
+            values[POSITIONAL] = _Array(args[n:])
+
+    def _call(self, name: str, body: list[_Item], args: _Array | None = None) -> Iterator[Command | HereDoc]:
         self.calls.append(name)
-        self.locals.append({})
+        self.locals.append({POSITIONAL: (POSITIONAL in self.vars.values, self.vars.values.get(POSITIONAL))})
+        self.vars.values[POSITIONAL] = args  # None (a function walked though never called): not known
         open_before = len(self.open)
         yield from self._walk(_Items(iter(body)))
         while len(self.open) > open_before:
@@ -3124,6 +3199,8 @@ class ScriptWalk:
             return frozenset(values), dict(values)  # `${!X}`: a variable named by another's value
         refs = frozenset(_NAME_WORD.findall(span))
         scope = {n: values[n] for n in refs if n in values}
+        if POSITIONAL in values and "$" in span:
+            scope[POSITIONAL] = values[POSITIONAL]
         if "[" in span:
             for n in refs:
                 key = array_key(n)
