@@ -67,7 +67,7 @@ def test_single_quoted_text_assigns_nothing(tmp_path):
 def test_a_default_assigned_in_a_branch_is_not_known(tmp_path):
     server = _server(tmp_path, """\
         #!/bin/bash
-        if [ -n "$BIG" ]; then
+        if [ -f /models/big ]; then
           : ${MODEL:=meta-llama/Llama-3.1-70B-Instruct}
         fi
         vllm serve "${MODEL:-Qwen/Qwen2.5-0.5B-Instruct}"
@@ -171,7 +171,7 @@ def test_an_array_filled_in_a_branch_is_not_known(tmp_path):
     server = _server(tmp_path, """\
         #!/bin/bash
         ARGS=(--max-model-len 4096)
-        if [ -n "$LONG" ]; then
+        if grep -q long /etc/profile; then
           ARGS=(--max-model-len 131072)
         fi
         vllm serve Qwen/Qwen2.5-0.5B-Instruct "${ARGS[@]}"
@@ -212,7 +212,7 @@ def test_an_array_after_a_keyword_on_one_line(tmp_path):
     server = _server(tmp_path, """\
         #!/bin/bash
         ARGS=(--max-model-len 4096)
-        if [ -n "$LONG" ]; then ARGS=(--max-model-len 131072); fi
+        if [ -e /long ]; then ARGS=(--max-model-len 131072); fi
         vllm serve Qwen/Qwen2.5-0.5B-Instruct "${ARGS[@]}"
         """)
     assert server.args.get("max_model_len") is None and server.opaque_args is not None
@@ -226,6 +226,9 @@ def test_elements_a_branch_may_add_are_one_unknown_word_after_the_known_ones(tmp
         cmd=(vllm serve "${MODEL}" --dtype auto)
         if [[ -n "${MAX_MODEL_LEN}" ]]; then
           cmd+=(--max-model-len "${MAX_MODEL_LEN}")
+        fi
+        if [[ -n "$HOSTNAME" && -f /etc/extra ]]; then
+          cmd+=(--enforce-eager)
         fi
         exec "${cmd[@]}"
         """)
@@ -289,9 +292,79 @@ def test_a_shift_in_a_branch_makes_the_arguments_unknown(tmp_path):
     server = _server(tmp_path, """\
         #!/bin/bash
         run() {
-          if [ "$1" = "--eager" ]; then shift; fi
+          if [ -f /etc/eager ]; then shift; fi
           vllm serve "$1"
         }
         run --eager Qwen/Qwen2.5-0.5B-Instruct
         """)
     assert server.model is None
+
+
+def test_a_shift_in_a_branch_the_arguments_decide(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        run() {
+          if [ "$1" = "--eager" ]; then shift; EAGER=1; fi
+          vllm serve "$1" ${EAGER:+--enforce-eager}
+        }
+        run --eager Qwen/Qwen2.5-0.5B-Instruct
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["enforce_eager"] is True
+
+
+# --- `if` tests the variables decide ------------------------------------------------------------------------
+
+
+def test_a_default_set_when_the_variable_is_empty(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        if [ -z "$MODEL" ]; then
+          MODEL=Qwen/Qwen2.5-7B-Instruct
+        fi
+        MAX_LEN="${MAX_LEN:-}"
+        ARGS=()
+        if [[ -n "${MAX_LEN}" ]]; then ARGS+=(--max-model-len "$MAX_LEN"); else ARGS+=(--max-model-len 8192); fi
+        vllm serve "$MODEL" "${ARGS[@]}"
+        """)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 8192
+    assert server.opaque_args is None
+
+
+def test_elif_and_else_follow_the_first_branch_that_runs(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        SIZE=small
+        if [ "$SIZE" = "big" ]; then
+          MODEL=meta-llama/Llama-3.1-70B-Instruct
+        elif [ "$SIZE" == "small" ]; then
+          MODEL=Qwen/Qwen2.5-0.5B-Instruct
+        elif [ "$SIZE" != "big" ]; then
+          MODEL=someone/else
+        else
+          MODEL=someone/other
+        fi
+        vllm serve "$MODEL"
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct"
+
+
+def test_a_variable_the_environment_gives_decides_the_test(tmp_path):
+    # a variable set to a value not known (a Secret, `$(cmd)`) leaves the branch not known
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        SIZE=$(cat /etc/size)
+        MODEL=Qwen/Qwen2.5-0.5B-Instruct
+        if [ "$SIZE" = "big" ]; then MODEL=meta-llama/Llama-3.1-70B-Instruct; fi
+        vllm serve "$MODEL"
+        """)
+    assert server.model is None
+
+
+def test_a_pattern_test_is_not_decided(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODEL=Qwen/Qwen2.5-0.5B-Instruct
+        if [[ "$MODEL" == *Qwen* ]]; then LEN=4096; fi
+        vllm serve "$MODEL" --max-model-len "${LEN:-2048}"
+        """)
+    assert server.args.get("max_model_len") is None

@@ -320,6 +320,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # would make terabytes; no real command line comes near these. Past them the value is unknown, and said.
 MAX_EXPANDED_CHARS = 100_000  # one variable's value, one word, one Kubernetes `$(VAR)`-expanded item
 MAX_EXPANSION_TOTAL = 5_000_000  # everything variables add to one script (a 1.4 MB script of 20,000 commands: 1 MB)
+MAX_DECIDED_DEPTH = 64  # nested compound commands past this: whether one runs is not known
+_UNDECIDED = (None, None)
 MAX_SUBSHELL_DEPTH = 64  # nested `( ( ... ) )`: deeper ones share the innermost's scope
 MAX_PARAM_NESTING = 16  # `${A:-${B:-...}}` inside one default
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
@@ -2953,6 +2955,9 @@ class ScriptWalk:
         self.calls: list[str] = []
         self.locals: list[dict[str, tuple[bool, str | None]]] = []
         self.open: list[str] = []  # compound commands open (if, case, loops), innermost last
+        # per open `if` (its index in self.open): [whether the branch being walked runs (None: not known),
+        # whether an earlier branch ran (None: not known)]
+        self.branches: dict[int, list[bool | None]] = {}
         self.loops: list[_Loop] = []
         # per open `(`: len(self.open) when it opened, and whether it has a scope of its own
         self.subshell_opened: list[tuple[int, bool]] = []
@@ -3000,6 +3005,8 @@ class ScriptWalk:
                 k += 1
                 if word in _SH_OPENERS:
                     self.open.append(word)
+                    if word == "if":
+                        self.branches[len(self.open) - 1] = [self._condition(words[k:], op), False]
                     if word in _SH_LOOPS:
                         self.loops.append(_Loop())
                     if word in ("for", "select") and k < len(texts) and texts[k] is not None:
@@ -3009,13 +3016,16 @@ class ScriptWalk:
                         break
                 elif word in _SH_CLOSERS:
                     yield from self._close()
+                elif word in ("elif", "else"):
+                    self._next_branch(word, words[k:], op)
             rest = texts[k:]
-            if op is not None and op[0] == "(" and rest and self._array(rest, words[k:], items,
-                                                                        bool(self.open) or after_and_or):
+            skip = self._not_run()
+            conditional = self._conditional(after_and_or)
+            if op is not None and op[0] == "(" and rest and self._array(rest, words[k:], items, conditional, skip):
                 after_and_or = False
                 continue
-            if words:
-                self._assign_defaults(words, conditional=bool(self.open) or after_and_or)
+            if words and not skip:
+                self._assign_defaults(words, conditional=conditional)
             if words and (self.wanted([t for t in texts]) or _expands(texts)):
                 refs, scope = self._scope(self.text[words[0][1]:words[-1][2]])
                 yield from self._reached("command", words, scope, refs)
@@ -3024,9 +3034,10 @@ class ScriptWalk:
                 self.called.add(rest[0])
                 yield from self._call(rest[0], self.functions[rest[0]], self._arguments(words[k + 1:]))
             elif rest and rest[0] == "shift" and self.calls:
-                self._shift(rest, conditional=bool(self.open) or after_and_or)
-            elif rest:
-                self._assign_command(rest, words[k], conditional=bool(self.open) or after_and_or)
+                if not skip:
+                    self._shift(rest, conditional=conditional)
+            elif rest and not skip:
+                self._assign_command(rest, words[k], conditional=conditional)
             # `cmd || X=...` runs on a failure, `[ test ] && X=...` as the environment makes the test come out;
             # `pip install ... && X=...` is a chain meant to go on (under `set -e` a failure stops it anyway)
             after_and_or = op is not None and (op[0] == "||" or (op[0] == "&&" and bool(rest) and rest[0] in _SH_TESTS))
@@ -3103,6 +3114,71 @@ class ScriptWalk:
             item = items.next()
         return body  # a body never closed: the shell refuses the script, which is not this walk's to say
 
+    # --- branches whose test is known ----------------------------------------------------------------------------
+
+    def _conditional(self, after_and_or: bool) -> bool:
+        """Whether a command here may or may not run (a loop, a branch whose test is not known, `a || b`)."""
+        n = len(self.open)
+        if after_and_or or n > MAX_DECIDED_DEPTH:
+            return after_and_or or n > 0
+        return any(self.branches.get(i, _UNDECIDED)[0] is not True for i in range(n))
+
+    def _not_run(self) -> bool:
+        """Whether a command here is in a branch that certainly does not run (its assignments are not made)."""
+        n = len(self.open)
+        return 0 < n <= MAX_DECIDED_DEPTH and any(self.branches.get(i, _UNDECIDED)[0] is False for i in range(n))
+
+    def _next_branch(self, word: str, condition: _Words, op: Any) -> None:
+        branch = self.branches.get(len(self.open) - 1)
+        if branch is None or not self.open or self.open[-1] != "if":
+            return
+        state, taken = branch
+        taken = True if state is True or taken is True else None if state is None or taken is None else False
+        if word == "else":
+            state = False if taken is True else True if taken is False else None
+        else:
+            test = self._condition(condition, op)
+            state = False if taken is True else test if taken is False else False if test is False else None
+        branch[0], branch[1] = state, taken
+
+    def _condition(self, words: _Words, op: Any) -> bool | None:
+        """The outcome of an `if`/`elif` test the shell decides from the variables alone: `[ -z "$X" ]`,
+        `[ -n ... ]`, `[ "$X" = v ]`, `!=`, `[[ ... == v ]]` without a pattern, `test ...`, `!`; None for any
+        other test (a command, a file test, `&&`). A variable the script and its environment do not set is
+        unset there, as `${X:-default}` reads it."""
+        if op is None or op[0] != ";" or not words or len(words) > 8:
+            return None
+        span = self.text[words[0][1]:words[-1][2]]
+        refs, scope = self._scope(span)
+        for name in refs:
+            scope.setdefault(name, "")
+        values = [v for v, _, _, o in _lex_tuples(span, scope, []) if not o]
+        negate = False
+        while values and values[0] == "!":
+            negate = not negate
+            values = values[1:]
+        if len(values) >= 2 and values[0] == "[" and values[-1] == "]":
+            inner, double = values[1:-1], False
+        elif len(values) >= 2 and values[0] == "[[" and values[-1] == "]]":
+            inner, double = values[1:-1], True
+        elif values and values[0] == "test":
+            inner, double = values[1:], False
+        else:
+            return None
+        if any(v is None for v in inner):
+            return None
+        if len(inner) == 1:
+            result = inner[0] != ""
+        elif len(inner) == 2 and inner[0] in ("-z", "-n"):
+            result = (inner[1] == "") == (inner[0] == "-z")
+        elif len(inner) == 3 and inner[1] in ("=", "==", "!="):
+            if double and any(ch in inner[2] for ch in "*?["):
+                return None  # a pattern in [[ ]]
+            result = (inner[0] == inner[2]) == (inner[1] != "!=")
+        else:
+            return None
+        return result != negate
+
     def _arguments(self, words: _Words) -> _Array:
         """A call's arguments as the function sees them (`$1`..., `"$@"`): expanded, None for a word not known
         (and what follows it: an unquoted unknown may be any number of words)."""
@@ -3155,6 +3231,7 @@ class ScriptWalk:
         if not self.open:
             return
         word = self.open.pop()
+        self.branches.pop(len(self.open), None)
         if word not in _SH_LOOPS or not self.loops:
             return
         loop = self.loops.pop()
@@ -3220,7 +3297,7 @@ class ScriptWalk:
             for loop in self.loops:
                 loop.names.add(var)
 
-    def _array(self, texts: list[Any], words: _Words, items: _Items, conditional: bool) -> bool:
+    def _array(self, texts: list[Any], words: _Words, items: _Items, conditional: bool, skip: bool = False) -> bool:
         """`NAME=(...)`, `NAME+=(...)` (after `declare -a`, `local`, ...): the elements up to the closing `)`
         assigned as the shell would (True), the items taken; False when this is not an array assignment."""
         k = 0
@@ -3255,6 +3332,8 @@ class ScriptWalk:
                 break
         name = m.group(1)
         key = array_key(name)
+        if skip:
+            return True  # in a branch that does not run
         if not closed:
             values: tuple | None = None
         else:
