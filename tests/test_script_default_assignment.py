@@ -368,3 +368,49 @@ def test_a_pattern_test_is_not_decided(tmp_path):
         vllm serve "$MODEL" --max-model-len "${LEN:-2048}"
         """)
     assert server.args.get("max_model_len") is None
+
+
+def test_a_case_whose_word_is_known_runs_its_matching_clause(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        SIZE="${SIZE:-small}"
+        case "$SIZE" in
+          big|huge) MODEL=meta-llama/Llama-3.1-70B-Instruct; TP=4 ;;
+          (sm*)
+            MODEL=Qwen/Qwen2.5-0.5B-Instruct
+            TP=1
+            ;;
+          *) MODEL=someone/else ;;
+        esac
+        case $MODEL in Qwen/*) LEN=4096;; esac
+        vllm serve "$MODEL" --tensor-parallel-size "$TP" --max-model-len "$LEN"
+        """)
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert server.args["tensor_parallel_size"] == 1 and server.args["max_model_len"] == 4096
+
+
+def test_a_case_on_the_scripts_arguments_is_not_known(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        MODEL=Qwen/Qwen2.5-0.5B-Instruct
+        while [[ $# -gt 0 ]]; do
+          case $1 in
+            --model) MODEL="$2"; shift 2 ;;
+            *) shift ;;
+          esac
+        done
+        vllm serve "$MODEL"
+        """)
+    assert server.model is None
+
+
+def test_the_default_clause_runs_when_nothing_else_matches(tmp_path):
+    server = _server(tmp_path, """\
+        #!/bin/bash
+        case "$GPU" in
+          a100) LEN=32768 ;;
+          *) LEN=8192 ;;
+        esac
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct --max-model-len $LEN
+        """)
+    assert server.args["max_model_len"] == 8192

@@ -2958,6 +2958,7 @@ class ScriptWalk:
         # per open `if` (its index in self.open): [whether the branch being walked runs (None: not known),
         # whether an earlier branch ran (None: not known)]
         self.branches: dict[int, list[bool | None]] = {}
+        self.cases: dict[int, _Case] = {}  # per open `case` (its index in self.open)
         self.loops: list[_Loop] = []
         # per open `(`: len(self.open) when it opened, and whether it has a scope of its own
         self.subshell_opened: list[tuple[int, bool]] = []
@@ -2999,6 +3000,10 @@ class ScriptWalk:
             if op is not None and not words and op[0] in HEREDOC_OPS:
                 yield from self._heredoc(op)
                 continue
+            case = self.cases.get(len(self.open) - 1) if self.open and self.open[-1] == "case" else None
+            if case is not None and case.patterns is not None and (not texts or texts[0] != "esac"):
+                self._case_patterns(case, words, op)  # `a|b)`: this clause's patterns, not a command
+                continue
             k = 0
             while k < len(texts) and texts[k] in _SH_KEYWORDS:
                 word = texts[k]
@@ -3012,6 +3017,9 @@ class ScriptWalk:
                     if word in ("for", "select") and k < len(texts) and texts[k] is not None:
                         self._assign(texts[k], None, words[k])  # the loop's variable: each round's own value
                         k += 1
+                    if word == "case":
+                        self._open_case(words[k:], op)
+                        k = len(texts)
                     if word in ("for", "select", "case"):
                         break
                 elif word in _SH_CLOSERS:
@@ -3041,6 +3049,8 @@ class ScriptWalk:
             # `cmd || X=...` runs on a failure, `[ test ] && X=...` as the environment makes the test come out;
             # `pip install ... && X=...` is a chain meant to go on (under `set -e` a failure stops it anyway)
             after_and_or = op is not None and (op[0] == "||" or (op[0] == "&&" and bool(rest) and rest[0] in _SH_TESTS))
+            if op is not None and op[0] == ";;" and self.open and self.open[-1] == "case":
+                self._end_clause()
             if op is not None:
                 if op[0] == "(":
                     # `NAME=(` opens an array, whose `)` must not end a subshell around it
@@ -3141,6 +3151,59 @@ class ScriptWalk:
             state = False if taken is True else test if taken is False else False if test is False else None
         branch[0], branch[1] = state, taken
 
+    def _open_case(self, words: _Words, op: Any) -> None:
+        """`case WORD in`: the word as the shell expands it (a variable nothing sets is unset, as in tests), and
+        the first clause's patterns when they are on the same line."""
+        index = len(self.open) - 1
+        self.branches[index] = [False, False]  # nothing of the case runs before a clause's pattern matches
+        subject: str | None = None
+        if len(words) >= 2 and words[1][0] == "in":
+            span = self.text[words[0][1]:words[0][2]]
+            refs, scope = self._scope(span)
+            for name in refs:
+                scope.setdefault(name, "")
+            found = [v for v, _, _, o in _lex_tuples(span, scope, []) if not o]
+            subject = found[0] if len(found) == 1 else None
+        case = self.cases[index] = _Case(subject)
+        if len(words) > 2:
+            self._case_patterns(case, words[2:], op)
+
+    def _case_patterns(self, case: _Case, words: _Words, op: Any) -> None:
+        if op is None or op[0] not in ("|", ")"):
+            return  # a blank line, or the `(` a pattern may start with
+        for value, start, end, _ in words:
+            if value is None or not words:
+                case.patterns.append(None)
+                continue
+            span = self.text[start:end]
+            _, scope = self._scope(span)
+            found = [v for v, _, _, o in _lex_tuples(span, scope, []) if not o]
+            case.patterns.append(found[0] if len(found) == 1 else None)
+        if op[0] == "|":
+            return
+        branch = self.branches[len(self.open) - 1]
+        patterns, case.patterns = case.patterns, None
+        if case.subject is None or any(p is None for p in patterns):
+            matched = None
+        else:
+            import fnmatch
+
+            matched = any(fnmatch.fnmatchcase(case.subject, p) for p in patterns)
+        taken = branch[1]
+        branch[0] = False if taken is True else matched if taken is False else False if matched is False else None
+
+    def _end_clause(self) -> None:
+        """`;;`: what the clause did is done; the next clause runs only if its pattern matches."""
+        index = len(self.open) - 1
+        branch = self.branches.get(index)
+        case = self.cases.get(index)
+        if branch is None or case is None:
+            return
+        state, taken = branch
+        branch[1] = True if state is True or taken is True else None if state is None or taken is None else False
+        branch[0] = False
+        case.patterns = []
+
     def _condition(self, words: _Words, op: Any) -> bool | None:
         """The outcome of an `if`/`elif` test the shell decides from the variables alone: `[ -z "$X" ]`,
         `[ -n ... ]`, `[ "$X" = v ]`, `!=`, `[[ ... == v ]]` without a pattern, `test ...`, `!`; None for any
@@ -3232,6 +3295,7 @@ class ScriptWalk:
             return
         word = self.open.pop()
         self.branches.pop(len(self.open), None)
+        self.cases.pop(len(self.open), None)
         if word not in _SH_LOOPS or not self.loops:
             return
         loop = self.loops.pop()
@@ -3396,6 +3460,17 @@ class ScriptWalk:
         self.vars.assign(var, value, place)
         for loop in self.loops:
             loop.names.add(var)
+
+
+class _Case:
+    """An open `case`: its word as expanded (None: not known) and the patterns of the clause being read (None:
+    the clause's body is being walked)."""
+
+    __slots__ = ("subject", "patterns")
+
+    def __init__(self, subject: str | None):
+        self.subject = subject
+        self.patterns: list[str | None] | None = []
 
 
 class _Items:
