@@ -12,6 +12,8 @@ The rule fires when the context is at the maximum and the KV cache holds fewer f
 gives the concurrency now and at a suggested value: the traffic profile's `p99-context-tokens` rounded up
 to a multiple of `round-to`, else `suggested-max-model-len`. Requests longer than `max_model_len` are
 rejected by vLLM, so choose a value above the longest request you must serve.
+When the command line has a word known only at run time (`$EXTRA_ARGS`, a template) and no `--max-model-len`,
+that word may set it: the finding is then a note saying so.
 
 Fix (unsafe: a shorter context rejects longer requests): `--max-model-len` set to the suggested value,
 where it is written, or added after the last argument when it is not (Kubernetes args, compose `command:`);
@@ -101,6 +103,11 @@ def check(assessment, ctx):
         if value is None or value < maximum:
             return  # unknown statically, auto-fit (-1), or tuned below the maximum
         head = f"--max-model-len {value:,} is the model's maximum"
+    elif server.opaque_args is not None:
+        # `$EXTRA_ARGS` may set it: said as what the written arguments leave, and only as a note
+        at = f" (line {server.opaque_args.line})" if server.opaque_args.line else ""
+        head = (f"--max-model-len is not among the arguments written (a word known only at run time{at} may set "
+                f"it): the model's maximum, {maximum:,} tokens,")
     else:
         head = f"--max-model-len is not set: the model's maximum, {maximum:,} tokens,"
     current_len = budget.max_model_len
@@ -147,4 +154,5 @@ def check(assessment, ctx):
                        [(server, "max_model_len", suggested)])
     else:
         fix = advice(f"set --max-model-len {suggested}", "vramlint cannot compute the budget at that length")
-    yield ctx.finding(assessment, headline, location, fix=fix, detail=detail)
+    yield ctx.finding(assessment, headline, location, fix=fix, detail=detail,
+                      level="note" if "max_model_len" not in server.args and server.opaque_args is not None else None)

@@ -54,3 +54,26 @@ def test_min_concurrency_option(lint):
     result = lint("vrl001/pass_short_model.yaml", rule="VRL001", options={"min-concurrency": 64})
     [finding] = result.of("VRL001")
     assert "fewer than 64." in finding.message
+
+
+def test_a_word_known_only_at_run_time_may_set_it_so_a_note(lint, tmp_path):
+    path = tmp_path / "extra.yaml"
+    path.write_text("""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          command: ["/bin/sh", "-c"]
+          args: ["vllm serve Qwen/Qwen2.5-7B-Instruct $EXTRA_ARGS"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+""")
+    result = lint(str(path), rule="VRL001")
+    [finding] = result.of("VRL001")
+    assert finding.level == "note" and "not among the arguments written" in finding.message
+    assert "line 12" in finding.message
