@@ -414,3 +414,20 @@ def test_the_default_clause_runs_when_nothing_else_matches(tmp_path):
         vllm serve Qwen/Qwen2.5-0.5B-Instruct --max-model-len $LEN
         """)
     assert server.args["max_model_len"] == 8192
+
+
+def test_sh_c_gives_its_script_the_words_after_the_name(tmp_path):
+    path = tmp_path / "pod.yaml"
+    path.write_text("""\
+apiVersion: v1
+kind: Pod
+metadata: {name: chat}
+spec:
+  containers:
+    - name: vllm
+      image: vllm/vllm-openai:v0.10.2
+      command: ["/bin/sh", "-c", 'vllm serve "$1" --max-model-len "${2:-2048}"', "sh", "Qwen/Qwen2.5-0.5B-Instruct"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+""")
+    [server] = scan([str(path)]).servers
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["max_model_len"] == 2048

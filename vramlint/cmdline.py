@@ -1746,11 +1746,18 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
                       [f"{_basename(argv[0].text or 'sh')}: Syntax error: Unterminated quoted string (the {quote} "
                        "here is never closed), so the shell runs none of the script"])
     problems: list[str] = []
+    params = argv[j + 2:]
+    walk_env = env
+    if params and len(params) <= MAX_ARRAY_ELEMENTS and not _SPREADS_PARAMS.search(script.text):
+        # `sh -c 'vllm serve "$1"' sh MODEL`: the words after the script's name are its $1, $2 ...; a script
+        # that spreads them (`"$@"`, `$*`) is left as it was read: those words are read with their own lines
+        # (a wrapper that runs them, below), which the script's `"$@"` would take the place of
+        walk_env = {**env, POSITIONAL: _Array(t.text for t in params)}
     # Variables assigned in the script itself (`MODEL=x; vllm serve $MODEL`) are known to later commands.
-    found, assigned = _search_script_with_assignments(script, env, depth, problems)
+    found, assigned = _search_script_with_assignments(script, walk_env, depth, problems)
     if found is not None:
         return found
-    if assigned != env:  # else the script was read with just these variables already
+    if assigned != walk_env:  # else the script was read with just these variables already
         tokens = split_shell(script.text, script.location, block=bool(script.block), env=env,
                              indent=script.indent, lines=script.lines, folded=script.block == ">",
                              quoted=script.quoted, problems=problems)
@@ -1767,10 +1774,12 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
     # as a command (`exec "$@"`, or `A=("$@")` ... `exec "${A[@]}"`: a launcher that prepares something and then
     # starts what it was given) starts the command line its caller wrote, with that line's own positions.
     # What reading the wrapper's own commands met (a here-document it writes) is not about that command line.
-    params = argv[j + 2:]
     if params and runs_its_arguments(script.text):
         return _search_argv(params, env, depth + 1)
     return None
+
+
+_SPREADS_PARAMS = re.compile(r"\$(?:\{[#!]?)?[@*0]")
 
 
 # A simple command that runs the script's positional parameters as a command: `"$@"` / `"${@}"` (after exec or
