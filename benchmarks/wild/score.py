@@ -246,7 +246,11 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description="Score vramlint on benchmarks/wild/.")
     parser.add_argument("--split", help="score only the files whose answer key has this `split:` (held-out)")
-    split = parser.parse_args().split
+    parser.add_argument("--misses-json", metavar="PATH",
+                        help="also write the servers with a Hub model id and neither budget nor gpu_requirement, "
+                             "with their causes, as JSON (benchmarks/wild/unresolved_models.py reads it)")
+    options = parser.parse_args()
+    split = options.split
     index = load_index()
     answers = load_answers()
     if split:
@@ -286,6 +290,7 @@ def main() -> int:
     model_right = gpu_right = version_right = compared = 0
     known = known_checked = resolved = resolved_checked = rightly_none = 0
     misses_by_cause: dict[str, list[str]] = defaultdict(list)
+    misses: list[dict] = []
     figure_without_gpu: list[str] = []
     missed, extras, wrong_model, wrong_gpu, wrong_version, not_servers_found, unchecked_known = [], [], [], [], [], [], []
 
@@ -351,6 +356,10 @@ def main() -> int:
                     if cause is None:
                         cause = next((c for c in causes_at.get(at, []) if c not in GPU_NOT_SAID), "none given")
                     misses_by_cause[cause].append(f"{where} ({exp.get('model')})")
+                    misses.append({"file": saved, "repo": saved.split("/", 1)[0], "line": srv.get("line"),
+                                   "name": srv.get("name"), "model": exp.get("model"), "found_model": srv.get("model"),
+                                   "cause": cause, "causes": causes_at.get(at, []),
+                                   "unresolved": ex.get("unresolved") or []})
 
     # Errors.
     errors = error_findings(check)
@@ -419,6 +428,9 @@ def main() -> int:
     top = sorted(repeated.items(), key=lambda kv: -kv[1])[:5]
     section("identical advice repeated across servers (top 5)", [f"x{n} {rule}: {msg[:150]}" for (rule, msg), n in top])
 
+    if options.misses_json:
+        with open(options.misses_json, "w") as f:
+            json.dump({"split": split, "known": known, "checked": known_checked, "misses": misses}, f, indent=1)
     precision = f"{true_pos}/{scored_errors}" if scored_errors else "0/0"
     print()
     print(
