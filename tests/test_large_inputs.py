@@ -189,6 +189,23 @@ def test_a_shared_gpu_requirement_is_written_whole_for_each_server(tmp_path, cap
     assert out == json.dumps(report, indent=2) + "\n"
 
 
+def test_a_checkout_of_a_few_hundred_distinct_settings_is_sized_whole(tmp_path, capsys):
+    """A scan of a large checkout meets a few hundred distinct server settings (the wild benchmark's 587 files
+    have more than 128): each gets its GPU requirement, and no warning says some were not computed."""
+    import json
+
+    from vramlint.cli import main
+
+    lens = [2048 + 16 * i for i in range(200)]
+    services = [COMPOSE_SERVICE.format(i=i, port=8000 + i).replace("--max-model-len 4096", f"--max-model-len {n}")
+                for i, n in enumerate(lens)]
+    (tmp_path / "compose.yaml").write_text("services:\n" + "".join(services))
+    assert main(["check", str(tmp_path), "--offline", "--output-format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [s.get("gpu_requirement") is not None for s in report["servers"]] == [True] * len(lens)
+    assert not [f for f in report["findings"] if f["rule"] == "VRL011" and f["level"] == "warning"]
+
+
 def test_gpu_requirements_past_the_bound_are_one_warning(tmp_path, capsys):
     """A run computes `MAX_REQUIREMENTS` distinct GPU requirements (each a budget on every catalog GPU): the
     servers past them are not sized and VRL011 says so once, on the first of them, naming the others; a server
