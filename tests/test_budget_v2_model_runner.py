@@ -40,7 +40,7 @@ def test_which_deployments_run_the_v2_runner():
                                                                "num_speculative_tokens": 3}}).v2_model_runner
     hybrid = dict(DENSE, layer_types=["linear_attention", "full_attention"] * 12)
     assert not _beh("0.27.1", hybrid).v2_model_runner
-    assert not _beh("0.21.0", DENSE).v2_model_runner and not _beh("0.29.0", DENSE).v2_model_runner
+    assert not _beh("0.21.0", DENSE).v2_model_runner
 
 
 def test_no_graph_estimate_is_taken_before_the_kv_cache():
@@ -87,3 +87,85 @@ def test_v2_dummy_sampling_holds_the_logits_only():
         budget = compute_budget(ModelInfo(**dict(DENSE, architecture=arch)), gpu, args, {}, version, 1)
         assert "V2 model runner's greedy dummy sampling" in budget.sources["activation"], version
         assert ("fp32 copy" in budget.sources["activation"]) == (path == "v2-fp32")
+
+
+def test_from_029_the_v2_runner_is_every_model_s_default():
+    """0.29 made the V2 runner the default for every model family (MoE and hybrid too); what still sends a
+    deployment to V1 is the release's _get_v2_model_runner_unsupported_features (0.29: any speculative method but
+    EAGLE / EAGLE-3 / MTP / DFlash / DSpark; 0.30 - 0.31 ngram and a few others; 0.33 only suffix and custom
+    classes), the environment variable, and on ROCm a few DeepSeek architectures (0.29 - 0.31); 0.34 has no V1
+    runner at all."""
+    ngram = {"speculative_config": {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}}
+    hybrid = dict(DENSE, layer_types=["linear_attention", "full_attention"] * 12)
+    for version in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0"):
+        assert _beh(version, DENSE).v2_model_runner, version
+        assert _beh(version, MOE).v2_model_runner, version
+        assert _beh(version, hybrid).v2_model_runner, version
+    assert not _beh("0.29.0", DENSE, args=ngram).v2_model_runner
+    assert not _beh("0.31.0", DENSE, args=ngram).v2_model_runner
+    assert _beh("0.32.0", DENSE, args=ngram).v2_model_runner  # 0.32 dropped ngram from the list
+    medusa = {"speculative_config": {"method": "medusa", "model": "x/y", "num_speculative_tokens": 3}}
+    assert not _beh("0.32.0", DENSE, args=medusa).v2_model_runner and _beh("0.33.0", DENSE, args=medusa).v2_model_runner
+    draft = {"speculative_config": {"model": "x/small", "num_speculative_tokens": 3}}
+    assert not _beh("0.29.0", DENSE, args=draft).v2_model_runner  # a draft model: not a method 0.29's V2 has
+    assert not _beh("0.30.0", DENSE, args=draft).v2_model_runner and _beh("0.31.0", DENSE, args=draft).v2_model_runner
+    stock = {"compilation_config": {"mode": 1}}
+    assert not _beh("0.31.0", DENSE, args=stock).v2_model_runner and _beh("0.32.0", DENSE, args=stock).v2_model_runner
+    assert not _beh("0.33.0", DENSE, env={"VLLM_USE_V2_MODEL_RUNNER": "0"}).v2_model_runner
+    assert _beh("0.34.0", DENSE, args=ngram, env={"VLLM_USE_V2_MODEL_RUNNER": "0"}).v2_model_runner
+    deepseek = dict(MOE, architecture="DeepseekV32ForCausalLM")
+    mi300 = gpus.lookup("MI300X")
+    on_rocm = {v: versions.behavior(v, mi300, {}, {}, ModelInfo(**deepseek), 32768).v2_model_runner
+               for v in ("0.29.0", "0.31.0", "0.32.0")}
+    assert on_rocm == {"0.29.0": False, "0.31.0": False, "0.32.0": True}
+    assert _beh("0.29.0", deepseek).v2_model_runner  # the ROCm exception is not CUDA's
+
+
+def test_034_refuses_the_removed_v1_runner_variable():
+    """vLLM 0.34 removed Model Runner V1: VLLM_USE_V2_MODEL_RUNNER set to anything but "1" is a ValueError at start-up
+    (Platform.validate_environ); "1" only warns."""
+    refused = _beh("0.34.0", DENSE, env={"VLLM_USE_V2_MODEL_RUNNER": "0"}).errors
+    assert [e["code"] for e in refused] == ["v1-model-runner-removed"]
+    assert "VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported" in refused[0]["message"]
+    assert not _beh("0.34.0", DENSE, env={"VLLM_USE_V2_MODEL_RUNNER": "1"}).errors
+    assert not _beh("0.33.0", DENSE, env={"VLLM_USE_V2_MODEL_RUNNER": "0"}).errors
+    budget = compute_budget(ModelInfo(**DENSE), gpus.lookup("RTX-4090"), {"max_model_len": 8192},
+                            {"VLLM_USE_V2_MODEL_RUNNER": "false"}, "0.34.0", 1)
+    assert not budget.starts and budget.errors[0]["code"] == "v1-model-runner-removed"
+
+
+def test_v2_penalty_bins_are_taken_from_the_kv_cache_from_028():
+    """The V2 runner's Sampler allocates its penalty bins (max_num_seqs x vocab int32 and a bit mask) after the
+    weights are measured; 0.28+ count everything the process holds after profiling (total_consumed), so the KV
+    cache is smaller by them; 0.27 sized the KV cache from the weights and the peak and did not. Only the last
+    pipeline stage samples, so only its KV budget loses them."""
+    gpu = gpus.lookup("H100-SXM")
+    model = ModelInfo(**DENSE)
+    args = {"max_model_len": 8192, "max_num_seqs": 512, "enforce_eager": True}
+    bins = 512 * 151936 * 4 + 512 * (-(-151936 // 32)) * 4
+    v2 = compute_budget(model, gpu, args, {}, "0.29.0", 1)
+    v1 = compute_budget(model, gpu, args, {"VLLM_USE_V2_MODEL_RUNNER": "0"}, "0.29.0", 1)
+    assert "penalty bins: 512 x 151936" in v2.sources["runner_state"]
+    assert "runner_state" not in v1.sources
+    gap = (v1.kv_cache_gib - v2.kv_cache_gib) + (v1.activation_gib - v2.activation_gib)
+    assert abs(gap - bins / GiB) < 0.02
+    older = compute_budget(model, gpu, args, {}, "0.27.1", 1)
+    assert "not in vLLM's KV sizing before 0.28" in older.sources["runner_state"]
+    assert abs(older.kv_cache_gib - (v2.kv_cache_gib + bins / GiB)) < 0.02
+    staged = compute_budget(model, gpu, dict(args, pipeline_parallel_size=2), {}, "0.29.0", 1)
+    assert "the last stage" in staged.sources["runner_state"]
+
+
+def test_033_samples_the_profile_batch_again_with_every_parameter():
+    """0.33+ run the V2 runner's dummy sampler a second time with SamplingParams.for_sampler_warmup (top-k /
+    top-p, penalties, logprobs): the fp32 pipeline beside the logits, several times the greedy pass's logits."""
+    from vramlint.budget.profile import activation_peak_bytes
+
+    model = ModelInfo(**DENSE)
+    greedy, _ = activation_peak_bytes(model, 1, 8192, 1024, 2, "v2")
+    warm, how = activation_peak_bytes(model, 1, 8192, 1024, 2, "v2-warmup")
+    assert warm - greedy == 1024 * 151936 * 8
+    assert "every sampling parameter" in how
+    budget = compute_budget(model, gpus.lookup("H100-SXM"), {"max_model_len": 8192, "enforce_eager": True}, {},
+                            "0.33.0", 1)
+    assert "second dummy sampling" in budget.sources["activation"]

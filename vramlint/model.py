@@ -618,10 +618,14 @@ class Budget:
     # KV cache one request of max_model_len needs (vLLM's start-up check that one such request fits), GiB
     one_request_kv_gib: float = 0.0
     # vLLM 0.34+'s extensible KV cache, sized from the memory measured after warmup, on the deciding stage (GiB):
-    # resident (weights + non-torch + the CUDA graphs captured), reserve (the transient peak kept free), margin
-    # (max(1 GiB, 0.75 x reserve); 3 on ROCm) and uncounted (the CUDA context and communicators before vLLM's
-    # snapshot, never free to it); None where the cache is sized from the profiling estimate
+    # resident (weights + non-torch + the CUDA graphs captured + the runner state below), reserve (the transient
+    # peak kept free), margin (max(1 GiB, 0.75 x reserve); 3 on ROCm) and uncounted (the CUDA context and
+    # communicators before vLLM's snapshot, never free to it); None where the cache is sized from the profiling
+    # estimate
     measured_kv: dict[str, float] | None = None
+    # torch memory the model runner keeps for the engine's life beside the weights, on the deciding stage (the V2
+    # runner's penalty bins), GiB; taken from the KV cache where vLLM counts it (0.28+)
+    runner_state_gib: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         # what dataclasses.asdict gives (field order, containers copied), at a tenth of its cost: a report of

@@ -277,7 +277,7 @@ class Behavior:
     # 0.34+: the KV cache is reserved as virtual memory and committed after warmup, sized from measured memory
     # (extensible_kv_cache below); the default utilisation is then 1.0
     extensible_kv_cache: bool = False
-    # the V2 GPU model runner (vllm/v1/worker/gpu/, 0.22 - 0.28 as v2_model_runner decides)
+    # the V2 GPU model runner (vllm/v1/worker/gpu/): 0.22+ as v2_model_runner decides, always from 0.34
     v2_model_runner: bool = False
     sources: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -430,6 +430,28 @@ def kv_connector_expandable_segments_refusal(key: VersionKey, args: dict, env: d
                   "is on"),
         "also": ("kv_transfer_config", "kv_offloading_size"),  # the env var comes from elsewhere (envFrom)
         "fix": fix,
+        "version_dependent": True,
+    }
+
+
+def removed_v1_runner_refusal(key: VersionKey, env: dict) -> dict | None:
+    """vLLM 0.34's ValueError for ``VLLM_USE_V2_MODEL_RUNNER`` set to anything but "1" (the V1 model runner is
+    gone): ``Platform.validate_environ`` (vllm/platforms/interface.py), which ``EngineArgs.create_engine_config``
+    calls whatever ``--fail-on-environ-validation`` says; "1" only warns that it is redundant. It compares the
+    variable's text, so "true" is refused too."""
+    if not at_least(key, 0, 34) or "VLLM_USE_V2_MODEL_RUNNER" not in env:
+        return None
+    value = env.get("VLLM_USE_V2_MODEL_RUNNER")
+    if not isinstance(value, str) or value == "1":
+        return None  # a value vramlint cannot read (a template) is not judged
+    return {
+        "code": "v1-model-runner-removed",
+        "message": (f"ValueError: VLLM_USE_V2_MODEL_RUNNER={value} is no longer supported: Model Runner V1 has been "
+                    "removed. Unset this variable."),
+        "arg": "VLLM_USE_V2_MODEL_RUNNER",
+        "short": (f"VLLM_USE_V2_MODEL_RUNNER={value} is refused by vLLM 0.34 (Model Runner V1 removed; only \"1\" "
+                  "is accepted, and it is redundant)"),
+        "fix": "remove VLLM_USE_V2_MODEL_RUNNER from the environment",
         "version_dependent": True,
     }
 
@@ -702,11 +724,84 @@ _V2_SPEC_METHODS: tuple[tuple[VersionKey, tuple[str, ...]], ...] = (
 )
 
 
-def v2_model_runner(key: VersionKey, engine: str, args: dict, env: dict, model: Any) -> tuple[bool, str | None]:
+# What ``_get_v2_model_runner_unsupported_features`` (vllm/config/vllm.py) lists from 0.29, when the V2 runner
+# became the default for every model family, by the release that introduced each list (read in the 0.29.0 -
+# 0.33.0 wheels): speculative methods the V2 runner lacks (0.29: any but the listed ones), and whether stock
+# torch.compile, sequence parallelism at TP > 1, EAGLE-3 with pipeline parallelism, dual batch overlap, elastic
+# EP, custom logits processors, KV-sharing fast prefill and mamba cache mode "all" still send a deployment to V1.
+_V2_DEFAULT_BLOCKERS: tuple[tuple[VersionKey, dict], ...] = (
+    ((0, 33), {"spec": ("suffix", "custom_class"), "flags": ()}),
+    ((0, 32), {"spec": ("suffix", "medusa", "mlp_speculator", "custom_class"), "flags": ()}),
+    ((0, 31), {"spec": ("ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"),
+               "flags": ("stock_compile", "sequence_parallel", "elastic_ep", "mamba_all")}),
+    ((0, 30), {"spec": ("ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class"),
+               "flags": ("stock_compile", "sequence_parallel", "elastic_ep", "logits_processors", "mamba_all")}),
+    ((0, 29), {"spec_supported": ("eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"),
+               "flags": ("stock_compile", "sequence_parallel", "eagle3_pp", "dbo", "elastic_ep", "logits_processors",
+                         "kv_sharing_fast_prefill")}),
+)
+# ROCM_DEFAULT_MRV1_ARCHITECTURES (vllm/config/vllm.py): V1 on ROCm for these, 0.29 - 0.31 (0.32 dropped it)
+_ROCM_V1_ARCHITECTURES: tuple[tuple[VersionKey, frozenset[str]], ...] = (
+    ((0, 32), frozenset()),
+    ((0, 30), frozenset({"DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM", "GlmMoeDsaForCausalLM"})),
+    ((0, 29), frozenset({"DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM"})),
+)
+
+
+def _v2_default_blockers(key: VersionKey, args: dict, model: Any, vendor: str) -> list[str]:
+    """What sends a deployment of 0.29 - 0.33 to the V1 runner although V2 is the default (see
+    _V2_DEFAULT_BLOCKERS), as far as a command line says it."""
+    table = next(t for since, t in _V2_DEFAULT_BLOCKERS if at_least(key, *since))
+    found: list[str] = []
+    arch = str(getattr(model, "architecture", "") or "")
+    rocm_v1 = next(a for since, a in _ROCM_V1_ARCHITECTURES if at_least(key, *since))
+    if vendor == "amd" and arch in rocm_v1:
+        found.append(f"{arch} on ROCm (ROCM_DEFAULT_MRV1_ARCHITECTURES)")
+    pp = int(args.get("pipeline_parallel_size") or 1)
+    if str(args.get("distributed_executor_backend") or "") == "external_launcher" and pp > 1:
+        found.append("pipeline parallelism with external_launcher")
+    spec = _json_value(args.get("speculative_config"))
+    if isinstance(spec, dict) or args.get("speculative_model"):
+        method = str((spec or {}).get("method") or "").lower() if isinstance(spec, dict) else ""
+        method = method or "draft_model"
+        if "spec_supported" in table:
+            if method not in table["spec_supported"]:
+                found.append(f"speculative method {method!r}")
+        elif method in table["spec"]:
+            found.append(f"speculative method {method!r}")
+        if isinstance(spec, dict) and _truthy(spec.get("parallel_drafting")) and method not in ("dflash", "dspark"):
+            found.append("parallel drafting for EAGLE")
+        if "eagle3_pp" in table["flags"] and method == "eagle3" and pp > 1:
+            found.append("EAGLE3 with pipeline parallelism")
+    flags = table["flags"]
+    compilation = _json_value(args.get("compilation_config"))
+    compilation = compilation if isinstance(compilation, dict) else {}
+    if "stock_compile" in flags and str(compilation.get("mode", compilation.get("level", ""))).upper() in (
+            "1", "STOCK_TORCH_COMPILE"):
+        found.append("stock torch.compile")
+    passes = compilation.get("pass_config") if isinstance(compilation.get("pass_config"), dict) else {}
+    if ("sequence_parallel" in flags and _truthy(passes.get("enable_sp"))
+            and int(args.get("tensor_parallel_size") or 1) > 1):
+        found.append("sequence parallelism")
+    for flag, arg, what in (("dbo", "enable_dbo", "dual batch overlap"),
+                            ("elastic_ep", "enable_elastic_ep", "elastic expert parallelism"),
+                            ("logits_processors", "logits_processors", "custom logits processors"),
+                            ("kv_sharing_fast_prefill", "kv_sharing_fast_prefill", "KV sharing fast prefill")):
+        if flag in flags and args.get(arg) not in (None, False, "", [], {}):
+            found.append(what)
+    if "mamba_all" in flags and str(args.get("mamba_cache_mode") or "") == "all":
+        found.append("mamba cache mode 'all'")
+    return found
+
+
+def v2_model_runner(key: VersionKey, engine: str, args: dict, env: dict, model: Any,
+                    vendor: str = "nvidia") -> tuple[bool, str | None]:
     """(whether the V2 GPU model runner runs, why), from ``VllmConfig.use_v2_model_runner`` (vllm/config/vllm.py,
-    read in the 0.22.0 - 0.28.0 wheels), for the releases whose V2 runner budgets no CUDA graph memory
-    (``vllm/v1/worker/gpu/model_runner.py::profile_cudagraph_memory`` returns 0 in 0.22 - 0.28; from 0.29 it
-    estimates as V1 does), so only 0.22 - 0.28 are decided here:
+    read in the 0.22.0 - 0.33.0 wheels; 0.34.0 removed the V1 model runner, so it always runs there).
+
+    From 0.29 the V2 runner is the default for every model (vLLM's MRV2 migration): ``VLLM_USE_V2_MODEL_RUNNER``
+    decides when set, and otherwise only what ``_get_v2_model_runner_unsupported_features`` lists for the release
+    (:func:`_v2_default_blockers`) sends a deployment to V1. Up to 0.28:
 
     * ``VLLM_USE_V2_MODEL_RUNNER`` set decides;
     * otherwise a generate model whose architecture is in the release's list, or (0.25+) any model that is not
@@ -717,11 +812,18 @@ def v2_model_runner(key: VersionKey, engine: str, args: dict, env: dict, model: 
       pipeline parallelism, parallel drafting, dual batch overlap, routed-experts capture, logits processors,
       prompt embeddings, KV-sharing fast prefill, an EC transfer config, stock torch.compile (0.22: a reasoning
       budget)."""
-    if engine != "v1" or not at_least(key, 0, 22) or at_least(key, 0, 29):
+    if engine != "v1" or not at_least(key, 0, 22):
         return False, None
+    if at_least(key, 0, 34):
+        return True, "the V2 model runner, the only one vLLM 0.34 has (Model Runner V1 removed)"
     explicit = _truthy(env.get("VLLM_USE_V2_MODEL_RUNNER"))
     if explicit is not None:
         return explicit, f"VLLM_USE_V2_MODEL_RUNNER={env.get('VLLM_USE_V2_MODEL_RUNNER')}"
+    if at_least(key, 0, 29):
+        blockers = _v2_default_blockers(key, args, model, vendor)
+        if blockers:
+            return False, None
+        return True, f"the V2 model runner, vLLM {key[0]}.{key[1]}'s default for every model family"
     if model is None:
         return False, None
     if str(args.get("runner") or "") == "pooling" or str(args.get("task") or "") in ("embed", "embedding", "score",
@@ -901,10 +1003,10 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
     cudagraph = False
     if engine == "v1" and at_least(key, 0, 18) and not _truthy(args.get("enforce_eager")):
         cudagraph = est_env if est_env is not None else at_least(key, 0, 20)
-    v2_runner, v2_why = v2_model_runner(key, engine, args, env, model)
+    v2_runner, v2_why = v2_model_runner(key, engine, args, env, model, getattr(gpu, "vendor", "nvidia"))
     if v2_runner:
         sources["model_runner"] = v2_why or "the V2 model runner"
-        if cudagraph:
+        if cudagraph and not at_least(key, 0, 29):
             # its profile_cudagraph_memory returns 0: the graphs are captured after the KV cache, from what is left
             cudagraph = False
             sources["cudagraph_estimate"] = ("not subtracted: the V2 model runner's profile_cudagraph_memory returns 0 "
@@ -924,6 +1026,8 @@ def behavior(version: str, gpu: Any, args: dict, env: dict, model: Any, max_mode
         errors.append(hybrid_error)
     if engine == "v1" and (allocator := kv_connector_expandable_segments_refusal(key, args, env)):
         errors.append(allocator)
+    if engine == "v1" and (runner_env := removed_v1_runner_refusal(key, env)):
+        errors.append(runner_env)
 
     extensible, extensible_why, extensible_error = extensible_kv_cache(key, engine, getattr(gpu, "vendor", "nvidia"),
                                                                        args, env)

@@ -67,6 +67,12 @@ SAMPLER_BYTES_PER_LOGIT_FLASHINFER = 14.5
 # (4 B, TopKTopPSampler.forward_native) and the exponential noise (4 B, random_sample); the kernel masks the fp32
 # logits in place.
 SAMPLER_BYTES_PER_LOGIT_TRITON = 14.0
+# The V2 runner's second profile sampling of 0.33+ (SamplingParams.for_sampler_warmup), beside the model-dtype
+# logits: their fp32 copy, processed in place (apply_sampling_params, 4 B), and the probabilities of the top-k /
+# top-p sampling (FlashInfer's fused sampler or apply_top_k_top_p, 4 B); the logprobs are a top-k gather
+# (compute_topk_scores), not a vocabulary-wide copy. vllm/v1/worker/gpu/sample/sampler.py, 0.33.0 / 0.34.0. Read
+# from the code, not checked against a log (no 0.33 / 0.34 start-up log with its breakdown was found).
+V2_WARMUP_PASS_BYTES_PER_LOGIT = 8.0
 # apply_top_k_top_p takes the Triton kernel from this many rows (``HAS_TRITON and logits.shape[0] >= 8``).
 TRITON_TOPK_TOPP_MIN_ROWS = 8
 # The CUDA context (and cuBLAS / NCCL library state) every process holds before vLLM's first snapshot: at least
@@ -100,6 +106,10 @@ class Profile(StageResult):
     warmup: int = 0
     warmup_seqs: int = 0
     held: int = 0
+    # torch memory the model runner allocates for the engine's life after the weights are measured, per stage (the
+    # V2 runner's penalty bins on the last stage), and whether vLLM's KV sizing counts it (0.28+: total_consumed)
+    resident: list[int] | None = None
+    resident_counted: bool = False
     # 0.34+ with the extensible KV cache: the address range reserved from the profiling estimate (what kv_bytes
     # was up to 0.33: the capacity the measured size is capped to), and the transient reserve kept free
     kv_capacity: list[float] | None = None
@@ -204,13 +214,22 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                      "reach GiBs)" + ("" if beh.engine == "v1" else "; V0's per-sequence Mamba state is not estimated"))
 
     uncounted = (0 if beh.counts_cuda_context else CUDA_CONTEXT_BYTES) + comm.before_snapshot
+    resident = [0] * len(cfg.pp_partition)
+    if beh.v2_model_runner and not str(cfg.args.get("runner") or "") == "pooling":
+        state, state_how = v2_sampler_state_bytes(model, cfg.max_num_seqs)
+        resident[-1] = state
+        counted = versions.at_least(key, 0, 28)
+        src["runner_state"] = state_how + (
+            " (the last stage), in the memory vLLM 0.28+ counts as consumed before the KV cache" if counted else
+            " (the last stage); not in vLLM's KV sizing before 0.28 (torch memory outside the weights and the peak)")
+    counted_resident = resident if versions.at_least(key, 0, 28) else [0] * len(resident)
     kv_override = int_arg(cfg.args, "kv_cache_memory_bytes")
     if kv_override and beh.engine == "v1" and versions.at_least(key, 0, 10, 2):
         kv_bytes = [float(kv_override)] * len(cfg.pp_partition)
         src["kv_cache"] = "--kv-cache-memory-bytes (gpu_memory_utilization is not used)"
     else:
-        kv_bytes = [cfg.requested - w - non_torch - a - g
-                    for w, a, g in zip(weights.per_stage, activation, cudagraph, strict=True)]
+        kv_bytes = [cfg.requested - w - non_torch - a - g - r
+                    for w, a, g, r in zip(weights.per_stage, activation, cudagraph, counted_resident, strict=True)]
         src["kv_cache"] = "total x utilisation - weights - non-torch - activation - CUDA graphs"
     if versions.at_least(key, 0, 34) and beh.engine == "v1" and not eager and cfg.gpu.vendor == "nvidia" \
             and tuple(cfg.gpu.compute_capability)[0] == 10:
@@ -224,7 +243,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     if beh.extensible_kv_cache and not kv_override:
         capacity = kv_bytes
         kv_bytes, measured, how = extensible_kv_bytes(cfg, weights, non_torch, activation, cudagraph, capture,
-                                                      capture_nccl, uncounted)
+                                                      capture_nccl, uncounted, counted_resident)
         reserve = [int(m["reserve"]) for m in measured]
         src["kv_cache"] = how
         notes.append(EXTENSIBLE_WARMUP_NOTE)
@@ -261,7 +280,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                    kv_override=kv_override, kv_capacity=capacity, kv_reserve=reserve,
                    kv_measured=measured if capacity is not None else None, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
                    communication=comm, notes=notes, sources=src, warmup=warmup, warmup_seqs=profile_seqs,
-                   held=held)
+                   held=held, resident=resident, resident_counted=versions.at_least(key, 0, 28))
 
 
 # vllm/v1/worker/extensible_kv_cache.py (0.34.0): the margin kept beyond the transient peak when the KV cache is
@@ -280,7 +299,7 @@ EXTENSIBLE_WARMUP_NOTE = (
 
 def extensible_kv_bytes(cfg: Configuration, weights: Weights, non_torch: int, activation: list[int],
                         cudagraph: list[int], capture: list[int], capture_nccl: list[int],
-                        uncounted: int) -> tuple[list[float], list[dict[str, float]], str]:
+                        uncounted: int, resident: list[int] | None = None) -> tuple[list[float], list[dict[str, float]], str]:
     """The KV cache memory of each pipeline stage as vLLM 0.34's extensible KV cache measures it after warmup
     (``measure_kv_cache_blocks`` / ``measure_kv_cache_bytes``, vllm/v1/worker/extensible_kv_cache.py; called from
     ``Worker._compile_or_warm_up_model`` after the capture; the engine takes the minimum over ranks and caps it to
@@ -304,7 +323,7 @@ def extensible_kv_bytes(cfg: Configuration, weights: Weights, non_torch: int, ac
         graphs = 0
         if index < len(capture):
             graphs = capture[index] - (capture_nccl[index] if recent and capture_nccl else 0)
-        non_kv = w + non_torch + graphs
+        non_kv = w + non_torch + graphs + (resident[index] if resident else 0)
         transient = a + g
         margin = max(floor, int(transient * KV_CACHE_MARGIN_FRACTION))
         out.append(float(min(cfg.requested - non_kv, init_free - non_kv - margin) - transient))
@@ -326,6 +345,19 @@ def extensible_withheld_bytes(cfg: Configuration, transient: int, uncounted: int
     floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if cfg.gpu.vendor == "amd" else KV_CACHE_MARGIN_FLOOR_BYTES
     margin = max(floor, int(transient * KV_CACHE_MARGIN_FRACTION))
     return max(0.0, cfg.total_bytes - uncounted - margin - cfg.requested)
+
+
+def v2_sampler_state_bytes(model: ModelInfo, max_num_seqs: int) -> tuple[int, str]:
+    """The V2 model runner's penalty bins, allocated with its ``Sampler`` in ``load_model`` after the weights are
+    measured and kept for the engine's life: ``PenaltiesState.output_bin_counts`` (max_num_reqs x vocab int32,
+    "can be very large, taking up GBs of GPU memory" as vLLM's comment says) and ``prompt_bin_mask``
+    (max_num_reqs x cdiv(vocab, 32) int32); vllm/v1/worker/gpu/sample/penalties.py, the same in the 0.28.0 -
+    0.34.0 wheels. The vocabulary is the model's, not padded (``model_config.get_vocab_size()``)."""
+    vocab = model.vocab_size or 0
+    counts = max_num_seqs * vocab * 4
+    mask = max_num_seqs * (-(-vocab // 32)) * 4
+    return counts + mask, (f"V2 model runner's penalty bins: {max_num_seqs} x {vocab} int32 counts and their "
+                           f"prompt bit mask, {(counts + mask) / GiB:.2f} GiB")
 
 
 def triton_buffer_rows(units: int | None, rows: int) -> int:
@@ -474,7 +506,8 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     # ones at TP > 1 (LogitsProcessor._gather_logits), and 0.22 - 0.25's fp32 copy
     v2_logit = dtype_bytes * (1 + 1 / tp if tp > 1 else 1)
     per_logit = {"flashinfer": SAMPLER_BYTES_PER_LOGIT_FLASHINFER, "triton": SAMPLER_BYTES_PER_LOGIT_TRITON,
-                 "v2": v2_logit, "v2-fp32": v2_logit + 4}.get(sampler_path, SAMPLER_BYTES_PER_LOGIT_TORCH)
+                 "v2": v2_logit, "v2-fp32": v2_logit + 4, "v2-warmup": v2_logit + V2_WARMUP_PASS_BYTES_PER_LOGIT,
+                 }.get(sampler_path, SAMPLER_BYTES_PER_LOGIT_TORCH)
     if not sampler:
         return int(forward), f"forward pass of {num_tokens} tokens"
     logits = num_seqs * padded_vocab(model.vocab_size)
@@ -492,6 +525,8 @@ def activation_peak_bytes(model: ModelInfo, tp: int, num_tokens: int, num_seqs: 
     kind = {"flashinfer": "FlashInfer sampler", "triton": "PyTorch sampler with the Triton top-k/top-p kernel",
             "v2": "V2 model runner's greedy dummy sampling (the logits only)",
             "v2-fp32": "V2 model runner's greedy dummy sampling (the logits and their fp32 copy)",
+            "v2-warmup": ("V2 model runner's second dummy sampling with every sampling parameter on (the logits, "
+                          "their fp32 copy and the top-k / top-p probabilities)"),
             }.get(sampler_path, "PyTorch sampler")
     held = f", with the fused-MoE workspace ({workspace / GiB:.2f} GiB) still allocated" if workspace else ""
     if row_buffer:
@@ -583,7 +618,11 @@ def _sampler_path(beh: versions.Behavior, key: versions.VersionKey, env: dict, i
         # top-p, no penalties): gumbel_sample on the logits; 0.22 - 0.25 first copy them to fp32
         # (apply_sampling_params: ``torch.empty_like(logits, dtype=torch.float32)``), 0.26 works in place and
         # 0.27+ returns them unchanged (_requires_logits_processing / needs_logits_processing);
-        # vllm/v1/worker/gpu/sample/sampler.py, 0.22.0 - 0.28.0 wheels
+        # vllm/v1/worker/gpu/sample/sampler.py, 0.22.0 - 0.32.0 wheels. 0.33+ sample the batch a second time
+        # with every sampling parameter on (SamplingParams.for_sampler_warmup: temperature, top-k / top-p,
+        # min-p, penalties, logit bias, logprobs), through the fp32 pipeline (_dummy_sampler_run, 0.33.0 / 0.34.0)
+        if versions.at_least(key, 0, 33):
+            return "v2-warmup"
         return "v2" if versions.at_least(key, 0, 26) else "v2-fp32"
     if vendor == "nvidia" and _flashinfer_sampler(beh, key, env, image):
         return "flashinfer"

@@ -187,7 +187,9 @@ def _capture_out_of_memory(cfg: Configuration, weights: Weights, profile: Profil
             break
         graphs = profile.capture[index] - (profile.capture_nccl[index] if recent and profile.capture_nccl else 0)
         kv_tensors = stage.num_blocks * stage.per_block_pool if stage.num_blocks > 0 else 0
-        free = cfg.total_bytes - profile.uncounted - weights.per_stage[index] - profile.non_torch - kv_tensors
+        resident = profile.resident[index] if profile.resident and index < len(profile.resident) else 0
+        free = (cfg.total_bytes - profile.uncounted - weights.per_stage[index] - profile.non_torch - resident
+                - kv_tensors)
         warmup = _sampler_warmup_after_capture(cfg, profile) if index == len(stages) - 1 else 0
         if graphs <= free and warmup and graphs + profile.held + warmup > free:
             left = max(free - graphs - profile.held, 0)
