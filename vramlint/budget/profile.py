@@ -215,7 +215,9 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
 
     uncounted = (0 if beh.counts_cuda_context else CUDA_CONTEXT_BYTES) + comm.before_snapshot
     resident = [0] * len(cfg.pp_partition)
-    if beh.v2_model_runner and not str(cfg.args.get("runner") or "") == "pooling":
+    pooling = str(cfg.args.get("runner") or "") == "pooling" or str(cfg.args.get("task") or "") in (
+        "embed", "embedding", "score", "classify", "reward")
+    if beh.v2_model_runner and not pooling:  # a pooling model has no Sampler (GPUModelRunner.load_model)
         state, state_how = v2_sampler_state_bytes(model, cfg.max_num_seqs)
         resident[-1] = state
         counted = versions.at_least(key, 0, 28)
