@@ -192,7 +192,8 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
         f"{gib(budget.usable_gib)} usable at gpu_memory_utilization {budget.gpu_memory_utilization:g}, "
         f"weights {gib(budget.weights_gib)}, activations {gib(budget.activation_gib)}, "
         f"non-torch {gib(budget.non_torch_gib)}, CUDA graphs {gib(budget.cudagraph_gib)}, "
-        f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
+        + (f"runner state {gib(budget.runner_state_gib)}, " if budget.runner_state_gib else "")
+        + f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
     )
     for error, behind in root_causes(budget.errors if errors is None else errors, server):
         location = _error_location(server, error)

@@ -109,6 +109,10 @@ def test_from_029_the_v2_runner_is_every_model_s_default():
     draft = {"speculative_config": {"model": "x/small", "num_speculative_tokens": 3}}
     assert not _beh("0.29.0", DENSE, args=draft).v2_model_runner  # a draft model: not a method 0.29's V2 has
     assert not _beh("0.30.0", DENSE, args=draft).v2_model_runner and _beh("0.31.0", DENSE, args=draft).v2_model_runner
+    named_eagle = {"speculative_config": {"model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}}
+    assert _beh("0.29.0", DENSE, args=named_eagle).v2_model_runner  # the method follows the draft's name
+    assert _beh("0.29.0", DENSE, args={"speculative_config": {"method": "deepseek_mtp",
+                                                              "num_speculative_tokens": 1}}).v2_model_runner
     stock = {"compilation_config": {"mode": 1}}
     assert not _beh("0.31.0", DENSE, args=stock).v2_model_runner and _beh("0.32.0", DENSE, args=stock).v2_model_runner
     assert not _beh("0.33.0", DENSE, env={"VLLM_USE_V2_MODEL_RUNNER": "0"}).v2_model_runner

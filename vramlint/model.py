@@ -624,7 +624,7 @@ class Budget:
     # estimate
     measured_kv: dict[str, float] | None = None
     # torch memory the model runner keeps for the engine's life beside the weights, on the deciding stage (the V2
-    # runner's penalty bins), GiB; taken from the KV cache where vLLM counts it (0.28+)
+    # runner's penalty bins), GiB, where vLLM takes it from the KV cache (0.28+; 0 where it does not count it)
     runner_state_gib: float = 0.0
 
     def to_json(self) -> dict[str, Any]:

@@ -117,6 +117,7 @@ def summarise(budgets: list[Budget], auto_fit: bool = False) -> GpuRequirement:
         vllm_version=reference.vllm_version,
         needs={"weights": smallest.weights_gib, "non_torch": smallest.non_torch_gib,
                "activation": smallest.activation_gib, "cudagraph": smallest.cudagraph_gib,
+               "runner_state": smallest.runner_state_gib,
                "one_request_kv": round(smallest.one_request_kv_gib, 2)},
         errors=errors,
         reference=reference,
@@ -128,7 +129,7 @@ def _memory_need(b: Budget, auto_fit: bool = False) -> float:
     for the total (the other terms do not depend on it). With ``auto_fit`` any KV cache starts (vLLM shortens
     the context to what it holds), so one full-length request is not part of the need."""
     util = b.gpu_memory_utilization or 1.0
-    fixed = b.weights_gib + b.non_torch_gib + b.activation_gib + b.cudagraph_gib
+    fixed = b.weights_gib + b.non_torch_gib + b.activation_gib + b.cudagraph_gib + b.runner_state_gib
     if "kv_cache_memory_bytes" in (b.sources.get("kv_cache") or "") or "--kv-cache-memory-bytes" in (
             b.sources.get("kv_cache") or ""):
         # the KV cache is given in bytes: utilisation is not used; the weights and the cache must fit in the total

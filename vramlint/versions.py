@@ -763,7 +763,13 @@ def _v2_default_blockers(key: VersionKey, args: dict, model: Any, vendor: str) -
     spec = _json_value(args.get("speculative_config"))
     if isinstance(spec, dict) or args.get("speculative_model"):
         method = str((spec or {}).get("method") or "").lower() if isinstance(spec, dict) else ""
-        method = method or "draft_model"
+        if not method:
+            # SpeculativeConfig.__post_init__: "ngram" as the model, or a draft whose name says EAGLE
+            draft = str((spec or {}).get("model") if isinstance(spec, dict) else args.get("speculative_model"))
+            method = ("ngram" if draft in ("ngram", "[ngram]") else "eagle3" if "eagle3" in draft.lower()
+                      else "eagle" if "eagle-" in draft.lower() else "draft_model")
+        if method.endswith("_mtp"):
+            method = "mtp"  # the model-specific MTP names are MTP (SpeculativeConfig.__post_init__)
         if "spec_supported" in table:
             if method not in table["spec_supported"]:
                 found.append(f"speculative method {method!r}")

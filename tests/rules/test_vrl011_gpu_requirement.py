@@ -146,13 +146,14 @@ spec:
     need = _min_total(auto_finding.message)
     assert need < _min_total(full_finding.message) - 5  # no 131072-token request in it
     # a GPU of that size starts (vLLM fits a shorter context); a GPU below the weights does not. The need is the
-    # smallest over the catalog: the sampler's Triton row buffer grows with the SM count (under 0.1 GiB apart)
+    # smallest over the catalog: the cold compile's L2 flush buffer grows with the L2 size (L40S 96 MiB against
+    # 24 - 48 MiB on the smallest cards; under 0.2 GiB apart)
     a = result.assessments[0]
     l40s = gpus.lookup("L40S")
     args, env = a.server.args, a.server.env
     version = a.gpu_requirement.vllm_version
     assert any(compute_budget(a.model, replace(spec, total_gib=need), args, env, version, 1).starts
                for spec in gpus.catalog_specs("nvidia"))
-    assert compute_budget(a.model, replace(l40s, total_gib=need + 0.1), args, env, version, 1).starts
+    assert compute_budget(a.model, replace(l40s, total_gib=need + 0.2), args, env, version, 1).starts
     assert not compute_budget(a.model, replace(l40s, total_gib=need * 0.8), args, env,
                               a.gpu_requirement.vllm_version, 1).starts

@@ -303,7 +303,7 @@ def _budget_lines(a, b, lines: list[str]) -> None:
             ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
             ("activation peak", b.activation_gib, src.get("activation", "")),
             ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
-        ]),
+        ] + ([("runner state", b.runner_state_gib, src.get("runner_state", ""))] if b.runner_state_gib else [])),
         ("KV cache", [
             ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
                                          f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"
@@ -395,8 +395,10 @@ def _requirement_lines(a, req, lines: list[str]) -> None:
         lines.append(f"  needs >= {req.min_total_gib:.1f} GiB per GPU ({req.gpus_per_engine} per engine) to start at "
                      f"max_model_len {req.max_model_len}, gpu_memory_utilization {req.gpu_memory_utilization:g}:")
         rows = [("weights", n.get("weights")), ("non-torch", n.get("non_torch")),
-                ("activation peak", n.get("activation")), ("CUDA graphs", n.get("cudagraph")),
-                (f"KV of one {req.max_model_len}-token request", n.get("one_request_kv"))]
+                ("activation peak", n.get("activation")), ("CUDA graphs", n.get("cudagraph"))]
+        if n.get("runner_state"):
+            rows.append(("runner state (V2 penalty bins)", n.get("runner_state")))
+        rows.append((f"KV of one {req.max_model_len}-token request", n.get("one_request_kv")))
         for label, gib in rows:
             lines.append(f"    {label:<30} {gib or 0:8.2f} GiB")
         lines.append(f"    {'/ utilisation':<30} {req.gpu_memory_utilization:8g}")
