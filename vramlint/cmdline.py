@@ -2545,6 +2545,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
             seen.add(at)
             kept.append(error)
         inv.startup_errors[:] = kept
+    _one_unrecognized_error(inv)
     _check_serve_model(inv, entry, table_version, model_flag_tok, model_flag_value)
     _check_parallel_sizes(inv, table_version)
     _check_max_model_len(inv, table_version)
@@ -2633,6 +2634,34 @@ def _rejected(inv: VllmInvocation, tok: Token | None, message: str, code: str = 
     inv.startup_errors.append({"code": code, "message": message, "location": tok.location if tok else None,
                                "arg": arg, "fix": fix, "version": inv.version_table,
                                "version_known": inv.version_note is None})
+
+
+_UNRECOGNIZED = "unrecognized arguments: "
+_UNRECOGNIZED_QUOTED = 300  # characters of the refused words quoted in the one error
+
+
+def _one_unrecognized_error(inv: VllmInvocation) -> None:
+    """argparse collects every word it cannot place and stops once, with one message naming them all
+    (``parser.error('unrecognized arguments: %s' % ' '.join(argv))`` in ``ArgumentParser.parse_args``): one root
+    cause, one error, on the first word, however many words there are (20,000 joined `"--flag value"` items were
+    20,000 findings in every report)."""
+    refused = [e for e in inv.startup_errors if e.get("code") == "argparse" and not e.get("level")
+               and str(e.get("message") or "").startswith(_UNRECOGNIZED)]
+    if len(refused) < 2:
+        return
+    first = refused[0]
+    words = " ".join(str(e["message"])[len(_UNRECOGNIZED):] for e in refused)
+    if len(words) > _UNRECOGNIZED_QUOTED:
+        words = words[:_UNRECOGNIZED_QUOTED].rstrip() + " ..."
+    lines = sorted({e["location"].line for e in refused if e.get("location") is not None and e["location"].line})
+    where = f", on lines {lines[0]} to {lines[-1]}" if len(lines) > 1 else ""
+    merged = dict(first, message=f"{_UNRECOGNIZED}{words} ({len(refused):,} words{where})",
+                  version_known=any(e.get("version_known") for e in refused))
+    fixes = list(dict.fromkeys(str(e["fix"]) for e in refused if e.get("fix")))
+    if fixes:
+        merged["fix"] = fixes[0] + (f"; and so for the other {len(refused) - 1:,} words" if len(refused) > 1 else "")
+    drop = {id(e) for e in refused[1:]}
+    inv.startup_errors[:] = [merged if e is first else e for e in inv.startup_errors if id(e) not in drop]
 
 
 def _check_serve_model(inv: VllmInvocation, entry: str, table_version: str | None, model_flag_tok: Token | None,

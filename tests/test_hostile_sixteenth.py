@@ -1,0 +1,64 @@
+"""One test per cause the sixteenth hostile round (benchmarks/hostile_sixteenth.py) found, each on inputs of its
+own: refused words argparse names in one message are one finding."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from vramlint.cli import main
+
+MODEL = "Qwen/Qwen2.5-1.5B-Instruct"
+
+
+def _deployment(args: list[str], name: str = "llm", image: str = "vllm/vllm-openai:v0.9.2") -> str:
+    lines = "".join(f"            - {json.dumps(a)}\n" for a in ["--model", MODEL, *args])
+    return ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\nspec:\n  template:\n    spec:\n"
+            "      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:\n"
+            f"        - name: vllm\n          image: {image}\n          args:\n{lines}"
+            "          resources:\n            limits:\n              nvidia.com/gpu: \"1\"\n")
+
+
+def _findings(tmp_path: Path, *argv: str) -> list[dict]:
+    out = tmp_path / "_out.json"
+    main(["check", *argv, "--offline", "--format", "json", "--output-file", str(out)])
+    return json.loads(out.read_text())["findings"]
+
+
+# ---------------------------------------------------------------------- one refusal, one finding
+
+
+def test_words_argparse_cannot_place_are_one_finding_on_the_first(tmp_path: Path):
+    # ArgumentParser.parse_args: error('unrecognized arguments: %s' % ' '.join(argv)), once for all of them
+    words = ["--max-num-seqs 16", "--enforce-eager yes", "stray"] * 3000
+    text = _deployment(words)
+    (tmp_path / "d.yaml").write_text(text)
+    (tmp_path / "c.yaml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.9.2\n    command:\n      - --model\n      - " + MODEL + "\n"
+        + "      - '--block-size 16'\n" * 5000
+        + "    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]}}}\n")
+    began = time.process_time()
+    findings = _findings(tmp_path, str(tmp_path))
+    assert time.process_time() - began < 4
+    refused = [x for x in findings if x["rule"] == "VRL005" and "unrecognized arguments" in x["message"]]
+    by_file = {x["file"].rsplit("/", 1)[-1]: x for x in refused}
+    assert len(refused) == 2 and set(by_file) == {"d.yaml", "c.yaml"}, [(x["file"], x["line"]) for x in refused]
+    first_line = text.splitlines().index(f"            - {json.dumps(words[0])}") + 1
+    d = by_file["d.yaml"]
+    assert d["line"] == first_line
+    assert "unrecognized arguments: --max-num-seqs 16 --enforce-eager yes stray" in d["message"]
+    assert f"(9,000 words, on lines {first_line} to {first_line + 8999})" in d["message"]
+    assert len(d["message"]) < 1000
+    assert by_file["c.yaml"]["line"] == 7 and "5,000 words" in by_file["c.yaml"]["message"]
+
+
+def test_one_refused_word_keeps_its_own_message():
+    from vramlint.cmdline import Token, parse_vllm_args
+    from vramlint.model import Location
+
+    tokens = [Token("--model", Location("f", 1, 1)), Token(MODEL, Location("f", 2, 1)),
+              Token("--quantization fp8", Location("f", 3, 1))]
+    inv = parse_vllm_args(tokens, "0.9.2")
+    assert [e["message"] for e in inv.startup_errors if e["message"].startswith("unrecognized")] == [
+        "unrecognized arguments: --quantization fp8"]
