@@ -62,3 +62,21 @@ def test_one_refused_word_keeps_its_own_message():
     inv = parse_vllm_args(tokens, "0.9.2")
     assert [e["message"] for e in inv.startup_errors if e["message"].startswith("unrecognized")] == [
         "unrecognized arguments: --quantization fp8"]
+
+
+# ---------------------------------------------------------------------- YAML tags
+
+
+def test_a_megabyte_tag_is_decoded_in_linear_time_and_as_ruamel_decodes_it():
+    from vramlint.yamlload import load_text
+
+    text = ("a: !<tag:e.example,2026:%21x%41" + "y" * 1_000_000 + "> v\n"
+            "b: !e!%7Ez 2\n")
+    began = time.process_time()
+    docs, problems = load_text("%TAG !e! tag:e.example,2026:\n---\n" + text, "f.yaml")
+    took = time.process_time() - began
+    assert took < 3, took  # 12 CPU-s when ruamel appended the decoded tag one character at a time
+    data = docs[0].data
+    assert data["a"].tag.value == "tag:e.example,2026:!xA" + "y" * 1_000_000
+    assert data["b"].tag.value == "tag:e.example,2026:~z"
+    assert str(data["a"]) == "v"

@@ -158,11 +158,40 @@ def _constructor_class():
 _CONSTRUCTOR: Any = None
 
 
+def _linear_tag_suffix() -> None:
+    """ruamel's ``Tag.uri_decoded_suffix`` (0.18, 0.19) decodes a tag's `%XX` escapes by appending one character at
+    a time to a string, which costs quadratic time in the tag's length: a 1 MB `!<tag:...>` took 13 CPU-s. The same
+    decoding (each `%` and the two characters after it are one character, the rest as written; the scanner has
+    checked the escapes) done in one pass."""
+    try:
+        from ruamel.yaml.tag import Tag
+    except ImportError:  # an older ruamel keeps tags as strings
+        return
+    if getattr(Tag, "_vramlint_linear", False) or not isinstance(Tag.__dict__.get("uri_decoded_suffix"), property):
+        return
+    escape = re.compile(r"%(..)", re.DOTALL)
+
+    def uri_decoded_suffix(self: Any) -> str | None:
+        try:
+            return self._uri_decoded_suffix
+        except AttributeError:
+            pass
+        suffix = self.suffix
+        decoded = None if suffix is None else (escape.sub(lambda m: chr(int(m.group(1), 16)), suffix)
+                                               if "%" in suffix else suffix)
+        self._uri_decoded_suffix = decoded
+        return decoded
+
+    Tag.uri_decoded_suffix = property(uri_decoded_suffix)
+    Tag._vramlint_linear = True
+
+
 def _yaml():
     from ruamel.yaml import YAML
 
     global _CONSTRUCTOR
     if _CONSTRUCTOR is None:
+        _linear_tag_suffix()
         _CONSTRUCTOR = _constructor_class()
     yaml = YAML(typ="rt")
     yaml.Constructor = _CONSTRUCTOR
