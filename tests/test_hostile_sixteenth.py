@@ -80,3 +80,21 @@ def test_a_megabyte_tag_is_decoded_in_linear_time_and_as_ruamel_decodes_it():
     assert data["a"].tag.value == "tag:e.example,2026:!xA" + "y" * 1_000_000
     assert data["b"].tag.value == "tag:e.example,2026:~z"
     assert str(data["a"]) == "v"
+
+
+# ---------------------------------------------------------------------- the repository's configuration
+
+
+def test_a_configuration_read_with_a_problem_on_its_line_is_still_checked_whole(tmp_path: Path):
+    # 1e400 is read as a string (as Go's readers do) and said; the schema's findings on the other lines were not,
+    # so a pull request's configuration showed one mistake a run
+    (tmp_path / ".vramlint.yaml").write_text(
+        "rules-dir: ../elsewhere\ngpu: L4\nrules:\n  VRL001: {threshold: 1e400}\noverrides:\n"
+        "  - files: ['**']\n    overrides: []\nbogus: 1\n")
+    (tmp_path / "d.yaml").write_text(_deployment(["--max-model-len", "999999"]))
+    findings = _findings(tmp_path, str(tmp_path))
+    lines = sorted(x["line"] for x in findings if x["file"].endswith(".vramlint.yaml") and x["rule"] == "VRL102")
+    assert lines == [1, 4, 7, 8], [(x["line"], x["message"][:80]) for x in findings]
+    assert all(x["level"] == "error" for x in findings if x["file"].endswith(".vramlint.yaml"))
+    # not applied, so the defaults check the deployment
+    assert any(x["rule"] == "VRL005" and x["file"].endswith("d.yaml") for x in findings)

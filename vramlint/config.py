@@ -674,6 +674,9 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
     else:
         data, positions, problems = _read_yaml(text, shown)
         where = "the configuration"
+    if problems and data is not None:
+        problems = sorted(problems + (validate(data, shown, positions, where) or _version_problems(data, shown, positions)),
+                          key=lambda p: (p.line or 0, p.column or 0))
     if problems:
         return Config(file=shown, root=root, positions=positions), problems
     problems = validate(data, shown, positions, where) or _version_problems(data, shown, positions)
@@ -709,7 +712,7 @@ def _read_yaml(text: str, shown: str) -> tuple[Any, dict[tuple, Location], list[
     from vramlint.yamlload import load_text
 
     docs, problems = load_text(text, shown)
-    if problems:
+    if problems and not (len(docs) == 1 and all(p.line for p in problems)):
         return None, {}, problems
     if not docs:
         return {}, {(): Location(shown, 1, 1)}, []
@@ -718,7 +721,10 @@ def _read_yaml(text: str, shown: str) -> tuple[Any, dict[tuple, Location], list[
     data = docs[0].data
     positions: dict[tuple, Location] = {(): Location(shown, 1, 1)}
     _yaml_positions(data, (), shown, positions, 0)
-    return to_plain(data), positions, []
+    # a document read whole with problems on their lines (a number past float64 read as a string, a duplicate
+    # key): it is not applied, and what the schema says of it is said too, each mistake on its own line, rather
+    # than one at a time over as many runs
+    return to_plain(data), positions, problems
 
 
 def _yaml_positions(node: Any, path: tuple, shown: str, out: dict[tuple, Location], depth: int) -> None:
