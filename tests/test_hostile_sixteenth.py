@@ -98,3 +98,44 @@ def test_a_configuration_read_with_a_problem_on_its_line_is_still_checked_whole(
     assert all(x["level"] == "error" for x in findings if x["file"].endswith(".vramlint.yaml"))
     # not applied, so the defaults check the deployment
     assert any(x["rule"] == "VRL005" and x["file"].endswith("d.yaml") for x in findings)
+
+
+# ---------------------------------------------------------------------- JSON reports
+
+
+def _lone(obj) -> bool:
+    if isinstance(obj, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in obj)
+    if isinstance(obj, dict):
+        return any(_lone(k) or _lone(v) for k, v in obj.items())
+    if isinstance(obj, list):
+        return any(_lone(v) for v in obj)
+    return False
+
+
+def test_json_reports_hold_no_lone_surrogate(tmp_path: Path):
+    # a YAML "\ud800" escape is a lone surrogate in Python; json writes it as the escape, which serde_json refuses
+    text = _deployment(["--max-model-len", "999999", "--served-model-name", "PAIR\U0001F600"]).replace(
+        "name: llm", 'name: "llm\\ud800x"').replace('"PAIR', '"\\udfffPAIR')
+    (tmp_path / "d.yaml").write_text(text)
+    outs = {}
+    for fmt in ("json", "sarif", "gitlab"):
+        out = tmp_path / f"_out.{fmt}"
+        main(["check", str(tmp_path), "--offline", "--format", fmt, "--output-file", str(out)])
+        outs[fmt] = out.read_bytes().decode("utf-8")  # strict: a raw surrogate does not decode
+    for fmt, raw in outs.items():
+        assert not _lone(json.loads(raw)), fmt
+    report = json.loads(outs["json"])
+    shown = json.dumps(report, ensure_ascii=False)
+    assert "\\\\udfffPAIR\U0001F600" in shown  # the lone one as text, the pair kept as the character it is
+    assert report["findings"] and report["findings"][0]["rule"] == "VRL005"
+
+
+def test_json_safe_leaves_escaped_backslashes_and_pairs_alone():
+    from vramlint.textsafe import json_safe
+
+    for value in ["a\\ud800", "\U0001F600", "plain", "##[x"]:
+        written = json.dumps({"v": value})
+        assert json.loads(json_safe(written)) == {"v": value}
+    assert json.loads(json_safe(json.dumps({"v": "a\ud800"}))) == {"v": "a\\ud800"}
+    assert json.loads(json_safe(json.dumps({"v": "\udc80"}, ensure_ascii=False))) == {"v": "\\udc80"}

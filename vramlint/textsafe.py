@@ -56,8 +56,36 @@ def safe_output(text: str) -> str:
 
 def json_safe(text: str) -> str:
     """Serialised JSON whose strings cannot hold `##[` as written (the runner finds it anywhere in a line):
-    the `#` is written as the escape `\\u0023`, which every JSON reader decodes back to the same string."""
+    the `#` is written as the escape `\\u0023`, which every JSON reader decodes back to the same string.
+
+    Nor a lone surrogate, escaped (`\\ud800`, json's ASCII encoder) or raw (its UTF-8 one, then written with
+    backslashreplace): JSON's grammar takes the escape, but strict readers (Rust's serde_json, Go's decoder makes it
+    U+FFFD) refuse or change it, and a SARIF upload or a JSON consumer fails on one value of a scanned file (a YAML
+    `"\\ud800"`, a file name that is not UTF-8). It is written as the text the other reports show, `\\ud800`."""
+    if _SURROGATE_ESCAPE.search(text) or _SURROGATE.search(text):
+        text = _JSON_STRING.sub(_string_without_lone_surrogates, text)
     return text.replace("##[", "#\\u0023[")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def _string_without_lone_surrogates(match: re.Match) -> str:
+    literal = match.group(0)
+    if not (_SURROGATE_ESCAPE.search(literal) or _SURROGATE.search(literal)):
+        return literal
+    import json
+
+    try:
+        value = json.loads(literal)  # an escaped pair is one character again; what is left over is lone
+    except ValueError:
+        return literal
+    if not isinstance(value, str) or not _SURROGATE.search(value):
+        return literal
+    shown = _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", value)
+    return json.dumps(shown, ensure_ascii=literal.isascii())
 
 
 # Secrets a repository writes in its own files (a Hub token, a URL's password, vLLM's --api-key): masked, character
