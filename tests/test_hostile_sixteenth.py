@@ -139,3 +139,66 @@ def test_json_safe_leaves_escaped_backslashes_and_pairs_alone():
         assert json.loads(json_safe(written)) == {"v": value}
     assert json.loads(json_safe(json.dumps({"v": "a\ud800"}))) == {"v": "a\\ud800"}
     assert json.loads(json_safe(json.dumps({"v": "\udc80"}, ensure_ascii=False))) == {"v": "\\udc80"}
+
+
+# ---------------------------------------------------------------------- safetensors headers
+
+
+def _write_safetensors(path: Path, header: dict) -> None:
+    body = json.dumps(header).encode()
+    path.write_bytes(len(body).to_bytes(8, "little") + body + b"\0" * 64)
+
+
+def test_a_safetensors_dtype_safetensors_does_not_read_leaves_the_weights_to_the_architecture(tmp_path: Path):
+    # safetensors reads the dtype by its exact name and refuses the file otherwise; vramlint counted such a tensor
+    # as 2 bytes an element and called the total the checkpoint's
+    from vramlint.models import read_safetensors_header, tensors_from_header
+
+    ok = {"w": {"dtype": "F8_E4M3", "shape": [4096, 4096], "data_offsets": [0, 1]},
+          "c": {"dtype": "C64", "shape": [2], "data_offsets": [1, 17]}}
+    for odd in ["f16", "Ｆ16", "F16\u202e", "", "INT4", "FP4"]:
+        tensors, problem = tensors_from_header({**ok, "x": {"dtype": odd, "shape": [8], "data_offsets": [0, 1]}})
+        assert tensors is None and "safetensors reads" in problem, odd
+    tensors, problem = tensors_from_header(ok)
+    assert problem is None and tensors == {"w": ("F8_E4M3", [4096, 4096]), "c": ("C64", [2])}
+    _write_safetensors(tmp_path / "model.safetensors", {"w": {"dtype": "bf16", "shape": [8], "data_offsets": [0, 16]}})
+    header = read_safetensors_header(tmp_path / "model.safetensors")
+    assert header is not None and tensors_from_header(header)[0] is None
+
+
+def test_an_index_of_too_many_shards_says_so(tmp_path: Path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from vramlint import hub
+    from vramlint.models import MAX_SHARDS, _hub_tensors
+
+    index = json.dumps({"weight_map": {f"w{i}": f"m-{i:05d}.safetensors" for i in range(MAX_SHARDS + 1)}}).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            found = self.path.endswith("/model.safetensors.index.json")
+            body = index if found else b"{}"
+            self.send_response(200 if found else 404)
+            if not found:
+                self.send_header("X-Error-Code", "EntryNotFound")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        hub.reset()
+        client = hub.HubClient(f"http://127.0.0.1:{server.server_address[1]}", None)
+        try:
+            _hub_tensors(client, "org/model", None, time.monotonic() + 20)
+            raise AssertionError("an index of too many shards was read")
+        except hub.HubError as exc:
+            assert exc.kind == "too_large" and f"{MAX_SHARDS + 1:,} shards" in exc.detail, exc.detail
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -441,6 +441,8 @@ def _load_json_file(path: Path, cap: int, inside: bool = False) -> tuple[dict | 
 
 def tensors_from_header(header: Any) -> tuple[dict[str, tuple[str, list[int]]] | None, str | None]:
     """(name -> (dtype, shape)) of a safetensors header, or (None, why) when it is not a plausible header."""
+    from vramlint.weights import SAFETENSORS_DTYPE_BYTES
+
     if not isinstance(header, dict):
         return None, "the safetensors header is not a JSON object"
     if len(header) > MAX_TENSORS:
@@ -454,6 +456,10 @@ def tensors_from_header(header: Any) -> tuple[dict[str, tuple[str, list[int]]] |
         dtype, shape = meta.get("dtype"), meta.get("shape")
         if not isinstance(dtype, str) or len(dtype) > 16 or not isinstance(shape, list) or len(shape) > 16:
             return None, f"tensor {name[:80]!r}: dtype or shape is not what safetensors writes"
+        if dtype not in SAFETENSORS_DTYPE_BYTES:
+            # safetensors reads the dtype by its exact name (serde, its `Dtype` enum) and refuses the file otherwise,
+            # so vLLM cannot load it; its size is not known either (it was counted as 2 bytes an element)
+            return None, f"tensor {name[:80]!r}: dtype {dtype[:16]!r} is not one safetensors reads"
         elements = 1
         for dim in shape:
             if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim <= _MAX_DIM:
@@ -817,7 +823,10 @@ def _hub_tensors(client, repo_id: str, revision: str | None, until: float) -> di
     if problem or not isinstance(weight_map, dict):
         raise hub.HubError("invalid", "model.safetensors.index.json has no weight_map")
     shards = sorted({v for v in weight_map.values() if isinstance(v, str)})
-    if not shards or len(shards) > MAX_SHARDS or any(hub.file_name_problem(s) for s in shards):
+    if len(shards) > MAX_SHARDS:
+        raise hub.HubError("too_large", f"model.safetensors.index.json names {len(shards):,} shards, more than "
+                                        f"{MAX_SHARDS:,}")
+    if not shards or any(hub.file_name_problem(s) for s in shards):
         raise hub.HubError("invalid", "model.safetensors.index.json names shards that are not plain file names")
     from concurrent.futures import ThreadPoolExecutor
 

@@ -851,10 +851,12 @@ def pipeline_stage_facts(facts: dict, start: int, end: int) -> dict:
     return part
 
 
+# every dtype safetensors reads (its `Dtype` enum, by exact name: a header naming another is refused, see
+# vramlint.models.tensors_from_header), in bytes an element
 SAFETENSORS_DTYPE_BYTES = {
     "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "I64": 8, "I32": 4,
     "I16": 2, "I8": 1, "U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8, "F4": 0.5, "F6_E2M3": 0.75,
-    "F6_E3M2": 0.75, "F8_E4M3FNUZ": 1, "F8_E5M2FNUZ": 1,
+    "F6_E3M2": 0.75, "F8_E4M3FNUZ": 1, "F8_E5M2FNUZ": 1, "C64": 8,
 }
 _SCALE_SUFFIXES = ("scale", "scales", "scale_inv", "absmax", "zeros", "qzeros", "g_idx", "scale_2", "zero_point",
                    "weight_scale_2", "nested_absmax", "quant_map", "nested_quant_map")
