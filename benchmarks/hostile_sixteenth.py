@@ -120,6 +120,9 @@ def sixteenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block pe
     out["hub-index-5000-shards-and-traversal"] = _hub_case("index", [f"evil-org/index{i}" for i in range(9)])
     out["hub-index-500k-weight-map"] = _hub_case("bigmap", ["evil-org/bigmap"])
     out["hub-index-shards-over-max-tensors"] = _hub_case("manytensors", ["evil-org/many"])
+    # (added after the first run, so not in its figure: the case above repeats its tensor names in every shard,
+    # which one dict holds once; here each shard's names are its own, 420,000 in all, past the tensor bound)
+    out["hub-index-distinct-tensors-over-bound"] = _hub_case("manydistinct", ["evil-org/many"])
     out["hub-index-wrong-types"] = _hub_case("indextypes", [f"evil-org/itype{i}" for i in range(7)])
     out["hub-headers-echo-token"] = _hub_case("echo", [f"evil-org/echo{i}" for i in range(3)])
 
@@ -418,11 +421,12 @@ def _files_for(kind: str, model: str, secret: str) -> dict[str, bytes] | None:  
         wm = {f"model.layers.{i}.weight.{'p' * 20}": "model-1.safetensors" for i in range(500_000)}
         return {"model.safetensors.index.json": json.dumps({"weight_map": wm}).encode(),
                 "model-1.safetensors": _header({"w": _tensor([2048, 2048])})}
-    if kind == "manytensors":
-        part = {f"t{i}": {"dtype": "F16", "shape": [1]} for i in range(140_000)}
+    if kind in ("manytensors", "manydistinct"):
         shards = [f"model-{i}.safetensors" for i in range(3)]
+        own = kind == "manydistinct"
         return {"model.safetensors.index.json": json.dumps({"weight_map": {f"w{i}": s for i, s in enumerate(shards)}}).encode(),
-                **{s: _header(part) for s in shards}}
+                **{s: _header({f"t{j if own else 0}_{i}": {"dtype": "F16", "shape": [1]} for i in range(140_000)})
+                   for j, s in enumerate(shards)}}
     if kind == "echo":
         forms = [_header({"__metadata__": {"token": secret}, "w": _tensor([2048, 2048])}),
                  _header({"__metadata__": {"t": "".join(f"\\u{ord(c):04x}" for c in secret)}, "w": _tensor([1])},
