@@ -35,6 +35,19 @@ args-joined-20k-one-root-cause (20,001 VRL005 findings, one per refused word), a
 other documents not read), yaml-tags-1MB-and-python-tags (13.5 CPU-s), config-repo-rules-dir-huge-globs (no finding
 on line 1, `rules-dir`), surrogates-config-values-strict-json (no finding on the `.vramlint.yaml`; a lone surrogate
 in the JSON report) and surrogates-compose-names-strict-json (lone surrogates in the JSON and SARIF reports).
+Two of these were expectations of mine, corrected with the reason in the case (not counted as fixes): a NUL byte
+makes a YAML file binary, refused whole with a warning on the NUL's line (kubectl stops at that document), and a
+GPU name is matched on its letters and digits (`L4\ud800` is the L4), so that configuration is valid. A look at the
+passing Hub cases found a silent guess: all six headers of hub-st-absurd-dtypes were taken, an unknown dtype
+counted as 2 bytes an element (fixed: refused as safetensors refuses it), and an index of 5,000 shards was said
+to name "shards that are not plain file names" (fixed). hub-index-distinct-tensors-over-bound was added after the
+first run (the over-max-tensors case repeats its tensor names in every shard, which one dict holds once).
+
+After the fixes, on the branch rebased onto main ce0bb4d (the same command; in-sample: the cases are mine and the
+fixes were made on them): 34/34. The closest to the limits: hub-index-shards-over-max-tensors 2.8 CPU-s and 202
+MB, hub-index-distinct-tensors-over-bound 2.3 CPU-s and 201 MB (420,000 tensors refused past the 400,000 bound),
+helm-values-set-strings-dotted-keys 2.7 CPU-s (the 2 s chart budget), kustomize-patch-files-links-fifo-big 2.2
+CPU-s and 170 MB. Three cases are over 5 s of wall time on this machine (2 cores, load 6), none over 3 CPU-s.
 """
 
 from __future__ import annotations
