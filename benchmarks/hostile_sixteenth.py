@@ -43,7 +43,7 @@ counted as 2 bytes an element (fixed: refused as safetensors refuses it), and an
 to name "shards that are not plain file names" (fixed). hub-index-distinct-tensors-over-bound was added after the
 first run (the over-max-tensors case repeats its tensor names in every shard, which one dict holds once).
 
-After the fixes, on the branch rebased onto main ce0bb4d (the same command; in-sample: the cases are mine and the
+After the fixes, on the branch rebased onto main e5cc8bb (the same command; in-sample: the cases are mine and the
 fixes were made on them): 34/34. The closest to the limits: hub-index-shards-over-max-tensors 2.8 CPU-s and 202
 MB, hub-index-distinct-tensors-over-bound 2.3 CPU-s and 201 MB (420,000 tensors refused past the 400,000 bound),
 helm-values-set-strings-dotted-keys 2.7 CPU-s (the 2 s chart budget), kustomize-patch-files-links-fifo-big 2.2
