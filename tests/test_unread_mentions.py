@@ -28,8 +28,15 @@ def test_values_of_an_unknown_chart():
 
 
 def test_ci_workflow_step():
-    note = _note("workflow.yml")
-    assert note.line == 8 and "CI workflow" in note.message  # not `pip install vllm` on line 7
+    # GitLab CI's `script:` lines are not read as deployments (GitHub Actions' `run:` steps are)
+    note = _note("gitlab-ci.yml")
+    assert note.line == 7 and "CI workflow" in note.message  # not `pip install vllm` on line 6
+
+
+def test_github_actions_run_step_is_a_server():
+    [server] = scan([str(FIX / "workflow.yml")]).servers
+    assert server.source_format == "github-actions" and server.model == "facebook/opt-125m"
+    assert server.location.line == 8 and server.args["max_model_len"] == 512
 
 
 def test_kustomization_image_override():

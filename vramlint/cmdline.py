@@ -1575,6 +1575,47 @@ def _assignment_with_unknown_value(text: str) -> bool:
     return m is not None and not has_unknown_mark(m.group(0))
 
 
+def _unknown_but_script(words: list[tuple[str | None, int, int, bool]]) -> list[tuple[str | None, int, int, bool]]:
+    """A command's words (lexed keeping unknown marks) with each word that holds an unknown value made None, as
+    the lexer makes it, but the script of a shell's `-c` (`CMD="vllm serve $M --tensor-parallel-size $1"; bash -c
+    "$CMD"`): the shell it starts splits that text again, and only the words holding an unknown value are
+    unknown there, so the command it runs is still read."""
+    script = _shell_script_index([w[0] for w in words])
+    return [(None if v is not None and k != script and has_unknown_mark(v) and not _option_with_unknown_value(v)
+             and not _assignment_with_unknown_value(v) else v, a, b, o) for k, (v, a, b, o) in enumerate(words)]
+
+
+def _shell_script_index(texts: list[str | None]) -> int | None:
+    """The index of the script word of `[wrappers] sh [options] -c SCRIPT ...`, or None (as `_search_shell` reads
+    a shell's options)."""
+    i = 0
+    while i < len(texts) and texts[i] is not None and (
+            _basename(texts[i]) in _WRAPPERS or _ASSIGNMENT_NAME.match(texts[i])):
+        i += 1
+    if i >= len(texts) or texts[i] is None or _basename(texts[i]) not in _SHELLS:
+        return None
+    j, has_c = i + 1, False
+    while j < len(texts):
+        t = texts[j]
+        if t is None or has_unknown_mark(t):
+            break
+        if t == "--":
+            j += 1
+            break
+        if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            j += 2
+            continue
+        if t.startswith("--"):
+            j += 1
+            continue
+        if t[:1] in ("-", "+") and len(t) > 1:
+            has_c = has_c or (t[0] == "-" and "c" in t[1:])
+            j += 1
+            continue
+        break
+    return j if has_c and j < len(texts) else None
+
+
 def _is_script_text(text: str) -> bool:
     # a `sh -c` script keeps its unknown marks: they make only the words holding them unknown
     return " " in text or "\n" in text or "\t" in text
@@ -2086,7 +2127,11 @@ class ShellVariables:
                 scope.update((array_key(n), assigned[array_key(n)]) for n in list(scope) + _NAME_WORD.findall(val)
                              if array_key(n) in assigned)
             toks = _lex(val, _Positions(val, None, None, None, None), scope, [])
-            val = None if any(t.text is None for t in toks) else " ".join(t.text or "" for t in toks)
+            # a value of several words some of which are not known (`CMD="vllm serve $M --tensor-parallel-size
+            # $1"`) keeps the known ones, each unknown word a marker: the command it holds is still read when it
+            # is run (`bash -c "$CMD"`, `$CMD`), with those words unknown; a value wholly unknown is None
+            val = None if all(t.text is None for t in toks) else " ".join(
+                UNKNOWN_MARK if t.text is None else t.text for t in toks)
             self.total += len(val or "")
             if val is not None and (len(val) > MAX_EXPANDED_CHARS or self.total > MAX_EXPANSION_TOTAL):
                 problems = self.problems
@@ -3358,8 +3403,8 @@ class ScriptWalk:
             return
         start = what[0][1]
         span = self.text[start:what[-1][2]]
-        split = [(v, a + start, b + start, o) for v, a, b, o in _lex_tuples(span, scope, self.read_problems)
-                 if not o]
+        split = _unknown_but_script([(v, a + start, b + start, o) for v, a, b, o
+                                     in _lex_tuples(span, scope, self.read_problems, keep_marks=True) if not o])
         if split and self.wanted([w[0] for w in split]):
             yield Command(split, scope if scope is not None else {})
 

@@ -241,6 +241,9 @@ class Server:
     # Where vllm_version was read when it is not the image's tag (a Ray runtime_env's `vllm==X`): the version
     # source reports name
     vllm_version_source: str | None = None
+    # What says the vLLM the server runs is a CPU build when no image says it (a CI job that builds vLLM with
+    # VLLM_TARGET_DEVICE=cpu): vramlint.platforms.cpu_backend
+    cpu_build: str | None = None
     # Why the engine's arguments are not known at all when they are set by code vramlint does not read (a custom
     # Ray Serve application's Python builds its engine): a budget at vLLM's defaults would be a guess, so none is made
     engine_args_in_code: str | None = None

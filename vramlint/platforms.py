@@ -45,6 +45,9 @@ def _asks_for_a_gpu(server: Any) -> bool:
 def cpu_backend(server: Any) -> str | None:
     """What says that ``server`` runs vLLM's CPU backend ("image vllm/vllm-openai-cpu:v0.23.0"), else None."""
     image = server.image if isinstance(server.image, str) else ""
+    built = getattr(server, "cpu_build", None)
+    if built and not image and not _asks_for_a_gpu(server):
+        return built
     if image and _own_cpu_image(image):
         if _asks_for_a_gpu(server):
             return (f"image {image}, a CPU build: the GPU the deployment names is not used, as vLLM's CUDA platform "

@@ -18,8 +18,8 @@ __all__ = ["Records", "document_kind", "extract_document", "extract_document_rec
 
 
 def document_kind(doc: Any) -> str:
-    """Which extractor a document belongs to: kubernetes | list | compose | dstack | skypilot | beaker | vllm-config | helm-values |
-    none."""
+    """Which extractor a document belongs to: kubernetes | list | compose | dstack | skypilot | beaker |
+    github-actions | vllm-config | helm-values | none."""
     data = doc.data
     if not hasattr(data, "get"):
         return "none"
@@ -28,8 +28,10 @@ def document_kind(doc: Any) -> str:
         if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
             return "list"
         return "kubernetes"
-    from vramlint.extract import beaker, compose, dstack, helm_values, skypilot, vllm_config
+    from vramlint.extract import beaker, compose, dstack, github_actions, helm_values, skypilot, vllm_config
 
+    if github_actions.is_github_actions(doc):
+        return "github-actions"
     if dstack.is_dstack(doc):
         return "dstack"
     if skypilot.is_skypilot(doc):
@@ -53,6 +55,7 @@ _SERVER_READERS = {
     "dstack": ("dstack", "extract_dstack"),
     "beaker": ("beaker", "extract_beaker"),
     "skypilot": ("skypilot", "extract_skypilot"),
+    "github-actions": ("github_actions", "extract_github_actions"),
 }
 
 

@@ -8,8 +8,11 @@ the resource `gpuType`, `nvidia.com/gpu` when not set), `multinode.nodeCount` (t
 number of GPUs is NumberOfNodes * GPU limit"), and `extraPodSpec`: a PodSpec whose `mainContainer` overrides the
 component's main container (its command, args, env and image; without an image the operator's default runtime
 image, whose vLLM release the file does not say). A worker whose main container runs `python3 -m dynamo.vllm` is a
-vLLM engine; the frontend, planner and other engines' workers are not. The later shape (v1beta1 `components` with a
-`podTemplate`) holds ordinary pod specs and is read as plain workloads.
+vLLM engine; the frontend, planner and other engines' workers are not. The later shape (v1beta1
+dynamographdeployment_types.go: `spec.components`, a list keyed by each entry's logical `name`, with `type`,
+`replicas`, `multinode` and a `podTemplate` whose container `main` the operator completes) holds ordinary pod specs:
+they are read as plain workloads, each server named after its component, and a multinode component's engine spans
+its nodeCount pods as in v1alpha1.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ def extract_graph(doc: Any, obj: Any, path: str, records: Records) -> bool:
     spec = obj.get("spec")
     services = spec.get("services") if is_map(spec) else None
     if not is_map(services):
-        return False
+        components = spec.get("components") if is_map(spec) else None
+        return is_seq(components) and _extract_components(doc, obj, path, components, records)
     ctx = object_context(doc, obj, path)
     spath = join_path(join_path(path, "spec"), "services")
     file = doc.file
@@ -80,18 +84,43 @@ def extract_graph(doc: Any, obj: Any, path: str, records: Records) -> bool:
                 server.gpu = gpu
         nodes = _node_count(component)
         if nodes is not None and nodes > 1:
-            multinode = component.get("multinode")
-            server.engine_group = EngineGroup(
-                kind="Dynamo multinode component", source=_SOURCE,
-                members=[GroupMember("nodes", nodes, server.gpu.count if server.gpu is not None else None,
-                                     location=value_location(file, multinode, "nodeCount",
-                                                             join_path(join_path(cpath, "multinode"), "nodeCount")))],
-                fix="raise multinode.nodeCount or the component's resources gpu, or lower the parallel size")
+            server.engine_group = _multinode_group(file, component, cpath, nodes, server)
         if server.image is None:
             server.notes.append(f"Dynamo component {name!r}: no image in the file, so the operator's default "
                                 "runtime image runs it (its vLLM release is not known here)")
         records.servers.append(server)
     return True
+
+
+def _extract_components(doc: Any, obj: Any, path: str, components: Any, records: Records) -> bool:
+    """The servers of a v1beta1 graph's pod templates (read as plain workloads), named after their component."""
+    from vramlint.extract.podspec import extract_pod_objects
+
+    found = extract_pod_objects(doc, obj, path, records)
+    cbase = join_path(join_path(path, "spec"), "components")
+    for k, component in enumerate(components):
+        if not is_map(component):
+            continue
+        cpath = join_path(cbase, k)
+        mine = [s for s in found if s.location.yaml_path.startswith(cpath + ".")]
+        name = scalar_text(component.get("name"))
+        nodes = _node_count(component)
+        for server in mine:
+            if name:
+                server.name = name
+            if nodes is not None and nodes > 1 and server.engine_group is None:
+                server.engine_group = _multinode_group(doc.file, component, cpath, nodes, server)
+    return True
+
+
+def _multinode_group(file: str, component: Any, cpath: str, nodes: int, server: Any) -> EngineGroup:
+    multinode = component.get("multinode")
+    return EngineGroup(
+        kind="Dynamo multinode component", source=_SOURCE,
+        members=[GroupMember("nodes", nodes, server.gpu.count if server.gpu is not None else None,
+                             location=value_location(file, multinode, "nodeCount",
+                                                     join_path(join_path(cpath, "multinode"), "nodeCount")))],
+        fix="raise multinode.nodeCount or the component's resources gpu, or lower the parallel size")
 
 
 def _component_gpu(file: str, component: Any, cpath: str):  # noqa: ANN202 - GpuRequest | None

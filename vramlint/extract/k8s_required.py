@@ -75,6 +75,8 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
         return []
     kind = scalar_text(obj.get("kind")) or ""
     api = scalar_text(obj.get("apiVersion")) or ""
+    if kind == "Secret" and api == "v1" and not _templated(doc.lines):
+        return _secret_data_problems(doc, obj, path)
     if not _checked_kind(api, kind) or _templated(doc.lines):
         return []
     meta = obj.get("metadata")
@@ -142,7 +144,75 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
                         refused_quantity = _quantity_form_problems(doc, container, cpath, label)
                         problems.extend(refused_quantity)
                     problems.extend(_overcommit_problems(doc, container, cpath, path, label, kind == "Pod"))
+                    problems.extend(_env_from_problems(doc, container, cpath, path, label))
     return problems
+
+
+def _env_from_problems(doc: Any, container: Any, cpath: str, path: str, label: str) -> list[Problem]:
+    """An `envFrom` entry must name exactly one source (pkg/apis/core/validation ValidateEnvFrom): with neither
+    `configMapRef` nor `secretRef` (a null one: `- secretRef:` with its `name` one level too far out) the API
+    server refuses the object ("must specify one of: `configMapRef` or `secretRef`"), with both of them too."""
+    sources = container.get("envFrom")
+    if not is_seq(sources):
+        return []
+    problems: list[Problem] = []
+    epath = join_path(cpath, "envFrom")
+    for i, item in enumerate(sources):
+        if not is_map(item) or _patch(item):
+            continue
+        given = [k for k in ("configMapRef", "secretRef") if item.get(k) is not None]
+        if len(given) == 1:
+            continue
+        loc = node_location(doc.file, item, join_path(epath, i)) or Location(doc.file, 1, 1)
+        if given:
+            why = "may not have more than one field specified at a time"
+        else:
+            why = "must specify one of: `configMapRef` or `secretRef`"
+        stray = [str(k) for k in item if k not in ("configMapRef", "secretRef", "prefix")]
+        hint = (f" ({', '.join(stray)} is no field of an envFrom source: indented under the ref it belongs to, "
+                "it names the source)") if stray and not given else ""
+        problems.append(Problem(doc.file, loc.line, loc.column,
+                                f"the API server rejects this object: {label} is invalid: "
+                                f"{_relative(epath, path)}: Invalid value: \"\": {why}{hint}. Nothing in it is "
+                                "deployed until the entry names one source"))
+    return problems
+
+
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+_SUBSTITUTED = re.compile(r"\$(?:\{|[A-Za-z_])")
+
+
+def _secret_data_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
+    """A Secret's `data` values are decoded as base64 by the API server (k8s.io/api/core/v1 Secret.Data is
+    map[string][]byte, which encoding/json reads with base64.StdEncoding: padded, line breaks skipped): a value
+    that is not base64 (`$(echo -n ... | base64)`, a plain token; `stringData` takes those) makes the object
+    undecodable, and kubectl apply fails ("illegal base64 data"). The first such value is said."""
+    data = obj.get("data")
+    if not is_map(data):
+        return []
+    meta = obj.get("metadata")
+    name = scalar_text(meta.get("name")) if is_map(meta) else None
+    dpath = join_path(path, "data")
+    for key, value in data.items():
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else None
+        if text is not None and (_SUBSTITUTED.search(text) or re.fullmatch(r"\s*<[^<>]*>\s*", text)):
+            # a variable envsubst fills (`$NAME`, `${NAME}`; it leaves `$(...)` as written), a placeholder to
+            # replace: known when applied
+            continue
+        if text is not None:
+            compact = text.replace("\r", "").replace("\n", "")
+            if len(compact) % 4 == 0 and _BASE64.match(compact):
+                continue
+        loc = value_location(doc.file, data, key, join_path(dpath, str(key))) or Location(doc.file, 1, 1)
+        shown = shortened(str(value), 60)
+        return [Problem(doc.file, loc.line, loc.column,
+                        f'the API server rejects this object: Secret "{name or ""}": data.{key} is not base64 '
+                        f"({shown!r}): a Secret's data values are base64-encoded bytes (illegal base64 data); "
+                        "write the plain value under stringData instead, or encode it. Nothing in it is created "
+                        "until it is")]
+    return []
 
 
 def _quantity_form_problems(doc: Any, container: Any, cpath: str, label: str) -> list[Problem]:

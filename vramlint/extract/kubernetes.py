@@ -67,6 +67,8 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
             _embedded_workloads(doc, data, join_path(path, "data"), name, records)
         return
     if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
+        if kind == "Secret":  # no server, but one the API server cannot decode stops the apply (its data)
+            records.problems.extend(required_field_problems(doc, obj, path))
         return
     if kind == "Template" and api.startswith("template.openshift.io/") and is_seq(obj.get("objects")):
         # `oc process` creates each of `objects` as written (its ${PARAMETERS} filled in), and OpenShift AI

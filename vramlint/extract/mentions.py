@@ -35,6 +35,9 @@ _SERVE_APP = re.compile(r"^\s*(?:-\s*)?import_path\s*:\s*[\"']?([^\s\"'#]*vllm[^
 _KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
 _API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
 _WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)
+# GitHub Actions (vramlint.extract.github_actions reads their `run:` steps): a workflow's jobs, a composite action
+_GITHUB_JOBS = re.compile(r"^(?:jobs\s*:|runs\s*:\s*$)", re.MULTILINE)
+_GITHUB_STEPS = re.compile(r"^\s+(?:runs-on|using)\s*:", re.MULTILINE)
 # a compose file: services at the top level; an image given only by a variable (`${VLLM_IMAGE}`, `$VLLM_IMAGE`)
 _COMPOSE_SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
 _IMAGE_VARIABLE = re.compile(r"^-?\s*image\s*:\s*[\"']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?[\"']?\s*(#.*)?$")
@@ -174,6 +177,10 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
         kind, api = custom[0]
         return (f"{where}, but {kind} ({api}) is not a kind vramlint reads (no pod spec with a vLLM command line in "
                 "it): its vLLM server is not checked")
+    if _GITHUB_JOBS.search(text) and _GITHUB_STEPS.search(text):
+        return (f"{where} in a GitHub Actions workflow or action, but no step's `run:` starts a vLLM server vramlint "
+                "can read (`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` of a vLLM "
+                "image); a server an action starts (`uses:`) is in that action's own files")
     if _WORKFLOW.search(text):
         return (f"{where} in a CI workflow or pipeline: commands in its steps are not read as deployments, so the "
                 "server it starts is not checked")

@@ -882,6 +882,32 @@ def _chain_list(chain: Any) -> list[tuple[Any, str]]:
     return out
 
 
+_TEMPLATE_OPEN, _TEMPLATE_CLOSE = "\u2983", "\u2984"  # vramlint.helm.templated's width-preserving markers
+_MARKER = re.compile("\u2983_*\u2984|\u2983")
+
+
+def as_written(doc: Any, node: Any, key: Any, value: str) -> str | None:
+    """A scalar whose template expressions a template reading replaced (`name: ${DEPLOYMENT_NAME}-worker`), as
+    the file writes it: each marker is as wide as the expression it stands for, so the same columns of the file's
+    line hold the text; None when they do not line up (a value over several lines, a text changed otherwise)."""
+    from vramlint.yamlload import value_location
+
+    lines = getattr(doc, "lines", None)
+    loc = value_location(getattr(doc, "file", ""), node, key)
+    if not lines or loc is None or not loc.line or loc.line > len(lines) or "\n" in value:
+        return None
+    start = loc.column - 1 + (1 if getattr(node.get(key), "style", None) in ("'", '"') else 0)
+    text = lines[loc.line - 1][start:start + len(value)]
+    if len(text) != len(value):
+        return None
+    kept = 0
+    for m in _MARKER.finditer(value):
+        if value[kept:m.start()] != text[kept:m.start()]:
+            return None
+        kept = m.end()
+    return text if value[kept:] == text[kept:] else None
+
+
 @dataclass
 class ObjectContext:
     kind: str | None
@@ -893,6 +919,8 @@ class ObjectContext:
 def object_context(doc: Any, obj: Any, path: str) -> ObjectContext:
     metadata = obj.get("metadata") if is_map(obj) else None
     name = scalar_text(metadata.get("name")) if is_map(metadata) else None
+    if name is not None and _TEMPLATE_OPEN in name:
+        name = as_written(doc, metadata, "name", name)
     kind = scalar_text(obj.get("kind")) if is_map(obj) else None
     ignore = ignore_rules_from(doc.file, metadata, join_path(path, "metadata"))
     return ObjectContext(kind, name, ignore)
