@@ -272,3 +272,58 @@ def test_a_workflow_whose_steps_start_no_server_says_so_as_github_actions(tmp_pa
     assert result.servers == []
     [note] = [p for p in result.problems if p.level == "note"]
     assert "GitHub Actions" in note.message and "`uses:`" in note.message and "not read as deployments" not in note.message
+
+
+# ---- app-template's values, under a dependency's alias
+
+ALIASED = """nameOverride: chat
+engine:
+  defaultPodOptions:
+    nodeSelector:
+      nvidia.com/gpu.product: NVIDIA-L4
+  controllers:
+    serve:
+      type: statefulset
+      containers:
+        vllm:
+          image:
+            repository: vllm/vllm-openai
+            tag: v0.10.1
+          args: ["--config", "/etc/vllm/serve.yaml"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+  persistence:
+    settings:
+      type: configMap
+      name: serve-config
+      globalMounts:
+        - path: /etc/vllm
+"""
+
+SETTINGS = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: serve-config
+data:
+  serve.yaml: |
+    model: Qwen/Qwen2.5-1.5B-Instruct
+    max-model-len: 4096
+"""
+
+
+def test_app_template_values_under_an_alias_are_read_with_their_config_map(tmp_path: Path):
+    (tmp_path / "values.yaml").write_text(ALIASED)
+    (tmp_path / "settings.yaml").write_text(SETTINGS)
+    [server] = scan([str(tmp_path / "values.yaml"), str(tmp_path / "settings.yaml")]).servers
+    assert server.name == "serve" and server.kind == "statefulset" and server.vllm_version == "0.10.1"
+    assert server.model == "Qwen/Qwen2.5-1.5B-Instruct" and server.args["max_model_len"] == 4096
+    assert server.gpu.count == 1 and server.gpu.type == "L4"
+
+
+def test_a_mapping_with_keys_app_template_does_not_have_is_not_read_as_its_values(tmp_path: Path):
+    other = ALIASED.replace("  persistence:", "  modelName: x\n  persistence:")
+    assert _scan(tmp_path, "values.yaml", other).servers == []
+    # without the ConfigMap the server says its settings are in a file not read, not that it names no model
+    [server] = _scan(tmp_path, "alone.yaml", ALIASED).servers
+    assert server.model is None and server.unread_config is not None

@@ -66,6 +66,17 @@ def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
         from vramlint.extract import kubernetes
 
         return kubernetes.extract_records(doc)
+    if what == "helm-values":
+        from vramlint.extract import app_template
+
+        blocks = app_template.values_blocks(doc.data)
+        if blocks:
+            # app-template's values (or a chart's that depends on it): its pods are read as pod specs, whose
+            # `--config` files are joined with the scanned ConfigMaps (records beyond servers)
+            records = Records()
+            for prefix, values in blocks:
+                app_template.read_app_template(doc, {}, values, prefix, records)
+            return records
     if what in _SERVER_READERS:
         # a reader of servers and problems only, imported when a document of its kind is met (start-up time)
         import importlib

@@ -48,6 +48,31 @@ def is_app_template_values(values: Any) -> bool:
         for c in controllers.values() for box in c["containers"].values())
 
 
+# The top-level keys of the chart's values (bjw-s common library 3.x / 4.x values.yaml), and `enabled`, the usual
+# condition of a dependency
+VALUES_KEYS = frozenset({
+    "global", "defaultPodOptionsStrategy", "defaultPodOptions", "controllers", "serviceAccount", "secrets",
+    "configMaps", "service", "ingress", "route", "persistence", "networkpolicies", "rbac", "serviceMonitor",
+    "rawResources", "enforceServiceAccountCreation", "enabled",
+})
+
+
+def values_blocks(data: Any) -> list[tuple[str, Any]]:
+    """(path, values) of app-template's values in a values file as a whole: the file's top level, or, in the
+    values of a chart that depends on app-template (or a fork of it), the mapping under the dependency's name or
+    alias (Helm gives a subchart the values under that key: `modelServing: {controllers: ...}`), unless it says
+    `enabled: false`. Only a mapping whose every key is one of the chart's values keys is taken."""
+    def whole(values: Any) -> bool:
+        return is_app_template_values(values) and all(k in VALUES_KEYS for k in values)
+
+    if not is_map(data):
+        return []
+    if whole(data):
+        return [("", data)]
+    return [(key, value) for key, value in data.items()
+            if isinstance(key, str) and is_map(value) and value.get("enabled") is not False and whole(value)]
+
+
 def _pod_options(default: Any, own: Any) -> Any:
     if not is_map(own) or not own:
         return default if is_map(default) else {}
@@ -121,6 +146,46 @@ class _Persistence:
         return False
 
 
+def _config_map_volumes(values: Any, controller: str, container: str) -> tuple[list[dict], list[dict]]:
+    """(volumes, volumeMounts) the chart gives one container from the `configMap` items of ``persistence``
+    (common's pod/fields/_volumes.tpl names the volume after the item and takes the ConfigMap of its `name`;
+    container/fields/_volumeMounts.tpl mounts it at each globalMounts path, and at the advancedMounts paths of this
+    controller's container, `/<identifier>` when a mount says none), so a `--config` file in it is read. An item
+    that names its ConfigMap by `identifier` (the release's own `configMaps` entry, named after the release) is
+    not followed: the release name is not in the values."""
+    items = values.get("persistence") if is_map(values) else None
+    volumes: list[dict] = []
+    mounts: list[dict] = []
+    if not is_map(items):
+        return volumes, mounts
+    for identifier, item in items.items():
+        if not is_map(item) or not _enabled(item) or scalar_text(item.get("type")) != "configMap":
+            continue
+        cm_name = scalar_text(item.get("name"))
+        if not cm_name:
+            continue
+        listed = list(item.get("globalMounts") or []) if is_seq(item.get("globalMounts")) else []
+        advanced = item.get("advancedMounts")
+        own = {str(k): v for k, v in advanced.items()}.get(controller) if is_map(advanced) else None
+        mine = {str(k): v for k, v in own.items()}.get(container) if is_map(own) else None
+        if is_seq(mine):
+            listed += list(mine)
+        if not listed and not is_map(advanced):
+            listed = [None]  # mounted in every container at /<identifier>
+        if not listed:
+            continue
+        volume = {"name": str(identifier), "configMap": {"name": cm_name}}
+        if is_seq(item.get("items")):
+            volume["configMap"]["items"] = list(item["items"])
+        volumes.append(volume)
+        for mount, path in zip(listed, _mount_paths(item, str(identifier), "configMap", listed), strict=True):
+            entry = {"name": str(identifier), "mountPath": path or f"/{identifier}"}
+            if is_map(mount) and mount.get("subPath"):
+                entry["subPath"] = scalar_text(mount.get("subPath"))
+            mounts.append(entry)
+    return volumes, mounts
+
+
 def _container(box: Any, name: str) -> Any:
     proxy = copy.copy(box)  # the same positions (lc), with the fields a Kubernetes container has
     image = box.get("image")
@@ -155,8 +220,15 @@ def read_app_template(doc: Any, release: Any, values: Any, vpath: str, records: 
         for i, (box_name, box) in enumerate(controller["containers"].items()):
             if not is_map(box) or box.get("enabled") is False:
                 continue
+            proxy = _container(box, str(box_name))
+            volumes, mounts = _config_map_volumes(values, str(cid), str(box_name))
+            box_hit = hit
+            if mounts:
+                proxy["volumeMounts"] = mounts
+                box_hit = PodSpecHit(dict(pod, volumes=volumes) if is_map(pod) else {"volumes": volumes},
+                                     hit.path, hit.replicas, None)
             server, problems = container_server(
-                doc, ctx, hit, i, _container(box, str(box_name)), shm_known=False, records=records,
+                doc, ctx, box_hit, i, proxy, shm_known=False, records=records,
                 container_path=join_path(join_path(cpath, "containers"), box_name))
             records.problems.extend(problems)
             if server is not None:

@@ -86,8 +86,10 @@ def extract_helm_release(doc: Any, obj: Any, path: str, records: Records) -> boo
     if is_map(values) and _chart_name(spec) == app_template.CHART and app_template.is_app_template_values(values):
         app_template.read_app_template(doc, obj, values, vpath, records)
         return True
-    if not is_map(values) or not is_helm_values(values, None):
-        return True  # another chart's values, or none written here: no pod spec to read
+    if not is_map(values) or not is_helm_values(values, None) or app_template.values_blocks(values):
+        # another chart's values, or none written here: no pod spec to read (app-template's shape under a chart
+        # that is not app-template is that chart's own values, which its templates use as they like)
+        return True
     servers, problems = extract_helm_values(Document(doc.file, doc.index, values, doc.lines))
     whole, targeted = _value_sources(spec.get("valuesFrom"))
     whole_set = set(whole)

@@ -72,6 +72,10 @@ def is_helm_values(data: Any, file: str | None = None) -> bool:
         return False
     if _production_stack_blocks(data):
         return True
+    from vramlint.extract.app_template import values_blocks
+
+    if values_blocks(data):
+        return True
     from vramlint.extract.helm_known import detect
 
     if detect(data, file) is not None:
@@ -101,6 +105,18 @@ def extract_helm_values(doc: Any) -> tuple[list[Server], list[Problem]]:
                     if server is not None:
                         servers.append(server)
         return servers, problems
+    from vramlint.extract import app_template
+
+    app_blocks = app_template.values_blocks(data)
+    if app_blocks:
+        # a values file of app-template (or of a chart that depends on it): each controller's pod as the chart
+        # renders it (extract_records keeps the `--config` references these records hold too)
+        from vramlint.extract.records import Records
+
+        records = Records()
+        for prefix, values in app_blocks:
+            app_template.read_app_template(doc, {}, values, prefix, records)
+        return records.servers, records.problems
     from vramlint.extract.helm_known import detect, extract_known
 
     shape = detect(data, doc.file)
