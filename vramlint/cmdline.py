@@ -2130,7 +2130,7 @@ class ShellVariables:
             # a value of several words some of which are not known (`CMD="vllm serve $M --tensor-parallel-size
             # $1"`) keeps the known ones, each unknown word a marker: the command it holds is still read when it
             # is run (`bash -c "$CMD"`, `$CMD`), with those words unknown; a value wholly unknown is None
-            val = None if all(t.text is None for t in toks) else " ".join(
+            val = None if toks and all(t.text is None for t in toks) else " ".join(
                 UNKNOWN_MARK if t.text is None else t.text for t in toks)
             self.total += len(val or "")
             if val is not None and (len(val) > MAX_EXPANDED_CHARS or self.total > MAX_EXPANSION_TOTAL):
