@@ -96,7 +96,11 @@ Passing example:
         """A file could not be read as intended, so the servers in it may be missing from the report.
 
 Invalid YAML, a value of the wrong type, a `--config` file that cannot be found: the message says what and
-where. The rest of the input is still checked. Fix the file (or exclude it with `exclude` in the
+where. So is what the Kubernetes API server refuses in a manifest beside a vLLM server: a required field missing,
+an `envFrom` entry that names no source or two (`must specify one of: configMapRef or secretRef`, often a `name:`
+written one level out of its `secretRef:`), a Secret whose `data` is not base64 (`$(echo ... | base64)` written into
+the file; `$VAR` / `${VAR}` values an envsubst fills, and `<placeholder>` values, are not judged). The rest of the
+input is still checked. Fix the file (or exclude it with `exclude` in the
 configuration or `--exclude`).
 """,
     ),
