@@ -145,7 +145,8 @@ def test_copies_of_a_templated_manifest_read_alike_each_under_its_own_name(tmp_p
     assert [s["file"] for s in servers] == ["a/deploy.yaml", "b/deploy.yaml", "c/deploy.yaml"]
     alike = [{k: v for k, v in s.items() if k not in ("file", "arg_locations", "budget", "findings", "gpu")}
              for s in servers]
-    assert alike[0] == alike[1] == alike[2] and alike[0]["name"] is None  # the template's name: unknown
+    # the template's name as written (unknown until rendered; said, not dropped)
+    assert alike[0] == alike[1] == alike[2] and alike[0]["name"] == "{{ .Values.name }}"
     assert all(loc["file"] == s["file"] for s in servers for loc in s["arg_locations"].values())
     for name in ("a", "b", "c"):  # the template's note, said for each file
         assert f"{name}/deploy.yaml: template text (Go template {{{{ }}}})" in err

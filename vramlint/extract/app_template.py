@@ -146,44 +146,52 @@ class _Persistence:
         return False
 
 
-def _config_map_volumes(values: Any, controller: str, container: str) -> tuple[list[dict], list[dict]]:
-    """(volumes, volumeMounts) the chart gives one container from the `configMap` items of ``persistence``
+class _ConfigMapItems:
+    """The `configMap` items of a release's ``persistence``, read once (a release of 2,000 controllers and 20,000
+    items must not walk every item for every container), as the volumes and mounts they give one container
     (common's pod/fields/_volumes.tpl names the volume after the item and takes the ConfigMap of its `name`;
-    container/fields/_volumeMounts.tpl mounts it at each globalMounts path, and at the advancedMounts paths of this
+    container/fields/_volumeMounts.tpl mounts it at each globalMounts path, and at the advancedMounts paths of the
     controller's container, `/<identifier>` when a mount says none), so a `--config` file in it is read. An item
-    that names its ConfigMap by `identifier` (the release's own `configMaps` entry, named after the release) is
-    not followed: the release name is not in the values."""
-    items = values.get("persistence") if is_map(values) else None
-    volumes: list[dict] = []
-    mounts: list[dict] = []
-    if not is_map(items):
+    that names its ConfigMap by `identifier` (the release's own `configMaps` entry, named after the release) is not
+    followed: the release name is not in the values."""
+
+    def __init__(self, values: Any) -> None:
+        items = values.get("persistence") if is_map(values) else None
+        self.items: list[tuple[str, Any, str, list, dict]] = []  # (identifier, item, name, globalMounts, advanced)
+        if not is_map(items):
+            return
+        for identifier, item in items.items():
+            if not is_map(item) or not _enabled(item) or scalar_text(item.get("type")) != "configMap":
+                continue
+            cm_name = scalar_text(item.get("name"))
+            if not cm_name:
+                continue
+            listed = list(item.get("globalMounts") or []) if is_seq(item.get("globalMounts")) else []
+            advanced = item.get("advancedMounts")
+            by_controller = {str(k): v for k, v in advanced.items()} if is_map(advanced) else {}
+            if not listed and not is_map(advanced):
+                listed = [None]  # mounted in every container at /<identifier>
+            self.items.append((str(identifier), item, cm_name, listed, by_controller))
+
+    def for_container(self, controller: str, container: str) -> tuple[list[dict], list[dict]]:
+        volumes: list[dict] = []
+        mounts: list[dict] = []
+        for identifier, item, cm_name, glob_list, by_controller in self.items:
+            own = by_controller.get(controller)
+            mine = {str(k): v for k, v in own.items()}.get(container) if is_map(own) else None
+            listed = glob_list + (list(mine) if is_seq(mine) else [])
+            if not listed:
+                continue
+            volume: dict = {"name": identifier, "configMap": {"name": cm_name}}
+            if is_seq(item.get("items")):
+                volume["configMap"]["items"] = list(item["items"])
+            volumes.append(volume)
+            for mount, path in zip(listed, _mount_paths(item, identifier, "configMap", listed), strict=True):
+                entry = {"name": identifier, "mountPath": path or f"/{identifier}"}
+                if is_map(mount) and mount.get("subPath"):
+                    entry["subPath"] = scalar_text(mount.get("subPath"))
+                mounts.append(entry)
         return volumes, mounts
-    for identifier, item in items.items():
-        if not is_map(item) or not _enabled(item) or scalar_text(item.get("type")) != "configMap":
-            continue
-        cm_name = scalar_text(item.get("name"))
-        if not cm_name:
-            continue
-        listed = list(item.get("globalMounts") or []) if is_seq(item.get("globalMounts")) else []
-        advanced = item.get("advancedMounts")
-        own = {str(k): v for k, v in advanced.items()}.get(controller) if is_map(advanced) else None
-        mine = {str(k): v for k, v in own.items()}.get(container) if is_map(own) else None
-        if is_seq(mine):
-            listed += list(mine)
-        if not listed and not is_map(advanced):
-            listed = [None]  # mounted in every container at /<identifier>
-        if not listed:
-            continue
-        volume = {"name": str(identifier), "configMap": {"name": cm_name}}
-        if is_seq(item.get("items")):
-            volume["configMap"]["items"] = list(item["items"])
-        volumes.append(volume)
-        for mount, path in zip(listed, _mount_paths(item, str(identifier), "configMap", listed), strict=True):
-            entry = {"name": str(identifier), "mountPath": path or f"/{identifier}"}
-            if is_map(mount) and mount.get("subPath"):
-                entry["subPath"] = scalar_text(mount.get("subPath"))
-            mounts.append(entry)
-    return volumes, mounts
 
 
 def _container(box: Any, name: str) -> Any:
@@ -207,6 +215,7 @@ def read_app_template(doc: Any, release: Any, values: Any, vpath: str, records: 
     spec = release.get("spec")
     values_from = is_map(spec) and is_seq(spec.get("valuesFrom")) and bool(spec.get("valuesFrom"))
     persistence = _Persistence(values)
+    config_maps = _ConfigMapItems(values)
     for cid, controller in values["controllers"].items():
         if not is_map(controller) or controller.get("enabled") is False:
             continue
@@ -221,7 +230,7 @@ def read_app_template(doc: Any, release: Any, values: Any, vpath: str, records: 
             if not is_map(box) or box.get("enabled") is False:
                 continue
             proxy = _container(box, str(box_name))
-            volumes, mounts = _config_map_volumes(values, str(cid), str(box_name))
+            volumes, mounts = config_maps.for_container(str(cid), str(box_name))
             box_hit = hit
             if mounts:
                 proxy["volumeMounts"] = mounts
