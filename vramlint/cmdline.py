@@ -427,10 +427,10 @@ _BUDGET_WORDS = "expansion budget"
 
 
 def _lex(text: str, pos: _Positions, env: dict[str, str | None] | None, problems: list[str],
-         keep_marks: bool = False) -> list[Token]:
+         keep_marks: bool = False, cached: bool = True) -> list[Token]:
     at = pos.at
     return [Token(value, at(start, end), op=op) for value, start, end, op in _lex_tuples(text, env, problems,
-                                                                                        keep_marks)]
+                                                                                        keep_marks, cached)]
 
 
 # The last script longer than _LEXED_MAX_TEXT split, with what it was split with: the same long script is read
@@ -439,14 +439,17 @@ _LAST_LONG: list[Any] = [None, None]
 
 
 def _lex_tuples(text: str, env: dict[str, str | None] | None, problems: list[str],
-                keep_marks: bool = False) -> list[tuple[str | None, int, int, bool]]:
-    key = (text, None if env is None else frozenset(env.items()), keep_marks)
-    if len(text) > _LEXED_MAX_TEXT:
+                keep_marks: bool = False, cached: bool = True) -> list[tuple[str | None, int, int, bool]]:
+    if not cached and len(text) <= _LEXED_MAX_TEXT:
+        found = _lex_words(text, env, [], keep_marks)
+    elif len(text) > _LEXED_MAX_TEXT:
+        key = (text, None if env is None else frozenset(env.items()), keep_marks)
         found = _LAST_LONG[1] if _LAST_LONG[0] == key else None
         if found is None:
             found = _lex_words(text, env, [], keep_marks)
             _LAST_LONG[:] = [key, found]
     else:
+        key = (text, None if env is None else frozenset(env.items()), keep_marks)
         found = _LEXED.get(key)
         if found is None:
             found = _lex_words(text, env, [], keep_marks)
@@ -2066,7 +2069,7 @@ class ShellVariables:
     A value past MAX_EXPANDED_CHARS (a variable doubled again and again) is unknown from there on, and said once
     in ``problems`` (``where(place)`` says where)."""
 
-    __slots__ = ("values", "problems", "where", "total", "subshells")
+    __slots__ = ("values", "problems", "where", "total", "subshells", "cached")
 
     def __init__(self, env: dict[str, str | None], problems: list[str] | None, where: Callable[[Any], str]):
         self.values: dict[str, str | None] = dict(env)
@@ -2076,6 +2079,7 @@ class ShellVariables:
         # per open `( ... )`, innermost last: what each name assigned in it was before (set?, value), put back
         # when it closes (a subshell's assignments do not reach its parent)
         self.subshells: list[dict[str, tuple[bool, str | None]]] = []
+        self.cached = True  # whether splits of values go to the shared split cache (see ScriptWalk)
 
     def open_subshell(self) -> bool:
         """Whether a scope was opened (past MAX_SUBSHELL_DEPTH the innermost one takes the deeper ones in)."""
@@ -2126,7 +2130,7 @@ class ShellVariables:
             if "[" in val and scope is not assigned:
                 scope.update((array_key(n), assigned[array_key(n)]) for n in list(scope) + _NAME_WORD.findall(val)
                              if array_key(n) in assigned)
-            toks = _lex(val, _Positions(val, None, None, None, None), scope, [])
+            toks = _lex(val, _Positions(val, None, None, None, None), scope, [], cached=self.cached)
             # a value of several words some of which are not known (`CMD="vllm serve $M --tensor-parallel-size
             # $1"`) keeps the known ones, each unknown word a marker: the command it holds is still read when it
             # is run (`bash -c "$CMD"`, `$CMD`), with those words unknown; a value wholly unknown is None
@@ -3031,6 +3035,9 @@ class ScriptWalk:
                  problems: list[str] | None, where: Callable[[Any], str], read_problems: list[str]):
         self.text = text
         self.vars = ShellVariables(env, problems, where)
+        # a long script's commands are split once each: kept in the shared split cache they would hold every
+        # word of the script (cmdline._LEXED keeps up to 4,096 splits)
+        self.cached = self.vars.cached = len(text) <= _LEXED_MAX_TEXT
         self.wanted = wanted
         self.read_problems = read_problems
         self.functions: dict[str, list[_Item]] = {}
@@ -3245,7 +3252,7 @@ class ScriptWalk:
             refs, scope = self._scope(span)
             for name in refs:
                 scope.setdefault(name, "")
-            found = [v for v, _, _, o in _lex_tuples(span, scope, []) if not o]
+            found = [v for v, _, _, o in _lex_tuples(span, scope, [], cached=self.cached) if not o]
             subject = found[0] if len(found) == 1 else None
         case = self.cases[index] = _Case(subject)
         if len(words) > 2:
@@ -3260,7 +3267,7 @@ class ScriptWalk:
                 continue
             span = self.text[start:end]
             _, scope = self._scope(span)
-            found = [v for v, _, _, o in _lex_tuples(span, scope, []) if not o]
+            found = [v for v, _, _, o in _lex_tuples(span, scope, [], cached=self.cached) if not o]
             case.patterns.append(found[0] if len(found) == 1 else None)
         if op[0] == "|":
             return
@@ -3298,7 +3305,7 @@ class ScriptWalk:
         refs, scope = self._scope(span)
         for name in refs:
             scope.setdefault(name, "")
-        values = [v for v, _, _, o in _lex_tuples(span, scope, []) if not o]
+        values = [v for v, _, _, o in _lex_tuples(span, scope, [], cached=self.cached) if not o]
         negate = False
         while values and values[0] == "!":
             negate = not negate
@@ -3333,7 +3340,7 @@ class ScriptWalk:
         span = self.text[words[0][1]:words[-1][2]]
         _, scope = self._scope(span)
         out = []
-        for value, _, _, op in _lex_tuples(span, scope, self.read_problems):
+        for value, _, _, op in _lex_tuples(span, scope, self.read_problems, cached=self.cached):
             if op:
                 continue
             out.append(value)
@@ -3404,7 +3411,7 @@ class ScriptWalk:
         start = what[0][1]
         span = self.text[start:what[-1][2]]
         split = _unknown_but_script([(v, a + start, b + start, o) for v, a, b, o
-                                     in _lex_tuples(span, scope, self.read_problems, keep_marks=True) if not o])
+                                     in _lex_tuples(span, scope, self.read_problems, keep_marks=True, cached=self.cached) if not o])
         if split and self.wanted([w[0] for w in split]):
             yield Command(split, scope if scope is not None else {})
 
@@ -3486,7 +3493,7 @@ class ScriptWalk:
         else:
             span = self.text[elements[0][1]:elements[-1][2]] if elements else ""
             _, scope = self._scope(span)
-            values = tuple(v for v, _, _, o in _lex_tuples(span, scope, self.read_problems) if not o) if span else ()
+            values = tuple(v for v, _, _, o in _lex_tuples(span, scope, self.read_problems, cached=self.cached) if not o) if span else ()
             if m.group(2):  # `+=`: after what the array (or the plain variable) holds
                 before = self.vars.values.get(array_key(name))
                 if before is None and array_key(name) in self.vars.values:
