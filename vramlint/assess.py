@@ -192,7 +192,6 @@ def resolve_gpu(server: Server, options: ResolveOptions) -> tuple[GpuSpec | None
 def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
     """An :class:`Assessment` per server, in order; models resolved once per distinct name."""
     models: dict[str, tuple[ModelInfo | None, str | None]] = {}
-    requirements: dict[str, Any] = {}  # what a server that names no GPU needs of one, by model and settings
     names = list(dict.fromkeys(s.model for s in servers if s.model))
     if len(names) > 1:
         # models that need the Hub are asked for concurrently, not one after another
@@ -204,15 +203,79 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
             models.update(resolve_models(names, options))
     out: list[Assessment] = []
     budgets: dict[tuple, Any] = {}  # budgets by everything compute_budget reads (see _budget)
+    deferred = _DeferredRequirements()  # what a server that names no GPU needs of one, by model and settings
     for server in servers:
         try:
-            out.append(_assess_one(server, options, models, requirements, budgets))
+            out.append(_assess_one(server, options, models, deferred, budgets))
         except Exception as exc:  # noqa: BLE001 - one server's failure is a finding on it; the others go on
             a = Assessment(server=server)
             a.failure = f"vramlint failed while assessing this server ({_exception_text(exc)})"
             a.unresolved = [a.failure]
             out.append(a)
+    deferred.settle()
     return out
+
+
+class _DeferredRequirements:
+    """The GPU requirements of one `assess`, computed after every server is resolved: the distinct ones (each a
+    budget on every catalog GPU, ~10 ms; 35 for the 114 files of a corpus, 0.42 of its 0.5 assessment CPU-s)
+    at the same time by the cores (`vramlint.parallel.shared_out`), then given to the servers in order as
+    `gpu_requirement` with ``cache`` would give them one after another: the first `MAX_REQUIREMENTS` distinct
+    settings computed, by the first server to have them; a computation that failed is done again here, for
+    each server, as it was."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, Any] = {}
+        self.pending: list[tuple[Assessment, tuple]] = []
+
+    def defer(self, a: Assessment, inputs: tuple) -> None:
+        self.pending.append((a, inputs))
+
+    def settle(self) -> None:
+        if not self.pending:
+            return  # (the requirement module is not loaded where every server names its GPU)
+        from vramlint.parallel import shared_out
+        from vramlint.requirement import MAX_REQUIREMENTS, gpu_requirement, requirement_key
+
+        keys = [requirement_key(*inputs[:4], draft=inputs[5]) for _a, inputs in self.pending]
+        first: dict[str, tuple] = {}
+        for key, (_a, inputs) in zip(keys, self.pending, strict=True):
+            if key is not None and key not in first and key not in self.cache and \
+                    len(first) + len(self.cache) < MAX_REQUIREMENTS:
+                first[key] = inputs
+        computed = dict(zip(first, shared_out(_requirement_or_none, list(first.values()), least=8), strict=True))
+        cache = self.cache
+        for key, (a, inputs) in zip(keys, self.pending, strict=True):
+            if key is not None and key not in cache and len(cache) < MAX_REQUIREMENTS and \
+                    computed.get(key) is not None:
+                cache[key] = computed.pop(key)  # what the call below would compute and keep
+            try:
+                a.gpu_requirement = gpu_requirement(*inputs, cache=cache)
+                a.requirement_not_computed = a.gpu_requirement is None
+            except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
+                _budget_failed(a, exc, a.unresolved)
+        self.pending.clear()
+
+
+def _requirement_or_none(inputs: tuple) -> Any:
+    """`gpu_requirement` of these inputs without a cache; None when it raises (the caller computes it again and
+    reports the failure on each server, as without `_DeferredRequirements`)."""
+    from vramlint.requirement import gpu_requirement
+
+    try:
+        return gpu_requirement(*inputs)
+    except Exception:  # noqa: BLE001 - said where it is computed again
+        return None
+
+
+def _budget_failed(a: Assessment, exc: Exception, unresolved: list[str]) -> None:
+    if isinstance(exc, NotSized):
+        # an input past what vramlint sizes: said once, on the flag that gave it (VRL010), as a wider engine is
+        a.unsized = (a.server.arg_locations.get(exc.dest) or a.server.location, exc.why)
+        unresolved.append(exc.why)
+    else:
+        a.failure = f"vramlint failed while computing the budget ({_exception_text(exc)})"
+        unresolved.append(a.failure)
 
 
 def _exception_text(exc: BaseException) -> str:
@@ -240,7 +303,7 @@ def _budget(cache: dict | None, model: ModelInfo, gpu: Any, args: dict, env: dic
     return budget
 
 
-def _assess_one(server: Server, options: ResolveOptions, models: dict, requirements: dict,
+def _assess_one(server: Server, options: ResolveOptions, models: dict, requirements: _DeferredRequirements,
                 budgets: dict | None = None) -> Assessment:
     a = Assessment(server=server)
     unresolved: list[str] = []
@@ -327,23 +390,13 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
                 a.budget = deciding_budget(a.fleet)
                 a.gpu = next(spec for spec in fleet if spec.name == a.budget.gpu)
             else:
-                # (not loaded where every server names its GPU)
-                from vramlint.requirement import gpu_requirement
-
-                a.gpu_requirement = gpu_requirement(model, server, version, a.gpu_count, sources, draft,
-                                                    cache=requirements)
-                a.requirement_not_computed = a.gpu_requirement is None
+                requirements.defer(a, (model, server, version, a.gpu_count, sources, draft))  # computed in settle()
             if a.budget is not None:
                 a.engine = a.budget.engine
                 if a.version_source == "operator" and a.budget.errors:
                     _mark_pin_dependent(a, model, draft)
-        except NotSized as exc:
-            # an input past what vramlint sizes: said once, on the flag that gave it (VRL010), as a wider engine is
-            a.unsized = (server.arg_locations.get(exc.dest) or server.location, exc.why)
-            unresolved.append(exc.why)
         except Exception as exc:  # noqa: BLE001 - one bad server must not stop the run; it is reported
-            a.failure = f"vramlint failed while computing the budget ({_exception_text(exc)})"
-            unresolved.append(a.failure)
+            _budget_failed(a, exc, unresolved)
     a.unresolved = unresolved
     return a
 

@@ -12,6 +12,8 @@ Not spread: KServe's join of thousands of InferenceServices. Measured at 11,000 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 MAX_WORKERS = 8
 IN_WORKER = [False]  # in a forked worker: it forks no workers of its own
@@ -31,3 +33,42 @@ def cores() -> int:
     except (AttributeError, OSError):
         count = os.cpu_count() or 1
     return max(1, min(count, MAX_WORKERS))
+
+
+# What the workers of `shared_out` compute: set before the fork, read by each worker as its own copy
+_SHARED_OUT: list[Any] = []
+
+
+def shared_out(function: Callable[[Any], Any], items: list[Any], least: int = 2) -> list[Any]:
+    """``[function(item) for item in items]``, the items dealt out in turn to this process and to forked workers
+    (one a core) that compute at the same time: items that each take milliseconds (a GPU requirement is a budget
+    on every catalog GPU) and are independent of one another. The items and ``function`` are not pickled (the
+    workers are forked with them); the results are, and must be picklable. Computed here alone when fewer than
+    ``least`` items or one core, and when the workers cannot run (no fork, a worker that dies): the same results.
+    ``function`` must not raise (a worker's exception would be lost): it returns what says the failure."""
+    workers = cores() if len(items) >= least else 1
+    if workers <= 1:
+        return [function(item) for item in items]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    shares = [items[k::workers] for k in range(workers)]
+    _SHARED_OUT[:] = [function, shares]
+    try:
+        with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            later = [pool.submit(_shared_out_job, k) for k in range(1, workers)]
+            parts = [[function(item) for item in shares[0]]] + [job.result() for job in later]
+    except Exception:  # noqa: BLE001 - a pool that cannot run: computed here, as with one core
+        return [function(item) for item in items]
+    finally:
+        _SHARED_OUT.clear()
+    out: list[Any] = [None] * len(items)
+    for k, part in enumerate(parts):
+        out[k::workers] = part
+    return out
+
+
+def _shared_out_job(k: int) -> list[Any]:
+    IN_WORKER[0] = True
+    function, shares = _SHARED_OUT
+    return [function(item) for item in shares[k]]

@@ -54,15 +54,8 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
     """The budget of ``server`` on every catalog GPU, summarised (see the module docstring). ``cache``: one
     run's requirements, by model and settings (replicas of one chart and values overlays need the same); with
     it, None once it holds `MAX_REQUIREMENTS` and these settings are not among them (not computed)."""
-    import json
-
-    # an AMD server is sized on AMD GPUs, any other on NVIDIA's (the catalog's only other vendor)
-    vendor = "amd" if server.gpu is not None and server.gpu.vendor == "amd" else "nvidia"
-    try:
-        key = json.dumps([model.name, model.source, sizing_args(server.args), server.env, version, gpu_count, server.image,
-                          draft[0].name if draft and draft[0] else None, vendor], sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        key = None
+    vendor = _vendor(server)
+    key = requirement_key(model, server, version, gpu_count, draft)
     if cache is not None and key is not None and key in cache:
         return cache[key]
     if cache is not None and len(cache) >= MAX_REQUIREMENTS:
@@ -86,6 +79,24 @@ def gpu_requirement(model: ModelInfo, server: Server, version: str, gpu_count: i
     if cache is not None and key is not None:
         cache[key] = requirement
     return requirement
+
+
+def _vendor(server: Server) -> str:
+    # an AMD server is sized on AMD GPUs, any other on NVIDIA's (the catalog's only other vendor)
+    return "amd" if server.gpu is not None and server.gpu.vendor == "amd" else "nvidia"
+
+
+def requirement_key(model: ModelInfo, server: Server, version: str, gpu_count: int,
+                    draft: tuple[ModelInfo | None, str | None] | None = None) -> str | None:
+    """What `gpu_requirement` caches a requirement by: everything its budgets read (None: not to be cached)."""
+    import json
+
+    try:
+        return json.dumps([model.name, model.source, sizing_args(server.args), server.env, version, gpu_count,
+                           server.image, draft[0].name if draft and draft[0] else None, _vendor(server)],
+                          sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
 
 
 def summarise(budgets: list[Budget], auto_fit: bool = False) -> GpuRequirement:
