@@ -150,3 +150,20 @@ def test_copies_of_a_templated_manifest_read_alike_each_under_its_own_name(tmp_p
     assert all(loc["file"] == s["file"] for s in servers for loc in s["arg_locations"].values())
     for name in ("a", "b", "c"):  # the template's note, said for each file
         assert f"{name}/deploy.yaml: template text (Go template {{{{ }}}})" in err
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n\r\x85\u2028\u2029\x0b\x0c\x1c", max_size=40),
+       st.sampled_from(["x.yaml", "run.sh", ".env", "Dockerfile"]))
+def test_source_lines_of_a_text_with_lf_breaks_only_are_its_reader_s_lines(text, name):
+    # split on LF when no other break is in the text: the lines a YAML reader (and a shell) counts
+    import re
+
+    from vramlint.textfile import _counts_lf_only, source_lines
+
+    expected = text.split("\n") if _counts_lf_only(name, text) else re.split("\r\n|[\r\n\x85\u2028\u2029]", text)
+    if expected and expected[-1] == "":
+        expected.pop()
+    if _counts_lf_only(name, text):
+        expected = [line[:-1] if line.endswith("\r") else line for line in expected]
+    assert source_lines(text, name) == expected
