@@ -57,8 +57,9 @@ def check_all(assessments, ctx):
     not_computed = [a for a in assessments if a.requirement_not_computed]
     if not_computed:
         yield _not_computed(not_computed, ctx)
+    described: dict[int, str] = {}  # a requirement's GPUs in words, once: servers of one setting share it
     for assessment in assessments:
-        said = _requirement(assessment)
+        said = _requirement(assessment, described)
         if said is not None:
             groups.setdefault(said, []).append(assessment)
     for (headline, detail, level), members in groups.items():
@@ -92,7 +93,7 @@ def _location(assessment):
     return arg_location(assessment.server, "gpu")
 
 
-def _requirement(assessment) -> tuple[str, str, str] | None:
+def _requirement(assessment, described: dict[int, str]) -> tuple[str, str, str] | None:
     """(headline, detail, level) of the server's requirement, or None when there is nothing to say."""
     req = assessment.gpu_requirement
     if req is None or req.min_total_gib is None or req.errors:
@@ -119,4 +120,7 @@ def _requirement(assessment) -> tuple[str, str, str] | None:
         largest = gpus.catalog_specs("amd" if server.gpu is not None and server.gpu.vendor == "amd" else "nvidia")[-1]
         return (f"{message}, more than any GPU in vramlint's catalog", f"At {at}; the largest GPU, {largest.name}, "
                 f"has {largest.total_gib:.2f} GiB. Raise --tensor-parallel-size or lower --max-model-len", "warning")
-    return message, f"At {at}, it {describe(req.fits, req.does_not_fit, req.why_not)}", "note"
+    words = described.get(id(req))
+    if words is None:
+        words = described[id(req)] = describe(req.fits, req.does_not_fit, req.why_not)
+    return message, f"At {at}, it {words}", "note"
