@@ -218,7 +218,7 @@ def assess(servers: list[Server], options: ResolveOptions) -> list[Assessment]:
 
 class _DeferredRequirements:
     """The GPU requirements of one `assess`, computed after every server is resolved: the distinct ones (each a
-    budget on every catalog GPU, ~10 ms; 35 for the 114 files of a corpus, 0.42 of its 0.5 assessment CPU-s)
+    budget on every catalog GPU, ~10 ms; 35 for the 114 files of a corpus, 0.31 of their 0.34 assessment CPU-s)
     at the same time by the cores (`vramlint.parallel.shared_out`), then given to the servers in order as
     `gpu_requirement` with ``cache`` would give them one after another: the first `MAX_REQUIREMENTS` distinct
     settings computed, by the first server to have them; a computation that failed is done again here, for
