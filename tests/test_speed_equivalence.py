@@ -167,3 +167,18 @@ def test_source_lines_of_a_text_with_lf_breaks_only_are_its_reader_s_lines(text,
     if _counts_lf_only(name, text):
         expected = [line[:-1] if line.endswith("\r") else line for line in expected]
     assert source_lines(text, name) == expected
+
+
+def test_locations_sent_by_a_worker_are_equal_and_share_their_yaml_path():
+    import pickle
+
+    from vramlint.model import Location
+
+    # each path a string of its own, as the extractors build them
+    made = [Location(f"f{i}.yaml", i + 1, 3, i + 1, 9, f"spec.template.spec.containers[{i - i}].args[3]")
+            for i in range(3)]
+    made.append(Location("g.yaml", 1))
+    back = pickle.loads(pickle.dumps(made))
+    assert back == made and [b.to_json() for b in back] == [m.to_json() for m in made]
+    assert len({id(b.yaml_path) for b in back[:3]}) == 1  # one string, not one per Location
+    assert len({id(m.yaml_path) for m in made[:3]}) == 3

@@ -12,6 +12,7 @@ template expression): the key is present and its value is ``None``. A key that i
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import asdict, field
 from functools import lru_cache
 from typing import Any, Literal
@@ -87,6 +88,23 @@ class Location:
         if self.yaml_path:
             out["yaml_path"] = self.yaml_path
         return out
+
+
+def _location_from_worker(file: str, line: int, column: int, end_line: int | None, end_column: int | None,
+                          yaml_path: str) -> Location:
+    """A Location as a pool's worker sent it, its YAML path interned: the paths repeat from server to server and
+    file to file (40,755 Locations of the servers of 3,000 corpus files held 34,962 path strings, 3.0 MB, of 726
+    texts), and the servers of every file are alive together until the report."""
+    if type(yaml_path) is str:
+        yaml_path = sys.intern(yaml_path)
+    return Location(file, line, column, end_line, end_column, yaml_path)
+
+
+def _location_reduce(self: Location) -> Any:
+    return _location_from_worker, (self.file, self.line, self.column, self.end_line, self.end_column, self.yaml_path)
+
+
+Location.__reduce__ = _location_reduce  # type: ignore[method-assign]
 
 
 @dataclass(slots=True)  # one per server: no __dict__ each (unpickled from the workers, each was a full dict)
