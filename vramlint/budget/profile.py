@@ -170,7 +170,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         activation.append(act)
         graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
                                          max_num_batched_tokens=mnbt, enforce_eager=eager, args=cfg.args,
-                                         compute_capability=cfg.gpu.compute_capability)
+                                         compute_capability=cfg.gpu.compute_capability, sizes=(piecewise, full))
         cudagraph.append(graphs)
         pool = graph_pool_bytes(piecewise, full, layers)
         nccl = nccl_graph_bytes(piecewise, full, layers) if comm.nccl_in_graphs else 0
@@ -566,7 +566,8 @@ def non_torch_bytes(beh: versions.Behavior, tp: int, pp: int, dp: int = 1,
 def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
                     layers: int | None = None, max_num_batched_tokens: int = 8192,
                     enforce_eager: bool = False, args: dict | None = None,
-                    compute_capability: tuple | None = None) -> tuple[int, str]:
+                    compute_capability: tuple | None = None,
+                    sizes: tuple[list[int], list[int]] | None = None) -> tuple[int, str]:
     """CUDA-graph memory vLLM subtracts before the KV cache (V1 0.18+ with the estimate on, 0.20+ by default).
 
     Up to 0.17 (0.19 by default) the graphs are captured after the KV cache is allocated, out of the memory then
@@ -582,12 +583,13 @@ def cudagraph_bytes(beh: versions.Behavior, model: ModelInfo, max_num_seqs: int,
     1.3 GiB (0.17 GiB for a 3B model with 27 sizes on a T4, 0.19 - 0.20 GiB on small models, 0.52 GiB for
     Qwen3-8B, 1.34 GiB for Qwen3.5-35B-A3B at TP 4). Estimate: 4 MiB per captured size and mode plus 1 MiB per
     layer and mode (``layers``: those of one pipeline stage, else the model's); it is low for the larger models
-    above.
+    above. ``sizes``: what `capture_sizes` gives for these arguments, when the caller has it already (the profile
+    stage reads them for the graph pool too: a budget computed them twice, a tenth of its time).
     """
     if not beh.cudagraph_in_budget:
         return 0, "not counted by this version (taken from the memory free after the KV cache is allocated)"
-    piecewise, full = capture_sizes(beh, max_num_seqs, max_num_batched_tokens, enforce_eager, args,
-                                    model.architecture, compute_capability)
+    piecewise, full = sizes if sizes is not None else capture_sizes(
+        beh, max_num_seqs, max_num_batched_tokens, enforce_eager, args, model.architecture, compute_capability)
     est = graph_pool_bytes(piecewise, full, model.num_layers if layers is None else layers)
     return est, f"estimate for {describe(piecewise, full)}"
 
