@@ -221,6 +221,7 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
             return (loaded[0], too_many + loaded[1]) if too_many else loaded
         docs, problems = _ruamel_load_bounded(text, file)
         return docs, too_many + problems
+    _COMPOSED[:] = [None, None]  # (what `_bounded` composed is libyaml's, not ruamel's)
     docs, problems = _ruamel_load(text, file)  # a file to edit (--fix): ruamel's round-trip objects
     return docs, too_many + problems
 
@@ -503,7 +504,7 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
             runs += [(middle, last), (first, middle)]  # the first half first: documents in order
             continue
         begin, end = starts[first], starts[last]
-        over = _node_count_over(text[begin:end], max_nodes)
+        over = _node_count_over(text[begin:end], max_nodes, keep=begin == 0 and end == len(text))
         if over is not None:
             over_at.append((begin, end, over))
     if not over_at:
@@ -560,9 +561,13 @@ def _blank_document(text: str, line: int) -> str | None:
     return out if out.strip(" \n-") else None
 
 
-def _node_count_over(chunk: str, max_nodes: int) -> int | None:
+def _node_count_over(chunk: str, max_nodes: int, keep: bool = False) -> int | None:
     """The 1-based line (in ``chunk``) of the node past ``max_nodes`` in one document, by libyaml's events (no
-    node is built); None when it has fewer, or when libyaml is missing or refuses the text (the load says why)."""
+    node is built); None when it has fewer, or when libyaml is missing or refuses the text (the load says why).
+    ``keep``: ``chunk`` is the whole text the load reads next, which may then reuse its composition (see
+    `_counted_by_composing`)."""
+    if _counted_by_composing(chunk, max_nodes, keep):
+        return None
     try:
         from yaml._yaml import CParser
         from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
@@ -583,6 +588,57 @@ def _node_count_over(chunk: str, max_nodes: int) -> int | None:
     finally:
         parser.dispose()
     return None
+
+
+# The one document `_counted_by_composing` composed, kept for the load of the same text that follows (`_c_load`):
+# [the text, its root node]; taken (and cleared) by the next `_c_load`, whatever it reads.
+_COMPOSED: list[Any] = [None, None]
+
+
+class _OverBound(Exception):
+    """More nodes than the bound being counted."""
+
+
+def _counted_by_composing(chunk: str, max_nodes: int, keep: bool) -> bool:
+    """Whether ``chunk`` was found to hold at most ``max_nodes`` nodes by composing it, as `_c_load` does. A large
+    document just within the bound (8,215 compose services in one file) was parsed twice, once for its events
+    and once for its nodes: composed once, the load takes the composition (``keep``, a text of one document).
+    Counted so only where each node passes through the composer's `resolve` (no alias, which makes no call, nor an
+    explicit tag, which skips it), so that the count is the events' count; and only where `_most_nodes` says at
+    most 1.5 x the bound, since the composer holds up to ``max_nodes`` nodes before it knows it is over. False:
+    not counted so, or over the bound (the events say where)."""
+    composer_class = _composer_class()
+    if composer_class is None or "*" in chunk or "!" in chunk or \
+            _most_nodes(chunk, 0, len(chunk)) > max_nodes * 3 // 2:
+        return False
+    plain, quoted, seq, mapping = _PLAIN, _QUOTED, _SEQ, _MAP
+    scalar_node, sequence_node, _ = composer_class.node_classes
+
+    class Counting(composer_class):
+        nodes = 0
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+            self.nodes += 1
+            if self.nodes > max_nodes:
+                raise _OverBound
+            if kind is scalar_node:
+                return plain if implicit[0] else quoted
+            return seq if kind is sequence_node else mapping
+
+    loader = Counting(chunk)
+    roots = []
+    try:
+        while loader.check_node():
+            roots.append(loader.get_node())
+    except _OverBound:
+        return False
+    except Exception:  # noqa: BLE001 - invalid YAML: the load reports it, on its line (as the events' count)
+        return True
+    finally:
+        loader.dispose()
+    if keep and len(roots) == 1:
+        _COMPOSED[:] = [chunk, roots[0]]
+    return True
 
 
 # Parses of texts this process may read again, for readers that change nothing they are given (`load_shared`):
@@ -911,6 +967,8 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
     """``load_text`` through libyaml; None when PyYAML's C extension is missing or the file holds something
     this load leaves to ruamel (see `_NotDecided`), or libyaml refuses it (ruamel then says why, and where).
     ``each``: each document is handed to it as soon as it is built, and not kept (the list returned is empty)."""
+    composed = _COMPOSED[1] if _COMPOSED[0] is text else None  # (see `_counted_by_composing`)
+    _COMPOSED[:] = [None, None]
     composer_class = _composer_class()
     if composer_class is None or _refused_unread(text, 0, len(text)):
         return None
@@ -1182,12 +1240,15 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
     docs: list[Document] = []
     problems: list[Problem] = []
     has_aliases = "*" in text
-    loader = composer_class(text)
+    # the document `_counted_by_composing` composed from this very text, if it did
+    pending = [composed] if composed is not None else None
+    composed = None
+    loader = composer_class(text) if pending is None else None
     root = None
     try:
         index = first_index
-        while loader.check_node():
-            root = loader.get_node()
+        while pending if pending is not None else loader.check_node():
+            root = pending.pop() if pending is not None else loader.get_node()
             built.clear()
             reached_again[0] = False
             data = build(root)
@@ -1221,7 +1282,8 @@ def _c_load(text: str, file: str, quick_refusal: bool = False, each: Any = None,
                                 not isinstance(exc, _NotDecided)))
         return None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
         # The nested functions refer to each other through their closure: a reference cycle, which would keep
         # this load's objects (and ``built``, every collection of the file) alive until the cyclic garbage
         # collector finds it, and make each of its passes longer. Broken here, they are freed at once.
