@@ -710,11 +710,21 @@ def _run(args: argparse.Namespace) -> int:
     unreadable_as_problems(inventory)
     if not args.quiet:
         print_scan_notes(inventory)
-    assessments = assess_all(inventory.servers, config)
-    if not args.quiet:
-        print_hub_notes()
-    selection = Selection(config, rules)
-    findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
+    # The assessments and findings live until the report, as what the scan gave does: made with the cyclic
+    # collector off (their budgets and requirements hold no cycle to collect), and frozen with the rest; left on,
+    # each young collection walked the budgets made since the one before (11,363 KServe servers: 0.08 CPU-s)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        assessments = assess_all(inventory.servers, config)
+        if not args.quiet:
+            print_hub_notes()
+        selection = Selection(config, rules)
+        findings = _run_rules(assessments, [r for r in rules if r.check or r.check_all], selection)
+    finally:
+        if collecting:
+            gc.freeze()
+            gc.enable()
     if not (args.fix or args.diff):
         # the texts and parses the fixes were made on are not looked at again (the report reads its own lines):
         # given back before the reports are built (a 2 MB file's second parse was 84 MB of a 381 MB peak)
