@@ -188,7 +188,15 @@ def resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str | 
 def _resolve_flag(flag: str, version: str | None) -> tuple[ArgSpec | None, str | None, Any]:
     # a function of the flag as written and the version: an argument list repeats its flags (100,000 args of
     # one flag: one resolution, not 100,000)
-    return _resolve_in(flag, _index(version), features(version))
+    return _resolve_in(flag, _index(version), _read_only_features(version))
+
+
+@lru_cache(maxsize=64)
+def _read_only_features(version: str | None) -> dict[str, Any]:
+    """`features` for `_resolve_in`, which only reads them: the table's own mapping, not a copy made for each
+    flag (a vLLM config file of 100,000 keys no release knows resolves 100,000 flags)."""
+    tv, _ = table_version(version)
+    return _table()["features"].get(tv or "", {})
 
 
 def _resolve_in(flag: str, idx: dict[str, ArgSpec], feats: dict[str, Any]) -> tuple[ArgSpec | None, str | None, Any]:
