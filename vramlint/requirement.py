@@ -89,14 +89,38 @@ def _vendor(server: Server) -> str:
 def requirement_key(model: ModelInfo, server: Server, version: str, gpu_count: int,
                     draft: tuple[ModelInfo | None, str | None] | None = None) -> str | None:
     """What `gpu_requirement` caches a requirement by: everything its budgets read (None: not to be cached)."""
+    return _settings_key([model.name, model.source, sizing_args(server.args), server.env, version, gpu_count,
+                          server.image, draft[0].name if draft and draft[0] else None, _vendor(server)])
+
+
+# json's C encoder for `_settings_key`, made once: json.dumps makes one for every call (most of its 8 us on a
+# server's settings, asked once per server: 20,000 model entries of a values file)
+_KEY_ENCODER: list = []
+
+
+def _settings_key(settings: list) -> str | None:
+    """``json.dumps(settings, sort_keys=True, default=str)``, the same text; None for what it refuses."""
     import json
 
+    if not _KEY_ENCODER:
+        from json.encoder import c_make_encoder, encode_basestring_ascii
+
+        _KEY_ENCODER.append(None if c_make_encoder is None else lambda: c_make_encoder(
+            {}, str, encode_basestring_ascii, None, ": ", ", ", True, False, True))
+        _KEY_ENCODER.append(_KEY_ENCODER[0]() if _KEY_ENCODER[0] else None)
+    encode = _KEY_ENCODER[1]
     try:
-        return json.dumps([model.name, model.source, sizing_args(server.args), server.env, version, gpu_count,
-                           server.image, draft[0].name if draft and draft[0] else None, _vendor(server)],
-                          sort_keys=True, default=str)
+        if encode is None:
+            return json.dumps(settings, sort_keys=True, default=str)
+        return "".join(encode(settings, 0))
     except (TypeError, ValueError):
+        if encode is not None:
+            _KEY_ENCODER[1] = _KEY_ENCODER[0]()  # its marks of the values being written are left set
         return None
+    except RecursionError:
+        if encode is not None:
+            _KEY_ENCODER[1] = _KEY_ENCODER[0]()
+        raise
 
 
 def summarise(budgets: list[Budget], auto_fit: bool = False) -> GpuRequirement:
