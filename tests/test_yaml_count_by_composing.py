@@ -49,8 +49,8 @@ def test_a_document_within_the_bound_is_composed_once_and_read_as_the_text_says(
     calls = []
     real = yamlload._counted_by_composing
 
-    def spy(chunk, max_nodes, keep):
-        counted = real(chunk, max_nodes, keep)
+    def spy(chunk, max_nodes, keep, most=None):
+        counted = real(chunk, max_nodes, keep, most)
         calls.append((keep, counted, _COMPOSED[0] is chunk))
         return counted
 

@@ -497,14 +497,15 @@ def _bound_nodes(text: str, file: str, max_nodes: int) -> tuple[str, list[Proble
     runs = [(0, len(starts) - 1)]  # documents [first, last) of ``starts`` that may hold one over the bound
     while runs:
         first, last = runs.pop()
-        if _most_nodes(text, starts[first], starts[last]) <= max_nodes:
+        most = _most_nodes(text, starts[first], starts[last])
+        if most <= max_nodes:
             continue
         if last - first > 1:
             middle = (first + last) // 2
             runs += [(middle, last), (first, middle)]  # the first half first: documents in order
             continue
         begin, end = starts[first], starts[last]
-        over = _node_count_over(text[begin:end], max_nodes, keep=begin == 0 and end == len(text))
+        over = _node_count_over(text[begin:end], max_nodes, keep=begin == 0 and end == len(text), most=most)
         if over is not None:
             over_at.append((begin, end, over))
     if not over_at:
@@ -561,12 +562,12 @@ def _blank_document(text: str, line: int) -> str | None:
     return out if out.strip(" \n-") else None
 
 
-def _node_count_over(chunk: str, max_nodes: int, keep: bool = False) -> int | None:
+def _node_count_over(chunk: str, max_nodes: int, keep: bool = False, most: int | None = None) -> int | None:
     """The 1-based line (in ``chunk``) of the node past ``max_nodes`` in one document, by libyaml's events (no
     node is built); None when it has fewer, or when libyaml is missing or refuses the text (the load says why).
     ``keep``: ``chunk`` is the whole text the load reads next, which may then reuse its composition (see
-    `_counted_by_composing`)."""
-    if _counted_by_composing(chunk, max_nodes, keep):
+    `_counted_by_composing`); ``most``: `_most_nodes` of ``chunk``, when the caller has it."""
+    if _counted_by_composing(chunk, max_nodes, keep, most):
         return None
     try:
         from yaml._yaml import CParser
@@ -599,7 +600,7 @@ class _OverBound(Exception):
     """More nodes than the bound being counted."""
 
 
-def _counted_by_composing(chunk: str, max_nodes: int, keep: bool) -> bool:
+def _counted_by_composing(chunk: str, max_nodes: int, keep: bool, most: int | None = None) -> bool:
     """Whether ``chunk`` was found to hold at most ``max_nodes`` nodes by composing it, as `_c_load` does. A large
     document just within the bound (8,215 compose services in one file) was parsed twice, once for its events
     and once for its nodes: composed once, the load takes the composition (``keep``, a text of one document).
@@ -607,9 +608,10 @@ def _counted_by_composing(chunk: str, max_nodes: int, keep: bool) -> bool:
     explicit tag, which skips it), so that the count is the events' count; and only where `_most_nodes` says at
     most 1.5 x the bound, since the composer holds up to ``max_nodes`` nodes before it knows it is over. False:
     not counted so, or over the bound (the events say where)."""
+    if (_most_nodes(chunk, 0, len(chunk)) if most is None else most) > max_nodes * 3 // 2:
+        return False  # (first: a 5 MB document well over the bound is not searched for `*` and `!` too)
     composer_class = _composer_class()
-    if composer_class is None or "*" in chunk or "!" in chunk or \
-            _most_nodes(chunk, 0, len(chunk)) > max_nodes * 3 // 2:
+    if composer_class is None or "*" in chunk or "!" in chunk:
         return False
     plain, quoted, seq, mapping = _PLAIN, _QUOTED, _SEQ, _MAP
     scalar_node, sequence_node, _ = composer_class.node_classes
