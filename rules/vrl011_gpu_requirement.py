@@ -16,7 +16,7 @@ the first, naming where else it applies. The note is a warning when no GPU in th
 tensor-parallel size, a `max_model_len` above the model's, a flag the release refuses) are VRL005 errors,
 and this rule then says nothing. Once the GPU is known (a node selector on `nvidia.com/gpu.product`, an
 instance type, or `gpu:` in the configuration) the server gets its full budget and the other rules instead.
-A run computes 512 distinct requirements (each is a budget on every catalog GPU, about 3 ms); what the servers
+A run computes 256 distinct requirements (each is a budget on every catalog GPU, about 3 ms); what the servers
 past them need is not computed, and one warning on the first of them says so and names the others.
 
 Failing example (the GPU is not named: Llama-3.1-8B at its full 131072-token context needs about 36 GiB per

@@ -28,9 +28,10 @@ from vramlint.model import Budget, GpuRequirement, ModelInfo, Server
 # Distinct GPU requirements computed in one run (each is a budget on every catalog GPU, ~3 ms): a run past this
 # (8,215 compose services with 4,096 distinct --max-model-len: 31.8 CPU-s) says which servers were not sized
 # instead (VRL011). Servers whose settings repeat one already computed still get it. 128 left 9 servers of the
-# 587 wild benchmark files, scanned in one run as a checkout is, unsized; 512 costs that pathological case
-# 5.00 -> 6.04 CPU-s.
-MAX_REQUIREMENTS = 512
+# 587 wild benchmark files, scanned in one run as a checkout is, unsized (they need fewer than 256); 512 made the
+# large values and compose cases of benchmarks/large_inputs.py (about 530 distinct requirements) cost 7.7 and 5.5
+# CPU-s, 256 5.2 and 3.8.
+MAX_REQUIREMENTS = 256
 
 # Start-up failures that more memory per GPU removes.
 MEMORY_CODES = frozenset({"weights-exceed-gpu", "no-cache-memory", "kv-cache-below-max-model-len",
