@@ -2791,6 +2791,10 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
     """Convert a value the way the argument's argparse ``type`` does; a bad value is a problem, kept as text."""
     if text is None:
         return None
+    from vramlint.yamlload import has_deploy_time_marker
+
+    if has_deploy_time_marker(text):
+        return None  # filled in when the package is deployed (Zarf): vLLM sees that value, unknown here
     kind = spec.type
     raw = text
     if kind in ("int", "float", "human_int") and text.strip().lower() in ("none", "null"):

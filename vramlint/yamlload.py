@@ -1790,6 +1790,18 @@ def has_template_marker(text: Any) -> bool:
     return isinstance(text, str) and TEMPLATE_OPEN in text
 
 
+# Zarf's deploy-time markers: `zarf package deploy` replaces `###ZARF_VAR_NAME###` (a package variable),
+# `###ZARF_CONST_NAME###` (a constant) and `###ZARF_PKG_TMPL_NAME###` / `###ZARF_PKG_VAR_NAME###` (set when the
+# package is created) in the manifests and Helm values files it applies, so Kubernetes and vLLM only ever see
+# the value given for each (a value holding one is unknown here, never the marker's own text).
+_ZARF_MARKER = re.compile(r"###ZARF_(?:VAR|CONST|PKG_TMPL|PKG_VAR)_[A-Z0-9_]+###")
+
+
+def has_deploy_time_marker(text: Any) -> bool:
+    """A value a deployment tool fills in when it deploys (a Zarf `###ZARF_VAR_X###` marker)."""
+    return isinstance(text, str) and "###ZARF_" in text and _ZARF_MARKER.search(text) is not None
+
+
 def shift_positions(root: Any, line_offset: int, col_offset: int, budget: int = MAX_NODES_WALKED) -> None:
     """Move every position under ``root`` (0-based ruamel positions) by the given offsets, in place.
 

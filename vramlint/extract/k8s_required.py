@@ -24,6 +24,7 @@ from vramlint.model import Location, Problem
 from vramlint.textsafe import shortened
 from vramlint.yamlload import (
     TEMPLATE_OPEN,
+    has_deploy_time_marker,
     join_path,
     key_location,
     lines_text,
@@ -218,7 +219,8 @@ def _secret_data_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
 def _quantity_form_problems(doc: Any, container: Any, cpath: str, label: str) -> list[Problem]:
     """The API server's refusal of a requests or limits quantity written in no form ParseQuantity reads (`2x`,
     `１`, `0x10`, a million digits and a letter): the object cannot be decoded, so the first one is said, once
-    per object, on its line. Numbers (YAML ints and floats) and values holding a template are not judged."""
+    per object, on its line. Numbers (YAML ints and floats) and values holding a template or a deploy-time
+    marker (Zarf's `###ZARF_VAR_X###`) are not judged."""
     resources = container.get("resources")
     if not is_map(resources):
         return []
@@ -227,7 +229,8 @@ def _quantity_form_problems(doc: Any, container: Any, cpath: str, label: str) ->
         if not is_map(block):
             continue
         for name, value in block.items():
-            if not isinstance(value, str) or TEMPLATE_OPEN in value or "{{" in value or "$" in value:
+            if not isinstance(value, str) or TEMPLATE_OPEN in value or "{{" in value or "$" in value \
+                    or has_deploy_time_marker(value):
                 continue
             if _QUANTITY_FORM.fullmatch(value.strip()):  # (Quantity.UnmarshalJSON trims blanks first)
                 continue
