@@ -267,6 +267,9 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
     """Evaluate every template of the chart (and its subcharts) with the bounded evaluator. ``own_values_only``:
     with the chart's values.yaml and no overlay (a value `required` asks for is then the installer's to give)."""
     pairs = _all_charts(chart, vals)
+    # a chart with no values.yaml has no defaults of its own: it is only ever installed with the values a release
+    # gives (`helm install -f`, a Zarf or Argo CD values file), so what fails without any is not a release's defect
+    no_defaults = own_values_only and not os.path.isfile(os.path.join(chart.path, "values.yaml"))
     # Helm shares `define`s across a chart and its subcharts.
     sources: list[TemplateSource] = []
     parsed: dict[int, list] = {}
@@ -289,7 +292,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 nodes, defs = gotmpl.parse_template(text, tid)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults))
                 continue
             except RecursionError:
                 problems_by_chart[ci].append(Problem(display, 1, 1, "template not evaluated: its blocks are nested "
@@ -323,7 +326,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 output = ev.render(tid, nodes)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults))
                 if isinstance(exc, gotmpl.ChartBudgetExceeded):
                     stopped.append(sources[tid].display)
                 continue
@@ -345,8 +348,14 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
     return out
 
 
-def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_only: bool = False) -> Problem:
+def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_only: bool = False,
+                no_defaults: bool = False) -> Problem:
     loc = sources[exc.origin[0]].location(exc.origin[1]) if exc.origin is not None else None
+    if no_defaults and loc is not None and type(exc) is TemplateError and str(exc).startswith("nil pointer"):
+        return Problem(loc.file, loc.line, loc.column,
+                       f"helm template fails without values: {exc}: the chart has no values.yaml, so it is installed "
+                       "only with the values a release gives; give them (--values FILE, or `values:` in "
+                       ".vramlint.yaml) to check that release", level="warning")
     if isinstance(exc, (gotmpl.RequiredMissing, gotmpl.ChartRefused)) and own_values_only and loc is not None:
         # a chart that leaves a value empty for `required`, or whose own `fail` refuses its defaults (`fail "token
         # is empty: pass it with --set-string"`), asks whoever installs it for values (a token, a model, a storage
