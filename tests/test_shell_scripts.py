@@ -72,9 +72,17 @@ def test_docker_run_of_another_image_is_no_server(tmp_path):
 
 
 def test_a_script_that_mentions_vllm_but_starts_none_says_so(tmp_path):
+    # a helper that installs and queries vLLM launches nothing: nothing to say
     path = _write(tmp_path, "bench.sh", """\
         pip install vllm
         curl http://localhost:8000/v1/models
+        """)
+    inv = scan([path])
+    assert inv.servers == [] and inv.problems == []
+    # a start vramlint cannot read (`env` given its assignments from an array) is said
+    path = _write(tmp_path, "serve.sh", """\
+        opts=(VLLM_LOGGING_LEVEL=DEBUG)
+        env "${opts[@]}" vllm serve facebook/opt-125m
         """)
     inv = scan([path])
     assert inv.servers == []

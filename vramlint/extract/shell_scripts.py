@@ -107,11 +107,49 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
             if sbatch is not None:
                 _slurm_gpus(server, sbatch)
             servers.append(server)
-    if not servers and say_mention and "vllm" in text.lower():
+    if not servers and say_mention and "vllm" in text.lower() and _may_run_vllm(script):
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))
     return servers, problems
+
+
+def _may_run_vllm(script: Any) -> bool:
+    """Whether a command of the script may start vLLM's server: one that runs `vllm serve` or `-m vllm...`, passes
+    a shell string that does (`sh -c`, `eval`, `ssh host "..."`), or runs a container of a vLLM image or of one
+    the script does not name. A script whose other commands only mention vLLM (an echo, a URL, `curl`,
+    `pip install vllm`, `kubectl apply`, `helm upgrade`, `docker compose up`) launches nothing to check."""
+    from vramlint.cmdline import script_commands
+
+    return next(iter(script_commands(script, _command_may_run_vllm)), None) is not None
+
+
+_SAYS_ONLY = {"echo", "printf", "log", "info", "warn", "die", "fail", ":", "true", "grep", "pkill", "pgrep"}
+
+
+def _command_may_run_vllm(texts: list[str | None]) -> bool:
+    i = 0
+    while i < len(texts) and texts[i] is not None and (
+            texts[i] in _PREFIX_WORDS or texts[i] == "env" or _ASSIGNMENT.match(texts[i] or "")):
+        i += 1
+    program = texts[i] if i < len(texts) else None
+    if program is not None and os.path.basename(program) in _SAYS_ONLY:
+        return False
+    for k, word in enumerate(texts[i:], i):
+        if word is None:
+            continue
+        following = texts[k + 1] if k + 1 < len(texts) else None
+        if os.path.basename(word) in ("vllm", "vllm-omni") and following == "serve":
+            return True
+        if word == "-m" and following is not None and (following == "vllm" or following.startswith("vllm.")):
+            return True
+        if "vllm serve" in word or "vllm.entrypoints" in word:
+            return True
+    if program is not None and os.path.basename(program) in _CONTAINER_CLIS:
+        rest = texts[i + 1:]
+        if rest[:1] == ["run"] or rest[:2] == ["container", "run"]:
+            return any(w is None or "vllm" in w.lower() for w in rest)
+    return False
 
 
 def _names_container_cli(texts: list[str | None]) -> bool:
