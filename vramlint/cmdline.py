@@ -724,6 +724,8 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None, quoted: bool =
     n = len(text)
     if text[i] == "`":
         j = text.find("`", i + 1)
+        if j >= 0 and _runs_nothing(text[i + 1 : j]):
+            return "", j + 1
         return _UNKNOWN if env is not None else None, (n if j < 0 else j + 1)
     if i + 1 >= n:
         return "$", i + 1
@@ -738,6 +740,8 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None, quoted: bool =
                 if depth == 0:
                     break
             j += 1
+        if j < n and not text.startswith("((", i + 1) and _runs_nothing(text[i + 2 : j]):
+            return "", j + 1
         if env is None:
             return None, min(j + 1, n)
         if text.startswith("((", i + 1) and j < n and text[j - 1] == ")":
@@ -776,6 +780,13 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None, quoted: bool =
     if env is None:
         return None, m.end()
     return _param(m.group(0), "", env), m.end()
+
+
+def _runs_nothing(command: str) -> bool:
+    """A command substitution that runs nothing and so expands to nothing: blank, or one comment (`` `# why` ``,
+    the idiom for a comment between the continued lines of a long command)."""
+    stripped = command.strip()
+    return not stripped or (stripped.startswith("#") and "\n" not in stripped)
 
 
 # `$((...))`: integer arithmetic on decimal literals and on variables whose value is one, with + - * / % and
