@@ -240,9 +240,20 @@ def detect(data: Any, file: str | None = None) -> str | None:
     if not is_map(data) or "kind" in data or "apiVersion" in data:
         return None
     shape = _candidate(data)
-    if shape in _CHARTS and not _whole_shape(data, shape, chart_name_above(file)):
+    chart = chart_name_above(file) if shape in _CHARTS else None
+    if shape in _CHARTS and not _whole_shape(data, shape, chart):
         return "container" if data.get("image") is not None and _container_like(data) else None
+    if shape == "vllm-block" and chart is None and not _chart_keys_in_vllm_block(data["vllm"]):
+        # `vllm: {model: ..., dtype: ..., tensor_parallel_size: ...}` with no chart above: an application's own
+        # settings (engine arguments by their Python names), not the chart's values, whose block writes its flags
+        # in camelCase (gpuMemoryUtilization, maxModelLen, additionalArgs)
+        return None
     return shape
+
+
+def _chart_keys_in_vllm_block(block: Any) -> bool:
+    """The vllm-helm chart's own keys in a `vllm:` block, besides `model` (which any settings file may have)."""
+    return any(k in _ARDGE_FLAGS or (k in _ARDGE_OTHER and k != "model") for k in block)
 
 
 def _candidate(data: Any) -> str | None:
