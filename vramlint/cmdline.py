@@ -2257,7 +2257,7 @@ def _search_heredoc(script: Token, at: _Positions, body: Any, depth: int) -> _Fo
     only become quotes when the written script runs; a quoted delimiter: as written), read as a script of its
     own (its `$VAR` are the written script's)."""
     text = at.text[body.start:body.end]
-    if not _may_start_a_server([text]):
+    if not _may_start_a_server([text]) or not _body_runs_or_is_written(at.text, body.start):
         return None
     lines = text.split("\n")
     if body.strip_tabs:
@@ -2276,6 +2276,25 @@ def _search_heredoc(script: Token, at: _Positions, body: Any, depth: int) -> _Fo
     else:
         token = Token(written, at.at(body.start, body.start + 1))
     return _search_shell([Token("sh", token.location), Token("-c", token.location), token], {}, depth + 1)
+
+
+_REDIRECT_TO_FILE = re.compile(r"(?<![0-9&>])>>?\s*[^&\s>]")
+_RUNS_ITS_INPUT = frozenset(("sh", "bash", "dash", "zsh", "ksh", "ash", "ssh"))
+
+
+def _body_runs_or_is_written(text: str, body_start: int) -> bool:
+    """Whether the command a here-document's body is given to writes it to a file (`cat > run.sh <<EOF`, `tee`)
+    or runs it as shell commands (`bash <<EOF`, `... | sh`, `ssh host <<EOF`, `kubectl exec -i pod -- bash <<EOF`).
+    A body printed (`cat <<'EOF'` of a usage text), piped to another program or fed to another language
+    (`python3 <<EOF`) is no script of the shell's."""
+    end = body_start - 1 if body_start > 0 and text[body_start - 1] == "\n" else body_start
+    line = text[text.rfind("\n", 0, end) + 1:end]
+    if "<<" not in line:
+        return True  # the command is not on the line above the body: said as before
+    if _REDIRECT_TO_FILE.search(line.replace("<<", "  ")):
+        return True
+    words = re.split(r"[\s|;&()]+", line)
+    return any(_basename(w.strip("\"'")) in _RUNS_ITS_INPUT or w == "tee" for w in words)
 
 
 # --------------------------------------------------------------------------------------------------------------
