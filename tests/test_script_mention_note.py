@@ -1,7 +1,8 @@
 """A named script that starts no vLLM server vramlint reads gets "mentions vLLM but starts no vLLM server" only when
 one of its commands may start one (`vllm serve` or `-m vllm...` in a form not read, a shell string holding one, a
-container of a vLLM image or of an image in a variable): a deploy or test helper that only mentions vLLM (echo,
-curl, `pip install vllm`, kubectl, helm, docker compose) launches nothing to check and says nothing."""
+container of a vLLM image or of an image in a variable, unless `--entrypoint` replaces its program by another
+than a shell): a deploy or test helper that only mentions vLLM (echo, curl, `pip install vllm`, kubectl, helm,
+docker compose, a probe run in the vLLM image) launches nothing to check and says nothing."""
 
 from __future__ import annotations
 
@@ -28,7 +29,18 @@ env "${opts[@]}" vllm serve "$1" --port 8000
 
 IMAGE_RUN = """\
 #!/usr/bin/env bash
-docker run --rm --gpus all --entrypoint python3 vllm/vllm-openai:v0.9.2 /work/probe.py
+# start the vLLM container of the image given
+IMAGE="$1"
+timeout 600 docker run --rm --gpus all "$IMAGE" --model "$2"
+"""
+
+PROBE = """\
+#!/usr/bin/env bash
+# benchmark the fused MoE kernels inside the vLLM image
+timeout 3600 docker run --rm --gpus all --entrypoint python3 vllm/vllm-openai:v0.9.2 /work/benchmark_moe.py --tune
+docker run --rm --network host --entrypoint /opt/python/bin/vllm vllm/vllm-openai:v0.9.2 bench serve \\
+  --base-url http://127.0.0.1:8000 --model bench --num-prompts 64
+docker run --rm --entrypoint bash vllm/vllm-openai:v0.9.2 -c "rocprof --stats python3 /work/decode.py"
 """
 
 
@@ -40,8 +52,9 @@ def _notes(tmp_path, text):
 
 
 def test_a_helper_that_only_mentions_vllm_says_nothing(tmp_path):
-    result, notes = _notes(tmp_path, HELPER)
-    assert notes == [] and result.servers == []
+    for text in (HELPER, PROBE):
+        result, notes = _notes(tmp_path, text)
+        assert notes == [] and result.servers == []
 
 
 def test_a_launch_vramlint_cannot_read_is_still_said(tmp_path):

@@ -1341,6 +1341,23 @@ def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
+def timeout_command_start(words: list[Any], i: int) -> int | None:
+    """Where the command `timeout [OPTION] DURATION COMMAND...` (GNU coreutils) runs starts, for ``words[i]`` the
+    `timeout`; None when it cannot be told (an option or the duration known only at run time)."""
+    i += 1
+    while i < len(words):
+        text = words[i].text
+        if text is None:
+            return None
+        if text in ("-s", "-k", "--signal", "--kill-after"):
+            i += 2
+        elif text.startswith("-") and text != "-":
+            i += 1  # --preserve-status, --foreground, -v, --signal=KILL, -k5
+        else:
+            return i + 1  # the duration, then the command
+    return None
+
+
 def _is_python(word: str) -> bool:
     b = _basename(word)
     return b == "python" or b.startswith("python3") or b == "python2" or b.startswith("pypy")
@@ -1696,6 +1713,11 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
                 i += 2 if b in ("taskset",) else 1
             if b == "tini" and i < len(argv) and argv[i].text == "--":
                 i += 1
+            continue
+        if b == "timeout":
+            i = timeout_command_start(argv, i)
+            if i is None:
+                return None
             continue
         if b == "opentelemetry-instrument":
             # OpenTelemetry's launcher (opentelemetry-instrumentation, auto_instrumentation.run): every option it

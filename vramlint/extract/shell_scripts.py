@@ -145,11 +145,36 @@ def _command_may_run_vllm(texts: list[str | None]) -> bool:
             return True
         if "vllm serve" in word or "vllm.entrypoints" in word:
             return True
-    if program is not None and os.path.basename(program) in _CONTAINER_CLIS:
-        rest = texts[i + 1:]
+    # the container CLI after the wrappers (`timeout 600 docker run ...` too)
+    cli = next((k for k in range(i, min(i + 8, len(texts)))
+                if texts[k] is not None and os.path.basename(texts[k]) in _CONTAINER_CLIS), None)
+    if cli is not None:
+        rest = texts[cli + 1:]
         if rest[:1] == ["run"] or rest[:2] == ["container", "run"]:
+            entrypoint = _entrypoint_given(rest)
+            program = os.path.basename(entrypoint) if entrypoint is not None else None
+            if program is not None and program.startswith("vllm"):
+                # vLLM's CLI: a server only with `serve` (`vllm bench serve` is the benchmark client)
+                return any(w == "serve" and rest[k - 1] != "bench" for k, w in enumerate(rest))
+            if program is not None and (program not in _SHELL_PROGRAMS or "-c" in rest):
+                # the image's own program replaced by another (`--entrypoint python3 IMAGE probe.py`), or a shell
+                # given a command string that runs no `vllm serve` (checked above)
+                return False
             return any(w is None or "vllm" in w.lower() for w in rest)
     return False
+
+
+_SHELL_PROGRAMS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "ash"))
+
+
+def _entrypoint_given(words: list[str | None]) -> str | None:
+    """The program a container run's `--entrypoint` names, when it names one."""
+    for k, word in enumerate(words):
+        if word == "--entrypoint" and k + 1 < len(words):
+            return words[k + 1]
+        if word is not None and word.startswith("--entrypoint="):
+            return word.split("=", 1)[1]
+    return None
 
 
 def _names_container_cli(texts: list[str | None]) -> bool:
@@ -168,10 +193,19 @@ def _commands(words: list[Any]) -> list[list[Any]]:
 
 def _words(command: list[Any]) -> list[Any]:
     """The words of a simple command after its leading assignments and wrappers (`sudo`, `nohup`, `exec`)."""
+    from vramlint.cmdline import timeout_command_start
+
     i = 0
-    while i < len(command) and command[i].text is not None and (
-            command[i].text in _PREFIX_WORDS or _ASSIGNMENT.match(command[i].text)):
-        i += 1
+    while i < len(command) and command[i].text is not None:
+        if command[i].text in _PREFIX_WORDS or _ASSIGNMENT.match(command[i].text):
+            i += 1
+        elif os.path.basename(command[i].text) == "timeout":
+            start = timeout_command_start(command, i)
+            if start is None:
+                return []
+            i = start
+        else:
+            break
     return command[i:]
 
 
