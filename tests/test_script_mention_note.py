@@ -23,8 +23,7 @@ grep -c "vllm serve" logs/*.txt || true
 
 UNREAD_SERVE = """\
 #!/usr/bin/env bash
-opts=(VLLM_LOGGING_LEVEL=INFO)
-env "${opts[@]}" vllm serve "$1" --port 8000
+ssh "$1" "vllm serve facebook/opt-125m --port 8000"
 """
 
 IMAGE_RUN = """\

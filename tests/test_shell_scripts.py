@@ -79,10 +79,9 @@ def test_a_script_that_mentions_vllm_but_starts_none_says_so(tmp_path):
         """)
     inv = scan([path])
     assert inv.servers == [] and inv.problems == []
-    # a start vramlint cannot read (`env` given its assignments from an array) is said
+    # a start vramlint cannot read (a remote shell's command string) is said
     path = _write(tmp_path, "serve.sh", """\
-        opts=(VLLM_LOGGING_LEVEL=DEBUG)
-        env "${opts[@]}" vllm serve facebook/opt-125m
+        ssh gpu-node "vllm serve facebook/opt-125m --port 8000"
         """)
     inv = scan([path])
     assert inv.servers == []
