@@ -102,6 +102,15 @@ written one level out of its `secretRef:`), a Secret whose `data` is not base64 
 the file; `$VAR` / `${VAR}` values an envsubst fills, and `<placeholder>` values, are not judged). The rest of the
 input is still checked. Fix the file (or exclude it with `exclude` in the
 configuration or `--exclude`).
+
+A note of this rule says where vLLM is named but no server could be read. A shell script named on the command
+line gets "the script mentions vLLM but starts no vLLM server vramlint can read" only when one of its commands may
+start vLLM: `vllm serve` or `python -m vllm...` in a form vramlint does not read, a shell string holding one
+(`ssh host "vllm serve ..."`, `bash -c`), or a container run of a vLLM image or of an image in a variable, unless
+its `--entrypoint` replaces the image's program by another (`python3 probe.py`, `vllm bench serve`, a shell given
+a `-c` string without `vllm serve`). A helper that only installs, deploys, queries or benchmarks vLLM (`pip install
+vllm`, `kubectl apply`, `helm upgrade`, `docker compose up`, `curl`, `echo`) says nothing: it launches nothing to
+check, and the manifests it applies are checked where they are.
 """,
     ),
 }
