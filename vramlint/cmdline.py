@@ -1149,6 +1149,7 @@ class VllmInvocation:
     # Which argument table was used when the version is unknown or older than the tables (said by the budget's
     # sources and by VRL009, so not reported on its own).
     version_note: str | None = None
+    notes: list[str] = field(default_factory=list)  # where settings came from (a --config file the script writes)
 
 
 _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
@@ -1372,6 +1373,8 @@ class _Found:
     start: Location | None
     problems: list[str]
     program: str = "vllm"  # the executable of `<program> serve`: vllm, or vllm-omni
+    # files the script wrote with a here-document before this command ran: path -> WrittenFile
+    written: Any = None
 
 
 def find_vllm_invocation(command: list[Token], args: list[Token], image: str | None,
@@ -1455,6 +1458,8 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         found.entry = "openai.api_server"
     inv = parse_vllm_args(found.args, version=version, entry=found.entry,
                           newest_release=not version and runs_newest_release(image))
+    if found.written and inv.config_files:
+        _read_written_configs(inv, found.written, version)
     if not_a_program is not None:
         inv.startup_errors.insert(0, {
             "code": "exec", "location": not_a_program.location, "arg": None, "version": None, "version_known": True,
@@ -1509,6 +1514,48 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
 # vLLM's own `vllm serve` without --omni, and with it its serve command, whose parser is vLLM's serve parser
 # (make_arg_parser: the model positional, vLLM's engine options) plus its OmniConfig group.
 OMNI_FIRST_VERSION = (0, 20, 0)
+
+
+class WrittenFile:
+    """A file a script writes with a here-document (`cat > /tmp/cfg.yaml <<EOF`): its text as the shell writes
+    it, where that text starts, and the line of the command that writes it."""
+
+    __slots__ = ("text", "start", "line")
+
+    def __init__(self, text: str | None, start: Location | None, line: int | None):
+        self.text = text  # None: appended to (`>>`, `tee -a`) a file the script did not write before
+        self.start = start
+        self.line = line
+
+
+def _read_written_configs(inv: VllmInvocation, written: dict[str, WrittenFile], version: str | None) -> None:
+    """`vllm serve --config FILE` where the script itself wrote FILE before: vLLM reads that text (the file's
+    keys become arguments, the command line winning), so it is read as the config file, not said unread."""
+    from vramlint.extract.vllm_config import merge_written_config
+
+    kept = []
+    for path, where in inv.config_files:
+        body = written.get(path) if path else None
+        if body is None:
+            kept.append((path, where))
+            continue
+        wrote = f"the here-document the script writes to it (line {body.line})" if body.line else \
+            "the here-document the script writes to it"
+        if body.text is None:
+            inv.notes.append(f"--config {path}: {wrote} is appended to a file the script did not write before "
+                             "(it may come with the image); its settings are not included")
+            kept.append((path, where))
+            continue
+        if not merge_written_config(inv, body.text, body.start, version):
+            inv.notes.append(f"--config {path}: {wrote} is not a YAML mapping of vLLM arguments; its settings "
+                             "are not included")
+            kept.append((path, where))
+            continue
+        inv.notes.append(f"--config {path}: settings read from {wrote}")
+        inv.args.setdefault("config", path)
+        if where is not None:
+            inv.arg_locations.setdefault("config", where)
+    inv.config_files = kept
 
 
 def _read_omni(inv: VllmInvocation, program: str, version: str | None) -> None:
@@ -2248,9 +2295,11 @@ def _search_script_with_assignments(script: Token, env: dict[str, str | None], d
     walk = ScriptWalk(at.text, env, _may_start_a_server, problems,
                       lambda first: _where(Token(None, at.at(first[1], first[2]))), read_problems)
     bodies: list[Any] = []
+    written: dict[str, WrittenFile] = {}
     for reached in walk.run():
         if isinstance(reached, HereDoc):
             bodies.append(reached)
+            _note_written(at, reached, written)
             continue
         cmd = [Token(value, at.at(start, end)) for value, start, end, _ in reached.words]
         env = reached.env
@@ -2260,6 +2309,8 @@ def _search_script_with_assignments(script: Token, env: dict[str, str | None], d
         found = _search_argv(cmd, env, depth + 1)
         if found is not None:
             found.problems[:0] = problems + read_problems
+            if written and found.written is None:
+                found.written = dict(written)
             return found, walk.variables
     for body in bodies:
         found = _search_heredoc(script, at, body, depth)
@@ -2281,13 +2332,7 @@ def _search_heredoc(script: Token, at: _Positions, body: Any, depth: int) -> _Fo
     text = at.text[body.start:body.end]
     if not _may_start_a_server([text]) or not _body_runs_or_is_written(at.text, body.start):
         return None
-    lines = text.split("\n")
-    if body.strip_tabs:
-        lines = [line.lstrip("\t") for line in lines]
-    if body.env is not None:
-        budget = [MAX_EXPANSION_TOTAL]
-        lines = [heredoc_expand(line, body.env, budget, {}, {}, set()) for line in lines]
-    written = "\n".join(lines)
+    written = _body_as_written(text, body)
     if unterminated_quote(written) is not None:
         return None  # a text that is no script the shell runs (prose, a program of another language)
     if script.block == "|" and script.location is not None:
@@ -2300,6 +2345,57 @@ def _search_heredoc(script: Token, at: _Positions, body: Any, depth: int) -> _Fo
     return _search_shell([Token("sh", token.location), Token("-c", token.location), token], {}, depth + 1)
 
 
+def _body_as_written(text: str, body: HereDoc) -> str:
+    """A here-document's body as the shell writes it (see ``_search_heredoc``)."""
+    lines = text.split("\n")
+    if body.strip_tabs:
+        lines = [line.lstrip("\t") for line in lines]
+    if body.env is not None:
+        budget = [MAX_EXPANSION_TOTAL]
+        lines = [heredoc_expand(line, body.env, budget, {}, {}, set()) for line in lines]
+    return "\n".join(lines)
+
+
+def heredoc_command_line(text: str, body_start: int) -> str:
+    """The line of the command whose here-document body starts at ``body_start`` (the line above it)."""
+    end = body_start - 1 if body_start > 0 and text[body_start - 1] == "\n" else body_start
+    return text[text.rfind("\n", 0, end) + 1:end]
+
+
+# where a command line sends its output: `> FILE`, `>> FILE` (not `2>&1`, `&>`), or `tee [-a] FILE`
+_WRITE_TARGET = re.compile(r"(?<![0-9&>])(>>?)[ \t]*(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|<>()]+)"
+                           r"|(?:^|[\s|;&(])tee((?:[ \t]+-[A-Za-z-]+)*)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|<>()-][^\s;&|<>()]*)")
+
+
+def _note_written(at: _Positions, body: HereDoc, written: dict[str, WrittenFile]) -> None:
+    """Record the file a here-document is written to (`cat > FILE <<EOF`, `cat <<EOF > FILE`, `tee FILE <<EOF`),
+    as the shell writes it: `>` and `tee` replace the file, `>>` and `tee -a` append to it. A command line with
+    more than one here-document, or a target known only at run time, records nothing."""
+    line = heredoc_command_line(at.text, body.start)
+    if line.count("<<") - line.count("<<<") != 1:
+        return
+    m = _WRITE_TARGET.search(_HEREDOC_OPERATOR.sub(" ", line))
+    if m is None:
+        return
+    raw = m.group(2) if m.group(1) else m.group(4)
+    append = m.group(1) == ">>" or (m.group(3) is not None and re.search(r"-\w*a|--append", m.group(3)) is not None)
+    words, _ = _lex_words(raw, body.line_env or {}, [])
+    if len(words) != 1 or words[0][0] is None or has_unknown_mark(words[0][0]):
+        return
+    path = words[0][0]
+    text = _body_as_written(at.text[body.start:body.end], body)
+    if not text.endswith("\n") and body.end > body.start:
+        text += "\n"
+    start = at.at(body.start, body.start + 1)
+    line_no = start.line - 1 if start is not None and start.line else None
+    if append:
+        before = written.get(path)
+        written[path] = WrittenFile(None if before is None or before.text is None else before.text + text,
+                                    before.start if before is not None else start, line_no)
+    else:
+        written[path] = WrittenFile(text, start, line_no)
+
+
 _REDIRECT_TO_FILE = re.compile(r"(?<![0-9&>])>>?\s*[^&\s>]")
 _RUNS_ITS_INPUT = frozenset(("sh", "bash", "dash", "zsh", "ksh", "ash", "ssh"))
 
@@ -2309,8 +2405,7 @@ def _body_runs_or_is_written(text: str, body_start: int) -> bool:
     or runs it as shell commands (`bash <<EOF`, `... | sh`, `ssh host <<EOF`, `kubectl exec -i pod -- bash <<EOF`).
     A body printed (`cat <<'EOF'` of a usage text), piped to another program or fed to another language
     (`python3 <<EOF`) is no script of the shell's."""
-    end = body_start - 1 if body_start > 0 and text[body_start - 1] == "\n" else body_start
-    line = text[text.rfind("\n", 0, end) + 1:end]
+    line = heredoc_command_line(text, body_start)
     if "<<" not in line:
         return True  # the command is not on the line above the body: said as before
     if _REDIRECT_TO_FILE.search(line.replace("<<", "  ")):
@@ -3066,13 +3161,16 @@ class HereDoc:
     """A here-document's body, ``text[start:end]``: ``env`` the variables of the moment its command ran (that
     the body names), or None for a quoted delimiter, whose body is written as it is."""
 
-    __slots__ = ("start", "end", "strip_tabs", "env")
+    __slots__ = ("start", "end", "strip_tabs", "env", "line_env")
 
-    def __init__(self, start: int, end: int, strip_tabs: bool, env: dict[str, str | None] | None):
+    def __init__(self, start: int, end: int, strip_tabs: bool, env: dict[str, str | None] | None,
+                 line_env: dict[str, str | None] | None = None):
         self.start = start
         self.end = end
         self.strip_tabs = strip_tabs
         self.env = env
+        # the variables the command line that takes the body sees (`cat > "$CFG" <<'EOF'`: where it is written)
+        self.line_env = line_env
 
 
 class _Loop:
@@ -3462,7 +3560,7 @@ class ScriptWalk:
             self.loops[-1].pending.append((kind, what, scope, refs))
             return
         if kind == "heredoc":
-            yield HereDoc(what[0], what[1], what[2], scope)
+            yield HereDoc(what[0], what[1], what[2], scope, what[3])
             return
         start = what[0][1]
         span = self.text[start:what[-1][2]]
@@ -3478,7 +3576,8 @@ class ScriptWalk:
             scope = None
         else:
             refs, scope = self._scope(self.text[op[1]:op[2]])
-        yield from self._reached("heredoc", (op[1], op[2], "-" in op[0]), scope, refs)
+        _, line_scope = self._scope(heredoc_command_line(self.text, op[1]))
+        yield from self._reached("heredoc", (op[1], op[2], "-" in op[0], line_scope), scope, refs)
 
     def _scope(self, span: str) -> tuple[frozenset[str], dict[str, str | None]]:
         values = self.vars.values

@@ -636,6 +636,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     server.opaque_args = server.opaque_args or inv.opaque_args
+    server.notes.extend(inv.notes)
     for msg in inv.problems:
         # a message that starts by naming its line keeps it first: the problem is placed there (model.Problem)
         own_line = re.match(r"line \d+: ", msg)

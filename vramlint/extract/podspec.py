@@ -1191,6 +1191,7 @@ def apply_invocation(server: Server, invocation: Any) -> None:
     server.startup_errors.extend(getattr(invocation, "startup_errors", None) or [])
     server.unchecked.extend(getattr(invocation, "unchecked", None) or [])
     server.opaque_args = server.opaque_args or getattr(invocation, "opaque_args", None)
+    server.notes.extend(getattr(invocation, "notes", None) or [])
 
 
 # --- ConfigMaps holding vLLM config files --------------------------------------------------------------

@@ -481,6 +481,7 @@ def _fill(server: Server, inv: Any) -> None:
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     server.opaque_args = server.opaque_args or inv.opaque_args
+    server.notes.extend(inv.notes)
     for path, where in inv.config_files:
         if where is not None:
             server.arg_locations.setdefault("config", where)

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from vramlint.cmdline import Token, parse_vllm_args
+from vramlint.cmdline import Token, has_unknown_mark, parse_vllm_args
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import _lc_entry, join_path, key_location, to_plain, value_location
 
@@ -196,12 +196,34 @@ def apply_config_file(server: Server, doc: Any, location_base: Location | None =
         server.notes.append(f"{p.file}:{p.line}: {p.message}")
 
 
-def _merge(server: Server, data: dict, file: str, base: Location | None, problems: list[Problem],
-           overwrite: bool) -> None:
-    notes: list[str] = []
-    tokens = _tokens(data, file, base, "", notes, server.vllm_version)
+def merge_written_config(target: Any, text: str, start: Location | None, version: str | None) -> bool:
+    """Merge into ``target`` (a `VllmInvocation`) the config text a script writes before `vllm serve --config`
+    reads it (`cat > /tmp/cfg.yaml <<EOF`); ``start`` is where the text starts in the script. False when the
+    text is no mapping (vLLM's loader refuses it; nothing is merged)."""
+    from vramlint.yamlload import load_text
+
+    file = start.file if start is not None else "<script>"
+    docs, problems = load_text(text, file)
+    if problems or len(docs) != 1 or not isinstance(docs[0].data, dict):
+        return False
+    found: list[Problem] = []
+    _merge(target, docs[0].data, file, start, found, overwrite=False, version=version, notes=target.notes)
+    target.notes.extend(f"{p.file}:{p.line}: {p.message}" if p.line else p.message for p in found)
+    return True
+
+
+def _merge(server: Any, data: dict, file: str, base: Location | None, problems: list[Problem],
+           overwrite: bool, version: str | None = None, notes: list[str] | None = None) -> None:
+    """Merge a config mapping into ``server`` (a Server, or a VllmInvocation with ``version`` and ``notes``
+    given)."""
+    if notes is None:
+        version, notes = server.vllm_version, server.notes
+    said: list[str] = []
+    tokens = _tokens(data, file, base, "", said, version)
+    # a value the script's variables leave unknown (`max-model-len: $LEN` with LEN unset) is unknown, not text
+    tokens = [Token(None, t.location) if has_unknown_mark(t.text) else t for t in tokens]
     # the config file's words follow the sub-command and model: no positional model in them
-    inv = parse_vllm_args(tokens, version=server.vllm_version, entry="config")
+    inv = parse_vllm_args(tokens, version=version, entry="config")
     for msg in inv.problems:
         if "vLLM version unknown" in msg or "argument table" in msg:
             continue
@@ -223,4 +245,4 @@ def _merge(server: Server, data: dict, file: str, base: Location | None, problem
         server.unknown_args.setdefault(flag, where)
     if inv.model is not None and (overwrite or server.model is None):
         server.model, server.model_location = inv.model, inv.model_location
-    server.notes.extend(notes)
+    notes.extend(said)
