@@ -79,9 +79,9 @@ def test_a_script_that_mentions_vllm_but_starts_none_says_so(tmp_path):
         """)
     inv = scan([path])
     assert inv.servers == [] and inv.problems == []
-    # a start vramlint cannot read (a remote shell's command string) is said
+    # a start vramlint cannot read (after a launcher's option it does not know, which may take a value) is said
     path = _write(tmp_path, "serve.sh", """\
-        ssh gpu-node "vllm serve facebook/opt-125m --port 8000"
+        srun --frobnicate 3 vllm serve facebook/opt-125m --port 8000
         """)
     inv = scan([path])
     assert inv.servers == []

@@ -1324,7 +1324,60 @@ def joins_ray_cluster(words: list[str]) -> bool:
 _ASSIGNMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "nice", "ionice", "taskset", "numactl",
-             "tini", "dumb-init", "setsid", "gosu", "su-exec", "xargs"}
+             "tini", "dumb-init", "setsid", "gosu", "su-exec", "xargs", "sudo", "srun", "chrt"}
+# Programs that run the command after their options (getopt: `-xVALUE` or `-x VALUE`, `--long=VALUE` or `--long
+# VALUE`, `--` ends the options), by each one's own option table: the short options that take a value, the long
+# ones that do, and how many operands come before the command. A long option of a table with ``long_flags`` that is
+# in neither set is not known, so where the command starts is not either.
+_GETOPT_WRAPPERS: dict[str, tuple[str, frozenset[str], frozenset[str] | None, int]] = {
+    # GNU coreutils env(1): -u NAME, -C DIR, -S STRING (split into the command's words)
+    "env": ("uCS", frozenset(("--unset", "--chdir", "--split-string")), None, 0),
+    "nice": ("n", frozenset(("--adjustment",)), None, 0),  # coreutils nice(1)
+    "stdbuf": ("ioe", frozenset(("--input", "--output", "--error")), None, 0),  # coreutils stdbuf(1)
+    # util-linux ionice(1) (-p/-P/-u name processes, not a command: see _NO_COMMAND_OPTIONS)
+    "ionice": ("cnpPu", frozenset(("--class", "--classdata", "--pid", "--pgid", "--uid")), None, 0),
+    "taskset": ("", frozenset(), None, 1),  # util-linux taskset(1): [options] MASK|LIST COMMAND (no option takes a value)
+    "chrt": ("TPD", frozenset(("--sched-runtime", "--sched-period", "--sched-deadline")), None, 1),  # [opts] PRIO CMD
+    # numactl(8) (numactl.c `opts`: every option with has_arg)
+    "numactl": ("ipcNCmSfoLMIwP", frozenset((
+        "--interleave", "--preferred", "--cpubind", "--cpunodebind", "--physcpubind", "--membind", "--shm", "--file",
+        "--offset", "--length", "--shmmode", "--shmid", "--weighted-interleave", "--preferred-many")), None, 0),
+    # sudo(8); `sudo VAR=value command` assignments are read as a command's own
+    "sudo": ("ugCDhprtTU", frozenset(("--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role",
+                                      "--type", "--command-timeout", "--other-user")), None, 0),
+    "time": ("fo", frozenset(("--format", "--output")), None, 0),  # GNU time(1); bash's `time -p` takes none
+    "exec": ("a", frozenset(), None, 0),  # bash's exec [-cl] [-a name]
+    "tini": ("pe", frozenset(), None, 0),  # tini: -p SIGNAL, -e EXIT_CODE
+    "dumb-init": ("r", frozenset(("--rewrite",)), None, 0),
+    "gosu": ("", frozenset(), None, 1),  # gosu USER COMMAND
+    "su-exec": ("", frozenset(), None, 1),  # su-exec USER COMMAND
+    # Slurm srun(1): its short options with a value, and its long ones (with Pyxis' --container-*); a long option
+    # not listed is not known (srun has many), so the command is not read after it
+    "srun": ("AbcdDeiJLmMnNopqrStTwWxGCB", frozenset((
+        "--account", "--acctg-freq", "--bcast", "--begin", "--cpus-per-task", "--comment", "--constraint",
+        "--container", "--container-id", "--cpu-bind", "--cpu-freq", "--cpus-per-gpu", "--deadline", "--delay-boot",
+        "--dependency", "--chdir", "--distribution", "--error", "--epilog", "--export", "--extra-node-info",
+        "--gpu-bind", "--gpu-freq", "--gpus", "--gpus-per-node", "--gpus-per-socket", "--gpus-per-task", "--gres",
+        "--gres-flags", "--het-group", "--hint", "--input", "--job-name", "--jobid", "--licenses", "--mail-type",
+        "--mail-user", "--mcs-label", "--mem", "--mem-bind", "--mem-per-cpu", "--mem-per-gpu", "--mincpus", "--mpi",
+        "--network", "--nodefile", "--nodelist", "--nodes", "--ntasks", "--ntasks-per-core", "--ntasks-per-gpu",
+        "--ntasks-per-node", "--ntasks-per-socket", "--output", "--open-mode", "--partition", "--power", "--prolog",
+        "--qos", "--reservation", "--signal", "--slurmd-debug", "--sockets-per-node", "--task-epilog",
+        "--task-prolog", "--thread-spec", "--threads-per-core", "--time", "--time-min", "--tmp", "--uid", "--gid",
+        "--wait", "--wckey", "--exclude", "--clusters", "--core-spec", "--cores-per-socket", "--threads",
+        "--relative", "--switches", "--container-image", "--container-mounts", "--container-name",
+        "--container-workdir", "--container-env")), frozenset((
+        "--exclusive", "--overlap", "--label", "--unbuffered", "--pty", "--verbose", "--quiet", "--hold", "--no-kill",
+        "--overcommit", "--contiguous", "--preserve-env", "--disable-status", "--oversubscribe", "--spread-job",
+        "--test-only", "--use-min-nodes", "--exact", "--whole", "--immediate", "--kill-on-bad-exit", "--x11",
+        "--container-mount-home", "--no-container-mount-home", "--container-remap-root",
+        "--no-container-remap-root", "--container-writable", "--container-readonly", "--no-container-entrypoint",
+        "--container-entrypoint")), 0),
+}
+# options after which the program runs no command of its own (it acts on running processes or reads a file)
+_NO_COMMAND_OPTIONS = {"ionice": ("-p", "-P", "-u", "--pid", "--pgid", "--uid"), "taskset": ("-p", "--pid"),
+                       "chrt": ("-p", "--pid"), "srun": ("--multi-prog",), "sudo": ("-l", "-v", "-k", "-K", "-e",
+                                                                                    "--list", "--validate", "--edit")}
 _SHELL_KEYWORDS = {"then", "do", "else", "elif", "{", "!", "if", "while", "until"}
 _VLLM_MODULES = {
     "vllm.entrypoints.openai.api_server": "openai.api_server",
@@ -1340,6 +1393,196 @@ _LOOKALIKE_EXES = {"text-generation-launcher", "sglang", "trtllm-serve", "triton
 
 def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
+
+
+def _getopt_command_start(argv: list[Any], i: int, program: str) -> tuple[list[Any], int] | None:
+    """Where the command a wrapper (``argv[i]``, one of ``_GETOPT_WRAPPERS``) runs starts, read with its own
+    option table; with `env -S STRING` its words spliced in as env splits them. None when it cannot be told (an
+    option or operand known only at run time, an option not in the table) or the wrapper runs no command."""
+    short_values, long_values, long_flags, operands = _GETOPT_WRAPPERS[program]
+    no_command = _NO_COMMAND_OPTIONS.get(program, ())
+    i += 1
+    while i < len(argv):
+        text = argv[i].text
+        if text is None:
+            return None
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            if text == "-" and program == "env":
+                i += 1  # `env -`: -i
+                continue
+            break
+        name = text.split("=", 1)[0]
+        if name in no_command or text in no_command:
+            return None
+        if text.startswith("--"):
+            if "=" in text:
+                value = text.split("=", 1)[1]
+                i += 1
+            elif name in long_values:
+                if i + 1 >= len(argv):
+                    return None
+                value = argv[i + 1].text
+                i += 2
+            elif long_flags is None or name in long_flags:
+                value = None
+                i += 1
+            else:
+                return None
+            if program == "env" and name == "--split-string":
+                return _env_split(argv, i, argv[i - 1], value)
+            continue
+        # a cluster of short options: the first that takes a value takes the rest of the word, or the next word
+        k = 1
+        value = None
+        taken = None
+        while k < len(text):
+            if text[k] in short_values:
+                taken = text[k]
+                if k + 1 < len(text):
+                    value = text[k + 1:]
+                    i += 1
+                else:
+                    if i + 1 >= len(argv):
+                        return None
+                    value = argv[i + 1].text
+                    i += 2
+                break
+            if f"-{text[k]}" in no_command:
+                return None
+            k += 1
+        else:
+            i += 1
+        if program == "env" and taken == "S":
+            return _env_split(argv, i, argv[i - 1], value)
+    for _ in range(operands):  # taskset's MASK, chrt's PRIORITY, gosu's USER
+        if i >= len(argv) or argv[i].text is None:
+            return None
+        i += 1
+    return (argv, i) if i < len(argv) else None
+
+
+# ssh(1): the options that take a value; the others (-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X
+# -x -Y -y) do not
+_SSH_VALUES = "BbcDEeFIiJLlmOoPpQRSWw"
+
+
+def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: int) -> _Found | None:
+    """`ssh [OPTIONS] DESTINATION COMMAND...`: ssh joins the command's words with spaces and the remote user's
+    shell runs that line (`sh -c LINE`), so one word is read as the script it is, and several words, when none
+    holds what that shell would split or expand again, as the command they make (each keeps its place). The words
+    were expanded by the local shell; the remote host's environment is not known."""
+    i += 1
+    while i < len(argv):
+        text = argv[i].text
+        if text is None:
+            return None
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        k = 1
+        while k < len(text) and text[k] not in _SSH_VALUES:
+            k += 1
+        i += 2 if k == len(text) - 1 else 1  # `-p 2222` takes the next word; `-p2222` and flags do not
+    i += 1  # the destination
+    words = argv[i:]
+    if not words or any(t.text is None for t in words):
+        return None
+    if len(words) == 1:
+        return _search_shell([Token("sh", words[0].location), Token("-c", words[0].location), words[0]], {}, depth + 1)
+    if any(re.search(r"[\s'\"\\$`;&|<>(){}*?\[\]#~]", t.text or "") for t in words):
+        line = Token(" ".join(t.text or "" for t in words), words[0].location)
+        return _search_shell([Token("sh", line.location), Token("-c", line.location), line], {}, depth + 1)
+    return _search_argv(list(words), {}, depth + 1)
+
+
+# torchrun (torch/distributed/run.py): argparse, so every option takes a value but these (store_true and the
+# -m/--no-python switches); `-r` and `-t` are the short forms of --redirects and --tee
+_TORCHRUN_FLAGS = frozenset(("--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path",
+                             "--run_path", "--virtual-local-rank", "--virtual_local_rank", "-h", "--help"))
+
+
+def _torchrun_command(argv: list[Any], i: int) -> tuple[list[Any], int] | None:
+    """The command torchrun starts in each worker process: `-m MODULE ARGS` runs ``python -m MODULE ARGS``,
+    `--no-python PROGRAM ARGS` the program itself, a script path a Python script (not vLLM's server)."""
+    module = no_python = False
+    while i < len(argv):
+        text = argv[i].text
+        if text is None:
+            return None
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        name = text.split("=", 1)[0]
+        if name in ("-m", "--module"):
+            module = True
+        elif name in ("--no-python", "--no_python"):
+            no_python = True
+        if "=" in text or name in _TORCHRUN_FLAGS or (len(name) > 2 and not name.startswith("--")):
+            i += 1  # `--nproc-per-node=2`, a flag, `-r3`
+        else:
+            i += 2
+    if i >= len(argv):
+        return None
+    if no_python:
+        return argv, i
+    if module:
+        where = argv[i].location
+        return list(argv[:i]) + [Token("python3", where), Token("-m", where)] + list(argv[i:]), i
+    return None
+
+
+# mpirun / mpiexec (Open MPI's and MPICH's Hydra): the options that take one value, and those that take two; either
+# with one dash or two. An option in no set is not known, so where the command starts is not known either.
+_MPI_ONE_VALUE = frozenset((
+    "np", "n", "c", "H", "host", "hosts", "hostfile", "machinefile", "default-hostfile", "x", "map-by", "bind-to",
+    "rank-by", "npernode", "N", "npersocket", "prefix", "wdir", "wd", "path", "output-filename", "ppn", "f",
+    "launcher", "bootstrap", "iface", "genvlist", "envlist", "configfile", "output", "report-bindings-file",
+    "personality", "runtime-options", "am", "tune", "preload-files", "hostlist", "cpu-set", "rf", "rankfile"))
+_MPI_TWO_VALUES = frozenset(("mca", "gmca", "genv", "env", "prtemca", "pmixmca"))
+_MPI_FLAGS = frozenset((
+    "allow-run-as-root", "oversubscribe", "nooversubscribe", "tag-output", "timestamp-output", "display-map",
+    "display-allocation", "report-bindings", "v", "verbose", "q", "quiet", "bind-to-core", "bind-to-socket",
+    "noprefix", "show-progress", "genvall", "envall", "genvnone", "envnone", "merge-stderr-to-stdout", "enable-recovery",
+    "disable-recovery", "use-hwthread-cpus", "display-devel-map", "nolocal", "l", "prepend-rank", "print-rank-map",
+    "stdin", "report-pid", "report-uri", "d", "debug", "use-regexp", "no-use-regexp"))
+
+
+def _mpirun_command_start(argv: list[Any], i: int) -> int | None:
+    while i < len(argv):
+        text = argv[i].text
+        if text is None:
+            return None
+        if text == "--":
+            return i + 1
+        if not text.startswith("-") or text == "-":
+            return i
+        name = text.lstrip("-").split("=", 1)[0]
+        if "=" in text or name in _MPI_FLAGS:
+            i += 1
+        elif name in _MPI_ONE_VALUE:
+            i += 2
+        elif name in _MPI_TWO_VALUES:
+            i += 3
+        else:
+            return None
+    return None
+
+
+def _env_split(argv: list[Any], i: int, where: Any, value: str | None) -> tuple[list[Any], int] | None:
+    """`env -S STRING ARGS...`: STRING split into words (with quotes, as env does) before ARGS; the command starts
+    with the first of them that is not an assignment or option, read from there on as env's own words."""
+    if value is None:
+        return None
+    words = [Token(t.text, where.location) for t in split_shell(value, None)]
+    spliced = [Token("env", where.location)] + words + list(argv[i:])
+    return spliced, 0
 
 
 def timeout_command_start(words: list[Any], i: int) -> int | None:
@@ -1753,13 +1996,28 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
         if b in _SHELL_KEYWORDS:
             i += 1
             continue
-        if b in _WRAPPERS or b == "env":
+        if b in _GETOPT_WRAPPERS:
+            started = _getopt_command_start(argv, i, b)
+            if started is None:
+                return None
+            argv, i = started
+            continue
+        if b in _WRAPPERS:
             i += 1
-            while b in ("env", "nice", "stdbuf", "taskset", "numactl", "tini", "dumb-init") and i < len(argv) \
-                    and argv[i].text is not None and argv[i].text.startswith("-"):
-                i += 2 if b in ("taskset",) else 1
-            if b == "tini" and i < len(argv) and argv[i].text == "--":
-                i += 1
+            continue
+        if b == "ssh":
+            return _search_ssh(argv, i, env, depth)
+        if b == "torchrun" or (_is_python(b) and [t.text for t in argv[i + 1:i + 3]] == ["-m", "torch.distributed.run"]):
+            started = _torchrun_command(argv, i + (1 if b == "torchrun" else 3))
+            if started is None:
+                return None
+            argv, i = started
+            continue
+        if b in ("mpirun", "mpiexec", "orterun", "prterun"):
+            j = _mpirun_command_start(argv, i + 1)
+            if j is None:
+                return None
+            i = j
             continue
         if b == "timeout":
             i = timeout_command_start(argv, i)
