@@ -558,7 +558,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
             if run_cmd is None:
                 run_cmd = built.cmd  # compose's `entrypoint` clears the image's CMD; its `command` replaces it
         run_env = {**built.env, **env}
-        inv = find_vllm_invocation(run_entry or [], run_cmd or [], run_image, run_env)
+        inv = _find_invocation(run_entry, run_cmd, run_image, run_env)
         if inv is not None:
             built_used = built
             image_text, entry_tokens, cmd_tokens = run_image, run_entry, run_cmd
@@ -571,7 +571,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     else:
         # Docker semantics: `entrypoint` replaces the image ENTRYPOINT (k8s `command`), `command` its CMD.
         # Lines like `serve MODEL ...` for an image whose ENTRYPOINT is `vllm` start with the sub-command.
-        inv = find_vllm_invocation(entry_tokens or [], cmd_tokens or [], image_text, env)
+        inv = _find_invocation(entry_tokens, cmd_tokens, image_text, env)
     script_note = None
     if inv is None:
         from vramlint.cmdline import hidden_vllm_command
@@ -964,6 +964,17 @@ def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator,
         pending.append((key, Problem(layer.file, loc.line if loc else None, loc.column if loc else None, message,
                                      level)))
     return out
+
+
+def _find_invocation(entry: list[Token] | None, cmd: list[Token] | None, image: str | None,
+                     env: dict[str, Any]) -> Any:
+    """The vLLM server the container runs. `entrypoint: []` or `entrypoint: ''` is not "unset": compose
+    (compose-spec, `entrypoint`) overrides the image's ENTRYPOINT with nothing, so the `command` words are the
+    whole command line, their first word the program the runtime executes (`--model` there is no program, and
+    the container fails to start); unset (or null) keeps the image's."""
+    if entry is not None and not entry and cmd:
+        return find_vllm_invocation(list(cmd), [], image, env)
+    return find_vllm_invocation(entry or [], cmd or [], image, env)
 
 
 def _command_tokens(layers: list[_Layer], key: str, interp: Interpolator) -> list[Token] | None:
