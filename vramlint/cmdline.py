@@ -2626,8 +2626,8 @@ _WRITE_TARGET = re.compile(r"(?<![0-9&>])(>>?)[ \t]*(\"[^\"\n]*\"|'[^'\n]*'|[^\s
 
 
 def _note_written(at: _Positions, body: HereDoc, written: dict[str, WrittenFile]) -> None:
-    """Record the file a here-document is written to (`cat > FILE <<EOF`, `cat <<EOF > FILE`, `tee FILE <<EOF`),
-    as the shell writes it: `>` and `tee` replace the file, `>>` and `tee -a` append to it. A command line with
+    """Record the YAML file a here-document is written to (`cat > FILE <<EOF`, `cat <<EOF > FILE`, `tee FILE
+    <<EOF`), as the shell writes it: `>` and `tee` replace the file, `>>` and `tee -a` append to it. A command line with
     more than one here-document, or a target known only at run time, records nothing."""
     line = heredoc_command_line(at.text, body.start)
     if line.count("<<") - line.count("<<<") != 1:
@@ -2641,6 +2641,8 @@ def _note_written(at: _Positions, body: HereDoc, written: dict[str, WrittenFile]
     if len(words) != 1 or words[0][0] is None or has_unknown_mark(words[0][0]):
         return
     path = words[0][0]
+    if path.split(".")[-1] not in ("yaml", "yml"):
+        return  # vLLM's config loader takes only these (FlexibleArgumentParser._load_config_file)
     text = _body_as_written(at.text[body.start:body.end], body)
     if not text.endswith("\n") and body.end > body.start:
         text += "\n"
