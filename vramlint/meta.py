@@ -105,8 +105,10 @@ configuration or `--exclude`).
 
 A note of this rule says where vLLM is named but no server could be read. A shell script named on the command
 line gets "the script mentions vLLM but starts no vLLM server vramlint can read" only when one of its commands may
-start vLLM: `vllm serve` or `python -m vllm...` in a form vramlint does not read, a shell string holding one
-(`ssh host "vllm serve ..."`, `bash -c`), or a container run of a vLLM image or of an image in a variable, unless
+start vLLM: `vllm serve` or `python -m vllm...` in a form vramlint does not read (after an option of a launcher,
+`srun`, `mpirun`, `torchrun`, that its table of that launcher's options does not have; the launchers before a
+command, `env`, `nice`, `ionice`, `stdbuf`, `taskset`, `chrt`, `numactl`, `sudo`, `gosu`, `srun`, `mpirun`,
+`torchrun -m`, `ssh HOST CMD`, are read with their own options), a shell string holding one, or a container run of a vLLM image or of an image in a variable, unless
 its `--entrypoint` replaces the image's program by another (`python3 probe.py`, `vllm bench serve`, a shell given
 a `-c` string without `vllm serve`). A helper that only installs, deploys, queries or benchmarks vLLM (`pip install
 vllm`, `kubectl apply`, `helm upgrade`, `docker compose up`, `curl`, `echo`) says nothing: it launches nothing to
