@@ -78,3 +78,22 @@ def test_a_ssh_command_keeps_the_place_of_each_word(tmp_path):
     [server] = scan([str(path)]).servers
     where = server.arg_locations["max_model_len"]
     assert (where.line, where.column) == (2, 1 + len(f"ssh -p 2222 gpu-node-3 vllm serve {MODEL} "))
+
+
+def test_a_container_command_through_a_launcher_is_read(tmp_path):
+    path = tmp_path / "pod.yaml"
+    path.write_text(f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: engine}}
+spec:
+  containers:
+  - name: engine
+    image: vllm/vllm-openai:v0.9.2
+    command: [numactl, --cpunodebind, "0", --, stdbuf, -o, L, vllm, serve]
+    args: [{MODEL}, --max-model-len, "3072"]
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+""")
+    [server] = scan([str(path)]).servers
+    assert server.model == MODEL and server.args["max_model_len"] == 3072
+    assert (server.model_location.line, server.arg_locations["max_model_len"].line) == (10, 10)

@@ -1948,7 +1948,8 @@ def _looks_like_command(word: str) -> bool:
     # `ray` is Ray's CLI (`ray start --head`, `ray job submit -- vllm serve ...`), which images built for
     # multi-node vLLM run in their head and worker containers: a program, never a model id
     if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in (
-            "vllm", "vllm-omni", "env", "uv", "conda", "true", "opentelemetry-instrument", "ray"):
+            "vllm", "vllm-omni", "env", "uv", "conda", "true", "opentelemetry-instrument", "ray", "torchrun", "mpirun",
+            "mpiexec", "ssh"):
         return True
     if _is_python(word) or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
         return True
