@@ -96,4 +96,4 @@ spec:
 """)
     [server] = scan([str(path)]).servers
     assert server.model == MODEL and server.args["max_model_len"] == 3072
-    assert (server.model_location.line, server.arg_locations["max_model_len"].line) == (10, 10)
+    assert (server.model_location.line, server.arg_locations["max_model_len"].line) == (9, 9)
