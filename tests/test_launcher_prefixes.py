@@ -97,3 +97,15 @@ spec:
     [server] = scan([str(path)]).servers
     assert server.model == MODEL and server.args["max_model_len"] == 3072
     assert (server.model_location.line, server.arg_locations["max_model_len"].line) == (9, 9)
+
+
+def test_a_server_started_over_ssh_does_not_get_this_shells_devices(tmp_path):
+    path = tmp_path / "launch.sh"
+    path.write_text(f'#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\nssh gpu-node-3 "{SERVE} --tensor-parallel-size 2"\n')
+    [server] = scan([str(path)]).servers
+    assert server.gpu is None or server.gpu.count is None
+    assert [n for n in server.notes if "gpu-node-3" in n and "CUDA_VISIBLE_DEVICES" in n]
+    local = tmp_path / "local.sh"
+    local.write_text(f"#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\n{SERVE} --tensor-parallel-size 2\n")
+    [server] = scan([str(local)]).servers
+    assert server.gpu.count == 2

@@ -1150,6 +1150,7 @@ class VllmInvocation:
     # sources and by VRL009, so not reported on its own).
     version_note: str | None = None
     notes: list[str] = field(default_factory=list)  # where settings came from (a --config file the script writes)
+    remote: str | None = None  # the host an `ssh` runs the server on
 
 
 _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
@@ -1488,16 +1489,23 @@ def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: in
         while k < len(text) and text[k] not in _SSH_VALUES:
             k += 1
         i += 2 if k == len(text) - 1 else 1  # `-p 2222` takes the next word; `-p2222` and flags do not
-    i += 1  # the destination
-    words = argv[i:]
+    if i >= len(argv):
+        return None
+    host = argv[i].text
+    words = argv[i + 1:]
     if not words or any(t.text is None for t in words):
         return None
     if len(words) == 1:
-        return _search_shell([Token("sh", words[0].location), Token("-c", words[0].location), words[0]], {}, depth + 1)
-    if any(re.search(r"[\s'\"\\$`;&|<>(){}*?\[\]#~]", t.text or "") for t in words):
+        found = _search_shell([Token("sh", words[0].location), Token("-c", words[0].location), words[0]], {},
+                              depth + 1)
+    elif any(re.search(r"[\s'\"\\$`;&|<>(){}*?\[\]#~]", t.text or "") for t in words):
         line = Token(" ".join(t.text or "" for t in words), words[0].location)
-        return _search_shell([Token("sh", line.location), Token("-c", line.location), line], {}, depth + 1)
-    return _search_argv(list(words), {}, depth + 1)
+        found = _search_shell([Token("sh", line.location), Token("-c", line.location), line], {}, depth + 1)
+    else:
+        found = _search_argv(list(words), {}, depth + 1)
+    if found is not None and found.remote is None:
+        found.remote = host
+    return found
 
 
 # torchrun (torch/distributed/run.py): argparse, so every option takes a value but these (store_true and the
@@ -1618,6 +1626,7 @@ class _Found:
     program: str = "vllm"  # the executable of `<program> serve`: vllm, or vllm-omni
     # files the script wrote with a here-document before this command ran: path -> WrittenFile
     written: Any = None
+    remote: str | None = None  # the host `ssh` runs the command on (not this shell's, nor its devices)
 
 
 def find_vllm_invocation(command: list[Token], args: list[Token], image: str | None,
@@ -1745,6 +1754,7 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     inv.env = dict(found.env)
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
     inv.location = found.start
+    inv.remote = found.remote
     if (found.entry == "implied" or api_server_image) and not found.args:
         inv.unchecked.append("the container sets no command or args (a chart or an operator sets them elsewhere, "
                              "or vLLM serves its default model)")

@@ -106,6 +106,10 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
                     "is one node's); set `gpus:` in .vramlint.yaml (or --gpus) to the cluster's GPU count")
             if sbatch is not None:
                 _slurm_gpus(server, sbatch)
+            if inv.remote and "CUDA_VISIBLE_DEVICES" in text:
+                server.notes.append(f"the server runs on the host `ssh` reaches ({inv.remote}), which this "
+                                    "script's CUDA_VISIBLE_DEVICES does not reach (ssh passes no variables): its GPUs "
+                                    "are that host's")
             servers.append(server)
     if not servers and say_mention and "vllm" in text.lower() and _may_run_vllm(script):
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
@@ -220,8 +224,8 @@ def _devices_assigned(script: Any, inv: Any) -> tuple[dict[str, tuple[str | None
     from vramlint.cmdline import split_token
 
     assigned: dict[str, tuple[str | None, Location | None]] = {}
-    if "CUDA_VISIBLE_DEVICES" in inv.env or "CUDA_VISIBLE_DEVICES" not in (script.text or ""):
-        return assigned, None
+    if "CUDA_VISIBLE_DEVICES" in inv.env or "CUDA_VISIBLE_DEVICES" not in (script.text or "") or inv.remote:
+        return assigned, None  # (ssh does not pass this shell's variables to the host it runs the server on)
     start = inv.location
     for command in _commands(split_token(script, None)):
         first = next((w.location for w in command if w.location is not None), None)
