@@ -109,3 +109,15 @@ def test_a_server_started_over_ssh_does_not_get_this_shells_devices(tmp_path):
     local.write_text(f"#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\n{SERVE} --tensor-parallel-size 2\n")
     [server] = scan([str(local)]).servers
     assert server.gpu.count == 2
+
+
+def test_srun_with_a_pyxis_container_image_gives_the_servers_image_and_version(tmp_path):
+    path = tmp_path / "job.sh"
+    path.write_text(f"#!/bin/bash\n#SBATCH --gres=gpu:2\nsrun --container-image=vllm/vllm-openai:v0.8.5 "
+                    f"--container-mounts /data:/data {SERVE} --tensor-parallel-size 2\n")
+    [server] = scan([str(path)]).servers
+    assert server.image == "vllm/vllm-openai:v0.8.5" and server.vllm_version == "0.8.5"
+    assert server.gpu.count == 2
+    path.write_text(f"#!/bin/bash\nsrun --container-image /images/engine.sqsh {SERVE}\n")
+    [server] = scan([str(path)]).servers
+    assert server.image is None and server.vllm_version is None  # a squashfs file has no tag

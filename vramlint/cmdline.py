@@ -1151,6 +1151,7 @@ class VllmInvocation:
     version_note: str | None = None
     notes: list[str] = field(default_factory=list)  # where settings came from (a --config file the script writes)
     remote: str | None = None  # the host an `ssh` runs the server on
+    image: str | None = None  # the image a launcher runs the server in (`srun --container-image`)
 
 
 _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
@@ -1627,6 +1628,7 @@ class _Found:
     # files the script wrote with a here-document before this command ran: path -> WrittenFile
     written: Any = None
     remote: str | None = None  # the host `ssh` runs the command on (not this shell's, nor its devices)
+    image: str | None = None  # the container image the launcher runs the command in (`srun --container-image`)
 
 
 def find_vllm_invocation(command: list[Token], args: list[Token], image: str | None,
@@ -1686,6 +1688,8 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         found = _Found("implied", [], {}, {}, None, [])
     if found is None:
         return None
+    if found.image is not None and not version:
+        version = version_from_image(found.image)  # the image the launcher runs the server in
     if found.entry == "implied" and api_server_image:
         found.entry = "openai.api_server"
     if found.entry == "shell-error":
@@ -1755,6 +1759,7 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     inv.env_locations = {k: t.location for k, t in found.env_tokens.items() if t.location is not None}
     inv.location = found.start
     inv.remote = found.remote
+    inv.image = found.image
     if (found.entry == "implied" or api_server_image) and not found.args:
         inv.unchecked.append("the container sets no command or args (a chart or an operator sets them elsewhere, "
                              "or vLLM serves its default model)")
@@ -1989,6 +1994,7 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
     i = 0
     local_env: dict[str, str | None] = {}
     env_tokens: dict[str, Token] = {}
+    container_image: str | None = None
     while i < len(argv):
         w = argv[i].text
         if w is None:
@@ -2011,6 +2017,8 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
             started = _getopt_command_start(argv, i, b)
             if started is None:
                 return None
+            if b == "srun":
+                container_image = _pyxis_image(argv[i + 1:started[1]]) or container_image
             argv, i = started
             continue
         if b in _WRAPPERS:
@@ -2061,7 +2069,27 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
                 i += 2 if argv[i].text in ("-n", "--name", "-p", "--prefix", "--with") else 1
             continue
         break
-    rest = argv[i:]
+    found = _start_at(argv[i:], env, local_env, env_tokens, depth)
+    if found is not None and container_image is not None and found.image is None:
+        found.image = container_image
+    return found
+
+
+def _pyxis_image(options: list[Any]) -> str | None:
+    """The image of `srun --container-image IMAGE` (NVIDIA's Pyxis plugin: the step runs in that container);
+    Pyxis writes a registry as `REGISTRY#IMAGE`, and a path (`/images/vllm.sqsh`) is a squashfs file, no tag."""
+    for k, t in enumerate(options):
+        text = t.text or ""
+        value = text.split("=", 1)[1] if text.startswith("--container-image=") else \
+            (options[k + 1].text if text == "--container-image" and k + 1 < len(options) else None)
+        if value and not value.startswith(("/", ".")) and not has_unknown_mark(value):
+            return value.replace("#", "/", 1)
+    return None
+
+
+def _start_at(rest: list[Token], env: dict[str, str | None], local_env: dict[str, str | None],
+              env_tokens: dict[str, Token], depth: int) -> _Found | None:
+    """The server start at the first word of ``rest`` (past the wrappers and assignments)."""
     if not rest:
         return None
     w = rest[0].text or ""

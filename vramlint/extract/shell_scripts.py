@@ -445,6 +445,11 @@ def _script_server(inv: Any, display: str, assigned: dict[str, tuple[str | None,
     server = Server(file=display, location=location, source_format="script", kind="script",
                     name=os.path.basename(display))
     _fill(server, inv)
+    if inv.image is not None:  # `srun --container-image IMAGE vllm serve ...`
+        from vramlint.versions import version_from_image
+
+        server.image, server.image_location = inv.image, inv.location
+        server.vllm_version = version_from_image(inv.image)
     cuda = inv.env.get("CUDA_VISIBLE_DEVICES") if "CUDA_VISIBLE_DEVICES" in inv.env else None
     cuda_location = inv.env_locations.get("CUDA_VISIBLE_DEVICES")
     if "CUDA_VISIBLE_DEVICES" not in inv.env and "CUDA_VISIBLE_DEVICES" in assigned:
