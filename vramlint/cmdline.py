@@ -1149,9 +1149,11 @@ class VllmInvocation:
     # Which argument table was used when the version is unknown or older than the tables (said by the budget's
     # sources and by VRL009, so not reported on its own).
     version_note: str | None = None
-    notes: list[str] = field(default_factory=list)  # where settings came from (a --config file the script writes)
     remote: str | None = None  # the host an `ssh` runs the server on
     image: str | None = None  # the image a launcher runs the server in (`srun --container-image`)
+    # files the script wrote with a here-document before the server's command (path -> WrittenFile): a --config
+    # among them is read by vramlint.extract.vllm_config.read_written_configs
+    written: dict[str, Any] | None = None
 
 
 _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
@@ -1714,8 +1716,7 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         found.entry = "openai.api_server"
     inv = parse_vllm_args(found.args, version=version, entry=found.entry,
                           newest_release=not version and runs_newest_release(image))
-    if found.written and inv.config_files:
-        _read_written_configs(inv, found.written, version)
+    inv.written = found.written or None
     if not_a_program is not None:
         inv.startup_errors.insert(0, {
             "code": "exec", "location": not_a_program.location, "arg": None, "version": None, "version_known": True,
@@ -1784,36 +1785,6 @@ class WrittenFile:
         self.text = text  # None: appended to (`>>`, `tee -a`) a file the script did not write before
         self.start = start
         self.line = line
-
-
-def _read_written_configs(inv: VllmInvocation, written: dict[str, WrittenFile], version: str | None) -> None:
-    """`vllm serve --config FILE` where the script itself wrote FILE before: vLLM reads that text (the file's
-    keys become arguments, the command line winning), so it is read as the config file, not said unread."""
-    from vramlint.extract.vllm_config import merge_written_config
-
-    kept = []
-    for path, where in inv.config_files:
-        body = written.get(path) if path else None
-        if body is None:
-            kept.append((path, where))
-            continue
-        wrote = f"the here-document the script writes to it (line {body.line})" if body.line else \
-            "the here-document the script writes to it"
-        if body.text is None:
-            inv.notes.append(f"--config {path}: {wrote} is appended to a file the script did not write before "
-                             "(it may come with the image); its settings are not included")
-            kept.append((path, where))
-            continue
-        if not merge_written_config(inv, body.text, body.start, version):
-            inv.notes.append(f"--config {path}: {wrote} is not a YAML mapping of vLLM arguments; its settings "
-                             "are not included")
-            kept.append((path, where))
-            continue
-        inv.notes.append(f"--config {path}: settings read from {wrote}")
-        inv.args.setdefault("config", path)
-        if where is not None:
-            inv.arg_locations.setdefault("config", where)
-    inv.config_files = kept
 
 
 def _read_omni(inv: VllmInvocation, program: str, version: str | None) -> None:

@@ -627,6 +627,12 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         if where is not None:
             server.arg_locations.setdefault("config", where)
         server.args.setdefault("config", path or None)
+        body = (inv.written or {}).get(path) if path else None
+        if body is not None:  # written by the service's own script before vLLM reads it
+            from vramlint.extract.vllm_config import read_written_config
+
+            server.notes.append(read_written_config(server, path, body)[1])
+            continue
         host = _config_on_host(path, layers, base_dir, interp, project)
         if host is None or not os.path.lexists(host):
             server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file, "
@@ -636,7 +642,6 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     server.opaque_args = server.opaque_args or inv.opaque_args
-    server.notes.extend(inv.notes)
     for msg in inv.problems:
         # a message that starts by naming its line keeps it first: the problem is placed there (model.Problem)
         own_line = re.match(r"line \d+: ", msg)

@@ -52,6 +52,15 @@ def join_config_refs(refs: list[Any], by_name: dict[str, list[Any]], problems: l
                 _unread(server, "--config", "--config is given a value that is not known statically; its settings "
                         "are not included")
                 continue
+            body = (ref.written or {}).get(path)
+            if body is not None:
+                from vramlint.extract.vllm_config import read_written_config
+
+                read, note = read_written_config(server, path, body)
+                server.notes.append(note)
+                if not read and server.unread_config is None:
+                    server.unread_config = label
+                continue
             key = config_key_for(path, ref.mounts)
             if key is None:
                 _unread(server, label, f"--config {path}: the file is not mounted from a ConfigMap in this "

@@ -1034,7 +1034,8 @@ def container_server(
         server.ignore_rules.update(ignore_rules_from(file, hit.metadata[0], hit.metadata[1]))
     server.notes.extend(ctx.notes)
     if config_files:
-        records.config_refs.append(ConfigRef(server, config_files, configmap_mounts(hit.node, container)))
+        records.config_refs.append(ConfigRef(server, config_files, configmap_mounts(hit.node, container),
+                                             written=getattr(invocation, "written", None)))
     return server, problems
 
 
@@ -1191,7 +1192,6 @@ def apply_invocation(server: Server, invocation: Any) -> None:
     server.startup_errors.extend(getattr(invocation, "startup_errors", None) or [])
     server.unchecked.extend(getattr(invocation, "unchecked", None) or [])
     server.opaque_args = server.opaque_args or getattr(invocation, "opaque_args", None)
-    server.notes.extend(getattr(invocation, "notes", None) or [])
 
 
 # --- ConfigMaps holding vLLM config files --------------------------------------------------------------
@@ -1217,6 +1217,9 @@ class ConfigRef:
     # operator's runner, e.g. KAITO): called as apply(server, document, ConfigMapRecord); None: vLLM's loader.
     apply: Any = None
     label: str | None = None  # how notes name the file (default: `--config PATH`)
+    # files the container's script writes with a here-document before the server starts (path ->
+    # cmdline.WrittenFile): one of them is the --config file vLLM reads, whatever the mounts
+    written: dict[str, Any] | None = None
 
 
 @dataclass

@@ -444,12 +444,12 @@ def _script_server(inv: Any, display: str, assigned: dict[str, tuple[str | None,
     location = inv.location or Location(display, 1, 1)
     server = Server(file=display, location=location, source_format="script", kind="script",
                     name=os.path.basename(display))
-    _fill(server, inv)
     if inv.image is not None:  # `srun --container-image IMAGE vllm serve ...`
         from vramlint.versions import version_from_image
 
         server.image, server.image_location = inv.image, inv.location
         server.vllm_version = version_from_image(inv.image)
+    _fill(server, inv)
     cuda = inv.env.get("CUDA_VISIBLE_DEVICES") if "CUDA_VISIBLE_DEVICES" in inv.env else None
     cuda_location = inv.env_locations.get("CUDA_VISIBLE_DEVICES")
     if "CUDA_VISIBLE_DEVICES" not in inv.env and "CUDA_VISIBLE_DEVICES" in assigned:
@@ -490,10 +490,15 @@ def _fill(server: Server, inv: Any) -> None:
     server.startup_errors.extend(inv.startup_errors)
     server.unchecked.extend(inv.unchecked)
     server.opaque_args = server.opaque_args or inv.opaque_args
-    server.notes.extend(inv.notes)
     for path, where in inv.config_files:
         if where is not None:
             server.arg_locations.setdefault("config", where)
         server.args.setdefault("config", path or None)
+        body = (inv.written or {}).get(path) if path else None
+        if body is not None:
+            from vramlint.extract.vllm_config import read_written_config
+
+            server.notes.append(read_written_config(server, path, body)[1])
+            continue
         server.notes.append(f"--config {path or '(unknown)'}: vLLM reads more arguments from this file, which "
                             "the script names (its settings are not included)")

@@ -196,29 +196,10 @@ def apply_config_file(server: Server, doc: Any, location_base: Location | None =
         server.notes.append(f"{p.file}:{p.line}: {p.message}")
 
 
-def merge_written_config(target: Any, text: str, start: Location | None, version: str | None) -> bool:
-    """Merge into ``target`` (a `VllmInvocation`) the config text a script writes before `vllm serve --config`
-    reads it (`cat > /tmp/cfg.yaml <<EOF`); ``start`` is where the text starts in the script. False when the
-    text is no mapping (vLLM's loader refuses it; nothing is merged)."""
-    from vramlint.yamlload import load_text
-
-    file = start.file if start is not None else "<script>"
-    docs, problems = load_text(text, file)
-    if problems or len(docs) != 1 or not isinstance(docs[0].data, dict):
-        return False
-    found: list[Problem] = []
-    _merge(target, docs[0].data, file, start, found, overwrite=False, version=version, notes=target.notes)
-    target.notes.extend(f"{p.file}:{p.line}: {p.message}" if p.line else p.message for p in found)
-    return True
-
-
-def _merge(server: Any, data: dict, file: str, base: Location | None, problems: list[Problem],
-           overwrite: bool, version: str | None = None, notes: list[str] | None = None) -> None:
-    """Merge a config mapping into ``server`` (a Server, or a VllmInvocation with ``version`` and ``notes``
-    given)."""
-    if notes is None:
-        version, notes = server.vllm_version, server.notes
+def _merge(server: Server, data: dict, file: str, base: Location | None, problems: list[Problem],
+           overwrite: bool) -> None:
     said: list[str] = []
+    version = server.vllm_version
     tokens = _tokens(data, file, base, "", said, version)
     # a value the script's variables leave unknown (`max-model-len: $LEN` with LEN unset) is unknown, not text
     tokens = [Token(None, t.location) if has_unknown_mark(t.text) else t for t in tokens]
@@ -245,4 +226,25 @@ def _merge(server: Any, data: dict, file: str, base: Location | None, problems: 
         server.unknown_args.setdefault(flag, where)
     if inv.model is not None and (overwrite or server.model is None):
         server.model, server.model_location = inv.model, inv.model_location
-    notes.extend(said)
+    server.notes.extend(said)
+
+
+def read_written_config(server: Server, path: str, body: Any) -> tuple[bool, str]:
+    """`vllm serve --config PATH` where the launcher itself wrote PATH with a here-document before (``body``, a
+    cmdline.WrittenFile): vLLM reads that text, so its keys are merged into ``server`` as a config file's are
+    (the command line winning). Returns whether it was read, and the note that says where from or why not."""
+    from vramlint.yamlload import load_text
+
+    wrote = f"the here-document the script writes to it (line {body.line})" if body.line else \
+        "the here-document the script writes to it"
+    if body.text is None:
+        return False, (f"--config {path}: {wrote} is appended to a file the script did not write before (it may "
+                       "come with the image); its settings are not included")
+    file = body.start.file if body.start is not None else server.file
+    docs, problems = load_text(body.text, file)
+    if problems or len(docs) != 1 or not isinstance(docs[0].data, dict):
+        return False, f"--config {path}: {wrote} is not a YAML mapping of vLLM arguments; its settings are not included"
+    found: list[Problem] = []
+    _merge(server, docs[0].data, file, body.start, found, overwrite=False)
+    server.notes.extend(f"{p.file}:{p.line}: {p.message}" if p.line else p.message for p in found)
+    return True, f"--config {path}: settings read from {wrote}"
