@@ -128,3 +128,31 @@ def test_a_compose_service_writing_its_config_is_read(tmp_path):
     server = _server(tmp_path, "compose.yaml", COMPOSE)
     assert server.model == "facebook/opt-1.3b" and server.args["max_model_len"] == 3000
     assert not [n for n in server.notes if "not beside the compose file" in n]
+
+
+BRANCHES = """\
+#!/bin/bash
+SIZE=small
+if [ "$SIZE" = "big" ]; then
+  cat > /srv/cfg.yaml <<'EOF'
+max_model_len: 32768
+EOF
+else
+  cat > /srv/cfg.yaml <<'EOF'
+max_model_len: 4096
+EOF
+fi
+vllm serve facebook/opt-1.3b --config /srv/cfg.yaml
+"""
+
+
+def test_a_branch_the_variables_decide_writes_the_file_and_one_they_do_not_leaves_it_unknown(tmp_path):
+    server = _server(tmp_path, "run.sh", BRANCHES)
+    assert server.args["max_model_len"] == 4096  # SIZE=small: the `else` branch writes the file
+    server = _server(tmp_path, "run.sh", BRANCHES.replace("SIZE=small", "SIZE=big"))
+    assert server.args["max_model_len"] == 32768  # the `else` branch, which does not run, writes nothing
+    undecided = BRANCHES.replace('[ "$SIZE" = "big" ]', "[ -e /dev/nvidia1 ]")  # known only on the host
+    server = _server(tmp_path, "run.sh", undecided)
+    assert "max_model_len" not in server.args
+    [note] = [n for n in server.notes if "/srv/cfg.yaml" in n]
+    assert "only when a condition the script tests holds" in note

@@ -1779,12 +1779,13 @@ class WrittenFile:
     """A file a script writes with a here-document (`cat > /tmp/cfg.yaml <<EOF`): its text as the shell writes
     it, where that text starts, and the line of the command that writes it."""
 
-    __slots__ = ("text", "start", "line")
+    __slots__ = ("text", "start", "line", "why")
 
-    def __init__(self, text: str | None, start: Location | None, line: int | None):
-        self.text = text  # None: appended to (`>>`, `tee -a`) a file the script did not write before
+    def __init__(self, text: str | None, start: Location | None, line: int | None, why: str | None = None):
+        self.text = text  # None: not known (``why`` says why)
         self.start = start
         self.line = line
+        self.why = why
 
 
 def _read_omni(inv: VllmInvocation, program: str, version: str | None) -> None:
@@ -2651,17 +2652,25 @@ def _note_written(at: _Positions, body: HereDoc, written: dict[str, WrittenFile]
     if len(words) != 1 or words[0][0] is None or has_unknown_mark(words[0][0]):
         return
     path = words[0][0]
-    if path.split(".")[-1] not in ("yaml", "yml"):
+    if path.split(".")[-1] not in ("yaml", "yml") or body.runs is False:
         return  # vLLM's config loader takes only these (FlexibleArgumentParser._load_config_file)
+    start = at.at(body.start, body.start + 1)
+    line_no = start.line - 1 if start is not None and start.line else None
+    if body.runs is None:
+        # written or not as the environment decides (`if [ ! -f FILE ]`, a loop): what vLLM reads is not known
+        written[path] = WrittenFile(None, start, line_no, "is written only when a condition the script tests holds")
+        return
     text = _body_as_written(at.text[body.start:body.end], body)
     if not text.endswith("\n") and body.end > body.start:
         text += "\n"
-    start = at.at(body.start, body.start + 1)
-    line_no = start.line - 1 if start is not None and start.line else None
     if append:
         before = written.get(path)
-        written[path] = WrittenFile(None if before is None or before.text is None else before.text + text,
-                                    before.start if before is not None else start, line_no)
+        if before is None or before.text is None:
+            why = before.why if before is not None else "is appended to a file the script did not write before (it " \
+                "may come with the image)"
+            written[path] = WrittenFile(None, start, line_no, why)
+        else:
+            written[path] = WrittenFile(before.text + text, before.start, line_no)
     else:
         written[path] = WrittenFile(text, start, line_no)
 
@@ -3431,16 +3440,19 @@ class HereDoc:
     """A here-document's body, ``text[start:end]``: ``env`` the variables of the moment its command ran (that
     the body names), or None for a quoted delimiter, whose body is written as it is."""
 
-    __slots__ = ("start", "end", "strip_tabs", "env", "line_env")
+    __slots__ = ("start", "end", "strip_tabs", "env", "line_env", "runs")
 
     def __init__(self, start: int, end: int, strip_tabs: bool, env: dict[str, str | None] | None,
-                 line_env: dict[str, str | None] | None = None):
+                 line_env: dict[str, str | None] | None = None, runs: bool | None = True):
         self.start = start
         self.end = end
         self.strip_tabs = strip_tabs
         self.env = env
         # the variables the command line that takes the body sees (`cat > "$CFG" <<'EOF'`: where it is written)
         self.line_env = line_env
+        # whether its command runs: False in a branch that certainly does not, None where it may or may not (a
+        # branch whose test is not known, a loop)
+        self.runs = runs
 
 
 class _Loop:
@@ -3830,7 +3842,7 @@ class ScriptWalk:
             self.loops[-1].pending.append((kind, what, scope, refs))
             return
         if kind == "heredoc":
-            yield HereDoc(what[0], what[1], what[2], scope, what[3])
+            yield HereDoc(what[0], what[1], what[2], scope, what[3], what[4])
             return
         start = what[0][1]
         span = self.text[start:what[-1][2]]
@@ -3847,7 +3859,8 @@ class ScriptWalk:
         else:
             refs, scope = self._scope(self.text[op[1]:op[2]])
         _, line_scope = self._scope(heredoc_command_line(self.text, op[1]))
-        yield from self._reached("heredoc", (op[1], op[2], "-" in op[0], line_scope), scope, refs)
+        runs = False if self._not_run() else None if self._conditional(False) else True
+        yield from self._reached("heredoc", (op[1], op[2], "-" in op[0], line_scope, runs), scope, refs)
 
     def _scope(self, span: str) -> tuple[frozenset[str], dict[str, str | None]]:
         values = self.vars.values

@@ -238,8 +238,7 @@ def read_written_config(server: Server, path: str, body: Any) -> tuple[bool, str
     wrote = f"the here-document the script writes to it (line {body.line})" if body.line else \
         "the here-document the script writes to it"
     if body.text is None:
-        return False, (f"--config {path}: {wrote} is appended to a file the script did not write before (it may "
-                       "come with the image); its settings are not included")
+        return False, f"--config {path}: {wrote} {body.why}; its settings are not included"
     file = body.start.file if body.start is not None else server.file
     docs, problems = load_text(body.text, file)
     if problems or len(docs) != 1 or not isinstance(docs[0].data, dict):
