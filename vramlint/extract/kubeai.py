@@ -112,8 +112,38 @@ def repository_chart_image(file: str, profile: str | None) -> tuple[str, str] | 
     return None
 
 
+def _tokens(words: list[str]) -> list[Any]:
+    from vramlint.cmdline import Token
+
+    return [Token(w, None) for w in words]
+
+
+# The container KubeAI's operator builds for a vLLM Model (internal/modelcontroller/engine_vllm.go,
+# `vLLMPodForModel`, at 2f32ef4 and since): its own command, not the image's entrypoint, so the arguments are
+# the api_server module's (no positional model, which `vllm serve` before 0.8.3 requires).
+_OPERATOR_COMMAND = ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+
+
+def _operator_args(spec: Any, name: str | None) -> list[Any]:
+    """The arguments the operator puts before `spec.args`: `--model=<the url's reference>` (the Hub repository,
+    `/model` for a PVC; a cache profile's directory is the operator's, so it is left out here, and the model
+    is read from the url below), `--served-model-name=<Model name>`, `--enable-lora` when adapters are set."""
+    words: list[str] = []
+    url = scalar_text(spec.get("url")) or ""
+    if not scalar_text(spec.get("cacheProfile")):
+        if url.startswith("hf://") and url[len("hf://"):].strip("/"):
+            words.append("--model=" + url[len("hf://"):].strip("/"))
+        elif url.startswith("pvc://"):
+            words.append("--model=/model")
+    if name:
+        words.append("--served-model-name=" + name)
+    if spec.get("adapters"):
+        words.append("--enable-lora")
+    return _tokens(words)
+
+
 def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
-    from vramlint.cmdline import Token, find_vllm_invocation
+    from vramlint.cmdline import find_vllm_invocation
 
     spec = obj.get("spec")
     if not is_map(spec):
@@ -154,8 +184,9 @@ def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
             server.notes.append(f"KubeAI Model: no spec.image, so KubeAI's chart picks the image by resource "
                                 f"profile: {pinned_image} in substratusai/kubeai 2f32ef4 (the KubeAI release "
                                 "installed may pin another)")
-    invocation = find_vllm_invocation([Token("vllm", None), Token("serve", None)], args, image or "vllm/vllm-openai",
-                                      dict(server.env), version=server.vllm_version or pinned)
+    invocation = find_vllm_invocation(_tokens(_OPERATOR_COMMAND), _operator_args(spec, ctx.name) + args,
+                                      image or "vllm/vllm-openai", dict(server.env),
+                                      version=server.vllm_version or pinned)
     if invocation is None:
         return
     if pinned and not server.vllm_version:
