@@ -230,8 +230,8 @@ def _root_extra(chart: Chart, release: str) -> dict:
 
 def _all_charts(chart: Chart, vals: Values) -> list[tuple[Chart, Values]]:
     """The chart and each enabled subchart with the values it sees."""
-    out = [(chart, vals)]
     deps = chart.meta.get("dependencies") or []
+    out = [(chart, _with_absent_dependencies(chart, deps, vals))]
     for sub in chart.subcharts:
         dep = next((d for d in deps if isinstance(d, dict) and d.get("name") == sub.name), None)
         key = str(dep.get("alias") or sub.name) if dep else sub.name
@@ -247,6 +247,27 @@ def _all_charts(chart: Chart, vals: Values) -> list[tuple[Chart, Values]]:
             sub_defaults = Values(data, origins, [_join_display(sub.display, "values.yaml")])
         out.extend(_all_charts(sub, subchart_values(vals, key, sub_defaults)))
     return out
+
+
+def _with_absent_dependencies(chart: Chart, deps: list, vals: Values) -> Values:
+    """``vals`` with the block of each dependency that Chart.yaml declares and charts/ does not hold (not
+    vendored: `helm dependency build` fetches it at install) made open: Helm gives the chart that dependency's
+    values under `.Values.<alias or name>`, which vramlint does not have, so what the chart reads there and its
+    own values do not set is unknown, not nil."""
+    present = {sub.name for sub in chart.subcharts}
+    absent = []
+    for dep in deps:
+        if not isinstance(dep, dict) or not dep.get("name") or str(dep["name"]) in present:
+            continue
+        if isinstance(dep.get("condition"), str) and _condition(vals.data, dep["condition"]) is False:
+            continue
+        absent.append(str(dep.get("alias") or dep["name"]))
+    if not absent:
+        return vals
+    data = dict(vals.data)
+    for key in absent:
+        data[key] = gotmpl.open_map(data.get(key))
+    return Values(data, vals.origins, vals.files, list(vals.unread))
 
 
 def _condition(data: dict, cond: str) -> bool | None:

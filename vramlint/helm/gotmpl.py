@@ -109,6 +109,19 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
+class OpenMap(dict):
+    """Values of which vramlint holds only part: a dependency chart's values that are not in the tree (Helm
+    coalesces that chart's own values.yaml under its name once `helm dependency build` fetched it). A key it
+    lacks is UNKNOWN, not absent: `.Values.grafana.ingress` of a wrapper chart is the dependency's default."""
+
+
+def open_map(value: Any) -> OpenMap:
+    """``value`` (a map, or nothing) as an OpenMap, its nested maps open too."""
+    if not isinstance(value, dict):
+        return OpenMap()
+    return OpenMap({k: open_map(v) if isinstance(v, dict) else v for k, v in value.items()})
+
+
 @dataclass
 class Ref:
     """A node of the merged values, with its key path (for origins)."""
@@ -565,7 +578,8 @@ def to_go_number(v: Any) -> Any:
             return str(v) if v.bit_length() < 14_000 else UNKNOWN  # str() refuses more than 4,300 digits
         return float(v)
     if isinstance(v, dict):
-        return {k: to_go_number(x) for k, x in v.items()}
+        out = {k: to_go_number(x) for k, x in v.items()}
+        return OpenMap(out) if isinstance(v, OpenMap) else out
     if isinstance(v, list):
         return [to_go_number(x) for x in v]
     return v
@@ -982,6 +996,8 @@ class Evaluator:
             if isinstance(cur, Ref):
                 v = cur.value
                 if isinstance(v, dict):
+                    if name not in v and isinstance(v, OpenMap):
+                        return UNKNOWN
                     if name not in v:
                         unset = cur.path + (name,)
                     cur = Ref(v[name], cur.path + (name,)) if name in v else None
@@ -990,6 +1006,8 @@ class Evaluator:
                     raise self._nil(name, origin, cur.path)
                 raise TemplateError(f"can't evaluate field {name} in type {type(v).__name__}", origin)
             if isinstance(cur, dict):
+                if name not in cur and isinstance(cur, OpenMap):
+                    return UNKNOWN
                 cur = cur.get(name)
                 continue
             if cur is None:
@@ -1508,6 +1526,8 @@ def f_index(ev, args, origin):
         if v is None:
             raise TemplateError("index of untyped nil", origin)
         if isinstance(v, dict):
+            if isinstance(v, OpenMap) and not isinstance(key, float) and key not in v:
+                return UNKNOWN
             if isinstance(key, float) or key not in v:
                 cur = None
                 continue
@@ -1528,6 +1548,8 @@ def f_get(ev, args, origin):
     key = plain(k)
     if isinstance(v, dict) and key in v:
         return Ref(v[key], d.path + (key,)) if isinstance(d, Ref) else v[key]
+    if isinstance(v, OpenMap):
+        return UNKNOWN
     return ""
 
 
@@ -1572,6 +1594,8 @@ def f_not(ev, args, origin):
 
 def f_haskey(ev, args, origin):
     d, k = (plain(a) for a in args)
+    if isinstance(d, OpenMap) and k not in d:
+        return UNKNOWN
     return isinstance(d, dict) and k in d
 
 
