@@ -1,6 +1,7 @@
 """A chart whose own `fail` refuses its defaults (a token its values.yaml leaves empty, to be given with --set at
-install) asks the installer for values: a warning with the chart's values alone, an error for a release's overlay
-that still trips it, nothing once the overlay gives the value."""
+install) asks the installer for values: a warning with the chart's values alone or with an overlay found beside
+it, an error for the values a user names as a release's that still trip it, nothing once the overlay gives the
+value."""
 
 from pathlib import Path
 
@@ -60,7 +61,11 @@ def test_fail_over_the_charts_own_defaults_is_a_warning_and_the_server_is_read(t
 
 
 def test_an_overlay_release_that_trips_the_charts_fail_is_an_error(tmp_path):
-    inv = scan([str(_chart(tmp_path, overlay="registry:\n  apiKey: ''\n"))])
-    assert sorted(p.level for p in _refusals(inv)) == ["error", "warning"]
+    chart = _chart(tmp_path, overlay="registry:\n  apiKey: ''\n")
+    inv = scan([str(chart)], values_files=[str(chart / "values-staging.yaml")])
+    assert [p.level for p in _refusals(inv)] == ["error"]
+    # found beside the chart rather than named: the key is the one the chart says to give with --set at install
+    inv = scan([str(chart)])
+    assert [p.level for p in _refusals(inv)] == ["warning", "warning"]
     inv = scan([str(_chart(tmp_path / "given", overlay="registry:\n  apiKey: s3cr3t\n"))])
     assert [p.level for p in _refusals(inv)] == ["warning"]  # only the defaults' render asks for it

@@ -1,5 +1,6 @@
 """A chart's `required` value left empty in its own values.yaml is the installer's to give: with the chart's
-values alone it is a warning that says so; a release's overlay that still leaves it empty fails to render."""
+values alone it is a warning that says so, and with an overlay found beside the chart (a profile an install may
+complete with --set); the values a user names as the release's that still leave it empty fail to render."""
 
 from pathlib import Path
 
@@ -44,9 +45,16 @@ def test_required_value_empty_in_the_charts_own_values_is_a_warning(tmp_path):
 
 
 def test_an_overlay_that_leaves_the_required_value_empty_fails_to_render(tmp_path):
-    inv = scan([str(_chart(tmp_path, overlay="replicaCount: 2\nmodel:\n  name: ''\n"))])
-    levels = sorted(p.level for p in _required(inv))
-    assert levels == ["error", "warning"]  # the release of values-prod.yaml fails; the defaults ask for it
+    chart = _chart(tmp_path, overlay="replicaCount: 2\nmodel:\n  name: ''\n")
+    # named as the release's values, values-prod.yaml is all the release gives: helm refuses it
+    inv = scan([str(chart)], values_files=[str(chart / "values-prod.yaml")])
+    assert [p.level for p in _required(inv)] == ["error"]
+    # found beside the chart, it is a profile that an install may complete (--set): the chart asks, as with its
+    # defaults
+    inv = scan([str(chart)])
+    [found, defaults] = sorted(_required(inv), key=lambda p: "values-prod.yaml" not in p.message)
+    assert found.level == defaults.level == "warning"
+    assert "helm template fails with values-prod.yaml, found in the repository" in found.message
     inv = scan([str(_chart(tmp_path / "set", overlay="model:\n  name: Qwen/Qwen2.5-7B-Instruct\n"))])
     assert [p.level for p in _required(inv)] == ["warning"]
     assert "Qwen/Qwen2.5-7B-Instruct" in [s.model for s in inv.servers]

@@ -98,7 +98,7 @@ def extract_charts(
                     notes.append(f"Helm rendering skipped: {why_not}; charts were evaluated without Helm")
                     said_skip = True
             if res is None:
-                res = extract_chart(chart_dir, overlays, variant, deadline=deadline)
+                res = extract_chart(chart_dir, overlays, variant, deadline=deadline, overlays_found=not given)
             servers.extend(res.servers)
             # a finding on a template line is the same for every set of values that renders it alike: said once
             add_new_problems(problems, res.problems)

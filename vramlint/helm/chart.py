@@ -284,9 +284,13 @@ def _condition(data: dict, cond: str) -> bool | None:
 
 
 def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
-                 deadline: float | None = None, own_values_only: bool = False) -> list[ChartRender]:
+                 deadline: float | None = None, own_values_only: bool = False,
+                 overlays_found: str | None = None) -> list[ChartRender]:
     """Evaluate every template of the chart (and its subcharts) with the bounded evaluator. ``own_values_only``:
-    with the chart's values.yaml and no overlay (a value `required` asks for is then the installer's to give)."""
+    with the chart's values.yaml and no overlay (a value `required` asks for is then the installer's to give).
+    ``overlays_found``: the names of the overlays when vramlint found them rather than the user naming them; a
+    profile such as `values.production.yaml` may leave to the installer what `required` asks for, as the chart's
+    defaults do."""
     pairs = _all_charts(chart, vals)
     # a chart with no values.yaml has no defaults of its own: it is only ever installed with the values a release
     # gives (`helm install -f`, a Zarf or Argo CD values file), so what fails without any is not a release's defect
@@ -313,7 +317,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 nodes, defs = gotmpl.parse_template(text, tid)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults, overlays_found))
                 continue
             except RecursionError:
                 problems_by_chart[ci].append(Problem(display, 1, 1, "template not evaluated: its blocks are nested "
@@ -347,7 +351,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 output = ev.render(tid, nodes)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults, overlays_found))
                 if isinstance(exc, gotmpl.ChartBudgetExceeded):
                     stopped.append(sources[tid].display)
                 continue
@@ -370,7 +374,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
 
 
 def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_only: bool = False,
-                no_defaults: bool = False) -> Problem:
+                no_defaults: bool = False, overlays_found: str | None = None) -> Problem:
     loc = sources[exc.origin[0]].location(exc.origin[1]) if exc.origin is not None else None
     if no_defaults and loc is not None and type(exc) is TemplateError and str(exc).startswith("nil pointer"):
         return Problem(loc.file, loc.line, loc.column,
@@ -387,6 +391,15 @@ def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_on
                        f"helm template fails with the chart's own values: {exc}: the chart {how}; give the values "
                        "a release uses (--values FILE, or `values:` in .vramlint.yaml) to check that release",
                        level="warning")
+    if isinstance(exc, (gotmpl.RequiredMissing, gotmpl.ChartRefused)) and overlays_found and loc is not None:
+        # an overlay vramlint picked up (values-prod.yaml beside the chart) is one set of values a release may
+        # start from, completed with --set or another file at install; it was not named as a release's values
+        how = "asks for this value at install time (`required`)" if isinstance(exc, gotmpl.RequiredMissing) \
+            else "refuses these values on purpose (`fail`): it asks for more at install time"
+        return Problem(loc.file, loc.line, loc.column,
+                       f"helm template fails with {overlays_found}, found in the repository: {exc}: the chart {how}; "
+                       "if that is all a release gives, helm refuses it; name the values a release uses "
+                       "(--values FILE, or `values:` in .vramlint.yaml) to check that release", level="warning")
     if isinstance(exc, BudgetExceeded):
         # not Helm's error: vramlint stopped evaluating this template, so what it deploys is not checked
         where = loc.file if loc is not None else "the template"
@@ -649,7 +662,9 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
 
 
 def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = None,
-                  deadline: float | None = None) -> ChartResult:
+                  deadline: float | None = None, overlays_found: bool = False) -> ChartResult:
+    """``overlays_found``: the overlays are files vramlint found beside the chart or shaped like its values, not
+    ones the user named as a release's values (``--values``, `values:`)."""
     chart = load_chart(chart_dir)
     vals, problems = chart_values(chart, overlays)
     res = ChartResult(problems=list(problems), notes=list(chart.notes))
@@ -672,7 +687,8 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
 
         deadline = time.monotonic() + gotmpl.CHART_SECONDS
     try:
-        renders = render_chart(chart, vals, deadline=deadline, own_values_only=not overlays)
+        found = ", ".join(os.path.basename(o) for o in overlays) if overlays_found and overlays else None
+        renders = render_chart(chart, vals, deadline=deadline, own_values_only=not overlays, overlays_found=found)
     except RecursionError:
         res.problems.append(Problem(chart.display, None, None, "chart nested too deeply to evaluate"))
         return res
