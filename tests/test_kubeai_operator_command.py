@@ -45,3 +45,14 @@ def test_a_model_flag_in_the_models_args_is_the_last_one_argparse_reads(tmp_path
     path.write_text(text)
     [assessment], findings = _lint(str(path))
     assert not [f for f in findings if f.level == "error"]
+
+
+def test_the_charts_cpu_profile_asks_for_no_gpu_whatever_its_count(tmp_path):
+    # KubeAI's chart: resourceProfiles.cpu requests CPU and memory; `cpu:2` is two such shares, on the CPU image
+    text = open(CPU_MODEL, encoding="utf-8").read().replace("resourceProfile: cpu:1", "resourceProfile: cpu:2")
+    path = tmp_path / "model.yaml"
+    path.write_text(text)
+    [assessment], findings = _lint(str(path))
+    assert assessment.server.gpu is None
+    assert any(u.startswith("vLLM's CPU backend") for u in assessment.unresolved)
+    assert not [f for f in findings if f.rule_id in ("VRL006", "VRL011")], [f.message for f in findings]

@@ -212,7 +212,13 @@ def extract_kubeai(doc: Any, obj: Any, path: str, records: Records) -> None:
     elif "minReplicas" in spec:
         server.replicas = to_int(spec.get("minReplicas"))
     profile = scalar_text(spec.get("resourceProfile"))
-    if profile:
+    if profile and _image_key(profile) == "cpu":
+        # KubeAI's chart's `cpu` profile (charts/kubeai/values.yaml resourceProfiles.cpu, 2f32ef4) requests CPU and
+        # memory and no accelerator, and runs the CPU image: `cpu:2` is two of those shares, not two GPUs
+        if not image:
+            server.cpu_build = (f"KubeAI resourceProfile {profile}: the chart's `cpu` profile requests no GPU and "
+                                "runs its CPU image")
+    elif profile:
         name, _, count = profile.partition(":")
         vendor = "nvidia"
         hint = name
