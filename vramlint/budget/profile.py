@@ -158,7 +158,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                      f"{cfg.gpu.name}'s SM count is not in vramlint's table (0.06 - 0.13 GiB on an H100)")
     activation: list[int] = []
     cudagraph: list[int] = []
-    triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args, cfg.env)
+    triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args, cfg.env,
+                                     expert_parallel=cfg.ep_size > 1, vendor=cfg.gpu.vendor)
     received = intermediate_tensor_bytes(model, mnbt, cfg.dtype_bytes) if cfg.pp > 1 else 0
     for index, layers in enumerate(cfg.pp_partition):
         last = index == len(cfg.pp_partition) - 1
@@ -394,7 +395,7 @@ def intermediate_tensor_bytes(model: ModelInfo, num_tokens: int, dtype_bytes: in
 
 
 def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: ModelInfo, args: dict,
-                         env: dict | None = None) -> bool:
+                         env: dict | None = None, expert_parallel: bool = False, vendor: str = "nvidia") -> bool:
     """Whether the fused MoE runs as vLLM's modular TritonExperts kernel, whose buffers come from the workspace
     manager (``FusedMoEModularKernel._allocate_buffers``, ``vllm/v1/worker/workspace.py``, which keeps them
     allocated from then on): an unquantized (bf16 / fp16) MoE model on V1
@@ -406,18 +407,44 @@ def triton_moe_workspace(beh: versions.Behavior, cc: tuple[int, ...], model: Mod
       Triton on Hopper; 0.20 takes FlashInfer CUTLASS there). vllm/model_executor/layers/fused_moe/oracle/
       unquantized.py::_get_priority_backends, experts/flashinfer_cutlass_moe.py::_supports_current_device, read
       in the 0.20.0, 0.26.0, 0.27.1 and 0.28.0 wheels.
+    A block-FP8 MoE checkpoint (128 x 128 weight scales, dynamic per-group activations) takes the same TritonExperts
+    and the same bf16 buffers (``workspace_dtype`` is the activation dtype, ``M_chunk`` = ``M_full``) from 0.25:
+    ``oracle/fp8.py::_get_priority_backends`` puts TRITON first on 9.0 without expert parallelism, and on 8.9 and
+    12.x every backend ahead of it declines the block scheme or the device (FlashInfer CUTLASS takes block FP8 on
+    9.0 only, FlashInfer TRTLLM needs the 10.x family, DeepGEMM 9.0 / 10.x, vLLM's CUTLASS experts no block
+    scales); below 8.9 it runs on Marlin (:func:`vramlint.budget.rank_weights.fp8_marlin`). Read in the 0.25.0,
+    0.27.1 and 0.28.0 - 0.34.0 wheels (0.19.0's FlashInfer CUTLASS takes block FP8 on more devices).
     Other backends (FlashInfer, Marlin, DeepGEMM, CUTLASS) size their workspaces otherwise."""
     if beh.engine != "v1" or not versions.at_least(beh.key, 0, 15):
         return False
     if not (model.num_experts and model.num_experts_per_tok):
         return False
-    if args.get("quantization") or model.quantization or (model.extra.get("facts") or {}).get("quant"):
+    quant = (model.extra.get("facts") or {}).get("quant")
+    if isinstance(quant, dict) and quant.get("block") and "fp8" in (quant.get("method"), quant.get("format")):
+        return vendor == "nvidia" and block_fp8_triton_experts(beh, cc, args, env, expert_parallel)
+    if args.get("quantization") or model.quantization or quant:
         return False
     if not versions.at_least(beh.key, 0, 20):
         return not truthy((env or {}).get("VLLM_USE_FLASHINFER_MOE_FP16"))
     if tuple(cc) < (9, 0):
         return True
     return tuple(cc[:1]) == (9,) and versions.at_least(beh.key, 0, 26)
+
+
+def block_fp8_triton_experts(beh: versions.Behavior, cc: tuple[int, ...], args: dict, env: dict | None,
+                             expert_parallel: bool) -> bool:
+    """Whether vLLM 0.25+ runs a block-FP8 MoE on TritonExperts (see :func:`triton_moe_workspace`)."""
+    if not versions.at_least(beh.key, 0, 25) or str(args.get("quantization") or "fp8").lower() != "fp8":
+        return False
+    if str(args.get("moe_backend") or "auto").lower() not in ("auto", "triton"):
+        return False  # --moe-backend picks the kernel (map_fp8_backend)
+    if truthy((env or {}).get("VLLM_TEST_FORCE_FP8_MARLIN")):
+        return False
+    major = tuple(cc[:1])
+    if major == (9,):
+        # FlashInfer CUTLASS goes first with expert parallelism
+        return tuple(cc[:2]) == (9, 0) and not expert_parallel
+    return tuple(cc[:2]) >= (8, 9) and major in ((8,), (12,))
 
 
 def moe_workspace_bytes(model: ModelInfo, tp: int, num_tokens: int, dtype_bytes: int, dp: int = 1,
