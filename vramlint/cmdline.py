@@ -1263,6 +1263,16 @@ def is_vllm_project_image(image: str | None) -> bool:
 ENTRYPOINT_NOT_SEEN = "its vLLM command line is not visible, so it is not checked"
 
 
+def _word_in_message(word: str, width: int = 40) -> str:
+    """A command word as a one-line message shows it: a `sh -c` script is its first line, shortened; the whole
+    script quoted would bury the note (the location says where it is)."""
+    lines = word.strip().splitlines() or [""]
+    first = lines[0].strip()
+    if len(first) > width:
+        return first[:width].rstrip() + " ..."
+    return first + (" ..." if len(lines) > 1 else "")
+
+
 def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[str, Any]) -> str | None:
     """What to say about a container that clearly relates to vLLM (its image or command names it) but shows no
     vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
@@ -1283,7 +1293,8 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     if joins_ray_cluster(texts):
         return None  # a Ray worker: it runs no server, its GPUs serve the engine its leader starts
     if texts:
-        what = f"vLLM image or launcher with a custom command ({' '.join(texts[:3])}{' ...' if len(texts) > 3 else ''})"
+        shown = " ".join(_word_in_message(w) for w in texts[:3])
+        what = f"vLLM image or launcher with a custom command ({shown}{' ...' if len(texts) > 3 else ''})"
     else:
         what = "vLLM image with a custom entrypoint"
     message = f"{what}: {ENTRYPOINT_NOT_SEEN}"
@@ -1613,6 +1624,37 @@ def timeout_command_start(words: list[Any], i: int) -> int | None:
     return None
 
 
+# Nsight Systems' subcommands that start the application named after their options (`nsys profile [options]
+# APP [args]`, `nsys launch ...`); its other subcommands (start, stop, stats, export, ...) and its global options
+# (--version, --help) run none
+_NSYS_LAUNCHING = ("profile", "launch")
+
+
+def nsys_command_start(words: list[Any], i: int) -> int | None:
+    """Where the application of `nsys profile|launch [options] APP ...` (NVIDIA Nsight Systems' CLI) starts, for
+    ``words[i]`` the `nsys`; None when it runs none or cannot be told. By the CLI's documented syntax (User Guide,
+    "Command Line Options") a long option carries its parameter after `=` (`--trace=cuda,nvtx`) and a short one
+    in the next word (`-t cuda`); a long option without `=` (`--help`, or one written another way) is not read."""
+    if i + 1 >= len(words) or words[i + 1].text not in _NSYS_LAUNCHING:
+        return None
+    i += 2
+    while i < len(words):
+        text = words[i].text
+        if text is None:
+            return None
+        if not text.startswith("-") or text == "-":
+            return i
+        if text.startswith("--"):
+            if "=" not in text:
+                return None
+            i += 1
+        elif text == "-h" or len(text) != 2:
+            return None
+        else:
+            i += 2
+    return None
+
+
 def _is_python(word: str) -> bool:
     b = _basename(word)
     return b == "python" or b.startswith("python3") or b == "python2" or b.startswith("pypy")
@@ -1936,7 +1978,7 @@ def _looks_like_command(word: str) -> bool:
     # multi-node vLLM run in their head and worker containers: a program, never a model id
     if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in (
             "vllm", "vllm-omni", "env", "uv", "conda", "true", "opentelemetry-instrument", "ray", "torchrun", "mpirun",
-            "mpiexec", "ssh"):
+            "mpiexec", "ssh", "nsys"):
         return True
     if _is_python(word) or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
         return True
@@ -2012,6 +2054,11 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
             continue
         if b == "timeout":
             i = timeout_command_start(argv, i)
+            if i is None:
+                return None
+            continue
+        if b == "nsys":
+            i = nsys_command_start(argv, i)
             if i is None:
                 return None
             continue
