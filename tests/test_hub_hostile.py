@@ -309,6 +309,15 @@ def test_redirect_to_another_port_is_not_followed_and_gets_no_token(hub, monkeyp
     assert SECRET not in reason
 
 
+@pytest.mark.parametrize("location", ["http://[::1" + ":" * 50 + "/x", "http://127.0.0.1:99999/x"])
+def test_redirect_to_a_location_that_is_no_url_is_refused_not_a_crash(hub, location):
+    # urljoin raises ValueError on a malformed IPv6 host and reading the port of one past 65535 does too
+    hub.file("acme/badloc", "config.json", body(b"", 302, {"Location": location}))
+    info, reason = resolve_model("acme/badloc", options())
+    assert info is None and "not a valid URL" in reason and "not followed" in reason
+    assert len(hub.requests) == 1
+
+
 def test_redirect_loop_ends(hub):
     hub.file("acme/loop", "config.json", body(b"", 302, {"Location": "/acme/loop/resolve/main/config.json"}))
     started = time.monotonic()

@@ -96,6 +96,18 @@ class _Origin:
         return cls(scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80))
 
 
+def _redirect_target(url: str, location: str) -> str:
+    """The URL a redirect's Location names, resolved against ``url``. The Location is the server's, as untrusted as
+    its body: one that is no URL (`http://[::1:::/`, a port past 65535) raises ValueError in urljoin or in reading
+    its port, which is a refused redirect, not a crash of the run."""
+    try:
+        target = urljoin(url, location)
+        urlsplit(target).port  # noqa: B018 - raises on a port out of range
+    except ValueError:
+        raise HubError("redirect", "redirected to a Location that is not a valid URL: not followed") from None
+    return target
+
+
 def endpoint_problem(endpoint: str) -> str | None:
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
@@ -210,7 +222,7 @@ class HubClient:
             if status in (301, 302, 303, 307, 308):
                 if not location:
                     raise HubError("invalid", f"a redirect ({status}) without a Location")
-                url = urljoin(url, location)
+                url = _redirect_target(url, location)
                 if url in seen:
                     raise HubError("redirect", "redirected in a loop")
                 seen.add(url)

@@ -16,7 +16,9 @@ import sys
 # C0 and C1 control characters, DEL, the Unicode bidirectional formatting characters that reorder what a reader
 # sees (the embeddings, overrides and isolates, and the marks LRM, RLM and ALM: Unicode's Bidi_Control set), and
 # lone surrogates: a file name that is not UTF-8 reaches Python as surrogate escapes, which no UTF-8 output can hold.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# And U+2028/U+2029, Unicode's line and paragraph separators: Python's splitlines, JavaScript log viewers and some
+# terminals break a line there, so a value `a\u2028::error::x` would show a line of its own starting with `::`.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _COMMAND_LINE = re.compile(r"^([ \t]*)(::)", re.M)
 
@@ -130,5 +132,5 @@ def shortened(text: str, width: int = 80) -> str:
 
 
 def eprint(message: str) -> None:
-    """A line on standard error, made safe (`safe_output`)."""
-    print(safe_output(message), file=sys.stderr)
+    """A line on standard error, made safe (`safe_output`), its secrets masked (`mask_secrets`)."""
+    print(mask_secrets(safe_output(message)), file=sys.stderr)

@@ -85,31 +85,38 @@ class Report:
 def render(fmt: str, report: Report, color: bool = False) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    from vramlint.textsafe import mask_secrets
+
     module = importlib.import_module(f"vramlint.report.{fmt}")
     text = module.render(report, color=color)
     if fmt in ("json", "sarif", "gitlab"):
         from vramlint.textsafe import json_safe
 
         text = json_safe(text)  # printed to a CI log, a string must not read as a `##[` command
-    return text
+    # Messages quote values of the scanned files (an unknown flag's word, a model id that is a URL, a compose
+    # `${VAR:?message}`), and a secret the repository wrote there would be echoed into a CI log or an uploaded
+    # report: masked here, where every format passes, rather than in each of the hundreds of messages.
+    return mask_secrets(text)
 
 
 def write(fmt: str, report: Report, stream: Any, color: bool = False) -> None:
     """`render`'s text written to ``stream``; the text formats and SARIF a finding at a time and JSON a server at
     a time (memory: 10,000 findings or servers)."""
+    from vramlint.textsafe import mask_secrets  # (as `render` masks: no part ends inside a value)
+
     if fmt in ("json", "sarif"):
         from vramlint.textsafe import json_safe
 
         module = importlib.import_module(f"vramlint.report.{fmt}")  # as `render` loads a format
         for part in module.render_parts(report):
-            stream.write(json_safe(part))  # no part ends inside a string: a `##[` is never cut in two
+            stream.write(mask_secrets(json_safe(part)))  # no part ends inside a string: a `##[` is never cut in two
         return
     if fmt not in ("text", "concise"):
         stream.write(render(fmt, report, color=color))
         return
     text = importlib.import_module("vramlint.report.text")  # as `render` loads a format
     for part in text.render_parts(report, color=color, concise=fmt == "concise"):
-        stream.write(part)
+        stream.write(mask_secrets(part))
 
 
 def repository_root(start: str = ".") -> str:
