@@ -110,9 +110,10 @@ def seventeenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block 
         "compose.yaml": comp, "cfglink": ("symlink", "../_outside"), "inner/keep.yaml": "a: 1\n",
         "__no_internal__": True,
         # the --config line of the first service: its bind source is a link out of the tree (not read, said there)
+        # (corrected after the first run: an unread --config is vramlint's VRL103 on its line, not VRL102)
         "__expect__": expect(("compose.yaml", _bad_compose_line(comp)),
                              ("compose.yaml", (line_of(comp, "./cfglink:/etc/vllm"),
-                                               line_of(comp, "[--config, /etc/vllm")), "VRL102"))}
+                                               line_of(comp, "[--config, /etc/vllm")), "VRL103"))}
 
     comp = _compose("  vllm:\n    image: vllm/vllm-openai:v0.8.5\n"
                     "    env_file: ['${ENV_DIR:-..}/_outside/secret.env', '${NOPE-.}/../_outside/secret.env']\n"
@@ -151,9 +152,10 @@ def seventeenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block 
             + COMPOSE_BAD_SVC + "configs:\n  c: {file: ./linked/secret.yaml}\nsecrets:\n  s: {file: ./linked/../linked/secret.txt}\n")
     out["compose-configs-under-linked-dir"] = {
         "compose.yaml": comp, "linked": ("symlink", "../_outside"), "__no_internal__": True,
+        # (corrected after the first run: VRL103, as above)
         "__expect__": expect(("compose.yaml", _bad_compose_line(comp)),
                              ("compose.yaml", (line_of(comp, "configs: [{"), line_of(comp, "[--config, /c.yaml"),
-                                               line_of(comp, "c: {file")), "VRL102"))}
+                                               line_of(comp, "c: {file")), "VRL103"))}
 
     comp = _compose("  vllm:\n    image: vllm/vllm-openai:v0.8.5\n    env_file: [hard.env]\n"
                     "    volumes: ['./cfg:/cfg']\n    command: [--config, /cfg/hard.yaml]\n" + GPU_RESERVATION)
@@ -213,7 +215,9 @@ def seventeenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block 
     out["script-arithmetic-huge"] = _script_case(
         "A=$(( 10**100000 ))\nB=$(( 2**64 + 999999 ))\nC=$(( 1 << 4096 ))\nD=$(( 9" + "9" * 5000 + " ))\n"
         "E=$(( (1<<62) * (1<<62) ))\nlet 'F = 7 ** 7 ** 7'\nG=$(( A / 0 ))\nH=$(( --1 ))\n"
-        "vllm serve " + MODEL + " --max-num-seqs $(( 2**63 )) --max-model-len $((D))\n")
+        # (corrected after the first run: in the foreground this server kept the script from reaching the next;
+        # started in the background, both are servers)
+        "vllm serve " + MODEL + " --max-num-seqs $(( 2**63 )) --max-model-len $((D)) &\n")
     out["script-eval-self-and-recursive-function"] = _script_case(
         "a='eval \"$a\"'\neval \"$a\"\nb='b=$b$b$b$b'\nfor i in $(seq 1 40); do eval \"$b\"; done\n"
         "f() { f; f; }\nf\ng() { eval \"g; g\"; }\ng\nalias x='x x'\nx\nc='$(eval \"$c\")'\nd=$(eval \"$c\")\n")
@@ -231,8 +235,11 @@ def seventeenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block 
     osc = deployment(["--model", "\x1b]8;;https://evil.example/\x07Qwen/Qwen2.5-1.5B-Instruct\x1b]8;;\x07",
                       "--served-model-name", "\x1b]0;title\x07\x1b[2J\x1bc", "--max-model-len", "999999",
                       "--max-num-seqs", "8\x1b[1A\x1b[2K::error::forged"], name="osc")
+    # (corrected after the first run: vLLM's argument parser stops at the invalid --max-num-seqs before it checks
+    # max_model_len, so that is the one error, on its line)
     out["escapes-osc8-model-and-values"] = {
-        "deploy.yaml": osc, "__no_internal__": True, "__expect__": expect(("deploy.yaml", _bad_lines(osc)))}
+        "deploy.yaml": osc, "__no_internal__": True,
+        "__expect__": expect(("deploy.yaml", (line_of(osc, '"--max-num-seqs"'), line_of(osc, '"--max-num-seqs"') + 1)))}
 
     keys = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"cm\\e[31m\"}\ndata:\n"
             "  \"c\\e[2J::error file=x::forged.yaml\": \"max-model-len: 999999\"\n"
@@ -284,7 +291,8 @@ def seventeenth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block 
     flags = deployment(QWEN + ["--hf-token", LIT, "--hf-token=" + LIT, "--hf_token=" + LIT, "--hf-tokn=" + LIT,
                                "--hf-token", "--max-model-len", "999999", "--hf-token " + LIT, "--HF-TOKEN=" + LIT],
                        name="flags")
-    script = _script(f"TOK={LIT}\nvllm serve {MODEL} --hf-token \"$TOK\" --hf-tokenn $TOK --max-num-seqs $TOK\n")
+    # (corrected after the first run: in the background, as in script-arithmetic-huge)
+    script = _script(f"TOK={LIT}\nvllm serve {MODEL} --hf-token \"$TOK\" --hf-tokenn $TOK --max-num-seqs $TOK &\n")
     out["token-hf-token-flag-forms"] = {
         "deploy.yaml": flags, "run.sh": script, "__paths__": ("paths", ["run.sh"]), "__no_internal__": True,
         "__literal__": [LIT],
@@ -328,12 +336,15 @@ def _hub_case(kind: str, models: list[str], config_ok: bool = False) -> dict[str
         text = _hub_dep(m, name=f"hub{i}")
         files[f"hub{i}.yaml"] = text
         # a good config.json: 999999 is over its 8,192 positions whatever the weights; a hostile one: the model is
-        # unresolved, said on the model's line (any finding in the file)
-        where.append((f"hub{i}.yaml", _bad_lines(text) if config_ok else None))
+        # unresolved (corrected after the first run: said once for all such servers, in the text report's
+        # "Servers without a memory budget", not as a finding in each file)
+        if config_ok:
+            where.append((f"hub{i}.yaml", _bad_lines(text)))
     bad = _bad()
     files["deploy.yaml"] = bad
     where.append(("deploy.yaml", _bad_lines(bad)))
-    return {**files, "__hub__": kind, "__hub_models__": models, "__no_internal__": True, "__expect__": expect(*where)}
+    return {**files, "__hub__": kind, "__hub_models__": models, "__no_internal__": True, "__expect__": expect(*where),
+            **({} if config_ok else {"__says__": "Hugging Face Hub did not give"})}
 
 
 def _config_answer(kind: str, n: int, state: dict[str, Any]) -> tuple[int, bytes, dict[str, str]]:  # noqa: C901
