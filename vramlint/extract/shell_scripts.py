@@ -110,12 +110,36 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
                 server.notes.append(f"the server runs on the host `ssh` reaches ({inv.remote}), which this "
                                     "script's CUDA_VISIBLE_DEVICES does not reach (ssh passes no variables): its GPUs "
                                     "are that host's")
+            _say_later_servers(script, text, server)
             servers.append(server)
     if not servers and say_mention and "vllm" in text.lower() and _may_run_vllm(script):
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))
     return servers, problems
+
+
+def _say_later_servers(script: Any, text: str, server: Server) -> None:
+    """A note on ``server`` (the script's first vLLM command, the one read) when the script has more commands
+    that may start vLLM: a second `vllm serve` (in the background, or run when the first exits) is not read, which
+    is said once, with its lines, rather than left out without a word."""
+    if text.count("vllm") < 2:
+        return
+    from vramlint.cmdline import script_commands
+
+    lines = []
+    for command in script_commands(script, _command_may_run_vllm):
+        first = next((w.location for w in command if w.location is not None), None)
+        if first is not None:
+            lines.append(first.line)
+        if len(lines) > 20:
+            break
+    if len(lines) < 2:
+        return
+    shown = ", ".join(str(n) for n in lines[:10]) + (" and more" if len(lines) > 10 else "")
+    server.notes.append(f"the script has {len(lines) if len(lines) <= 20 else 'over 20'} commands that may start "
+                        f"vLLM (lines {shown}): vramlint reads the first, line {lines[0]}, and not the others; "
+                        "put each server in a script of its own to have it checked")
 
 
 def _may_run_vllm(script: Any) -> bool:
