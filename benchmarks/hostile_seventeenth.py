@@ -27,6 +27,23 @@ resident size; every check of `hostile_fifteenth.run_check_case`), with these ad
 in the scanned files appear in no output), `__no_chars__` (U+2028/U+2029 too), `__other_host__` (a redirect target
 on another host name got no request carrying the token), and `__hardlinks__` (hard links made after the files).
 The cases and their expectations were written and committed before their first run.
+
+First run (`python3 benchmarks/hostile_seventeenth.py --cpu-time --timeout 30`, on main a0bd245): 17/31. Failed:
+four token cases (a token written in the files quoted by finding messages into every format: a compose
+`${NOPE:?token}`, a Secret's undecodable `data`, `--hf-tokn=token` and `'--hf-token token'` as one word, a
+`--model https://user:token@...`, a password in a `--hf-overrides` URL in the JSON report's args),
+escapes-unicode-line-separators (U+2028 raw in text and markdown, and a text line starting `::error::` after it),
+hub-redirects-other-host-loop-token (a Location of `http://[::1:::...` made urljoin raise: exit 2, the run lost),
+script-arithmetic-huge (a second `vllm serve` in the script dropped without a word). Seven were expectations of
+mine, corrected with the reason in the case (not counted as fixes): an unread `--config` is VRL103 on its line
+(bind-source-linked-dir-config, compose-configs-under-linked-dir); an unresolved Hub model is said once for all in
+the text report, not in each file (the four hub-config cases); vLLM's parser stops at an invalid `--max-num-seqs`
+before it checks max_model_len (escapes-osc8-model-and-values). token-hf-token-flag-forms also failed on the
+dropped second server.
+
+After the fixes (the same command, on branch hostile17; in-sample: the cases are mine and the fixes were made on
+them): 31/31. The closest to the limits: yaml-merge-chain-3000-anchors 4.3 CPU-s and 269 MB (3,000 merge keys
+each copying the chain before it, 4.5 million keys; below vramlint's node bound), every other case under 1.5 CPU-s.
 """
 
 from __future__ import annotations
