@@ -272,3 +272,17 @@ def test_helm_values_of_the_configuration_out_of_the_tree_are_said_on_its_line(t
     said = [f for f in findings(report, "VRL102") if "outside the scanned tree" in f["message"]]
     assert [(f["file"], f["line"]) for f in said] == [(".vramlint.yaml", 2), (".vramlint.yaml", 2)]
     assert "secret-model" not in json.dumps(report)
+
+
+def test_zero_kv_heads_and_a_zero_hidden_size_are_refused_not_sized_as_another_model():
+    from vramlint.modelconfig import config_problem
+
+    base = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+            "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16"}
+    assert config_problem(base) is None
+    # 0 KV heads was read as "not given" and sized as 32 KV heads (MHA); vLLM divides by it
+    assert "num_key_value_heads is 0" in config_problem(dict(base, num_key_value_heads=0))
+    assert "n_head_kv is 0" in config_problem(dict(base, n_head_kv=0))
+    assert "hidden_size is 0" in config_problem(dict(base, hidden_size=-0.0))
+    assert "hidden_size is 0" in config_problem(dict(base, hidden_size=0))

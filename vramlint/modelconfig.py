@@ -720,6 +720,7 @@ _FRACTION_KEYS = ("partial_rotary_factor", "mamba_expand", "expand", "factor", "
 # The fields without which nothing can be sized: a list or an object there is an error, not a missing value.
 _CORE_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "vocab_size",
               "intermediate_size", "max_position_embeddings", "head_dim")
+_KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num")
 _OFF_WHEN_FALSE = ("sliding_window", "attention_chunk_size")  # `false` there means "not used"
 
 NUMBER_LIMITS: dict[str, int] = {}
@@ -779,6 +780,13 @@ def _check_number(path: str, key: str, value: Any) -> None:
     if value == 0 and key == "num_attention_heads":
         # transformers' configs divide hidden_size by it (head_dim): ZeroDivisionError before vLLM starts
         raise ConfigProblem(f"field {path} is 0: a model has at least one attention head")
+    if value == 0 and key in _KV_HEAD_KEYS:
+        # vLLM's get_total_num_kv_heads returns the first of these that is set, 0 included, and the attention
+        # layers then take tp_size % 0 (ZeroDivisionError); read as "no KV heads given" it would be sized as MHA
+        raise ConfigProblem(f"field {path} is 0: an attention model has at least one KV head")
+    if value == 0 and key == "hidden_size":
+        # -0.0 too: it passes the negative check and would size a model of no weights
+        raise ConfigProblem(f"field {path} is 0: a model's hidden size is at least 1")
     if value > limit:
         raise ConfigProblem(f"field {path} is {_describe(value)}, over the {limit:,} a real model has")
 
