@@ -112,7 +112,12 @@ def mask_secrets(text: str) -> str:
     """``text`` with each secret it shows (see _SECRET_TEXT) masked, at the same length."""
     if "hf_" not in text and "://" not in text and "--api-key" not in text:
         return text
-    return _SECRET_TEXT.sub(_mask, text)
+    if "\n" not in text:
+        return _SECRET_TEXT.sub(_mask, text)
+    # No secret spans a line break (each branch's classes exclude it), so only the lines holding one of the three
+    # literals are searched: a whole report (25 MB of JSON for 3,000 files) took 1.0 s through the one regex, 0.2 s so
+    return "\n".join(_SECRET_TEXT.sub(_mask, line) if "hf_" in line or "://" in line or "--api-key" in line else line
+                     for line in text.split("\n"))
 
 
 def mask_named(name: object, value: object) -> object:
