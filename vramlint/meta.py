@@ -177,6 +177,7 @@ def input_error(problem: Problem) -> Finding:
         level=getattr(problem, "level", None) or "error",
         message=problem.message,
         location=location,
+        advice=getattr(problem, "advice", None),
     )
 
 

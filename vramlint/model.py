@@ -356,6 +356,9 @@ class Problem:
     column: int | None
     message: str
     level: Level = "error"  # "warning"/"note" for input read with a caveat (reported as VRL102 at that level)
+    # the part of the message other files can share word for word (the message less where this file says it): what
+    # vramlint.fold says once for all of them; None: the whole message
+    advice: str | None = None
 
     def __post_init__(self) -> None:
         self.message = short_message(self.message)
@@ -367,7 +370,9 @@ class Problem:
                 self.line, self.column, self.message = int(m.group(1)), None, self.message[m.end():]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("advice")  # the message says it: the JSON contract of `problems` is unchanged
+        return out
 
 
 def add_new_problems(problems: list[Problem], more: Any) -> None:
@@ -519,6 +524,8 @@ class Finding:
     # id() of the Server it was made for: servers of one multi-document file can share a key (file and YAML path),
     # and a report lists each server's own findings, not those of every server with its key
     server_id: int | None = field(default=None, repr=False, compare=False)
+    # what vramlint.fold groups identical advice by (a Problem's ``advice``); None: the message
+    advice: str | None = field(default=None, repr=False, compare=False)
 
     def headline(self) -> tuple[str, str]:
         """(the one-line headline, the rest of the message): what the text report prints on the finding's

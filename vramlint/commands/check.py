@@ -789,6 +789,11 @@ def _run(args: argparse.Namespace) -> int:
             again = argparse.Namespace(**{**vars(args), "fix": False, "diff": False, "unsafe_fixes": False})
             return run(again)
 
+    from vramlint.fold import fold_repeated
+
+    # the same advice at many places is said once, naming them all; after the suppressions and the baseline, which
+    # match each place on its own (vramlint.fold)
+    findings = fold_repeated(findings)
     failed = any(selection.fails(f) for f in findings if not f.suppressed)
     exit_status = 1 if failed and not args.exit_zero else 0
 

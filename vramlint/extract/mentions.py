@@ -204,6 +204,14 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
             "a compose service, a known chart's values or operator kind)")
 
 
+def shared_reason(reason: str, mention: Mention) -> str:
+    """The reason less the line it was seen on: "an engine setting naming vLLM, but no vLLM server could be read:
+    ..." -- what the files of one repository share word for word (twelve benchmark configs each saying `engine:
+    vllm`), said once for all of them (vramlint.fold)."""
+    where = f"{mention.what} at line {mention.line} ({_short(mention.text)})"
+    return mention.what + reason[len(where):] if reason.startswith(where) else reason
+
+
 def _builtin_group(group: str) -> bool:
     return group in ("apps", "batch", "autoscaling", "policy", "v1") or group.endswith(".k8s.io")
 
