@@ -114,6 +114,11 @@ its `--entrypoint` replaces the image's program by another (`python3 probe.py`, 
 a `-c` string without `vllm serve`). A helper that only installs, deploys, queries or benchmarks vLLM (`pip install
 vllm`, `kubectl apply`, `helm upgrade`, `docker compose up`, `curl`, `echo`) says nothing: it launches nothing to
 check, and the manifests it applies are checked where they are.
+
+A note of this rule with the same text at several places (twelve benchmark configs that each say `engine: vllm`, compose files without
+their `.env`) is said once a run: on the first place, "said once for N files: ..." naming the others, which are its related
+locations (JSON `related_locations`, SARIF `relatedLocations`); each file's reason stays in JSON's `problems`. A place suppressed in
+source or in the baseline is neither said nor named.
 """,
     ),
 }
@@ -128,7 +133,9 @@ The extractors record what they could not follow: a `--config` file whose Config
 files, a KServe runtime that is not among them, a model loaded from storage, a value set by a chart that is
 not in this file, an environment variable left unset. The note sits on the server's line (or on `--config`)
 and says what is missing; scan the other file too (or accept that part as unchecked). Notes that only say
-where something was found (a ConfigMap that was read) are not reported.
+where something was found (a ConfigMap that was read) are not reported. A note that several servers share word for word
+(the same operator default on every KubeAI Model) is said once, on the first of them, naming the others as VRL102's notes are;
+each server's JSON `notes` still hold it.
 
 Failing example (the ConfigMap holding `config.yaml` is in another file that was not scanned):
 
