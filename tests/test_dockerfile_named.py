@@ -1,5 +1,6 @@
 """A Dockerfile named on the command line (`vramlint check $(git ls-files)`, a CI job's file list) is neither
-YAML nor a script: it is passed over with the reason, and a compose `build:` in the same run still reads it."""
+YAML nor a script: it is read as a Dockerfile, and a compose `build:` in the same run reads it as that service's
+image (one server, not two)."""
 
 from __future__ import annotations
 
@@ -40,15 +41,16 @@ def _run(capsys, *paths):
 
 
 @pytest.mark.parametrize("name", ["Dockerfile", "Containerfile", "serve.Dockerfile", "Dockerfile.cuda"])
-def test_a_named_dockerfile_is_skipped_with_its_reason_not_read_as_yaml(tmp_path, capsys, name):
+def test_a_named_dockerfile_is_read_as_a_dockerfile_not_as_yaml(tmp_path, capsys, name):
     path = tmp_path / name
     path.write_text(textwrap.dedent(_DOCKERFILE))
     code, report = _run(capsys, path)
     assert code == 0
-    assert report["findings"] == []
-    skipped = report["skipped"]
-    assert [s["reason"] for s in skipped] == [
-        "a Dockerfile: vramlint reads one through the compose `build:` that names it"]
+    assert not [f for f in report["findings"] if f["level"] == "error"]
+    assert report["skipped"] == []
+    [server] = report["servers"]
+    # the CMD of line 6 runs the vllm/vllm-openai image's own entrypoint
+    assert (server["model"], server["vllm_version"], server["line"]) == ("facebook/opt-125m", "0.9.2", 6)
 
 
 def test_the_compose_build_still_reads_the_dockerfile_named_beside_it(tmp_path, capsys):

@@ -1,7 +1,7 @@
 """Find the files to scan: walk directories, skip VCS and vendor folders, honour --exclude, survive loops.
 
 A file named explicitly on the command line is always read (whatever its extension); files found by walking
-a directory are read when their extension says YAML. Nothing found here is dropped silently: a broken link, a
+a directory are read when their extension says YAML, or their name says Dockerfile. Nothing found here is dropped silently: a broken link, a
 symlink loop or an unreadable directory becomes a `Skipped` entry with the reason.
 """
 
@@ -102,6 +102,11 @@ def kind_of(name: str) -> str | None:
         return "yaml"
     if lower.endswith(TEMPLATE_EXTENSIONS):
         return "template"
+    # `Dockerfile`, `Dockerfile.vllm`, `vllm.Dockerfile` (and Podman's Containerfile): the image a folder's
+    # deployment may run as built, its ENTRYPOINT/CMD starting vLLM (read only when its text names vLLM)
+    if "erfile" in lower and any(lower == base or lower.startswith(base + ".") or lower.endswith("." + base)
+                                 for base in ("dockerfile", "containerfile")):
+        return "dockerfile"
     return None
 
 

@@ -66,6 +66,9 @@ class _Collector:
         self.unparsed: list[tuple[str, str]] = []
         # Files read whose text does not hold the word "vramlint" (in any case): no suppression comment to read
         self.uncommented: list[str] = []
+        # Compose files the prefilter passed over that build an image (`build:`): read in the join when a scanned
+        # Dockerfile starts vLLM, since the service runs what that Dockerfile builds (display, text, folder)
+        self.unread_builds: list[tuple[str, str, str]] = []
 
 
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
@@ -319,6 +322,7 @@ def _add_chunk(col: _Collector, part: _Collector) -> None:
     col.inventory.notes.extend(part.inventory.notes)
     col.inventory.files_scanned += part.inventory.files_scanned
     col.unparsed.extend(part.unparsed)
+    col.unread_builds.extend(part.unread_builds)
     col.uncommented.extend(part.uncommented)
 
 
@@ -341,9 +345,8 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
 
     from vramlint.extract.dockerfile import is_dockerfile_name
 
-    if is_dockerfile_name(display):  # named on the command line: neither YAML nor a script
-        col.inventory.skipped.append(Skipped(display, "a Dockerfile: vramlint reads one through the compose "
-                                                      "`build:` that names it"))
+    if is_dockerfile_name(display):
+        _scan_dockerfile(col, text, display, base_dir, use_prefilter)
         return
     other = _other_format(display)
     if other is not None:
@@ -369,6 +372,21 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
             gc.enable()
 
 
+def _scan_dockerfile(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
+    """A Dockerfile: the vLLM server its final stage starts (`extract.dockerfile.read_dockerfile_servers`), joined
+    with the compose services that build it (`_join_dockerfiles`). Only one that names vLLM is read."""
+    col.inventory.files_scanned += 1
+    if use_prefilter and "vllm" not in text.lower():
+        return
+    from vramlint.extract.dockerfile import read_dockerfile_servers
+
+    path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
+    try:
+        col.records.dockerfiles.append(read_dockerfile_servers(text, display, path))
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        col.inventory.problems.append(internal_problem(display, None, "reading this Dockerfile", exc))
+
+
 def _other_format(display: str) -> str | None:
     """Why a file named on the command line is no file vramlint reads, by its name: a dotenv or TOML file
     (`vramlint check $(git ls-files)` names them) read as YAML fails on its first `KEY=value` or `[table]`, an
@@ -391,6 +409,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
     if use_prefilter and not prefilter(text):
         if any(kind in text for kind in _JOINED_KINDS):
             col.unparsed.append((display, text))
+        if "build:" in text and "services:" in text:
+            col.unread_builds.append((display, text, base_dir))
         return
     from vramlint.extract import shell_scripts
 
@@ -887,12 +907,16 @@ def _merge(into: Any, rec: Any) -> None:
     into.env_refs.extend(rec.env_refs)
     into.node_pools.extend(rec.node_pools)
     into.device_claims.extend(rec.device_claims)
+    into.dockerfiles.extend(rec.dockerfiles)
+    into.built_dockerfiles.extend(rec.built_dockerfiles)
 
 
 def _join(col: _Collector) -> None:
     """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
     `--config` files from ConfigMaps."""
     rec = col.records
+    if rec.dockerfiles:
+        _join_dockerfiles(col)
     if rec.env_refs:
         try:
             _resolve_env_refs(col)
@@ -971,6 +995,34 @@ def _narrow_visible_devices(servers: list[Server]) -> None:
 
     for server in pods:
         narrow_to_visible_devices(server.gpu, server.env, server.env_locations)
+
+
+def _join_dockerfiles(col: _Collector) -> None:
+    """A scanned Dockerfile's server counts unless a scanned compose service builds that Dockerfile: the service
+    runs the image with its own `entrypoint`/`command` where it sets them (they replace ENTRYPOINT/CMD), and is
+    read with the Dockerfile already (compose `build:`), so the Dockerfile's reading is dropped with what it said.
+    A compose file that names no vLLM word but builds an image is read now: its service may run this Dockerfile."""
+    rec = col.records
+    if any(record.servers or record.problems for record in rec.dockerfiles):
+        pending, col.unread_builds = col.unread_builds, []
+        ours = {record.path for record in rec.dockerfiles}
+        for display, text, base_dir in pending:
+            servers, problems, said = len(rec.servers), len(rec.problems), len(col.inventory.problems)
+            built_before = len(rec.built_dockerfiles)
+            try:
+                _scan_text_unguarded(col, text, display, base_dir, use_prefilter=False)
+            except Exception:  # noqa: BLE001 - a file the prefilter passed over: it had nothing to say before
+                pass
+            if not ours.intersection(rec.built_dockerfiles[built_before:]):
+                # builds none of the scanned vLLM Dockerfiles: what it says is what it said before, nothing
+                del rec.servers[servers:], rec.problems[problems:], col.inventory.problems[said:]
+    built = set(rec.built_dockerfiles)
+    for record in rec.dockerfiles:
+        if record.path in built:
+            continue
+        rec.servers.extend(record.servers)
+        rec.problems.extend(record.problems)
+    rec.dockerfiles = []
 
 
 def _join_device_claims(col: _Collector, servers: list[Server]) -> None:

@@ -87,8 +87,9 @@ def extract_records(doc: Any, env_files_dir: str | None = None) -> Records:
     if what == "compose":
         from vramlint.extract import compose
 
-        servers, problems = compose.extract_compose(doc, env_files_dir)
-        return Records(servers=list(servers), problems=list(problems))
+        built: list[str] = []
+        servers, problems = compose.extract_compose(doc, env_files_dir, built)
+        return Records(servers=list(servers), problems=list(problems), built_dockerfiles=built)
     if what == "vllm-config":
         from vramlint.extract import vllm_config
 

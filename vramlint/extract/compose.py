@@ -401,11 +401,13 @@ def parse_size(text: Any) -> int | None:
     return int(size) if size < float("inf") else None
 
 
-def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], list[Problem]]:
+def extract_compose(doc: Any, env_files_dir: str | None, built: list[str] | None = None
+                    ) -> tuple[list[Server], list[Problem]]:
     """Every vLLM server among the services of a compose document.
 
     ``env_files_dir`` is the compose file's directory (for `.env`, `env_file:` and `extends: file:`); None
-    (standard input) reads none of them.
+    (standard input) reads none of them. ``built`` gets the real path of each Dockerfile a service builds
+    (whatever the service runs), so that the Dockerfile is not read as a server of its own as well.
     """
     data = doc.data
     file = doc.file
@@ -433,7 +435,7 @@ def extract_compose(doc: Any, env_files_dir: str | None) -> tuple[list[Server], 
     for name in list(services):
         try:
             server = _service(services, str(name), file, lines, env_files_dir, variables, dotenv_read, problems,
-                              said, project=data)
+                              said, project=data, built=built)
         except (TypeError, ValueError, AttributeError) as exc:  # malformed service: say so, keep going
             loc = key_location(file, services, name)
             problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
@@ -490,12 +492,18 @@ def _include_problems(data: dict, file: str, base_dir: str) -> list[Problem]:
 
 def _service(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
              variables: dict[str, str], dotenv_read: bool, problems: list[Problem],
-             said: set[str] | None = None, project: dict | None = None) -> Server | None:
+             said: set[str] | None = None, project: dict | None = None, built: list[str] | None = None
+             ) -> Server | None:
     said = said if said is not None else set()
     layers = _layers(services, name, file, lines, base_dir, problems, said=said)
     if not layers:
         return None
     interp = Interpolator(variables, file, said)
+    if built is not None and base_dir is not None:
+        # its own interpolator: what the service's reading says of unset variables is said there, not here
+        host = _build_dockerfile(layers, base_dir, Interpolator(variables, file, set()))
+        if host is not None:
+            built.append(os.path.realpath(host))
     top = layers[0]
 
     # Environment: base layers first so the extending service overrides.
@@ -740,6 +748,17 @@ def _build_spec(layers: list[_Layer], interp: Interpolator) -> tuple[str, str, s
     target = build.get("target")
     return (interp(str(build.get("context") or ".")), interp(str(build.get("dockerfile") or "Dockerfile")),
             interp(str(target)) if target is not None else None, args)
+
+
+def _build_dockerfile(layers: list[_Layer], base_dir: str, interp: Interpolator) -> str | None:
+    """The Dockerfile on disk the service's `build:` names, when it is in the repository."""
+    spec = _build_spec(layers, interp)
+    if spec is None:
+        return None
+    context, dockerfile, _target, _args = spec
+    if UNKNOWN_MARK in context + dockerfile or re.match(r"^[a-z][\w+.-]*://|^git@", context):
+        return None
+    return dockerfile if os.path.isabs(dockerfile) else os.path.join(base_dir, context, dockerfile)
 
 
 def _built_image(layers: list[_Layer], base_dir: str | None, interp: Interpolator, file: str) -> BuiltImage | str | None:

@@ -465,3 +465,80 @@ def _command_tokens(ins: Instruction, shell: list[str] | None, display: str, lin
     start = Location(display, ins.line, ins.column)
     words = shell or ["/bin/sh", "-c"]
     return [Token(w, start) for w in words] + [script]
+
+
+@dataclass
+class DockerfileRecord:
+    """What a scanned Dockerfile gives on its own: the server its final stage starts, and what is said about it.
+    Kept apart until the join: a Dockerfile that a scanned compose service builds is read through that service,
+    whose `entrypoint`/`command` replace the image's ENTRYPOINT/CMD (Docker's rules), so it is no second server."""
+
+    path: str  # real path on disk, compared with the Dockerfiles compose services build
+    servers: list[Any]
+    problems: list[Any]
+
+
+def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRecord:
+    """The vLLM server a Dockerfile's final stage starts when run as built (`docker run IMAGE` with no arguments):
+    its ENTRYPOINT (or the base image's, for a vLLM image) with its CMD, its ENV, the image and version of the
+    FROM the stage starts from (ARG defaults only: no build arguments are known here). A Dockerfile that only
+    builds an image (no ENTRYPOINT/CMD of its own) starts no server by itself."""
+    import os
+
+    from vramlint.cmdline import find_vllm_invocation, is_vllm_image
+    from vramlint.model import Problem, Server
+    from vramlint.versions import version_from_image
+
+    record = DockerfileRecord(os.path.realpath(path), [], [])
+    built = read_built_image(text, display, None, {})
+    if isinstance(built, str):
+        record.problems.append(Problem(display, 1, 1, f"{built}: the vLLM server it may start is not checked",
+                                       level="note"))
+        return record
+    for where, message in built.bounds:
+        record.problems.append(Problem(where.file, where.line, where.column, message, level="warning"))
+    entry, cmd = built.entrypoint, built.cmd
+    if entry is None and cmd is None:
+        return record  # an image for others to run with their arguments: the manifests that run it are the servers
+    image = built.base
+    # Docker: an exec-form ENTRYPOINT gets the CMD words as its arguments; a shell-form one (`/bin/sh -c script`)
+    # gets them after the script, as $0 $1 ..., which the script ignores unless it names them
+    inv = find_vllm_invocation(list(entry or []), list(cmd or []), image, dict(built.env))
+    if inv is None:
+        from vramlint.extract import scripts
+
+        words = [t for t in (entry or []) + (cmd or [])]
+        call = scripts.script_call(words)
+        if call is not None and call.path.text:
+            why = (f"runs the script {call.path.text}, which is in the image: vramlint does not follow a "
+                   "Dockerfile's COPY to the script in the repository")
+        elif image is None and built.unknown_args:
+            why = (f"its FROM {built.base_written} needs {', '.join(built.unknown_args)}, which no ARG default sets: "
+                   "the image and its entrypoint are not known")
+        else:
+            why = "its ENTRYPOINT/CMD starts no vLLM server vramlint can read"
+        first = next((t.location for t in words if getattr(t, "location", None) is not None), built.base_location)
+        record.problems.append(Problem(display, first.line, first.column, f"this Dockerfile mentions vLLM but {why}; "
+                                       "the server it may start is not checked", level="note"))
+        return record
+    location = inv.location or next((t.location for t in (entry or []) + (cmd or [])
+                                     if getattr(t, "location", None) is not None), built.base_location)
+    server = Server(file=display, location=location, source_format="dockerfile", kind="Dockerfile",
+                    name=display.replace("\\", "/").rsplit("/", 1)[-1])
+    server.container = server.name
+    if image is not None:
+        server.image, server.image_location = image, built.base_location
+        server.vllm_version = version_from_image(image)
+    from vramlint.extract.shell_scripts import fill_from_invocation
+
+    server.env, server.env_locations = dict(built.env), dict(built.env_locations)
+    fill_from_invocation(server, inv)
+    via = f" (stages {' <- '.join(built.stages)})" if len(built.stages) > 1 else ""
+    if image is None:
+        server.notes.append(f"FROM {built.base_written}{via} (line {built.base_location.line}) is not known"
+                            + (f": it needs {', '.join(built.unknown_args)}, which no ARG default sets"
+                               if built.unknown_args else "") + ": the vLLM version is not known")
+    elif not is_vllm_image(image):
+        server.notes.append(f"FROM {image}{via} is not a vLLM image vramlint knows: the vLLM version is not known")
+    record.servers.append(server)
+    return record

@@ -44,3 +44,5 @@ class Records:
     env_refs: list[Any] = field(default_factory=list)  # env_refs.EnvRef: variables a container takes from ConfigMaps
     node_pools: list[Any] = field(default_factory=list)  # node_pools.NodePoolRecord: Karpenter NodePools
     device_claims: list[Any] = field(default_factory=list)  # resource_claims.DeviceClaimRecord: DRA claims
+    dockerfiles: list[Any] = field(default_factory=list)  # dockerfile.DockerfileRecord: scanned Dockerfiles
+    built_dockerfiles: list[str] = field(default_factory=list)  # real paths of the Dockerfiles compose builds

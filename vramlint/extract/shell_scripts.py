@@ -341,7 +341,7 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
     server = Server(file=display, location=image_word.location, source_format="script", kind="docker run",
                     name=name or os.path.basename(display), image=image, image_location=image_word.location,
                     vllm_version=version_from_image(image))
-    _fill(server, inv)
+    fill_from_invocation(server, inv)
     server.env.update(env)
     server.env_locations.update(env_locs)
     gaudi = visible_gaudi(env)
@@ -473,7 +473,7 @@ def _script_server(inv: Any, display: str, assigned: dict[str, tuple[str | None,
 
         server.image, server.image_location = inv.image, inv.location
         server.vllm_version = version_from_image(inv.image)
-    _fill(server, inv)
+    fill_from_invocation(server, inv)
     cuda = inv.env.get("CUDA_VISIBLE_DEVICES") if "CUDA_VISIBLE_DEVICES" in inv.env else None
     cuda_location = inv.env_locations.get("CUDA_VISIBLE_DEVICES")
     if "CUDA_VISIBLE_DEVICES" not in inv.env and "CUDA_VISIBLE_DEVICES" in assigned:
@@ -506,7 +506,7 @@ def _slurm_gpus(server: Server, sbatch: Any) -> None:
             fix="ask for more nodes (--nodes) or GPUs per node (--gpus-per-node), or lower the parallel size")
 
 
-def _fill(server: Server, inv: Any) -> None:
+def fill_from_invocation(server: Server, inv: Any) -> None:
     server.model, server.model_location = inv.model, inv.model_location
     server.args, server.arg_locations, server.unknown_args = inv.args, inv.arg_locations, inv.unknown_args
     server.env.update(inv.env)
