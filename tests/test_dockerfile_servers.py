@@ -135,3 +135,14 @@ def test_a_compose_service_that_builds_and_runs_something_else_drops_the_dockerf
         """)
     _, report = _check(capsys, tmp_path)
     assert report["servers"] == []
+
+
+def test_a_shell_form_entrypoint_ignores_the_cmd(tmp_path, capsys):
+    # Docker: the shell form of ENTRYPOINT runs `/bin/sh -c`, and the CMD words become the script's $0 $1 ...,
+    # which it does not use: the CMD's --max-model-len never reaches vLLM
+    _write(tmp_path, "Dockerfile", 'FROM vllm/vllm-openai:v0.9.2\nENTRYPOINT vllm serve facebook/opt-125m\n'
+                                   'CMD ["--max-model-len", "99999999"]\n')
+    code, report = _check(capsys, tmp_path)
+    [server] = report["servers"]
+    assert (server["model"], server["args"]) == ("facebook/opt-125m", {})
+    assert code == 0

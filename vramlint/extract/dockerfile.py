@@ -507,7 +507,7 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     if inv is None:
         from vramlint.extract import scripts
 
-        words = [t for t in (entry or []) + (cmd or [])]
+        words = list(entry or []) + list(cmd or [])
         call = scripts.script_call(words)
         if call is not None and call.path.text:
             why = (f"runs the script {call.path.text}, which is in the image: vramlint does not follow a "
