@@ -146,3 +146,13 @@ def test_a_shell_form_entrypoint_ignores_the_cmd(tmp_path, capsys):
     [server] = report["servers"]
     assert (server["model"], server["args"]) == ("facebook/opt-125m", {})
     assert code == 0
+
+
+def test_another_program_on_the_vllm_image_is_no_server_and_named_in_one_note(tmp_path, capsys):
+    # a benchmark client installed on vLLM's image: its ENTRYPOINT replaces the image's `vllm serve`
+    _write(tmp_path, "Containerfile.bench", 'ARG BASE=vllm/vllm-openai\nFROM $BASE\nRUN pip install bench\n'
+                                            'ENTRYPOINT ["bench"]\nCMD ["run"]\n')
+    code, report = _check(capsys, tmp_path)
+    assert (code, report["servers"]) == (0, [])
+    [note] = report["findings"]
+    assert (note["level"], note["line"]) == ("note", 4) and "`bench run`" in note["message"]

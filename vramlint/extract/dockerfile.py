@@ -516,10 +516,15 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
             why = (f"its FROM {built.base_written} needs {', '.join(built.unknown_args)}, which no ARG default sets: "
                    "the image and its entrypoint are not known")
         else:
-            why = "its ENTRYPOINT/CMD starts no vLLM server vramlint can read"
+            # what the container runs, as written: another program (a benchmark client on vLLM's image) or a
+            # command line vramlint cannot read
+            shown = " ".join(t.text for t in words[:3] if getattr(t, "text", None)) or "(unknown)"
+            why = (f"its ENTRYPOINT/CMD runs `{shown[:80]}`, in which vramlint finds no vLLM server: if it starts "
+                   "one, that server is not checked")
         first = next((t.location for t in words if getattr(t, "location", None) is not None), built.base_location)
-        record.problems.append(Problem(display, first.line, first.column, f"this Dockerfile mentions vLLM but {why}; "
-                                       "the server it may start is not checked", level="note"))
+        tail = "" if why.endswith("not checked") else "; the server it may start is not checked"
+        record.problems.append(Problem(display, first.line, first.column, f"this Dockerfile mentions vLLM but {why}"
+                                       f"{tail}", level="note"))
         return record
     location = inv.location or next((t.location for t in (entry or []) + (cmd or [])
                                      if getattr(t, "location", None) is not None), built.base_location)
