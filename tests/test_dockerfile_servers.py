@@ -156,3 +156,49 @@ def test_another_program_on_the_vllm_image_is_no_server_and_named_in_one_note(tm
     assert (code, report["servers"]) == (0, [])
     [note] = report["findings"]
     assert (note["level"], note["line"]) == ("note", 4) and "`bench run`" in note["message"]
+
+
+def test_a_run_pip_install_pin_is_the_version_the_built_server_runs(tmp_path, capsys):
+    # pip puts the pinned release over whatever the base holds; the pin is in the stage the final one is FROM
+    _write(tmp_path, "Dockerfile", """\
+        FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS base
+        RUN apt-get update && \\
+            pip install --no-cache-dir "vllm==0.6.3.post1" ray
+        FROM base
+        CMD ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096"]
+        """)
+    _, report = _check(capsys, tmp_path)
+    [server] = report["servers"]
+    assert server["vllm_version"] == "0.6.3.post1"
+    text = json.dumps(report)
+    assert "is not a vLLM image vramlint knows" not in text
+    assert "the vLLM version is not known" not in text
+
+
+def test_no_exact_pin_or_two_pins_leave_the_version_unknown(tmp_path, capsys):
+    for folder, run in (("a", "pip install 'vllm>=0.6'"), ("b", "pip install vllm==0.6.3 && pip install vllm==0.7.0"),
+                        ("c", "pip install vllm==0.6.3+cu118")):
+        _write(tmp_path, f"{folder}/Dockerfile", f"""\
+            FROM python:3.11
+            RUN {run}
+            CMD ["vllm", "serve", "facebook/opt-125m"]
+            """)
+    _, report = _check(capsys, tmp_path)
+    assert sorted(s["vllm_version"] is None for s in report["servers"]) == [True, True, True]
+
+
+def test_a_compose_service_built_from_a_pinning_dockerfile_runs_that_release(tmp_path, capsys):
+    _write(tmp_path, "Dockerfile", """\
+        FROM python:3.11-slim
+        RUN uv pip install --system vllm==0.8.5
+        """)
+    _write(tmp_path, "compose.yaml", """\
+        services:
+          llm:
+            build: .
+            command: ["vllm", "serve", "facebook/opt-125m", "--max-model-len", "2048"]
+        """)
+    _, report = _check(capsys, tmp_path / "compose.yaml")
+    [server] = report["servers"]
+    assert server["vllm_version"] == "0.8.5"
+    assert "vLLM 0.8.5 from its RUN pip install (line 2)" in json.dumps(report)

@@ -67,6 +67,20 @@ def normalize_version(text: str | None) -> str | None:
 _PIN_RE = re.compile(r"^\s*vllm\s*(?:\[[^\]]*\])?\s*===?\s*([^\s;,#]+)\s*(?:;.*)?$", re.IGNORECASE)
 
 
+_PIP_INSTALL_RE = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(.*)$", re.MULTILINE)
+
+
+def pip_installed_vllm(script: str) -> str | None:
+    """The vLLM release a shell text's `pip install` commands pin exactly (`pip install vllm==0.6.3`, `uv pip
+    install "vllm[audio]==0.8.5"`), or None: no pin, pins of two releases, or a build with a local label
+    (`+cu118`), which is not a release."""
+    if not isinstance(script, str) or len(script) > 1_000_000:
+        return None
+    pins = {v for m in _PIP_INSTALL_RE.finditer(script) for word in m.group(1).split()
+            if (v := pinned_vllm(word.strip("'\"\\"))) is not None and "+" not in v}
+    return next(iter(pins)) if len(pins) == 1 else None
+
+
 def pinned_vllm(requirement: object) -> str | None:
     """The vLLM version a pip requirement pins exactly, or None (another package, a range, a URL)."""
     if not isinstance(requirement, str) or len(requirement) > 500:

@@ -54,6 +54,8 @@ class _Stage:
     own_cmd: bool = False  # a CMD written in this stage (an ENTRYPOINT after it keeps it)
     cmd_cleared: bool = False  # an ENTRYPOINT cleared the CMD the base had
     shell: list[str] | None = None
+    # the vLLM release a RUN of this stage (or of the stage it is FROM) pins with `pip install vllm==X`, and where
+    vllm_pin: tuple[str, Location] | None = None
 
 
 @dataclass
@@ -73,6 +75,8 @@ class BuiltImage:
     problems: list[str]
     mentions_vllm: bool = False  # the Dockerfile names vLLM somewhere (a base-image ARG, a pip install)
     bounds: list[tuple[Location, str]] = field(default_factory=list)  # vramlint's limits the file went over, where
+    # `RUN pip install vllm==X` in the stages followed: pip puts that release over whatever the base image held
+    vllm_pin: tuple[str, Location] | None = None
 
 
 _BUILD_FILE_NAMES = ("dockerfile", "containerfile")  # Docker's default name, and Podman/Buildah's
@@ -181,6 +185,7 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.env, stage.env_locations = dict(parent.env), dict(parent.env_locations)
                 stage.entrypoint, stage.cmd, stage.shell = parent.entrypoint, parent.cmd, parent.shell
                 stage.cmd_cleared = parent.cmd_cleared
+                stage.vllm_pin = parent.vllm_pin
             stages.append(stage)
             continue
         if ins.keyword == "ARG":
@@ -216,6 +221,12 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.cmd, stage.cmd_cleared = None, True  # Docker: ENTRYPOINT clears an inherited CMD
         elif ins.keyword == "CMD":
             stage.cmd, stage.own_cmd, stage.cmd_cleared = ins, True, False
+        elif ins.keyword == "RUN" and "vllm" in ins.args.lower():
+            from vramlint.versions import pip_installed_vllm
+
+            pin = pip_installed_vllm(ins.args)
+            if pin is not None:
+                stage.vllm_pin = (pin, Location(display, ins.line, ins.column))
         elif ins.keyword == "SHELL":
             form = _json_words(ins.args)
             if form:
@@ -251,7 +262,7 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         stages=[s.name or f"#{stages.index(s)}" for s in followed], unknown_args=unknown,
         entrypoint=entrypoint, cmd=cmd if cmd is not None else ([] if chosen.cmd_cleared else None),
         env=dict(chosen.env), env_locations=dict(chosen.env_locations), problems=[],
-        mentions_vllm="vllm" in text.lower(), bounds=bounds)
+        mentions_vllm="vllm" in text.lower(), bounds=bounds, vllm_pin=chosen.vllm_pin)
 
 
 def _scope(global_args: dict[str, str | None], stage: _Stage | None) -> dict[str, str | None]:
@@ -478,6 +489,12 @@ class DockerfileRecord:
     problems: list[Any]
 
 
+def pin_source(built: BuiltImage) -> str:
+    """How reports name where a built image's pinned vLLM comes from."""
+    version, where = built.vllm_pin
+    return f"RUN pip install vllm=={version} ({where.file}:{where.line})"
+
+
 def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRecord:
     """The vLLM server a Dockerfile's final stage starts when run as built (`docker run IMAGE` with no arguments):
     its ENTRYPOINT (or the base image's, for a vLLM image) with its CMD, its ENV, the image and version of the
@@ -534,6 +551,8 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     if image is not None:
         server.image, server.image_location = image, built.base_location
         server.vllm_version = version_from_image(image)
+    if built.vllm_pin is not None:
+        server.vllm_version, server.vllm_version_source = built.vllm_pin[0], pin_source(built)
     from vramlint.extract.shell_scripts import fill_from_invocation
 
     server.env, server.env_locations = dict(built.env), dict(built.env_locations)
@@ -543,7 +562,7 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
         server.notes.append(f"FROM {built.base_written}{via} (line {built.base_location.line}) is not known"
                             + (f": it needs {', '.join(built.unknown_args)}, which no ARG default sets"
                                if built.unknown_args else "") + ": the vLLM version is not known")
-    elif not is_vllm_image(image):
+    elif not is_vllm_image(image) and built.vllm_pin is None:
         server.notes.append(f"FROM {image}{via} is not a vLLM image vramlint knows: the vLLM version is not known")
     record.servers.append(server)
     return record

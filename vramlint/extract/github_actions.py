@@ -23,12 +23,12 @@ import re
 from typing import Any
 
 from vramlint.model import Location, Problem, Server
+from vramlint.versions import pip_installed_vllm
 from vramlint.yamlload import join_path, key_location
 
 _EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.DOTALL)
 _CONTEXT_NAME = re.compile(r"^\s*(inputs|github\.event\.inputs|env|matrix)\.([A-Za-z_][\w-]*)\s*$")
 _RELEASE_TAG = re.compile(r"^v?(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)$")
-_PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(.*)$", re.MULTILINE)
 _CPU_TARGET = re.compile(r"\bVLLM_TARGET_DEVICE=[\"']?cpu\b")
 
 
@@ -103,7 +103,7 @@ def _job_servers(doc: Any, job_name: str, job: dict, path: str, kind: str, defau
             continue
         if _CPU_TARGET.search(run) or env.get("VLLM_TARGET_DEVICE") == "cpu":
             cpu_build = f"vLLM built with VLLM_TARGET_DEVICE=cpu ({file}:{_line(file, step, step_path)})"
-        pin = _pip_pin(run)
+        pin = pip_installed_vllm(run)
         if pin is not None:
             version = (pin, f"the job installs vllm=={pin} ({file}:{_line(file, step, step_path)})")
         token = yaml_token(file, step, "run", join_path(step_path, "run"), doc.lines)
@@ -188,14 +188,6 @@ def _checked_out_release(step: dict, contexts: dict[str, dict[str, str | None]])
     ref = _substitute(ref, contexts).strip()
     m = _RELEASE_TAG.match(ref)
     return m.group(1) if m else None
-
-
-def _pip_pin(run: str) -> str | None:
-    from vramlint.versions import pinned_vllm
-
-    pins = {v for m in _PIP_INSTALL.finditer(run) for word in m.group(1).split()
-            if (v := pinned_vllm(word.strip("'\"\\"))) is not None and "+" not in v}
-    return next(iter(pins)) if len(pins) == 1 else None
 
 
 def _scalar(value: Any) -> str | None:
