@@ -202,3 +202,21 @@ def test_a_compose_service_built_from_a_pinning_dockerfile_runs_that_release(tmp
     [server] = report["servers"]
     assert server["vllm_version"] == "0.8.5"
     assert "vLLM 0.8.5 from its RUN pip install (line 2)" in json.dumps(report)
+
+
+def test_an_unpinned_pip_install_over_a_vllm_base_makes_the_version_unknown(tmp_path, capsys):
+    _write(tmp_path, "a/Dockerfile", """\
+        FROM vllm/vllm-openai:v0.6.3
+        RUN pip install -U vllm
+        CMD ["--model", "facebook/opt-125m"]
+        """)
+    # `vllm` after the command that ends the install is not a requirement: the base's release stays
+    _write(tmp_path, "b/Dockerfile", """\
+        FROM vllm/vllm-openai:v0.6.3
+        RUN pip install flash-attn && python3 -c "import vllm"
+        CMD ["--model", "facebook/opt-125m"]
+        """)
+    _, report = _check(capsys, tmp_path)
+    versions = {s["file"].rsplit("/", 2)[-2]: s["vllm_version"] for s in report["servers"]}
+    assert versions == {"a": None, "b": "0.6.3"}
+    assert "installs vLLM with pip without pinning one release" in json.dumps(report)

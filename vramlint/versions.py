@@ -67,7 +67,8 @@ def normalize_version(text: str | None) -> str | None:
 _PIN_RE = re.compile(r"^\s*vllm\s*(?:\[[^\]]*\])?\s*===?\s*([^\s;,#]+)\s*(?:;.*)?$", re.IGNORECASE)
 
 
-_PIP_INSTALL_RE = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(.*)$", re.MULTILINE)
+# a `pip install` command up to the shell operator or line end that ends it
+_PIP_INSTALL_RE = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b([^;&|\n]*)")
 
 
 def pip_installed_vllm(script: str) -> str | None:
@@ -76,9 +77,28 @@ def pip_installed_vllm(script: str) -> str | None:
     (`+cu118`), which is not a release."""
     if not isinstance(script, str) or len(script) > 1_000_000:
         return None
-    pins = {v for m in _PIP_INSTALL_RE.finditer(script) for word in m.group(1).split()
-            if (v := pinned_vllm(word.strip("'\"\\"))) is not None and "+" not in v}
+    pins = {v for word in _pip_install_words(script)
+            if (v := pinned_vllm(word)) is not None and "+" not in v}
     return next(iter(pins)) if len(pins) == 1 else None
+
+
+# a requirement naming vLLM itself, pinned or not (`vllm`, `vllm[audio]>=0.6`, `-U vllm`), not `vllm-flash-attn`
+_VLLM_REQUIREMENT_RE = re.compile(r"^vllm\s*(?:\[[^\]]*\])?\s*(?:[<>=!~].*)?$", re.IGNORECASE)
+
+
+def pip_installs_vllm(script: str) -> bool:
+    """Whether a shell text's `pip install` commands install vLLM itself, whatever release (see pip_installed_vllm
+    for which one)."""
+    if not isinstance(script, str) or len(script) > 1_000_000:
+        return False
+    return any(_VLLM_REQUIREMENT_RE.match(word) for word in _pip_install_words(script))
+
+
+def _pip_install_words(script: str):
+    """The words of each `pip install` command, up to the shell operator that ends it, unquoted."""
+    for m in _PIP_INSTALL_RE.finditer(script):
+        for word in m.group(1).split():
+            yield word.strip("'\"\\")
 
 
 def pinned_vllm(requirement: object) -> str | None:

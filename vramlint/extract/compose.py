@@ -628,12 +628,13 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
                                 f"{built_used.base_location.line}) is not known, past one of vramlint's limits (said "
                                 "on the Dockerfile's line): the vLLM version is not known")
         elif built_used.vllm_pin is not None:
-            from vramlint.extract.dockerfile import pin_source
+            from vramlint.extract.dockerfile import pin_source, unpinned_note
 
             server.vllm_version, server.vllm_version_source = built_used.vllm_pin[0], pin_source(built_used)
             server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {built_used.base or written}, "
                                 f"vLLM {built_used.vllm_pin[0]} from its RUN pip install (line "
-                                f"{built_used.vllm_pin[1].line})")
+                                f"{built_used.vllm_pin[1].line})" if built_used.vllm_pin[0] else
+                                f"built from {built_used.dockerfile}{via}: {unpinned_note(built_used)}")
         else:
             server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {built_used.base or written}"
                                 + ("" if built_used.base and is_vllm_image(built_used.base) else

@@ -54,8 +54,9 @@ class _Stage:
     own_cmd: bool = False  # a CMD written in this stage (an ENTRYPOINT after it keeps it)
     cmd_cleared: bool = False  # an ENTRYPOINT cleared the CMD the base had
     shell: list[str] | None = None
-    # the vLLM release a RUN of this stage (or of the stage it is FROM) pins with `pip install vllm==X`, and where
-    vllm_pin: tuple[str, Location] | None = None
+    # the vLLM a RUN of this stage (or of the stage it is FROM) installs with pip: the release it pins (None when
+    # it pins none, or two), and where
+    vllm_pin: tuple[str | None, Location] | None = None
 
 
 @dataclass
@@ -76,7 +77,8 @@ class BuiltImage:
     mentions_vllm: bool = False  # the Dockerfile names vLLM somewhere (a base-image ARG, a pip install)
     bounds: list[tuple[Location, str]] = field(default_factory=list)  # vramlint's limits the file went over, where
     # `RUN pip install vllm==X` in the stages followed: pip puts that release over whatever the base image held
-    vllm_pin: tuple[str, Location] | None = None
+    # (None for the release when the RUN pins none)
+    vllm_pin: tuple[str | None, Location] | None = None
 
 
 _BUILD_FILE_NAMES = ("dockerfile", "containerfile")  # Docker's default name, and Podman/Buildah's
@@ -222,11 +224,10 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         elif ins.keyword == "CMD":
             stage.cmd, stage.own_cmd, stage.cmd_cleared = ins, True, False
         elif ins.keyword == "RUN" and "vllm" in ins.args.lower():
-            from vramlint.versions import pip_installed_vllm
+            from vramlint.versions import pip_installed_vllm, pip_installs_vllm
 
-            pin = pip_installed_vllm(ins.args)
-            if pin is not None:
-                stage.vllm_pin = (pin, Location(display, ins.line, ins.column))
+            if pip_installs_vllm(ins.args):  # over the base image's vLLM: the release pinned, or not known
+                stage.vllm_pin = (pip_installed_vllm(ins.args), Location(display, ins.line, ins.column))
         elif ins.keyword == "SHELL":
             form = _json_words(ins.args)
             if form:
@@ -489,10 +490,16 @@ class DockerfileRecord:
     problems: list[Any]
 
 
-def pin_source(built: BuiltImage) -> str:
-    """How reports name where a built image's pinned vLLM comes from."""
+def pin_source(built: BuiltImage) -> str | None:
+    """How reports name where a built image's pinned vLLM comes from (None when the RUN pins no release)."""
     version, where = built.vllm_pin
-    return f"RUN pip install vllm=={version} ({where.file}:{where.line})"
+    return f"RUN pip install vllm=={version} ({where.file}:{where.line})" if version else None
+
+
+def unpinned_note(built: BuiltImage) -> str:
+    where = built.vllm_pin[1]
+    return (f"{where.file} line {where.line} installs vLLM with pip without pinning one release, over the base "
+            "image's: the vLLM version is not known (pin it: vllm==X)")
 
 
 def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRecord:
@@ -553,6 +560,8 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
         server.vllm_version = version_from_image(image)
     if built.vllm_pin is not None:
         server.vllm_version, server.vllm_version_source = built.vllm_pin[0], pin_source(built)
+        if built.vllm_pin[0] is None:
+            server.notes.append(unpinned_note(built))
     from vramlint.extract.shell_scripts import fill_from_invocation
 
     server.env, server.env_locations = dict(built.env), dict(built.env_locations)
