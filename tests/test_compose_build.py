@@ -190,8 +190,9 @@ def test_a_base_that_is_not_vllm_runs_what_the_dockerfile_says(tmp_path):
             """})
     inv = scan([path])
     [server] = inv.servers
-    # the command is the Dockerfile's own; the image it starts from does not say the vLLM version
-    assert server.name == "pip-vllm" and server.model == "facebook/opt-125m" and server.vllm_version is None
+    # the command is the Dockerfile's own; the image it starts from does not say the vLLM version, the RUN that
+    # pins it does
+    assert server.name == "pip-vllm" and server.model == "facebook/opt-125m" and server.vllm_version == "0.9.2"
     assert not any("api" in p.message for p in inv.problems)
 
 
