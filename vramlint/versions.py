@@ -77,7 +77,7 @@ def pip_installed_vllm(script: str) -> str | None:
     (`+cu118`), which is not a release."""
     if not isinstance(script, str) or len(script) > 1_000_000:
         return None
-    pins = {v for word in _pip_install_words(script)
+    pins = {v for word in pip_install_words(script)
             if (v := pinned_vllm(word)) is not None and "+" not in v}
     return next(iter(pins)) if len(pins) == 1 else None
 
@@ -91,10 +91,10 @@ def pip_installs_vllm(script: str) -> bool:
     for which one)."""
     if not isinstance(script, str) or len(script) > 1_000_000:
         return False
-    return any(_VLLM_REQUIREMENT_RE.match(word) for word in _pip_install_words(script))
+    return any(_VLLM_REQUIREMENT_RE.match(word) for word in pip_install_words(script))
 
 
-def _pip_install_words(script: str):
+def pip_install_words(script: str):
     """The words of each `pip install` command, up to the shell operator that ends it, unquoted."""
     for m in _PIP_INSTALL_RE.finditer(script):
         for word in m.group(1).split():

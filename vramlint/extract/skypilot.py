@@ -165,26 +165,14 @@ def _sky_name(name: str) -> str:
     return "A100-40GB" if name.upper() == "A100" else name
 
 
-_PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b(.*)$")
-
-
 def _setup_pin(server: Server, file: str, data: Any) -> None:
     """`pip install vllm==X` in `setup` is the release the server runs (normalised as pip writes it)."""
-    from vramlint.versions import pinned_vllm
+    from vramlint.versions import pinned_vllm, pip_install_words
 
     setup = data.get("setup")
-    if not isinstance(setup, str):
+    if not isinstance(setup, str) or len(setup) > 1_000_000:
         return
-    pins: list[str] = []
-    for line in setup.splitlines():
-        m = _PIP_INSTALL.search(line)
-        if m is None:
-            continue
-        for word in m.group(1).split():
-            word = word.strip("'\"\\")
-            version = pinned_vllm(word)
-            if version is not None:
-                pins.append(version)
+    pins = [v for word in pip_install_words(setup) if (v := pinned_vllm(word)) is not None]
     if len(set(pins)) != 1:
         return
     version = pins[0]
