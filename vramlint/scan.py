@@ -1012,7 +1012,8 @@ def _join_dockerfiles(col: _Collector) -> None:
             try:
                 _scan_text_unguarded(col, text, display, base_dir, use_prefilter=False)
             except Exception:  # noqa: BLE001 - a file the prefilter passed over: it had nothing to say before
-                pass
+                # and its failure must not take the Dockerfile's own server with it: as if never read
+                del rec.built_dockerfiles[built_before:]
             if not ours.intersection(rec.built_dockerfiles[built_before:]):
                 # builds none of the scanned vLLM Dockerfiles: what it says is what it said before, nothing
                 del rec.servers[servers:], rec.problems[problems:], col.inventory.problems[said:]
