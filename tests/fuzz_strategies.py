@@ -415,6 +415,88 @@ def hub_case(draw) -> dict[str, str]:
     return {"pod.yaml": manifest, "model/config.json": body}
 
 
+# ------------------------------------------------------------------------------------------------ Dockerfiles
+
+DOCKER_BASES = IMAGES + ["base", "stage0", "${BASE}", "${BASE:-vllm/vllm-openai:v0.8.5}", "$BASE", "scratch",
+                         "${A:-${B:-${C:-x}}}", "nvidia/cuda:12.4.1-devel-ubuntu22.04", "--platform=$X base"]
+DOCKER_RUNS = [
+    "pip install vllm==0.9.2", "pip install 'vllm>=0.8'", "pip install vllm", "uv pip install --system vllm==0.8.5",
+    "pip install -U vllm==0.10.1 && echo ok", "apt-get update && apt-get install -y git",
+    "pip install vllm==$VLLM_VERSION", "pip install vllm==${V:-0.9.0}", "cat <<EOF > /x\nvllm==1\nEOF",
+]
+
+
+@st.composite
+def dockerfile_text(draw) -> str:
+    """A Dockerfile serving vLLM in some stage: FROM chains (stage names, cycles, ARGs in FROM), ARG/ENV
+    (self-doubling, nested defaults), RUN pip pins, heredoc RUNs, `\\` continuations, COPY --from, and an
+    ENTRYPOINT/CMD in exec or shell form carrying vLLM's flags."""
+    lines: list[str] = []
+    if draw(st.booleans()):
+        lines.append(f"ARG BASE={draw(st.sampled_from(IMAGES))}")
+    stages = draw(st.integers(1, 4))
+    names = [f"stage{i}" for i in range(stages)]
+    for i in range(stages):
+        base = draw(st.sampled_from(DOCKER_BASES + names[: i + 1] + names))  # a later or its own name: a cycle
+        lines.append(f"FROM {base} AS {names[i]}" if draw(st.integers(0, 3)) else f"FROM {base}")
+        for _ in range(draw(st.integers(0, 4))):
+            kind = draw(st.sampled_from(["arg", "env", "envdouble", "run", "heredoc", "cont", "copy", "shell",
+                                         "workdir"]))
+            if kind == "arg":
+                lines.append(f"ARG {draw(st.sampled_from(['MODEL', 'TP', 'V', 'BASE']))}={draw(scalar_text())}")
+            elif kind == "env":
+                lines.append(f"ENV {draw(st.sampled_from(['MODEL', 'TP', 'MAX_LEN', 'HF_TOKEN']))}="
+                             f"{draw(st.sampled_from(MODELS + FLAG_VALUES))}")
+            elif kind == "envdouble":
+                lines.append("ENV X=ab")
+                lines += ["ENV X=$X$X"] * draw(st.integers(1, 40))
+            elif kind == "run":
+                lines.append("RUN " + draw(st.sampled_from(DOCKER_RUNS)).replace("\\n", "\n"))
+            elif kind == "heredoc":
+                lines += ["RUN <<EOF", "pip install vllm==0.9.1", "vllm serve x --max-model-len 1", "EOF"]
+            elif kind == "cont":
+                lines.append("RUN echo a \\\n" + "  && echo b \\\n" * draw(st.integers(1, 500)) + "  && true")
+            elif kind == "copy":
+                lines.append(f"COPY --from={draw(st.sampled_from(names + ['0', '9', 'x']))} /a /b")
+            elif kind == "shell":
+                lines.append(draw(st.sampled_from(['SHELL ["/bin/bash", "-c"]', "SHELL [not json",
+                                                   'SHELL ["cmd", "/S", "/C"]'])))
+            else:
+                lines.append(f"WORKDIR {draw(st.sampled_from(['/app', '$X', '..', '../../x']))}")
+    args = ["--model", draw(st.sampled_from(MODELS + ["$MODEL", "${MODEL}"]))] + draw(flag_args())
+    form = draw(st.sampled_from(["exec-entry", "exec-cmd", "shell-entry", "shell-cmd", "both", "odd"]))
+    exec_words = json.dumps(["vllm", "serve", *args])
+    shell_words = "vllm serve " + " ".join(args)
+    if form == "exec-entry":
+        lines.append("ENTRYPOINT " + exec_words)
+    elif form == "exec-cmd":
+        lines.append("CMD " + exec_words)
+    elif form == "shell-entry":
+        lines.append("ENTRYPOINT " + shell_words)
+    elif form == "shell-cmd":
+        lines.append("CMD " + shell_words)
+    elif form == "both":
+        lines += ['ENTRYPOINT ["python3", "-m", "vllm.entrypoints.openai.api_server"]', "CMD " + json.dumps(args)]
+    else:
+        lines.append(f"CMD {draw(scalar_text())}")
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def dockerfile_case(draw) -> dict[str, str]:
+    """A Dockerfile alone (its own server), or built by a compose service (`build:` with args and a target)."""
+    name = draw(st.sampled_from(["Dockerfile", "Containerfile", "Dockerfile.vllm", "vllm.Dockerfile"]))
+    files = {name: draw(dockerfile_text())}
+    if draw(st.booleans()):
+        context = draw(st.sampled_from([".", "./", "..", "../..", "/", "/proc/self", "sub/../.."]))
+        files["compose.yaml"] = (
+            "services:\n  vllm:\n    build:\n"
+            f"      context: {json.dumps(context)}\n      dockerfile: {json.dumps(name)}\n"
+            f"      args: {{BASE: {draw(scalar_text())}, V: {json.dumps(draw(st.sampled_from(FLAG_VALUES)))}}}\n"
+            f"      target: {draw(st.sampled_from(['stage0', 'stage1', 'stage9', 'x']))}\n")
+    return files
+
+
 def yaml_case() -> st.SearchStrategy[dict[str, str]]:
     return k8s_manifest().map(lambda text: {"deploy.yaml": text})
 
@@ -425,6 +507,7 @@ FAMILIES = {
     "helm": helm_case,
     "shell": shell_case,
     "hub": hub_case,
+    "dockerfile": dockerfile_case,
 }
 
 

@@ -196,6 +196,7 @@ test_generated_compose_input_is_handled_in_time_and_memory = _family_test("compo
 test_generated_helm_input_is_handled_in_time_and_memory = _family_test("helm")
 test_generated_shell_input_is_handled_in_time_and_memory = _family_test("shell")
 test_generated_hub_input_is_handled_in_time_and_memory = _family_test("hub")
+test_generated_dockerfile_input_is_handled_in_time_and_memory = _family_test("dockerfile")
 
 
 def test_the_fuzz_check_catches_what_it_is_for(tmp_path, monkeypatch):
