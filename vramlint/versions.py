@@ -78,7 +78,7 @@ def pip_installed_vllm(script: str) -> str | None:
     if not isinstance(script, str) or len(script) > 1_000_000:
         return None
     pins = {v for word in pip_install_words(script)
-            if (v := pinned_vllm(word)) is not None and "+" not in v}
+            if (v := pinned_vllm(word) or _vcs_vllm_release(word)) is not None and "+" not in v}
     return next(iter(pins)) if len(pins) == 1 else None
 
 
@@ -91,7 +91,22 @@ def pip_installs_vllm(script: str) -> bool:
     for which one)."""
     if not isinstance(script, str) or len(script) > 1_000_000:
         return False
-    return any(_VLLM_REQUIREMENT_RE.match(word) for word in pip_install_words(script))
+    return any(_VLLM_REQUIREMENT_RE.match(word) or _VCS_VLLM_RE.match(word) for word in pip_install_words(script))
+
+
+# pip's VCS form of vLLM's own repository (`git+https://github.com/vllm-project/vllm.git@v0.9.2`, also the word after
+# `vllm @`): pip builds the ref named after the last `@`. A release tag names that release; a branch or a commit
+# names no release (pip_installs_vllm still counts it, so the version is said unknown once).
+_VCS_VLLM_RE = re.compile(r"^git\+(?:https?|ssh)://(?:[^/@\s]+@)?github\.com[/:]vllm-project/vllm(?:\.git)?"
+                          r"(?:@([^\s#]+))?(?:#.*)?$", re.IGNORECASE)
+_RELEASE_TAG_RE = re.compile(r"^v?(\d+\.\d+\.\d+(?:\.\d+)?(?:\.?(?:post|rc)\d+)?)$", re.IGNORECASE)
+
+
+def _vcs_vllm_release(word: str) -> str | None:
+    m = _VCS_VLLM_RE.match(word)
+    tag = m.group(1) if m and m.group(1) else None
+    t = _RELEASE_TAG_RE.match(tag) if tag else None
+    return normalize_version(t.group(1)) if t else None
 
 
 def pip_install_words(script: str):
