@@ -586,8 +586,24 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
 
         words = [t.text for t in (entry_tokens or []) + (cmd_tokens or [])]
         hidden = hidden_vllm_command(image_text, words, env)
-        inv, script_note, why = _script_invocation((entry_tokens or []) + (cmd_tokens or []), layers, base_dir,
-                                                   interp, file, image_text, env)
+        # what the container runs: the service's entrypoint/command, else the built image's ENTRYPOINT/CMD
+        runs = (entry_tokens or []) + (cmd_tokens or [])
+        if isinstance(built, BuiltImage):
+            runs = (run_entry or []) + (run_cmd or [])
+        inv, script_note, why = _script_invocation(runs, layers, base_dir, interp, file,
+                                                   run_image if isinstance(built, BuiltImage) else image_text,
+                                                   run_env if isinstance(built, BuiltImage) else env,
+                                                   built if isinstance(built, BuiltImage) else None)
+        if inv is not None and isinstance(built, BuiltImage):
+            # the built image's launcher runs: its FROM (version) and ENV are the server's, as for its own command
+            built_used = built
+            image_text = run_image
+            for key, value in built.env.items():
+                if key not in env:
+                    env[key] = value
+                    env_locs[key] = built.env_locations[key]
+            if run_image is not None and run_image == built.base:
+                image_loc = built.base_location
         if inv is None and (hidden is None or isinstance(built, BuiltImage)) and image is None:
             hidden = _built_vllm_image(layers, built) or hidden
         if inv is None:
@@ -867,10 +883,9 @@ def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> s
             first = runs[0]
             line = f" (line {first.location.line})" if getattr(first, "location", None) and first.location.line else ""
             return (f"built from {built.dockerfile} FROM {built.base} (line {built.base_location.line}), whose "
-                    f"ENTRYPOINT/CMD runs {first.text}{line}, a launcher whose vLLM command line vramlint does not "
-                    "read (it does not follow a script the image is built with), and the service's command starts "
-                    "none, so its vLLM command line is not checked (a `vllm serve` command in the service or the "
-                    "Dockerfile lets it be read)")
+                    f"ENTRYPOINT/CMD runs {first.text}{line}, a launcher in which vramlint reads no vLLM command "
+                    "line, and the service's command starts none, so its vLLM command line is not checked (a "
+                    "`vllm serve` command in the service or the Dockerfile lets it be read)")
         return (f"built from {built.dockerfile} FROM {built.base} (line {built.base_location.line}), which is not "
                 "a vLLM image vramlint knows, and neither its ENTRYPOINT/CMD nor the service's command starts a "
                 "vLLM server vramlint can read, so its vLLM command line is not checked (FROM a vllm/vllm-openai "
@@ -885,9 +900,13 @@ def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> s
 
 
 def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | None, interp: Interpolator,
-                       file: str, image: str | None, env: dict[str, str | None]) -> tuple[Any, str | None, str | None]:
+                       file: str, image: str | None, env: dict[str, str | None],
+                       built: BuiltImage | None = None) -> tuple[Any, str | None, str | None]:
     """(invocation, note, None) when the service runs a script in the repository that starts vLLM; else
-    (None, None, why it is not read or reads no server) - `why` None when the service runs no script."""
+    (None, None, why it is not read or reads no server) - `why` None when the service runs no script.
+
+    The script is found through the service's bind mounts (what the container sees at run time), else, for a
+    service built from a Dockerfile, through the COPY/ADD that put it in the image from the build context."""
     import os
 
     from vramlint.cmdline import find_vllm_invocation
@@ -897,7 +916,25 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
     if call is None or not call.path.text:
         return None, None, None
     path = call.path.text
-    host = _config_on_host(path, layers, base_dir, interp)
+    copied = None
+    if built is not None:
+        import posixpath
+
+        from vramlint.extract.dockerfile import context_source
+
+        in_image = posixpath.normpath(posixpath.join(built.workdir, path))
+        host = _config_on_host(in_image, layers, base_dir, interp)
+        spec = _build_spec(layers, interp)
+        if host is None and spec is not None and base_dir is not None and UNKNOWN_MARK not in spec[0]:
+            context = Path(base_dir) / spec[0]
+            found = context_source(built, in_image, lambda rel: (context / rel).is_dir())
+            if found is not None:
+                host, copied = context / found[0], f"COPY {found[0]} (line {found[1]} of {built.dockerfile})"
+        if host is None:
+            return None, None, (f"the script {path} it runs is in the image, and no COPY/ADD of {built.dockerfile} "
+                                "puts it there from the build context")
+    else:
+        host = _config_on_host(path, layers, base_dir, interp)
     if host is None:
         return None, None, f"the script {path} it runs is in the image, not in the repository"
     if not host.is_file():
@@ -919,6 +956,9 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
         return inv, (f"the script {path} ({display}) runs the command line it is given (`exec \"$@\"`): the vLLM "
                      "command line is the service's own; the container runs the image's copy of the script, taken "
                      "to be this file"), None
+    if copied is not None:
+        return inv, (f"the vLLM command line is read from the script {path} ({display}), which the image has from "
+                     f"{copied}"), None
     return inv, (f"the vLLM command line is read from the script {path} ({display}); the container runs the "
                  "image's copy of it, taken to be this file"), None
 

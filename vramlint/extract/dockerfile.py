@@ -5,7 +5,9 @@ Only what decides how the container starts is read, with Docker's semantics: the
 `ARG` defaults and the compose `build.args` substituted in `FROM` and `ENV` (a variable set by neither is unknown,
 and so is the image it names), `ENV` (the container's environment), `ENTRYPOINT` and `CMD` in exec (`["a", "b"]`)
 and shell form (`/bin/sh -c` with the words as written, or the `SHELL` in force), a stage inheriting them from its
-base and an `ENTRYPOINT` clearing the `CMD` it inherited. `RUN` lines and here-documents are skipped.
+base and an `ENTRYPOINT` clearing the `CMD` it inherited; `WORKDIR` and `COPY`/`ADD` from the build context, so
+that a launcher script the image runs can be found in the repository (`context_source`). `RUN` lines and
+here-documents are skipped.
 
 Bounds: the file is read through `vramlint.fsread` (a regular file inside the scanned tree) up to
 MAX_DOCKERFILE_BYTES; at most MAX_STAGES stages and MAX_INSTRUCTIONS instructions; an `ARG`/`ENV` value past
@@ -16,6 +18,7 @@ that goes over it (`BuiltImage.bounds`).
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +60,19 @@ class _Stage:
     # the vLLM a RUN of this stage (or of the stage it is FROM) installs with pip: the release it pins (None when
     # it pins none, or two), and where
     vllm_pin: tuple[str | None, Location] | None = None
+    workdir: str = "/"
+    copies: list[ContextCopy] = field(default_factory=list)
+
+
+@dataclass
+class ContextCopy:
+    """A COPY/ADD of the stages followed: what it puts where in the image. ``sources`` is None when they are not
+    the build context's (`--from=`, a URL, a here-document): the files it writes are not in the repository."""
+
+    sources: list[str] | None  # as written, relative to the build context
+    dest: str  # absolute in the image (the WORKDIR in force joined)
+    into_dir: bool  # the destination is a directory (ends in `/`, or several sources)
+    line: int
 
 
 @dataclass
@@ -79,6 +95,8 @@ class BuiltImage:
     # `RUN pip install vllm==X` in the stages followed: pip puts that release over whatever the base image held
     # (None for the release when the RUN pins none)
     vllm_pin: tuple[str | None, Location] | None = None
+    workdir: str = "/"  # the WORKDIR the container starts in (a relative ENTRYPOINT path is taken from it)
+    copies: list[ContextCopy] = field(default_factory=list)  # in build order
 
 
 _BUILD_FILE_NAMES = ("dockerfile", "containerfile")  # Docker's default name, and Podman/Buildah's
@@ -188,6 +206,7 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.entrypoint, stage.cmd, stage.shell = parent.entrypoint, parent.cmd, parent.shell
                 stage.cmd_cleared = parent.cmd_cleared
                 stage.vllm_pin = parent.vllm_pin
+                stage.workdir, stage.copies = parent.workdir, list(parent.copies)
             stages.append(stage)
             continue
         if ins.keyword == "ARG":
@@ -228,6 +247,13 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
 
             if pip_installs_vllm(ins.args):  # over the base image's vLLM: the release pinned, or not known
                 stage.vllm_pin = (pip_installed_vllm(ins.args), Location(display, ins.line, ins.column))
+        elif ins.keyword == "WORKDIR":
+            path = _substitute(ins.args.strip(), _scope(global_args, stage))
+            stage.workdir = posixpath.normpath(posixpath.join(stage.workdir, path)) if path else stage.workdir
+        elif ins.keyword in ("COPY", "ADD"):
+            copy = _context_copy(ins, _scope(global_args, stage), stage.workdir)
+            if copy is not None:
+                stage.copies.append(copy)
         elif ins.keyword == "SHELL":
             form = _json_words(ins.args)
             if form:
@@ -263,7 +289,57 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         stages=[s.name or f"#{stages.index(s)}" for s in followed], unknown_args=unknown,
         entrypoint=entrypoint, cmd=cmd if cmd is not None else ([] if chosen.cmd_cleared else None),
         env=dict(chosen.env), env_locations=dict(chosen.env_locations), problems=[],
-        mentions_vllm="vllm" in text.lower(), bounds=bounds, vllm_pin=chosen.vllm_pin)
+        mentions_vllm="vllm" in text.lower(), bounds=bounds, vllm_pin=chosen.vllm_pin, workdir=chosen.workdir,
+        copies=list(chosen.copies))
+
+
+def _context_copy(ins: Instruction, scope: dict[str, str | None], workdir: str) -> ContextCopy | None:
+    words = _json_words(ins.args) or _words(ins.args)
+    flags = [w for w in words if w.startswith("--")]
+    paths = [_substitute(w, scope) for w in words if not w.startswith("--")]
+    if len(paths) < 2 or any(p is None for p in paths):
+        return None  # a variable nothing sets: where it writes is not known, so nothing is taken from it
+    *sources, dest = paths
+    dest_abs = posixpath.normpath(posixpath.join(workdir, dest))
+    foreign = (any(f.startswith("--from") for f in flags) or _HEREDOC.search(ins.args) is not None
+               or any(re.match(r"^[a-z][\w+.-]*://|^git@", src) for src in sources))
+    return ContextCopy(None if foreign else sources, dest_abs, dest.endswith("/") or len(sources) > 1, ins.line)
+
+
+def context_source(built: BuiltImage, image_path: str, is_dir: Any) -> tuple[str, int] | None:
+    """(the build-context path, the COPY/ADD line) of the file at ``image_path`` in the image, when the last
+    COPY/ADD that writes that path takes it from the build context; ``is_dir(path)`` says whether a context path
+    is a directory (whose contents Docker copies into the destination). None when no COPY writes it, or the last
+    one that does takes it from elsewhere."""
+    import fnmatch
+
+    image_path = posixpath.normpath(posixpath.join(built.workdir, image_path))
+    for copy in reversed(built.copies):
+        dest = copy.dest
+        under = image_path == dest or image_path.startswith(dest.rstrip("/") + "/")
+        if copy.sources is None:
+            if under:
+                return None
+            continue
+        for src in reversed(copy.sources):
+            src_norm = posixpath.normpath(src.lstrip("/"))
+            if any(c in src_norm for c in "*?["):
+                folder, pattern = posixpath.split(src_norm)
+                parent, name = posixpath.split(image_path)
+                if parent == dest and fnmatch.fnmatchcase(name, pattern):
+                    return posixpath.normpath(posixpath.join(folder, name)), copy.line
+                continue
+            if is_dir(src_norm):
+                if under:
+                    rel = posixpath.relpath(image_path, dest)
+                    return posixpath.normpath(posixpath.join(src_norm, rel)), copy.line
+                continue
+            # a file: to the destination path, or into it when the destination is a folder (in the image, a
+            # destination without a trailing `/` may already be one)
+            if (image_path == dest and not copy.into_dir) or \
+                    image_path == posixpath.join(dest, posixpath.basename(src_norm)):
+                return src_norm, copy.line
+    return None
 
 
 def _scope(global_args: dict[str, str | None], stage: _Stage | None) -> dict[str, str | None]:
