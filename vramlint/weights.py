@@ -770,53 +770,126 @@ def vocab_matrices_per_rank(facts: dict, tp: int, dtype_bytes: float) -> dict[st
 
 
 def offloaded_bytes(facts: dict, limit: float, tp: int = 1, dtype_bytes: float = 2, ep_size: int = 0,
-                    mxfp4_backend: str | None = None, stage: tuple[int, int, int] | None = None) -> tuple[float, float]:
+                    mxfp4_backend: str | None = None, stage: tuple[int, int, int] | None = None,
+                    params: frozenset[str] | set[str] = frozenset()) -> tuple[float, float]:
     """(bytes ``--cpu-offload-gb`` moves off one GPU, bytes it could move at most).
 
     vLLM offers each decoder layer to the offloader as ``make_layers`` builds it (``maybe_offload_to_cpu``,
-    model_executor/models/utils.py, 0.5 - 0.19; ``UVAOffloader._maybe_offload_to_cpu``,
-    model_executor/offloader/uva.py, 0.20+), which moves the layer's parameters one at a time, in registration
-    order, to pinned CPU memory while the bytes moved so far are below the limit: the last parameter moved can
-    pass the limit, and only decoder layers are offered (the embedding, the LM head, the final norm and the
-    RoPE cache stay on the GPU). A layer's parameters are taken in vLLM's order: attention (q/k/v, then o),
-    then the feed-forward (gate/up, then down; the experts' w13, then w2), by their parameter counts.
+    model_executor/models/utils.py, 0.5 - 0.16; ``UVAOffloader._maybe_offload_to_cpu``,
+    model_executor/offloader/uva.py, 0.17+: the 0.17.1, 0.22.0, 0.27.1 and 0.34.0 wheels), which moves the
+    layer's parameters one at a time, in registration order, to pinned CPU memory while the bytes moved so far
+    are below the limit: the last parameter moved can pass the limit, and only decoder layers are offered (the
+    embedding, the LM head, the final norm and the RoPE cache stay on the GPU). A layer's parameters are taken
+    in vLLM's order: attention (q/k/v, then o), then the feed-forward (gate/up, then down; the experts' w13,
+    then w2), by their parameter counts. ``params`` (``--cpu-offload-params``, 0.17+): only the parameters a
+    listed name segment matches move (:func:`offload_param_matches`); the rest are skipped, not counted.
     """
     part = pipeline_stage_facts(facts, stage[0], stage[1]) if stage and stage[2] > 1 else facts
     layers = part.get("layers") or 0
     if not layers or limit <= 0:
         return 0.0, 0.0
-    whole = weight_bytes_per_rank(part, tp=tp, dtype_bytes=dtype_bytes, include_buffers=False,
-                                  mxfp4_backend=mxfp4_backend, ep_size=ep_size)
-    ends = vocab_matrices_per_rank(part, tp, dtype_bytes)
-    pc = count_parameters(part)
-    decoder = (whole - ends["embed"] - ends["lm_head"] - (part.get("hidden") or 0) * dtype_bytes
-               - pc.vision * dtype_bytes / max(1, tp))
-    per_layer = decoder / layers
+    per_layer, decoder, shares = _decoder_layer_bytes(part, tp, dtype_bytes, ep_size, mxfp4_backend)
+    if params:
+        shares = [(names, share) for names, share in shares if offload_param_matches(params, names)]
+        if not shares:
+            return 0.0, 0.0
+        per_layer *= sum(share for _, share in shares)
+        decoder = per_layer * layers
+        total = sum(share for _, share in shares)
+        shares = [(names, share / total) for names, share in shares]
     full = int(limit // per_layer) if per_layer > 0 else layers
     if full >= layers:
         return decoder, decoder
     moved = full * per_layer
-    for share in _layer_parameter_shares(part, pc):
+    for _, share in shares:
         if moved >= limit:
             break
         moved += share * per_layer
     return min(moved, decoder), decoder
 
 
-def _layer_parameter_shares(facts: dict, pc: ParamCount) -> list[float]:
-    """The parameters of one decoder layer in registration order, as shares of the layer's parameters."""
-    counts: list[float] = []
+def prefetch_offload_bytes(facts: dict, group_size: int, num_in_group: int, prefetch_step: int, tp: int = 1,
+                           dtype_bytes: float = 2, ep_size: int = 0, mxfp4_backend: str | None = None,
+                           stage: tuple[int, int, int] | None = None,
+                           params: frozenset[str] | set[str] = frozenset()) -> tuple[float, float, int]:
+    """(bytes the prefetch offloader moves off one GPU, bytes of its GPU buffer pool, layers offloaded).
+
+    ``PrefetchOffloader.wrap_modules`` (model_executor/offloader/prefetch.py, 0.17+) offloads the last
+    ``offload_num_in_group`` of every ``offload_group_size`` decoder layers of the stage (``index % group_size >=
+    group_size - num_in_group``), all their parameters or those ``--offload-params`` matches, to pinned CPU
+    memory; ``post_init`` then allocates ``StaticBufferPool``: ``offload_prefetch_step`` GPU copies of each
+    distinct (name, shape, stride, dtype) parameter of the offloaded layers, which the layers' weights are
+    copied into ahead of their forward pass. Decoder layers alike in shape share one set of buffers per slot.
+    """
+    part = pipeline_stage_facts(facts, stage[0], stage[1]) if stage and stage[2] > 1 else facts
+    layers = part.get("layers") or 0
+    if not layers or group_size <= 0:
+        return 0.0, 0.0, 0
+    per_layer, _, shares = _decoder_layer_bytes(part, tp, dtype_bytes, ep_size, mxfp4_backend)
+    if params:
+        per_layer *= sum(share for names, share in shares if offload_param_matches(params, names))
+    count = sum(1 for index in range(layers) if index % group_size >= group_size - num_in_group)
+    if not count or per_layer <= 0:
+        return 0.0, 0.0, 0
+    return count * per_layer, max(1, prefetch_step) * per_layer, count
+
+
+def offload_param_matches(params, names: tuple[str, ...]) -> bool:
+    """Whether one of ``names`` (a decoder layer's parameter names, relative to the layer) is matched by a
+    segment of ``--cpu-offload-params`` / ``--offload-params``: ``f".{p}." in f".{name}."``, so "experts" and
+    "experts.w2_weight" match "mlp.experts.w2_weight" and "w2" does not (uva.py / prefetch.py, 0.17.1)."""
+    return any(f".{p}." in f".{name}." for p in params for name in names)
+
+
+def _decoder_layer_bytes(part: dict, tp: int, dtype_bytes: float, ep_size: int,
+                         mxfp4_backend: str | None) -> tuple[float, float, list[tuple[tuple[str, ...], float]]]:
+    """(bytes of one decoder layer on a rank, of all decoder layers, the layer's parameters in registration
+    order as (names, share of the layer's bytes))."""
+    layers = part.get("layers") or 1
+    whole = weight_bytes_per_rank(part, tp=tp, dtype_bytes=dtype_bytes, include_buffers=False,
+                                  mxfp4_backend=mxfp4_backend, ep_size=ep_size)
+    ends = vocab_matrices_per_rank(part, tp, dtype_bytes)
+    pc = count_parameters(part)
+    decoder = (whole - ends["embed"] - ends["lm_head"] - (part.get("hidden") or 0) * dtype_bytes
+               - pc.vision * dtype_bytes / max(1, tp))
+    return decoder / layers, decoder, _layer_parameter_shares(part, pc)
+
+
+# vLLM's names of a decoder layer's parameters (relative to the layer module, as its named_parameters() gives
+# them) for the Llama / Qwen / Mistral / DeepSeek families; a family that names them otherwise is matched by
+# these names, which `--cpu-offload-params` segments such as "mlp" or "self_attn" still fit.
+_PARAM_NAMES = {
+    "attn": (("self_attn.qkv_proj.weight",), ("self_attn.o_proj.weight",)),
+    "mla": (("self_attn.q_a_proj.weight", "self_attn.q_b_proj.weight", "self_attn.q_proj.weight",
+             "self_attn.kv_a_proj_with_mqa.weight", "self_attn.kv_b_proj.weight", "self_attn.o_proj.weight"),),
+    "mlp": (("mlp.gate_up_proj.weight",), ("mlp.down_proj.weight",)),
+    "experts": (("mlp.experts.w13_weight",), ("mlp.experts.w2_weight",)),
+    "shared": (("mlp.shared_experts.gate_up_proj.weight", "mlp.shared_expert.gate_up_proj.weight"),
+               ("mlp.shared_experts.down_proj.weight", "mlp.shared_expert.down_proj.weight")),
+}
+_NORM_NAMES = ("input_layernorm.weight", "post_attention_layernorm.weight", "mlp.gate.weight",
+               "self_attn.q_norm.weight", "self_attn.k_norm.weight")
+
+
+def _layer_parameter_shares(facts: dict, pc: ParamCount) -> list[tuple[tuple[str, ...], float]]:
+    """The parameters of one decoder layer in registration order, as (vLLM's names, share of the layer's
+    parameters)."""
+    counts: list[tuple[tuple[str, ...], float]] = []
     heads, kv = facts.get("heads") or 0, facts.get("kv_heads") or facts.get("heads") or 0
     for kind, n in pc.linear.items():
         if kind == "attn" and heads and not facts.get("mla"):
-            counts += [n * (heads + 2 * kv) / (2 * heads + 2 * kv), n * heads / (2 * heads + 2 * kv)]
+            qkv, o = _PARAM_NAMES["attn"]
+            counts += [(qkv, n * (heads + 2 * kv) / (2 * heads + 2 * kv)), (o, n * heads / (2 * heads + 2 * kv))]
+        elif kind == "attn":
+            counts.append((_PARAM_NAMES["mla"][0], float(n)))
         elif kind in ("mlp", "experts", "shared"):
-            counts += [n * 2 / 3, n / 3]
+            first, second = _PARAM_NAMES[kind]
+            counts += [(first, n * 2 / 3), (second, n / 3)]
         else:
-            counts.append(float(n))
-    counts.append(float(pc.norms + pc.other))
-    total = sum(counts) or 1.0
-    return [c / total for c in counts]
+            counts.append(((kind,), float(n)))
+    counts.append((_NORM_NAMES, float(pc.norms + pc.other)))
+    total = sum(c for _, c in counts) or 1.0
+    return [(names, c / total) for names, c in counts]
 
 
 def pipeline_stage_facts(facts: dict, start: int, end: int) -> dict:

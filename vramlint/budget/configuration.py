@@ -174,6 +174,7 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
                        "message": f"--cpu-offload-gb {offload} is not a finite number of GiB: vLLM cannot turn it into "
                        "the byte count of its CPU offload (OverflowError: cannot convert float infinity to integer, "
                        "or a validation error for nan) and stops while the engine starts"})
+    errors.extend(_offload_config_errors(args, key))
     errors.extend(_parallelism_errors(model, tp))
 
     # ---- the GPU vs the compute capabilities the release's CUDA kernels are built for
@@ -471,3 +472,37 @@ def _quantization_checks(model: ModelInfo, args: dict, gpu: GpuSpec, key: versio
             "arg": "dtype",
         })
     return errors, notes
+
+
+def _offload_config_errors(args: dict, key) -> list[dict]:
+    """What ``OffloadConfig.validate_offload_config`` (vllm/config/offload.py, 0.17.1 - 0.34.0) refuses: with the
+    prefetch offloader (``--offload-backend prefetch`` or ``--offload-group-size`` > 0), more layers per group
+    than the group holds, or a prefetch step below 1."""
+    if key is None or not versions.at_least(key, 0, 17):
+        return []
+
+    def as_int(name: str, default: int) -> int | None:
+        value = args.get(name)
+        if value is None or str(value).strip() == "":
+            return default
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return None  # not a number: argparse refuses it (said by the argument checks)
+
+    group = as_int("offload_group_size", 0)
+    in_group = as_int("offload_num_in_group", 1)
+    step = as_int("offload_prefetch_step", 1)
+    backend = str(args.get("offload_backend") or "auto").strip().lower()
+    if group is None or in_group is None or step is None or not (backend == "prefetch" or group > 0):
+        return []
+    if in_group > group:
+        return [{"code": "offload-config-invalid", "arg": "offload_num_in_group",
+                 "message": f"offload_num_in_group ({in_group}) must be <= offload_group_size ({group}): vLLM's "
+                            "OffloadConfig refuses the prefetch offloader's settings and the server does not start"}]
+    if step < 1:
+        return [{"code": "offload-config-invalid", "arg": "offload_prefetch_step",
+                 "message": f"offload_prefetch_step ({step}) must be >= 1 when prefetch offloading is enabled "
+                            f"(offload_group_size > 0): vLLM's OffloadConfig refuses it and the server does not "
+                            "start"}]
+    return []

@@ -110,6 +110,9 @@ class Profile(StageResult):
     # V2 runner's penalty bins on the last stage), and whether vLLM's KV sizing counts it (0.28+: total_consumed)
     resident: list[int] | None = None
     resident_counted: bool = False
+    # per stage: the prefetch offloader's GPU buffer pool (--offload-group-size, 0.17+), torch memory allocated
+    # after the weights are measured; vLLM's KV sizing counts it from 0.27
+    offload_pool: list[int] | None = None
     # 0.34+ with the extensible KV cache: the address range reserved from the profiling estimate (what kv_bytes
     # was up to 0.33: the capacity the measured size is capped to), and the transient reserve kept free
     kv_capacity: list[float] | None = None
@@ -226,6 +229,23 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
             " (the last stage), in the memory vLLM 0.28+ counts as consumed before the KV cache" if counted else
             " (the last stage); not in vLLM's KV sizing before 0.28 (torch memory outside the weights and the peak)")
     counted_resident = resident if versions.at_least(key, 0, 28) else [0] * len(resident)
+    pool = offload_pool_per_stage(cfg)
+    if any(pool):
+        # torch memory allocated after "Model loading took" and before memory_profiling's first snapshot: 0.27+
+        # count it in total_consumed (the drop in free memory since start-up); before, neither the weights, the
+        # peak increase (taken from that snapshot) nor the non-torch memory holds it (mem_utils.py, 0.17.1, 0.22.0)
+        counted = versions.at_least(key, 0, 27)
+        src["offload_pool"] = (f"the prefetch offloader's GPU buffer pool, {pool[0] / GiB:.2f} GiB per rank "
+                               "(StaticBufferPool, model_executor/offloader/prefetch.py), "
+                               + ("counted by vLLM before the KV cache (total_consumed)" if counted else
+                                  "not counted by vLLM's KV sizing in this release"))
+        if counted:
+            counted_resident = [r + p for r, p in zip(counted_resident, pool, strict=True)]
+        else:
+            notes.append(f"the prefetch offloader's GPU buffer pool ({max(pool) / GiB:.2f} GiB) is allocated after "
+                         "the weights are measured and before the profiling snapshot, so vLLM before 0.27 sizes "
+                         "the KV cache as if it were free: the engine holds that much more than total x "
+                         "gpu_memory_utilization")
     kv_override = int_arg(cfg.args, "kv_cache_memory_bytes")
     if kv_override and beh.engine == "v1" and versions.at_least(key, 0, 10, 2):
         kv_bytes = [float(kv_override)] * len(cfg.pp_partition)
@@ -283,7 +303,8 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                    kv_override=kv_override, kv_capacity=capacity, kv_reserve=reserve,
                    kv_measured=measured if capacity is not None else None, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
                    communication=comm, notes=notes, sources=src, warmup=warmup, warmup_seqs=profile_seqs,
-                   held=held, resident=resident, resident_counted=versions.at_least(key, 0, 28))
+                   held=held, resident=resident, resident_counted=versions.at_least(key, 0, 28),
+                   offload_pool=pool if any(pool) else None)
 
 
 # vllm/v1/worker/extensible_kv_cache.py (0.34.0): the margin kept beyond the transient peak when the KV cache is
@@ -680,3 +701,17 @@ def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, n
     how = (f"{share['head'].upper().replace('EAGLE3', 'EAGLE-3')} head: buffers {buffers / (1 << 20):.0f} MiB, dummy "
            f"run {run / (1 << 30):.2f} GiB (its forward pass on {num_tokens} tokens + the model's hidden states)")
     return buffers, run, how
+
+
+def offload_pool_per_stage(cfg: Configuration) -> list[int]:
+    """The prefetch offloader's GPU buffer pool on each pipeline stage (0 without it)."""
+    from vramlint.budget.rank_weights import prefetch_pool_bytes
+
+    pool: list[int] = []
+    start = 0
+    for layers in cfg.pp_partition:
+        stage = (start, start + layers, cfg.pp) if cfg.pp > 1 else None
+        pool.append(prefetch_pool_bytes(cfg.model, cfg.tp, cfg.dtype, cfg.args, cfg.key, ep_size=cfg.ep_size,
+                                        stage=stage))
+        start += layers
+    return pool

@@ -10,6 +10,7 @@ import math
 
 from vramlint import versions
 from vramlint.budget.common import DTYPE_BYTES, GiB, head_dim, truthy, vllm_image
+from vramlint.lean_dataclass import dataclass
 from vramlint.model import GpuSpec, ModelInfo
 
 # Quantization methods vLLM can apply to an unquantized checkpoint while loading it ("online"), and how the
@@ -157,6 +158,73 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
             if tp * pp > 1:
                 how += f" / {tp * pp} ranks"
         how += " + RoPE cache"
+    plan = offload_plan(args, key)
+    if plan.backend == "prefetch" and facts:
+        from vramlint import weights
+
+        moved, pool, count = weights.prefetch_offload_bytes(
+            loaded, plan.group_size, plan.num_in_group, plan.prefetch_step, tp=tp, dtype_bytes=dtype_bytes,
+            ep_size=ep_size, mxfp4_backend=backend, stage=stage, params=plan.params)
+        total -= moved
+        how += (f" - {moved / GiB:.2f} GiB of {count} decoder layers moved to the CPU by the prefetch offloader "
+                f"(the last {plan.num_in_group} of every {plan.group_size}"
+                + (f", parameters matching {', '.join(sorted(plan.params))}" if plan.params else "")
+                + f"; its {plan.prefetch_step}-slot GPU buffer pool, {pool / GiB:.2f} GiB, is allocated after the "
+                  "weights are measured)")
+    elif plan.backend == "prefetch":
+        how += " (the prefetch offloader's layers are not estimated: the model's architecture is not known)"
+    elif plan.limit > 0 and facts:
+        from vramlint import weights
+
+        moved, most = weights.offloaded_bytes(loaded, plan.limit, tp=tp, dtype_bytes=dtype_bytes, ep_size=ep_size,
+                                              mxfp4_backend=backend, stage=stage, params=plan.params)
+        total -= moved
+        how += (f" - {moved / GiB:.2f} GiB of decoder-layer parameters moved to the CPU by --cpu-offload-gb "
+                f"{plan.offload_gb} (whole parameters until the limit is reached")
+        if plan.params:
+            how += f"; only those matching --cpu-offload-params {', '.join(sorted(plan.params))})"
+        else:
+            how += ("; the embedding, LM head and norms stay on the GPU)" if moved >= most else ")")
+    elif plan.limit > 0:
+        total = max(0.0, total - plan.limit)
+        how += f" - {plan.offload_gb} GiB --cpu-offload-gb"
+    return int(total), how
+
+
+@dataclass
+class OffloadPlan:
+    """The weight offloading vLLM sets up (``create_offloader``, model_executor/offloader/base.py, 0.17+)."""
+    backend: str | None = None  # "uva" (--cpu-offload-gb), "prefetch", or None
+    limit: float = 0.0  # UVA: bytes to move
+    offload_gb: object = None
+    params: frozenset[str] = frozenset()
+    group_size: int = 0
+    num_in_group: int = 1
+    prefetch_step: int = 1
+
+
+def _name_set(value) -> frozenset[str]:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [str(v) for v in value]
+    elif value is None or value == "":
+        items = []
+    else:
+        items = str(value).replace(",", " ").split()
+    return frozenset(i.strip() for i in items if i.strip())
+
+
+def _int(value, default: int) -> int:
+    try:
+        return int(value) if value is not None and str(value).strip() != "" else default
+    except (TypeError, ValueError):
+        return default
+
+
+def offload_plan(args: dict, key: versions.VersionKey | None) -> OffloadPlan:
+    """Which offloader vLLM builds from the arguments. Up to 0.16 ``--cpu-offload-gb`` alone (models/utils.py).
+    0.17+ (config/offload.py, base.py::create_offloader; the 0.17.1 - 0.34.0 wheels): ``--offload-backend auto``
+    takes the prefetch offloader when ``--offload-group-size`` > 0 (over ``--cpu-offload-gb`` if both are set),
+    else UVA when ``--cpu-offload-gb`` > 0; "uva" / "prefetch" force one and ignore the other's settings."""
     offload = args.get("cpu_offload_gb")
     try:
         limit = float(offload) * GiB if offload else 0.0
@@ -164,16 +232,34 @@ def weights_per_rank(model: ModelInfo, tp: int, pp: int, dtype: str, args: dict,
         limit = 0.0
     if not math.isfinite(limit):
         limit = 0.0  # refused at start-up (vramlint.budget.configuration); the weights stay on the GPU here
-    if limit > 0 and facts:
-        from vramlint import weights
+    if key is not None and not versions.at_least(key, 0, 17):
+        return OffloadPlan(backend="uva" if limit > 0 else None, limit=limit, offload_gb=offload)
+    chosen = str(args.get("offload_backend") or "auto").strip().lower()
+    group = _int(args.get("offload_group_size"), 0)
+    if chosen == "prefetch" or (chosen == "auto" and group > 0):
+        if group <= 0:
+            return OffloadPlan()  # refused by OffloadConfig's validator (vramlint.budget.configuration)
+        return OffloadPlan(backend="prefetch", group_size=group,
+                           num_in_group=_int(args.get("offload_num_in_group"), 1),
+                           prefetch_step=_int(args.get("offload_prefetch_step"), 1),
+                           params=_name_set(args.get("offload_params")))
+    if limit > 0 and chosen in ("auto", "uva"):
+        return OffloadPlan(backend="uva", limit=limit, offload_gb=offload,
+                           params=_name_set(args.get("cpu_offload_params")))
+    return OffloadPlan()
 
-        moved, most = weights.offloaded_bytes(loaded, limit, tp=tp, dtype_bytes=dtype_bytes, ep_size=ep_size,
-                                              mxfp4_backend=backend, stage=stage)
-        total -= moved
-        how += (f" - {moved / GiB:.2f} GiB of decoder-layer parameters moved to the CPU by --cpu-offload-gb "
-                f"{offload} (whole parameters until the limit is reached")
-        how += ("; the embedding, LM head and norms stay on the GPU)" if moved >= most else ")")
-    elif limit > 0:
-        total = max(0.0, total - limit)
-        how += f" - {offload} GiB --cpu-offload-gb"
-    return int(total), how
+
+def prefetch_pool_bytes(model: ModelInfo, tp: int, dtype: str, args: dict, key: versions.VersionKey | None,
+                        ep_size: int = 0, stage: tuple[int, int, int] | None = None) -> int:
+    """The prefetch offloader's GPU buffer pool on one rank (0 without it): torch memory ``post_init`` allocates at
+    the end of ``load_model``, after ``Model loading took`` is measured (gpu_model_runner.py, 0.17.1 - 0.34.0)."""
+    plan = offload_plan(args, key)
+    facts = model.extra.get("facts")
+    if plan.backend != "prefetch" or not facts:
+        return 0
+    from vramlint import weights
+
+    _, pool, _ = weights.prefetch_offload_bytes(facts, plan.group_size, plan.num_in_group, plan.prefetch_step,
+                                                tp=tp, dtype_bytes=DTYPE_BYTES.get(dtype, 2), ep_size=ep_size,
+                                                stage=stage, params=plan.params)
+    return int(pool)

@@ -188,6 +188,8 @@ def _capture_out_of_memory(cfg: Configuration, weights: Weights, profile: Profil
         graphs = profile.capture[index] - (profile.capture_nccl[index] if recent and profile.capture_nccl else 0)
         kv_tensors = stage.num_blocks * stage.per_block_pool if stage.num_blocks > 0 else 0
         resident = profile.resident[index] if profile.resident and index < len(profile.resident) else 0
+        if profile.offload_pool and index < len(profile.offload_pool):
+            resident += profile.offload_pool[index]
         free = (cfg.total_bytes - profile.uncounted - weights.per_stage[index] - profile.non_torch - resident
                 - kv_tensors)
         warmup = _sampler_warmup_after_capture(cfg, profile) if index == len(stages) - 1 else 0
