@@ -82,7 +82,7 @@ IN_SAMPLE: dict[int | str, str] = {
 }
 
 # The categories the summary breaks the figures down by, in print order.
-CATEGORIES = ("TP>=4", "TP 8", "pipeline parallel", "multimodal", "LoRA", "speculative", "vLLM>=0.20")
+CATEGORIES = ("TP>=4", "TP 8", "pipeline parallel", "multimodal", "LoRA", "speculative", "CPU offload", "vLLM>=0.20")
 
 # Per-row decisions the TSV leaves open: (row index) -> dict. "skip" gives the reason a row cannot be run.
 # Versions: the TSV gives "unknown (~v0.6.4)" etc.; the release whose log format / line numbers match is used.
@@ -249,6 +249,8 @@ def categories(info, args: dict, version: str) -> set[str]:
         cats.add("LoRA")
     if speculative_request(args):
         cats.add("speculative")
+    if float(args.get("cpu_offload_gb") or 0) > 0 or int(args.get("offload_group_size") or 0) > 0:
+        cats.add("CPU offload")
     key = versions.parse_version(version)
     if key is not None and versions.at_least(key, 0, 20):
         cats.add("vLLM>=0.20")
