@@ -54,7 +54,9 @@ def test_no_graph_estimate_is_taken_before_the_kv_cache():
     assert v1.cudagraph_gib > 0.1 and v2.cudagraph_gib == 0
     # the runners' profile samplers differ too (V1's top-k / top-p path, V2's greedy dummy sampling)
     activation_gap = v1.activation_gib - v2.activation_gib
-    assert abs((v2.kv_cache_gib - v1.kv_cache_gib) - v1.cudagraph_gib - activation_gap) < 0.02
+    # and 0.27+ count the V2 runner's penalty bins before the KV cache (total_consumed)
+    assert v2.runner_state_gib > 0.1
+    assert abs((v2.kv_cache_gib - v1.kv_cache_gib) - v1.cudagraph_gib - activation_gap + v2.runner_state_gib) < 0.02
     assert "V2 model runner" in v2.sources.get("cudagraph_estimate", "")
     # from 0.29 the V2 runner estimates the graphs as V1 does: nothing changes there
     later = compute_budget(model, gpu, args, {}, "0.29.0", 1)
@@ -138,10 +140,11 @@ def test_034_refuses_the_removed_v1_runner_variable():
     assert not budget.starts and budget.errors[0]["code"] == "v1-model-runner-removed"
 
 
-def test_v2_penalty_bins_are_taken_from_the_kv_cache_from_028():
-    """The V2 runner's Sampler allocates its penalty bins (max_num_seqs x vocab int32 and a bit mask) after the
-    weights are measured; 0.28+ count everything the process holds after profiling (total_consumed), so the KV
-    cache is smaller by them; 0.27 sized the KV cache from the weights and the peak and did not. Only the last
+def test_v2_penalty_bins_are_taken_from_the_kv_cache_from_027():
+    """The V2 runner's Sampler allocates its penalty bins (max_num_seqs x vocab int32 and a bit mask) in
+    ``load_model`` after the weights are measured; 0.27+ count everything the process holds after profiling
+    (``total_consumed``: the 0.27.0 and 0.27.1 wheels' mem_utils.py), so the KV cache is smaller by them; up to 0.26
+    the KV cache was sized from the weights, the peak and the non-torch memory and did not. Only the last
     pipeline stage samples, so only its KV budget loses them."""
     gpu = gpus.lookup("H100-SXM")
     model = ModelInfo(**DENSE)
@@ -153,9 +156,11 @@ def test_v2_penalty_bins_are_taken_from_the_kv_cache_from_028():
     assert "runner_state" not in v1.sources
     gap = (v1.kv_cache_gib - v2.kv_cache_gib) + (v1.activation_gib - v2.activation_gib)
     assert abs(gap - bins / GiB) < 0.02
-    older = compute_budget(model, gpu, args, {}, "0.27.1", 1)
-    assert "not in vLLM's KV sizing before 0.28" in older.sources["runner_state"]
-    assert abs(older.kv_cache_gib - (v2.kv_cache_gib + bins / GiB)) < 0.02
+    older = compute_budget(model, gpu, args, {}, "0.26.0", 1)
+    assert "not in vLLM's KV sizing before 0.27" in older.sources["runner_state"]
+    first = compute_budget(model, gpu, args, {}, "0.27.0", 1)
+    assert "0.27+ counts as consumed" in first.sources["runner_state"]
+    assert abs(older.kv_cache_gib - (first.kv_cache_gib + bins / GiB)) < 0.02
     staged = compute_budget(model, gpu, dict(args, pipeline_parallel_size=2), {}, "0.29.0", 1)
     assert "the last stage" in staged.sources["runner_state"]
 

@@ -107,7 +107,7 @@ class Profile(StageResult):
     warmup_seqs: int = 0
     held: int = 0
     # torch memory the model runner allocates for the engine's life after the weights are measured, per stage (the
-    # V2 runner's penalty bins on the last stage), and whether vLLM's KV sizing counts it (0.28+: total_consumed)
+    # V2 runner's penalty bins on the last stage), and whether vLLM's KV sizing counts it (0.27+: total_consumed)
     resident: list[int] | None = None
     resident_counted: bool = False
     # per stage: the prefetch offloader's GPU buffer pool (--offload-group-size, 0.17+), torch memory allocated
@@ -224,11 +224,11 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     if beh.v2_model_runner and not pooling:  # a pooling model has no Sampler (GPUModelRunner.load_model)
         state, state_how = v2_sampler_state_bytes(model, cfg.max_num_seqs)
         resident[-1] = state
-        counted = versions.at_least(key, 0, 28)
+        counted = versions.at_least(key, 0, 27)
         src["runner_state"] = state_how + (
-            " (the last stage), in the memory vLLM 0.28+ counts as consumed before the KV cache" if counted else
-            " (the last stage); not in vLLM's KV sizing before 0.28 (torch memory outside the weights and the peak)")
-    counted_resident = resident if versions.at_least(key, 0, 28) else [0] * len(resident)
+            " (the last stage), in the memory vLLM 0.27+ counts as consumed before the KV cache" if counted else
+            " (the last stage); not in vLLM's KV sizing before 0.27 (torch memory outside the weights and the peak)")
+    counted_resident = resident if versions.at_least(key, 0, 27) else [0] * len(resident)
     pool = offload_pool_per_stage(cfg)
     if any(pool):
         # torch memory allocated after "Model loading took" and before memory_profiling's first snapshot: 0.27+
@@ -303,7 +303,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                    kv_override=kv_override, kv_capacity=capacity, kv_reserve=reserve,
                    kv_measured=measured if capacity is not None else None, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
                    communication=comm, notes=notes, sources=src, warmup=warmup, warmup_seqs=profile_seqs,
-                   held=held, resident=resident, resident_counted=versions.at_least(key, 0, 28),
+                   held=held, resident=resident, resident_counted=versions.at_least(key, 0, 27),
                    offload_pool=pool if any(pool) else None)
 
 
