@@ -75,6 +75,8 @@ def test_the_buffer_pool_is_in_the_kv_sizing_from_0_27_only():
         gained = offloaded.kv_cache_gib - plain.kv_cache_gib
         expected = (8 - counted) * LAYER * 2 / GiB
         assert gained == pytest.approx(expected, abs=0.02), version
+        held = offloaded.runner_state_gib - plain.runner_state_gib  # what explain and the GPU requirement add
+        assert held == pytest.approx(LAYER * 2 / GiB if counted else 0, abs=0.011), version
         said = any("buffer pool" in n and "before 0.27" in n for n in offloaded.notes)
         assert said is not counted
         assert "buffer pool" in offloaded.sources["offload_pool"]

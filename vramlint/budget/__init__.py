@@ -108,8 +108,9 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
         one_request_kv_gib=round(kv.one_request / GiB, 3),
         measured_kv=({k: round(v / GiB, 3) for k, v in profile.kv_measured[kv.stage].items()}
                      if profile.kv_measured else None),
-        runner_state_gib=(round_gib(profile.resident[kv.stage]) if profile.resident and profile.resident_counted
-                          else 0.0),
+        runner_state_gib=round_gib(
+            (profile.resident[kv.stage] if profile.resident and profile.resident_counted else 0)
+            + (profile.offload_pool[kv.stage] if profile.offload_pool and profile.offload_pool_counted else 0)),
     )
 
 

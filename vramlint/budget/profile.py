@@ -113,6 +113,7 @@ class Profile(StageResult):
     # per stage: the prefetch offloader's GPU buffer pool (--offload-group-size, 0.17+), torch memory allocated
     # after the weights are measured; vLLM's KV sizing counts it from 0.27
     offload_pool: list[int] | None = None
+    offload_pool_counted: bool = False
     # 0.34+ with the extensible KV cache: the address range reserved from the profiling estimate (what kv_bytes
     # was up to 0.33: the capacity the measured size is capped to), and the transient reserve kept free
     kv_capacity: list[float] | None = None
@@ -304,7 +305,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
                    kv_measured=measured if capacity is not None else None, capture=capture, capture_nccl=capture_nccl, uncounted=uncounted,
                    communication=comm, notes=notes, sources=src, warmup=warmup, warmup_seqs=profile_seqs,
                    held=held, resident=resident, resident_counted=versions.at_least(key, 0, 27),
-                   offload_pool=pool if any(pool) else None)
+                   offload_pool=pool if any(pool) else None, offload_pool_counted=versions.at_least(key, 0, 27))
 
 
 # vllm/v1/worker/extensible_kv_cache.py (0.34.0): the margin kept beyond the transient peak when the KV cache is

@@ -303,7 +303,9 @@ def _budget_lines(a, b, lines: list[str]) -> None:
             ("non-torch", b.non_torch_gib, src.get("non_torch", "")),
             ("activation peak", b.activation_gib, src.get("activation", "")),
             ("CUDA graphs", b.cudagraph_gib, src.get("cudagraph", "")),
-        ] + ([("runner state", b.runner_state_gib, src.get("runner_state", ""))] if b.runner_state_gib else [])),
+        ] + ([("held after loading" if src.get("offload_pool") else "runner state", b.runner_state_gib,
+               "; ".join(x for x in (src.get("runner_state"), src.get("offload_pool")) if x))]
+             if b.runner_state_gib else [])),
         ("KV cache", [
             ("KV cache", b.kv_cache_gib, f"{_kv_blocks(b)}; "
                                          f"{b.kv_bytes_per_token} B/token ({src.get('kv_bytes_per_token', '')})"
