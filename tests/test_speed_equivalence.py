@@ -182,3 +182,39 @@ def test_locations_sent_by_a_worker_are_equal_and_share_their_yaml_path():
     assert back == made and [b.to_json() for b in back] == [m.to_json() for m in made]
     assert len({id(b.yaml_path) for b in back[:3]}) == 1  # one string, not one per Location
     assert len({id(m.yaml_path) for m in made[:3]}) == 3
+
+
+_TEMPLATE_LINES = st.lists(st.sampled_from(["{{", "}}", "{", "}", "%{", "${", "`", "-", " ", "\t", "\u3000", "a", "#",
+                                             "<A>", "<", ">"]), max_size=10).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_TEMPLATE_LINES)
+def test_a_line_of_template_actions_only_is_told_as_before(line):
+    from vramlint.helm import templated
+
+    # what the reading of control-only lines and neutralize's blank lines computed before their shortcut
+    assert templated._control_only(line) == ("{{" in line and not templated._GO_ACTION.sub("", line).strip())
+    templated_words = "{{" in line or "%{" in line or "${" in line or templated._PLACEHOLDER.search(line)
+    bare = templated._TF_DIRECTIVE.sub("", templated._GO_ACTION.sub("", line)).strip()
+    if templated_words:
+        assert (templated.neutralize(line)[0] == "") == (not bare)
+
+
+def test_an_eval_start_is_placed_on_its_eval_line_and_a_doubled_variable_where_it_grows_too_large():
+    from vramlint.cmdline import MAX_EXPANDED_CHARS, Token, _search_shell, yaml_token
+
+    doublings = 18
+    text = ("c:\n  args:\n    - |\n      A=x\n" + "      A=$A$A\n" * doublings
+            + '      CMD="vllm serve org/m --max-model-len 4096"\n      eval "exec $CMD"\n')
+    doc = yamlload.load_text(text, "f.yaml")[0][0]
+    lines = text.split("\n")
+    script = yaml_token("f.yaml", doc.data["c"]["args"], 0, "c.args[0]", lines)
+    found = _search_shell([Token("sh", None), Token("-c", None), script], {}, 0)
+    assert found is not None and found.entry == "serve"
+    assert [t.text for t in found.args] == ["org/m", "--max-model-len", "4096"]
+    eval_line = next(i for i, line in enumerate(lines, 1) if line.strip().startswith("eval"))
+    assert found.start.line == eval_line
+    too_large_at = next(k for k in range(1, doublings + 1) if 2 ** k > MAX_EXPANDED_CHARS)
+    first_doubling_line = next(i for i, line in enumerate(lines, 1) if "A=$A$A" in line)
+    assert found.problems and found.problems[0].startswith(f"line {first_doubling_line + too_large_at - 1}: variable A")

@@ -2411,20 +2411,24 @@ def _search_eval(script: Token, env: dict[str, str | None], depth: int, problems
     are taken as written (variables unexpanded, template markers kept) and searched as a script of their own,
     with the variables the script assigned. Positions inside it are those of the `eval` word."""
     text = script.text or ""
-    raw = split_shell(text, script.location, block=bool(script.block), env=None, indent=script.indent,
-                      lines=script.lines, folded=script.block == ">", quoted=script.quoted, keep_marks=True)
-    assigned = _script_assignments(raw, env, problems)
-    for cmd in _simple_commands(raw):
-        if cmd[0].text != "eval" or len(cmd) < 2:
+    # words, not Tokens (`split_shell`): only an `eval` word, and a command whose assignment is said, is placed
+    raw, pos = _split_words(text, script.location, block=bool(script.block), env=None, indent=script.indent,
+                            lines=script.lines, folded=script.block == ">", quoted=script.quoted, keep_marks=True)
+    commands = [[word[0] for word in raw[first:end]] + [raw[first]] for first, end in _command_spans(raw)]
+    assigned = _assignments(((cmd[:-1], cmd[-1]) for cmd in commands), env, problems,
+                            lambda first: _where(Token(None, pos.at(first[1], first[2]))))
+    for cmd in commands:
+        first = cmd.pop()
+        if cmd[0] != "eval" or len(cmd) < 2:
             continue
-        nested = next((i for i, t in enumerate(cmd[1:]) if t.text != "eval"), len(cmd) - 1)
+        nested = next((i for i, t in enumerate(cmd[1:]) if t != "eval"), len(cmd) - 1)
         if depth + 1 + nested > 4:
             # each `eval` of `eval eval ... X` is one more shell level, and _search_shell stops past level 4:
             # known now, without reading the whole text again at every level (linear, not one copy a level)
             continue
-        eval_text = " ".join(t.text for t in cmd[1:] if t.text is not None)
-        found = _search_shell([Token("sh", None), Token("-c", None), Token(eval_text, cmd[0].location)], assigned,
-                              depth + 1)
+        eval_text = " ".join(t for t in cmd[1:] if t is not None)
+        found = _search_shell([Token("sh", None), Token("-c", None), Token(eval_text, pos.at(first[1], first[2]))],
+                              assigned, depth + 1)
         if found is not None:
             found.problems[:0] = problems
             return found

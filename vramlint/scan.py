@@ -521,6 +521,8 @@ def _template_file_problems(display: str, problems: list[Problem]) -> list[Probl
     `str.format`, Jinja, Terraform, a Go program), which renders it before anything reads it as YAML: what it is as
     written is refused by no one, so a YAML error in it is not an error of the deployment. It is said as a note (the
     file could not be read: its servers are not checked), with the change that lets vramlint read it."""
+    if not problems:
+        return problems  # (most files: the name is not looked at)
     ext = _template_name(display)
     if ext is None:
         return problems

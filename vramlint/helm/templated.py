@@ -110,7 +110,11 @@ def neutralize(text: str, placeholders: bool = True) -> tuple[str, list[str]]:
         for k in kinds:
             if k not in seen:
                 seen.append(k)
-        bare = _TF_DIRECTIVE.sub("", _GO_ACTION.sub("", original)).strip()
+        stripped = original.strip()
+        # (a line of actions only starts with one's `{{` or `%{` and ends with one's `}`: most lines are not, and
+        # are known to keep text without taking every action out)
+        bare = stripped if stripped[:1] not in ("{", "%") or stripped[-1:] != "}" else \
+            _TF_DIRECTIVE.sub("", _GO_ACTION.sub("", original)).strip()
         if not bare:
             out_lines.append("")  # a line of control actions only: `{{- if }}`, `%{ endif ~}`
             continue
@@ -145,7 +149,11 @@ class _Block:
 
 
 def _control_only(line: str) -> bool:
-    return "{{" in line and not _GO_ACTION.sub("", line).strip()
+    if "{{" not in line:
+        return False
+    stripped = line.strip()
+    # every character left is in an action: the line starts with one's `{{` and ends with one's `}}`
+    return stripped.startswith("{{") and stripped.endswith("}}") and not _GO_ACTION.sub("", line).strip()
 
 
 def _blocks(lines: list[str]) -> list[_Block]:
