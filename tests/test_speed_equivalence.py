@@ -218,3 +218,16 @@ def test_an_eval_start_is_placed_on_its_eval_line_and_a_doubled_variable_where_i
     too_large_at = next(k for k in range(1, doublings + 1) if 2 ** k > MAX_EXPANDED_CHARS)
     first_doubling_line = next(i for i, line in enumerate(lines, 1) if "A=$A$A" in line)
     assert found.problems and found.problems[0].startswith(f"line {first_doubling_line + too_large_at - 1}: variable A")
+
+
+def test_v0_capture_sizes_are_the_grid_up_to_the_first_size_at_least_max_num_seqs():
+    from vramlint import gpus, versions
+    from vramlint.budget.profile_graphs import capture_sizes
+
+    a100 = next(spec for spec in gpus.catalog_specs("nvidia") if spec.name == "A100-80GB")
+    beh = versions.behavior("0.6.3", a100, {}, {}, None, 4096)
+    assert beh.engine == "v0"
+    grid = [1, 2, 4] + [8 * i for i in range(1, 1025)]  # vLLM 0.6's _BATCH_SIZES_TO_CAPTURE
+    for max_num_seqs in [*range(-2, 8300, 13), 0.5, 8191.5, float("nan"), float("inf")]:
+        largest = next((s for s in grid if s >= max_num_seqs), grid[-1])
+        assert capture_sizes(beh, max_num_seqs, 10**6, False) == ([], [s for s in grid if s <= largest])

@@ -220,6 +220,10 @@ def _v1_sizes(beh: versions.Behavior, max_num_seqs: int, mnbt: int, args: dict, 
     return _grid(largest, small, dest)
 
 
+# V0's capture sizes (_BATCH_SIZES_TO_CAPTURE: 1, 2, 4, then 8 to 8,192 in steps of 8), ascending
+_V0_CAPTURE_SIZES = (1, 2, 4, *range(8, 8 * 1024 + 1, 8))
+
+
 def capture_sizes(beh: versions.Behavior, max_num_seqs: int, max_num_batched_tokens: int,
                   enforce_eager: bool, args: dict | None = None, architecture: str | None = None,
                   compute_capability: tuple | None = None) -> tuple[list[int], list[int]]:
@@ -229,9 +233,11 @@ def capture_sizes(beh: versions.Behavior, max_num_seqs: int, max_num_batched_tok
     args = args or {}
     key = beh.key
     if beh.engine == "v0":
-        sizes = [1, 2, 4] + [8 * i for i in range(1, 1025)]
-        largest = next((s for s in sizes if s >= max_num_seqs), sizes[-1])
-        return [], [s for s in sizes if s <= largest]
+        # the first size >= max_num_seqs (the last when none is) and every size below it, of the sorted grid
+        # (made once: it was 1,027 numbers made and filtered for every budget of a V0 engine)
+        sizes = _V0_CAPTURE_SIZES
+        largest = next((k for k, size in enumerate(sizes) if size >= max_num_seqs), len(sizes) - 1)
+        return [], list(sizes[:largest + 1])
     if not versions.at_least(key, 0, 10):
         # up to 0.9: SchedulerConfig.cuda_graph_sizes defaults to [512] (0.9.2), PIECEWISE graphs only
         return [s for s in [1, 2, 4, *range(8, 513, 8)] if s <= max_num_batched_tokens], []
