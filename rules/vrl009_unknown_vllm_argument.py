@@ -120,6 +120,8 @@ def check(assessment, ctx):
         return
     version = assessment.vllm_version or server.vllm_version
     source = assessment.version_source or ("image tag" if server.vllm_version else None)
+    if _unjudged(assessment):
+        return  # vLLM of no release: said once per source build (check_all)
     if source == "operator":
         which = f"vLLM {version} ({server.assumed_version_source}; {assumed_caveat(server.assumed_version_source)})"
     else:
@@ -199,6 +201,59 @@ def check(assessment, ctx):
             detail=f"{which} does not know the argument {flag}{history}: it stops at start-up with "
             f"\"{refusal}\"{hint}",
         )
+
+
+def _unjudged(assessment) -> bool:
+    """A server whose vLLM is built from a git checkout of no release, with no version set in the configuration:
+    no release's parser is its parser, so none of its flags is judged."""
+    return assessment.server.vllm_source_build is not None and assessment.version_source == "default"
+
+
+def check_all(assessments, ctx):
+    """One note per source build of vLLM (a Dockerfile's install line): its version is no release, and its servers'
+    flags are not judged against releases."""
+    builds: dict[tuple, list] = {}
+    for a in assessments:
+        if _unjudged(a):
+            where = a.server.vllm_source_build.installed
+            builds.setdefault((where.file, where.line, a.server.vllm_source_build.url), []).append(a)
+    for group in builds.values():
+        build = group[0].server.vllm_source_build
+        version = group[0].vllm_version
+        flags = list(dict.fromkeys(f.split("=", 1)[0] for a in group for f in a.server.unknown_args))
+        servers = f"{len(group)} server{'s' if len(group) > 1 else ''}"
+        if flags:
+            known = sum(1 for f in flags if _versions_knowing(f))
+            shown = ", ".join(flags[:6]) + (", ..." if len(flags) > 6 else "")
+            unjudged = (f"the {len(flags)} flag{'s' if len(flags) > 1 else ''} of its {servers} that vLLM {version} "
+                        f"does not know ({shown}"
+                        + (f"; {known} of them some release accepts" if known else "") + ") are not judged")
+        else:
+            unjudged = f"no flag of its {servers} is judged against a release (vLLM {version} knows them all)"
+        yield ctx.finding(
+            group[0],
+            f"vLLM built from source ({_short_repo(build.url)}{' at ' + _short_ref(build.ref) if build.ref else ''}): "
+            "no release, flags not judged",
+            build.installed,
+            level="note",
+            related=[a.server.location for a in group[:20]],
+            detail=f"{build.describe()}, which is no vLLM release: its arguments are that checkout's, so {unjudged}; "
+            f"the budget uses vLLM {version}'s start-up defaults. Install a vLLM release (vllm==X, or a checkout of "
+            "vllm-project/vllm at a release tag), or set vllm-version in .vramlint.yaml (an `overrides` entry for "
+            "these files) to the release the checkout follows, to have them checked",
+        )
+
+
+def _short_ref(ref: str) -> str:
+    """A commit as git abbreviates it for people (12 hex digits); a branch or tag whole."""
+    return ref[:12] if len(ref) > 12 and all(c in "0123456789abcdefABCDEF" for c in ref) else ref
+
+
+def _short_repo(url: str) -> str:
+    """`https://github.com/owner/vllm.git` -> `owner/vllm`: the headline names the fork, the detail the URL."""
+    path = url.split("://", 1)[-1].split(":", 1)[-1].rstrip("/")
+    parts = path.removesuffix(".git").split("/")
+    return "/".join(parts[-2:]) if len(parts) >= 2 else url
 
 
 def _the_rest(assessment, ctx, server, location, version, which, uncertain):

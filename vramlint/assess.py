@@ -44,7 +44,9 @@ def _resolve_model(name: str, options: ResolveOptions) -> tuple[ModelInfo | None
 def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     """(version, where it came from): image tag, --vllm-version / the configuration file, the newest release for
     a `:latest` vLLM image, an operator's pin, or the default."""
-    tagged = versions.normalize_version(server.vllm_version) or versions.version_from_image(server.image)
+    # a vLLM built from source over a base image replaces the base's release (its tag says nothing then)
+    tagged = versions.normalize_version(server.vllm_version) or (
+        None if server.vllm_source_build is not None else versions.version_from_image(server.image))
     if tagged and server.vllm_version_source:
         return tagged, server.vllm_version_source
     if tagged:
@@ -52,7 +54,7 @@ def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     configured = versions.normalize_version(options.vllm_version)
     if configured:
         return configured, options.vllm_version_source or "configuration"
-    if versions.runs_newest_release(server.image):
+    if versions.runs_newest_release(server.image) and server.vllm_source_build is None:
         return versions.DEFAULT_VERSION, f"latest tag ({server.image}: the newest release)"
     assumed = versions.normalize_version(server.assumed_version)
     if not assumed and server.image:
@@ -64,7 +66,9 @@ def resolve_version(server: Server, options: ResolveOptions) -> tuple[str, str]:
     if assumed:
         return assumed, f"operator pin ({server.assumed_version_source or 'the operator pins it'})"
     why = f"default (vLLM {versions.DEFAULT_VERSION}"
-    if server.image and "@" in server.image:
+    if server.vllm_source_build is not None:
+        why += f"; {server.vllm_source_build.describe()}, which is no release"
+    elif server.image and "@" in server.image:
         why += f"; {versions.why_no_version(server.image)}"
     elif server.image:
         why += f"; the image tag of {server.image} names no version"

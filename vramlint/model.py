@@ -262,6 +262,9 @@ class Server:
     # What says the vLLM the server runs is a CPU build when no image says it (a CI job that builds vLLM with
     # VLLM_TARGET_DEVICE=cpu): vramlint.platforms.cpu_backend
     cpu_build: str | None = None
+    # vLLM built from a git checkout of no release (a fork, a branch, a commit: extract.source_build.SourceBuild):
+    # no release's arguments are its arguments, so VRL009 judges none of its flags and says so once per source build
+    vllm_source_build: Any = None
     # Why the engine's arguments are not known at all when they are set by code vramlint does not read (a custom
     # Ray Serve application's Python builds its engine): a budget at vLLM's defaults would be a guess, so none is made
     engine_args_in_code: str | None = None

@@ -109,6 +109,44 @@ def _vcs_vllm_release(word: str) -> str | None:
     return normalize_version(t.group(1)) if t else None
 
 
+# pip's VCS form of any repository named `vllm` (vllm-project's or a fork's, on any host: GitHub's forks keep the
+# upstream name), the ref after the last `@`. vLLM's plugins (vllm-ascend, vllm-omni, ...) are other names and
+# install over a vLLM, so they are not vLLM itself.
+_VCS_ANY_VLLM_RE = re.compile(r"^git\+(?:https?|ssh|git)://(?:[^/@\s]+@)?[^/\s]+(?:/[^/\s@]+)*/vllm(?:\.git)?"
+                              r"(?:@([^\s#]+))?(?:#.*)?$", re.IGNORECASE)
+
+
+def pip_vllm_source(script: str) -> tuple[str, str | None] | None:
+    """(repository URL, ref) of a `pip install git+<repo>/vllm[@ref]` that builds vLLM from source with no release:
+    a fork, or vllm-project's repository at a branch, a commit or no ref (its release tags are releases, see
+    pip_installed_vllm). None when no such install is written."""
+    if not isinstance(script, str) or len(script) > 1_000_000:
+        return None
+    for word in pip_install_words(script):
+        m = _VCS_ANY_VLLM_RE.match(word)
+        if m and _vcs_vllm_release(word) is None:
+            return word[4:].split("#", 1)[0].rsplit("@", 1)[0] if m.group(1) else word[4:].split("#", 1)[0], m.group(1)
+    return None
+
+
+def is_vllm_repository(url: str | None) -> bool:
+    """A git repository named `vllm` (vllm-project's or a fork's): what `git clone` of it and an install of the
+    checkout build is vLLM itself."""
+    if not isinstance(url, str) or len(url) > 2000:
+        return False
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return name.lower() in ("vllm", "vllm.git") and ("/" in url or ":" in url)
+
+
+def release_of_checkout(url: str | None, ref: str | None) -> str | None:
+    """The vLLM release a checkout of ``url`` at ``ref`` is: only vllm-project's own repository, at a release tag
+    (`v0.9.2`, `tags/v0.9.2`); a fork's tags number the fork's builds, a branch or a commit is no release."""
+    if not url or not ref or not re.search(r"(?:^|[/:])vllm-project/vllm(?:\.git)?/?$", url, re.IGNORECASE):
+        return None
+    t = _RELEASE_TAG_RE.match(ref.removeprefix("refs/").removeprefix("tags/"))
+    return normalize_version(t.group(1)) if t else None
+
+
 def pip_install_words(script: str):
     """The words of each `pip install` command, up to the shell operator that ends it, unquoted."""
     for m in _PIP_INSTALL_RE.finditer(script):

@@ -443,8 +443,19 @@ def extract_compose(doc: Any, env_files_dir: str | None, built: list[str] | None
             continue
         if server is not None:
             servers.append(server)
+    _share_source_builds(servers)
     _mark_shared_gpus(servers)
     return servers, problems
+
+
+def _share_source_builds(servers: list[Server]) -> None:
+    """A service that runs, without a `build:` of its own, the image another service of the file builds (the same
+    `image:` name) runs the vLLM that build installs from source."""
+    built = {s.image: s.vllm_source_build for s in servers if s.vllm_source_build is not None and s.image}
+    for server in servers if built else ():
+        source = built.get(server.image)
+        if source is not None and server.vllm_source_build is None and server.vllm_version is None:
+            server.vllm_source_build = source
 
 
 def _include_problems(data: dict, file: str, base_dir: str) -> list[Problem]:
@@ -553,6 +564,13 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     built = _built_image(layers, base_dir, interp, file) if image_text is None or not is_vllm_image(image_text) \
         else None
     built_used = None
+    named = None  # the build of a service whose `image:` only names what it is tagged (`image: vllm-fork:dev`)
+    if built is None and image_text is not None and version_from_image(image_text) is None:
+        # the vLLM in it is what the Dockerfile installs, when it says (compose pulls such a name only when a
+        # registry has it; a release repository's tag is read as that release instead)
+        # read with its own interpolation: what the build leaves unknown is said only when the build is used
+        named = _built_image(layers, base_dir, Interpolator(interp.vars, file), file)
+        named = named if isinstance(named, BuiltImage) and named.vllm_pin is not None else None
     if isinstance(built, BuiltImage):
         for where, message in built.bounds:
             key = f"{where.file}:{where.line}:{message}"  # a Dockerfile several services build is said once
@@ -566,7 +584,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
             if run_cmd is None:
                 run_cmd = built.cmd  # compose's `entrypoint` clears the image's CMD; its `command` replaces it
         run_env = {**built.env, **env}
-        inv = _find_invocation(run_entry, run_cmd, run_image, run_env)
+        inv = _find_invocation(run_entry, run_cmd, run_image, run_env, built.vllm_pin[0] if built.vllm_pin else None)
         if inv is not None:
             built_used = built
             image_text, entry_tokens, cmd_tokens = run_image, run_entry, run_cmd
@@ -579,7 +597,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     else:
         # Docker semantics: `entrypoint` replaces the image ENTRYPOINT (k8s `command`), `command` its CMD.
         # Lines like `serve MODEL ...` for an image whose ENTRYPOINT is `vllm` start with the sub-command.
-        inv = _find_invocation(entry_tokens, cmd_tokens, image_text, env)
+        inv = _find_invocation(entry_tokens, cmd_tokens, image_text, env, named.vllm_pin[0] if named else None)
     script_note = None
     if inv is None:
         from vramlint.cmdline import hidden_vllm_command
@@ -644,17 +662,14 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
                                 f"{built_used.base_location.line}) is not known, past one of vramlint's limits (said "
                                 "on the Dockerfile's line): the vLLM version is not known")
         elif built_used.vllm_pin is not None:
-            from vramlint.extract.dockerfile import pin_source, unpinned_note
-
-            server.vllm_version, server.vllm_version_source = built_used.vllm_pin[0], pin_source(built_used)
-            server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {built_used.base or written}, "
-                                f"vLLM {built_used.vllm_pin[0]} from its RUN pip install (line "
-                                f"{built_used.vllm_pin[1].line})" if built_used.vllm_pin[0] else
-                                f"built from {built_used.dockerfile}{via}: {unpinned_note(built_used)}")
+            _take_built_version(server, built_used, f"built from {built_used.dockerfile}{via}",
+                                built_used.base or written)
         else:
             server.notes.append(f"built from {built_used.dockerfile}{via}: FROM {built_used.base or written}"
                                 + ("" if built_used.base and is_vllm_image(built_used.base) else
                                    ", not a vLLM image vramlint knows: the vLLM version is not known"))
+    elif named is not None:
+        _take_built_version(server, named, f"built from {named.dockerfile}", named.base or named.base_written)
     for path, where in inv.config_files:
         if where is not None:
             server.arg_locations.setdefault("config", where)
@@ -783,6 +798,23 @@ def _build_dockerfile(layers: list[_Layer], base_dir: str, interp: Interpolator)
     if UNKNOWN_MARK in context + dockerfile or re.match(r"^[a-z][\w+.-]*://|^git@", context):
         return None
     return dockerfile if os.path.isabs(dockerfile) else os.path.join(base_dir, context, dockerfile)
+
+
+def _take_built_version(server: Server, built: BuiltImage, built_from: str, base: str) -> None:
+    """The vLLM the build's RUN lines install becomes the server's, said on it (a source build of no release is
+    said once per build by VRL009 instead, however many services run it)."""
+    from vramlint.extract.dockerfile import set_built_version
+
+    note = set_built_version(server, built)
+    if server.vllm_source_build is not None:
+        return
+    version, where = built.vllm_pin
+    if version:
+        how = (f"its git checkout at {built.vllm_source.ref}" if built.vllm_source is not None
+               else "its RUN pip install")
+        server.notes.append(f"{built_from}: FROM {base}, vLLM {version} from {how} (line {where.line})")
+    else:
+        server.notes.append(f"{built_from}: {note}")
 
 
 def _built_image(layers: list[_Layer], base_dir: str | None, interp: Interpolator, file: str) -> BuiltImage | str | None:
@@ -1039,14 +1071,14 @@ def _env_files(layer: _Layer, base_dir: str | None, interp: Interpolator,
 
 
 def _find_invocation(entry: list[Token] | None, cmd: list[Token] | None, image: str | None,
-                     env: dict[str, Any]) -> Any:
+                     env: dict[str, Any], version: str | None = None) -> Any:
     """The vLLM server the container runs. `entrypoint: []` or `entrypoint: ''` is not "unset": compose
     (compose-spec, `entrypoint`) overrides the image's ENTRYPOINT with nothing, so the `command` words are the
     whole command line, their first word the program the runtime executes (`--model` there is no program, and
     the container fails to start); unset (or null) keeps the image's."""
     if entry is not None and not entry and cmd:
-        return find_vllm_invocation(list(cmd), [], image, env)
-    return find_vllm_invocation(entry or [], cmd or [], image, env)
+        return find_vllm_invocation(list(cmd), [], image, env, version=version)
+    return find_vllm_invocation(entry or [], cmd or [], image, env, version=version)
 
 
 def _command_tokens(layers: list[_Layer], key: str, interp: Interpolator) -> list[Token] | None:

@@ -17,6 +17,7 @@ that goes over it (`BuiltImage.bounds`).
 
 from __future__ import annotations
 
+import copy as _copy
 import json
 import posixpath
 import re
@@ -31,6 +32,7 @@ MAX_INSTRUCTIONS = 10_000
 MAX_VALUE_CHARS = 4096
 MAX_NESTING = 32  # `${A:-${B:-...}}`: BuildKit's shell lexer expands a default's word, variables in it included
 
+_RUN_OPTIONS = re.compile(r"^(?:\s*--(?:mount|network|security|device)(?:=\S*)?)+\s*")
 _HEREDOC = re.compile(r"<<-?\s*([\"']?)([A-Za-z_][\w.-]*)\1")
 
 
@@ -60,6 +62,10 @@ class _Stage:
     # the vLLM a RUN of this stage (or of the stage it is FROM) installs with pip: the release it pins (None when
     # it pins none, or two), and where
     vllm_pin: tuple[str | None, Location] | None = None
+    # vLLM installed from a git checkout (extract.source_build), when that is the last vLLM install; and the vLLM
+    # clones made so far (folder in the image -> clone), which a later RUN may install
+    vllm_source: Any = None
+    vllm_clones: dict[str, Any] = field(default_factory=dict)
     workdir: str = "/"
     copies: list[ContextCopy] = field(default_factory=list)
 
@@ -95,6 +101,9 @@ class BuiltImage:
     # `RUN pip install vllm==X` in the stages followed: pip puts that release over whatever the base image held
     # (None for the release when the RUN pins none)
     vllm_pin: tuple[str | None, Location] | None = None
+    # a RUN that installs vLLM from a git checkout (extract.source_build.SourceBuild): vllm_pin then holds the release
+    # that checkout is (vllm-project at a release tag) or None
+    vllm_source: Any = None
     workdir: str = "/"  # the WORKDIR the container starts in (a relative ENTRYPOINT path is taken from it)
     copies: list[ContextCopy] = field(default_factory=list)  # in build order
 
@@ -205,7 +214,8 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.env, stage.env_locations = dict(parent.env), dict(parent.env_locations)
                 stage.entrypoint, stage.cmd, stage.shell = parent.entrypoint, parent.cmd, parent.shell
                 stage.cmd_cleared = parent.cmd_cleared
-                stage.vllm_pin = parent.vllm_pin
+                stage.vllm_pin, stage.vllm_source = parent.vllm_pin, parent.vllm_source
+                stage.vllm_clones = {k: _copy.copy(v) for k, v in parent.vllm_clones.items()}
                 stage.workdir, stage.copies = parent.workdir, list(parent.copies)
             stages.append(stage)
             continue
@@ -242,11 +252,21 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.cmd, stage.cmd_cleared = None, True  # Docker: ENTRYPOINT clears an inherited CMD
         elif ins.keyword == "CMD":
             stage.cmd, stage.own_cmd, stage.cmd_cleared = ins, True, False
-        elif ins.keyword == "RUN" and "vllm" in ins.args.lower():
+        elif ins.keyword == "RUN" and ("vllm" in (lowered := ins.args.lower()) or "git" in lowered
+                                       or stage.vllm_clones):
             from vramlint.versions import pip_installed_vllm, pip_installs_vllm
 
+            where = Location(display, ins.line, ins.column)
             if pip_installs_vllm(ins.args):  # over the base image's vLLM: the release pinned, or not known
-                stage.vllm_pin = (pip_installed_vllm(ins.args), Location(display, ins.line, ins.column))
+                stage.vllm_pin, stage.vllm_source = (pip_installed_vllm(ins.args), where), None
+            from vramlint.extract.source_build import read_run
+
+            scope = _scope(global_args, stage)
+            # RUN's own options (`--mount=type=cache,...`) come before the shell text
+            script = _RUN_OPTIONS.sub("", ins.args)
+            built_from = read_run(script, stage.workdir, stage.vllm_clones, lambda w, scope=scope: _substitute(w, scope), where)
+            if built_from is not None:  # the checkout's code, over whatever the base image held
+                stage.vllm_pin, stage.vllm_source = (built_from.release, where), built_from
         elif ins.keyword == "WORKDIR":
             path = _substitute(ins.args.strip(), _scope(global_args, stage))
             stage.workdir = posixpath.normpath(posixpath.join(stage.workdir, path)) if path else stage.workdir
@@ -289,7 +309,8 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         stages=[s.name or f"#{stages.index(s)}" for s in followed], unknown_args=unknown,
         entrypoint=entrypoint, cmd=cmd if cmd is not None else ([] if chosen.cmd_cleared else None),
         env=dict(chosen.env), env_locations=dict(chosen.env_locations), problems=[],
-        mentions_vllm="vllm" in text.lower(), bounds=bounds, vllm_pin=chosen.vllm_pin, workdir=chosen.workdir,
+        mentions_vllm="vllm" in text.lower(), bounds=bounds, vllm_pin=chosen.vllm_pin,
+        vllm_source=chosen.vllm_source, workdir=chosen.workdir,
         copies=list(chosen.copies))
 
 
@@ -569,7 +590,32 @@ class DockerfileRecord:
 def pin_source(built: BuiltImage) -> str | None:
     """How reports name where a built image's pinned vLLM comes from (None when the RUN pins no release)."""
     version, where = built.vllm_pin
+    if version and built.vllm_source is not None:
+        return f"a git checkout of {built.vllm_source.url} at its release tag {built.vllm_source.ref} " \
+               f"({where.file}:{where.line})"
     return f"RUN pip install vllm=={version} ({where.file}:{where.line})" if version else None
+
+
+def source_build_of(built: BuiltImage) -> Any:
+    """The SourceBuild of vLLM of no release that a built image holds (a fork, a branch, a commit), or None."""
+    source = built.vllm_source
+    return source if source is not None and source.release is None else None
+
+
+def set_built_version(server: Any, built: BuiltImage) -> str | None:
+    """Give ``server`` the vLLM a built image's RUN lines install (a pinned release, a release tag's checkout, or
+    a source build of no release) and return the note that says it, if any (None when nothing is installed)."""
+    if built.vllm_pin is None:
+        return None
+    source = source_build_of(built)
+    server.vllm_version, server.vllm_version_source = built.vllm_pin[0], pin_source(built)
+    if source is not None:
+        # said once per source build by VRL009, whatever the number of servers that run it
+        server.vllm_source_build = source
+        return None
+    if built.vllm_pin[0] is None:
+        return unpinned_note(built)
+    return None
 
 
 def unpinned_note(built: BuiltImage) -> str:
@@ -603,7 +649,9 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     image = built.base
     # Docker: an exec-form ENTRYPOINT gets the CMD words as its arguments; a shell-form one (`/bin/sh -c script`)
     # gets them after the script, as $0 $1 ..., which the script ignores unless it names them
-    inv = find_vllm_invocation(list(entry or []), list(cmd or []), image, dict(built.env))
+    # the arguments are read as the release the RUN lines install, when they pin one, reads them
+    inv = find_vllm_invocation(list(entry or []), list(cmd or []), image, dict(built.env),
+                               version=built.vllm_pin[0] if built.vllm_pin else None)
     if inv is None:
         from vramlint.extract import scripts
 
@@ -634,10 +682,8 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     if image is not None:
         server.image, server.image_location = image, built.base_location
         server.vllm_version = version_from_image(image)
-    if built.vllm_pin is not None:
-        server.vllm_version, server.vllm_version_source = built.vllm_pin[0], pin_source(built)
-        if built.vllm_pin[0] is None:
-            server.notes.append(unpinned_note(built))
+    if built.vllm_pin is not None and (note := set_built_version(server, built)):
+        server.notes.append(note)
     from vramlint.extract.shell_scripts import fill_from_invocation
 
     server.env, server.env_locations = dict(built.env), dict(built.env_locations)

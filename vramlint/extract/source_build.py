@@ -1,0 +1,242 @@
+"""vLLM built from a git checkout in a Dockerfile's RUN lines: `git clone <a repository named vllm>` and then an
+install of that folder (`pip install -e .`, `uv pip install .`, `python setup.py install|develop`), or pip's VCS
+form of such a repository (`pip install git+https://github.com/<fork>/vllm@<ref>`).
+
+What that installs is the checkout's code, not a release: a fork's arguments (its purpose, often) and a commit's
+arguments past or before any release. Only vllm-project's own repository checked out at a release tag
+(`git clone --branch v0.9.2 ...`, `git checkout v0.9.2`) is that release.
+
+The shell text is read, never run: the commands of one RUN in order, split at `&&`, `||`, `;`, `|` and the
+keywords of `if`/`for`, with `cd` followed from the WORKDIR in force. Both branches of an `if` are read as if
+run one after the other; a folder or repository known only at run time (`$REPO` no ARG/ENV sets) is not
+recognised.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Callable
+
+from vramlint.lean_dataclass import dataclass
+from vramlint.model import Location
+
+_OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
+# words that start a compound command or prefix another: the command follows them
+_PREFIXES = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done", "time", "exec",
+             "sudo", "command", "nohup"}
+# git clone options that take a value (git-clone(1)); `--opt=value` forms are one word
+_CLONE_VALUED = {"-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "--reference", "--reference-if-able",
+                 "--filter", "-j", "--jobs", "--separate-git-dir", "--template", "-u", "--upload-pack",
+                 "--shallow-since", "--shallow-exclude", "--server-option", "--bundle-uri", "--revision"}
+# pip / uv pip install options that take a value: their value is no requirement
+_PIP_VALUED = {"-r", "--requirement", "-c", "--constraint", "-t", "--target", "--prefix", "--root", "-i",
+               "--index-url", "--extra-index-url", "-f", "--find-links", "--python", "-p", "--cache-dir", "--src",
+               "--config-settings", "-C", "--trusted-host", "--platform", "--python-version", "--implementation",
+               "--abi", "--progress-bar", "--index-strategy", "--torch-backend", "--upgrade-strategy",
+               "--only-binary", "--no-binary", "--report", "--override", "--build-constraint", "--extra",
+               "--group", "--resolution", "--prerelease", "--keyring-provider", "--link-mode", "--exclude-newer"}
+
+
+@dataclass
+class SourceBuild:
+    """vLLM installed from a git checkout: which repository, at which ref (None: its default branch, or not known),
+    the release that is (vllm-project at a release tag) or None, and the RUN that installs it."""
+
+    url: str
+    ref: str | None
+    release: str | None
+    installed: Location
+    cloned_line: int | None = None  # the RUN line of the `git clone` (None for pip's VCS form)
+
+    def describe(self) -> str:
+        at = f" at {self.ref}" if self.ref else ""
+        cloned = f", cloned on line {self.cloned_line}" if self.cloned_line and self.cloned_line != \
+            self.installed.line else ""
+        return (f"{self.installed.file} line {self.installed.line} installs vLLM from a git checkout of "
+                f"{self.url}{at}{cloned}")
+
+
+@dataclass
+class _Clone:
+    url: str
+    ref: str | None
+    line: int
+
+
+def read_run(script: str, workdir: str, clones: dict[str, _Clone], expand: Callable[[str], str | None],
+             where: Location) -> SourceBuild | None:
+    """Follow one RUN's commands: record the vLLM clones it makes in ``clones`` (folder in the image -> clone,
+    kept across RUN lines by the caller) and return the source install it runs, the last one if several."""
+    from vramlint.versions import pip_vllm_source, release_of_checkout
+
+    found: SourceBuild | None = None
+    cwd = workdir or "/"
+    fetched: str | None = None
+    for words in _commands(script, expand):
+        if not words:
+            continue
+        if words[0] in ("cd", "pushd") and len(words) >= 2 and words[1] != "-":
+            cwd = _join(cwd, words[1])
+            continue
+        if words[0] == "git" or words[0].endswith("/git"):
+            here, rest = _git_words(words[1:], cwd)
+            if not rest:
+                continue
+            sub, args = rest[0], rest[1:]
+            if sub == "clone":
+                clone = _clone(args, here, where.line)
+                if clone is not None:
+                    clones[clone[0]] = clone[1]
+            elif sub == "fetch":
+                positional = [a for a in args if not a.startswith("-")]
+                fetched = positional[1] if len(positional) >= 2 else None
+            elif sub in ("checkout", "switch", "reset") and (clone := _clone_at(clones, here)) is not None:
+                positional = [a for a in args if not a.startswith("-")]
+                if positional:
+                    ref = positional[0]
+                    clone.ref = fetched if ref == "FETCH_HEAD" else ref
+            continue
+        install = _pip_install_args(words)
+        if install is not None:
+            from vramlint.versions import _VCS_ANY_VLLM_RE
+
+            for path in install:
+                if _VCS_ANY_VLLM_RE.match(path):
+                    vcs = pip_vllm_source("pip install " + path)
+                    if vcs is not None:
+                        found = SourceBuild(vcs[0], vcs[1], None, where)
+                    continue
+                clone = _clone_at(clones, _join(cwd, path), exact=True)
+                if clone is not None:
+                    found = SourceBuild(clone.url, clone.ref, release_of_checkout(clone.url, clone.ref), where,
+                                        clone.line)
+            continue
+        if _setup_py_install(words):
+            clone = _clone_at(clones, cwd, exact=True)
+            if clone is not None:
+                found = SourceBuild(clone.url, clone.ref, release_of_checkout(clone.url, clone.ref), where, clone.line)
+    return found
+
+
+def _commands(script: str, expand: Callable[[str], str | None]):
+    """The simple commands of a shell text, as lists of words (variables expanded where known, else as written)."""
+    try:
+        lexer = shlex.shlex(script, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:  # an unclosed quote: read the words as written
+        tokens = script.split()
+    words: list[str] = []
+    for token in tokens:
+        if token in _OPERATORS:
+            yield words
+            words = []
+            continue
+        if not words and (token in _PREFIXES or ("=" in token and token.split("=", 1)[0].isidentifier())):
+            continue
+        if "$" in token:
+            value = expand(token)
+            token = value if value is not None else token
+        words.append(token)
+    yield words
+
+
+def _join(cwd: str, path: str) -> str:
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def _git_words(words: list[str], cwd: str) -> tuple[str, list[str]]:
+    """The folder git works in (`-C dir`) and the words from its sub-command on."""
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        if words[i] == "-C" and i + 1 < len(words):
+            cwd = _join(cwd, words[i + 1])
+            i += 2
+        elif words[i] == "-c":
+            i += 2
+        else:
+            i += 1
+    return cwd, words[i:]
+
+
+def _clone(args: list[str], cwd: str, line: int) -> tuple[str, _Clone] | None:
+    from vramlint.versions import is_vllm_repository
+
+    positional: list[str] = []
+    branch = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _CLONE_VALUED:
+            if a in ("-b", "--branch", "--revision") and i + 1 < len(args):
+                branch = args[i + 1]
+            i += 2
+            continue
+        if a.startswith(("--branch=", "--revision=")):
+            branch = a.split("=", 1)[1]
+        elif not a.startswith("-"):
+            positional.append(a)
+        i += 1
+    if not positional or not is_vllm_repository(positional[0]):
+        return None
+    url = positional[0]
+    folder = positional[1] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    folder = folder[:-4] if folder.endswith(".git") and len(positional) == 1 else folder
+    return _join(cwd, folder), _Clone(url, branch, line)
+
+
+def _clone_at(clones: dict[str, _Clone], path: str, exact: bool = False) -> _Clone | None:
+    """The clone whose folder is ``path`` (or, unless ``exact``, holds it: git works in any sub-folder)."""
+    if path in clones:
+        return clones[path]
+    if exact:
+        return None
+    return next((c for folder, c in clones.items() if path.startswith(folder.rstrip("/") + "/")), None)
+
+
+def _pip_install_args(words: list[str]) -> list[str] | None:
+    """The paths and VCS URLs of a `pip install` / `python -m pip install` / `uv pip install` command (editable
+    paths included, extras removed: `.[all]` is `.`), or None for another command."""
+    i = 0
+    name = words[0].rsplit("/", 1)[-1]
+    if name.startswith("python"):
+        if len(words) < 3 or words[1] != "-m":
+            return None
+        name, i = words[2], 2
+    if name == "uv" and len(words) > i + 1:
+        name, i = words[i + 1], i + 1
+    if not (name == "pip" or (name.startswith("pip") and name[3:].replace(".", "").isdigit())):
+        return None
+    if len(words) <= i + 1 or words[i + 1] != "install":
+        return None
+    out: list[str] = []
+    args = words[i + 2:]
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if a in ("-e", "--editable") and k + 1 < len(args):
+            out.append(_path_part(args[k + 1]))
+            k += 2
+            continue
+        if a.startswith("--editable="):
+            out.append(_path_part(a.split("=", 1)[1]))
+        elif a in _PIP_VALUED:
+            k += 2
+            continue
+        elif not a.startswith("-") and (a.startswith((".", "git+")) or "/" in a):
+            out.append(_path_part(a))  # pip reads a word as a path only if it looks like one; `vllm` is a name
+        k += 1
+    return [p for p in out if p]
+
+
+def _path_part(word: str) -> str:
+    """A requirement word without its extras (`.[all]` -> `.`); a VCS URL as written."""
+    if word.startswith("git+"):
+        return word
+    return word.split("[", 1)[0]
+
+
+def _setup_py_install(words: list[str]) -> bool:
+    return (len(words) >= 3 and words[0].rsplit("/", 1)[-1].startswith("python") and words[1] == "setup.py"
+            and any(w in ("install", "develop") for w in words[2:]))
