@@ -19,6 +19,12 @@ no digest's release, so a flag that only some releases refuse stays a warning th
 run the newest release, so a flag it no longer has is an error there: Kubernetes pulls `:latest` again for each
 new container, and any machine pulling it now gets the newest release.
 
+vLLM built from source (a Dockerfile's `git clone` of a fork, a branch or a commit and `pip install -e .` there, or
+`pip install git+.../<fork>/vllm`) is no release: its arguments are that checkout's, so none of its servers' flags
+is judged, and one note per build, on the install line, names the flags left unjudged; set `vllm-version` in the
+configuration to the release it follows to have them checked. vllm-project's repository checked out at a release
+tag is that release, and is checked as one.
+
 Fix (unsafe: the flag was written for a reason): the closest known argument when no vLLM version knows the
 flag and most of its name is kept (a misspelling, never its opposite: `--disable-x` is not `--enable-x`), else
 the flag and the value vLLM would read with it removed (a flag that other versions know, removed or added

@@ -1277,15 +1277,17 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     """What to say about a container that clearly relates to vLLM (its image or command names it) but shows no
     vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
     texts = [w for w in words if w]
-    # an option that names vLLM (`--vllm-port=8001` of llm-d's routing proxy) is another program's way to reach
-    # it, not a vLLM command
-    if not ("vllm" in (image or "").lower() or any("vllm" in w.lower() and not w.startswith("-") for w in texts)):
+    # the image is vLLM's by is_vllm_image's rule alone: a name that only contains "vllm" beside a companion word
+    # (`vllm-latency-proxy`, `...-vllm-...-gateway`, `vllm-manager-ui`) or a stand-in's word is another program
+    # that talks to vLLM; an option that names vLLM (`--vllm-port=8001` of llm-d's routing proxy) is another
+    # program's way to reach it, not a vLLM command
+    if not (is_vllm_image(image) or any("vllm" in w.lower() and not w.startswith("-") for w in texts)):
         return None
     if is_dynamo_image(image) and (not texts or any(
             texts[k] == "-m" and texts[k + 1].startswith("dynamo.") for k in range(len(texts) - 1))):
         return None  # Dynamo's frontend, planner or another engine's worker on its image: no vLLM server
     if "vllm" in (image or "").lower() and is_stand_in_image(image):
-        return None
+        return None  # a simulator's own command names vLLM's flags: still no vLLM
     if texts and _basename(texts[0]) in _LOOKALIKE_EXES:
         return None  # `sleep infinity` and the like: deliberately not a server
     if any(w in ("--backend=huggingface", "huggingface") for w in texts):

@@ -103,7 +103,11 @@ the file; `$VAR` / `${VAR}` values an envsubst fills, and `<placeholder>` values
 input is still checked. Fix the file (or exclude it with `exclude` in the
 configuration or `--exclude`).
 
-A note of this rule says where vLLM is named but no server could be read. A shell script named on the command
+A note of this rule says where vLLM is named but no server could be read. An image is vLLM's by one rule, the
+same for this note, for "a custom entrypoint" on a container and for the servers read: `vllm` as a word of the
+image's own name (`vllm-openai`, `acme/vllm:2`), not beside a companion's word (proxy, router, gateway, ui, webui,
+dashboard, exporter, operator, client, bench...) nor a stand-in's (mock, simulator): a gateway, proxy or UI named
+after the vLLM it fronts (`vllm-latency-proxy`, `vllm-manager-ui`) is another program, and gets no note. A shell script named on the command
 line gets "the script mentions vLLM but starts no vLLM server vramlint can read" only when one of its commands may
 start vLLM: `vllm serve` or `python -m vllm...` in a form vramlint does not read (after an option of a launcher,
 `srun`, `mpirun`, `torchrun`, that its table of that launcher's options does not have; the launchers before a

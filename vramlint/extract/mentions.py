@@ -54,7 +54,7 @@ def first_mention(text: str) -> Mention | None:
     """The first line that plainly mentions vLLM (comments skipped), or None."""
     if "vllm" not in text.lower():
         return None
-    from vramlint.cmdline import is_stand_in_image, is_vllm_image
+    from vramlint.cmdline import is_vllm_image
 
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
@@ -63,7 +63,8 @@ def first_mention(text: str) -> Mention | None:
             continue
         code = line.split(" #", 1)[0]
         image = _IMAGE.match(code)
-        if image and not is_stand_in_image(image.group(2)):
+        # vLLM's image by is_vllm_image's rule, as everywhere: not a stand-in, not a companion (proxy, gateway, UI)
+        if image and is_vllm_image(image.group(2)):
             return Mention(number, "a vLLM image", stripped)
         reference = _KEY_VALUE.match(code)
         if reference and _FULL_REFERENCE.match(reference.group(1)) and is_vllm_image(reference.group(1)):
