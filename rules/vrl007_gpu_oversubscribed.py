@@ -14,6 +14,11 @@ against the engine's own share, so even utilizations that add up to less than 1 
 without KV cache. For those versions the rule checks that each engine still has room for one full-length
 request with the other engines' shares taken out.
 
+Compose services that the scanned tree starts one at a time are a warning too, "if they are started together": a
+llama-swap config whose models' `cmd` (macros expanded) or a script, Makefile or config among the scanned paths that
+runs `docker compose -f <this file> up <one service>` (or `run <service>`, or `up "$1"`) says the file is a catalog
+started service by service, not with a plain `docker compose up` (only the scanned paths are read, their exclusions
+and .gitignore applied; a file named alone on the command line has no such evidence).
 Compose services in `profiles` run only when their profile is active, so each profile is checked with
 the services that have no profile; services in different profiles are not added up. A group that a profile's
 services complete is a warning: they run together only when the profile is started as a whole (`docker compose
@@ -256,18 +261,30 @@ def _check_together(members, profile, limit, ctx):
         # (`$EXTRA_ARGS`), may set --gpu-memory-utilization there: the sum is not certain
         opaque = [x for x in members if x.server.opaque_args is not None
                   and "gpu_memory_utilization" not in x.server.args]
+        # the repository starts these services one at a time (a llama-swap config, a script running `docker
+        # compose -f FILE up SERVICE`): a plain `docker compose up` of the file is not how it runs
+        alone = [x for x in members if x.server.started_alone]
+        together = " if they are started together" if alone else ""
+        if alone:
+            places = list(dict.fromkeys(x.server.started_alone for x in alone))
+            where = places[0] + (f" (and {len(places) - 1} more place{'s' if len(places) > 2 else ''})"
+                                 if len(places) > 1 else "")
+            fix += (f". This holds if they are started together (`docker compose up` of the file); {where} starts "
+                    f"{'them' if len(alone) > 1 else _label(alone[0], a)} one at a time"
+                    + (f" ({len(alone)} of the {len(members)})" if len(alone) < len(members) else "")
+                    + ", and one at a time they do not share the GPU")
         if opaque:
             fix += (". This holds if " + ", ".join(_label(x, a) for x in opaque) + " keeps the default "
                     "gpu_memory_utilization: a word of its command line is known only at run time and may set it")
         yield ctx.finding(
             a,
             f"{len(members)} engines share the same GPU{size}{when}: gpu_memory_utilization adds up to "
-            f"{total_util:.2f}{claimed}",
+            f"{total_util:.2f}{claimed}{together}",
             arg_location(a.server, "gpu_memory_utilization"),
             detail=f"The engines: {listing}; whichever starts last finds too little free memory and vLLM refuses to start. "
             f"Shared with {', '.join(_label(o, a) for o in others)}; {fix}",
-            level="warning" if assumed or by_profile or opaque else None,
-            fix=_assumed(shares) if assumed or by_profile or opaque else shares,
+            level="warning" if assumed or by_profile or opaque or alone else None,
+            fix=_assumed(shares) if assumed or by_profile or opaque or alone else shares,
             related=[arg_location(o.server, "gpu_memory_utilization") for o in others],
         ), a
         return

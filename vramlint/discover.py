@@ -63,6 +63,20 @@ class FileEntry:
 class Discovery:
     files: list[FileEntry] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # scripts, Makefiles and other configs of the walk, not linted: read only for evidence of how the scanned
+    # compose files are started (extract.compose_starts), and only when that is asked (paths, at most MAX_STARTERS)
+    starters: list[str] = field(default_factory=list)
+
+
+MAX_STARTERS = 5000
+# what may start compose services one at a time: shell scripts, Makefiles and justfiles, configs of starters
+STARTER_EXTENSIONS = (".sh", ".bash", ".zsh", ".mk", ".toml", ".json", ".conf", ".cfg", ".ini", ".service", ".ps1")
+STARTER_NAMES = frozenset(("makefile", "gnumakefile", "justfile", "procfile", "taskfile"))
+
+
+def is_starter_name(name: str) -> bool:
+    lower = name.lower()
+    return lower in STARTER_NAMES or lower.endswith(STARTER_EXTENSIONS)
 
 
 def display_path(path: str) -> str:
@@ -209,6 +223,9 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             subdirs.append(entry.path)
             return
         kind = kind_of(name)
+        if kind is None and is_starter_name(name) and len(out.starters) < MAX_STARTERS and not (
+                ignored is not None and ignored(entry.path, is_dir=False)):
+            out.starters.append(entry.path)  # checked when read (a regular file inside the scanned tree)
         if kind is None or name in CONFIG_NAMES or (ignored is not None and ignored(entry.path, is_dir=False)):
             return
         try:

@@ -265,6 +265,9 @@ class Server:
     # vLLM built from a git checkout of no release (a fork, a branch, a commit: extract.source_build.SourceBuild):
     # no release's arguments are its arguments, so VRL009 judges none of its flags and says so once per source build
     vllm_source_build: Any = None
+    # Where the scanned tree starts this compose service alone (`docker compose -f FILE up SERVICE` in a script,
+    # a llama-swap config): its file is not run as a whole, so what holds only for all services at once is uncertain
+    started_alone: str | None = None
     # Why the engine's arguments are not known at all when they are set by code vramlint does not read (a custom
     # Ray Serve application's Python builds its engine): a budget at vLLM's defaults would be a guess, so none is made
     engine_args_in_code: str | None = None

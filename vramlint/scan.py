@@ -69,6 +69,9 @@ class _Collector:
         # Compose files the prefilter passed over that build an image (`build:`): read in the join when a scanned
         # Dockerfile starts vLLM, since the service runs what that Dockerfile builds (display, text, folder)
         self.unread_builds: list[tuple[str, str, str]] = []
+        # what may start compose services one at a time (extract.compose_starts): the walk's scripts and configs,
+        # and the files scanned
+        self.starters: list[str] = []
 
 
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
@@ -111,6 +114,7 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
     col.inventory.skipped.extend(found.skipped)
     _say_empty_folders(col, file_paths, found)
     entries = _helm_charts(col, found.files, values_files, render_helm)
+    col.starters = found.starters + [e.path for e in found.files]
     if "-" in paths:
         if stdin_text is None:
             col.inventory.skipped.append(Skipped(stdin_name, "standard input was not read"))
@@ -982,6 +986,14 @@ def _join(col: _Collector) -> None:
         except Exception as exc:  # noqa: BLE001
             rec.problems.append(internal_problem(*_record_place(server), "reading this server", exc))
     servers = kept
+    try:
+        if any(s.source_format == "compose" and s.gpu is not None and s.gpu.shared_key for s in servers):
+            from vramlint.extract.compose_starts import mark_started_alone  # compose engines sharing a GPU
+
+            mark_started_alone(servers, col.starters)
+    except Exception as exc:  # noqa: BLE001 - the evidence's failure costs that downgrade, not the run
+        rec.problems.append(internal_problem(*_record_place(servers[0] if servers else None),
+                                             "reading how compose services are started", exc))
     col.inventory.servers.extend(servers)
     col.inventory.problems.extend(rec.problems)
 
