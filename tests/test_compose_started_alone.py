@@ -87,3 +87,16 @@ def test_scripts_outside_the_scanned_paths_are_not_read(tmp_path, capsys):
     assert [level for level, _, _ in _vrl007([tree / "models.yml"], capsys)] == ["error"]
     # an excluded script is not read either
     assert [level for level, _, _ in _vrl007([tree], capsys, "--exclude", "run.sh")] == ["error"]
+
+
+def test_a_macro_written_in_itself_is_no_command_and_costs_little(tmp_path, capsys):
+    import time
+
+    config = "macros:\n  a: '" + "${a}" * 50 + "'\nmodels:\n" + "".join(
+        f"  m{i}:\n    cmd: '${{a}} docker compose -f models.yml up chat'\n" for i in range(300))
+    tree = _tree(tmp_path, "swap.yaml", config)
+    started = time.process_time()
+    found = _vrl007([tree], capsys)
+    assert time.process_time() - started < 5
+    # the command written after the macro is still read as written (the expansion, past its bound, is dropped)
+    assert [level for level, _, _ in found] == ["warning"]

@@ -119,3 +119,14 @@ def test_what_is_read_as_vllm_built_from_a_checkout():
     assert _walk("git clone -b v0.9.2 https://github.com/acme/vllm && pip install ./vllm").release is None
     assert _walk("git clone https://github.com/vllm-project/vllm && cd vllm && git fetch origin v0.10.1 && "
                  "git checkout FETCH_HEAD && VLLM_USE_PRECOMPILED=1 uv pip install -e '.[bench]'").release == "0.10.1"
+
+
+def test_a_run_past_the_command_bound_says_so(tmp_path, capsys):
+    from vramlint.extract.source_build import MAX_COMMANDS
+
+    body = " && ".join("cd /a" for _ in range(MAX_COMMANDS + 5))
+    (tmp_path / "Dockerfile").write_text(f"FROM python:3.11\nRUN git clone https://github.com/x/vllm /a && {body}\n"
+                                         'CMD ["vllm", "serve", "facebook/opt-125m"]\n')
+    report = _run(["check", str(tmp_path)], capsys)
+    said = [f for f in report["findings"] if "commands, past vramlint's limit" in f["message"]]
+    assert [(f["level"], f["line"]) for f in said] == [("warning", 2)]

@@ -7,7 +7,8 @@ Makefile target per model, a script taking the service as `$1`): the repository 
 
 Read, never run: the scanned files and the scripts, Makefiles and configs found by the same walk (discover's
 `starters`: the scanned paths only, their exclusions and .gitignore applied), each through vramlint.fsread (a
-regular file inside the scanned tree, at most MAX_READ_BYTES), at most MAX_READ_FILES of them, and only when a
+regular file inside the scanned tree, at most MAX_READ_BYTES), at most MAX_READ_FILES of them and MAX_TOTAL_BYTES
+in all, and only when a
 compose file has engines sharing a GPU. A command is `docker compose` or `docker-compose` up to the shell operator
 or line end that ends it; its `-f`/`--file` names the compose file (relative to the starter's folder, or by name
 alone: a starter's working folder is often not its own), none the default names in the starter's folder.
@@ -18,10 +19,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from functools import lru_cache
 from typing import Any
 
 MAX_READ_FILES = 2000
 MAX_READ_BYTES = 1024 * 1024
+MAX_TOTAL_BYTES = 64 * 1024 * 1024  # all starters read in one run
+MAX_COMMANDS = 20_000  # `docker compose` commands read in one run (each distinct one parsed once)
+MAX_EXPANDED = 10_000  # a llama-swap `cmd` with its macros expanded: a longer one is not a command line
 
 _COMMAND = re.compile(r"\bdocker(?:-compose|\s+compose)\b([^\n;&|`\"')]*)")
 # compose's global options that take a value (docker compose --help)
@@ -43,15 +48,29 @@ def one_at_a_time(compose_files: dict[str, set[str]], starters: list[str]) -> di
     from vramlint.fsread import Refusal, read_text
 
     found: dict[str, dict[str, str]] = {}
+    budget = MAX_TOTAL_BYTES
+    commands_left = MAX_COMMANDS
     for path in dict.fromkeys(starters[:MAX_READ_FILES]):
-        text = read_text(path, limit=MAX_READ_BYTES, errors="replace")
-        if isinstance(text, Refusal) or "compose" not in text:
+        if budget <= 0:
+            break
+        text = read_text(path, limit=min(MAX_READ_BYTES, budget), errors="replace")
+        if isinstance(text, Refusal):
+            continue
+        budget -= len(text)
+        if "compose" not in text:
             continue
         folder = os.path.dirname(os.path.realpath(path))
-        commands = [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in _COMMAND.finditer(text)]
+        commands = []
+        line, at = 1, 0
+        for m in _COMMAND.finditer(text):
+            if len(commands) >= commands_left:
+                break
+            line, at = line + text.count("\n", at, m.start()), m.start()  # counted once over the text
+            commands.append((line, m.group(1)))
         if path.lower().endswith((".yaml", ".yml")) and "macros" in text and "models" in text:
             commands += _llama_swap_commands(text, path)
-        for line, command in commands:
+        commands_left -= len(commands)
+        for line, command in commands[:max(commands_left, 0)]:
             started = _started(command)
             if started is None:
                 continue
@@ -85,15 +104,18 @@ def _llama_swap_commands(text: str, path: str) -> list[tuple[int, str]]:
             if not isinstance(cmd, str):
                 continue
             for _ in range(4):  # a macro may use another; llama-swap's own depth is small
-                if "${" not in cmd or len(cmd) > 100_000:  # a macro written in itself grows without end
+                if "${" not in cmd or len(cmd) > MAX_EXPANDED:
                     break
-                cmd = _MACRO.sub(lambda m, table=macros: str(table.get(m.group(1), m.group(0)))[:100_000], cmd)
+                cmd = _MACRO.sub(lambda m, table=macros: str(table.get(m.group(1), m.group(0)))[:MAX_EXPANDED], cmd)
+            if len(cmd) > MAX_EXPANDED:
+                continue  # a macro written in itself grows without end
             where = key_location(path, model, "cmd") or key_location(path, models, name)
             line = where.line if where is not None else 1
             out.extend((line, m.group(1)) for m in _COMMAND.finditer(cmd.replace("\n", " ")))
     return out
 
 
+@lru_cache(maxsize=4096)
 def _started(rest: str) -> tuple[list[str], str] | None:
     """(the -f files, the one service) of `docker compose [opts] up|run [opts] SERVICE`; None when it starts no
     service or several (a plain `up` starts them all)."""

@@ -264,7 +264,11 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
             scope = _scope(global_args, stage)
             # RUN's own options (`--mount=type=cache,...`) come before the shell text
             script = _RUN_OPTIONS.sub("", ins.args)
-            built_from = read_run(script, stage.workdir, stage.vllm_clones, lambda w, scope=scope: _substitute(w, scope), where)
+            past: list[str] = []
+            built_from = read_run(script, stage.workdir, stage.vllm_clones, lambda w, scope=scope: _substitute(w, scope),
+                                  where, past)
+            if past and len(bounds) < 20:
+                bounds.append((where, past[0]))
             if built_from is not None:  # the checkout's code, over whatever the base image held
                 stage.vllm_pin, stage.vllm_source = (built_from.release, where), built_from
         elif ins.keyword == "WORKDIR":

@@ -15,11 +15,18 @@ recognised.
 from __future__ import annotations
 
 import posixpath
-import shlex
+import re
 from collections.abc import Callable
 
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location
+
+# Linux's PATH_MAX: a longer folder is one `cd` cannot enter (ENAMETOOLONG), so it is not followed
+MAX_PATH = 4096
+# vLLM clones remembered per stage: a real build makes one or two; past this many the rest are not recorded
+MAX_CLONES = 64
+# commands read in one RUN (a real one has tens): past it the rest are not read, and that is said
+MAX_COMMANDS = 10_000
 
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 # words that start a compound command or prefix another: the command follows them
@@ -65,15 +72,23 @@ class _Clone:
 
 
 def read_run(script: str, workdir: str, clones: dict[str, _Clone], expand: Callable[[str], str | None],
-             where: Location) -> SourceBuild | None:
+             where: Location, over: list[str] | None = None) -> SourceBuild | None:
     """Follow one RUN's commands: record the vLLM clones it makes in ``clones`` (folder in the image -> clone,
-    kept across RUN lines by the caller) and return the source install it runs, the last one if several."""
+    kept across RUN lines by the caller) and return the source install it runs, the last one if several. Past
+    MAX_COMMANDS the rest is not read, said in ``over``."""
     from vramlint.versions import pip_vllm_source, release_of_checkout
 
+    if not clones and "clone" not in script and "git+" not in script:
+        return None  # no checkout made here or before: nothing to install from source
     found: SourceBuild | None = None
     cwd = workdir or "/"
     fetched: str | None = None
-    for words in _commands(script, expand):
+    for count, words in enumerate(_commands(script, expand)):
+        if count >= MAX_COMMANDS:
+            if over is not None:
+                over.append(f"RUN: more than {MAX_COMMANDS:,} commands, past vramlint's limit: the rest are not read "
+                            "for a vLLM built from source")
+            break
         if not words:
             continue
         if words[0] in ("cd", "pushd") and len(words) >= 2 and words[1] != "-":
@@ -86,7 +101,7 @@ def read_run(script: str, workdir: str, clones: dict[str, _Clone], expand: Calla
             sub, args = rest[0], rest[1:]
             if sub == "clone":
                 clone = _clone(args, here, where.line)
-                if clone is not None:
+                if clone is not None and (len(clones) < MAX_CLONES or clone[0] in clones):
                     clones[clone[0]] = clone[1]
             elif sub == "fetch":
                 positional = [a for a in args if not a.startswith("-")]
@@ -119,31 +134,53 @@ def read_run(script: str, workdir: str, clones: dict[str, _Clone], expand: Calla
     return found
 
 
+# a shell word's pieces: a quoted string, an operator, blanks, or a run of other characters (a `\\x` escape kept in it)
+_PIECE = re.compile(r"'[^']*'?|\"(?:\\.|[^\"\\])*\"?|&&|\|\||;;|\|&|[;&|()]|\s+|(?:\\.|[^\s;&|()'\"\\])+|\\")
+
+
 def _commands(script: str, expand: Callable[[str], str | None]):
-    """The simple commands of a shell text, as lists of words (variables expanded where known, else as written)."""
-    try:
-        lexer = shlex.shlex(script, posix=True, punctuation_chars=";&|()")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:  # an unclosed quote: read the words as written
-        tokens = script.split()
+    """The simple commands of a shell text, as lists of words (variables expanded where known, else as written);
+    quotes are removed as the shell removes them (linear in the text, unlike shlex)."""
     words: list[str] = []
-    for token in tokens:
-        if token in _OPERATORS:
-            yield words
-            words = []
-            continue
+    word: list[str] | None = None
+
+    def finish() -> None:
+        nonlocal word
+        if word is None:
+            return
+        token = "".join(word)
+        word = None
         if not words and (token in _PREFIXES or ("=" in token and token.split("=", 1)[0].isidentifier())):
-            continue
+            return
         if "$" in token:
             value = expand(token)
             token = value if value is not None else token
         words.append(token)
+
+    for m in _PIECE.finditer(script):
+        piece = m.group(0)
+        if piece[0].isspace():
+            finish()
+        elif piece in _OPERATORS:
+            finish()
+            yield words
+            words = []
+        else:
+            if piece[0] == "'":
+                piece = piece[1:-1] if len(piece) > 1 and piece.endswith("'") else piece[1:]
+            elif piece[0] == '"':
+                piece = re.sub(r'\\(["\\$`])', r"\1", piece[1:-1] if len(piece) > 1 and piece.endswith('"')
+                               else piece[1:])
+            else:
+                piece = re.sub(r"\\(.)", r"\1", piece) if "\\" in piece else piece
+            word = (word or []) + [piece]
+    finish()
     yield words
 
 
 def _join(cwd: str, path: str) -> str:
-    return posixpath.normpath(posixpath.join(cwd, path))
+    joined = posixpath.normpath(posixpath.join(cwd, path))
+    return joined if len(joined) <= MAX_PATH else cwd
 
 
 def _git_words(words: list[str], cwd: str) -> tuple[str, list[str]]:
