@@ -130,3 +130,19 @@ def test_a_run_past_the_command_bound_says_so(tmp_path, capsys):
     report = _run(["check", str(tmp_path)], capsys)
     said = [f for f in report["findings"] if "commands, past vramlint's limit" in f["message"]]
     assert [(f["level"], f["line"]) for f in said] == [("warning", 2)]
+
+
+def test_only_the_tag_a_build_makes_is_shared_not_its_base(tmp_path, capsys):
+    # the build is FROM vLLM's own latest image, then a fork over it; another service runs that base image itself
+    (tmp_path / "Dockerfile").write_text(textwrap.dedent("""\
+        FROM vllm/vllm-openai:latest
+        RUN pip install git+https://github.com/lab/vllm.git@exp
+        """))
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  fork:\n    build: .\n    command: [--model, facebook/opt-125m, --lab-kernel, x]\n"
+        "  stock:\n    image: vllm/vllm-openai:latest\n    command: [--model, facebook/opt-125m, --lab-kernel, x]\n")
+    report = _run(["check", str(tmp_path)], capsys)
+    vrl009 = sorted((f["level"], f["file"].rsplit("/", 1)[-1]) for f in report["findings"] if f["rule"] == "VRL009")
+    # the stock image runs the newest release, which refuses the fork's flag; the fork's build is said once
+    assert vrl009 == [("error", "compose.yaml"), ("note", "Dockerfile")]

@@ -443,18 +443,23 @@ def extract_compose(doc: Any, env_files_dir: str | None, built: list[str] | None
             continue
         if server is not None:
             servers.append(server)
-    _share_source_builds(servers)
+    _share_source_builds(servers, services)
     _mark_shared_gpus(servers)
     return servers, problems
 
 
-def _share_source_builds(servers: list[Server]) -> None:
-    """A service that runs, without a `build:` of its own, the image another service of the file builds (the same
-    `image:` name) runs the vLLM that build installs from source."""
-    built = {s.image: s.vllm_source_build for s in servers if s.vllm_source_build is not None and s.image}
+def _share_source_builds(servers: list[Server], services: dict) -> None:
+    """A service that runs, without a `build:` of its own, the image another service of the file builds (compose
+    tags a build with the service's `image:`) runs the vLLM that build installs from source. The tag as written is
+    compared, not the server's image, which for a build FROM a vLLM image is that base."""
+    tags = {str(name): svc["image"] for name, svc in services.items()
+            if isinstance(svc, dict) and svc.get("build") is not None and isinstance(svc.get("image"), str)}
+    built = {tags[s.name]: s.vllm_source_build for s in servers
+             if s.vllm_source_build is not None and s.name in tags}
     for server in servers if built else ():
         source = built.get(server.image)
-        if source is not None and server.vllm_source_build is None and server.vllm_version is None:
+        if source is not None and server.name not in tags and server.vllm_source_build is None \
+                and server.vllm_version is None:
             server.vllm_source_build = source
 
 
