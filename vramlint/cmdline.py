@@ -1980,7 +1980,7 @@ def _looks_like_command(word: str) -> bool:
     # multi-node vLLM run in their head and worker containers: a program, never a model id
     if b in _SHELLS or b in _WRAPPERS or b in _LOOKALIKE_EXES or b in (
             "vllm", "vllm-omni", "env", "uv", "conda", "true", "opentelemetry-instrument", "ray", "torchrun", "mpirun",
-            "mpiexec", "ssh", "nsys"):
+            "mpiexec", "ssh", "nsys", "supervisord"):
         return True
     if _is_python(word) or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
         return True

@@ -1,7 +1,8 @@
 """Find the files to scan: walk directories, skip VCS and vendor folders, honour --exclude, survive loops.
 
 A file named explicitly on the command line is always read (whatever its extension); files found by walking
-a directory are read when their extension says YAML, or their name says Dockerfile. Nothing found here is dropped silently: a broken link, a
+a directory are read when their extension says YAML, their name says Dockerfile, or their name and folder say
+supervisord configuration (`supervisord.conf`, `supervisor/*.conf`, `conf.d/*.conf`). Nothing found here is dropped silently: a broken link, a
 symlink loop or an unreadable directory becomes a `Skipped` entry with the reason.
 """
 
@@ -124,6 +125,21 @@ def kind_of(name: str) -> str | None:
     return None
 
 
+# Folders whose `*.conf` files are supervisord's program configurations by convention (the Debian/Ubuntu
+# package includes /etc/supervisor/conf.d/*.conf; images COPY them from a `supervisor/` or `conf.d/` folder)
+SUPERVISOR_DIRS = frozenset({"supervisor", "supervisord", "supervisor.d", "conf.d"})
+
+
+def supervisord_kind(rel: str) -> str | None:
+    """"supervisord" for `supervisord.conf`, or a `*.conf` in a folder named as supervisord's, else None: read only
+    when its text names vLLM and holds a `[program:NAME]` section (an nginx `conf.d/*.conf` is neither)."""
+    parts = rel.replace("\\", "/").lower().split("/")
+    name = parts[-1]
+    if name == "supervisord.conf" or (name.endswith(".conf") and any(p in SUPERVISOR_DIRS for p in parts[:-1])):
+        return "supervisord"
+    return None
+
+
 def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respect_gitignore: bool = True
              ) -> Discovery:
     """Files to scan under ``paths`` (files or directories), in a stable order. With ``respect_gitignore``, what
@@ -222,7 +238,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             visited_dirs.add(key)
             subdirs.append(entry.path)
             return
-        kind = kind_of(name)
+        kind = kind_of(name) or supervisord_kind(rel)
         if kind is None and is_starter_name(name) and len(out.starters) < MAX_STARTERS and not (
                 ignored is not None and ignored(entry.path, is_dir=False)):
             out.starters.append(entry.path)  # checked when read (a regular file inside the scanned tree)

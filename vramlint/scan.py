@@ -352,6 +352,11 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
     if is_dockerfile_name(display):
         _scan_dockerfile(col, text, display, base_dir, use_prefilter)
         return
+    from vramlint.discover import supervisord_kind
+
+    if supervisord_kind(display) is not None or (display.lower().endswith((".conf", ".ini")) and "[program:" in text):
+        _scan_supervisord(col, text, display, base_dir, use_prefilter)
+        return
     other = _other_format(display)
     if other is not None:
         col.inventory.skipped.append(Skipped(display, other))
@@ -389,6 +394,27 @@ def _scan_dockerfile(col: _Collector, text: str, display: str, base_dir: str, us
         col.records.dockerfiles.append(read_dockerfile_servers(text, display, path))
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         col.inventory.problems.append(internal_problem(display, None, "reading this Dockerfile", exc))
+
+
+def _scan_supervisord(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
+    """A supervisord configuration (`extract.supervisord`): its vLLM programs, kept apart until the join drops the
+    ones an image in the tree runs (read through it). Only one that names vLLM is read; one with no `[program:`
+    section (an nginx `conf.d/*.conf`) is not a launcher."""
+    col.inventory.files_scanned += 1
+    if (use_prefilter and "vllm" not in text.lower()) or "[program:" not in text:
+        return
+    from vramlint.extract.dockerfile import DockerfileRecord
+    from vramlint.extract.supervisord import is_supervisord_file, read_supervisord_servers
+
+    if not is_supervisord_file(display, text):
+        return
+    path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
+    try:
+        servers, problems = read_supervisord_servers(text, display)
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        col.inventory.problems.append(internal_problem(display, None, "reading this supervisord configuration", exc))
+        return
+    col.records.launchers.append(DockerfileRecord(os.path.realpath(path), servers, problems))
 
 
 def _other_format(display: str) -> str | None:
@@ -915,13 +941,14 @@ def _merge(into: Any, rec: Any) -> None:
     into.device_claims.extend(rec.device_claims)
     into.dockerfiles.extend(rec.dockerfiles)
     into.built_dockerfiles.extend(rec.built_dockerfiles)
+    into.launchers.extend(rec.launchers)
 
 
 def _join(col: _Collector) -> None:
     """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
     `--config` files from ConfigMaps."""
     rec = col.records
-    if rec.dockerfiles:
+    if rec.dockerfiles or rec.launchers:
         _join_dockerfiles(col)
     if rec.env_refs:
         try:
@@ -1037,7 +1064,13 @@ def _join_dockerfiles(col: _Collector) -> None:
             continue
         rec.servers.extend(record.servers)
         rec.problems.extend(record.problems)
-    rec.dockerfiles = []
+        built.update(record.followed)
+    # a supervisord configuration an image in the tree runs is read through that image (its FROM, ENV, GPUs)
+    for record in rec.launchers:
+        if record.path not in built:
+            rec.servers.extend(record.servers)
+            rec.problems.extend(record.problems)
+    rec.dockerfiles, rec.launchers = [], []
 
 
 def _join_device_claims(col: _Collector, servers: list[Server]) -> None:

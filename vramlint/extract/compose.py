@@ -511,6 +511,8 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
              said: set[str] | None = None, project: dict | None = None, built: list[str] | None = None
              ) -> Server | None:
     said = said if said is not None else set()
+    read_through = built  # the files the service is read through (its Dockerfile, a supervisord configuration)
+    launcher_notes: list[str] = []
     layers = _layers(services, name, file, lines, base_dir, problems, said=said)
     if not layers:
         return None
@@ -613,10 +615,17 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         runs = (entry_tokens or []) + (cmd_tokens or [])
         if isinstance(built, BuiltImage):
             runs = (run_entry or []) + (run_cmd or [])
-        inv, script_note, why = _script_invocation(runs, layers, base_dir, interp, file,
-                                                   run_image if isinstance(built, BuiltImage) else image_text,
-                                                   run_env if isinstance(built, BuiltImage) else env,
-                                                   built if isinstance(built, BuiltImage) else None)
+        inv, script_note, why, launched = _script_invocation(
+            runs, layers, base_dir, interp, file, run_image if isinstance(built, BuiltImage) else image_text,
+            run_env if isinstance(built, BuiltImage) else env, built if isinstance(built, BuiltImage) else None,
+            {**built.env_locations, **env_locs} if isinstance(built, BuiltImage) else env_locs, read_through)
+        if launched is not None:
+            # supervisord's program: its environment= over the container's, and what was said of its command
+            for key, value in launched["env"].items():
+                env[key] = value
+                if key in launched["env_locations"]:
+                    env_locs[key] = launched["env_locations"][key]
+            launcher_notes = launched["notes"]
         if inv is not None and isinstance(built, BuiltImage):
             # the built image's launcher runs: its FROM (version) and ENV are the server's, as for its own command
             built_used = built
@@ -659,6 +668,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     server.env, server.env_locations = env, env_locs
     if script_note:
         server.notes.append(script_note)
+    server.notes.extend(launcher_notes)
     if built_used is not None:
         via = f" (stages {' <- '.join(built_used.stages)})" if len(built_used.stages) > 1 else ""
         written = built_used.base_written if len(built_used.base_written) <= 80 else built_used.base_written[:80] + "..."
@@ -938,20 +948,50 @@ def _built_vllm_image(layers: list[_Layer], built: BuiltImage | str | None) -> s
 
 def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | None, interp: Interpolator,
                        file: str, image: str | None, env: dict[str, str | None],
-                       built: BuiltImage | None = None) -> tuple[Any, str | None, str | None]:
-    """(invocation, note, None) when the service runs a script in the repository that starts vLLM; else
-    (None, None, why it is not read or reads no server) - `why` None when the service runs no script.
+                       built: BuiltImage | None = None, env_locations: dict[str, Location] | None = None,
+                       read_through: list[str] | None = None) -> tuple[Any, str | None, str | None, dict | None]:
+    """(invocation, note, None, extra) when the service runs a script in the repository that starts vLLM, or
+    supervisord with a configuration whose program does (``extra``: that program's environment and notes, else
+    None); else (None, None, why it is not read or reads no server, None) - `why` None when the service runs no
+    launcher. The real path of a supervisord configuration read goes to ``read_through`` (it is no server of its
+    own then).
 
-    The script is found through the service's bind mounts (what the container sees at run time), else, for a
+    The launcher is found through the service's bind mounts (what the container sees at run time), else, for a
     service built from a Dockerfile, through the COPY/ADD that put it in the image from the build context."""
     import os
 
-    from vramlint.cmdline import find_vllm_invocation
     from vramlint.extract import scripts
+    from vramlint.extract.supervisord import supervisord_call
 
+    sv = supervisord_call(words) if built is not None else None
+    if sv is not None:
+        import posixpath
+
+        mounted = _config_on_host(posixpath.normpath(posixpath.join(built.workdir, sv.conf)), layers, base_dir,
+                                  interp) if sv.conf else None
+        if mounted is not None and mounted.is_file():
+            text, why_not = scripts.read_script_file(str(mounted))
+            display = os.path.normpath(os.path.join(os.path.dirname(file), os.path.relpath(mounted, base_dir or ".")))
+            if text is None:
+                return None, None, f"supervisord's configuration {sv.conf} ({display}) is not read: {why_not}", None
+            inv, note, why, extra = scripts.supervisord_invocation(sv.conf, text, display, image, env,
+                                                                   env_locations or {}, None)
+            if inv is not None and read_through is not None:
+                read_through.append(os.path.realpath(mounted))
+            return inv, note, why, extra
+        spec = _build_spec(layers, interp)
+        if spec is None or base_dir is None or UNKNOWN_MARK in spec[0]:
+            return None, None, None, None
+        context = Path(base_dir) / spec[0]
+        shown = os.path.normpath(os.path.join(os.path.dirname(file), spec[0]))
+        inv, note, why, extra, path = scripts.follow_image_launcher(words, built, str(context), shown, image, env,
+                                                                    env_locations or {})
+        if path is not None and read_through is not None:
+            read_through.append(path)
+        return inv, note, why, extra
     call = scripts.script_call(words)
     if call is None or not call.path.text:
-        return None, None, None
+        return None, None, None, None
     path = call.path.text
     copied = None
     if built is not None:
@@ -969,35 +1009,19 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
                 host, copied = context / found[0], f"COPY {found[0]} (line {found[1]} of {built.dockerfile})"
         if host is None:
             return None, None, (f"the script {path} it runs is in the image, and no COPY/ADD of {built.dockerfile} "
-                                "puts it there from the build context")
+                                "puts it there from the build context"), None
     else:
         host = _config_on_host(path, layers, base_dir, interp)
     if host is None:
-        return None, None, f"the script {path} it runs is in the image, not in the repository"
+        return None, None, f"the script {path} it runs is in the image, not in the repository", None
     if not host.is_file():
-        return None, None, f"the script {path} it runs is not in the repository beside the compose file"
+        return None, None, f"the script {path} it runs is not in the repository beside the compose file", None
     text, why_not = scripts.read_script_file(str(host))
     display = os.path.normpath(os.path.join(os.path.dirname(file), os.path.relpath(host, base_dir or ".")))
     if text is None:
-        return None, None, f"the script {path} ({display}) is not read: {why_not}"
-    inv = find_vllm_invocation(scripts.script_command(call, scripts.script_token(text, display)), [], image, env)
-    if inv is None:
-        if "vllm" not in text.lower():
-            return None, None, None
-        return None, None, (f"the script {path} ({display}) mentions vLLM but starts no vLLM server vramlint can "
-                            "read (a launcher that builds the command at run time); not checked")
-    from vramlint.cmdline import runs_its_arguments
-
-    where = inv.location or inv.model_location
-    if runs_its_arguments(text) and where is not None and where.file != display:
-        return inv, (f"the script {path} ({display}) runs the command line it is given (`exec \"$@\"`): the vLLM "
-                     "command line is the service's own; the container runs the image's copy of the script, taken "
-                     "to be this file"), None
-    if copied is not None:
-        return inv, (f"the vLLM command line is read from the script {path} ({display}), which the image has from "
-                     f"{copied}"), None
-    return inv, (f"the vLLM command line is read from the script {path} ({display}); the container runs the "
-                 "image's copy of it, taken to be this file"), None
+        return None, None, f"the script {path} ({display}) is not read: {why_not}", None
+    inv, note, why = scripts.launcher_invocation(call, text, display, image, env, copied)
+    return inv, note, why, None
 
 
 def _merge_config_file(server: Server, host: Path, path: str, problems: list[Problem]) -> None:

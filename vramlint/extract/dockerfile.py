@@ -589,6 +589,9 @@ class DockerfileRecord:
     path: str  # real path on disk, compared with the Dockerfiles compose services build
     servers: list[Any]
     problems: list[Any]
+    # real paths of the launcher files its servers were read through (a supervisord configuration): no servers of
+    # their own while this record's servers count
+    followed: list[str] = field(default_factory=list)
 
 
 def pin_source(built: BuiltImage) -> str | None:
@@ -656,14 +659,26 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     # the arguments are read as the release the RUN lines install, when they pin one, reads them
     inv = find_vllm_invocation(list(entry or []), list(cmd or []), image, dict(built.env),
                                version=built.vllm_pin[0] if built.vllm_pin else None)
+    words = list(entry or []) + list(cmd or [])
+    launcher_note, launched = None, None
     if inv is None:
         from vramlint.extract import scripts
 
-        words = list(entry or []) + list(cmd or [])
+        # the launcher the image runs, from the folder `docker build` is usually run in: the Dockerfile's own
+        folder = display.replace("\\", "/").rsplit("/", 1)[0] if "/" in display.replace("\\", "/") else "."
+        inv, launcher_note, followed_why, launched, read = scripts.follow_image_launcher(
+            words, built, os.path.dirname(path) or ".", folder, image, dict(built.env), dict(built.env_locations),
+            f", taking the Dockerfile's folder ({folder}) as the build context, as `docker build {folder}` does "
+            "(a build run from elsewhere copies other files)")
+        if read is not None and launched is not None:
+            record.followed.append(read)
+    if inv is None:
         call = scripts.script_call(words)
-        if call is not None and call.path.text:
-            why = (f"runs the script {call.path.text}, which is in the image: vramlint does not follow a "
-                   "Dockerfile's COPY to the script in the repository")
+        if followed_why is not None:
+            why = f"what its ENTRYPOINT/CMD runs is not read: {followed_why}"
+        elif call is not None and call.path.text:
+            why = (f"runs the script {call.path.text}, which is in the image: no COPY/ADD of this Dockerfile puts it "
+                   "there from its folder")
         elif image is None and built.unknown_args:
             why = (f"its FROM {built.base_written} needs {', '.join(built.unknown_args)}, which no ARG default sets: "
                    "the image and its entrypoint are not known")
@@ -678,8 +693,9 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
         record.problems.append(Problem(display, first.line, first.column, f"this Dockerfile mentions vLLM but {why}"
                                        f"{tail}", level="note"))
         return record
-    location = inv.location or next((t.location for t in (entry or []) + (cmd or [])
-                                     if getattr(t, "location", None) is not None), built.base_location)
+    location = inv.location if inv.location is not None and inv.location.file == display else None
+    location = location or next((t.location for t in (entry or []) + (cmd or [])
+                                 if getattr(t, "location", None) is not None), built.base_location)
     server = Server(file=display, location=location, source_format="dockerfile", kind="Dockerfile",
                     name=display.replace("\\", "/").rsplit("/", 1)[-1])
     server.container = server.name
@@ -691,6 +707,17 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     from vramlint.extract.shell_scripts import fill_from_invocation
 
     server.env, server.env_locations = dict(built.env), dict(built.env_locations)
+    if launched is not None:  # a supervisord program's environment= over the image's ENV
+        server.env.update(launched["env"])
+        server.env_locations.update(launched["env_locations"])
+        server.notes.extend(launched["notes"])
+    if launcher_note is not None:
+        server.notes.append(launcher_note)
+        if entry is None and is_vllm_image(image):
+            server.notes.append(f"the Dockerfile sets no ENTRYPOINT, so Docker keeps the one of {image} (vLLM's "
+                                "server) and passes the CMD to it as arguments: read here as the command it names, "
+                                "which it runs only where the ENTRYPOINT is replaced (`ENTRYPOINT []` in the "
+                                "Dockerfile, `docker run --entrypoint`, a pod's `command`)")
     fill_from_invocation(server, inv)
     via = f" (stages {' <- '.join(built.stages)})" if len(built.stages) > 1 else ""
     if image is None:

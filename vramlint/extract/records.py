@@ -45,4 +45,8 @@ class Records:
     node_pools: list[Any] = field(default_factory=list)  # node_pools.NodePoolRecord: Karpenter NodePools
     device_claims: list[Any] = field(default_factory=list)  # resource_claims.DeviceClaimRecord: DRA claims
     dockerfiles: list[Any] = field(default_factory=list)  # dockerfile.DockerfileRecord: scanned Dockerfiles
-    built_dockerfiles: list[str] = field(default_factory=list)  # real paths of the Dockerfiles compose builds
+    # real paths of the Dockerfiles compose builds, and of the supervisord configurations its services run
+    built_dockerfiles: list[str] = field(default_factory=list)
+    # supervisord configurations read on their own (dockerfile.DockerfileRecord): dropped in the join when an image
+    # that runs them is read (a Dockerfile or compose service), whose servers they are
+    launchers: list[Any] = field(default_factory=list)

@@ -120,3 +120,120 @@ class ScriptRef:
     shm_known: bool
     hidden: str | None  # what to say if the script cannot be read (the container mentions vLLM), else None
     container_path: str | None = None  # where the container is when it is not containers[index] (a sidecar)
+
+
+# --- Launchers an image runs, read from the repository (compose services and Dockerfiles read alone) -----------
+
+
+def launcher_invocation(call: ScriptCall, text: str, display: str, image: str | None, env: dict[str, str | None],
+                        copied: str | None, context_note: str = "") -> tuple[Any, str | None, str | None]:
+    """(invocation, note, None) of the vLLM server the script ``text`` (the file at ``display``) starts when run
+    as ``call``; else (None, None, why it reads no server), `why` None when the script does not mention vLLM.
+    ``copied``: the COPY/ADD that put it in the image (None: the container runs the image's copy, taken to be
+    this file); ``context_note`` is added to the note (an assumed build context)."""
+    from vramlint.cmdline import find_vllm_invocation, runs_its_arguments
+
+    path = call.path.text
+    inv = find_vllm_invocation(script_command(call, script_token(text, display)), [], image, env)
+    if inv is None:
+        if "vllm" not in text.lower():
+            return None, None, None
+        return None, None, (f"the script {path} ({display}) mentions vLLM but starts no vLLM server vramlint can "
+                            "read (a launcher that builds the command at run time); not checked")
+    where = inv.location or inv.model_location
+    if runs_its_arguments(text) and where is not None and where.file != display:
+        return inv, (f"the script {path} ({display}) runs the command line it is given (`exec \"$@\"`): the vLLM "
+                     "command line is the service's own; the container runs the image's copy of the script, taken "
+                     "to be this file"), None
+    if copied is not None:
+        return inv, (f"the vLLM command line is read from the script {path} ({display}), which the image has from "
+                     f"{copied}{context_note}"), None
+    return inv, (f"the vLLM command line is read from the script {path} ({display}); the container runs the "
+                 "image's copy of it, taken to be this file"), None
+
+
+def supervisord_invocation(conf: str, text: str, display: str, image: str | None, env: dict[str, str | None],
+                           env_locations: dict[str, Location], copied: str | None, context_note: str = ""
+                           ) -> tuple[Any, str | None, str | None, dict[str, Any] | None]:
+    """The vLLM server supervisord starts from the configuration ``text`` (`conf` in the container, the file at
+    ``display``), with the container's ``env`` as supervisord's environment: (invocation, note, None, what the
+    program adds: its env, env locations and notes), or (None, None, why, None)."""
+    from vramlint.extract.supervisord import program_servers, unknown_note
+
+    found, problems = program_servers(text, display, image, env, env_locations)
+    if not found:
+        if problems:
+            return None, None, f"supervisord's configuration {conf} ({display}) is not read: {problems[0].message}", None
+        if "vllm" not in text.lower():
+            return None, None, None, None
+        return None, None, (f"supervisord's configuration {conf} ({display}) mentions vLLM but no [program:*] "
+                            "command= starts a vLLM server vramlint can read; not checked"), None
+    program, inv = found[0]
+    how = f", which the image has from {copied}{context_note}" if copied else \
+        "; the container runs the image's copy of it, taken to be this file"
+    note = (f"the vLLM command line is read from [program:{program.section.name.split(':', 1)[1]}] of supervisord's "
+            f"configuration {conf} ({display}){how}")
+    if len(found) > 1:
+        note += (f"; {len(found) - 1} more program{'s' if len(found) > 2 else ''} of it start vLLM in the same "
+                 "container and are not read here")
+    extra = {"env": {k: v for k, v in program.env.items() if env.get(k, object()) != v or k not in env},
+             "env_locations": program.env_locations, "notes": [n for n in [*program.notes, unknown_note(program)] if n]}
+    return inv, note, None, extra
+
+
+def follow_image_launcher(words: list[Any], built: Any, context: str, context_display: str, image: str | None,
+                          env: dict[str, str | None], env_locations: dict[str, Location], context_note: str = ""
+                          ) -> tuple[Any, str | None, str | None, dict[str, Any] | None, str | None]:
+    """What an image built from ``built`` (`dockerfile.BuiltImage`) runs when ``words`` (its ENTRYPOINT + CMD)
+    start a launcher the build COPYs from ``context`` (a folder on disk, shown as ``context_display``): a script,
+    or supervisord and its configuration. (invocation, note, why, extra, the real path of the file read) as in
+    `launcher_invocation` / `supervisord_invocation`; all None when ``words`` start no launcher."""
+    import posixpath
+
+    from vramlint.extract.dockerfile import context_source
+    from vramlint.extract.supervisord import conf_in_image, supervisord_call
+
+    def is_dir(rel: str) -> bool:
+        return os.path.isdir(os.path.join(context, rel))
+
+    def shown(rel: str) -> str:
+        return posixpath.normpath(posixpath.join(context_display, rel)) if context_display not in ("", ".") else rel
+
+    sv = supervisord_call(words)
+    if sv is not None:
+        confs = conf_in_image(sv, built, context)
+        if not confs:
+            named = sv.conf or "its default configuration (/etc/supervisor/supervisord.conf)"
+            return None, None, (f"it runs supervisord with {named}, which no COPY/ADD of {built.dockerfile} puts in "
+                                "the image from the build context"), None, None
+        why = None
+        for in_image, rel, line in confs:
+            host = os.path.join(context, rel)
+            text, why_not = read_script_file(host)
+            if text is None:
+                why = f"supervisord's configuration {in_image} ({shown(rel)}) is not read: {why_not}"
+                continue
+            inv, note, why, extra = supervisord_invocation(
+                in_image, text, shown(rel), image, env, env_locations, f"COPY {rel} (line {line} of "
+                f"{built.dockerfile})", context_note)
+            if inv is not None:
+                return inv, note, None, extra, os.path.realpath(host)
+        return None, None, why, None, None
+    call = script_call(words)
+    if call is None or not call.path.text:
+        return None, None, None, None, None
+    in_image = posixpath.normpath(posixpath.join(built.workdir, call.path.text))
+    found = context_source(built, in_image, is_dir)
+    if found is None:
+        return None, None, (f"the script {call.path.text} it runs is in the image, and no COPY/ADD of "
+                            f"{built.dockerfile} puts it there from the build context"), None, None
+    host = os.path.join(context, found[0])
+    if not os.path.isfile(host):
+        return None, None, (f"the script {call.path.text} it runs is copied from {shown(found[0])}, which is not "
+                            "in the repository"), None, None
+    text, why_not = read_script_file(host)
+    if text is None:
+        return None, None, f"the script {call.path.text} ({shown(found[0])}) is not read: {why_not}", None, None
+    inv, note, why = launcher_invocation(call, text, shown(found[0]), image, env,
+                                         f"COPY {found[0]} (line {found[1]} of {built.dockerfile})", context_note)
+    return inv, note, why, None, os.path.realpath(host) if inv is not None else None
