@@ -1486,11 +1486,9 @@ def _getopt_command_start(argv: list[Any], i: int, program: str) -> tuple[list[A
 _SSH_VALUES = "BbcDEeFIiJLlmOoPpQRSWw"
 
 
-def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: int) -> _Found | None:
-    """`ssh [OPTIONS] DESTINATION COMMAND...`: ssh joins the command's words with spaces and the remote user's
-    shell runs that line (`sh -c LINE`), so one word is read as the script it is, and several words, when none
-    holds what that shell would split or expand again, as the command they make (each keeps its place). The words
-    were expanded by the local shell; the remote host's environment is not known."""
+def ssh_remote(argv: list[Token], i: int) -> tuple[str | None, list[Token]] | None:
+    """For `ssh [OPTIONS] DESTINATION COMMAND...` with `ssh` at ``argv[i]``: (the destination, the command's
+    words), or None when the options cannot be told apart (a word known only at run time) or no destination."""
     i += 1
     while i < len(argv):
         text = argv[i].text
@@ -1507,8 +1505,18 @@ def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: in
         i += 2 if k == len(text) - 1 else 1  # `-p 2222` takes the next word; `-p2222` and flags do not
     if i >= len(argv):
         return None
-    host = argv[i].text
-    words = argv[i + 1:]
+    return argv[i].text, list(argv[i + 1:])
+
+
+def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: int) -> _Found | None:
+    """`ssh [OPTIONS] DESTINATION COMMAND...`: ssh joins the command's words with spaces and the remote user's
+    shell runs that line (`sh -c LINE`), so one word is read as the script it is, and several words, when none
+    holds what that shell would split or expand again, as the command they make (each keeps its place). The words
+    were expanded by the local shell; the remote host's environment is not known."""
+    remote = ssh_remote(argv, i)
+    if remote is None:
+        return None
+    host, words = remote
     if not words or any(t.text is None for t in words):
         return None
     if len(words) == 1:

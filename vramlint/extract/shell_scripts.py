@@ -89,6 +89,8 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
                 server = _docker_run_server(run, display, problems)
                 if server is not None:
                     servers.append(server)
+    if not servers and "ssh" in text and any(cli in text for cli in _CONTAINER_CLIS):
+        servers.extend(_remote_container_runs(script, text, display, problems))
     if not servers:
         from vramlint.extract.slurm import read_sbatch
 
@@ -117,6 +119,54 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))
     return servers, problems
+
+
+def _names_ssh(texts: list[str | None]) -> bool:
+    return any(t is not None and os.path.basename(t) == "ssh" for t in texts[:8])
+
+
+def _remote_container_runs(script: Any, text: str, display: str, problems: list[Problem]) -> list[Server]:
+    """`ssh HOST "docker run ... IMAGE ARGS"`: the container the remote host's shell runs (ssh joins the command's
+    words and the remote shell reads them), read as a local `docker run` is, with its GPUs the host's. A remote
+    command built at run time (`ssh HOST "$CMD"`) is not read, and that is said when the script names vLLM."""
+    from vramlint.cmdline import Token, has_unknown_mark, script_commands, ssh_remote
+
+    lines = text.split("\n")
+    servers: list[Server] = []
+    for command in script_commands(script, _names_ssh):
+        words = _words(command)
+        if not words or words[0].text is None or os.path.basename(words[0].text) != "ssh":
+            continue
+        remote = ssh_remote(words, 0)
+        if remote is None and any(w.text is None for w in words):
+            remote = (None, [w for w in words[1:] if w.text is None][:1])  # its options are not known: nor its command
+        if remote is None or not remote[1]:
+            continue
+        host, rest = remote
+        first = rest[0].location or words[0].location
+        if any(w.text is None or has_unknown_mark(w.text) for w in rest):
+            if "vllm" in text.lower() and first is not None:
+                problems.append(Problem(display, first.line, first.column, f"line {first.line} runs a command on "
+                                        f"{host or 'a remote host'} over ssh whose text is built at run time: a "
+                                        "remote command is not read, so a vLLM server it starts there (a `docker "
+                                        "run` of a vLLM image) is not checked; put that command in a script of its "
+                                        "own to have it checked", level="note"))
+            continue
+        if len(rest) == 1:
+            loc = rest[0].location
+            quoted = loc is not None and 0 < loc.line <= len(lines) and \
+                lines[loc.line - 1][loc.column - 1:loc.column] in ("'", '"')
+            line = Token(rest[0].text, loc, quoted=quoted)
+        else:
+            line = Token(" ".join(w.text or "" for w in rest), first)
+        for remote_command in script_commands(line, _names_container_cli):
+            run = _container_run(remote_command)
+            server = _docker_run_server(run, display, problems) if run is not None else None
+            if server is not None:
+                server.notes.append(f"the container runs on the host `ssh` reaches ({host}): its GPUs are that "
+                                    "host's, which this script does not say")
+                servers.append(server)
+    return servers
 
 
 def _say_later_servers(script: Any, text: str, server: Server) -> None:
