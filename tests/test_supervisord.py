@@ -69,8 +69,8 @@ def test_expansions_from_the_environment_and_numprocs(tmp_path):
     # supervisord's own environment (ENV_CTX_LEN) is not in the file: unknown, said once per server
     for server in servers:
         assert "max_model_len" not in server.args or server.args["max_model_len"] is None
-        said = [n for n in server.notes if "%(ENV_CTX_LEN)s" in n]
-        assert len(said) == 1 and "run time" in said[0]
+        said = [n for n in server.notes + server.unchecked if "%(ENV_CTX_LEN)s" in n]
+        assert len(said) == 1 and "run time" in said[0] and "environment=" in said[0]
     assert servers[0].location.yaml_path != servers[1].location.yaml_path
 
 

@@ -160,7 +160,10 @@ def supervisord_invocation(conf: str, text: str, display: str, image: str | None
     program adds: its env, env locations and notes), or (None, None, why, None)."""
     from vramlint.extract.supervisord import program_servers, unknown_note
 
-    found, problems = program_servers(text, display, image, env, env_locations)
+    import posixpath
+
+    found, problems = program_servers(text, display, image, env, env_locations,
+                                      posixpath.dirname(conf) if conf.startswith("/") else None)
     if not found:
         if problems:
             return None, None, f"supervisord's configuration {conf} ({display}) is not read: {problems[0].message}", None

@@ -29,6 +29,7 @@ from typing import Any
 from vramlint.model import Location, Problem, Server
 
 MAX_NUMPROCS = 16  # processes read per section; more are said, not read
+MAX_FORMAT_WIDTH = 1000  # a `%(name)Nd` wider than this is not built (unknown)
 _BREAK = re.compile(r"\r\n|\r|\n")  # Python's text mode (universal newlines), how configparser gets its lines
 _SECTION = re.compile(r"\[(?P<header>.+)\]")  # RawConfigParser.SECTCRE
 _OPTION = re.compile(r"(?P<option>.*?)\s*(?P<vi>=|:)\s*(?P<value>.*)$")  # RawConfigParser.OPTCRE
@@ -118,10 +119,11 @@ class Program:
 
 
 def read_programs(text: str, display: str, environ: dict[str, str | None] | None = None,
-                  environ_locations: dict[str, Location] | None = None
+                  environ_locations: dict[str, Location] | None = None, here: str | None = None
                   ) -> tuple[list[Program], list[Problem]]:
     """The processes of every `[program:*]` section. ``environ``: supervisord's own environment where it is known
-    (the ENV of the image that runs it); any other `%(ENV_X)s` is unknown."""
+    (the ENV of the image that runs it); any other `%(ENV_X)s` is unknown. ``here``: the folder the file is read
+    from in the container (`%(here)s`), when known."""
     sections, errors = parse_ini(text)
     problems = [Problem(display, line, 1, f"supervisord cannot read this file ({why}): it refuses to start, so "
                         "the programs it would run are not checked", level="warning") for line, why in errors[:1]]
@@ -171,7 +173,7 @@ def read_programs(text: str, display: str, environ: dict[str, str | None] | None
                          "(`supervisorctl start`)")
         for process_num in range(start, start + min(numprocs, MAX_NUMPROCS)):
             expansions: dict[str, Any] = {"program_name": program_name, "group_name": program_name,
-                                          "process_num": process_num, "numprocs": numprocs}
+                                          "process_num": process_num, "numprocs": numprocs, "here": here}
             expansions.update({f"ENV_{k}": v for k, v in base_env.items()})
             env, env_locs = dict(base_env), dict(base_locs)
             if "environment" in section.options:
@@ -236,6 +238,8 @@ def _expand(text: str, expansions: dict[str, Any], unknown: list[str]) -> tuple[
                 if name not in unknown:
                     unknown.append(name)
                 piece = UNKNOWN_MARK
+            elif any(int(d) > MAX_FORMAT_WIDTH for d in re.findall(r"\d+", m.group("spec"))):
+                piece = UNKNOWN_MARK  # `%(process_num)999999999d`: a value past any command line, not built
             else:
                 try:
                     piece = ("%" + m.group("spec")) % value
@@ -373,11 +377,12 @@ def _shlex_split(text: str) -> list[tuple[str, int, int | None]] | str:
 
 # --- Where supervisord is run, and which file it reads ------------------------------------------------------
 
-# supervisord's search when no -c is given (options.py `searchpaths`, relative ones taken from the working
-# directory), and the Debian/Ubuntu package's /etc/supervisor/supervisord.conf `[include] files =
+# supervisord's search when no -c is given (options.py `searchpaths`: beside the program's folder first, which for
+# an installed /usr/bin/supervisord is /usr/etc/ and /usr/, then relative ones taken from the working directory),
+# and the Debian/Ubuntu package's /etc/supervisor/supervisord.conf `[include] files =
 # /etc/supervisor/conf.d/*.conf`, which is what an image that apt-installs supervisor runs
-DEFAULT_CONFS = ("supervisord.conf", "etc/supervisord.conf", "/etc/supervisord.conf",
-                 "/etc/supervisor/supervisord.conf")
+DEFAULT_CONFS = ("/usr/etc/supervisord.conf", "/usr/supervisord.conf", "supervisord.conf", "etc/supervisord.conf",
+                 "/etc/supervisord.conf", "/etc/supervisor/supervisord.conf")
 DEBIAN_INCLUDE = "/etc/supervisor/conf.d/"
 
 
@@ -442,13 +447,16 @@ def conf_in_image(call: SupervisordCall, built: Any, context: str) -> list[tuple
     def is_dir(rel: str) -> bool:
         return os.path.isdir(os.path.join(context, rel))
 
+    def in_image(path: str) -> str:
+        return posixpath.normpath(posixpath.join(built.workdir, path))  # a relative one from the WORKDIR
+
     if call.conf is not None:
         found = context_source(built, call.conf, is_dir)
-        return [(call.conf, found[0], found[1])] if found is not None else []
+        return [(in_image(call.conf), found[0], found[1])] if found is not None else []
     for candidate in DEFAULT_CONFS:
         found = context_source(built, candidate, is_dir)
         if found is not None:
-            return [(candidate, found[0], found[1])]
+            return [(in_image(candidate), found[0], found[1])]
     out: list[tuple[str, str, int]] = []
     include = DEBIAN_INCLUDE.rstrip("/")
     for copy in built.copies:  # the Debian package's own supervisord.conf, which includes conf.d/*.conf
@@ -486,18 +494,32 @@ def is_supervisord_file(display: str, text: str) -> bool:
 
 def program_servers(text: str, display: str, image: str | None = None,
                     environ: dict[str, str | None] | None = None,
-                    environ_locations: dict[str, Location] | None = None
+                    environ_locations: dict[str, Location] | None = None, here: str | None = None
                     ) -> tuple[list[tuple[Program, Any]], list[Problem]]:
     """Each program that starts a vLLM server, with its invocation (`cmdline.find_vllm_invocation`)."""
     from vramlint.cmdline import find_vllm_invocation
 
-    programs, problems = read_programs(text, display, environ, environ_locations)
+    programs, problems = read_programs(text, display, environ, environ_locations, here)
     out = []
     for program in programs:
         inv = find_vllm_invocation(program.command, [], image, dict(program.env))
         if inv is not None:
+            _name_unknowns(program, inv)
             out.append((program, inv))
     return out, problems
+
+
+def _name_unknowns(program: Program, inv: Any) -> None:
+    """What the invocation says of a word known only at run time names the expansion that made it unknown, with
+    the change that removes it: said there once, not again in a note of its own (``program.unknown`` emptied)."""
+    if not program.unknown:
+        return
+    names = ", ".join(f"%({n})s" for n in program.unknown)
+    said = f"(supervisord expands {names} from its environment at run time: set it in the program's environment=)"
+    rewritten = [u.replace("(a variable or template)", said) for u in inv.unchecked]
+    if rewritten != inv.unchecked:
+        inv.unchecked[:] = rewritten
+        program.unknown = []
 
 
 def unknown_note(program: Program) -> str | None:
