@@ -158,9 +158,9 @@ def supervisord_invocation(conf: str, text: str, display: str, image: str | None
     """The vLLM server supervisord starts from the configuration ``text`` (`conf` in the container, the file at
     ``display``), with the container's ``env`` as supervisord's environment: (invocation, note, None, what the
     program adds: its env, env locations and notes), or (None, None, why, None)."""
-    from vramlint.extract.supervisord import program_servers, unknown_note
-
     import posixpath
+
+    from vramlint.extract.supervisord import program_servers, unknown_note
 
     found, problems = program_servers(text, display, image, env, env_locations,
                                       posixpath.dirname(conf) if conf.startswith("/") else None)
