@@ -202,3 +202,31 @@ def test_a_dockerfile_whose_copy_of_the_conf_is_from_another_stage_leaves_the_co
     assert server.source_format == "supervisord"  # what the image runs is not the repository's file
     [note] = [p for p in result.problems if p.file == "Dockerfile" or p.file.endswith("/Dockerfile")]
     assert note.level == "note" and "supervisord" in note.message
+
+
+def test_a_program_running_a_script_of_the_repository_through_here_is_followed(tmp_path):
+    root = _tree(tmp_path, {
+        "ops/supervisor/engine.conf": """\
+            [program:vllm-engine]
+            command=%(here)s/../bin/run-engine.sh
+            environment=ENGINE_MODEL="Qwen/Qwen2.5-3B-Instruct",ENGINE_CTX="12288"
+            autostart=false
+            """,
+        "ops/bin/run-engine.sh": """\
+            #!/usr/bin/env bash
+            MODEL="${ENGINE_MODEL:-facebook/opt-125m}"
+            exec vllm serve "$MODEL" --max-model-len "${ENGINE_CTX:-2048}"
+            """,
+        "ops/supervisor/relative.conf": """\
+            [program:relative]
+            command=bin/run-engine.sh --engine vllm
+            """})
+    result = scan([root])
+    [server] = result.servers
+    # the program's environment= is what the script sees
+    assert server.model == "Qwen/Qwen2.5-3B-Instruct" and server.args["max_model_len"] == 12288
+    assert server.file.endswith("supervisor/engine.conf") and server.model_location.file.endswith("run-engine.sh")
+    assert any("autostart=false" in n for n in server.notes)
+    # a relative path with no directory= is relative to where supervisord was started: said, not guessed
+    [note] = [p for p in result.problems if p.file.endswith("relative.conf")]
+    assert note.level == "note" and "directory=" in note.message and note.line == 2

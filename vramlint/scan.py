@@ -410,7 +410,7 @@ def _scan_supervisord(col: _Collector, text: str, display: str, base_dir: str, u
         return
     path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
     try:
-        servers, problems = read_supervisord_servers(text, display)
+        servers, problems = read_supervisord_servers(text, display, path)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         col.inventory.problems.append(internal_problem(display, None, "reading this supervisord configuration", exc))
         return

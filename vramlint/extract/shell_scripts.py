@@ -71,8 +71,10 @@ def read_script_records(text: str, display: str, read_manifest: Any) -> Any:
     return records
 
 
-def read_shell_script(text: str, display: str, say_mention: bool = True) -> tuple[list[Server], list[Problem]]:
-    """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read."""
+def read_shell_script(text: str, display: str, say_mention: bool = True, env: dict[str, str | None] | None = None
+                      ) -> tuple[list[Server], list[Problem]]:
+    """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read.
+    ``env``: the environment the script is started with, where it is known (a supervisord program's)."""
     from vramlint.cmdline import Token, find_vllm_invocation, script_commands
     from vramlint.extract import scripts
 
@@ -83,7 +85,7 @@ def read_shell_script(text: str, display: str, say_mention: bool = True) -> tupl
     # variables the script assigned before it runs, as the shell does (`model=X; docker run IMAGE --model
     # ${model}`), and a variable the script does not set is unknown (`${X:-default}` its default)
     if any(cli in text for cli in _CONTAINER_CLIS):
-        for command in script_commands(script, _names_container_cli):
+        for command in script_commands(script, _names_container_cli, env):
             run = _container_run(command)
             if run is not None:
                 server = _docker_run_server(run, display, problems)

@@ -531,19 +531,86 @@ def unknown_note(program: Program) -> str | None:
             "program's environment=, or write the values)")
 
 
-def read_supervisord_servers(text: str, display: str) -> tuple[list[Server], list[Problem]]:
+def read_supervisord_servers(text: str, display: str, path: str | None = None) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers a supervisord configuration starts, read on its own (no image known: its version and GPUs
-    are those of wherever it runs)."""
-    found, problems = program_servers(text, display)
-    servers = [make_server(program, inv, display) for program, inv in found]
-    if not servers and "vllm" in text.lower():
+    are those of wherever it runs). ``path``: the file on disk, whose folder is taken as `%(here)s` (supervisord's
+    folder of the file it reads: a configuration that names it is written to be used where it is), so that a
+    program running a launcher script of the repository (`command=%(here)s/../bin/serve.sh`) is followed into it."""
+    from vramlint.cmdline import find_vllm_invocation
+
+    here = os.path.dirname(os.path.abspath(path)) if path else None
+    programs, problems = read_programs(text, display, here=here)
+    servers: list[Server] = []
+    unread: list[tuple[Program, str]] = []
+    for program in programs:
+        inv = find_vllm_invocation(program.command, [], None, dict(program.env))
+        note = None
+        if inv is None:
+            inv, note, why, launched = _program_script(program, here)
+            servers.extend(launched)
+            if inv is None:
+                if why is not None and not launched:
+                    unread.append((program, why))
+                continue
+        _name_unknowns(program, inv)
+        server = make_server(program, inv, display)
+        if note is not None:
+            server.notes.append(note)
+        servers.append(server)
+    if not servers and "vllm" in text.lower() and not problems:
+        said = next(((p, why) for p, why in unread), None)
         place = next((s for s in parse_ini(text)[0] if s.name.startswith("program:")
                       and "vllm" in " ".join(v.text for v in s.options.values()).lower()), None)
-        if place is not None and not problems:
+        if said is not None:
+            problems.append(Problem(display, said[0].command_location.line, said[0].command_location.column,
+                                    f"[{said[0].section.name}] {said[1]}", level="note"))
+        elif place is not None:
             problems.append(Problem(display, place.line, 1, f"[{place.name}] mentions vLLM but its command= starts "
                                     "no vLLM server vramlint can read (`vllm serve`, `python -m "
                                     "vllm.entrypoints.openai.api_server`): not checked", level="note"))
     return servers, problems
+
+
+def _program_script(program: Program, here: str | None) -> tuple[Any, str | None, str | None, list[Server]]:
+    """(invocation, note, None, []) when the program runs a launcher script of the scanned tree whose own command
+    starts vLLM (the path as supervisord executes it: absolute, or from the program's `directory=`), or (None,
+    None, None, servers) when the script starts vLLM's container (`docker run`, read as the shell-script reader
+    reads it, with the program's environment); else (None, None, why it reads no server, []), `why` None when the
+    program runs no script."""
+    from vramlint.cmdline import has_unknown_mark
+    from vramlint.discover import display_path
+    from vramlint.extract import scripts
+
+    call = scripts.script_call(program.command)
+    if call is None or not call.path.text or has_unknown_mark(call.path.text):
+        return None, None, None, []
+    target = call.path.text
+    if not target.startswith("/"):
+        directory = program.section.options.get("directory")
+        folder = _expand_plain(directory.text, {"here": here, "program_name": program.name}) if directory else None
+        if folder is None or not folder.startswith("/"):
+            return None, None, (f"runs the script {target}, relative to a working directory this file does not set "
+                                "(directory=): not read, so the server it may start is not checked"), []
+        target = os.path.join(folder, target)
+    shown = display_path(os.path.normpath(target))
+    text, why_not = scripts.read_script_file(os.path.normpath(target))
+    if text is None:
+        return None, None, (f"runs the script {shown}, which is not read ({why_not}): the server it may start is "
+                            "not checked"), []
+    runs = f"[{program.section.name}] runs the script {shown} with the program's environment= (%(here)s taken as " \
+        "this file's folder)"
+    inv, _note, why = scripts.launcher_invocation(call, text, shown, None, dict(program.env), None)
+    if inv is not None:
+        return inv, f"the vLLM command line is read from the script {shown}: {runs}", None, []
+    from vramlint.extract.shell_scripts import read_shell_script
+
+    launched, _problems = read_shell_script(text, shown, say_mention=False, env=dict(program.env))
+    for server in launched:
+        server.notes.append(runs)
+    if launched:
+        return None, None, None, launched
+    return None, None, (f"runs the script {shown}, which mentions vLLM but starts no vLLM server vramlint can read: "
+                        "not checked" if why else None), []
 
 
 def make_server(program: Program, inv: Any, display: str) -> Server:
