@@ -54,6 +54,7 @@ def test_an_ssh_command_that_starts_no_container_says_nothing(tmp_path):
         echo "the vLLM box"
         docker ps
         ssh gpu-host "nvidia-smi"
+        ssh $SSH_FLAGS gpu-host "docker logs --tail 20 vllm-engine"
         """)
     result = scan([path])
     assert result.servers == [] and result.problems == []

@@ -141,6 +141,10 @@ def _remote_container_runs(script: Any, text: str, display: str, problems: list[
             continue
         remote = ssh_remote(words, 0)
         if remote is None and any(w.text is None for w in words):
+            last = words[-1]
+            if last.text is not None and not has_unknown_mark(last.text) and not _may_run_vllm(
+                    Token(last.text, last.location)):
+                continue  # options known only at run time, but the command it ends with starts no vLLM (`docker ps`)
             remote = (None, [w for w in words[1:] if w.text is None][:1])  # its options are not known: nor its command
         if remote is None or not remote[1]:
             continue
