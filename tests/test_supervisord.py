@@ -230,3 +230,20 @@ def test_a_program_running_a_script_of_the_repository_through_here_is_followed(t
     # a relative path with no directory= is relative to where supervisord was started: said, not guessed
     [note] = [p for p in result.problems if p.file.endswith("relative.conf")]
     assert note.level == "note" and "directory=" in note.message and note.line == 2
+
+
+def test_a_compose_service_running_supervisord_on_a_bind_mounted_conf(tmp_path):
+    root = _tree(tmp_path, {
+        "compose.yaml": """\
+            services:
+              engine:
+                image: vllm/vllm-openai:v0.10.1
+                entrypoint: ["supervisord", "-n", "-c", "/etc/supervisor/engine.conf"]
+                volumes:
+                  - ./supervisor:/etc/supervisor:ro
+                gpus: all
+            """,
+        "supervisor/engine.conf": _ENGINE_CONF})
+    [server] = scan([root]).servers
+    assert server.source_format == "compose" and server.vllm_version == "0.10.1"
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.model_location.file.endswith("engine.conf")

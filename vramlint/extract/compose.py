@@ -963,11 +963,12 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
     from vramlint.extract import scripts
     from vramlint.extract.supervisord import supervisord_call
 
-    sv = supervisord_call(words) if built is not None else None
+    sv = supervisord_call(words)
     if sv is not None:
         import posixpath
 
-        mounted = _config_on_host(posixpath.normpath(posixpath.join(built.workdir, sv.conf)), layers, base_dir,
+        workdir = built.workdir if built is not None else "/"
+        mounted = _config_on_host(posixpath.normpath(posixpath.join(workdir, sv.conf)), layers, base_dir,
                                   interp) if sv.conf else None
         if mounted is not None and mounted.is_file():
             text, why_not = scripts.read_script_file(str(mounted))
@@ -979,7 +980,7 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
             if inv is not None and read_through is not None:
                 read_through.append(os.path.realpath(mounted))
             return inv, note, why, extra
-        spec = _build_spec(layers, interp)
+        spec = _build_spec(layers, interp) if built is not None else None
         if spec is None or base_dir is None or UNKNOWN_MARK in spec[0]:
             return None, None, None, None
         context = Path(base_dir) / spec[0]
