@@ -117,7 +117,10 @@ them, `--opt=value` and `-x value`), are read with their own options), a shell s
 its `--entrypoint` replaces the image's program by another (`python3 probe.py`, `vllm bench serve`, a shell given
 a `-c` string without `vllm serve`). A helper that only installs, deploys, queries or benchmarks vLLM (`pip install
 vllm`, `kubectl apply`, `helm upgrade`, `docker compose up`, `curl`, `echo`) says nothing: it launches nothing to
-check, and the manifests it applies are checked where they are.
+check, and the manifests it applies are checked where they are. A `docker run` of a vLLM image sent over ssh
+(`ssh HOST "docker run ... IMAGE ..."`) is read as the remote host's server; an ssh command whose remote command
+or options are built at run time (`ssh $OPTS HOST "$CMD"`) in a script that names vLLM gets a note on its line
+that the remote command is not read.
 
 A note of this rule with the same text at several places (twelve benchmark configs that each say `engine: vllm`, compose files without
 their `.env`) is said once a run: on the first place, "said once for N files: ..." naming the others, which are its related

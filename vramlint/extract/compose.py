@@ -960,7 +960,7 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
     service built from a Dockerfile, through the COPY/ADD that put it in the image from the build context."""
     import os
 
-    from vramlint.extract import scripts
+    from vramlint.extract import launchers, scripts
     from vramlint.extract.supervisord import supervisord_call
 
     sv = supervisord_call(words)
@@ -975,7 +975,7 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
             display = os.path.normpath(os.path.join(os.path.dirname(file), os.path.relpath(mounted, base_dir or ".")))
             if text is None:
                 return None, None, f"supervisord's configuration {sv.conf} ({display}) is not read: {why_not}", None
-            inv, note, why, extra = scripts.supervisord_invocation(sv.conf, text, display, image, env,
+            inv, note, why, extra = launchers.supervisord_invocation(sv.conf, text, display, image, env,
                                                                    env_locations or {}, None)
             if inv is not None and read_through is not None:
                 read_through.append(os.path.realpath(mounted))
@@ -985,7 +985,7 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
             return None, None, None, None
         context = Path(base_dir) / spec[0]
         shown = os.path.normpath(os.path.join(os.path.dirname(file), spec[0]))
-        inv, note, why, extra, path = scripts.follow_image_launcher(words, built, str(context), shown, image, env,
+        inv, note, why, extra, path = launchers.follow_image_launcher(words, built, str(context), shown, image, env,
                                                                     env_locations or {})
         if path is not None and read_through is not None:
             read_through.append(path)
@@ -998,7 +998,7 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
     if built is not None:
         import posixpath
 
-        from vramlint.extract.dockerfile import context_source
+        from vramlint.extract.image_files import context_source
 
         in_image = posixpath.normpath(posixpath.join(built.workdir, path))
         host = _config_on_host(in_image, layers, base_dir, interp)

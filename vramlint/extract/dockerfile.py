@@ -6,7 +6,7 @@ Only what decides how the container starts is read, with Docker's semantics: the
 and so is the image it names), `ENV` (the container's environment), `ENTRYPOINT` and `CMD` in exec (`["a", "b"]`)
 and shell form (`/bin/sh -c` with the words as written, or the `SHELL` in force), a stage inheriting them from its
 base and an `ENTRYPOINT` clearing the `CMD` it inherited; `WORKDIR` and `COPY`/`ADD` from the build context, so
-that a launcher script the image runs can be found in the repository (`context_source`). `RUN` lines and
+that a launcher script the image runs can be found in the repository (`image_files.context_source`). `RUN` lines and
 here-documents are skipped.
 
 Bounds: the file is read through `vramlint.fsread` (a regular file inside the scanned tree) up to
@@ -331,42 +331,6 @@ def _context_copy(ins: Instruction, scope: dict[str, str | None], workdir: str) 
     return ContextCopy(None if foreign else sources, dest_abs, dest.endswith("/") or len(sources) > 1, ins.line)
 
 
-def context_source(built: BuiltImage, image_path: str, is_dir: Any) -> tuple[str, int] | None:
-    """(the build-context path, the COPY/ADD line) of the file at ``image_path`` in the image, when the last
-    COPY/ADD that writes that path takes it from the build context; ``is_dir(path)`` says whether a context path
-    is a directory (whose contents Docker copies into the destination). None when no COPY writes it, or the last
-    one that does takes it from elsewhere."""
-    import fnmatch
-
-    image_path = posixpath.normpath(posixpath.join(built.workdir, image_path))
-    for copy in reversed(built.copies):
-        dest = copy.dest
-        under = image_path == dest or image_path.startswith(dest.rstrip("/") + "/")
-        if copy.sources is None:
-            if under:
-                return None
-            continue
-        for src in reversed(copy.sources):
-            src_norm = posixpath.normpath(src.lstrip("/"))
-            if any(c in src_norm for c in "*?["):
-                folder, pattern = posixpath.split(src_norm)
-                parent, name = posixpath.split(image_path)
-                if parent == dest and fnmatch.fnmatchcase(name, pattern):
-                    return posixpath.normpath(posixpath.join(folder, name)), copy.line
-                continue
-            if is_dir(src_norm):
-                if under:
-                    rel = posixpath.relpath(image_path, dest)
-                    return posixpath.normpath(posixpath.join(src_norm, rel)), copy.line
-                continue
-            # a file: to the destination path, or into it when the destination is a folder (in the image, a
-            # destination without a trailing `/` may already be one)
-            if (image_path == dest and not copy.into_dir) or \
-                    image_path == posixpath.join(dest, posixpath.basename(src_norm)):
-                return src_norm, copy.line
-    return None
-
-
 def _scope(global_args: dict[str, str | None], stage: _Stage | None) -> dict[str, str | None]:
     if stage is None:
         return global_args
@@ -662,11 +626,11 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     words = list(entry or []) + list(cmd or [])
     launcher_note, launched = None, None
     if inv is None:
-        from vramlint.extract import scripts
+        from vramlint.extract import launchers, scripts
 
         # the launcher the image runs, from the folder `docker build` is usually run in: the Dockerfile's own
         folder = display.replace("\\", "/").rsplit("/", 1)[0] if "/" in display.replace("\\", "/") else "."
-        inv, launcher_note, followed_why, launched, read = scripts.follow_image_launcher(
+        inv, launcher_note, followed_why, launched, read = launchers.follow_image_launcher(
             words, built, os.path.dirname(path) or ".", folder, image, dict(built.env), dict(built.env_locations),
             f", taking the Dockerfile's folder ({folder}) as the build context, as `docker build {folder}` does "
             "(a build run from elsewhere copies other files)")

@@ -439,10 +439,10 @@ def _simple_commands(words: list[Any]) -> list[list[Any]]:
 def conf_in_image(call: SupervisordCall, built: Any, context: str) -> list[tuple[str, str, int]]:
     """The files of the build context (the folder ``context``) that supervisord reads in the image ``built``
     makes: (image path, context path, COPY line) each, through the COPY/ADD that put them there
-    (`dockerfile.context_source`)."""
+    (`image_files.context_source`)."""
     import posixpath
 
-    from vramlint.extract.dockerfile import context_source
+    from vramlint.extract.image_files import context_source
 
     def is_dir(rel: str) -> bool:
         return os.path.isdir(os.path.join(context, rel))
