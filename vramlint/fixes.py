@@ -629,6 +629,9 @@ def add_shm(server: Server) -> tuple[list[Edit], str | None]:
             return [], "the service's keys are not written one per line"
         return [Edit(server.file, anchor[0] + 1, 1, anchor[0] + 1, 1,
                      _block(anchor[1], 'shm_size: "16gb"', newline))], None
+    if "?overlay=" in server.location.yaml_path:
+        return [], ("the pod is built by kustomize (vramlint.kustomize): mount an emptyDir with medium: Memory at "
+                    "/dev/shm in the overlay's patch of this Deployment, or in its base")
     if server.source_format != "kubernetes":
         return [], f"vramlint adds the /dev/shm volume only to Kubernetes manifests and compose files (this server " \
                    f"is read from {server.source_format}): mount an emptyDir with medium: Memory at /dev/shm"

@@ -21,7 +21,7 @@ SERVER_NOTE = ("VRL103", "server-note")
 # rendered from), or only that the vLLM version comes from elsewhere (the budget's sources and VRL009/VRL005
 # already say which version was assumed): nothing else is missing, so they are not reported.
 _PROVENANCE = re.compile(
-    r"^(--config \S+: settings read from (?:ConfigMap|the here-document)|from Helm chart |runtime: |/mnt/models holds "
+    r"^(--config \S+: settings read from (?:ConfigMap|the here-document)|from Helm chart |from kustomization |runtime: |/mnt/models holds "
     r"|KubeAI Model: the image \(and so the vLLM version\)|Ray Serve LLM application: the vLLM version"
     r"|a patch \(no image in this file\)|the vLLM command line is read from the script \S+: ConfigMap "
     r"|variables set from ConfigMaps of the scanned files: )"

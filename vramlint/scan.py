@@ -115,6 +115,7 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
     _say_empty_folders(col, file_paths, found)
     entries = _helm_charts(col, found.files, values_files, render_helm)
     col.starters = found.starters + [e.path for e in found.files]
+    entries = _kustomizations(col, entries)
     if "-" in paths:
         if stdin_text is None:
             col.inventory.skipped.append(Skipped(stdin_name, "standard input was not read"))
@@ -181,6 +182,30 @@ def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, r
     col.inventory.notes.extend(notes)
     col.inventory.files_scanned += sum(1 for e in entries if e.path in chart_plan.handled)
     return [e for e in entries if e.path not in chart_plan.handled or e.path in fallback]
+
+
+def _kustomizations(col: _Collector, entries: list[FileEntry]) -> list[FileEntry]:
+    """Build each kustomization no other one includes (`vramlint.kustomize`): its servers are read from the built
+    set, and the files it read (bases, patches) are not read again on their own; the entries left."""
+    from vramlint.kustomize import KUSTOMIZATION_NAMES
+
+    if not any(os.path.basename(e.path) in KUSTOMIZATION_NAMES for e in entries):
+        return entries  # no kustomization: nothing of it imported (start-up time)
+    from vramlint import kustomize
+
+    found = kustomize.plan(entries)
+    if not found.roots:
+        return entries
+    try:
+        servers, problems, handled = kustomize.extract(found.roots)
+    except Exception as exc:  # noqa: BLE001 - a kustomization vramlint cannot build: its files are read as files
+        col.inventory.problems.append(internal_problem(found.roots[0], None, "building the kustomizations", exc))
+        return entries
+    col.records.servers.extend(servers)
+    col.inventory.problems.extend(problems)
+    taken = [e for e in entries if os.path.realpath(e.path) in handled]
+    col.inventory.files_scanned += len(taken)
+    return [e for e in entries if os.path.realpath(e.path) not in handled]
 
 
 def _values_unused(col: _Collector, values_files: Any) -> None:

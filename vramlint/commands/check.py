@@ -553,7 +553,8 @@ def dedupe_findings(findings: list) -> list:
 
     A chart is linted once with its `values.yaml` and once per overlay beside it (`values-prod.yaml`): each is
     a release of its own, but a value they share is one line to fix, so its finding is reported once, naming
-    the values sets that gave it.
+    the values sets that gave it. A kustomize base built by several overlays is the same: a finding on a base
+    line is said once, naming the overlays (`?overlay=` in the server's key, `vramlint.kustomize`).
     """
     kept: dict[tuple, object] = {}
     variants: dict[tuple, list[str]] = {}
@@ -561,7 +562,9 @@ def dedupe_findings(findings: list) -> list:
         loc = finding.location
         key = (finding.rule_id, loc.file, loc.line, loc.column, finding.message)
         variant = None
-        if finding.server_key and "?values=" in finding.server_key:
+        if finding.server_key and "?overlay=" in finding.server_key:
+            variant = "overlay " + finding.server_key.rsplit("?overlay=", 1)[1]
+        elif finding.server_key and "?values=" in finding.server_key:
             variant = finding.server_key.rsplit("?values=", 1)[1]
         elif finding.server_key:
             variant = "values.yaml"
@@ -572,6 +575,12 @@ def dedupe_findings(findings: list) -> list:
             variants[key].append(variant)
     for key, finding in kept.items():
         names = variants[key]
+        overlays = [n[len("overlay "):] for n in names if n.startswith("overlay ")]
+        if overlays:
+            # a kustomize base's line judged through the overlays that include it: which builds say it
+            finding.message += (f" (through overlay {overlays[0]})" if len(overlays) == 1 else
+                                f" (the same through each of these overlays: {', '.join(overlays)})")
+            continue
         if len(names) > 1 and any(n != "values.yaml" for n in names):
             finding.message += f" (the same with each of these values: {', '.join(names)})"
     return list(kept.values())

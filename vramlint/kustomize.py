@@ -1,0 +1,1372 @@
+"""Kustomize overlays evaluated in-process: each kustomization no other one includes is built into its set of
+objects, and the servers of that set are read with every Location on the line of the file that set the value
+(the patch line when a patch set it, the base line otherwise).
+
+What is evaluated follows kustomize's own semantics (sigs.k8s.io/kustomize/api, v5): `resources` (files and
+folders with a kustomization; `bases` is their old name), `components`, `configMapGenerator` (`literals`, `envs`,
+`env`, `files`, `behavior: merge|replace`), strategic-merge and JSON 6902 patches (`patches` with or without
+`target`, `patchesStrategicMerge`, `patchesJson6902`), `images`, `namePrefix`/`nameSuffix`, `namespace`,
+`commonLabels`/`labels`, `commonAnnotations`, `replicas` and `replacements`, applied in kustomize's order (its
+builtin transformers run patches, then namespace, prefix/suffix, labels, JSON 6902 patches, replicas, images,
+replacements). Kubernetes' own filling of `env[].valueFrom.configMapKeyRef` and `envFrom[].configMapRef` from a
+ConfigMap of the same set is done too (kustomize renames those references with the ConfigMap, so the set's
+ConfigMap is the one the pod gets).
+
+Bounds: kustomizations nested at most MAX_DEPTH deep, at most MAX_RESOURCES objects a set, nothing read outside
+the scanned tree (`vramlint.fsread`), no remote base fetched (a URL in `resources` is an unknown, said once), no
+generator or transformer plugin run (said once per kustomization, with what to do).
+
+A base that an overlay includes is judged through its overlays: its findings name the base's lines, and the
+run's deduplication (`commands.check.dedupe_findings`) says a finding shared by the overlays once. A patch file
+is never a server of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vramlint.model import Location, Problem, Server
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+MAX_DEPTH = 16
+MAX_RESOURCES = 1000
+MAX_ROOTS = 500
+MAX_PATCH_OPS = 1000
+
+# Fields evaluated here; any other top-level field of a kustomization is said once, with what to do.
+_EVALUATED = frozenset((
+    "apiVersion", "kind", "metadata", "resources", "bases", "components", "configMapGenerator", "patches",
+    "patchesStrategicMerge", "patchesJson6902", "images", "namePrefix", "nameSuffix", "namespace", "commonLabels",
+    "labels", "commonAnnotations", "replicas", "replacements",
+))
+# Fields that change nothing a vLLM server's budget or flags depend on.
+_HARMLESS = frozenset(("generatorOptions", "buildMetadata", "sortOptions", "secretGenerator", "openapi", "crds",
+                       "configurations"))
+
+
+@dataclass
+class Org:
+    """Where a node of a built object was written: file as displayed, 1-based line and column."""
+
+    file: str
+    line: int
+    col: int
+
+
+class KMap(dict):
+    """A mapping of a built object, with where each key and each value was written."""
+
+    __slots__ = ("at", "korg", "vorg")
+
+    def __init__(self, *a: Any) -> None:
+        super().__init__(*a)
+        self.at: Org | None = None
+        self.korg: dict[Any, Org] = {}
+        self.vorg: dict[Any, Org] = {}
+
+
+class KSeq(list):
+    """A sequence of a built object, with where each item was written."""
+
+    __slots__ = ("at", "iorg")
+
+    def __init__(self, *a: Any) -> None:
+        super().__init__(*a)
+        self.at: Org | None = None
+        self.iorg: list[Org | None] = []
+
+
+class _Literal(str):
+    """A block scalar (`|`): emitted as one, its lines mapped one to one onto the lines that wrote it."""
+
+    __slots__ = ()
+
+
+def annotate(node: Any, file: str, dline: int = 0, dcol: int = 0, depth: int = 0) -> Any:
+    """A fresh copy of a loaded YAML node that knows where each part was written (``dline``/``dcol``: where the
+    text it was parsed from starts, for a patch written inside a kustomization)."""
+    from vramlint.yamlload import LiteralScalarString, _lc_entry
+
+    if depth > 100:
+        return None
+    if isinstance(node, dict):
+        out = KMap()
+        lc = getattr(node, "lc", None)
+        if lc is not None and getattr(lc, "line", None) is not None:
+            out.at = Org(file, lc.line + 1 + dline, lc.col + 1 + dcol)
+        for key, value in node.items():
+            entry = _lc_entry(node, key)
+            if entry is not None:
+                out.korg[key] = Org(file, entry[0] + 1 + dline, entry[1] + 1 + dcol)
+                if len(entry) >= 4:
+                    out.vorg[key] = Org(file, entry[2] + 1 + dline, entry[3] + 1 + dcol)
+            out[key] = annotate(value, file, dline, dcol, depth + 1)
+        return out
+    if isinstance(node, list):
+        seq = KSeq()
+        lc = getattr(node, "lc", None)
+        if lc is not None and getattr(lc, "line", None) is not None:
+            seq.at = Org(file, lc.line + 1 + dline, lc.col + 1 + dcol)
+        for i, value in enumerate(node):
+            entry = None
+            if lc is not None and isinstance(getattr(lc, "data", None), (dict, list)):
+                try:
+                    entry = lc.data[i]
+                except (KeyError, IndexError):
+                    entry = None
+            seq.iorg.append(Org(file, entry[0] + 1 + dline, entry[1] + 1 + dcol) if entry else None)
+            seq.append(annotate(value, file, dline, dcol, depth + 1))
+        return seq
+    if isinstance(node, LiteralScalarString) or type(node).__name__ == "LiteralScalarString":
+        return _Literal(node)
+    return node
+
+
+def _copy(node: Any, depth: int = 0) -> Any:
+    if depth > 100:
+        return None
+    if isinstance(node, KMap):
+        out = KMap({k: _copy(v, depth + 1) for k, v in node.items()})
+        out.at, out.korg, out.vorg = node.at, dict(node.korg), dict(node.vorg)
+        return out
+    if isinstance(node, KSeq):
+        seq = KSeq(_copy(v, depth + 1) for v in node)
+        seq.at, seq.iorg = node.at, list(node.iorg)
+        return seq
+    return node
+
+
+def _set(m: KMap, key: Any, value: Any, org: Org | None, key_org: Org | None = None) -> None:
+    m[key] = value
+    if org is not None:
+        m.vorg[key] = org
+    if key not in m.korg and (key_org or org) is not None:
+        m.korg[key] = key_org or org  # type: ignore[assignment]
+
+
+# --- the emitted text and its map back to the files ------------------------------------------------------------
+
+_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_./@+-]*$")
+_RESERVED = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"))
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return ".nan"
+        if value in (float("inf"), float("-inf")):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in _RESERVED:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _key(key: Any) -> str:
+    return _scalar(key if isinstance(key, str) else str(key))
+
+
+class Emitter:
+    """Block YAML of built objects; for each line written, where its key and its value came from."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        # per line: (origin of the key or item, column where the value starts, origin of the value)
+        self.origins: list[tuple[Org | None, int, Org | None]] = []
+
+    def _line(self, text: str, key_org: Org | None, value_col: int, value_org: Org | None) -> None:
+        self.lines.append(text)
+        self.origins.append((key_org, value_col, value_org))
+
+    def document(self, node: Any) -> None:
+        self._line("---", node.at if isinstance(node, KMap) else None, 0, None)
+        if isinstance(node, KMap) and node:
+            self._map(node, 0, "")
+
+    def _value(self, head: str, value: Any, key_org: Org | None, value_org: Org | None, indent: int) -> None:
+        if isinstance(value, KMap):
+            if not value:
+                self._line(head + " {}", key_org, len(head) + 2, value_org)
+                return
+            self._line(head, key_org, 0, None)
+            self._map(value, indent + 2, "")
+        elif isinstance(value, KSeq):
+            if not value:
+                self._line(head + " []", key_org, len(head) + 2, value_org)
+                return
+            self._line(head, key_org, 0, None)
+            self._seq(value, indent + 2)
+        elif isinstance(value, str) and "\n" in value and "\r" not in value and isinstance(value, _Literal):
+            chomp = "-" if not value.endswith("\n") else ("" if not value.endswith("\n\n") else "+")
+            body = value[:-1] if value.endswith("\n") and chomp == "" else value
+            body = body.rstrip("\n") if chomp == "+" else body
+            pieces = body.split("\n") if chomp != "+" else value.split("\n")[:-1]
+            hint = "2" if pieces and pieces[0].startswith(" ") else ""
+            self._line(f"{head} |{hint}{chomp}", key_org, len(head) + 2, value_org)
+            pad = " " * (indent + 2)
+            for i, piece in enumerate(pieces):
+                org = Org(value_org.file, value_org.line + 1 + i, value_org.col) if value_org else None
+                self._line(pad + piece if piece else "", org, 0, org)
+        else:
+            self._line(f"{head} {_scalar(value)}", key_org, len(head) + 2, value_org)
+
+    def _map(self, node: KMap, indent: int, first: str) -> None:
+        for i, (key, value) in enumerate(node.items()):
+            lead = first if i == 0 and first else " " * indent
+            self._value(f"{lead}{_key(key)}:", value, node.korg.get(key), node.vorg.get(key) or node.korg.get(key),
+                        indent)
+
+    def _seq(self, node: KSeq, indent: int) -> None:
+        pad = " " * indent
+        for i, item in enumerate(node):
+            org = node.iorg[i] if i < len(node.iorg) else None
+            if isinstance(item, KMap) and item:
+                self._map(item, indent + 2, pad + "- ")
+            elif isinstance(item, KSeq) and item:
+                self._line(pad + "-", org, 0, None)
+                self._seq(item, indent + 2)
+            else:
+                self._value(pad + "-", item, org, org, indent)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+    def map(self, loc: Location) -> Location:
+        """The file, line and column that wrote what the emitted text has at ``loc``."""
+        if not 1 <= loc.line <= len(self.origins):
+            return loc
+        key_org, value_col, value_org = self.origins[loc.line - 1]
+        org = value_org if value_org is not None and value_col and loc.column >= value_col else key_org
+        if org is None:
+            org = value_org or key_org
+        if org is None:
+            return loc
+        shift = loc.column - value_col if org is value_org and value_col and loc.column >= value_col else 0
+        column = org.col + max(0, shift)
+        end_line = end_col = None
+        if loc.end_line == loc.line and loc.end_column is not None:
+            end_line, end_col = org.line, column + (loc.end_column - loc.column)
+        return Location(org.file, org.line, column, end_line, end_col, yaml_path=loc.yaml_path)
+
+
+# --- reading the kustomizations -------------------------------------------------------------------------------
+
+@dataclass
+class Resource:
+    node: KMap
+    names: list[str]  # metadata.name as written and after each rename (patches match any of them)
+    file: str  # the file it was read from, as displayed
+
+
+@dataclass
+class Kustomization:
+    dir: str  # path to open
+    file: str  # its kustomization file, as displayed
+    path: str  # its kustomization file, to open
+    data: KMap
+    kind: str
+
+
+@dataclass
+class _Run:
+    notes: dict[tuple[str, int | None, str], Problem] = field(default_factory=dict)
+    handled: set[str] = field(default_factory=set)  # real paths read as part of a kustomization
+    cache: dict[str, Any] = field(default_factory=dict)  # real path -> loaded documents (or a Problem)
+    mention_vllm: set[str] = field(default_factory=set)  # real paths whose text names vLLM
+    touched: list[str] = field(default_factory=list)  # real paths the root being built read
+    said: list[tuple[str, int | None, str]] = field(default_factory=list)  # what the root being built said
+
+    def say(self, file: str, line: int | None, message: str, level: str = "note") -> None:
+        key = (file, line, message)
+        self.said.append(key)
+        if key not in self.notes:
+            self.notes[key] = Problem(file, line, 1 if line else None, message, level=level)  # type: ignore[arg-type]
+
+
+def _display(path: str) -> str:
+    from vramlint.discover import display_path
+
+    return display_path(path)
+
+
+def kustomization_file(directory: str) -> str | None:
+    for name in KUSTOMIZATION_NAMES:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _load(run: _Run, path: str) -> list[Any] | Problem:
+    real = os.path.realpath(path)
+    run.touched.append(real)
+    if real in run.cache:
+        return run.cache[real]
+    from vramlint.textfile import read_text
+    from vramlint.yamlload import load_text
+
+    display = _display(path)
+    text, skipped = read_text(path, display)
+    if skipped is not None or text is None:
+        out: Any = Problem(display, None, None, skipped.reason if skipped else "not read")
+    else:
+        if "vllm" in text.lower():
+            run.mention_vllm.add(real)
+        docs, problems = load_text(text, display)
+        errors = [p for p in problems if p.level == "error"]
+        out = errors[0] if errors else [annotate(d.data, display) for d in docs if d.data is not None]
+    run.cache[real] = out
+    return out
+
+
+def _load_kustomization(run: _Run, directory: str) -> Kustomization | Problem | None:
+    path = kustomization_file(directory)
+    if path is None:
+        return None
+    docs = _load(run, path)
+    if isinstance(docs, Problem):
+        return docs
+    data = docs[0] if docs and isinstance(docs[0], KMap) else KMap()
+    kind = data.get("kind") if isinstance(data.get("kind"), str) else "Kustomization"
+    return Kustomization(directory, _display(path), path, data, kind)
+
+
+def _is_remote(entry: str) -> bool:
+    low = entry.lower()
+    return "://" in low or low.startswith(("github.com/", "git@", "gitlab.com/", "bitbucket.org/")) or \
+        ("?ref=" in low) or low.startswith("git::")
+
+
+def _strings(kust: Kustomization, key: str) -> list[tuple[str, Org | None]]:
+    value = kust.data.get(key)
+    if not isinstance(value, KSeq):
+        return []
+    return [(item, value.iorg[i] if i < len(value.iorg) else None)
+            for i, item in enumerate(value) if isinstance(item, str)]
+
+
+def _lineno(org: Org | None) -> int | None:
+    return org.line if org is not None else None
+
+
+def _ok_path(run: _Run, kust: Kustomization, rel: str, org: Org | None, what: str) -> str | None:
+    """The path ``rel`` of a kustomization names, when it may be read here; else said once, None."""
+    from vramlint.fsread import outside_reason
+
+    path = os.path.normpath(os.path.join(kust.dir, rel))
+    reason = outside_reason(path)
+    if reason is not None:
+        run.say(kust.file, _lineno(org), f"{what} {rel} is {reason}: not read, so what it sets is unknown here; scan a "
+                "folder that holds it, or `kustomize build` and pipe the output to `vramlint check -`")
+        return None
+    if not os.path.exists(path):
+        # often made before the build by a script (an .env from a template) and kept out of the repository
+        run.say(kust.file, _lineno(org), f"{what} {rel} is not in the repository (made before the build?): what it "
+                "sets is unknown here; commit it, or `kustomize build` where it exists and pipe the output to "
+                "`vramlint check -`")
+        return None
+    return path
+
+
+# --- building ------------------------------------------------------------------------------------------------
+
+def _meta(node: KMap) -> KMap:
+    meta = node.get("metadata")
+    if not isinstance(meta, KMap):
+        meta = KMap()
+        node["metadata"] = meta
+    return meta
+
+
+def _name(node: KMap) -> str | None:
+    meta = node.get("metadata")
+    name = meta.get("name") if isinstance(meta, KMap) else None
+    return name if isinstance(name, str) else None
+
+
+def _kind(node: KMap) -> str:
+    kind = node.get("kind")
+    return kind if isinstance(kind, str) else ""
+
+
+def build(run: _Run, directory: str, depth: int = 0, stack: tuple[str, ...] = ()) -> list[Resource]:
+    """The objects the kustomization in ``directory`` builds (kustomize build), or [] when it cannot be read."""
+    real = os.path.realpath(directory)
+    kust = _load_kustomization(run, directory)
+    if kust is None:
+        return []
+    if isinstance(kust, Problem):
+        run.say(kust.file, kust.line, f"kustomization not read: {kust.message}", level="warning")
+        return []
+    if "helmCharts" not in kust.data:
+        run.handled.add(os.path.realpath(kust.path))
+    # else: read on its own too, where `extract.mentions` says which chart kustomize inflates and how to check it
+    if real in stack:
+        run.say(kust.file, None, "kustomization includes itself (a cycle): kustomize build fails on it", "warning")
+        return []
+    if depth > MAX_DEPTH:
+        run.say(kust.file, None, f"kustomizations nested more than {MAX_DEPTH} deep: not evaluated further")
+        return []
+    stack = stack + (real,)
+    resources: list[Resource] = []
+    for key in ("resources", "bases"):
+        for entry, org in _strings(kust, key):
+            _add_resource(run, kust, entry, org, resources, depth, stack)
+    for entry, org in _strings(kust, "components"):
+        if _is_remote(entry):
+            _say_remote(run, kust, entry, org)
+            continue
+        path = _ok_path(run, kust, entry, org, "component")
+        if path is None:
+            continue
+        comp = _load_kustomization(run, path) if os.path.isdir(path) else None
+        if not isinstance(comp, Kustomization):
+            run.say(kust.file, _lineno(org), f"component {entry} has no kustomization file: not evaluated", "warning")
+            continue
+        run.handled.add(os.path.realpath(comp.path))
+        if os.path.realpath(path) in stack:
+            continue
+        for key in ("resources", "bases"):
+            for sub, sub_org in _strings(comp, key):
+                _add_resource(run, comp, sub, sub_org, resources, depth + 1, stack + (os.path.realpath(path),))
+        _transform(run, comp, resources)
+    _transform(run, kust, resources)
+    return resources
+
+
+def _say_remote(run: _Run, kust: Kustomization, entry: str, org: Org | None) -> None:
+    run.say(kust.file, _lineno(org), f"remote base {entry} is not fetched: the objects it deploys (and the patches "
+            "on them) are not checked here; run `kustomize build` on this folder and pipe it to `vramlint check -`")
+
+
+def _add_resource(run: _Run, kust: Kustomization, entry: str, org: Org | None, out: list[Resource], depth: int,
+                  stack: tuple[str, ...]) -> None:
+    if _is_remote(entry):
+        _say_remote(run, kust, entry, org)
+        return
+    path = _ok_path(run, kust, entry, org, "resource")
+    if path is None:
+        return
+    if os.path.isdir(path):
+        if kustomization_file(path) is None:
+            run.say(kust.file, _lineno(org), f"resource {entry} is a folder without a kustomization file: kustomize "
+                    "build fails on this kustomization", level="warning")
+            return
+        found = build(run, path, depth + 1, stack)
+    else:
+        docs = _load(run, path)
+        run.handled.add(os.path.realpath(path))
+        if isinstance(docs, Problem):
+            run.say(kust.file, _lineno(org), f"resource {entry} not read: {docs.message}")
+            return
+        found = []
+        for doc in docs:
+            if isinstance(doc, KMap) and isinstance(doc.get("kind"), str):
+                if doc["kind"].endswith("List") and isinstance(doc.get("items"), KSeq):
+                    found.extend(Resource(_copy(i), [_name(i) or ""], _display(path)) for i in doc["items"]
+                                 if isinstance(i, KMap))
+                else:
+                    found.append(Resource(_copy(doc), [_name(doc) or ""], _display(path)))
+    room = MAX_RESOURCES - len(out)
+    if len(found) > room:
+        run.say(kust.file, _lineno(org), f"more than {MAX_RESOURCES} objects in one kustomization: the rest are not "
+                "checked")
+        found = found[:max(0, room)]
+    out.extend(found)
+
+
+def _transform(run: _Run, kust: Kustomization, resources: list[Resource]) -> None:
+    data = kust.data
+    for key in data:
+        if key not in _EVALUATED and key not in _HARMLESS and key != "helmCharts":
+            what = ("a plugin vramlint does not run" if key in ("generators", "transformers", "validators") else
+                    "a field vramlint does not evaluate")
+            run.say(kust.file, _lineno(data.korg.get(key)),
+                    f"kustomize `{key}` is {what}: the objects are checked without it; if it changes a vLLM "
+                    "server, run `kustomize build` on this folder and pipe it to `vramlint check -`")
+    _generate_configmaps(run, kust, resources)
+    for entry, org in _strings(kust, "patchesStrategicMerge"):
+        _patch_entry(run, kust, KMap({"path": entry}) if not entry.lstrip().startswith(("apiVersion", "kind"))
+                     else KMap({"patch": entry}), org, resources, strategic_only=True)
+    patches = data.get("patches")
+    if isinstance(patches, KSeq):
+        for i, entry in enumerate(patches):
+            if isinstance(entry, KMap):
+                _patch_entry(run, kust, entry, patches.iorg[i] if i < len(patches.iorg) else None, resources)
+    _namespace(kust, resources)
+    _prefix_suffix(kust, resources)
+    _labels(kust, resources)
+    json_patches = data.get("patchesJson6902")
+    if isinstance(json_patches, KSeq):
+        for i, entry in enumerate(json_patches):
+            if isinstance(entry, KMap):
+                _patch_entry(run, kust, entry, json_patches.iorg[i] if i < len(json_patches.iorg) else None,
+                             resources, json_only=True)
+    _replicas(kust, resources)
+    _images(kust, resources)
+    _replacements(run, kust, resources)
+
+
+# --- generators -------------------------------------------------------------------------------------------------
+
+def _env_file(run: _Run, kust: Kustomization, rel: str, org: Org | None) -> list[tuple[str, str, Org]]:
+    from vramlint.textfile import read_text
+
+    path = _ok_path(run, kust, rel, org, "env file")
+    if path is None:
+        return []
+    display = _display(path)
+    text, skipped = read_text(path, display)
+    if text is None:
+        if skipped is not None and skipped.reason == "empty file":
+            return []
+        run.say(kust.file, _lineno(org), f"env file {rel} not read ({skipped.reason if skipped else 'unreadable'})")
+        return []
+    out = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "=" not in line:
+            continue  # kustomize reads a bare name from its own environment, which is not the cluster's
+        name, value = line.split("=", 1)
+        out.append((name.strip(), value, Org(display, number, raw.index("=") + 2)))
+    return out
+
+
+def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resource]) -> None:
+    gens = kust.data.get("configMapGenerator")
+    if not isinstance(gens, KSeq):
+        return
+    for gen in gens:
+        if not isinstance(gen, KMap) or not isinstance(gen.get("name"), str):
+            continue
+        entries: list[tuple[str, Any, Org | None]] = []
+        literals = gen.get("literals")
+        if isinstance(literals, KSeq):
+            for i, lit in enumerate(literals):
+                if isinstance(lit, str) and "=" in lit:
+                    name, value = lit.split("=", 1)
+                    org = literals.iorg[i] if i < len(literals.iorg) else None
+                    vorg = Org(org.file, org.line, org.col + len(name) + 1) if org else None
+                    entries.append((name.strip(), value.strip().strip("\"'") if value.strip()[:1] in "\"'" else value,
+                                    vorg))
+        envs: list[tuple[str, Org | None]] = []
+        if isinstance(gen.get("envs"), KSeq):
+            envs.extend((e, gen["envs"].iorg[i] if i < len(gen["envs"].iorg) else None)
+                        for i, e in enumerate(gen["envs"]) if isinstance(e, str))
+        if isinstance(gen.get("env"), str):
+            envs.append((gen["env"], gen.vorg.get("env")))
+        for rel, org in envs:
+            entries.extend(_env_file(run, kust, rel, org))
+        files = gen.get("files")
+        if isinstance(files, KSeq):
+            for i, item in enumerate(files):
+                if isinstance(item, str):
+                    key, _, rel = item.partition("=") if "=" in item else (os.path.basename(item), "", item)
+                    org = files.iorg[i] if i < len(files.iorg) else None
+                    path = _ok_path(run, kust, rel, org, "file")
+                    if path is not None:
+                        from vramlint.textfile import read_text
+
+                        run.handled.add(os.path.realpath(path))
+                        text, _skipped = read_text(path, _display(path))
+                        if text is not None:
+                            entries.append((key, _Literal(text) if "\n" in text else text,
+                                            Org(_display(path), 0, 1)))
+        name = gen["name"]
+        behavior = gen.get("behavior") if isinstance(gen.get("behavior"), str) else "create"
+        existing = next((r for r in resources if _kind(r.node) == "ConfigMap" and name in r.names), None)
+        if existing is not None and behavior in ("merge", "replace"):
+            data = existing.node.get("data")
+            if behavior == "replace" or not isinstance(data, KMap):
+                data = KMap()
+                existing.node["data"] = data
+            for key, value, org in entries:
+                _set(data, key, value, org)
+            continue
+        node = KMap({"apiVersion": "v1", "kind": "ConfigMap"})
+        node.at = gen.at
+        meta = KMap({"name": name})
+        meta.korg["name"] = meta.vorg["name"] = gen.vorg.get("name") or gen.at  # type: ignore[assignment]
+        if isinstance(gen.get("namespace"), str):
+            _set(meta, "namespace", gen["namespace"], gen.vorg.get("namespace"))
+        _set(node, "metadata", meta, gen.at)
+        data = KMap()
+        for key, value, org in entries:
+            _set(data, key, value, org)
+        _set(node, "data", data, gen.at)
+        for k in ("apiVersion", "kind"):
+            node.korg[k] = node.vorg[k] = gen.at  # type: ignore[assignment]
+        resources.append(Resource(node, [name], kust.file))
+
+
+# --- patches ----------------------------------------------------------------------------------------------------
+
+def _patch_entry(run: _Run, kust: Kustomization, entry: KMap, org: Org | None, resources: list[Resource],
+                 strategic_only: bool = False, json_only: bool = False) -> None:
+    from vramlint.yamlload import load_text
+
+    target = entry.get("target") if isinstance(entry.get("target"), KMap) else None
+    docs: list[Any] = []
+    where = kust.file
+    if isinstance(entry.get("path"), str):
+        path = _ok_path(run, kust, entry["path"], entry.vorg.get("path") or org, "patch")
+        if path is None:
+            return
+        run.handled.add(os.path.realpath(path))
+        loaded = _load(run, path)
+        if isinstance(loaded, Problem):
+            run.say(kust.file, _lineno(entry.vorg.get("path") or org), f"patch {entry['path']} not read: "
+                    f"{loaded.message}", level="warning")
+            return
+        docs = [_copy(d) for d in loaded]
+        where = _display(path)
+    elif isinstance(entry.get("patch"), str):
+        text = entry["patch"]
+        vorg = entry.vorg.get("patch") or org
+        block = isinstance(text, _Literal)
+        loaded_docs, problems = load_text(text, kust.file)
+        if any(p.level == "error" for p in problems):
+            run.say(kust.file, _lineno(vorg), "inline patch is not valid YAML: kustomize build fails on it", "warning")
+            return
+        dline = vorg.line if vorg is not None and block else (vorg.line - 1 if vorg else 0)
+        indent = _block_indent(run, kust, vorg) if block else 0
+        docs = [annotate(d.data, kust.file, dline, indent) for d in loaded_docs if d.data is not None]
+    else:
+        return
+    for doc in docs:
+        if isinstance(doc, KSeq) and not strategic_only:
+            chosen = _select(resources, target)
+            if target is None:
+                run.say(kust.file, _lineno(org), "a JSON 6902 patch without `target`: kustomize build fails on it",
+                        "warning")
+                continue
+            for res in chosen:
+                _json_patch(run, where, doc, res)
+        elif isinstance(doc, KMap) and not json_only:
+            chosen = _select(resources, target) if target is not None else _select(resources, _patch_id(doc))
+            if not chosen and target is None and not _has_remote(run, kust):
+                run.say(kust.file, _lineno(org), f"the patch for {_kind(doc)} {_name(doc)} matches no object read here "
+                        "(kustomize build fails when none exists): it is not applied")
+            for res in chosen:
+                _strategic_merge(res.node, doc, _builtin(res.node), 0)
+                if _name(res.node) and _name(res.node) not in res.names:
+                    res.names.append(_name(res.node) or "")
+
+
+def _has_remote(run: _Run, kust: Kustomization) -> bool:
+    return any(_is_remote(e) for key in ("resources", "bases") for e, _o in _strings(kust, key))
+
+
+def _block_indent(run: _Run, kust: Kustomization, vorg: Org | None) -> int:
+    """The column (0-based) where a block scalar's content starts: the next non-empty line's indentation."""
+    if vorg is None:
+        return 0
+    from vramlint.textfile import read_text
+
+    text, _ = read_text(kust.path, kust.file)
+    if text is None:
+        return 0
+    lines = text.splitlines()
+    for raw in lines[vorg.line:vorg.line + 50]:
+        if raw.strip():
+            return len(raw) - len(raw.lstrip(" "))
+    return 0
+
+
+def _patch_id(doc: KMap) -> KMap:
+    out = KMap({"kind": _kind(doc)})
+    if _name(doc):
+        out["name"] = _name(doc)
+    return out
+
+
+def _select(resources: list[Resource], target: KMap | None) -> list[Resource]:
+    if target is None:
+        return list(resources)
+    out = []
+    for res in resources:
+        node = res.node
+        api = node.get("apiVersion") if isinstance(node.get("apiVersion"), str) else ""
+        group, _, version = api.rpartition("/")
+        checks = (("kind", _kind(node)), ("group", group), ("version", version))
+        if any(isinstance(target.get(k), str) and target[k] and not _full_match(target[k], v) for k, v in checks):
+            continue
+        name = target.get("name")
+        if isinstance(name, str) and name and not any(_full_match(name, n) for n in res.names):
+            continue
+        ns = target.get("namespace")
+        meta = node.get("metadata") if isinstance(node.get("metadata"), KMap) else KMap()
+        if isinstance(ns, str) and ns and not _full_match(ns, str(meta.get("namespace") or "default")):
+            continue
+        labels = target.get("labelSelector")
+        if isinstance(labels, str) and labels and not _labels_match(labels, meta.get("labels")):
+            continue
+        out.append(res)
+    return out
+
+
+def _full_match(pattern: str, value: str) -> bool:
+    # kustomize's selectors are anchored regular expressions
+    try:
+        return re.fullmatch(pattern, value) is not None
+    except re.error:
+        return pattern == value
+
+
+def _labels_match(selector: str, labels: Any) -> bool:
+    labels = labels if isinstance(labels, KMap) else {}
+    for part in selector.split(","):
+        part = part.strip()
+        if "!=" in part:
+            k, v = part.split("!=", 1)
+            if str(labels.get(k.strip())) == v.strip():
+                return False
+        elif "=" in part:
+            k, v = part.replace("==", "=").split("=", 1)
+            if str(labels.get(k.strip())) != v.strip():
+                return False
+        elif part and part not in labels:
+            return False
+    return True
+
+
+_BUILTIN_GROUPS = ("", "apps", "batch", "core")
+# Strategic-merge keys of the Kubernetes types a vLLM pod spec is made of (k8s.io/api `patchMergeKey` tags).
+_MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "env": "name",
+               "volumes": "name", "volumeMounts": "mountPath", "ports": "containerPort", "imagePullSecrets": "name",
+               "hostAliases": "ip", "volumeDevices": "devicePath", "resourceClaims": "name"}
+
+
+def _builtin(node: KMap) -> bool:
+    """Kustomize knows the schema of Kubernetes' own kinds; an operator's custom resource has no merge keys, so
+    its lists are replaced as a whole."""
+    api = node.get("apiVersion") if isinstance(node.get("apiVersion"), str) else ""
+    group = api.rpartition("/")[0]
+    return group in _BUILTIN_GROUPS or group.endswith(".k8s.io")
+
+
+def _strategic_merge(base: KMap, patch: KMap, builtin: bool, depth: int) -> None:
+    if depth > 60:
+        return
+    if patch.get("$patch") == "replace":
+        base.clear()
+        base.korg.clear()
+        base.vorg.clear()
+    for key, value in patch.items():
+        if isinstance(key, str) and key.startswith("$"):
+            continue
+        if isinstance(key, str) and key.startswith("$setElementOrder/"):
+            continue
+        korg, vorg = patch.korg.get(key), patch.vorg.get(key)
+        if value is None:
+            base.pop(key, None)
+            continue
+        old = base.get(key)
+        if isinstance(value, KMap) and isinstance(old, KMap) and value.get("$patch") != "replace":
+            if value.get("$patch") == "delete":
+                base.pop(key, None)
+                continue
+            _strategic_merge(old, value, builtin, depth + 1)
+            continue
+        if isinstance(value, KSeq) and isinstance(old, KSeq) and builtin and key in _MERGE_KEYS:
+            _merge_list(old, value, _MERGE_KEYS[key], builtin, depth)
+            continue
+        if isinstance(value, KMap):
+            value = _without_directives(value)
+        base[key] = value
+        if korg is not None and key not in base.korg:
+            base.korg[key] = korg
+        if vorg is not None:
+            base.vorg[key] = vorg
+
+
+def _without_directives(node: KMap) -> KMap:
+    for key in [k for k in node if isinstance(k, str) and k.startswith("$")]:
+        node.pop(key)
+    return node
+
+
+def _merge_list(old: KSeq, new: KSeq, merge_key: str, builtin: bool, depth: int) -> None:
+    for i, item in enumerate(new):
+        org = new.iorg[i] if i < len(new.iorg) else None
+        if not isinstance(item, KMap) or merge_key not in item:
+            old.append(item)
+            old.iorg.append(org)
+            continue
+        at = next((j for j, o in enumerate(old) if isinstance(o, KMap) and o.get(merge_key) == item[merge_key]), None)
+        if item.get("$patch") == "delete":
+            if at is not None:
+                del old[at]
+                del old.iorg[at]
+            continue
+        if at is None:
+            old.append(_without_directives(item))
+            old.iorg.append(org)
+        else:
+            _strategic_merge(old[at], item, builtin, depth + 1)
+
+
+def _pointer(path: str) -> list[str]:
+    if not path.startswith("/"):
+        return []
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _json_patch(run: _Run, where: str, ops: KSeq, res: Resource) -> None:
+    for i, op in enumerate(ops[:MAX_PATCH_OPS]):
+        if not isinstance(op, KMap) or not isinstance(op.get("op"), str) or not isinstance(op.get("path"), str):
+            continue
+        org = ops.iorg[i] if i < len(ops.iorg) else None
+        kind, parts = op["op"], _pointer(op["path"])
+        value, vorg = op.get("value"), op.vorg.get("value") or org
+        if kind in ("copy", "move") and isinstance(op.get("from"), str):
+            found = _get(res.node, _pointer(op["from"]))
+            if found is None:
+                continue
+            value, vorg = _copy(found[0]), found[1]
+            if kind == "move":
+                _remove(res.node, _pointer(op["from"]))
+            kind = "add"
+        if kind == "test" or not parts:
+            continue
+        ok = _remove(res.node, parts) if kind == "remove" else _put(res.node, parts, value, vorg, kind == "add")
+        if not ok:
+            run.say(where, _lineno(org), f"JSON patch `{op['op']} {op['path']}` does not apply to {_kind(res.node)} "
+                    f"{res.names[-1]} as read here (kustomize build fails when it does not): not applied")
+    if _name(res.node) and _name(res.node) not in res.names:
+        res.names.append(_name(res.node) or "")
+
+
+def _walk_to(node: Any, parts: list[str]) -> Any:
+    for part in parts:
+        if isinstance(node, KMap):
+            node = node.get(part)
+        elif isinstance(node, KSeq) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def _get(node: Any, parts: list[str]) -> tuple[Any, Org | None] | None:
+    parent = _walk_to(node, parts[:-1])
+    last = parts[-1] if parts else ""
+    if isinstance(parent, KMap) and last in parent:
+        return parent[last], parent.vorg.get(last)
+    if isinstance(parent, KSeq) and last.isdigit() and int(last) < len(parent):
+        return parent[int(last)], parent.iorg[int(last)] if int(last) < len(parent.iorg) else None
+    return None
+
+
+def _remove(node: Any, parts: list[str]) -> bool:
+    parent = _walk_to(node, parts[:-1])
+    last = parts[-1]
+    if isinstance(parent, KMap) and last in parent:
+        del parent[last]
+        return True
+    if isinstance(parent, KSeq) and last.isdigit() and int(last) < len(parent):
+        del parent[int(last)]
+        if int(last) < len(parent.iorg):
+            del parent.iorg[int(last)]
+        return True
+    return False
+
+
+def _put(node: Any, parts: list[str], value: Any, org: Org | None, add: bool) -> bool:
+    parent = _walk_to(node, parts[:-1])
+    last = parts[-1]
+    if isinstance(parent, KMap):
+        if not add and last not in parent:
+            return False
+        _set(parent, last, value, org, org)
+        return True
+    if isinstance(parent, KSeq):
+        if last == "-" and add:
+            parent.append(value)
+            parent.iorg.append(org)
+            return True
+        if not last.isdigit():
+            return False
+        index = int(last)
+        if add and index <= len(parent):
+            parent.insert(index, value)
+            parent.iorg.insert(index, org)
+            return True
+        if not add and index < len(parent):
+            parent[index] = value
+            while len(parent.iorg) <= index:
+                parent.iorg.append(None)
+            parent.iorg[index] = org
+            return True
+    return False
+
+
+# --- the other transformers ---------------------------------------------------------------------------------------
+
+_CLUSTER_SCOPED = frozenset(("Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+                             "PersistentVolume", "StorageClass", "PriorityClass", "NodePool", "EC2NodeClass",
+                             "DeviceClass", "ClusterServingRuntime", "ValidatingWebhookConfiguration",
+                             "MutatingWebhookConfiguration", "APIService"))
+
+
+def _namespace(kust: Kustomization, resources: list[Resource]) -> None:
+    ns = kust.data.get("namespace")
+    if not isinstance(ns, str) or not ns:
+        return
+    org = kust.data.vorg.get("namespace")
+    for res in resources:
+        if _kind(res.node) not in _CLUSTER_SCOPED:
+            _set(_meta(res.node), "namespace", ns, org)
+
+
+def _prefix_suffix(kust: Kustomization, resources: list[Resource]) -> None:
+    prefix = kust.data.get("namePrefix") if isinstance(kust.data.get("namePrefix"), str) else ""
+    suffix = kust.data.get("nameSuffix") if isinstance(kust.data.get("nameSuffix"), str) else ""
+    if not prefix and not suffix:
+        return
+    for res in resources:
+        if _kind(res.node) in ("Namespace", "CustomResourceDefinition"):
+            continue
+        meta = _meta(res.node)
+        name = meta.get("name")
+        if isinstance(name, str):
+            meta["name"] = f"{prefix}{name}{suffix}"
+            res.names.append(meta["name"])
+
+
+def _labels(kust: Kustomization, resources: list[Resource]) -> None:
+    sets: list[tuple[Any, Org | None]] = []
+    if isinstance(kust.data.get("commonLabels"), KMap):
+        sets.append((kust.data["commonLabels"], None))
+    labels = kust.data.get("labels")
+    if isinstance(labels, KSeq):
+        sets.extend((entry.get("pairs"), None) for entry in labels if isinstance(entry, KMap))
+    annotations = kust.data.get("commonAnnotations")
+    for res in resources:
+        meta = _meta(res.node)
+        for pairs, _ in sets:
+            if isinstance(pairs, KMap):
+                target = meta.get("labels") if isinstance(meta.get("labels"), KMap) else KMap()
+                meta["labels"] = target
+                for k, v in pairs.items():
+                    _set(target, k, v, pairs.vorg.get(k), pairs.korg.get(k))
+        if isinstance(annotations, KMap):
+            target = meta.get("annotations") if isinstance(meta.get("annotations"), KMap) else KMap()
+            meta["annotations"] = target
+            for k, v in annotations.items():
+                _set(target, k, v, annotations.vorg.get(k), annotations.korg.get(k))
+
+
+def _replicas(kust: Kustomization, resources: list[Resource]) -> None:
+    entries = kust.data.get("replicas")
+    if not isinstance(entries, KSeq):
+        return
+    for entry in entries:
+        if not isinstance(entry, KMap) or not isinstance(entry.get("name"), str):
+            continue
+        count = entry.get("count")
+        for res in resources:
+            spec = res.node.get("spec")
+            if entry["name"] in res.names and isinstance(spec, KMap) and _kind(res.node) in (
+                    "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "LeaderWorkerSet"):
+                _set(spec, "replicas", count, entry.vorg.get("count"))
+
+
+def _image_parts(image: str) -> tuple[str, str, str]:
+    """(name, ":tag" or "", "@digest" or "") of an image reference."""
+    name, at, digest = image.partition("@")
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > slash:
+        return name[:colon], name[colon:], at + digest
+    return name, "", at + digest
+
+
+def _images(kust: Kustomization, resources: list[Resource]) -> None:
+    entries = kust.data.get("images")
+    if not isinstance(entries, KSeq):
+        return
+    rules = [e for e in entries if isinstance(e, KMap) and isinstance(e.get("name"), str)]
+    if not rules:
+        return
+
+    def retag(container: KMap) -> None:
+        image = container.get("image")
+        if not isinstance(image, str):
+            return
+        name, tag, digest = _image_parts(image)
+        for rule in rules:
+            if rule["name"] != name:
+                continue
+            new_name = rule.get("newName") if isinstance(rule.get("newName"), str) else name
+            org = rule.vorg.get("newName")
+            if rule.get("digest") is not None:
+                tag, digest, org = "", "@" + str(rule["digest"]), rule.vorg.get("digest")
+            elif rule.get("newTag") is not None:
+                tag, digest, org = ":" + str(rule["newTag"]), "", rule.vorg.get("newTag")
+            _set(container, "image", f"{new_name}{tag}{digest}", org or rule.at)
+            return
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 40:
+            return
+        if isinstance(node, KMap):
+            for key, value in node.items():
+                if key in ("containers", "initContainers") and isinstance(value, KSeq):
+                    for c in value:
+                        if isinstance(c, KMap):
+                            retag(c)
+                walk(value, depth + 1)
+        elif isinstance(node, KSeq):
+            for item in node:
+                walk(item, depth + 1)
+
+    for res in resources:
+        walk(res.node, 0)
+
+
+def _field_path(path: str) -> list[str]:
+    """kustomize's field paths: `spec.template.spec.containers.[name=vllm].image`, `metadata.labels.[a.b/c]`."""
+    parts, buf, depth = [], "", 0
+    for ch in path:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "." and depth == 0:
+            parts.append(buf)
+            buf = ""
+        else:
+            buf += ch
+    parts.append(buf)
+    out = []
+    for part in parts:
+        if part.startswith("[") and part.endswith("]") and "=" not in part:
+            out.append(part[1:-1])
+        elif "[" in part and not part.startswith("["):  # `containers[name=x]`
+            head, _, rest = part.partition("[")
+            out.extend([head, "[" + rest])
+        else:
+            out.append(part)
+    return [p for p in out if p != ""]
+
+
+def _field_node(node: Any, parts: list[str], create: bool = False) -> tuple[Any, Any] | None:
+    """(parent, key) of the field at ``parts``."""
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part.startswith("[") and part.endswith("]") and "=" in part:
+            k, _, v = part[1:-1].partition("=")
+            if not isinstance(node, KSeq):
+                return None
+            index = next((j for j, o in enumerate(node) if isinstance(o, KMap) and str(o.get(k)) == v), None)
+            if index is None:
+                return None
+            if last:
+                return node, index
+            node = node[index]
+            continue
+        if isinstance(node, KSeq) and part.isdigit():
+            if int(part) >= len(node):
+                return None
+            if last:
+                return node, int(part)
+            node = node[int(part)]
+            continue
+        if not isinstance(node, KMap):
+            return None
+        if last:
+            return (node, part) if part in node or create else None
+        if part not in node:
+            if not create:
+                return None
+            node[part] = KMap()
+        node = node[part]
+    return None
+
+
+def _replacements(run: _Run, kust: Kustomization, resources: list[Resource]) -> None:
+    entries = kust.data.get("replacements")
+    if not isinstance(entries, KSeq):
+        return
+    for entry in entries:
+        if isinstance(entry, KMap) and isinstance(entry.get("path"), str):
+            path = _ok_path(run, kust, entry["path"], entry.vorg.get("path"), "replacement")
+            loaded = _load(run, path) if path else None
+            if path:
+                run.handled.add(os.path.realpath(path))
+            for doc in loaded if isinstance(loaded, list) else []:
+                for item in doc if isinstance(doc, KSeq) else [doc]:
+                    if isinstance(item, KMap):
+                        _replacement(run, kust, item, resources)
+        elif isinstance(entry, KMap):
+            _replacement(run, kust, entry, resources)
+
+
+def _replacement(run: _Run, kust: Kustomization, entry: KMap, resources: list[Resource]) -> None:
+    source = entry.get("source")
+    if not isinstance(source, KMap):
+        return
+    chosen = _select(resources, source)
+    if not chosen:
+        run.say(kust.file, _lineno(entry.at), f"replacement source {source.get('kind')} {source.get('name')} is not "
+                "among the objects read here: the fields it sets are unknown")
+        return
+    field_path = source.get("fieldPath") if isinstance(source.get("fieldPath"), str) else "metadata.name"
+    found = _field_node(chosen[0].node, _field_path(field_path))
+    if found is None:
+        return
+    parent, key = found
+    value = parent[key]
+    org = parent.vorg.get(key) if isinstance(parent, KMap) else (parent.iorg[key] if key < len(parent.iorg) else None)
+    options = source.get("options") if isinstance(source.get("options"), KMap) else None
+    if options is not None and isinstance(options.get("delimiter"), str) and isinstance(value, str):
+        pieces = value.split(options["delimiter"])
+        index = options.get("index") if isinstance(options.get("index"), int) else 0
+        if not 0 <= index < len(pieces):
+            return
+        value = pieces[index]
+    targets = entry.get("targets")
+    for target in targets if isinstance(targets, KSeq) else []:
+        if not isinstance(target, KMap) or not isinstance(target.get("select"), KMap):
+            continue
+        rejected = set()
+        for reject in target.get("reject") if isinstance(target.get("reject"), KSeq) else []:
+            if isinstance(reject, KMap):
+                rejected.update(id(r) for r in _select(resources, reject))
+        topts = target.get("options") if isinstance(target.get("options"), KMap) else KMap()
+        for res in _select(resources, target["select"]):
+            if id(res) in rejected:
+                continue
+            for fp in target.get("fieldPaths") if isinstance(target.get("fieldPaths"), KSeq) else []:
+                if not isinstance(fp, str):
+                    continue
+                spot = _field_node(res.node, _field_path(fp), create=bool(topts.get("create")))
+                if spot is None:
+                    continue
+                tparent, tkey = spot
+                new = value
+                if isinstance(topts.get("delimiter"), str) and isinstance(tparent[tkey] if tkey in (
+                        tparent if isinstance(tparent, KMap) else range(len(tparent))) else None, str):
+                    pieces = str(tparent[tkey]).split(topts["delimiter"])
+                    index = topts.get("index") if isinstance(topts.get("index"), int) else 0
+                    if 0 <= index < len(pieces):
+                        pieces[index] = str(value)
+                    new = topts["delimiter"].join(pieces)
+                if isinstance(tparent, KMap):
+                    _set(tparent, tkey, new, org)
+                else:
+                    tparent[tkey] = new
+                    tparent.iorg[tkey] = org
+                if fp == "metadata.name" and isinstance(new, str):
+                    res.names.append(new)
+
+
+# --- Kubernetes' filling of variables from the set's ConfigMaps ---------------------------------------------------
+
+def _inline_configmaps(resources: list[Resource]) -> None:
+    """`env[].valueFrom.configMapKeyRef` and `envFrom[].configMapRef` naming a ConfigMap of this set: the value the
+    kubelet gives the container, on the line that wrote it (kustomize renames the reference with the ConfigMap, so
+    the set's ConfigMap is the one the pod gets, by any of its names)."""
+    by_name: dict[str, KMap] = {}
+    for res in resources:
+        if _kind(res.node) == "ConfigMap" and isinstance(res.node.get("data"), KMap):
+            for name in res.names:
+                by_name.setdefault(name, res.node["data"])
+    if not by_name:
+        return
+
+    def fill(container: KMap) -> None:
+        env = container.get("env") if isinstance(container.get("env"), KSeq) else None
+        if env is not None:
+            for item in env:
+                if not isinstance(item, KMap) or not isinstance(item.get("valueFrom"), KMap):
+                    continue
+                ref = item["valueFrom"].get("configMapKeyRef")
+                if not isinstance(ref, KMap):
+                    continue
+                data = by_name.get(str(ref.get("name")))
+                key = ref.get("key")
+                if data is None or key not in data:
+                    continue
+                value_org = data.vorg.get(key)
+                del item["valueFrom"]
+                _set(item, "value", str(data[key]) if not isinstance(data[key], str) else data[key], value_org,
+                     value_org)
+        env_from = container.get("envFrom") if isinstance(container.get("envFrom"), KSeq) else None
+        if env_from is None:
+            return
+        written = {i.get("name") for i in env or [] if isinstance(i, KMap)}
+        added = KSeq()
+        keep = KSeq()
+        for i, source in enumerate(env_from):
+            ref = source.get("configMapRef") if isinstance(source, KMap) else None
+            data = by_name.get(str(ref.get("name"))) if isinstance(ref, KMap) else None
+            if data is None:
+                keep.append(source)
+                keep.iorg.append(env_from.iorg[i] if i < len(env_from.iorg) else None)
+                continue
+            prefix = source.get("prefix") if isinstance(source.get("prefix"), str) else ""
+            for key, value in data.items():
+                name = f"{prefix}{key}"
+                if name in written:
+                    continue  # an `env` entry of the same name wins over envFrom
+                written.add(name)
+                item = KMap()
+                _set(item, "name", name, data.korg.get(key))
+                _set(item, "value", value if isinstance(value, str) else str(value), data.vorg.get(key))
+                item.at = data.korg.get(key)
+                added.append(item)
+                added.iorg.append(data.korg.get(key))
+        if added:
+            merged = KSeq(list(added) + list(env or []))
+            merged.iorg = list(added.iorg) + list(env.iorg if env is not None else [])
+            merged.at = env.at if env is not None else env_from.at
+            _set(container, "env", merged, None, container.korg.get("envFrom"))
+            if keep:
+                keep.at = env_from.at
+                container["envFrom"] = keep
+            else:
+                del container["envFrom"]
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 40:
+            return
+        if isinstance(node, KMap):
+            for key, value in node.items():
+                if key in ("containers", "initContainers") and isinstance(value, KSeq):
+                    for c in value:
+                        if isinstance(c, KMap):
+                            fill(c)
+                else:
+                    walk(value, depth + 1)
+        elif isinstance(node, KSeq):
+            for item in node:
+                walk(item, depth + 1)
+
+    for res in resources:
+        if _kind(res.node) != "ConfigMap":
+            walk(res.node, 0)
+
+
+# --- which kustomizations a scan builds, and their servers ----------------------------------------------------------
+
+@dataclass
+class KustomizePlan:
+    roots: list[str] = field(default_factory=list)  # folders of the kustomizations no other one includes
+    handled: set[str] = field(default_factory=set)  # paths of files read through a kustomization
+
+
+def plan(entries: list[Any]) -> KustomizePlan:
+    """Kustomizations among the discovered files, and the roots to build: a kustomization another one of the scan
+    includes (a base, a component) is judged through the ones including it."""
+    out = KustomizePlan()
+    dirs = []
+    for entry in entries:
+        if os.path.basename(entry.path) in KUSTOMIZATION_NAMES:
+            dirs.append(os.path.dirname(entry.path) or ".")
+    if not dirs:
+        return out
+    included: set[str] = set()
+    run = _Run()
+    for directory in dirs:
+        kust = _load_kustomization(run, directory)
+        if not isinstance(kust, Kustomization):
+            continue
+        for key in ("resources", "bases", "components"):
+            for entry, _org in _strings(kust, key):
+                if not _is_remote(entry):
+                    included.add(os.path.realpath(os.path.join(directory, entry)))
+    for directory in dirs:
+        kust = _load_kustomization(run, directory)
+        if isinstance(kust, Kustomization) and kust.kind == "Component":
+            continue  # a component is only ever applied by the kustomizations that name it
+        if os.path.realpath(directory) not in included:
+            out.roots.append(directory)
+    return out
+
+
+def extract(roots: list[str]) -> tuple[list[Server], list[Problem], set[str]]:
+    """Build each root kustomization and read its servers: (servers, problems, real paths of the files read
+    through a kustomization, which are not read again as files of their own)."""
+    from vramlint.helm.chart import _walk_locations
+
+    servers: list[Server] = []
+    problems: list[Problem] = []
+    run = _Run()
+    kept: set[tuple[str, int | None, str]] = set()
+    for directory in roots[:MAX_ROOTS]:
+        run.touched, run.said = [], []
+        resources = build(run, directory)
+        # what a kustomization leaves unknown is said when it deploys vLLM (a file it reads names vLLM): the
+        # kustomizations of a platform repository's other services are no concern of this run
+        if any(path in run.mention_vllm for path in run.touched):
+            kept.update(run.said)
+        if not resources:
+            continue
+        _inline_configmaps(resources)
+        emitter = Emitter()
+        for res in resources:
+            emitter.document(res.node)
+        shown = _display(directory)
+        kust_file = _display(kustomization_file(directory) or directory)
+        got, probs = _servers_of(emitter, kust_file)
+        for s in got:
+            _walk_locations(s, emitter.map)
+            s.file = s.location.file
+            if os.path.dirname(s.location.file) != shown and not (shown == "." and "/" not in s.location.file):
+                s.location = replace(s.location, yaml_path=f"{s.location.yaml_path}?overlay={shown}")
+            s.notes.append(f"from kustomization {kust_file}, evaluated without kustomize")
+            servers.append(s)
+        for p in probs:
+            if p.line is not None:
+                loc = emitter.map(Location(p.file, p.line, p.column or 1))
+                p = Problem(loc.file, loc.line, loc.column, p.message, level=p.level, advice=p.advice)
+            problems.append(p)
+    if len(roots) > MAX_ROOTS:
+        problems.append(Problem(_display(roots[MAX_ROOTS]), None, None, f"more than {MAX_ROOTS} kustomizations: "
+                                "the rest are not evaluated", level="note"))
+    from vramlint.model import add_new_problems
+
+    add_new_problems(problems, [p for key, p in run.notes.items() if key in kept])
+    return servers, problems, run.handled
+
+
+def _servers_of(emitter: Emitter, display: str) -> tuple[list[Server], list[Problem]]:
+    from vramlint.extract import extract_document_records
+    from vramlint.yamlload import load_text
+
+    docs, problems = load_text(emitter.text(), display)
+    servers: list[Server] = []
+    runtimes: list[Any] = []
+    isvcs: list[Any] = []
+    for doc in docs:
+        if doc.data is None:
+            continue
+        records = extract_document_records(doc, join_kserve=False)
+        servers.extend(records.servers)
+        problems.extend(records.problems)
+        runtimes.extend(records.runtimes)
+        isvcs.extend(records.inference_services)
+    if runtimes or isvcs:
+        from vramlint.extract import kserve
+
+        joined, probs, _refs = kserve.join(runtimes, isvcs)
+        servers.extend(joined)
+        problems.extend(probs)
+    return servers, problems
