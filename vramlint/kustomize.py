@@ -288,10 +288,13 @@ class _Run:
     mention_vllm: set[str] = field(default_factory=set)  # real paths whose text names vLLM
     touched: list[str] = field(default_factory=list)  # real paths the root being built read
     said: list[tuple[str, int | None, str]] = field(default_factory=list)  # what the root being built said
+    bounds: set[tuple[str, int | None, str]] = field(default_factory=set)  # limits reached: said whatever the set
 
-    def say(self, file: str, line: int | None, message: str, level: str = "note") -> None:
+    def say(self, file: str, line: int | None, message: str, level: str = "note", bound: bool = False) -> None:
         key = (file, line, message)
         self.said.append(key)
+        if bound:
+            self.bounds.add(key)
         if key not in self.notes:
             self.notes[key] = Problem(file, line, 1 if line else None, message, level=level)  # type: ignore[arg-type]
 
@@ -373,6 +376,8 @@ def _ok_path(run: _Run, kust: Kustomization, rel: str, org: Org | None, what: st
                 "folder that holds it, or `kustomize build` and pipe the output to `vramlint check -`")
         return None
     if not os.path.exists(path):
+        if "helmCharts" in kust.data:
+            return None  # the chart's objects are the ones patched; its note (`extract.mentions`) says what to run
         # often made before the build by a script (an .env from a template) and kept out of the repository
         run.say(kust.file, _lineno(org), f"{what} {rel} is not in the repository (made before the build?): what it "
                 "sets is unknown here; commit it, or `kustomize build` where it exists and pipe the output to "
@@ -418,7 +423,8 @@ def build(run: _Run, directory: str, depth: int = 0, stack: tuple[str, ...] = ()
         run.say(kust.file, None, "kustomization includes itself (a cycle): kustomize build fails on it", "warning")
         return []
     if depth > MAX_DEPTH:
-        run.say(kust.file, None, f"kustomizations nested more than {MAX_DEPTH} deep: not evaluated further")
+        run.say(kust.file, None, f"kustomizations nested more than {MAX_DEPTH} deep: not evaluated further",
+                bound=True)
         return []
     stack = stack + (real,)
     resources: list[Resource] = []
@@ -483,7 +489,7 @@ def _add_resource(run: _Run, kust: Kustomization, entry: str, org: Org | None, o
     room = MAX_RESOURCES - len(out)
     if len(found) > room:
         run.say(kust.file, _lineno(org), f"more than {MAX_RESOURCES} objects in one kustomization: the rest are not "
-                "checked")
+                "checked", bound=True)
         found = found[:max(0, room)]
     out.extend(found)
 
@@ -1304,8 +1310,6 @@ def plan(entries: list[Any]) -> KustomizePlan:
 def extract(roots: list[str]) -> tuple[list[Server], list[Problem], set[str]]:
     """Build each root kustomization and read its servers: (servers, problems, real paths of the files read
     through a kustomization, which are not read again as files of their own)."""
-    from vramlint.helm.chart import _walk_locations
-
     servers: list[Server] = []
     problems: list[Problem] = []
     run = _Run()
@@ -1343,8 +1347,29 @@ def extract(roots: list[str]) -> tuple[list[Server], list[Problem], set[str]]:
                                 "the rest are not evaluated", level="note"))
     from vramlint.model import add_new_problems
 
-    add_new_problems(problems, [p for key, p in run.notes.items() if key in kept])
+    add_new_problems(problems, [p for key, p in run.notes.items() if key in kept or key in run.bounds])
     return servers, problems, run.handled
+
+
+def _walk_locations(obj: Any, fn: Any, depth: int = 0) -> Any:
+    """Every Location held by a server (its fields, dicts and lists of them) passed through ``fn``."""
+    from dataclasses import fields, is_dataclass
+
+    if depth > 6:
+        return obj
+    if isinstance(obj, Location):
+        return fn(obj)
+    if isinstance(obj, dict):
+        for key in list(obj):
+            obj[key] = _walk_locations(obj[key], fn, depth + 1)
+        return obj
+    if isinstance(obj, list):
+        obj[:] = [_walk_locations(v, fn, depth + 1) for v in obj]
+        return obj
+    if is_dataclass(obj) and not isinstance(obj, type):
+        for f in fields(obj):
+            setattr(obj, f.name, _walk_locations(getattr(obj, f.name), fn, depth + 1))
+    return obj
 
 
 def _servers_of(emitter: Emitter, display: str) -> tuple[list[Server], list[Problem]]:

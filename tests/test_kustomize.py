@@ -1,0 +1,307 @@
+"""Kustomize overlays built in-process (vramlint.kustomize): each overlay is a deployment of its own, its servers'
+values point at the line that set them (the patch line, the kustomization line, the base line), a patch file
+is never a server, and a base judged through its overlays says a defect of its own once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from _check_util import run_json
+
+from vramlint.scan import scan
+
+BASE_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: llm}
+  template:
+    metadata:
+      labels: {app: llm}
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args:
+            - --model=Qwen/Qwen2.5-7B-Instruct
+            - --max-model-len=$(MAX_MODEL_LEN)
+            - --gpu-memory-utilization=0.9
+          env:
+            - name: MAX_MODEL_LEN
+              valueFrom:
+                configMapKeyRef:
+                  name: engine
+                  key: MAX_MODEL_LEN
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+"""
+
+BASE_KUSTOMIZATION = """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - deployment.yaml
+configMapGenerator:
+  - name: engine
+    literals:
+      - MAX_MODEL_LEN=8192
+"""
+
+PROD_KUSTOMIZATION = """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: inference-prod
+namePrefix: prod-
+resources:
+  - ../../base
+images:
+  - name: vllm/vllm-openai
+    newTag: v0.9.2
+patches:
+  - path: gpu.yaml
+configMapGenerator:
+  - name: engine
+    behavior: merge
+    literals:
+      - MAX_MODEL_LEN=16384
+"""
+
+PROD_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-tesla-a100
+      containers:
+        - name: vllm
+          args:
+            - --model=Qwen/Qwen2.5-14B-Instruct
+            - --max-model-len=$(MAX_MODEL_LEN)
+            - --tensor-parallel-size=2
+          resources:
+            limits:
+              nvidia.com/gpu: "2"
+"""
+
+DEV_KUSTOMIZATION = """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../base
+replicas:
+  - name: llm
+    count: 3
+patches:
+  - target:
+      kind: Deployment
+      name: llm
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/0/args/-
+        value: --max-num-seqs=64
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _app(tmp_path: Path, **extra: str) -> Path:
+    files = {"app/base/deployment.yaml": BASE_DEPLOYMENT, "app/base/kustomization.yaml": BASE_KUSTOMIZATION,
+             "app/overlays/prod/kustomization.yaml": PROD_KUSTOMIZATION, "app/overlays/prod/gpu.yaml": PROD_PATCH,
+             "app/overlays/dev/kustomization.yaml": DEV_KUSTOMIZATION}
+    files.update(extra)
+    return _write(tmp_path, files)
+
+
+def _scan(root: Path):
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        return scan(["."])
+    finally:
+        os.chdir(cwd)
+
+
+def _by_overlay(inv) -> dict[str, object]:
+    return {s.location.yaml_path.rsplit("?overlay=", 1)[-1]: s for s in inv.servers}
+
+
+def test_each_overlay_is_a_server_with_its_own_values(tmp_path):
+    inv = _scan(_app(tmp_path))
+    servers = _by_overlay(inv)
+    assert sorted(servers) == ["app/overlays/dev", "app/overlays/prod"]  # the base is judged through them
+    prod, dev = servers["app/overlays/prod"], servers["app/overlays/dev"]
+    # prod: the patch's args replace the base's, the generator's merged literal fills $(MAX_MODEL_LEN), the
+    # image transformer's tag sets the version, the patch's nodeSelector and GPU count set the GPU
+    assert prod.model == "Qwen/Qwen2.5-14B-Instruct" and prod.args["max_model_len"] == 16384
+    assert prod.args["tensor_parallel_size"] == 2 and "gpu_memory_utilization" not in prod.args
+    assert prod.image == "vllm/vllm-openai:v0.9.2" and prod.vllm_version == "0.9.2"
+    assert prod.gpu.type == "A100-40GB" and prod.gpu.count == 2
+    assert prod.name == "prod-llm"
+    # dev: the base's values, the base generator's literal, the JSON patch's added flag, the replicas field
+    assert dev.model == "Qwen/Qwen2.5-7B-Instruct" and dev.args["max_model_len"] == 8192
+    assert dev.args["max_num_seqs"] == 64 and dev.image == "vllm/vllm-openai:v0.8.5"
+    assert dev.gpu.type == "L4" and dev.replicas == 3
+
+
+def test_locations_point_at_the_line_that_set_the_value(tmp_path):
+    inv = _scan(_app(tmp_path))
+    servers = _by_overlay(inv)
+    prod, dev = servers["app/overlays/prod"], servers["app/overlays/dev"]
+    # the server stands on the base's container; what a patch set is on the patch's line
+    assert (prod.location.file, prod.location.line) == ("app/base/deployment.yaml", 16)
+    loc = prod.arg_locations["tensor_parallel_size"]
+    assert (loc.file, loc.line) == ("app/overlays/prod/gpu.yaml", 15)
+    assert (prod.model_location.file, prod.model_location.line) == ("app/overlays/prod/gpu.yaml", 13)
+    assert (prod.image_location.file, prod.image_location.line) == ("app/overlays/prod/kustomization.yaml", 9)
+    assert (prod.gpu.location.file, prod.gpu.location.line) == ("app/overlays/prod/gpu.yaml", 9)
+    # the JSON patch written inside the kustomization: the line of its `value:`
+    loc = dev.arg_locations["max_num_seqs"]
+    assert (loc.file, loc.line) == ("app/overlays/dev/kustomization.yaml", 15)
+    assert (dev.arg_locations["gpu_memory_utilization"].file,
+            dev.arg_locations["gpu_memory_utilization"].line) == ("app/base/deployment.yaml", 21)
+
+
+def test_a_patch_file_is_never_a_server(tmp_path):
+    inv = _scan(_app(tmp_path))
+    assert all("?overlay=" in s.location.yaml_path for s in inv.servers)
+    assert len(inv.servers) == 2
+    assert not any(s.location.file == "app/overlays/prod/gpu.yaml" for s in inv.servers)
+
+
+def test_a_base_without_overlay_is_judged_alone_with_its_key_unchanged(tmp_path):
+    root = _write(tmp_path, {"base/deployment.yaml": BASE_DEPLOYMENT, "base/kustomization.yaml": BASE_KUSTOMIZATION})
+    [server] = _scan(root).servers
+    assert server.location.yaml_path == "spec.template.spec.containers[0]"  # no overlay in the key
+    assert server.args["max_model_len"] == 8192  # its own generator is applied
+
+
+def test_a_base_defect_is_reported_once_naming_the_overlays(tmp_path, capsys):
+    typo = BASE_DEPLOYMENT.replace("--gpu-memory-utilization=0.9", "--gpu-memory-utilisation=0.9")
+    root = _app(tmp_path, **{"app/base/deployment.yaml": typo,
+                             "app/overlays/prod/gpu.yaml": PROD_PATCH.replace(
+                                 "            - --tensor-parallel-size=2\n",
+                                 "            - --tensor-parallel-size=2\n            - --gpu-memory-utilisation=0.9\n")})
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        _, doc = run_json(capsys, ".", "--select", "VRL009", test_rules=False)
+    finally:
+        os.chdir(cwd)
+    unknown = [(f["file"], f["line"], f["message"]) for f in doc["findings"]]
+    on_base = [u for u in unknown if u[0] == "app/base/deployment.yaml"]
+    on_patch = [u for u in unknown if u[0] == "app/overlays/prod/gpu.yaml"]
+    # the base's typo reaches only the dev overlay (prod's patch replaces the args): once, on the base line
+    assert len(on_base) == 1 and on_base[0][1] == 21 and "overlay app/overlays/dev" in on_base[0][2]
+    assert len(on_patch) == 1 and on_patch[0][1] == 16
+
+
+def test_a_shared_base_defect_is_said_once_for_all_overlays(tmp_path, capsys):
+    typo = BASE_DEPLOYMENT.replace("--gpu-memory-utilization=0.9", "--gpu-memory-utilisation=0.9")
+    # prod without its patch and its image tag: both overlays run the base's line with the same vLLM
+    prod = PROD_KUSTOMIZATION.replace("patches:\n  - path: gpu.yaml\n", "").replace(
+        "images:\n  - name: vllm/vllm-openai\n    newTag: v0.9.2\n", "")
+    root = _app(tmp_path, **{"app/base/deployment.yaml": typo, "app/overlays/prod/kustomization.yaml": prod})
+    (root / "app/overlays/prod/gpu.yaml").unlink()
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        _, doc = run_json(capsys, ".", "--select", "VRL009", test_rules=False)
+    finally:
+        os.chdir(cwd)
+    [finding] = doc["findings"]
+    assert finding["file"] == "app/base/deployment.yaml" and finding["line"] == 21
+    assert "the same through each of these overlays: app/overlays/dev, app/overlays/prod" in finding["message"]
+
+
+def test_env_from_a_generated_configmap_env_file(tmp_path):
+    deployment = BASE_DEPLOYMENT.replace(
+        "            - --model=Qwen/Qwen2.5-7B-Instruct\n", "            - --model=$(MODEL_ID)\n").replace(
+        "          env:\n", "          envFrom:\n            - configMapRef:\n                name: runtime\n"
+        "          env:\n")
+    root = _write(tmp_path, {
+        "base/deployment.yaml": deployment, "base/kustomization.yaml": BASE_KUSTOMIZATION,
+        "l4/kustomization.yaml": "resources:\n  - ../base\nconfigMapGenerator:\n  - name: runtime\n    envs:\n"
+                                 "      - runtime.env\n",
+        "l4/runtime.env": "# the model this overlay serves\nMODEL_ID=Qwen/Qwen2.5-3B-Instruct\n"})
+    [server] = _scan(root).servers
+    assert server.model == "Qwen/Qwen2.5-3B-Instruct" and server.args["max_model_len"] == 8192
+
+
+def test_components_and_strategic_merge_list_and_name_prefix(tmp_path):
+    root = _write(tmp_path, {
+        "base/deployment.yaml": BASE_DEPLOYMENT, "base/kustomization.yaml": BASE_KUSTOMIZATION,
+        "eager/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n"
+                                    "  - target: {kind: Deployment}\n    patch: |\n"
+                                    "      - op: add\n        path: /spec/template/spec/containers/0/args/-\n"
+                                    "        value: --enforce-eager\n",
+        "site/kustomization.yaml": "namePrefix: site-\nresources:\n  - ../base\ncomponents:\n  - ../eager\n"
+                                   "patchesStrategicMerge:\n  - shm.yaml\n",
+        "site/shm.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n"
+                         "    spec:\n      containers:\n        - name: vllm\n          volumeMounts:\n"
+                         "            - {name: shm, mountPath: /dev/shm}\n      volumes:\n"
+                         "        - name: shm\n          emptyDir: {medium: Memory}\n"})
+    [server] = _scan(root).servers
+    assert server.args.get("enforce_eager") is True
+    assert server.shm is True  # the merged container keeps its args and gets the patch's mount
+    assert server.name == "site-llm" and server.model == "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_remote_base_and_unevaluated_fields_are_said_once(tmp_path):
+    root = _app(tmp_path)
+    text = PROD_KUSTOMIZATION.replace("resources:\n  - ../../base\n",
+                                      "resources:\n  - ../../base\n  - https://github.com/example/models//vllm?ref=v1\n")
+    (root / "app/overlays/prod/kustomization.yaml").write_text(text + "transformers:\n  - t.yaml\n")
+    inv = _scan(root)
+    notes = [p for p in inv.problems if p.file == "app/overlays/prod/kustomization.yaml"]
+    remote = [p for p in notes if "remote base https://github.com/example/models//vllm?ref=v1" in p.message]
+    plugin = [p for p in notes if "`transformers`" in p.message]
+    assert len(remote) == 1 and remote[0].line == 7 and remote[0].level == "note"
+    assert len(plugin) == 1 and "kustomize build" in plugin[0].message
+    assert len(inv.servers) == 2  # the local base is still built
+
+
+def test_missing_and_outside_files_are_unknowns_not_errors(tmp_path):
+    root = _write(tmp_path / "repo", {
+        "base/deployment.yaml": BASE_DEPLOYMENT,
+        "base/kustomization.yaml": "resources:\n  - deployment.yaml\nconfigMapGenerator:\n  - name: engine\n"
+                                   "    envs:\n      - engine.env\n",
+        "prod/kustomization.yaml": "resources:\n  - ../base\n  - ../../elsewhere/extra.yaml\n"})
+    _write(tmp_path, {"elsewhere/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
+    inv = _scan(root)
+    [server] = inv.servers
+    assert server.args.get("max_model_len") is None  # its value is in an env file that is not there
+    messages = {(p.file, p.line): p for p in inv.problems if p.file.endswith("kustomization.yaml")}
+    assert "engine.env is not in the repository" in messages[("base/kustomization.yaml", 6)].message
+    assert "outside the scanned tree" in messages[("prod/kustomization.yaml", 3)].message
+    assert all(p.level == "note" for p in messages.values())
+
+
+def test_a_cycle_and_deep_nesting_end(tmp_path):
+    root = _write(tmp_path, {"a/kustomization.yaml": "resources:\n  - ../b\n",
+                             "b/kustomization.yaml": "resources:\n  - ../a\n  - deployment.yaml\n",
+                             "b/deployment.yaml": BASE_DEPLOYMENT})
+    inv = _scan(root)  # each includes the other: no root at all, nothing built, nothing hangs
+    assert len(inv.servers) == 1  # read as plain files, as without kustomize
+    chain = {f"k{i}/kustomization.yaml": f"resources:\n  - ../k{i + 1}\n" for i in range(40)}
+    chain["k40/kustomization.yaml"] = "resources:\n  - deployment.yaml\n"
+    chain["k40/deployment.yaml"] = BASE_DEPLOYMENT
+    deep = _scan(_write(tmp_path / "deep", chain))
+    assert any("nested more than" in p.message for p in deep.problems)
