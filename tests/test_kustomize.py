@@ -305,3 +305,16 @@ def test_a_cycle_and_deep_nesting_end(tmp_path):
     chain["k40/deployment.yaml"] = BASE_DEPLOYMENT
     deep = _scan(_write(tmp_path / "deep", chain))
     assert any("nested more than" in p.message for p in deep.problems)
+
+
+def test_one_overlay_scanned_alone_says_its_base_is_outside(tmp_path):
+    root = _app(tmp_path)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        inv = scan(["app/overlays/prod"])
+    finally:
+        os.chdir(cwd)
+    assert inv.servers == []  # the patch is not a server, and the base is not read from outside the run
+    [note] = [p for p in inv.problems if "outside the scanned tree" in p.message]
+    assert (note.file, note.line, note.level) == ("app/overlays/prod/kustomization.yaml", 6, "note")

@@ -372,8 +372,9 @@ def _ok_path(run: _Run, kust: Kustomization, rel: str, org: Org | None, what: st
     path = os.path.normpath(os.path.join(kust.dir, rel))
     reason = outside_reason(path)
     if reason is not None:
+        # said whatever the build deploys: scanning one overlay's folder leaves its base out of the run
         run.say(kust.file, _lineno(org), f"{what} {rel} is {reason}: not read, so what it sets is unknown here; scan a "
-                "folder that holds it, or `kustomize build` and pipe the output to `vramlint check -`")
+                "folder that holds it, or `kustomize build` and pipe the output to `vramlint check -`", bound=True)
         return None
     if not os.path.exists(path):
         if "helmCharts" in kust.data:
