@@ -318,3 +318,21 @@ def test_one_overlay_scanned_alone_says_its_base_is_outside(tmp_path):
     assert inv.servers == []  # the patch is not a server, and the base is not read from outside the run
     [note] = [p for p in inv.problems if "outside the scanned tree" in p.message]
     assert (note.file, note.line, note.level) == ("app/overlays/prod/kustomization.yaml", 6, "note")
+
+
+def test_a_build_past_the_node_bound_is_said(tmp_path, monkeypatch):
+    from vramlint import kustomize
+
+    monkeypatch.setattr(kustomize, "MAX_BUILD_NODES", len(BASE_DEPLOYMENT) // 8 - 1)
+    inv = _scan(_app(tmp_path))
+    assert inv.servers == []
+    bound = [p for p in inv.problems if "vramlint's bound" in p.message]
+    assert {p.file for p in bound} == {"app/base/kustomization.yaml"} and len(bound) == 1
+
+
+def test_a_resource_that_is_not_valid_yaml_keeps_its_own_finding(tmp_path):
+    root = _app(tmp_path, **{"app/base/deployment.yaml": BASE_DEPLOYMENT + "  bad: [unclosed\n"})
+    inv = _scan(root)
+    assert any(p.file == "app/base/deployment.yaml" and p.level == "error" for p in inv.problems)
+    assert any(p.file == "app/base/kustomization.yaml" and "deployment.yaml not read" in p.message
+               for p in inv.problems)

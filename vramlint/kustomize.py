@@ -36,6 +36,9 @@ MAX_DEPTH = 16
 MAX_RESOURCES = 1000
 MAX_ROOTS = 500
 MAX_PATCH_OPS = 1000
+# nodes of the objects one build copies (each overlay copies its base): a bound on the work of many overlays
+# over large bases, as each file's own size is bounded where it is read
+MAX_BUILD_NODES = 400_000
 
 # Fields evaluated here; any other top-level field of a kustomization is said once, with what to do.
 _EVALUATED = frozenset((
@@ -288,6 +291,8 @@ class _Run:
     mention_vllm: set[str] = field(default_factory=set)  # real paths whose text names vLLM
     touched: list[str] = field(default_factory=list)  # real paths the root being built read
     said: list[tuple[str, int | None, str]] = field(default_factory=list)  # what the root being built said
+    sizes: dict[str, int] = field(default_factory=dict)  # real path -> nodes of its documents
+    build_nodes: int = 0  # nodes the root being built has copied
     bounds: set[tuple[str, int | None, str]] = field(default_factory=set)  # limits reached: said whatever the set
 
     def say(self, file: str, line: int | None, message: str, level: str = "note", bound: bool = False) -> None:
@@ -331,6 +336,7 @@ def _load(run: _Run, path: str) -> list[Any] | Problem:
         docs, problems = load_text(text, display)
         errors = [p for p in problems if p.level == "error"]
         out = errors[0] if errors else [annotate(d.data, display) for d in docs if d.data is not None]
+        run.sizes[real] = len(text) // 8  # about the nodes a manifest of that many characters holds
     run.cache[real] = out
     return out
 
@@ -475,10 +481,18 @@ def _add_resource(run: _Run, kust: Kustomization, entry: str, org: Org | None, o
         found = build(run, path, depth + 1, stack)
     else:
         docs = _load(run, path)
-        run.handled.add(os.path.realpath(path))
         if isinstance(docs, Problem):
-            run.say(kust.file, _lineno(org), f"resource {entry} not read: {docs.message}")
+            # left to be read as a file of its own too, where its own finding says what is wrong with it
+            run.say(kust.file, _lineno(org), f"resource {entry} not read ({docs.message}): what it deploys is not "
+                    "in this build")
             return
+        run.handled.add(os.path.realpath(path))
+        size = run.sizes.get(os.path.realpath(path), 0)
+        if run.build_nodes + size > MAX_BUILD_NODES:
+            run.say(kust.file, _lineno(org), f"resource {entry}: the objects of this build pass vramlint's bound "
+                    f"(about {MAX_BUILD_NODES:,} nodes): it is not in this build", bound=True)
+            return
+        run.build_nodes += size
         found = []
         for doc in docs:
             if isinstance(doc, KMap) and isinstance(doc.get("kind"), str):
@@ -634,12 +648,12 @@ def _patch_entry(run: _Run, kust: Kustomization, entry: KMap, org: Org | None, r
         path = _ok_path(run, kust, entry["path"], entry.vorg.get("path") or org, "patch")
         if path is None:
             return
-        run.handled.add(os.path.realpath(path))
         loaded = _load(run, path)
         if isinstance(loaded, Problem):
-            run.say(kust.file, _lineno(entry.vorg.get("path") or org), f"patch {entry['path']} not read: "
-                    f"{loaded.message}", level="warning")
+            run.say(kust.file, _lineno(entry.vorg.get("path") or org), f"patch {entry['path']} not read "
+                    f"({loaded.message}): the build is checked without it")
             return
+        run.handled.add(os.path.realpath(path))
         docs = [_copy(d) for d in loaded]
         where = _display(path)
     elif isinstance(entry.get("patch"), str):
@@ -1316,7 +1330,7 @@ def extract(roots: list[str]) -> tuple[list[Server], list[Problem], set[str]]:
     run = _Run()
     kept: set[tuple[str, int | None, str]] = set()
     for directory in roots[:MAX_ROOTS]:
-        run.touched, run.said = [], []
+        run.touched, run.said, run.build_nodes = [], [], 0
         resources = build(run, directory)
         # what a kustomization leaves unknown is said when it deploys vLLM (a file it reads names vLLM): the
         # kustomizations of a platform repository's other services are no concern of this run
