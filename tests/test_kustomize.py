@@ -336,3 +336,20 @@ def test_a_resource_that_is_not_valid_yaml_keeps_its_own_finding(tmp_path):
     assert any(p.file == "app/base/deployment.yaml" and p.level == "error" for p in inv.problems)
     assert any(p.file == "app/base/kustomization.yaml" and "deployment.yaml not read" in p.message
                for p in inv.problems)
+
+
+def test_a_base_defect_seen_with_two_vllm_releases_is_still_one_finding(tmp_path, capsys):
+    typo = BASE_DEPLOYMENT.replace("--gpu-memory-utilization=0.9", "--gpu-memory-utilisation=0.9")
+    prod = PROD_KUSTOMIZATION.replace("patches:\n  - path: gpu.yaml\n", "")  # keeps its image tag v0.9.2
+    root = _app(tmp_path, **{"app/base/deployment.yaml": typo, "app/overlays/prod/kustomization.yaml": prod})
+    (root / "app/overlays/prod/gpu.yaml").unlink()
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        _, doc = run_json(capsys, ".", "--select", "VRL009", test_rules=False)
+    finally:
+        os.chdir(cwd)
+    [finding] = doc["findings"]  # vLLM 0.8.5 through dev, 0.9.2 through prod: one line to fix
+    assert (finding["file"], finding["line"], finding["level"]) == ("app/base/deployment.yaml", 21, "error")
+    assert "through overlay app/overlays/dev; also through app/overlays/prod, with their own values" in \
+        finding["message"]

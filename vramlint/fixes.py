@@ -703,6 +703,10 @@ def set_gpu_request(server: Server, count: int) -> tuple[list[Edit], str | None]
     text = file_text(server.file)
     if gpu is None or gpu.count is None or text is None or not server.location.yaml_path:
         return [], "vramlint cannot read where this server's GPU request is written"
+    if "?overlay=" in server.location.yaml_path:
+        where = gpu.count_location.file if gpu.count_location is not None else "the overlay's patch or its base"
+        return [], (f"the pod is built by kustomize (vramlint.kustomize): change the GPU count in {where}, where "
+                    "this overlay's request is written")
     lines = split_lines(text)
     node = _node_at(server, _path_keys(server.location.yaml_path), lines, text)
     if not isinstance(node, dict):

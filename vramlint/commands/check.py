@@ -553,17 +553,23 @@ def dedupe_findings(findings: list) -> list:
 
     A chart is linted once with its `values.yaml` and once per overlay beside it (`values-prod.yaml`): each is
     a release of its own, but a value they share is one line to fix, so its finding is reported once, naming
-    the values sets that gave it. A kustomize base built by several overlays is the same: a finding on a base
-    line is said once, naming the overlays (`?overlay=` in the server's key, `vramlint.kustomize`).
+    the values sets that gave it. A kustomize base built by several overlays is the same, one finding per rule
+    and line whatever values each overlay gives it (another vLLM release, another GPU): the most severe of them,
+    naming the overlays (`?overlay=` in the server's key, `vramlint.kustomize`).
     """
     kept: dict[tuple, object] = {}
     variants: dict[tuple, list[str]] = {}
+    differ: set[tuple] = set()  # overlay findings merged on one line whose messages (numbers) differ
+    rank = {"error": 3, "warning": 2, "note": 1}
     for finding in findings:
         loc = finding.location
         key = (finding.rule_id, loc.file, loc.line, loc.column, finding.message)
         variant = None
         if finding.server_key and "?overlay=" in finding.server_key:
             variant = "overlay " + finding.server_key.rsplit("?overlay=", 1)[1]
+            # one rule on one line is one root cause, whichever overlay's values (another vLLM, another GPU) it
+            # is judged with: said once, at the most severe of the overlays' verdicts
+            key = (finding.rule_id, loc.file, loc.line, loc.column, "?overlay")
         elif finding.server_key and "?values=" in finding.server_key:
             variant = finding.server_key.rsplit("?values=", 1)[1]
         elif finding.server_key:
@@ -571,15 +577,31 @@ def dedupe_findings(findings: list) -> list:
         if key not in kept:
             kept[key] = finding
             variants[key] = [variant] if variant else []
-        elif variant and variant not in variants[key]:
+            continue
+        if key[-1] == "?overlay":
+            first = kept[key]
+            if finding.message != first.message:
+                differ.add(key)
+            if rank.get(finding.level, 0) > rank.get(first.level, 0):
+                kept[key] = finding
+                if variant in variants[key]:
+                    variants[key].remove(variant)
+                variants[key].insert(0, variant)  # the message shown is this overlay's
+                continue
+        if variant and variant not in variants[key]:
             variants[key].append(variant)
     for key, finding in kept.items():
         names = variants[key]
         overlays = [n[len("overlay "):] for n in names if n.startswith("overlay ")]
         if overlays:
             # a kustomize base's line judged through the overlays that include it: which builds say it
-            finding.message += (f" (through overlay {overlays[0]})" if len(overlays) == 1 else
-                                f" (the same through each of these overlays: {', '.join(overlays)})")
+            if len(overlays) == 1:
+                finding.message += f" (through overlay {overlays[0]})"
+            elif key in differ:
+                finding.message += (f" (through overlay {overlays[0]}; also through {', '.join(overlays[1:])}, "
+                                    "with their own values)")
+            else:
+                finding.message += f" (the same through each of these overlays: {', '.join(overlays)})"
             continue
         if len(names) > 1 and any(n != "values.yaml" for n in names):
             finding.message += f" (the same with each of these values: {', '.join(names)})"
