@@ -353,3 +353,39 @@ def test_a_base_defect_seen_with_two_vllm_releases_is_still_one_finding(tmp_path
     assert (finding["file"], finding["line"], finding["level"]) == ("app/base/deployment.yaml", 21, "error")
     assert "through overlay app/overlays/dev; also through app/overlays/prod, with their own values" in \
         finding["message"]
+
+
+def test_one_kustomization_that_fails_to_build_leaves_the_others(tmp_path, monkeypatch):
+    # a fault injected into one overlay's build (a vramlint bug on some input): that overlay is said as a problem on
+    # its kustomization, the other overlay is still built, and none of the failed overlay's servers is half-kept
+    from vramlint import kustomize
+
+    real = kustomize._servers_of
+
+    def failing_for_prod(emitter, kust_file):
+        if "prod" in kust_file:
+            raise RuntimeError("injected")
+        return real(emitter, kust_file)
+
+    monkeypatch.setattr(kustomize, "_servers_of", failing_for_prod)
+    inv = _scan(_app(tmp_path))
+    overlays = _by_overlay(inv)
+    assert "app/overlays/dev" in overlays and "app/overlays/prod" not in overlays
+    failed = [p for p in inv.problems if "building this kustomization" in p.message]
+    assert [p.file for p in failed] == ["app/overlays/prod/kustomization.yaml"]
+    # the files only the failed overlay read are read as files again (its patch), not dropped silently
+    assert any(s.location.file == "app/overlays/prod/gpu.yaml" for s in inv.servers)
+
+
+def test_scan_knows_the_kustomization_names_without_importing_the_module(tmp_path):
+    import subprocess
+    import sys
+
+    from vramlint import kustomize, scan as scan_module
+
+    assert scan_module._KUSTOMIZATION_NAMES == frozenset(kustomize.KUSTOMIZATION_NAMES)
+    (tmp_path / "d.yaml").write_text(BASE_DEPLOYMENT)
+    code = ("import sys; from vramlint.scan import scan; scan([sys.argv[1]]); "
+            "print('vramlint.kustomize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

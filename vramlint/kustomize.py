@@ -1330,33 +1330,44 @@ def extract(roots: list[str]) -> tuple[list[Server], list[Problem], set[str]]:
     run = _Run()
     kept: set[tuple[str, int | None, str]] = set()
     for directory in roots[:MAX_ROOTS]:
-        run.touched, run.said, run.build_nodes = [], [], 0
-        resources = build(run, directory)
-        # what a kustomization leaves unknown is said when it deploys vLLM (a file it reads names vLLM): the
-        # kustomizations of a platform repository's other services are no concern of this run
-        if any(path in run.mention_vllm for path in run.touched):
-            kept.update(run.said)
-        if not resources:
-            continue
-        _inline_configmaps(resources)
-        emitter = Emitter()
-        for res in resources:
-            emitter.document(res.node)
-        shown = _display(directory)
-        kust_file = _display(kustomization_file(directory) or directory)
-        got, probs = _servers_of(emitter, kust_file)
-        for s in got:
-            _walk_locations(s, emitter.map)
-            s.file = s.location.file
-            if os.path.dirname(s.location.file) != shown and not (shown == "." and "/" not in s.location.file):
-                s.location = replace(s.location, yaml_path=f"{s.location.yaml_path}?overlay={shown}")
-            s.notes.append(f"from kustomization {kust_file}, evaluated without kustomize")
-            servers.append(s)
-        for p in probs:
-            if p.line is not None:
-                loc = emitter.map(Location(p.file, p.line, p.column or 1))
-                p = Problem(loc.file, loc.line, loc.column, p.message, level=p.level, advice=p.advice)
-            problems.append(p)
+        handled_before = set(run.handled)
+        try:
+            run.touched, run.said, run.build_nodes = [], [], 0
+            resources = build(run, directory)
+            # what a kustomization leaves unknown is said when it deploys vLLM (a file it reads names vLLM): the
+            # kustomizations of a platform repository's other services are no concern of this run
+            if any(path in run.mention_vllm for path in run.touched):
+                kept.update(run.said)
+            if not resources:
+                continue
+            _inline_configmaps(resources)
+            emitter = Emitter()
+            for res in resources:
+                emitter.document(res.node)
+            shown = _display(directory)
+            kust_file = _display(kustomization_file(directory) or directory)
+            got, probs = _servers_of(emitter, kust_file)
+            for s in got:
+                _walk_locations(s, emitter.map)
+                s.file = s.location.file
+                if os.path.dirname(s.location.file) != shown and not (shown == "." and "/" not in s.location.file):
+                    s.location = replace(s.location, yaml_path=f"{s.location.yaml_path}?overlay={shown}")
+                s.notes.append(f"from kustomization {kust_file}, evaluated without kustomize")
+            probs_mapped: list[Problem] = []
+            for p in probs:
+                if p.line is not None:
+                    loc = emitter.map(Location(p.file, p.line, p.column or 1))
+                    p = Problem(loc.file, loc.line, loc.column, p.message, level=p.level, advice=p.advice)
+                probs_mapped.append(p)
+            servers.extend(got)  # only when the whole kustomization was read
+            problems.extend(probs_mapped)
+        except Exception as exc:  # noqa: BLE001 - one kustomization vramlint cannot build: the others still are,
+            # and the files only it read are read as files of their own
+            from vramlint.model import internal_problem
+
+            run.handled = handled_before
+            problems.append(internal_problem(_display(kustomization_file(directory) or directory), None,
+                                             "building this kustomization", exc))
     if len(roots) > MAX_ROOTS:
         problems.append(Problem(_display(roots[MAX_ROOTS]), None, None, f"more than {MAX_ROOTS} kustomizations: "
                                 "the rest are not evaluated", level="note"))

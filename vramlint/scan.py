@@ -184,12 +184,15 @@ def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, r
     return [e for e in entries if e.path not in chart_plan.handled or e.path in fallback]
 
 
+_KUSTOMIZATION_NAMES = frozenset(("kustomization.yaml", "kustomization.yml", "Kustomization"))
+
+
 def _kustomizations(col: _Collector, entries: list[FileEntry]) -> list[FileEntry]:
     """Build each kustomization no other one includes (`vramlint.kustomize`): its servers are read from the built
     set, and the files it read (bases, patches) are not read again on their own; the entries left."""
-    from vramlint.kustomize import KUSTOMIZATION_NAMES
-
-    if not any(os.path.basename(e.path) in KUSTOMIZATION_NAMES for e in entries):
+    # the names are vramlint.kustomize's KUSTOMIZATION_NAMES (a test holds them equal), written here so that a run
+    # with no kustomization does not import the module (start-up time)
+    if not any(os.path.basename(e.path) in _KUSTOMIZATION_NAMES for e in entries):
         return entries  # no kustomization: nothing of it imported (start-up time)
     from vramlint import kustomize
 
