@@ -381,7 +381,8 @@ def test_scan_knows_the_kustomization_names_without_importing_the_module(tmp_pat
     import subprocess
     import sys
 
-    from vramlint import kustomize, scan as scan_module
+    from vramlint import kustomize
+    from vramlint import scan as scan_module
 
     assert scan_module._KUSTOMIZATION_NAMES == frozenset(kustomize.KUSTOMIZATION_NAMES)
     (tmp_path / "d.yaml").write_text(BASE_DEPLOYMENT)
