@@ -6,6 +6,8 @@ that no extractor imports `scan`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from vramlint.fsread import MAX_FILE_BYTES  # noqa: F401 - part of this module's API
 from vramlint.model import Skipped
 
@@ -54,6 +56,30 @@ def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
 # NEL, LS and PS; a shell, Docker's Dockerfile parser, compose's .env reader and TOML at LF (CR LF) only.
 # str.splitlines also breaks at VT, FF and FS/GS/RS, which no reader of these files counts.
 _YAML_BREAKS = None
+
+
+def packed_source_lines(text: str, display: str) -> Any:
+    """`source_lines` as a `PackedLines` (the text and where each line starts), made from the text without a
+    string per line where LF is the only break: the report keeps the lines of the files it quotes, and a 5 MB file
+    of 1.7 million short lines was 100 MB or more of line strings for each of them (hostile round 19)."""
+    from vramlint.yamlload import PackedLines
+
+    if not text or "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text:
+        return PackedLines(source_lines(text, display))
+    from array import array
+
+    body = text[:-1] if text.endswith("\n") else text
+    starts = array("I" if len(body) < 1 << 31 else "Q", [0])
+    # each line's start, found in the text: no string per line, even for a moment
+    find, add = body.find, starts.append
+    at = find("\n")
+    while at >= 0:
+        add(at + 1)
+        at = find("\n", at + 1)
+    add(len(body) + 1)
+    packed = PackedLines.__new__(PackedLines)
+    packed._text, packed._starts = body, starts
+    return packed
 
 
 def source_lines(text: str, display: str) -> list[str]:

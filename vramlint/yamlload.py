@@ -63,7 +63,9 @@ class PackedLines:
         return self._text[starts[i]:starts[i + 1] - 1]
 
     def __iter__(self) -> Any:
-        return iter(self[:])
+        # one line at a time: a list of them all was the memory the packing saves (suppressions iterate the lines)
+        text, starts = self._text, self._starts
+        return (text[starts[i]:starts[i + 1] - 1] for i in range(len(starts) - 1))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PackedLines):

@@ -21,6 +21,7 @@ from vramlint.budget.common import (
     device_name,
     int_arg,
     parse_len,
+    per_stage_text,
     truthy,
 )
 from vramlint.lean_dataclass import dataclass
@@ -230,7 +231,7 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
         errors.append(partition_error)
     if pp > 1:
         src["pipeline_parallel_size"] = (f"--pipeline-parallel-size: decoder layers per stage "
-                                         f"{'/'.join(map(str, partition))} (get_pp_indices"
+                                         f"{per_stage_text([str(n) for n in partition])} (get_pp_indices"
                                          + (", VLLM_PP_LAYER_PARTITION)" if env.get("VLLM_PP_LAYER_PARTITION") else ")"))
     total_bytes = gpu.total_gib * GiB
     dp = int_arg(args, "data_parallel_size") or 1

@@ -8,7 +8,7 @@ blocks, the tokens vLLM reports and the maximum concurrency, release by release.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import field, replace
 
 from vramlint import versions
 from vramlint.budget.common import (
@@ -16,6 +16,7 @@ from vramlint.budget.common import (
     StageResult,
     arg_or,
     int_arg,
+    per_stage_text,
 )
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.kv_layout import (
@@ -78,29 +79,45 @@ def plan_kv_cache(cfg: Configuration, weights: Weights, profile: Profile) -> KvC
     """
     kinds = layer_kinds(cfg.model)
     stages: list[KvCache] = []
+    # Stages alike in all _plan_stage reads (their layer kinds, their memory and, where the indexer's layers
+    # depend on the position, their first layer) are one plan: with --pipeline-parallel-size 4096 most of the
+    # stages are alike, and planning each was 270,000 plans for one server over the GPU catalog.
+    planned: dict[tuple, KvCache] = {}
+    by_position = _indexer_by_position(cfg)
     start = 0
     for index, layers in enumerate(cfg.pp_partition):
         part = kinds[start:start + layers]
         if len(kinds) != cfg.model.num_layers and cfg.model.num_layers:
             # a layer list that does not follow the decoder layers one to one: the stage's share of it
             part = kinds[len(kinds) * start // cfg.model.num_layers:len(kinds) * (start + layers) // cfg.model.num_layers]
-        stages.append(_plan_stage(cfg, weights, profile.kv_bytes[index], part, first_layer=start))
+        alike = (tuple(part), profile.kv_bytes[index], start if by_position else None)
+        stage = planned.get(alike)
+        if stage is None:
+            stage = planned[alike] = _plan_stage(cfg, weights, profile.kv_bytes[index], part, first_layer=start)
+        stages.append(stage)
         start += layers
     decides = min(range(len(stages)), key=lambda i: (stages[i].fractional_blocks, i))
-    result = stages[decides]
     if len(stages) == 1:
-        return result
+        return stages[decides]
+    # a copy: the plan may stand for other stages too, which keep their own notes and sources
+    result = replace(stages[decides])
     notes: list[str] = []
-    for stage in stages:
+    for stage in planned.values():
         notes.extend(n for n in stage.notes if n not in notes)
     result.notes = notes
     result.sources = dict(result.sources)
     result.sources["kv_bytes_per_token"] += (
         f" (pipeline stage {decides + 1} of {len(stages)}, the one with the fewest blocks: "
-        + "/".join(str(s.num_blocks) for s in stages) + " blocks per stage)")
+        + per_stage_text([str(s.num_blocks) for s in stages]) + " blocks per stage)")
     result.stage = decides
     result.stages = stages
     return result
+
+
+def _indexer_by_position(cfg: Configuration) -> bool:
+    """Whether which layers build a sparse-attention indexer depends on their position (`indexer_layers`)."""
+    indexer = (cfg.model.extra.get("facts") or {}).get("indexer") or {}
+    return bool(int(indexer.get("topk_freq") or 1) > 1 or indexer.get("topk_pattern"))
 
 
 def standard_fp8_sparse_mla(cfg: Configuration) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.budget.common import GiB, StageResult
+from vramlint.budget.common import GiB, StageResult, per_stage_text
 from vramlint.budget.configuration import Configuration
 from vramlint.budget.lora import lora_enabled, lora_slot_bytes
 from vramlint.budget.multimodal import (
@@ -58,6 +58,38 @@ class Weights(StageResult):
         return max(self.per_stage)
 
 
+def _stage_alike(model: ModelInfo, stage: tuple[int, int, int] | None) -> tuple | None:
+    """What `weights_per_rank` reads of a pipeline stage: whether it is the first (the embedding) and the last (the
+    LM head and final norm), its layer count and, with architecture facts, every fact `pipeline_stage_facts` gives
+    the stage its own value of (a layer pattern, dense layers, KV-shared layers, quantization exceptions);
+    the facts it leaves as the model's are the same for every stage. None: not to be shared."""
+    if stage is None:
+        return None
+    start, end, _ = stage
+    facts = model.extra.get("facts")
+    if not facts or not facts.get("layers"):
+        return (start == 0, end >= model.num_layers, end - start)
+    # the same model's stages again for each GPU of the catalog: their keys are made once
+    memo = _ALIKE_MEMO.get((id(facts), start, end))
+    if memo is not None and memo[0] is facts:
+        return memo[1]
+    from vramlint.weights import pipeline_stage_facts
+
+    part = pipeline_stage_facts(facts, start, end)
+    try:
+        own = tuple((name, repr(value)) for name, value in part.items() if value is not facts.get(name))
+    except RecursionError:
+        return None
+    alike = (start == 0, end >= facts["layers"], own)
+    if len(_ALIKE_MEMO) >= 20_000:
+        _ALIKE_MEMO.clear()
+    _ALIKE_MEMO[(id(facts), start, end)] = (facts, alike)
+    return alike
+
+
+_ALIKE_MEMO: dict[tuple[int, int, int], tuple[dict, tuple]] = {}
+
+
 def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] | None = None) -> Weights:
     """Stage 2: the weights per rank (:func:`weights_per_rank`) plus a separate draft model's, as vLLM loads them;
     with pipeline parallel each stage's own layers, the embedding on the first and the LM head on the last."""
@@ -65,18 +97,25 @@ def load_weights(cfg: Configuration, draft: tuple[ModelInfo | None, str | None] 
     notes: list[str] = []
     errors: list[dict] = []
     per_stage: list[int] = []
+    # each distinct stage once (see `_stage_alike`): 4,096 stages are a few distinct ones
+    loaded: dict[tuple, int] = {}
     start = 0
     for layers in cfg.pp_partition:
         stage = (start, start + layers, cfg.pp) if cfg.pp > 1 else None
-        weights, weights_how = weights_per_rank(cfg.model, cfg.tp, cfg.pp, cfg.dtype, cfg.args, gpu=cfg.gpu,
-                                                key=cfg.key, env=cfg.env, ep_size=cfg.ep_size, image=cfg.image,
-                                                stage=stage)
+        alike = _stage_alike(cfg.model, stage)
+        weights = loaded.get(alike) if alike is not None else None
+        if weights is None:
+            weights, weights_how = weights_per_rank(cfg.model, cfg.tp, cfg.pp, cfg.dtype, cfg.args, gpu=cfg.gpu,
+                                                    key=cfg.key, env=cfg.env, ep_size=cfg.ep_size, image=cfg.image,
+                                                    stage=stage)
+            if alike is not None:
+                loaded[alike] = weights
+            if not per_stage:
+                src["weights"] = weights_how
         per_stage.append(weights)
         start += layers
-        if len(per_stage) == 1:
-            src["weights"] = weights_how
     if cfg.pp > 1:
-        src["weights"] += ("; per pipeline stage " + "/".join(f"{w / GiB:.2f}" for w in per_stage)
+        src["weights"] += ("; per pipeline stage " + per_stage_text([f"{w / GiB:.2f}" for w in per_stage])
                            + " GiB (the embedding on the first, the LM head on the last)")
     # Added on every stage (each builds the vision tower, LoRA slots taken as an even share of the layers'):
     extra = 0

@@ -165,20 +165,28 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     triton_ws = triton_moe_workspace(beh, cfg.gpu.compute_capability, model, cfg.args, cfg.env,
                                      expert_parallel=cfg.ep_size > 1, vendor=cfg.gpu.vendor)
     received = intermediate_tensor_bytes(model, mnbt, cfg.dtype_bytes) if cfg.pp > 1 else 0
+    # a stage's profile reads only whether it is the first and the last and how many layers it has: each such
+    # stage once (with --pipeline-parallel-size 4096 the stages are a few of these)
+    profiled: dict[tuple[bool, bool, int], tuple[int, str, int, str, int, int]] = {}
     for index, layers in enumerate(cfg.pp_partition):
         last = index == len(cfg.pp_partition) - 1
-        act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, sampler_path,
-                                             dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last,
-                                             triton_workspace=triton_ws, triton_rows=triton_rows)
-        if index:
-            act += received
+        alike = (index == 0, last, layers)
+        got = profiled.get(alike)
+        if got is None:
+            act, act_how = activation_peak_bytes(model, cfg.tp, mnbt, profile_seqs, cfg.dtype_bytes, sampler_path,
+                                                 dp=cfg.dp, expert_parallel=cfg.ep_size > 1, sampler=last,
+                                                 triton_workspace=triton_ws, triton_rows=triton_rows)
+            if index:
+                act += received
+            graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
+                                             max_num_batched_tokens=mnbt, enforce_eager=eager, args=cfg.args,
+                                             compute_capability=cfg.gpu.compute_capability, sizes=(piecewise, full))
+            pool = graph_pool_bytes(piecewise, full, layers)
+            nccl = nccl_graph_bytes(piecewise, full, layers) if comm.nccl_in_graphs else 0
+            got = profiled[alike] = (act, act_how, graphs, cg_how, pool, nccl)
+        act, act_how, graphs, cg_how, pool, nccl = got
         activation.append(act)
-        graphs, cg_how = cudagraph_bytes(beh, model, cfg.max_num_seqs, layers=layers,
-                                         max_num_batched_tokens=mnbt, enforce_eager=eager, args=cfg.args,
-                                         compute_capability=cfg.gpu.compute_capability, sizes=(piecewise, full))
         cudagraph.append(graphs)
-        pool = graph_pool_bytes(piecewise, full, layers)
-        nccl = nccl_graph_bytes(piecewise, full, layers) if comm.nccl_in_graphs else 0
         capture.append(pool + nccl)
         capture_nccl.append(nccl)
         if last:
@@ -344,16 +352,22 @@ def extensible_kv_bytes(cfg: Configuration, weights: Weights, non_torch: int, ac
     recent = not nccl_graph_cost_measured(cfg.beh)
     out: list[float] = []
     terms: list[dict[str, float]] = []
+    alike: dict[tuple[float, float], tuple[float, dict[str, float]]] = {}  # stages alike: one measurement
     for index, (w, a, g) in enumerate(zip(weights.per_stage, activation, cudagraph, strict=True)):
         graphs = 0
         if index < len(capture):
             graphs = capture[index] - (capture_nccl[index] if recent and capture_nccl else 0)
         non_kv = w + non_torch + graphs + (resident[index] if resident else 0)
         transient = a + g
-        margin = max(floor, int(transient * KV_CACHE_MARGIN_FRACTION))
-        out.append(float(min(cfg.requested - non_kv, init_free - non_kv - margin) - transient))
-        terms.append({"resident": float(non_kv), "reserve": float(transient), "margin": float(margin),
-                      "uncounted": float(uncounted)})
+        got = alike.get((non_kv, transient))
+        if got is None:
+            margin = max(floor, int(transient * KV_CACHE_MARGIN_FRACTION))
+            got = alike[(non_kv, transient)] = (
+                float(min(cfg.requested - non_kv, init_free - non_kv - margin) - transient),
+                {"resident": float(non_kv), "reserve": float(transient), "margin": float(margin),
+                 "uncounted": float(uncounted)})
+        out.append(got[0])
+        terms.append(got[1])
     last = terms[-1]
     margin, reserve = last["margin"], last["reserve"]
     how = (f"extensible KV cache, measured after warmup (vLLM 0.34): min(total x utilisation, free at start-up - "

@@ -367,6 +367,7 @@ class FileReader:
 
     def __init__(self, stdin_name: str, stdin_text: str | None) -> None:
         self.cache: dict[str, list[str] | None] = {}  # the files read last, oldest first
+        self.unquoted: dict[str, str] = {}  # files whose lines could not be quoted, and why
         self.stdin_name = stdin_name
         self.stdin_lines = None
         if stdin_text is not None:
@@ -384,13 +385,20 @@ class FileReader:
         from vramlint.fsread import Refusal, read_text
 
         # lines are quoted in reports (SARIF snippets): only from files the run may read
-        text = read_text(file, errors="replace")
-        if isinstance(text, Refusal):
-            lines = cache[file] = None
-        else:
-            from vramlint.textfile import source_lines
+        try:
+            text = read_text(file, errors="replace")
+            if isinstance(text, Refusal):
+                lines = cache[file] = None
+            else:
+                from vramlint.textfile import packed_source_lines
 
-            lines = cache[file] = source_lines(text, file)
+                lines = cache[file] = packed_source_lines(text, file)
+        except MemoryError:
+            # the run's findings are made: a file whose lines no longer fit is not quoted, and that is said
+            # (seed 1818 of the fuzz benchmark lost its whole report here, exit 2)
+            text = None
+            lines = cache[file] = None
+            self.unquoted[file] = "out of memory while reading it again to quote its lines"
         if len(cache) > self.KEEP_FILES:
             del cache[next(iter(cache))]
         return lines

@@ -105,6 +105,10 @@ def finding_lines(finding: Finding, report: Report, color: bool = False, width: 
     notes = []
     if detail:
         notes.append(("note", detail))
+    if source is None and loc.line >= 1:
+        why = (getattr(report.read_lines, "unquoted", None) or {}).get(loc.file)
+        if why:
+            notes.append(("note", f"line {loc.line} is not shown: {why}"))
     for other in finding.related:
         if other.file != loc.file or other.line != loc.line:
             where = f"line {other.line}" if other.file == loc.file else f"{escape_name(other.file)}:{other.line}"
@@ -171,7 +175,7 @@ def _source_line(report: Report, file: str, line: int) -> str | None:
         return None
     try:
         lines = report.read_lines(file)
-    except (OSError, ValueError):
+    except (OSError, ValueError, MemoryError):
         return None
     if not lines or line > len(lines):
         return None
