@@ -998,16 +998,19 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
     if built is not None:
         import posixpath
 
-        from vramlint.extract.image_files import context_source
+        from vramlint.extract.image_files import context_source, unpacked_by_add
 
         in_image = posixpath.normpath(posixpath.join(built.workdir, path))
         host = _config_on_host(in_image, layers, base_dir, interp)
         spec = _build_spec(layers, interp)
         if host is None and spec is not None and base_dir is not None and UNKNOWN_MARK not in spec[0]:
             context = Path(base_dir) / spec[0]
-            found = context_source(built, in_image, lambda rel: (context / rel).is_dir())
+            found = context_source(built, in_image, lambda rel: _is_dir(context / rel))
             if found is not None:
                 host, copied = context / found[0], f"COPY {found[0]} (line {found[1]} of {built.dockerfile})"
+                if _is_file(host) and unpacked_by_add(built, found[1], str(host)):
+                    return None, None, (f"the script {path} it runs is in the archive {found[0]}, which ADD (line "
+                                        f"{found[1]} of {built.dockerfile}) unpacks into the image: not read"), None
         if host is None:
             return None, None, (f"the script {path} it runs is in the image, and no COPY/ADD of {built.dockerfile} "
                                 "puts it there from the build context"), None
@@ -1015,7 +1018,7 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
         host = _config_on_host(path, layers, base_dir, interp)
     if host is None:
         return None, None, f"the script {path} it runs is in the image, not in the repository", None
-    if not host.is_file():
+    if not _is_file(host):
         return None, None, f"the script {path} it runs is not in the repository beside the compose file", None
     text, why_not = scripts.read_script_file(str(host))
     display = os.path.normpath(os.path.join(os.path.dirname(file), os.path.relpath(host, base_dir or ".")))
@@ -1023,6 +1026,21 @@ def _script_invocation(words: list[Any], layers: list[_Layer], base_dir: str | N
         return None, None, f"the script {path} ({display}) is not read: {why_not}", None
     inv, note, why = scripts.launcher_invocation(call, text, display, image, env, copied)
     return inv, note, why, None
+
+
+def _is_dir(path: Path) -> bool:
+    # a path the repository writes may be longer than the system takes (a WORKDIR of 500,000 folders): not there
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _merge_config_file(server: Server, host: Path, path: str, problems: list[Problem]) -> None:

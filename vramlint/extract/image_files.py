@@ -25,7 +25,9 @@ def context_source(built: Any, image_path: str, is_dir: Any) -> tuple[str, int] 
                 return None
             continue
         for src in reversed(copy.sources):
-            src_norm = posixpath.normpath(src.lstrip("/"))
+            # BuildKit resolves a source inside the context, `..` stopping at its root (`COPY ../x` copies the
+            # context's x, "/x": not found when there is none): never a file beside or above the context
+            src_norm = posixpath.normpath("/" + src).lstrip("/") or "."
             if any(c in src_norm for c in "*?["):
                 folder, pattern = posixpath.split(src_norm)
                 parent, name = posixpath.split(image_path)
@@ -43,3 +45,25 @@ def context_source(built: Any, image_path: str, is_dir: Any) -> tuple[str, int] 
                     image_path == posixpath.join(dest, posixpath.basename(src_norm)):
                 return src_norm, copy.line
     return None
+
+
+# Docker's ADD unpacks a local file whose first bytes say it is a tar archive, plain or compressed
+# (archive.DetectCompression: gzip, bzip2, xz, zstd; then a tar header): the image holds its members, not it
+_ARCHIVE_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+
+
+def is_archive(head: bytes) -> bool:
+    """Whether a file beginning with ``head`` (its first 512 bytes or more) is one ADD unpacks."""
+    return head.startswith(_ARCHIVE_MAGIC) or head[257:262] == b"ustar"
+
+
+def unpacked_by_add(built: Any, line: int, host: str) -> bool:
+    """Whether the COPY/ADD on ``line`` is an ADD that unpacks ``host`` (a local tar archive, by its first bytes):
+    then the image holds the archive's members, and the file's own bytes are no script (hostile round 19: a tar
+    holding a `vllm serve` line was read as the launcher)."""
+    if not any(copy.line == line and getattr(copy, "unpacks", False) for copy in built.copies):
+        return False
+    from vramlint.fsread import Refusal, read_bytes
+
+    raw = read_bytes(host)
+    return not isinstance(raw, Refusal) and is_archive(raw[:512])

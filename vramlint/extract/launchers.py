@@ -53,7 +53,7 @@ def follow_image_launcher(words: list[Any], built: Any, context: str, context_di
     `launcher_invocation` / `supervisord_invocation`; all None when ``words`` start no launcher."""
     import posixpath
 
-    from vramlint.extract.image_files import context_source
+    from vramlint.extract.image_files import context_source, unpacked_by_add
     from vramlint.extract.supervisord import conf_in_image, supervisord_call
 
     def is_dir(rel: str) -> bool:
@@ -94,6 +94,9 @@ def follow_image_launcher(words: list[Any], built: Any, context: str, context_di
     if not os.path.isfile(host):
         return None, None, (f"the script {call.path.text} it runs is copied from {shown(found[0])}, which is not "
                             "in the repository"), None, None
+    if unpacked_by_add(built, found[1], host):
+        return None, None, (f"the script {call.path.text} it runs is in the archive {shown(found[0])}, which ADD "
+                            f"(line {found[1]} of {built.dockerfile}) unpacks into the image: not read"), None, None
     text, why_not = scripts.read_script_file(host)
     if text is None:
         return None, None, f"the script {call.path.text} ({shown(found[0])}) is not read: {why_not}", None, None
