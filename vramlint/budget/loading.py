@@ -80,7 +80,7 @@ def _stage_alike(model: ModelInfo, stage: tuple[int, int, int] | None) -> tuple 
         own = tuple((name, repr(value)) for name, value in part.items() if value is not facts.get(name))
     except RecursionError:
         return None
-    alike = (start == 0, end >= facts["layers"], own)
+    alike = (start == 0, end >= facts["layers"], end - start, own)
     if len(_ALIKE_MEMO) >= 20_000:
         _ALIKE_MEMO.clear()
     _ALIKE_MEMO[(id(facts), start, end)] = (facts, alike)
