@@ -720,13 +720,21 @@ def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, n
 
 def offload_pool_per_stage(cfg: Configuration) -> list[int]:
     """The prefetch offloader's GPU buffer pool on each pipeline stage (0 without it)."""
+    from vramlint.budget.loading import _stage_alike
     from vramlint.budget.rank_weights import prefetch_pool_bytes
 
     pool: list[int] = []
+    sized: dict[tuple, int] = {}  # stages alike in their layers (see `_stage_alike`): one pool
     start = 0
     for layers in cfg.pp_partition:
         stage = (start, start + layers, cfg.pp) if cfg.pp > 1 else None
-        pool.append(prefetch_pool_bytes(cfg.model, cfg.tp, cfg.dtype, cfg.args, cfg.key, ep_size=cfg.ep_size,
-                                        stage=stage))
+        alike = _stage_alike(cfg.model, stage)
+        got = sized.get(alike) if alike is not None else None
+        if got is None:
+            got = prefetch_pool_bytes(cfg.model, cfg.tp, cfg.dtype, cfg.args, cfg.key, ep_size=cfg.ep_size,
+                                      stage=stage)
+            if alike is not None:
+                sized[alike] = got
+        pool.append(got)
         start += layers
     return pool
