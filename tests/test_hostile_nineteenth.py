@@ -106,3 +106,13 @@ def test_add_of_a_local_tar_is_unpacked_not_read_as_the_script(tmp_path):
     (tmp_path / "engine" / "app.tar").write_text(LAUNCHER)
     [server] = scan([path]).servers
     assert server.args["max_model_len"] == 4096
+
+
+def test_a_dockerfile_read_alone_does_not_read_an_added_tar_as_its_launcher(tmp_path):
+    (tmp_path / "app.tar").write_bytes(_tar({"start.sh": LAUNCHER}))
+    (tmp_path / "Dockerfile").write_text("FROM vllm/vllm-openai:v0.10.1\nADD app.tar /start.sh\n"
+                                         "ENTRYPOINT [\"/start.sh\"]\n")
+    result = scan([str(tmp_path)])
+    assert not result.servers
+    assert any("app.tar, which ADD (line 2" in p.message and "unpacks into the image" in p.message
+               for p in result.problems)
