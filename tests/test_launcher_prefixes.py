@@ -42,6 +42,12 @@ READ = [
     f'sudo -E -u vllm HF_HOME=/data {SERVE}',
     f'gosu vllm {SERVE}',
     f'chrt -r 10 {SERVE}',
+    # the program after a prefix known only at run time: `-m` and vLLM's server module say it is an interpreter
+    f'exec "$HOME/miniconda3/envs/llm/bin/python" -m vllm.entrypoints.openai.api_server --model {MODEL} '
+    '--max-model-len 3072',
+    f'PYTHON_BIN=$(command -v python3)\nexec "${{PYTHON_BIN}}" -m vllm.entrypoints.openai.api_server --model {MODEL} '
+    '--max-model-len 3072',
+    f'nice -n 5 "$VENV/bin/python" -m vllm.entrypoints.openai.api_server --model {MODEL} --max-model-len 3072',
 ]
 
 
@@ -59,6 +65,7 @@ NOT_READ = [
     f"torchrun --nproc-per-node 1 serve.py {SERVE}",  # a Python script of its own, which vllm words follow as args
     f"taskset -p 1234 {SERVE}",  # -p: taskset sets a running process's affinity and runs nothing
     f"ionice -p 1234 {SERVE}",
+    f"exec $LAUNCH_OPTS {SERVE}",  # an unknown word and no `-m` module after it: an option or the program
 ]
 
 

@@ -1422,7 +1422,9 @@ def _getopt_command_start(argv: list[Any], i: int, program: str) -> tuple[list[A
     while i < len(argv):
         text = argv[i].text
         if text is None:
-            return None
+            # a word known only at run time: an option, or the program (`exec "$VENV/bin/python" -m vllm...`);
+            # `-m` and vLLM's server module after it say it is the interpreter, as _search_argv reads it
+            return (argv, i) if _names_vllm_module(argv[i + 1:]) else None
         if text == "--":
             i += 1
             break
