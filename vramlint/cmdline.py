@@ -1771,6 +1771,8 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     inv = parse_vllm_args(found.args, version=version, entry=found.entry,
                           newest_release=not version and runs_newest_release(image))
     inv.written = found.written or None
+    if found.entry in ("api_server", "openai.api_server") and found.start is not None:
+        _check_entry_module(inv, f"vllm.entrypoints.{found.entry}", found.start)
     if not_a_program is not None:
         inv.startup_errors.insert(0, {
             "code": "exec", "location": not_a_program.location, "arg": None, "version": None, "version_known": True,
@@ -3094,6 +3096,31 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     inv.arg_locations.pop("model", None)
     return inv
 
+
+
+def _check_entry_module(inv: VllmInvocation, module: str, where: Location) -> None:
+    """`python -m vllm.entrypoints.X` on a release that no longer ships the module: runpy stops with
+    ModuleNotFoundError before vLLM parses a word, so that is the one failure; what the arguments would have met
+    is never reached, and is folded into it (one root cause, one finding)."""
+    from vramlint.vllm_modules import last_release_with, missing_module
+
+    missing = missing_module(module, inv.version_table)
+    if missing is None:
+        return
+    unreached = [e for e in inv.startup_errors if not e.get("shell")] + list(inv.unknown_args)
+    inv.startup_errors[:] = [e for e in inv.startup_errors if e.get("shell")]
+    inv.unknown_args = {}  # argparse never sees them: VRL009 has nothing to say
+    last = last_release_with(module)
+    message = (f"python -m {module}: ModuleNotFoundError: No module named {missing!r} (vLLM {inv.version_table} "
+               f"does not ship it{f'; {last} is the last release that does' if last else ''})")
+    if unreached:
+        message += (f"; the {len(unreached)} argument error{'s' if len(unreached) > 1 else ''} after it "
+                    f"{'are' if len(unreached) > 1 else 'is'} never reached")
+    fix = ("start the server with `vllm serve MODEL ...` (or `python -m vllm.entrypoints.openai.api_server`), or "
+           f"install a release that ships {module}")
+    inv.startup_errors.insert(0, {"code": "import", "message": message, "location": where, "arg": None,
+                                  "fix": fix, "version": inv.version_table,
+                                  "version_known": inv.version_note is None})
 
 # vllm/entrypoints/openai/cli_args.py make_arg_parser adds the optional positional `model_tag` from this release
 # on (read in the 0.10.0 wheel; 0.9.2 has it only in `vllm serve`'s own parser).

@@ -42,3 +42,13 @@ def missing_module(module: str, table_version: str | None) -> str | None:
         if not _has(head, index):
             return head
     return None
+
+
+def last_release_with(module: str) -> str | None:
+    """The newest release in the table that ships ``module`` (None when none does, or it still ships)."""
+    table = _table()
+    spans = table["modules"].get(module)
+    if not spans:
+        return None
+    last = max(hi for _, hi in spans)
+    return None if last >= len(table["versions"]) - 1 else table["versions"][last]
