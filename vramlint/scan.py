@@ -509,11 +509,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         else:
             if not docs:  # perhaps libyaml's quick refusal: ruamel's reading, its words and the documents before
                 docs, problems = load_shared(text, display)
-            problems = [
-                Problem(p.file, p.line, p.column, p.message + f" (the file has {_syntax_shown(text)} template "
-                        "syntax: render it first, e.g. `helm template . | vramlint inventory -`)")
-                for p in problems
-            ]
+            hint = _render_hint(display, text)
+            problems = [Problem(p.file, p.line, p.column, p.message + hint) for p in problems]
     problems = _template_file_problems(display, problems)
     col.inventory.problems.extend(problems)
     found_before = len(col.records.servers)
@@ -551,6 +548,20 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and "vllm" in text.lower():
         _say_unread_mention(col, text, display, templated, docs)
+
+
+_USED_AS_WRITTEN = re.compile(r"(?:^|/)(?:\.github/workflows/[^/]+|action\.ya?ml|(?:docker-)?compose[^/]*\.ya?ml)$")
+
+
+def _render_hint(display: str, text: str) -> str:
+    """What an invalid-YAML error adds when the file holds template syntax: the render step, if the file has one.
+    GitHub workflows and actions and compose files are read as written (`${{ }}` is GitHub's expression, `${VAR}`
+    compose's interpolation and a `run:` script's shell): no render step makes their YAML valid, so none is named."""
+    if _USED_AS_WRITTEN.search(display.replace("\\", "/")):
+        return ""
+    example = ("`helm template . | vramlint inventory -`" if "{{" in text else
+               "`envsubst < FILE | vramlint check -`" if "${" in text else "`terraform console` / templatefile")
+    return f" (the file has {_syntax_shown(text)} template syntax: render it first, e.g. {example})"
 
 
 def _syntax_shown(text: str) -> str:
