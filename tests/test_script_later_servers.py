@@ -26,3 +26,11 @@ def test_a_second_server_is_said_once_with_its_line(tmp_path):
 def test_one_server_and_mentions_say_nothing(tmp_path):
     text = (f"#!/bin/bash\necho 'starting vllm'\npip show vllm\nexec vllm serve {MODEL} --max-num-seqs 8\n")
     assert not any("commands that may start vLLM" in x["message"] for x in _findings(tmp_path, text))
+
+
+def test_a_process_search_in_an_if_is_no_start(tmp_path):
+    # `if pgrep -f "vllm.entrypoints..."` tests whether a server runs; it starts nothing (audit20 C7)
+    text = ("#!/bin/bash\nif pgrep -f \"vllm.entrypoints.openai.api_server\" > /dev/null; then\n  exit 0\nfi\n"
+            f"exec python3 -m vllm.entrypoints.openai.api_server --model {MODEL} --max-num-seqs 8\n")
+    assert not any("commands that may start vLLM" in x["message"] for x in _findings(tmp_path, text))
+

@@ -193,8 +193,10 @@ def _say_later_servers(script: Any, text: str, server: Server) -> None:
     if len(lines) < 2:
         return
     shown = ", ".join(str(n) for n in lines[:10]) + (" and more" if len(lines) > 10 else "")
+    read = server.location.line if server.location is not None and server.location.line else lines[0]
+    which = "the first" if read == lines[0] else "one"
     server.notes.append(f"the script has {len(lines) if len(lines) <= 20 else 'over 20'} commands that may start "
-                        f"vLLM (lines {shown}): vramlint reads the first, line {lines[0]}, and not the others; "
+                        f"vLLM (lines {shown}): vramlint reads {which}, line {read}, and not the others; "
                         "put each server in a script of its own to have it checked")
 
 
@@ -208,13 +210,16 @@ def _may_run_vllm(script: Any) -> bool:
     return next(iter(script_commands(script, _command_may_run_vllm)), None) is not None
 
 
+_SHELL_RESERVED = {"if", "then", "elif", "else", "while", "until", "do", "!", "{", "time"}
 _SAYS_ONLY = {"echo", "printf", "log", "info", "warn", "die", "fail", ":", "true", "grep", "pkill", "pgrep"}
 
 
 def _command_may_run_vllm(texts: list[str | None]) -> bool:
     i = 0
+    # `if pgrep -f "vllm.entrypoints..."`: the shell's keywords come before the command they test or run
     while i < len(texts) and texts[i] is not None and (
-            texts[i] in _PREFIX_WORDS or texts[i] == "env" or _ASSIGNMENT.match(texts[i] or "")):
+            texts[i] in _PREFIX_WORDS or texts[i] in _SHELL_RESERVED or texts[i] == "env"
+            or _ASSIGNMENT.match(texts[i] or "")):
         i += 1
     program = texts[i] if i < len(texts) else None
     if program is not None and os.path.basename(program) in _SAYS_ONLY:
