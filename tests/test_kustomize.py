@@ -390,3 +390,14 @@ def test_scan_knows_the_kustomization_names_without_importing_the_module(tmp_pat
             "print('vramlint.kustomize' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_kustomization_file_named_without_extension_is_built(tmp_path):
+    # kustomize looks for kustomization.yaml, kustomization.yml and Kustomization (konfig.RecognizedKustomizationFileNames)
+    root = _app(tmp_path)
+    for overlay in ("prod", "dev"):
+        folder = root / "app" / "overlays" / overlay
+        (folder / "kustomization.yaml").rename(folder / "Kustomization")
+    servers = _by_overlay(_scan(root))
+    assert sorted(servers) == ["app/overlays/dev", "app/overlays/prod"]
+    assert servers["app/overlays/prod"].args["max_model_len"] == 16384

@@ -113,7 +113,7 @@ def excluded(rel: str, name: str, patterns: list[str]) -> bool:
 def kind_of(name: str) -> str | None:
     """"yaml" or "template" for a file a folder's walk reads, else None (read only when named)."""
     lower = name.lower()
-    if lower.endswith(YAML_EXTENSIONS):
+    if lower.endswith(YAML_EXTENSIONS) or name == "Kustomization":  # kustomize's third file name, no extension
         return "yaml"
     if lower.endswith(TEMPLATE_EXTENSIONS):
         return "template"
