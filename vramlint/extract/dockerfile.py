@@ -6,8 +6,10 @@ Only what decides how the container starts is read, with Docker's semantics: the
 and so is the image it names), `ENV` (the container's environment), `ENTRYPOINT` and `CMD` in exec (`["a", "b"]`)
 and shell form (`/bin/sh -c` with the words as written, or the `SHELL` in force), a stage inheriting them from its
 base and an `ENTRYPOINT` clearing the `CMD` it inherited; `WORKDIR` and `COPY`/`ADD` from the build context, so
-that a launcher script the image runs can be found in the repository (`image_files.context_source`). `RUN` lines and
-here-documents are skipped.
+that a launcher script the image runs can be found in the repository (`image_files.context_source`). `RUN` lines
+are read only for the vLLM they install (a pinned `pip install vllm==X`, a build from a git checkout:
+`extract.source_build`), a `RUN <<EOF` / `RUN bash <<EOF` here-document as the script it is; other here-documents
+are data and skipped.
 
 Bounds: the file is read through `vramlint.fsread` (a regular file inside the scanned tree) up to
 MAX_DOCKERFILE_BYTES; at most MAX_STAGES stages and MAX_INSTRUCTIONS instructions; an `ARG`/`ENV` value past
@@ -43,6 +45,8 @@ class Instruction:
     line: int  # 1-based line of the keyword
     column: int  # 1-based column where the arguments start
     last_line: int  # 1-based line the instruction ends on
+    # a RUN's shell here-documents (`RUN <<EOF`, `RUN bash <<EOF`): the script BuildKit runs, its lines joined
+    shell_body: str = ""
 
 
 @dataclass
@@ -172,8 +176,15 @@ def instructions(text: str) -> tuple[list[Instruction], str]:
         out.append(Instruction(keyword, args, start + 1, column, i + 1))
         i += 1
         if keyword in ("RUN", "COPY", "ADD"):
+            # BuildKit runs a RUN's here-document as a script when it is the command itself (`RUN <<EOF`) or a
+            # shell's standard input (`RUN bash <<EOF`); other programs' (`python3 <<EOF`) and COPY's are data
+            shell = keyword == "RUN" and re.match(r"^(?:(?:/usr)?/bin/)?(?:ba|da)?sh\s*(?:-\S+\s+)*<<|^<<",
+                                                   _RUN_OPTIONS.sub("", args).lstrip()) is not None
+            body: list[str] = []
             for h in _HEREDOC.finditer(args):
                 while i < n and lines[i].rstrip("\r").lstrip("\t") != h.group(2):
+                    if shell and len(body) < MAX_INSTRUCTIONS:
+                        body.append(lines[i].rstrip("\r"))
                     i += 1  # a here-document's body: data of the instruction, not instructions
                 if i >= n:
                     # BuildKit's parser refuses a here-document its delimiter never closes ("unterminated
@@ -181,7 +192,15 @@ def instructions(text: str) -> tuple[list[Instruction], str]:
                     out.append(Instruction(_UNTERMINATED, h.group(2), start + 1, column, n))
                     return out, escape
                 i += 1
+                shell = False  # only the first here-document is the script; the others are its data
+            if body:
+                out[-1].shell_body = "\n".join(body)
     return out, escape
+
+
+def _run_text(ins: Instruction) -> str:
+    """A RUN's shell text: its arguments, then the lines of the here-document it runs as a script, if any."""
+    return f"{ins.args}\n{ins.shell_body}" if ins.shell_body else ins.args
 
 
 def read_built_image(text: str, display: str, target: str | None, build_args: dict[str, str | None]) -> BuiltImage | str:
@@ -262,18 +281,18 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.cmd, stage.cmd_cleared = None, True  # Docker: ENTRYPOINT clears an inherited CMD
         elif ins.keyword == "CMD":
             stage.cmd, stage.own_cmd, stage.cmd_cleared = ins, True, False
-        elif ins.keyword == "RUN" and ("vllm" in (lowered := ins.args.lower()) or "git" in lowered
-                                       or stage.vllm_clones):
+        elif ins.keyword == "RUN" and ("vllm" in (lowered := (run_text := _run_text(ins)).lower())
+                                       or "git" in lowered or stage.vllm_clones):
             from vramlint.versions import pip_installed_vllm, pip_installs_vllm
 
             where = Location(display, ins.line, ins.column)
-            if pip_installs_vllm(ins.args):  # over the base image's vLLM: the release pinned, or not known
-                stage.vllm_pin, stage.vllm_source = (pip_installed_vllm(ins.args), where), None
+            if pip_installs_vllm(run_text):  # over the base image's vLLM: the release pinned, or not known
+                stage.vllm_pin, stage.vllm_source = (pip_installed_vllm(run_text), where), None
             from vramlint.extract.source_build import read_run
 
             scope = _scope(global_args, stage)
             # RUN's own options (`--mount=type=cache,...`) come before the shell text
-            script = _RUN_OPTIONS.sub("", ins.args)
+            script = _RUN_OPTIONS.sub("", run_text)
             past: list[str] = []
             built_from = read_run(script, stage.workdir, stage.vllm_clones, lambda w, scope=scope: _substitute(w, scope),
                                   where, past)

@@ -134,8 +134,10 @@ def read_run(script: str, workdir: str, clones: dict[str, _Clone], expand: Calla
     return found
 
 
-# a shell word's pieces: a quoted string, an operator, blanks, or a run of other characters (a `\\x` escape kept in it)
-_PIECE = re.compile(r"'[^']*'?|\"(?:\\.|[^\"\\])*\"?|&&|\|\||;;|\|&|[;&|()]|\s+|(?:\\.|[^\s;&|()'\"\\])+|\\")
+# a shell word's pieces: a line continuation, a quoted string, an operator or newline, blanks, or a run of other characters (a `\\x` escape kept in it)
+# (each repeated group takes a run of plain characters at a time: a group repeated once per character keeps a
+# backtracking record per character, about 160 MB for one 1 MB word)
+_PIECE = re.compile(r"\\\n|'[^']*'?|\"(?:[^\"\\]+|\\.)*\"?|&&|\|\||;;|\|&|[;&|()\n]|[^\S\n]+|(?:[^\s;&|()'\"\\]+|\\.)+|\\")
 
 
 def _commands(script: str, expand: Callable[[str], str | None]):
@@ -159,12 +161,12 @@ def _commands(script: str, expand: Callable[[str], str | None]):
 
     for m in _PIECE.finditer(script):
         piece = m.group(0)
-        if piece[0].isspace():
-            finish()
-        elif piece in _OPERATORS:
+        if piece == "\n" or piece in _OPERATORS:  # a newline ends a command (a here-document RUN's lines)
             finish()
             yield words
             words = []
+        elif piece[0].isspace() or piece == "\\\n":  # blanks, or a line continued by a backslash
+            finish()
         else:
             if piece[0] == "'":
                 piece = piece[1:-1] if len(piece) > 1 and piece.endswith("'") else piece[1:]
