@@ -19,8 +19,12 @@ __all__ = ["Records", "document_kind", "extract_document", "extract_document_rec
 
 def document_kind(doc: Any) -> str:
     """Which extractor a document belongs to: kubernetes | list | compose | dstack | skypilot | beaker |
-    github-actions | vllm-config | helm-values | none."""
+    github-actions | vllm-config | helm-values | ansible | none."""
     data = doc.data
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        from vramlint.extract import ansible  # a tasks file or playbook: a list of task (or play) mappings
+
+        return "ansible" if ansible.is_ansible_tasks(doc) else "none"
     if not hasattr(data, "get"):
         return "none"
     kind = data.get("kind")
@@ -56,6 +60,7 @@ _SERVER_READERS = {
     "beaker": ("beaker", "extract_beaker"),
     "skypilot": ("skypilot", "extract_skypilot"),
     "github-actions": ("github_actions", "extract_github_actions"),
+    "ansible": ("ansible", "extract_ansible"),
 }
 
 

@@ -125,13 +125,39 @@ def _under_engine_key(lines: list[str], index: int, indent: int) -> bool:
     return False
 
 
+def ansible_variables(file: str | None) -> tuple[str, str] | None:
+    """("role", the role's folder) for a role's `defaults/` or `vars/` file (`roles/NAME/defaults/main.yml`, the
+    role having tasks/ or templates/ beside it), ("inventory", the folder) for a `group_vars/` or `host_vars/`
+    file; else None."""
+    import os
+
+    if not file:
+        return None
+    folder = os.path.dirname(file)
+    for _ in range(3):  # defaults/main.yml, defaults/main/x.yml, group_vars/all/x.yml
+        base = os.path.basename(folder)
+        parent = os.path.dirname(folder)
+        if base in ("group_vars", "host_vars"):
+            return "inventory", folder
+        if base in ("defaults", "vars") and any(os.path.isdir(os.path.join(parent or ".", sub))
+                                                 for sub in ("tasks", "templates")):
+            return "role", parent or "."
+        if not folder or parent == folder:
+            return None
+        folder = parent
+    return None
+
+
 def unread_reason(text: str, mention: Mention, templated: bool, known_values: bool = False,
-                  dependencies: list[str] | tuple[str, ...] = (), own_chart: str | None = None) -> str:
+                  dependencies: list[str] | tuple[str, ...] = (), own_chart: str | None = None,
+                  ansible: tuple[str, str] | None = None) -> str:
     """Why no server was read from a file that mentions vLLM at ``mention`` (one sentence, with the change that
     makes it read when there is one). ``known_values``: the file was read as values of a chart vramlint knows;
     ``dependencies``: the chart dependencies the values file's Chart.yaml declares that are not in the scanned
     files (`helm_known.missing_dependencies`); ``own_chart``: the folder of the chart (Chart.yaml and templates/)
-    whose values.yaml the file is, which was evaluated with it and rendered no server."""
+    whose values.yaml the file is, which was evaluated with it and rendered no server; ``ansible``: what
+    `ansible_variables` says of the file (a role's variables, an inventory's group_vars), whose vLLM image is
+    deployed by the tasks and templates that use it, not by a chart."""
     kinds = _KIND.findall(text)
     objects = []  # (kind, apiVersion) of each YAML document
     for chunk in re.split(r"^---.*$", text, flags=re.MULTILINE):
@@ -197,6 +223,17 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
                 "not give (compose takes it from the environment or a .env file beside the compose file, often made "
                 "from a committed template such as .env.example), so which image it runs, and whether that is "
                 f"vLLM, is not known: its server is not checked; set {name} in .env (or the environment) to check it")
+    if mention.what == "a vLLM image" and ansible is not None and ansible[0] == "role":
+        role = ansible[1]
+        return (f"{where} in the variables of the Ansible role {role}, which deploy nothing themselves: vramlint "
+                "reads them where the role's own docker_container / podman_container tasks use them (scan "
+                f"{role}/tasks/ with this file), and a server the role starts otherwise (a file of "
+                f"{role}/templates/ rendered onto the host, a shell command) is not checked")
+    if mention.what == "a vLLM image" and ansible is not None:
+        return (f"{where} in the Ansible inventory variables of {ansible[1]}, which deploy nothing themselves: the "
+                "server is started by the roles and playbooks that use them, and vramlint reads a container task's "
+                "`{{ var }}` only from the task's vars and its role's defaults/ and vars/, not from group_vars or "
+                "host_vars (set the value in the role's defaults/main.yml to check it there)")
     if mention.what == "a vLLM image":
         return (f"{where}, but no container running it was found: the file's shape is not one vramlint reads "
                 "(a pod spec, a compose service, a known chart's values or operator kind); if it is the values "

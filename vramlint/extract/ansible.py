@@ -1,0 +1,407 @@
+"""Ansible tasks that run a container: `community.docker.docker_container` and `containers.podman.podman_container`
+(and their short names), in a tasks file or a playbook, also under `block:` / `rescue:` / `always:`.
+
+The task's parameters are the container's as plainly as a compose service's keys are, so each task is read as a
+compose service (vramlint.extract.compose), its parameters given the compose names: `image`, `command`,
+`entrypoint`, `env` (`environment`), `device_requests` (deploy devices), `devices` / `device`, `gpus`, `runtime`,
+`ipc_mode` (`ipc`), `shm_size`. Locations stay on the task's own lines.
+
+Values are Jinja2, which Ansible renders before the module runs. A `{{ name }}` (optionally `| default(...)`) is
+read from what the repository itself gives: the task's and its blocks' `vars:`, and the role's `vars/main.yml`
+over its `defaults/main.yml` (Ansible's precedence among those), when the variable is a plain scalar there.
+Inventory, group_vars, host_vars and extra vars are set where the play runs, and override these: a value from
+the role's defaults is said as coming from there. Anything else (`{% %}`, other filters, expressions) is unknown,
+said once per variable and file, never taken as written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from vramlint.cmdline import UNKNOWN_MARK
+from vramlint.model import Location, Problem, Server
+
+CONTAINER_MODULES = {
+    "community.docker.docker_container": "docker",
+    "docker_container": "docker",
+    "containers.podman.podman_container": "podman",
+    "podman_container": "podman",
+}
+# keys that hold further tasks: blocks, and a playbook's plays
+_NESTED_TASKS = ("block", "rescue", "always", "tasks", "pre_tasks", "post_tasks", "handlers")
+# Ansible nests task lists this deep at most in any real file; the walk stops there
+MAX_TASK_DEPTH = 20
+# a variable whose value names others (`vllm_image: "{{ repo }}:{{ tag }}"`) is resolved this many levels deep
+MAX_VARIABLE_DEPTH = 10
+# (module parameter, compose key) for each parameter read; docker's and podman's names differ for a few
+_PARAMETERS = {
+    "docker": (("image", "image"), ("command", "command"), ("entrypoint", "entrypoint"), ("env", "environment"),
+               ("devices", "devices"), ("runtime", "runtime"), ("ipc_mode", "ipc"), ("shm_size", "shm_size")),
+    "podman": (("image", "image"), ("command", "command"), ("entrypoint", "entrypoint"), ("env", "environment"),
+               ("device", "devices"), ("gpus", "gpus"), ("runtime", "runtime"), ("ipc", "ipc"),
+               ("shm_size", "shm_size")),
+}
+_EXPRESSION = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_QUOTED = r"'([^']*)'|\"([^\"]*)\"|(-?\d+(?:\.\d+)?)"
+_SIMPLE = re.compile(rf"^\s*({_NAME})\s*(?:\|\s*(?:default|d)\(\s*(?:{_QUOTED})\s*(?:,\s*(?:true|false|True|False)\s*)?"
+                     r"\)\s*)?$")
+
+
+def _tasks_in(node: Any, path: str = "", depth: int = 0):
+    """Every task of a task list (and of the blocks and plays in it), with the `vars:` of the blocks around it
+    and its YAML path."""
+    from vramlint.yamlload import join_path
+
+    if not isinstance(node, list) or depth > MAX_TASK_DEPTH:
+        return
+    for index, item in enumerate(node):
+        if not isinstance(item, dict):
+            continue
+        nested = False
+        for key in _NESTED_TASKS:
+            if isinstance(item.get(key), list):
+                nested = True
+                for task, outer, where in _tasks_in(item[key], join_path(join_path(path, index), key), depth + 1):
+                    yield task, [item, *outer], where
+        if not nested:
+            yield item, [], join_path(path, index)
+
+
+def container_tasks(data: Any) -> list[tuple[dict, str, str, list[dict], str]]:
+    """(task, module name, runtime (docker | podman), enclosing blocks, YAML path of the module's parameters)
+    for each container task of ``data``."""
+    from vramlint.yamlload import join_path
+
+    out = []
+    for task, outer, where in _tasks_in(data):
+        for key in task:
+            if isinstance(key, str) and key in CONTAINER_MODULES and isinstance(task[key], dict):
+                out.append((task, key, CONTAINER_MODULES[key], outer, join_path(where, key)))
+                break
+    return out
+
+
+def is_ansible_tasks(doc: Any) -> bool:
+    """A tasks file or playbook (a YAML list) with a docker/podman container task."""
+    data = getattr(doc, "data", doc)
+    return isinstance(data, list) and bool(container_tasks(data))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the role's variables
+
+
+def role_folder(file: str) -> str | None:
+    """The role a tasks file belongs to (`roles/NAME/tasks/main.yml` -> `roles/NAME`): the folder above the
+    nearest `tasks/` folder that holds `defaults/` or `vars/`, else None."""
+    folder = os.path.dirname(file)
+    for _ in range(6):
+        if os.path.basename(folder) == "tasks":
+            role = os.path.dirname(folder)
+            if any(os.path.isdir(os.path.join(role, sub)) for sub in ("defaults", "vars")):
+                return role or "."
+            return None
+        parent = os.path.dirname(folder)
+        if parent == folder or not folder:
+            return None
+        folder = parent
+    return None
+
+
+class _Variable:
+    __slots__ = ("value", "where")
+
+    def __init__(self, value: Any, where: Location | None):
+        self.value, self.where = value, where
+
+
+def _variables_file(path: str) -> dict[str, _Variable]:
+    """The top-level variables of a role's defaults or vars file, with where each is written."""
+    from vramlint.discover import display_path
+    from vramlint.fsread import Refusal, read_text
+    from vramlint.yamlload import key_location, load_text
+
+    text = read_text(path)
+    if isinstance(text, Refusal):
+        return {}
+    shown = display_path(path)
+    docs, _problems = load_text(text, shown)
+    out: dict[str, _Variable] = {}
+    for doc in docs:
+        if isinstance(doc.data, dict):
+            for key, value in doc.data.items():
+                out[str(key)] = _Variable(value, key_location(shown, doc.data, key))
+    return out
+
+
+def role_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
+    """The variables the role of ``file`` gives (its vars/main over its defaults/main), and the files read."""
+    role = role_folder(file)
+    if role is None:
+        return {}, []
+    out: dict[str, _Variable] = {}
+    read: list[str] = []
+    for sub in ("defaults", "vars"):  # vars/ after defaults/: Ansible's role vars take precedence
+        for name in ("main.yml", "main.yaml", "main"):
+            path = os.path.join(role, sub, name)
+            if os.path.isfile(path):
+                out.update(_variables_file(path))
+                read.append(os.path.join(sub, name))
+                break
+    return out, read
+
+
+def _own_variables(file: str, blocks: list[dict], task: dict) -> dict[str, _Variable]:
+    """The `vars:` of the blocks around the task and of the task itself, inner over outer."""
+    from vramlint.yamlload import key_location
+
+    out: dict[str, _Variable] = {}
+    for node in (*blocks, task):
+        given = node.get("vars")
+        if isinstance(given, dict):
+            for key, value in given.items():
+                out[str(key)] = _Variable(value, key_location(file, given, key))
+    return out
+
+
+class _Renderer:
+    """Jinja2 values rendered from the variables the repository gives; what it cannot render is unknown."""
+
+    def __init__(self, variables: dict[str, _Variable]):
+        self.variables = variables
+        self.unknown: dict[str, str] = {}  # what is unknown -> why
+        self.used: dict[str, _Variable] = {}  # the variables a value was rendered with
+
+    def text(self, value: str, depth: int = 0) -> str:
+        if "{{" not in value and "{%" not in value:
+            return value
+        if "{%" in value or "{#" in value:
+            self.unknown.setdefault(_short(value), "a Jinja2 statement, which vramlint does not render")
+            return UNKNOWN_MARK
+        return _EXPRESSION.sub(lambda m: self._expression(m.group(1), depth), value)
+
+    def _expression(self, inner: str, depth: int) -> str:
+        m = _SIMPLE.match(inner)
+        if m is None:
+            self.unknown.setdefault("{{" + inner.strip() + "}}", "an expression vramlint does not evaluate")
+            return UNKNOWN_MARK
+        name = m.group(1)
+        default = next((g for g in m.groups()[1:] if g is not None), None)
+        var = self.variables.get(name)
+        if var is None:
+            if default is not None:
+                return default
+            self.unknown.setdefault(name, "not set")
+            return UNKNOWN_MARK
+        if isinstance(var.value, (dict, list)) or var.value is None:
+            self.unknown.setdefault(name, "not a plain value")
+            return UNKNOWN_MARK
+        if depth >= MAX_VARIABLE_DEPTH:
+            self.unknown.setdefault(name, f"names other variables deeper than {MAX_VARIABLE_DEPTH} levels")
+            return UNKNOWN_MARK
+        self.used.setdefault(name, var)
+        value = var.value
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        return self.text(text, depth + 1)
+
+    def node(self, node: Any) -> Any:
+        """A copy of ``node`` with each string rendered, its positions kept (for the locations said)."""
+        from vramlint.yamlload import YamlMap, YamlSeq
+
+        if isinstance(node, dict):
+            out = YamlMap((k, self.node(v)) for k, v in node.items())
+            out.lc, out.merge = getattr(node, "lc", None), None
+            return out
+        if isinstance(node, list):
+            seq = YamlSeq(self.node(v) for v in node)
+            seq.lc, seq.flow = getattr(node, "lc", None), getattr(node, "flow", False)
+            return seq
+        if isinstance(node, str):
+            # the module passes `$` on as written (no shell, no compose interpolation): `$$` is compose's literal
+            rendered = self.text(node).replace("$", "$$")
+            if rendered == node:
+                return node
+            try:
+                return type(node)(rendered)  # its style (a block scalar) kept
+            except TypeError:
+                return rendered
+        return node
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# tasks as compose services
+
+
+def _service_node(args: dict, runtime: str, render: _Renderer) -> Any:
+    """The task's parameters under their compose names (positions kept: the service's keys are the task's)."""
+    from vramlint.yamlload import LineCol, YamlMap, YamlSeq
+
+    service = YamlMap()
+    service.merge = None
+    source_lc = getattr(args, "lc", None)
+    lc = LineCol(getattr(source_lc, "line", 0) or 0, getattr(source_lc, "col", 0) or 0)
+    lc.data = {}
+    source = getattr(source_lc, "data", None) or {}
+    for param, key in _PARAMETERS[runtime]:
+        if param not in args or args[param] is None:
+            continue
+        value = _environment(args[param], render) if key == "environment" else render.node(args[param])
+        if param == "entrypoint" and runtime == "docker" and isinstance(value, str):
+            # the module's `entrypoint` is a list; Ansible makes a string a list by splitting it at commas
+            words = YamlSeq(w.strip() for w in value.split(",") if w.strip())
+            words.lc, words.flow = None, True
+            value = words
+        service[key] = value
+        if param in source:
+            lc.data[key] = source[param]
+    requests = args.get("device_requests")
+    if isinstance(requests, list):
+        devices = YamlSeq()
+        devices.lc, devices.flow = getattr(requests, "lc", None), False
+        for item in requests:
+            request = render.node(item) if isinstance(item, dict) else item
+            if isinstance(request, dict) and isinstance(request.get("capabilities"), list):
+                # the module's capabilities are a list of lists (OR of ANDs); compose's one list
+                request["capabilities"] = [c for group in request["capabilities"]
+                                           for c in (group if isinstance(group, list) else [group])]
+            devices.append(request)
+        reservations = YamlMap(devices=devices)
+        reservations.lc, reservations.merge = None, None
+        resources = YamlMap(reservations=reservations)
+        resources.lc, resources.merge = None, None
+        deploy = YamlMap(resources=resources)
+        deploy.lc, deploy.merge = None, None
+        service["deploy"] = deploy
+    service.lc = lc
+    return service
+
+
+def _environment(env: Any, render: _Renderer) -> Any:
+    """``env`` rendered; a variable unknown in a value the budget does not read (a token) is not worth a note,
+    as compose's reading has it (compose._ENV_READ_PREFIXES)."""
+    from vramlint.extract.compose import _ENV_READ_PREFIXES
+
+    if not isinstance(env, dict):
+        return render.node(env)
+    quiet = _Renderer(render.variables)
+    out = render.node({})
+    out.lc = getattr(env, "lc", None)
+    for key, value in env.items():
+        out[key] = (render if str(key).startswith(_ENV_READ_PREFIXES) else quiet).node(value)
+    render.used.update((k, v) for k, v in quiet.used.items() if k not in render.used)
+    return out
+
+
+def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
+    """The vLLM servers the container tasks of an Ansible tasks file or playbook start."""
+    from vramlint.extract import compose
+    from vramlint.yamlload import LineCol, YamlMap, join_path
+
+    file, lines = doc.file, doc.lines
+    servers: list[Server] = []
+    problems: list[Problem] = []
+    tasks = container_tasks(doc.data)
+    if not tasks:
+        return servers, problems
+    role_vars, read = role_variables(file)
+    said: set[str] = set()
+    for task, module, runtime, blocks, task_path in tasks:
+        args = task[module]
+        task_lc = getattr(task, "lc", None)
+        at = [task_lc.line, task_lc.col, task_lc.line, task_lc.col] if task_lc is not None else None
+        render = _Renderer({**role_vars, **_own_variables(file, blocks, task)})
+        state = render.text(str(args.get("state", "started")))
+        title = render.text(str(task.get("name") or args.get("name") or module))
+        name = render.text(str(args.get("name") or task.get("name") or module))
+        if UNKNOWN_MARK in name:
+            name = str(task.get("name") or module)
+        if state in ("absent", "stopped"):
+            continue  # the task stops or removes the container: it starts no server
+        node = _service_node(args, runtime, render)
+        services = YamlMap({name: node})
+        services.merge = None
+        services.lc = LineCol(at[0] if at else 0, at[1] if at else 0)
+        services.lc.data = {name: at} if at else {}
+        # the lines as rendered, so that the words of a rendered block scalar are placed on the lines they were
+        # written on (cmdline._Positions aligns a block's source lines with its text)
+        quiet = _Renderer(render.variables)
+        shown = [quiet.text(line).replace("$", "$$") if "{{" in line or "$" in line else line for line in lines] \
+            if lines is not None else None
+        try:
+            server = compose._service(services, name, file, shown, None, {}, False, problems, said)
+        except (TypeError, ValueError, AttributeError) as exc:  # malformed parameters: said, the next task read
+            line = at[0] + 1 if at else None
+            problems.append(Problem(file, line, None, f"task {title}: could not be read ({exc})"))
+            continue
+        if server is None:
+            continue
+        server.source_format = "ansible"
+        server.kind = f"Ansible {module} task"
+        server.container = name
+        _retarget(server, join_path("services", name), task_path, runtime)
+        _say_variables(server, render, read, said)
+        servers.append(server)
+    compose._mark_shared_gpus(servers)
+    return servers, problems
+
+
+def _retarget(server: Server, service_path: str, task_path: str, runtime: str) -> None:
+    """The YAML paths the compose reading gave (`services.NAME.environment.X`) made the task's own
+    (`[1].block[0].community.docker.docker_container.env.X`): the JSON report and SARIF name them."""
+    import dataclasses
+
+    names = {key: param for param, key in _PARAMETERS[runtime]}
+    names["deploy.resources.reservations.devices"] = "device_requests"
+
+    def moved(loc: Any) -> Any:
+        if not isinstance(loc, Location) or not loc.yaml_path.startswith(service_path):
+            return loc
+        rest = loc.yaml_path[len(service_path):].lstrip(".")
+        for key, param in names.items():
+            if rest == key or rest.startswith((key + ".", key + "[")):
+                rest = param + rest[len(key):]
+                break
+        return dataclasses.replace(loc, yaml_path=f"{task_path}.{rest}" if rest else task_path)
+
+    for owner in (server, server.gpu):
+        if owner is None:
+            continue
+        for field in dataclasses.fields(owner):
+            value = getattr(owner, field.name)
+            if isinstance(value, Location):
+                setattr(owner, field.name, moved(value))
+            elif isinstance(value, dict) and any(isinstance(v, Location) for v in value.values()):
+                setattr(owner, field.name, {k: moved(v) for k, v in value.items()})
+
+
+def _say_variables(server: Server, render: _Renderer, read: list[str], said: set[str]) -> None:
+    """Where the Jinja2 values came from, and which are unknown (each variable said once per file)."""
+    by_file: dict[str, list[str]] = {}
+    for name, var in render.used.items():
+        key = f"jinja-used:{name}"
+        if key in said:
+            continue
+        said.add(key)
+        where = var.where.file if var.where is not None else "the task's vars"
+        line = f" (line {var.where.line})" if var.where is not None else ""
+        by_file.setdefault(where, []).append(f"{name} = {_short(str(var.value))!r}{line}")
+    for where, given in by_file.items():
+        server.notes.append(f"Jinja2 values taken from {where}: {'; '.join(given)} (inventory, group_vars, "
+                            "host_vars or extra vars override them where the play runs)")
+    fresh = [(what, why) for what, why in render.unknown.items() if f"jinja:{what}" not in said]
+    if not fresh:
+        return
+    said.update(f"jinja:{what}" for what, _ in fresh)
+    given = f"the role's {' and '.join(read)}" if read else "no role defaults or vars file beside the tasks"
+    named = ", ".join(f"{what} ({why})" for what, why in fresh)
+    server.notes.append(f"Jinja2 values unknown: {named}, as read from the task's vars and {given} (inventory, "
+                        "group_vars or extra vars may set them where the play runs); set them in the role's "
+                        "defaults/main.yml to check them")
