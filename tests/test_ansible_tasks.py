@@ -177,3 +177,76 @@ def test_the_note_on_group_vars_says_they_are_not_read(tmp_path):
     (folder / "gpu.yml").write_text("vllm_image: vllm/vllm-openai:v0.9.2\n")
     [note] = scan([str(tmp_path)]).problems
     assert "group_vars" in note.message and "chart" not in note.message
+
+
+DEPLOYMENT_TEMPLATE = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: engine
+    spec:
+      template:
+        spec:
+          containers:
+            - name: engine
+              image: {{ engine_image | quote }}
+              args:
+                - --model
+                - {{ engine_model | quote }}
+                - --max-model-len
+                - "{{ engine_context }}"
+                - --tool-call-parser
+                - hermes
+              resources:
+                limits:
+                  nvidia.com/gpu: "{{ engine_gpus | default(1) }}"
+    """
+
+
+def _template(tmp_path, defaults: str | None, group_vars: str | None = None):
+    role = tmp_path / "roles" / "serve"
+    (role / "templates").mkdir(parents=True)
+    (role / "templates" / "deployment.yaml.j2").write_text(textwrap.dedent(DEPLOYMENT_TEMPLATE))
+    if defaults is not None:
+        (role / "defaults").mkdir()
+        (role / "defaults" / "main.yml").write_text(defaults)
+    if group_vars is not None:
+        (tmp_path / "group_vars").mkdir()
+        (tmp_path / "group_vars" / "all.yml").write_text(group_vars)
+    return role
+
+
+def test_a_roles_template_is_read_with_the_roles_defaults(tmp_path):
+    _template(tmp_path, f"engine_image: vllm/vllm-openai:v0.9.2\nengine_model: {MODEL}\nengine_context: 6144\n")
+    [server] = scan([str(tmp_path)]).servers
+    assert server.vllm_version == "0.9.2" and server.model == MODEL
+    assert server.args["max_model_len"] == 6144 and server.gpu.count == 1  # `| default(1)`
+    assert server.location.line == 9  # the template's lines are the rendered file's
+    [note] = [n for n in server.notes if "Ansible role's template" in n]
+    assert "engine_context = '6144'" in note and "defaults/main.yml:3" in note
+
+
+def test_the_plays_group_vars_all_overrides_the_roles_defaults_in_a_template(tmp_path):
+    _template(tmp_path, f"engine_image: vllm/vllm-openai:v0.8.5\nengine_model: {MODEL}\nengine_context: 6144\n",
+              group_vars="engine_image: vllm/vllm-openai:v0.9.2\n")
+    [server] = scan([str(tmp_path)]).servers
+    assert server.vllm_version == "0.9.2"
+
+
+def test_a_template_whose_image_is_unknown_says_it_could_not_tell_it_runs_vllm(tmp_path):
+    _template(tmp_path, None)
+    inv = scan([str(tmp_path)])
+    assert inv.servers == []
+    [note] = [p for p in inv.problems if p.file.endswith("deployment.yaml.j2")]
+    assert note.level == "note" and note.line == 10  # the image's line
+    assert "could not be told" in note.message and "--max-model-len" in note.message
+
+
+def test_an_unknown_image_without_vllm_options_is_no_mention(tmp_path):
+    role = tmp_path / "roles" / "web" / "templates"
+    role.mkdir(parents=True)
+    # a vLLM client (its name says vllm) whose own options are not vLLM's: nothing to say
+    (role / "app.yaml.j2").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: vllm-client\nspec:\n"
+                                      "  containers:\n    - name: app\n      image: \"{{ app_image }}\"\n"
+                                      "      args: [--port, '8080']\n")
+    assert [p for p in scan([str(tmp_path)]).problems if p.file.endswith("app.yaml.j2")] == []

@@ -486,6 +486,13 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
 
     if use_prefilter and text.count("\n---") >= MANY_DOCUMENTS:
         text = _only_candidate_documents(text)
+    ansible_note = None
+    if "{{" in text and os.path.basename(os.path.dirname(display)) == "templates":
+        from vramlint.extract.ansible import render_role_template  # an Ansible role's Jinja2 template
+
+        rendered = render_role_template(text, display)
+        if rendered is not None:
+            text, ansible_note = rendered
     template_syntax = "{{" in text or "${" in text or "%{" in text
     if not template_syntax and len(text) > STREAM_FROM_CHARS:
         _scan_each_document(col, text, display, base_dir)
@@ -544,9 +551,12 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         _merge(col.records, rec)
     if len(col.records.script_refs) > refs_before:
         _resolve_own_script_refs(col.records, refs_before, configmaps_before)
+    if ansible_note is not None:
+        for server in col.records.servers[found_before:]:
+            server.notes.append(ansible_note)
     if templated and template_note and len(col.records.servers) > found_before:
         col.inventory.notes.append(template_note)  # said once per file
-    if not problems and not any(produced) and "vllm" in text.lower():
+    if not problems and not any(produced) and _may_mention(text):
         _say_unread_mention(col, text, display, templated, docs)
 
 
@@ -562,6 +572,18 @@ def _render_hint(display: str, text: str) -> str:
     example = ("`helm template . | vramlint inventory -`" if "{{" in text else
                "`envsubst < FILE | vramlint check -`" if "${" in text else "`terraform console` / templatefile")
     return f" (the file has {_syntax_shown(text)} template syntax: render it first, e.g. {example})"
+
+
+def _may_mention(text: str) -> bool:
+    """Whether the text may mention vLLM (vramlint.extract.mentions): it names vLLM, or it passes options only
+    vLLM's server takes (a container whose image is a template expression)."""
+    if "vllm" in text.lower():
+        return True
+    if "--" not in text:
+        return False
+    from vramlint.extract.mentions import has_vllm_only_option
+
+    return has_vllm_only_option(text)
 
 
 def _syntax_shown(text: str) -> str:
@@ -682,7 +704,7 @@ def _add_stream(col: _Collector, text: str, display: str, outcomes: list[tuple[A
             _merge(col.records, rec)
     if len(col.records.script_refs) > refs_before:
         _resolve_own_script_refs(col.records, refs_before, configmaps_before)
-    if not problems and kept is not None and "vllm" in text.lower():
+    if not problems and kept is not None and _may_mention(text):
         _say_unread_mention(col, text, display, False, kept if isinstance(kept, list) else [],
                             None if isinstance(kept, list) else kept)
 

@@ -44,10 +44,11 @@ _PARAMETERS = {
                ("shm_size", "shm_size")),
 }
 _EXPRESSION = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_QUOTED = r"'([^']*)'|\"([^\"]*)\"|(-?\d+(?:\.\d+)?)"
-_SIMPLE = re.compile(rf"^\s*({_NAME})\s*(?:\|\s*(?:default|d)\(\s*(?:{_QUOTED})\s*(?:,\s*(?:true|false|True|False)\s*)?"
-                     r"\)\s*)?$")
+_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*")
+_FILTER = re.compile(r"\|\s*([A-Za-z_]+)\s*(?:\(\s*(?:'([^']*)'|\"([^\"]*)\"|(-?\d+(?:\.\d+)?))?\s*"
+                     r"(?:,\s*(?:true|false|True|False)\s*)?\))?\s*")
+# Jinja2 filters whose result vramlint computes (Ansible's `quote` is shlex.quote)
+_FILTERS = ("default", "d", "quote", "string", "trim")
 
 
 def _tasks_in(node: Any, path: str = "", depth: int = 0):
@@ -101,7 +102,8 @@ def role_folder(file: str) -> str | None:
     for _ in range(6):
         if os.path.basename(folder) == "tasks":
             role = os.path.dirname(folder)
-            if any(os.path.isdir(os.path.join(role, sub)) for sub in ("defaults", "vars")):
+            if any(os.path.isdir(os.path.join(role, sub)) for sub in ("defaults", "vars")) or \
+                    os.path.basename(os.path.dirname(role)) == "roles":
                 return role or "."
             return None
         parent = os.path.dirname(folder)
@@ -138,18 +140,27 @@ def _variables_file(path: str) -> dict[str, _Variable]:
 
 
 def role_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
-    """The variables the role of ``file`` gives (its vars/main over its defaults/main), and the files read."""
+    """The variables the role of ``file`` gives, and the files read: its defaults/main, then the play's
+    `group_vars/all` beside the `roles/` folder (which applies to every host, and overrides role defaults), then
+    the role's vars/main (over both: Ansible's precedence among these). Other groups' and hosts' variables apply
+    only to the hosts in them, which the repository does not say: not read."""
     role = role_folder(file)
     if role is None:
         return {}, []
     out: dict[str, _Variable] = {}
     read: list[str] = []
-    for sub in ("defaults", "vars"):  # vars/ after defaults/: Ansible's role vars take precedence
-        for name in ("main.yml", "main.yaml", "main"):
-            path = os.path.join(role, sub, name)
+    roles = os.path.dirname(role)
+    places = [(role, "defaults", "defaults")]
+    if os.path.basename(roles) == "roles":
+        places.append((os.path.dirname(roles) or ".", "group_vars", "the play's group_vars"))
+    places.append((role, "vars", "vars"))
+    for base, sub, shown in places:
+        names = ("all.yml", "all.yaml", "all") if sub == "group_vars" else ("main.yml", "main.yaml", "main")
+        for name in names:
+            path = os.path.join(base, sub, name)
             if os.path.isfile(path):
                 out.update(_variables_file(path))
-                read.append(os.path.join(sub, name))
+                read.append(f"{shown}/{name}" if sub == "group_vars" else f"the role's {sub}/{name}")
                 break
     return out, read
 
@@ -184,28 +195,56 @@ class _Renderer:
         return _EXPRESSION.sub(lambda m: self._expression(m.group(1), depth), value)
 
     def _expression(self, inner: str, depth: int) -> str:
-        m = _SIMPLE.match(inner)
-        if m is None:
+        value = self._value(inner, depth)
+        if value is None:
+            return UNKNOWN_MARK
+        return value
+
+    def _value(self, inner: str, depth: int) -> str | None:
+        """``{{ name | filter ... }}`` evaluated, or None (unknown, and said why)."""
+        m = _NAME.match(inner)
+        filters = []
+        at = m.end() if m else 0
+        while m is not None and at < len(inner):
+            f = _FILTER.match(inner, at)
+            if f is None or f.group(1) not in _FILTERS:
+                break
+            filters.append((f.group(1), next((g for g in f.groups()[1:] if g is not None), None)))
+            at = f.end()
+        if m is None or at < len(inner):
             self.unknown.setdefault("{{" + inner.strip() + "}}", "an expression vramlint does not evaluate")
-            return UNKNOWN_MARK
+            return None
         name = m.group(1)
-        default = next((g for g in m.groups()[1:] if g is not None), None)
         var = self.variables.get(name)
-        if var is None:
-            if default is not None:
-                return default
+        text: str | None = None
+        if var is not None:
+            if isinstance(var.value, (dict, list)) or var.value is None:
+                self.unknown.setdefault(name, "not a plain value")
+                return None
+            if depth >= MAX_VARIABLE_DEPTH:
+                self.unknown.setdefault(name, f"names other variables deeper than {MAX_VARIABLE_DEPTH} levels")
+                return None
+            self.used.setdefault(name, var)
+            value = var.value
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            text = self.text(text, depth + 1)
+            if UNKNOWN_MARK in text:
+                return None
+        for filter_name, argument in filters:
+            if filter_name in ("default", "d"):
+                if text is None and argument is not None:
+                    text = argument
+            elif text is None:
+                break
+            elif filter_name == "quote":
+                import shlex
+
+                text = shlex.quote(text)
+            elif filter_name == "trim":
+                text = text.strip()
+        if text is None:
             self.unknown.setdefault(name, "not set")
-            return UNKNOWN_MARK
-        if isinstance(var.value, (dict, list)) or var.value is None:
-            self.unknown.setdefault(name, "not a plain value")
-            return UNKNOWN_MARK
-        if depth >= MAX_VARIABLE_DEPTH:
-            self.unknown.setdefault(name, f"names other variables deeper than {MAX_VARIABLE_DEPTH} levels")
-            return UNKNOWN_MARK
-        self.used.setdefault(name, var)
-        value = var.value
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        return self.text(text, depth + 1)
+        return text
 
     def node(self, node: Any) -> Any:
         """A copy of ``node`` with each string rendered, its positions kept (for the locations said)."""
@@ -229,6 +268,35 @@ class _Renderer:
             except TypeError:
                 return rendered
         return node
+
+
+def render_role_template(text: str, file: str) -> tuple[str, str] | None:
+    """A file of an Ansible role's templates/ (`roles/NAME/templates/deployment.yaml.j2`) with each `{{ var }}`
+    the role's defaults/vars give as a one-line plain value written in (what Ansible's template module writes
+    onto the host, when nothing overrides the role's values), and the note saying what was taken; None when the
+    file is no role's template or no value was taken. Expressions left stay as written: the template reading
+    makes them unknown."""
+    folder = os.path.dirname(file)
+    if os.path.basename(folder) != "templates":
+        return None
+    role = os.path.dirname(folder)
+    variables, read = role_variables(os.path.join(role, "tasks", "main.yml"))
+    if not variables:
+        return None
+    render = _Renderer(variables)
+
+    def one(m: re.Match) -> str:
+        value = render._value(m.group(1), 0)
+        return m.group(0) if value is None or "\n" in value or "{{" in value or "{%" in value else value
+
+    rendered = _EXPRESSION.sub(one, text)
+    if not render.used:
+        return None
+    given = "; ".join(f"{name} = {_short(str(var.value))!r}"
+                      + (f" ({var.where.file}:{var.where.line})" if var.where is not None else "")
+                      for name, var in render.used.items())
+    return rendered, (f"read as the Ansible role's template, rendered with {' and '.join(read)}: "
+                      f"{given} (inventory, group_vars, host_vars or extra vars override them where the play runs)")
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -400,7 +468,7 @@ def _say_variables(server: Server, render: _Renderer, read: list[str], said: set
     if not fresh:
         return
     said.update(f"jinja:{what}" for what, _ in fresh)
-    given = f"the role's {' and '.join(read)}" if read else "no role defaults or vars file beside the tasks"
+    given = " and ".join(read) if read else "no role defaults or vars file beside the tasks"
     named = ", ".join(f"{what} ({why})" for what, why in fresh)
     server.notes.append(f"Jinja2 values unknown: {named}, as read from the task's vars and {given} (inventory, "
                         "group_vars or extra vars may set them where the play runs); set them in the role's "

@@ -43,6 +43,14 @@ _COMPOSE_SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
 _IMAGE_VARIABLE = re.compile(r"^-?\s*image\s*:\s*[\"']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?[\"']?\s*(#.*)?$")
 
 
+# A container image written as a template expression or a variable, and options only vLLM's server takes: the
+# container's arguments are vLLM's, but whether its image runs vLLM is not known (a Jinja2/Helm/compose value)
+_IMAGE_UNKNOWN = re.compile(r"^\s*(?:-\s*)?image\s*:\s*[\"']?(\{\{|\$\{?[A-Za-z_]|\u2983)")
+_VLLM_ONLY_OPTION = re.compile(r"(?<![\w-])--(gpu-memory-utilization|max-model-len|tool-call-parser|"
+                               r"enable-auto-tool-choice|max-num-batched-tokens|enable-prefix-caching)(?![\w-])")
+ARGS_ONLY = "a container whose arguments are vLLM's options"
+
+
 @dataclass
 class Mention:
     line: int
@@ -53,7 +61,7 @@ class Mention:
 def first_mention(text: str) -> Mention | None:
     """The first line that plainly mentions vLLM (comments skipped), or None."""
     if "vllm" not in text.lower():
-        return None
+        return _args_only_mention(text.splitlines()) if has_vllm_only_option(text) else None
     from vramlint.cmdline import is_vllm_image
 
     lines = text.splitlines()
@@ -81,6 +89,23 @@ def first_mention(text: str) -> Mention | None:
         chart = _HELM_CHART_NAME.match(code)
         if chart and _under_helm_charts(lines, number - 1, len(chart.group(1))):
             return Mention(number, "a vLLM Helm chart that Kustomize inflates", stripped)
+    return _args_only_mention(lines)
+
+
+def has_vllm_only_option(text: str) -> bool:
+    return _VLLM_ONLY_OPTION.search(text) is not None
+
+
+def _args_only_mention(lines: list[str]) -> Mention | None:
+    """The image line of a container whose image is unknown (a template expression, a variable) and whose
+    arguments hold an option only vLLM takes, or None."""
+    option = next((m.group(0) for line in lines if not line.lstrip().startswith("#")
+                   for m in [_VLLM_ONLY_OPTION.search(line)] if m), None)
+    if option is None:
+        return None
+    for number, line in enumerate(lines, start=1):
+        if _IMAGE_UNKNOWN.match(line):
+            return Mention(number, ARGS_ONLY, f"{line.strip()}, and {option}")
     return None
 
 
@@ -165,6 +190,11 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
         if kind and api:
             objects.append((kind.group(1), api.group(1)))
     where = f"{mention.what} at line {mention.line} ({_short(mention.text)})"
+    if mention.what == ARGS_ONLY:
+        return (f"{where}: its image is a template expression or a variable whose value the scanned files do not "
+                "give, so whether it runs vLLM could not be told (a container given only arguments runs its image's "
+                "entrypoint), and it is not checked; give the value where the file's renderer takes it from (an "
+                "Ansible role's defaults/main.yml, a chart's values, a .env file) or write the image")
     if templated:
         return (f"{where}, but no vLLM server could be read: the file is a template whose values are unknown until "
                 "rendered (render it first, e.g. `helm template . | vramlint check -`)")
@@ -226,14 +256,15 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
     if mention.what == "a vLLM image" and ansible is not None and ansible[0] == "role":
         role = ansible[1]
         return (f"{where} in the variables of the Ansible role {role}, which deploy nothing themselves: vramlint "
-                "reads them where the role's own docker_container / podman_container tasks use them (scan "
-                f"{role}/tasks/ with this file), and a server the role starts otherwise (a file of "
-                f"{role}/templates/ rendered onto the host, a shell command) is not checked")
+                f"reads them where the role's docker_container / podman_container tasks ({role}/tasks/) and its "
+                f"YAML templates ({role}/templates/*.yaml.j2, *.yml.j2) use them, so scan the role's folder; a "
+                "server the role starts otherwise (a shell command, a systemd unit) is not checked")
     if mention.what == "a vLLM image" and ansible is not None:
         return (f"{where} in the Ansible inventory variables of {ansible[1]}, which deploy nothing themselves: the "
-                "server is started by the roles and playbooks that use them, and vramlint reads a container task's "
-                "`{{ var }}` only from the task's vars and its role's defaults/ and vars/, not from group_vars or "
-                "host_vars (set the value in the role's defaults/main.yml to check it there)")
+                "server is started by the roles and playbooks that use them; vramlint reads `group_vars/all` "
+                "beside a roles/ folder where the roles' container tasks and YAML templates use it (other groups' "
+                "and hosts' values apply only to the hosts in them, which the repository does not say), so scan "
+                "the folder that holds roles/ and group_vars/")
     if mention.what == "a vLLM image":
         return (f"{where}, but no container running it was found: the file's shape is not one vramlint reads "
                 "(a pod spec, a compose service, a known chart's values or operator kind); if it is the values "
