@@ -250,3 +250,18 @@ def test_an_unknown_image_without_vllm_options_is_no_mention(tmp_path):
                                       "  containers:\n    - name: app\n      image: \"{{ app_image }}\"\n"
                                       "      args: [--port, '8080']\n")
     assert [p for p in scan([str(tmp_path)]).problems if p.file.endswith("app.yaml.j2")] == []
+
+
+def test_two_tasks_of_one_container_name_are_one_container(tmp_path):
+    task = """\
+        - name: engine {n}
+          community.docker.docker_container:
+            name: engine
+            image: vllm/vllm-openai:v0.9.2
+            command: --model facebook/opt-125m --max-model-len {n}
+            device_requests: [{{device_ids: ["0"], capabilities: [[gpu]]}}]
+        """
+    _role(tmp_path, task.format(n=1024).rstrip(" ") + task.format(n=2048))
+    [server] = scan([str(tmp_path)]).servers
+    assert server.args["max_model_len"] == 2048 and server.location.line == 7
+    assert any("line 1 starts the container engine too" in n for n in server.notes)

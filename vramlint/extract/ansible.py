@@ -16,6 +16,7 @@ said once per variable and file, never taken as written.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Any
@@ -224,12 +225,12 @@ class _Renderer:
             if depth >= MAX_VARIABLE_DEPTH:
                 self.unknown.setdefault(name, f"names other variables deeper than {MAX_VARIABLE_DEPTH} levels")
                 return None
-            self.used.setdefault(name, var)
             value = var.value
             text = ("true" if value else "false") if isinstance(value, bool) else str(value)
             text = self.text(text, depth + 1)
             if UNKNOWN_MARK in text:
                 return None
+            self.used.setdefault(name, var)
         for filter_name, argument in filters:
             if filter_name in ("default", "d"):
                 if text is None and argument is not None:
@@ -403,12 +404,19 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
         quiet = _Renderer(render.variables)
         shown = [quiet.text(line).replace("$", "$$") if "{{" in line or "$" in line else line for line in lines] \
             if lines is not None else None
+        said_before = len(problems)
         try:
             server = compose._service(services, name, file, shown, None, {}, False, problems, said)
         except (TypeError, ValueError, AttributeError) as exc:  # malformed parameters: said, the next task read
             line = at[0] + 1 if at else None
             problems.append(Problem(file, line, None, f"task {title}: could not be read ({exc})"))
             continue
+        # the compose reading names the service; here it is the task (and its container)
+        for i in range(said_before, len(problems)):
+            p = problems[i]
+            if p.message.startswith(f"service {name}: "):
+                label = f"task {title}" + (f" (container {name})" if name != title else "")
+                problems[i] = dataclasses.replace(p, message=label + p.message[len(f"service {name}"):])
         if server is None:
             continue
         server.source_format = "ansible"
@@ -416,6 +424,13 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
         server.container = name
         _retarget(server, join_path("services", name), task_path, runtime)
         _say_variables(server, render, read, said)
+        earlier = next((s for s in servers if s.container == name and UNKNOWN_MARK not in name), None)
+        if earlier is not None:
+            # one container name is one container on the host: a later task recreates or reconfigures it, and
+            # what runs is what the last one leaves (two servers would be counted as sharing its GPUs)
+            servers.remove(earlier)
+            server.notes.append(f"the task at line {earlier.location.line} starts the container {name} too; "
+                                "read as this later task leaves it")
         servers.append(server)
     compose._mark_shared_gpus(servers)
     return servers, problems
@@ -424,8 +439,6 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
 def _retarget(server: Server, service_path: str, task_path: str, runtime: str) -> None:
     """The YAML paths the compose reading gave (`services.NAME.environment.X`) made the task's own
     (`[1].block[0].community.docker.docker_container.env.X`): the JSON report and SARIF name them."""
-    import dataclasses
-
     names = {key: param for param, key in _PARAMETERS[runtime]}
     names["deploy.resources.reservations.devices"] = "device_requests"
 
