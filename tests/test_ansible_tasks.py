@@ -265,3 +265,24 @@ def test_two_tasks_of_one_container_name_are_one_container(tmp_path):
     [server] = scan([str(tmp_path)]).servers
     assert server.args["max_model_len"] == 2048 and server.location.line == 7
     assert any("line 1 starts the container engine too" in n for n in server.notes)
+
+
+def test_many_tasks_render_the_file_once_per_variable_set_and_keep_the_last_of_each_container(tmp_path, monkeypatch):
+    # 400 tasks over 40 container names with the role's defaults: the file's lines are rendered once for the one
+    # set of variables (they were rendered again for every task: 20,000 tasks took 127 CPU-s), and a name started
+    # again is the one container, as the last task leaves it, in the order of those last tasks
+    from vramlint.extract import ansible
+
+    tasks = "".join(
+        f"- name: engine {i}\n  community.docker.docker_container:\n    name: engine-{i % 40}\n"
+        f"    image: \"vllm/vllm-openai:{{{{ engine_tag }}}}\"\n    command: --model {MODEL} --max-num-seqs {i + 1}\n"
+        for i in range(400))
+    _role(tmp_path, tasks, defaults="engine_tag: v0.9.2\n")
+    calls = []
+    real = ansible._Renderer.text
+    monkeypatch.setattr(ansible._Renderer, "text", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+    servers = scan([str(tmp_path)]).servers
+    assert [s.container for s in servers] == [f"engine-{i}" for i in range(40)]
+    assert [s.args["max_num_seqs"] for s in servers] == list(range(361, 401))
+    lines = tasks.count("\n")
+    assert len(calls) < lines + 400 * 10, len(calls)  # once over the file, a few values per task

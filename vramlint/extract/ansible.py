@@ -369,6 +369,9 @@ def _environment(env: Any, render: _Renderer) -> Any:
     return out
 
 
+MAX_RENDERED_SETS = 16  # distinct sets of task variables the file's lines are rendered with (see extract_ansible)
+
+
 def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers the container tasks of an Ansible tasks file or playbook start."""
     from vramlint.extract import compose
@@ -382,6 +385,8 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
         return servers, problems
     role_vars, read = role_variables(file)
     said: set[str] = set()
+    rendered: dict[str, list[str]] = {}  # the file's lines as each set of variables renders them
+    by_container: dict[object, Server] = {}  # in the order the servers were started (by name: linear in the tasks)
     for task, module, runtime, blocks, task_path in tasks:
         args = task[module]
         task_lc = getattr(task, "lc", None)
@@ -401,9 +406,19 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
         services.lc.data = {name: at} if at else {}
         # the lines as rendered, so that the words of a rendered block scalar are placed on the lines they were
         # written on (cmdline._Positions aligns a block's source lines with its text)
-        quiet = _Renderer(render.variables)
-        shown = [quiet.text(line).replace("$", "$$") if "{{" in line or "$" in line else line for line in lines] \
-            if lines is not None else None
+        # (rendered once per distinct set of variables, and past MAX_RENDERED_SETS not at all - the positions of
+        # a block's words may then be off by the width of its `{{ }}`s: 20,000 tasks re-rendered a 100,000-line
+        # file each, 127 CPU-s)
+        shown = None
+        if lines is not None:
+            key = repr(sorted(render.variables.items(), key=lambda kv: str(kv[0])))
+            shown = rendered.get(key)
+            if shown is None and len(rendered) < MAX_RENDERED_SETS:
+                quiet = _Renderer(render.variables)
+                shown = rendered[key] = [quiet.text(line).replace("$", "$$") if "{{" in line or "$" in line
+                                         else line for line in lines]
+            elif shown is None:
+                shown = lines
         said_before = len(problems)
         try:
             server = compose._service(services, name, file, shown, None, {}, False, problems, said)
@@ -424,14 +439,15 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
         server.container = name
         _retarget(server, join_path("services", name), task_path, runtime)
         _say_variables(server, render, read, said)
-        earlier = next((s for s in servers if s.container == name and UNKNOWN_MARK not in name), None)
+        key: object = name if UNKNOWN_MARK not in name else object()  # a name known only at run time: its own
+        earlier = by_container.pop(key, None)
         if earlier is not None:
             # one container name is one container on the host: a later task recreates or reconfigures it, and
             # what runs is what the last one leaves (two servers would be counted as sharing its GPUs)
-            servers.remove(earlier)
             server.notes.append(f"the task at line {earlier.location.line} starts the container {name} too; "
                                 "read as this later task leaves it")
-        servers.append(server)
+        by_container[key] = server  # (re-inserted last, as the later task leaves it)
+    servers = list(by_container.values())
     compose._mark_shared_gpus(servers)
     return servers, problems
 
