@@ -572,45 +572,15 @@ def read_supervisord_servers(text: str, display: str, path: str | None = None) -
 
 
 def _program_script(program: Program, here: str | None) -> tuple[Any, str | None, str | None, list[Server]]:
-    """(invocation, note, None, []) when the program runs a launcher script of the scanned tree whose own command
-    starts vLLM (the path as supervisord executes it: absolute, or from the program's `directory=`), or (None,
-    None, None, servers) when the script starts vLLM's container (`docker run`, read as the shell-script reader
-    reads it, with the program's environment); else (None, None, why it reads no server, []), `why` None when the
-    program runs no script."""
-    from vramlint.cmdline import has_unknown_mark
-    from vramlint.discover import display_path
-    from vramlint.extract import scripts
+    """`launchers.follow_repository_script` for a program: a relative script is taken from its `directory=`."""
+    from vramlint.extract.launchers import follow_repository_script
 
-    call = scripts.script_call(program.command)
-    if call is None or not call.path.text or has_unknown_mark(call.path.text):
-        return None, None, None, []
-    target = call.path.text
-    if not target.startswith("/"):
-        directory = program.section.options.get("directory")
-        folder = _expand_plain(directory.text, {"here": here, "program_name": program.name}) if directory else None
-        if folder is None or not folder.startswith("/"):
-            return None, None, (f"runs the script {target}, relative to a working directory this file does not set "
-                                "(directory=): not read, so the server it may start is not checked"), []
-        target = os.path.join(folder, target)
-    shown = display_path(os.path.normpath(target))
-    text, why_not = scripts.read_script_file(os.path.normpath(target))
-    if text is None:
-        return None, None, (f"runs the script {shown}, which is not read ({why_not}): the server it may start is "
-                            "not checked"), []
-    runs = f"[{program.section.name}] runs the script {shown} with the program's environment= (%(here)s taken as " \
-        "this file's folder)"
-    inv, _note, why = scripts.launcher_invocation(call, text, shown, None, dict(program.env), None)
-    if inv is not None:
-        return inv, f"the vLLM command line is read from the script {shown}: {runs}", None, []
-    from vramlint.extract.shell_scripts import read_shell_script
-
-    launched, _problems = read_shell_script(text, shown, say_mention=False, env=dict(program.env))
-    for server in launched:
-        server.notes.append(runs)
-    if launched:
-        return None, None, None, launched
-    return None, None, (f"runs the script {shown}, which mentions vLLM but starts no vLLM server vramlint can read: "
-                        "not checked" if why else None), []
+    directory = program.section.options.get("directory")
+    folder = _expand_plain(directory.text, {"here": here, "program_name": program.name}) if directory else None
+    return follow_repository_script(
+        program.command, folder, dict(program.env), "directory=",
+        f"[{program.section.name}] runs the script {{shown}} with the program's environment= (%(here)s taken as "
+        "this file's folder)")
 
 
 def make_server(program: Program, inv: Any, display: str) -> Server:
@@ -624,14 +594,9 @@ def make_server(program: Program, inv: Any, display: str) -> Server:
     server.container = program.name
     server.env, server.env_locations = dict(program.env), dict(program.env_locations)
     fill_from_invocation(server, inv)
-    cuda = server.env.get("CUDA_VISIBLE_DEVICES")
-    if cuda is not None and re.fullmatch(r"[\w-]+(,[\w-]+)*", cuda.strip()):
-        # the devices the process sees, as a script's CUDA_VISIBLE_DEVICES says them (its host's: which GPU is not said)
-        from vramlint.model import GpuRequest
+    from vramlint.extract.launchers import visible_devices_gpu
 
-        ids = cuda.strip().split(",")
-        server.gpu = GpuRequest(type=None, count=len(ids), evidence=f"CUDA_VISIBLE_DEVICES={cuda}",
-                                location=server.env_locations.get("CUDA_VISIBLE_DEVICES"), device_ids=ids)
+    visible_devices_gpu(server)
     server.notes.extend(program.notes)
     note = unknown_note(program)
     if note is not None:
