@@ -140,6 +140,11 @@ def supervisord_kind(rel: str) -> str | None:
     return None
 
 
+def systemd_kind(name: str) -> str | None:
+    """"systemd" for a service unit (`*.service`): read only when its text names vLLM."""
+    return "systemd" if name.lower().endswith(".service") else None
+
+
 def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respect_gitignore: bool = True
              ) -> Discovery:
     """Files to scan under ``paths`` (files or directories), in a stable order. With ``respect_gitignore``, what
@@ -238,7 +243,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             visited_dirs.add(key)
             subdirs.append(entry.path)
             return
-        kind = kind_of(name) or supervisord_kind(rel)
+        kind = kind_of(name) or supervisord_kind(rel) or systemd_kind(name)
         if kind is None and is_starter_name(name) and len(out.starters) < MAX_STARTERS and not (
                 ignored is not None and ignored(entry.path, is_dir=False)):
             out.starters.append(entry.path)  # checked when read (a regular file inside the scanned tree)

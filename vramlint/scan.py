@@ -380,8 +380,11 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
     if is_dockerfile_name(display):
         _scan_dockerfile(col, text, display, base_dir, use_prefilter)
         return
-    from vramlint.discover import supervisord_kind
+    from vramlint.discover import supervisord_kind, systemd_kind
 
+    if systemd_kind(display.replace("\\", "/").rsplit("/", 1)[-1]) is not None:
+        _scan_systemd(col, text, display, base_dir, use_prefilter)
+        return
     if supervisord_kind(display) is not None or (display.lower().endswith((".conf", ".ini")) and "[program:" in text):
         _scan_supervisord(col, text, display, base_dir, use_prefilter)
         return
@@ -445,6 +448,24 @@ def _scan_supervisord(col: _Collector, text: str, display: str, base_dir: str, u
     col.records.launchers.append(DockerfileRecord(os.path.realpath(path), servers, problems))
 
 
+def _scan_systemd(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
+    """A systemd service unit (`extract.systemd`): the vLLM servers its ExecStart= lines start. Only one that names
+    vLLM is read."""
+    col.inventory.files_scanned += 1
+    if use_prefilter and "vllm" not in text.lower():
+        return
+    from vramlint.extract.dockerfile import DockerfileRecord
+    from vramlint.extract.systemd import read_systemd_servers
+
+    path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
+    try:
+        servers, problems = read_systemd_servers(text, display, path)
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        col.inventory.problems.append(internal_problem(display, None, "reading this systemd unit", exc))
+        return
+    col.records.launchers.append(DockerfileRecord(os.path.realpath(path), servers, problems))
+
+
 def _other_format(display: str) -> str | None:
     """Why a file named on the command line is no file vramlint reads, by its name: a dotenv or TOML file
     (`vramlint check $(git ls-files)` names them) read as YAML fails on its first `KEY=value` or `[table]`, an
@@ -460,7 +481,20 @@ def _other_format(display: str) -> str | None:
                 "beside the compose file)")
     if name.endswith(".toml"):
         return "a TOML file: vramlint reads YAML deployment files, Helm charts and launch scripts"
+    suffix = name.rsplit(".", 1)[-1] if "." in name else ""
+    if suffix in _NOT_YAML:
+        # read as YAML, an INI-style file fails on its first `[section]` or `key=value` line: an error about a file
+        # nothing parses as YAML (a systemd unit's `*.service` has its own reader, before this)
+        return (f"{_NOT_YAML[suffix]} (.{suffix}): a format vramlint does not read (it reads YAML deployment files, "
+                "Helm charts, Dockerfiles, launch scripts, supervisord configurations with [program:] sections and "
+                "systemd `.service` units)")
     return None
+
+
+# Names that say a file is not YAML (JSON is YAML, and is read)
+_NOT_YAML = {"conf": "a configuration file", "ini": "an INI file", "cfg": "a configuration file",
+             "cnf": "a configuration file", "properties": "a Java properties file",
+             **{unit: f"a systemd .{unit} unit" for unit in ("socket", "timer", "target", "path", "mount", "slice")}}
 
 
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:

@@ -1,0 +1,509 @@
+"""systemd service units (`*.service`): the vLLM servers their `ExecStart=` lines start (never running them).
+
+Read with systemd's own rules (systemd.syntax(7), systemd.unit(5), systemd.service(5), systemd.exec(5)):
+
+- `[Section]` headers, `Key=Value` lines (keys case-sensitive, whitespace around `=` dropped), lines whose first
+  non-blank character is `#` or `;` are comments (also between continued lines), a line ending in `\\` continues
+  on the next (the backslash read as a space); an empty value resets a list setting (`ExecStart=`,
+  `Environment=`, `EnvironmentFile=`);
+- `ExecStart=` may begin with the prefixes `-` (failure ignored), `@` (the second word is argv[0], not run),
+  `:` (no environment variable substitution), `+`, `!`, `!!` (privileges); its words are split as systemd
+  splits them (whitespace, single and double quotes anywhere in a word, C escapes), a lone `;` separating
+  commands; the executable is run without a shell;
+- specifiers are expanded first: `%%`, `%n` `%N` `%p` `%i` `%I` (a template, `name@.service` read as such,
+  has its instance unknown), `%h` (`/root` for the system manager, not known for a user unit); any other is not
+  known, and said;
+- then variables: a word that is exactly `$NAME` becomes the value split on whitespace (zero or more words),
+  `${NAME}` anywhere in a word the value as it is (one word), `$$` a `$`; the values are those of
+  `Environment=` (several quoted `KEY=value` words a line, a later one winning) and `EnvironmentFile=` (read
+  when it is a file of the scanned tree; its values win over `Environment=`'s), the process's environment;
+- several `ExecStart=` lines are each read for `Type=oneshot`; for any other type systemd refuses the unit.
+
+A script the unit runs (absolute, or relative to `WorkingDirectory=` as a shell's argument) that is in the
+scanned tree is followed with the unit's environment (`launchers.follow_repository_script`). Drop-in folders
+(`NAME.service.d/*.conf`) are not merged.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vramlint.model import Location, Problem, Server
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "s": " ",
+            "\\": "\\", '"': '"', "'": "'"}
+_RESET_LISTS = ("ExecStart", "Environment", "EnvironmentFile")
+
+
+@dataclass
+class Setting:
+    """One `Key=Value` of a section: its value with where each character of it was written."""
+
+    key: str
+    value: str
+    places: list[tuple[int, int]]  # (line, 1-based column) of each character of ``value``
+    line: int
+
+
+@dataclass
+class Unit:
+    sections: dict[str, list[Setting]] = field(default_factory=dict)
+
+    def all(self, section: str, key: str) -> list[Setting]:
+        """The settings ``key`` of ``section`` in order, after the last empty one (which resets a list)."""
+        found = [s for s in self.sections.get(section, []) if s.key == key]
+        if key in _RESET_LISTS:
+            for k in range(len(found) - 1, -1, -1):
+                if not found[k].value.strip():
+                    return found[k + 1:]
+        return found
+
+    def last(self, section: str, key: str) -> Setting | None:
+        found = [s for s in self.sections.get(section, []) if s.key == key]
+        return found[-1] if found else None
+
+
+def parse_unit(text: str) -> tuple[Unit, list[tuple[int, str]]]:
+    """The sections of a unit file, and the lines systemd ignores with a warning (no `=`, before any section)."""
+    unit = Unit()
+    errors: list[tuple[int, str]] = []
+    section: str | None = None
+    pending: tuple[str, list[tuple[int, int]], int] | None = None  # continued text, its places, first line
+    for number, raw in enumerate(_BREAK.split(text), start=1):
+        stripped = raw.strip()
+        if stripped.startswith(("#", ";")):
+            continue  # a comment, also between the lines of a continued setting
+        if pending is None and not stripped:
+            continue
+        first = len(raw) - len(raw.lstrip())
+        body = raw[first:].rstrip()
+        places = [(number, first + 1 + k) for k in range(len(body))]
+        if pending is not None:
+            body, places = pending[0] + body, pending[1] + places
+        if body.endswith("\\"):
+            pending = (body[:-1] + " ", places, pending[2] if pending else number)
+            continue
+        start_line = pending[2] if pending else number
+        pending = None
+        if not body:
+            continue
+        if body.startswith("[") and body.endswith("]"):
+            section = body[1:-1]
+            unit.sections.setdefault(section, [])
+            continue
+        if section is None:
+            errors.append((start_line, "a setting before any [Section] header"))
+            continue
+        if "=" not in body:
+            errors.append((start_line, f"not a `Key=Value` line: {body[:60]}"))
+            continue
+        at = body.index("=")
+        key = body[:at].strip()
+        rest = body[at + 1:]
+        lead = len(rest) - len(rest.lstrip())
+        value = rest.strip()
+        offset = at + 1 + lead
+        unit.sections[section].append(Setting(key, value, places[offset:offset + len(value)], start_line))
+    if pending is not None and section is not None and "=" in pending[0]:
+        body, places, start_line = pending
+        at = body.index("=")
+        rest = body[at + 1:]
+        lead = len(rest) - len(rest.lstrip())
+        unit.sections[section].append(Setting(body[:at].strip(), rest.strip(), places[at + 1 + lead:], start_line))
+    return unit, errors
+
+
+# --- Words --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Word:
+    text: str
+    start: int  # index in the value where the word starts
+    quoted: bool  # some of it was written in quotes
+    content: int | None  # index of the first character inside the quotes, when it begins with one
+
+
+def split_words(value: str, separators: str = " \t\n") -> list[Word] | str:
+    """systemd's `extract_first_word(EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE)` over the whole value: the words, or why
+    systemd refuses it (an unclosed quote)."""
+    out: list[Word] = []
+    i, n = 0, len(value)
+    while i < n:
+        while i < n and value[i] in separators:
+            i += 1
+        if i >= n:
+            break
+        start, quoted, content = i, False, None
+        buf: list[str] = []
+        while i < n and value[i] not in separators:
+            c = value[i]
+            if c in "'\"":
+                end = i + 1
+                quoted = True
+                if content is None and i == start:
+                    content = i + 1
+                while end < n and value[end] != c:
+                    if value[end] == "\\" and end + 1 < n:
+                        buf.append(_ESCAPES.get(value[end + 1], value[end + 1]))
+                        end += 2
+                    else:
+                        buf.append(value[end])
+                        end += 1
+                if end >= n:
+                    return "an unclosed quote"
+                i = end + 1
+            elif c == "\\" and i + 1 < n:
+                buf.append(_ESCAPES.get(value[i + 1], value[i + 1]))
+                i += 2
+            else:
+                buf.append(c)
+                i += 1
+        out.append(Word("".join(buf), start, quoted, content))
+    return out
+
+
+# --- Specifiers and variables -------------------------------------------------------------------------------
+
+
+def specifiers(display: str, user_unit: bool) -> dict[str, str | None]:
+    """The specifiers systemd expands in a unit named as ``display`` is; None: known only where it runs."""
+    name = display.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name[:-len(".service")] if name.endswith(".service") else name
+    template = stem.endswith("@")
+    prefix = stem.split("@", 1)[0]
+    return {"%": "%", "n": None if template else name, "N": None if template else stem, "p": prefix,
+            "P": prefix, "i": None if template else "", "I": None if template else "",
+            "h": None if user_unit else "/root"}
+
+
+def expand_specifiers(value: str, table: dict[str, str | None], unknown: list[str]) -> tuple[str, list[int]]:
+    """``value`` with its `%x` specifiers expanded (UNKNOWN_MARK for one not known, named in ``unknown``), and
+    where each character of the result was written."""
+    from vramlint.cmdline import UNKNOWN_MARK
+
+    out: list[str] = []
+    where: list[int] = []
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if c == "%" and i + 1 < len(value):
+            letter = value[i + 1]
+            piece = table.get(letter)
+            if piece is None:
+                if f"%{letter}" not in unknown:
+                    unknown.append(f"%{letter}")
+                piece = UNKNOWN_MARK
+            out.append(piece)
+            where.extend([i] * len(piece))
+            i += 2
+            continue
+        out.append(c)
+        where.append(i)
+        i += 1
+    return "".join(out), where
+
+
+def substitute(word: str, env: dict[str, str | None], unknown: list[str]) -> list[str]:
+    """One word of an ExecStart after systemd's variable substitution: `$NAME` alone split on whitespace,
+    `${NAME}` in place, `$$` a `$`; a variable whose value is not known becomes UNKNOWN_MARK (named in
+    ``unknown``)."""
+    from vramlint.cmdline import UNKNOWN_MARK
+
+    def value_of(name: str) -> str:
+        value = env.get(name)
+        if value is None:
+            if name not in unknown:
+                unknown.append(name)
+            return UNKNOWN_MARK
+        return value
+
+    if word.startswith("$") and _NAME.fullmatch(word[1:]):
+        value = value_of(word[1:])
+        return [value] if value == UNKNOWN_MARK else value.split()
+    out: list[str] = []
+    i = 0
+    while i < len(word):
+        if word.startswith("$$", i):
+            out.append("$")
+            i += 2
+        elif word.startswith("${", i) and word.find("}", i) > 0 and _NAME.fullmatch(word[i + 2:word.find("}", i)]):
+            end = word.find("}", i)
+            out.append(value_of(word[i + 2:end]))
+            i = end + 1
+        else:
+            out.append(word[i])
+            i += 1
+    return ["".join(out)]
+
+
+def read_env_file(text: str) -> dict[str, str]:
+    """The assignments of an `EnvironmentFile=` as systemd reads one (`load_env_file`): `KEY=value` lines, `#`
+    and `;` comment lines, single or double quotes, backslash escapes and continuation; no expansion."""
+    out: dict[str, str] = {}
+    lines = _BREAK.split(text)
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        while line.endswith("\\") and i < len(lines):
+            line = line[:-1] + lines[i].strip()
+            i += 1
+        if not line or line.startswith(("#", ";")) or "=" not in line:
+            continue
+        key, raw = line.split("=", 1)
+        key = key.strip()
+        if not _NAME.fullmatch(key):
+            continue
+        raw = raw.strip()
+        if raw[:1] in ("'", '"') and raw.endswith(raw[0]) and len(raw) > 1:
+            inner = raw[1:-1]
+            raw = inner if raw[0] == "'" else re.sub(r'\\(["\\`$])', r"\1", inner)
+        else:
+            raw = re.sub(r"\\(.)", r"\1", raw)
+        out[key] = raw
+    return out
+
+
+# --- Commands -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Command:
+    """One command an `ExecStart=` runs."""
+
+    words: list[Any]  # Tokens: what runs (the executable, then its arguments; an `@` argv[0] left out)
+    location: Location
+    index: int  # which ExecStart command of the unit (0 first)
+
+
+@dataclass
+class Service:
+    name: str  # the unit's name (its file name without .service)
+    commands: list[Command]
+    env: dict[str, str | None]
+    env_locations: dict[str, Location]
+    working_directory: str | None
+    unknown_specifiers: list[str]
+    unknown_variables: list[str]
+    notes: list[str]
+
+
+def read_service(text: str, display: str, path: str | None = None) -> tuple[Service | None, list[Problem]]:
+    """The `[Service]` of a unit: its commands and environment. ``path``: the file on disk."""
+    unit, errors = parse_unit(text)
+    problems: list[Problem] = []
+    name = display.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name[:-len(".service")] if name.endswith(".service") else name
+    user_unit = "/user/" in "/" + display.replace("\\", "/") or any(
+        "default.target" in s.value for s in unit.all("Install", "WantedBy"))
+    table = specifiers(display, user_unit)
+    unknown_specs: list[str] = []
+    notes: list[str] = []
+    env: dict[str, str | None] = {}
+    env_locs: dict[str, Location] = {}
+    for setting in unit.all("Service", "Environment"):
+        value, where = expand_specifiers(setting.value, table, unknown_specs)
+        words = split_words(value)
+        if isinstance(words, str):
+            problems.append(Problem(display, setting.line, 1, f"Environment= is not read ({words}): systemd "
+                                    "ignores the line", level="warning"))
+            continue
+        from vramlint.cmdline import UNKNOWN_MARK
+
+        for word in words:
+            if "=" not in word.text or not _NAME.fullmatch(word.text.split("=", 1)[0]):
+                continue  # systemd ignores an invalid assignment (with a warning in its log)
+            key, val = word.text.split("=", 1)
+            env[key] = None if UNKNOWN_MARK in val else val
+            line, column = setting.places[where[word.start]] if setting.places else (setting.line, 1)
+            env_locs[key] = Location(display, line, column)
+    for setting in unit.all("Service", "EnvironmentFile"):
+        value, _where = expand_specifiers(setting.value, table, unknown_specs)
+        optional = value.startswith("-")
+        target = value[1:] if optional else value
+        if not target:
+            continue
+        from vramlint.cmdline import has_unknown_mark
+        from vramlint.extract.scripts import read_script_file
+
+        file_text, why = (None, "a specifier not known here") if has_unknown_mark(target) else (
+            read_script_file(target) if target.startswith("/") else (None, "not an absolute path, which systemd "
+                                                                      "refuses"))
+        if file_text is None:
+            notes.append(f"EnvironmentFile={setting.value} (line {setting.line}) is not read ({why}): the variables "
+                         "it sets are not known here (set them with Environment= in the unit, or scan the tree that "
+                         "holds the file)" + (" - systemd starts the service without it when it is absent (`-`)"
+                                              if optional else ""))
+            env["\ue001EnvironmentFile"] = None  # a source of variables not seen: any undefined one may be set
+            continue
+        for key, val in read_env_file(file_text).items():
+            env[key] = val  # systemd: the file's assignments override Environment='s
+            env_locs[key] = Location(display, setting.line, 1)
+    wd = unit.last("Service", "WorkingDirectory")
+    working_directory = None
+    if wd is not None:
+        value, _where = expand_specifiers(wd.value.lstrip("-"), table, unknown_specs)
+        from vramlint.cmdline import has_unknown_mark
+
+        working_directory = None if has_unknown_mark(value) or not value.startswith("/") else value
+    exec_starts = unit.all("Service", "ExecStart")
+    service_type = (unit.last("Service", "Type").value.strip() if unit.last("Service", "Type") else "simple")
+    if len(exec_starts) > 1 and service_type != "oneshot":
+        problems.append(Problem(display, exec_starts[1].line, 1, f"{len(exec_starts)} ExecStart= lines in a "
+                                f"Type={service_type} service: systemd refuses the unit (\"Service has more than one "
+                                "ExecStart= setting, which is only allowed for Type=oneshot services\"), so the server "
+                                "it would start is not checked", level="warning"))
+        return None, problems
+    unknown_vars: list[str] = []
+    commands: list[Command] = []
+    for setting in exec_starts:
+        for words in _exec_commands(setting, display, table, env, unknown_specs, unknown_vars, problems):
+            commands.append(Command(words, words[0].location if words else Location(display, setting.line, 1),
+                                    len(commands)))
+    return Service(stem, commands, env, env_locs, working_directory, unknown_specs, unknown_vars, notes), problems
+
+
+def _exec_commands(setting: Setting, display: str, table: dict[str, str | None], env: dict[str, str | None],
+                   unknown_specs: list[str], unknown_vars: list[str], problems: list[Problem]) -> list[list[Any]]:
+    from vramlint.cmdline import Token
+
+    value, where = expand_specifiers(setting.value, table, unknown_specs)
+    split = split_words(value)
+    if isinstance(split, str):
+        problems.append(Problem(display, setting.line, 1, f"ExecStart= is not read ({split}): systemd refuses the "
+                                "unit", level="warning"))
+        return []
+    groups: list[list[Word]] = [[]]
+    for word in split:
+        if word.text == ";" and not word.quoted:
+            groups.append([])
+        else:
+            groups[-1].append(word)
+    out: list[list[Any]] = []
+    for group in groups:
+        if not group:
+            continue
+        first = group[0]
+        prefix = re.match(r"[-@:+!]*", first.text).group(0)
+        if prefix and not first.quoted:
+            rest = first.text[len(prefix):]
+            group = ([Word(rest, first.start + len(prefix), False, None)] if rest else []) + group[1:]
+        substituting = ":" not in prefix
+        if "@" in prefix and len(group) >= 2:
+            group = [group[0], *group[2:]]  # the second word is argv[0], a name, not run
+        words: list[Any] = []
+        for k, word in enumerate(group):
+            at = where[min(word.start, len(where) - 1)] if where else 0
+            line, column = setting.places[min(at, len(setting.places) - 1)] if setting.places else (setting.line, 1)
+            texts = substitute(word.text, env, unknown_vars) if substituting else [word.text]
+            if k == 0:
+                texts = [_keep_known_name(t, word.text) for t in texts]
+            for text in texts:
+                if word.content is not None and any(c.isspace() for c in text):
+                    c_at = where[min(word.content, len(where) - 1)]
+                    c_line, c_col = setting.places[min(c_at, len(setting.places) - 1)]
+                    words.append(Token(text, Location(display, c_line, c_col - 1), quoted=True))
+                else:
+                    words.append(Token(text, Location(display, line, column, line, column + len(word.text))))
+        if words:
+            out.append(words)
+    return out
+
+
+def _keep_known_name(text: str, written: str) -> str:
+    """The executable's path with an unknown folder (`%h/venv/bin/vllm`): what runs is named by its last part,
+    which is known, so the word is kept as written rather than made unknown whole (the unknown is said)."""
+    from vramlint.cmdline import UNKNOWN_MARK
+
+    if UNKNOWN_MARK in text and "/" in text and UNKNOWN_MARK not in text.rsplit("/", 1)[1]:
+        return written
+    return text
+
+
+# --- Servers --------------------------------------------------------------------------------------------------
+
+
+def is_unit_name(display: str) -> bool:
+    return display.replace("\\", "/").rsplit("/", 1)[-1].lower().endswith(".service")
+
+
+def read_systemd_servers(text: str, display: str, path: str | None = None) -> tuple[list[Server], list[Problem]]:
+    """The vLLM servers a systemd service unit starts, read on its own: its version and GPUs are those of the host
+    it runs on (CUDA_VISIBLE_DEVICES in its environment gives the count)."""
+    from vramlint.cmdline import find_vllm_invocation
+    from vramlint.extract.launchers import follow_repository_script
+
+    service, problems = read_service(text, display, path)
+    if service is None:
+        return [], problems
+    servers: list[Server] = []
+    unread: list[tuple[Command, str]] = []
+    runs = f"{service.name}.service runs the script {{shown}} with the unit's Environment="
+    for command in service.commands:
+        inv = find_vllm_invocation(command.words, [], None, dict(service.env))
+        note = None
+        if inv is None:
+            inv, note, why, launched = follow_repository_script(command.words, service.working_directory,
+                                                                dict(service.env), "WorkingDirectory=", runs)
+            for server in launched:
+                _add_unit_notes(server, service)
+            servers.extend(launched)
+            if inv is None:
+                if why is not None and not launched:
+                    unread.append((command, why))
+                continue
+        server = _make_server(service, command, inv, display)
+        if note is not None:
+            server.notes.append(note)
+        servers.append(server)
+    if not servers and "vllm" in text.lower() and not problems:
+        if unread:
+            command, why = unread[0]
+            problems.append(Problem(display, command.location.line, command.location.column,
+                                    f"ExecStart= {why}", level="note"))
+        else:
+            line = next((n for n, raw in enumerate(text.splitlines(), start=1) if "vllm" in raw.lower()), 1)
+            problems.append(Problem(display, line, 1, "this unit mentions vLLM but no ExecStart= starts a vLLM server "
+                                    "vramlint can read (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`"
+                                    ", or a script of the scanned tree that runs one): not checked", level="note"))
+    return servers, problems
+
+
+def _make_server(service: Service, command: Command, inv: Any, display: str) -> Server:
+    from vramlint.extract.launchers import visible_devices_gpu
+    from vramlint.extract.shell_scripts import fill_from_invocation
+
+    path = "ExecStart" + (f"[{command.index}]" if command.index else "")
+    location = inv.location or command.location
+    location = Location(location.file, location.line, location.column, location.end_line, location.end_column,
+                        yaml_path=path)
+    server = Server(file=display, location=location, source_format="systemd", kind="systemd service",
+                    name=service.name)
+    server.container = service.name
+    server.env = {k: v for k, v in service.env.items() if not k.startswith("\ue001")}
+    server.env_locations = dict(service.env_locations)
+    fill_from_invocation(server, inv)
+    visible_devices_gpu(server)
+    _add_unit_notes(server, service)
+    return server
+
+
+def _add_unit_notes(server: Server, service: Service) -> None:
+    server.notes.extend(service.notes)
+    if service.unknown_specifiers:
+        server.notes.append(f"the unit's specifiers {', '.join(service.unknown_specifiers)} are known only where "
+                            "systemd starts it (a template's instance, a user manager's home, ...): the words "
+                            "holding them are not known (write the values, or check the unit as instantiated)")
+    hidden = service.unknown_variables
+    if hidden:
+        why = ("an EnvironmentFile= not read here may set them" if "\ue001EnvironmentFile" in service.env
+               else "systemd takes them from its manager's environment (DefaultEnvironment=) or substitutes an "
+               "empty string")
+        server.notes.append(f"ExecStart= uses {', '.join('$' + v for v in hidden)}, which this unit's "
+                            f"Environment= does not set ({why}): not known (set them with Environment=)")
