@@ -26,7 +26,6 @@ scanned tree is followed with the unit's environment (`launchers.follow_reposito
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
