@@ -291,6 +291,7 @@ class Service:
     unknown_specifiers: list[str]
     unknown_variables: list[str]
     notes: list[str]
+    unread_files: list[str] = field(default_factory=list)  # `EnvironmentFile=X (line N)` of each not read
 
 
 def read_service(text: str, display: str, path: str | None = None) -> tuple[Service | None, list[Problem]]:
@@ -306,6 +307,7 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
     notes: list[str] = []
     env: dict[str, str | None] = {}
     env_locs: dict[str, Location] = {}
+    unread: list[str] = []
     for setting in unit.all("Service", "Environment"):
         value, where = expand_specifiers(setting.value, table, unknown_specs)
         words = split_words(value)
@@ -340,6 +342,7 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
                          "holds the file)" + (" - systemd starts the service without it when it is absent (`-`)"
                                               if optional else ""))
             env["\ue001EnvironmentFile"] = None  # a source of variables not seen: any undefined one may be set
+            unread.append(f"EnvironmentFile={setting.value} (line {setting.line}, {why})")
             continue
         for key, val in read_env_file(file_text).items():
             env[key] = val  # systemd: the file's assignments override Environment='s
@@ -365,7 +368,8 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
         for words in _exec_commands(setting, display, table, env, unknown_specs, unknown_vars, problems):
             commands.append(Command(words, words[0].location if words else Location(display, setting.line, 1),
                                     len(commands)))
-    return Service(stem, commands, env, env_locs, working_directory, unknown_specs, unknown_vars, notes), problems
+    return Service(stem, commands, env, env_locs, working_directory, unknown_specs, unknown_vars, notes,
+                   unread), problems
 
 
 def _exec_commands(setting: Setting, display: str, table: dict[str, str | None], env: dict[str, str | None],
@@ -489,20 +493,35 @@ def _make_server(service: Service, command: Command, inv: Any, display: str) -> 
     server.env_locations = dict(service.env_locations)
     fill_from_invocation(server, inv)
     visible_devices_gpu(server)
-    _add_unit_notes(server, service)
+    _add_unit_notes(server, service, inv)
     return server
 
 
-def _add_unit_notes(server: Server, service: Service) -> None:
-    server.notes.extend(service.notes)
+def _add_unit_notes(server: Server, service: Service, inv: Any = None) -> None:  # noqa: ANN401
+    """What the unit leaves unknown, said once: in what the invocation says of the words it made unknown when it
+    says them (as the supervisord reader does), else in a note of its own."""
+    causes = []
+    if service.unknown_variables:
+        names = ", ".join("$" + v for v in service.unknown_variables)
+        causes.append(f"ExecStart= uses {names}, which " + (
+            f"{' and '.join(service.unread_files)} may set: not read here (set them with Environment=, or scan the "
+            "tree that holds the file)" if service.unread_files else
+            "this unit's Environment= does not set: systemd takes them from its manager's environment "
+            "(DefaultEnvironment=) or substitutes an empty string (set them with Environment=)"))
     if service.unknown_specifiers:
-        server.notes.append(f"the unit's specifiers {', '.join(service.unknown_specifiers)} are known only where "
-                            "systemd starts it (a template's instance, a user manager's home, ...): the words "
-                            "holding them are not known (write the values, or check the unit as instantiated)")
-    hidden = service.unknown_variables
-    if hidden:
-        why = ("an EnvironmentFile= not read here may set them" if "\ue001EnvironmentFile" in service.env
-               else "systemd takes them from its manager's environment (DefaultEnvironment=) or substitutes an "
-               "empty string")
-        server.notes.append(f"ExecStart= uses {', '.join('$' + v for v in hidden)}, which this unit's "
-                            f"Environment= does not set ({why}): not known (set them with Environment=)")
+        causes.append(f"the unit's specifiers {', '.join(service.unknown_specifiers)} are known only where systemd "
+                      "starts it (a template's instance, a user manager's home): write the values, or check the unit "
+                      "as instantiated")
+    folded = False
+    if inv is not None and causes:
+        said = f"({'; '.join(causes)})"
+        marked = [k for k, u in enumerate(server.unchecked) if "(a variable or template)" in u]
+        for k in marked:
+            # once: the first mention names the cause, the others point back at it
+            server.unchecked[k] = server.unchecked[k].replace(
+                "(a variable or template)", said if k == marked[0] else "(as said above)", 1)
+        folded = bool(marked)
+    server.notes.extend(n for n in service.notes if not (folded and service.unknown_variables
+                                                           and n.startswith("EnvironmentFile=")))
+    if not folded:
+        server.notes.extend(causes)
