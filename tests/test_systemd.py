@@ -234,3 +234,37 @@ def test_a_unit_that_mentions_vllm_but_starts_no_server_is_said(tmp_path):
     assert result.servers == []
     [note] = result.problems
     assert note.level == "note" and "no ExecStart= starts a vLLM server" in note.message
+
+
+def test_shell_c_docker_run_and_a_user_units_home(tmp_path):
+    root = _tree(tmp_path, {
+        "shell.service": """\
+            [Service]
+            Environment=CTX=6144
+            ExecStart=/bin/bash -lc 'source /opt/venv/bin/activate && exec vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len "$CTX"'
+            """,
+        "container.service": """\
+            [Unit]
+            Description=vLLM in its container
+            [Service]
+            ExecStartPre=-/usr/bin/docker rm -f llm
+            ExecStart=/usr/bin/docker run --rm --name llm --gpus all vllm/vllm-openai:v0.6.3 \\
+                --model facebook/opt-125m --max-model-len 1024
+            """,
+        "user/home.service": """\
+            [Service]
+            ExecStart=%h/.venv/bin/vllm serve facebook/opt-350m --max-model-len 1536
+            [Install]
+            WantedBy=default.target
+            """})
+    servers = {s.name: s for s in scan([root]).servers}
+    # the shell of `bash -c` expands $CTX from the process environment the unit gives it
+    assert servers["shell"].model == "Qwen/Qwen2.5-1.5B-Instruct" and servers["shell"].args["max_model_len"] == 6144
+    # ExecStartPre= starts nothing that is checked; the `docker run` of ExecStart= is the server
+    container = servers["container"]
+    assert container.image == "vllm/vllm-openai:v0.6.3" and container.args["max_model_len"] == 1024
+    assert container.source_format == "systemd" and container.location.line == 5
+    # a user unit's %h is not known, but the program it names is
+    home = servers["home"]
+    assert home.model == "facebook/opt-350m" and home.args["max_model_len"] == 1536
+    assert sum("%h" in n for n in home.notes) == 1

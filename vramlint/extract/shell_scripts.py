@@ -351,6 +351,13 @@ def _container_run(command: list[Any]) -> list[Any] | None:
     return None
 
 
+def container_run_server(command: list[Any], display: str, problems: list[Problem]) -> Server | None:
+    """The vLLM server a `docker run` (podman, nerdctl) command line starts, its words Tokens, or None: for a
+    launcher that runs the container itself (a systemd unit's ExecStart=)."""
+    words = _container_run(command)
+    return _docker_run_server(words, display, problems) if words is not None else None
+
+
 def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) -> Server | None:
     from vramlint.cmdline import find_vllm_invocation, is_vllm_image
     from vramlint.versions import version_from_image

@@ -406,7 +406,8 @@ def _exec_commands(setting: Setting, display: str, table: dict[str, str | None],
             line, column = setting.places[min(at, len(setting.places) - 1)] if setting.places else (setting.line, 1)
             texts = substitute(word.text, env, unknown_vars) if substituting else [word.text]
             if k == 0:
-                texts = [_keep_known_name(t, word.text) for t in texts]
+                raw = setting.value[at:]
+                texts = [_keep_known_name(t, raw.split(None, 1)[0] if raw.strip() else t) for t in texts]
             for text in texts:
                 if word.content is not None and any(c.isspace() for c in text):
                     c_at = where[min(word.content, len(where) - 1)]
@@ -452,6 +453,17 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
         inv = find_vllm_invocation(command.words, [], None, dict(service.env))
         note = None
         if inv is None:
+            from vramlint.extract.shell_scripts import container_run_server
+
+            container = container_run_server(command.words, display, problems)
+            if container is not None:
+                # the unit runs vLLM's image itself: the container's settings are those of its `docker run`
+                container.source_format, container.name = "systemd", service.name
+                container.location = Location(container.location.file, container.location.line,
+                                              container.location.column, yaml_path=_path(command))
+                _add_unit_notes(container, service)
+                servers.append(container)
+                continue
             inv, note, why, launched = follow_repository_script(command.words, service.working_directory,
                                                                 dict(service.env), "WorkingDirectory=", runs)
             for server in launched:
@@ -478,14 +490,17 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
     return servers, problems
 
 
+def _path(command: Command) -> str:
+    return "ExecStart" + (f"[{command.index}]" if command.index else "")
+
+
 def _make_server(service: Service, command: Command, inv: Any, display: str) -> Server:
     from vramlint.extract.launchers import visible_devices_gpu
     from vramlint.extract.shell_scripts import fill_from_invocation
 
-    path = "ExecStart" + (f"[{command.index}]" if command.index else "")
     location = inv.location or command.location
     location = Location(location.file, location.line, location.column, location.end_line, location.end_column,
-                        yaml_path=path)
+                        yaml_path=_path(command))
     server = Server(file=display, location=location, source_format="systemd", kind="systemd service",
                     name=service.name)
     server.container = service.name
