@@ -228,12 +228,48 @@ def test_a_unit_that_mentions_vllm_but_starts_no_server_is_said(tmp_path):
         [Unit]
         Description=proxy in front of vllm
         [Service]
-        ExecStart=/usr/bin/socat TCP-LISTEN:80,fork TCP:127.0.0.1:8000
+        ExecStart=/opt/vllm-gateway/bin/gateway --upstream 127.0.0.1:8000
+        """, "ui.service": """\
+        [Unit]
+        After=vllm.service
+        [Service]
+        ExecStart=/usr/bin/node /srv/ui/server.js
         """})
     result = scan([root])
     assert result.servers == []
+    # one that names vLLM only in its ordering (After=) launches something else: nothing said
     [note] = result.problems
-    assert note.level == "note" and "no ExecStart= starts a vLLM server" in note.message
+    assert note.file.endswith("vllm-proxy.service")
+    assert note.level == "note" and "no ExecStart= starts a vLLM server" in note.message and note.line == 2
+
+
+def test_a_script_under_working_directory_is_the_checkout_of_the_repository(tmp_path):
+    # the unit is kept in the repository it is run from: WorkingDirectory= is where that repository is checked out
+    root = _tree(tmp_path, {
+        "llm-serve/deploy/serve.service": """\
+            [Unit]
+            Description=vLLM (launcher of this repository)
+            [Service]
+            WorkingDirectory=/home/ops/llm-serve
+            Environment=MODEL_REPO=Qwen/Qwen2.5-7B-Instruct MAX_MODEL_LEN=32768
+            ExecStart=/home/ops/llm-serve/bin/serve.sh
+            """,
+        "llm-serve/bin/serve.sh": """\
+            #!/usr/bin/env bash
+            exec vllm serve "${MODEL_REPO}" --max-model-len "${MAX_MODEL_LEN:-8192}"
+            """,
+        "llm-serve/deploy/other.service": """\
+            [Service]
+            WorkingDirectory=/home/ops/llm-serve
+            ExecStart=/home/ops/llm-serve/bin/missing-vllm.sh
+            """})
+    result = scan([root])
+    [server] = result.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 32768
+    assert any("WorkingDirectory=/home/ops/llm-serve taken to be the checkout" in n for n in server.notes)
+    # a script the checkout does not hold is said as not read
+    [note] = [p for p in result.problems if p.file.endswith("other.service")]
+    assert "missing-vllm.sh" in note.message and note.level == "note"
 
 
 def test_shell_c_docker_run_and_a_user_units_home(tmp_path):
@@ -241,7 +277,8 @@ def test_shell_c_docker_run_and_a_user_units_home(tmp_path):
         "shell.service": """\
             [Service]
             Environment=CTX=6144
-            ExecStart=/bin/bash -lc 'source /opt/venv/bin/activate && exec vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len "$CTX"'
+            ExecStart=/bin/bash -lc 'source /opt/venv/bin/activate && \\
+                exec vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len "$CTX"'
             """,
         "container.service": """\
             [Unit]

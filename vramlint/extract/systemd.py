@@ -26,6 +26,7 @@ scanned tree is followed with the unit's environment (`launchers.follow_reposito
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -288,10 +289,14 @@ class Service:
     env: dict[str, str | None]
     env_locations: dict[str, Location]
     working_directory: str | None
+    working_directory_written: str | None  # as the unit writes it (specifiers expanded where known)
     unknown_specifiers: list[str]
     unknown_variables: list[str]
     notes: list[str]
     unread_files: list[str] = field(default_factory=list)  # `EnvironmentFile=X (line N)` of each not read
+    # the ExecStart=, Environment=, EnvironmentFile= and Description= settings: a unit that names vLLM only in
+    # its ordering (`After=vllm.service`) is no launcher of it
+    launch_settings: list[Setting] = field(default_factory=list)
 
 
 def read_service(text: str, display: str, path: str | None = None) -> tuple[Service | None, list[Problem]]:
@@ -349,6 +354,7 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
             env_locs[key] = Location(display, setting.line, 1)
     wd = unit.last("Service", "WorkingDirectory")
     working_directory = None
+    wd_written = wd.value.lstrip("-").strip() if wd is not None and wd.value.strip() else None
     if wd is not None:
         value, _where = expand_specifiers(wd.value.lstrip("-"), table, unknown_specs)
         from vramlint.cmdline import has_unknown_mark
@@ -368,8 +374,9 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
         for words in _exec_commands(setting, display, table, env, unknown_specs, unknown_vars, problems):
             commands.append(Command(words, words[0].location if words else Location(display, setting.line, 1),
                                     len(commands)))
-    return Service(stem, commands, env, env_locs, working_directory, unknown_specs, unknown_vars, notes,
-                   unread), problems
+    launch = [s for s in unit.sections.get("Service", []) if s.key in _RESET_LISTS] + unit.all("Unit", "Description")
+    return Service(stem, commands, env, env_locs, working_directory, wd_written, unknown_specs, unknown_vars, notes,
+                   unread, launch), problems
 
 
 def _exec_commands(setting: Setting, display: str, table: dict[str, str | None], env: dict[str, str | None],
@@ -466,6 +473,13 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
                 continue
             inv, note, why, launched = follow_repository_script(command.words, service.working_directory,
                                                                 dict(service.env), "WorkingDirectory=", runs)
+            if inv is None and not launched and why is not None and path is not None:
+                checkout = _checkout_script(command, service, path)
+                if checkout is not None:
+                    words, folder, said = checkout
+                    # the checkout's copy is read: what it says replaces "not read"
+                    inv, note, why, launched = follow_repository_script(words, folder, dict(service.env),
+                                                                        "WorkingDirectory=", runs + said)
             for server in launched:
                 _add_unit_notes(server, service)
             servers.extend(launched)
@@ -477,7 +491,7 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
         if note is not None:
             server.notes.append(note)
         servers.append(server)
-    if not servers and "vllm" in text.lower() and not problems:
+    if not servers and not problems and any("vllm" in s.value.lower() for s in service.launch_settings):
         if unread:
             command, why = unread[0]
             problems.append(Problem(display, command.location.line, command.location.column,
@@ -488,6 +502,47 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
                                     "vramlint can read (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`"
                                     ", or a script of the scanned tree that runs one): not checked", level="note"))
     return servers, problems
+
+
+def _checkout_script(command: Command, service: Service, unit_path: str
+                     ) -> tuple[list[Any], str, str] | None:
+    """The script an ExecStart runs from the unit's `WorkingDirectory=` (an absolute path under it, or a shell's
+    relative argument), found in the scanned repository: a unit kept in a repository and run from the folder
+    it is checked out to (`WorkingDirectory=/home/me/llm-serve`, `ExecStart=/home/me/llm-serve/start.sh`) runs
+    that checkout's copy. (the command with the script's path made relative, the repository folder holding it,
+    what is said of it), or None. Looked up from the unit's folder up to the scanned root."""
+    from vramlint.cmdline import Token, has_unknown_mark
+    from vramlint.discover import display_path
+    from vramlint.extract import scripts
+    from vramlint.fsread import outside_reason
+
+    call = scripts.script_call(command.words)
+    written = service.working_directory_written
+    if call is None or not call.path.text or written is None:
+        return None
+    target = call.path.text
+    if target.startswith("/"):
+        known = service.working_directory
+        if known is None or not target.startswith(known.rstrip("/") + "/"):
+            return None
+        rel = target[len(known.rstrip("/")) + 1:]
+    elif has_unknown_mark(target):
+        return None
+    else:
+        rel = target
+    folder = os.path.dirname(os.path.abspath(unit_path))
+    while outside_reason(folder) is None:
+        candidate = os.path.normpath(os.path.join(folder, rel))
+        if os.path.isfile(candidate) and outside_reason(candidate) is None:
+            words = [Token(rel, w.location) if w is call.path else w for w in command.words]
+            said = (f" (WorkingDirectory={written} taken to be the checkout of this repository, "
+                    f"{display_path(folder)}: the unit runs its copy of the script)")
+            return words, folder, said
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
 
 
 def _path(command: Command) -> str:
