@@ -262,11 +262,23 @@ def test_a_script_under_working_directory_is_the_checkout_of_the_repository(tmp_
             [Service]
             WorkingDirectory=/home/ops/llm-serve
             ExecStart=/home/ops/llm-serve/bin/missing-vllm.sh
+            """,
+        "llm-serve/deploy/shell.service": """\
+            [Unit]
+            Description=vLLM from a folder named by a specifier
+            [Service]
+            WorkingDirectory=/home/%u/llm-serve
+            Environment=MODEL_REPO=Qwen/Qwen2.5-3B-Instruct
+            ExecStart=/usr/bin/env bash bin/serve.sh
             """})
     result = scan([root])
-    [server] = result.servers
+    servers = {s.name: s for s in result.servers}
+    assert sorted(servers) == ["serve", "shell"]
+    server = servers["serve"]
     assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 32768
     assert any("WorkingDirectory=/home/ops/llm-serve taken to be the checkout" in n for n in server.notes)
+    # `env` runs the shell; the working directory is not known (%u), its relative script found in the checkout
+    assert servers["shell"].model == "Qwen/Qwen2.5-3B-Instruct" and servers["shell"].args["max_model_len"] == 8192
     # a script the checkout does not hold is said as not read
     [note] = [p for p in result.problems if p.file.endswith("other.service")]
     assert "missing-vllm.sh" in note.message and note.level == "note"

@@ -24,7 +24,7 @@ from vramlint.model import Location
 
 MAX_SCRIPT_BYTES = 256 * 1024  # a launcher script; anything larger is not one
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
-_SKIP_WORDS = {"exec", "nohup", "tini", "dumb-init", "--", "time", "setsid", "gosu", "su-exec"}
+_SKIP_WORDS = {"exec", "nohup", "tini", "dumb-init", "--", "time", "setsid", "gosu", "su-exec", "env", "/usr/bin/env"}
 _SCRIPT_PATH = re.compile(r"^(?:\.{1,2}/|/)?[\w.@+-]+(?:/[\w.@+-]+)*$")
 
 @dataclass
