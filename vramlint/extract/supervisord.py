@@ -573,7 +573,7 @@ def read_supervisord_servers(text: str, display: str, path: str | None = None) -
 
 def _program_script(program: Program, here: str | None) -> tuple[Any, str | None, str | None, list[Server]]:
     """`launchers.follow_repository_script` for a program: a relative script is taken from its `directory=`."""
-    from vramlint.extract.launchers import follow_repository_script
+    from vramlint.extract.launch_scripts import follow_repository_script
 
     directory = program.section.options.get("directory")
     folder = _expand_plain(directory.text, {"here": here, "program_name": program.name}) if directory else None
@@ -594,7 +594,7 @@ def make_server(program: Program, inv: Any, display: str) -> Server:
     server.container = program.name
     server.env, server.env_locations = dict(program.env), dict(program.env_locations)
     fill_from_invocation(server, inv)
-    from vramlint.extract.launchers import visible_devices_gpu
+    from vramlint.extract.launch_scripts import visible_devices_gpu
 
     visible_devices_gpu(server)
     server.notes.extend(program.notes)

@@ -20,7 +20,7 @@ Read with systemd's own rules (systemd.syntax(7), systemd.unit(5), systemd.servi
 - several `ExecStart=` lines are each read for `Type=oneshot`; for any other type systemd refuses the unit.
 
 A script the unit runs (absolute, or relative to `WorkingDirectory=` as a shell's argument) that is in the
-scanned tree is followed with the unit's environment (`launchers.follow_repository_script`). Drop-in folders
+scanned tree is followed with the unit's environment (`launch_scripts.follow_repository_script`). Drop-in folders
 (`NAME.service.d/*.conf`) are not merged.
 """
 
@@ -448,7 +448,7 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
     """The vLLM servers a systemd service unit starts, read on its own: its version and GPUs are those of the host
     it runs on (CUDA_VISIBLE_DEVICES in its environment gives the count)."""
     from vramlint.cmdline import find_vllm_invocation
-    from vramlint.extract.launchers import follow_repository_script
+    from vramlint.extract.launch_scripts import follow_repository_script
 
     service, problems = read_service(text, display, path)
     if service is None:
@@ -550,7 +550,7 @@ def _path(command: Command) -> str:
 
 
 def _make_server(service: Service, command: Command, inv: Any, display: str) -> Server:
-    from vramlint.extract.launchers import visible_devices_gpu
+    from vramlint.extract.launch_scripts import visible_devices_gpu
     from vramlint.extract.shell_scripts import fill_from_invocation
 
     location = inv.location or command.location
