@@ -317,3 +317,23 @@ def test_shell_c_docker_run_and_a_user_units_home(tmp_path):
     home = servers["home"]
     assert home.model == "facebook/opt-350m" and home.args["max_model_len"] == 1536
     assert sum("%h" in n for n in home.notes) == 1
+
+
+def test_a_setting_continued_past_systemds_line_limit_is_a_refused_unit(tmp_path):
+    # systemd's config_parse refuses a line over LONG_LINE_MAX (1 MiB, continuations joined) and loads nothing;
+    # the continued text is joined once (joining at every line took minutes for 100,000 continued lines)
+    from vramlint.extract.systemd import LONG_LINE_MAX, parse_unit
+
+    continued = "[Service]\nExecStart=/usr/bin/vllm serve facebook/opt-125m \\\n" + " --max-num-seqs 8 \\\n" * 100_000
+    unit, errors = parse_unit(continued + " --port 8000\n")
+    assert not unit.sections and errors[0][0] == 2 and "not loaded" in errors[0][1]
+    path = tmp_path / "engine.service"
+    path.write_text("[Service]\nEnvironment=" + "A" * (LONG_LINE_MAX + 1) + "=1\nExecStart=vllm serve x\n")
+    inv = scan([str(path)])
+    assert inv.servers == []
+    assert [(p.line, p.level) for p in inv.problems if "systemd refuses" in p.message] == [(2, "warning")]
+    # under the limit, a long continued ExecStart is read, its words on their own lines
+    unit, errors = parse_unit("[Service]\nExecStart=/usr/bin/vllm serve facebook/opt-125m \\\n"
+                              + " --max-num-seqs 8 \\\n" * 1_000 + " --port 8000\n")
+    [setting] = unit.sections["Service"]
+    assert setting.value.endswith("--port 8000") and setting.places[-1][0] == 1_003

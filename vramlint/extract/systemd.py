@@ -68,12 +68,17 @@ class Unit:
         return found[-1] if found else None
 
 
+LONG_LINE_MAX = 1024 * 1024  # systemd's src/basic/fileio.h: a line, continuations joined, past this is refused
+
+
 def parse_unit(text: str) -> tuple[Unit, list[tuple[int, str]]]:
     """The sections of a unit file, and the lines systemd ignores with a warning (no `=`, before any section)."""
     unit = Unit()
     errors: list[tuple[int, str]] = []
     section: str | None = None
-    pending: tuple[str, list[tuple[int, int]], int] | None = None  # continued text, its places, first line
+    # a setting continued over lines: its pieces, their places, its first line, its length (joined once at its end:
+    # joining at every line was quadratic, 100,000 continued lines ran for minutes)
+    pending: tuple[list[str], list[tuple[int, int]], int, int] | None = None
     for number, raw in enumerate(_BREAK.split(text), start=1):
         stripped = raw.strip()
         if stripped.startswith(("#", ";")):
@@ -82,12 +87,21 @@ def parse_unit(text: str) -> tuple[Unit, list[tuple[int, str]]]:
             continue
         first = len(raw) - len(raw.lstrip())
         body = raw[first:].rstrip()
+        if len(body) + (pending[3] if pending else 0) > LONG_LINE_MAX:
+            # systemd's config_parse reads a line of at most LONG_LINE_MAX ("Line too long", or "Continuation line
+            # too long" when continued) and does not load the unit
+            return Unit(), [(pending[2] if pending else number, "a line (continuations joined) past 1 MiB, which "
+                             "systemd refuses (Line too long): the unit is not loaded")]
         places = [(number, first + 1 + k) for k in range(len(body))]
-        if pending is not None:
-            body, places = pending[0] + body, pending[1] + places
         if body.endswith("\\"):
-            pending = (body[:-1] + " ", places, pending[2] if pending else number)
+            if pending is None:
+                pending = ([], [], number, 0)
+            pending[0].append(body[:-1] + " ")
+            pending[1].extend(places)  # the `\\`'s place is the blank's that replaces it
+            pending = (pending[0], pending[1], pending[2], pending[3] + len(body))
             continue
+        if pending is not None:
+            body, places = "".join(pending[0]) + body, pending[1] + places
         start_line = pending[2] if pending else number
         pending = None
         if not body:
@@ -109,8 +123,8 @@ def parse_unit(text: str) -> tuple[Unit, list[tuple[int, str]]]:
         value = rest.strip()
         offset = at + 1 + lead
         unit.sections[section].append(Setting(key, value, places[offset:offset + len(value)], start_line))
-    if pending is not None and section is not None and "=" in pending[0]:
-        body, places, start_line = pending
+    if pending is not None and section is not None and "=" in "".join(pending[0]):
+        body, places, start_line = "".join(pending[0]), pending[1], pending[2]
         at = body.index("=")
         rest = body[at + 1:]
         lead = len(rest) - len(rest.lstrip())
@@ -303,6 +317,9 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
     """The `[Service]` of a unit: its commands and environment. ``path``: the file on disk."""
     unit, errors = parse_unit(text)
     problems: list[Problem] = []
+    if not unit.sections and errors and errors[0][1].endswith("the unit is not loaded"):
+        return None, [Problem(display, errors[0][0], 1, errors[0][1] + "; a vLLM server it starts is not read",
+                              level="warning")]
     name = display.replace("\\", "/").rsplit("/", 1)[-1]
     stem = name[:-len(".service")] if name.endswith(".service") else name
     user_unit = "/user/" in "/" + display.replace("\\", "/") or any(
