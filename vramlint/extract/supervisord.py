@@ -275,23 +275,28 @@ def _env_pairs(value: Value, display: str, expansions: dict[str, Any]
     except ValueError as exc:
         return None, str(exc)
     out: dict[str, tuple[str | None, Location]] = {}
+    cursor = [0, 0]  # the keys come in the order written: each is looked for after the one before (linear)
     i = 0
     while i < len(tokens):
         triple = tokens[i:i + 3]
         if len(triple) != 3 or triple[1] != "=":
             return None, "unexpected end of key/value pairs"
         key, raw = triple[0], triple[2].strip("'\"")
-        out[key] = (None if UNKNOWN_MARK in raw else raw, _find_key(value, key, display))
+        out[key] = (None if UNKNOWN_MARK in raw else raw, _find_key(value, key, display, cursor))
         i += 4
     return out, None
 
 
-def _find_key(value: Value, key: str, display: str) -> Location:
-    for text, line, column in value.pieces:
-        at = text.find(key + "=")
+def _find_key(value: Value, key: str, display: str, cursor: list[int]) -> Location:
+    """Where ``key`` is written, from ``cursor`` (piece, offset) on; the cursor moves past it."""
+    for k in range(cursor[0], len(value.pieces)):
+        text, line, column = value.pieces[k]
+        start = cursor[1] if k == cursor[0] else 0
+        at = text.find(key + "=", start)
         if at < 0:
-            at = text.find(key)
+            at = text.find(key, start)
         if at >= 0:
+            cursor[:] = [k, at + len(key)]
             return Location(display, line, column + at)
     return Location(display, value.key_line, 1)
 
