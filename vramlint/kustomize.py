@@ -1008,6 +1008,24 @@ def _replicas(kust: Kustomization, resources: list[Resource]) -> None:
                 _set(spec, "replicas", count, entry.vorg.get("count"))
 
 
+def _each_container(node: Any, fn: Any, depth: int = 0) -> None:
+    """``fn`` on every container (and init container) map of a resource, wherever its pod template sits (a
+    Deployment's, a JobSet's replicated jobs', a custom resource's): bounded in depth."""
+    if depth > 40:
+        return
+    if isinstance(node, KMap):
+        for key, value in node.items():
+            if key in ("containers", "initContainers") and isinstance(value, KSeq):
+                for c in value:
+                    if isinstance(c, KMap):
+                        fn(c)
+            else:
+                _each_container(value, fn, depth + 1)
+    elif isinstance(node, KSeq):
+        for item in node:
+            _each_container(item, fn, depth + 1)
+
+
 def _image_parts(image: str) -> tuple[str, str, str]:
     """(name, ":tag" or "", "@digest" or "") of an image reference."""
     name, at, digest = image.partition("@")
@@ -1043,22 +1061,8 @@ def _images(kust: Kustomization, resources: list[Resource]) -> None:
             _set(container, "image", f"{new_name}{tag}{digest}", org or rule.at)
             return
 
-    def walk(node: Any, depth: int) -> None:
-        if depth > 40:
-            return
-        if isinstance(node, KMap):
-            for key, value in node.items():
-                if key in ("containers", "initContainers") and isinstance(value, KSeq):
-                    for c in value:
-                        if isinstance(c, KMap):
-                            retag(c)
-                walk(value, depth + 1)
-        elif isinstance(node, KSeq):
-            for item in node:
-                walk(item, depth + 1)
-
     for res in resources:
-        walk(res.node, 0)
+        _each_container(res.node, retag)
 
 
 def _field_path(path: str) -> list[str]:
@@ -1265,24 +1269,9 @@ def _inline_configmaps(resources: list[Resource]) -> None:
             else:
                 del container["envFrom"]
 
-    def walk(node: Any, depth: int) -> None:
-        if depth > 40:
-            return
-        if isinstance(node, KMap):
-            for key, value in node.items():
-                if key in ("containers", "initContainers") and isinstance(value, KSeq):
-                    for c in value:
-                        if isinstance(c, KMap):
-                            fill(c)
-                else:
-                    walk(value, depth + 1)
-        elif isinstance(node, KSeq):
-            for item in node:
-                walk(item, depth + 1)
-
     for res in resources:
         if _kind(res.node) != "ConfigMap":
-            walk(res.node, 0)
+            _each_container(res.node, fill)
 
 
 # --- which kustomizations a scan builds, and their servers ----------------------------------------------------------
