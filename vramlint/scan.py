@@ -434,18 +434,10 @@ def _scan_supervisord(col: _Collector, text: str, display: str, base_dir: str, u
     col.inventory.files_scanned += 1
     if (use_prefilter and "vllm" not in text.lower()) or "[program:" not in text:
         return
-    from vramlint.extract.dockerfile import DockerfileRecord
     from vramlint.extract.supervisord import is_supervisord_file, read_supervisord_servers
 
-    if not is_supervisord_file(display, text):
-        return
-    path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
-    try:
-        servers, problems = read_supervisord_servers(text, display, path)
-    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
-        col.inventory.problems.append(internal_problem(display, None, "reading this supervisord configuration", exc))
-        return
-    col.records.launchers.append(DockerfileRecord(os.path.realpath(path), servers, problems))
+    if is_supervisord_file(display, text):
+        _read_launcher(col, text, display, base_dir, read_supervisord_servers, "supervisord configuration")
 
 
 def _scan_systemd(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
@@ -454,14 +446,21 @@ def _scan_systemd(col: _Collector, text: str, display: str, base_dir: str, use_p
     col.inventory.files_scanned += 1
     if use_prefilter and "vllm" not in text.lower():
         return
-    from vramlint.extract.dockerfile import DockerfileRecord
     from vramlint.extract.systemd import read_systemd_servers
+
+    _read_launcher(col, text, display, base_dir, read_systemd_servers, "systemd unit")
+
+
+def _read_launcher(col: _Collector, text: str, display: str, base_dir: str, reader: Any, what: str) -> None:
+    """A launcher file's servers (supervisord, systemd), kept apart until the join drops the ones an image in the
+    tree runs (read through it); one that fails to read is said, and the run goes on."""
+    from vramlint.extract.dockerfile import DockerfileRecord
 
     path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
     try:
-        servers, problems = read_systemd_servers(text, display, path)
+        servers, problems = reader(text, display, path)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
-        col.inventory.problems.append(internal_problem(display, None, "reading this systemd unit", exc))
+        col.inventory.problems.append(internal_problem(display, None, f"reading this {what}", exc))
         return
     col.records.launchers.append(DockerfileRecord(os.path.realpath(path), servers, problems))
 

@@ -595,10 +595,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         if inv is not None:
             built_used = built
             image_text, entry_tokens, cmd_tokens = run_image, run_entry, run_cmd
-            for key, value in built.env.items():
-                if key not in env:
-                    env[key] = value
-                    env_locs[key] = built.env_locations[key]
+            _built_env_under(env, env_locs, built)
             if run_image is not None and run_image == built.base:
                 image_loc = built.base_location
     else:
@@ -630,10 +627,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
             # the built image's launcher runs: its FROM (version) and ENV are the server's, as for its own command
             built_used = built
             image_text = run_image
-            for key, value in built.env.items():
-                if key not in env:
-                    env[key] = value
-                    env_locs[key] = built.env_locations[key]
+            _built_env_under(env, env_locs, built)
             if run_image is not None and run_image == built.base:
                 image_loc = built.base_location
         if inv is None and (hidden is None or isinstance(built, BuiltImage)) and image is None:
@@ -813,6 +807,14 @@ def _build_dockerfile(layers: list[_Layer], base_dir: str, interp: Interpolator)
     if UNKNOWN_MARK in context + dockerfile or re.match(r"^[a-z][\w+.-]*://|^git@", context):
         return None
     return dockerfile if os.path.isabs(dockerfile) else os.path.join(base_dir, context, dockerfile)
+
+
+def _built_env_under(env: dict, env_locs: dict, built: BuiltImage) -> None:
+    """The built image's ENV under the service's own `environment` (which wins), with where each was set."""
+    for key, value in built.env.items():
+        if key not in env:
+            env[key] = value
+            env_locs[key] = built.env_locations[key]
 
 
 def _take_built_version(server: Server, built: BuiltImage, built_from: str, base: str) -> None:
