@@ -8,7 +8,9 @@ the KV cache (GiB, or KV tokens, or blocks: whichever the log gives) and whether
 right. Rows that cannot be run, or stay off, say why.
 
 The figures are printed overall and per category (tensor parallel >= 4, tensor parallel 8, pipeline parallel,
-multimodal, LoRA, speculative decoding, vLLM >= 0.20), each once over all rows and once over the held-out rows
+multimodal, LoRA, speculative decoding, CPU offload, vLLM >= 0.20, and the public rows whose log shows a warm
+compile cache: their ``compile_cache`` column, run with ``compute_budget(..., compile_cache="warm")``, since
+vramlint's default is a first start), each once over all rows and once over the held-out rows
 only, with the KV error's median, the cases above 10% and the share within 10%: a row is in-sample when one of
 vramlint's estimates was fitted on it or written with its figures in view (IN_SAMPLE says which estimate, for the
 shared and extra rows; the public table's ``sample`` column, for its rows), held-out otherwise.
@@ -82,7 +84,8 @@ IN_SAMPLE: dict[int | str, str] = {
 }
 
 # The categories the summary breaks the figures down by, in print order.
-CATEGORIES = ("TP>=4", "TP 8", "pipeline parallel", "multimodal", "LoRA", "speculative", "CPU offload", "vLLM>=0.20")
+CATEGORIES = ("TP>=4", "TP 8", "pipeline parallel", "multimodal", "LoRA", "speculative", "CPU offload", "vLLM>=0.20",
+              "warm compile")
 
 # Per-row decisions the TSV leaves open: (row index) -> dict. "skip" gives the reason a row cannot be run.
 # Versions: the TSV gives "unknown (~v0.6.4)" etc.; the release whose log format / line numbers match is used.
@@ -257,17 +260,18 @@ def categories(info, args: dict, version: str) -> set[str]:
     return cats
 
 
-def run_case(label, model_name, gpu_spec, version, args, logged, options, image=None, env=None):
+def run_case(label, model_name, gpu_spec, version, args, logged, options, image=None, env=None, compile_cache="cold"):
     """``image``: the container image when the log says one; None for the issue reports, which mostly ran pip
     installs (PyTorch sampler in 0.9-0.10, Marlin MXFP4 on Hopper before 0.12). ``env``: the server's environment
-    where the log shows what it decides (a public row's ``env_json``)."""
+    where the log shows what it decides (a public row's ``env_json``). ``compile_cache``: "warm" where the log
+    shows the compiled graphs loaded from the cache (a public row's ``compile_cache`` column)."""
     info, why = resolve_model(model_name, options)
     if info is None:
         return {"label": label, "skip": f"model {model_name} not resolved: {why}"}
     draft_name = speculative_draft_name(args)
     draft = resolve_model(draft_name, options) if draft_name else None
     b = compute_budget(info, gpu_spec, args, dict(env or {}), version, int(args.get("tensor_parallel_size") or 1), image=image,
-                       draft=draft)
+                       draft=draft, compile_cache=compile_cache)
     out = {"label": label, "budget": b, "errors": {}, "categories": categories(info, args, version)}
     if logged.get("weights") is not None:
         out["errors"]["weights"] = rel(b.weights_gib, logged["weights"])
@@ -466,7 +470,14 @@ def run_public(row: dict, options) -> dict:
     # not (VLLM_USE_FLASHINFER_SAMPLER=1 for a pip install that logs "Using FlashInfer for top-p & top-k sampling":
     # vLLM 0.9 - 0.10 use FlashInfer whenever it is installed, topk_topp_sampler.py)
     env = json.loads(row.get("env_json") or "{}")
-    res = run_case(label, row["model"], spec, row["vllm_version"], args, logged, options, image=image, env=env)
+    # compile_cache: "warm ..." where the log shows the start loaded its compiled graphs (the "Directly load"
+    # lines, or seconds from "Model loading took" to the KV cache size where a cold compile takes tens); empty:
+    # a first compile, vramlint's default
+    warm = (row.get("compile_cache") or "").strip().startswith("warm")
+    res = run_case(label, row["model"], spec, row["vllm_version"], args, logged, options, image=image, env=env,
+                   compile_cache="warm" if warm else "cold")
+    if warm:
+        res.setdefault("categories", set()).add("warm compile")
     res["why"] = "; ".join(x for x in (row["model_basis"] if row["model_basis"] != "logged" else "",
                                       row["notes"]) if x) or None
     sample = (row.get("sample") or "held-out").strip()

@@ -89,3 +89,31 @@ def test_only_the_first_pipeline_stage_holds_the_table():
     bench = TABLE + cfg.max_num_batched_tokens * 4096 * 2 + 48 * MiB
     assert first == bench
     assert last < bench - GiB // 2
+
+
+def test_a_warm_compile_cache_loads_the_graphs_and_benchmarks_nothing():
+    """A start whose compiled graphs are already in VLLM_CACHE_ROOT (vLLM 0.17.1 logs "Directly load AOT
+    compilation"): the profiling window holds the forward pass and the sampler only. Shaped after one GPU of 24
+    GiB at 0.9 with 2,048 batched tokens, an 8B-like model; VLLM_DISABLE_COMPILE_CACHE=1 reads no cache, so the
+    start stays cold whatever the caller says."""
+    gpu = gpus.lookup("RTX-3090")
+    args = {"max_model_len": 8192}
+    model = ModelInfo(**WIDE)
+    cold = compute_budget(model, gpu, args, {}, "0.17.1", 1)
+    warm = compute_budget(model, gpu, args, {}, "0.17.1", 1, compile_cache="warm")
+    eager = compute_budget(model, gpu, {**args, "enforce_eager": True}, {}, "0.17.1", 1)
+    assert "cold torch.compile" in cold.sources["activation"]
+    assert "cold torch.compile" not in warm.sources["activation"]
+    assert warm.activation_gib == eager.activation_gib < cold.activation_gib - 0.5
+    assert warm.kv_cache_gib > cold.kv_cache_gib + 0.5
+    assert warm.sources["compile_cache"].startswith("warm (as given)")
+    assert "compile_cache" not in cold.sources
+    disabled = compute_budget(model, gpu, args, {"VLLM_DISABLE_COMPILE_CACHE": "1"}, "0.17.1", 1,
+                              compile_cache="warm")
+    assert disabled.activation_gib == cold.activation_gib
+    assert "reads no compile cache" in disabled.sources["compile_cache"]
+    forced = {**args, "compilation_config": {"inductor_compile_config": {"force_disable_caches": True}}}
+    assert compile_benchmark(_beh("0.17.1", forced), forced, model, {}, "warm")[0]
+    assert not compile_benchmark(_beh("0.17.1"), {}, model, {}, "warm")[0]
+    with pytest.raises(ValueError):
+        compute_budget(model, gpu, args, {}, "0.17.1", 1, compile_cache="lukewarm")

@@ -52,7 +52,8 @@ STAGES = (
 
 def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, version: str, gpus: int,
                    image: str | None = None, sources: dict[str, str] | None = None,
-                   draft: tuple[ModelInfo | None, str | None] | None = None) -> Budget:
+                   draft: tuple[ModelInfo | None, str | None] | None = None,
+                   compile_cache: str = "cold") -> Budget:
     """The start-up memory budget of one vLLM engine on ``gpu``, per GPU (the rank that decides).
 
     ``args`` are vLLM dest names as typed by vLLM (``max_model_len``, ``tensor_parallel_size``, ...);
@@ -61,8 +62,12 @@ def compute_budget(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, versio
     vLLM image (which ships FlashInfer) runs; ``sources`` (optional) where the caller's inputs came from;
     ``draft`` (optional) the speculative-decoding draft model named by the arguments, as (facts, why unresolved)
     from the same resolver as the model (None: not resolved; see :func:`speculative_draft_name`).
+    ``compile_cache`` (optional): "cold" (the default, a first start) or "warm" (the compiled graphs of this
+    configuration are already in ``VLLM_CACHE_ROOT``: see :func:`vramlint.budget.profile_compile.compile_benchmark`).
     """
-    cfg = resolve_configuration(model, gpu, args, env, version, gpus, image=image)
+    if compile_cache not in ("cold", "warm"):
+        raise ValueError(f"compile_cache is 'cold' or 'warm', not {compile_cache!r}")
+    cfg = resolve_configuration(model, gpu, args, env, version, gpus, image=image, compile_cache=compile_cache)
     weights = load_weights(cfg, draft)
     profile = profile_memory(cfg, weights)
     kv = plan_kv_cache(cfg, weights, profile)

@@ -84,10 +84,13 @@ class Configuration(StageResult):
     total_bytes: float
     requested: float  # total x gpu_memory_utilization, what the worker asks for
     kv_dtype: str = "auto"  # the resolved --kv-cache-dtype (auto: the model dtype)
+    # "cold": the first start, nothing compiled yet; "warm": the caller knows VLLM_CACHE_ROOT holds this
+    # configuration's compiled graphs (nothing in a manifest says so)
+    compile_cache: str = "cold"
 
 
 def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict, version: str, gpus: int,
-                          image: str | None = None) -> Configuration:
+                          image: str | None = None, compile_cache: str = "cold") -> Configuration:
     """Stage 1: the engine's configuration as vLLM resolves it (see the module docstring), with its refusals."""
     args = dict(args or {})
     env = dict(env or {})
@@ -241,7 +244,7 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
         pp_partition=partition, dp=dp, ep_size=ep_size, max_model_len=max_model_len, auto_fit=auto_fit, util=util, dtype=dtype,
         dtype_bytes=dtype_bytes, kv_dtype_bytes=kv_dtype_bytes, max_num_seqs=max_num_seqs,
         max_num_batched_tokens=mnbt, total_bytes=total_bytes, requested=total_bytes * util, kv_dtype=kv_dtype,
-        errors=errors, notes=notes, sources=src)
+        compile_cache=compile_cache, errors=errors, notes=notes, sources=src)
 
 
 def pp_partition(num_layers: int, pp: int, key: versions.VersionKey, env: dict) -> tuple[list[int], dict | None]:

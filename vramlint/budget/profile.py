@@ -212,7 +212,10 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         buffers, run, head_how = head_profile_bytes(weights.draft, key, mnbt, profile_seqs, cfg.dtype_bytes, cfg.tp)
         activation = [max(act, run) + buffers for act in activation]
         src["activation"] += f"; {head_how}"
-    benchmarked, _ = compile_benchmark(beh, cfg.args, model)
+    benchmarked, not_benchmarked = compile_benchmark(beh, cfg.args, model, cfg.env, cfg.compile_cache)
+    if cfg.compile_cache == "warm":
+        src["compile_cache"] = ("warm (as given): " + not_benchmarked if not benchmarked else
+                                "warm as given, but this configuration reads no compile cache: a cold compile")
     if benchmarked:
         # the first stage holds the embedding; the compile runs before its forward pass and sampler, so the peak
         # is the larger of the two

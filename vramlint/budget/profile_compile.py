@@ -32,7 +32,17 @@ forward), and ``--enforce-eager``, ``-O0`` or a compilation mode other than VLLM
 Inductor.
 
 The estimate is that of a cold compile cache, the first start of a pod (nothing in a manifest says the cache is
-warm; later starts with ``VLLM_CACHE_ROOT`` on a persistent volume load the compiled graphs and skip it). Not
+warm; later starts with ``VLLM_CACHE_ROOT`` on a persistent volume load the compiled graphs and skip it). A caller
+that knows the cache is warm says ``compile_cache="warm"``: the first call then loads the compiled function
+(``TorchCompileWithNoGuardsWrapper.__call__`` via ``torch.compiler.load_compiled_function``, "Directly load AOT
+compilation", vllm/compilation/decorators.py, 0.17.1 with torch 2.10; before the AOT path, or without its file,
+``CompilerManager.load`` "Directly load the compiled graph(s) ... from the cache", vllm/compilation/backends.py), so
+neither Dynamo nor Inductor's scheduler runs and nothing is benchmarked. ``VLLM_DISABLE_COMPILE_CACHE=1`` (or
+Inductor's ``force_disable_caches``) reads no cache: every start is cold whatever the caller says
+(``envs.disable_compile_cache`` turns the AOT default off; ``is_compile_cache_enabled``,
+vllm/compilation/compiler_interface.py). What tells a warm start in a log: those two lines, or, in an excerpt
+without them, seconds between ``Model loading took`` and ``Available KV cache memory`` where a cold compile takes
+tens (P49 of benchmarks/startup_logs_public.md: 45 s on an RTX 4090, Dynamo 8.6 s and Inductor 26.4 s). Not
 estimated: whether the freed table stays reserved past ``empty_cache`` because a later allocation was carved
 out of its segment (0.27+ then count it twice, in ``total_consumed`` and in the peak: P47 logs 1.16 GiB more
 consumed memory than P49 with the same weights); that depends on the order of every allocation, which neither
@@ -49,7 +59,10 @@ VLLM_SOURCES = (
     "vllm/config/compilation.py::CompilationConfig.__post_init__: combo_kernels and benchmark_combo_kernel for "
     "torch 2.9+ (0.12 - 0.34; 0.33+ unless deterministic)",
     "vllm/compilation/decorators.py: the first call compiles inside profile_run (AOT: compile, then the profiling "
-    "forward); vllm/utils/mem_utils.py::memory_profiling resets the peak only on entry",
+    "forward), or loads the compiled function from VLLM_CACHE_ROOT when it is there (0.17.1: load_compiled_function; "
+    "backends.py CompilerManager.load); vllm/utils/mem_utils.py::memory_profiling resets the peak only on entry",
+    "vllm/envs.py::use_aot_compile / disable_compile_cache, vllm/compilation/compiler_interface.py::"
+    "is_compile_cache_enabled: VLLM_DISABLE_COMPILE_CACHE=1 reads no cache (0.17.1)",
     "what vllm/config/compilation.py's benchmark_combo_kernel runs: torch/_inductor/scheduler.py::"
     "Scheduler.speedup_by_combo_kernel, codegen/triton.py::TritonScheduling."
     "benchmark_fused_nodes / codegen_kernel_benchmark (rand_strided arguments), runtime/benchmarking.py::"
@@ -61,14 +74,20 @@ MiB = 1 << 20
 ROCM_FLUSH_BYTES = 256 * MiB
 
 
-def compile_benchmark(beh: versions.Behavior, args: dict, model: ModelInfo) -> tuple[bool, str]:
-    """(whether a cold start's Inductor compile benchmarks the embedding gather inside the profiling window, why
-    not when it does not)."""
+def compile_benchmark(beh: versions.Behavior, args: dict, model: ModelInfo, env: dict | None = None,
+                      compile_cache: str = "cold") -> tuple[bool, str]:
+    """(whether the start's Inductor compile benchmarks the embedding gather inside the profiling window, why
+    not when it does not); ``compile_cache`` "warm": the compiled graphs are loaded from the cache instead."""
     if beh.engine != "v1" or not versions.at_least(beh.key, 0, 12):
         return False, "no Inductor combo-kernel benchmarking in this release (vLLM 0.12+ with torch 2.9+)"
     if truthy(args.get("enforce_eager")):
         return False, "--enforce-eager: nothing is compiled"
     cc = config_arg(args, "compilation_config") or {}
+    inductor = cc.get("inductor_compile_config")
+    inductor = inductor if isinstance(inductor, dict) else {}
+    if compile_cache == "warm" and not truthy((env or {}).get("VLLM_DISABLE_COMPILE_CACHE")) \
+            and not truthy(inductor.get("force_disable_caches")):
+        return False, "a warm compile cache (as given): the compiled graphs are loaded, Inductor does not run"
     mode = cc.get("mode", cc.get("level"))
     level = args.get("optimization_level")
     if mode is None:
@@ -78,8 +97,6 @@ def compile_benchmark(beh: versions.Behavior, args: dict, model: ModelInfo) -> t
         return False, f"compilation mode {mode}: not vLLM's Inductor compile"
     if str(cc.get("backend") or "inductor").strip().lower() != "inductor":
         return False, f"compilation backend {cc.get('backend')}: not Inductor"
-    inductor = cc.get("inductor_compile_config")
-    inductor = inductor if isinstance(inductor, dict) else {}
     if "combo_kernels" in inductor or "benchmark_combo_kernel" in inductor:
         # vLLM sets neither when either is given; Inductor's own defaults are off
         if not (truthy(inductor.get("combo_kernels")) and truthy(inductor.get("benchmark_combo_kernel"))):
