@@ -367,8 +367,8 @@ def test_a_thin_kv_margin_on_027_plus_says_what_a_first_torch_compile_can_take()
     model, _ = resolve_model("Qwen/Qwen2.5-7B-Instruct", ResolveOptions(allow_network=False))
     l4 = gpus.lookup("L4")
 
-    def notes(version, **args):
-        b = compute_budget(model, l4, {"max_model_len": 32768, **args}, {}, version, 1)
+    def notes(version, compile_cache="cold", **args):
+        b = compute_budget(model, l4, {"max_model_len": 32768, **args}, {}, version, 1, compile_cache=compile_cache)
         assert b.starts
         return [n for n in b.notes if "torch.compile cache" in n], b
 
@@ -379,6 +379,8 @@ def test_a_thin_kv_margin_on_027_plus_says_what_a_first_torch_compile_can_take()
     assert notes("0.28.0", gpu_memory_utilization=0.8, enforce_eager=True)[0] == []  # nothing compiled
     assert notes("0.26.0", gpu_memory_utilization=0.8)[0] == []  # before total_consumed was counted
     assert notes("0.28.0", gpu_memory_utilization=0.9)[0] == []  # over 2.3 GiB to spare
+    # the caller says the compiled graphs are already in the cache: no first compile to warn of
+    assert notes("0.28.0", compile_cache="warm", gpu_memory_utilization=0.8)[0] == []
 
 
 def test_a_cpu_offload_that_is_no_finite_number_is_refused_not_a_crash():

@@ -155,7 +155,7 @@ def startup_verdict(cfg: Configuration, weights: Weights, profile: Profile, kv: 
         if capture:
             errors.append(capture)
     if not errors and beh.engine == "v1" and versions.at_least(key, 0, 27) and not kv_override \
-            and not enforce_eager(cfg.args):
+            and not enforce_eager(cfg.args) and cfg.compile_cache != "warm":
         stages = kv.stages or [kv]
         margin = min(available(s) - s.per_request(max_model_len)[0] for s in stages)
         if margin < FIRST_COMPILE_SHORTFALL_SEEN:
