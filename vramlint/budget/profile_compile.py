@@ -33,16 +33,17 @@ Inductor.
 
 The estimate is that of a cold compile cache, the first start of a pod (nothing in a manifest says the cache is
 warm; later starts with ``VLLM_CACHE_ROOT`` on a persistent volume load the compiled graphs and skip it). A caller
-that knows the cache is warm says ``compile_cache="warm"``: the first call then loads the compiled function
-(``TorchCompileWithNoGuardsWrapper.__call__`` via ``torch.compiler.load_compiled_function``, "Directly load AOT
-compilation", vllm/compilation/decorators.py, 0.17.1 with torch 2.10; before the AOT path, or without its file,
-``CompilerManager.load`` "Directly load the compiled graph(s) ... from the cache", vllm/compilation/backends.py), so
-neither Dynamo nor Inductor's scheduler runs and nothing is benchmarked. ``VLLM_DISABLE_COMPILE_CACHE=1`` (or
-Inductor's ``force_disable_caches``) reads no cache: every start is cold whatever the caller says
-(``envs.disable_compile_cache`` turns the AOT default off; ``is_compile_cache_enabled``,
-vllm/compilation/compiler_interface.py). What tells a warm start in a log: those two lines, or, in an excerpt
-without them, seconds between ``Model loading took`` and ``Available KV cache memory`` where a cold compile takes
-tens (P49 of benchmarks/startup_logs_public.md: 45 s on an RTX 4090, Dynamo 8.6 s and Inductor 26.4 s). Not
+that knows the cache is warm says ``compile_cache="warm"``: the first call then loads the compiled function and
+calls it (``torch.compiler.load_compiled_function``, "Directly load AOT compilation", the support_torch_compile
+wrapper's ``__call__``, vllm/compilation/decorators.py, 0.17.1 with torch 2.10), or, before the AOT path or without
+its file, Dynamo traces and ``CompilerManager.load`` takes Inductor's output from the cache ("Directly load the
+compiled graph(s) ... from the cache", vllm/compilation/backends.py): either way Inductor's scheduler does not run
+and nothing is benchmarked. ``VLLM_DISABLE_COMPILE_CACHE=1`` (or Inductor's ``force_disable_caches``) reads no
+cache: every start is cold whatever the caller says (``envs.disable_compile_cache`` turns the AOT default off;
+``is_compile_cache_enabled``, vllm/compilation/compiler_interface.py). What tells a warm start in a log: those two
+lines, or, in an excerpt without them, seconds between ``Model loading took`` and ``Available KV cache memory``
+where a cold compile takes tens (P49 of benchmarks/startup_logs_public.md: 45 s on an RTX 4090, Dynamo 8.6 s and
+Inductor 26.4 s). Not
 estimated: whether the freed table stays reserved past ``empty_cache`` because a later allocation was carved
 out of its segment (0.27+ then count it twice, in ``total_consumed`` and in the peak: P47 logs 1.16 GiB more
 consumed memory than P49 with the same weights); that depends on the order of every allocation, which neither
