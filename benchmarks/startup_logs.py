@@ -470,9 +470,9 @@ def run_public(row: dict, options) -> dict:
     # not (VLLM_USE_FLASHINFER_SAMPLER=1 for a pip install that logs "Using FlashInfer for top-p & top-k sampling":
     # vLLM 0.9 - 0.10 use FlashInfer whenever it is installed, topk_topp_sampler.py)
     env = json.loads(row.get("env_json") or "{}")
-    # compile_cache: "warm ..." where the log shows the start loaded its compiled graphs (the "Directly load"
-    # lines, or seconds from "Model loading took" to the KV cache size where a cold compile takes tens); empty:
-    # a first compile, vramlint's default
+    # compile_cache (the last column, left off the rows that have none): "warm ..." where the log shows the start
+    # loaded its compiled graphs (the "Directly load" lines, or seconds from "Model loading took" to the KV cache
+    # size where a cold compile takes tens); absent or empty: a first compile, vramlint's default
     warm = (row.get("compile_cache") or "").strip().startswith("warm")
     res = run_case(label, row["model"], spec, row["vllm_version"], args, logged, options, image=image, env=env,
                    compile_cache="warm" if warm else "cold")
