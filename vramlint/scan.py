@@ -334,9 +334,9 @@ def _pack_join_lines(records: Any) -> None:
     a list (packing one of two holders would send them twice)."""
     from vramlint.yamlload import PackedLines
 
-    shared = {id(ref.doc.lines) for ref in [*records.script_refs, *records.env_refs]}
+    shared = {id(ref.doc.lines) for ref in records.script_refs}
     packed: dict[int, Any] = {}
-    for kind in (records.runtimes, records.inference_services, records.configmaps, records.llmaz):
+    for kind in (records.runtimes, records.inference_services, records.configmaps, records.llmaz, records.env_refs):
         for record in kind:
             doc = record.doc
             lines = doc.lines
@@ -555,6 +555,7 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
     col.inventory.problems.extend(problems)
     found_before = len(col.records.servers)
     refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
+    env_refs_before = len(col.records.env_refs)
     produced = []  # whether each document gave a server, a note or a piece another document completes
     for doc in docs:
         try:
@@ -587,6 +588,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
     if ansible_note is not None:
         for server in col.records.servers[found_before:]:
             server.notes.append(ansible_note)
+    if len(col.records.env_refs) > env_refs_before:  # after every note the join found on the servers
+        _resolve_own_env_refs(col.records, env_refs_before, configmaps_before, found_before)
     if templated and template_note and len(col.records.servers) > found_before:
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and _may_mention(text):
@@ -730,6 +733,7 @@ def _add_stream(col: _Collector, text: str, display: str, outcomes: list[tuple[A
     load says them by kind, per part it reads: read in pieces, the parts are others)."""
     col.inventory.problems.extend(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
     refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
+    env_refs_before, servers_before = len(col.records.env_refs), len(col.records.servers)
     for rec, problem in outcomes:
         if problem is not None:
             col.inventory.problems.append(problem)
@@ -737,6 +741,8 @@ def _add_stream(col: _Collector, text: str, display: str, outcomes: list[tuple[A
             _merge(col.records, rec)
     if len(col.records.script_refs) > refs_before:
         _resolve_own_script_refs(col.records, refs_before, configmaps_before)
+    if len(col.records.env_refs) > env_refs_before:
+        _resolve_own_env_refs(col.records, env_refs_before, configmaps_before, servers_before)
     if not problems and kept is not None and _may_mention(text):
         _say_unread_mention(col, text, display, False, kept if isinstance(kept, list) else [],
                             None if isinstance(kept, list) else kept)
@@ -936,6 +942,39 @@ def _resolve_own_script_refs(records: Any, refs_before: int, configmaps_before: 
         del records.script_refs[refs_before:]
         records.script_refs.extend(later)
         script_refs.resolve_script_refs(now, own, records)
+
+
+def _resolve_own_env_refs(records: Any, refs_before: int, configmaps_before: int, servers_before: int) -> None:
+    """Read now the variables of this file's containers whose every ConfigMap this file defines: the join takes a
+    fitting ConfigMap of the container's own file over any other (`env_refs.configmap_for`), so no other file can
+    change what they get, and the container's document need not be kept (and sent back by a worker) for the join
+    (the 557-line production-stack template: 158 KB a copy). A ref whose reading fails is left for the join, which
+    says the failure as before."""
+    from vramlint.extract import env_refs
+    from vramlint.extract.podspec import configmap_refs
+
+    own: dict[str, list[Any]] = {}
+    for cm in records.configmaps[configmaps_before:]:
+        own.setdefault(cm.name, []).append(cm)
+    if not own:
+        return
+    now = []
+    for ref in records.env_refs[refs_before:]:
+        keyed, whole = configmap_refs(ref.container)
+        names = {name for name, _key in keyed.values()}.union(whole)
+        if all(getattr(env_refs.configmap_for(ref, name, own), "file", None) == ref.doc.file for name in names):
+            now.append(ref)
+    if not now:
+        return
+    servers = records.servers[servers_before:]
+    done = set()
+    for ref in now:
+        try:
+            env_refs.resolve_env_refs([ref], own, servers)
+        except Exception:  # noqa: BLE001 - the join reads it again and says the failure where it always did
+            break
+        done.add(id(ref))
+    records.env_refs[refs_before:] = [ref for ref in records.env_refs[refs_before:] if id(ref) not in done]
 
 
 # Kinds other documents' servers are completed with, which need not mention vLLM: the prefilter keeps their texts

@@ -19,7 +19,7 @@ from vramlint.extract.podspec import configmap_refs, workload_namespace
 from vramlint.extract.records import EnvRef
 
 
-def _configmap_for(ref: EnvRef, name: str, by_name: dict[str, list[Any]]) -> Any:
+def configmap_for(ref: EnvRef, name: str, by_name: dict[str, list[Any]]) -> Any:
     """The ConfigMap ``name`` the kubelet would give ``ref``'s pod among the scanned ones, or None."""
     folder = os.path.dirname(ref.doc.file)
     fits = []
@@ -58,14 +58,14 @@ def resolve_env_refs(refs: list[EnvRef], by_name: dict[str, list[Any]], servers:
         values: dict[str, tuple[str, Any]] = {}
         read_from: dict[tuple[str, str], list[str]] = {}  # (ConfigMap, file) -> the variables read from it
         for var, (name, key) in keyed.items():
-            cm = _configmap_for(ref, name, by_name)
+            cm = configmap_for(ref, name, by_name)
             value = cm.data.get(key) if cm is not None else None
             if value is not None and not is_map(value) and not is_seq(value):
                 values[var] = (scalar_text(value) or "", value_location(cm.file, cm.data, key, f"{cm.path}.{key}"))
                 read_from.setdefault((name, cm.file), []).append(var)
         whole_read = []
         for name in whole:
-            cm = _configmap_for(ref, name, by_name)
+            cm = configmap_for(ref, name, by_name)
             if cm is None:
                 continue
             whole_read.append(name)
