@@ -356,3 +356,22 @@ def test_word_after_an_unknown_flag_is_not_the_model_when_model_flag_gives_one()
     inv = find(command=["vllm", "serve"], args=["--max-seq-len-to-capture", "org/m"], image="acme/vllm-fork:1",
                version="0.33.0")
     assert inv.model == "org/m"
+
+
+def test_a_value_a_k8s_reference_gives_whole_points_at_the_env_entry():
+    env = {"LEN": "32768", "TP": "2", "FROM_SECRET": None}
+    where = {"LEN": Location("f", 7, 22), "TP": Location("f", 9, 22), "FROM_SECRET": Location("f", 11, 15)}
+    inv = find(args=["--max-model-len=$(LEN)", "--tensor-parallel-size", "$(TP)", "--max-num-seqs=$(TP)0",
+                     "--kv-cache-dtype=$(FROM_SECRET)", "--no-such-flag=$(LEN)"],
+               image="vllm/vllm-openai:v0.8.5", env=env, env_locations=where)
+    assert inv.args["max_model_len"] == 32768 and inv.args["tensor_parallel_size"] == 2
+    assert inv.arg_locations["max_model_len"].line == 7  # `--flag=$(NAME)`: the value's own line
+    assert inv.arg_locations["tensor_parallel_size"].line == 9  # `--flag`, `$(NAME)`: likewise
+    # part of the value written on the item: the item's line; an unknown value (valueFrom): the item's line
+    assert inv.args["max_num_seqs"] == 20 and inv.arg_locations["max_num_seqs"].line == 103
+    assert inv.arg_locations["kv_cache_dtype"].line == 104
+    # a flag vLLM does not know is the item's defect, not the value's
+    assert inv.unknown_args["--no-such-flag"].line == 105
+    # without the places (other formats' callers), as before
+    assert find(args=["--max-model-len=$(LEN)"], image="vllm/vllm-openai:v0.8.5",
+                env=env).arg_locations["max_model_len"].line == 100

@@ -401,3 +401,59 @@ def test_a_kustomization_file_named_without_extension_is_built(tmp_path):
     servers = _by_overlay(_scan(root))
     assert sorted(servers) == ["app/overlays/dev", "app/overlays/prod"]
     assert servers["app/overlays/prod"].args["max_model_len"] == 16384
+
+
+def _value_at(server, dest: str) -> tuple[str, int]:
+    loc = server.arg_locations[dest]
+    return loc.file, loc.line
+
+
+def test_a_value_a_reference_takes_from_a_generated_configmap_is_on_the_line_that_set_it(tmp_path):
+    # prod's merged literal, dev's base literal: `--max-model-len=$(MAX_MODEL_LEN)` is written on the base line,
+    # but the value is the generator's, and that line is the one to change
+    servers = _by_overlay(_scan(_app(tmp_path)))
+    assert _value_at(servers["app/overlays/prod"], "max_model_len") == ("app/overlays/prod/kustomization.yaml", 16)
+    assert _value_at(servers["app/overlays/dev"], "max_model_len") == ("app/base/kustomization.yaml", 8)
+    # a value written on the item itself stays there
+    assert _value_at(servers["app/overlays/dev"], "gpu_memory_utilization") == ("app/base/deployment.yaml", 21)
+
+
+def test_a_too_long_context_from_an_overlay_env_file_is_reported_and_fixed_there(tmp_path, capsys):
+    prod = PROD_KUSTOMIZATION.replace("    literals:\n      - MAX_MODEL_LEN=16384\n", "    envs:\n      - engine.env\n")
+    root = _app(tmp_path, **{"app/overlays/prod/kustomization.yaml": prod,
+                             "app/overlays/prod/engine.env": "# longest request served\nMAX_MODEL_LEN=1000000\n"})
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        _, doc = run_json(capsys, ".", "--select", "VRL005", test_rules=False)
+        [finding] = [f for f in doc["findings"] if "max_model_len" in f["message"]]
+        assert (finding["file"], finding["line"], finding["column"]) == ("app/overlays/prod/engine.env", 2, 15)
+        from vramlint.cli import main
+
+        main(["check", ".", "--offline", "--select", "VRL005", "--fix", "--unsafe-fixes"])
+        capsys.readouterr()
+    finally:
+        os.chdir(cwd)
+    # the fix rewrites the overlay's value, not the base's reference
+    assert (root / "app/overlays/prod/engine.env").read_text() == "# longest request served\nMAX_MODEL_LEN=32768\n"
+    assert "--max-model-len=$(MAX_MODEL_LEN)" in (root / "app/base/deployment.yaml").read_text()
+
+
+def test_a_value_a_replacement_sets_is_on_the_source_line(tmp_path):
+    # a replacement copies a ConfigMap value into the env entry the argument references
+    deployment = BASE_DEPLOYMENT.replace(
+        "              valueFrom:\n                configMapKeyRef:\n                  name: engine\n"
+        "                  key: MAX_MODEL_LEN\n", "              value: \"4096\"\n")
+    root = _write(tmp_path, {
+        "base/deployment.yaml": deployment,
+        "base/kustomization.yaml": "resources:\n  - deployment.yaml\n",
+        "long/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n"
+                              "  context: \"65536\"\n",
+        "long/kustomization.yaml": "resources:\n  - ../base\n  - settings.yaml\nreplacements:\n  - source:\n"
+                                   "      kind: ConfigMap\n      name: settings\n      fieldPath: data.context\n"
+                                   "    targets:\n      - select:\n          kind: Deployment\n        fieldPaths:\n"
+                                   "          - spec.template.spec.containers.[name=vllm].env.[name=MAX_MODEL_LEN]"
+                                   ".value\n"})
+    [server] = _scan(root).servers
+    assert server.args["max_model_len"] == 65536
+    assert _value_at(server, "max_model_len") == ("long/settings.yaml", 6)

@@ -145,6 +145,9 @@ class Token:
     lines: tuple[str, ...] | list[str] | None = field(default=None, compare=False, hash=False, repr=False)
     op: bool = False
     quoted: bool = False  # the scalar was written in quotes (its text starts one column after `location`)
+    # where the word's value was set when a Kubernetes `$(NAME)` reference gave all of it (`$(N)`, `--flag=$(N)`):
+    # the env entry's value, which is the line to change (an overlay's env file through a kustomize build)
+    origin: Location | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 def yaml_token(file: str, node: Any, key: Any, yaml_path: str = "", lines: list[str] | None = None) -> Token:
@@ -1080,9 +1083,12 @@ def _without_double_quotes(word: str) -> str:
 # Kubernetes $(VAR)
 
 _K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+# an item whose value is one reference: `$(N)`, or an option with it attached (`--max-model-len=$(N)`)
+_K8S_WHOLE_VALUE = re.compile(r"(?:--?[A-Za-z0-9][A-Za-z0-9_.-]*=)?\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
-def expand_k8s(token: Token, env: dict[str, str | None], problems: list[str] | None = None) -> Token:
+def expand_k8s(token: Token, env: dict[str, str | None], problems: list[str] | None = None,
+               origins: dict[str, Location] | None = None) -> Token:
     """Kubernetes ``$(VAR)`` expansion of one command/args item (``$$`` escapes; unset names stay as written).
 
     A variable whose value is not known (``valueFrom``, a template expression) leaves UNKNOWN_MARK in the
@@ -1116,8 +1122,14 @@ def expand_k8s(token: Token, env: dict[str, str | None], problems: list[str] | N
     new = _K8S_VAR.sub(sub, text)
     if new == text:
         return token
+    origin = None
+    if origins:
+        whole = _K8S_WHOLE_VALUE.fullmatch(text)
+        name = whole.group(1) if whole else None
+        if name is not None and isinstance(env.get(name), str) and not has_unknown_mark(env[name]):
+            origin = origins.get(name)
     # Positions inside a script after expansion are approximate when the expansion changed lengths.
-    return Token(new, token.location, token.block, token.indent, token.lines, token.op, token.quoted)
+    return Token(new, token.location, token.block, token.indent, token.lines, token.op, token.quoted, origin)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1688,7 +1700,8 @@ class _Found:
 
 
 def find_vllm_invocation(command: list[Token], args: list[Token], image: str | None,
-                         env: dict[str, str | None], *, version: str | None = None) -> VllmInvocation | None:
+                         env: dict[str, str | None], *, version: str | None = None,
+                         env_locations: dict[str, Location] | None = None) -> VllmInvocation | None:
     """Find and read the vLLM server command in a container's ``command`` + ``args`` (Kubernetes semantics).
 
     ``command`` replaces the image ENTRYPOINT and ``args`` its CMD. For a vLLM image with no ``command`` the
@@ -1698,9 +1711,9 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     """
     over_budget: list[str] = []
     if not plain_words(command):
-        command = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in command]
+        command = [_marked_unknown(expand_k8s(t, env, over_budget, env_locations)) for t in command]
     if not plain_words(args):
-        args = [_marked_unknown(expand_k8s(t, env, over_budget)) for t in args]
+        args = [_marked_unknown(expand_k8s(t, env, over_budget, env_locations)) for t in args]
     version = version or version_from_image(image)
     # a third-party image whose plain tag looks like a vLLM release: its arguments are read with that release's
     # table, and what that release refuses is marked as holding for an assumed version (a warning, see VRL005)
@@ -2993,6 +3006,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
             i += 1
             continue
         values: list[Token] = []
+        value_origin: Location | None = None
         if implied_value is not None:
             value: Any = implied_value
             if has_eq:
@@ -3008,7 +3022,8 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                               fix=f"write {flag} without a value")
         else:
             if has_eq:
-                values = [Token(None if has_unknown_mark(attached) else attached, tok.location)]
+                value_origin = tok.origin
+                values = [Token(None if has_unknown_mark(attached) else attached, value_origin or tok.location)]
             elif spec.nargs in ("+", "*"):
                 j = i + 1
                 while j < n and not _option_like(tokens[j]):
@@ -3022,7 +3037,8 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
             else:
                 if i + 1 < n and (tokens[i + 1].text is None or not _option_like(tokens[i + 1])
                                   or _is_number(tokens[i + 1].text or "")):
-                    values = [tokens[i + 1]]
+                    value_origin = tokens[i + 1].origin
+                    values = [Token(tokens[i + 1].text, value_origin) if value_origin else tokens[i + 1]]
                     i += 1
                 else:
                     _rejected(inv, tok, f"argument {flag}: expected one argument", arg=spec.dest,
@@ -3043,7 +3059,11 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
             else:
                 value = spec.const
         loc = tok.location
-        if loc is not None and values and values[0].location is not None and values[0].location.line == loc.line \
+        if value_origin is not None:
+            # the value was set by the `$(NAME)` reference's env entry (an overlay's env file, a patch): that
+            # line is the one to change, not the item naming it
+            loc = values[0].location
+        elif loc is not None and values and values[0].location is not None and values[0].location.line == loc.line \
                 and values[0] is not tok and values[0].location.end_column:
             loc = Location(loc.file, loc.line, loc.column, loc.line, values[0].location.end_column, yaml_path=loc.yaml_path)
         dest = spec.dest

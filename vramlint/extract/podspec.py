@@ -969,7 +969,8 @@ def container_server(
         command = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in command]
     if not plain_words(args):
         args = [_unknown_if_template(_go_marked(t, keep_name=False)) for t in args]
-    invocation = find_vllm_invocation(command, args, server.image, container_env(server))
+    invocation = find_vllm_invocation(command, args, server.image, container_env(server),
+                                      env_locations=server.env_locations)
     if invocation is None and image is None and not command and args:
         invocation = _patch_invocation(args, server)
     elif invocation is None and has_template_marker(image) and not command and args:
@@ -1051,7 +1052,8 @@ def _patch_invocation(args: list[Any], server: Server) -> Any:
 
     if not args or args[0].text is None or not args[0].text.startswith("--"):
         return None
-    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server))
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server),
+                                      env_locations=server.env_locations)
     if invocation is None or invocation.unknown_args:
         return None
     if not any(k in _VLLM_SPECIFIC for k in invocation.args):
@@ -1129,7 +1131,8 @@ def _vllm_args_only(args: list[Any], server: Server) -> Any:
             break
     if accepted_by is None or sum(1 for k in inv.args if k in _VLLM_SPECIFIC) < 2:
         return None
-    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server))
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server),
+                                      env_locations=server.env_locations)
     if invocation is not None:
         server.notes.append(f"image {server.image} is not named like a vLLM image; its entrypoint is taken to be "
                             f"vLLM's because every argument is one of vLLM's (e.g. vLLM {accepted_by})")
@@ -1168,7 +1171,8 @@ def _templated_image_args(args: list[Any], server: Server, doc: Any) -> Any:
         why = f"the template's helpers are named after vLLM ({helper.group(0)})"
     else:
         return None
-    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server))
+    invocation = find_vllm_invocation([], args, "vllm/vllm-openai", container_env(server),
+                                      env_locations=server.env_locations)
     if invocation is not None:
         server.notes.append("the image is a template expression; the container's args are read as a vLLM argument "
                             f"list run by the image's entrypoint because every option is one of vLLM's and {why}")
