@@ -457,3 +457,36 @@ def test_a_value_a_replacement_sets_is_on_the_source_line(tmp_path):
     [server] = _scan(root).servers
     assert server.args["max_model_len"] == 65536
     assert _value_at(server, "max_model_len") == ("long/settings.yaml", 6)
+
+
+def test_components_run_after_the_kustomizations_generators_and_nest(tmp_path):
+    # kusttarget.go accumulateTarget: resources, generators, then components, then transformers; a component's
+    # own components are accumulated the same way
+    base = BASE_KUSTOMIZATION.replace("configMapGenerator:\n  - name: engine\n    literals:\n      - MAX_MODEL_LEN=8192\n",
+                                      "")
+    root = _write(tmp_path, {
+        "base/deployment.yaml": BASE_DEPLOYMENT, "base/kustomization.yaml": base,
+        "prod/kustomization.yaml": "resources:\n  - ../base\nconfigMapGenerator:\n  - name: engine\n    literals:\n"
+                                   "      - MAX_MODEL_LEN=8192\ncomponents:\n  - ../long-context\n",
+        # the component patches the ConfigMap its parent generates
+        "long-context/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                          "patches:\n  - patch: |-\n      apiVersion: v1\n      kind: ConfigMap\n"
+                                          "      metadata:\n        name: engine\n      data:\n"
+                                          "        MAX_MODEL_LEN: \"32768\"\ncomponents:\n  - ../seqs\n",
+        "seqs/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n"
+                                   "  - target:\n      kind: Deployment\n    patch: |-\n      - op: add\n"
+                                   "        path: /spec/template/spec/containers/0/args/-\n"
+                                   "        value: --max-num-seqs=32\n"})
+    inv = _scan(root)
+    [server] = inv.servers
+    assert server.args["max_model_len"] == 32768 and server.args["max_num_seqs"] == 32
+    assert not [p for p in inv.problems if "matches no object" in p.message]
+
+
+def test_a_component_named_as_a_resource_is_said(tmp_path):
+    root = _write(tmp_path, {
+        "base/deployment.yaml": BASE_DEPLOYMENT, "base/kustomization.yaml": BASE_KUSTOMIZATION,
+        "extra/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
+        "prod/kustomization.yaml": "resources:\n  - ../base\n  - ../extra\n"})
+    inv = _scan(root)
+    assert [p for p in inv.problems if "resource ../extra is a Component" in p.message and p.level == "warning"]

@@ -435,9 +435,19 @@ def build(run: _Run, directory: str, depth: int = 0, stack: tuple[str, ...] = ()
         return []
     stack = stack + (real,)
     resources: list[Resource] = []
+    _accumulate(run, kust, resources, depth, stack)
+    return resources
+
+
+def _accumulate(run: _Run, kust: Kustomization, resources: list[Resource], depth: int,
+                stack: tuple[str, ...]) -> None:
+    """kustomize's accumulateTarget (api/internal/target/kusttarget.go): the resources, then the generators, then
+    the components (each accumulated the same way onto the objects gathered so far), then the transformers. A
+    component makes no set of its own: its directives act on the kustomization's objects."""
     for key in ("resources", "bases"):
         for entry, org in _strings(kust, key):
             _add_resource(run, kust, entry, org, resources, depth, stack)
+    _generate_configmaps(run, kust, resources)
     for entry, org in _strings(kust, "components"):
         if _is_remote(entry):
             _say_remote(run, kust, entry, org)
@@ -450,14 +460,15 @@ def build(run: _Run, directory: str, depth: int = 0, stack: tuple[str, ...] = ()
             run.say(kust.file, _lineno(org), f"component {entry} has no kustomization file: not evaluated", "warning")
             continue
         run.handled.add(os.path.realpath(comp.path))
-        if os.path.realpath(path) in stack:
+        if comp.kind != "Component":
+            run.say(kust.file, _lineno(org), f"component {entry} is a {comp.kind}, not a Component: kustomize build "
+                    "fails on this kustomization", "warning")
             continue
-        for key in ("resources", "bases"):
-            for sub, sub_org in _strings(comp, key):
-                _add_resource(run, comp, sub, sub_org, resources, depth + 1, stack + (os.path.realpath(path),))
-        _transform(run, comp, resources)
+        comp_real = os.path.realpath(path)
+        if comp_real in stack or depth + 1 > MAX_DEPTH:
+            continue
+        _accumulate(run, comp, resources, depth + 1, stack + (comp_real,))
     _transform(run, kust, resources)
-    return resources
 
 
 def _say_remote(run: _Run, kust: Kustomization, entry: str, org: Org | None) -> None:
@@ -477,6 +488,11 @@ def _add_resource(run: _Run, kust: Kustomization, entry: str, org: Org | None, o
         if kustomization_file(path) is None:
             run.say(kust.file, _lineno(org), f"resource {entry} is a folder without a kustomization file: kustomize "
                     "build fails on this kustomization", level="warning")
+            return
+        sub = _load_kustomization(run, path)
+        if isinstance(sub, Kustomization) and sub.kind == "Component":
+            run.say(kust.file, _lineno(org), f"resource {entry} is a Component, which only `components` may name: "
+                    "kustomize build fails on this kustomization", level="warning")
             return
         found = build(run, path, depth + 1, stack)
     else:
@@ -518,7 +534,6 @@ def _transform(run: _Run, kust: Kustomization, resources: list[Resource]) -> Non
             run.say(kust.file, _lineno(data.korg.get(key)),
                     f"kustomize `{key}` is {what}: the objects are checked without it; if it changes a vLLM "
                     "server, run `kustomize build` on this folder and pipe it to `vramlint check -`")
-    _generate_configmaps(run, kust, resources)
     for entry, org in _strings(kust, "patchesStrategicMerge"):
         _patch_entry(run, kust, KMap({"path": entry}) if not entry.lstrip().startswith(("apiVersion", "kind"))
                      else KMap({"patch": entry}), org, resources, strategic_only=True)
