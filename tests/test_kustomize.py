@@ -490,3 +490,27 @@ def test_a_component_named_as_a_resource_is_said(tmp_path):
         "prod/kustomization.yaml": "resources:\n  - ../base\n  - ../extra\n"})
     inv = _scan(root)
     assert [p for p in inv.problems if "resource ../extra is a Component" in p.message and p.level == "warning"]
+
+
+def test_strategic_merge_as_kustomize_applies_it(tmp_path):
+    two = BASE_DEPLOYMENT.replace("      containers:\n", "      containers:\n        - name: proxy\n"
+                                  "          image: envoyproxy/envoy:v1.31.0\n          args: [--log-level, info]\n")
+    root = _write(tmp_path, {
+        "base/deployment.yaml": two, "base/kustomization.yaml": BASE_KUSTOMIZATION,
+        # a patch naming only the vLLM container moves it first (ListPrepend), so the JSON patch's index 0 after
+        # it is vLLM; a patch's own metadata.name does not rename the object without allowNameChange
+        "tuned/kustomization.yaml": "resources:\n  - ../base\npatches:\n  - target:\n      kind: Deployment\n"
+                                    "    patch: |-\n      apiVersion: apps/v1\n      kind: Deployment\n"
+                                    "      metadata:\n        name: any\n      spec:\n        template:\n"
+                                    "          spec:\n            containers:\n              - name: vllm\n"
+                                    "                image: vllm/vllm-openai:v0.9.2\n"
+                                    "  - target:\n      kind: Deployment\n    patch: |-\n      - op: add\n"
+                                    "        path: /spec/template/spec/containers/0/args/-\n"
+                                    "        value: --max-num-seqs=32\n",
+        # an overlay that deletes the Deployment deploys no server
+        "off/kustomization.yaml": "resources:\n  - ../base\npatches:\n  - patch: |-\n      apiVersion: apps/v1\n"
+                                  "      kind: Deployment\n      metadata:\n        name: llm\n      $patch: delete\n"})
+    servers = _by_overlay(_scan(root))
+    assert sorted(servers) == ["tuned"]
+    tuned = servers["tuned"]
+    assert tuned.args["max_num_seqs"] == 32 and tuned.vllm_version == "0.9.2" and tuned.name == "llm"

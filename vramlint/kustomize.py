@@ -698,10 +698,39 @@ def _patch_entry(run: _Run, kust: Kustomization, entry: KMap, org: Org | None, r
             if not chosen and target is None and not _has_remote(run, kust):
                 run.say(kust.file, _lineno(org), f"the patch for {_kind(doc)} {_name(doc)} matches no object read here "
                         "(kustomize build fails when none exists): it is not applied")
+            options = entry.get("options") if isinstance(entry.get("options"), KMap) else KMap()
             for res in chosen:
+                if doc.get("$patch") == "delete":
+                    # the merge gives no object, and kustomize drops it from the set (resWrangler.ApplySmPatch)
+                    resources.remove(res)
+                    continue
+                kept = _identity(res.node)
                 _strategic_merge(res.node, doc, _builtin(res.node), 0)
+                # Resource.ApplySmPatch puts back the kind and name unless the patch's options allow a change,
+                # and the namespace always
+                _restore_identity(res.node, kept, name=options.get("allowNameChange") is not True,
+                                  kind=options.get("allowKindChange") is not True)
                 if _name(res.node) and _name(res.node) not in res.names:
                     res.names.append(_name(res.node) or "")
+
+
+def _identity(node: KMap) -> dict[str, tuple[bool, Any, Org | None]]:
+    meta = node.get("metadata") if isinstance(node.get("metadata"), KMap) else KMap()
+    out = {"kind": ("kind" in node, node.get("kind"), node.vorg.get("kind"))}
+    for key in ("name", "namespace"):
+        out[key] = (key in meta, meta.get(key), meta.vorg.get(key))
+    return out
+
+
+def _restore_identity(node: KMap, kept: dict[str, tuple[bool, Any, Org | None]], name: bool, kind: bool) -> None:
+    for key, (present, value, org) in kept.items():
+        if (key == "name" and not name) or (key == "kind" and not kind):
+            continue
+        holder = node if key == "kind" else _meta(node)
+        if present:
+            _set(holder, key, value, org)
+        else:
+            holder.pop(key, None)
 
 
 def _has_remote(run: _Run, kust: Kustomization) -> bool:
@@ -838,23 +867,35 @@ def _without_directives(node: KMap) -> KMap:
 
 
 def _merge_list(old: KSeq, new: KSeq, merge_key: str, builtin: bool, depth: int) -> None:
+    """An associative list merged as kyaml's walker does with the ListPrepend option kustomize's strategic merge
+    uses (api/filters/patchstrategicmerge, kyaml/yaml/walk/associative_sequence.go): the patch's items first, in
+    the patch's order (merged into the item of the same key, or new), then the other items as they were; an item
+    `$patch: delete` is dropped. (Kustomize issue #5904: a patch naming one container moves it first.)"""
+    front: list[tuple[Any, Org | None]] = []
+    taken: set[int] = set()
+    tail: list[tuple[Any, Org | None]] = []
     for i, item in enumerate(new):
         org = new.iorg[i] if i < len(new.iorg) else None
         if not isinstance(item, KMap) or merge_key not in item:
-            old.append(item)
-            old.iorg.append(org)
+            tail.append((item, org))
             continue
-        at = next((j for j, o in enumerate(old) if isinstance(o, KMap) and o.get(merge_key) == item[merge_key]), None)
+        at = next((j for j, o in enumerate(old) if j not in taken and isinstance(o, KMap)
+                   and o.get(merge_key) == item[merge_key]), None)
         if item.get("$patch") == "delete":
             if at is not None:
-                del old[at]
-                del old.iorg[at]
+                taken.add(at)
             continue
         if at is None:
-            old.append(_without_directives(item))
-            old.iorg.append(org)
+            front.append((_without_directives(item), org))
         else:
+            taken.add(at)
             _strategic_merge(old[at], item, builtin, depth + 1)
+            front.append((old[at], old.iorg[at] if at < len(old.iorg) else None))
+    rest = [(o, old.iorg[j] if j < len(old.iorg) else None) for j, o in enumerate(old)
+            if j not in taken]
+    merged = front + rest + tail
+    old[:] = [item for item, _org in merged]
+    old.iorg[:] = [org for _item, org in merged]
 
 
 def _pointer(path: str) -> list[str]:
