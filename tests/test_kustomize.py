@@ -514,3 +514,42 @@ def test_strategic_merge_as_kustomize_applies_it(tmp_path):
     assert sorted(servers) == ["tuned"]
     tuned = servers["tuned"]
     assert tuned.args["max_num_seqs"] == 32 and tuned.vllm_version == "0.9.2" and tuned.name == "llm"
+
+
+def _one_overlay(tmp_path, kustomization: str, deployment: str = BASE_DEPLOYMENT):
+    root = _write(tmp_path, {"base/deployment.yaml": deployment, "base/kustomization.yaml": BASE_KUSTOMIZATION,
+                             "o/kustomization.yaml": "resources:\n  - ../base\n" + kustomization})
+    inv = _scan(root)
+    return inv, inv.servers
+
+
+def test_images_entries_apply_in_order_as_kustomize_matches_them(tmp_path):
+    # a second entry sees what the first wrote; the name is kustomize's regular expression
+    _, [server] = _one_overlay(tmp_path, "images:\n  - name: vllm/vllm-openai\n    newName: docker.io/vllm/vllm-openai\n"
+                                         "  - name: docker\\.io/.*\n    newTag: v0.9.2\n")
+    assert server.image == "docker.io/vllm/vllm-openai:v0.9.2" and server.vllm_version == "0.9.2"
+
+
+def test_images_new_tag_and_digest_both_written(tmp_path):
+    digest = "sha256:" + "a" * 64
+    _, [server] = _one_overlay(tmp_path, f"images:\n  - name: vllm/vllm-openai\n    newTag: v0.9.2\n"
+                                         f"    digest: {digest}\n")
+    assert server.image == f"vllm/vllm-openai:v0.9.2@{digest}" and server.vllm_version == "0.9.2"
+
+
+def test_images_tag_suffix_twice_on_a_pod_template_as_kustomize_does(tmp_path):
+    # ImageTagTransformer runs its legacy filter and its field-spec filter on spec/template/spec/containers
+    _, [server] = _one_overlay(tmp_path, "images:\n  - name: vllm/vllm-openai\n    tagSuffix: -cu126\n")
+    assert server.image == "vllm/vllm-openai:v0.8.5-cu126-cu126"
+
+
+def test_replicas_only_for_the_kinds_kustomize_knows(tmp_path):
+    lws = ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: llm\nspec:\n"
+           "  replicas: 1\n  leaderWorkerTemplate:\n    size: 1\n    workerTemplate:\n      spec:\n"
+           "        containers:\n          - name: vllm\n            image: vllm/vllm-openai:v0.8.5\n"
+           "            args: [--model=Qwen/Qwen2.5-7B-Instruct]\n            resources:\n"
+           "              limits: {nvidia.com/gpu: 1}\n")
+    inv, [server] = _one_overlay(tmp_path, "replicas:\n  - name: llm\n    count: 4\n", lws)
+    assert server.replicas == 1
+    [said] = [p for p in inv.problems if "replicas names llm" in p.message]
+    assert said.level == "warning" and said.file == "o/kustomization.yaml" and said.line == 4

@@ -44,7 +44,7 @@ MAX_BUILD_NODES = 400_000
 _EVALUATED = frozenset((
     "apiVersion", "kind", "metadata", "resources", "bases", "components", "configMapGenerator", "patches",
     "patchesStrategicMerge", "patchesJson6902", "images", "namePrefix", "nameSuffix", "namespace", "commonLabels",
-    "labels", "commonAnnotations", "replicas", "replacements",
+    "labels", "commonAnnotations", "replicas", "replacements", "imageTags",
 ))
 # Fields that change nothing a vLLM server's budget or flags depend on.
 _HARMLESS = frozenset(("generatorOptions", "buildMetadata", "sortOptions", "secretGenerator", "openapi", "crds",
@@ -294,6 +294,7 @@ class _Run:
     sizes: dict[str, int] = field(default_factory=dict)  # real path -> nodes of its documents
     build_nodes: int = 0  # nodes the root being built has copied
     bounds: set[tuple[str, int | None, str]] = field(default_factory=set)  # limits reached: said whatever the set
+    custom_config: bool = False  # a kustomization of the root being built has `configurations` (field specs added)
 
     def say(self, file: str, line: int | None, message: str, level: str = "note", bound: bool = False) -> None:
         key = (file, line, message)
@@ -527,6 +528,8 @@ def _add_resource(run: _Run, kust: Kustomization, entry: str, org: Org | None, o
 
 def _transform(run: _Run, kust: Kustomization, resources: list[Resource]) -> None:
     data = kust.data
+    if "configurations" in data:
+        run.custom_config = True
     for key in data:
         if key not in _EVALUATED and key not in _HARMLESS and key != "helmCharts":
             what = ("a plugin vramlint does not run" if key in ("generators", "transformers", "validators") else
@@ -551,7 +554,7 @@ def _transform(run: _Run, kust: Kustomization, resources: list[Resource]) -> Non
             if isinstance(entry, KMap):
                 _patch_entry(run, kust, entry, json_patches.iorg[i] if i < len(json_patches.iorg) else None,
                              resources, json_only=True)
-    _replicas(kust, resources)
+    _replicas(run, kust, resources)
     _images(kust, resources)
     _replacements(run, kust, resources)
 
@@ -1017,8 +1020,8 @@ def _prefix_suffix(kust: Kustomization, resources: list[Resource]) -> None:
     if not prefix and not suffix:
         return
     for res in resources:
-        if _kind(res.node) in ("Namespace", "CustomResourceDefinition"):
-            continue
+        if _kind(res.node) in ("Namespace", "CustomResourceDefinition", "APIService"):
+            continue  # PrefixTransformer's and SuffixTransformer's skip lists
         meta = _meta(res.node)
         name = meta.get("name")
         if isinstance(name, str):
@@ -1049,19 +1052,33 @@ def _labels(kust: Kustomization, resources: list[Resource]) -> None:
                 _set(target, k, v, annotations.vorg.get(k), annotations.korg.get(k))
 
 
-def _replicas(kust: Kustomization, resources: list[Resource]) -> None:
+# builtinpluginconsts/replicas.go: the kinds the replicas transformer knows (a `configurations` file may add more)
+_REPLICA_KINDS = frozenset(("Deployment", "ReplicationController", "ReplicaSet", "StatefulSet"))
+
+
+def _replicas(run: _Run, kust: Kustomization, resources: list[Resource]) -> None:
     entries = kust.data.get("replicas")
     if not isinstance(entries, KSeq):
         return
-    for entry in entries:
+    for i, entry in enumerate(entries):
         if not isinstance(entry, KMap) or not isinstance(entry.get("name"), str):
             continue
         count = entry.get("count")
+        found = False
         for res in resources:
             spec = res.node.get("spec")
-            if entry["name"] in res.names and isinstance(spec, KMap) and _kind(res.node) in (
-                    "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "LeaderWorkerSet"):
+            if entry["name"] in res.names and _kind(res.node) in _REPLICA_KINDS:
+                found = True
+                if not isinstance(spec, KMap):
+                    spec = KMap()
+                    _set(res.node, "spec", spec, entry.vorg.get("count"))
                 _set(spec, "replicas", count, entry.vorg.get("count"))
+        if not found and not run.custom_config and not _has_remote(run, kust):
+            # ReplicaCountTransformer: "resource with name ... does not match a config with the following GVK"
+            org = entries.iorg[i] if i < len(entries.iorg) else None
+            run.say(kust.file, _lineno(org), f"replicas names {entry['name']}, which is no Deployment, StatefulSet, "
+                    "ReplicaSet or ReplicationController read here: kustomize build fails on it (its replicas "
+                    "transformer knows only those kinds unless `configurations` adds one)", "warning")
 
 
 def _each_container(node: Any, fn: Any, depth: int = 0) -> None:
@@ -1082,43 +1099,81 @@ def _each_container(node: Any, fn: Any, depth: int = 0) -> None:
             _each_container(item, fn, depth + 1)
 
 
-def _image_parts(image: str) -> tuple[str, str, str]:
-    """(name, ":tag" or "", "@digest" or "") of an image reference."""
-    name, at, digest = image.partition("@")
-    slash = name.rfind("/")
-    colon = name.rfind(":")
-    if colon > slash:
-        return name[:colon], name[colon:], at + digest
-    return name, "", at + digest
+_IMAGE_SUFFIX = r"(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?"
+# where the field-spec pass of the images transformer looks (builtinpluginconsts/images.go), after the legacy pass
+# over every `containers`/`initContainers` list
+_IMAGE_FIELD_PATHS = (("spec", "containers"), ("spec", "initContainers"), ("spec", "template", "spec", "containers"),
+                      ("spec", "template", "spec", "initContainers"))
+
+
+def _image_split(image: str) -> tuple[str, str, str]:
+    """kustomize's image.Split: (name, tag, digest), the tag after the first `:` past the first `/`."""
+    slash = image.find("/")
+    search = image[slash:] if slash > 0 else image
+    base = slash if slash > 0 else 0
+    at, colon = search.find("@"), search.find(":")
+    if colon < 0 and at < 0:
+        return image, "", ""
+    if at >= 0 and (at < colon or colon < 0):
+        return image[:base + at], "", image[base + at + 1:]
+    if at >= 0 and colon >= 0:
+        return image[:base + colon], image[base + colon + 1:base + at], image[base + at + 1:]
+    return image[:base + colon], image[base + colon + 1:], ""
+
+
+def _image_rule_text(rule: KMap, key: str) -> str:
+    value = rule.get(key)
+    return "" if value is None or isinstance(value, (KMap, KSeq)) else str(value)
 
 
 def _images(kust: Kustomization, resources: list[Resource]) -> None:
+    """The ImageTagTransformer, one per `images` entry in order (a later entry sees what an earlier one wrote): the
+    name is matched as kustomize's IsImageMatched does (the entry's name a regular expression, then an optional
+    tag and digest); newName, newTag, digest, tagSuffix as imagetag/updater.go sets them. Each entry runs the
+    legacy filter over every container list, then the field-spec filter over the pod spec's own lists, so a
+    tagSuffix is added twice there, as kustomize does (issue #4814)."""
     entries = kust.data.get("images")
-    if not isinstance(entries, KSeq):
-        return
-    rules = [e for e in entries if isinstance(e, KMap) and isinstance(e.get("name"), str)]
-    if not rules:
-        return
+    entries = entries if isinstance(entries, KSeq) else KSeq()
+    legacy = kust.data.get("imageTags")  # FixKustomization appends the old name's entries to `images`
+    rules = [e for e in list(entries) + (list(legacy) if isinstance(legacy, KSeq) else [])
+             if isinstance(e, KMap) and isinstance(e.get("name"), str)]
+    for rule in rules:
+        try:
+            pattern = re.compile("^" + rule["name"] + _IMAGE_SUFFIX + "$")
+        except re.error:
+            continue  # an invalid expression matches nothing (image.IsImageMatched)
+        new_name, new_tag = _image_rule_text(rule, "newName"), _image_rule_text(rule, "newTag")
+        digest, suffix = _image_rule_text(rule, "digest"), _image_rule_text(rule, "tagSuffix")
+        # the field that wrote the tag (the version is read from it), else the new name
+        org = rule.vorg.get("newTag" if new_tag else "digest" if digest else "tagSuffix" if suffix else
+                            "newName") or rule.at
 
-    def retag(container: KMap) -> None:
-        image = container.get("image")
-        if not isinstance(image, str):
-            return
-        name, tag, digest = _image_parts(image)
-        for rule in rules:
-            if rule["name"] != name:
+        def retag(container: KMap) -> None:
+            image = container.get("image")
+            if not isinstance(image, str) or not pattern.match(image):
+                return
+            name, tag, old_digest = _image_split(image)
+            name = new_name or name
+            if new_tag and digest:
+                tag, old_digest = new_tag, digest
+            elif new_tag:
+                tag, old_digest = new_tag, ""
+            elif digest:
+                tag, old_digest = "", digest
+            elif suffix:
+                tag, old_digest = tag + suffix, ""
+            _set(container, "image", name + (":" + tag if tag else "") + ("@" + old_digest if old_digest else ""),
+                 org)
+
+        for res in resources:
+            if _kind(res.node) == "CustomResourceDefinition":
                 continue
-            new_name = rule.get("newName") if isinstance(rule.get("newName"), str) else name
-            org = rule.vorg.get("newName")
-            if rule.get("digest") is not None:
-                tag, digest, org = "", "@" + str(rule["digest"]), rule.vorg.get("digest")
-            elif rule.get("newTag") is not None:
-                tag, digest, org = ":" + str(rule["newTag"]), "", rule.vorg.get("newTag")
-            _set(container, "image", f"{new_name}{tag}{digest}", org or rule.at)
-            return
-
-    for res in resources:
-        _each_container(res.node, retag)
+            _each_container(res.node, retag)
+            for path in _IMAGE_FIELD_PATHS:
+                containers = _walk_to(res.node, list(path))
+                for c in containers if isinstance(containers, KSeq) else []:
+                    if isinstance(c, KMap):
+                        retag(c)
 
 
 def _field_path(path: str) -> list[str]:
@@ -1377,7 +1432,7 @@ def extract(roots: list[str]) -> tuple[list[Server], list[Problem], set[str]]:
     for directory in roots[:MAX_ROOTS]:
         handled_before = set(run.handled)
         try:
-            run.touched, run.said, run.build_nodes = [], [], 0
+            run.touched, run.said, run.build_nodes, run.custom_config = [], [], 0, False
             resources = build(run, directory)
             # what a kustomization leaves unknown is said when it deploys vLLM (a file it reads names vLLM): the
             # kustomizations of a platform repository's other services are no concern of this run
