@@ -516,9 +516,9 @@ def test_strategic_merge_as_kustomize_applies_it(tmp_path):
     assert tuned.args["max_num_seqs"] == 32 and tuned.vllm_version == "0.9.2" and tuned.name == "llm"
 
 
-def _one_overlay(tmp_path, kustomization: str, deployment: str = BASE_DEPLOYMENT):
+def _one_overlay(tmp_path, kustomization: str, deployment: str = BASE_DEPLOYMENT, **extra: str):
     root = _write(tmp_path, {"base/deployment.yaml": deployment, "base/kustomization.yaml": BASE_KUSTOMIZATION,
-                             "o/kustomization.yaml": "resources:\n  - ../base\n" + kustomization})
+                             "o/kustomization.yaml": "resources:\n  - ../base\n" + kustomization, **extra})
     inv = _scan(root)
     return inv, inv.servers
 
@@ -553,3 +553,25 @@ def test_replicas_only_for_the_kinds_kustomize_knows(tmp_path):
     assert server.replicas == 1
     [said] = [p for p in inv.problems if "replicas names llm" in p.message]
     assert said.level == "warning" and said.file == "o/kustomization.yaml" and said.line == 4
+
+
+def test_replacements_as_kustomize_writes_them(tmp_path):
+    deployment = BASE_DEPLOYMENT.replace("- name: vllm\n          image: vllm/vllm-openai:v0.8.5",
+                                         "- name: vllm-engine\n          image: vllm/vllm-openai")
+    release = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: release\ndata:\n  tag: v0.9.2\n")
+    inv, [server] = _one_overlay(tmp_path, (
+        "  - release.yaml\nreplacements:\n"
+        # `[name=vllm]` is kyaml's unanchored regular expression; index 1 past the one piece appends
+        "  - source:\n      kind: ConfigMap\n      name: release\n      fieldPath: data.tag\n    targets:\n"
+        "      - select:\n          kind: Deployment\n        fieldPaths:\n"
+        "          - spec.template.spec.containers.[name=vllm].image\n        options:\n          delimiter: ':'\n"
+        "          index: 1\n"
+        # a literal sourceValue into an int field keeps it an int
+        "  - sourceValue: \"2\"\n    targets:\n      - select:\n          kind: Deployment\n        fieldPaths:\n"
+        "          - spec.replicas\n"
+        # a field the target lacks: kustomize build fails (no options.create)
+        "  - sourceValue: x\n    targets:\n      - select:\n          kind: Deployment\n        fieldPaths:\n"
+        "          - spec.template.spec.hostname\n"), deployment, **{"o/release.yaml": release})
+    assert server.image == "vllm/vllm-openai:v0.9.2" and server.vllm_version == "0.9.2"
+    assert server.replicas == 2
+    assert [p for p in inv.problems if "replacement target field spec.template.spec.hostname" in p.message]

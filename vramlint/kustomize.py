@@ -1126,6 +1126,34 @@ def _image_rule_text(rule: KMap, key: str) -> str:
     return "" if value is None or isinstance(value, (KMap, KSeq)) else str(value)
 
 
+@dataclass
+class _Retag:
+    """One `images` entry, as imagetag/updater.go's SetImageValue writes it on a matching image."""
+
+    pattern: re.Pattern
+    new_name: str
+    new_tag: str
+    digest: str
+    suffix: str
+    org: Org | None
+
+    def __call__(self, container: KMap) -> None:
+        image = container.get("image")
+        if not isinstance(image, str) or not self.pattern.match(image):
+            return
+        name, tag, digest = _image_split(image)
+        name = self.new_name or name
+        if self.new_tag and self.digest:
+            tag, digest = self.new_tag, self.digest
+        elif self.new_tag:
+            tag, digest = self.new_tag, ""
+        elif self.digest:
+            tag, digest = "", self.digest
+        elif self.suffix:
+            tag, digest = tag + self.suffix, ""
+        _set(container, "image", name + (":" + tag if tag else "") + ("@" + digest if digest else ""), self.org)
+
+
 def _images(kust: Kustomization, resources: list[Resource]) -> None:
     """The ImageTagTransformer, one per `images` entry in order (a later entry sees what an earlier one wrote): the
     name is matched as kustomize's IsImageMatched does (the entry's name a regular expression, then an optional
@@ -1148,23 +1176,7 @@ def _images(kust: Kustomization, resources: list[Resource]) -> None:
         org = rule.vorg.get("newTag" if new_tag else "digest" if digest else "tagSuffix" if suffix else
                             "newName") or rule.at
 
-        def retag(container: KMap) -> None:
-            image = container.get("image")
-            if not isinstance(image, str) or not pattern.match(image):
-                return
-            name, tag, old_digest = _image_split(image)
-            name = new_name or name
-            if new_tag and digest:
-                tag, old_digest = new_tag, digest
-            elif new_tag:
-                tag, old_digest = new_tag, ""
-            elif digest:
-                tag, old_digest = "", digest
-            elif suffix:
-                tag, old_digest = tag + suffix, ""
-            _set(container, "image", name + (":" + tag if tag else "") + ("@" + old_digest if old_digest else ""),
-                 org)
-
+        retag = _Retag(pattern, new_name, new_tag, digest, suffix, org)
         for res in resources:
             if _kind(res.node) == "CustomResourceDefinition":
                 continue
@@ -1255,29 +1267,48 @@ def _replacements(run: _Run, kust: Kustomization, resources: list[Resource]) -> 
 
 
 def _replacement(run: _Run, kust: Kustomization, entry: KMap, resources: list[Resource]) -> None:
-    source = entry.get("source")
-    if not isinstance(source, KMap):
-        return
-    chosen = _select(resources, source)
-    if not chosen:
-        run.say(kust.file, _lineno(entry.at), f"replacement source {source.get('kind')} {source.get('name')} is not "
-                "among the objects read here: the fields it sets are unknown")
-        return
-    field_path = source.get("fieldPath") if isinstance(source.get("fieldPath"), str) else "metadata.name"
-    found = _field_node(chosen[0].node, _field_path(field_path))
-    if found is None:
-        return
-    parent, key = found
-    value = parent[key]
-    org = parent.vorg.get(key) if isinstance(parent, KMap) else (parent.iorg[key] if key < len(parent.iorg) else None)
-    options = source.get("options") if isinstance(source.get("options"), KMap) else None
-    if options is not None and isinstance(options.get("delimiter"), str) and isinstance(value, str):
-        pieces = value.split(options["delimiter"])
-        index = options.get("index") if isinstance(options.get("index"), int) else 0
-        if not 0 <= index < len(pieces):
-            return
-        value = pieces[index]
+    """One replacement as api/filters/replacement/replacement.go applies it: the value of `sourceValue`, or of the
+    source's field (the one object the selector picks; `options.delimiter`/`index` cut it), written into each
+    target's field paths (kyaml's PathMatcher: keys, indexes, `*`, `[key=regexp]`, `[=regexp]`; `options.create`
+    makes what is missing), a target scalar keeping its own type."""
+    where = _lineno(entry.at)
     targets = entry.get("targets")
+    if "sourceValue" in entry and not isinstance(entry.get("source"), KMap):
+        value, org = entry["sourceValue"], entry.vorg.get("sourceValue")
+    else:
+        source = entry.get("source")
+        if not isinstance(source, KMap) or not isinstance(targets, KSeq):
+            return
+        chosen = _select(resources, source)
+        if not chosen:
+            run.say(kust.file, where, f"replacement source {source.get('kind')} {source.get('name')} is not "
+                    "among the objects read here: the fields it sets are unknown")
+            return
+        if len(chosen) > 1 and not _has_remote(run, kust):
+            run.say(kust.file, where, f"replacement source {source.get('kind')} {source.get('name')} selects "
+                    f"{len(chosen)} objects: kustomize build fails on it (\"multiple matches for selector\")", "warning")
+            return
+        field_path = source.get("fieldPath") if isinstance(source.get("fieldPath"), str) else "metadata.name"
+        found = _field_node(chosen[0].node, _field_path(field_path))
+        if found is None:
+            run.say(kust.file, where, f"replacement source field {field_path} is not in {_kind(chosen[0].node)} "
+                    f"{chosen[0].names[-1]} as read here (kustomize build fails when it is missing): not applied")
+            return
+        parent, key = found
+        value = parent[key]
+        org = parent.vorg.get(key) if isinstance(parent, KMap) else (
+            parent.iorg[key] if key < len(parent.iorg) else None)
+        options = source.get("options") if isinstance(source.get("options"), KMap) else None
+        if options is not None and isinstance(options.get("delimiter"), str) and options["delimiter"]:
+            if isinstance(value, (KMap, KSeq)):
+                return
+            pieces = _scalar_text(value).split(options["delimiter"])
+            index = options.get("index") if isinstance(options.get("index"), int) else 0
+            if not 0 <= index < len(pieces):
+                run.say(kust.file, where, f"replacement source options.index {index} is out of bounds for "
+                        f"{_scalar_text(value)!r}: kustomize build fails on it", "warning")
+                return
+            value = pieces[index]
     for target in targets if isinstance(targets, KSeq) else []:
         if not isinstance(target, KMap) or not isinstance(target.get("select"), KMap):
             continue
@@ -1286,31 +1317,119 @@ def _replacement(run: _Run, kust: Kustomization, entry: KMap, resources: list[Re
             if isinstance(reject, KMap):
                 rejected.update(id(r) for r in _select(resources, reject))
         topts = target.get("options") if isinstance(target.get("options"), KMap) else KMap()
+        paths = [fp for fp in target.get("fieldPaths") or [] if isinstance(fp, str)] \
+            if isinstance(target.get("fieldPaths"), KSeq) else []
         for res in _select(resources, target["select"]):
             if id(res) in rejected:
                 continue
-            for fp in target.get("fieldPaths") if isinstance(target.get("fieldPaths"), KSeq) else []:
-                if not isinstance(fp, str):
+            for fp in paths or ["metadata.name"]:
+                spots = _field_spots(res.node, _field_path(fp), bool(topts.get("create")), value)
+                if not spots:
+                    run.say(kust.file, where, f"replacement target field {fp} is not in {_kind(res.node)} "
+                            f"{res.names[-1]} as read here (kustomize build fails on it unless options.create): "
+                            "not applied")
                     continue
-                spot = _field_node(res.node, _field_path(fp), create=bool(topts.get("create")))
-                if spot is None:
-                    continue
-                tparent, tkey = spot
-                new = value
-                if isinstance(topts.get("delimiter"), str) and isinstance(tparent[tkey] if tkey in (
-                        tparent if isinstance(tparent, KMap) else range(len(tparent))) else None, str):
-                    pieces = str(tparent[tkey]).split(topts["delimiter"])
-                    index = topts.get("index") if isinstance(topts.get("index"), int) else 0
-                    if 0 <= index < len(pieces):
-                        pieces[index] = str(value)
-                    new = topts["delimiter"].join(pieces)
-                if isinstance(tparent, KMap):
-                    _set(tparent, tkey, new, org)
-                else:
-                    tparent[tkey] = new
-                    tparent.iorg[tkey] = org
-                if fp == "metadata.name" and isinstance(new, str):
-                    res.names.append(new)
+                for tparent, tkey in spots:
+                    _write_replacement(tparent, tkey, value, org, topts)
+                if fp == "metadata.name" and isinstance(_name(res.node), str):
+                    res.names.append(_name(res.node) or "")
+
+
+def _scalar_text(value: Any) -> str:
+    """A YAML scalar's text as kyaml holds it (`true`, `5`, `null`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _write_replacement(parent: Any, key: Any, value: Any, org: Org | None, options: KMap) -> None:
+    old = parent[key]
+    new = value
+    delimiter = options.get("delimiter")
+    if isinstance(delimiter, str) and delimiter and not isinstance(old, (KMap, KSeq)):
+        pieces = _scalar_text(old).split(delimiter)
+        index = options.get("index") if isinstance(options.get("index"), int) else 0
+        text = _scalar_text(value)
+        if index < 0:
+            pieces.insert(0, text)  # setFieldValue: a negative index is a prefix, one past the end a suffix
+        elif index >= len(pieces):
+            pieces.append(text)
+        else:
+            pieces[index] = text
+        new = delimiter.join(pieces)
+    if not isinstance(old, (KMap, KSeq)) and old is not None and not isinstance(new, (KMap, KSeq)):
+        # a scalar target takes the text and keeps its own type (an env value stays a string)
+        text = _scalar_text(new)
+        if isinstance(old, bool):
+            new = text == "true" if text in ("true", "false") else text
+        elif isinstance(old, int):
+            new = int(text) if re.fullmatch(r"[+-]?\d+", text) else text
+        elif isinstance(old, float):
+            try:
+                new = float(text)
+            except ValueError:
+                new = text
+        else:
+            new = text
+    new = _copy(new)
+    if isinstance(parent, KMap):
+        _set(parent, key, new, org)
+    else:
+        parent[key] = new
+        while len(parent.iorg) <= key:
+            parent.iorg.append(None)
+        parent.iorg[key] = org
+
+
+def _field_spots(node: Any, parts: list[str], create: bool, value: Any) -> list[tuple[Any, Any]]:
+    """(parent, key) of every field kyaml's PathMatcher matches for ``parts``; missing parts made when ``create``
+    (a map key, an `[key=value]` element, the leaf)."""
+    if not parts:
+        return []
+    part, rest = parts[0], parts[1:]
+    out: list[tuple[Any, Any]] = []
+    if isinstance(node, KSeq):
+        if part == "*":
+            indexes = list(range(len(node)))
+        elif part.isdigit():
+            indexes = [int(part)] if int(part) < len(node) else []
+        elif part.startswith("[") and part.endswith("]") and "=" in part:
+            k, _, pattern = part[1:-1].partition("=")
+            try:
+                regex = re.compile(pattern)
+            except re.error:
+                return []
+            indexes = [i for i, item in enumerate(node)
+                       if (not k and not isinstance(item, (KMap, KSeq)) and regex.search(_scalar_text(item)))
+                       or (k and isinstance(item, KMap) and k in item and item[k] is not None
+                           and not isinstance(item[k], (KMap, KSeq)) and regex.search(_scalar_text(item[k])))]
+            if not indexes and create:
+                node.append(pattern if not k else KMap({k: pattern}))
+                node.iorg.append(None)
+                indexes = [len(node) - 1]
+        else:
+            return []
+        for i in indexes:
+            if rest:
+                out.extend(_field_spots(node[i], rest, create, value))
+            else:
+                out.append((node, i))
+        return out
+    if not isinstance(node, KMap):
+        return []
+    if part not in node:
+        if not create:
+            return []
+        if not rest:
+            node[part] = None
+            return [(node, part)]
+        nxt = rest[0]
+        node[part] = KSeq() if nxt == "*" or nxt.isdigit() or nxt.startswith("[") else KMap()
+    if not rest:
+        return [(node, part)]
+    return _field_spots(node[part], rest, create, value)
 
 
 # --- Kubernetes' filling of variables from the set's ConfigMaps ---------------------------------------------------
