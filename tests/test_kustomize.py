@@ -575,3 +575,22 @@ def test_replacements_as_kustomize_writes_them(tmp_path):
     assert server.image == "vllm/vllm-openai:v0.9.2" and server.vllm_version == "0.9.2"
     assert server.replicas == 2
     assert [p for p in inv.problems if "replacement target field spec.template.spec.hostname" in p.message]
+
+
+def test_generator_inputs_and_behaviors_as_kustomize_reads_them(tmp_path):
+    # kv.go: a bare name in an env file is an empty value (kustomize v5), a literal loses one pair of quotes
+    inv, [server] = _one_overlay(tmp_path, (
+        "configMapGenerator:\n  - name: engine\n    behavior: merge\n    envs:\n      - engine.env\n"
+        "    literals:\n      - 'EXTRA=\"--max-num-seqs=16\"'\n"
+        "  - name: tuning\n    behavior: merge\n    literals:\n      - A=1\n"
+        "  - name: engine\n    literals:\n      - B=2\n"), BASE_DEPLOYMENT.replace(
+            "            - --gpu-memory-utilization=0.9\n", "            - --gpu-memory-utilization=0.9\n"
+            "            - $(EXTRA)\n").replace("          env:\n", "          env:\n            - name: EXTRA\n"
+                                               "              valueFrom:\n                configMapKeyRef:\n"
+                                               "                  name: engine\n                  key: EXTRA\n"),
+        **{"o/engine.env": "\ufeffMAX_MODEL_LEN=4096\nHF_TOKEN\n"})
+    assert server.args["max_model_len"] == 4096 and server.args["max_num_seqs"] == 16
+    said = {p.line: p for p in inv.problems if p.file == "o/kustomization.yaml"}
+    # merge with no ConfigMap before it, create of one that exists: kustomize build fails on both
+    assert "no ConfigMap tuning comes before it" in said[10].message and said[10].level == "warning"
+    assert "already exists" in said[14].message and said[14].level == "warning"

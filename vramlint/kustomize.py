@@ -575,14 +575,18 @@ def _env_file(run: _Run, kust: Kustomization, rel: str, org: Org | None) -> list
         run.say(kust.file, _lineno(org), f"env file {rel} not read ({skipped.reason if skipped else 'unreadable'})")
         return []
     out = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
+    # api/kv/kv.go keyValuesFromLine: leading white space trimmed, `#` lines and blank lines skipped, the key up
+    # to the first `=` as written and the value after it as written; a bare name is an empty value (kustomize
+    # v5; v4 read it from its own environment)
+    for number, raw in enumerate(text.split("\n"), 1):
+        raw = raw[:-1] if raw.endswith("\r") else raw
+        raw = raw.removeprefix("\ufeff") if number == 1 else raw
+        line = raw.lstrip()
         if not line or line.startswith("#"):
             continue
-        if "=" not in line:
-            continue  # kustomize reads a bare name from its own environment, which is not the cluster's
-        name, value = line.split("=", 1)
-        out.append((name.strip(), value, Org(display, number, raw.index("=") + 2)))
+        name, eq, value = line.partition("=")
+        col = len(raw) - len(line) + len(name) + 2 if eq else len(raw) + 1
+        out.append((name, value, Org(display, number, col)))
     return out
 
 
@@ -593,16 +597,8 @@ def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resourc
     for gen in gens:
         if not isinstance(gen, KMap) or not isinstance(gen.get("name"), str):
             continue
+        # api/kv/kv.go Load: the env files' pairs, then the literals', then the files'
         entries: list[tuple[str, Any, Org | None]] = []
-        literals = gen.get("literals")
-        if isinstance(literals, KSeq):
-            for i, lit in enumerate(literals):
-                if isinstance(lit, str) and "=" in lit:
-                    name, value = lit.split("=", 1)
-                    org = literals.iorg[i] if i < len(literals.iorg) else None
-                    vorg = Org(org.file, org.line, org.col + len(name) + 1) if org else None
-                    entries.append((name.strip(), value.strip().strip("\"'") if value.strip()[:1] in "\"'" else value,
-                                    vorg))
         envs: list[tuple[str, Org | None]] = []
         if isinstance(gen.get("envs"), KSeq):
             envs.extend((e, gen["envs"].iorg[i] if i < len(gen["envs"].iorg) else None)
@@ -611,6 +607,15 @@ def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resourc
             envs.append((gen["env"], gen.vorg.get("env")))
         for rel, org in envs:
             entries.extend(_env_file(run, kust, rel, org))
+        literals = gen.get("literals")
+        if isinstance(literals, KSeq):
+            for i, lit in enumerate(literals):
+                if isinstance(lit, str) and "=" in lit and not lit.startswith("="):
+                    name, value = lit.split("=", 1)
+                    org = literals.iorg[i] if i < len(literals.iorg) else None
+                    quoted = len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"
+                    vorg = Org(org.file, org.line, org.col + len(name) + 1 + (1 if quoted else 0)) if org else None
+                    entries.append((name, value[1:-1] if quoted else value, vorg))  # parseLiteralSource
         files = gen.get("files")
         if isinstance(files, KSeq):
             for i, item in enumerate(files):
@@ -629,7 +634,18 @@ def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resourc
         name = gen["name"]
         behavior = gen.get("behavior") if isinstance(gen.get("behavior"), str) else "create"
         existing = next((r for r in resources if _kind(r.node) == "ConfigMap" and name in r.names), None)
-        if existing is not None and behavior in ("merge", "replace"):
+        # resWrangler.appendReplaceOrMerge: merge and replace need the ConfigMap, create must not find one
+        if existing is None and behavior in ("merge", "replace"):
+            if not _has_remote(run, kust):
+                run.say(kust.file, _lineno(gen.at), f"configMapGenerator {name} has behavior: {behavior}, but no "
+                        f"ConfigMap {name} comes before it: kustomize build fails on it (\"cannot merge or "
+                        "replace\")", "warning")
+            continue
+        if existing is not None and behavior not in ("merge", "replace"):
+            run.say(kust.file, _lineno(gen.at), f"configMapGenerator {name} makes a ConfigMap that already exists: "
+                    "kustomize build fails on it (\"behavior must be merge or replace\")", "warning")
+            continue
+        if existing is not None:
             data = existing.node.get("data")
             if behavior == "replace" or not isinstance(data, KMap):
                 data = KMap()
