@@ -594,3 +594,11 @@ def test_generator_inputs_and_behaviors_as_kustomize_reads_them(tmp_path):
     # merge with no ConfigMap before it, create of one that exists: kustomize build fails on both
     assert "no ConfigMap tuning comes before it" in said[10].message and said[10].level == "warning"
     assert "already exists" in said[14].message and said[14].level == "warning"
+
+
+def test_a_patch_without_target_names_its_object_exactly(tmp_path):
+    # GetById of the patch's own id: a name that is a regular expression matching `llm` names no object
+    inv, [server] = _one_overlay(tmp_path, "patches:\n  - patch: |-\n      apiVersion: apps/v1\n      kind: Deployment\n"
+                                           "      metadata:\n        name: l.m\n      spec:\n        replicas: 5\n")
+    assert server.replicas == 1
+    assert [p for p in inv.problems if "the patch for Deployment l.m matches no object" in p.message]

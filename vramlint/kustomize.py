@@ -713,7 +713,7 @@ def _patch_entry(run: _Run, kust: Kustomization, entry: KMap, org: Org | None, r
             for res in chosen:
                 _json_patch(run, where, doc, res)
         elif isinstance(doc, KMap) and not json_only:
-            chosen = _select(resources, target) if target is not None else _select(resources, _patch_id(doc))
+            chosen = _select(resources, target) if target is not None else _by_patch_id(resources, doc)
             if not chosen and target is None and not _has_remote(run, kust):
                 run.say(kust.file, _lineno(org), f"the patch for {_kind(doc)} {_name(doc)} matches no object read here "
                         "(kustomize build fails when none exists): it is not applied")
@@ -772,11 +772,11 @@ def _block_indent(run: _Run, kust: Kustomization, vorg: Org | None) -> int:
     return 0
 
 
-def _patch_id(doc: KMap) -> KMap:
-    out = KMap({"kind": _kind(doc)})
-    if _name(doc):
-        out["name"] = _name(doc)
-    return out
+def _by_patch_id(resources: list[Resource], doc: KMap) -> list[Resource]:
+    """The object a strategic-merge patch without `target` names (PatchTransformer: ResMap.GetById of the patch's
+    id): its kind and one of its names, exactly (a target's names are regular expressions, a patch's are not)."""
+    name = _name(doc)
+    return [r for r in resources if _kind(r.node) == _kind(doc) and (name is None or name in r.names)]
 
 
 def _select(resources: list[Resource], target: KMap | None) -> list[Resource]:
