@@ -602,3 +602,16 @@ def test_a_patch_without_target_names_its_object_exactly(tmp_path):
                                            "      metadata:\n        name: l.m\n      spec:\n        replicas: 5\n")
     assert server.replicas == 1
     assert [p for p in inv.problems if "the patch for Deployment l.m matches no object" in p.message]
+
+
+def test_a_replacement_from_a_configmap_whose_env_file_is_missing_is_said_once(tmp_path):
+    inv, [server] = _one_overlay(tmp_path, (
+        "configMapGenerator:\n  - name: settings\n    envs:\n      - settings.env\n"
+        "replacements:\n  - source:\n      kind: ConfigMap\n      name: settings\n      fieldPath: data.TAG\n"
+        "    targets:\n      - select:\n          kind: Deployment\n        fieldPaths:\n"
+        "          - spec.template.spec.containers.[name=vllm].image\n        options:\n          delimiter: ':'\n"
+        "          index: 1\n"))
+    messages = [p.message for p in inv.problems if p.file == "o/kustomization.yaml"]
+    assert any("env file settings.env is not in the repository" in m for m in messages)
+    assert not any("replacement source field" in m for m in messages)  # the same cause, said once
+    assert server.image == "vllm/vllm-openai:v0.8.5"

@@ -272,6 +272,7 @@ class Resource:
     node: KMap
     names: list[str]  # metadata.name as written and after each rename (patches match any of them)
     file: str  # the file it was read from, as displayed
+    partial: bool = False  # some of its fields come from a file not read (an env file made before the build)
 
 
 @dataclass
@@ -561,19 +562,19 @@ def _transform(run: _Run, kust: Kustomization, resources: list[Resource]) -> Non
 
 # --- generators -------------------------------------------------------------------------------------------------
 
-def _env_file(run: _Run, kust: Kustomization, rel: str, org: Org | None) -> list[tuple[str, str, Org]]:
+def _env_file(run: _Run, kust: Kustomization, rel: str, org: Org | None) -> list[tuple[str, str, Org]] | None:
     from vramlint.textfile import read_text
 
     path = _ok_path(run, kust, rel, org, "env file")
     if path is None:
-        return []
+        return None  # not read (said): what it sets is unknown
     display = _display(path)
     text, skipped = read_text(path, display)
     if text is None:
         if skipped is not None and skipped.reason == "empty file":
             return []
         run.say(kust.file, _lineno(org), f"env file {rel} not read ({skipped.reason if skipped else 'unreadable'})")
-        return []
+        return None
     out = []
     # api/kv/kv.go keyValuesFromLine: leading white space trimmed, `#` lines and blank lines skipped, the key up
     # to the first `=` as written and the value after it as written; a bare name is an empty value (kustomize
@@ -605,8 +606,11 @@ def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resourc
                         for i, e in enumerate(gen["envs"]) if isinstance(e, str))
         if isinstance(gen.get("env"), str):
             envs.append((gen["env"], gen.vorg.get("env")))
+        partial = False
         for rel, org in envs:
-            entries.extend(_env_file(run, kust, rel, org))
+            pairs = _env_file(run, kust, rel, org)
+            partial = partial or pairs is None
+            entries.extend(pairs or [])
         literals = gen.get("literals")
         if isinstance(literals, KSeq):
             for i, lit in enumerate(literals):
@@ -623,6 +627,7 @@ def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resourc
                     key, _, rel = item.partition("=") if "=" in item else (os.path.basename(item), "", item)
                     org = files.iorg[i] if i < len(files.iorg) else None
                     path = _ok_path(run, kust, rel, org, "file")
+                    partial = partial or path is None
                     if path is not None:
                         from vramlint.textfile import read_text
 
@@ -646,6 +651,7 @@ def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resourc
                     "kustomize build fails on it (\"behavior must be merge or replace\")", "warning")
             continue
         if existing is not None:
+            existing.partial = existing.partial or partial
             data = existing.node.get("data")
             if behavior == "replace" or not isinstance(data, KMap):
                 data = KMap()
@@ -666,7 +672,7 @@ def _generate_configmaps(run: _Run, kust: Kustomization, resources: list[Resourc
         _set(node, "data", data, gen.at)
         for k in ("apiVersion", "kind"):
             node.korg[k] = node.vorg[k] = gen.at  # type: ignore[assignment]
-        resources.append(Resource(node, [name], kust.file))
+        resources.append(Resource(node, [name], kust.file, partial))
 
 
 # --- patches ----------------------------------------------------------------------------------------------------
@@ -1307,6 +1313,8 @@ def _replacement(run: _Run, kust: Kustomization, entry: KMap, resources: list[Re
         field_path = source.get("fieldPath") if isinstance(source.get("fieldPath"), str) else "metadata.name"
         found = _field_node(chosen[0].node, _field_path(field_path))
         if found is None:
+            if chosen[0].partial:
+                return  # the file that would set it is not read, which is said where it is named
             run.say(kust.file, where, f"replacement source field {field_path} is not in {_kind(chosen[0].node)} "
                     f"{chosen[0].names[-1]} as read here (kustomize build fails when it is missing): not applied")
             return
@@ -1341,6 +1349,8 @@ def _replacement(run: _Run, kust: Kustomization, entry: KMap, resources: list[Re
             for fp in paths or ["metadata.name"]:
                 spots = _field_spots(res.node, _field_path(fp), bool(topts.get("create")), value)
                 if not spots:
+                    if res.partial:
+                        continue
                     run.say(kust.file, where, f"replacement target field {fp} is not in {_kind(res.node)} "
                             f"{res.names[-1]} as read here (kustomize build fails on it unless options.create): "
                             "not applied")
