@@ -238,28 +238,18 @@ def check_all(assessments, ctx):
             unjudged = f"no flag of its {servers} is judged against a release (vLLM {version} knows them all)"
         yield ctx.finding(
             group[0],
-            f"vLLM built from source ({_short_repo(build.url)}{' at ' + _short_ref(build.ref) if build.ref else ''}): "
-            "no release, flags not judged",
+            f"vLLM built from source ({build.label()}): no release, flags not judged",
             build.installed,
             level="note",
             related=[a.server.location for a in group[:20]],
             detail=f"{build.describe()}, which is no vLLM release: its arguments are that checkout's, so {unjudged}; "
-            f"the budget uses vLLM {version}'s start-up defaults. Install a vLLM release (vllm==X, or a checkout of "
-            "vllm-project/vllm at a release tag), or set vllm-version in .vramlint.yaml (an `overrides` entry for "
-            "these files) to the release the checkout follows, to have them checked",
+            f"the budget uses vLLM {version}'s start-up defaults. "
+            + ("Set vllm-version in .vramlint.yaml (an `overrides` entry for these files) to the release this "
+               "checkout is, to have them checked" if build.wheel_stage is not None else
+               "Install a vLLM release (vllm==X, or a checkout of vllm-project/vllm at a release tag), or set "
+               "vllm-version in .vramlint.yaml (an `overrides` entry for these files) to the release the checkout "
+               "follows, to have them checked"),
         )
-
-
-def _short_ref(ref: str) -> str:
-    """A commit as git abbreviates it for people (12 hex digits); a branch or tag whole."""
-    return ref[:12] if len(ref) > 12 and all(c in "0123456789abcdefABCDEF" for c in ref) else ref
-
-
-def _short_repo(url: str) -> str:
-    """`https://github.com/owner/vllm.git` -> `owner/vllm`: the headline names the fork, the detail the URL."""
-    path = url.split("://", 1)[-1].split(":", 1)[-1].rstrip("/")
-    parts = path.removesuffix(".git").split("/")
-    return "/".join(parts[-2:]) if len(parts) >= 2 else url
 
 
 def _the_rest(assessment, ctx, server, location, version, which, uncertain):

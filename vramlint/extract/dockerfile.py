@@ -72,6 +72,11 @@ class _Stage:
     vllm_clones: dict[str, Any] = field(default_factory=dict)
     workdir: str = "/"
     copies: list[ContextCopy] = field(default_factory=list)
+    # a RUN of this stage (or of the one it is FROM) builds a wheel from the build context it copied whole
+    # (`COPY . .` then `setup.py bdist_wheel`): that RUN's line and the version SETUPTOOLS_SCM_PRETEND_VERSION
+    # declares, if set
+    context_wheel: tuple[int, str | None] | None = None
+    wheels_from: list[str] = field(default_factory=list)  # stages a `COPY --from=` of this stage copies files of
 
 
 @dataclass
@@ -246,6 +251,7 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.vllm_pin, stage.vllm_source = parent.vllm_pin, parent.vllm_source
                 stage.vllm_clones = {k: _copy.copy(v) for k, v in parent.vllm_clones.items()}
                 stage.workdir, stage.copies = parent.workdir, list(parent.copies)
+                stage.context_wheel, stage.wheels_from = parent.context_wheel, list(parent.wheels_from)
             stages.append(stage)
             continue
         if ins.keyword == "ARG":
@@ -281,6 +287,12 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.cmd, stage.cmd_cleared = None, True  # Docker: ENTRYPOINT clears an inherited CMD
         elif ins.keyword == "CMD":
             stage.cmd, stage.own_cmd, stage.cmd_cleared = ins, True, False
+        elif ins.keyword == "RUN" and (wheel := _context_wheel_step(ins, stage, stages, _scope(global_args, stage),
+                                                                   display)) is not None:
+            if isinstance(wheel, tuple):
+                stage.context_wheel = wheel
+            else:  # the wheel a stage built from the context, installed over whatever the base image held
+                stage.vllm_pin, stage.vllm_source = (None, wheel.installed), wheel
         elif ins.keyword == "RUN" and ("vllm" in (lowered := (run_text := _run_text(ins)).lower())
                                        or "git" in lowered or stage.vllm_clones):
             from vramlint.versions import pip_installed_vllm, pip_installs_vllm
@@ -307,6 +319,9 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
             copy = _context_copy(ins, _scope(global_args, stage), stage.workdir)
             if copy is not None:
                 stage.copies.append(copy)
+            other = re.search(r"--from=(\S+)", ins.args)
+            if other and ins.keyword == "COPY":
+                stage.wheels_from.append(other.group(1).lower())
         elif ins.keyword == "SHELL":
             form = _json_words(ins.args)
             if form:
@@ -345,6 +360,45 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
         mentions_vllm="vllm" in text.lower(), bounds=bounds, vllm_pin=chosen.vllm_pin,
         vllm_source=chosen.vllm_source, workdir=chosen.workdir,
         copies=list(chosen.copies))
+
+
+# a wheel built from the folder the command runs in: `setup.py bdist_wheel`, `pip wheel .`, `uv build --wheel`,
+# `python -m build --wheel`
+_WHEEL_BUILD = re.compile(r"\bsetup\.py\b[^\n;&|]*\bbdist_wheel\b|\bpip3?\s+wheel\b[^\n;&|]*\s\.(?=[\s;&|]|$)"
+                          r"|\buv\s+build\b|\bpython3?\s+-m\s+build\b")
+_PRETEND = re.compile(r"\bSETUPTOOLS_SCM_PRETEND_VERSION(?:_FOR_VLLM)?=[\"']?([^\s;&|\"']+)")
+_DECLARED = re.compile(r"v?\d+\.\d+[\w.+-]*")
+_WHEEL_INSTALL = re.compile(r"\bpip3?\s+install\b[^\n;&|]*?\s(\S*\.whl)\b")
+
+
+def _context_wheel_step(ins: Instruction, stage: _Stage, stages: list[_Stage], scope: dict[str, str | None],
+                        display: str) -> Any:
+    """A RUN of vLLM's own image build (docker/Dockerfile in vllm-project/vllm): building a wheel from the whole
+    build context the stage copied (-> (line, the version SETUPTOOLS_SCM_PRETEND_VERSION declares or None)), or
+    installing the wheel such a stage built, through `--mount=type=bind,from=STAGE` or a `COPY --from=STAGE` (->
+    a SourceBuild: the checkout's code, whose version setuptools-scm takes from git). None for any other RUN."""
+    text = _run_text(ins)
+    if _WHEEL_BUILD.search(text) and any(c.sources is not None and any(src.rstrip("/") in (".", "")
+                                                                         for src in c.sources) for c in stage.copies):
+        m = _PRETEND.search(text)
+        declared = _substitute(m.group(1), scope) if m else (scope.get("SETUPTOOLS_SCM_PRETEND_VERSION")
+                                                             or scope.get("SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VLLM"))
+        # a version written out (or an ARG default that is one); a variable nothing sets declares nothing known
+        return ins.line, declared if declared and _DECLARED.fullmatch(declared) else None
+    if not _WHEEL_INSTALL.search(text):
+        return None
+    froms = [m.group(1).lower() for m in re.finditer(r"--mount=\S*?\bfrom=([^,\s]+)", ins.args)]
+    named = {s.name.lower(): s for s in stages if s.name}
+    builder = next((named[f] for f in froms + stage.wheels_from if f in named and named[f].context_wheel), None)
+    if builder is None and stage.context_wheel is not None:
+        builder = stage  # the wheel was built in this very image (a stage FROM the build stage)
+    if builder is None or builder.context_wheel is None:
+        return None
+    from vramlint.extract.source_build import SourceBuild
+
+    line, declared = builder.context_wheel
+    return SourceBuild("the build context", None, None, Location(display, ins.line, ins.column), None,
+                       builder.name or "(unnamed)", line, declared)
 
 
 def _context_copy(ins: Instruction, scope: dict[str, str | None], workdir: str) -> ContextCopy | None:

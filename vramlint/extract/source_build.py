@@ -55,8 +55,31 @@ class SourceBuild:
     release: str | None
     installed: Location
     cloned_line: int | None = None  # the RUN line of the `git clone` (None for pip's VCS form)
+    # a wheel another stage builds from the build context (vLLM's own docker/Dockerfile: `COPY . .`, then
+    # `setup.py bdist_wheel`): that stage's name and RUN line, and the version SETUPTOOLS_SCM_PRETEND_VERSION
+    # declares for it, if set
+    wheel_stage: str | None = None
+    wheel_line: int | None = None
+    declared: str | None = None
+
+    def label(self) -> str:
+        """What was built, short: the checkout's repository (and ref), or this repository's own checkout."""
+        if self.wheel_stage is not None:
+            return "this repository's checkout"
+        # `https://github.com/owner/vllm.git` -> `owner/vllm`; a commit as git abbreviates it (12 hex digits)
+        parts = self.url.split("://", 1)[-1].split(":", 1)[-1].rstrip("/").removesuffix(".git").split("/")
+        short = "/".join(parts[-2:]) if len(parts) >= 2 else self.url
+        ref = self.ref[:12] if self.ref and len(self.ref) > 12 and all(
+            c in "0123456789abcdefABCDEF" for c in self.ref) else self.ref
+        return short + (f" at {ref}" if ref else "")
 
     def describe(self) -> str:
+        if self.wheel_stage is not None:
+            version = (f"SETUPTOOLS_SCM_PRETEND_VERSION declares {self.declared}" if self.declared else
+                       "setuptools-scm gives it the checkout's git tag and commit, which the files do not hold")
+            return (f"{self.installed.file} line {self.installed.line} installs the wheel that stage "
+                    f"{self.wheel_stage} builds on line {self.wheel_line} from the build context, this repository's "
+                    f"own checkout ({version})")
         at = f" at {self.ref}" if self.ref else ""
         cloned = f", cloned on line {self.cloned_line}" if self.cloned_line and self.cloned_line != \
             self.installed.line else ""
