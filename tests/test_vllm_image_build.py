@@ -110,3 +110,23 @@ def test_a_wheel_built_from_a_subfolder_is_not_this_checkout(tmp_path, capsys):
     _write(tmp_path, MOUNTED_WHEEL.replace("    COPY . .\n", "    COPY plugin/ plugin/\n"))
     report = _check(capsys, tmp_path / "docker" / "Dockerfile")
     assert not [f for f in report["findings"] if f["rule"] == "VRL009"]
+
+
+def test_another_wheel_of_the_build_stage_is_not_vllm(tmp_path, capsys):
+    # the build stage also builds kernels into another folder; only the wheel of the context's build is vLLM
+    dockerfile = MOUNTED_WHEEL.replace(
+        "        python3 setup.py bdist_wheel --dist-dir=dist --py-limited-api=cp38\n",
+        "        python3 setup.py bdist_wheel --dist-dir=dist --py-limited-api=cp38\n"
+        "    RUN cd /tmp/kernels && pip wheel -w /tmp/kernels/dist deep_ep\n").replace(
+        "    FROM vllm-base AS vllm-openai-base\n",
+        "    RUN --mount=type=bind,from=build,src=/tmp/kernels/dist,target=/opt/kernels \\\n"
+        "        uv pip install --system /opt/kernels/*.whl\n    FROM vllm-base AS vllm-openai-base\n")
+    _write(tmp_path, dockerfile)
+    report = _check(capsys, tmp_path / "docker" / "Dockerfile")
+    [note] = report["findings"]
+    assert note["line"] == 20 and "stage build builds on line 14" in note["message"]
+    # a wheel from a folder no context build writes installs no vLLM
+    (tmp_path / "x").mkdir()
+    _write(tmp_path / "x", MOUNTED_WHEEL.replace("src=/workspace/dist", "src=/tmp/kernels/dist"))
+    report = _check(capsys, tmp_path / "x" / "docker" / "Dockerfile")
+    assert not [f for f in report["findings"] if f["rule"] == "VRL009"]

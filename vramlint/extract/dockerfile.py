@@ -75,8 +75,9 @@ class _Stage:
     # a RUN of this stage (or of the one it is FROM) builds a wheel from the build context it copied whole
     # (`COPY . .` then `setup.py bdist_wheel`): that RUN's line and the version SETUPTOOLS_SCM_PRETEND_VERSION
     # declares, if set
-    context_wheel: tuple[int, str | None] | None = None
-    wheels_from: list[str] = field(default_factory=list)  # stages a `COPY --from=` of this stage copies files of
+    context_wheel: tuple[int, str | None, str] | None = None  # (line, declared version, the wheel's folder)
+    # `COPY --from=STAGE SRC DEST` of this stage: (stage, SRC, DEST), absolute
+    copied_from: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -251,7 +252,7 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
                 stage.vllm_pin, stage.vllm_source = parent.vllm_pin, parent.vllm_source
                 stage.vllm_clones = {k: _copy.copy(v) for k, v in parent.vllm_clones.items()}
                 stage.workdir, stage.copies = parent.workdir, list(parent.copies)
-                stage.context_wheel, stage.wheels_from = parent.context_wheel, list(parent.wheels_from)
+                stage.context_wheel, stage.copied_from = parent.context_wheel, list(parent.copied_from)
             stages.append(stage)
             continue
         if ins.keyword == "ARG":
@@ -320,8 +321,12 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
             if copy is not None:
                 stage.copies.append(copy)
             other = re.search(r"--from=(\S+)", ins.args)
-            if other and ins.keyword == "COPY":
-                stage.wheels_from.append(other.group(1).lower())
+            words = [w for w in (_json_words(ins.args) or _words(ins.args)) if not w.startswith("--")]
+            if other and ins.keyword == "COPY" and len(words) == 2:
+                src, dest = (_substitute(w, _scope(global_args, stage)) for w in words)
+                if src and dest:
+                    stage.copied_from.append((other.group(1).lower(), posixpath.normpath(posixpath.join("/", src)),
+                                              posixpath.normpath(posixpath.join(stage.workdir, dest))))
         elif ins.keyword == "SHELL":
             form = _json_words(ins.args)
             if form:
@@ -363,42 +368,68 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
 
 
 # a wheel built from the folder the command runs in: `setup.py bdist_wheel`, `pip wheel .`, `uv build --wheel`,
-# `python -m build --wheel`
+# `python -m build --wheel`; and the folder it is written to (their option, else their default)
 _WHEEL_BUILD = re.compile(r"\bsetup\.py\b[^\n;&|]*\bbdist_wheel\b|\bpip3?\s+wheel\b[^\n;&|]*\s\.(?=[\s;&|]|$)"
                           r"|\buv\s+build\b|\bpython3?\s+-m\s+build\b")
+_WHEEL_DIR = re.compile(r"(?:--dist-dir|--out-dir|--outdir|--wheel-dir|-[dwo])[=\s]+[\"']?([^\s;&|\"']+)")
 _PRETEND = re.compile(r"\bSETUPTOOLS_SCM_PRETEND_VERSION(?:_FOR_VLLM)?=[\"']?([^\s;&|\"']+)")
 _DECLARED = re.compile(r"v?\d+\.\d+[\w.+-]*")
 _WHEEL_INSTALL = re.compile(r"\bpip3?\s+install\b[^\n;&|]*?\s(\S*\.whl)\b")
 
 
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _context_wheel_step(ins: Instruction, stage: _Stage, stages: list[_Stage], scope: dict[str, str | None],
                         display: str) -> Any:
     """A RUN of vLLM's own image build (docker/Dockerfile in vllm-project/vllm): building a wheel from the whole
-    build context the stage copied (-> (line, the version SETUPTOOLS_SCM_PRETEND_VERSION declares or None)), or
-    installing the wheel such a stage built, through `--mount=type=bind,from=STAGE` or a `COPY --from=STAGE` (->
-    a SourceBuild: the checkout's code, whose version setuptools-scm takes from git). None for any other RUN."""
+    build context the stage copied (-> (line, the version SETUPTOOLS_SCM_PRETEND_VERSION declares or None, the
+    wheel's folder)), or installing a wheel from that folder, through `--mount=type=bind,from=STAGE,src=...` or
+    a `COPY --from=STAGE` (-> a SourceBuild: the checkout's code, whose version setuptools-scm takes from git).
+    None for any other RUN."""
     text = _run_text(ins)
-    if _WHEEL_BUILD.search(text) and any(c.sources is not None and any(src.rstrip("/") in (".", "")
-                                                                         for src in c.sources) for c in stage.copies):
+    build = _WHEEL_BUILD.search(text)
+    if build and any(c.sources is not None and any(src.rstrip("/") in (".", "") for src in c.sources)
+                     for c in stage.copies):
         m = _PRETEND.search(text)
         declared = _substitute(m.group(1), scope) if m else (scope.get("SETUPTOOLS_SCM_PRETEND_VERSION")
                                                              or scope.get("SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VLLM"))
+        end = re.compile(r"&&|\|\||[;|]").search(text, build.end())
+        out = _WHEEL_DIR.search(text, build.end(), end.start() if end else len(text))  # that command's own option
+        folder = _substitute(out.group(1), scope) if out else None
+        folder = posixpath.normpath(posixpath.join(stage.workdir, folder or "dist"))
         # a version written out (or an ARG default that is one); a variable nothing sets declares nothing known
-        return ins.line, declared if declared and _DECLARED.fullmatch(declared) else None
-    if not _WHEEL_INSTALL.search(text):
-        return None
-    froms = [m.group(1).lower() for m in re.finditer(r"--mount=\S*?\bfrom=([^,\s]+)", ins.args)]
-    named = {s.name.lower(): s for s in stages if s.name}
-    builder = next((named[f] for f in froms + stage.wheels_from if f in named and named[f].context_wheel), None)
-    if builder is None and stage.context_wheel is not None:
-        builder = stage  # the wheel was built in this very image (a stage FROM the build stage)
-    if builder is None or builder.context_wheel is None:
-        return None
-    from vramlint.extract.source_build import SourceBuild
+        return ins.line, declared if declared and _DECLARED.fullmatch(declared) else None, folder
+    named = {s.name.lower(): s for s in stages if s.name and s.context_wheel}
+    mounts = []  # (the stage's wheel folder as this RUN sees it, the stage)
+    for m in re.finditer(r"--mount=(\S+)", ins.args):
+        opts = dict(kv.partition("=")[::2] for kv in m.group(1).split(","))
+        builder = named.get(opts.get("from", "").lower())
+        src = posixpath.normpath(posixpath.join("/", opts.get("source") or opts.get("src") or "/"))
+        target = opts.get("target") or opts.get("dst") or opts.get("destination")
+        if builder is not None and target and _under(builder.context_wheel[2], src):
+            mounts.append((posixpath.normpath(posixpath.join(target if target.startswith("/") else
+                                                             posixpath.join(stage.workdir, target),
+                                                             posixpath.relpath(builder.context_wheel[2], src))),
+                           builder))
+    for name, src, dest in stage.copied_from:
+        builder = named.get(name)
+        if builder is not None and _under(builder.context_wheel[2], src):
+            mounts.append((posixpath.normpath(posixpath.join(dest, posixpath.relpath(builder.context_wheel[2], src))),
+                           builder))
+    if stage.context_wheel is not None:  # the wheel was built in this very image (a stage FROM the build stage)
+        mounts.append((stage.context_wheel[2], stage))
+    for wheel in _WHEEL_INSTALL.finditer(text):
+        path = posixpath.normpath(posixpath.join(stage.workdir, wheel.group(1)))
+        builder = next((b for folder, b in mounts if _under(posixpath.dirname(path), folder)), None)
+        if builder is not None:
+            from vramlint.extract.source_build import SourceBuild
 
-    line, declared = builder.context_wheel
-    return SourceBuild("the build context", None, None, Location(display, ins.line, ins.column), None,
-                       builder.name or "(unnamed)", line, declared)
+            line, declared, _folder = builder.context_wheel
+            return SourceBuild("the build context", None, None, Location(display, ins.line, ins.column), None,
+                               builder.name or "(unnamed)", line, declared)
+    return None
 
 
 def _context_copy(ins: Instruction, scope: dict[str, str | None], workdir: str) -> ContextCopy | None:
