@@ -615,3 +615,15 @@ def test_a_replacement_from_a_configmap_whose_env_file_is_missing_is_said_once(t
     assert any("env file settings.env is not in the repository" in m for m in messages)
     assert not any("replacement source field" in m for m in messages)  # the same cause, said once
     assert server.image == "vllm/vllm-openai:v0.8.5"
+
+
+def test_a_selector_python_cannot_match_in_bounded_time_is_compared_as_text(tmp_path):
+    # RE2 (kustomize) matches `(a+)+b` in linear time; Python's engine would take exponential time on a long name
+    import time
+
+    from vramlint.kustomize import _full_match
+
+    started = time.process_time()
+    assert not _full_match("(a+)+b", "a" * 60) and _full_match("(a+)+b", "(a+)+b")
+    assert _full_match("llm-.*", "llm-7b") and not _full_match("llm", "llm-7b")
+    assert time.process_time() - started < 1.0

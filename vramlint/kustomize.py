@@ -810,12 +810,27 @@ def _select(resources: list[Resource], target: KMap | None) -> list[Resource]:
     return out
 
 
+# a group holding a quantifier that is itself quantified (`(a+)+`, `(x*)*`, `(a|aa)+`): Go's RE2, which kustomize
+# uses, matches it in linear time, Python's backtracking engine in exponential time on a failing subject
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?:[+*}|]|\?(?!:))(?:[^()\\]|\\.)*\)\s*[+*{]")
+MAX_PATTERN = 1000  # characters of a selector's regular expression (a name is at most 253)
+
+
+def _regex(pattern: str, wrap: str = "{}") -> re.Pattern | None:
+    """A kustomize selector's regular expression, compiled; None when Python cannot match it as RE2 does in
+    bounded time (nested quantifiers, past MAX_PATTERN) or it does not compile: the caller compares text."""
+    if len(pattern) > MAX_PATTERN or _NESTED_QUANTIFIER.search(pattern):
+        return None
+    try:
+        return re.compile(wrap.format(pattern))
+    except re.error:
+        return None
+
+
 def _full_match(pattern: str, value: str) -> bool:
     # kustomize's selectors are anchored regular expressions
-    try:
-        return re.fullmatch(pattern, value) is not None
-    except re.error:
-        return pattern == value
+    regex = _regex(pattern)
+    return regex.fullmatch(value) is not None if regex is not None else pattern == value
 
 
 def _labels_match(selector: str, labels: Any) -> bool:
@@ -1188,10 +1203,11 @@ def _images(kust: Kustomization, resources: list[Resource]) -> None:
     rules = [e for e in list(entries) + (list(legacy) if isinstance(legacy, KSeq) else [])
              if isinstance(e, KMap) and isinstance(e.get("name"), str)]
     for rule in rules:
-        try:
-            pattern = re.compile("^" + rule["name"] + _IMAGE_SUFFIX + "$")
-        except re.error:
-            continue  # an invalid expression matches nothing (image.IsImageMatched)
+        pattern = _regex(rule["name"], "^{}" + _IMAGE_SUFFIX.replace("{", "{{").replace("}", "}}") + "$")
+        if pattern is None:
+            # an invalid expression matches nothing (image.IsImageMatched); one Python cannot match in bounded
+            # time is taken as the plain name it almost always is
+            pattern = re.compile("^" + re.escape(rule["name"]) + _IMAGE_SUFFIX + "$")
         new_name, new_tag = _image_rule_text(rule, "newName"), _image_rule_text(rule, "newTag")
         digest, suffix = _image_rule_text(rule, "digest"), _image_rule_text(rule, "tagSuffix")
         # the field that wrote the tag (the version is read from it), else the new name
@@ -1423,10 +1439,7 @@ def _field_spots(node: Any, parts: list[str], create: bool, value: Any) -> list[
             indexes = [int(part)] if int(part) < len(node) else []
         elif part.startswith("[") and part.endswith("]") and "=" in part:
             k, _, pattern = part[1:-1].partition("=")
-            try:
-                regex = re.compile(pattern)
-            except re.error:
-                return []
+            regex = _regex(pattern) or re.compile(re.escape(pattern))
             indexes = [i for i, item in enumerate(node)
                        if (not k and not isinstance(item, (KMap, KSeq)) and regex.search(_scalar_text(item)))
                        or (k and isinstance(item, KMap) and k in item and item[k] is not None
