@@ -94,7 +94,8 @@ def test_quoted_delimiter_expands_nothing_and_kubernetes_expands_its_own_variabl
     quoted = _write(tmp_path, "quoted.sh", "kubectl apply -f - <<'EOF'\n", body, "EOF\n")
     plain = _write(tmp_path, "plain.sh", "kubectl apply -f - <<EOF\n", body, "EOF\n")
     [q] = scan([quoted]).servers
-    assert q.model == "facebook/opt-125m" and q.vllm_version == "0.8.5" and q.model_location.line == 11
+    # the model is where MODEL_ID's value is written (the line that sets it), not the `$(MODEL_ID)` item
+    assert q.model == "facebook/opt-125m" and q.vllm_version == "0.8.5" and q.model_location.line == 10
     [p] = scan([plain]).servers
     assert p.model is None
     assert any("$(MODEL_ID)" in n and "unknown" in n for n in p.notes)
