@@ -44,3 +44,14 @@ def test_a_configmap_of_another_namespace_or_folder_is_not_the_pods(tmp_path, ca
     shutil.copy(FIXTURE / "10-config.yaml", elsewhere / "config")
     report = _check(elsewhere, capsys)
     assert report["servers"][0]["model"] is None
+
+
+def test_a_value_a_configmap_gives_is_reported_on_the_configmaps_line(capsys):
+    # `--tensor-parallel-size=$(TP_SIZE)`: the ConfigMap's TP_SIZE line is the one that sets the value (and the one
+    # to change), not the argument naming the variable
+    report = _check(FIXTURE, capsys)
+    [server] = report["servers"]
+    where = server["arg_locations"]["max_model_len"]
+    assert (where["file"].rsplit("/", 1)[-1], where["line"]) == ("10-config.yaml", 9)
+    [error] = [f for f in report["findings"] if f["level"] == "error"]
+    assert (error["file"].rsplit("/", 1)[-1], error["line"]) == ("10-config.yaml", 8)
