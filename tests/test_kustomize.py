@@ -627,3 +627,20 @@ def test_a_selector_python_cannot_match_in_bounded_time_is_compared_as_text(tmp_
     assert not _full_match("(a+)+b", "a" * 60) and _full_match("(a+)+b", "(a+)+b")
     assert _full_match("llm-.*", "llm-7b") and not _full_match("llm", "llm-7b")
     assert time.process_time() - started < 1.0
+
+
+def test_a_long_merge_list_is_merged_in_one_pass(tmp_path):
+    # 5,000 env items patched over 5,000: a scan of the base list per patch item was quadratic
+    import time
+
+    from vramlint.kustomize import KMap, KSeq, _merge_list
+
+    old, new = KSeq(), KSeq()
+    for i in range(5000):
+        old.append(KMap({"name": f"V{i}", "value": str(i)}))
+        new.append(KMap({"name": f"V{4999 - i}", "value": f"p{4999 - i}"}))
+    old.iorg, new.iorg = [None] * 5000, [None] * 5000
+    started = time.process_time()
+    _merge_list(old, new, "name", True, 0)
+    assert time.process_time() - started < 1.0
+    assert [o["name"] for o in old[:2]] == ["V4999", "V4998"] and old[0]["value"] == "p4999" and len(old) == 5000

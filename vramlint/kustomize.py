@@ -914,13 +914,19 @@ def _merge_list(old: KSeq, new: KSeq, merge_key: str, builtin: bool, depth: int)
     front: list[tuple[Any, Org | None]] = []
     taken: set[int] = set()
     tail: list[tuple[Any, Org | None]] = []
+    by_key: dict[str, list[int]] = {}  # the items of each key, in order (one pass: a scan per patch item was quadratic)
+    for j, o in enumerate(old):
+        if isinstance(o, KMap) and merge_key in o:
+            by_key.setdefault(repr(o[merge_key]), []).append(j)
     for i, item in enumerate(new):
         org = new.iorg[i] if i < len(new.iorg) else None
         if not isinstance(item, KMap) or merge_key not in item:
             tail.append((item, org))
             continue
-        at = next((j for j, o in enumerate(old) if j not in taken and isinstance(o, KMap)
-                   and o.get(merge_key) == item[merge_key]), None)
+        waiting = by_key.get(repr(item[merge_key]))
+        while waiting and waiting[0] in taken:
+            waiting.pop(0)
+        at = waiting[0] if waiting else None
         if item.get("$patch") == "delete":
             if at is not None:
                 taken.add(at)
