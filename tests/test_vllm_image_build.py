@@ -130,3 +130,44 @@ def test_another_wheel_of_the_build_stage_is_not_vllm(tmp_path, capsys):
     _write(tmp_path / "x", MOUNTED_WHEEL.replace("src=/workspace/dist", "src=/tmp/kernels/dist"))
     report = _check(capsys, tmp_path / "x" / "docker" / "Dockerfile")
     assert not [f for f in report["findings"] if f["rule"] == "VRL009"]
+
+
+# the newer form: a csrc-build stage makes a wheel of the kernels only (part of the tree, a dummy version), the
+# build stage copies it and the whole context and builds vLLM's wheel; the final stage runs `vllm serve`
+SPLIT_BUILD = """\
+    FROM nvidia/cuda:13.0.1-devel-ubuntu22.04 AS base
+    WORKDIR /workspace
+
+    FROM base AS csrc-build
+    COPY pyproject.toml setup.py CMakeLists.txt ./
+    COPY csrc csrc/
+    ENV SETUPTOOLS_SCM_PRETEND_VERSION="0.0.0+csrc.build"
+    RUN python3 setup.py bdist_wheel --dist-dir=dist --py-limited-api=cp38
+
+    FROM base AS build
+    COPY --from=csrc-build /workspace/dist /precompiled-wheels
+    COPY . .
+    RUN --mount=type=bind,source=.git,target=.git \\
+        export VLLM_USE_PRECOMPILED=1 && python3 setup.py bdist_wheel --dist-dir=dist --py-limited-api=cp38
+
+    FROM nvidia/cuda:13.0.1-base-ubuntu22.04 AS vllm-base
+    WORKDIR /vllm-workspace
+    RUN --mount=type=bind,from=build,src=/workspace/dist,target=/vllm-workspace/dist \\
+        --mount=type=cache,target=/opt/uv/cache \\
+        if [ "${PYTORCH_NIGHTLY}" = "1" ]; then \\
+            uv pip install --system $(cat torch_lib_versions.txt | xargs) --pre && uv pip install --system dist/*.whl; \\
+        else \\
+            uv pip install --system dist/*.whl --verbose; \\
+        fi
+
+    FROM vllm-base AS vllm-openai
+    ENTRYPOINT ["vllm", "serve"]
+    """
+
+
+def test_the_newer_split_build_is_the_build_stages_wheel_not_the_kernels_dummy_version(tmp_path, capsys):
+    _write(tmp_path, SPLIT_BUILD)
+    report = _check(capsys, tmp_path / "docker" / "Dockerfile")
+    [note] = report["findings"]
+    assert note["line"] == 18 and "stage build builds on line 13" in note["message"]
+    assert "0.0.0+csrc.build" not in note["message"] and "setuptools-scm" in note["message"]
