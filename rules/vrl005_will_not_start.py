@@ -12,7 +12,9 @@ given, 0.8.3-0.11.0 always; before 0.8.3 the positional model is required), and 
 architecture the release's CUDA kernels are built for (a V100 from vLLM 0.20, Pascal cards always). One root
 cause is one finding: vLLM stops at the first failure it meets (the free memory at start-up, then loading the
 weights, then the KV cache), so weights larger than the GPU are reported once, with "no memory for cache
-blocks", which vLLM never reaches, folded into that message; so is a second error on the same line. `VLLM_USE_V1=1` with a `--kv-cache-dtype` the V1 engine of 0.8.0 -
+blocks", which vLLM never reaches, folded into that message; so is a second error on the same line. A memory
+check resting on an argument whose value the parser refuses (`--max-model-len "64k tokens"`) is not made: vLLM
+stops at the parser, and the budget could read that value only as unset. `VLLM_USE_V1=1` with a `--kv-cache-dtype` the V1 engine of 0.8.0 -
 0.10.1.1 does not support (any value on 0.8.0-0.8.1; fp8 off Hopper from 0.8.2, and off B200 too from 0.10)
 is vLLM's NotImplementedError, also when the model is not known; a warning when the GPU is not known and the
 release accepts it on some GPUs. So is a container that cannot start vLLM at all: options written in
@@ -142,9 +144,12 @@ def _on_every_gpu(assessment, ctx):
     if req is None or not req.errors:
         return
     server = assessment.server
+    refused = _refused_args(server)
     for error in req.errors:
         if error.get("code") in ("tp-heads", "tp-kv-heads", "v1-unsupported"):
             continue  # VRL006 reports the heads; _engine_refusals the V1 engine's refusals
+        if error.get("arg") in refused:
+            continue  # vLLM refuses the value written before it sizes anything (see _budget_errors)
         text = str(error.get("message") or "").strip()
         if text and text[-1] not in ".!?":
             text += "."
@@ -195,7 +200,12 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
         + (f"runner state {gib(budget.runner_state_gib)}, " if budget.runner_state_gib else "")
         + f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
     )
+    refused = _refused_args(server)
     for error, behind in root_causes(budget.errors if errors is None else errors, server):
+        if error.get("arg") in refused:
+            # the budget read this argument as unset, but vLLM's parser refuses the value written and stops
+            # there (that refusal is the finding); what the memory checks would say rests on a value never taken
+            continue
         location = _error_location(server, error)
         text = _sentence(error.get("message"))
         fix = error.get("fix")
@@ -235,6 +245,12 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
                               "yours")
             continue
         yield ctx.finding(assessment, headline.rstrip("."), location, fix=fix_, detail=" ".join(detail))
+
+
+def _refused_args(server) -> set[str]:
+    """The arguments whose written value vLLM's parser refuses, or may refuse (``_rejected_arguments`` says which
+    and how sure it is): the budget has no value of them it can rest a verdict on."""
+    return {str(e["arg"]) for e in server.startup_errors if e.get("arg") and not e.get("shell")}
 
 
 def _short(error, budget):

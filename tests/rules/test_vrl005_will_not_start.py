@@ -190,3 +190,14 @@ def test_a_word_known_only_at_run_time_makes_a_memory_failure_a_warning(lint):
     [finding] = result.of("VRL005")
     assert finding.level == "warning" and "may not start" in finding.message
     assert "known only at run time" in finding.message and "(131072)" in finding.message
+
+
+def test_a_length_the_parser_refuses_is_the_one_error_not_a_budget_at_the_model_maximum(lint):
+    # vLLM's parser stops on "64k tokens" before it sizes anything; the budget can only read the length as unset
+    # (the model's 131072), and a KV-cache error resting on that would be a second error of a value never taken
+    result = lint("vrl005/fail_unreadable_len.yaml", rule="VRL005")
+    assert any(e["code"] == "kv-cache-below-max-model-len" for e in result.budget.errors)
+    [finding] = result.of("VRL005")
+    assert finding.level == "error"
+    assert "invalid" in finding.message and "'64k tokens'" in finding.message
+    assert finding.location.line == line_of("vrl005/fail_unreadable_len.yaml", "64k tokens")
