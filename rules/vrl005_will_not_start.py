@@ -247,6 +247,18 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
         yield ctx.finding(assessment, headline.rstrip("."), location, fix=fix_, detail=" ".join(detail))
 
 
+def _parser_headline(prefix: str, text: str) -> str:
+    """The finding's first line: the parser's message when it fits, else what comes before its first
+    parenthesis (argparse's "argument --dtype: invalid choice: 'bf16'" without "(choose from ...)"), so that the
+    refused value is on the first line and not only "will not start"."""
+    from vramlint.model import HEADLINE_WIDTH
+
+    cut = text.find(" (")
+    if len(prefix) + len(text) > HEADLINE_WIDTH and 0 < cut and len(prefix) + cut <= HEADLINE_WIDTH:
+        return prefix + text[:cut]
+    return prefix + text
+
+
 def _refused_args(server) -> set[str]:
     """The arguments whose written value vLLM's parser refuses, or may refuse (``_rejected_arguments`` says which
     and how sure it is): the budget has no value of them it can rest a verdict on."""
@@ -532,7 +544,11 @@ def _rejected_arguments(assessment, ctx):
                 f"start: {text}{fix}. vLLM {version} itself refuses it; a build from a later commit may not",
                 location, level="warning", fix=advice_)
         elif error.get("version_known", True):
-            yield ctx.finding(assessment, f"vLLM {version} will not start: {text}{fix}", location, fix=advice_)
+            headline = _parser_headline(f"vLLM {version} will not start: ", text)
+            if headline.endswith(text):
+                yield ctx.finding(assessment, f"{headline}{fix}", location, fix=advice_)
+            else:
+                yield ctx.finding(assessment, headline, location, fix=advice_, detail=f"It stops with: {text}{fix}")
         elif error.get("assumed_by"):
             # checked against the version an operator pins: the release installed may pin another one
             yield ctx.finding(

@@ -201,3 +201,13 @@ def test_a_length_the_parser_refuses_is_the_one_error_not_a_budget_at_the_model_
     assert finding.level == "error"
     assert "invalid" in finding.message and "'64k tokens'" in finding.message
     assert finding.location.line == line_of("vrl005/fail_unreadable_len.yaml", "64k tokens")
+
+
+def test_a_refused_choice_keeps_the_refused_value_on_the_first_line(lint):
+    # argparse's message is too long for a headline: the first line is the part before "(choose from ...)", not
+    # a bare "will not start"; the whole message, with vLLM's words, follows
+    result = lint("vrl005/fail_bad_dtype_choice.yaml", rule="VRL005")
+    [finding] = result.of("VRL005")
+    headline, detail = finding.headline()
+    assert headline.endswith("will not start: argument --dtype: invalid choice: 'bf16'")
+    assert "invalid choice: 'bf16' (choose from 'auto', 'half'" in detail
