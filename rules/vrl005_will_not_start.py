@@ -248,15 +248,30 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
 
 
 def _parser_headline(prefix: str, text: str) -> str:
-    """The finding's first line: the parser's message when it fits, else what comes before its first
-    parenthesis (argparse's "argument --dtype: invalid choice: 'bf16'" without "(choose from ...)"), so that the
-    refused value is on the first line and not only "will not start"."""
+    """The finding's first line: the parser's message when it fits, else the message up to the last clause break
+    outside parentheses and quotes that fits (argparse's "argument --dtype: invalid choice: 'bf16'" without
+    "(choose from ...)"), so that the refused word is on the first line and not only "will not start"."""
     from vramlint.model import HEADLINE_WIDTH
 
-    cut = text.find(" (")
-    if len(prefix) + len(text) > HEADLINE_WIDTH and 0 < cut and len(prefix) + cut <= HEADLINE_WIDTH:
-        return prefix + text[:cut]
-    return prefix + text
+    room = HEADLINE_WIDTH - len(prefix)
+    if len(text) <= room:
+        return prefix + text
+    depth, quote, cut = 0, None, 0
+    for i, ch in enumerate(text[:room + 1]):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"" and (i == 0 or not text[i - 1].isalnum()):
+            quote = ch
+        elif ch == "(":
+            if depth == 0 and i and text[i - 1] == " ":
+                cut = i - 1
+                break  # what follows is an aside: the headline ends before it
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in ",;" and text[i + 1:i + 2] == " ":
+            cut = i
+    return prefix + text[:cut] if cut > 0 else prefix + text
 
 
 def _refused_args(server) -> set[str]:
