@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from vramlint import vllm_args
@@ -2114,11 +2114,39 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
             while i < len(argv) and argv[i].text is not None and argv[i].text.startswith("-"):
                 i += 2 if argv[i].text in ("-n", "--name", "-p", "--prefix", "--with") else 1
             continue
+        if b == "hatch":
+            started = _hatch_run_command(argv, i)
+            if started is None:
+                return None
+            argv, i = started
+            continue
         break
     found = _start_at(argv[i:], env, local_env, env_tokens, depth)
     if found is not None and container_image is not None and found.image is None:
         found.image = container_image
     return found
+
+
+def _hatch_run_command(argv: list[Any], i: int) -> tuple[list[Any], int] | None:
+    """Where the command of `hatch [-e ENV] run [--] [+VAR|-VAR ...] [ENV:]COMMAND ARGS` starts (hatch's
+    cli/run: click drops `--`, leading `+`/`-` words select matrix variables, and the first word's text up to its
+    last colon names the environment, not the program). None for other hatch commands and unknown words."""
+    j = i + 1
+    while j < len(argv) and argv[j].text in ("-e", "--env"):
+        j += 2
+    if j >= len(argv) or argv[j].text != "run":
+        return None
+    j += 1
+    if j < len(argv) and argv[j].text == "--":
+        j += 1
+    while j < len(argv) and argv[j].text is not None and argv[j].text[:1] in ("+", "-"):
+        j += 1
+    if j >= len(argv) or argv[j].text is None:
+        return None
+    first = argv[j]
+    if ":" in first.text:
+        first = replace(first, text=first.text.rpartition(":")[2])
+    return argv[:j] + [first] + list(argv[j + 1:]), j
 
 
 def _pyxis_image(options: list[Any]) -> str | None:

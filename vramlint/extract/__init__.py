@@ -19,7 +19,7 @@ __all__ = ["Records", "document_kind", "extract_document", "extract_document_rec
 
 def document_kind(doc: Any) -> str:
     """Which extractor a document belongs to: kubernetes | list | compose | dstack | skypilot | beaker |
-    github-actions | vllm-config | helm-values | ansible | none."""
+    akash | truss | github-actions | vllm-config | helm-values | ansible | none."""
     data = doc.data
     if isinstance(data, list) and data and isinstance(data[0], dict):
         from vramlint.extract import ansible  # a tasks file or playbook: a list of task (or play) mappings
@@ -42,6 +42,12 @@ def document_kind(doc: Any) -> str:
         return "skypilot"
     if beaker.is_beaker(doc):
         return "beaker"
+    from vramlint.extract import akash, truss
+
+    if akash.is_akash(doc):
+        return "akash"  # before compose: an SDL's `services` look like compose services
+    if truss.is_truss(doc):
+        return "truss"
     if helm_values.is_helm_values(data, getattr(doc, "file", None)):
         return "helm-values"
     if compose.is_compose(doc):
@@ -59,6 +65,8 @@ _SERVER_READERS = {
     "dstack": ("dstack", "extract_dstack"),
     "beaker": ("beaker", "extract_beaker"),
     "skypilot": ("skypilot", "extract_skypilot"),
+    "akash": ("akash", "extract_akash"),
+    "truss": ("truss", "extract_truss"),
     "github-actions": ("github_actions", "extract_github_actions"),
     "ansible": ("ansible", "extract_ansible"),
 }

@@ -1,0 +1,190 @@
+"""Fixes made with the held-out-22 batch in view, each on fixtures of its own: a server started through
+`hatch run` (hatch's own command syntax) is read; Akash SDL services are read as the Akash provider builds their
+containers (command, args, env, and the GPU units and models of the service's compute profile); a Baseten Truss
+config's `docker_server.start_command` is read in its base image with the accelerator it asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vramlint.scan import scan
+
+
+def _scan(tmp_path: Path, name: str, text: str):
+    f = tmp_path / name
+    f.write_text(text)
+    return scan([str(f)])
+
+
+CI_WORKFLOW = """name: integration
+on: [push]
+env:
+  SERVED: "Qwen/Qwen2.5-0.5B-Instruct"
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Serve
+        run: |
+          nohup hatch run -- vllm serve ${{ env.SERVED }} --port 9000 --max-model-len 2048 &
+          sleep 60
+      - name: Matrix and environment prefix
+        run: hatch -e bench run +py=3.11 bench:vllm serve facebook/opt-125m --port 9001
+      - name: A hatch script, not a program
+        run: hatch run test:unit
+"""
+
+
+def test_servers_started_through_hatch_run_are_read(tmp_path: Path):
+    result = _scan(tmp_path, "ci.yml", CI_WORKFLOW)
+    by_model = {s.model: s for s in result.servers}
+    assert set(by_model) == {"Qwen/Qwen2.5-0.5B-Instruct", "facebook/opt-125m"}
+    assert by_model["Qwen/Qwen2.5-0.5B-Instruct"].args["max_model_len"] == 2048
+    assert by_model["facebook/opt-125m"].args["port"] == 9001
+
+
+def test_hatch_commands_other_than_run_start_nothing(tmp_path: Path):
+    script = "#!/bin/sh\nhatch env create vllm\nhatch build\n"
+    assert _scan(tmp_path, "build.sh", script).servers == []
+
+
+SDL = """---
+version: "2.0"
+services:
+  engine:
+    image: vllm/vllm-openai:v0.8.5
+    expose:
+      - port: 8000
+        as: 80
+        to:
+          - global: true
+    command:
+      - bash
+      - "-c"
+    args:
+      - >-
+        vllm serve mistralai/Mistral-7B-Instruct-v0.3
+        --tensor-parallel-size 2 --max-model-len 16384
+    env:
+      - "HF_TOKEN="
+      - "VLLM_LOGGING_LEVEL=DEBUG"
+  entry:
+    image: nginx:1.27
+    expose:
+      - port: 80
+        to:
+          - global: true
+profiles:
+  compute:
+    gpu-box:
+      resources:
+        cpu:
+          units: 16
+        memory:
+          size: 64Gi
+        storage:
+          size: 80Gi
+        gpu:
+          units: 2
+          attributes:
+            vendor:
+              nvidia:
+                - model: l40s
+                  ram: 48Gi
+                - model: a100
+                  ram: 80Gi
+    small:
+      resources:
+        cpu:
+          units: 1
+        memory:
+          size: 1Gi
+        storage:
+          size: 1Gi
+  placement:
+    anywhere:
+      pricing:
+        gpu-box:
+          denom: uakt
+          amount: 100000
+deployment:
+  engine:
+    anywhere:
+      profile: gpu-box
+      count: 3
+  entry:
+    anywhere:
+      profile: small
+      count: 1
+"""
+
+
+def test_an_akash_sdl_service_is_read_with_its_profile_gpus(tmp_path: Path):
+    result = _scan(tmp_path, "deploy.yaml", SDL)
+    [server] = result.servers  # the nginx service is no vLLM server
+    assert server.name == "engine" and server.source_format == "akash"
+    assert server.model == "mistralai/Mistral-7B-Instruct-v0.3"
+    assert server.args["tensor_parallel_size"] == 2 and server.args["max_model_len"] == 16384
+    assert server.vllm_version == "0.8.5"
+    assert server.replicas == 3
+    assert server.gpu.count == 2
+    # two acceptable models: the provider may pick either, so each is budgeted (a fleet), no single type
+    assert server.gpu.type is None and server.gpu.fleet == ["L40S", "A100-80GB"]
+    assert not any("not visible" in p.message for p in result.problems)
+
+
+def test_an_akash_service_without_command_runs_the_images_entrypoint_with_args(tmp_path: Path):
+    sdl = SDL.replace('    command:\n      - bash\n      - "-c"\n', "").replace(
+        "      - >-\n        vllm serve mistralai/Mistral-7B-Instruct-v0.3\n        --tensor-parallel-size 2 "
+        "--max-model-len 16384\n",
+        "      - --model\n      - mistralai/Mistral-7B-Instruct-v0.3\n      - --tensor-parallel-size\n      - '4'\n")
+    sdl = sdl.replace("                - model: l40s\n                  ram: 48Gi\n", "")
+    [server] = _scan(tmp_path, "deploy.yaml", sdl).servers
+    assert server.model == "mistralai/Mistral-7B-Instruct-v0.3" and server.args["tensor_parallel_size"] == 4
+    assert server.gpu.type == "A100-80GB" and server.gpu.count == 2  # one model named: that is the GPU
+
+
+TRUSS = """base_image:
+  image: vllm/vllm-openai:v0.9.2
+model_metadata:
+  repo_id: Qwen/Qwen2.5-7B-Instruct
+docker_server:
+  start_command: sh -c "HF_TOKEN=$(cat /secrets/hf_access_token) vllm serve Qwen/Qwen2.5-7B-Instruct --served-model-name qwen --max-model-len 8192 --tensor-parallel-size 2"
+  readiness_endpoint: /health
+  liveness_endpoint: /health
+  predict_endpoint: /v1/chat/completions
+  server_port: 8000
+environment_variables:
+  hf_access_token: null
+resources:
+  accelerator: A100:2
+  use_gpu: true
+model_name: Qwen 2.5 7B on vLLM
+"""
+
+
+def test_a_truss_docker_server_start_command_is_read(tmp_path: Path):
+    result = _scan(tmp_path, "config.yaml", TRUSS)
+    [server] = result.servers
+    assert server.source_format == "truss" and server.name == "Qwen 2.5 7B on vLLM"
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert server.args["tensor_parallel_size"] == 2 and server.args["max_model_len"] == 8192
+    assert server.vllm_version == "0.9.2"
+    # Truss's `A100` is the 80 GB card (its Accelerator names `A100_40GB` apart)
+    assert server.gpu.type == "A100-80GB" and server.gpu.count == 2
+
+
+def test_a_truss_accelerator_written_as_a_mapping_and_a_40gb_share(tmp_path: Path):
+    text = TRUSS.replace("  accelerator: A100:2\n", "  accelerator:\n    accelerator: A100_40GB\n    count: 2\n")
+    [server] = _scan(tmp_path, "config.yaml", text).servers
+    assert server.gpu.type == "A100-40GB" and server.gpu.count == 2
+
+
+def test_a_truss_config_whose_server_is_not_vllm_yields_no_server(tmp_path: Path):
+    text = TRUSS.replace("base_image:\n  image: vllm/vllm-openai:v0.9.2",
+                         "base_image:\n  image: ghcr.io/huggingface/text-generation-inference:3.0")
+    text = text.replace('sh -c "HF_TOKEN=$(cat /secrets/hf_access_token) vllm serve Qwen/Qwen2.5-7B-Instruct '
+                        '--served-model-name qwen --max-model-len 8192 --tensor-parallel-size 2"',
+                        "text-generation-launcher --model-id Qwen/Qwen2.5-7B-Instruct --port 8000")
+    assert _scan(tmp_path, "config.yaml", text).servers == []
