@@ -188,3 +188,37 @@ def test_a_truss_config_whose_server_is_not_vllm_yields_no_server(tmp_path: Path
                         '--served-model-name qwen --max-model-len 8192 --tensor-parallel-size 2"',
                         "text-generation-launcher --model-id Qwen/Qwen2.5-7B-Instruct --port 8000")
     assert _scan(tmp_path, "config.yaml", text).servers == []
+
+
+TORCHSERVE = """minWorkers: 1
+maxWorkers: 1
+deviceType: "gpu"
+asyncCommunication: true
+handler:
+    model_path: "weights/snapshots/0123abcd"
+    vllm_engine_config:
+        max_model_len: 4096
+        tensor_parallel_size: 2
+        served_model_name:
+            - "phi"
+        preload_everything: true
+"""
+
+
+def test_a_torchserve_vllm_handler_config_is_read_as_its_engine_arguments(tmp_path: Path):
+    result = _scan(tmp_path, "model-config.yaml", TORCHSERVE)
+    [server] = result.servers
+    assert server.source_format == "torchserve" and server.name == "phi"
+    # no `model` among the engine arguments: the handler loads model_path (under the model archive's directory)
+    assert server.model == "weights/snapshots/0123abcd"
+    assert server.args["tensor_parallel_size"] == 2 and server.args["max_model_len"] == 4096
+    # the handler sets only the engine's attributes and skips other keys: no unknown-argument finding
+    assert not server.unknown_args
+    assert any("preload_everything" in note for note in server.notes)
+
+
+def test_a_model_among_the_torchserve_engine_arguments_wins_over_model_path(tmp_path: Path):
+    text = TORCHSERVE.replace("        max_model_len: 4096\n",
+                              "        model: microsoft/Phi-3-mini-4k-instruct\n        max_model_len: 4096\n")
+    [server] = _scan(tmp_path, "model-config.yaml", text).servers
+    assert server.model == "microsoft/Phi-3-mini-4k-instruct"

@@ -19,7 +19,7 @@ __all__ = ["Records", "document_kind", "extract_document", "extract_document_rec
 
 def document_kind(doc: Any) -> str:
     """Which extractor a document belongs to: kubernetes | list | compose | dstack | skypilot | beaker |
-    akash | truss | github-actions | vllm-config | helm-values | ansible | none."""
+    akash | truss | torchserve | github-actions | vllm-config | helm-values | ansible | none."""
     data = doc.data
     if isinstance(data, list) and data and isinstance(data[0], dict):
         from vramlint.extract import ansible  # a tasks file or playbook: a list of task (or play) mappings
@@ -42,12 +42,14 @@ def document_kind(doc: Any) -> str:
         return "skypilot"
     if beaker.is_beaker(doc):
         return "beaker"
-    from vramlint.extract import akash, truss
+    from vramlint.extract import akash, torchserve, truss
 
     if akash.is_akash(doc):
         return "akash"  # before compose: an SDL's `services` look like compose services
     if truss.is_truss(doc):
         return "truss"
+    if torchserve.is_torchserve(doc):
+        return "torchserve"
     if helm_values.is_helm_values(data, getattr(doc, "file", None)):
         return "helm-values"
     if compose.is_compose(doc):
@@ -67,6 +69,7 @@ _SERVER_READERS = {
     "skypilot": ("skypilot", "extract_skypilot"),
     "akash": ("akash", "extract_akash"),
     "truss": ("truss", "extract_truss"),
+    "torchserve": ("torchserve", "extract_torchserve"),
     "github-actions": ("github_actions", "extract_github_actions"),
     "ansible": ("ansible", "extract_ansible"),
 }
