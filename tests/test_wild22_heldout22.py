@@ -222,3 +222,11 @@ def test_a_model_among_the_torchserve_engine_arguments_wins_over_model_path(tmp_
                               "        model: microsoft/Phi-3-mini-4k-instruct\n        max_model_len: 4096\n")
     [server] = _scan(tmp_path, "model-config.yaml", text).servers
     assert server.model == "microsoft/Phi-3-mini-4k-instruct"
+
+
+def test_an_akash_model_without_ram_is_each_of_its_memory_sizes(tmp_path: Path):
+    # the provider matches any node of that model then: A100 comes with 40 GB or 80 GB, each is budgeted
+    sdl = SDL.replace("                - model: l40s\n                  ram: 48Gi\n", "").replace(
+        "                - model: a100\n                  ram: 80Gi\n", "                - model: a100\n")
+    [server] = _scan(tmp_path, "deploy.yaml", sdl).servers
+    assert server.gpu.type is None and server.gpu.fleet == ["A100-40GB", "A100-80GB"]

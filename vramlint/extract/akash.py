@@ -5,7 +5,8 @@ workload.go): `command` becomes the container's command and `args` its args, so 
 runs its own entrypoint with `args`; `env` items are `NAME=value` (a bare `NAME` is set empty). The service's GPUs
 are its compute profile's `resources.gpu.units`, requested as `nvidia.com/gpu` (or `amd.com/gpu`) limits; the
 `attributes.vendor.<vendor>` list names the models (with `ram`) the provider may place it on, any of them: one
-model is the GPU, several a fleet. `deployment.<service>.<placement>.count` is the number of replicas.
+model is the GPU, several (or a model without `ram` that comes in several sizes) a fleet.
+`deployment.<service>.<placement>.count` is the number of replicas.
 """
 
 from __future__ import annotations
@@ -109,9 +110,20 @@ def _placement(data: dict, service: str) -> tuple[str | None, int | None]:
     return None, None
 
 
-def _gpu(file: str, data: dict, profile: str | None) -> GpuRequest | None:
+def _catalog_choices(model: str) -> list[str]:
+    """The catalog GPUs a profile's model entry matches: one, or each memory size of a model written without
+    `ram` (the provider matches any node of that model then)."""
+    from vramlint import gpus
     from vramlint.extract.podspec import resolve_gpu_hint
 
+    name = model.split("-")[0]
+    resolved = resolve_gpu_hint(model) or (resolve_gpu_hint(name) if model != name else None)
+    if resolved:
+        return [resolved]
+    return gpus.ambiguous_candidates(name) if model == name else []
+
+
+def _gpu(file: str, data: dict, profile: str | None) -> GpuRequest | None:
     compute = data["profiles"]["compute"].get(profile) if profile is not None else None
     resources = compute.get("resources") if isinstance(compute, dict) else None
     gpu = resources.get("gpu") if isinstance(resources, dict) else None
@@ -119,6 +131,8 @@ def _gpu(file: str, data: dict, profile: str | None) -> GpuRequest | None:
         return None
     path = f"{join_path('profiles.compute', str(profile))}.resources.gpu"
     units = gpu.get("units")
+    if isinstance(units, str) and units.strip().isdigit():
+        units = int(units.strip())  # the SDL's quantities may be written quoted
     count = units if isinstance(units, int) and not isinstance(units, bool) else None
     if count == 0:
         return None
@@ -135,12 +149,14 @@ def _gpu(file: str, data: dict, profile: str | None) -> GpuRequest | None:
                 ram = str(entry.get("ram") or "").replace("Gi", "GB")
                 models.append(f"{entry['model']}-{ram}" if ram else str(entry["model"]))
     evidence = f"Akash profile {profile}: gpu units {units}" + (f", models {', '.join(models)}" if models else "")
-    resolved = [resolve_gpu_hint(m) or resolve_gpu_hint(m.split("-")[0]) for m in models]
+    choices = [_catalog_choices(m) for m in models]
     request = GpuRequest(type=None, count=count, evidence=evidence, location=loc, vendor=vendor, count_location=loc)
-    if len(models) == 1:
-        request.type = resolved[0] or models[0]
-    elif len(models) > 1 and None not in resolved and len(set(resolved)) > 1:
-        request.fleet = list(dict.fromkeys(r for r in resolved if r))  # the provider may pick any: each budgeted
-    elif len(models) > 1 and None not in resolved:
-        request.type = resolved[0]
+    if len(models) == 1 and not choices[0]:
+        request.type = models[0]  # not in the catalog: said as written
+    elif models and all(choices):
+        names = list(dict.fromkeys(n for c in choices for n in c))
+        if len(names) == 1:
+            request.type = names[0]
+        else:
+            request.fleet = names  # the provider may place it on any of them: each is budgeted
     return request
