@@ -141,8 +141,10 @@ def supervisord_kind(rel: str) -> str | None:
 
 
 def systemd_kind(name: str) -> str | None:
-    """"systemd" for a service unit (`*.service`): read only when its text names vLLM."""
-    return "systemd" if name.lower().endswith(".service") else None
+    """"systemd" for a service unit (`*.service`, or an Ansible role's template of one, `*.service.j2`): read only
+    when its text names vLLM."""
+    lower = name.lower()
+    return "systemd" if lower.endswith(".service") or lower.endswith((".service.j2", ".service.jinja2")) else None
 
 
 def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respect_gitignore: bool = True

@@ -1157,6 +1157,41 @@ def _join(col: _Collector) -> None:
                                              "reading how compose services are started", exc))
     col.inventory.servers.extend(servers)
     col.inventory.problems.extend(rec.problems)
+    _drop_answered_variable_notes(col, servers)
+
+
+# what a server read from an Ansible role's template says of it (vramlint.extract.ansible)
+_ANSIBLE_READ = ("read as the Ansible role's template", "Jinja2 values taken from", "Jinja2 values unknown")
+
+
+def _drop_answered_variable_notes(col: _Collector, servers: list[Server]) -> None:
+    """The note that an Ansible role's (or inventory's) vLLM image was not read where a server of the role or play
+    was read with that file's variables (its notes name the file): one root cause, one finding."""
+    from vramlint.extract.mentions import ANSIBLE_VARIABLES_UNREAD
+
+    problems = col.inventory.problems
+    marked = [p for p in problems if p.level == "note" and ANSIBLE_VARIABLES_UNREAD in p.message]
+    if not marked:
+        return
+    from vramlint.extract.mentions import ansible_variables
+
+    answered = set()
+    for problem in marked:
+        owner = ansible_variables(problem.file)
+        if owner is None:
+            continue
+        if owner[0] == "role":
+            # a server the role's own tasks or templates start, read with the play's values (the role's, or the
+            # inventory's over them)
+            prefix = "" if owner[1] in ("", ".") else owner[1].rstrip("/") + "/"
+            read = any(s.file.startswith(prefix) and (s.source_format == "ansible" or any(
+                marker in note for note in s.notes for marker in _ANSIBLE_READ)) for s in servers)
+        else:
+            read = any(problem.file in note for s in servers for note in s.notes)  # a value taken from the file
+        if read:
+            answered.add(id(problem))
+    if answered:
+        problems[:] = [p for p in problems if id(p) not in answered]
 
 
 def _narrow_visible_devices(servers: list[Server]) -> None:

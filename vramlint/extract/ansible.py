@@ -86,10 +86,39 @@ def container_tasks(data: Any) -> list[tuple[dict, str, str, list[dict], str]]:
     return out
 
 
+# tasks that run a command line: `command` (no shell: Ansible splits the string with shlex), `shell` (`/bin/sh -c`),
+# `raw` (the remote shell, no module); their free-form string, `cmd:` or `argv:` list
+COMMAND_MODULES = {
+    "ansible.builtin.command": "command", "ansible.legacy.command": "command", "command": "command",
+    "ansible.builtin.shell": "shell", "ansible.legacy.shell": "shell", "shell": "shell",
+    "ansible.builtin.raw": "raw", "ansible.legacy.raw": "raw", "raw": "raw",
+}
+# what a command must name to be read as one that may start vLLM (the others are not looked into)
+_MAY_START = re.compile(r"vllm|docker|podman|nerdctl", re.I)
+
+
+def command_tasks(data: Any) -> list[tuple[dict, str, list[dict], str]]:
+    """(task, module name, enclosing blocks, YAML path of the task) for each command/shell/raw task whose text
+    names vLLM or a container CLI."""
+    from vramlint.yamlload import join_path
+
+    out = []
+    for task, outer, where in _tasks_in(data):
+        for key in task:
+            if isinstance(key, str) and key in COMMAND_MODULES:
+                value = task[key]
+                text = value if isinstance(value, str) else repr(value) if isinstance(value, dict) else ""
+                if _MAY_START.search(text):
+                    out.append((task, key, outer, join_path(where, key)))
+                break
+    return out
+
+
 def is_ansible_tasks(doc: Any) -> bool:
-    """A tasks file or playbook (a YAML list) with a docker/podman container task."""
+    """A tasks file or playbook (a YAML list) with a docker/podman container task, or a command task that may
+    start vLLM."""
     data = getattr(doc, "data", doc)
-    return isinstance(data, list) and bool(container_tasks(data))
+    return isinstance(data, list) and bool(container_tasks(data) or command_tasks(data))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -151,19 +180,78 @@ def role_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
     out: dict[str, _Variable] = {}
     read: list[str] = []
     roles = os.path.dirname(role)
-    places = [(role, "defaults", "defaults")]
+    places = [(role, "defaults", "defaults", "all")]
     if os.path.basename(roles) == "roles":
-        places.append((os.path.dirname(roles) or ".", "group_vars", "the play's group_vars"))
-    places.append((role, "vars", "vars"))
-    for base, sub, shown in places:
-        names = ("all.yml", "all.yaml", "all") if sub == "group_vars" else ("main.yml", "main.yaml", "main")
+        play_dir = os.path.dirname(roles) or "."
+        # an `inventory/` folder beside the playbooks: its group_vars/all applies to every host, under the
+        # playbook's own group_vars/all (Ansible's precedence: inventory group_vars, then playbook group_vars)
+        places.append((os.path.join(play_dir, "inventory"), "group_vars", "the inventory's group_vars", "all"))
+        places.append((play_dir, "group_vars", "the play's group_vars", "all"))
+        group = _play_group(play_dir, os.path.basename(role))
+        if group is not None:
+            # the group's variables apply to every host of the play that applies the role, over `all`'s
+            places.append((play_dir, "group_vars", "the play's group_vars", group))
+    places.append((role, "vars", "vars", "main"))
+    for base, sub, shown, stem in places:
+        names = (f"{stem}.yml", f"{stem}.yaml", stem) if sub == "group_vars" else ("main.yml", "main.yaml", "main")
         for name in names:
             path = os.path.join(base, sub, name)
             if os.path.isfile(path):
                 out.update(_variables_file(path))
                 read.append(f"{shown}/{name}" if sub == "group_vars" else f"the role's {sub}/{name}")
                 break
+            if os.path.isdir(path) and sub == "group_vars":
+                # a group's folder: its files are read in name order, a later one's value winning
+                files = sorted(f for f in os.listdir(path) if f.endswith((".yml", ".yaml")))[:MAX_GROUP_FILES]
+                for file in files:
+                    out.update(_variables_file(os.path.join(path, file)))
+                if files:
+                    read.append(f"{shown}/{name}/ ({', '.join(files)})")
+                    break
     return out, read
+
+
+MAX_PLAYBOOKS = 64  # playbooks looked at beside a role's roles/ folder for the hosts it is applied to
+MAX_GROUP_FILES = 32
+
+
+def _play_group(play_dir: str, role_name: str) -> str | None:
+    """The one inventory group the playbooks beside ``roles/`` apply the role to (`hosts: dgx`, `roles: [vllm]`),
+    or None (no such play, several groups, or a host pattern)."""
+    from vramlint.fsread import Refusal, read_text
+    from vramlint.yamlload import load_text
+
+    candidates = []
+    for folder in (play_dir, os.path.join(play_dir, "playbooks")):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        candidates.extend(os.path.join(folder, n) for n in names if n.endswith((".yml", ".yaml")))
+    groups: set[str] = set()
+    for path in candidates[:MAX_PLAYBOOKS]:
+        if not os.path.isfile(path):
+            continue
+        text = read_text(path)
+        if isinstance(text, Refusal) or role_name not in text or "hosts:" not in text:
+            continue
+        docs, _ = load_text(text, path)
+        for doc in docs:
+            plays = doc.data if isinstance(doc.data, list) else []
+            for play in plays:
+                if not isinstance(play, dict) or not isinstance(play.get("roles"), list):
+                    continue
+                named = {r if isinstance(r, str) else r.get("role") or r.get("name")
+                         for r in play["roles"] if isinstance(r, (str, dict))}
+                if role_name not in named:
+                    continue
+                hosts = play.get("hosts")
+                if not isinstance(hosts, str) or not re.fullmatch(r"[A-Za-z_][\w-]*", hosts.strip()):
+                    return None  # a host pattern or template: which groups' variables apply is not known
+                groups.add(hosts.strip())
+    if len(groups) != 1 or "all" in groups:
+        return None
+    return groups.pop()
 
 
 def _own_variables(file: str, blocks: list[dict], task: dict) -> dict[str, _Variable]:
@@ -300,6 +388,53 @@ def render_role_template(text: str, file: str) -> tuple[str, str] | None:
                       f"{given} (inventory, group_vars, host_vars or extra vars override them where the play runs)")
 
 
+def _template_role(file: str) -> str | None:
+    """The role whose `templates/` folder (or a folder under it) holds ``file``, or None."""
+    folder = os.path.dirname(file)
+    for _ in range(4):
+        if os.path.basename(folder) == "templates":
+            return os.path.dirname(folder) or "."
+        parent = os.path.dirname(folder)
+        if parent == folder or not folder:
+            return None
+        folder = parent
+    return None
+
+
+def render_role_unit(text: str, display: str, path: str | None) -> Any:
+    """A systemd unit written as an Ansible role's template (`roles/NAME/templates/vllm.service.j2`, which a
+    `template:` task writes to /etc/systemd/system/) rendered as Ansible's template module renders it (Jinja2,
+    trim_blocks) with the variables the role gives: (the `jinja.Rendered` unit, what is said of it), or a Problem
+    (a note) when it cannot be rendered."""
+    from vramlint.extract import jinja
+
+    role = _template_role(path or display)
+    variables, read = role_variables(os.path.join(role, "tasks", "main.yml")) if role is not None else ({}, [])
+    rendered = jinja.render(text, {name: var.value for name, var in variables.items()})
+    if rendered.failed is not None:
+        return Problem(display, 1, 1, f"an Ansible template of a systemd unit that vramlint cannot render "
+                       f"({rendered.failed}): a vLLM server it starts is not checked; render it (`ansible-playbook "
+                       "--check --diff`, or `ansible -m template`) and check the unit written", level="note")
+    notes = []
+    given = [f"{name} = {_short(str(variables[name].value))!r}"
+             + (f" ({variables[name].where.file}:{variables[name].where.line})"
+                if variables[name].where is not None else "")
+             for name in rendered.used if name in variables]
+    if given:
+        notes.append(f"read as the Ansible role's template of a systemd unit, rendered with {' and '.join(read)}: "
+                     f"{'; '.join(given[:12])}{' and more' if len(given) > 12 else ''} (inventory, group_vars, "
+                     "host_vars or extra vars override them where the play runs)")
+    unknown = [f"{what} ({why})" for what, why in rendered.unknown.items()]
+    if unknown:
+        given_by = " and ".join(read) if read else "no role defaults or vars file"
+        notes.append(f"Jinja2 values unknown: {', '.join(unknown[:8])}{' and more' if len(unknown) > 8 else ''}, as "
+                     f"read from {given_by} (inventory, group_vars or extra vars may set them where the play runs); "
+                     "set them in the role's defaults/main.yml to check them")
+    if rendered.skipped:
+        notes.append(f"template blocks not rendered: {'; '.join(rendered.skipped[:6])}")
+    return rendered, notes
+
+
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -381,10 +516,11 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
     servers: list[Server] = []
     problems: list[Problem] = []
     tasks = container_tasks(doc.data)
-    if not tasks:
+    if not tasks and not command_tasks(doc.data):
         return servers, problems
     role_vars, read = role_variables(file)
     said: set[str] = set()
+    command_servers = _command_task_servers(doc, role_vars, read, problems, said)
     rendered: dict[str, list[str]] = {}  # the file's lines as each set of variables renders them
     by_container: dict[object, Server] = {}  # in the order the servers were started (by name: linear in the tasks)
     for task, module, runtime, blocks, task_path in tasks:
@@ -447,9 +583,207 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
             server.notes.append(f"the task at line {earlier.location.line} starts the container {name} too; "
                                 "read as this later task leaves it")
         by_container[key] = server  # (re-inserted last, as the later task leaves it)
-    servers = list(by_container.values())
+    servers = list(by_container.values()) + command_servers
     compose._mark_shared_gpus(servers)
     return servers, problems
+
+
+MAX_LOOP_SERVERS = 16  # loop items read as servers of their own (a loop past that: the first ones, said)
+_LOOP_KEYS = ("loop", "with_items", "with_list")
+
+
+def _loop_items(task: dict, variables: dict[str, _Variable]) -> tuple[str | None, list[Any] | None, str | None]:
+    """(the loop variable, the items, what is said of them) of a task's `loop:` / `with_items:` / `with_list:`;
+    (None, None, None) for a task without a loop; items None when they are not known here."""
+    from vramlint.extract import jinja
+
+    key = next((k for k in _LOOP_KEYS if k in task), None)
+    if key is None:
+        return None, None, None
+    control = task.get("loop_control")
+    name = str(control.get("loop_var")) if isinstance(control, dict) and control.get("loop_var") else "item"
+    value = task[key]
+    if isinstance(value, str):
+        m = _EXPRESSION.fullmatch(value.strip())
+        value = jinja.evaluate(m.group(1), {n: v.value for n, v in variables.items()}) if m else jinja.UNKNOWN
+    if not isinstance(value, list):
+        return name, None, f"its `{key}:` items are not known here"
+    if key == "with_items":  # with_items flattens one level of lists
+        value = [v for item in value for v in (item if isinstance(item, list) else [item])]
+    return name, list(value), None
+
+
+def _when(task: dict, blocks: list[dict], variables: dict[str, Any]) -> str | None:
+    """What is said of the `when:` conditions of the task and its blocks (None when there are none, or the
+    role's values make each true)."""
+    from vramlint.extract import jinja
+
+    conditions: list[str] = []
+    for node in (*blocks, task):
+        when = node.get("when")
+        for cond in (when if isinstance(when, list) else [when] if when is not None else []):
+            conditions.append(str(cond).strip())
+    if not conditions:
+        return None
+    values = [jinja.evaluate(c, variables) for c in conditions]
+    shown = " and ".join(f"`{_short(c, 50)}`" for c in conditions[:4]) + (" ..." if len(conditions) > 4 else "")
+    if any(v is not jinja.UNKNOWN and not v for v in values):
+        return (f"the task runs only when {shown} (its `when:`), which the role's values make false: it does not "
+                "run unless the play's variables differ; read as if it runs")
+    if all(v is not jinja.UNKNOWN and v for v in values):
+        return None
+    return f"the task runs only when {shown} (its `when:`), which is decided where the play runs"
+
+
+def _command_text(task: dict, module: str) -> tuple[Any, Any, Any] | None:
+    """(the node, the key, the string) of the command a task runs: its free-form string, `cmd:`, or its `argv:`
+    list (joined as a shell would quote it)."""
+    import shlex
+
+    value = task[module]
+    if isinstance(value, str):
+        return task, module, value
+    if isinstance(value, dict):
+        for key in ("cmd", "_raw_params"):
+            if isinstance(value.get(key), str):
+                return value, key, value[key]
+        argv = value.get("argv")
+        if isinstance(argv, list) and all(isinstance(a, (str, int, float)) for a in argv):
+            return value, "argv", shlex.join(str(a) for a in argv)
+    return None
+
+
+def _placed_script(file: str, lines: list[str] | None, node: Any, key: Any, rendered: Any) -> Any:
+    """The rendered command as a script Token whose words point at the task's lines: each rendered line placed
+    on the line of the file it was written on (a line after a `\\` continuation right after it)."""
+    from vramlint.cmdline import Token
+    from vramlint.yamlload import value_location
+
+    loc = value_location(file, node, key)
+    start_line, start_col = (loc.line, loc.column) if loc is not None else (1, 1)
+    block = False
+    indent = 1
+    if lines is not None and 0 < start_line <= len(lines):
+        src = lines[start_line - 1]
+        ch = src[start_col - 1:start_col]
+        if ch in ("|", ">"):
+            block = True
+            for follow in lines[start_line:]:
+                if follow.strip():
+                    indent = len(follow) - len(follow.lstrip(" ")) + 1
+                    break
+        elif ch in ("'", '"'):
+            start_col += 1
+    first = start_line + 1 if block else start_line
+    out: list[str] = []
+    text = rendered.text
+    at = 0
+    for piece in text.split("\n"):
+        source_line = rendered.where[at][0] if at < len(rendered.where) else None
+        at += len(piece) + 1
+        slot = first + (source_line - 1 if source_line is not None else len(out))
+        if out and (slot <= len(out) or out[-1].rstrip().endswith("\\")):
+            slot = len(out) + 1
+        while len(out) < slot - 1:
+            out.append("")
+        pad = (indent - 1) if block else (start_col - 1 if not out or len(out) == start_line - 1 else 0)
+        out.append(" " * pad + piece)
+    script = "\n".join(out)
+    return Token(script, Location(file, 0, 1), block="|", indent=1, lines=out), script
+
+
+def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[str], problems: list[Problem],
+                          said: set[str]) -> list[Server]:
+    """The vLLM servers the command/shell/raw tasks of a tasks file start: their command rendered with the
+    task's variables (one server per loop item when the item feeds the command), read as a shell script is
+    (`vllm serve`, `python -m vllm.entrypoints...`, `docker run` / `podman run` of a vLLM image)."""
+    from vramlint.extract import jinja
+    from vramlint.extract.shell_scripts import read_shell_script
+
+    file, lines = doc.file, doc.lines
+    servers: list[Server] = []
+    for task, module, blocks, _task_path in command_tasks(doc.data):
+        found = _command_text(task, module)
+        if found is None:
+            continue
+        node, key, command = found
+        variables = {**role_vars, **_own_variables(file, blocks, task)}
+        values = {n: v.value for n, v in variables.items()}
+        title = str(task.get("name") or module)
+        loop_var, items, loop_said = _loop_items(task, variables)
+        uses_item = loop_var is not None and re.search(rf"\b{re.escape(loop_var)}\b", command) is not None
+        runs: list[tuple[Any, str | None]] = [(None, None)]
+        if uses_item and items is not None:
+            runs = [(item, f"the loop's item {k + 1} of {len(items)}: {loop_var} = {_short(repr(item), 50)}")
+                    for k, item in enumerate(items[:MAX_LOOP_SERVERS])]
+        env = task.get("environment")
+        when = _when(task, blocks, values)
+        task_lc = getattr(task, "lc", None)
+        for item, item_said in runs:
+            scope = dict(values)
+            if uses_item and items is not None:
+                scope[loop_var] = item
+            rendered = jinja.render(command, scope)
+            if rendered.failed is not None:
+                problems.append(Problem(file, task_lc.line + 1 if task_lc else None, None,
+                                        f"task {title}: its command is a Jinja2 template vramlint cannot render "
+                                        f"({rendered.failed}): a vLLM server it starts is not checked", level="note"))
+                break
+            script, text = _placed_script(file, lines, node, key, rendered)
+            task_env = None
+            if isinstance(env, dict):
+                task_env = {}
+                for name, value in env.items():
+                    got = jinja.render(str(value), scope) if isinstance(value, (str, int, float)) else None
+                    task_env[str(name)] = None if got is None or got.failed or "\ue000" in got.text else got.text
+            found_servers, found_problems = read_shell_script(text, file, say_mention=False, env=task_env,
+                                                              script=script)
+            problems.extend(found_problems)
+            for server in found_servers:
+                server.source_format = "ansible"
+                server.kind = f"Ansible {module} task"
+                server.name = title if item_said is None else f"{title} [{k_of(runs, item) + 1}]"
+                _say_rendered(server, rendered, variables, read, said)
+                if item_said is not None:
+                    server.notes.append(item_said)
+                if loop_said is not None and uses_item:
+                    server.notes.append(f"the task loops, and {loop_said}: the item's values are unknown")
+                if uses_item and items is not None and len(items) > MAX_LOOP_SERVERS and item is items[0]:
+                    server.notes.append(f"the loop has {len(items)} items: the first {MAX_LOOP_SERVERS} are read")
+                if when is not None:
+                    server.notes.append(when)
+                servers.append(server)
+    return servers
+
+
+def k_of(runs: list[tuple[Any, str | None]], item: Any) -> int:
+    return next(k for k, (i, _) in enumerate(runs) if i is item)
+
+
+def _say_rendered(server: Server, rendered: Any, variables: dict[str, _Variable], read: list[str],
+                  said: set[str]) -> None:
+    """Where a command's Jinja2 values came from, and which are unknown (each said once per file)."""
+    given = []
+    for name in rendered.used:
+        var = variables.get(name)
+        if var is None or f"jinja-used:{name}" in said:
+            continue
+        said.add(f"jinja-used:{name}")
+        given.append(f"{name} = {_short(str(var.value))!r}" + (f" ({var.where.file}:{var.where.line})"
+                                                               if var.where is not None else ""))
+    if given:
+        server.notes.append(f"Jinja2 values taken from the play's variables: {'; '.join(given[:12])}"
+                            f"{' and more' if len(given) > 12 else ''} (inventory, group_vars, host_vars or extra "
+                            "vars override them where the play runs)")
+    fresh = [(what, why) for what, why in rendered.unknown.items() if f"jinja:{what}" not in said]
+    if fresh:
+        said.update(f"jinja:{what}" for what, _ in fresh)
+        given_by = " and ".join(read) if read else "no role defaults or vars file beside the tasks"
+        server.notes.append(f"Jinja2 values unknown: {', '.join(f'{w} ({y})' for w, y in fresh[:8])}, as read from "
+                            f"the task's vars and {given_by} (inventory, group_vars or extra vars may set them where "
+                            "the play runs); set them in the role's defaults/main.yml to check them")
+    if rendered.skipped:
+        server.notes.append(f"template blocks not rendered: {'; '.join(rendered.skipped[:6])}")
 
 
 def _retarget(server: Server, service_path: str, task_path: str, runtime: str) -> None:

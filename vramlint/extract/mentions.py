@@ -150,6 +150,10 @@ def _under_engine_key(lines: list[str], index: int, indent: int) -> bool:
     return False
 
 
+# said of an Ansible variables file's vLLM image; a server read with that file's values answers it (scan.py)
+ANSIBLE_VARIABLES_UNREAD = "which deploy nothing themselves"
+
+
 def ansible_variables(file: str | None) -> tuple[str, str] | None:
     """("role", the role's folder) for a role's `defaults/` or `vars/` file (`roles/NAME/defaults/main.yml`, the
     role having tasks/ or templates/ beside it), ("inventory", the folder) for a `group_vars/` or `host_vars/`
@@ -255,16 +259,18 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
                 f"vLLM, is not known: its server is not checked; set {name} in .env (or the environment) to check it")
     if mention.what == "a vLLM image" and ansible is not None and ansible[0] == "role":
         role = ansible[1]
-        return (f"{where} in the variables of the Ansible role {role}, which deploy nothing themselves: vramlint "
-                f"reads them where the role's docker_container / podman_container tasks ({role}/tasks/) and its "
-                f"YAML templates ({role}/templates/*.yaml.j2, *.yml.j2) use them, so scan the role's folder; a "
-                "server the role starts otherwise (a shell command, a systemd unit) is not checked")
+        return (f"{where} in the variables of the Ansible role {role}, {ANSIBLE_VARIABLES_UNREAD}: vramlint "
+                f"reads them where the role's tasks ({role}/tasks/: docker_container / podman_container, and "
+                "command / shell / raw tasks that run `docker run`, `podman run` or `vllm serve`), its YAML templates "
+                f"({role}/templates/*.yaml.j2, *.yml.j2) and its systemd unit templates (*.service.j2) use them, "
+                "and none of those started a vLLM server with them; a server the role starts otherwise (a script "
+                "it copies, `docker exec`) is not checked")
     if mention.what == "a vLLM image" and ansible is not None:
-        return (f"{where} in the Ansible inventory variables of {ansible[1]}, which deploy nothing themselves: the "
-                "server is started by the roles and playbooks that use them; vramlint reads `group_vars/all` "
-                "beside a roles/ folder where the roles' container tasks and YAML templates use it (other groups' "
-                "and hosts' values apply only to the hosts in them, which the repository does not say), so scan "
-                "the folder that holds roles/ and group_vars/")
+        return (f"{where} in the Ansible inventory variables of {ansible[1]}, {ANSIBLE_VARIABLES_UNREAD}: the "
+                "server is started by the roles and playbooks that use them; vramlint reads `group_vars/all`, and the "
+                "group_vars of the one group a playbook beside roles/ applies a role to, where the roles' tasks and "
+                "templates use them (other groups' and hosts' values apply only to the hosts in them, which the "
+                "repository does not say), so scan the folder that holds roles/ and group_vars/")
     if mention.what == "a vLLM image":
         return (f"{where}, but no container running it was found: the file's shape is not one vramlint reads "
                 "(a pod spec, a compose service, a known chart's values or operator kind); if it is the values "

@@ -71,14 +71,17 @@ def read_script_records(text: str, display: str, read_manifest: Any) -> Any:
     return records
 
 
-def read_shell_script(text: str, display: str, say_mention: bool = True, env: dict[str, str | None] | None = None
-                      ) -> tuple[list[Server], list[Problem]]:
+def read_shell_script(text: str, display: str, say_mention: bool = True, env: dict[str, str | None] | None = None,
+                      script: Any = None) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read.
-    ``env``: the environment the script is started with, where it is known (a supervisord program's)."""
+    ``env``: the environment the script is started with, where it is known (a supervisord program's);
+    ``script``: the Token ``text`` is, when its words are placed otherwise than on the lines of a file of its own
+    (an Ansible task's command)."""
     from vramlint.cmdline import Token, find_vllm_invocation, script_commands
     from vramlint.extract import scripts
 
-    script = scripts.script_token(text, display)
+    if script is None:
+        script = scripts.script_token(text, display)
     servers: list[Server] = []
     problems: list[Problem] = []
     # a container run names its CLI (a name in a variable is not known, and not read); its words expand the

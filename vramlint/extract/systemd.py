@@ -48,6 +48,7 @@ class Setting:
     value: str
     places: list[tuple[int, int]]  # (line, 1-based column) of each character of ``value``
     line: int
+    file: str | None = None  # a drop-in's, when it set the value (None: the unit's own file)
 
 
 @dataclass
@@ -187,7 +188,7 @@ def split_words(value: str, separators: str = " \t\n") -> list[Word] | str:
 
 def specifiers(display: str, user_unit: bool) -> dict[str, str | None]:
     """The specifiers systemd expands in a unit named as ``display`` is; None: known only where it runs."""
-    name = display.replace("\\", "/").rsplit("/", 1)[-1]
+    name = unit_name(display)
     stem = name[:-len(".service")] if name.endswith(".service") else name
     template = stem.endswith("@")
     prefix = stem.split("@", 1)[0]
@@ -313,14 +314,29 @@ class Service:
     launch_settings: list[Setting] = field(default_factory=list)
 
 
-def read_service(text: str, display: str, path: str | None = None) -> tuple[Service | None, list[Problem]]:
-    """The `[Service]` of a unit: its commands and environment. ``path``: the file on disk."""
+def read_service(text: str, display: str, path: str | None = None, rendered: Any = None,
+                 drop_ins: list[tuple[str, str]] | None = None) -> tuple[Service | None, list[Problem]]:
+    """The `[Service]` of a unit: its commands and environment. ``path``: the file on disk; ``rendered``: the
+    `jinja.Rendered` ``text`` is, when the unit is a template (its settings placed on the template's lines);
+    ``drop_ins``: (display, text) of each drop-in, in systemd's order (by file name), parsed after the unit as
+    systemd does, so that their settings follow its own (an empty `ExecStart=` resets the list)."""
     unit, errors = parse_unit(text)
+    if rendered is not None:
+        _place_on_template(unit, errors, rendered)
     problems: list[Problem] = []
+    for shown, drop_text in drop_ins or ():
+        drop, drop_errors = parse_unit(drop_text)
+        if not drop.sections and drop_errors and drop_errors[0][1].endswith("the unit is not loaded"):
+            problems.append(Problem(shown, drop_errors[0][0], 1, drop_errors[0][1], level="warning"))
+            continue
+        for section, settings in drop.sections.items():
+            for setting in settings:
+                setting.file = shown
+            unit.sections.setdefault(section, []).extend(settings)
     if not unit.sections and errors and errors[0][1].endswith("the unit is not loaded"):
         return None, [Problem(display, errors[0][0], 1, errors[0][1] + "; a vLLM server it starts is not read",
                               level="warning")]
-    name = display.replace("\\", "/").rsplit("/", 1)[-1]
+    name = unit_name(display)
     stem = name[:-len(".service")] if name.endswith(".service") else name
     user_unit = "/user/" in "/" + display.replace("\\", "/") or any(
         "default.target" in s.value for s in unit.all("Install", "WantedBy"))
@@ -334,7 +350,7 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
         value, where = expand_specifiers(setting.value, table, unknown_specs)
         words = split_words(value)
         if isinstance(words, str):
-            problems.append(Problem(display, setting.line, 1, f"Environment= is not read ({words}): systemd "
+            problems.append(Problem(setting.file or display, setting.line, 1, f"Environment= is not read ({words}): systemd "
                                     "ignores the line", level="warning"))
             continue
         from vramlint.cmdline import UNKNOWN_MARK
@@ -345,7 +361,7 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
             key, val = word.text.split("=", 1)
             env[key] = None if UNKNOWN_MARK in val else val
             line, column = setting.places[where[word.start]] if setting.places else (setting.line, 1)
-            env_locs[key] = Location(display, line, column)
+            env_locs[key] = Location(setting.file or display, line, column)
     for setting in unit.all("Service", "EnvironmentFile"):
         value, _where = expand_specifiers(setting.value, table, unknown_specs)
         optional = value.startswith("-")
@@ -368,7 +384,7 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
             continue
         for key, val in read_env_file(file_text).items():
             env[key] = val  # systemd: the file's assignments override Environment='s
-            env_locs[key] = Location(display, setting.line, 1)
+            env_locs[key] = Location(setting.file or display, setting.line, 1)
     wd = unit.last("Service", "WorkingDirectory")
     working_directory = None
     wd_written = wd.value.lstrip("-").strip() if wd is not None and wd.value.strip() else None
@@ -380,7 +396,7 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
     exec_starts = unit.all("Service", "ExecStart")
     service_type = (unit.last("Service", "Type").value.strip() if unit.last("Service", "Type") else "simple")
     if len(exec_starts) > 1 and service_type != "oneshot":
-        problems.append(Problem(display, exec_starts[1].line, 1, f"{len(exec_starts)} ExecStart= lines in a "
+        problems.append(Problem(exec_starts[1].file or display, exec_starts[1].line, 1, f"{len(exec_starts)} ExecStart= lines in a "
                                 f"Type={service_type} service: systemd refuses the unit (\"Service has more than one "
                                 "ExecStart= setting, which is only allowed for Type=oneshot services\"), so the server "
                                 "it would start is not checked", level="warning"))
@@ -389,17 +405,28 @@ def read_service(text: str, display: str, path: str | None = None) -> tuple[Serv
     commands: list[Command] = []
     for setting in exec_starts:
         for words in _exec_commands(setting, display, table, env, unknown_specs, unknown_vars, problems):
-            commands.append(Command(words, words[0].location if words else Location(display, setting.line, 1),
+            commands.append(Command(words, words[0].location if words else Location(setting.file or display,
+                                                                                      setting.line, 1),
                                     len(commands)))
     launch = [s for s in unit.sections.get("Service", []) if s.key in _RESET_LISTS] + unit.all("Unit", "Description")
     return Service(stem, commands, env, env_locs, working_directory, wd_written, unknown_specs, unknown_vars, notes,
                    unread, launch), problems
 
 
+def _place_on_template(unit: Unit, errors: list[tuple[int, str]], rendered: Any) -> None:
+    """Each setting of a unit rendered from a template placed where the template wrote it."""
+    for settings in unit.sections.values():
+        for setting in settings:
+            setting.places = [rendered.origin(line, column) for line, column in setting.places]
+            setting.line = rendered.origin(setting.line, 1)[0]
+    errors[:] = [(rendered.origin(line, 1)[0], why) for line, why in errors]
+
+
 def _exec_commands(setting: Setting, display: str, table: dict[str, str | None], env: dict[str, str | None],
                    unknown_specs: list[str], unknown_vars: list[str], problems: list[Problem]) -> list[list[Any]]:
     from vramlint.cmdline import Token
 
+    display = setting.file or display  # a drop-in's ExecStart= is placed in the drop-in
     value, where = expand_specifiers(setting.value, table, unknown_specs)
     split = split_words(value)
     if isinstance(split, str):
@@ -450,7 +477,8 @@ def _keep_known_name(text: str, written: str) -> str:
     from vramlint.cmdline import UNKNOWN_MARK
 
     if UNKNOWN_MARK in text and "/" in text and UNKNOWN_MARK not in text.rsplit("/", 1)[1]:
-        return written
+        # (a folder left unknown by a template is named so; a specifier's is kept as written, `%h/...`)
+        return written.replace(UNKNOWN_MARK, "<unknown>")
     return text
 
 
@@ -461,15 +489,78 @@ def is_unit_name(display: str) -> bool:
     return display.replace("\\", "/").rsplit("/", 1)[-1].lower().endswith(".service")
 
 
+TEMPLATE_SUFFIXES = (".j2", ".jinja2", ".jinja")
+
+
+def unit_name(display: str) -> str:
+    """The unit's file name (an Ansible role's template `vllm.service.j2` writes `vllm.service`)."""
+    name = display.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in TEMPLATE_SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+MAX_DROP_INS = 64
+
+
+def drop_ins(path: str, display: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The drop-ins of the unit at ``path`` that the scanned tree holds beside it (`NAME.service.d/*.conf`, and a
+    template instance's `NAME@.service.d/`), in systemd's order: by file name (systemd.unit(5): "all drop-in
+    files are sorted by their filename"); and what was not read, said. Read with `vramlint.fsread` (inside the
+    scanned tree, bounded)."""
+    from vramlint.fsread import Refusal, outside_reason, read_text
+
+    folder = path + ".d"
+    shown_folder = display + ".d"
+    found: dict[str, tuple[str, str]] = {}
+    said: list[str] = []
+    if not os.path.isdir(folder) or outside_reason(folder) is not None:
+        return [], said
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".conf"))
+    except OSError as exc:
+        return [], [f"{shown_folder}: cannot list it ({exc.strerror or exc})"]
+    for name in names[:MAX_DROP_INS]:
+        file = os.path.join(folder, name)
+        if not os.path.isfile(file):
+            continue
+        text = read_text(file)
+        if isinstance(text, Refusal):
+            said.append(f"{shown_folder}/{name} ({text})")
+            continue
+        found[name] = (f"{shown_folder}/{name}", text)
+    if len(names) > MAX_DROP_INS:
+        said.append(f"{len(names) - MAX_DROP_INS} drop-ins of {shown_folder} past the first {MAX_DROP_INS}")
+    return [found[n] for n in sorted(found)], said
+
+
 def read_systemd_servers(text: str, display: str, path: str | None = None) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers a systemd service unit starts, read on its own: its version and GPUs are those of the host
     it runs on (CUDA_VISIBLE_DEVICES in its environment gives the count)."""
     from vramlint.cmdline import find_vllm_invocation
     from vramlint.extract.launch_scripts import follow_repository_script
 
-    service, problems = read_service(text, display, path)
+    rendered = None
+    template_notes: list[str] = []
+    if unit_name(display) != display.replace("\\", "/").rsplit("/", 1)[-1]:
+        from vramlint.extract.ansible import render_role_unit
+
+        got = render_role_unit(text, display, path)
+        if isinstance(got, Problem):
+            return [], [got]
+        rendered, template_notes = got
+        text = rendered.text
+    applied, unread_drop_ins = drop_ins(path, display) if path is not None else ([], [])
+    service, problems = read_service(text, display, path, rendered, applied)
     if service is None:
         return [], problems
+    if applied:
+        template_notes.append(f"drop-ins applied over the unit, in systemd's order: "
+                              f"{', '.join(shown for shown, _ in applied)}")
+    if unread_drop_ins:
+        template_notes.append(f"drop-ins not read: {'; '.join(unread_drop_ins)} (their settings are not known here)")
+    service.notes[:0] = template_notes
     servers: list[Server] = []
     unread: list[tuple[Command, str]] = []
     runs = f"{service.name}.service runs the script {{shown}} with the unit's Environment="

@@ -1,0 +1,843 @@
+"""The part of Jinja2 that Ansible roles' templates and task values use, evaluated over the variables the
+repository gives (never running anything): `{{ expression }}`, `{% if %}` / `{% elif %}` / `{% else %}`,
+`{% for x in list %}` (and `for k, v in dict.items()`), `{% set x = ... %}`, `{# comments #}`, the `-` whitespace
+control, and Ansible's template defaults (`trim_blocks`: the newline after a block tag is removed;
+`lstrip_blocks` off).
+
+Expressions: literals, names, `.attr` and `[key]`, `not` / `and` / `or`, comparisons, `in`, `~` and `+`,
+`x if c else y`, the tests `defined` / `undefined` / `none` / `string` / `number`, and the filters Ansible roles
+use for values (default, bool, int, float, string, lower, upper, trim, length, join, ternary, quote, replace,
+comment, first, last, list, sort, unique). A name the repository does not give is undefined (as where nothing
+overrides the role's values: `| default()` and `is defined` act on it as Jinja2 does); a value vramlint cannot
+compute (another filter, a lookup, a fact) is Unknown, and so is everything computed from it. An `{% if %}` whose
+condition is Unknown has neither branch rendered (said, with its line); a `{{ }}` that is Unknown writes
+UNKNOWN_MARK.
+
+Bounded: a loop over at most MAX_LOOP items, at most MAX_OUTPUT characters rendered, variables that name other
+variables resolved MAX_DEPTH levels deep.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_LOOP = 256
+MAX_OUTPUT = 1_000_000
+MAX_DEPTH = 10
+
+
+class _UnknownType:
+    _instance = None
+
+    def __new__(cls) -> _UnknownType:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "Unknown"
+
+
+UNKNOWN: Any = _UnknownType()
+
+
+class _Undefined:
+    """A name the repository does not give (Jinja2's Undefined: `default()` and `is defined` see it)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class _Failed(Exception):
+    """The template cannot be read on (a syntax vramlint does not know, a bound passed)."""
+
+
+@dataclass
+class Rendered:
+    text: str
+    where: list[tuple[int, int]]  # (1-based line, 1-based column) in the template of each character of ``text``
+    unknown: dict[str, str] = field(default_factory=dict)  # what is unknown -> why
+    skipped: list[str] = field(default_factory=list)  # blocks left out, said ("the {% if %} at line 12 ...")
+    used: dict[str, Any] = field(default_factory=dict)  # the repository's variables a value was rendered with
+    failed: str | None = None  # why the template could not be rendered at all
+
+    def origin(self, line: int, column: int) -> tuple[int, int]:
+        """Where the character at ``line``:``column`` of the rendered text was written in the template."""
+        at = _index(self.text, line, column)
+        if not self.where:
+            return line, column
+        return self.where[min(max(at, 0), len(self.where) - 1)]
+
+
+def _index(text: str, line: int, column: int) -> int:
+    at = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", at)
+        if nl < 0:
+            return len(text)
+        at = nl + 1
+    return at + column - 1
+
+
+_TAG = re.compile(r"\{\{|\{%|\{#")
+
+
+def render(template: str, variables: dict[str, Any], resolve: Any = None) -> Rendered:
+    """``template`` rendered with ``variables`` (name -> value). ``resolve(name, value)`` is called for each
+    variable a value is taken from (to say where it came from)."""
+    engine = _Engine(template, variables, resolve)
+    try:
+        nodes = engine.parse()
+        engine.run(nodes, {})
+    except _Failed as exc:
+        return Rendered("", [], engine.unknown, engine.skipped, engine.used, str(exc))
+    return Rendered("".join(engine.out), engine.where, engine.unknown, engine.skipped, engine.used)
+
+
+def evaluate(expression: str, variables: dict[str, Any]) -> Any:
+    """One expression's value (UNKNOWN when it cannot be computed; an undefined name as None)."""
+    engine = _Engine("", variables, None)
+    try:
+        value = engine.expression(expression, 1, {})
+    except _Failed:
+        return UNKNOWN
+    return None if isinstance(value, _Undefined) else value
+
+
+# --- Parsing the template into nodes -------------------------------------------------------------------------
+
+
+def _position(text: str, index: int, starts: list[int]) -> tuple[int, int]:
+    import bisect
+
+    line = bisect.bisect_right(starts, index)
+    return line, index - starts[line - 1] + 1
+
+
+class _Engine:
+    def __init__(self, template: str, variables: dict[str, Any], resolve: Any):
+        self.template = template
+        self.variables = variables
+        self.resolve = resolve
+        self.out: list[str] = []
+        self.where: list[tuple[int, int]] = []
+        self.size = 0
+        self.unknown: dict[str, str] = {}
+        self.skipped: list[str] = []
+        self.used: dict[str, Any] = {}
+        self.starts = [0] + [m.end() for m in re.finditer("\n", template)]
+        self.resolving: list[str] = []
+
+    # nodes: ("text", str, index) | ("expr", source, line) | ("if", [(cond, line, nodes)...], else_nodes|None)
+    #        | ("for", targets, iterable, line, nodes) | ("set", name, source, line)
+    def parse(self) -> list[Any]:
+        pieces = self._lex()
+        nodes, rest = self._block(pieces, 0, ())
+        if rest < len(pieces):
+            raise _Failed(f"`{{% {pieces[rest][1]} %}}` at line {pieces[rest][3]} closes no block")
+        return nodes
+
+    def _lex(self) -> list[tuple[str, str, int, int]]:
+        """(kind text|expr|stmt, content, index, line) of each piece, whitespace control applied."""
+        text = self.template
+        pieces: list[tuple[str, str, int, int]] = []
+        i, n = 0, len(text)
+        strip_next = False
+        while i < n:
+            m = _TAG.search(text, i)
+            end = m.start() if m else n
+            chunk_start = i
+            chunk = text[i:end]
+            if strip_next:
+                stripped = chunk.lstrip()
+                chunk_start += len(chunk) - len(stripped)
+                chunk = stripped
+                strip_next = False
+            if m is None:
+                if chunk:
+                    pieces.append(("text", chunk, chunk_start, 0))
+                break
+            opener = m.group(0)
+            closer = {"{{": "}}", "{%": "%}", "{#": "#}"}[opener]
+            close = text.find(closer, m.end())
+            if close < 0:
+                raise _Failed(f"an unclosed `{opener}` at line {_position(text, m.start(), self.starts)[0]}")
+            inner = text[m.end():close]
+            if inner.startswith("-"):
+                chunk = chunk.rstrip()
+                inner = inner[1:]
+            if chunk:
+                pieces.append(("text", chunk, chunk_start, 0))
+            after = close + 2
+            if inner.endswith("-"):
+                inner = inner[:-1]
+                strip_next = True
+            line = _position(text, m.start(), self.starts)[0]
+            if opener == "{{":
+                pieces.append(("expr", inner.strip(), m.start(), line))
+            elif opener == "{%":
+                pieces.append(("stmt", inner.strip(), m.start(), line))
+                if not strip_next and text.startswith("\n", after):
+                    after += 1  # trim_blocks (Ansible's template module default)
+            i = after
+        return pieces
+
+    def _block(self, pieces: list[Any], i: int, ends: tuple[str, ...]) -> tuple[list[Any], int]:
+        nodes: list[Any] = []
+        while i < len(pieces):
+            kind, content, index, line = pieces[i]
+            if kind == "text":
+                nodes.append(("text", content, index))
+                i += 1
+                continue
+            if kind == "expr":
+                nodes.append(("expr", content, line, index))
+                i += 1
+                continue
+            word = content.split(None, 1)[0] if content else ""
+            if word in ends:
+                return nodes, i
+            if word == "if":
+                branches = []
+                cond, cline = content[2:].strip(), line
+                else_nodes = None
+                i += 1
+                while True:
+                    body, i = self._block(pieces, i, ("elif", "else", "endif"))
+                    if i >= len(pieces):
+                        raise _Failed(f"the `{{% if %}}` at line {cline} has no `{{% endif %}}`")
+                    branches.append((cond, cline, body))
+                    end_word = pieces[i][1].split(None, 1)[0]
+                    if end_word == "elif":
+                        cond, cline = pieces[i][1][4:].strip(), pieces[i][3]
+                        i += 1
+                        continue
+                    if end_word == "else":
+                        else_nodes, i = self._block(pieces, i + 1, ("endif",))
+                        if i >= len(pieces):
+                            raise _Failed(f"the `{{% if %}}` at line {line} has no `{{% endif %}}`")
+                    i += 1
+                    break
+                nodes.append(("if", branches, else_nodes, line))
+                continue
+            if word == "for":
+                m = re.fullmatch(r"for\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s+in\s+(.+?)"
+                                 r"(?:\s+if\s+(.+))?", content, re.S)
+                if m is None:
+                    raise _Failed(f"a `{{% {content} %}}` at line {line} vramlint does not read")
+                body, i = self._block(pieces, i + 1, ("endfor", "else"))
+                if i >= len(pieces):
+                    raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`")
+                empty = None
+                if pieces[i][1].split(None, 1)[0] == "else":
+                    empty, i = self._block(pieces, i + 1, ("endfor",))
+                    if i >= len(pieces):
+                        raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`")
+                targets = [t.strip() for t in m.group(1).split(",")]
+                nodes.append(("for", targets, m.group(2), m.group(3), line, body, empty))
+                i += 1
+                continue
+            if word == "set":
+                m = re.fullmatch(r"set\s+([A-Za-z_]\w*)\s*=\s*(.+)", content, re.S)
+                if m is None:
+                    raise _Failed(f"a `{{% {content} %}}` at line {line} vramlint does not read (a block set)")
+                nodes.append(("set", m.group(1), m.group(2), line))
+                i += 1
+                continue
+            if word in ("raw",):
+                raise _Failed(f"`{{% raw %}}` at line {line}, which vramlint does not read")
+            raise _Failed(f"a `{{% {word} %}}` statement at line {line}, which vramlint does not render")
+        return nodes, i
+
+    # --- Running ------------------------------------------------------------------------------------------
+
+    def _emit(self, text: str, where: Any) -> None:
+        """``where``: the template index of each character (an int: the same place for all)."""
+        self.size += len(text)
+        if self.size > MAX_OUTPUT:
+            raise _Failed(f"renders to more than {MAX_OUTPUT:,} characters")
+        self.out.append(text)
+        if isinstance(where, int):
+            self.where.extend([_position(self.template, where, self.starts)] * len(text))
+        else:
+            self.where.extend(where)
+
+    def run(self, nodes: list[Any], local: dict[str, Any]) -> None:
+        from vramlint.cmdline import UNKNOWN_MARK
+
+        for node in nodes:
+            kind = node[0]
+            if kind == "text":
+                _, text, index = node
+                places: list[tuple[int, int]] = []
+                line, column = _position(self.template, index, self.starts)
+                for c in text:
+                    places.append((line, column))
+                    if c == "\n":
+                        line, column = line + 1, 1
+                    else:
+                        column += 1
+                self._emit(text, places)
+            elif kind == "expr":
+                _, source, line, index = node
+                value = self.expression(source, line, local)
+                if value is UNKNOWN or isinstance(value, _Undefined):
+                    if isinstance(value, _Undefined):
+                        self.unknown.setdefault(value.name, "not set")
+                    self._emit(UNKNOWN_MARK, index)
+                else:
+                    self._emit(_text(value), index)
+            elif kind == "if":
+                _, branches, else_nodes, line = node
+                taken = None
+                for cond, cline, body in branches:
+                    value = self.expression(cond, cline, local)
+                    if isinstance(value, _Undefined):
+                        # Ansible's undefined variables fail a test of them (AnsibleUndefined): where the play
+                        # runs something else sets it, or the task fails - which branch is not known here
+                        self.unknown.setdefault(value.name, "not set")
+                        value = UNKNOWN
+                    if value is UNKNOWN:
+                        self.skipped.append(f"the `{{% if {_short(cond)} %}}` at line {cline} (its condition is not "
+                                            "known here: neither branch read)")
+                        taken = False
+                        break
+                    if _truth(value):
+                        taken = body
+                        break
+                if taken is None and else_nodes is not None:
+                    taken = else_nodes
+                if taken:
+                    self.run(taken, local)
+            elif kind == "for":
+                _, targets, source, condition, line, body, empty = node
+                seq = self.expression(source, line, local)
+                if seq is UNKNOWN or isinstance(seq, _Undefined):
+                    why = "not known here" if seq is UNKNOWN else f"{seq.name} is not set"
+                    self.skipped.append(f"the `{{% for %}}` at line {line} ({why}: its body is not read)")
+                    continue
+                items = _iterate(seq)
+                if items is None:
+                    self.skipped.append(f"the `{{% for %}}` at line {line} (not a list: its body is not read)")
+                    continue
+                if len(items) > MAX_LOOP:
+                    raise _Failed(f"the `{{% for %}}` at line {line} runs over more than {MAX_LOOP} items")
+                ran = False
+                for item in items:
+                    scope = dict(local)
+                    if len(targets) == 1:
+                        scope[targets[0]] = item
+                    else:
+                        parts = list(item) if isinstance(item, (list, tuple)) else None
+                        if parts is None or len(parts) != len(targets):
+                            raise _Failed(f"the `{{% for %}}` at line {line} unpacks a value of another shape")
+                        scope.update(zip(targets, parts, strict=True))
+                    if condition is not None:
+                        keep = self.expression(condition, line, scope)
+                        if keep is UNKNOWN:
+                            self.skipped.append(f"the `{{% for %}}` at line {line} (its filter is not known here)")
+                            break
+                        if not _truth(keep):
+                            continue
+                    ran = True
+                    self.run(body, scope)
+                if not ran and empty:
+                    self.run(empty, local)
+            elif kind == "set":
+                _, name, source, line = node
+                local[name] = self.expression(source, line, local)
+
+    # --- Expressions --------------------------------------------------------------------------------------
+
+    def expression(self, source: str, line: int, local: dict[str, Any]) -> Any:
+        try:
+            return _Parser(source, self, local, line).parse()
+        except _Failed:
+            self.unknown.setdefault("{{ " + _short(source) + " }}", "an expression vramlint does not read")
+            return UNKNOWN
+
+    def lookup(self, name: str, local: dict[str, Any]) -> Any:
+        if name in local:
+            return local[name]
+        if name in ("true", "True"):
+            return True
+        if name in ("false", "False"):
+            return False
+        if name in ("none", "None"):
+            return None
+        if name not in self.variables:
+            return _Undefined(name)
+        if name in self.resolving or len(self.resolving) >= MAX_DEPTH:
+            self.unknown.setdefault(name, "names itself, or other variables too deep")
+            return UNKNOWN
+        raw = self.variables[name]
+        if self.resolve is not None:
+            raw = self.resolve(name, raw)
+        self.resolving.append(name)
+        try:
+            value = self._lazy(raw, local)
+        finally:
+            self.resolving.pop()
+        if value is UNKNOWN:
+            self.unknown.setdefault(name, "its value is not known here")
+        else:
+            self.used.setdefault(name, raw)
+        return value
+
+    def _lazy(self, value: Any, local: dict[str, Any]) -> Any:
+        """A variable's value with the templates in its strings rendered (Ansible templates values lazily)."""
+        if isinstance(value, str):
+            if "{{" not in value and "{%" not in value:
+                return str(value)
+            inner = re.fullmatch(r"\s*\{\{(.*?)\}\}\s*", value, re.S)
+            if inner is not None and "{{" not in inner.group(1):
+                return self.expression(inner.group(1), 0, {})  # a single expression keeps its type (a list)
+            sub = _Engine(value, self.variables, self.resolve)
+            sub.resolving = list(self.resolving)
+            try:
+                sub.run(sub.parse(), {})
+            except _Failed:
+                return UNKNOWN
+            self.used.update(sub.used)
+            text = "".join(sub.out)
+            from vramlint.cmdline import UNKNOWN_MARK
+
+            if UNKNOWN_MARK in text or sub.skipped:
+                self.unknown.update((k, v) for k, v in sub.unknown.items() if k not in self.unknown)
+                return UNKNOWN
+            return text
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                out[str(k)] = self._lazy(v, local)
+            return out
+        if isinstance(value, list):
+            return [self._lazy(v, local) for v in value]
+        return value
+
+
+def _short(text: str, limit: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _truth(value: Any) -> bool:
+    if isinstance(value, _Undefined):
+        return False
+    return bool(value)
+
+
+def _text(value: Any) -> str:
+    """What `{{ value }}` writes (Jinja2's str())."""
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return str(value)
+    return str(value)
+
+
+def _iterate(value: Any) -> list[Any] | None:
+    if isinstance(value, dict):
+        return list(value.keys())
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str):
+        return list(value)
+    return None
+
+
+def _ansible_bool(value: Any) -> Any:
+    """Ansible's `bool` filter (to_bool): yes/on/1/true (any case) and 1 are True, others False."""
+    if value is UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, _Undefined) or value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.lower() in ("yes", "on", "1", "true")
+    return value == 1
+
+
+# --- The expression parser (precedence as Jinja2's: or, and, not, comparisons, ~ and +, filters, postfix) ---
+
+
+_TOKEN = re.compile(r"""\s*(?:
+    (?P<num>\d+\.\d+|\d+)
+  | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
+  | (?P<name>[A-Za-z_]\w*)
+  | (?P<op>==|!=|>=|<=|//|\*\*|[-+*/%~|.,:()\[\]{}<>])
+)""", re.X | re.S)
+
+
+class _Parser:
+    def __init__(self, source: str, engine: _Engine, local: dict[str, Any], line: int):
+        self.engine, self.local, self.line, self.source = engine, local, line, source
+        self.tokens: list[tuple[str, Any]] = []
+        i = 0
+        while i < len(source):
+            m = _TOKEN.match(source, i)
+            if m is None:
+                if source[i:].strip() == "":
+                    break
+                raise _Failed(f"an expression vramlint does not read at line {line}: {_short(source)}")
+            i = m.end()
+            kind = m.lastgroup
+            value = m.group(kind)
+            if kind == "num":
+                self.tokens.append(("lit", float(value) if "." in value else int(value)))
+            elif kind == "str":
+                body = value[1:-1]
+                self.tokens.append(("lit", re.sub(r"\\(.)", lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)),
+                                                  body)))
+            elif kind == "name":
+                self.tokens.append(("name", value))
+            else:
+                self.tokens.append(("op", value))
+        self.i = 0
+
+    def parse(self) -> Any:
+        if not self.tokens:
+            return UNKNOWN
+        value = self._conditional()
+        if self.i < len(self.tokens):
+            return self._unknown_expression()
+        return value
+
+    def _unknown_expression(self) -> Any:
+        self.engine.unknown.setdefault("{{ " + _short(self.source) + " }}", "an expression vramlint does not evaluate")
+        return UNKNOWN
+
+    def _peek(self, kind: str | None = None, value: Any = None) -> bool:
+        if self.i >= len(self.tokens):
+            return False
+        k, v = self.tokens[self.i]
+        return (kind is None or k == kind) and (value is None or v == value)
+
+    def _take(self, kind: str, value: Any = None) -> Any:
+        if not self._peek(kind, value):
+            raise _Failed(f"an expression vramlint does not read at line {self.line}: {_short(self.source)}")
+        self.i += 1
+        return self.tokens[self.i - 1][1]
+
+    def _word(self, word: str) -> bool:
+        if self._peek("name", word):
+            self.i += 1
+            return True
+        return False
+
+    def _conditional(self) -> Any:
+        value = self._or()
+        if self._word("if"):
+            cond = self._or()
+            other = self._or() if self._word("else") else _Undefined("(else)")
+            if cond is UNKNOWN:
+                return UNKNOWN
+            return value if _truth(cond) else other
+        return value
+
+    def _or(self) -> Any:
+        value = self._and()
+        while self._word("or"):
+            right = self._and()
+            if value is not UNKNOWN and _truth(value):
+                continue
+            value = right if value is not UNKNOWN else (UNKNOWN if right is UNKNOWN or not _truth(right) else right)
+        return value
+
+    def _and(self) -> Any:
+        value = self._not()
+        while self._word("and"):
+            right = self._not()
+            if value is not UNKNOWN and not _truth(value):
+                continue
+            value = right if value is not UNKNOWN else (right if right is not UNKNOWN and not _truth(right)
+                                                        else UNKNOWN)
+        return value
+
+    def _not(self) -> Any:
+        if self._word("not"):
+            value = self._not()
+            return UNKNOWN if value is UNKNOWN else not _truth(value)
+        return self._compare()
+
+    def _compare(self) -> Any:
+        value = self._concat()
+        while True:
+            if self._peek("op") and self.tokens[self.i][1] in ("==", "!=", ">", "<", ">=", "<="):
+                op = self._take("op")
+                right = self._concat()
+                value = _compare(op, value, right)
+            elif self._peek("name", "in") or (self._peek("name", "not") and self.i + 1 < len(self.tokens)
+                                               and self.tokens[self.i + 1] == ("name", "in")):
+                negate = self._word("not")
+                self._take("name", "in")
+                right = self._concat()
+                if value is UNKNOWN or right is UNKNOWN or isinstance(right, _Undefined):
+                    value = UNKNOWN
+                else:
+                    try:
+                        value = (value in right) != negate
+                    except TypeError:
+                        value = UNKNOWN
+            elif self._peek("name", "is"):
+                self.i += 1
+                negate = self._word("not")
+                test = self._take("name")
+                value = _test(test, value)
+                if value is not UNKNOWN and negate:
+                    value = not value
+            else:
+                return value
+
+    def _concat(self) -> Any:
+        value = self._sum()
+        while self._peek("op", "~"):
+            self.i += 1
+            right = self._sum()
+            value = UNKNOWN if UNKNOWN in (value, right) or any(isinstance(v, _Undefined) for v in (value, right)) \
+                else _text(value) + _text(right)
+        return value
+
+    def _sum(self) -> Any:
+        value = self._filtered()
+        while self._peek("op") and self.tokens[self.i][1] in ("+", "-", "*", "/", "//", "%"):
+            op = self._take("op")
+            right = self._filtered()
+            if value is UNKNOWN or right is UNKNOWN or isinstance(value, _Undefined) or isinstance(right, _Undefined):
+                value = UNKNOWN
+                continue
+            try:
+                value = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+                         "/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b}[op](value, right)
+            except (TypeError, ZeroDivisionError, ValueError):
+                value = UNKNOWN
+            if isinstance(value, str) and len(value) > MAX_OUTPUT:
+                raise _Failed("a value past the output bound")
+        return value
+
+    def _filtered(self) -> Any:
+        value = self._unary()
+        while self._peek("op", "|"):
+            self.i += 1
+            name = self._take("name")
+            args: list[Any] = []
+            if self._peek("op", "("):
+                args = self._arguments()
+            value = self._filter(name, value, args)
+        return value
+
+    def _arguments(self) -> list[Any]:
+        self._take("op", "(")
+        args: list[Any] = []
+        while not self._peek("op", ")"):
+            if self._peek("name") and self.i + 1 < len(self.tokens) and self.tokens[self.i + 1] == ("op", "="):
+                self.i += 2  # a keyword argument: its value only
+            args.append(self._conditional())
+            if not self._peek("op", ","):
+                break
+            self.i += 1
+        self._take("op", ")")
+        return args
+
+    def _filter(self, name: str, value: Any, args: list[Any]) -> Any:
+        if name in ("default", "d"):
+            fallback = args[0] if args else ""
+            if isinstance(value, _Undefined) or (len(args) > 1 and args[1] is True and value is not UNKNOWN
+                                                 and not _truth(value)):
+                return fallback
+            return value
+        if value is UNKNOWN or any(a is UNKNOWN for a in args):
+            return UNKNOWN
+        if name == "mandatory":
+            return UNKNOWN if isinstance(value, _Undefined) else value
+        if isinstance(value, _Undefined):
+            self.engine.unknown.setdefault(value.name, "not set")
+            return UNKNOWN
+        try:
+            if name == "bool":
+                return _ansible_bool(value)
+            if name == "int":
+                try:
+                    return int(float(value)) if not isinstance(value, bool) else int(value)
+                except (TypeError, ValueError):
+                    return args[0] if args else 0
+            if name == "float":
+                try:
+                    return float(value)
+                except (TypeError, ValueError):
+                    return 0.0
+            if name == "string":
+                return _text(value)
+            if name == "lower":
+                return _text(value).lower()
+            if name == "upper":
+                return _text(value).upper()
+            if name == "trim":
+                return _text(value).strip()
+            if name in ("length", "count"):
+                return len(value)
+            if name == "join":
+                sep = args[0] if args else ""
+                return str(sep).join(_text(v) for v in value)
+            if name == "ternary":
+                if len(args) < 2:
+                    return UNKNOWN
+                if value is None and len(args) > 2:
+                    return args[2]
+                return args[0] if _truth(value) else args[1]
+            if name == "quote":
+                return shlex.quote(_text(value))
+            if name == "replace" and len(args) >= 2:
+                return _text(value).replace(_text(args[0]), _text(args[1]))
+            if name == "comment":
+                return "\n".join("# " + line if line else "#" for line in _text(value).split("\n"))
+            if name == "first":
+                return list(value)[0] if value else UNKNOWN
+            if name == "last":
+                return list(value)[-1] if value else UNKNOWN
+            if name == "list":
+                return list(value)
+            if name == "sort":
+                return sorted(value)
+            if name == "unique":
+                out: list[Any] = []
+                for v in value:
+                    if v not in out:
+                        out.append(v)
+                return out
+        except (TypeError, ValueError, IndexError, KeyError):
+            return UNKNOWN
+        self.engine.unknown.setdefault(f"| {name}", "a filter vramlint does not evaluate")
+        return UNKNOWN
+
+    def _unary(self) -> Any:
+        if self._peek("op", "-"):
+            self.i += 1
+            value = self._unary()
+            return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
+        return self._postfix(self._primary())
+
+    def _primary(self) -> Any:
+        if self._peek("lit"):
+            return self._take("lit")
+        if self._peek("op", "("):
+            self.i += 1
+            value = self._conditional()
+            self._take("op", ")")
+            return value
+        if self._peek("op", "["):
+            self.i += 1
+            items = []
+            while not self._peek("op", "]"):
+                items.append(self._conditional())
+                if not self._peek("op", ","):
+                    break
+                self.i += 1
+            self._take("op", "]")
+            return UNKNOWN if any(v is UNKNOWN for v in items) else items
+        if self._peek("op", "{"):
+            self.i += 1
+            out: dict[Any, Any] = {}
+            while not self._peek("op", "}"):
+                key = self._conditional()
+                self._take("op", ":")
+                out[key] = self._conditional()
+                if not self._peek("op", ","):
+                    break
+                self.i += 1
+            self._take("op", "}")
+            return out
+        name = self._take("name")
+        if self._peek("op", "("):  # a function call (lookup, query, range): not evaluated
+            self._arguments()
+            self.engine.unknown.setdefault(f"{name}(...)", "a function vramlint does not call")
+            return UNKNOWN
+        return self.engine.lookup(name, self.local)
+
+    def _postfix(self, value: Any) -> Any:
+        while True:
+            if self._peek("op", "."):
+                self.i += 1
+                attr = self._take("name")
+                if self._peek("op", "("):
+                    args = self._arguments()
+                    value = _method(value, attr, args)
+                else:
+                    value = _item(value, attr)
+            elif self._peek("op", "["):
+                self.i += 1
+                key = self._conditional()
+                self._take("op", "]")
+                value = UNKNOWN if key is UNKNOWN else _item(value, key)
+            else:
+                return value
+
+
+def _item(value: Any, key: Any) -> Any:
+    if value is UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, _Undefined):
+        return _Undefined(f"{value.name}.{key}")
+    try:
+        if isinstance(value, dict):
+            if key in value:
+                return value[key]
+            return _Undefined(str(key)) if str(key) not in value else value[str(key)]
+        if isinstance(value, (list, tuple, str)) and isinstance(key, int):
+            return value[key]
+    except (IndexError, KeyError, TypeError):
+        pass
+    return _Undefined(str(key))
+
+
+def _method(value: Any, name: str, args: list[Any]) -> Any:
+    if value is UNKNOWN or any(a is UNKNOWN for a in args):
+        return UNKNOWN
+    if isinstance(value, dict) and name in ("items", "keys", "values") and not args:
+        return [list(p) for p in value.items()] if name == "items" else list(getattr(value, name)())
+    if isinstance(value, dict) and name == "get" and args:
+        return value.get(args[0], args[1] if len(args) > 1 else None)
+    if isinstance(value, str) and name in ("lower", "upper", "strip") and not args:
+        return getattr(value, name)()
+    if isinstance(value, str) and name in ("startswith", "endswith") and args:
+        return getattr(value, name)(str(args[0]))
+    return UNKNOWN
+
+
+def _compare(op: str, a: Any, b: Any) -> Any:
+    if a is UNKNOWN or b is UNKNOWN:
+        return UNKNOWN
+    a = None if isinstance(a, _Undefined) else a
+    b = None if isinstance(b, _Undefined) else b
+    try:
+        if op == "==":
+            return a == b
+        if op == "!=":
+            return a != b
+        return a > b if op == ">" else a < b if op == "<" else a >= b if op == ">=" else a <= b
+    except TypeError:
+        return UNKNOWN
+
+
+def _test(name: str, value: Any) -> Any:
+    if name == "defined":
+        return UNKNOWN if value is UNKNOWN else not isinstance(value, _Undefined)
+    if name == "undefined":
+        return UNKNOWN if value is UNKNOWN else isinstance(value, _Undefined)
+    if value is UNKNOWN:
+        return UNKNOWN
+    if name == "none":
+        return value is None
+    if name == "string":
+        return isinstance(value, str)
+    if name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if name in ("true", "false"):
+        return value is (name == "true")
+    return UNKNOWN
