@@ -496,8 +496,19 @@ _NOT_YAML = {"conf": "a configuration file", "ini": "an INI file", "cfg": "a con
              **{unit: f"a systemd .{unit} unit" for unit in ("socket", "timer", "target", "path", "mount", "slice")}}
 
 
+# an Ansible task that runs a container whose image is a variable need not name vLLM or any of its options
+_TEMPLATED_CONTAINER_RUNS = ("docker run", "podman run", "docker_container", "podman_container")
+
+
+def _templated_container_run(text: str) -> bool:
+    if "{{" not in text:
+        return False
+    low = text.lower()
+    return any(word in low for word in _TEMPLATED_CONTAINER_RUNS)
+
+
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
-    if use_prefilter and not prefilter(text):
+    if use_prefilter and not prefilter(text) and not _templated_container_run(text):
         if any(kind in text for kind in _JOINED_KINDS):
             col.unparsed.append((display, text))
         if "build:" in text and "services:" in text:

@@ -65,6 +65,7 @@ class Rendered:
     skipped: list[str] = field(default_factory=list)  # blocks left out, said ("the {% if %} at line 12 ...")
     used: dict[str, Any] = field(default_factory=dict)  # the repository's variables a value was rendered with
     failed: str | None = None  # why the template could not be rendered at all
+    trimmed: list[int] = field(default_factory=list)  # lines whose line break a block tag took (trim_blocks)
 
     def origin(self, line: int, column: int) -> tuple[int, int]:
         """Where the character at ``line``:``column`` of the rendered text was written in the template."""
@@ -96,7 +97,8 @@ def render(template: str, variables: dict[str, Any], resolve: Any = None) -> Ren
         engine.run(nodes, {})
     except _Failed as exc:
         return Rendered("", [], engine.unknown, engine.skipped, engine.used, str(exc))
-    return Rendered("".join(engine.out), engine.where, engine.unknown, engine.skipped, engine.used)
+    return Rendered("".join(engine.out), engine.where, engine.unknown, engine.skipped, engine.used,
+                    trimmed=engine.trimmed)
 
 
 def evaluate(expression: str, variables: dict[str, Any]) -> Any:
@@ -132,6 +134,7 @@ class _Engine:
         self.used: dict[str, Any] = {}
         self.starts = [0] + [m.end() for m in re.finditer("\n", template)]
         self.resolving: list[str] = []
+        self.trimmed: list[int] = []
 
     # nodes: ("text", str, index) | ("expr", source, line) | ("if", [(cond, line, nodes)...], else_nodes|None)
     #        | ("for", targets, iterable, line, nodes) | ("set", name, source, line)
@@ -182,8 +185,11 @@ class _Engine:
                 pieces.append(("expr", inner.strip(), m.start(), line))
             elif opener == "{%":
                 pieces.append(("stmt", inner.strip(), m.start(), line))
-                if not strip_next and text.startswith("\n", after):
+                if inner.endswith("+"):
+                    pieces[-1] = ("stmt", inner[:-1].strip(), m.start(), line)  # `+%}`: the line break is kept
+                elif not strip_next and text.startswith("\n", after):
                     after += 1  # trim_blocks (Ansible's template module default)
+                    self.trimmed.append(_position(text, after - 1, self.starts)[0])
             i = after
         return pieces
 

@@ -550,11 +550,13 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
         if isinstance(got, Problem):
             return [], [got]
         rendered, template_notes = got
-        text = rendered.text
+        template, text = text, rendered.text
     applied, unread_drop_ins = drop_ins(path, display) if path is not None else ([], [])
     service, problems = read_service(text, display, path, rendered, applied)
     if service is None:
         return [], problems
+    if rendered is not None and rendered.trimmed:
+        template_notes.extend(_joined_by_trim_blocks(service, rendered, template))
     if applied:
         template_notes.append(f"drop-ins applied over the unit, in systemd's order: "
                               f"{', '.join(shown for shown, _ in applied)}")
@@ -610,6 +612,28 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
                                     "vramlint can read (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`"
                                     ", or a script of the scanned tree that runs one): not checked", level="note"))
     return servers, problems
+
+
+def _joined_by_trim_blocks(service: Service, rendered: Any, template: str) -> list[str]:
+    """What is said of an ExecStart= that runs on past a line of its template whose line break a block tag took
+    (Ansible's template module renders with trim_blocks: `...{% endfor %}` then `Restart=always` is one line). A
+    line that holds only block tags (`{% if x %}` between continued lines) is the template's layout, not said."""
+    lines = template.split("\n")
+    out = []
+    for setting in service.launch_settings:
+        if setting.key != "ExecStart" or setting.file is not None or not setting.places:
+            continue
+        first, last = setting.places[0][0], setting.places[-1][0]
+        for line in rendered.trimmed:
+            if not first <= line < last or line > len(lines):
+                continue
+            if not re.sub(r"\{%.*?%\}", "", lines[line - 1]).strip():
+                continue
+            out.append(f"line {line} of the template ends with a block tag, whose line break Ansible's template module "
+                       f"removes (trim_blocks), so line {line + 1} is part of this ExecStart= value; end the tag "
+                       "with `+%}` to keep the line break")
+            break
+    return out
 
 
 def _checkout_script(command: Command, service: Service, unit_path: str
