@@ -269,3 +269,30 @@ def test_the_role_variables_note_goes_when_the_roles_tasks_read_the_server(tmp_p
         """})
     [note] = [f for f in _findings(capsys, unserved) if f["file"].endswith("defaults/main.yml")]
     assert note["rule"] == "VRL102" and note["level"] == "note"
+
+
+def test_a_drop_in_whose_unit_is_not_in_the_tree_is_read_on_its_own_and_said(tmp_path):
+    root = _tree(tmp_path, {"etc/systemd/system/vllm.service.d/override.conf": """\
+        [Service]
+        ExecStart=
+        ExecStart=/usr/local/bin/vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192
+        """})
+    [server] = scan([root]).servers
+    assert server.file.endswith("vllm.service.d/override.conf") and server.model_location.line == 3
+    assert server.name == "vllm" and server.args["max_model_len"] == 8192
+    assert any("not in the scanned tree" in n for n in server.notes)
+
+
+def test_raw_blocks_are_written_as_they_are_and_a_docker_command_naming_no_vllm_is_not_said(tmp_path):
+    root = _tree(tmp_path, {"roles/engine/tasks/main.yml": """\
+        - name: List containers
+          ansible.builtin.shell: docker ps --format '{% raw %}{{.Names}}{% endraw %}' | grep {{ engine_name }}
+        - name: Serve
+          ansible.builtin.shell: >-
+            docker run --gpus all vllm/vllm-openai:v0.9.2 --model Qwen/Qwen2.5-7B-Instruct
+            --served-model-name '{% raw %}{{ name }}{% endraw %}'
+        """})
+    result = scan([root])
+    [server] = result.servers
+    assert server.args["served_model_name"] == ["{{ name }}"]
+    assert not [p for p in result.problems if "render" in p.message]

@@ -147,6 +147,14 @@ def systemd_kind(name: str) -> str | None:
     return "systemd" if lower.endswith(".service") or lower.endswith((".service.j2", ".service.jinja2")) else None
 
 
+def systemd_drop_in_kind(rel: str) -> str | None:
+    """"systemd-drop-in" for `NAME.service.d/*.conf`: read with its unit when the unit is beside it, else on its
+    own (only when its text names vLLM)."""
+    parts = rel.replace("\\", "/").lower().split("/")
+    return "systemd-drop-in" if len(parts) >= 2 and parts[-1].endswith(".conf") and \
+        parts[-2].endswith(".service.d") else None
+
+
 def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respect_gitignore: bool = True
              ) -> Discovery:
     """Files to scan under ``paths`` (files or directories), in a stable order. With ``respect_gitignore``, what
@@ -245,7 +253,7 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             visited_dirs.add(key)
             subdirs.append(entry.path)
             return
-        kind = kind_of(name) or supervisord_kind(rel) or systemd_kind(name)
+        kind = kind_of(name) or supervisord_kind(rel) or systemd_kind(name) or systemd_drop_in_kind(rel)
         if kind is None and is_starter_name(name) and len(out.starters) < MAX_STARTERS and not (
                 ignored is not None and ignored(entry.path, is_dir=False)):
             out.starters.append(entry.path)  # checked when read (a regular file inside the scanned tree)

@@ -380,10 +380,17 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
     if is_dockerfile_name(display):
         _scan_dockerfile(col, text, display, base_dir, use_prefilter)
         return
-    from vramlint.discover import supervisord_kind, systemd_kind
+    from vramlint.discover import supervisord_kind, systemd_drop_in_kind, systemd_kind
 
     if systemd_kind(display.replace("\\", "/").rsplit("/", 1)[-1]) is not None:
         _scan_systemd(col, text, display, base_dir, use_prefilter)
+        return
+    if systemd_drop_in_kind(display) is not None:
+        col.inventory.files_scanned += 1
+        if not use_prefilter or "vllm" in text.lower():
+            from vramlint.extract.systemd import read_drop_in_servers
+
+            _read_launcher(col, text, display, base_dir, read_drop_in_servers, "systemd drop-in")
         return
     if supervisord_kind(display) is not None or (display.lower().endswith((".conf", ".ini")) and "[program:" in text):
         _scan_supervisord(col, text, display, base_dir, use_prefilter)
@@ -497,18 +504,25 @@ _NOT_YAML = {"conf": "a configuration file", "ini": "an INI file", "cfg": "a con
 
 
 # an Ansible task that runs a container whose image is a variable need not name vLLM or any of its options
-_TEMPLATED_CONTAINER_RUNS = ("docker run", "podman run", "docker_container", "podman_container")
+_TEMPLATED_CONTAINER_RUNS = ("docker run", "podman run", "docker_container:", "podman_container:")
 
 
-def _templated_container_run(text: str) -> bool:
+_TASKS_SHAPE = re.compile(r"^\s*-\s+name\s*:|^\s*(?:tasks|hosts)\s*:", re.M)
+
+
+def _templated_container_run(text: str, display: str) -> bool:
+    """An Ansible tasks file or playbook (a tasks/ folder's file, or a list of named tasks, or plays) that runs a
+    container, its image a Jinja2 expression."""
     if "{{" not in text:
         return False
     low = text.lower()
-    return any(word in low for word in _TEMPLATED_CONTAINER_RUNS)
+    if not any(word in low for word in _TEMPLATED_CONTAINER_RUNS):
+        return False
+    return "/tasks/" in "/" + display.replace("\\", "/") or bool(_TASKS_SHAPE.search(text))
 
 
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
-    if use_prefilter and not prefilter(text) and not _templated_container_run(text):
+    if use_prefilter and not prefilter(text) and not _templated_container_run(text, display):
         if any(kind in text for kind in _JOINED_KINDS):
             col.unparsed.append((display, text))
         if "build:" in text and "services:" in text:

@@ -410,7 +410,10 @@ def render_role_unit(text: str, display: str, path: str | None) -> Any:
 
     role = _template_role(path or display)
     variables, read = role_variables(os.path.join(role, "tasks", "main.yml")) if role is not None else ({}, [])
-    rendered = jinja.render(text, {name: var.value for name, var in variables.items()})
+    values = {name: var.value for name, var in variables.items()}
+    # Ansible's template module sets `ansible_managed` (ansible.cfg's DEFAULT_MANAGED_STR, "Ansible managed")
+    values.setdefault("ansible_managed", "Ansible managed")
+    rendered = jinja.render(text, values)
     if rendered.failed is not None:
         return Problem(display, 1, 1, f"an Ansible template of a systemd unit that vramlint cannot render "
                        f"({rendered.failed}): a vLLM server it starts is not checked; render it (`ansible-playbook "
@@ -725,6 +728,8 @@ def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[
                 scope[loop_var] = item
             rendered = jinja.render(command, scope)
             if rendered.failed is not None:
+                if "vllm" not in command.lower():
+                    break  # a docker command that names no vLLM (`docker ps`): nothing to say
                 problems.append(Problem(file, task_lc.line + 1 if task_lc else None, None,
                                         f"task {title}: its command is a Jinja2 template vramlint cannot render "
                                         f"({rendered.failed}): a vLLM server it starts is not checked", level="note"))

@@ -171,6 +171,25 @@ class _Engine:
             if close < 0:
                 raise _Failed(f"an unclosed `{opener}` at line {_position(text, m.start(), self.starts)[0]}")
             inner = text[m.end():close]
+            if opener == "{%" and re.fullmatch(r"-?\s*raw\s*-?", inner):
+                # `{% raw %}...{% endraw %}`: the text between is written as it is (`{{.Names}}` for docker)
+                end = re.compile(r"\{%-?\s*endraw\s*-?%\}").search(text, close + 2)
+                if end is None:
+                    raise _Failed(f"the `{{% raw %}}` at line {_position(text, m.start(), self.starts)[0]} has no "
+                                  "`{% endraw %}`")
+                if inner.startswith("-"):
+                    chunk = chunk.rstrip()
+                if chunk:
+                    pieces.append(("text", chunk, chunk_start, 0))
+                body_start = close + 2
+                if text.startswith("\n", body_start):
+                    body_start += 1  # trim_blocks
+                if end.start() > body_start:
+                    pieces.append(("text", text[body_start:end.start()], body_start, 0))
+                i = end.end()
+                if text.startswith("\n", i):
+                    i += 1
+                continue
             if inner.startswith("-"):
                 chunk = chunk.rstrip()
                 inner = inner[1:]
@@ -255,8 +274,6 @@ class _Engine:
                 nodes.append(("set", m.group(1), m.group(2), line))
                 i += 1
                 continue
-            if word in ("raw",):
-                raise _Failed(f"`{{% raw %}}` at line {line}, which vramlint does not read")
             raise _Failed(f"a `{{% {word} %}}` statement at line {line}, which vramlint does not render")
         return nodes, i
 

@@ -535,9 +535,29 @@ def drop_ins(path: str, display: str) -> tuple[list[tuple[str, str]], list[str]]
     return [found[n] for n in sorted(found)], said
 
 
-def read_systemd_servers(text: str, display: str, path: str | None = None) -> tuple[list[Server], list[Problem]]:
+def read_drop_in_servers(text: str, display: str, path: str | None = None) -> tuple[list[Server], list[Problem]]:
+    """A drop-in (`NAME.service.d/x.conf`) whose unit is not in the scanned tree (a packaged unit it overrides):
+    what it sets read on its own, said so; nothing when its unit is beside it (read with the unit)."""
+    folder = os.path.dirname(path) if path is not None else None
+    if folder is not None and os.path.isfile(folder[:-len(".d")]):
+        return [], []
+    unit_display = display.rsplit("/", 1)[0][:-len(".d")] if "/" in display else display
+    servers, problems = read_systemd_servers("", unit_display, None, [(display, text)])
+    unit = unit_display.rsplit("/", 1)[-1]
+    for server in servers:
+        server.file = display
+        server.notes.append(f"a drop-in of {unit}, which is not in the scanned tree: read on its own, so what the "
+                            "unit itself sets (an ExecStart= this drop-in does not reset, its Environment=) is not "
+                            "known here; scan the unit with its drop-ins to check them together")
+    return servers, [p if p.file != unit_display else Problem(display, p.line, p.column, p.message, p.level)
+                     for p in problems]
+
+
+def read_systemd_servers(text: str, display: str, path: str | None = None,
+                         given_drop_ins: list[tuple[str, str]] | None = None) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers a systemd service unit starts, read on its own: its version and GPUs are those of the host
-    it runs on (CUDA_VISIBLE_DEVICES in its environment gives the count)."""
+    it runs on (CUDA_VISIBLE_DEVICES in its environment gives the count). ``given_drop_ins``: the drop-ins to
+    apply, instead of those found beside ``path``."""
     from vramlint.cmdline import find_vllm_invocation
     from vramlint.extract.launch_scripts import follow_repository_script
 
@@ -551,7 +571,8 @@ def read_systemd_servers(text: str, display: str, path: str | None = None) -> tu
             return [], [got]
         rendered, template_notes = got
         template, text = text, rendered.text
-    applied, unread_drop_ins = drop_ins(path, display) if path is not None else ([], [])
+    applied, unread_drop_ins = (given_drop_ins, []) if given_drop_ins is not None else \
+        drop_ins(path, display) if path is not None else ([], [])
     service, problems = read_service(text, display, path, rendered, applied)
     if service is None:
         return [], problems
