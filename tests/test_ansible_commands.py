@@ -296,3 +296,35 @@ def test_raw_blocks_are_written_as_they_are_and_a_docker_command_naming_no_vllm_
     [server] = result.servers
     assert server.args["served_model_name"] == ["{{ name }}"]
     assert not [p for p in result.problems if "render" in p.message]
+
+
+def test_a_roles_compose_template_whose_services_a_for_loop_writes(tmp_path):
+    root = _tree(tmp_path, {
+        "roles/engine/defaults/main.yml": """\
+            engine_image: vllm/vllm-openai:v0.9.2
+            engine_models:
+              - {name: small, model: Qwen/Qwen2.5-0.5B-Instruct, len: 4096}
+              - {name: large, model: Qwen/Qwen2.5-7B-Instruct, len: 16384, eager: true}
+            """,
+        "roles/engine/templates/compose.yaml.j2": """\
+            services:
+            {% for m in engine_models %}
+              {{ m.name }}:
+                image: {{ engine_image }}
+                command:
+                  - --model
+                  - {{ m.model }}
+                  - --max-model-len
+                  - "{{ m.len }}"
+            {% if m.eager | default(false) %}
+                  - --enforce-eager
+            {% endif %}
+            {% endfor %}
+            """})
+    servers = sorted(scan([root]).servers, key=lambda s: s.args["max_model_len"])
+    assert [(s.model, s.args["max_model_len"]) for s in servers] == [
+        ("Qwen/Qwen2.5-0.5B-Instruct", 4096), ("Qwen/Qwen2.5-7B-Instruct", 16384)]
+    assert "enforce_eager" not in servers[0].args and servers[1].args["enforce_eager"] is True
+    # both services' words are placed on the template's lines, the loop's body
+    assert [s.model_location.line for s in servers] == [7, 7]
+    assert [s.arg_locations["max_model_len"].line for s in servers] == [8, 8]

@@ -545,12 +545,15 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
     if use_prefilter and text.count("\n---") >= MANY_DOCUMENTS:
         text = _only_candidate_documents(text)
     ansible_note = None
+    origin = None  # where each line of a rendered template was written, when the rendering moved lines
     if "{{" in text and os.path.basename(os.path.dirname(display)) == "templates":
         from vramlint.extract.ansible import render_role_template  # an Ansible role's Jinja2 template
 
         rendered = render_role_template(text, display)
         if rendered is not None:
-            text, ansible_note = rendered
+            text, ansible_note = rendered[0], rendered[1]
+            origin = rendered[2] if len(rendered) > 2 else None
+    problems_at, record_problems_at = len(col.inventory.problems), len(col.records.problems)
     template_syntax = "{{" in text or "${" in text or "%{" in text
     if not template_syntax and len(text) > STREAM_FROM_CHARS:
         _scan_each_document(col, text, display, base_dir)
@@ -615,10 +618,53 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
             server.notes.append(ansible_note)
     if len(col.records.env_refs) > env_refs_before:  # after every note the join found on the servers
         _resolve_own_env_refs(col.records, env_refs_before, configmaps_before, found_before)
+    if origin is not None:
+        _place_on_template(col, display, origin, found_before, problems_at, record_problems_at)
     if templated and template_note and len(col.records.servers) > found_before:
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and _may_mention(text):
         _say_unread_mention(col, text, display, templated, docs)
+
+
+def _place_on_template(col: _Collector, display: str, origin: Callable[[int, int], tuple[int, int]],
+                       servers_at: int, problems_at: int, record_problems_at: int) -> None:
+    """What was read from a rendered template (servers, problems) placed on the template's lines: a `{% for %}`
+    that wrote several services, an `{% if %}` left out, moved the rendered lines."""
+    import dataclasses
+
+    from vramlint.model import Location
+
+    def moved(loc: Location) -> Location:
+        if loc.file != display or not loc.line:
+            return loc
+        line, column = origin(loc.line, loc.column or 1)
+        end_line = end_column = None
+        if loc.end_line and loc.end_line == loc.line and loc.end_column:
+            end_line, end_column = line, column + (loc.end_column - (loc.column or 1))
+        return dataclasses.replace(loc, line=line, column=column, end_line=end_line, end_column=end_column)
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 3 or not dataclasses.is_dataclass(node):
+            return
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if isinstance(value, Location):
+                setattr(node, f.name, moved(value))
+            elif isinstance(value, dict) and any(isinstance(v, Location) for v in value.values()):
+                setattr(node, f.name, {k: moved(v) if isinstance(v, Location) else v for k, v in value.items()})
+            elif isinstance(value, list) and any(isinstance(v, Location) for v in value):
+                setattr(node, f.name, [moved(v) if isinstance(v, Location) else v for v in value])
+            elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+                walk(value, depth + 1)
+
+    for server in col.records.servers[servers_at:]:
+        walk(server, 0)
+    for problems, at in ((col.inventory.problems, problems_at), (col.records.problems, record_problems_at)):
+        for k in range(at, len(problems)):
+            p = problems[k]
+            if p.file == display and p.line:
+                line, column = origin(p.line, p.column or 1)
+                problems[k] = dataclasses.replace(p, line=line, column=column if p.column else None)
 
 
 _USED_AS_WRITTEN = re.compile(r"(?:^|/)(?:\.github/workflows/[^/]+|action\.ya?ml|(?:docker-)?compose[^/]*\.ya?ml)$")

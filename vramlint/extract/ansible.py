@@ -372,6 +372,8 @@ def render_role_template(text: str, file: str) -> tuple[str, str] | None:
     variables, read = role_variables(os.path.join(role, "tasks", "main.yml"))
     if not variables:
         return None
+    if "{%" in text:
+        return _render_role_statements(text, variables, read)
     render = _Renderer(variables)
 
     def one(m: re.Match) -> str:
@@ -386,6 +388,28 @@ def render_role_template(text: str, file: str) -> tuple[str, str] | None:
                       for name, var in render.used.items())
     return rendered, (f"read as the Ansible role's template, rendered with {' and '.join(read)}: "
                       f"{given} (inventory, group_vars, host_vars or extra vars override them where the play runs)")
+
+
+def _render_role_statements(text: str, variables: dict[str, _Variable], read: list[str]) -> Any:
+    """A role's YAML template with `{% %}` statements (a compose file whose services a `{% for %}` writes) rendered
+    with the Jinja2 subset (vramlint.extract.jinja), what is unknown left as written: (the text, the note, where
+    each rendered line was written: (line, column) -> the template's), or None."""
+    from vramlint.extract import jinja
+
+    values = {name: var.value for name, var in variables.items()}
+    values.setdefault("ansible_managed", "Ansible managed")
+    rendered = jinja.render(text, values, keep_unknown=True)
+    if rendered.failed is not None or not rendered.used:
+        return None
+    given = "; ".join(f"{name} = {_short(str(variables[name].value))!r}"
+                      + (f" ({variables[name].where.file}:{variables[name].where.line})"
+                         if variables[name].where is not None else "")
+                      for name in list(rendered.used)[:12] if name in variables)
+    note = (f"read as the Ansible role's template, rendered (its `{{% %}}` statements too) with {' and '.join(read)}: "
+            f"{given} (inventory, group_vars, host_vars or extra vars override them where the play runs)")
+    if rendered.skipped:
+        note += f"; template blocks not rendered: {'; '.join(rendered.skipped[:6])}"
+    return rendered.text, note, rendered.origin
 
 
 def _template_role(file: str) -> str | None:

@@ -88,10 +88,12 @@ def _index(text: str, line: int, column: int) -> int:
 _TAG = re.compile(r"\{\{|\{%|\{#")
 
 
-def render(template: str, variables: dict[str, Any], resolve: Any = None) -> Rendered:
+def render(template: str, variables: dict[str, Any], resolve: Any = None, keep_unknown: bool = False) -> Rendered:
     """``template`` rendered with ``variables`` (name -> value). ``resolve(name, value)`` is called for each
-    variable a value is taken from (to say where it came from)."""
+    variable a value is taken from (to say where it came from). ``keep_unknown``: an expression whose value is not
+    known is written as it was (`{{ x }}`, for a reader of templates), not as UNKNOWN_MARK."""
     engine = _Engine(template, variables, resolve)
+    engine.keep_unknown = keep_unknown
     try:
         nodes = engine.parse()
         engine.run(nodes, {})
@@ -135,6 +137,7 @@ class _Engine:
         self.starts = [0] + [m.end() for m in re.finditer("\n", template)]
         self.resolving: list[str] = []
         self.trimmed: list[int] = []
+        self.keep_unknown = False
 
     # nodes: ("text", str, index) | ("expr", source, line) | ("if", [(cond, line, nodes)...], else_nodes|None)
     #        | ("for", targets, iterable, line, nodes) | ("set", name, source, line)
@@ -312,7 +315,7 @@ class _Engine:
                 if value is UNKNOWN or isinstance(value, _Undefined):
                     if isinstance(value, _Undefined):
                         self.unknown.setdefault(value.name, "not set")
-                    self._emit(UNKNOWN_MARK, index)
+                    self._emit("{{ " + source + " }}" if self.keep_unknown else UNKNOWN_MARK, index)
                 else:
                     self._emit(_text(value), index)
             elif kind == "if":
@@ -714,6 +717,10 @@ class _Parser:
                 if value is None and len(args) > 2:
                     return args[2]
                 return args[0] if _truth(value) else args[1]
+            if name in ("to_json", "tojson"):
+                import json
+
+                return json.dumps(value)
             if name == "quote":
                 return shlex.quote(_text(value))
             if name == "replace" and len(args) >= 2:
