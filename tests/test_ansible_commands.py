@@ -328,3 +328,23 @@ def test_a_roles_compose_template_whose_services_a_for_loop_writes(tmp_path):
     # both services' words are placed on the template's lines, the loop's body
     assert [s.model_location.line for s in servers] == [7, 7]
     assert [s.arg_locations["max_model_len"].line for s in servers] == [8, 8]
+
+
+def test_a_docker_container_task_looping_over_models_and_its_when(tmp_path):
+    root = _tree(tmp_path, {"roles/engine/defaults/main.yml": DEFAULTS, "roles/engine/tasks/main.yml": """\
+        - name: Engines
+          community.docker.docker_container:
+            name: "engine-{{ item.port }}"
+            image: "{{ engine_image }}"
+            command: --model {{ item.name }} --max-model-len {{ engine_context }}
+            device_requests:
+              - count: 1
+                capabilities: [[gpu]]
+          loop: "{{ engine_models }}"
+          when: engine_enabled | bool
+        """})
+    servers = sorted(scan([root]).servers, key=lambda s: s.container)
+    assert [(s.container, s.model) for s in servers] == [
+        ("engine-8001", "Qwen/Qwen2.5-7B-Instruct"), ("engine-8002", "mistralai/Mistral-7B-Instruct-v0.3")]
+    assert all(s.args["max_model_len"] == 8192 and s.gpu.count == 1 for s in servers)
+    assert all(any("engine_enabled | bool" in n for n in s.notes) for s in servers)

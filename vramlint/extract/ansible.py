@@ -301,6 +301,12 @@ class _Renderer:
             filters.append((f.group(1), next((g for g in f.groups()[1:] if g is not None), None)))
             at = f.end()
         if m is None or at < len(inner):
+            # an expression of more than a name and the filters above (`item.port`, `x | int`): the Jinja2 subset
+            from vramlint.extract import jinja
+
+            value = jinja.evaluate(inner, {n: v.value for n, v in self.variables.items()})
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value is not None:
+                return str(value)
             self.unknown.setdefault("{{" + inner.strip() + "}}", "an expression vramlint does not evaluate")
             return None
         name = m.group(1)
@@ -550,11 +556,11 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
     command_servers = _command_task_servers(doc, role_vars, read, problems, said)
     rendered: dict[str, list[str]] = {}  # the file's lines as each set of variables renders them
     by_container: dict[object, Server] = {}  # in the order the servers were started (by name: linear in the tasks)
-    for task, module, runtime, blocks, task_path in tasks:
+    for task, module, runtime, blocks, task_path, item_vars, item_note in _each_item(tasks, role_vars, file):
         args = task[module]
         task_lc = getattr(task, "lc", None)
         at = [task_lc.line, task_lc.col, task_lc.line, task_lc.col] if task_lc is not None else None
-        render = _Renderer({**role_vars, **_own_variables(file, blocks, task)})
+        render = _Renderer({**role_vars, **_own_variables(file, blocks, task), **item_vars})
         state = render.text(str(args.get("state", "started")))
         title = render.text(str(task.get("name") or args.get("name") or module))
         name = render.text(str(args.get("name") or task.get("name") or module))
@@ -602,6 +608,11 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
         server.container = name
         _retarget(server, join_path("services", name), task_path, runtime)
         _say_variables(server, render, read, said)
+        if item_note is not None:
+            server.notes.append(item_note)
+        when = _when(task, blocks, {n: v.value for n, v in render.variables.items()})
+        if when is not None:
+            server.notes.append(when)
         key: object = name if UNKNOWN_MARK not in name else object()  # a name known only at run time: its own
         earlier = by_container.pop(key, None)
         if earlier is not None:
@@ -616,6 +627,25 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
 
 
 MAX_LOOP_SERVERS = 16  # loop items read as servers of their own (a loop past that: the first ones, said)
+
+
+def _each_item(tasks: list[Any], role_vars: dict[str, _Variable], file: str) -> Any:
+    """Each container task once, or once per item of its loop when its parameters use the item: (the task's
+    fields..., the item's variable, what is said of the item)."""
+    for task, module, runtime, blocks, task_path in tasks:
+        variables = {**role_vars, **_own_variables(file, blocks, task)}
+        loop_var, items, loop_said = _loop_items(task, variables)
+        if loop_var is None or not re.search(rf"\b{re.escape(loop_var)}\b", repr(task[module])):
+            yield task, module, runtime, blocks, task_path, {}, None
+        elif items is None:
+            yield task, module, runtime, blocks, task_path, {}, f"the task loops, and {loop_said}: the item's " \
+                "values are unknown"
+        else:
+            for k, item in enumerate(items[:MAX_LOOP_SERVERS]):
+                note = f"the loop's item {k + 1} of {len(items)}: {loop_var} = {_short(repr(item), 50)}"
+                if k == 0 and len(items) > MAX_LOOP_SERVERS:
+                    note += f" (the loop has {len(items)} items: the first {MAX_LOOP_SERVERS} are read)"
+                yield task, module, runtime, blocks, task_path, {loop_var: _Variable(item, None)}, note
 _LOOP_KEYS = ("loop", "with_items", "with_list")
 
 
