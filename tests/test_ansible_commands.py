@@ -348,3 +348,12 @@ def test_a_docker_container_task_looping_over_models_and_its_when(tmp_path):
         ("engine-8001", "Qwen/Qwen2.5-7B-Instruct"), ("engine-8002", "mistralai/Mistral-7B-Instruct-v0.3")]
     assert all(s.args["max_model_len"] == 8192 and s.gpu.count == 1 for s in servers)
     assert all(any("engine_enabled | bool" in n for n in s.notes) for s in servers)
+
+
+def test_a_unit_naming_vllm_only_in_another_programs_arguments_is_no_launcher(tmp_path):
+    root = _tree(tmp_path, {"node_exporter.service": """\
+        [Service]
+        ExecStart=/usr/local/bin/node_exporter --collector.systemd.unit-include=^(docker|vllm-.*)\\.service$
+        """, "vllm-run.service": "[Unit]\nDescription=vLLM engine\n[Service]\nExecStart=/opt/llm/start.sh\n"})
+    result = scan([root])
+    assert [p.file.rsplit("/", 1)[-1] for p in result.problems] == ["vllm-run.service"]

@@ -622,7 +622,7 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
         if note is not None:
             server.notes.append(note)
         servers.append(server)
-    if not servers and not problems and any("vllm" in s.value.lower() for s in service.launch_settings):
+    if not servers and not problems and _names_vllm_launch(service):
         if unread:
             command, why = unread[0]
             problems.append(Problem(display, command.location.line, command.location.column,
@@ -633,6 +633,23 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
                                     "vramlint can read (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`"
                                     ", or a script of the scanned tree that runs one): not checked", level="note"))
     return servers, problems
+
+
+def _names_vllm_launch(service: Service) -> bool:
+    """Whether the unit says it launches vLLM: its Description=/Environment= name it, or an ExecStart= may run it
+    (`vllm serve`, a vLLM module, a container of vLLM's, an executable or script named for it); a word of another
+    program's arguments that holds the name (node_exporter's `--collector.systemd.unit-include=vllm-.*`) is not."""
+    from vramlint.extract.shell_scripts import _command_may_run_vllm
+
+    if any("vllm" in s.value.lower() for s in service.launch_settings if s.key != "ExecStart"):
+        return True
+    for command in service.commands:
+        texts = [w.text for w in command.words]
+        if texts and ("vllm" in os.path.basename(texts[0] or "").lower() or _command_may_run_vllm(texts)):
+            return True
+        if any(t is not None and t.endswith(".sh") and "vllm" in os.path.basename(t).lower() for t in texts):
+            return True
+    return False
 
 
 def _joined_by_trim_blocks(service: Service, rendered: Any, template: str) -> list[str]:
