@@ -357,3 +357,24 @@ def test_a_unit_naming_vllm_only_in_another_programs_arguments_is_no_launcher(tm
         """, "vllm-run.service": "[Unit]\nDescription=vLLM engine\n[Service]\nExecStart=/opt/llm/start.sh\n"})
     result = scan([root])
     assert [p.file.rsplit("/", 1)[-1] for p in result.problems] == ["vllm-run.service"]
+
+
+def test_hostile_templates_are_bounded_and_said(tmp_path):
+    import time
+
+    from vramlint.cmdline import UNKNOWN_MARK
+    from vramlint.extract import jinja
+
+    start = time.process_time()
+    nested = "{% if x %}" * 5000 + "a" + "{% endif %}" * 5000
+    assert "nested deeper" in jinja.render(nested, {"x": True}).failed
+    loops = "{% for a in l %}{% for b in l %}{% for c in l %}{% endfor %}{% endfor %}{% endfor %}"
+    assert "more than" in jinja.render(loops, {"l": list(range(200))}).failed
+    # each variable twice the one before, 40 deep: memoized, and past the output bound it is unknown
+    chain = {f"v{k}": "{{ v%d }}{{ v%d }}" % (k + 1, k + 1) for k in range(40)}
+    chain["v40"] = "x"
+    out = jinja.render("{{ v0 }}", chain)
+    assert out.text == UNKNOWN_MARK
+    assert jinja.evaluate("'a' * 100000000000", {}) is jinja.UNKNOWN
+    assert jinja.evaluate("(" * 3000 + "1" + ")" * 3000, {}) is jinja.UNKNOWN
+    assert time.process_time() - start < 5

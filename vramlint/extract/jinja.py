@@ -27,6 +27,8 @@ from typing import Any
 MAX_LOOP = 256
 MAX_OUTPUT = 1_000_000
 MAX_DEPTH = 10
+MAX_NESTING = 64  # blocks inside blocks, and brackets inside an expression (deeper: not rendered, said)
+MAX_STEPS = 100_000  # loop iterations in all (nested loops multiply)
 
 
 class _UnknownType:
@@ -138,6 +140,8 @@ class _Engine:
         self.resolving: list[str] = []
         self.trimmed: list[int] = []
         self.keep_unknown = False
+        self.steps = 0
+        self.cache: dict[str, Any] = {}  # a variable's value once rendered (shared with the values' own renders)
 
     # nodes: ("text", str, index) | ("expr", source, line) | ("if", [(cond, line, nodes)...], else_nodes|None)
     #        | ("for", targets, iterable, line, nodes) | ("set", name, source, line)
@@ -215,7 +219,9 @@ class _Engine:
             i = after
         return pieces
 
-    def _block(self, pieces: list[Any], i: int, ends: tuple[str, ...]) -> tuple[list[Any], int]:
+    def _block(self, pieces: list[Any], i: int, ends: tuple[str, ...], depth: int = 0) -> tuple[list[Any], int]:
+        if depth > MAX_NESTING:
+            raise _Failed(f"blocks nested deeper than {MAX_NESTING}")
         nodes: list[Any] = []
         while i < len(pieces):
             kind, content, index, line = pieces[i]
@@ -236,7 +242,7 @@ class _Engine:
                 else_nodes = None
                 i += 1
                 while True:
-                    body, i = self._block(pieces, i, ("elif", "else", "endif"))
+                    body, i = self._block(pieces, i, ("elif", "else", "endif"), depth + 1)
                     if i >= len(pieces):
                         raise _Failed(f"the `{{% if %}}` at line {cline} has no `{{% endif %}}`")
                     branches.append((cond, cline, body))
@@ -246,7 +252,7 @@ class _Engine:
                         i += 1
                         continue
                     if end_word == "else":
-                        else_nodes, i = self._block(pieces, i + 1, ("endif",))
+                        else_nodes, i = self._block(pieces, i + 1, ("endif",), depth + 1)
                         if i >= len(pieces):
                             raise _Failed(f"the `{{% if %}}` at line {line} has no `{{% endif %}}`")
                     i += 1
@@ -258,12 +264,12 @@ class _Engine:
                                  r"(?:\s+if\s+(.+))?", content, re.S)
                 if m is None:
                     raise _Failed(f"a `{{% {content} %}}` at line {line} vramlint does not read")
-                body, i = self._block(pieces, i + 1, ("endfor", "else"))
+                body, i = self._block(pieces, i + 1, ("endfor", "else"), depth + 1)
                 if i >= len(pieces):
                     raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`")
                 empty = None
                 if pieces[i][1].split(None, 1)[0] == "else":
-                    empty, i = self._block(pieces, i + 1, ("endfor",))
+                    empty, i = self._block(pieces, i + 1, ("endfor",), depth + 1)
                     if i >= len(pieces):
                         raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`")
                 targets = [t.strip() for t in m.group(1).split(",")]
@@ -355,6 +361,9 @@ class _Engine:
                     raise _Failed(f"the `{{% for %}}` at line {line} runs over more than {MAX_LOOP} items")
                 ran = False
                 for item in items:
+                    self.steps += 1
+                    if self.steps > MAX_STEPS:
+                        raise _Failed(f"loops run more than {MAX_STEPS:,} times")
                     scope = dict(local)
                     if len(targets) == 1:
                         scope[targets[0]] = item
@@ -398,6 +407,8 @@ class _Engine:
             return None
         if name not in self.variables:
             return _Undefined(name)
+        if name in self.cache:
+            return self.cache[name]
         if name in self.resolving or len(self.resolving) >= MAX_DEPTH:
             self.unknown.setdefault(name, "names itself, or other variables too deep")
             return UNKNOWN
@@ -413,6 +424,7 @@ class _Engine:
             self.unknown.setdefault(name, "its value is not known here")
         else:
             self.used.setdefault(name, raw)
+        self.cache[name] = value
         return value
 
     def _lazy(self, value: Any, local: dict[str, Any]) -> Any:
@@ -424,7 +436,7 @@ class _Engine:
             if inner is not None and "{{" not in inner.group(1):
                 return self.expression(inner.group(1), 0, {})  # a single expression keeps its type (a list)
             sub = _Engine(value, self.variables, self.resolve)
-            sub.resolving = list(self.resolving)
+            sub.resolving, sub.cache = list(self.resolving), self.cache
             try:
                 sub.run(sub.parse(), {})
             except _Failed:
@@ -526,6 +538,7 @@ class _Parser:
             else:
                 self.tokens.append(("op", value))
         self.i = 0
+        self.depth = 0
 
     def parse(self) -> Any:
         if not self.tokens:
@@ -628,6 +641,8 @@ class _Parser:
             right = self._sum()
             value = UNKNOWN if UNKNOWN in (value, right) or any(isinstance(v, _Undefined) for v in (value, right)) \
                 else _text(value) + _text(right)
+            if isinstance(value, str) and len(value) > MAX_OUTPUT:
+                raise _Failed("a value past the output bound")
         return value
 
     def _sum(self) -> Any:
@@ -638,6 +653,12 @@ class _Parser:
             if value is UNKNOWN or right is UNKNOWN or isinstance(value, _Undefined) or isinstance(right, _Undefined):
                 value = UNKNOWN
                 continue
+            if op == "*" and any(isinstance(v, (str, list)) for v in (value, right)):
+                count = right if isinstance(value, (str, list)) else value
+                length = len(value) if isinstance(value, (str, list)) else len(right)
+                if not isinstance(count, int) or count * length > MAX_OUTPUT:
+                    value = UNKNOWN
+                    continue
             try:
                 value = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
                          "/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b}[op](value, right)
@@ -754,6 +775,10 @@ class _Parser:
         return self._postfix(self._primary())
 
     def _primary(self) -> Any:
+        if self._peek("op") and self.tokens[self.i][1] in "([{":
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise _Failed(f"brackets nested deeper than {MAX_NESTING}")
         if self._peek("lit"):
             return self._take("lit")
         if self._peek("op", "("):
