@@ -371,7 +371,7 @@ def test_hostile_templates_are_bounded_and_said(tmp_path):
     loops = "{% for a in l %}{% for b in l %}{% for c in l %}{% endfor %}{% endfor %}{% endfor %}"
     assert "more than" in jinja.render(loops, {"l": list(range(200))}).failed
     # each variable twice the one before, 40 deep: memoized, and past the output bound it is unknown
-    chain = {f"v{k}": "{{ v%d }}{{ v%d }}" % (k + 1, k + 1) for k in range(40)}
+    chain = {f"v{k}": f"{{{{ v{k + 1} }}}}{{{{ v{k + 1} }}}}" for k in range(40)}
     chain["v40"] = "x"
     out = jinja.render("{{ v0 }}", chain)
     assert out.text == UNKNOWN_MARK
