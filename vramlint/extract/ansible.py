@@ -759,7 +759,7 @@ def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[
 
     file, lines = doc.file, doc.lines
     servers: list[Server] = []
-    for task, module, blocks, _task_path in command_tasks(doc.data):
+    for task, module, blocks, _path in command_tasks(doc.data):
         found = _command_text(task, module)
         if found is None:
             continue
@@ -776,7 +776,7 @@ def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[
         env = task.get("environment")
         when = _when(task, blocks, values)
         task_lc = getattr(task, "lc", None)
-        for item, item_said in runs:
+        for run, (item, item_said) in enumerate(runs, start=1):
             scope = dict(values)
             if uses_item and items is not None:
                 scope[loop_var] = item
@@ -801,22 +801,18 @@ def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[
             for server in found_servers:
                 server.source_format = "ansible"
                 server.kind = f"Ansible {module} task"
-                server.name = title if item_said is None else f"{title} [{k_of(runs, item) + 1}]"
+                server.name = title if item_said is None else f"{title} [{run}]"
                 _say_rendered(server, rendered, variables, read, said)
                 if item_said is not None:
                     server.notes.append(item_said)
                 if loop_said is not None and uses_item:
                     server.notes.append(f"the task loops, and {loop_said}: the item's values are unknown")
-                if uses_item and items is not None and len(items) > MAX_LOOP_SERVERS and item is items[0]:
+                if uses_item and items is not None and len(items) > MAX_LOOP_SERVERS and run == 1:
                     server.notes.append(f"the loop has {len(items)} items: the first {MAX_LOOP_SERVERS} are read")
                 if when is not None:
                     server.notes.append(when)
                 servers.append(server)
     return servers
-
-
-def k_of(runs: list[tuple[Any, str | None]], item: Any) -> int:
-    return next(k for k, (i, _) in enumerate(runs) if i is item)
 
 
 def _say_rendered(server: Server, rendered: Any, variables: dict[str, _Variable], read: list[str],
