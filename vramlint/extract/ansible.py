@@ -732,21 +732,23 @@ def _placed_script(file: str, lines: list[str] | None, node: Any, key: Any, rend
         elif ch in ("'", '"'):
             start_col += 1
     first = start_line + 1 if block else start_line
+    # the script's own lines, the first on line `first` (a literal block Token placed there: no padding lines, which
+    # made each of 5,000 tasks a script of the file's length)
     out: list[str] = []
     text = rendered.text
     at = 0
     for piece in text.split("\n"):
         source_line = rendered.where[at][0] if at < len(rendered.where) else None
         at += len(piece) + 1
-        slot = first + (source_line - 1 if source_line is not None else len(out))
-        if out and (slot <= len(out) or out[-1].rstrip().endswith("\\")):
-            slot = len(out) + 1
-        while len(out) < slot - 1:
+        slot = source_line - 1 if source_line is not None else len(out)
+        if out and (slot < len(out) or out[-1].rstrip().endswith("\\")):
+            slot = len(out)
+        while len(out) < slot:
             out.append("")
-        pad = (indent - 1) if block else (start_col - 1 if not out or len(out) == start_line - 1 else 0)
+        pad = (indent - 1) if block else (start_col - 1 if not out else 0)
         out.append(" " * pad + piece)
     script = "\n".join(out)
-    return Token(script, Location(file, 0, 1), block="|", indent=1, lines=out), script
+    return Token(script, Location(file, first - 1, 1), block="|", indent=1, lines=out), script
 
 
 def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[str], problems: list[Problem],
