@@ -391,3 +391,38 @@ def test_many_shell_tasks_are_read_in_linear_time(tmp_path):
     servers = scan([root]).servers
     assert len(servers) == 2000 and servers[-1].arg_locations["max_model_len"].line == 4 * 1999 + 4
     assert time.process_time() - start < 20  # a script padded to its line in the file: 5,000 tasks took 158 CPU-s
+
+
+def test_a_unit_template_running_a_script_the_roles_template_task_writes(tmp_path):
+    root = _tree(tmp_path, {
+        "defaults/main.yml": "engine_dir: /opt/engine\nengine_model: Qwen/Qwen2.5-7B-Instruct\nengine_tp: 2\n",
+        "tasks/main.yml": """\
+            - name: Launcher
+              ansible.builtin.template:
+                src: launch.sh.j2
+                dest: "{{ engine_dir }}/launch-{{ engine_model | replace('/', '_') }}.sh"
+            - name: Unit
+              ansible.builtin.template:
+                src: engine.service.j2
+                dest: /etc/systemd/system/engine.service
+            """,
+        "templates/engine.service.j2": """\
+            [Service]
+            Environment=CUDA_VISIBLE_DEVICES=0,1
+            ExecStart={{ engine_dir }}/launch-{{ engine_model | replace('/', '_') }}.sh
+            """,
+        "templates/launch.sh.j2": """\
+            #!/bin/bash
+            exec python3 -m vllm.entrypoints.openai.api_server \\
+                --model {{ engine_model }} \\
+            {% if engine_tp > 1 %}
+                --tensor-parallel-size {{ engine_tp }} \\
+            {% endif %}
+                --max-model-len 8192
+            """})
+    [server] = scan([root]).servers
+    assert server.file.endswith("templates/launch.sh.j2") and server.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert server.args["tensor_parallel_size"] == 2 and server.arg_locations["tensor_parallel_size"].line == 5
+    assert server.arg_locations["max_model_len"].line == 7
+    assert server.gpu is not None and server.gpu.count == 2  # the unit's environment
+    assert any("template:` task writes" in n for n in server.notes)

@@ -451,7 +451,12 @@ def _scan_systemd(col: _Collector, text: str, display: str, base_dir: str, use_p
     """A systemd service unit (`extract.systemd`): the vLLM servers its ExecStart= lines start. Only one that names
     vLLM is read."""
     col.inventory.files_scanned += 1
-    if use_prefilter and "vllm" not in text.lower():
+    from vramlint.extract.systemd import unit_name
+
+    # a role's unit template may run a script the role's template task writes, which names vLLM where the unit
+    # does not: read (a few per role)
+    templated = unit_name(display) != display.replace("\\", "/").rsplit("/", 1)[-1]
+    if use_prefilter and "vllm" not in text.lower() and not templated:
         return
     from vramlint.extract.systemd import read_systemd_servers
 

@@ -418,6 +418,76 @@ def _render_role_statements(text: str, variables: dict[str, _Variable], read: li
     return rendered.text, note, rendered.origin
 
 
+TEMPLATE_MODULES = ("ansible.builtin.template", "ansible.legacy.template", "template")
+MAX_TASK_FILES = 32  # a role's tasks files looked at for the template task that writes a unit's script
+
+
+def role_template_script(unit_path: str, words: list[Any]) -> tuple[str, str, str] | None:
+    """The script a role's unit template runs (`ExecStart={{ dir }}/launch.sh`) when a `template:` task of the role
+    writes that path (`dest: "{{ dir }}/launch.sh"`, the dest rendered as the unit was): (the script template's
+    display path, its text rendered with the role's variables and laid on the template's lines, what is said of
+    it), or None."""
+    from vramlint.discover import display_path
+    from vramlint.extract import jinja
+    from vramlint.fsread import Refusal, read_text
+    from vramlint.yamlload import load_text
+
+    texts = [w.text for w in words]
+    i = 0
+    while i < len(texts) and texts[i] is not None and (texts[i] in ("env", "exec") or "=" in texts[i]):
+        i += 1
+    if i >= len(texts) or texts[i] is None:
+        return None
+    wanted = {texts[i]}
+    if os.path.basename(texts[i]) in ("sh", "bash", "dash", "zsh") and i + 1 < len(texts) and texts[i + 1]:
+        wanted.add(texts[i + 1])
+    role = _template_role(unit_path)
+    if role is None:
+        return None
+    variables, read = role_variables(os.path.join(role, "tasks", "main.yml"))
+    values = {name: var.value for name, var in variables.items()}
+    tasks_dir = os.path.join(role, "tasks")
+    try:
+        files = sorted(f for f in os.listdir(tasks_dir) if f.endswith((".yml", ".yaml")))[:MAX_TASK_FILES]
+    except OSError:
+        return None
+    for name in files:
+        path = os.path.join(tasks_dir, name)
+        text = read_text(path)
+        if isinstance(text, Refusal) or "template" not in text:
+            continue
+        docs, _ = load_text(text, display_path(path))
+        for doc in docs:
+            for task, _outer, _where in _tasks_in(doc.data):
+                module = next((m for m in TEMPLATE_MODULES if isinstance(task.get(m), dict)), None)
+                if module is None:
+                    continue
+                src, dest = task[module].get("src"), task[module].get("dest")
+                if not isinstance(src, str) or not isinstance(dest, str):
+                    continue
+                written = jinja.render(dest, values)
+                if written.failed is not None or written.text not in wanted:
+                    continue
+                source = src if os.path.isabs(src) else os.path.join(role, "templates", src)
+                script = read_text(source)
+                if isinstance(script, Refusal):
+                    return None
+                rendered = jinja.render(script, values)
+                if rendered.failed is not None:
+                    return None
+                line = getattr(getattr(task, "lc", None), "line", None)
+                said = (f"the unit runs the script the role's `template:` task writes ({display_path(path)}"
+                        f"{f':{line + 1}' if line is not None else ''}: {src} -> {_short(dest)}), rendered with "
+                        f"{' and '.join(read) if read else 'no role defaults or vars file'}")
+                unknown = [f"{what} ({why})" for what, why in rendered.unknown.items()]
+                if unknown:
+                    said += f"; its Jinja2 values unknown: {', '.join(unknown[:6])}"
+                if rendered.skipped:
+                    said += f"; template blocks not rendered: {'; '.join(rendered.skipped[:4])}"
+                return display_path(source), jinja.laid_out(rendered), said
+    return None
+
+
 def _template_role(file: str) -> str | None:
     """The role whose `templates/` folder (or a folder under it) holds ``file``, or None."""
     folder = os.path.dirname(file)
@@ -740,11 +810,10 @@ def _placed_script(file: str, lines: list[str] | None, node: Any, key: Any, rend
     for piece in text.split("\n"):
         source_line = rendered.where[at][0] if at < len(rendered.where) else None
         at += len(piece) + 1
-        slot = source_line - 1 if source_line is not None else len(out)
-        if out and (slot < len(out) or out[-1].rstrip().endswith("\\")):
-            slot = len(out)
+        slot = max(source_line - 1 if source_line is not None else len(out), len(out))
+        filler = "\\" if out and out[-1].rstrip().endswith("\\") else ""  # (as jinja.laid_out)
         while len(out) < slot:
-            out.append("")
+            out.append(filler)
         pad = (indent - 1) if block else (start_col - 1 if not out else 0)
         out.append(" " * pad + piece)
     script = "\n".join(out)

@@ -77,6 +77,26 @@ class Rendered:
         return self.where[min(max(at, 0), len(self.where) - 1)]
 
 
+def laid_out(rendered: Rendered) -> str:
+    """The rendered text with each line on the line of the template it was written on, where the lines before
+    leave room (blank lines where an `{% if %}` left lines out, lone `\\` lines inside a continued command; a line
+    a loop wrote again right after the one before): what a reader that places words by their line sees."""
+    out: list[str] = []
+    at = 0
+    for piece in rendered.text.split("\n"):
+        source_line = rendered.where[at][0] if at < len(rendered.where) else None
+        at += len(piece) + 1
+        slot = source_line - 1 if source_line is not None else len(out)
+        slot = max(slot, len(out))
+        # a gap after a `\\` continuation is filled with lone `\\` lines, which the shell joins away: a blank
+        # line there would end the command
+        filler = "\\" if out and out[-1].rstrip().endswith("\\") else ""
+        while len(out) < slot:
+            out.append(filler)
+        out.append(piece)
+    return "\n".join(out)
+
+
 def _index(text: str, line: int, column: int) -> int:
     at = 0
     for _ in range(line - 1):

@@ -602,6 +602,14 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
                 _add_unit_notes(container, service)
                 servers.append(container)
                 continue
+            if rendered is not None and path is not None:
+                scripted = _role_template_script(path, command, service)
+                if scripted is not None:
+                    launched_servers, script_problems = scripted
+                    problems.extend(script_problems)
+                    servers.extend(launched_servers)
+                    if launched_servers or script_problems:
+                        continue
             inv, note, why, launched = follow_repository_script(command.words, service.working_directory,
                                                                 dict(service.env), "WorkingDirectory=", runs)
             if inv is None and not launched and why is not None and path is not None:
@@ -632,6 +640,33 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
             problems.append(Problem(display, line, 1, "this unit mentions vLLM but no ExecStart= starts a vLLM server "
                                     "vramlint can read (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`"
                                     ", or a script of the scanned tree that runs one): not checked", level="note"))
+    return servers, problems
+
+
+def _role_template_script(path: str, command: Command, service: Service) -> tuple[list[Server], list[Problem]] | None:
+    """The servers of the script an Ansible role's unit template runs, when a `template:` task of the role writes
+    it (vramlint.extract.ansible.role_template_script), read with the unit's environment; None when no task does."""
+    from vramlint.extract.ansible import role_template_script
+    from vramlint.extract.shell_scripts import read_shell_script
+
+    found = role_template_script(path, command.words)
+    if found is None:
+        return None
+    from vramlint.extract.launch_scripts import visible_devices_gpu
+
+    display, text, said = found
+    servers, problems = read_shell_script(text, display, env=dict(service.env))
+    for server in servers:
+        # the script runs with the unit's environment, under what it sets itself
+        for key, value in service.env.items():
+            if not key.startswith("\ue001") and key not in server.env:
+                server.env[key] = value
+                if key in service.env_locations:
+                    server.env_locations[key] = service.env_locations[key]
+        if server.gpu is None:
+            visible_devices_gpu(server)
+        server.notes.append(said)
+        _add_unit_notes(server, service)
     return servers, problems
 
 
