@@ -426,3 +426,12 @@ def test_a_unit_template_running_a_script_the_roles_template_task_writes(tmp_pat
     assert server.arg_locations["max_model_len"].line == 7
     assert server.gpu is not None and server.gpu.count == 2  # the unit's environment
     assert any("template:` task writes" in n for n in server.notes)
+
+
+def test_jinja_unique_keeps_first_occurrences_in_order_hashable_or_not():
+    from vramlint.extract import jinja
+
+    values = {"l": [3, 1, 3, 2, 1], "d": [{"a": 1}, {"a": 1}, {"b": 2}], "big": list(range(50_000)) * 2}
+    assert jinja.evaluate("l | unique", values) == [3, 1, 2]
+    assert jinja.evaluate("d | unique", values) == [{"a": 1}, {"b": 2}]
+    assert jinja.evaluate("big | unique | length", values) == 50_000

@@ -777,10 +777,19 @@ class _Parser:
             if name == "sort":
                 return sorted(value)
             if name == "unique":
+                # first occurrences in order; a set for what hashes (a list membership test per item was
+                # quadratic: 60,000 role-default items took 13 CPU-s)
                 out: list[Any] = []
+                seen: set[Any] = set()
                 for v in value:
-                    if v not in out:
-                        out.append(v)
+                    try:
+                        if v in seen:
+                            continue
+                        seen.add(v)
+                    except TypeError:
+                        if v in out:
+                            continue
+                    out.append(v)
                 return out
         except (TypeError, ValueError, IndexError, KeyError):
             return UNKNOWN
