@@ -435,3 +435,29 @@ def test_jinja_unique_keeps_first_occurrences_in_order_hashable_or_not():
     assert jinja.evaluate("l | unique", values) == [3, 1, 2]
     assert jinja.evaluate("d | unique", values) == [{"a": 1}, {"b": 2}]
     assert jinja.evaluate("big | unique | length", values) == 50_000
+
+
+def test_a_number_past_the_int_string_limit_in_a_task_is_unknown_not_a_failure(tmp_path):
+    # Python refuses to convert a 5,000-digit literal (its 4,300-digit int-string limit): the value is unknown
+    # and said, the server still read; it was "vramlint failed while reading this document"
+    tasks = ('- name: run vllm\n  ansible.builtin.shell: "vllm serve meta-llama/Llama-3.1-8B-Instruct '
+             '--max-model-len {{ ' + "9" * 5000 + ' }}"\n')
+    root = _tree(tmp_path, {"roles/engine/tasks/main.yml": tasks})
+    inventory = scan([root])
+    [server] = inventory.servers
+    assert server.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert server.args.get("max_model_len") is None
+    assert not [p for p in inventory.problems if "failed" in p.message]
+
+
+def test_jinja_work_is_bounded_across_a_loops_steps():
+    from vramlint.cmdline import UNKNOWN_MARK
+    from vramlint.extract import jinja
+
+    # 1,600 steps, each joining a 60,000-item list (12.6 CPU-s before the bound): past MAX_WORK the rest is
+    # unknown, the render itself finishes
+    rendered = jinja.render("{% for a in m %}{% for b in m %}{{ (l|join(','))|length }}{% endfor %}{% endfor %}",
+                            {"m": list(range(40)), "l": list(range(60_000))})
+    assert rendered.failed is None
+    assert rendered.text.startswith("348889") and rendered.text.endswith(UNKNOWN_MARK)
+    assert rendered.text.count("348889") < 20
