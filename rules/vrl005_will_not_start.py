@@ -161,12 +161,18 @@ def _on_every_gpu(assessment, ctx):
             text += (f" That is the largest GPU in vramlint's catalog ({catalog_specs(vendor)[-1].name}): the weights do not "
                      f"fit on any GPU at {per_engine} per engine.")
         fix = error.get("fix")
-        message = f"vLLM {req.vllm_version} will not start on any GPU: {text}"
+        prefix = f"vLLM {req.vllm_version} will not start on any GPU: "
+        headline = _parser_headline(prefix, text.rstrip("."))
+        message = prefix + text
         if fix:
             message += f" Fix: {fix.rstrip('.')}."
         arg = error.get("arg")
-        yield ctx.finding(assessment, message, arg_location(server, arg) if arg else server.location,
-                          fix=_advice(error))
+        where = arg_location(server, arg) if arg else server.location
+        if headline == prefix + text.rstrip("."):
+            yield ctx.finding(assessment, message, where, fix=_advice(error))
+        else:
+            yield ctx.finding(assessment, headline, where, fix=_advice(error),
+                              detail="It stops with: " + message[len(prefix):])
 
 
 def _fleet(assessment, ctx):
@@ -254,6 +260,12 @@ def _parser_headline(prefix: str, text: str) -> str:
     from vramlint.model import HEADLINE_WIDTH
 
     room = HEADLINE_WIDTH - len(prefix)
+    lines = text.split("\n")
+    if len(lines) >= 3 and "validation error" in lines[0]:
+        # pydantic's "1 validation error for SchedulerConfig / max_num_seqs / Input should be ... [type=...]"
+        short = f"{lines[0].split(' for ')[-1].strip()}.{lines[1].strip()}: {lines[2].split(' [')[0].strip()}"
+        if len(short) <= room:
+            return prefix + short
     if len(text) <= room:
         return prefix + text
     depth, quote, cut = 0, None, 0

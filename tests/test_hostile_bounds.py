@@ -299,6 +299,24 @@ def test_parallel_size_below_one(tmp_path, flag, value):
     assert [f["level"] for f in old] == ["warning"]  # 0.10.2 does not check it: what fails is not known
 
 
+@pytest.mark.parametrize("flag, value", [("--max-num-seqs", "-1"), ("--max-num-batched-tokens", "0")])
+def test_scheduler_size_below_one(tmp_path, flag, value):
+    # 0.12.0 declares both `Field(ge=1)` on SchedulerConfig; 0.10.2 takes them unchecked (SkipValidation)
+    command = f"--model Qwen/Qwen2.5-1.5B-Instruct {flag} {value}"
+    write(tmp_path, {"new/compose.yaml": _compose(command, "vllm/vllm-openai:v0.12.0"),
+                     "old/compose.yaml": _compose(command, "vllm/vllm-openai:v0.10.2")})
+    code, report, _ = run_cli(tmp_path, "--gpu", "L4", timeout=30)
+    dest = flag[2:].replace("-", "_")
+    new = [f for f in findings(report, "VRL005") if f["file"] == "new/compose.yaml"]
+    old = [f for f in findings(report, "VRL005") if f["file"] == "old/compose.yaml"]
+    assert code == 1
+    # one finding: the budget's own check of the two bounds rests on the refused value and is not a second one
+    assert [f["level"] for f in new] == ["error"]
+    assert f"SchedulerConfig.{dest}: Input should be greater than or equal to 1" in new[0]["message"]
+    assert f"[type=greater_than_equal, input_value={value}" in new[0]["message"]
+    assert [f["level"] for f in old] == ["warning"] and "admits no request" in old[0]["message"]
+
+
 def test_duplicate_args_key_the_last_wins_with_a_warning_on_it(tmp_path):
     text = deployment(["--model", "Qwen/Qwen2.5-1.5B-Instruct"]).replace(
         "          resources:", "          args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '4096']\n"

@@ -3136,6 +3136,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
     _one_unrecognized_error(inv)
     _check_serve_model(inv, entry, table_version, model_flag_tok, model_flag_value)
     _check_parallel_sizes(inv, table_version)
+    _check_scheduler_sizes(inv, table_version)
     _check_max_model_len(inv, table_version)
     if "model_tag" in inv.args:
         # `vllm serve MODEL`: the positional wins over --model (vLLM copies model_tag into model)
@@ -3200,6 +3201,34 @@ def _check_parallel_sizes(inv: VllmInvocation, table_version: str | None) -> Non
                       "world size no engine can start with", code="parallel-size", arg=dest,
                       fix=f"give {flag} 1 or more")
             inv.startup_errors[-1]["level"] = "warning"  # what fails, and with which message, is not checked
+
+
+# SchedulerConfig declares `max_num_seqs: int = Field(default=DEFAULT_MAX_NUM_SEQS, ge=1)` and the same for
+# max_num_batched_tokens from this release on (read in the 0.12.0 wheel, vllm/config/scheduler.py; 0.10.0 - 0.11.0
+# declare both `SkipValidation[int]`). Before it nothing checks the sign, and the scheduler then admits no
+# request: V0's and V1's schedulers take a request only while the running count or the token budget stays within
+# the bound, which a bound below 1 never allows.
+SCHEDULER_SIZES_CHECKED_FROM = (0, 12)
+
+
+def _check_scheduler_sizes(inv: VllmInvocation, table_version: str | None) -> None:
+    version = (parse_version(table_version) or ())[:2]
+    for dest in ("max_num_seqs", "max_num_batched_tokens"):
+        value = inv.args.get(dest)
+        if not isinstance(value, int) or isinstance(value, bool) or value >= 1:
+            continue
+        where = inv.arg_locations.get(dest)
+        tok = Token(str(value), where if where is not None and where.line else None)
+        flag = "--" + dest.replace("_", "-")
+        if version and version >= SCHEDULER_SIZES_CHECKED_FROM:
+            _rejected(inv, tok, f"1 validation error for SchedulerConfig\n{dest}\n  Input should be greater than or "
+                      f"equal to 1 [type=greater_than_equal, input_value={value}, input_type=int]", code="pydantic",
+                      arg=dest, fix=f"give {flag} 1 or more")
+        else:
+            _rejected(inv, tok, f"{flag} {value}: vLLM {table_version or ''} does not check the sign, and a "
+                      "scheduler bound below 1 admits no request (a server that starts with it serves nothing)",
+                      code="scheduler-size", arg=dest, fix=f"give {flag} 1 or more")
+            inv.startup_errors[-1]["level"] = "warning"  # it may start; every request then waits
 
 
 # --max-model-len below 1, read in the wheels: up to 0.12 nothing checks it (0.8.5 `human_readable_int` then
