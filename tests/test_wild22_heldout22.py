@@ -230,3 +230,17 @@ def test_an_akash_model_without_ram_is_each_of_its_memory_sizes(tmp_path: Path):
         "                - model: a100\n                  ram: 80Gi\n", "                - model: a100\n")
     [server] = _scan(tmp_path, "deploy.yaml", sdl).servers
     assert server.gpu.type is None and server.gpu.fleet == ["A100-40GB", "A100-80GB"]
+
+
+def test_gpu_counts_past_the_int_string_limit_are_no_count_not_a_failed_file(tmp_path: Path):
+    # Python refuses int() of more than 4,300 digits (ValueError): both readers failed the whole file
+    huge = "9" * 5000
+    truss = _scan(tmp_path, "config.yaml", TRUSS.replace("accelerator: A100:2", f"accelerator: A100:{huge}"))
+    [server] = truss.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.gpu is None  # no count read: the GPU not known
+    assert not any("failed" in p.message for p in truss.problems)
+    (tmp_path / "config.yaml").unlink()
+    sdl = _scan(tmp_path, "deploy.yaml", SDL.replace("          units: 2\n", f'          units: "{huge}"\n'))
+    [engine] = sdl.servers
+    assert engine.gpu is None or engine.gpu.count is None
+    assert not any("failed" in p.message for p in sdl.problems)

@@ -124,6 +124,8 @@ def _catalog_choices(model: str) -> list[str]:
 
 
 def _gpu(file: str, data: dict, profile: str | None) -> GpuRequest | None:
+    from vramlint.extract.podspec import to_int
+
     compute = data["profiles"]["compute"].get(profile) if profile is not None else None
     resources = compute.get("resources") if isinstance(compute, dict) else None
     gpu = resources.get("gpu") if isinstance(resources, dict) else None
@@ -132,7 +134,7 @@ def _gpu(file: str, data: dict, profile: str | None) -> GpuRequest | None:
     path = f"{join_path('profiles.compute', str(profile))}.resources.gpu"
     units = gpu.get("units")
     if isinstance(units, str) and units.strip().isdigit():
-        units = int(units.strip())  # the SDL's quantities may be written quoted
+        units = to_int(units)  # the SDL's quantities may be written quoted (past 4,300 digits: no count)
     count = units if isinstance(units, int) and not isinstance(units, bool) else None
     if count == 0:
         return None

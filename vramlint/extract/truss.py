@@ -76,7 +76,7 @@ def _env(file: str, data: dict) -> tuple[dict[str, str | None], dict[str, Locati
 
 
 def _gpu(file: str, data: dict) -> GpuRequest | None:
-    from vramlint.extract.podspec import resolve_gpu_hint
+    from vramlint.extract.podspec import resolve_gpu_hint, to_int
 
     resources = data.get("resources")
     if not isinstance(resources, dict) or resources.get("accelerator") is None:
@@ -87,7 +87,8 @@ def _gpu(file: str, data: dict) -> GpuRequest | None:
         name, count = spec.get("accelerator"), spec.get("count", 1)
     else:
         name, _, count_text = str(spec).strip().partition(":")
-        count = int(count_text) if count_text.isdigit() else (1 if not count_text else None)
+        # to_int: a count past Python's int-string limit (4,300 digits) is no count, not a failed file
+        count = to_int(count_text) if count_text.isdigit() else (1 if not count_text else None)
     if not name or not isinstance(count, int) or isinstance(count, bool) or count <= 0:
         return None
     name = str(name)
