@@ -21,6 +21,7 @@ from dataclasses import field, replace
 from typing import Any
 
 from vramlint import vllm_args
+from vramlint.intparse import small_int
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, fast_frozen_init
 from vramlint.versions import (
@@ -2993,7 +2994,7 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
                 level_text = level_tok.text
                 i += 1
             if level_text is not None:
-                level: Any = int(level_text) if level_text.isdigit() else level_text
+                level: Any = small_int(level_text) if small_int(level_text) is not None else level_text
                 if feats["O"] == "optimization_level":
                     inv.args["optimization_level"] = level
                     inv.arg_locations["optimization_level"] = tok.location or Location("", 0)

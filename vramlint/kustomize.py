@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from vramlint.intparse import small_int
 from vramlint.model import Location, Problem, Server
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -979,7 +980,7 @@ def _walk_to(node: Any, parts: list[str]) -> Any:
     for part in parts:
         if isinstance(node, KMap):
             node = node.get(part)
-        elif isinstance(node, KSeq) and part.isdigit() and int(part) < len(node):
+        elif isinstance(node, KSeq) and small_int(part) is not None and small_int(part) < len(node):
             node = node[int(part)]
         else:
             return None
@@ -991,7 +992,7 @@ def _get(node: Any, parts: list[str]) -> tuple[Any, Org | None] | None:
     last = parts[-1] if parts else ""
     if isinstance(parent, KMap) and last in parent:
         return parent[last], parent.vorg.get(last)
-    if isinstance(parent, KSeq) and last.isdigit() and int(last) < len(parent):
+    if isinstance(parent, KSeq) and small_int(last) is not None and small_int(last) < len(parent):
         return parent[int(last)], parent.iorg[int(last)] if int(last) < len(parent.iorg) else None
     return None
 
@@ -1002,7 +1003,7 @@ def _remove(node: Any, parts: list[str]) -> bool:
     if isinstance(parent, KMap) and last in parent:
         del parent[last]
         return True
-    if isinstance(parent, KSeq) and last.isdigit() and int(last) < len(parent):
+    if isinstance(parent, KSeq) and small_int(last) is not None and small_int(last) < len(parent):
         del parent[int(last)]
         if int(last) < len(parent.iorg):
             del parent.iorg[int(last)]

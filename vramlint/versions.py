@@ -16,6 +16,7 @@ from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
+from vramlint.intparse import small_int
 from vramlint.lean_dataclass import dataclass
 from vramlint.textsafe import shortened
 
@@ -221,7 +222,8 @@ def _version_from_image(image: str) -> str | None:
         m = _TAG_VERSION_RE.match(tag)
         if m is None:
             return None
-        if int(m.group(1).split(".", 1)[0]) > _NEWEST_MAJOR:
+        major = small_int(m.group(1).split(".", 1)[0])
+        if major is None or major > _NEWEST_MAJOR:
             # vLLM has released no such major version (every release up to DEFAULT_VERSION is 0.x): the tag
             # counts another project's releases (Red Hat AI Inference Server's `rhaiis/vllm-cuda-rhel9:3.2.0`)
             # or is a vendor's date (`2024.10`)
@@ -248,7 +250,10 @@ def assumed_version_from_tag(image: str | None) -> str | None:
         return None
     m = _TAG_VERSION_RE.match(tag)
     # vLLM numbers every release major.minor.patch; a shorter number (`vllm-cpu-openai-ubi9:0.3`) is a project's own
-    if m is None or m.group(1).count(".") < 2 or int(m.group(1).split(".", 1)[0]) > _NEWEST_MAJOR:
+    if m is None or m.group(1).count(".") < 2:
+        return None
+    major = small_int(m.group(1).split(".", 1)[0])
+    if major is None or major > _NEWEST_MAJOR:
         return None
     return normalize_version(m.group(1))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 from dataclasses import field
 
+from vramlint.intparse import small_int
 from vramlint.lean_dataclass import dataclass
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "fp8": 1}
@@ -952,7 +953,7 @@ def bytes_from_safetensors(tensors: dict[str, tuple[str, list[int]]], facts: dic
         parts = name.split(".")
         if layers and "layers" in parts:
             idx = parts.index("layers")
-            if idx + 1 < len(parts) and parts[idx + 1].isdigit() and int(parts[idx + 1]) >= layers \
+            if idx + 1 < len(parts) and small_int(parts[idx + 1]) is not None and small_int(parts[idx + 1]) >= layers \
                     and "vision" not in name and "visual" not in name:
                 continue
         count = 1

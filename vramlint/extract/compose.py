@@ -31,6 +31,7 @@ from vramlint.cmdline import (
 from vramlint.extract.dockerfile import BuiltImage
 from vramlint.extract.gaudi import visible_gaudi
 from vramlint.fsread import Refusal, is_inside, read_text
+from vramlint.intparse import small_int
 from vramlint.model import GpuRequest, Location, Problem, Server
 from vramlint.versions import version_from_image
 from vramlint.yamlload import join_path, key_location, value_location
@@ -1404,7 +1405,7 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
     given = len(visible) if visible is not None else None
     if cv_ids is not None:
         evidence.append(f"{visible_name}={cuda_visible}")
-        if visible is not None and all(x.isdigit() and int(x) < len(visible) for x in cv_ids):
+        if visible is not None and all(small_int(x) is not None and small_int(x) < len(visible) for x in cv_ids):
             visible = [visible[int(x)] for x in cv_ids]
         elif visible is None:
             visible = cv_ids  # all host GPUs visible: indices are host indices
@@ -1458,7 +1459,7 @@ def _ze_affinity(env: dict[str, str | None], evidence: list[str], physical: list
         return []
     evidence.append(f"ZE_AFFINITY_MASK={env['ZE_AFFINITY_MASK']}")
     roots = list(dict.fromkeys(entry.split(".", 1)[0] for entry in mask))
-    if physical is not None and all(r.isdigit() and int(r) < len(physical) for r in roots):
+    if physical is not None and all(small_int(r) is not None and small_int(r) < len(physical) for r in roots):
         return [physical[int(r)] for r in roots]  # indices among the render nodes passed in
     return roots
 

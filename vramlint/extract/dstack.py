@@ -18,7 +18,7 @@ from vramlint.yamlload import join_path, key_location, node_location, value_loca
 _RUN_TYPES = ("service", "task")
 _AMD = re.compile(r"^MI\d{3}[A-Z]?$", re.IGNORECASE)
 _MEMORY = re.compile(r"^\d+(\.\d+)?(GB|MB|TB)?(\.\.\d*(GB|MB|TB)?)?$", re.IGNORECASE)
-_COUNT = re.compile(r"^(\d+)(\.\.(\d*))?$")
+_COUNT = re.compile(r"^(\d{1,9})(\.\.(\d{0,9}))?$")  # a count of GPUs has a few digits (int() of 4,300+ raises)
 
 
 def is_dstack(doc: Any) -> bool:

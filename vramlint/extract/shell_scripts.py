@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from vramlint.extract.gaudi import visible_gaudi
+from vramlint.intparse import small_int
 from vramlint.model import GpuRequest, Location, Problem, Server
 
 SCRIPT_EXTENSIONS = (".sh", ".bash")
@@ -470,7 +471,7 @@ def _docker_gpus(gpus: tuple[str | None, Location | None] | None, cuda_visible: 
     ids: list[str] | None = None
     raw = (value or "").strip().strip("'\"")
     if raw.isdigit():
-        count = int(raw)
+        count = small_int(raw)
     elif "device=" in raw:
         ids = [d for d in raw.split("device=", 1)[1].strip("'\"").split(",") if d]
         count = len(ids)
@@ -503,7 +504,7 @@ def _rocm_devices(kfd: Location, env: dict[str, str | None], env_locs: dict[str,
         evidence.append(f"{name}={env[name]}")
         location = env_locs.get(name) or location
         if visible is not None and name != "ROCR_VISIBLE_DEVICES" and all(
-                x.isdigit() and int(x) < len(visible) for x in ids):
+                small_int(x) is not None and small_int(x) < len(visible) for x in ids):
             visible = [visible[int(x)] for x in ids]
         else:
             visible = ids
