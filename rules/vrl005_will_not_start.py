@@ -562,7 +562,7 @@ def _rejected_arguments(assessment, ctx):
             # what vLLM does depends on something the file does not say; the message says both outcomes
             yield ctx.finding(assessment, f"vLLM {version}: {text}{fix}", location, level="warning",
                               fix=advice_)
-        elif error.get("version_known", True) and error.get("code") in ("argparse", "import") \
+        elif error.get("version_known", True) and error.get("code") in ("argparse", "import", "quantization-unknown") \
                 and assessment.version_source == "image tag" and built_from_commit(assessment.server.image):
             # a build from a commit past the release (the tag names the commit): its parser may differ
             yield ctx.finding(

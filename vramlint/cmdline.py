@@ -3464,9 +3464,32 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
         choices = ", ".join(repr(c) for c in spec.choices)
         _rejected(inv, tok, f"argument {spec.flags[0]}: invalid choice: {text!r} (choose from {choices})",
                   arg=spec.dest, fix=f"use one of {choices}")
+    if spec.dest == "quantization" and text.strip().lower() not in ("", "none"):
+        _check_quantization(text, spec, inv, tok)
     if spec.dest == "middleware" and (_DOTTED_NAME.fullmatch(text) or _EMPTY_PART.fullmatch(text)):
         _check_middleware(text, inv, tok)  # not `$(VAR)`, a template or unknown
     return text
+
+
+def _check_quantization(text: str, spec: Any, inv: VllmInvocation, tok: Token) -> None:
+    """A --quantization method the release does not have: argparse's "invalid choice" (0.4 - 0.10.x but 0.9.2) or
+    ModelConfig's "Unknown quantization method" (0.9.2, 0.11+), from each release's QUANTIZATION_METHODS
+    (vramlint.vllm_quantization). A word no release has is refused whatever the release, so it does not rest on
+    the version being known; one a plugin could register (no misspelling of a method, ModelConfig checking it) is
+    a warning."""
+    from vramlint.vllm_quantization import refusal
+
+    refused = refusal(text, inv.version_table, tuple(spec.flags))
+    if refused is None:
+        return
+    _rejected(inv, tok, refused["message"], code=refused["code"], arg=spec.dest, fix=refused["fix"])
+    error = inv.startup_errors[-1]
+    if refused["everywhere"] and refused["certain"]:
+        error["version_known"] = True
+    if not refused["certain"]:
+        error["level"] = "warning"
+        error["message"] += (" - unless a vLLM plugin in the image registers this method "
+                             "(register_quantization_config)")
 
 
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
