@@ -3474,9 +3474,9 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
 def _check_quantization(text: str, spec: Any, inv: VllmInvocation, tok: Token) -> None:
     """A --quantization method the release does not have: argparse's "invalid choice" (0.4 - 0.10.x but 0.9.2) or
     ModelConfig's "Unknown quantization method" (0.9.2, 0.11+), from each release's QUANTIZATION_METHODS
-    (vramlint.vllm_quantization). A word no release has is refused whatever the release, so it does not rest on
-    the version being known; one a plugin could register (no misspelling of a method, ModelConfig checking it) is
-    a warning."""
+    (vramlint.vllm_quantization). With the version assumed it is a warning, as the other choices are, even for a
+    word no release has (a nightly past the newest release may have it); so is one a plugin could register (no
+    release has it, it is no misspelling of one, and only ModelConfig checks it)."""
     from vramlint.vllm_quantization import refusal
 
     refused = refusal(text, inv.version_table, tuple(spec.flags))
@@ -3484,8 +3484,6 @@ def _check_quantization(text: str, spec: Any, inv: VllmInvocation, tok: Token) -
         return
     _rejected(inv, tok, refused["message"], code=refused["code"], arg=spec.dest, fix=refused["fix"])
     error = inv.startup_errors[-1]
-    if refused["everywhere"] and refused["certain"]:
-        error["version_known"] = True
     if not refused["certain"]:
         error["level"] = "warning"
         error["message"] += (" - unless a vLLM plugin in the image registers this method "
