@@ -23,7 +23,13 @@ with `readOnlyRootFilesystem: true` and no writable volume for the Hugging Face 
 with "Read-only file system"). So is a `--middleware` the API server cannot import once the engine has loaded: a
 value with no dot (`build_app` splits it into module and attribute), or a module of vLLM's own package that the
 release does not ship (listed whole for `vllm.X` and under `vllm.entrypoints`, from each release's wheel); a module
-of another package is not checked. So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
+of another package is not checked. So is a `--quantization` method the release does not have (on the command
+line, in a `--config` file or in values an operator turns into flags): argparse's "invalid choice" where the
+parser lists the methods (0.4 - 0.8, and 0.9.0, 0.9.1, 0.10.x from the `QuantizationMethods` Literal; upper case
+is refused too), `ModelConfig`'s "Unknown quantization method" where it takes any word (0.9.2, 0.11 and later,
+which lowercase it), saying which release added or removed the method (each release's `QUANTIZATION_METHODS`, from
+its wheel); a warning where only `ModelConfig` checks it and no release has the word, which is no misspelling of a
+method either (a vLLM plugin may register it). So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
 makes) with `PYTORCH_CUDA_ALLOC_CONF` holding `expandable_segments:True`, which `VllmConfig` refuses from 0.21
 unless sleep mode (0.21) or the cumem allocator (0.22+: `--enable-cumem-allocator`, or `--enable-sleep-mode`) is
 on; the finding sits on the variable, and needs no model. When a word of the command line is known only at run
