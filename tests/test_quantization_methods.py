@@ -132,3 +132,11 @@ def test_the_generator_reads_each_form_of_vllms_source():
     assert gen.parser_form(kwargs, [with_str]) == "free"
     with pytest.raises(SystemExit):
         gen.parser_form(kwargs, ["class ModelConfig:\n    quantization: Optional[Foo] = None\n"])
+
+
+def test_the_method_in_helm_values_extra_args_is_refused_on_the_values_line(capsys):
+    name = "production_stack_values.yaml"
+    found = vrl005(capsys, name)
+    finding = found[line_of(name, "extraArgs:")]
+    assert finding["level"] == "error"
+    assert "vLLM 0.10.2 will not start: argument --quantization/-q: invalid choice: 'awq4'" in finding["message"]
