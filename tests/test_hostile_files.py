@@ -259,13 +259,26 @@ def test_helm_renders_a_copy_without_links_out_of_the_tree(tmp_path):
 # ------------------------------------------------------------------ encodings and names
 
 
-@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
-def test_utf16_and_utf32_manifests_with_a_bom_are_read(tmp_path, codec):
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
+def test_utf16_manifests_with_a_bom_are_read(tmp_path, codec):
     text = DEPLOY.replace("NAME", "wide")
-    bom = {"utf-16": b"", "utf-16-be": b"\xfe\xff", "utf-32": b""}[codec]
+    bom = {"utf-16": b"", "utf-16-be": b"\xfe\xff"}[codec]
     (tmp_path / "d.yaml").write_bytes(bom + text.encode(codec))
     doc = json.loads(run(tmp_path, "inventory", ".", "--format", "json").stdout)
     assert [(s["name"], s["args"]["max_model_len"], s["line"]) for s in doc["servers"]] == [("wide", 4096, 8)]
+
+
+@pytest.mark.parametrize("codec", ["utf-32", "utf-32-be"])
+def test_utf32_manifests_are_refused_as_kubectl_refuses_them(tmp_path, codec):
+    # kubectl's BOMOverride and go-yaml know UTF-8 and UTF-16 marks only: UTF-32 is NULs to them
+    text = DEPLOY.replace("NAME", "wide").replace("4096", "999999")
+    bom = {"utf-32": b"", "utf-32-be": b"\x00\x00\xfe\xff"}[codec]
+    (tmp_path / "d.yaml").write_bytes(bom + text.encode(codec))
+    doc = json.loads(run(tmp_path, "check", ".", "--offline", "--gpu", "L4", "--format", "json").stdout)
+    assert doc["servers"] == []
+    assert [(f["file"], f["line"], f["rule"], f["level"]) for f in doc["findings"]] == [
+        ("d.yaml", 1, "VRL102", "warning")]
+    assert "UTF-32" in doc["findings"][0]["message"]
 
 
 def test_a_file_name_with_a_newline_cannot_start_a_workflow_command(tmp_path):

@@ -264,12 +264,19 @@ def os_reason(exc: OSError) -> str:
     return f"cannot read: {exc.strerror or exc}"
 
 
+def is_utf32(raw: bytes) -> bool:
+    return raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"))
+
+
 def decode_text(raw: bytes) -> str | None:
-    """Text of a file as the tools that read these files would take it: UTF-8 (a BOM dropped), or UTF-16 /
-    UTF-32 when a byte-order mark says so (kubectl and PyYAML accept UTF-16 with a BOM). None: not text."""
-    if raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-        codec = "utf-32"
-    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+    """Text of a file as the tools that read these files would take it: UTF-8 (a BOM dropped), or UTF-16 when a
+    byte-order mark says so. None: not text to them. kubectl decodes a file with golang.org/x/text's
+    BOMOverride, which knows the marks of UTF-8 and UTF-16 only (cli-runtime's FileVisitor), and go-yaml (Helm,
+    compose) the same three: UTF-32's little-endian mark reads as UTF-16's followed by NULs, its big-endian one
+    as NUL bytes, and both are refused, so UTF-32 is not decoded here either."""
+    if is_utf32(raw):
+        return None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         codec = "utf-16"
     else:
         # UTF-8 with its byte-order mark dropped, as the "utf-8-sig" codec reads it (whose decoder is Python code)

@@ -35,12 +35,17 @@ def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
         return None, Skipped(display, f"file too large (more than {MAX_FILE_BYTES} bytes)")
     if not raw.strip():
         return None, Skipped(display, "empty file")
-    bom = has_unicode_bom(raw)  # UTF-16/32 text has NUL bytes: its byte-order mark says it is text
+    bom = has_unicode_bom(raw)  # UTF-16/32 text has NUL bytes: its byte-order mark says what it is
     if not bom and b"\x00" in raw[:8192]:
         line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
         return None, Skipped(display, f"binary file (a NUL byte on line {line})")
     text = decode_text(raw)
     if text is None:
+        from vramlint.fsread import is_utf32
+
+        if is_utf32(raw):
+            return None, Skipped(display, "not UTF-8 (UTF-32 by its byte-order mark, which kubectl, Helm and compose "
+                                          "do not read: they take UTF-8 or UTF-16 only, and refuse the file)")
         if bom:
             return None, Skipped(display, "not UTF-8 (invalid text after its byte-order mark)")
         try:

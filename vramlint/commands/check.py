@@ -285,7 +285,13 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
     # files a link out of the tree was already said for (by what refers to them: a Chart.yaml, a values file)
     said_outside = {p.file for p in inventory.problems if "outside the scanned tree" in p.message}
     for skipped in inventory.skipped:
-        if skipped.reason.startswith(_UNREADABLE):
+        if skipped.reason.startswith("not UTF-8 (UTF-32"):
+            # refused by kubectl as a file with NUL bytes is (below): the same level, since what the file would
+            # be to another tool is not known
+            inventory.problems.append(Problem(
+                skipped.file, 1, None, f"{skipped.reason}: the file was not read, so any vLLM server in it is not "
+                "checked (save it as UTF-8)", level="warning"))
+        elif skipped.reason.startswith(_UNREADABLE):
             inventory.problems.append(Problem(
                 skipped.file, None, None,
                 f"{skipped.reason}: the file was not read, so any vLLM server in it is not checked "
