@@ -481,12 +481,16 @@ def _refusals_on_the_configuration_line(inventory, config) -> None:  # noqa: ANN
     the configuration's line that names it, not at 1:1 of a file the repository may not hold."""
     from dataclasses import replace
 
+    from vramlint.discover import display_path
+
     named = config.helm_values[:len(config.helm_values) - len(config.values_from_flags)]
     where = {}
     for index, shown in enumerate(named):
         loc = config.location_of(("helm-values", index))
         if loc is not None:
+            # an absolute path is kept as written, and its problem is on the path as reports show it
             where.setdefault(shown, loc)
+            where.setdefault(display_path(shown), loc)
     if not where:
         return
     for i, problem in enumerate(inventory.problems):

@@ -1,0 +1,43 @@
+"""The twenty-first round of hostile inputs (benchmarks/hostile_blind21.py, written blind), the cases that
+failed there as tests: each fails without the fix it holds.
+
+Every case is written to tmp_path and run through the real CLI in its own process, as CI runs vramlint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.test_hostile_bounds import write
+
+ROOT = Path(__file__).resolve().parent.parent
+CHART = "apiVersion: v2\nname: c\nversion: 0.1.0\n"
+TEMPLATE = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.8.5\n"
+            "          args: [\"--model\", \"{{ .Values.model }}\"]\n")
+
+
+def check(cwd: Path, *argv: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", NO_COLOR="1")
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", *argv, "--offline", "--output-format", "json"],
+                          cwd=str(cwd), env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_helm_values_file_outside_the_tree_but_under_the_working_folder_is_said_on_the_configuration(tmp_path):
+    # run from the folder above the repository: the outside file's path is shown relative, not as written
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "values.yaml").write_text("model: secret-model\n")
+    write(tmp_path / "repo", {".vramlint.yaml": f"helm-values:\n  - {tmp_path / 'outside' / 'values.yaml'}\n",
+                              "c/Chart.yaml": CHART, "c/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n",
+                              "c/templates/d.yaml": TEMPLATE})
+    report = check(tmp_path, "repo")
+    said = [(f["file"], f["line"]) for f in report["findings"] if "outside the scanned tree" in f["message"]]
+    assert said == [("repo/.vramlint.yaml", 2)]
+    assert "secret-model" not in json.dumps(report)
