@@ -41,3 +41,35 @@ def test_a_helm_values_file_outside_the_tree_but_under_the_working_folder_is_sai
     said = [(f["file"], f["line"]) for f in report["findings"] if "outside the scanned tree" in f["message"]]
     assert said == [("repo/.vramlint.yaml", 2)]
     assert "secret-model" not in json.dumps(report)
+
+
+COMPOSE_COUNT = """services:
+  llm:
+    image: vllm/vllm-openai:v0.9.2
+    command: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
+    deploy:
+      resources:
+        reservations:
+          devices:
+          - count: COUNT
+            driver: nvidia
+            capabilities: [gpu]
+"""
+
+
+def test_a_compose_device_count_compose_go_refuses_is_an_error_on_its_line(tmp_path):
+    # compose-go's DeviceCount: 'all' (any case) or what strconv.ParseInt reads as an int64; nothing else
+    refused = {"-.inf": "'-inf'", "1.5": "'1.5'", "true": "'true'", "two": "'two'",
+               "99999999999999999999": "'99999999999999999999'"}
+    for i, (count, shown) in enumerate(refused.items()):
+        write(tmp_path / f"r{i}", {"compose.yaml": COMPOSE_COUNT.replace("COUNT", count)})
+        report = check(tmp_path / f"r{i}", ".", "--gpu", "L4")
+        said = [(f["line"], f["level"]) for f in report["findings"] if f["rule"] == "VRL102"]
+        assert said == [(9, "error")], count
+        assert any(f"device count {shown} is neither 'all' nor an integer" in f["message"]
+                   for f in report["findings"]), count
+    for i, (count, expected) in enumerate({"ALL": None, '"${N:-2}"': 2, '"${N}"': None, "3": 3}.items()):
+        write(tmp_path / f"a{i}", {"compose.yaml": COMPOSE_COUNT.replace("COUNT", count)})
+        report = check(tmp_path / f"a{i}", ".", "--gpu", "L4")
+        assert not [f for f in report["findings"] if f["rule"] == "VRL102"], count
+        assert report["servers"][0]["gpu"]["count"] == expected, count

@@ -1202,6 +1202,13 @@ def _ids(text: str | None) -> list[str] | None:
     return [p.strip() for p in t.split(",") if p.strip()]
 
 
+def _is_int64(text: str) -> bool:
+    """What Go's strconv.ParseInt(text, 10, 64) accepts."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text, flags=re.ASCII):
+        return False
+    return -(1 << 63) <= int(text.lstrip("+-")[:20] or "0") * (-1 if text.startswith("-") else 1) < 1 << 63
+
+
 # Devices a `count:` is turned into, listed to find services sharing one: no machine has more GPUs than this,
 # and a hostile `count: 10000000000` must not become a list of ten billion names.
 _MAX_LISTED_DEVICES = 1024
@@ -1264,13 +1271,25 @@ def _gpu(layers: list[_Layer], env: dict[str, str | None], env_locs: dict[str, L
                         device_ids = [p.strip() for d in device_ids for p in d.split(",") if p.strip()]
                         evidence.append(f"device_ids: {device_ids}")
                 elif "count" in dev:
-                    c = interp(str(dev["count"])).strip()
-                    if c == "all" or c == "-1":
+                    raw_count = dev["count"]
+                    # compose-go's DeviceCount: "all" in any case, or an integer that strconv.ParseInt reads as an
+                    # int64; a YAML float or boolean, or any other string, is "the only value allowed is 'all' or a
+                    # number" and the whole file is refused
+                    c = None if isinstance(raw_count, (bool, float)) else interp(str(raw_count)).strip()
+                    if c is not None and (c.lower() == "all" or c == "-1"):
                         all_gpus = True
                         evidence.append("count: all")
-                    elif c.isdigit() and len(c) <= 18:  # an int64, as compose reads it
+                    elif c is not None and c.isdigit() and len(c) <= 18:  # an int64, as compose reads it
                         count = int(c)
                         evidence.append(f"count: {count}")
+                    elif c is None or not (has_unknown_mark(c) or _is_int64(c)):
+                        at = value_location(layer.file, dev, "count", join_path(join_path(dev_path, i), "count"))
+                        shown = (str(raw_count).lower() if isinstance(raw_count, bool) else str(raw_count)) \
+                            if c is None else c
+                        interp.problems.append(Problem(
+                            layer.file, at.line if at else None, at.column if at else None,
+                            f"device count {shown[:40]!r} is neither 'all' nor an integer: compose refuses the file "
+                            "(\"the only value allowed is 'all' or a number\"), so none of its services start"))
                 else:
                     all_gpus = True  # no count and no device_ids: docker reserves all GPUs
                     evidence.append(f"{'gpus' if devices is gpus else 'deploy devices'} without count")
