@@ -73,3 +73,14 @@ def test_a_compose_device_count_compose_go_refuses_is_an_error_on_its_line(tmp_p
         report = check(tmp_path / f"a{i}", ".", "--gpu", "L4")
         assert not [f for f in report["findings"] if f["rule"] == "VRL102"], count
         assert report["servers"][0]["gpu"]["count"] == expected, count
+
+
+def test_a_configuration_version_that_is_none_is_said_beside_an_unknown_key(tmp_path):
+    deploy = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+              "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.9.2\n"
+              "        args: [--model, Qwen/Qwen2.5-1.5B-Instruct]\n")
+    write(tmp_path, {".vramlint.yaml": "gpu: L4\nno-such-key: 1\nvllm-version: banana\n", "d.yaml": deploy})
+    report = check(tmp_path, ".")
+    said = [(f["line"], f["message"].split(";")[0]) for f in report["findings"] if f["file"] == ".vramlint.yaml"]
+    assert [line for line, _ in said] == [2, 3]
+    assert "'banana' is not a vLLM version" in said[1][1]

@@ -674,12 +674,11 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
     else:
         data, positions, problems = _read_yaml(text, shown)
         where = "the configuration"
-    if problems and data is not None:
-        problems = sorted(problems + (validate(data, shown, positions, where) or _version_problems(data, shown, positions)),
+    if data is not None:
+        # every mistake on its line: a version that is none is said also beside an unknown key (the schema knows
+        # no version syntax, so the two never say one thing twice)
+        problems = sorted(problems + validate(data, shown, positions, where) + _version_problems(data, shown, positions),
                           key=lambda p: (p.line or 0, p.column or 0))
-    if problems:
-        return Config(file=shown, root=root, positions=positions), problems
-    problems = validate(data, shown, positions, where) or _version_problems(data, shown, positions)
     if problems:
         return Config(file=shown, root=root, positions=positions), problems
     config = config_from_data(data)
