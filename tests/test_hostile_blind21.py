@@ -84,3 +84,18 @@ def test_a_configuration_version_that_is_none_is_said_beside_an_unknown_key(tmp_
     said = [(f["line"], f["message"].split(";")[0]) for f in report["findings"] if f["file"] == ".vramlint.yaml"]
     assert [line for line, _ in said] == [2, 3]
     assert "'banana' is not a vLLM version" in said[1][1]
+
+
+def test_a_hub_config_whose_model_type_or_architecture_holds_control_characters_is_refused():
+    from vramlint.modelconfig import config_problem
+
+    base = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+            "intermediate_size": 512, "vocab_size": 1000, "torch_dtype": "float16"}
+    assert config_problem(base) is None
+    for name in ("gpt_oss", "xlm-roberta", "qwen2.5_vl"):
+        assert config_problem(dict(base, model_type=name)) is None
+    assert "field model_type is no model name" in config_problem(dict(base, model_type="\x1b[2J\n::error::x"))
+    assert "field architectures[1] is no model name" in config_problem(
+        dict(base, architectures=["LlamaForCausalLM", "Llama ForCausalLM"]))
+    assert "field text_config.model_type" in config_problem(dict(base, text_config={"model_type": "a\x07"}))

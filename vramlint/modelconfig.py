@@ -862,16 +862,32 @@ def _check_shape(value: Any) -> None:
             raise ConfigProblem(f"field {path[:120]} is {_describe(node)}")
 
 
+def _check_names(section: dict, prefix: str) -> None:
+    """``model_type`` and ``architectures`` are the keys transformers' CONFIG_MAPPING and vLLM's model registry
+    look the model up by (a module name, class names): one holding a control character or a blank is no model
+    either of them has, and vLLM stops on it; it would also be quoted into reports and the Hub cache."""
+    names = [("model_type", section.get("model_type"))]
+    archs = section.get("architectures")
+    if isinstance(archs, list):
+        names += [(f"architectures[{i}]", a) for i, a in enumerate(archs[:64])]
+    for field_name, value in names:
+        if isinstance(value, str) and (len(value) > 256 or any(c.isspace() or not c.isprintable() for c in value)):
+            raise ConfigProblem(f"field {prefix}{field_name} is no model name (a control character, a blank or "
+                                "over 256 characters: neither transformers nor vLLM's registry has such a model)")
+
+
 def config_problem(cfg: Any, hf_quant_config: Any = None) -> str | None:
     """Why ``cfg`` (a parsed config.json) cannot be read as a model's config, naming the field; None if it can."""
     try:
         if not isinstance(cfg, dict):
             raise ConfigProblem("the file is not a JSON object")
         _check_section(cfg, "")
+        _check_names(cfg, "")
         for key in _NESTED_TEXT_KEYS + ("vision_config", "audio_config"):
             sub = cfg.get(key)
             if isinstance(sub, dict):
                 _check_section(sub, key + ".")
+                _check_names(sub, key + ".")
                 if isinstance(sub.get("text_config"), dict):
                     _check_section(sub["text_config"], key + ".text_config.")
         _check_shape(cfg)

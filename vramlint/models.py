@@ -781,7 +781,7 @@ def _hub_fetch(endpoint: str, repo_id: str, revision: str | None, timeout: float
     client = hub.HubClient(endpoint, _hub_token(), deadline_s=timeout)
     cfg, problem = _parse_json(client.get_file(repo_id, revision, "config.json", hub.CONFIG_CAP))
     if problem or not isinstance(cfg, dict):
-        raise hub.HubError("invalid", f"config.json is {problem or 'not a JSON object'}")
+        raise hub.HubError("invalid", f"config.json: {problem}" if problem else "config.json is not a JSON object")
     quant_cfg = None
     if not cfg.get("quantization_config"):
         try:
