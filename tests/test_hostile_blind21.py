@@ -99,3 +99,15 @@ def test_a_hub_config_whose_model_type_or_architecture_holds_control_characters_
     assert "field architectures[1] is no model name" in config_problem(
         dict(base, architectures=["LlamaForCausalLM", "Llama ForCausalLM"]))
     assert "field text_config.model_type" in config_problem(dict(base, text_config={"model_type": "a\x07"}))
+
+
+def test_a_template_made_invalid_yaml_by_an_unevaluated_part_is_said_in_the_reports(tmp_path):
+    # tpl of a values string is unknown to vramlint's evaluator: at a line's start it breaks the YAML after it, and
+    # the server below was gone with a line on stderr only (a self-evaluating tpl; Helm itself never ends it)
+    template = "{{ tpl .Values.t . }}\n" + TEMPLATE
+    write(tmp_path, {"c/Chart.yaml": CHART, "c/values.yaml": 'model: Qwen/Qwen2.5-1.5B-Instruct\nt: "{{ tpl .Values.t . }}"\n',
+                     "c/templates/d.yaml": template})
+    report = check(tmp_path, ".", "--gpu", "L4")
+    said = [(f["file"], f["line"], f["level"]) for f in report["findings"] if f["rule"] == "VRL102"]
+    assert said == [("c/templates/d.yaml", 2, "note")]
+    assert "not valid YAML" in report["findings"][0]["message"]

@@ -619,7 +619,15 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
         omaps[r.template.display] = omap
         docs, problems = load_text(r.output.text, r.template.display)
         for p in problems:
-            if p.line is not None:
+            if p.line is not None and p.message.startswith("invalid YAML") and "vllm" in r.output.text.lower():
+                # the documents from there on are not read, so a server in them would be gone with a line on stderr
+                # only (an unknown part at the start of a line, such as an unevaluated tpl): said in the reports
+                loc = omap.map(Location(p.file, p.line, p.column or 1))
+                res.problems.append(Problem(
+                    loc.file, loc.line, loc.column,
+                    f"the template as vramlint evaluated it is not valid YAML here ({p.message}): any vLLM server "
+                    "it deploys is not checked; render with --render-helm for an exact result", level="note"))
+            elif p.line is not None:
                 loc = omap.map(Location(p.file, p.line, p.column or 1))
                 res.notes.append(f"{loc.file}:{loc.line}: the evaluated template is not valid YAML ({p.message}); "
                                  "render with --render-helm for an exact result")
