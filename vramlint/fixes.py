@@ -107,7 +107,7 @@ class EndedLines:
     when asked from the text and where each line starts: a 5 MB file of 1.7 million short lines was 200 MB as
     one string per line (hostile round 19), and a fix on any of its findings split it whole."""
 
-    __slots__ = ("_starts", "_text")
+    __slots__ = ("_last", "_starts", "_text")
 
     def __init__(self, text: str) -> None:
         from array import array
@@ -122,6 +122,9 @@ class EndedLines:
         if starts[-1] != len(text):
             add(len(text))
         self._text, self._starts = text, starts
+        # the line asked for last: the fixes of one line's servers ask for it again and again, and a slice of a
+        # megabyte minified line is a megabyte copied each time (6,000 servers on one line: quadratic)
+        self._last: tuple[int, str] | None = None
 
     def __len__(self) -> int:
         return len(self._starts) - 1
@@ -131,7 +134,12 @@ class EndedLines:
         if isinstance(index, slice):
             return [self._text[starts[i]:starts[i + 1]] for i in range(*index.indices(len(starts) - 1))]
         i = range(len(starts) - 1)[index]  # negative indexes, and IndexError, as a list gives them
-        return self._text[starts[i]:starts[i + 1]]
+        last = self._last
+        if last is not None and last[0] == i:
+            return last[1]
+        line = self._text[starts[i]:starts[i + 1]]
+        self._last = (i, line)
+        return line
 
     def __iter__(self) -> Any:
         text, starts = self._text, self._starts
@@ -150,8 +158,33 @@ class EndedLines:
         return starts[max(0, min(index, len(starts) - 1))]
 
 
+_LAST_BODY: list = [None, None]  # (line, its body): the same line's body is asked for by every fix on it
+
+
 def _body(line: str) -> str:
-    return line.rstrip("\r\n")
+    if _LAST_BODY[0] is line:
+        return _LAST_BODY[1]
+    body = line.rstrip("\r\n")
+    _LAST_BODY[:] = [line, body]
+    return body
+
+
+# The scans below look only at the blanks next to a word, never slice the line around it: a line may be a
+# megabyte (a minified List of thousands of servers), and each of its servers' fixes looks at it.
+
+def _blank_back(body: str, at: int, blanks: str | None = None) -> int:
+    """Where the run of blanks (whitespace, or the characters ``blanks``) that ends at ``at`` starts."""
+    while at > 0 and (body[at - 1] in blanks if blanks is not None else body[at - 1].isspace()):
+        at -= 1
+    return at
+
+
+def _blank_forward(body: str, at: int, blanks: str | None = None) -> int:
+    """Where the run of blanks that starts at ``at`` ends."""
+    n = len(body)
+    while at < n and (body[at] in blanks if blanks is not None else body[at].isspace()):
+        at += 1
+    return at
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -195,12 +228,14 @@ def _word_at(lines: list[str], line: int, col0: int) -> _Span | None:
 
 
 def _decorate(body: str, span: _Span) -> _Span:
-    before = body[: span.start - (1 if span.quote else 0)]
-    after = body[span.end + (1 if span.quote else 0):]
-    stripped = before.strip()
-    if stripped == "-" and (after.strip() == "" or after.strip().startswith("#")):
+    before_end = _blank_back(body, span.start - (1 if span.quote else 0))  # the text before, its blanks left out
+    after_start = _blank_forward(body, span.end + (1 if span.quote else 0))
+    after_first = body[after_start] if after_start < len(body) else ""
+    only_dash_before = before_end >= 1 and body[before_end - 1] == "-" and _blank_back(body, before_end - 1) == 0
+    if only_dash_before and after_first in ("", "#"):
         span.list_item = True
-    elif (stripped.endswith(("[", ",")) or (stripped == "" and span.quote)) and after.lstrip().startswith((",", "]")):
+    elif ((before_end >= 1 and body[before_end - 1] in "[,") or (before_end == 0 and span.quote)) \
+            and after_first in (",", "]"):
         span.flow = True  # an element of a flow sequence, maybe the first on a continuation line
     return span
 
@@ -407,24 +442,24 @@ def _delete_words(lines: list[str], file: str, words: list[_Span]) -> tuple[list
     end = last.end + (1 if last.quote else 0)
     if first.flow:
         # `["--a", "--bad", "1"]`: the elements and the comma before them
-        m = re.search(r",\s*$", body[:start])
-        if m:
-            start = m.start()
+        comma = _blank_back(body, start) - 1
+        if comma >= 0 and body[comma] == ",":
+            start = comma
         else:
-            m2 = re.match(r"\s*,\s*", body[end:])
-            end += m2.end() if m2 else 0
-    elif body[:start].strip():
-        m = re.search(r"[ \t]+$", body[:start])
-        start = m.start() if m else start
+            after = _blank_forward(body, end)
+            if after < len(body) and body[after] == ",":
+                end = _blank_forward(body, after + 1)
+    elif _blank_back(body, start) > 0:  # something before the word on its line
+        start = _blank_back(body, start, " \t")
     else:
         # first word on its line (a shell continuation line): keep the indentation, take the blank after it
-        m2 = re.match(r"[ \t]+", body[end:])
-        end += m2.end() if m2 else 0
+        end = _blank_forward(body, end, " \t")
         previous = _body(lines[first.line - 2]).rstrip() if first.line >= 2 else ""
-        if body[end:].strip() == "\\" or (not body[end:].strip() and not previous.endswith("\\")):
+        rest = body[end:].strip()
+        if rest == "\\" or (not rest and not previous.endswith("\\")):
             return [Edit(file, first.line, 1, first.line + 1, 1, "")], None  # the whole line goes
     line = first.line
-    if not (body[:start] + body[end:]).strip():
+    if _blank_back(body, start) == 0 and _blank_forward(body, end) == len(body):
         return [Edit(file, line, 1, line + 1, 1, "")], None  # nothing else on the line: the line goes
     return [Edit(file, line, start + 1, line, end + 1, "")], None
 
