@@ -151,6 +151,8 @@ def _on_every_gpu(assessment, ctx):
         return
     server = assessment.server
     refused = _refused_args(server)
+    if refused & _BUDGET_INPUTS:
+        return  # the requirement rests on a value vLLM refuses before it sizes anything (see _budget_errors)
     for error in req.errors:
         if error.get("code") in ("tp-heads", "tp-kv-heads", "v1-unsupported"):
             continue  # VRL006 reports the heads; _engine_refusals the V1 engine's refusals
@@ -213,6 +215,11 @@ def _budget_errors(assessment, ctx, budget, errors=None, prefix=""):
         + f"KV cache {gib(budget.kv_cache_gib)} ({tokens(budget.kv_tokens)} tokens)"
     )
     refused = _refused_args(server)
+    if refused & _BUDGET_INPUTS:
+        # vLLM refuses the value written for an argument the budget rests on (the weights' quantization or dtype,
+        # the length, the utilization...) before it sizes anything, and the budget could only read that value as
+        # unset: its memory checks are of a configuration that never runs, and the refusal is the finding
+        return
     for error, behind in root_causes(budget.errors if errors is None else errors, server):
         if error.get("arg") in refused:
             # the budget read this argument as unset, but vLLM's parser refuses the value written and stops
@@ -280,16 +287,31 @@ def _parser_headline(prefix: str, text: str) -> str:
             quote = None if ch == quote else quote
         elif ch in "'\"" and (i == 0 or not text[i - 1].isalnum()):
             quote = ch
-        elif ch == "(":
-            if depth == 0 and i and text[i - 1] == " ":
+        elif ch in "([{":
+            if ch == "(" and depth == 0 and i and text[i - 1] == " ":
                 cut = i - 1
                 break  # what follows is an aside: the headline ends before it
             depth += 1
-        elif ch == ")":
+        elif ch in ")]}":
             depth = max(0, depth - 1)
+        elif depth == 0 and ch == "." and text[i + 1:i + 2] == " " and text[i + 2:i + 3].isupper():
+            cut = i
+            break  # the first sentence
         elif depth == 0 and ch in ",;" and text[i + 1:i + 2] == " ":
             cut = i
     return prefix + text[:cut] if cut > 0 else prefix + text
+
+
+# the arguments the budget stages read (a refusal of --model's form, or of an import, leaves the budget's inputs
+# as written: its findings are another root cause)
+_BUDGET_INPUTS = frozenset((
+    "quantization", "dtype", "kv_cache_dtype", "max_model_len", "gpu_memory_utilization", "tensor_parallel_size",
+    "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "max_num_seqs",
+    "max_num_batched_tokens", "block_size", "cpu_offload_gb", "enforce_eager", "compilation_config",
+    "optimization_level", "cuda_graph_sizes", "cudagraph_capture_sizes", "max_cudagraph_capture_size",
+    "enable_lora", "max_loras", "max_lora_rank", "speculative_config", "kv_offloading_size", "limit_mm_per_prompt",
+    "num_gpu_blocks_override", "enable_chunked_prefill", "language_model_only", "skip_mm_profiling",
+))
 
 
 def _refused_args(server) -> set[str]:

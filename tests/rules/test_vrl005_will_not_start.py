@@ -211,3 +211,13 @@ def test_a_refused_choice_keeps_the_refused_value_on_the_first_line(lint):
     headline, detail = finding.headline()
     assert headline.endswith("will not start: argument --dtype: invalid choice: 'bf16'")
     assert "invalid choice: 'bf16' (choose from 'auto', 'half'" in detail
+
+
+def test_a_refused_quantization_is_the_one_error_not_a_budget_of_unquantized_weights(lint):
+    # `awq4` is no method of 0.10.2 (argparse's choices): the budget could only size the weights unquantized, and
+    # a KV-cache error at the model's maximum on those weights would be a second error of a configuration that
+    # never runs
+    result = lint("vrl005/fail_unknown_quantization.yaml", rule="VRL005")
+    assert result.budget is not None and not result.budget.starts
+    [finding] = result.of("VRL005")
+    assert "awq4" in finding.headline()[0] and finding.level == "error"
