@@ -299,7 +299,11 @@ def _parser_headline(prefix: str, text: str) -> str:
             break  # the first sentence
         elif depth == 0 and ch in ",;" and text[i + 1:i + 2] == " ":
             cut = i
-    return prefix + text[:cut] if cut > 0 else prefix + text
+    if cut >= 40:
+        return prefix + text[:cut]
+    # no clause break late enough to say what is refused: the first words that fit, and the whole message follows
+    space = text.rfind(" ", 0, room - 4)
+    return prefix + text[:space].rstrip(" ,;:") + " ..." if space > 0 else prefix + text
 
 
 # the arguments the budget stages read (a refusal of --model's form, or of an import, leaves the budget's inputs

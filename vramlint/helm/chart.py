@@ -24,7 +24,14 @@ from vramlint.helm.gotmpl import (
     TemplateSource,
     TStr,
 )
-from vramlint.helm.values import Values, coalesce, load_values_file, subchart_values, was_not_read
+from vramlint.helm.values import (
+    Values,
+    coalesce,
+    load_values_file,
+    subchart_values,
+    was_not_read,
+    was_refused,
+)
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem, Server, add_new_problems
 
@@ -145,6 +152,8 @@ def _chart_values(chart: Chart, overlays: list[str], freeze: Any) -> tuple[Value
         vals = Values(data, origins, [_join_display(chart.display, "values.yaml")])
         if was_not_read(data, probs):
             vals.unread.append(_join_display(chart.display, "values.yaml"))
+        elif was_refused(data, probs):
+            vals.refused.append(_join_display(chart.display, "values.yaml"))
         freeze()
     for ov in overlays:
         data, origins, probs = load_values_file(ov, _display(ov))
@@ -152,6 +161,8 @@ def _chart_values(chart: Chart, overlays: list[str], freeze: Any) -> tuple[Value
         coalesce(vals, data, origins, _display(ov))
         if was_not_read(data, probs):
             vals.unread.append(_display(ov))
+        elif was_refused(data, probs):
+            vals.refused.append(_display(ov))
         del data, origins
         freeze()
     vals.data.setdefault("global", {})
@@ -689,6 +700,16 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
                                     f"chart not evaluated: {', '.join(vals.unread)} was not read, so the values its "
                                     "templates use are unknown and the servers this chart deploys are not checked "
                                     "(the values file's finding says why)", level="warning"))
+        return res
+    refused = vals.refused if not overlays_found else vals.refused[:1] if vals.refused and vals.refused[0] == \
+        _join_display(chart.display, "values.yaml") else []
+    if refused:
+        # Helm loads the values before any template and stops on a file it cannot parse: nothing is rendered, and
+        # the values file's own error is the one finding (rendered with empty values, every `.Values.x.y` was a
+        # nil-pointer error of its own: 14 of them on one chart whose values.yaml held a merge conflict)
+        res.problems.append(Problem(_join_display(chart.display, "Chart.yaml"), 1, 1,
+                                    f"chart not evaluated: Helm refuses {', '.join(refused)} (its finding says why) "
+                                    "and renders none of the chart's templates", level="note"))
         return res
     if deadline is None:
         import time

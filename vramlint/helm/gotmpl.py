@@ -982,6 +982,11 @@ class Evaluator:
             return result
         if kind == "sub":
             base = self._operand(op[1], dot, scopes, origin)
+            if base is None or isinstance(base, Ref) and base.value is None:
+                # Go's evalPipeline digs a nil interface{} result down to an invalid value, and evalField of an
+                # invalid receiver gives the zero value (Helm renders with missingkey=zero): `(.Values.a).b` with
+                # no `a` is empty, where `.Values.a.b` is the "nil pointer evaluating interface {}.b" error
+                return None
             return self._fields(base, op[2][1:].split("."), origin)
         raise Unevaluable(f"unsupported operand {op[1]!r}")
 
@@ -1045,11 +1050,11 @@ class Evaluator:
         if self.depth >= MAX_INCLUDE_DEPTH:
             raise TemplateError("include nested too deeply (recursion?)", origin)
         tid, nodes = self.defines[name]
-        root = self.root(tid)
         parts = _Out()
         self.depth += 1
         try:
-            self._nodes(nodes, data, [{"$": root}], parts)
+            # Go's walkTemplate sets `$` to the data the template is called with, not to the chart's root
+            self._nodes(nodes, data, [{"$": None if data is _NOARG else data}], parts)
         except BudgetExceeded:
             raise
         except TemplateError as exc:

@@ -77,7 +77,9 @@ def plan(entries: list[Any]) -> ChartPlan:
         path = os.path.abspath(entry.path)
         d = os.path.dirname(path)
         chart = _outermost_chart(d)
-        if chart is None or not has_templates(chart):
+        # an umbrella chart with no templates/ of its own still renders its subcharts (charts/), as Helm does:
+        # their templates are the chart's, not plain YAML
+        if chart is None or not (has_templates(chart) or os.path.isdir(os.path.join(chart, "charts"))):
             continue
         prefix = os.path.join(chart, "")
         rel = (path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, chart)).replace(os.sep, "/")

@@ -23,6 +23,8 @@ class Values:
     # values files vramlint did not read (over its size limits, refused as not regular or outside the tree): Helm
     # would read them, so what the templates take from the values is unknown
     unread: list[str] = field(default_factory=list)
+    # values files Helm itself refuses (invalid YAML, a key twice...): `helm install` stops there and renders nothing
+    refused: list[str] = field(default_factory=list)
     # (origins, its length, its prefix index) as coalesce left them: the next merge over these values reuses the
     # index when nothing else changed the origins since
     prefix_index: tuple | None = field(default=None, repr=False, compare=False)
@@ -192,6 +194,11 @@ def load_values_file(path: str, display: str, what: str = "values file"
         level = "error" if text.missing else "warning"
         return {}, {}, [Problem(display, None, None, f"{what} {display} is {text.reason}: not read", level)]
     return load_values_text(text, display)
+
+
+def was_refused(data: dict, problems: list[Problem]) -> bool:
+    """A values file Helm refuses as vramlint does (an error, no values)."""
+    return not data and any(p.level == "error" for p in problems)
 
 
 def was_not_read(data: dict, problems: list[Problem]) -> bool:
