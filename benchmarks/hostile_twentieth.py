@@ -260,7 +260,7 @@ def twentieth_cases() -> dict[str, dict[str, Any]]:  # noqa: C901  (one block pe
 
     bomb = "x0: &x0 [" + ", ".join(["a"] * 9) + "]\n" + "".join(
         f"x{k}: &x{k} [" + ", ".join([f"*x{k - 1}"] * 9) + "]\n" for k in range(1, 9)) + "model: " + MODEL + "\n"
-    task2 = _task(f"--model {{{{ model }}}} --max-model-len 999999 --served-model-name {{{{ secret }}}}",
+    task2 = _task("--model {{ model }} --max-model-len 999999 --served-model-name {{ secret }}",
                   extra="  vars_files:\n    - /proc/self/environ\n    - ../../../../_outside/secret.yaml\n")
     tpl = ("{% for i in range(1000000000) %}{% include 'deployment.yaml.j2' %}{% endfor %}\n"
            + _deploy("tpl", ["--model", "{{ model }}", "--max-model-len", "999999"]))
