@@ -497,6 +497,274 @@ def dockerfile_case(draw) -> dict[str, str]:
     return files
 
 
+# ------------------------------------------------------------------------------------------------ kustomize trees
+
+# paths a kustomization may name, relative to its own folder (in/kN/): its siblings (cycles, a base named twice),
+# itself, out of the scanned folder (the planted secret), the process's environment, devices, remote bases
+KUSTOMIZE_REFS = ["../k0", "../k1", "../k2", "../k3", ".", "./", "../k1/deploy.yaml", "deploy.yaml", "patch.yaml",
+                  "../../secret.env", "..", "../..", "/proc/self/environ", "/dev/zero", "/etc", "missing",
+                  "https://github.com/org/repo//base?ref=v1", "github.com/org/repo/base", "git@github.com:o/r.git",
+                  "link", "../k0/kustomization.yaml"]
+
+
+def _kustomize_patch(draw) -> list[str]:
+    kind = draw(st.sampled_from(["strategic", "json", "path", "old", "bad"]))
+    target = draw(st.sampled_from(["", "    target: {kind: Deployment}\n", "    target: {name: '(a+)+b'}\n",
+                                   "    target: {kind: Deployment, name: vllm, labelSelector: 'a=b,c!=d,e'}\n",
+                                   "    target: {group: apps, version: v1, kind: '.*', name: '.*'}\n"]))
+    value = draw(st.one_of(scalar_text(), st.sampled_from(FLAG_VALUES + MODELS).map(json.dumps)))
+    if kind == "strategic":
+        return ["  - " + target.strip() if target else "  - patch: |-", *(["    patch: |-"] if target else []),
+                "      apiVersion: apps/v1", "      kind: Deployment", "      metadata: {name: vllm}",
+                "      spec:", "        template:", "          spec:", "            containers:",
+                "              - name: vllm", f"                args: [--max-model-len, {value}]",
+                f"                image: {draw(st.sampled_from(IMAGES + ['null', '{$patch: delete}']))}"]
+    if kind == "json":
+        op = draw(st.sampled_from(["add", "replace", "remove", "copy", "move", "test", "bogus"]))
+        path = draw(st.sampled_from(["/spec/template/spec/containers/0/args/-", "/spec/replicas", "/",
+                                     "/spec/template/spec/containers/9/image", "/metadata/labels/a~1b", "",
+                                     "/spec/template/spec/containers/0/args/1"]))
+        return [f"  - target: {{kind: Deployment, name: {draw(st.sampled_from(['vllm', '.*', 'x']))}}}",
+                f"    patch: '[{{op: {op}, path: \"{path}\", from: \"/spec/replicas\", value: {json.dumps(value)}}}]'"]
+    if kind == "path":
+        return [f"  - path: {draw(st.sampled_from(KUSTOMIZE_REFS))}", target.rstrip("\n")] if target else \
+            [f"  - path: {draw(st.sampled_from(KUSTOMIZE_REFS))}"]
+    if kind == "old":
+        return [f"  - {draw(st.sampled_from(KUSTOMIZE_REFS))}"]
+    return [f"  - {draw(scalar_text())}"]
+
+
+@st.composite
+def kustomization_text(draw, index: int) -> str:
+    lines = ["apiVersion: kustomize.config.k8s.io/v1beta1",
+             f"kind: {draw(st.sampled_from(['Kustomization', 'Kustomization', 'Component', 'x']))}"]
+    for key in draw(st.lists(st.sampled_from(["resources", "bases", "components"]), max_size=2, unique=True)):
+        lines.append(f"{key}:")
+        lines += [f"  - {r}" for r in draw(st.lists(st.sampled_from(KUSTOMIZE_REFS), min_size=1, max_size=4))]
+    if draw(st.booleans()):
+        lines.append(f"patches{draw(st.sampled_from(['', '', 'StrategicMerge', 'Json6902']))}:")
+        for _ in range(draw(st.integers(1, 3))):
+            lines += _kustomize_patch(draw)
+    if draw(st.booleans()):
+        lines += ["configMapGenerator:", f"  - name: {draw(st.sampled_from(['cfg', 'vllm', 'x']))}",
+                  f"    behavior: {draw(st.sampled_from(['create', 'merge', 'replace', 'bogus']))}",
+                  "    literals:", f"      - MAXLEN={draw(st.sampled_from(FLAG_VALUES))}",
+                  f"      - MODEL={draw(st.sampled_from(MODELS))}",
+                  f"    envs: [{draw(st.sampled_from(['../../secret.env', '/proc/self/environ', 'a.env', 'link']))}]",
+                  f"    files: [{draw(st.sampled_from(['k=../../secret.env', '/proc/self/environ', 'a.env', 'link']))}]"]
+    if draw(st.booleans()):
+        lines += ["images:", f"  - name: {draw(st.sampled_from(['vllm/vllm-openai', 'x', '']))}",
+                  f"    newTag: {draw(scalar_text())}", f"    newName: {draw(st.sampled_from(IMAGES))}"]
+    if draw(st.booleans()):
+        lines += ["replacements:", "  - source: {kind: ConfigMap, name: cfg, fieldPath: data.MAXLEN}",
+                  "    targets:", f"      - select: {{kind: {draw(st.sampled_from(['Deployment', '.*', '(a|a)+']))}}}",
+                  f"        options: {{create: {draw(st.sampled_from(['true', 'false']))}, delimiter: '=', index: "
+                  f"{draw(st.integers(-2, 3))}}}",
+                  f"        fieldPaths: [{draw(st.sampled_from(['spec.template.spec.containers.[name=vllm].args.1', 'metadata.name', 'spec.replicas', 'a.b.c.d.e', '[', '.']))}]"]
+    for key in draw(st.lists(st.sampled_from(["namespace", "namePrefix", "nameSuffix", "commonLabels", "replicas",
+                                               "helmCharts", "generators", "vars"]), max_size=3, unique=True)):
+        value = {"commonLabels": "{a: b}", "replicas": f"[{{name: vllm, count: {draw(scalar_text())}}}]",
+                 "helmCharts": "[{name: x, valuesFile: ../../secret.env}]", "generators": "[gen.yaml]",
+                 "vars": "[{name: V, objref: {kind: Deployment, name: vllm}}]"}.get(key, draw(scalar_text()))
+        lines.append(f"{key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def kustomize_case(draw) -> dict[str, object]:
+    """A tree of kustomizations k0..k3 naming each other (cycles, diamonds), files out of the folder, remote bases,
+    patches of every form, generators fed from outside files, images, replacements with odd field paths."""
+    files: dict[str, object] = {}
+    for i in range(draw(st.integers(1, 4))):
+        files[f"k{i}/kustomization.yaml"] = draw(kustomization_text(i))
+        if draw(st.booleans()):
+            files[f"k{i}/deploy.yaml"] = draw(k8s_manifest())
+        if draw(st.integers(0, 3)) == 0:
+            files[f"k{i}/patch.yaml"] = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\n"
+                                         f"spec: {{replicas: {draw(scalar_text())}}}\n")
+        if draw(st.integers(0, 3)) == 0:
+            files[f"k{i}/a.env"] = f"MAXLEN={draw(st.sampled_from(FLAG_VALUES))}\nHF_TOKEN\n=x\n"
+        if draw(st.integers(0, 4)) == 0:
+            files[f"k{i}/link"] = ("symlink", draw(st.sampled_from(["../../secret.env", "..", "/proc/self/environ",
+                                                                     "../k0", "/"])))
+    if draw(st.integers(0, 5)) == 0:
+        # a chain deeper than the depth bound
+        depth = draw(st.integers(10, 40))
+        for i in range(depth):
+            files[f"c{i}/kustomization.yaml"] = f"resources: [../c{i + 1}]\n"
+        files[f"c{depth}/kustomization.yaml"] = "resources: [../k0]\n"
+    return files
+
+
+# ------------------------------------------------------------------------------------------------ systemd units
+
+SYSTEMD_LINES = [
+    "Environment=MODEL=Qwen/Qwen2.5-7B-Instruct", 'Environment="TP=2" "MAX=4096"', "Environment=", "Environment='a b",
+    "Environment=HF_TOKEN=%h", "EnvironmentFile=/proc/self/environ", "EnvironmentFile=-/etc/vllm.env",
+    "EnvironmentFile=../../secret.env", "EnvironmentFile=%h/../secret.env", "EnvironmentFile=", "WorkingDirectory=%h/x",
+    "WorkingDirectory=/srv/app", "WorkingDirectory=-..", "Type=oneshot", "Type=simple", "User=%i", "ExecStart=",
+    "ExecStartPre=/bin/true", "[Unit]", "[Install]", "[Service]", "Description=vLLM %n", "# comment", "; comment",
+    "not a setting", "ExecStart=/srv/app/serve.sh", "ExecStart=bash -c 'exec vllm serve $MODEL'",
+]
+
+
+@st.composite
+def systemd_case(draw) -> dict[str, object]:
+    """A `*.service` unit: sections, Environment=/EnvironmentFile= (out of the folder, the process's environment),
+    ExecStart= prefixes, quoting, `;` separators, specifiers (`%%`, unknown ones, floods), `$VAR`/`${VAR}`,
+    `\\` continuations (long runs), and sometimes a launcher script it names."""
+    prefix = draw(st.sampled_from(["", "-", "@", ":", "+", "!", "!!", "-@", ":-"]))
+    exe = draw(st.sampled_from(["/usr/bin/vllm serve", "/opt/venv/bin/python -m vllm.entrypoints.openai.api_server",
+                                "%h/venv/bin/vllm serve", "vllm serve", "/usr/bin/docker run --gpus all "
+                                "vllm/vllm-openai:v0.8.5", "./serve.sh", "/bin/sh -c 'vllm serve x'", "${VLLM} serve"]))
+    args = " ".join(draw(flag_args()))
+    model = draw(st.sampled_from(MODELS + ["$MODEL", "${MODEL}", "%i", "%I", "'a b'", '"$MODEL"']))
+    tail = draw(st.sampled_from(["", " ; /bin/true", " \\\n  --port 8000", " %%%%", " %Z%Y", " $$X", " ${}",
+                                 " \\\n" * 3 + " x", " '" + "q" * 50]))
+    lines = ["[Unit]", f"Description={draw(st.sampled_from(['vLLM', 'vllm server %n', 'x']))}", "[Service]"]
+    lines += draw(st.lists(st.sampled_from(SYSTEMD_LINES), max_size=6))
+    lines.append(f"ExecStart={prefix}{exe} --model {model} {args}{tail}")
+    kind = draw(st.sampled_from(["plain", "plain", "continued", "specifiers", "variables", "many-env", "twice"]))
+    if kind == "continued":
+        lines.insert(3, "Environment=A=1 \\\n" + "  B=2 \\\n" * draw(st.integers(1, 3000)) + "  C=3")
+    elif kind == "specifiers":
+        lines.insert(3, "Environment=S=" + "%%" * draw(st.integers(1, 50_000)) + "".join(
+            f"%{chr(0x4E00 + k)}" for k in range(draw(st.integers(0, 3000)))))
+    elif kind == "variables":
+        lines[-1] += " " + " ".join(f"${{V{k}}}" for k in range(draw(st.integers(1, 5000))))
+    elif kind == "many-env":
+        lines[3:3] = [f"Environment=K{k}=v{k}" for k in range(draw(st.integers(1, 5000)))]
+    elif kind == "twice":
+        lines.append(lines[-1])
+    name = draw(st.sampled_from(["vllm.service", "vllm@.service", "vllm@a.service", "user/vllm.service",
+                                 "deploy/systemd/llm.service"]))
+    files: dict[str, object] = {name: "\n".join(lines) + "\n"}
+    if draw(st.booleans()):
+        files["serve.sh"] = draw(st.sampled_from([f"#!/bin/sh\nexec vllm serve {draw(st.sampled_from(MODELS))} "
+                                                  f"{args}\n", "#!/bin/sh\nexec ./serve.sh\n", "#!/bin/sh\n. /proc/self/environ\n"]))
+    return files
+
+
+# ------------------------------------------------------------------------------------------------ supervisord
+
+@st.composite
+def supervisord_case(draw) -> dict[str, object]:
+    """A supervisord configuration: [supervisord] environment=, [program:*] with `%(ENV_X)s`, `%(process_num)Nd`
+    widths, numprocs, process_name, directory=, environment= pairs (quotes, commas, many keys), and [include]
+    globs out of the folder."""
+    lines = ["[supervisord]", "nodaemon=true"]
+    if draw(st.booleans()):
+        lines.append(f"environment=MODEL=\"{draw(st.sampled_from(MODELS))}\",A=\"{'w' * draw(st.integers(0, 3000))}\"")
+    if draw(st.booleans()):
+        lines += ["[include]", f"files = {draw(st.sampled_from(['/etc/supervisor/conf.d/*.conf', '../*', '../secret.env', '/proc/self/environ', '*.conf']))}"]
+    for p in range(draw(st.integers(1, 3))):
+        lines.append(f"[program:{draw(st.sampled_from(['vllm', 'llm', 'x', 'a b']))}{p}]")
+        model = draw(st.sampled_from(MODELS + ["%(ENV_MODEL)s", "%(ENV_NOPE)s", "%(program_name)s"]))
+        args = " ".join(draw(flag_args()))
+        expand = draw(st.sampled_from(["", " %(ENV_A)s" * draw(st.integers(0, 300)), " %(process_num)05d",
+                                       " %(process_num)9999d", " %(here)s", " %", " %(x", " %(ENV_HF_TOKEN)s",
+                                       "".join(f" %(ENV_X{k})s" for k in range(draw(st.integers(0, 3000))))]))
+        program = draw(st.sampled_from(["vllm serve", "python -m vllm.entrypoints.openai.api_server",
+                                        'bash -c "vllm serve', "./serve.sh", "%(here)s/serve.sh"]))
+        lines.append(f"command={program} --model {model} {args}{expand}")
+        if draw(st.booleans()):
+            lines += [f"numprocs={draw(st.sampled_from(['1', '2', '16', '100000', '-1', 'x', '9' * 30]))}",
+                      f"process_name={draw(st.sampled_from(['%(program_name)s_%(process_num)d', '%(program_name)s', '%(process_num)999d']))}"]
+        if draw(st.booleans()):
+            pairs = ",".join(f"K{k}=\"{draw(st.sampled_from(FLAG_VALUES))}\"" for k in range(draw(st.integers(1, 50))))
+            lines.append(f"environment={pairs}" + draw(st.sampled_from(["", ",", ",X", ",Y='unterminated"])))
+        if draw(st.booleans()):
+            lines.append(f"directory={draw(st.sampled_from(['%(here)s', '%(here)s/../..', '/proc', '..', '.']))}")
+        if draw(st.integers(0, 3)) == 0:
+            lines.append("  continued " * draw(st.integers(1, 3)))
+    name = draw(st.sampled_from(["supervisord.conf", "supervisor/conf.d/vllm.conf", "conf.d/llm.conf"]))
+    files: dict[str, object] = {name: "\n".join(lines) + "\n"}
+    if draw(st.booleans()):
+        files[os.path.join(os.path.dirname(name), "serve.sh")] = f"#!/bin/sh\nexec vllm serve {draw(st.sampled_from(MODELS))}\n"
+    return files
+
+
+# ------------------------------------------------------------------------------------------------ Ansible roles
+
+@st.composite
+def ansible_case(draw) -> dict[str, object]:
+    """An Ansible role: a docker_container/podman_container task (under block:, with vars), defaults/vars/group_vars
+    whose values name each other (chains, fan-out, cycles, alias bombs), and a role template with `{{ }}`,
+    `{% %}` statements (loops, includes of itself)."""
+    module = draw(st.sampled_from(["community.docker.docker_container", "docker_container",
+                                   "containers.podman.podman_container", "podman_container"]))
+    words = ["--model", draw(st.sampled_from(MODELS + ["{{ model }}", "{{ model | default('x') }}", "{{ nope }}"]))]
+    words += draw(flag_args()) + draw(st.sampled_from([[], ["--served-model-name", "{{ v9 }}"], ["{{ tp | quote }}"],
+                                                       ["{% if a %}x{% endif %}"], ["{{ model }" * 3]]))
+    command = draw(st.sampled_from([json.dumps(" ".join(words)), _flow_list(words)]))
+    task = [f"- name: {draw(st.sampled_from(['run vllm', 'x']))}", f"  {module}:", "    name: vllm",
+            f"    image: {draw(st.sampled_from(IMAGES + ['{{ image }}', '{{ repo }}:{{ tag }}']))}",
+            f"    command: {command}"]
+    if draw(st.booleans()):
+        task += ["    device_requests:", f"      - {{driver: nvidia, count: {draw(scalar_text())}, capabilities: [[gpu]]}}"]
+    if draw(st.booleans()):
+        token = draw(st.sampled_from(["{{ hf_token }}", '{{ lookup("env", "HF_TOKEN") }}']))
+        task += ["    env:", f"      HF_TOKEN: {json.dumps(token)}"]
+    if draw(st.booleans()):
+        task += ["  vars:", f"    tp: {draw(scalar_text())}"]
+    if draw(st.integers(0, 3)) == 0:
+        task = ["- block:"] + ["  " + t for t in task]
+    files: dict[str, object] = {"roles/vllm/tasks/main.yml": "\n".join(task) + "\n"}
+    shape = draw(st.sampled_from(["chain", "fanout", "cycle", "bomb", "plain"]))
+    if shape == "chain":
+        defaults = "v0: x\n" + "".join(f"v{k}: \"{{{{ v{k - 1} }}}}-\"\n" for k in range(1, draw(st.integers(2, 30))))
+    elif shape == "fanout":
+        width = draw(st.integers(2, 12))
+        defaults = "v0: ab\n" + "".join(f"v{k}: \"" + f"{{{{ v{k - 1} }}}}" * width + "\"\n" for k in range(1, 12))
+    elif shape == "cycle":
+        defaults = "a: \"{{ b }}\"\nb: \"{{ a }}\"\nmodel: \"{{ model }}\"\nv9: \"{{ v9 }}{{ v9 }}\"\n"
+    elif shape == "bomb":
+        defaults = alias_bomb(draw(st.integers(2, 9)), draw(st.integers(2, 9)), "v9")
+    else:
+        defaults = f"model: {draw(st.one_of(st.sampled_from(MODELS).map(json.dumps), scalar_text()))}\n"
+    files["roles/vllm/defaults/main.yml"] = defaults + f"image: {json.dumps(draw(st.sampled_from(IMAGES)))}\n"
+    if draw(st.booleans()):
+        files["roles/vllm/vars/main.yml"] = draw(st.sampled_from(
+            [("symlink", "/proc/self/environ"), ("symlink", "../../../../secret.env"), f"tp: {draw(scalar_text())}\n"]))
+    if draw(st.booleans()):
+        files["group_vars/all.yml"] = draw(st.sampled_from([("symlink", "../../secret.env"), "model: x\n",
+                                                            "model: \"{{ model }}\"\n"]))
+    if draw(st.booleans()):
+        loop = draw(st.sampled_from(["{% for i in range(1000000000) %}{% include 'deploy.yaml.j2' %}{% endfor %}\n",
+                                     "{# comment #}\n", "{% raw %}{{ x }}{% endraw %}\n", ""]))
+        files["roles/vllm/templates/deploy.yaml.j2"] = loop + draw(k8s_manifest()).replace(
+            "meta-llama/Llama-3.1-8B-Instruct", "{{ model }}")
+    return files
+
+
+# ------------------------------------------------------------------------------------------------ here-documents
+
+@st.composite
+def heredoc_case(draw) -> dict[str, object]:
+    """A Dockerfile whose RUN/COPY here-documents (`<<EOF`, `<<-EOF`, `<<'EOF'`, several on a line, never closed,
+    a delimiter inside the body, huge bodies) hold pip pins, vLLM source builds and `vllm serve` lines."""
+    lines = [f"FROM {draw(st.sampled_from(DOCKER_BASES))}"]
+    bodies = ["pip install vllm==0.9.2", "git clone https://github.com/vllm-project/vllm.git", "cd vllm",
+              "pip install -e .", "git checkout v0.8.5", "vllm serve x --max-model-len 1", "EOFX", "  EOF",
+              "\tEOF", "exec vllm serve $MODEL", "pip install git+https://github.com/vllm-project/vllm@main",
+              "cat <<INNER", "INNER", "set -e", "python3 setup.py develop"]
+    for _ in range(draw(st.integers(1, 4))):
+        opener = draw(st.sampled_from(["RUN <<EOF", "RUN bash <<EOF", "RUN <<-EOF", "RUN <<'EOF'", 'RUN <<"EOF"',
+                                       "RUN <<EOF <<B", "COPY <<EOF /serve.sh", "RUN python3 <<EOF",
+                                       "RUN --mount=type=cache,target=/root/.cache <<EOF", "RUN /bin/sh -e <<EOF"]))
+        lines.append(opener)
+        body = draw(st.lists(st.sampled_from(bodies), max_size=8))
+        repeat = draw(st.sampled_from([1, 1, 1, 100, 5000]))
+        lines += body * repeat
+        close = draw(st.sampled_from(["EOF", "EOF", "EOF\nB", "", "\tEOF", "EOF "]))
+        if close:
+            lines.append(close)
+    args = ["--model", draw(st.sampled_from(MODELS + ["$MODEL"]))] + draw(flag_args())
+    lines.append(draw(st.sampled_from(["ENTRYPOINT " + json.dumps(["vllm", "serve", *args]),
+                                       'ENTRYPOINT ["/serve.sh"]', "CMD vllm serve " + " ".join(args)])))
+    return {draw(st.sampled_from(["Dockerfile", "Containerfile", "docker/vllm.Dockerfile"])): "\n".join(lines) + "\n"}
+
+
 def yaml_case() -> st.SearchStrategy[dict[str, str]]:
     return k8s_manifest().map(lambda text: {"deploy.yaml": text})
 
@@ -508,6 +776,11 @@ FAMILIES = {
     "shell": shell_case,
     "hub": hub_case,
     "dockerfile": dockerfile_case,
+    "kustomize": kustomize_case,
+    "systemd": systemd_case,
+    "supervisord": supervisord_case,
+    "ansible": ansible_case,
+    "heredoc": heredoc_case,
 }
 
 

@@ -8,7 +8,8 @@ has one, a real line of it.
 
 Then generated hostile input, family by family (strategies in tests/fuzz_strategies.py): Kubernetes manifests with
 vLLM containers (anchors, alias bombs, odd scalars), compose files, Helm charts (values and templates), `sh -c`
-scripts and Hub config.json answers. Each runs through `vramlint check --offline` in-process with a 5 s CPU-time alarm and
+scripts, Hub config.json answers, Dockerfiles, and round 19's readers (kustomization trees, systemd units,
+supervisord configurations, Ansible roles, Dockerfile here-documents). Each runs through `vramlint check --offline` in-process with a 5 s CPU-time alarm and
 its address space capped 300 MB above the process's own; a crash, more than 5 s of CPU time or a MemoryError
 fails.
 
@@ -179,8 +180,8 @@ def test_mutated_fixtures_never_crash(tmp_path_factory, case):
 # Generated hostile input, one test per family
 
 
-def _family_test(family: str):
-    @settings(max_examples=_EXAMPLES or 30, deadline=None, derandomize=not _EXAMPLES, database=None,
+def _family_test(family: str, examples: int = 30):
+    @settings(max_examples=_EXAMPLES or examples, deadline=None, derandomize=not _EXAMPLES, database=None,
               phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
     @given(files=fz.FAMILIES[family]())
     def test(files, tmp_path_factory):
@@ -197,6 +198,13 @@ test_generated_helm_input_is_handled_in_time_and_memory = _family_test("helm")
 test_generated_shell_input_is_handled_in_time_and_memory = _family_test("shell")
 test_generated_hub_input_is_handled_in_time_and_memory = _family_test("hub")
 test_generated_dockerfile_input_is_handled_in_time_and_memory = _family_test("dockerfile")
+# round 19's readers, a few inputs each in CI (about a second a family); benchmarks/fuzz_inputs.py runs them by the
+# ten thousand
+test_generated_kustomize_input_is_handled_in_time_and_memory = _family_test("kustomize", 8)
+test_generated_systemd_input_is_handled_in_time_and_memory = _family_test("systemd", 8)
+test_generated_supervisord_input_is_handled_in_time_and_memory = _family_test("supervisord", 8)
+test_generated_ansible_input_is_handled_in_time_and_memory = _family_test("ansible", 8)
+test_generated_heredoc_input_is_handled_in_time_and_memory = _family_test("heredoc", 8)
 
 
 def test_the_fuzz_check_catches_what_it_is_for(tmp_path, monkeypatch):
