@@ -298,8 +298,9 @@ def test_a_cycle_and_deep_nesting_end(tmp_path):
     root = _write(tmp_path, {"a/kustomization.yaml": "resources:\n  - ../b\n",
                              "b/kustomization.yaml": "resources:\n  - ../a\n  - deployment.yaml\n",
                              "b/deployment.yaml": BASE_DEPLOYMENT})
-    inv = _scan(root)  # each includes the other: no root at all, nothing built, nothing hangs
-    assert len(inv.servers) == 1  # read as plain files, as without kustomize
+    inv = _scan(root)  # each includes the other: no root, so the cycle's first is built; nothing hangs
+    assert len(inv.servers) == 1
+    assert [p.file for p in inv.problems if "a cycle" in p.message] == ["a/kustomization.yaml"]
     chain = {f"k{i}/kustomization.yaml": f"resources:\n  - ../k{i + 1}\n" for i in range(40)}
     chain["k40/kustomization.yaml"] = "resources:\n  - deployment.yaml\n"
     chain["k40/deployment.yaml"] = BASE_DEPLOYMENT

@@ -37,9 +37,13 @@ MAX_DEPTH = 16
 MAX_RESOURCES = 1000
 MAX_ROOTS = 500
 MAX_PATCH_OPS = 1000
-# nodes of the objects one build copies (each overlay copies its base): a bound on the work of many overlays
-# over large bases, as each file's own size is bounded where it is read
+# nodes of the objects one build copies (each overlay copies its base) and that its patches merge into them: a
+# bound on the work of many overlays over large bases, and of patches fanned out over many objects, as each file's
+# own size is bounded where it is read
 MAX_BUILD_NODES = 400_000
+# kustomizations evaluated for one root: bases that name the same bases (a diamond) are built once per path, as
+# kustomize builds them, which grows as the product of the fan-outs (13 levels of 3: 1.6 million builds)
+MAX_BUILDS = 2000
 
 # Fields evaluated here; any other top-level field of a kustomization is said once, with what to do.
 _EVALUATED = frozenset((
@@ -142,6 +146,31 @@ def _copy(node: Any, depth: int = 0) -> Any:
         seq.at, seq.iorg = node.at, list(node.iorg)
         return seq
     return node
+
+
+def _size(node: Any, depth: int = 0) -> int:
+    """About the nodes ``node`` adds to a build where it is put: one a map, list or scalar, a string counted as a
+    file of its length is (len // 8, as `_load` counts a file)."""
+    if isinstance(node, str):
+        return 1 + len(node) // 8
+    if depth > 60:
+        return 1
+    if isinstance(node, dict):
+        return 1 + sum(_size(k, depth + 1) + _size(v, depth + 1) for k, v in node.items())
+    if isinstance(node, list):
+        return 1 + sum(_size(v, depth + 1) for v in node)
+    return 1
+
+
+def _grow(run: _Run, kust: Kustomization, org: Org | None, nodes: int, what: str) -> None:
+    """Count ``nodes`` a transformer adds to the build of the root; past MAX_BUILD_NODES the root is not built."""
+    run.build_nodes += nodes
+    if run.build_nodes > MAX_BUILD_NODES:
+        run.say(kust.file, _lineno(org), f"{what}: the objects of this build pass vramlint's bound (about "
+                f"{MAX_BUILD_NODES:,} nodes) once it is applied to each object it selects: the build is not evaluated "
+                "and its files are read one by one. Run `kustomize build` and pipe it to `vramlint check -`",
+                bound=True)
+        raise _Unbuildable()
 
 
 def _set(m: KMap, key: Any, value: Any, org: Org | None, key_org: Org | None = None) -> None:
@@ -294,7 +323,9 @@ class _Run:
     touched: list[str] = field(default_factory=list)  # real paths the root being built read
     said: list[tuple[str, int | None, str]] = field(default_factory=list)  # what the root being built said
     sizes: dict[str, int] = field(default_factory=dict)  # real path -> nodes of its documents
-    build_nodes: int = 0  # nodes the root being built has copied
+    build_nodes: int = 0  # nodes the root being built has copied or merged
+    builds: int = 0  # kustomizations the root being built has evaluated
+    lines: dict[str, list[str]] = field(default_factory=dict)  # kustomization path -> its lines (block indents)
     bounds: set[tuple[str, int | None, str]] = field(default_factory=set)  # limits reached: said whatever the set
     custom_config: bool = False  # a kustomization of the root being built has `configurations` (field specs added)
 
@@ -305,6 +336,12 @@ class _Run:
             self.bounds.add(key)
         if key not in self.notes:
             self.notes[key] = Problem(file, line, 1 if line else None, message, level=level)  # type: ignore[arg-type]
+
+
+class _Unbuildable(Exception):
+    """The root being built passes one of vramlint's bounds: its build stops, what stopped it is said (on the root's
+    kustomization when the exception carries a message, else already where it was passed), and its files are read
+    as files of their own."""
 
 
 def _display(path: str) -> str:
@@ -436,6 +473,12 @@ def build(run: _Run, directory: str, depth: int = 0, stack: tuple[str, ...] = ()
         run.say(kust.file, None, f"kustomizations nested more than {MAX_DEPTH} deep: not evaluated further",
                 bound=True)
         return []
+    run.builds += 1
+    if run.builds > MAX_BUILDS:
+        raise _Unbuildable(f"more than {MAX_BUILDS:,} kustomizations to evaluate for this build (bases that include the "
+                           "same bases are built once for each path to them, as kustomize builds them): not evaluated, "
+                           "its files are read one by one; run `kustomize build` on this folder and pipe it to "
+                           "`vramlint check -`")
     stack = stack + (real,)
     resources: list[Resource] = []
     _accumulate(run, kust, resources, depth, stack)
@@ -717,7 +760,9 @@ def _patch_entry(run: _Run, kust: Kustomization, entry: KMap, org: Org | None, r
                 run.say(kust.file, _lineno(org), "a JSON 6902 patch without `target`: kustomize build fails on it",
                         "warning")
                 continue
+            size = _size(doc)
             for res in chosen:
+                _grow(run, kust, org, size, "a JSON patch")
                 _json_patch(run, where, doc, res)
         elif isinstance(doc, KMap) and not json_only:
             chosen = _select(resources, target) if target is not None else _by_patch_id(resources, doc)
@@ -725,7 +770,9 @@ def _patch_entry(run: _Run, kust: Kustomization, entry: KMap, org: Org | None, r
                 run.say(kust.file, _lineno(org), f"the patch for {_kind(doc)} {_name(doc)} matches no object read here "
                         "(kustomize build fails when none exists): it is not applied")
             options = entry.get("options") if isinstance(entry.get("options"), KMap) else KMap()
+            size = _size(doc)
             for res in chosen:
+                _grow(run, kust, org, size, f"the patch for {_kind(doc)} {_name(doc)}")
                 if doc.get("$patch") == "delete":
                     # the merge gives no object, and kustomize drops it from the set (resWrangler.ApplySmPatch)
                     resources.remove(res)
@@ -769,10 +816,12 @@ def _block_indent(run: _Run, kust: Kustomization, vorg: Org | None) -> int:
         return 0
     from vramlint.textfile import read_text
 
-    text, _ = read_text(kust.path, kust.file)
-    if text is None:
-        return 0
-    lines = text.splitlines()
+    lines = run.lines.get(kust.path)
+    if lines is None:
+        # once a kustomization: read again for each inline patch, 3,000 patches of a 4 MB file took 15 CPU-s
+        text, _ = read_text(kust.path, kust.file)
+        lines = text.splitlines() if text is not None else []
+        run.lines[kust.path] = lines
     for raw in lines[vorg.line:vorg.line + 50]:
         if raw.strip():
             return len(raw) - len(raw.lstrip(" "))
@@ -1379,6 +1428,7 @@ def _replacement(run: _Run, kust: Kustomization, entry: KMap, resources: list[Re
                             "not applied")
                     continue
                 for tparent, tkey in spots:
+                    _grow(run, kust, entry.at, _size(value), "a replacement")
                     _write_replacement(tparent, tkey, value, org, topts)
                 if fp == "metadata.name" and isinstance(_name(res.node), str):
                     res.names.append(_name(res.node) or "")
@@ -1569,21 +1619,44 @@ def plan(entries: list[Any]) -> KustomizePlan:
     if not dirs:
         return out
     included: set[str] = set()
+    edges: dict[str, list[str]] = {}
     run = _Run()
     for directory in dirs:
         kust = _load_kustomization(run, directory)
         if not isinstance(kust, Kustomization):
             continue
+        names = edges.setdefault(os.path.realpath(directory), [])
         for key in ("resources", "bases", "components"):
             for entry, _org in _strings(kust, key):
                 if not _is_remote(entry):
-                    included.add(os.path.realpath(os.path.join(directory, entry)))
+                    names.append(os.path.realpath(os.path.join(directory, entry)))
+                    included.add(names[-1])
+    reached: set[str] = set()
+
+    def reach(start: str) -> None:
+        todo = [start]
+        while todo:
+            here = todo.pop()
+            if here not in reached:
+                reached.add(here)
+                todo.extend(edges.get(here, ()))
+
+    components = set()
     for directory in dirs:
         kust = _load_kustomization(run, directory)
         if isinstance(kust, Kustomization) and kust.kind == "Component":
+            components.add(os.path.realpath(directory))
             continue  # a component is only ever applied by the kustomizations that name it
         if os.path.realpath(directory) not in included:
             out.roots.append(directory)
+            reach(os.path.realpath(directory))
+    for directory in dirs:
+        # kustomizations that include each other and that no root reaches (A -> B -> A): every one is included, so
+        # none was a root and the cycle went unsaid; its first is built, where the cycle is said
+        real = os.path.realpath(directory)
+        if real not in reached and real not in components and real in edges:
+            out.roots.append(directory)
+            reach(real)
     return out
 
 
@@ -1626,6 +1699,10 @@ def extract(roots: list[str]) -> tuple[list[Server], list[Problem], set[str]]:
                 probs_mapped.append(p)
             servers.extend(got)  # only when the whole kustomization was read
             problems.extend(probs_mapped)
+        except _Unbuildable as stop:
+            run.handled = handled_before
+            if stop.args:
+                run.say(_display(kustomization_file(directory) or directory), None, stop.args[0], bound=True)
         except Exception as exc:  # noqa: BLE001 - one kustomization vramlint cannot build: the others still are,
             # and the files only it read are read as files of their own
             from vramlint.model import internal_problem
