@@ -26,6 +26,7 @@ scanned tree is followed with the unit's environment (`launch_scripts.follow_rep
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import dataclass, field
@@ -40,13 +41,61 @@ _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v
 _RESET_LISTS = ("ExecStart", "Environment", "EnvironmentFile")
 
 
+class Places:
+    """Where each character of a setting's value was written, (line, 1-based column), indexed as a list of them is:
+    kept as one run per line of the file (a tuple a character held five settings of 1 MB in 640 MB)."""
+
+    __slots__ = ("starts", "runs", "length")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []  # index of the run's first character
+        self.runs: list[tuple[int, int]] = []  # (line, column) of it
+        self.length = 0
+
+    def add(self, line: int, column: int, count: int) -> None:
+        """``count`` characters written from (line, column) on."""
+        if count > 0:
+            self.starts.append(self.length)
+            self.runs.append((line, column))
+            self.length += count
+
+    def extend(self, other: Places) -> None:
+        for start, (line, column), end in zip(other.starts, other.runs, [*other.starts[1:], other.length], strict=True):
+            self.add(line, column, end - start)
+
+    def cut(self, start: int, stop: int | None = None) -> Places:
+        """The places of characters ``start`` to ``stop`` (as a slice)."""
+        start, stop, _ = slice(start, stop).indices(self.length)
+        out = Places()
+        k = max(bisect.bisect_right(self.starts, start) - 1, 0)
+        while k < len(self.starts) and self.starts[k] < stop:
+            first = max(self.starts[k], start)
+            end = min(self.starts[k + 1] if k + 1 < len(self.starts) else self.length, stop)
+            line, column = self.runs[k]
+            out.add(line, column + first - self.starts[k], end - first)
+            k += 1
+        return out
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        if i < 0:
+            i += self.length
+        if not 0 <= i < self.length:
+            raise IndexError(i)
+        k = bisect.bisect_right(self.starts, i) - 1
+        line, column = self.runs[k]
+        return line, column + i - self.starts[k]
+
+
 @dataclass
 class Setting:
     """One `Key=Value` of a section: its value with where each character of it was written."""
 
     key: str
     value: str
-    places: list[tuple[int, int]]  # (line, 1-based column) of each character of ``value``
+    places: Places  # (line, 1-based column) of each character of ``value``
     line: int
     file: str | None = None  # a drop-in's, when it set the value (None: the unit's own file)
 
@@ -69,6 +118,7 @@ class Unit:
         return found[-1] if found else None
 
 
+MAX_CHECKOUT_LEVELS = 32  # folders looked in, from a unit's up, for the checkout its WorkingDirectory= runs from
 LONG_LINE_MAX = 1024 * 1024  # systemd's src/basic/fileio.h: a line, continuations joined, past this is refused
 
 
@@ -79,7 +129,7 @@ def parse_unit(text: str) -> tuple[Unit, list[tuple[int, str]]]:
     section: str | None = None
     # a setting continued over lines: its pieces, their places, its first line, its length (joined once at its end:
     # joining at every line was quadratic, 100,000 continued lines ran for minutes)
-    pending: tuple[list[str], list[tuple[int, int]], int, int] | None = None
+    pending: tuple[list[str], Places, int, int] | None = None
     for number, raw in enumerate(_BREAK.split(text), start=1):
         stripped = raw.strip()
         if stripped.startswith(("#", ";")):
@@ -93,16 +143,18 @@ def parse_unit(text: str) -> tuple[Unit, list[tuple[int, str]]]:
             # too long" when continued) and does not load the unit
             return Unit(), [(pending[2] if pending else number, "a line (continuations joined) past 1 MiB, which "
                              "systemd refuses (Line too long): the unit is not loaded")]
-        places = [(number, first + 1 + k) for k in range(len(body))]
+        places = Places()
+        places.add(number, first + 1, len(body))
         if body.endswith("\\"):
             if pending is None:
-                pending = ([], [], number, 0)
+                pending = ([], Places(), number, 0)
             pending[0].append(body[:-1] + " ")
             pending[1].extend(places)  # the `\\`'s place is the blank's that replaces it
             pending = (pending[0], pending[1], pending[2], pending[3] + len(body))
             continue
         if pending is not None:
-            body, places = "".join(pending[0]) + body, pending[1] + places
+            pending[1].extend(places)
+            body, places = "".join(pending[0]) + body, pending[1]
         start_line = pending[2] if pending else number
         pending = None
         if not body:
@@ -123,13 +175,13 @@ def parse_unit(text: str) -> tuple[Unit, list[tuple[int, str]]]:
         lead = len(rest) - len(rest.lstrip())
         value = rest.strip()
         offset = at + 1 + lead
-        unit.sections[section].append(Setting(key, value, places[offset:offset + len(value)], start_line))
+        unit.sections[section].append(Setting(key, value, places.cut(offset, offset + len(value)), start_line))
     if pending is not None and section is not None and "=" in "".join(pending[0]):
         body, places, start_line = "".join(pending[0]), pending[1], pending[2]
         at = body.index("=")
         rest = body[at + 1:]
         lead = len(rest) - len(rest.lstrip())
-        unit.sections[section].append(Setting(body[:at].strip(), rest.strip(), places[at + 1 + lead:], start_line))
+        unit.sections[section].append(Setting(body[:at].strip(), rest.strip(), places.cut(at + 1 + lead), start_line))
     return unit, errors
 
 
@@ -186,6 +238,26 @@ def split_words(value: str, separators: str = " \t\n") -> list[Word] | str:
 # --- Specifiers and variables -------------------------------------------------------------------------------
 
 
+class Names(list):
+    """Names in the order first met, each once; `add` is O(1) (a list searched before each append was quadratic: a
+    unit naming 60,000 distinct unset variables ran for 25 CPU-s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def add(self, name: str) -> None:
+        if name not in self.seen:
+            self.seen.add(name)
+            self.append(name)
+
+
+def said_names(names: list[str], prefix: str = "", limit: int = 12) -> str:
+    """The names joined for a message, the first ``limit`` of a long list and how many more."""
+    shown = ", ".join(prefix + n for n in names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
+
+
 def specifiers(display: str, user_unit: bool) -> dict[str, str | None]:
     """The specifiers systemd expands in a unit named as ``display`` is; None: known only where it runs."""
     name = unit_name(display)
@@ -197,11 +269,13 @@ def specifiers(display: str, user_unit: bool) -> dict[str, str | None]:
             "h": None if user_unit else "/root"}
 
 
-def expand_specifiers(value: str, table: dict[str, str | None], unknown: list[str]) -> tuple[str, list[int]]:
+def expand_specifiers(value: str, table: dict[str, str | None], unknown: Names) -> tuple[str, Any]:
     """``value`` with its `%x` specifiers expanded (UNKNOWN_MARK for one not known, named in ``unknown``), and
-    where each character of the result was written."""
+    where each character of the result was written (its index in ``value``)."""
     from vramlint.cmdline import UNKNOWN_MARK
 
+    if "%" not in value:
+        return value, range(len(value))  # each character where it is, without a list of them
     out: list[str] = []
     where: list[int] = []
     i = 0
@@ -211,8 +285,7 @@ def expand_specifiers(value: str, table: dict[str, str | None], unknown: list[st
             letter = value[i + 1]
             piece = table.get(letter)
             if piece is None:
-                if f"%{letter}" not in unknown:
-                    unknown.append(f"%{letter}")
+                unknown.add(f"%{letter}")
                 piece = UNKNOWN_MARK
             out.append(piece)
             where.extend([i] * len(piece))
@@ -224,7 +297,7 @@ def expand_specifiers(value: str, table: dict[str, str | None], unknown: list[st
     return "".join(out), where
 
 
-def substitute(word: str, env: dict[str, str | None], unknown: list[str]) -> list[str]:
+def substitute(word: str, env: dict[str, str | None], unknown: Names) -> list[str]:
     """One word of an ExecStart after systemd's variable substitution: `$NAME` alone split on whitespace,
     `${NAME}` in place, `$$` a `$`; a variable whose value is not known becomes UNKNOWN_MARK (named in
     ``unknown``)."""
@@ -233,8 +306,7 @@ def substitute(word: str, env: dict[str, str | None], unknown: list[str]) -> lis
     def value_of(name: str) -> str:
         value = env.get(name)
         if value is None:
-            if name not in unknown:
-                unknown.append(name)
+            unknown.add(name)
             return UNKNOWN_MARK
         return value
 
@@ -341,11 +413,12 @@ def read_service(text: str, display: str, path: str | None = None, rendered: Any
     user_unit = "/user/" in "/" + display.replace("\\", "/") or any(
         "default.target" in s.value for s in unit.all("Install", "WantedBy"))
     table = specifiers(display, user_unit)
-    unknown_specs: list[str] = []
+    unknown_specs = Names()
     notes: list[str] = []
     env: dict[str, str | None] = {}
     env_locs: dict[str, Location] = {}
     unread: list[str] = []
+    unread_lines: list[str] = []
     for setting in unit.all("Service", "Environment"):
         value, where = expand_specifiers(setting.value, table, unknown_specs)
         words = split_words(value)
@@ -375,16 +448,22 @@ def read_service(text: str, display: str, path: str | None = None, rendered: Any
             read_script_file(target) if target.startswith("/") else (None, "not an absolute path, which systemd "
                                                                       "refuses"))
         if file_text is None:
-            notes.append(f"EnvironmentFile={setting.value} (line {setting.line}) is not read ({why}): the variables "
-                         "it sets are not known here (set them with Environment= in the unit, or scan the tree that "
-                         "holds the file)" + (" - systemd starts the service without it when it is absent (`-`)"
-                                              if optional else ""))
+            if not unread:
+                notes.append(f"EnvironmentFile={setting.value} (line {setting.line}) is not read ({why}): the "
+                             "variables it sets are not known here (set them with Environment= in the unit, or scan "
+                             "the tree that holds the file)" + (" - systemd starts the service without it when it is "
+                                                                "absent (`-`)" if optional else ""))
             env["\ue001EnvironmentFile"] = None  # a source of variables not seen: any undefined one may be set
             unread.append(f"EnvironmentFile={setting.value} (line {setting.line}, {why})")
+            unread_lines.append(str(setting.line))
             continue
         for key, val in read_env_file(file_text).items():
             env[key] = val  # systemd: the file's assignments override Environment='s
             env_locs[key] = Location(setting.file or display, setting.line, 1)
+    if len(unread) > 1:
+        # one note for them all (30,000 unread files were 30,000 notes on the server, 55 MB of report)
+        notes[-1] += (f"; {len(unread) - 1:,} more EnvironmentFile= are not read either (lines "
+                      f"{said_names(unread_lines[1:])})")
     wd = unit.last("Service", "WorkingDirectory")
     working_directory = None
     wd_written = wd.value.lstrip("-").strip() if wd is not None and wd.value.strip() else None
@@ -401,7 +480,7 @@ def read_service(text: str, display: str, path: str | None = None, rendered: Any
                                 "ExecStart= setting, which is only allowed for Type=oneshot services\"), so the server "
                                 "it would start is not checked", level="warning"))
         return None, problems
-    unknown_vars: list[str] = []
+    unknown_vars = Names()
     commands: list[Command] = []
     for setting in exec_starts:
         for words in _exec_commands(setting, display, table, env, unknown_specs, unknown_vars, problems):
@@ -423,7 +502,7 @@ def _place_on_template(unit: Unit, errors: list[tuple[int, str]], rendered: Any)
 
 
 def _exec_commands(setting: Setting, display: str, table: dict[str, str | None], env: dict[str, str | None],
-                   unknown_specs: list[str], unknown_vars: list[str], problems: list[Problem]) -> list[list[Any]]:
+                   unknown_specs: Names, unknown_vars: Names, problems: list[Problem]) -> list[list[Any]]:
     from vramlint.cmdline import Token
 
     display = setting.file or display  # a drop-in's ExecStart= is placed in the drop-in
@@ -735,8 +814,16 @@ def _checkout_script(command: Command, service: Service, unit_path: str
         return None
     else:
         rel = target
-    folder = os.path.dirname(os.path.abspath(unit_path))
-    while outside_reason(folder) is None:
+    # real from the start, so each folder up is real too and is judged without resolving it again (a realpath at
+    # each level of a unit 300 folders deep cost 0.8 CPU-s a unit)
+    from vramlint.fsread import real_path
+
+    folder = os.path.dirname(real_path(os.path.abspath(unit_path)))
+    # and at most MAX_CHECKOUT_LEVELS up: a unit is kept near its repository's root (each level is a stat of a path
+    # as deep as the unit; 1,000 units 300 folders deep took 12 CPU-s)
+    for _ in range(MAX_CHECKOUT_LEVELS):
+        if outside_reason(folder, real=folder) is not None:
+            break
         candidate = os.path.normpath(os.path.join(folder, rel))
         if os.path.isfile(candidate) and outside_reason(candidate) is None:
             words = [Token(rel, w.location) if w is call.path else w for w in command.words]
@@ -777,14 +864,14 @@ def _add_unit_notes(server: Server, service: Service, inv: Any = None) -> None: 
     says them (as the supervisord reader does), else in a note of its own."""
     causes = []
     if service.unknown_variables:
-        names = ", ".join("$" + v for v in service.unknown_variables)
+        names = said_names(service.unknown_variables, "$")
         causes.append(f"ExecStart= uses {names}, which " + (
-            f"{' and '.join(service.unread_files)} may set: not read here (set them with Environment=, or scan the "
+            f"{said_names(service.unread_files, limit=3)} may set: not read here (set them with Environment=, or scan the "
             "tree that holds the file)" if service.unread_files else
             "this unit's Environment= does not set: systemd takes them from its manager's environment "
             "(DefaultEnvironment=) or substitutes an empty string (set them with Environment=)"))
     if service.unknown_specifiers:
-        causes.append(f"the unit's specifiers {', '.join(service.unknown_specifiers)} are known only where systemd "
+        causes.append(f"the unit's specifiers {said_names(service.unknown_specifiers)} are known only where systemd "
                       "starts it (a template's instance, a user manager's home): write the values, or check the unit "
                       "as instantiated")
     folded = False
