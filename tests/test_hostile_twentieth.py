@@ -193,3 +193,65 @@ def test_the_checkout_walk_looks_a_bounded_number_of_folders_up(tmp_path):
     # the near unit's script is found and followed; the far one's is not looked for past the bound, which is said
     assert [os.path.basename(s.file) for s in inv.servers] == ["near.service"]
     assert [p.level for p in inv.problems if p.file.endswith("far.service")] == ["note"]
+
+
+# ---------------------------------------------------------------------------------------------------- supervisord
+
+
+def test_a_command_expanding_past_execves_limit_is_a_warning_on_its_line(tmp_path):
+    from vramlint.extract.supervisord import MAX_EXPANDED
+
+    value = "w" * 100_000
+    conf = ("[supervisord]\nnodaemon=true\nenvironment=A=\"" + value + "\"\n\n[program:vllm]\n"
+            "command=vllm serve Qwen/Qwen2.5-1.5B-Instruct --served-model-name " + "%(ENV_A)s" * 30 + "\n")
+    assert 30 * len(value) > MAX_EXPANDED
+    path = tmp_path / "supervisord.conf"
+    path.write_text(conf)
+    inv = scan([str(path)])
+    assert inv.servers == []
+    [warning] = [p for p in inv.problems if "Argument list too long" in p.message]
+    assert (warning.line, warning.level) == (6, "warning")
+    # under the limit the same command is read, the value in its word
+    path.write_text(conf.replace("%(ENV_A)s" * 30, "%(ENV_A)s" * 2))
+    [server] = scan([str(path)]).servers
+    assert server.args["served_model_name"] == [value * 2]
+
+
+def test_many_distinct_unknown_expansions_are_said_once_and_short(tmp_path):
+    conf = ("[program:vllm]\ncommand=vllm serve Qwen/Qwen2.5-1.5B-Instruct --port 8000 "
+            + " ".join(f"%(ENV_X{k})s" for k in range(40_000)) + "\n")
+    path = tmp_path / "supervisord.conf"
+    path.write_text(conf)
+    [server] = scan([str(path)]).servers
+    said = " ".join(server.notes + server.unchecked)
+    assert "%(ENV_X0)s, %(ENV_X1)s" in said and "and 39,988 more" in said and "%(ENV_X39999)s" not in said
+
+
+# ---------------------------------------------------------------------------------------------------- Ansible
+
+
+def _role(tmp_path: Path, defaults: str, command: str) -> object:
+    task = ("- name: run vllm\n  community.docker.docker_container:\n    name: vllm\n"
+            f"    image: vllm/vllm-openai:v0.8.5\n    command: \"{command}\"\n")
+    return _scan(_write(tmp_path, {"roles/vllm/defaults/main.yml": defaults, "roles/vllm/tasks/main.yml": task}))
+
+
+def test_role_values_naming_each_other_are_rendered_once_each_and_bounded(tmp_path):
+    from vramlint.extract.ansible import MAX_RENDERED
+
+    # each level names the one below twice: rendered right, once a level
+    chain = "v0: ab\n" + "".join(f"v{k}: \"{{{{ v{k - 1} }}}}-{{{{ v{k - 1} }}}}\"\n" for k in range(1, 4))
+    inv = _role(tmp_path / "a", chain, "--model Qwen/Qwen2.5-1.5B-Instruct --served-model-name {{ v3 }}")
+    [server] = inv.servers
+    v1 = "ab-ab"
+    v2 = f"{v1}-{v1}"
+    assert server.args["served_model_name"] == [f"{v2}-{v2}"]
+    # thirty references a level: past MAX_RENDERED the value is unknown, said, and nothing runs away
+    # (eight levels, under the depth bound: 3 * 30**8 characters, 1.9e12, if rendered)
+    fan = "v0: xyz\n" + "".join(f"v{k}: \"" + f"{{{{ v{k - 1} }}}}" * 30 + "\"\n" for k in range(1, 9))
+    assert 3 * 30 ** 4 > MAX_RENDERED
+    inv = _role(tmp_path / "b", fan, "--model Qwen/Qwen2.5-1.5B-Instruct --served-model-name {{ v8 }}")
+    [server] = inv.servers
+    assert server.model == "Qwen/Qwen2.5-1.5B-Instruct"
+    said = " ".join(server.notes + server.unchecked + [p.message for p in inv.problems])
+    assert f"renders to more than {MAX_RENDERED:,} characters" in said

@@ -26,10 +26,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from vramlint.extract.systemd import Names, said_names
 from vramlint.model import Location, Problem, Server
 
 MAX_NUMPROCS = 16  # processes read per section; more are said, not read
 MAX_FORMAT_WIDTH = 1000  # a `%(name)Nd` wider than this is not built (unknown)
+# Linux's execve takes at most ARG_MAX of arguments and environment together (a quarter of the default 8 MiB stack
+# limit: 2 MiB), and no one string over MAX_ARG_STRLEN (128 KiB): a command= or environment= that expands past
+# this is one supervisord cannot spawn (E2BIG, "Argument list too long"), and is not built further
+MAX_EXPANDED = 2 * 1024 * 1024
 _BREAK = re.compile(r"\r\n|\r|\n")  # Python's text mode (universal newlines), how configparser gets its lines
 _SECTION = re.compile(r"\[(?P<header>.+)\]")  # RawConfigParser.SECTCRE
 _OPTION = re.compile(r"(?P<option>.*?)\s*(?P<vi>=|:)\s*(?P<value>.*)$")  # RawConfigParser.OPTCRE
@@ -186,7 +191,7 @@ def read_programs(text: str, display: str, environ: dict[str, str | None] | None
                 for key, (value, where) in pairs.items():
                     env[key], env_locs[key] = value, where
                     expansions[f"ENV_{key}"] = value
-            unknown: list[str] = []
+            unknown = Names()
             words, why = _command_words(command, display, lines, expansions, unknown)
             if words is None:
                 problems.append(Problem(display, command.key_line, 1, f"[{section.name}] command= is not read "
@@ -209,14 +214,24 @@ def _integer(section: Section, key: str, default: int) -> int | None:
         return None
 
 
+class _TooLong(Exception):
+    """An expansion past MAX_EXPANDED characters."""
+
+
+_TOO_LONG = (f"it expands past {MAX_EXPANDED // (1024 * 1024)} MiB, more than Linux's execve takes (E2BIG, \"Argument "
+             "list too long\"), so supervisord cannot spawn it")
+
+
 def _expand(text: str, expansions: dict[str, Any], unknown: list[str]) -> tuple[str, list[int]] | None:
     """supervisord's `text % expansions`, with where each character of the result was written (its index in
-    ``text``): a name not known becomes UNKNOWN_MARK (named in ``unknown``). None when supervisord's format
-    fails (a lone `%`)."""
+    ``text``): a name not known becomes UNKNOWN_MARK (named in ``unknown``, once: a `Names` keeps that O(1)). None
+    when supervisord's format fails (a lone `%`); _TooLong past MAX_EXPANDED characters (a 100 KB value named
+    5,000 times made 500 MB, and a list of as many places)."""
     from vramlint.cmdline import UNKNOWN_MARK
 
     out: list[str] = []
     where: list[int] = []
+    size = 0
     i = 0
     while i < len(text):
         at = text.find("%", i)
@@ -235,7 +250,9 @@ def _expand(text: str, expansions: dict[str, Any], unknown: list[str]) -> tuple[
             name = m.group("name")
             value = expansions.get(name)
             if value is None:
-                if name not in unknown:
+                if isinstance(unknown, Names):
+                    unknown.add(name)
+                elif name not in unknown:
                     unknown.append(name)
                 piece = UNKNOWN_MARK
             elif any(int(d) > MAX_FORMAT_WIDTH for d in re.findall(r"\d+", m.group("spec"))):
@@ -245,6 +262,9 @@ def _expand(text: str, expansions: dict[str, Any], unknown: list[str]) -> tuple[
                     piece = ("%" + m.group("spec")) % value
                 except (TypeError, ValueError):
                     return None
+        size += at - i + len(piece)
+        if size > MAX_EXPANDED:
+            raise _TooLong()
         out.append(piece)
         where.extend([at] * len(piece))
         i = m.end()
@@ -252,7 +272,10 @@ def _expand(text: str, expansions: dict[str, Any], unknown: list[str]) -> tuple[
 
 
 def _expand_plain(text: str, expansions: dict[str, Any]) -> str | None:
-    done = _expand(text, expansions, [])
+    try:
+        done = _expand(text, expansions, [])
+    except _TooLong:
+        return None
     return done[0] if done is not None else None
 
 
@@ -264,8 +287,11 @@ def _env_pairs(value: Value, display: str, expansions: dict[str, Any]
 
     from vramlint.cmdline import UNKNOWN_MARK
 
-    unknown: list[str] = []
-    done = _expand(value.text, expansions, unknown)
+    unknown = Names()
+    try:
+        done = _expand(value.text, expansions, unknown)
+    except _TooLong:
+        return None, _TOO_LONG
     if done is None:
         return None, "a `%` that is not a %(name)s expansion"
     lexer = shlex.shlex(done[0])
@@ -308,7 +334,10 @@ def _command_words(value: Value, display: str, lines: list[str], expansions: dic
     from vramlint.cmdline import Token
 
     raw = value.text
-    done = _expand(raw, expansions, unknown)
+    try:
+        done = _expand(raw, expansions, unknown)
+    except _TooLong:
+        return None, _TOO_LONG
     if done is None:
         return None, "a `%` that is not a %(name)s expansion"
     text, where = done
@@ -519,7 +548,7 @@ def _name_unknowns(program: Program, inv: Any) -> None:
     the change that removes it: said there once, not again in a note of its own (``program.unknown`` emptied)."""
     if not program.unknown:
         return
-    names = ", ".join(f"%({n})s" for n in program.unknown)
+    names = said_names(program.unknown, "%(", ")s")
     said = f"(supervisord expands {names} from its environment at run time: set it in the program's environment=)"
     rewritten = [u.replace("(a variable or template)", said) for u in inv.unchecked]
     if rewritten != inv.unchecked:
@@ -530,7 +559,7 @@ def _name_unknowns(program: Program, inv: Any) -> None:
 def unknown_note(program: Program) -> str | None:
     if not program.unknown:
         return None
-    names = ", ".join(f"%({n})s" for n in program.unknown)
+    names = said_names(program.unknown, "%(", ")s")
     return (f"[program:{program.section.name.split(':', 1)[1]}] command= expands {names}, which supervisord fills "
             "from its own environment at run time (not in this file): those words are not known (set them in the "
             "program's environment=, or write the values)")

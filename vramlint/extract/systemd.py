@@ -252,9 +252,9 @@ class Names(list):
             self.append(name)
 
 
-def said_names(names: list[str], prefix: str = "", limit: int = 12) -> str:
+def said_names(names: list[str], prefix: str = "", suffix: str = "", limit: int = 12) -> str:
     """The names joined for a message, the first ``limit`` of a long list and how many more."""
-    shown = ", ".join(prefix + n for n in names[:limit])
+    shown = ", ".join(prefix + n + suffix for n in names[:limit])
     return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
