@@ -36,6 +36,7 @@ _NESTED_TASKS = ("block", "rescue", "always", "tasks", "pre_tasks", "post_tasks"
 MAX_TASK_DEPTH = 20
 # a variable whose value names others (`vllm_image: "{{ repo }}:{{ tag }}"`) is resolved this many levels deep
 MAX_VARIABLE_DEPTH = 10
+MAX_RENDERED = 1024 * 1024  # characters a value renders to, past which it is unknown
 # (module parameter, compose key) for each parameter read; docker's and podman's names differ for a few
 _PARAMETERS = {
     "docker": (("image", "image"), ("command", "command"), ("entrypoint", "entrypoint"), ("env", "environment"),
@@ -274,6 +275,9 @@ class _Renderer:
         self.variables = variables
         self.unknown: dict[str, str] = {}  # what is unknown -> why
         self.used: dict[str, _Variable] = {}  # the variables a value was rendered with
+        # (name, depth) -> the variable's value rendered: the variables do not change, so each is rendered once a
+        # depth (defaults naming each other 30 times a level, 20 deep, were rendered 30**10 times)
+        self.rendered: dict[tuple[str, int], str] = {}
 
     def text(self, value: str, depth: int = 0) -> str:
         if "{{" not in value and "{%" not in value:
@@ -281,7 +285,19 @@ class _Renderer:
         if "{%" in value or "{#" in value:
             self.unknown.setdefault(_short(value), "a Jinja2 statement, which vramlint does not render")
             return UNKNOWN_MARK
-        return _EXPRESSION.sub(lambda m: self._expression(m.group(1), depth), value)
+        pieces: list[str] = []
+        size, last = len(value), 0
+        for m in _EXPRESSION.finditer(value):
+            out = self._expression(m.group(1), depth)
+            size += len(out)
+            if size > MAX_RENDERED:
+                # values that name each other grow as the product of their references
+                self.unknown.setdefault(_short(value), f"renders to more than {MAX_RENDERED:,} characters")
+                return UNKNOWN_MARK
+            pieces += (value[last:m.start()], out)
+            last = m.end()
+        pieces.append(value[last:])
+        return "".join(pieces)
 
     def _expression(self, inner: str, depth: int) -> str:
         value = self._value(inner, depth)
@@ -319,9 +335,11 @@ class _Renderer:
             if depth >= MAX_VARIABLE_DEPTH:
                 self.unknown.setdefault(name, f"names other variables deeper than {MAX_VARIABLE_DEPTH} levels")
                 return None
-            value = var.value
-            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-            text = self.text(text, depth + 1)
+            text = self.rendered.get((name, depth))
+            if text is None:
+                value = var.value
+                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+                text = self.rendered[(name, depth)] = self.text(text, depth + 1)
             if UNKNOWN_MARK in text:
                 return None
             self.used.setdefault(name, var)
@@ -381,10 +399,16 @@ def render_role_template(text: str, file: str) -> tuple[str, str] | None:
     if "{%" in text:
         return _render_role_statements(text, variables, read)
     render = _Renderer(variables)
+    from vramlint.fsread import MAX_FILE_BYTES
+
+    room = [MAX_FILE_BYTES - len(text)]  # the rendered file is bounded as a file read is
 
     def one(m: re.Match) -> str:
         value = render._value(m.group(1), 0)
-        return m.group(0) if value is None or "\n" in value or "{{" in value or "{%" in value else value
+        if value is None or "\n" in value or "{{" in value or "{%" in value or len(value) > room[0]:
+            return m.group(0)  # left as written: the template reading makes it unknown
+        room[0] -= len(value)
+        return value
 
     rendered = _EXPRESSION.sub(one, text)
     if not render.used:
