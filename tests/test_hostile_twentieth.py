@@ -255,3 +255,45 @@ def test_role_values_naming_each_other_are_rendered_once_each_and_bounded(tmp_pa
     assert server.model == "Qwen/Qwen2.5-1.5B-Instruct"
     said = " ".join(server.notes + server.unchecked + [p.message for p in inv.problems])
     assert f"renders to more than {MAX_RENDERED:,} characters" in said
+
+
+# ---------------------------------------------------------------------------------------------------- Dockerfile
+
+
+def test_an_unclosed_here_document_is_said_on_the_line_that_opens_it(tmp_path):
+    path = tmp_path / "Dockerfile"
+    path.write_text("FROM vllm/vllm-openai:v0.8.5\n\nRUN <<EOF\n" + "pip install vllm==0.9.2\n" * 1000
+                    + 'ENTRYPOINT ["vllm", "serve", "Qwen/Qwen2.5-1.5B-Instruct"]\n')
+    inv = scan([str(path)])
+    [note] = [p for p in inv.problems if "never closed" in p.message]
+    assert (note.line, note.level) == (3, "note") and inv.servers == []
+
+
+# ---------------------------------------------------------------------------------------------------- compose starters
+
+
+def test_llama_swap_macros_stop_expanding_past_the_command_bound():
+    from vramlint.extract.compose_starts import MAX_EXPANDED, _expand_macros
+
+    macros = {"big": "m" * 9000, "port": "8080"}
+    assert _expand_macros("up a --port ${port} ${nope}", macros) == "up a --port 8080 ${nope}"
+    grown = _expand_macros("up a " + "${big}" * 1500, macros)
+    assert MAX_EXPANDED < len(grown) <= MAX_EXPANDED + 10_000  # past the bound, without the 13.5 MB it would make
+
+
+def test_starters_name_compose_files_by_path_default_name_or_name_alone(tmp_path):
+    from vramlint.extract.compose_starts import one_at_a_time
+
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "compose.yaml").write_text("services: {}\n")
+    make = tmp_path / "Makefile"
+    make.write_text("x:\n\tdocker compose -f a/compose.yaml up -d one\n"
+                    "y:\n\tcd b && docker compose up two\n"
+                    "z:\n\tdocker compose -f elsewhere/compose.yaml up three\n")
+    b_make = tmp_path / "b" / "run.sh"
+    b_make.write_text("docker compose up two\n")
+    a, b = (os.path.realpath(tmp_path / f / "compose.yaml") for f in ("a", "b"))
+    found = one_at_a_time({a: {"one", "three"}, b: {"two", "three"}}, [str(make), str(b_make)])
+    assert found[a] == {"one": f"{make}:2", "three": f"{make}:6"}  # by path, and by name from another folder
+    assert found[b] == {"two": f"{b_make}:1", "three": f"{make}:6"}  # the default name in the starter's folder

@@ -474,8 +474,9 @@ def _read_launcher(col: _Collector, text: str, display: str, base_dir: str, read
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         col.inventory.problems.append(internal_problem(display, None, f"reading this {what}", exc))
         return
-    from vramlint.fsread import real_path  # the folder's resolution made once (a unit 300 folders deep: 7 ms each)
+    from vramlint.fsread import real_path
 
+    # the folder's resolution made once a folder (a realpath of a unit 300 folders deep: 7 ms each)
     col.records.launchers.append(DockerfileRecord(real_path(os.path.abspath(path)), servers, problems))
 
 

@@ -48,6 +48,9 @@ def one_at_a_time(compose_files: dict[str, set[str]], starters: list[str]) -> di
     from vramlint.fsread import Refusal, read_text
 
     found: dict[str, dict[str, str]] = {}
+    by_name: dict[str, list[str]] = {}
+    for compose in compose_files:
+        by_name.setdefault(os.path.basename(compose), []).append(compose)
     budget = MAX_TOTAL_BYTES
     commands_left = MAX_COMMANDS
     for path in dict.fromkeys(starters[:MAX_READ_FILES]):
@@ -75,11 +78,38 @@ def one_at_a_time(compose_files: dict[str, set[str]], starters: list[str]) -> di
             if started is None:
                 continue
             files, service = started
-            for compose, names in compose_files.items():
-                if not _names_file(files, compose, folder) or (service != ANY_SERVICE and service not in names):
+            # the compose files the command names, looked up (each of 20,000 commands was compared with each of 300
+            # compose files, a realpath every time: minutes)
+            for compose in _named_files(tuple(files), folder, compose_files, by_name):
+                if service != ANY_SERVICE and service not in compose_files[compose]:
                     continue
                 found.setdefault(compose, {}).setdefault(service, f"{display_path(path)}:{line}")
     return found
+
+
+def _named_files(files: tuple[str, ...], folder: str, compose_files: dict[str, set[str]],
+                 by_name: dict[str, list[str]]) -> list[str]:
+    """The compose files (of ``compose_files``, real paths) that `-f` ``files`` name from ``folder``; none given:
+    the default names in ``folder``. A file named from another working folder (llama-swap runs its commands
+    where it was started) is taken by its name when no file by that path exists."""
+    if not files:
+        return [c for c in (os.path.join(folder, n) for n in _DEFAULT_NAMES) if c in compose_files]
+    out: list[str] = []
+    for f in files:
+        if "$" in f or "{{" in f:
+            continue
+        candidate, exists = _resolved(folder, f)
+        if candidate in compose_files:
+            out.append(candidate)
+        elif not exists:
+            out.extend(by_name.get(os.path.basename(f), ()))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _resolved(folder: str, name: str) -> tuple[str, bool]:
+    candidate = os.path.realpath(os.path.join(folder, name))
+    return candidate, os.path.exists(candidate)
 
 
 _MACRO = re.compile(r"\$\{([A-Za-z0-9_.-]+)\}")
@@ -106,13 +136,30 @@ def _llama_swap_commands(text: str, path: str) -> list[tuple[int, str]]:
             for _ in range(4):  # a macro may use another; llama-swap's own depth is small
                 if "${" not in cmd or len(cmd) > MAX_EXPANDED:
                     break
-                cmd = _MACRO.sub(lambda m, table=macros: str(table.get(m.group(1), m.group(0)))[:MAX_EXPANDED], cmd)
+                cmd = _expand_macros(cmd, macros)
             if len(cmd) > MAX_EXPANDED:
                 continue  # a macro written in itself grows without end
             where = key_location(path, model, "cmd") or key_location(path, models, name)
             line = where.line if where is not None else 1
             out.extend((line, m.group(1)) for m in _COMMAND.finditer(cmd.replace("\n", " ")))
     return out
+
+
+def _expand_macros(cmd: str, macros: dict) -> str:
+    """One pass of llama-swap's `${macro}` replacement, stopped once past MAX_EXPANDED (a 9,000-character macro named
+    1,500 times made 13.5 MB a model before its length was looked at)."""
+    pieces: list[str] = []
+    size, last = 0, 0
+    for m in _MACRO.finditer(cmd):
+        value = macros.get(m.group(1))
+        piece = m.group(0) if value is None else str(value)
+        size += m.start() - last + len(piece)
+        if size > MAX_EXPANDED:
+            return cmd + " " * (MAX_EXPANDED + 1 - len(cmd))  # past the bound: longer than any command line read
+        pieces += (cmd[last:m.start()], piece)
+        last = m.end()
+    pieces.append(cmd[last:])
+    return "".join(pieces)
 
 
 @lru_cache(maxsize=4096)
@@ -152,21 +199,6 @@ def _started(rest: str) -> tuple[list[str], str] | None:
     if "$" in service or "{{" in service or "%" in service:
         service = ANY_SERVICE
     return files, service
-
-
-def _names_file(files: list[str], compose: str, folder: str) -> bool:
-    if not files:
-        return os.path.basename(compose) in _DEFAULT_NAMES and os.path.dirname(compose) == folder
-    for f in files:
-        if "$" in f or "{{" in f:
-            continue
-        candidate = os.path.realpath(os.path.join(folder, f))
-        if candidate == compose:
-            return True
-        # named from another working folder (llama-swap runs its commands where it was started)
-        if os.path.basename(f) == os.path.basename(compose) and not os.path.exists(candidate):
-            return True
-    return False
 
 
 def mark_started_alone(servers: list[Any], starters: list[str]) -> None:

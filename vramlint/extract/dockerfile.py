@@ -209,6 +209,17 @@ def _run_text(ins: Instruction) -> str:
     return f"{ins.args}\n{ins.shell_body}" if ins.shell_body else ins.args
 
 
+class Unread(str):
+    """Why a Dockerfile's image cannot be told, said on ``line`` of the Dockerfile (where the cause is written)."""
+
+    line: int
+
+    def __new__(cls, text: str, line: int) -> Unread:
+        out = super().__new__(cls, text)
+        out.line = line
+        return out
+
+
 def read_built_image(text: str, display: str, target: str | None, build_args: dict[str, str | None]) -> BuiltImage | str:
     """The image the build produces (see the module docstring), or why it cannot be told."""
     items, _escape = instructions(text)
@@ -230,8 +241,8 @@ def read_built_image(text: str, display: str, target: str | None, build_args: di
             return (f"{display} has more than {MAX_INSTRUCTIONS:,} instructions (vramlint's limit; the next is on line "
                     f"{ins.line}): not read")
         if ins.keyword == _UNTERMINATED:
-            return (f"the here-document <<{ins.args} opened on line {ins.line} of {display} is never closed, which "
-                    "BuildKit refuses (unterminated heredoc): the image is not built")
+            return Unread(f"the here-document <<{ins.args} opened on line {ins.line} of {display} is never closed, "
+                          "which BuildKit refuses (unterminated heredoc): the image is not built", ins.line)
         if ins.keyword == "FROM":
             if len(stages) >= MAX_STAGES:
                 return (f"{display} has more than {MAX_STAGES} stages (vramlint's limit; the next FROM is on line "
@@ -724,8 +735,9 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
     record = DockerfileRecord(os.path.realpath(path), [], [])
     built = read_built_image(text, display, None, {})
     if isinstance(built, str):
-        record.problems.append(Problem(display, 1, 1, f"{built}: the vLLM server it may start is not checked",
-                                       level="note"))
+        # on the line of its cause when it has one (an unclosed here-document was said on line 1)
+        record.problems.append(Problem(display, getattr(built, "line", 1), 1,
+                                       f"{built}: the vLLM server it may start is not checked", level="note"))
         return record
     for where, message in built.bounds:
         record.problems.append(Problem(where.file, where.line, where.column, message, level="warning"))
