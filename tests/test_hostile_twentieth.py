@@ -297,3 +297,13 @@ def test_starters_name_compose_files_by_path_default_name_or_name_alone(tmp_path
     found = one_at_a_time({a: {"one", "three"}, b: {"two", "three"}}, [str(make), str(b_make)])
     assert found[a] == {"one": f"{make}:2", "three": f"{make}:6"}  # by path, and by name from another folder
     assert found[b] == {"two": f"{b_make}:1", "three": f"{make}:6"}  # the default name in the starter's folder
+
+
+def test_a_kustomization_naming_a_path_with_a_nul_character_is_said_not_a_crash(tmp_path):
+    # (the fuzz benchmark's kustomize family: `components: ["\u0000"]` raised ValueError out of the scan, exit 2)
+    inv = _scan(_write(tmp_path, {"k/kustomization.yaml": 'resources: ["\\u0000", deploy.yaml]\n'
+                                                          'components: ["a\\u0000b"]\n',
+                                  "k/deploy.yaml": DEPLOYMENT.format(name="d")}))
+    assert [s.file for s in inv.servers] == ["k/deploy.yaml"]
+    said = [p for p in inv.problems if p.file == "k/kustomization.yaml" and "NUL" in p.message]
+    assert [p.line for p in said] == [1, 2]

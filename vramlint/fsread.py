@@ -172,6 +172,8 @@ def _under(real: str, root: str) -> bool:
 def outside_reason(path: str, roots: tuple[str, ...] | None = None, real: str | None = None) -> str | None:
     """Why ``path`` (symlinks resolved) may not be read as part of this run, or None when it may.
     ``roots``: these instead of the run's; ``real``: ``path`` resolved already (os.path.realpath)."""
+    if "\x00" in path:
+        return "not a valid path (it holds a NUL character)"  # no file has one: os.path.realpath raises on it
     if real is None:
         real = os.path.realpath(path)
     if roots is None:

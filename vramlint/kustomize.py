@@ -1628,7 +1628,7 @@ def plan(entries: list[Any]) -> KustomizePlan:
         names = edges.setdefault(os.path.realpath(directory), [])
         for key in ("resources", "bases", "components"):
             for entry, _org in _strings(kust, key):
-                if not _is_remote(entry):
+                if not _is_remote(entry) and "\x00" not in entry:  # (a NUL is no path: said where it is built)
                     names.append(os.path.realpath(os.path.join(directory, entry)))
                     included.add(names[-1])
     reached: set[str] = set()

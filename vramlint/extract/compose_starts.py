@@ -108,7 +108,10 @@ def _named_files(files: tuple[str, ...], folder: str, compose_files: dict[str, s
 
 @lru_cache(maxsize=8192)
 def _resolved(folder: str, name: str) -> tuple[str, bool]:
-    candidate = os.path.realpath(os.path.join(folder, name))
+    try:
+        candidate = os.path.realpath(os.path.join(folder, name))
+    except ValueError:  # a NUL character: no file's name
+        return "", False
     return candidate, os.path.exists(candidate)
 
 
