@@ -307,3 +307,14 @@ def test_a_kustomization_naming_a_path_with_a_nul_character_is_said_not_a_crash(
     assert [s.file for s in inv.servers] == ["k/deploy.yaml"]
     said = [p for p in inv.problems if p.file == "k/kustomization.yaml" and "NUL" in p.message]
     assert [p.line for p in said] == [1, 2]
+
+
+def test_a_deep_flow_collection_after_an_empty_key_is_said_where_it_goes_too_deep():
+    # (the fuzz benchmark's Ansible family: a role default `: [[[...` 3,000 deep went past the flow-depth check,
+    # which looked for a key before `: `, and ruamel's scanner, quadratic in the flow depth, ran for 90 s)
+    from vramlint.yamlload import MAX_FLOW_DEPTH, load_text
+
+    _, problems = load_text("a: x\n: " + "[" * 3000 + "\n", "main.yml")
+    assert [(p.line, p.column) for p in problems] == [(2, 3 + MAX_FLOW_DEPTH)]
+    docs, problems = load_text("a: b\n: [1, 2]\n", "main.yml")
+    assert problems == [] and docs[0].data == {"a": "b", None: [1, 2]}

@@ -1481,7 +1481,9 @@ def nesting_problem(text: str, file: str) -> Problem | None:
     return None
 
 
-# Where a block-context line's value starts: after the indentation, `- `/`? ` entries, a key and its `: `
+# Where a block-context line's value starts: after the indentation, `- `/`? ` entries, a key (or none: `: [[[`
+# is the value of an empty key, whose flow collection went uncounted and ruamel's scanner, quadratic in the flow
+# depth, read 3,000 brackets for 90 s) and its `: `
 # (a plain key, or a quoted one), and an anchor or tag. What stands there decides how the rest is read: a
 # flow collection (counted), a quoted scalar, a block scalar indicator, a comment, or a plain scalar (whose
 # `[`, `{` and quotes are text, as are those of a comment and of a block scalar's lines).
@@ -1489,7 +1491,7 @@ def nesting_problem(text: str, file: str) -> Problem | None:
 # quoted scalar full of escapes is not tried as a key, which kept a backtracking point per character: 560 MB)
 _VALUE_START = re.compile(
     r"""(?P<lead>[ \t]*(?:[-?](?:[ \t]+|$))*)"""
-    r"""(?:(?P<key>"(?:[^"\\\n]|\\.){0,1024}"|'(?:[^'\n]|''){0,1024}'|[^\s#'"\[\]{}&!|>,][^\n]{0,1023}?)"""
+    r"""(?:(?P<key>"(?:[^"\\\n]|\\.){0,1024}"|'(?:[^'\n]|''){0,1024}'|[^\s#'"\[\]{}&!|>,][^\n]{0,1023}?)?"""
     r"""[ \t]*:(?:[ \t]+|$)"""
     r"""(?:[-?](?:[ \t]+|$))*)?"""
     r"""(?:[&!][^\s]*[ \t]+)*""")
