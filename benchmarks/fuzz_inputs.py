@@ -183,7 +183,9 @@ def main() -> int:
     for f in total["failures"]:
         print("--- first failing inputs ---" if f is total["failures"][0] else "---")
         print(f"{f['family']}: {_short(f['failure'].strip().splitlines()[-1] if f['failure'].strip() else '', 400)}")
-        print(json.dumps({k: _short(v) for k, v in f["files"].items()}, ensure_ascii=False, indent=1))
+        # (a symlink is a ("symlink", target) pair, not text: printing one raised TypeError after the figures)
+        print(json.dumps({k: _short(v) if isinstance(v, str) else v for k, v in f["files"].items()},
+                         ensure_ascii=False, indent=1))
     return 1 if total["crashes"] or total["timeouts"] else 0
 
 

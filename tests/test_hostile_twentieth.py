@@ -318,3 +318,14 @@ def test_a_deep_flow_collection_after_an_empty_key_is_said_where_it_goes_too_dee
     assert [(p.line, p.column) for p in problems] == [(2, 3 + MAX_FLOW_DEPTH)]
     docs, problems = load_text("a: b\n: [1, 2]\n", "main.yml")
     assert problems == [] and docs[0].data == {"a": "b", None: [1, 2]}
+
+
+def test_a_quote_never_closed_does_not_hide_a_deep_flow_collection_after_it():
+    # (the fuzz benchmark's kustomize family: `- 'aaa...` never closed, then `envs: [[[...` 3,000 deep: the check
+    # skipped every line after the quote as quoted text, and ruamel's scanner took 5 CPU-s on the brackets)
+    from vramlint.yamlload import load_text
+
+    _, problems = load_text("a:\n  - 'x" + "a" * 1000 + "\n  - y\n  b: " + "[" * 3000 + "\n", "k.yaml")
+    assert [p.line for p in problems] == [4] and "nested more than" in problems[0].message
+    docs, problems = load_text("a: 'multi\n  line'\nb: [1]\n", "k.yaml")  # a closed multi-line quote: as before
+    assert problems == [] and docs[0].data == {"a": "multi line", "b": [1]}

@@ -1551,6 +1551,7 @@ def _skip_quoted(lines: list[str], i: int, at: int) -> int:
     """The index of the line after the one where the quoted scalar starting at ``lines[i][at]`` ends."""
     quote = lines[i][at]
     pos = at + 1
+    first = i
     while i < len(lines):
         line = lines[i]
         while pos < len(line):
@@ -1568,7 +1569,9 @@ def _skip_quoted(lines: list[str], i: int, at: int) -> int:
             return i + 1
         i += 1
         pos = 0
-    return i
+    # never closed: the file does not load, and the lines after the quote are still counted (skipped, they hid a
+    # flow collection 3,000 deep from this check, and ruamel's scanner, quadratic in the depth, took 5 CPU-s on it)
+    return first + 1
 
 
 _FLOW_TOKEN = re.compile(r"\\.|[\[\]{}\"'#]")
