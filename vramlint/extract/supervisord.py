@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vramlint.extract.systemd import Names, said_names
+from vramlint.extract.unknowns import Names, said_names
 from vramlint.model import Location, Problem, Server
 
 MAX_NUMPROCS = 16  # processes read per section; more are said, not read

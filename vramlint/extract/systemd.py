@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from vramlint.extract.unknowns import Names, said_names
 from vramlint.model import Location, Problem, Server
 
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -236,26 +237,6 @@ def split_words(value: str, separators: str = " \t\n") -> list[Word] | str:
 
 
 # --- Specifiers and variables -------------------------------------------------------------------------------
-
-
-class Names(list):
-    """Names in the order first met, each once; `add` is O(1) (a list searched before each append was quadratic: a
-    unit naming 60,000 distinct unset variables ran for 25 CPU-s)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: set[str] = set()
-
-    def add(self, name: str) -> None:
-        if name not in self.seen:
-            self.seen.add(name)
-            self.append(name)
-
-
-def said_names(names: list[str], prefix: str = "", suffix: str = "", limit: int = 12) -> str:
-    """The names joined for a message, the first ``limit`` of a long list and how many more."""
-    shown = ", ".join(prefix + n + suffix for n in names[:limit])
-    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
 def specifiers(display: str, user_unit: bool) -> dict[str, str | None]:
