@@ -375,7 +375,8 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             if output.text.strip():
                 rendered.append(Rendered(sources[tid], output))
         chart_steps = ev.chart_steps
-        out.append(ChartRender(c, sources, rendered, problems_by_chart[ci] + list(c.problems), ev.reasons))
+        out.append(ChartRender(c, sources, rendered, _one_per_chart(problems_by_chart[ci]) + list(c.problems),
+                               ev.reasons))
     if len(stopped) > 1 and out:
         more = f" (and {len(stopped) - 4} more)" if len(stopped) > 4 else ""
         out[-1].problems.append(Problem(stopped[1], 1, 1, "template not evaluated: the chart's evaluation limit "
@@ -384,10 +385,42 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
     return out
 
 
+# one cause per chart: Helm stops at the release's first failure, and what fails for want of values fails alike
+_RELEASE_VALUES = ("helm template fails without values:", "helm template would fail: nil pointer")
+
+
+def _one_per_chart(problems: list[Problem]) -> list[Problem]:
+    """The templates that fail only for want of the values a release gives are one cause: the first is the
+    finding, the others named in it (a warning per template was 27 identical warnings over five charts)."""
+    first: dict[str, int] = {}
+    more: dict[str, list[str]] = {}
+    out: list[Problem] = []
+    for p in problems:
+        kind = next((k for k in _RELEASE_VALUES if p.message.startswith(k)), None)
+        if kind is None:
+            out.append(p)
+        elif kind not in first:
+            first[kind] = len(out)
+            more[kind] = []
+            out.append(p)
+        else:
+            where = f"{p.file}:{p.line}" if p.line else p.file
+            if where not in more[kind]:
+                more[kind].append(where)
+    for kind, i in first.items():
+        rest = more[kind]
+        if rest:
+            shown = ", ".join(rest[:5]) + (f" and {len(rest) - 5} more" if len(rest) > 5 else "")
+            out[i] = replace(out[i], message=f"{out[i].message} (so do {len(rest)} more places of the chart, for "
+                             f"want of values: {shown}; Helm stops at the first)")
+    return out
+
+
 def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_only: bool = False,
                 no_defaults: bool = False, overlays_found: str | None = None) -> Problem:
     loc = sources[exc.origin[0]].location(exc.origin[1]) if exc.origin is not None else None
-    if no_defaults and loc is not None and type(exc) is TemplateError and str(exc).startswith("nil pointer"):
+    if no_defaults and loc is not None and type(exc) in (TemplateError, gotmpl.UnsetValue) \
+            and str(exc).startswith("nil pointer"):
         return Problem(loc.file, loc.line, loc.column,
                        f"helm template fails without values: {exc}: the chart has no values.yaml, so it is installed "
                        "only with the values a release gives; give them (--values FILE, or `values:` in "
@@ -422,6 +455,13 @@ def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_on
         if loc is not None:
             return Problem(loc.file, loc.line, loc.column,
                            f"template not evaluated: {exc}; the servers {where} deploys are not checked")
+    if isinstance(exc, gotmpl.UnsetValue) and loc is not None:
+        # installed with these values, helm stops here; the key is named, as Helm's message does not
+        return Problem(loc.file, loc.line, loc.column,
+                       f"helm template would fail: {exc}: .Values.{'.'.join(str(p) for p in exc.path[:-1])} is not "
+                       "set in the values" + (" (the chart's values.yaml; a release that gives it, with --values "
+                                              "FILE or `values:` in .vramlint.yaml, is checked with it)"
+                                              if own_values_only else ""))
     if isinstance(exc, gotmpl.UnsetGlobal):
         # the chart may be a parent's dependency, whose `global:` values Helm copies into it: not certain to fail
         where = (loc.file, loc.line, loc.column) if loc is not None else (sources[0].display if sources else "",

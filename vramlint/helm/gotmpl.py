@@ -59,6 +59,16 @@ class TemplateError(Exception):
         self.origin = origin
 
 
+class UnsetValue(TemplateError):
+    """A nil pointer under a `.Values` key the values leave unset (or null): Helm's "nil pointer evaluating
+    interface {}.x". With the chart's own defaults alone it is the values a release must give, not certain to
+    fail the release."""
+
+    def __init__(self, message: str, origin: tuple[int, int] | None, path: tuple):
+        super().__init__(message, origin)
+        self.path = path
+
+
 class UnsetGlobal(TemplateError):
     """A nil pointer under `.Values.global` the chart's own values leave unset. Global values are the ones Helm
     copies from a parent chart into each of its subcharts (chartutil's coalesceGlobals), so installed as a parent's
@@ -1024,6 +1034,8 @@ class Evaluator:
         message = f"nil pointer evaluating interface {{}}.{name}"
         if path and path[0] == "global":  # a Ref's path starts at .Values
             return UnsetGlobal(message, origin, path + (name,))
+        if path:
+            return UnsetValue(message, origin, path + (name,))
         return TemplateError(message, origin)
 
     # -- output
