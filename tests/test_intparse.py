@@ -46,3 +46,15 @@ def test_a_number_int_refuses_is_unknown_not_a_failed_file(tmp_path: Path, case:
     assert [s.model for s in inventory.servers] == ["meta-llama/Llama-3.1-8B-Instruct"]
     failed = [p.message for p in inventory.problems if "failed" in p.message or "could not be read" in p.message]
     assert failed == []
+
+
+def test_a_third_party_tag_older_than_every_tabled_release_is_no_assumed_version():
+    import json
+
+    from vramlint import versions
+
+    table = json.loads((Path(versions.__file__).parent / "data" / "vllm_args.json").read_text())
+    assert versions.parse_version(table["versions"][0])[:3] == versions.OLDEST_TABLED_RELEASE
+    # audit21 C16: a builder image tagged 0.1.0 whose container installs vLLM from source
+    assert versions.assumed_version_from_tag("ghcr.io/acme/vllm-dev-pplx:0.1.0") is None
+    assert versions.assumed_version_from_tag("substratusai/vllm-gh200:v0.8.3") == "0.8.3"

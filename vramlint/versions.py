@@ -255,7 +255,17 @@ def assumed_version_from_tag(image: str | None) -> str | None:
     major = small_int(m.group(1).split(".", 1)[0])
     if major is None or major > _NEWEST_MAJOR:
         return None
+    key = parse_version(m.group(1))
+    if key is not None and key[:3] < OLDEST_TABLED_RELEASE:
+        # older than every release whose arguments vramlint has read: a builder's own numbering (`vllm-dev:0.1.0`
+        # for a container that installs vLLM from source) far likelier than a 2023 vLLM, and checking the flags of
+        # today's `vllm serve` against 0.4.3's table would refuse most of them
+        return None
     return normalize_version(m.group(1))
+
+
+# the oldest release vramlint/data/vllm_args.json covers (a test keeps the two the same)
+OLDEST_TABLED_RELEASE = (0, 4, 3)
 
 
 def assumed_tag_source(image: str) -> str:
