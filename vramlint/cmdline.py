@@ -3184,24 +3184,10 @@ PARALLEL_SIZE_CHECKED_FROM = (0, 23)
 
 
 def _check_parallel_sizes(inv: VllmInvocation, table_version: str | None) -> None:
-    version = (parse_version(table_version) or ())[:2]
-    for dest in ("tensor_parallel_size", "pipeline_parallel_size"):
-        value = inv.args.get(dest)
-        if not isinstance(value, int) or isinstance(value, bool) or value >= 1:
-            continue
-        where = inv.arg_locations.get(dest)
-        tok = Token(str(value), where if where is not None and where.line else None)
-        flag = "--" + dest.replace("_", "-")
-        if version and version >= PARALLEL_SIZE_CHECKED_FROM:
-            _rejected(inv, tok, f"1 validation error for ParallelConfig\n{dest}\n  Input should be greater than or "
-                      f"equal to 1 [type=greater_than_equal, input_value={value}, input_type=int]", code="pydantic",
-                      arg=dest, fix=f"give {flag} 1 or more")
-        else:
-            _rejected(inv, tok, f"{flag} {value}: vLLM {table_version or ''} does not check the sign, and a "
-                      f"{'tensor' if dest.startswith('tensor') else 'pipeline'}-parallel size below 1 makes a "
-                      "world size no engine can start with", code="parallel-size", arg=dest,
-                      fix=f"give {flag} 1 or more")
-            inv.startup_errors[-1]["level"] = "warning"  # what fails, and with which message, is not checked
+    _check_at_least_one(inv, table_version, ("tensor_parallel_size", "pipeline_parallel_size"), "ParallelConfig",
+                        PARALLEL_SIZE_CHECKED_FROM, "parallel-size",
+                        lambda dest: f"a {dest.split('_', 1)[0]}-parallel size below 1 makes a world size no engine "
+                        "can start with")
 
 
 # SchedulerConfig declares `max_num_seqs: int = Field(default=DEFAULT_MAX_NUM_SEQS, ge=1)` and the same for
@@ -3213,23 +3199,32 @@ SCHEDULER_SIZES_CHECKED_FROM = (0, 12)
 
 
 def _check_scheduler_sizes(inv: VllmInvocation, table_version: str | None) -> None:
+    _check_at_least_one(inv, table_version, ("max_num_seqs", "max_num_batched_tokens"), "SchedulerConfig",
+                        SCHEDULER_SIZES_CHECKED_FROM, "scheduler-size",
+                        lambda dest: "a scheduler bound below 1 admits no request (a server that starts with it "
+                        "serves nothing)")
+
+
+def _check_at_least_one(inv: VllmInvocation, table_version: str | None, dests: tuple[str, ...], config: str,
+                        checked_from: tuple[int, int], code: str, unchecked: Any) -> None:
+    """A size below 1: the pydantic refusal of ``config``'s `Field(ge=1)` from ``checked_from``, before it a
+    warning saying what an unchecked value does (``unchecked(dest)``), since which failure follows is not read."""
     version = (parse_version(table_version) or ())[:2]
-    for dest in ("max_num_seqs", "max_num_batched_tokens"):
+    for dest in dests:
         value = inv.args.get(dest)
         if not isinstance(value, int) or isinstance(value, bool) or value >= 1:
             continue
         where = inv.arg_locations.get(dest)
         tok = Token(str(value), where if where is not None and where.line else None)
         flag = "--" + dest.replace("_", "-")
-        if version and version >= SCHEDULER_SIZES_CHECKED_FROM:
-            _rejected(inv, tok, f"1 validation error for SchedulerConfig\n{dest}\n  Input should be greater than or "
+        if version and version >= checked_from:
+            _rejected(inv, tok, f"1 validation error for {config}\n{dest}\n  Input should be greater than or "
                       f"equal to 1 [type=greater_than_equal, input_value={value}, input_type=int]", code="pydantic",
                       arg=dest, fix=f"give {flag} 1 or more")
         else:
-            _rejected(inv, tok, f"{flag} {value}: vLLM {table_version or ''} does not check the sign, and a "
-                      "scheduler bound below 1 admits no request (a server that starts with it serves nothing)",
-                      code="scheduler-size", arg=dest, fix=f"give {flag} 1 or more")
-            inv.startup_errors[-1]["level"] = "warning"  # it may start; every request then waits
+            _rejected(inv, tok, f"{flag} {value}: vLLM {table_version or ''} does not check the sign, and "
+                      f"{unchecked(dest)}", code=code, arg=dest, fix=f"give {flag} 1 or more")
+            inv.startup_errors[-1]["level"] = "warning"
 
 
 # --max-model-len below 1, read in the wheels: up to 0.12 nothing checks it (0.8.5 `human_readable_int` then
