@@ -114,3 +114,22 @@ def test_values_the_charts_defaults_leave_unset_are_one_error_per_chart(tmp_path
     assert [f["level"] for f in nil] == ["error"]
     assert ".Values.vllm is not set in the values" in nil[0]["message"]
     assert "so do 1 more places" in nil[0]["message"]
+
+
+def test_a_data_file_of_a_chart_that_is_no_valid_yaml_is_a_note(tmp_path, capsys):
+    # conf/engine.yaml is read by the chart's template through .Files.Get and tpl: never applied as written, so
+    # its `{{ if }}` halves are no invalid manifest (audit21 C2: an error); a stray manifest outside any chart stays one
+    bad = "engine:\n  model: {{ .Values.model }}\n  image: vllm/vllm-openai:v0.10.2\n  {{- if .Values.x }}\n" \
+          "  extra: [\n  {{- end }}\n"
+    root = _tree(tmp_path, {
+        "chart/Chart.yaml": "apiVersion: v2\nname: llm\nversion: 0.1.0\n",
+        "chart/values.yaml": "model: Qwen/Qwen2.5-7B-Instruct\n",
+        "chart/conf/engine.yaml": bad,
+        "chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: engine}\ndata:\n"
+                                   "  engine.yaml: |\n{{ tpl (.Files.Get \"conf/engine.yaml\") . | indent 4 }}\n",
+        "loose/engine.yaml": bad,
+    })
+    report = _check(capsys, root)
+    invalid = {f["file"].split(str(tmp_path))[-1].lstrip("/"): f["level"] for f in report["findings"]
+               if f["message"].startswith("invalid YAML")}
+    assert invalid == {"chart/conf/engine.yaml": "note", "loose/engine.yaml": "error"}

@@ -731,7 +731,16 @@ def _template_file_problems(display: str, problems: list[Problem]) -> list[Probl
         return problems  # (most files: the name is not looked at)
     ext = _template_name(display)
     if ext is None:
-        return problems
+        chart = _chart_of_data_file(display) if any(
+            p.level == "error" and p.message.startswith("invalid YAML") for p in problems) else None
+        if chart is None:
+            return problems
+        # a file of a chart's folder that is none of Helm's own (templates/, values, Chart.yaml): the chart's data,
+        # read by its templates through .Files.Get / .Files.Glob (often a `tpl` input), never applied as written
+        return [Problem(p.file, p.line, p.column,
+                        f"{p.message}; the file is data of the Helm chart {chart} (its templates read it with "
+                        ".Files.Get or .Files.Glob), not a manifest Helm applies: not checked as one", level="note")
+                if p.level == "error" and p.message.startswith("invalid YAML") else p for p in problems]
     out = []
     for p in problems:
         if p.level == "error" and p.message.startswith("invalid YAML"):
@@ -743,6 +752,25 @@ def _template_file_problems(display: str, problems: list[Problem]) -> list[Probl
                         f"servers are not checked{advice}", level="note")
         out.append(p)
     return out
+
+
+def _chart_of_data_file(display: str) -> str | None:
+    """The chart folder (a Chart.yaml up to four folders above) a file lies in outside its templates/, or None."""
+    if display in ("-", "") or display.startswith("<"):
+        return None
+    d = os.path.dirname(os.path.abspath(display))
+    parts: list[str] = []
+    for _ in range(4):
+        if os.path.isfile(os.path.join(d, "Chart.yaml")):
+            if not parts or parts[-1] in ("templates", "charts"):
+                return None  # the chart's own files (values overlays at its root), a template, a subchart's file
+            return os.path.relpath(d) if not os.path.isabs(display) else d
+        parts.append(os.path.basename(d))
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return None
 
 
 # A file larger than this (and with no template syntax, whose reading may be redone as a template) is read one
