@@ -110,17 +110,11 @@ class EndedLines:
     __slots__ = ("_last", "_starts", "_text")
 
     def __init__(self, text: str) -> None:
-        from array import array
+        from vramlint.textfile import line_starts
 
-        starts = array("I" if len(text) < 1 << 31 else "Q", [0])
-        # each line's start, found in the text: no string per line, even for a moment
-        find, add = text.find, starts.append
-        at = find("\n")
-        while at >= 0:
-            add(at + 1)
-            at = find("\n", at + 1)
+        starts = line_starts(text)
         if starts[-1] != len(text):
-            add(len(text))
+            starts.append(len(text))
         self._text, self._starts = text, starts
         # the line asked for last: the fixes of one line's servers ask for it again and again, and a slice of a
         # megabyte minified line is a megabyte copied each time (6,000 servers on one line: quadratic)

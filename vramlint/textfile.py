@@ -63,6 +63,20 @@ def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
 _YAML_BREAKS = None
 
 
+def line_starts(text: str) -> Any:
+    """Where each line of ``text`` starts after an LF (0 first), as an array of ints: found in the text, with no
+    string per line even for a moment."""
+    from array import array
+
+    starts = array("I" if len(text) < 1 << 31 else "Q", [0])
+    find, add = text.find, starts.append
+    at = find("\n")
+    while at >= 0:
+        add(at + 1)
+        at = find("\n", at + 1)
+    return starts
+
+
 def packed_source_lines(text: str, display: str) -> Any:
     """`source_lines` as a `PackedLines` (the text and where each line starts), made from the text without a
     string per line where LF is the only break: the report keeps the lines of the files it quotes, and a 5 MB file
@@ -71,17 +85,9 @@ def packed_source_lines(text: str, display: str) -> Any:
 
     if not text or "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text:
         return PackedLines(source_lines(text, display))
-    from array import array
-
     body = text[:-1] if text.endswith("\n") else text
-    starts = array("I" if len(body) < 1 << 31 else "Q", [0])
-    # each line's start, found in the text: no string per line, even for a moment
-    find, add = body.find, starts.append
-    at = find("\n")
-    while at >= 0:
-        add(at + 1)
-        at = find("\n", at + 1)
-    add(len(body) + 1)
+    starts = line_starts(body)
+    starts.append(len(body) + 1)
     packed = PackedLines.__new__(PackedLines)
     packed._text, packed._starts = body, starts
     return packed
