@@ -53,6 +53,7 @@ def extract_charts(
     timeout_s: float = 60.0,
     run_ends: float | None = None,
     profiles: Iterable[str] = (),
+    releases: Iterable[object] = (),
 ) -> tuple[list[Server], list[Problem], list[str]]:
     """Servers deployed by each chart, problems (with file and line), and notes said once per chart.
 
@@ -63,6 +64,9 @@ def extract_charts(
     ``run_ends``: time.monotonic() past which no template is evaluated (the run's time for all its charts).
     ``profiles``: values files kept away from the chart that have its shape (`hook.plan`), each a deployment of
     its own like an overlay beside the chart.
+    ``releases``: releases of the scanned tree that install the chart (`vramlint.helm.releases`): each is a
+    deployment of its own, evaluated with the values it gives in place of the chart's values.yaml alone; the
+    overlays and profiles no release names are still linted each on its own.
     """
     from vramlint.helm.chart import ChartResult, extract_chart
 
@@ -82,15 +86,26 @@ def extract_charts(
             given = list(values_overlays.get(chart_dir, []))
         else:
             given = list(values_overlays)
-        variants: list[tuple[list[str], str | None]]
+        variants: list[tuple[list, str | None, object]]
+        chart_releases = list(releases)
         if given:
-            variants = [(given, None)]
+            variants = [(given, None, None)]
+        elif chart_releases:
+            used = {os.path.abspath(v) for r in chart_releases for v in r.values if isinstance(v, str)}
+            variants = [(list(r.values), r.variant, r) for r in chart_releases]
+            variants += [([ov], os.path.basename(ov), None) for ov in overlay_files(chart_dir) + list(profiles)
+                         if os.path.abspath(ov) not in used]
+            for r in chart_releases:
+                gives = ", ".join(_shown(v) if isinstance(v, str) else v.display for v in r.values)
+                notes.append(f"chart {_shown(chart_dir)} evaluated as the {r.label} installs it, with "
+                             f"{'values ' + gives if gives else 'its own values.yaml'}"
+                             + (f"; not read: {'; '.join(r.unread[:3])}" if r.unread else ""))
         else:
-            variants = [([], None)] + [([ov], os.path.basename(ov))
-                                       for ov in overlay_files(chart_dir) + list(profiles)]
-        for overlays, variant in variants:
+            variants = [([], None, None)] + [([ov], os.path.basename(ov), None)
+                                             for ov in overlay_files(chart_dir) + list(profiles)]
+        for overlays, variant, release in variants:
             res: ChartResult | None = None
-            if render:
+            if render and all(isinstance(o, str) for o in overlays):
                 from vramlint.helm import render as helm_render
 
                 res, why_not = helm_render.render_and_extract(chart_dir, overlays, variant, timeout_s)
@@ -98,9 +113,16 @@ def extract_charts(
                     notes.append(f"Helm rendering skipped: {why_not}; charts were evaluated without Helm")
                     said_skip = True
             if res is None:
-                res = extract_chart(chart_dir, overlays, variant, deadline=deadline, overlays_found=not given)
+                res = extract_chart(chart_dir, overlays, variant, deadline=deadline,
+                                    overlays_found=not given and release is None, release=release)
             servers.extend(res.servers)
             # a finding on a template line is the same for every set of values that renders it alike: said once
             add_new_problems(problems, res.problems)
             notes.extend(n for n in res.notes if n not in notes)
     return servers, problems, notes
+
+
+def _shown(path: str) -> str:
+    from vramlint.discover import display_path
+
+    return display_path(path)

@@ -156,13 +156,17 @@ def _chart_values(chart: Chart, overlays: list[str], freeze: Any) -> tuple[Value
             vals.refused.append(_join_display(chart.display, "values.yaml"))
         freeze()
     for ov in overlays:
-        data, origins, probs = load_values_file(ov, _display(ov))
+        if isinstance(ov, str):
+            shown = _display(ov)
+            data, origins, probs = load_values_file(ov, shown)
+        else:  # values a release writes in its own file (vramlint.helm.releases.InlineValues)
+            shown, data, origins, probs = ov.display, ov.data, ov.origins, list(ov.problems)
         problems.extend(probs)
-        coalesce(vals, data, origins, _display(ov))
+        coalesce(vals, data, origins, shown)
         if was_not_read(data, probs):
-            vals.unread.append(_display(ov))
+            vals.unread.append(shown)
         elif was_refused(data, probs):
-            vals.refused.append(_display(ov))
+            vals.refused.append(shown)
         del data, origins
         freeze()
     vals.data.setdefault("global", {})
@@ -227,10 +231,10 @@ def _chart_object(chart: Chart) -> dict:
     }
 
 
-def _root_extra(chart: Chart, release: str) -> dict:
+def _root_extra(chart: Chart, release: str, namespace: str = NAMESPACE) -> dict:
     return {
         "Chart": gotmpl.to_go_number(_chart_object(chart)),
-        "Release": {"Name": release, "Namespace": NAMESPACE, "Service": "Helm", "IsInstall": True,
+        "Release": {"Name": release, "Namespace": namespace, "Service": "Helm", "IsInstall": True,
                     "IsUpgrade": False, "Revision": 1},
         "Capabilities": {"KubeVersion": {"Version": "v1.30.0", "Major": "1", "Minor": "30",
                                           "GitVersion": "v1.30.0"},
@@ -296,12 +300,14 @@ def _condition(data: dict, cond: str) -> bool | None:
 
 def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
                  deadline: float | None = None, own_values_only: bool = False,
-                 overlays_found: str | None = None) -> list[ChartRender]:
+                 overlays_found: str | None = None, namespace: str = NAMESPACE,
+                 release_unread: str | None = None) -> list[ChartRender]:
     """Evaluate every template of the chart (and its subcharts) with the bounded evaluator. ``own_values_only``:
     with the chart's values.yaml and no overlay (a value `required` asks for is then the installer's to give).
     ``overlays_found``: the names of the overlays when vramlint found them rather than the user naming them; a
     profile such as `values.production.yaml` may leave to the installer what `required` asks for, as the chart's
-    defaults do."""
+    defaults do. ``release_unread``: the values are a release's from the scanned tree, part of which vramlint
+    could not read (said): what fails for want of values may be set there."""
     pairs = _all_charts(chart, vals)
     # a chart with no values.yaml has no defaults of its own: it is only ever installed with the values a release
     # gives (`helm install -f`, a Zarf or Argo CD values file), so what fails without any is not a release's defect
@@ -328,7 +334,8 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 nodes, defs = gotmpl.parse_template(text, tid)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults, overlays_found))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults, overlays_found,
+                                                         release_unread))
                 continue
             except RecursionError:
                 problems_by_chart[ci].append(Problem(display, 1, 1, "template not evaluated: its blocks are nested "
@@ -346,7 +353,7 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
     chart_steps = 0
     stopped: list[str] = []  # templates left out once a limit of the whole chart was reached
     for ci, (c, v) in enumerate(pairs):
-        ev = Evaluator(sources, defines, gotmpl.to_go_number(v.data), v.origins, _root_extra(c, release),
+        ev = Evaluator(sources, defines, gotmpl.to_go_number(v.data), v.origins, _root_extra(c, release, namespace),
                        chart_steps=chart_steps, deadline=deadline, file_templates=frozenset(file_templates))
         rendered: list[Rendered] = []
         for tid, nodes in parsed.items():
@@ -362,7 +369,8 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
             try:
                 output = ev.render(tid, nodes)
             except TemplateError as exc:
-                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults, overlays_found))
+                problems_by_chart[ci].append(_problem_at(sources, exc, own_values_only, no_defaults, overlays_found,
+                                                         release_unread))
                 if isinstance(exc, gotmpl.ChartBudgetExceeded):
                     stopped.append(sources[tid].display)
                 continue
@@ -386,7 +394,9 @@ def render_chart(chart: Chart, vals: Values, release: str = RELEASE_NAME,
 
 
 # one cause per chart: Helm stops at the release's first failure, and what fails for want of values fails alike
-_RELEASE_VALUES = ("helm template fails without values:", "helm template would fail: nil pointer")
+_RELEASE_VALUES = ("helm template fails without values:", "helm template would fail: nil pointer",
+                   "helm template fails with the chart's own values: nil pointer",
+                   "helm template fails with this release's values as vramlint read them: nil pointer")
 
 
 def _one_per_chart(problems: list[Problem]) -> list[Problem]:
@@ -417,8 +427,24 @@ def _one_per_chart(problems: list[Problem]) -> list[Problem]:
 
 
 def _problem_at(sources: list[TemplateSource], exc: TemplateError, own_values_only: bool = False,
-                no_defaults: bool = False, overlays_found: str | None = None) -> Problem:
+                no_defaults: bool = False, overlays_found: str | None = None,
+                release_unread: str | None = None) -> Problem:
     loc = sources[exc.origin[0]].location(exc.origin[1]) if exc.origin is not None else None
+    unset_key = ".Values." + ".".join(str(p) for p in exc.path[:-1]) if isinstance(exc, gotmpl.UnsetValue) else ""
+    if isinstance(exc, gotmpl.UnsetValue) and loc is not None and own_values_only and not no_defaults:
+        # with the chart's values.yaml alone and no release in the tree, a key its defaults leave out is one the
+        # chart expects from whoever installs it (`-f`, an Argo CD Application elsewhere): not certain to fail
+        return Problem(loc.file, loc.line, loc.column,
+                       f"helm template fails with the chart's own values: {exc}: {unset_key} is not set in its "
+                       "values.yaml, so the chart expects this value from its release; give the values a release "
+                       "uses (--values FILE, or `values:` in .vramlint.yaml) to check that release", level="warning")
+    if release_unread and loc is not None and (
+            isinstance(exc, (gotmpl.UnsetValue, gotmpl.RequiredMissing, gotmpl.ChartRefused))):
+        what = f"{unset_key} is not set" if unset_key else "the chart asks for values at install time"
+        return Problem(loc.file, loc.line, loc.column,
+                       f"helm template fails with this release's values as vramlint read them: {exc}: {what}; the "
+                       f"release gives more than vramlint could read ({release_unread}), which may set it",
+                       level="warning")
     if no_defaults and loc is not None and type(exc) in (TemplateError, gotmpl.UnsetValue) \
             and str(exc).startswith("nil pointer"):
         return Problem(loc.file, loc.line, loc.column,
@@ -720,10 +746,12 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
     return res
 
 
-def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = None,
-                  deadline: float | None = None, overlays_found: bool = False) -> ChartResult:
+def extract_chart(chart_dir: str, overlays: list[Any], variant: str | None = None,
+                  deadline: float | None = None, overlays_found: bool = False, release: Any = None) -> ChartResult:
     """``overlays_found``: the overlays are files vramlint found beside the chart or shaped like its values, not
-    ones the user named as a release's values (``--values``, `values:`)."""
+    ones the user named as a release's values (``--values``, `values:`). ``release``: the release of the scanned
+    tree (vramlint.helm.releases.Release) whose values ``overlays`` are: the chart is evaluated as that release
+    (its name and namespace), and judged as Helm judges the values it gives."""
     chart = load_chart(chart_dir)
     vals, problems = chart_values(chart, overlays)
     res = ChartResult(problems=list(problems), notes=list(chart.notes))
@@ -756,8 +784,17 @@ def extract_chart(chart_dir: str, overlays: list[str], variant: str | None = Non
 
         deadline = time.monotonic() + gotmpl.CHART_SECONDS
     try:
-        found = ", ".join(os.path.basename(o) for o in overlays) if overlays_found and overlays else None
-        renders = render_chart(chart, vals, deadline=deadline, own_values_only=not overlays, overlays_found=found)
+        found = ", ".join(os.path.basename(o) for o in overlays) if overlays_found and overlays and \
+            release is None else None
+        extra: dict[str, Any] = {}
+        if release is not None:
+            extra = {"release": release.name or RELEASE_NAME, "namespace": release.namespace or NAMESPACE,
+                     "release_unread": "; ".join(release.unread[:3]) if release.unread else None}
+        # a release that gives no values of its own to a chart without a values.yaml is no evidence of the values
+        # it is installed with (helmfile's environment values are its templates' data, not the chart's)
+        own_only = not overlays and (release is None or not os.path.isfile(os.path.join(chart.path, "values.yaml")))
+        renders = render_chart(chart, vals, deadline=deadline, own_values_only=own_only,
+                               overlays_found=found, **extra)
     except RecursionError:
         res.problems.append(Problem(chart.display, None, None, "chart nested too deeply to evaluate"))
         return res

@@ -733,6 +733,8 @@ class Evaluator:
     depth: int = 0
     deadline: float | None = None  # time.monotonic() past which the chart is not evaluated further
     file_templates: frozenset = frozenset()  # the names of whole template files (Helm names them by their path)
+    # strings given to `tpl`, parsed once per evaluator: (nodes, the templates they define)
+    _tpl_parsed: dict = field(default_factory=dict)
 
     def start_template(self) -> None:
         self.steps = 0
@@ -1010,6 +1012,8 @@ class Evaluator:
                 return UNKNOWN
             if isinstance(cur, Ref):
                 v = cur.value
+                if v is UNKNOWN:  # a value a release gives that vramlint does not know (an Argo CD variable)
+                    return UNKNOWN
                 if isinstance(v, dict):
                     if name not in v and isinstance(v, OpenMap):
                         return UNKNOWN
@@ -1047,6 +1051,8 @@ class Evaluator:
             return TStr.uniform(UNKNOWN_MARKER, origin)
         if isinstance(val, Ref):
             loc = self.origin_of(val.path)
+            if val.value is UNKNOWN:
+                return TStr.uniform(UNKNOWN_MARKER, loc if loc is not None else origin)
             return TStr.uniform(go_str(val.value), loc if loc is not None else origin)
         if val is _NOARG:
             return TStr("", [])
@@ -1077,6 +1083,54 @@ class Evaluator:
             return self.unknown(f'template "{name}" fails on its own ({exc}), so what includes it is unknown', origin)
         finally:
             self.depth -= 1
+        return _join(parts)
+
+    def tpl(self, src: Any, text: str, data: Any, origin: Any) -> TStr:
+        """Helm's `tpl`: ``text`` parsed as a template named after the calling one, with the chart's defined
+        templates (and those ``text`` defines) available, and run with ``data`` as `.` and `$`. Its characters keep
+        the origins of the string (the values line that wrote it); what fails in it is said at the call."""
+        if self.depth >= MAX_INCLUDE_DEPTH:
+            raise TemplateError("tpl nested too deeply (recursion?)", origin)
+        # the text's origins are the string's: a values key's line (a Ref) or each character's (a TStr)
+        key = (text, self.origin_of(src.path) if isinstance(src, Ref) else tuple(src.origins) if isinstance(
+            src, TStr) else origin)
+        parsed = self._tpl_parsed.get(key)
+        if parsed is None:
+            if len(self._tpl_parsed) >= MAX_TPL_STRINGS:
+                raise Unevaluable(f"tpl of more than vramlint's limit of {MAX_TPL_STRINGS:,} distinct strings")
+            self.charge(len(text), origin)
+            caller = self.sources[origin[0]] if isinstance(origin, tuple) else None
+            at = caller.location(origin[1]) if caller is not None else Location("", 1, 1)
+            tid = len(self.sources)
+            self.sources.append(_TplSource(caller.name if caller is not None else "tpl", at.file, text, at))
+            try:
+                nodes, defs = parse_template(text, tid)
+            except TemplateError as exc:
+                raise TemplateError(f"error calling tpl: {exc}", origin) from None
+            except RecursionError:
+                raise Unevaluable("tpl of a template nested too deeply for vramlint to read") from None
+            values_loc = self.origin_of(src.path) if isinstance(src, Ref) else None
+            _tpl_text_origins(nodes, src, values_loc or origin)
+            for body in defs.values():
+                _tpl_text_origins(body, src, values_loc or origin)
+            parsed = self._tpl_parsed[key] = (nodes, {name: (tid, body) for name, body in defs.items()})
+        nodes, defs = parsed
+        saved = self.defines
+        if defs:
+            self.defines = {**saved, **defs}
+        parts = _Out()
+        self.depth += 1
+        try:
+            self._nodes(nodes, data, [{"$": data}], parts)
+        except BudgetExceeded:
+            raise
+        except TemplateError as exc:
+            if exc.origin is not None and isinstance(self.sources[exc.origin[0]], _TplSource):
+                exc.origin = origin  # said where tpl is called (the string's own lines are in a values file)
+            raise
+        finally:
+            self.depth -= 1
+            self.defines = saved
         return _join(parts)
 
     # -- functions
@@ -1114,6 +1168,36 @@ class Evaluator:
 
 
 _NOARG = object()
+MAX_TPL_STRINGS = 2_000  # distinct strings one chart's evaluation gives to `tpl`
+
+
+class _TplSource:
+    """A string given to `tpl`, as a template source: every position in it is said at the `tpl` call."""
+
+    def __init__(self, name: str, display: str, text: str, at: Location) -> None:
+        self.name, self.display, self.text, self.at = name, display, text, at
+
+    def location(self, offset: int) -> Location:
+        return self.at
+
+
+def _tpl_text_origins(nodes: list[Node], src: Any, origin: Any, depth: int = 0) -> None:
+    """The text of a `tpl` string written out carries the string's origins: each character's own (a TStr), else
+    ``origin`` (the values line that set the string, or the call)."""
+    if depth > 200:
+        return
+    for node in nodes:
+        if node.kind == "text":
+            n = len(node.text)
+            if isinstance(src, TStr) and len(src.origins) >= node.pos + n:
+                node.origins = src.origins[node.pos:node.pos + n]
+            else:
+                node.origins = [origin] * n
+        if node.body:
+            _tpl_text_origins(node.body, src, origin, depth + 1)
+        if node.else_body:
+            _tpl_text_origins(node.else_body, src, origin, depth + 1)
+
 
 
 def _result_size(result: Any) -> int:
@@ -1830,10 +1914,14 @@ def _deep_copy(v: Any) -> Any:
 
 
 def f_tpl(ev, args, origin):
+    if len(args) != 2:
+        raise Unevaluable("tpl takes a template string and a value")
     text = plain(args[0])
     if isinstance(text, str) and "{{" not in text:
         return _rewrap(args[0], text, ev, origin)
-    raise Unevaluable("tpl of a template string is not evaluated")
+    if not isinstance(text, str):
+        raise Unevaluable("tpl of a value that is not a string")
+    return ev.tpl(args[0], text, args[1], origin)
 
 
 def f_lookup(ev, args, origin):

@@ -26,6 +26,8 @@ class ChartPlan:
     profiles: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[Any] = field(default_factory=list)
+    # chart dir -> the releases of the scanned tree that install it (vramlint.helm.releases.Release)
+    releases: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -107,6 +109,14 @@ def plan(entries: list[Any]) -> ChartPlan:
             out.handled[entry.path] = chart_key
     if out.charts:
         try:
+            _place_releases(entries, out, shown)
+        except Exception as exc:  # noqa: BLE001 - releases are optional: the charts keep their own values
+            from vramlint.model import internal_problem
+
+            first = next(iter(out.charts))
+            out.problems.append(internal_problem(_shown(os.path.join(first, "Chart.yaml")), None,
+                                                 "reading the releases that install this chart", exc))
+        try:
             _place_profiles(entries, out)
         except Exception as exc:  # noqa: BLE001 - placing profiles is optional: its failure must not stop the run
             from vramlint.model import internal_problem
@@ -115,6 +125,19 @@ def plan(entries: list[Any]) -> ChartPlan:
             out.problems.append(internal_problem(_shown(os.path.join(first, "values.yaml")), None,
                                                  "comparing values files with this chart's values", exc))
     return out
+
+
+def _place_releases(entries: list[Any], out: ChartPlan, shown: dict[str, str]) -> None:
+    """The Argo CD Applications and helmfile releases of the scan that install one of its charts. A template of a
+    chart is read too (an app-of-apps chart's Application), as a release whose templated parts are unknown."""
+    from vramlint.helm.releases import find_releases
+
+    charts = {chart: key for chart, key in shown.items() if key in out.charts}
+    paths = [e.path for e in entries if e.path not in out.handled or "/templates/" in e.path.replace(os.sep, "/")]
+    found = find_releases(paths, charts)
+    out.releases = found.by_chart
+    out.problems.extend(found.problems)
+    out.notes.extend(found.notes)
 
 
 # Files outside the charts compared with the charts' values shapes per scan, at most (each is read a second time),
@@ -196,6 +219,12 @@ def _text(path: str) -> str | None:
     return None if isinstance(text, Refusal) else text
 
 
+# maps whose keys are the user's (labels, annotations, a node selector's labels, environment variables, resource
+# names such as nvidia.com/gpu): the keys under them say nothing of which chart a values file is for
+FREE_MAPS = frozenset({"nodeSelector", "labels", "annotations", "podLabels", "podAnnotations", "env", "extraEnv",
+                       "resources", "limits", "requests", "commonLabels", "commonAnnotations"})
+
+
 def _shared_paths(values: dict, chart: dict, common: frozenset[str], depth: int = 0,
                   nested_free: bool = False) -> int | None:
     """How many key paths ``values`` shares with the chart's ``chart`` values, or None when it sets one the chart
@@ -210,6 +239,11 @@ def _shared_paths(values: dict, chart: dict, common: frozenset[str], depth: int 
             if nested_free and depth > 0:
                 continue
             return None
+        if key in FREE_MAPS and isinstance(value, dict):
+            # a map whose keys Kubernetes leaves to the user (a node selector's label, an annotation): a key the
+            # chart's defaults do not list is the user's own, not a sign of another chart
+            shared += 1
+            continue
         shared += 1
         default = chart[key]
         if isinstance(value, dict) and isinstance(default, dict) and default and depth < 3:
@@ -243,23 +277,33 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
     notes: list[str] = list(chart_plan.notes)
     fallback: set[str] = set()
     run_ends = time.monotonic() + RUN_CHART_SECONDS
-    for chart, named in chart_plan.charts.items():
+    # the run's time for all its charts goes to the charts that deploy vLLM first: taken in the scan's
+    # (alphabetical) order, a repository's vLLM chart came after its grafana and prometheus charts and was starved
+    vllm_first = _vllm_charts(chart_plan)
+    order = sorted(chart_plan.charts, key=lambda c: c not in vllm_first)
+    late: list[str] = []
+    for chart in order:
+        named = chart_plan.charts[chart]
         overlays = list(values_files) + [p for p in named if p not in values_files]
         if not render and time.monotonic() >= run_ends:
-            from vramlint.model import Problem
+            if chart in vllm_first:
+                from vramlint.model import Problem
 
-            problems.append(Problem(_shown(os.path.join(chart, "Chart.yaml")), 1, 1,
-                                    f"chart not evaluated: other charts used up the {RUN_CHART_SECONDS:g} s this "
-                                    "run allows for all its Helm charts together, so the servers this chart deploys "
-                                    "are not checked; lint this chart's folder on its own to check them",
-                                    level="warning"))
+                problems.append(Problem(_shown(os.path.join(chart, "Chart.yaml")), 1, 1,
+                                        f"chart not evaluated: other charts that deploy vLLM used up the "
+                                        f"{RUN_CHART_SECONDS:g} s this run allows for all its Helm charts together, "
+                                        "so the servers this chart deploys are not checked; lint this chart's folder "
+                                        "on its own to check them", level="warning"))
+            else:
+                late.append(chart)
             s, p, n = [], [], []
         else:
             s, p, n = None, None, None
         try:
             if s is None:
                 s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s, run_ends=run_ends,
-                                         profiles=chart_plan.profiles.get(chart, []))
+                                         profiles=chart_plan.profiles.get(chart, []),
+                                         releases=chart_plan.releases.get(chart, []) if not overlays else [])
         except Exception as exc:  # noqa: BLE001 - one chart's failure is a finding on it; the other charts go on
             from vramlint.model import internal_problem
 
@@ -271,4 +315,43 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
             for path, owner in chart_plan.handled.items():
                 if owner == chart and "templates" not in path.replace(os.sep, "/").split("/"):
                     fallback.add(path)
+    if late:
+        shown = ", ".join(_shown(c) for c in late[:8]) + (f" and {len(late) - 8} more" if len(late) > 8 else "")
+        notes.append(f"{len(late)} Helm chart{'s' if len(late) > 1 else ''} that name no vLLM not evaluated: the "
+                     f"{RUN_CHART_SECONDS:g} s this run allows for all its charts together ran out first ({shown}); "
+                     "lint a chart's folder on its own to evaluate it")
     return servers, problems, notes, fallback
+
+
+MAX_MENTION_BYTES = 4_000_000  # chart files read per run to find the charts that name vLLM
+
+
+def _vllm_charts(chart_plan: ChartPlan) -> set[str]:
+    """The charts whose Chart.yaml, values or templates plainly mention vLLM (extract/mentions.py's test), or
+    that a release of the tree gives values naming it."""
+    from vramlint.extract.mentions import first_mention
+
+    files: dict[str, list[str]] = {}
+    for path, chart in chart_plan.handled.items():
+        files.setdefault(chart, []).append(path)
+    for chart, profiles in chart_plan.profiles.items():
+        files.setdefault(chart, []).extend(profiles)
+    for chart, rels in chart_plan.releases.items():
+        files.setdefault(chart, []).extend(v for r in rels for v in r.values if isinstance(v, str))
+    budget = MAX_MENTION_BYTES
+    out: set[str] = set()
+    for chart in chart_plan.charts:
+        if len(chart_plan.charts) == 1:
+            break
+        if "vllm" in os.path.basename(chart).lower():
+            out.add(chart)
+            continue
+        for path in sorted(files.get(chart, []), key=lambda p: "/templates/" in p.replace(os.sep, "/")):
+            text = _text(path) if budget > 0 else None
+            if text is None:
+                continue
+            budget -= len(text)
+            if "vllm" in text.lower() and first_mention(text) is not None:
+                out.add(chart)
+                break
+    return out

@@ -1,0 +1,572 @@
+"""Releases kept in the scanned tree that install one of its charts, with the values they give.
+
+A chart in a repository is often installed only through a release written beside it: an Argo CD `Application`
+(or an `ApplicationSet`'s template) whose `source.path` / `sources[].path` is the chart's folder, or a
+`helmfile.yaml` release with `chart: ./path`. Linted with its own values.yaml alone, such a chart fails where
+it leaves to the release what only the release sets. Each release found here is evaluated as that release:
+
+- Argo CD (reposerver's helmTemplate): `helm.valueFiles` (relative to the chart's folder; `$ref/...` of a
+  `ref:` source in the same repository from its root), then `helm.valuesObject` or else `helm.values` as the
+  last values file, then `helm.parameters` as `--set` (`forceString`: `--set-string`). The release is named
+  `helm.releaseName` or else the Application's name, in `destination.namespace`.
+- helmfile: a release's `values:` (files relative to the helmfile, or inline maps) in order, then its `set:`.
+  `environments.*.values` are helmfile's own template data, never a chart's values; a values path naming
+  `{{ .Environment.Name }}` is one release per environment declared.
+
+What a release gives that vramlint cannot read (an Argo CD build variable, a templated value, a `.gotmpl` file,
+a values file of another repository) leaves the release incomplete: what fails for want of values there is then
+not certain to fail. Nothing here imports more than the standard library until a candidate file is read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import field
+from typing import Any
+
+from vramlint.lean_dataclass import dataclass
+from vramlint.model import Location, Problem
+
+MAX_RELEASE_FILES = 2000  # candidate files read per scan (each is read a second time, and parsed)
+MAX_RELEASE_FILE_BYTES = 1_000_000
+MAX_PARAMETERS = 2000  # `--set` entries of one release
+
+
+@dataclass
+class InlineValues:
+    """Values written in a release file (an Application's `helm.values`, a helmfile's inline map or `set:`),
+    each key at the line of that file that sets it."""
+
+    display: str
+    data: dict
+    origins: dict[tuple, Location]
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class Release:
+    name: str | None  # the release name Helm is given (None: Helm's default for `helm template`)
+    namespace: str | None
+    file: str  # the release file, as displayed
+    line: int
+    kind: str  # "Argo CD Application", "helmfile release" ...
+    values: list[Any] = field(default_factory=list)  # value file paths and InlineValues, in Helm's order
+    unread: list[str] = field(default_factory=list)  # what the release gives that vramlint could not read
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.name or ''} ({self.file}:{self.line})".replace("  ", " ")
+
+    @property
+    def variant(self) -> str:
+        return f"release:{self.file}:{self.line}"
+
+
+@dataclass
+class ReleasePlan:
+    by_chart: dict[str, list[Release]] = field(default_factory=dict)  # chart key -> the releases installing it
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+_ARGO = re.compile(r"argoproj\.io/")
+_KINDS = ("Application", "ApplicationSet")
+
+
+def _is_helmfile(path: str) -> bool:
+    base = os.path.basename(path).lower()
+    return base.startswith("helmfile") or os.path.basename(os.path.dirname(path)).lower() == "helmfile.d"
+
+
+def find_releases(paths: list[str], charts: dict[str, str]) -> ReleasePlan:
+    """``paths``: scanned YAML files that are not a chart's own; ``charts``: chart folder (absolute) -> chart key."""
+    from vramlint.fsread import Refusal, read_text
+
+    plan = ReleasePlan()
+    read = 0
+    for path in paths:
+        if not path.lower().endswith((".yaml", ".yml")):
+            continue
+        helmfile = _is_helmfile(path)
+        if read >= MAX_RELEASE_FILES:
+            plan.notes.append(f"files that may hold Argo CD Applications or helmfile releases were read up to "
+                              f"vramlint's limit ({MAX_RELEASE_FILES}); charts the others install are linted with "
+                              "their own values")
+            break
+        text = read_text(path, MAX_RELEASE_FILE_BYTES)
+        if isinstance(text, Refusal):
+            continue
+        if not helmfile and not (_ARGO.search(text) and ("kind: Application" in text or "kind: \"Application"
+                                                         in text or "kind: 'Application" in text)):
+            continue
+        read += 1
+        try:
+            docs, templated = _documents(text, _shown(path))
+            for doc in docs:
+                if helmfile:
+                    _helmfile_releases(doc, docs, path, charts, plan)
+                else:
+                    _argo_releases(doc, path, text, charts, plan, templated)
+        except Exception as exc:  # noqa: BLE001 - a release file vramlint cannot follow: its charts keep their values
+            from vramlint.model import internal_problem
+
+            plan.problems.append(internal_problem(_shown(path), None, "reading the Helm releases of this file", exc))
+    return plan
+
+
+_ENV_WORD = "__vramlint_environment_name__"
+
+
+def _documents(text: str, display: str) -> tuple[list[Any], bool]:
+    # helmfile's `{{ .Environment.Name }}` in a values path is kept as a word of its own (one release per
+    # environment), not made unknown with the rest of the template text
+    text = _ENV_NAME.sub(_ENV_WORD, text)
+    if "{{" in text:
+        from vramlint.helm.templated import load_templated_text
+
+        docs, _problems, _note = load_templated_text(text, display)
+        return docs, True
+    from vramlint.yamlload import load_text
+
+    docs, _problems = load_text(text, display)
+    return docs, False
+
+
+def _shown(path: str) -> str:
+    from vramlint.discover import display_path
+
+    return display_path(path)
+
+
+def _unknown_text(v: Any) -> bool:
+    from vramlint.helm.templated import OPEN
+
+    return isinstance(v, str) and (OPEN in v or "{{" in v)
+
+
+def _line_of(file: str, node: Any, key: Any) -> int:
+    from vramlint.yamlload import key_location
+
+    loc = key_location(file, node, key)
+    return loc.line if loc is not None else 1
+
+
+# ---------------------------------------------------------------- Argo CD
+
+
+def _argo_releases(doc: Any, path: str, text: str, charts: dict[str, str], plan: ReleasePlan,
+                   templated: bool) -> None:
+    data = doc.data
+    if not isinstance(data, dict) or not str(data.get("apiVersion", "")).startswith("argoproj.io/"):
+        return
+    kind = data.get("kind")
+    if kind not in _KINDS:
+        return
+    spec = data.get("spec")
+    meta = data.get("metadata")
+    if kind == "ApplicationSet":
+        template = spec.get("template") if isinstance(spec, dict) else None
+        spec = template.get("spec") if isinstance(template, dict) else None
+        meta = template.get("metadata") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return
+    display = doc.file
+    name = meta.get("name") if isinstance(meta, dict) else None
+    dest = spec.get("destination")
+    namespace = dest.get("namespace") if isinstance(dest, dict) else None
+    sources: list[Any] = []
+    if isinstance(spec.get("sources"), list):
+        sources = [s for s in spec["sources"] if isinstance(s, dict)]
+    elif isinstance(spec.get("source"), dict):
+        sources = [spec["source"]]
+    refs = {str(s["ref"]): s for s in sources if isinstance(s.get("ref"), str)}
+    for source in sources:
+        src_path = source.get("path")
+        if not isinstance(src_path, str) or source.get("chart") or _unknown_text(src_path):
+            continue
+        found = _chart_by_suffix(src_path, charts, path)
+        if found is None:
+            continue
+        chart_abs, repo_root = found
+        helm = source.get("helm") if isinstance(source.get("helm"), dict) else {}
+        rel_name = helm.get("releaseName") or name
+        rel = Release(None if _unknown_text(rel_name) or not rel_name else str(rel_name),
+                      None if _unknown_text(namespace) or not namespace else str(namespace), display,
+                      _line_of(display, source, "path"), f"Argo CD {kind}")
+        if templated and "/templates/" in path.replace(os.sep, "/"):
+            # an app-of-apps chart's template: what it renders (an `if` around it, values it writes) is known only
+            # when that chart is rendered
+            rel.unread.append("the Application is a chart's template, known only once that chart is rendered")
+        _argo_value_files(helm, source, refs, chart_abs, repo_root, display, rel, plan)
+        _argo_inline_values(helm, display, text, rel)
+        _argo_parameters(helm, display, rel)
+        plan.by_chart.setdefault(charts[chart_abs], []).append(rel)
+
+
+def _chart_by_suffix(src_path: str, charts: dict[str, str], release_file: str) -> tuple[str, str] | None:
+    """The scanned chart whose folder is ``src_path`` from the root of a repository (Argo CD's `path` is relative
+    to the repository's root, which the scan need not start at): (chart folder, that root)."""
+    norm = os.path.normpath(src_path.strip().strip("/"))
+    if norm in (".", "") or norm.startswith(".."):
+        return None
+    tail = os.sep + norm
+    fits = [c for c in charts if c.endswith(tail)]
+    if not fits:
+        return None
+    # several charts at that path under different roots: the one nearest the release file
+    here = os.path.abspath(release_file)
+    fits.sort(key=lambda c: -len(os.path.commonpath([c, here])))
+    chart = fits[0]
+    return chart, chart[: -len(tail)] or os.sep
+
+
+def _argo_value_files(helm: dict, source: dict, refs: dict, chart_abs: str, repo_root: str, display: str,
+                      rel: Release, plan: ReleasePlan) -> None:
+    files = helm.get("valueFiles")
+    if not isinstance(files, list):
+        return
+    ignore_missing = helm.get("ignoreMissingValueFiles") is True
+    for i, vf in enumerate(files):
+        if not isinstance(vf, str) or not vf.strip():
+            continue
+        if _unknown_text(vf) or "$ARGOCD" in vf or "${ARGOCD" in vf:
+            rel.unread.append(f"values file {vf} (known when Argo CD builds the Application)")
+            continue
+        if vf.startswith(("http://", "https://")):
+            rel.unread.append(f"values file {vf} (fetched by Argo CD)")
+            continue
+        if vf.startswith("$"):
+            ref, _, rest = vf[1:].partition("/")
+            ref_src = refs.get(ref)
+            same_repo = ref_src is not None and _same_repo(ref_src.get("repoURL"), source.get("repoURL"))
+            if not same_repo or not rest:
+                rel.unread.append(f"values file {vf} (of the `{ref}` source, another repository)")
+                continue
+            full = os.path.normpath(os.path.join(repo_root, rest))
+        elif vf.startswith("/"):
+            full = os.path.normpath(os.path.join(repo_root, vf.lstrip("/")))
+        else:
+            full = os.path.normpath(os.path.join(chart_abs, vf))
+        if not os.path.isfile(full):
+            if not ignore_missing:
+                from vramlint.yamlload import value_location
+
+                loc = value_location(display, files, i) or Location(display, rel.line, 1)
+                plan.problems.append(Problem(
+                    loc.file, loc.line, loc.column,
+                    f"values file {vf} of this release is not in the scanned tree ({_shown(full)}): Argo CD stops "
+                    "generating the Application's manifests when a values file is missing (unless "
+                    "`ignoreMissingValueFiles: true`); the chart is evaluated without it", level="warning"))
+                rel.unread.append(f"values file {vf} (not in the scanned tree)")
+            continue
+        rel.values.append(full)
+
+
+def _same_repo(a: Any, b: Any) -> bool:
+    def norm(u: Any) -> str:
+        u = str(u or "").strip().lower().rstrip("/")
+        return u[:-4] if u.endswith(".git") else u
+
+    return bool(norm(a)) and norm(a) == norm(b)
+
+
+def _argo_inline_values(helm: dict, display: str, text: str, rel: Release) -> None:
+    from vramlint.helm.values import _to_plain, load_values_text
+
+    obj = helm.get("valuesObject")
+    if isinstance(obj, dict) and obj:
+        origins: dict[tuple, Location] = {}
+        data = _to_plain(obj, (), "spec.source.helm.valuesObject", display, origins)
+        rel.values.append(InlineValues(f"{display} (helm.valuesObject)", _known(data, rel, "helm.valuesObject"),
+                                       origins))
+        return
+    values = helm.get("values")
+    if not isinstance(values, str) or not values.strip():
+        return
+    data, origins, problems = load_values_text(values, display)
+    origins = _shift_block(origins, helm, "values", values, display, text)
+    if problems:
+        rel.unread.append("helm.values (not valid YAML as vramlint reads it)")
+        return
+    rel.values.append(InlineValues(f"{display} (helm.values)", _known(data, rel, "helm.values"), origins))
+
+
+def _shift_block(origins: dict[tuple, Location], node: dict, key: str, value: str, display: str,
+                 text: str) -> dict[tuple, Location]:
+    """Origins read from a block scalar's own text, moved to the lines of the file that hold it (a literal block
+    keeps its lines one for one); where its lines cannot be matched, every key is at the block's key."""
+    from vramlint.yamlload import key_location
+
+    key_loc = key_location(display, node, key)
+    if key_loc is None:
+        return origins
+    lines = text.splitlines()
+    first = key_loc.line  # 0-based index of the line after the key
+    body = value.split("\n")
+    indent = None
+    for i, vline in enumerate(body):
+        if not vline.strip():
+            continue
+        if first + i >= len(lines):
+            break
+        fline = lines[first + i]
+        stripped = fline.lstrip(" ")
+        if stripped.rstrip() != vline.strip() and stripped != vline:
+            indent = None
+            break
+        width = len(fline) - len(stripped) - (len(vline) - len(vline.lstrip(" ")))
+        if indent is None:
+            indent = width
+        elif indent != width:
+            indent = None
+            break
+    if indent is None:
+        return {k: Location(display, key_loc.line, key_loc.column, yaml_path=key) for k in origins}
+    return {k: Location(display, loc.line + first, loc.column + indent, yaml_path=loc.yaml_path)
+            for k, loc in origins.items()}
+
+
+def _known(data: Any, rel: Release, where: str) -> Any:
+    """``data`` with template text (a value Argo CD or a chart above fills in) as unknown values."""
+    from vramlint.helm import gotmpl
+
+    said = [False]
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if _unknown_text(v) or isinstance(v, str) and ("$ARGOCD_" in v or "${ARGOCD_" in v):
+            if not said[0]:
+                rel.unread.append(f"{where}: values written as template text or Argo CD build variables")
+                said[0] = True
+            return gotmpl.UNKNOWN
+        return v
+
+    return walk(data)
+
+
+def _argo_parameters(helm: dict, display: str, rel: Release) -> None:
+    params = helm.get("parameters")
+    if not isinstance(params, list) or not params:
+        return
+    from vramlint.yamlload import value_location
+
+    sets = []
+    for p in params[:MAX_PARAMETERS]:
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str):
+            continue
+        loc = value_location(display, p, "value") or value_location(display, p, "name")
+        raw = p.get("value")
+        value = "" if raw is None else raw if isinstance(raw, str) else str(raw).lower() if isinstance(
+            raw, bool) else str(raw)
+        sets.append((p["name"], value, p.get("forceString") is True, loc))
+    if len(params) > MAX_PARAMETERS:
+        rel.unread.append(f"parameters past the first {MAX_PARAMETERS}")
+    inline = set_values(sets, f"{display} (helm.parameters)", rel)
+    if inline.data:
+        rel.values.append(inline)
+
+
+# ---------------------------------------------------------------- --set
+
+
+def set_values(sets: list[tuple[str, str, bool, Location | None]], display: str, rel: Release) -> InlineValues:
+    """``--set name=value`` (or `--set-string` when forced) entries as one values layer: Helm's strvals, for the
+    forms releases write (dotted keys, `\\.` in a key, `name[0]`, `{a,b}` lists); a value is typed as Helm types
+    it (true/false, null, an integer not starting with 0), other text a string."""
+    from vramlint.helm import gotmpl
+
+    data: dict = {}
+    origins: dict[tuple, Location] = {}
+    for name, value, force, loc in sets:
+        keys = _set_path(name)
+        if keys is None:
+            rel.unread.append(f"parameter {name} (a form of --set vramlint does not read)")
+            continue
+        typed: Any
+        if _unknown_text(value) or "$ARGOCD_" in value or "${ARGOCD_" in value:
+            typed = gotmpl.UNKNOWN
+        elif not force and value.startswith("{") and value.endswith("}"):
+            typed = [_typed(x) for x in _split_commas(value[1:-1])] if value[1:-1] else []
+        else:
+            typed = value if force else _typed(value)
+        cur: Any = data
+        for i, k in enumerate(keys):
+            last = i == len(keys) - 1
+            if isinstance(k, int):
+                if not isinstance(cur, list) or k > 10_000:
+                    cur = None
+                    break
+                while len(cur) <= k:
+                    cur.append(None)
+                if last:
+                    cur[k] = typed
+                else:
+                    nxt = keys[i + 1]
+                    if not isinstance(cur[k], (dict, list)):
+                        cur[k] = [] if isinstance(nxt, int) else {}
+                    cur = cur[k]
+                continue
+            if not isinstance(cur, dict):
+                cur = None
+                break
+            if last:
+                cur[k] = typed
+            else:
+                nxt = keys[i + 1]
+                if not isinstance(cur.get(k), (dict, list)) or isinstance(nxt, int) != isinstance(cur[k], list):
+                    cur[k] = [] if isinstance(nxt, int) else {}
+                cur = cur[k]
+        if cur is None:
+            rel.unread.append(f"parameter {name} (its path mixes lists and maps)")
+            continue
+        if loc is not None:
+            for n in range(1, len(keys) + 1):
+                origins[tuple(keys[:n])] = loc
+    return InlineValues(display, data, origins)
+
+
+def _set_path(name: str) -> list[Any] | None:
+    keys: list[Any] = []
+    cur = ""
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if c == "\\" and i + 1 < len(name):
+            cur += name[i + 1]
+            i += 2
+            continue
+        if c == ".":
+            if not cur:
+                return None
+            keys.append(cur)
+            cur = ""
+        elif c == "[":
+            end = name.find("]", i)
+            if end < 0 or not name[i + 1:end].isdigit():
+                return None
+            if cur:
+                keys.append(cur)
+                cur = ""
+            keys.append(int(name[i + 1:end]))
+            i = end + 1
+            if i < len(name) and name[i] == ".":
+                i += 1
+            continue
+        elif c in "=,":
+            return None
+        else:
+            cur += c
+        i += 1
+    if cur:
+        keys.append(cur)
+    if not keys or isinstance(keys[0], int):
+        return None
+    return keys
+
+
+def _split_commas(text: str) -> list[str]:
+    out, cur, i = [], "", 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            cur += text[i + 1]
+            i += 2
+            continue
+        if text[i] == ",":
+            out.append(cur)
+            cur = ""
+        else:
+            cur += text[i]
+        i += 1
+    out.append(cur)
+    return out
+
+
+def _typed(value: str) -> Any:
+    """strvals' typedVal: how `--set` types a value."""
+    low = value.lower()
+    if low == "true":
+        return True
+    if low == "false":
+        return False
+    if low == "null":
+        return None
+    if value == "0":
+        return 0
+    if value and value[0] != "0" and re.fullmatch(r"[+-]?\d+", value):
+        n = int(value)
+        if -(1 << 63) <= n < (1 << 63):
+            return n
+    return value
+
+
+# ---------------------------------------------------------------- helmfile
+
+_ENV_NAME = re.compile(r"\{\{-?\s*\.Environment\.Name\s*-?\}\}")
+
+
+def _helmfile_releases(doc: Any, docs: list[Any], path: str, charts: dict[str, str], plan: ReleasePlan) -> None:
+    data = doc.data
+    if not isinstance(data, dict) or not isinstance(data.get("releases"), list):
+        return
+    envs: list[str] = []
+    for d in docs:
+        if isinstance(d.data, dict) and isinstance(d.data.get("environments"), dict):
+            envs.extend(str(e) for e in d.data["environments"] if not _unknown_text(str(e)))
+    base = os.path.dirname(os.path.abspath(path))
+    display = doc.file
+    for release in data["releases"]:
+        if not isinstance(release, dict) or not isinstance(release.get("chart"), str):
+            continue
+        chart = release["chart"]
+        if _unknown_text(chart):
+            continue
+        chart_abs = os.path.normpath(os.path.join(base, chart))
+        if chart_abs not in charts:
+            continue
+        values = release.get("values") if isinstance(release.get("values"), list) else []
+        per_env = any(isinstance(v, str) and _ENV_WORD in v for v in values)
+        for env in (envs or ["default"]) if per_env else [None]:
+            name = release.get("name")
+            ns = release.get("namespace")
+            rel = Release(None if _unknown_text(name) or not name else str(name),
+                          None if _unknown_text(ns) or not ns else str(ns), display,
+                          _line_of(display, release, "chart"),
+                          "helmfile release" + (f" (environment {env})" if env else ""))
+            for v in values:
+                if isinstance(v, dict):
+                    from vramlint.helm.values import _to_plain
+
+                    origins: dict[tuple, Location] = {}
+                    plain = _to_plain(v, (), "", display, origins)
+                    rel.values.append(InlineValues(f"{display} (release values)", _known(plain, rel, "values"),
+                                                   origins))
+                elif isinstance(v, str):
+                    text = v.replace(_ENV_WORD, env) if env else v
+                    if _unknown_text(text):
+                        rel.unread.append(f"values file {v} (named by template text)")
+                        continue
+                    full = os.path.normpath(os.path.join(base, text))
+                    if full.endswith(".gotmpl"):
+                        rel.unread.append(f"values file {text} (a template helmfile renders)")
+                        continue
+                    if not os.path.isfile(full):
+                        rel.unread.append(f"values file {text} (not in the scanned tree)")
+                        continue
+                    rel.values.append(full)
+            sets = []
+            for s in release.get("set") or []:
+                if isinstance(s, dict) and isinstance(s.get("name"), str) and "value" in s:
+                    from vramlint.yamlload import value_location
+
+                    raw = s["value"]
+                    value = raw if isinstance(raw, str) else str(raw).lower() if isinstance(raw, bool) else str(raw)
+                    sets.append((s["name"], value, False, value_location(display, s, "value")))
+            if sets:
+                inline = set_values(sets, f"{display} (release set)", rel)
+                if inline.data:
+                    rel.values.append(inline)
+            plan.by_chart.setdefault(charts[chart_abs], []).append(rel)
