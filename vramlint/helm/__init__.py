@@ -95,10 +95,12 @@ def extract_charts(
             variants = [(list(r.values), r.variant, r) for r in chart_releases]
             variants += [([ov], os.path.basename(ov), None) for ov in overlay_files(chart_dir) + list(profiles)
                          if os.path.abspath(ov) not in used]
+            own = "its own values.yaml" if os.path.isfile(os.path.join(chart_dir, "values.yaml")) else \
+                "no values (the chart has no values.yaml)"
             for r in chart_releases:
                 gives = ", ".join(_shown(v) if isinstance(v, str) else v.display for v in r.values)
                 notes.append(f"chart {_shown(chart_dir)} evaluated as the {r.label} installs it, with "
-                             f"{'values ' + gives if gives else 'its own values.yaml'}"
+                             f"{'values ' + gives if gives else own}"
                              + (f"; not read: {'; '.join(r.unread[:3])}" if r.unread else ""))
         else:
             variants = [([], None, None)] + [([ov], os.path.basename(ov), None)

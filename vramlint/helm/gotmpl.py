@@ -602,6 +602,14 @@ _YAML_PLAIN_UNSAFE = re.compile(
 )
 
 
+# strings go-yaml writes in double quotes because, plain, they would read as a bool, null, a number (encode.go's
+# stringv: the resolved tag differs)
+_YAML_OTHER_TYPE = re.compile(
+    r"""^(?:(?i:y|n|yes|no|true|false|on|off|null|~)$|[-+]?(?:\d[\d_]*)?\.?\d+(?:[eE][-+]?\d+)?$|"""
+    r"""[-+]?\.(?:inf|nan)$|0x[0-9a-fA-F]+$|0o?[0-7]+$|\d+:\d+)""",
+)
+
+
 def _yaml_scalar(v: Any) -> str:
     if v is None:
         return "null"
@@ -612,8 +620,13 @@ def _yaml_scalar(v: Any) -> str:
     if isinstance(v, int):
         return str(v)
     s = str(v)
-    if "\n" in s or _YAML_PLAIN_UNSAFE.match(s):
+    if "\n" in s or not s or _YAML_OTHER_TYPE.match(s) or not s.isprintable():
         return json.dumps(s, ensure_ascii=False)
+    if _YAML_PLAIN_UNSAFE.match(s):
+        # go-yaml's emitter falls back from plain to single quotes for text that is only unsafe as YAML syntax
+        # (`{{ .x }}`, `a: b`); double quotes are for text that would read as another type. A `tpl` of the output
+        # parses it again, where a `\"` written inside an action is no Go
+        return "'" + s.replace("'", "''") + "'"
     return s
 
 

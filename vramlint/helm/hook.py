@@ -276,11 +276,11 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
     problems: list[Any] = list(chart_plan.problems)
     notes: list[str] = list(chart_plan.notes)
     fallback: set[str] = set()
-    run_ends = time.monotonic() + RUN_CHART_SECONDS
     # the run's time for all its charts goes to the charts that deploy vLLM first: taken in the scan's
     # (alphabetical) order, a repository's vLLM chart came after its grafana and prometheus charts and was starved
     vllm_first = _vllm_charts(chart_plan)
     order = sorted(chart_plan.charts, key=lambda c: c not in vllm_first)
+    run_ends = time.monotonic() + RUN_CHART_SECONDS
     late: list[str] = []
     for chart in order:
         named = chart_plan.charts[chart]

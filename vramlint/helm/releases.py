@@ -31,6 +31,7 @@ from vramlint.model import Location, Problem
 MAX_RELEASE_FILES = 2000  # candidate files read per scan (each is read a second time, and parsed)
 MAX_RELEASE_FILE_BYTES = 1_000_000
 MAX_PARAMETERS = 2000  # `--set` entries of one release
+MAX_RELEASES_PER_CHART = 20  # each is an evaluation of the chart of its own
 
 
 @dataclass
@@ -112,6 +113,13 @@ def find_releases(paths: list[str], charts: dict[str, str]) -> ReleasePlan:
             from vramlint.model import internal_problem
 
             plan.problems.append(internal_problem(_shown(path), None, "reading the Helm releases of this file", exc))
+    for chart, rels in plan.by_chart.items():
+        if len(rels) > MAX_RELEASES_PER_CHART:
+            rest = rels[MAX_RELEASES_PER_CHART:]
+            del rels[MAX_RELEASES_PER_CHART:]
+            plan.notes.append(f"chart {chart}: {len(rest)} more releases install it than vramlint evaluates "
+                              f"({MAX_RELEASES_PER_CHART}); not evaluated: {', '.join(r.label for r in rest[:3])}"
+                              + (" and others" if len(rest) > 3 else ""))
     return plan
 
 
@@ -513,9 +521,12 @@ def _helmfile_releases(doc: Any, docs: list[Any], path: str, charts: dict[str, s
     if not isinstance(data, dict) or not isinstance(data.get("releases"), list):
         return
     envs: list[str] = []
+    env_values = False
     for d in docs:
         if isinstance(d.data, dict) and isinstance(d.data.get("environments"), dict):
             envs.extend(str(e) for e in d.data["environments"] if not _unknown_text(str(e)))
+            env_values = env_values or any(isinstance(e, dict) and e.get("values")
+                                           for e in d.data["environments"].values())
     base = os.path.dirname(os.path.abspath(path))
     display = doc.file
     for release in data["releases"]:
@@ -528,6 +539,11 @@ def _helmfile_releases(doc: Any, docs: list[Any], path: str, charts: dict[str, s
         if chart_abs not in charts:
             continue
         values = release.get("values") if isinstance(release.get("values"), list) else []
+        if not values and not release.get("set") and env_values:
+            plan.notes.append(f"{display}:{_line_of(display, release, 'chart')}: release {release.get('name')} gives "
+                              f"chart {chart} no values: `environments.*.values` are helmfile's own template data "
+                              "(`.Values` in helmfile.yaml and *.gotmpl files), never a chart's values; name the "
+                              "chart's values files under the release's `values:`")
         per_env = any(isinstance(v, str) and _ENV_WORD in v for v in values)
         for env in (envs or ["default"]) if per_env else [None]:
             name = release.get("name")
