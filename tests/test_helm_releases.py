@@ -291,3 +291,61 @@ def test_a_profile_with_its_own_node_selector_label_is_read_through_its_chart(tm
     assert lens == [4096, 16384]
     prod_server = next(s for s in report["servers"] if s["args"]["max_model_len"] == 16384)
     assert prod_server["gpu"]["type"] == "A100-80GB"
+
+
+def test_a_multi_source_application_takes_values_of_its_ref_source_in_the_same_repository(tmp_path, capsys):
+    app = """\
+        apiVersion: argoproj.io/v1alpha1
+        kind: Application
+        metadata:
+          name: serving
+        spec:
+          sources:
+            - repoURL: https://github.com/example/platform.git
+              path: charts/llama-stack
+              helm:
+                valueFiles:
+                  - $values/envs/prod/llama-stack.yaml
+                  - $other/prod.yaml
+                valuesObject:
+                  vllm:
+                    maxLen: 1024
+            - repoURL: https://github.com/example/platform
+              ref: values
+            - repoURL: https://github.com/example/secrets.git
+              ref: other
+        """
+    root = _tree(tmp_path, {
+        "charts/llama-stack/Chart.yaml": CHART, "charts/llama-stack/values.yaml": VALUES,
+        "charts/llama-stack/templates/deployment.yaml": DEPLOYMENT,
+        "envs/prod/llama-stack.yaml": "providers:\n  postgres:\n    enabled: true\n",
+        "argocd/serving.yaml": app,
+    })
+    main(["check", root, "--offline", "--format", "json", "--gpu", "L4"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    [server] = report["servers"]
+    assert server["args"]["max_model_len"] == 1024
+    where = server["arg_locations"]["max_model_len"]
+    assert where["file"].endswith("argocd/serving.yaml") and where["line"] == 15
+    assert not _nil(report)
+    # the other repository's file is said as not read, on the release's note
+    assert "$other/prod.yaml (of the `other` source, another repository)" in captured.err
+
+
+def test_releases_of_one_chart_are_evaluated_up_to_the_limit_and_the_rest_said(tmp_path, capsys):
+    from vramlint.helm.releases import MAX_RELEASES_PER_CHART
+
+    files = {"charts/llama-stack/Chart.yaml": CHART,
+             "charts/llama-stack/values.yaml": VALUES + "providers:\n  postgres:\n    enabled: false\n",
+             "charts/llama-stack/templates/deployment.yaml": DEPLOYMENT}
+    for n in range(MAX_RELEASES_PER_CHART + 5):
+        files[f"apps/app{n:02}.yaml"] = (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a{n}\n"
+                                         "spec:\n  source:\n    path: charts/llama-stack\n    helm:\n      parameters:\n"
+                                         f"        - name: vllm.maxLen\n          value: \"{1024 + n}\"\n")
+    root = _tree(tmp_path, files)
+    main(["check", root, "--offline", "--format", "json", "--gpu", "L4"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert len(report["servers"]) == MAX_RELEASES_PER_CHART
+    assert "5 more releases install it than vramlint evaluates" in captured.err

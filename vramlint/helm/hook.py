@@ -206,7 +206,8 @@ def _place_profiles(entries: list[Any], out: ChartPlan) -> None:
         out.profiles.setdefault(chart_key, []).append(path)
         out.handled[path] = chart_key
         out.notes.append(f"{_shown(path)}: read as values of chart {chart_key} (applied as `helm -f` would), whose "
-                         f"values.yaml has every key it sets ({shared} key paths in common)")
+                         f"values.yaml has every key it sets outside maps whose keys are the user's (labels, node "
+                         f"selectors, env) ({shared} key paths in common)")
 
 
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:", re.MULTILINE)
