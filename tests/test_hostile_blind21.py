@@ -102,15 +102,27 @@ def test_a_hub_config_whose_model_type_or_architecture_holds_control_characters_
 
 
 def test_a_template_made_invalid_yaml_by_an_unevaluated_part_is_said_in_the_reports(tmp_path):
-    # tpl of a values string is unknown to vramlint's evaluator: at a line's start it breaks the YAML after it, and
-    # the server below was gone with a line on stderr only (a self-evaluating tpl; Helm itself never ends it)
-    template = "{{ tpl .Values.t . }}\n" + TEMPLATE
-    write(tmp_path, {"c/Chart.yaml": CHART, "c/values.yaml": 'model: Qwen/Qwen2.5-1.5B-Instruct\nt: "{{ tpl .Values.t . }}"\n',
+    # a function vramlint's evaluator does not evaluate, at a line's start, breaks the YAML after it, and the server
+    # below was gone with a line on stderr only
+    template = '{{ set (dict) "a" "b" }}\n' + TEMPLATE
+    write(tmp_path, {"c/Chart.yaml": CHART, "c/values.yaml": 'model: Qwen/Qwen2.5-1.5B-Instruct\n',
                      "c/templates/d.yaml": template})
     report = check(tmp_path, ".", "--gpu", "L4")
     said = [(f["file"], f["line"], f["level"]) for f in report["findings"] if f["rule"] == "VRL102"]
     assert said == [("c/templates/d.yaml", 2, "note")]
     assert "not valid YAML" in report["findings"][0]["message"]
+
+
+def test_a_self_evaluating_tpl_stops_at_the_depth_limit_on_its_line(tmp_path):
+    # tpl of a values string that calls tpl of itself: Helm never ends it (each tpl is a new execution, so Go's
+    # depth limit does not stop it); vramlint's evaluator stops at its include depth, on the calling line
+    template = "{{ tpl .Values.t . }}\n" + TEMPLATE
+    write(tmp_path, {"c/Chart.yaml": CHART, "c/values.yaml": 'model: Qwen/Qwen2.5-1.5B-Instruct\nt: "{{ tpl .Values.t . }}"\n',
+                     "c/templates/d.yaml": template})
+    report = check(tmp_path, ".", "--gpu", "L4")
+    said = [(f["file"], f["line"], f["message"]) for f in report["findings"] if f["rule"] == "VRL102"]
+    assert [(file, line) for file, line, _ in said] == [("c/templates/d.yaml", 1)]
+    assert "tpl nested too deeply" in said[0][2]
 
 
 def test_fixes_on_a_megabyte_minified_line_cost_each_server_its_words_not_the_line(tmp_path):
