@@ -38,6 +38,9 @@ VLLM_SOURCES = (
     "VllmConfig.__post_init__ (vllm/config.py 0.9.2 - 0.10.0, vllm/config/vllm.py 0.12+): whether the hybrid KV cache "
     "manager runs (a KV connector, KV events, chunked local attention; SupportsHMA connectors from 0.22), "
     "vramlint.versions.hybrid_kv_cache_manager",
+    "vllm/model_executor/model_loader.py (0.2.0 - 0.2.4), vllm/model_executor/models/__init__.py (0.2.5 - 0.6.0), "
+    "vllm/model_executor/models/registry.py (0.6.1+): the architectures the release runs "
+    "(vramlint/data/vllm_architectures.json, tools/gen_vllm_architectures.py)",
 )
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "bfloat16", "float16")
@@ -195,6 +198,17 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
     errors.extend(quant_errors)
     notes.extend(quant_notes)
 
+    # ---- the architecture vs the release's model registry: from 0.6.3 ModelConfig inspects it (is_multimodal_model
+    # -> inspect_model_cls) before anything looks at a device; earlier releases meet it in get_model, after the
+    # worker's dtype check (Worker.init_model / init_device)
+    arch_refusal = architecture_refusal(model, version, image)
+    if arch_refusal is not None:
+        if arch_refusal.pop("certain"):
+            arch_refusal.pop("why")
+            errors.insert(0 if versions.at_least(key, 0, 6, 3) else len(errors), arch_refusal)
+        else:
+            notes.append(f"{arch_refusal['message']}: {arch_refusal.pop('why')}")
+
     # ---- KV dtype
     kv_dtype = str(arg_or(args, "kv_cache_dtype", "auto")).lower()
     if kv_dtype not in KV_DTYPES:
@@ -330,17 +344,25 @@ def dtype_fallback(ckpt: str) -> str:
 
 
 def _bf16_error(gpu: GpuSpec, key: versions.VersionKey) -> dict:
-    # 0.6.x printed the message without a space before `dtype`.
-    setting = "setting the`dtype` flag" if not versions.at_least(key, 0, 7) else "setting the `dtype` flag"
-    return {
-        "code": "bf16-unsupported",
-        "message": (
-            f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {device_name(gpu)} GPU "
-            f"has compute capability {cc_text(gpu)}. You can use float16 instead by explicitly {setting} in CLI, for "
-            "example: --dtype=half."
-        ),
-        "arg": "dtype",
-    }
+    # Worker._check_if_gpu_supports_dtype: 0.2.x ends after the compute capability; 0.3 - 0.6.x add the float16
+    # advice without a space before `dtype` (read in the 0.2.7, 0.3.0, 0.4.x, 0.5.0 and 0.6.0 wheels)
+    message = (f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {device_name(gpu)} "
+               f"GPU has compute capability {cc_text(gpu)}.")
+    if versions.at_least(key, 0, 3):
+        setting = "setting the`dtype` flag" if not versions.at_least(key, 0, 7) else "setting the `dtype` flag"
+        message += f" You can use float16 instead by explicitly {setting} in CLI, for example: --dtype=half."
+    return {"code": "bf16-unsupported", "message": message, "arg": "dtype"}
+
+
+def architecture_refusal(model: ModelInfo, version: str, image: str | None = None) -> dict | None:
+    """The release's refusal of a checkpoint whose architecture its model registry lacks (vLLM's
+    ``ModelRegistry``, release by release in vramlint/data/vllm_architectures.json); certain only where nothing
+    but the registry can run it (:mod:`vramlint.vllm_architectures`)."""
+    if not model.architecture:
+        return None
+    from vramlint.vllm_architectures import refusal
+
+    return refusal(model.architecture, version, image)
 
 
 def _compute_capability_error(gpu: GpuSpec, key: versions.VersionKey, version: str) -> dict | None:
