@@ -138,3 +138,18 @@ _VLLM_MODELS = {**_TEXT, **_EMBED}
         architectures('_MODELS = {**make_models()}')
     with pytest.raises(SystemExit):  # a filtered subset of a dict the final one does not hold
         architectures('_X = {"A": 1}\n_VLLM_MODELS = {**{k: v for k, v in _X.items() if v}}')
+
+
+def test_an_assumed_release_makes_it_a_warning(tmp_path, capsys):
+    # a third-party image's tag names the release only by assumption: what holds only for it is a warning
+    text = (Path(FIXTURE).read_text().split("---")[1]
+            .replace("vllm/vllm-openai:v0.4.2", "registry.example.com/ml/vllm-server:v0.4.3")
+            .replace("microsoft/Phi-3-mini-128k-instruct", "google/gemma-2-9b-it"))
+    (tmp_path / "d.yaml").write_text(text)
+    main(["check", str(tmp_path / "d.yaml"), "--offline", "--format", "json", "--select", "VRL005"])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    arch = [f for f in findings if "Gemma2ForCausalLM" in f["message"]]
+    first = releases_with("Gemma2ForCausalLM")[0]
+    assert len(arch) == 1 and arch[0]["level"] == "warning"
+    assert f"vLLM 0.4.3 (assumed) will not start: it does not support Gemma2ForCausalLM (added in {first})" in \
+        arch[0]["message"]
