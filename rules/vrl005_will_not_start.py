@@ -29,7 +29,15 @@ parser lists the methods (0.4 - 0.8, and 0.9.0, 0.9.1, 0.10.x from the `Quantiza
 is refused too), `ModelConfig`'s "Unknown quantization method" where it takes any word (0.9.2, 0.11 and later,
 which lowercase it), saying which release added or removed the method (each release's `QUANTIZATION_METHODS`, from
 its wheel); a warning where only `ModelConfig` checks it and no release has the word, which is no misspelling of a
-method either (a vLLM plugin may register it). So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
+method either (a vLLM plugin may register it). So is a checkpoint whose architecture (`config.json`
+`architectures`) the release's model registry lacks (each release's registry from 0.2.0, read from its wheel by
+`tools/gen_vllm_architectures.py`): vLLM's "Model architectures [...] are not supported for now", saying which
+release added or last had it, on the model's line; up to 0.6.2 vLLM meets it when it loads the model, after the
+worker's bfloat16 check (on a fleet of GPUs each gets the failure it hits first), from 0.6.3 in `ModelConfig`,
+before anything else. It is an error only where nothing else can run the architecture: up to 0.7.1, and from
+0.5.5 only in vLLM's own images (a plugin in another image may register it); from 0.7.2 vLLM falls back to the
+Transformers implementation, which depends on the image's transformers, so the budget says it in a note. With an
+assumed version it is a warning. So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
 makes) with `PYTORCH_CUDA_ALLOC_CONF` holding `expandable_segments:True`, which `VllmConfig` refuses from 0.21
 unless sleep mode (0.21) or the cumem allocator (0.22+: `--enable-cumem-allocator`, or `--enable-sleep-mode`) is
 on; the finding sits on the variable, and needs no model. When a word of the command line is known only at run
