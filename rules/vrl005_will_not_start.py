@@ -37,7 +37,12 @@ worker's bfloat16 check (on a fleet of GPUs each gets the failure it hits first)
 before anything else. It is an error only where nothing else can run the architecture: up to 0.7.1, and from
 0.5.5 only in vLLM's own images (a plugin in another image may register it); from 0.7.2 vLLM falls back to the
 Transformers implementation, which depends on the image's transformers, so the budget says it in a note. With an
-assumed version it is a warning. So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
+assumed version it is a warning. So is a `--quantization` that names another format than the checkpoint's own
+`quantization_config` (an AWQ checkpoint with `--quantization gptq` or `fp8`): `ModelConfig._verify_quantization`'s
+"Quantization method specified in the model config (awq) does not match ...", on the flag's line, unless one of
+vLLM's overrides takes the checkpoint for that flag (`awq_marlin`, `gptq_marlin`, `marlin`, the BitBLAS,
+MoE-WNA16, IPEX and Auto* variants; read in the 0.4.3 - 0.34.0 wheels); GPTQ, AWQ, FP8, compressed-tensors,
+bitsandbytes and GGUF checkpoints are checked, ModelOpt and MXFP4 ones are not. So is a KV connector (`--kv-transfer-config`, or the one `--kv-offloading-size`
 makes) with `PYTORCH_CUDA_ALLOC_CONF` holding `expandable_segments:True`, which `VllmConfig` refuses from 0.21
 unless sleep mode (0.21) or the cumem allocator (0.22+: `--enable-cumem-allocator`, or `--enable-sleep-mode`) is
 on; the finding sits on the variable, and needs no model. When a word of the command line is known only at run

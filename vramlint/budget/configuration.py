@@ -194,6 +194,10 @@ def resolve_configuration(model: ModelInfo, gpu: GpuSpec, args: dict, env: dict,
     errors.extend(dtype_errors)
     notes.extend(dtype_notes)
     dtype_bytes = DTYPE_BYTES.get(dtype, 2)
+    mismatch = _quantization_mismatch(model, args, version) if versions.at_least(key, 0, 4, 3) else None
+    if mismatch is not None:
+        # ModelConfig raises it while the engine's configuration is built, before the GPU is looked at
+        errors.insert(0, mismatch)
     quant_errors, quant_notes = _quantization_checks(model, args, gpu, key, dtype)
     errors.extend(quant_errors)
     notes.extend(quant_notes)
@@ -448,6 +452,50 @@ def _parallelism_errors(model: ModelInfo, tp: int) -> list[dict]:
             "arg": "tensor_parallel_size",
         })
     return errors
+
+
+# The --quantization values that end ModelConfig._verify_quantization without its mismatch error on a checkpoint of
+# each method: the method itself and those whose QuantizationConfig.override_quantization_method claims such a
+# checkpoint for that flag (GPTQMarlin / GPTQMarlin24 / Marlin / BitBLAS / GPTQBitBLAS / IPEX / MoeWNA16 /
+# AutoGPTQ, AWQMarlin / IPEX / CPUAWQ / MoeWNA16 / AutoAWQ, Humming for any checkpoint), the union of the 0.4.3,
+# 0.6.3, 0.8.5, 0.10.2, 0.19.0, 0.28.0 and 0.34.0 wheels. Checkpoints of methods not listed (ModelOpt, whose
+# config vLLM may read from hf_quant_config.json, MXFP4, auto-round...) are not checked.
+QUANT_FLAGS_FOR_CHECKPOINT = {
+    "gptq": {"gptq", "gptq_marlin", "gptq_marlin_24", "marlin", "marlin_24", "gptq_bitblas", "bitblas", "ipex",
+             "moe_wna16", "auto_gptq", "humming"},
+    "awq": {"awq", "awq_marlin", "marlin", "ipex", "cpu_awq", "moe_wna16", "auto_awq", "humming"},
+    "fp8": {"fp8", "deepseek_v4_fp8", "humming"},
+    "compressed-tensors": {"compressed-tensors", "humming"},
+    "bitsandbytes": {"bitsandbytes", "humming"},
+    "gguf": {"gguf", "humming"},
+}
+
+
+def _quantization_mismatch(model: ModelInfo, args: dict, version: str) -> dict | None:
+    """``ModelConfig._verify_quantization``: a ``--quantization`` that no override maps the checkpoint's
+    ``quantization_config.quant_method`` to raises "Quantization method specified in the model config (X) does not
+    match ...", the same sentence in every release read. A method the release does not have at all is the
+    argument check's (vramlint.vllm_quantization), not this one."""
+    flag = args.get("quantization")
+    ckpt = (model.quantization or "").lower()
+    if not isinstance(flag, str) or not flag or ckpt not in QUANT_FLAGS_FOR_CHECKPOINT:
+        return None
+    from vramlint.vllm_quantization import refusal
+
+    if refusal(flag, version, ("--quantization",)) is not None:
+        return None
+    flag = flag.lower()
+    if flag in QUANT_FLAGS_FOR_CHECKPOINT[ckpt]:
+        return None
+    return {
+        "code": "quantization-mismatch",
+        "message": (f"Quantization method specified in the model config ({ckpt}) does not match the quantization "
+                    f"method specified in the `quantization` argument ({flag})."),
+        "arg": "quantization",
+        "short": f"--quantization {flag}, but {model.name} is quantized with {ckpt}",
+        "fix": f"remove --quantization (vLLM reads {ckpt} from the checkpoint's quantization_config), or name a "
+               f"method that runs {ckpt} checkpoints ({', '.join(sorted(QUANT_FLAGS_FOR_CHECKPOINT[ckpt] - {'humming'}))})",
+    }
 
 
 def _quantization_checks(model: ModelInfo, args: dict, gpu: GpuSpec, key: versions.VersionKey,
