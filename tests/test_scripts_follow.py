@@ -170,3 +170,76 @@ def test_a_script_from_another_files_configmap_waits_for_the_join(tmp_path, monk
     held = _refs_at_join(monkeypatch)
     inv = scan([str(FIX / "k8s" / "deploy.yaml"), str(FIX / "k8s" / "start-configmap.yaml")])
     assert len(held) == 1 and [s.args["max_model_len"] for s in inv.servers] == [8192]
+
+
+# --- a relative script path: resolved against the `cd` before it and the container's workingDir (audit21 C9) ------
+
+REL = FIX / "relative"
+
+
+def test_a_relative_script_is_found_in_the_folder_its_cd_or_working_dir_names():
+    inv = scan([str(REL / "serving.yaml"), str(REL / "launch-configmap.yaml")])
+    by_container = {s.container: s for s in inv.servers}
+    assert sorted(by_container) == ["decode", "prefill"]
+    # `cd /opt/launch && ./run-prefill.sh`: the subPath mount at /opt/launch/run-prefill.sh
+    assert by_container["prefill"].args["max_model_len"] == 16384
+    assert by_container["prefill"].model_location.file.endswith("launch-configmap.yaml")
+    # workingDir /opt, then `cd launch`: /opt/launch/run-decode.sh, a key of the ConfigMap mounted whole there
+    assert by_container["decode"].args["max_model_len"] == 8192
+    assert not _notes(inv)
+
+
+def test_a_relative_script_whose_folder_the_files_do_not_say_is_not_said_to_be_in_the_image(tmp_path):
+    text = (REL / "serving.yaml").read_text()
+    (tmp_path / "cm.yaml").write_text((REL / "launch-configmap.yaml").read_text())
+    # no `cd`, no workingDir: the image's WORKDIR decides which file ./run-prefill.sh is
+    (tmp_path / "s.yaml").write_text(text.replace("cd /opt/launch && ./run-prefill.sh", "./run-prefill.sh"))
+    inv = scan([str(tmp_path)])
+    assert [s.container for s in inv.servers] == ["decode"]
+    [note] = _notes(inv)
+    assert "./run-prefill.sh" in note and "working directory" in note and "workingDir" in note
+    assert "in the image" not in note
+    # a `cd` to a folder known only at run time: the same unknown, said as such
+    (tmp_path / "s.yaml").write_text(text.replace("cd /opt/launch &&", "cd $LAUNCH_DIR &&"))
+    [note] = _notes(scan([str(tmp_path)]))
+    assert "only at run time" in note and "in the image" not in note
+
+
+def test_which_folder_a_script_is_opened_from():
+    from vramlint.cmdline import Token
+    from vramlint.extract.scripts import script_call
+
+    def seen(script, working_dir=None):
+        return script_call([Token("bash", None), Token("-c", None), Token(script, None)]).path_in_container(working_dir)
+
+    assert seen("cd /w && ./a.sh") == "/w/a.sh"
+    assert seen("cd /w; cd sub && ../a.sh") == "/w/a.sh"
+    assert seen("cd sub && ./a.sh", "/home") == "/home/sub/a.sh"
+    assert seen("cd sub && ./a.sh") is None  # relative to the image's WORKDIR
+    assert seen("./a.sh", "/app") == "/app/a.sh"
+    assert seen("cd /w && /abs/a.sh") == "/abs/a.sh"
+    assert seen("cd /w | true; ./a.sh", "/app") == "/app/a.sh"  # a pipeline's `cd` runs in a subshell
+    assert seen("cd ~ && ./a.sh", "/app") is None
+    assert seen("cd - && ./a.sh", "/app") is None
+
+
+def test_the_ascend_plugins_quantization_method_is_accepted_in_its_images_only(tmp_path):
+    import json
+
+    from vramlint.cli import main
+
+    inv = scan([str(REL / "serving.yaml"), str(REL / "launch-configmap.yaml")])
+
+    assert main(["check", str(REL), "--offline", "--format", "json", "--output-file", str(tmp_path / "a.json")]) == 0
+    report = json.loads((tmp_path / "a.json").read_text())
+    assert not [f for s in report["servers"] for f in s["findings"] if "quantization" in f["message"].lower()]
+    assert len(inv.servers) == 2
+    # the same script on vLLM's own image: no plugin registers "ascend" there
+    (tmp_path / "s.yaml").write_text((REL / "serving.yaml").read_text().replace(
+        "quay.io/ascend/vllm-ascend:v0.11.0rc1", "vllm/vllm-openai:v0.11.0"))
+    (tmp_path / "cm.yaml").write_text((REL / "launch-configmap.yaml").read_text())
+    main(["check", str(tmp_path / "s.yaml"), str(tmp_path / "cm.yaml"), "--offline", "--format", "json",
+          "--output-file", str(tmp_path / "b.json")])
+    report = json.loads((tmp_path / "b.json").read_text())
+    assert [f["rule"] for s in report["servers"] for f in s["findings"]
+            if "Unknown quantization method: ascend" in f["message"]] == ["VRL005"]

@@ -1785,6 +1785,10 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     inv = parse_vllm_args(found.args, version=version, entry=found.entry,
                           newest_release=not version and runs_newest_release(image))
     inv.written = found.written or None
+    plugin_methods = platform_plugin_quantization(found.image or image)
+    if plugin_methods:
+        inv.startup_errors = [e for e in inv.startup_errors
+                              if not (e.get("code") == "quantization-unknown" and e.get("method") in plugin_methods)]
     if found.entry in ("api_server", "openai.api_server") and found.start is not None:
         _check_entry_module(inv, f"vllm.entrypoints.{found.entry}", found.start)
     if not_a_program is not None:
@@ -3466,6 +3470,17 @@ def _typed(spec: Any, text: str | None, inv: VllmInvocation, tok: Token) -> Any:
     return text
 
 
+def platform_plugin_quantization(image: str | None) -> frozenset[str]:
+    """The --quantization methods a platform plugin in ``image`` registers beside vLLM's own: vllm-ascend's images
+    (`.../vllm-ascend:TAG`) carry the Ascend platform plugin, whose `AscendQuantConfig` / `AscendModelSlimConfig`
+    is registered as "ascend" (`@register_quantization_config(ASCEND_QUANTIZATION_METHOD)`), which ModelConfig
+    then accepts in the releases that check the word there (0.9.2, 0.11+)."""
+    if not image:
+        return frozenset()
+    repository = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    return frozenset({"ascend"}) if repository.startswith("vllm-ascend") else frozenset()
+
+
 def _check_quantization(text: str, spec: Any, inv: VllmInvocation, tok: Token) -> None:
     """A --quantization method the release does not have: argparse's "invalid choice" (0.4 - 0.10.x but 0.9.2) or
     ModelConfig's "Unknown quantization method" (0.9.2, 0.11+), from each release's QUANTIZATION_METHODS
@@ -3479,6 +3494,7 @@ def _check_quantization(text: str, spec: Any, inv: VllmInvocation, tok: Token) -
         return
     _rejected(inv, tok, refused["message"], code=refused["code"], arg=spec.dest, fix=refused["fix"])
     error = inv.startup_errors[-1]
+    error["method"] = text.strip().lower()
     if not refused["certain"]:
         error["level"] = "warning"
         error["message"] += (" - unless a vLLM plugin in the image registers this method "

@@ -1033,14 +1033,13 @@ def _resolve_own_script_refs(records: Any, refs_before: int, configmaps_before: 
     What the join would say is said the same; the container's document is not kept for it (memory: thousands
     of files)."""
     from vramlint.extract import script_refs
-    from vramlint.extract.podspec import config_key_for, configmap_mounts
 
     own: dict[str, list[Any]] = {}
     for cm in records.configmaps[configmaps_before:]:
         own.setdefault(cm.name, []).append(cm)
     now, later = [], []
     for ref in records.script_refs[refs_before:]:
-        key = config_key_for(ref.call.path.text or "", configmap_mounts(ref.hit.node, ref.container))
+        key = script_refs.script_key(ref)[1]
         if key is None or any(cm.file == ref.doc.file for cm in own.get(key[0], ())):
             now.append(ref)
         else:

@@ -11,18 +11,29 @@ from typing import Any
 from vramlint.extract.scripts import ScriptRef, script_command
 
 
+def script_key(ref: ScriptRef) -> tuple[str | None, tuple[str, str] | None]:
+    """(the script's absolute path in the container, or None when it is relative to a folder the files do not
+    say; the (ConfigMap, key) mounted there, or None). The path is resolved before it is compared with the
+    mounts: `cd /workspace && ./prefill.sh` opens /workspace/prefill.sh."""
+    from vramlint.extract.podspec import config_key_for, configmap_mounts, is_map, scalar_text
+
+    working_dir = scalar_text(ref.container.get("workingDir")) if is_map(ref.container) else None
+    seen = ref.call.path_in_container(working_dir)
+    return seen, (config_key_for(seen, configmap_mounts(ref.hit.node, ref.container)) if seen else None)
+
+
 def resolve_script_refs(refs: list[ScriptRef], configmaps: dict[str, list[Any]], records: Any,
                         joined: bool = True) -> None:
     """Read each referenced script from its ConfigMap: a server when it starts vLLM, else a note when the
     container mentions vLLM (with the reason the server cannot be read). ``joined``: ``configmaps`` holds every
     scanned file's (False: one document's only, so a ConfigMap not in it is not said to be missing)."""
     from vramlint.cmdline import yaml_token
-    from vramlint.extract.podspec import config_key_for, configmap_mounts, container_server
+    from vramlint.extract.podspec import container_server
     from vramlint.model import Problem
 
     for ref in refs:
         path = ref.call.path.text or ""
-        key = config_key_for(path, configmap_mounts(ref.hit.node, ref.container))
+        seen, key = script_key(ref)
         cm = None
         if key is not None:
             candidates = configmaps.get(key[0], [])
@@ -33,8 +44,12 @@ def resolve_script_refs(refs: list[ScriptRef], configmaps: dict[str, list[Any]],
                 records.problems.append(Problem(ref.doc.file, ref.location.line, ref.location.column, ref.hidden,
                                                 level="note"))
             elif ref.hidden is not None:
-                if key is None:
-                    why = f"the script {path} it runs is not mounted from a ConfigMap (it is in the image)"
+                if seen is None:
+                    why = (f"the script {path} it runs is relative to {_relative_base(ref.call)}, which the files "
+                           "do not say, so which file it is is not known (give the container a `workingDir`, or "
+                           "run the script by its absolute path)")
+                elif key is None:
+                    why = f"the script {seen} it runs is not mounted from a ConfigMap (it is in the image)"
                 elif cm is None:
                     why = (f"the script {path} it runs comes from ConfigMap {key[0]!r} (key {key[1]!r}), which is "
                            "not among the scanned files (scan the file that defines it)")
@@ -61,3 +76,13 @@ def resolve_script_refs(refs: list[ScriptRef], configmaps: dict[str, list[Any]],
         server.notes.append(f"the vLLM command line is read from the script {path}: ConfigMap {key[0]!r} key "
                             f"{key[1]!r} in {cm.file}")
         records.servers.append(server)
+
+
+def _relative_base(call: ScriptCall) -> str:
+    from vramlint.extract.scripts import _UNKNOWN_DIR
+
+    if call.cwd == _UNKNOWN_DIR:
+        return "a folder its `cd` names only at run time"
+    if call.cwd:
+        return f"the folder `cd {call.cwd}` moves to within the container's working directory (the image's WORKDIR)"
+    return "the container's working directory (the image's WORKDIR)"

@@ -16,6 +16,7 @@ serve ...` and `python -m vllm.entrypoints.openai.api_server ...` in it are foun
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from typing import Any
 
@@ -27,10 +28,32 @@ _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _SKIP_WORDS = {"exec", "nohup", "tini", "dumb-init", "--", "time", "setsid", "gosu", "su-exec", "env", "/usr/bin/env"}
 _SCRIPT_PATH = re.compile(r"^(?:\.{1,2}/|/)?[\w.@+-]+(?:/[\w.@+-]+)*$")
 
+_UNKNOWN_DIR = "\0unknown"  # `cd` to a folder known only at run time (`cd $DIR`, `cd ~`, `cd -`, `cd` alone)
+
+
 @dataclass
 class ScriptCall:
     path: Any  # Token naming the script
     args: list[Any]  # the words after it ($1, $2, ...)
+    # the folder the `cd`s before it in the same `sh -c` script moved to (several joined; None: none ran), which a
+    # relative path is opened from; _UNKNOWN_DIR when one of them goes to a folder known only at run time
+    cwd: str | None = None
+
+    def path_in_container(self, working_dir: str | None) -> str | None:
+        """The absolute path the shell opens for the script: a relative one from the `cd` before it, else from
+        the container's working directory ``working_dir`` (Kubernetes' `workingDir`: the image's WORKDIR when
+        None). None when that folder is not known from the files."""
+        path = self.path.text or ""
+        if not path.startswith("/"):
+            base = self.cwd or ""
+            if base == _UNKNOWN_DIR:
+                return None
+            if not base.startswith("/"):
+                if not working_dir or not working_dir.startswith("/"):
+                    return None
+                base = posixpath.join(working_dir, base)
+            path = posixpath.join(base, path)
+        return posixpath.normpath(path)
 
 
 def script_call(words: list[Any], depth: int = 0) -> ScriptCall | None:
@@ -65,15 +88,39 @@ def _inline_script_call(script: Any, depth: int) -> ScriptCall | None:
     if script.text is None:
         return None
     command: list[Any] = []
+    cwd: str | None = None
+    piped = False  # the command is a stage of a pipeline: a subshell, whose `cd` the next command does not see
     for word in split_token(script) + [None]:
         if word is None or word.op:
             found = script_call(command, depth + 1) if command else None
             if found is not None:
+                found.cwd = cwd if found.cwd is None else _joined_dir(cwd, found.cwd)
                 return found
+            ends_pipe = word is not None and word.text == "|"
+            if command and command[0].text == "cd" and not piped and not ends_pipe:
+                cwd = _joined_dir(cwd, _cd_target(command[1:]))
+            piped = ends_pipe
             command = []
         else:
             command.append(word)
     return None
+
+
+def _cd_target(words: list[Any]) -> str:
+    """The folder `cd WORDS` moves to, as written (_UNKNOWN_DIR when only the run knows it)."""
+    words = [w for w in words if w.text not in ("-L", "-P", "-e", "--")]
+    if len(words) != 1 or words[0].text is None or words[0].text in ("-", "") or words[0].text.startswith("~") \
+            or "$" in words[0].text or "`" in words[0].text:
+        return _UNKNOWN_DIR
+    return words[0].text
+
+
+def _joined_dir(cwd: str | None, target: str) -> str:
+    if target == _UNKNOWN_DIR or target.startswith("/") or cwd is None:
+        return target
+    if cwd == _UNKNOWN_DIR:
+        return cwd
+    return posixpath.join(cwd, target)
 
 
 def script_token(text: str, file: str) -> Any:
