@@ -72,11 +72,12 @@ def test_llmisvc_without_prefill_is_one_server(tmp_path: Path):
     assert [s.name for s in result.servers] == ["chat"]
 
 
-def test_llmisvc_modelcar_keeps_the_served_name_as_its_only_reading(tmp_path: Path):
+def test_llmisvc_modelcar_served_name_shaped_like_a_hub_id_is_still_only_a_name(tmp_path: Path):
+    # KServe passes spec.model.name to vLLM as --served-model-name only; the weights are the modelcar's
     text = LLMISVC.replace("hf://mistralai/Mistral-7B-Instruct-v0.3", "oci://registry.example/models/m:1").replace(
         "chat-small", "mistralai/Mistral-7B-Instruct-v0.3")
     result = _scan(tmp_path, "llmisvc.yaml", text)
-    assert {s.model for s in result.servers} == {"mistralai/Mistral-7B-Instruct-v0.3"}
+    assert {s.model for s in result.servers} == {"/mnt/models"}
 
 
 def test_an_image_for_a_program_beside_vllm_is_not_vllm():
@@ -145,3 +146,19 @@ def test_a_sidecar_init_container_runs_for_the_pods_life_and_may_serve_vllm(tmp_
     server = result.servers[0]
     assert server.model == "Qwen/Qwen2.5-1.5B-Instruct" and server.gpu.count == 1
     assert server.location.yaml_path == "spec.template.spec.initContainers[1]"
+
+
+def test_llmisvc_modelcar_leaves_the_model_unknown_not_the_served_name(tmp_path: Path):
+    # audit21 C11: an OCI modelcar's served name is a label (`--served-model-name`), not a Hub id
+    text = LLMISVC.replace("hf://mistralai/Mistral-7B-Instruct-v0.3",
+                           "oci://registry.example/models/modelcar-granite-8b:1.2").replace("chat-small", "granite-8b")
+    result = _scan(tmp_path, "llmisvc.yaml", text)
+    assert {s.name: s.model for s in result.servers} == {"chat": "/mnt/models", "chat-prefill": "/mnt/models"}
+    assert all(s.model_location.yaml_path == "spec.model.uri" for s in result.servers)
+    said = [n for s in result.servers for n in s.notes if "spec.model.uri" in n]
+    assert len(said) == 1 and "oci://registry.example/models/modelcar-granite-8b:1.2" in said[0]
+    assert "model alias" in said[0]
+    for scheme in ("s3://bucket/granite", "pvc://models-pvc/granite"):
+        result = _scan(tmp_path, "llmisvc.yaml", text.replace("oci://registry.example/models/modelcar-granite-8b:1.2",
+                                                              scheme))
+        assert {s.model for s in result.servers} == {"/mnt/models"}

@@ -368,7 +368,9 @@ def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
 
     KServe (pkg/apis/serving/v1alpha1 LLMModelSpec, config/llmisvcconfig/config-llm-*-template.yaml) downloads
     `spec.model.uri` into /mnt/models with its storage initializer and runs `vllm serve /mnt/models
-    --served-model-name <spec.model.name>`: the weights are the URI's, the name is only what clients ask for. With
+    --served-model-name <spec.model.name>`: the weights are the URI's, the name is only what clients ask for, so
+    only an hf:// URI names the model (pkg/controller/v1alpha2/llmisvc/workload_storage.go: oci://, oci+native://,
+    pvc://, s3:// are mounted or downloaded as they are). With
     `spec.prefill` it runs a second workload of the same command for prompt processing, with its own template,
     replicas and parallelism (`.Spec.Prefill.Parallelism.Tensor`)."""
     spec = obj.get("spec")
@@ -378,16 +380,12 @@ def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
     spath = join_path(path, "spec")
     model = spec.get("model")
     mpath = join_path(spath, "model")
-    hub_id = loc = None
+    hub_id = loc = uri = None
     if is_map(model):
         uri = scalar_text(model.get("uri"))
-        name = scalar_text(model.get("name"))
-        if uri and uri.startswith("hf://"):
-            hub_id, loc = uri[len("hf://"):], value_location(file, model, "uri", join_path(mpath, "uri"))
-        elif name:
-            # weights from another store (an OCI modelcar, s3://, pvc://): the served name is the only reading of
-            # the model the file gives
-            hub_id, loc = name, value_location(file, model, "name", join_path(mpath, "name"))
+        hub_id = _storage_model(uri)
+        if uri:
+            loc = value_location(file, model, "uri", join_path(mpath, "uri"))
     before = len(records.servers)
     ctx = object_context(doc, obj, path)
     extract_pod_objects(doc, obj, path, records, ctx=ctx)
@@ -414,9 +412,20 @@ def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
         built[0].notes.append(f"LLMInferenceService: KServe builds {what} (model at /mnt/models, "
                               "spec.parallelism, VLLM_ADDITIONAL_ARGS); flags its controller adds are not known")
         found += built
+    said = False
     for server in found:
-        if hub_id and (server.model is None or str(server.model).rstrip("/") == MODEL_MOUNT):
+        at_mount = server.model is None or str(server.model).rstrip("/") == MODEL_MOUNT
+        if hub_id and at_mount:
             server.model, server.model_location = hub_id, loc
+        elif uri and at_mount:
+            # an OCI modelcar, s3://, pvc://: KServe puts the weights at /mnt/models and gives spec.model.name to
+            # vLLM only as --served-model-name, a label clients ask for, so the files do not say which model it is
+            server.model, server.model_location = MODEL_MOUNT, loc
+            if not said:  # one cause for the object's workloads
+                server.notes.append(f"KServe puts spec.model.uri {uri} at {MODEL_MOUNT} (`vllm serve {MODEL_MOUNT} "
+                                    "--served-model-name <spec.model.name>`); which model it is is not known from "
+                                    "the files (set a model alias)")
+                said = True
         if server.replicas is None and "replicas" in spec:
             server.replicas = to_int(spec.get("replicas"))
 
