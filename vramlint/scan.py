@@ -588,6 +588,11 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
             hint = _render_hint(display, text)
             problems = [Problem(p.file, p.line, p.column, p.message + hint) for p in problems]
     problems = _template_file_problems(display, problems)
+    if docs and any(p.message.startswith(_DUPLICATE_KEY) for p in problems):
+        from vramlint.extract import document_kind
+
+        if any(document_kind(doc) == "compose" for doc in docs):
+            problems, docs = _compose_refuses_duplicate_keys(display, problems), []
     col.inventory.problems.extend(problems)
     found_before = len(col.records.servers)
     refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
@@ -632,6 +637,37 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
         col.inventory.notes.append(template_note)  # said once per file
     if not problems and not any(produced) and _may_mention(text):
         _say_unread_mention(col, text, display, templated, docs)
+
+
+_DUPLICATE_KEY = "duplicate key "
+_DUPLICATE_KEY_WORDS = re.compile(r"^duplicate key (?P<key>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+                                  r"(?: \(first at line (?P<first>\d+)\))?:")
+
+
+def _compose_refuses_duplicate_keys(display: str, problems: list[Problem]) -> list[Problem]:
+    """The duplicate-key warnings of a compose file made the one error compose gives. compose-go's loader walks
+    every mapping of each document (loader/reset.go `resolveContainer`, before yaml decodes it) and stops at the
+    first key written twice, at any depth: `failed to parse FILE: line N: mapping key "K" already defined at line
+    M`, so `docker compose` starts no service of the file (the last key is kept only by Kubernetes' API server)."""
+    import ast
+    import json
+
+    duplicates = [p for p in problems if p.message.startswith(_DUPLICATE_KEY)]
+    first = min(duplicates, key=lambda p: (p.line or 0, p.column or 0))
+    m = _DUPLICATE_KEY_WORDS.match(first.message)
+    key = ast.literal_eval(m.group("key")) if m else None
+    quoted = json.dumps(key) if isinstance(key, str) else "a key"
+    where = f" already defined at line {m.group('first')}" if m and m.group("first") else " already defined"
+    others = sorted(p.line for p in duplicates if p is not first and p.line)
+    plural = "s" if len(others) > 1 else ""
+    more = (f"; {len(others)} more duplicate key{plural} (line{plural} {', '.join(map(str, others[:10]))}"
+            f"{' ...' if len(others) > 10 else ''}) would stop it once this one is mended") if others else ""
+    name = os.path.basename(display)
+    message = (f"duplicate key {quoted}: docker compose refuses the whole file (failed to parse {name}: line "
+               f"{first.line}: mapping key {quoted}{where}), so none of its services starts; no server is read "
+               f"from it{more}. Fix: keep one of the two (rename a service that should run beside the other)")
+    return [p for p in problems if not p.message.startswith(_DUPLICATE_KEY)] + [
+        Problem(first.file, first.line, first.column, message, level="error")]
 
 
 def _place_on_template(col: _Collector, display: str, origin: Callable[[int, int], tuple[int, int]],

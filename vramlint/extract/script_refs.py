@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vramlint.extract.scripts import ScriptRef, script_command
+from vramlint.extract.scripts import UNKNOWN_DIR, ScriptCall, ScriptRef, script_command
 
 
 def script_key(ref: ScriptRef) -> tuple[str | None, tuple[str, str] | None]:
@@ -79,9 +79,7 @@ def resolve_script_refs(refs: list[ScriptRef], configmaps: dict[str, list[Any]],
 
 
 def _relative_base(call: ScriptCall) -> str:
-    from vramlint.extract.scripts import _UNKNOWN_DIR
-
-    if call.cwd == _UNKNOWN_DIR:
+    if call.cwd == UNKNOWN_DIR:
         return "a folder its `cd` names only at run time"
     if call.cwd:
         return f"the folder `cd {call.cwd}` moves to within the container's working directory (the image's WORKDIR)"

@@ -28,7 +28,7 @@ _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _SKIP_WORDS = {"exec", "nohup", "tini", "dumb-init", "--", "time", "setsid", "gosu", "su-exec", "env", "/usr/bin/env"}
 _SCRIPT_PATH = re.compile(r"^(?:\.{1,2}/|/)?[\w.@+-]+(?:/[\w.@+-]+)*$")
 
-_UNKNOWN_DIR = "\0unknown"  # `cd` to a folder known only at run time (`cd $DIR`, `cd ~`, `cd -`, `cd` alone)
+UNKNOWN_DIR = "\0unknown"  # `cd` to a folder known only at run time (`cd $DIR`, `cd ~`, `cd -`, `cd` alone)
 
 
 @dataclass
@@ -36,7 +36,7 @@ class ScriptCall:
     path: Any  # Token naming the script
     args: list[Any]  # the words after it ($1, $2, ...)
     # the folder the `cd`s before it in the same `sh -c` script moved to (several joined; None: none ran), which a
-    # relative path is opened from; _UNKNOWN_DIR when one of them goes to a folder known only at run time
+    # relative path is opened from; UNKNOWN_DIR when one of them goes to a folder known only at run time
     cwd: str | None = None
 
     def path_in_container(self, working_dir: str | None) -> str | None:
@@ -46,7 +46,7 @@ class ScriptCall:
         path = self.path.text or ""
         if not path.startswith("/"):
             base = self.cwd or ""
-            if base == _UNKNOWN_DIR:
+            if base == UNKNOWN_DIR:
                 return None
             if not base.startswith("/"):
                 if not working_dir or not working_dir.startswith("/"):
@@ -107,18 +107,18 @@ def _inline_script_call(script: Any, depth: int) -> ScriptCall | None:
 
 
 def _cd_target(words: list[Any]) -> str:
-    """The folder `cd WORDS` moves to, as written (_UNKNOWN_DIR when only the run knows it)."""
+    """The folder `cd WORDS` moves to, as written (UNKNOWN_DIR when only the run knows it)."""
     words = [w for w in words if w.text not in ("-L", "-P", "-e", "--")]
     if len(words) != 1 or words[0].text is None or words[0].text in ("-", "") or words[0].text.startswith("~") \
             or "$" in words[0].text or "`" in words[0].text:
-        return _UNKNOWN_DIR
+        return UNKNOWN_DIR
     return words[0].text
 
 
 def _joined_dir(cwd: str | None, target: str) -> str:
-    if target == _UNKNOWN_DIR or target.startswith("/") or cwd is None:
+    if target == UNKNOWN_DIR or target.startswith("/") or cwd is None:
         return target
-    if cwd == _UNKNOWN_DIR:
+    if cwd == UNKNOWN_DIR:
         return cwd
     return posixpath.join(cwd, target)
 
