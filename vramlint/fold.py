@@ -33,7 +33,7 @@ def fold_repeated(findings: list[Finding]) -> list[Finding]:
             continue
         carrier, others = group[0], group[1:]
         places = [f.location for f in group]
-        shown = ", ".join(f"{p.file}:{p.line}" for p in places[:SHOWN_PLACES])
+        shown = ", ".join(f"{p.file}:{p.line}" if p.line else p.file for p in places[:SHOWN_PLACES])
         more = f" and {len(places) - SHOWN_PLACES} more" if len(places) > SHOWN_PLACES else ""
         files = len({p.file for p in places})
         counted = f"{len(places)} places in {files} files" if files != len(places) else f"{len(places)} files"

@@ -28,11 +28,19 @@ def read_text(path: str, display: str, check_inside: bool = True) -> tuple[str |
     return decode(raw, display)
 
 
+# git-crypt's clean filter writes every encrypted blob as this header, a 12-byte nonce and the ciphertext: a
+# checkout that was not unlocked (`git-crypt unlock`) holds these bytes where the file's text would be
+GIT_CRYPT_HEADER = b"\x00GITCRYPT\x00"
+GIT_CRYPT_REASON = "encrypted with git-crypt"
+
+
 def decode(raw: bytes, display: str) -> tuple[str | None, Skipped | None]:
     from vramlint.fsread import decode_text, has_unicode_bom
 
     if len(raw) > MAX_FILE_BYTES:
         return None, Skipped(display, f"file too large (more than {MAX_FILE_BYTES} bytes)")
+    if raw.startswith(GIT_CRYPT_HEADER):
+        return None, Skipped(display, GIT_CRYPT_REASON)
     if not raw.strip():
         return None, Skipped(display, "empty file")
     bom = has_unicode_bom(raw)  # UTF-16/32 text has NUL bytes: its byte-order mark says what it is

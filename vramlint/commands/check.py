@@ -280,6 +280,7 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
     import re
 
     from vramlint.model import Problem
+    from vramlint.textfile import GIT_CRYPT_REASON
 
     kept = []
     # files a link out of the tree was already said for (by what refers to them: a Chart.yaml, a values file)
@@ -306,6 +307,13 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
             # servers in it go unchecked: said, at a level that does not fail the default gate
             inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: the file was not read, "
                                               "so any vLLM server in it is not checked", level="warning"))
+        elif skipped.reason == GIT_CRYPT_REASON:
+            # encrypted by design, like a `.env` that is not committed: an unknown, and the same words for every
+            # such file, so that the run says it once with the count (vramlint.fold)
+            inventory.problems.append(Problem(
+                skipped.file, None, None, "encrypted with git-crypt (the file holds git-crypt's \\0GITCRYPT\\0 header "
+                "and ciphertext): not read, so any vLLM server in it is not checked; run `git-crypt unlock` before "
+                "vramlint to check it, or leave it out with --exclude", level="note"))
         elif skipped.reason.startswith("binary file") and skipped.file.lower().endswith((".yaml", ".yml", ".json")):
             # named as a deployment file but holding NUL bytes (UTF-16 without a byte-order mark, or garbage):
             # kubectl refuses it too; said on the line of the first NUL
@@ -393,8 +401,8 @@ class FileReader:
         # lines are quoted in reports (SARIF snippets): only from files the run may read
         try:
             text = read_text(file, errors="replace")
-            if isinstance(text, Refusal):
-                lines = cache[file] = None
+            if isinstance(text, Refusal) or text.startswith("\x00GITCRYPT\x00"):
+                lines = cache[file] = None  # git-crypt's ciphertext: nothing to quote
             else:
                 from vramlint.textfile import packed_source_lines
 
