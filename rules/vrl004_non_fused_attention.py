@@ -131,4 +131,5 @@ def check(assessment, ctx):
             "this GPU; an A10G/L4 or newer runs the fused path",
             arg_location(server, "gpu"),
             level="note",
+            shared=True,  # about the GPU, not the line: said once for the servers on it (vramlint.fold)
         )

@@ -197,6 +197,7 @@ def check(assessment, ctx):
                 level="warning",
                 fix=_fix(server, flag, location, suggestion if hint else None),
                 detail=f"{which} does not know the argument {flag}{history}: {why_uncertain[1]}",
+                shared=True,  # the unknown version is the servers' one cause: said once (vramlint.fold)
             )
             continue
         yield ctx.finding(

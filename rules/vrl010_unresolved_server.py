@@ -52,7 +52,8 @@ def check(assessment, ctx):
     unread = [u for u in server.unchecked if "no command or args" not in u]
     # a budget vramlint failed to compute is its own finding (VRL000, vramlint.meta.assessment_failures)
     if unread:
-        yield ctx.finding(assessment, "partly checked: " + "; ".join(_grouped(unread)), server.location)
+        yield ctx.finding(assessment, "partly checked: " + "; ".join(_grouped(unread)), server.location,
+                          shared=True)  # an unknown: servers saying the same are said once (vramlint.fold)
     unsized = getattr(assessment, "unsized", None)
     if unsized:
         yield ctx.finding(assessment, unsized[1], unsized[0], level="warning")

@@ -106,3 +106,51 @@ def test_a_per_line_defect_stays_on_each_line(tmp_path, capsys):
     refused = [f for f in report["findings"] if f["rule"] == "VRL009" and "--max-seq-len-to-capture" in f["message"]]
     assert sorted(Path(f["file"]).name for f in refused) == ["server0.yaml", "server1.yaml", "server2.yaml"]
     assert not any("said once" in f["message"] for f in refused)
+
+
+# --- findings a rule marks shared: an unknown said once for the servers that share it -----------------------------
+
+# Shaped like copies of one demo across a repository: the image is vLLM's `latest`-less build of a fork, so the
+# version is assumed, and each copy passes a flag some releases have; and each asks for TP 2 without /dev/shm.
+SHARED = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: demo-{n}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-L4
+      containers:
+        - name: vllm
+          image: registry.example/team/vllm-build:nightly
+          command: ["vllm", "serve", "Qwen/Qwen2.5-0.5B-Instruct", "--swap-space", "4", "--tensor-parallel-size", "2"]
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+"""
+
+
+def test_an_assumed_version_unknown_is_said_once_with_the_other_servers_and_their_edits(tmp_path, capsys):
+    for n in range(3):
+        (tmp_path / f"demo-{n}.yaml").write_text(SHARED.format(n=n))
+    report = _check(capsys, tmp_path)
+    swap = [f for f in report["findings"] if f["rule"] == "VRL009" and "--swap-space" in f["message"]]
+    assert len(swap) == 1 and swap[0]["level"] == "warning"
+    assert "(and 2 more servers: " in swap[0]["message"]
+    assert sorted(r["file"].rsplit("/", 1)[-1] for r in swap[0]["related_locations"]) == ["demo-1.yaml", "demo-2.yaml"]
+    # the fix removes the flag at every place it names
+    assert sorted({e["file"].rsplit("/", 1)[-1] for e in swap[0]["fix"]["edits"]}) == [
+        "demo-0.yaml", "demo-1.yaml", "demo-2.yaml"]
+    # a /dev/shm too small is a defect of each Deployment: one finding each
+    shm = [f for f in report["findings"] if f["rule"] == "VRL008"]
+    assert len(shm) == 3
+
+
+def test_a_shared_unknown_the_version_removes_is_not_said(tmp_path, capsys):
+    # with the version known (vLLM 0.11.0 accepts --swap-space) nothing is assumed, so there is nothing to fold
+    for n in range(2):
+        (tmp_path / f"demo-{n}.yaml").write_text(SHARED.format(n=n).replace(
+            "registry.example/team/vllm-build:nightly", "vllm/vllm-openai:v0.11.0"))
+    report = _check(capsys, tmp_path)
+    assert not [f for f in report["findings"] if f["rule"] == "VRL009"]

@@ -532,6 +532,10 @@ class Finding:
     server_id: int | None = field(default=None, repr=False, compare=False)
     # what vramlint.fold groups identical advice by (a Problem's ``advice``); None: the message
     advice: str | None = field(default=None, repr=False, compare=False)
+    # the text says of every server it is on what it says of this one (an unknown the servers share, such as the
+    # assumed vLLM version, or advice about their GPU), not a defect particular to its line: several servers with
+    # the same text are said once (vramlint.fold)
+    shared: bool = field(default=False, repr=False, compare=False)
 
     def headline(self) -> tuple[str, str]:
         """(the one-line headline, the rest of the message): what the text report prints on the finding's

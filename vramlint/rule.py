@@ -182,13 +182,15 @@ class RuleContext:
         fix: Fix | None = None,
         related: list[Location] | None = None,
         detail: str | None = None,
+        shared: bool = False,
     ) -> Finding:
         """A finding of the bound rule on a server; ``location`` defaults to the server's container.
 
         ``fix``: what removes it (built with vramlint.fixes); ``related``: other lines the message names.
         ``detail``: the rest of the message when ``message`` is the one-line headline (what is wrong and the
         number that proves it, at most ~120 characters); the finding's message is both, the text report prints
-        the headline on the finding's line and the detail below it."""
+        the headline on the finding's line and the detail below it. ``shared``: the text is an unknown or advice
+        that other servers share word for word, said once for all of them (vramlint.fold)."""
         assert self.rule is not None, "finding() needs a context bound to a rule (ctx.for_rule)"
         server = where.server if isinstance(where, Assessment) else where
         summary = None
@@ -209,6 +211,7 @@ class RuleContext:
             server_id=id(server),
             fix=fix,
             related=[r for r in (related or []) if r is not None and r.file and r.line >= 1],
+            shared=shared,
         )
 
 
