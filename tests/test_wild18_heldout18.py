@@ -78,6 +78,8 @@ def test_llmisvc_modelcar_served_name_shaped_like_a_hub_id_is_still_only_a_name(
         "chat-small", "mistralai/Mistral-7B-Instruct-v0.3")
     result = _scan(tmp_path, "llmisvc.yaml", text)
     assert {s.model for s in result.servers} == {"/mnt/models"}
+    [said] = [n for s in result.servers for n in s.notes if "spec.model.uri" in n]
+    assert "mistralai/Mistral-7B-Instruct-v0.3 has the shape of a Hub id" in said and "model-aliases" in said
 
 
 def test_an_image_for_a_program_beside_vllm_is_not_vllm():

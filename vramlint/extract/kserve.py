@@ -422,9 +422,13 @@ def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
             # vLLM only as --served-model-name, a label clients ask for, so the files do not say which model it is
             server.model, server.model_location = MODEL_MOUNT, loc
             if not said:  # one cause for the object's workloads
+                name = scalar_text(model.get("name")) if is_map(model) else None
+                alias = (f"spec.model.name {name} has the shape of a Hub id: if the URI holds that model, map "
+                         f"{MODEL_MOUNT} to it with `model-aliases` in .vramlint.yaml" if name and "/" in name
+                         else "set a model alias")
                 server.notes.append(f"KServe puts spec.model.uri {uri} at {MODEL_MOUNT} (`vllm serve {MODEL_MOUNT} "
                                     "--served-model-name <spec.model.name>`); which model it is is not known from "
-                                    "the files (set a model alias)")
+                                    f"the files ({alias})")
                 said = True
         if server.replicas is None and "replicas" in spec:
             server.replicas = to_int(spec.get("replicas"))
