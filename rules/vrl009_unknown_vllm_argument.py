@@ -15,7 +15,10 @@ When the image tag does not say the version, vramlint checks against its default
 that older versions accept is then a warning, not an error, since the image may run one of them. An image pinned
 by a bare digest (`vllm/vllm-openai@sha256:...`) is such an image: the digest names no release and vramlint knows
 no digest's release, so a flag that only some releases refuse stays a warning there too. Set
-`vllm-version` in the configuration to make it exact. vLLM's own images tagged `latest` (`vllm/vllm-openai:latest`)
+`vllm-version` in the configuration to make it exact. Such a warning says the same for every server with the
+same flag and the same assumed version, so it is said once, on the first, "(and N more servers: ...)" naming the
+others (related locations; its fix removes the flag at each), as are VRL010's identical "partly checked" notes and
+VRL004's note that a GPU cannot run FlashAttention; an error stays on each of its lines. vLLM's own images tagged `latest` (`vllm/vllm-openai:latest`)
 run the newest release, so a flag it no longer has is an error there: Kubernetes pulls `:latest` again for each
 new container, and any machine pulling it now gets the newest release.
 

@@ -45,7 +45,9 @@ def test_helm_loads_a_values_file_with_1e999_which_is_text_to_it(tmp_path):
 
 
 def test_a_compose_shm_size_past_float64_is_no_internal_error(tmp_path):
-    text = COMPOSE + f"    shm_size: {'9' * 400}g\n    command: --model Qwen/Qwen2.5-1.5B-Instruct --max-model-len 999999\n"
+    # one `command` (a second would make compose refuse the file: a duplicate key)
+    text = COMPOSE.replace("    command: --model Qwen/Qwen2.5-1.5B-Instruct\n", "") + (
+        f"    shm_size: {'9' * 400}g\n    command: --model Qwen/Qwen2.5-1.5B-Instruct --max-model-len 999999\n")
     write(tmp_path, {"compose.yaml": text})
     _, report, _ = run_cli(tmp_path)
     assert not [f for f in report["findings"] if "vramlint failed" in f["message"]]

@@ -99,7 +99,13 @@ Invalid YAML, a value of the wrong type, a `--config` file that cannot be found:
 where. So is what the Kubernetes API server refuses in a manifest beside a vLLM server: a required field missing,
 an `envFrom` entry that names no source or two (`must specify one of: configMapRef or secretRef`, often a `name:`
 written one level out of its `secretRef:`), a Secret whose `data` is not base64 (`$(echo ... | base64)` written into
-the file; `$VAR` / `${VAR}` values an envsubst fills, and `<placeholder>` values, are not judged). The rest of the
+the file; `$VAR` / `${VAR}` values an envsubst fills, and `<placeholder>` values, are not judged). A key written
+twice in one mapping is a warning in a manifest (the API server keeps the last one) and an error in a compose file:
+compose-go refuses the whole file at the first duplicate, at any depth (`mapping key "vllm" already defined at line
+N`), so no server is read from it and the other duplicates are named in that one error. A file that git-crypt
+left encrypted (it begins with git-crypt's `\\0GITCRYPT\\0` header: a checkout not unlocked) is an unknown by
+design: a note, said once for all such files of the run with their count (`git-crypt unlock` first to check them).
+The rest of the
 input is still checked. Fix the file (or exclude it with `exclude` in the
 configuration or `--exclude`).
 
