@@ -2,7 +2,8 @@
 
     python3 benchmarks/same_reports.py --old /path/to/other/checkout PATH [PATH ...]
 
-For each PATH, runs `python3 -m vramlint check --offline PATH` with the text and with the JSON report, once with
+For each PATH, runs `python3 -m vramlint check --offline PATH` with the text and with the JSON report (and, with
+``--inventory``, `vramlint inventory --output-format json PATH`: every server and where each setting is), once with
 the code of this checkout and once with the code of ``--old`` (a checkout or worktree of another commit, put
 first on PYTHONPATH), and compares: the text reports byte for byte, the JSON reports as data without their
 `run` key (timings), and the exit codes. Each run imports the code of its checkout even from a checkout's folder
@@ -43,7 +44,10 @@ def code_used(code_root: str) -> str:
 
 
 def run(code_root: str, path: str, fmt: str) -> tuple[int, str]:
-    cmd = [sys.executable, "-c", _CHILD, "check", "--offline", "--output-format", fmt, path]
+    if fmt == "inventory":
+        cmd = [sys.executable, "-c", _CHILD, "inventory", "--output-format", "json", path]
+    else:
+        cmd = [sys.executable, "-c", _CHILD, "check", "--offline", "--output-format", fmt, path]
     proc = subprocess.run(cmd, env=_env(code_root), capture_output=True, text=True, cwd=os.getcwd(), check=False)
     return proc.returncode, proc.stdout + ("\n--- stderr ---\n" + proc.stderr if proc.stderr else "")
 
@@ -62,6 +66,7 @@ def normal_json(out: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", required=True, help="checkout whose code gives the reference reports")
+    ap.add_argument("--inventory", action="store_true", help="compare `inventory --output-format json` too")
     ap.add_argument("paths", nargs="+")
     args = ap.parse_args(argv)
     for root in (os.path.abspath(args.old), ROOT):
@@ -71,13 +76,13 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     differ = 0
     for path in args.paths:
-        for fmt in ("text", "json"):
+        for fmt in ("text", "json", "inventory") if args.inventory else ("text", "json"):
             old_rc, old = run(os.path.abspath(args.old), path, fmt)
             new_rc, new = run(ROOT, path, fmt)
-            if fmt == "json":
+            if fmt != "text":
                 old, new = normal_json(old), normal_json(new)
             same = old == new and old_rc == new_rc
-            print(f"{'same' if same else 'DIFFERENT'}  {fmt:4}  exit {old_rc}/{new_rc}  {len(new):>9} chars  {path}")
+            print(f"{'same' if same else 'DIFFERENT'}  {fmt:9}  exit {old_rc}/{new_rc}  {len(new):>9} chars  {path}")
             if not same:
                 differ += 1
                 diff = difflib.unified_diff(old.splitlines(), new.splitlines(), "old", "new", lineterm="", n=1)

@@ -554,3 +554,51 @@ def test_a_short_source_line_is_shown_whole():
     line = "          args: [--model, Qwen/Qwen2.5-1.5B-Instruct, --max-model-len, '1000000'] # " + "c" * 150
     text, start, length = _marked(line, Location("f", 1, 72, 1, 81))
     assert text == line and line[start:start + length] == "'1000000'"
+
+
+def _marked_by_slices(source, loc):
+    """The source window as the text report first cut it: the line and what is before and after the value
+    copied whole (linear in the line for each finding), kept here as the reference `_marked` must equal."""
+    from vramlint.report import text as t
+
+    body = source.rstrip("\r\n")
+    col0 = min(max(loc.column - 1, 0), len(body))
+    if loc.end_line == loc.line and loc.end_column is not None and loc.end_column > loc.column:
+        end = min(loc.end_column - 1, len(body))
+    elif col0 < len(body) and body[col0] in "\"'" and body.find(body[col0], col0 + 1) > 0:
+        end = body.find(body[col0], col0 + 1) + 1
+    else:
+        end = col0
+        while end < len(body) and body[end] not in t._WORD_END:
+            end += 1
+        if body[col0:end].endswith(":"):
+            end += len(body[end:].split(" #", 1)[0].rstrip())
+    before, span, after = body[:col0], body[col0:end], body[end:]
+    if len(body) > t.MAX_SHOWN_LINE:
+        if len(before) > t._SHOWN_BEFORE:
+            before = "..." + before[-t._SHOWN_BEFORE:]
+        if len(span) > t._SHOWN_SPAN:
+            span = span[:t._SHOWN_SPAN] + "..."
+        if len(after) > t._SHOWN_AFTER:
+            after = after[:t._SHOWN_AFTER] + "..."
+    shown_before = t.escape_name(before.replace("\t", "    "))
+    marked = t.escape_name(span.replace("\t", "    "))
+    text = shown_before + marked + t.escape_name(after.replace("\t", "    "))
+    return text.rstrip(), len(shown_before), max(1, len(marked))
+
+
+def test_the_source_window_is_the_same_cut_from_positions_as_from_copies():
+    import random
+
+    from vramlint.model import Location
+    from vramlint.report.text import _marked
+
+    rng = random.Random(21)
+    pieces = ["key:", " ", "\t", "'q'", '"dq"', "x" * 50, "a,b", "]", "}", " #c", "\x1b", "\u3000", ":", "-", "é"]
+    for _ in range(3000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.choice((3, 20, 80, 200))))
+        line += rng.choice(("", "\n", "\r\n", "  \n", "\n\r\n"))
+        column = rng.choice((-2, 0, 1, 2, len(line) // 2, len(line), len(line) + 5, rng.randint(1, len(line) + 1)))
+        end = rng.choice((None, None, column + rng.randint(-3, 400)))
+        loc = Location("f", 1, column, rng.choice((1, 2)) if end is not None else None, end)
+        assert _marked(line, loc) == _marked_by_slices(line, loc), (line, loc)

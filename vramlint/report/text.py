@@ -209,29 +209,39 @@ def _marked(source: str, loc: Location) -> tuple[str, int, int]:
     """(the source line as printed, the marker's start column in it, the marker's length): under the value's
     span when the location has one on this line, else under the word (or quoted string, or `key: value`)
     that starts at the column. Tabs are shown as four spaces, control characters escaped."""
-    body = source.rstrip("\r\n")
-    col0 = min(max(loc.column - 1, 0), len(body))
+    # Positions in ``source`` itself, and only the shown pieces sliced: a minified List puts 6,000 findings on
+    # one 4.5 MB line, and copying the line (or what is before and after the value) for each was 1 of 2.9 CPU-s.
+    size = len(source)
+    while size and source[size - 1] in "\r\n":
+        size -= 1
+    col0 = min(max(loc.column - 1, 0), size)
     if loc.end_line == loc.line and loc.end_column is not None and loc.end_column > loc.column:
-        end = min(loc.end_column - 1, len(body))
-    elif col0 < len(body) and body[col0] in "\"'" and body.find(body[col0], col0 + 1) > 0:
-        end = body.find(body[col0], col0 + 1) + 1
+        end = min(loc.end_column - 1, size)
+    elif col0 < size and source[col0] in "\"'" and source.find(source[col0], col0 + 1, size) > 0:
+        end = source.find(source[col0], col0 + 1, size) + 1
     else:
         end = col0
-        while end < len(body) and body[end] not in _WORD_END:
+        while end < size and source[end] not in _WORD_END:
             end += 1
-        if body[col0:end].endswith(":"):  # a YAML key: the value after it too, up to a comment
-            rest = body[end:].split(" #", 1)[0].rstrip()
-            end += len(rest)
-    before, span, after = body[:col0], body[col0:end], body[end:]
-    if len(body) > MAX_SHOWN_LINE:
+        if end > col0 and source[end - 1] == ":":  # a YAML key: the value after it too, up to a comment
+            stop = source.find(" #", end, size)
+            stop = size if stop < 0 else stop
+            while stop > end and source[stop - 1].isspace():
+                stop -= 1
+            end = stop
+    if size > MAX_SHOWN_LINE and end >= col0:
         # a megabyte line (a huge anchor, a minified file) printed once per finding made a 300 MB report: a
         # window around the value, cut ends marked
-        if len(before) > _SHOWN_BEFORE:
-            before = "..." + before[-_SHOWN_BEFORE:]
-        if len(span) > _SHOWN_SPAN:
-            span = span[:_SHOWN_SPAN] + "..."
-        if len(after) > _SHOWN_AFTER:
-            after = after[:_SHOWN_AFTER] + "..."
+        before = "..." + source[col0 - _SHOWN_BEFORE:col0] if col0 > _SHOWN_BEFORE else source[:col0]
+        span = source[col0:col0 + _SHOWN_SPAN] + "..." if end - col0 > _SHOWN_SPAN else source[col0:end]
+        after = source[end:end + _SHOWN_AFTER] + "..." if size - end > _SHOWN_AFTER else source[end:size]
+    else:
+        body = source[:size]
+        before, span, after = body[:col0], body[col0:end], body[end:]
+        if size > MAX_SHOWN_LINE:  # (an end before the start: a location of negative columns)
+            before = "..." + before[-_SHOWN_BEFORE:] if len(before) > _SHOWN_BEFORE else before
+            span = span[:_SHOWN_SPAN] + "..." if len(span) > _SHOWN_SPAN else span
+            after = after[:_SHOWN_AFTER] + "..." if len(after) > _SHOWN_AFTER else after
     shown_before = escape_name(before.replace("\t", "    "))
     marked = escape_name(span.replace("\t", "    "))
     text = shown_before + marked + escape_name(after.replace("\t", "    "))
