@@ -81,3 +81,44 @@ def test_a_round_trip_load_keeps_nothing_composed():
     text = _services(300)
     load_text(text, "c.yaml", round_trip=True, max_nodes=1500)
     assert _COMPOSED == [None, None]
+
+
+def _minified_list(count: int) -> str:
+    import json
+
+    items = [{"kind": "Deployment", "metadata": {"name": f"v{i}"}, "spec": {"args": ["--model", "m", "-tp", 2]}}
+             for i in range(count)]
+    return json.dumps({"kind": "List", "items": items}, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("over", [-1, 0, 1])
+def test_a_minified_json_list_is_counted_by_composing_and_said_where_the_events_say(over):
+    # in flow style commas count 3 and colons 2: such a text holds fewer than half the nodes it may hold
+    text = _minified_list(40)
+    nodes = _events_count(text)
+    bound = nodes + over
+    most = yamlload._most_nodes(text, 0, len(text))
+    assert bound * 3 // 2 < most <= bound * 3  # counted by composing only since the bound is 3 x
+    assert _node_count_over(text, bound, keep=True) == _events_over(text, bound)
+    assert (_COMPOSED[0] is text) == (over >= 0)  # composed once, for the load too, when within the bound
+    _COMPOSED[:] = [None, None]
+    docs, problems = load_text(text, "l.json", max_nodes=bound)
+    if over < 0:
+        assert docs == [] and len(problems) == 1 and problems[0].line == _events_over(text, bound)
+    else:
+        expected, _ = load_text(text, "l.json", max_nodes=10**6)
+        assert problems == [] and [d.data for d in docs] == [d.data for d in expected]
+        assert docs[0].data["items"][39].lc.data == expected[0].data["items"][39].lc.data
+    assert _COMPOSED == [None, None]
+
+
+def _events_count(text: str) -> int:
+    from yaml._yaml import CParser
+    from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
+
+    parser = CParser(text)
+    n = 0
+    while parser.check_event():
+        n += isinstance(parser.get_event(), (ScalarEvent, SequenceStartEvent, MappingStartEvent, AliasEvent))
+    parser.dispose()
+    return n
