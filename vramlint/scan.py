@@ -269,17 +269,7 @@ def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool
     import multiprocessing
 
     chunks = [entries[i:i + CHUNK_FILES] for i in range(0, len(entries), CHUNK_FILES)]
-    # The first chunk is read here, before the fork: the modules and tables a file's reading loads the first time
-    # are then loaded once, not once in each worker (a worker's first chunk took 3 times its next ones, with 70
-    # to 95 modules imported), and what the chunk gives is not pickled.
-    try:
-        for entry in chunks[0]:
-            _scan_entry(col, entry, use_prefilter)
-            gc.freeze()  # as in one process, above
-    except BaseException:
-        gc.unfreeze()
-        raise
-    done = 1
+    done = 0
     # What exists before the fork (modules, tables, rules) lives as long as the run: frozen, the workers' garbage
     # collections do not walk it again and again (nor write to its pages, which would copy them into each worker).
     gc.freeze()
@@ -296,7 +286,7 @@ def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool
             collecting = gc.isenabled()
             gc.disable()
             try:
-                for part in pool.map(_scan_chunk, [(chunk, use_prefilter) for chunk in chunks[1:]]):
+                for part in pool.map(_scan_chunk, [(chunk, use_prefilter) for chunk in chunks]):
                     _add_chunk(col, part)
                     done += 1
                 # ... and they live as long as the run: frozen with the rest, the unfreeze below puts them in the
