@@ -75,7 +75,7 @@ def _hook(event, args):
             if isinstance(mode, int):
                 writing = bool(mode & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
             if writing:
-                if not _inside(real, [_cache, _out]):
+                if real != os.path.realpath(_log) and not _inside(real, [_cache, _out]):
                     _events.append(["write", path])
             elif not _inside(real, [_tree, _cache, _out] + _allow):
                 _events.append(["read", path])
