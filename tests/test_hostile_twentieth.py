@@ -174,8 +174,10 @@ def test_unread_environment_files_are_one_note(tmp_path):
     path.write_text(f"[Service]\n{unread}ExecStart=/usr/bin/vllm serve Qwen/Qwen2.5-1.5B-Instruct --port $PORT\n")
     inv = scan([str(path)])
     [server] = inv.servers
-    [note] = [n for n in server.notes if n.startswith("EnvironmentFile=")]
-    assert "(line 2) is not read" in note and "2,999 more EnvironmentFile= are not read either" in note
+    # one finding, on the line of the first (hostile22: it was a note on the server, at the ExecStart= line)
+    [note] = [p for p in inv.problems if p.message.startswith("EnvironmentFile=")]
+    assert note.line == 2 and note.level == "note"
+    assert "is not read" in note.message and "2,999 more EnvironmentFile= are not read either" in note.message
     # and the variable they may set names three of them, not 3,000
     [cause] = [n for n in server.notes + server.unchecked if "$PORT" in n]
     assert "and 2,997 more may set" in cause

@@ -337,3 +337,17 @@ def test_a_setting_continued_past_systemds_line_limit_is_a_refused_unit(tmp_path
                               + " --max-num-seqs 8 \\\n" * 1_000 + " --port 8000\n")
     [setting] = unit.sections["Service"]
     assert setting.value.endswith("--port 8000") and setting.places[-1][0] == 1_003
+
+
+def test_an_unread_environment_file_is_said_on_its_own_line(tmp_path):
+    # hostile22: the note was on the ExecStart= line (the server's), not on the line that names the file
+    unit = tmp_path / "engine.service"
+    unit.write_text("[Unit]\nDescription=x\n[Service]\nEnvironmentFile=/etc/engine/engine.env\n"
+                    "EnvironmentFile=-/proc/self/environ\n"
+                    "ExecStart=/opt/venv/bin/vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len ${MML}\n")
+    inv = scan([str(tmp_path)])
+    [server] = inv.servers
+    said = [p for p in inv.problems if "EnvironmentFile=" in p.message]
+    assert [(p.line, p.level) for p in said] == [(4, "note")]
+    assert "/etc/engine/engine.env" in said[0].message and "1 more EnvironmentFile=" in said[0].message
+    assert not any(n.startswith("EnvironmentFile=") for n in server.notes)

@@ -430,10 +430,13 @@ def read_service(text: str, display: str, path: str | None = None, rendered: Any
                                                                       "refuses"))
         if file_text is None:
             if not unread:
-                notes.append(f"EnvironmentFile={setting.value} (line {setting.line}) is not read ({why}): the "
-                             "variables it sets are not known here (set them with Environment= in the unit, or scan "
-                             "the tree that holds the file)" + (" - systemd starts the service without it when it is "
-                                                                "absent (`-`)" if optional else ""))
+                # said on the EnvironmentFile= line that names the file (issue 10: a file not read is a finding
+                # on the line that referred to it), once for the unit; the others are counted on it below
+                unread_said = (setting.file or display, setting.line,
+                               f"EnvironmentFile={setting.value} is not read ({why}): the variables it sets are not "
+                               "known here (set them with Environment= in the unit, or scan the tree that holds the "
+                               "file)" + (" - systemd starts the service without it when it is absent (`-`)"
+                                          if optional else ""))
             env["\ue001EnvironmentFile"] = None  # a source of variables not seen: any undefined one may be set
             unread.append(f"EnvironmentFile={setting.value} (line {setting.line}, {why})")
             unread_lines.append(str(setting.line))
@@ -441,10 +444,13 @@ def read_service(text: str, display: str, path: str | None = None, rendered: Any
         for key, val in read_env_file(file_text).items():
             env[key] = val  # systemd: the file's assignments override Environment='s
             env_locs[key] = Location(setting.file or display, setting.line, 1)
-    if len(unread) > 1:
-        # one note for them all (30,000 unread files were 30,000 notes on the server, 55 MB of report)
-        notes[-1] += (f"; {len(unread) - 1:,} more EnvironmentFile= are not read either (lines "
-                      f"{said_names(unread_lines[1:])})")
+    if unread:
+        file, line, message = unread_said
+        if len(unread) > 1:
+            # one finding for them all (30,000 unread files were 30,000 notes on the server, 55 MB of report)
+            message += (f"; {len(unread) - 1:,} more EnvironmentFile= are not read either (lines "
+                        f"{said_names(unread_lines[1:])})")
+        problems.append(Problem(file, line, 1, message, level="note"))
     wd = unit.last("Service", "WorkingDirectory")
     working_directory = None
     wd_written = wd.value.lstrip("-").strip() if wd is not None and wd.value.strip() else None
@@ -864,7 +870,6 @@ def _add_unit_notes(server: Server, service: Service, inv: Any = None) -> None: 
             server.unchecked[k] = server.unchecked[k].replace(
                 "(a variable or template)", said if k == marked[0] else "(as said above)", 1)
         folded = bool(marked)
-    server.notes.extend(n for n in service.notes if not (folded and service.unknown_variables
-                                                           and n.startswith("EnvironmentFile=")))
+    server.notes.extend(service.notes)
     if not folded:
         server.notes.extend(causes)
