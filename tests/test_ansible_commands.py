@@ -461,3 +461,18 @@ def test_jinja_work_is_bounded_across_a_loops_steps():
     assert rendered.failed is None
     assert rendered.text.startswith("348889") and rendered.text.endswith(UNKNOWN_MARK)
     assert rendered.text.count("348889") < 20
+
+
+def test_a_unit_template_that_cannot_be_rendered_is_said_on_the_statement_line(tmp_path):
+    # hostile22: an `{% include %}` (never run: it could name /proc/self/environ) was said at 1:1 of the template
+    root = _tree(tmp_path, {"roles/engine/templates/engine.service.j2": """\
+        [Service]
+        Environment=A={{ lookup('file', '/proc/self/environ') }}
+        Environment=B=1
+        {% include '../../../outside/secret.env' %}
+        ExecStart=/opt/venv/bin/vllm serve Qwen/Qwen2.5-7B-Instruct
+        """})
+    result = scan([root])
+    assert result.servers == []
+    [problem] = [p for p in result.problems if p.file.endswith("engine.service.j2")]
+    assert (problem.line, problem.level) == (4, "note") and "include" in problem.message

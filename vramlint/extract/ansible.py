@@ -539,7 +539,7 @@ def render_role_unit(text: str, display: str, path: str | None) -> Any:
     values.setdefault("ansible_managed", "Ansible managed")
     rendered = jinja.render(text, values)
     if rendered.failed is not None:
-        return Problem(display, 1, 1, f"an Ansible template of a systemd unit that vramlint cannot render "
+        return Problem(display, rendered.failed_line or 1, 1, f"an Ansible template of a systemd unit that vramlint cannot render "
                        f"({rendered.failed}): a vLLM server it starts is not checked; render it (`ansible-playbook "
                        "--check --diff`, or `ansible -m template`) and check the unit written", level="note")
     notes = []

@@ -61,7 +61,12 @@ class _Undefined:
 
 
 class _Failed(Exception):
-    """The template cannot be read on (a syntax vramlint does not know, a bound passed)."""
+    """The template cannot be read on (a syntax vramlint does not know, a bound passed); ``line``: the template's
+    line it is about, where one is (a finding goes there, not on the file's first line)."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 @dataclass
@@ -72,6 +77,7 @@ class Rendered:
     skipped: list[str] = field(default_factory=list)  # blocks left out, said ("the {% if %} at line 12 ...")
     used: dict[str, Any] = field(default_factory=dict)  # the repository's variables a value was rendered with
     failed: str | None = None  # why the template could not be rendered at all
+    failed_line: int | None = None  # the template's line that made it fail, where one is known
     trimmed: list[int] = field(default_factory=list)  # lines whose line break a block tag took (trim_blocks)
 
     def origin(self, line: int, column: int) -> tuple[int, int]:
@@ -125,7 +131,7 @@ def render(template: str, variables: dict[str, Any], resolve: Any = None, keep_u
         nodes = engine.parse()
         engine.run(nodes, {})
     except _Failed as exc:
-        return Rendered("", [], engine.unknown, engine.skipped, engine.used, str(exc))
+        return Rendered("", [], engine.unknown, engine.skipped, engine.used, str(exc), failed_line=exc.line)
     return Rendered("".join(engine.out), engine.where, engine.unknown, engine.skipped, engine.used,
                     trimmed=engine.trimmed)
 
@@ -175,7 +181,7 @@ class _Engine:
         pieces = self._lex()
         nodes, rest = self._block(pieces, 0, ())
         if rest < len(pieces):
-            raise _Failed(f"`{{% {pieces[rest][1]} %}}` at line {pieces[rest][3]} closes no block")
+            raise _Failed(f"`{{% {pieces[rest][1]} %}}` at line {pieces[rest][3]} closes no block", line=pieces[rest][3])
         return nodes
 
     def _lex(self) -> list[tuple[str, str, int, int]]:
@@ -202,14 +208,15 @@ class _Engine:
             closer = {"{{": "}}", "{%": "%}", "{#": "#}"}[opener]
             close = text.find(closer, m.end())
             if close < 0:
-                raise _Failed(f"an unclosed `{opener}` at line {_position(text, m.start(), self.starts)[0]}")
+                at = _position(text, m.start(), self.starts)[0]
+                raise _Failed(f"an unclosed `{opener}` at line {at}", line=at)
             inner = text[m.end():close]
             if opener == "{%" and re.fullmatch(r"-?\s*raw\s*-?", inner):
                 # `{% raw %}...{% endraw %}`: the text between is written as it is (`{{.Names}}` for docker)
                 end = re.compile(r"\{%-?\s*endraw\s*-?%\}").search(text, close + 2)
                 if end is None:
-                    raise _Failed(f"the `{{% raw %}}` at line {_position(text, m.start(), self.starts)[0]} has no "
-                                  "`{% endraw %}`")
+                    at = _position(text, m.start(), self.starts)[0]
+                    raise _Failed(f"the `{{% raw %}}` at line {at} has no `{{% endraw %}}`", line=at)
                 if inner.startswith("-"):
                     chunk = chunk.rstrip()
                 if chunk:
@@ -270,7 +277,7 @@ class _Engine:
                 while True:
                     body, i = self._block(pieces, i, ("elif", "else", "endif"), depth + 1)
                     if i >= len(pieces):
-                        raise _Failed(f"the `{{% if %}}` at line {cline} has no `{{% endif %}}`")
+                        raise _Failed(f"the `{{% if %}}` at line {cline} has no `{{% endif %}}`", line=cline)
                     branches.append((cond, cline, body))
                     end_word = pieces[i][1].split(None, 1)[0]
                     if end_word == "elif":
@@ -280,7 +287,7 @@ class _Engine:
                     if end_word == "else":
                         else_nodes, i = self._block(pieces, i + 1, ("endif",), depth + 1)
                         if i >= len(pieces):
-                            raise _Failed(f"the `{{% if %}}` at line {line} has no `{{% endif %}}`")
+                            raise _Failed(f"the `{{% if %}}` at line {line} has no `{{% endif %}}`", line=line)
                     i += 1
                     break
                 nodes.append(("if", branches, else_nodes, line))
@@ -289,15 +296,15 @@ class _Engine:
                 m = re.fullmatch(r"for\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s+in\s+(.+?)"
                                  r"(?:\s+if\s+(.+))?", content, re.S)
                 if m is None:
-                    raise _Failed(f"a `{{% {content} %}}` at line {line} vramlint does not read")
+                    raise _Failed(f"a `{{% {content} %}}` at line {line} vramlint does not read", line=line)
                 body, i = self._block(pieces, i + 1, ("endfor", "else"), depth + 1)
                 if i >= len(pieces):
-                    raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`")
+                    raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`", line=line)
                 empty = None
                 if pieces[i][1].split(None, 1)[0] == "else":
                     empty, i = self._block(pieces, i + 1, ("endfor",), depth + 1)
                     if i >= len(pieces):
-                        raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`")
+                        raise _Failed(f"the `{{% for %}}` at line {line} has no `{{% endfor %}}`", line=line)
                 targets = [t.strip() for t in m.group(1).split(",")]
                 nodes.append(("for", targets, m.group(2), m.group(3), line, body, empty))
                 i += 1
@@ -305,11 +312,11 @@ class _Engine:
             if word == "set":
                 m = re.fullmatch(r"set\s+([A-Za-z_]\w*)\s*=\s*(.+)", content, re.S)
                 if m is None:
-                    raise _Failed(f"a `{{% {content} %}}` at line {line} vramlint does not read (a block set)")
+                    raise _Failed(f"a `{{% {content} %}}` at line {line} vramlint does not read (a block set)", line=line)
                 nodes.append(("set", m.group(1), m.group(2), line))
                 i += 1
                 continue
-            raise _Failed(f"a `{{% {word} %}}` statement at line {line}, which vramlint does not render")
+            raise _Failed(f"a `{{% {word} %}}` statement at line {line}, which vramlint does not render", line=line)
         return nodes, i
 
     # --- Running ------------------------------------------------------------------------------------------
@@ -391,7 +398,7 @@ class _Engine:
                     self.skipped.append(f"the `{{% for %}}` at line {line} (not a list: its body is not read)")
                     continue
                 if len(items) > MAX_LOOP:
-                    raise _Failed(f"the `{{% for %}}` at line {line} runs over more than {MAX_LOOP} items")
+                    raise _Failed(f"the `{{% for %}}` at line {line} runs over more than {MAX_LOOP} items", line=line)
                 ran = False
                 for item in items:
                     self.steps += 1
@@ -403,7 +410,7 @@ class _Engine:
                     else:
                         parts = list(item) if isinstance(item, (list, tuple)) else None
                         if parts is None or len(parts) != len(targets):
-                            raise _Failed(f"the `{{% for %}}` at line {line} unpacks a value of another shape")
+                            raise _Failed(f"the `{{% for %}}` at line {line} unpacks a value of another shape", line=line)
                         scope.update(zip(targets, parts, strict=True))
                     if condition is not None:
                         keep = self.expression(condition, line, scope)
@@ -558,13 +565,13 @@ class _Parser:
             if m is None:
                 if source[i:].strip() == "":
                     break
-                raise _Failed(f"an expression vramlint does not read at line {line}: {_short(source)}")
+                raise _Failed(f"an expression vramlint does not read at line {line}: {_short(source)}", line=line)
             i = m.end()
             kind = m.lastgroup
             value = m.group(kind)
             if kind == "num":
                 if len(value) > MAX_DIGITS:
-                    raise _Failed(f"a number of {len(value):,} digits at line {line}")
+                    raise _Failed(f"a number of {len(value):,} digits at line {line}", line=line)
                 self.tokens.append(("lit", float(value) if "." in value else int(value)))
             elif kind == "str":
                 body = value[1:-1]
@@ -597,7 +604,7 @@ class _Parser:
 
     def _take(self, kind: str, value: Any = None) -> Any:
         if not self._peek(kind, value):
-            raise _Failed(f"an expression vramlint does not read at line {self.line}: {_short(self.source)}")
+            raise _Failed(f"an expression vramlint does not read at line {self.line}: {_short(self.source)}", line=self.line)
         self.i += 1
         return self.tokens[self.i - 1][1]
 
