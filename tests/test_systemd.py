@@ -351,3 +351,21 @@ def test_an_unread_environment_file_is_said_on_its_own_line(tmp_path):
     assert [(p.line, p.level) for p in said] == [(4, "note")]
     assert "/etc/engine/engine.env" in said[0].message and "1 more EnvironmentFile=" in said[0].message
     assert not any(n.startswith("EnvironmentFile=") for n in server.notes)
+
+
+def test_drop_ins_past_the_bound_leave_the_unit_unchecked_and_said(tmp_path):
+    from vramlint.extract.systemd import MAX_DROP_INS
+
+    (tmp_path / "engine.service").write_text(
+        "[Service]\nExecStart=/opt/venv/bin/vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096\n")
+    folder = tmp_path / "engine.service.d"
+    folder.mkdir()
+    for k in range(MAX_DROP_INS + 5):
+        (folder / f"{k:04d}.conf").write_text(f"[Service]\nEnvironment=N={k}\n")
+    # the last drop-in, which systemd applies last, starts another model: no reading of the first ones is right
+    (folder / "zz-last.conf").write_text("[Service]\nExecStart=\nExecStart=/opt/venv/bin/vllm serve other/model\n")
+    inv = scan([str(tmp_path)])
+    assert inv.servers == []
+    [said] = [p for p in inv.problems if "drop-ins" in p.message]
+    assert said.level == "warning" and said.file.endswith(f"{MAX_DROP_INS:04d}.conf") and said.line == 1
+    assert f"{MAX_DROP_INS + 6:,} drop-ins" in said.message

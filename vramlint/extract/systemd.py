@@ -597,8 +597,18 @@ def drop_ins(path: str, display: str) -> tuple[list[tuple[str, str]], list[str]]
             continue
         found[name] = (f"{shown_folder}/{name}", text)
     if len(names) > MAX_DROP_INS:
-        said.append(f"{len(names) - MAX_DROP_INS} drop-ins of {shown_folder} past the first {MAX_DROP_INS}")
+        raise TooManyDropIns(f"{shown_folder}/{names[MAX_DROP_INS]}", len(names))
     return [found[n] for n in sorted(found)], said
+
+
+class TooManyDropIns(Exception):
+    """More drop-ins than vramlint reads: systemd applies them all, and a later one can reset ExecStart= or set
+    Environment=, so the unit read from the first ones is not the one systemd starts."""
+
+    def __init__(self, first_unread: str, count: int) -> None:
+        super().__init__(first_unread)
+        self.first_unread = first_unread
+        self.count = count
 
 
 def read_drop_in_servers(text: str, display: str, path: str | None = None) -> tuple[list[Server], list[Problem]]:
@@ -637,8 +647,16 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
             return [], [got]
         rendered, template_notes = got
         template, text = text, rendered.text
-    applied, unread_drop_ins = (given_drop_ins, []) if given_drop_ins is not None else \
-        drop_ins(path, display) if path is not None else ([], [])
+    try:
+        applied, unread_drop_ins = (given_drop_ins, []) if given_drop_ins is not None else \
+            drop_ins(path, display) if path is not None else ([], [])
+    except TooManyDropIns as many:
+        # reading the first MAX_DROP_INS only (as before) judged a command systemd never runs when a later
+        # drop-in resets ExecStart= (hostile22: 10,001 drop-ins, the last one's ExecStart= the one run)
+        return [], [Problem(many.first_unread, 1, 1, f"{display} has {many.count:,} drop-ins, more than the "
+                            f"{MAX_DROP_INS} vramlint reads: systemd applies all of them in file-name order, and one "
+                            "from here on may reset ExecStart= or set Environment=, so the vLLM server the unit "
+                            "starts is not known and not checked", level="warning")]
     service, problems = read_service(text, display, path, rendered, applied)
     if service is None:
         return [], problems
