@@ -645,3 +645,16 @@ def test_a_long_merge_list_is_merged_in_one_pass(tmp_path):
     _merge_list(old, new, "name", True, 0)
     assert time.process_time() - started < 1.0
     assert [o["name"] for o in old[:2]] == ["V4999", "V4998"] and old[0]["value"] == "p4999" and len(old) == 5000
+
+
+def test_components_that_include_each_other_are_a_cycle_said(tmp_path):
+    # hostile22: kustomize's loader refuses the second visit ("cycle detected"); vramlint passed over it unsaid
+    component = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncomponents:\n  - ../{}\n"
+    root = _write(tmp_path, {"base/deployment.yaml": BASE_DEPLOYMENT,
+                             "base/kustomization.yaml": "resources:\n  - deployment.yaml\n",
+                             "comp-a/kustomization.yaml": component.format("comp-b"),
+                             "comp-b/kustomization.yaml": component.format("comp-a"),
+                             "overlay/kustomization.yaml": "resources:\n  - ../base\ncomponents:\n  - ../comp-a\n"})
+    inv = _scan(root)
+    said = [(p.file.rsplit("/", 2)[-2], p.line, p.level) for p in inv.problems if "a cycle" in p.message]
+    assert said == [("comp-b", 4, "warning")]

@@ -511,7 +511,15 @@ def _accumulate(run: _Run, kust: Kustomization, resources: list[Resource], depth
                     "fails on this kustomization", "warning")
             continue
         comp_real = os.path.realpath(path)
-        if comp_real in stack or depth + 1 > MAX_DEPTH:
+        if comp_real in stack:
+            # kustomize's loader refuses a root that one of its referrers already has (fileloader
+            # errIfArgEqualOrHigher: "cycle detected"): the build fails; this went unsaid
+            run.say(kust.file, _lineno(org), f"component {entry} includes a kustomization that includes it (a "
+                    "cycle): kustomize build fails on it", "warning")
+            continue
+        if depth + 1 > MAX_DEPTH:
+            run.say(kust.file, _lineno(org), f"kustomizations nested more than {MAX_DEPTH} deep: component {entry} "
+                    "not evaluated", bound=True)
             continue
         _accumulate(run, comp, resources, depth + 1, stack + (comp_real,))
     _transform(run, kust, resources)
