@@ -20,7 +20,7 @@ writing outside the cache and the report folder, and every process started. Ever
 - no text, github or markdown output holds an ESC byte, and no github line starts a workflow command other than
   vramlint's own `::error file=` / `::warning file=` / `::notice file=`.
 
-    python benchmarks/hostile_blind22.py [--only NAME[,NAME]] [--keep]
+    python benchmarks/hostile_blind22.py [--only NAME[,NAME]] [--keep] [--root CHECKOUT]
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ SENTINEL = "SENTINEL-OUTSIDE-7f3a9c"
 CPU_LIMIT_S = 5.0
 MEM_LIMIT_MB = 300.0
 WALL_KILL_S = 90.0
+VRAMLINT_ROOT = os.environ.get("HB22_ROOT") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HOOK = r'''
 import os, sys, json
@@ -98,6 +99,8 @@ atexit.register(_dump)
 sys.addaudithook(_hook)
 argv = sys.argv[5:]
 from vramlint.cli import main
+import vramlint
+_events.append(["module", vramlint.__file__])
 code = main(argv)
 _dump()
 os._exit(code if isinstance(code, int) else 0)
@@ -804,7 +807,9 @@ def run_case(case: Case, keep: bool) -> dict:
         args += ["--output-format", fmt, "--output-file", str(path)]
     env = dict(os.environ, HF_TOKEN=TOKEN, XDG_CACHE_HOME=str(cache), HF_HOME=str(cache / "hf"),
                HOME=str(top / "home"), NO_COLOR="1", **case.env)
-    env.pop("PYTHONPATH", None)
+    # the vramlint of the checkout asked for (this benchmark's, or --root's): the child starts in the case's folder,
+    # where `python -c` would otherwise import whichever vramlint the interpreter has installed
+    env["PYTHONPATH"] = VRAMLINT_ROOT
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", HOOK, str(repo), str(cache), str(out), str(log), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(top))
@@ -869,6 +874,9 @@ def _judge(case, top, repo, cache, outs, log, code, stdout, stderr, killed, wall
         else:
             first = match[0]
     events = json.loads(log.read_text()) if log.exists() else [["no-audit-log", ""]]
+    ran = next((e[1] for e in events if e[0] == "module"), None)
+    if ran is None or not os.path.realpath(ran).startswith(os.path.realpath(VRAMLINT_ROOT) + "/"):
+        fails.append(f"ran the vramlint at {ran}, not {VRAMLINT_ROOT}'s")
     bad = [e for e in events if e[0] in ("read", "write", "list", "process", "no-audit-log")]
     if bad:
         fails.append(f"{len(bad)} audit events: {bad[:3]}")
@@ -891,7 +899,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--root", help="the vramlint checkout to run (default: the one holding this benchmark)")
     ns = ap.parse_args()
+    if ns.root:
+        global VRAMLINT_ROOT
+        VRAMLINT_ROOT = os.environ["HB22_ROOT"] = os.path.abspath(ns.root)
     only = set(filter(None, ns.only.split(",")))
     results = []
     for case in CASES:
@@ -918,6 +930,7 @@ def main() -> int:
         mark = "PASS" if res.get("pass") else "FAIL"
         print(f"{mark} {res['case']:<38} exit={res.get('exit')} cpu={res.get('cpu_s')}s mb={res.get('mb')} "
               f"{'; '.join(res.get('fails', []))}\n      {res.get('first')}", flush=True)
+    print(f"vramlint from {VRAMLINT_ROOT}")
     n = sum(1 for r in results if r.get("pass"))
     print(f"\n{n} / {len(results)} passed; max CPU-s {max((r.get('cpu_s') or 0) for r in results):.2f}, "
           f"max MB {max((r.get('mb') or 0) for r in results):.1f}")
