@@ -286,3 +286,19 @@ def test_zero_kv_heads_and_a_zero_hidden_size_are_refused_not_sized_as_another_m
     assert "n_head_kv is 0" in config_problem(dict(base, n_head_kv=0))
     assert "hidden_size is 0" in config_problem(dict(base, hidden_size=-0.0))
     assert "hidden_size is 0" in config_problem(dict(base, hidden_size=0))
+
+
+def test_subcharts_nested_deeper_than_vramlint_reads_are_said_not_dropped(tmp_path):
+    files = {}
+    path = "c"
+    for level in range(8):  # c/charts/s1/charts/s2/...: Helm renders every level
+        name = "c" if level == 0 else f"s{level}"
+        files.update({f"{path}/Chart.yaml": CHART.replace("name: c", f"name: {name}"),
+                      f"{path}/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n"})
+        path = f"{path}/charts/s{level + 1}"
+    files["c/templates/d.yaml"] = TEMPLATE
+    write(tmp_path, files)
+    _, report, err = run_cli(tmp_path, timeout=30)
+    assert [s["file"] for s in report["servers"]] == ["c/templates/d.yaml"]
+    deep = "c" + "".join(f"/charts/s{i}" for i in range(1, 6)) + "/charts"
+    assert f"{deep}: subcharts nested more than 5 levels deep (vramlint's limit): not read" in err

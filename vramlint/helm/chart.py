@@ -79,6 +79,7 @@ def _join_display(base: str, *parts: str) -> str:
 # Subcharts read below one chart, all levels together: a chart whose charts/ holds links back to itself (or a
 # dozen links to one chart, each holding a dozen more) would otherwise be read 12**5 times.
 MAX_SUBCHARTS = 200
+MAX_SUBCHART_DEPTH = 5
 
 
 def load_chart(path: str, display: str | None = None, helm_name: str | None = None, depth: int = 0,
@@ -100,7 +101,7 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
     name = str(meta.get("name") or os.path.basename(os.path.abspath(path)))
     chart = Chart(path, display, name, meta, helm_name or name, problems=problems)
     chart.meta_unread = was_not_read(data, probs)
-    if depth < 5:
+    if depth < MAX_SUBCHART_DEPTH:
         charts_dir = os.path.join(path, "charts")
         if os.path.isdir(charts_dir):
             for entry in sorted(os.listdir(charts_dir)):
@@ -126,6 +127,10 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
                 elif entry.endswith(".tgz"):
                     chart.notes.append(f"{_join_display(display, 'charts', entry)}: packaged subchart not read "
                                        "(unpack it, or render with --render-helm)")
+    elif os.path.isdir(os.path.join(path, "charts")):
+        # Helm itself has no depth limit, so what lies below is part of the release: say it is left out
+        chart.notes.append(f"{_join_display(display, 'charts')}: subcharts nested more than {MAX_SUBCHART_DEPTH} "
+                           "levels deep (vramlint's limit): not read")
     return chart
 
 
@@ -746,6 +751,18 @@ def extract_rendered(cr: ChartRender, variant: str | None, values_files: list[st
     return res
 
 
+def _notes_of_tree(chart: Chart) -> list[str]:
+    """The notes of the chart and of every subchart under it: a subchart's own left-out parts (a link out of the
+    tree, a packaged chart, the depth limit) are the release's too."""
+    notes: list[str] = []
+    stack = [chart]
+    while stack:
+        c = stack.pop()
+        notes.extend(c.notes)
+        stack.extend(reversed(c.subcharts))
+    return notes
+
+
 def extract_chart(chart_dir: str, overlays: list[Any], variant: str | None = None,
                   deadline: float | None = None, overlays_found: bool = False, release: Any = None) -> ChartResult:
     """``overlays_found``: the overlays are files vramlint found beside the chart or shaped like its values, not
@@ -754,7 +771,7 @@ def extract_chart(chart_dir: str, overlays: list[Any], variant: str | None = Non
     (its name and namespace), and judged as Helm judges the values it gives."""
     chart = load_chart(chart_dir)
     vals, problems = chart_values(chart, overlays)
-    res = ChartResult(problems=list(problems), notes=list(chart.notes))
+    res = ChartResult(problems=list(problems), notes=_notes_of_tree(chart))
     if chart.meta_unread:
         # Helm reads Chart.yaml first and stops where it cannot: nothing of this chart is rendered (its Chart.yaml's
         # own finding says why); its templates, when they are files of another chart too, are checked there
