@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vramlint.scan import scan
 
 
@@ -244,3 +246,13 @@ def test_gpu_counts_past_the_int_string_limit_are_no_count_not_a_failed_file(tmp
     [engine] = sdl.servers
     assert engine.gpu is None or engine.gpu.count is None
     assert not any("failed" in p.message for p in sdl.problems)
+
+
+@pytest.mark.parametrize("spec", ["A100:-3", "H100:1e999", "A100:0"])
+def test_a_truss_accelerator_count_that_is_no_count_is_a_warning_on_its_line(tmp_path: Path, spec):
+    text = TRUSS.replace("  accelerator: A100:2\n", f"  accelerator: {spec}\n")
+    result = _scan(tmp_path, "config.yaml", text)
+    [server] = result.servers
+    assert server.gpu is None
+    [problem] = [p for p in result.problems if "resources.accelerator" in p.message]
+    assert problem.level == "warning" and problem.line == text.splitlines().index(f"  accelerator: {spec}") + 1

@@ -56,8 +56,9 @@ def extract_truss(doc: Any) -> tuple[list[Server], list[Problem]]:
     server.env = {k: v for k, v in env.items() if k in env_locs}
     server.env_locations = dict(env_locs)
     apply_invocation(server, invocation)
-    server.gpu = _gpu(file, data)
-    return [server], [Problem(file, location.line, location.column, m) for m in invocation.problems]
+    server.gpu, gpu_problem = _gpu(file, data)
+    problems = [Problem(file, location.line, location.column, m) for m in invocation.problems]
+    return [server], problems + ([gpu_problem] if gpu_problem else [])
 
 
 def _env(file: str, data: dict) -> tuple[dict[str, str | None], dict[str, Location]]:
@@ -75,12 +76,14 @@ def _env(file: str, data: dict) -> tuple[dict[str, str | None], dict[str, Locati
     return env, locs
 
 
-def _gpu(file: str, data: dict) -> GpuRequest | None:
+def _gpu(file: str, data: dict) -> tuple[GpuRequest | None, Problem | None]:
+    """The GPU `resources.accelerator` asks for, and a warning when its count is no positive whole number (the GPU
+    is then unknown, not guessed: Truss's own reading of such a count is not checked here)."""
     from vramlint.extract.podspec import resolve_gpu_hint, to_int
 
     resources = data.get("resources")
     if not isinstance(resources, dict) or resources.get("accelerator") is None:
-        return None
+        return None, None
     spec = resources["accelerator"]
     loc = value_location(file, resources, "accelerator", "resources.accelerator")
     if isinstance(spec, dict):
@@ -89,9 +92,16 @@ def _gpu(file: str, data: dict) -> GpuRequest | None:
         name, _, count_text = str(spec).strip().partition(":")
         # to_int: a count past Python's int-string limit (4,300 digits) is no count, not a failed file
         count = to_int(count_text) if count_text.isdigit() else (1 if not count_text else None)
-    if not name or not isinstance(count, int) or isinstance(count, bool) or count <= 0:
-        return None
+    if not name:
+        return None, None
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        shown = str(spec if not isinstance(spec, dict) else spec.get("count"))
+        shown = shown if len(shown) <= 40 else shown[:40] + "..."
+        at = loc or Location(file, 1, 1)
+        return None, Problem(file, at.line, at.column, f"resources.accelerator {shown!r}: the GPU count is not a "
+                             "positive whole number, so the GPU this Truss asks for is unknown (write TYPE:COUNT, "
+                             "e.g. A100:2)", level="warning")
     name = str(name)
     resolved = resolve_gpu_hint(_CATALOG_NAMES.get(name, name.replace("_", "-")))
     return GpuRequest(type=resolved or name, count=count, evidence=f"resources.accelerator: {spec}", location=loc,
-                      count_location=loc)
+                      count_location=loc), None
