@@ -195,6 +195,27 @@ def test_unterminated_quote_in_sh_c_is_the_shell_error_and_no_model(tmp_path):
     assert report["servers"][0]["model"] is None
 
 
+def test_unterminated_quote_after_the_vllm_command_leaves_the_command_running(tmp_path):
+    # bash and dash run each complete command before parsing the next: the open quote on the last line stops the
+    # shell there, after vLLM has been started (audit22 H1's health-check script had no vLLM at all)
+    text = script_deployment("vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len 999999\necho \"==== done")
+    write(tmp_path, {"deploy.yaml": text})
+    code, report, _ = run_cli(tmp_path, timeout=30)
+    assert not [f for f in report["findings"] if "Unterminated" in f["message"]]
+    assert report["servers"][0]["model"] == "Qwen/Qwen2.5-1.5B-Instruct"
+    assert code == 1  # the over-long --max-model-len, which vLLM does refuse
+
+
+def test_unterminated_quote_in_a_script_without_vllm_is_no_vllm_error(tmp_path):
+    (tmp_path / "check.sh").write_text("#!/bin/bash\npython -c 'import vllm; print(vllm.__version__)'\n"
+                                      "nvidia-smi\necho \"==== end of checks")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", "check.sh", "--offline", "--output-format",
+                           "json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and not [f for f in report["findings"] if f["level"] == "error"]
+
+
 def test_unterminated_quote_detection():
     from vramlint.cmdline import unterminated_quote
 

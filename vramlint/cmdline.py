@@ -2238,13 +2238,23 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
         return None
     quote_at = unterminated_quote(script.text)
     if quote_at is not None:
-        # the shell reads the whole script before running any of it: nothing runs, so no model is served
+        # bash and dash parse and run a script one complete command at a time (bash's reader_loop /
+        # parse_and_execute, dash's cmdloop / evalstring): the lines before the open quote run, and the shell stops
+        # with its syntax error where the quote opens. A vLLM command before that line starts; one inside or after
+        # the quote never does; a script that names vLLM only before the quote, or nowhere, has no error of vLLM's
+        cut = script.text.rfind("\n", 0, quote_at)
+        if cut > 0:
+            found = _search_shell([*argv[:j], replace(script, text=script.text[:cut])], env, depth)
+            if found is not None:
+                return found
+        if not _NAMES_VLLM.search(script.text, cut + 1):
+            return None
         pos = _Positions(script.text, script.location, (">" if script.block == ">" else "|") if script.block
                          else None, script.indent, script.lines, script.quoted)
         quote = script.text[quote_at]
         return _Found("shell-error", [], {}, {}, pos.at(quote_at, quote_at + 1),
                       [f"{_basename(argv[0].text or 'sh')}: Syntax error: Unterminated quoted string (the {quote} "
-                       "here is never closed), so the shell runs none of the script"])
+                       "here is never closed), so the shell stops there and runs nothing from that line on"])
     problems: list[str] = []
     params = argv[j + 2:]
     walk_env = env
@@ -2279,6 +2289,7 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
     return None
 
 
+_NAMES_VLLM = re.compile(r"vllm", re.IGNORECASE)
 _SPREADS_PARAMS = re.compile(r"\$(?:\{[#!]?)?[@*0]")
 
 
