@@ -49,6 +49,9 @@ YAML_EXTENSIONS = (".yaml", ".yml")
 CONFIG_NAMES = frozenset({".vramlint.yaml", ".vramlint.yml"})
 # Template files that are often YAML with a few placeholders (Terraform templatefile, Helm partials); they are
 # read only when their text looks like YAML (see scan.looks_like_yaml).
+# Terraform's configuration files, in its native syntax and in JSON: the Kubernetes objects and Helm releases a
+# module creates (`vramlint.extract.terraform`)
+TERRAFORM_EXTENSIONS = (".tf", ".tf.json")
 TEMPLATE_EXTENSIONS = (".tftpl", ".tpl", ".yaml.tmpl", ".yml.tmpl", ".yaml.j2", ".yml.j2")
 
 
@@ -111,12 +114,15 @@ def excluded(rel: str, name: str, patterns: list[str]) -> bool:
 
 
 def kind_of(name: str) -> str | None:
-    """"yaml" or "template" for a file a folder's walk reads, else None (read only when named)."""
+    """"yaml", "template", "dockerfile" or "terraform" for a file a folder's walk reads, else None (read only
+    when named)."""
     lower = name.lower()
     if lower.endswith(YAML_EXTENSIONS) or name == "Kustomization":  # kustomize's third file name, no extension
         return "yaml"
     if lower.endswith(TEMPLATE_EXTENSIONS):
         return "template"
+    if lower.endswith(TERRAFORM_EXTENSIONS):
+        return "terraform"  # read only when its text names vLLM (extract.terraform)
     # `Dockerfile`, `Dockerfile.vllm`, `vllm.Dockerfile` (and Podman's Containerfile): the image a folder's
     # deployment may run as built, its ENTRYPOINT/CMD starting vLLM (read only when its text names vLLM)
     if "erfile" in lower and any(lower == base or lower.startswith(base + ".") or lower.endswith("." + base)

@@ -395,6 +395,9 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
     if supervisord_kind(display) is not None or (display.lower().endswith((".conf", ".ini")) and "[program:" in text):
         _scan_supervisord(col, text, display, base_dir, use_prefilter)
         return
+    if display.lower().endswith((".tf", ".tf.json")):  # discover.TERRAFORM_EXTENSIONS
+        _scan_terraform(col, text, display, base_dir, use_prefilter)
+        return
     other = _other_format(display)
     if other is not None:
         col.inventory.skipped.append(Skipped(display, other))
@@ -461,6 +464,45 @@ def _scan_systemd(col: _Collector, text: str, display: str, base_dir: str, use_p
     from vramlint.extract.systemd import read_systemd_servers
 
     _read_launcher(col, text, display, base_dir, read_systemd_servers, "systemd unit")
+
+
+def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
+    """A Terraform file (`extract.terraform`): the vLLM servers of the Kubernetes objects and Helm releases its
+    resources create, kept apart until the join. Only one the prefilter passes is read (the module's other files
+    are read by it for their variables and locals)."""
+    col.inventory.files_scanned += 1
+    if use_prefilter and not prefilter(text):
+        return
+    from vramlint.extract import extract_records
+    from vramlint.extract.terraform import read_terraform
+
+    path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
+    problems_before = len(col.inventory.problems)
+    try:
+        col.records.terraform.append(read_terraform(text, display, path, col.records, extract_records))
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run (RecursionError, MemoryError too)
+        del col.inventory.problems[problems_before:]
+        col.inventory.problems.append(internal_problem(display, None, "reading this Terraform file", exc))
+
+
+def _join_terraform(col: _Collector) -> None:
+    """The Terraform files' servers, in place of the readings they replace: a chart in the tree that a
+    `helm_release` installs was evaluated with the release's values (its evaluation on its own defaults is not what
+    is deployed), and a file read with `file()` / `templatefile()` was read with the module's values."""
+    rec = col.records
+    replaced = [c.rstrip("/") + "/" for t in rec.terraform for c in t.released_charts]
+    consumed = {f for t in rec.terraform for f in t.consumed_files}
+    if replaced or consumed:
+        def stale(file: str) -> bool:
+            return file in consumed or any(file.startswith(c) for c in replaced)
+
+        rec.servers[:] = [s for s in rec.servers if not stale(s.file)]
+        col.inventory.problems[:] = [p for p in col.inventory.problems if not stale(p.file)]
+    for record in rec.terraform:
+        rec.servers.extend(record.servers)
+        rec.problems.extend(record.problems)
+        col.inventory.notes.extend(n for n in record.notes if n not in col.inventory.notes)
+    rec.terraform = []
 
 
 def _read_launcher(col: _Collector, text: str, display: str, base_dir: str, reader: Any, what: str) -> None:
@@ -1218,12 +1260,15 @@ def _merge(into: Any, rec: Any) -> None:
     into.dockerfiles.extend(rec.dockerfiles)
     into.built_dockerfiles.extend(rec.built_dockerfiles)
     into.launchers.extend(rec.launchers)
+    into.terraform.extend(rec.terraform)
 
 
 def _join(col: _Collector) -> None:
     """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
     `--config` files from ConfigMaps."""
     rec = col.records
+    if rec.terraform:
+        _join_terraform(col)
     if rec.dockerfiles or rec.launchers:
         _join_dockerfiles(col)
     if rec.env_refs:

@@ -50,3 +50,6 @@ class Records:
     # supervisord configurations read on their own (dockerfile.DockerfileRecord): dropped in the join when an image
     # that runs them is read (a Dockerfile or compose service), whose servers they are
     launchers: list[Any] = field(default_factory=list)
+    # Terraform files read (terraform.TerraformRecord): their servers are added in the join, which drops the
+    # readings they replace (a chart in the tree on its own defaults, a file they read with the module's values)
+    terraform: list[Any] = field(default_factory=list)

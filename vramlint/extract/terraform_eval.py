@@ -1,0 +1,590 @@
+"""Terraform expressions evaluated as far as the module's own files say, and no further.
+
+A module is one folder: its `variable` blocks (their `default`), its `locals` blocks, and the variable values
+Terraform loads by itself from that folder (`terraform.tfvars`, `terraform.tfvars.json`, `*.auto.tfvars`,
+`*.auto.tfvars.json`: developer.hashicorp.com/terraform/language/values/variables#variable-definition-precedence,
+later files over earlier ones, over the defaults). `path.module` and `path.root` are the folder. A value given
+any other way (`-var`, `TF_VAR_x`, a `-var-file`, a caller's module arguments), a resource's or data source's
+attribute, `each` and `count` are unknown: a template marker stands in for them (the extractors read it as
+unknown), and they are said once per file with the change that makes them known.
+
+Functions: the few a deployment's values are written with (yamlencode, jsonencode, yamldecode, jsondecode, file,
+templatefile, merge, concat, lookup, coalesce, try, join, format with %s/%d/%v, tostring, tonumber, tolist, toset,
+tomap, lower, upper, trimspace, chomp, replace of plain text); any other call is unknown.
+
+Bounds: MAX_STEPS expressions evaluated a file, MAX_REF_DEPTH references followed within each other (a cycle is
+unknown), MAX_TEXT_CHARS characters a value, MAX_MODULE_FILES files and MAX_MODULE_CHARS characters read of a
+module folder; `file()` and `templatefile()` read only files inside the scanned tree (`vramlint.fsread`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from vramlint.extract import hcl
+from vramlint.yamlload import TEMPLATE_CLOSE, TEMPLATE_OPEN, LineCol, YamlMap, YamlSeq, has_template_marker
+
+MAX_STEPS = 100_000
+MAX_REF_DEPTH = 32
+MAX_TEXT_CHARS = 2_000_000
+MAX_MODULE_FILES = 200
+MAX_MODULE_CHARS = 10_000_000
+MAX_READ_FILES = 64  # files a file's expressions read with file() / templatefile()
+
+
+class Placed(str):
+    """Text whose lines sit in a file: its first line at 0-based ``line`` (column ``col``), each later line at
+    column ``indent`` (a heredoc's body, with `<<-`'s indentation removed; a file read with file())."""
+
+    __slots__ = ("file", "line", "col", "indent")
+
+    def __new__(cls, text: str, file: str | None, line: int, col: int, indent: int) -> Placed:
+        obj = super().__new__(cls, text)
+        obj.file, obj.line, obj.col, obj.indent = file, line, col, indent
+        return obj
+
+
+def marker(width: int) -> str:
+    """What stands in for an unknown value: the template marker, as wide as what it replaces."""
+    return TEMPLATE_OPEN + "_" * max(0, width - 2) + TEMPLATE_CLOSE
+
+
+class Unknown(str):
+    __slots__ = ()
+
+
+def unknown(width: int) -> Unknown:
+    return Unknown(marker(width))
+
+
+def is_unknown(value: Any) -> bool:
+    return isinstance(value, Unknown) or has_template_marker(value)
+
+
+class Module:
+    """One folder's variables, locals and auto-loaded variable values."""
+
+    def __init__(self, folder: str, display_folder: str) -> None:
+        self.folder = folder
+        self.display_folder = display_folder
+        self.variables: dict[str, tuple[hcl.Attribute | None, str]] = {}  # name -> (its default, file)
+        self.locals: dict[str, tuple[hcl.Expr, str]] = {}
+        self.values: dict[str, tuple[Any, str]] = {}  # auto-loaded tfvars: name -> (Expr or JSON value, file)
+        self.var_files: list[tuple[str, set[str]]] = []  # other *.tfvars of the folder: (file, names it sets)
+        self.unread: list[str] = []  # files of the folder not read (limits, syntax): their values are unknown
+        self.modules: list[hcl.Block] = []
+
+
+def _display(path: str) -> str:
+    from vramlint.discover import display_path
+
+    return display_path(path)
+
+
+def load_module(folder: str, own: tuple[str, list[Any]] | None = None) -> Module:
+    """The module in ``folder``; ``own``: the file being read (its path and parsed body), not parsed again."""
+    from vramlint.fsread import Refusal, read_text
+
+    module = Module(folder, _display(folder))
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return module
+    tf = [n for n in names if n.endswith(".tf")]
+    auto = [n for n in names if n in ("terraform.tfvars", "terraform.tfvars.json")] + \
+        [n for n in names if n.endswith((".auto.tfvars", ".auto.tfvars.json"))]
+    others = [n for n in names if n.endswith((".tfvars", ".tfvars.json")) and n not in auto]
+    budget = MAX_MODULE_CHARS
+    read = 0
+    for group, names_of in (("tf", tf), ("auto", auto), ("other", others)):
+        for name in names_of:
+            path = os.path.join(folder, name)
+            shown = _display(path)
+            if own is not None and os.path.abspath(path) == os.path.abspath(own[0]):
+                body: list[Any] | None = own[1]
+            else:
+                read += 1
+                if read > MAX_MODULE_FILES:
+                    module.unread.append(f"{shown} (past vramlint's limit of {MAX_MODULE_FILES} files a module)")
+                    continue
+                text = read_text(path)
+                if isinstance(text, Refusal):
+                    module.unread.append(f"{shown} ({text.reason})")
+                    continue
+                budget -= len(text)
+                if budget < 0:
+                    module.unread.append(f"{shown} (past vramlint's limit of {MAX_MODULE_CHARS:,} characters a "
+                                         "module)")
+                    continue
+                if name.endswith(".json"):
+                    _json_values(module, text, shown, group)
+                    continue
+                try:
+                    body = hcl.parse(text)
+                except hcl.HclError as exc:
+                    module.unread.append(f"{shown} (line {exc.line + 1}: {exc})")
+                    continue
+            if group == "tf":
+                for item in body:
+                    if not isinstance(item, hcl.Block):
+                        continue
+                    if item.type == "variable" and item.labels:
+                        module.variables[item.labels[0]] = (item.attr("default"), shown)
+                    elif item.type == "locals":
+                        for attr in item.body:
+                            if isinstance(attr, hcl.Attribute):
+                                module.locals[attr.name] = (attr.expr, shown)
+                    elif item.type == "module":
+                        module.modules.append(item)
+            elif group == "auto":
+                for attr in body:
+                    if isinstance(attr, hcl.Attribute):
+                        module.values[attr.name] = (attr.expr, shown)
+            else:
+                module.var_files.append((shown, {a.name for a in body if isinstance(a, hcl.Attribute)}))
+    return module
+
+
+def _json_values(module: Module, text: str, shown: str, group: str) -> None:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        module.unread.append(f"{shown} (not valid JSON)")
+        return
+    if not isinstance(data, dict):
+        return
+    if group == "auto":
+        for name, value in data.items():
+            module.values[str(name)] = (_JsonValue(value), shown)
+    elif group == "other":
+        module.var_files.append((shown, set(map(str, data))))
+
+
+class _JsonValue:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class Context:
+    """One file's evaluation: where its values land, and what stayed unknown or came from elsewhere."""
+
+    def __init__(self, module: Module, display: str) -> None:
+        self.module = module
+        self.display = display
+        self.steps = MAX_STEPS
+        self.unknown: dict[str, str] = {}  # reference -> why it is unknown
+        self.taken: dict[str, str] = {}  # var.x / local.x -> where its value was taken from
+        self.resolving: list[str] = []
+        self.read_files: list[str] = []  # files read with file() / templatefile()
+        self.over_budget = False
+        self.unknown_lines: dict[str, set[int]] = {}  # reference -> 0-based lines of this file it was used on
+        self._line = 0
+
+    def _mark(self, name: str, why: str) -> None:
+        self.unknown.setdefault(name, why)
+        lines = self.unknown_lines.setdefault(name, set())
+        if len(lines) < 64:
+            lines.add(self._line)
+
+    # --- positions
+    def _pos(self, expr: hcl.Expr, here: tuple[int, int] | None) -> tuple[int, int]:
+        return here if here is not None else (expr.line, expr.col)
+
+    def evaluate(self, expr: hcl.Expr, here: tuple[int, int] | None = None, scope: dict | None = None) -> Any:
+        """``expr``'s value: scalars, YamlMap / YamlSeq (with positions), `Placed` text, or `Unknown`. ``here``:
+        the position every value takes (the place a variable or local is used, when its value is written in
+        another file); ``scope``: names a templatefile() gives its template."""
+        self.steps -= 1
+        self._line = here[0] if here is not None else expr.line
+        if self.steps < 0:
+            self.over_budget = True
+            return unknown(2)
+        if isinstance(expr, hcl.Literal):
+            return expr.value
+        if isinstance(expr, hcl.Template):
+            return self._template(expr, here, scope)
+        if isinstance(expr, hcl.TupleExpr):
+            seq = YamlSeq(self.evaluate(item, here, scope) for item in expr.items)
+            line, col = self._pos(expr, here)
+            seq.lc = LineCol(line, col)
+            seq.lc.data = {i: list(self._pos(item, here)) for i, item in enumerate(expr.items)}
+            return seq
+        if isinstance(expr, hcl.ObjectExpr):
+            return self._object(expr, here, scope)
+        if isinstance(expr, hcl.Ref):
+            return self._ref(expr, here, scope)
+        if isinstance(expr, hcl.Call):
+            return self._call(expr, here, scope)
+        if isinstance(expr, hcl.Opaque):
+            if expr.cond is not None:
+                cond = self.evaluate(expr.cond[0], here, scope)
+                if isinstance(cond, bool):
+                    return self.evaluate(expr.cond[1] if cond else expr.cond[2], here, scope)
+            for ref in expr.refs:
+                self._said_unknown(ref, scope)
+            if not expr.refs:
+                self._mark(_short(expr.text), "an expression vramlint does not evaluate")
+            return unknown(len(expr.text.split("\n", 1)[0]))
+        return unknown(2)
+
+    def _said_unknown(self, ref: hcl.Ref, scope: dict | None) -> None:
+        if scope is not None and ref.root in scope:
+            return
+        value = self._ref(ref, None, scope, quiet=True)
+        if is_unknown(value) and ref.root not in ("var", "local"):
+            self._mark(_ref_name(ref), _why(ref.root))
+
+    def _object(self, expr: hcl.ObjectExpr, here: tuple[int, int] | None, scope: dict | None) -> YamlMap:
+        out = YamlMap()
+        line, col = self._pos(expr, here)
+        out.lc = LineCol(line, col)
+        out.lc.data = {}
+        for item in expr.items:
+            if item.bare is not None:
+                key: Any = item.bare
+            else:
+                key = self.evaluate(item.key, here, scope)
+                if isinstance(key, (YamlMap, YamlSeq)) or key is None:
+                    key = unknown(2)
+                key = str(key)
+            out[key] = self.evaluate(item.value, here, scope)
+            kl, kc = self._pos(item.key, here)
+            vl, vc = self._pos(item.value, here)
+            out.lc.data[key] = [kl, kc, vl, vc]
+        return out
+
+    def _template(self, expr: hcl.Template, here: tuple[int, int] | None, scope: dict | None) -> Any:
+        # a string of one interpolation is that value itself (a number, a list, an object), as in Terraform
+        if len(expr.parts) == 1 and isinstance(expr.parts[0], hcl.Interp) and not expr.heredoc:
+            return self.evaluate(expr.parts[0].expr, here, scope)
+        indent = _flush_indent(expr.parts) if expr.flush else 0
+        out: list[str] = []
+        size = 0
+        at_start = True
+        for part in expr.parts:
+            if isinstance(part, str):
+                text = _strip_indent(part, indent, at_start) if indent else part
+                at_start = text.endswith("\n") or (not text and at_start)
+                out.append(text)
+                size += len(text)
+            elif isinstance(part, hcl.Interp):
+                value = self.evaluate(part.expr, here, scope)
+                text = _as_text(value, part.stop - part.start)
+                out.append(text)
+                size += len(text)
+                at_start = False
+            else:
+                out.append(marker(part.stop - part.start))
+                self._mark(f"%{{{_short(part.text)}}}", "a template directive vramlint does not "
+                                        "evaluate (both of its branches are read as written)")
+                at_start = False
+            if size > MAX_TEXT_CHARS:
+                self.over_budget = True
+                return unknown(2)
+        text = "".join(out)
+        if here is not None:
+            return Placed(text, None, here[0], here[1], here[1])
+        if expr.heredoc:
+            return Placed(text, None, expr.body_line, indent, indent)
+        return Placed(text, None, expr.line, expr.col + 1, expr.col + 1)
+
+    # --- references
+    def _ref(self, ref: hcl.Ref, here: tuple[int, int] | None, scope: dict | None, quiet: bool = False) -> Any:
+        width = len(ref.text) or 2
+        at = here if here is not None else (ref.line, ref.col)
+        self._line = at[0]
+        if scope is not None and ref.root in scope:
+            return self._steps(scope[ref.root], ref.steps, width, here, scope)
+        if ref.root in ("var", "local") and ref.steps and isinstance(ref.steps[0], str):
+            name = f"{ref.root}.{ref.steps[0]}"
+            if name in self.resolving or len(self.resolving) >= MAX_REF_DEPTH:
+                if not quiet:
+                    self._mark(name, "refers to itself, or through more than "
+                                            f"{MAX_REF_DEPTH} other values")
+                return unknown(width)
+            self.resolving.append(name)
+            try:
+                value = self._named(ref.root, ref.steps[0], at, quiet)
+            finally:
+                self.resolving.pop()
+            return self._steps(value, ref.steps[1:], width, here, scope)
+        if ref.root == "path" and ref.steps and ref.steps[0] in ("module", "root", "cwd"):
+            return Placed(self.module.display_folder, None, at[0], at[1], at[1])
+        if not quiet and ref.root not in ("var", "local"):
+            self._mark(_ref_name(ref), _why(ref.root))
+        return unknown(width)
+
+    def _named(self, root: str, name: str, at: tuple[int, int], quiet: bool) -> Any:
+        module = self.module
+        if root == "local":
+            found = module.locals.get(name)
+            if found is None:
+                if not quiet:
+                    self._mark(f"local.{name}", f"no `locals` block in {module.display_folder} "
+                                            "defines it")
+                return unknown(len(name) + 6)
+            expr, file = found
+            value = self.evaluate(expr, at if file != self.display else None)
+            if not is_unknown(value):
+                self.taken.setdefault(f"local.{name}", f"locals in {file}")
+            return value
+        if name in module.values:
+            expr, file = module.values[name]
+            value = expr.value if isinstance(expr, _JsonValue) else self.evaluate(expr, at)
+            if isinstance(expr, _JsonValue):
+                value = _placed_json(value, at)
+            self.taken.setdefault(f"var.{name}", f"{file} (which Terraform loads by itself)")
+            return value
+        declared = module.variables.get(name)
+        if declared is None or declared[0] is None:
+            if not quiet:
+                setters = [f for f, names in module.var_files if name in names]
+                where = f"; set in {', '.join(setters[:3])}, which `terraform apply -var-file` would have to " \
+                    "name" if setters else ""
+                why = f"variable {name} is not declared in {module.display_folder}" if declared is None else \
+                    f"variable {name} has no default (set with -var, TF_VAR_{name} or a .tfvars file{where})"
+                self._mark(f"var.{name}", why)
+            return unknown(len(name) + 4)
+        attr, file = declared
+        value = self.evaluate(attr.expr, at if file != self.display else None)
+        setters = [f for f, names in module.var_files if name in names]
+        also = f"; {', '.join(setters[:3])} sets another when given with -var-file" if setters else ""
+        self.taken.setdefault(f"var.{name}", f"its default in {file}{also}")
+        return value
+
+    def _steps(self, value: Any, steps: list[Any], width: int, here: tuple[int, int] | None,
+               scope: dict | None) -> Any:
+        for step in steps:
+            if is_unknown(value):
+                return unknown(width)
+            key = step if isinstance(step, str) else self.evaluate(step, here, scope)
+            if isinstance(value, dict):
+                if isinstance(key, (int, float)) and not isinstance(key, bool):
+                    key = str(key)
+                if not isinstance(key, str) or key not in value:
+                    return unknown(width)
+                value = value[key]
+            elif isinstance(value, list) and isinstance(key, int) and not isinstance(key, bool) and \
+                    0 <= key < len(value):
+                value = value[key]
+            else:
+                return unknown(width)
+        return value
+
+    # --- functions
+    def _call(self, call: hcl.Call, here: tuple[int, int] | None, scope: dict | None) -> Any:
+        name = call.name.rsplit("::", 1)[-1]
+        width = len(call.text.split("\n", 1)[0])
+        if name in ("yamlencode", "jsonencode", "tolist", "toset", "tomap") and len(call.args) == 1:
+            # the value as written: read as the object it encodes (its positions stay those of its keys)
+            return self.evaluate(call.args[0], here, scope)
+        if name in ("yamldecode", "jsondecode") and len(call.args) == 1:
+            return self.evaluate(call.args[0], here, scope)  # text read as YAML by the caller
+        if name in ("file", "templatefile") and call.args:
+            return self._file(call, name, here, scope)
+        if name == "try":
+            for arg in call.args:
+                value = self.evaluate(arg, here, scope)
+                if not is_unknown(value):
+                    return value
+            return unknown(width)
+        args = [self.evaluate(a, here, scope) for a in call.args]
+        if any(is_unknown(a) for a in args if not isinstance(a, (dict, list))):
+            return unknown(width)
+        try:
+            value = _pure(name, args)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError):
+            value = None
+            self._mark(_short(call.text), "a call vramlint could not evaluate with these values")
+            return unknown(width)
+        if value is _NOT_KNOWN:
+            self._mark(f"{call.name}()", "a function vramlint does not evaluate")
+            return unknown(width)
+        if isinstance(value, str) and not isinstance(value, Placed):
+            line, col = here if here is not None else (call.line, call.col)
+            return Placed(value, None, line, col, col)
+        return value
+
+    def _file(self, call: hcl.Call, name: str, here: tuple[int, int] | None, scope: dict | None) -> Any:
+        from vramlint.fsread import Refusal, read_text
+
+        width = len(call.text.split("\n", 1)[0])
+        path = self.evaluate(call.args[0], here, scope)
+        if not isinstance(path, str) or is_unknown(path):
+            self._mark(_short(call.text), "the path it reads is not known")
+            return unknown(width)
+        if len(self.read_files) >= MAX_READ_FILES:
+            self._mark(_short(call.text), f"past vramlint's limit of {MAX_READ_FILES} files read a file")
+            return unknown(width)
+        # Terraform resolves a relative path against the working directory, which is the root module's folder:
+        # path.module in it (already the folder when written `${path.module}/x`)
+        full = path if os.path.isabs(path) else os.path.join(self.module.folder, os.path.relpath(
+            path, self.module.display_folder)) if _under_display(path, self.module.display_folder) else \
+            os.path.join(self.module.folder, path)
+        text = read_text(full)
+        shown = _display(full)
+        if isinstance(text, Refusal):
+            self._mark(_short(call.text), f"{shown} is {text.reason}: not read")
+            return unknown(width)
+        self.read_files.append(shown)
+        if name == "templatefile":
+            names = self.evaluate(call.args[1], here, scope) if len(call.args) > 1 else YamlMap()
+            if not isinstance(names, dict):
+                self._mark(_short(call.text), "the values it gives its template are not known")
+                return unknown(width)
+            try:
+                body = hcl.parse_template(text)
+            except hcl.HclError as exc:
+                self._mark(_short(call.text), f"{shown} line {exc.line + 1}: {exc}")
+                return unknown(width)
+            rendered = self._template(body, None, dict(names))
+            return Placed(str(rendered), shown, 0, 0, 0)
+        return Placed(text, shown, 0, 0, 0)
+
+
+_NOT_KNOWN = object()
+
+
+def _pure(name: str, args: list[Any]) -> Any:
+    """The functions whose value follows from their arguments alone."""
+    if name == "merge":
+        out = YamlMap()
+        out.lc = LineCol(0, 0)
+        out.lc.data = {}
+        for arg in args:
+            if not isinstance(arg, dict):
+                raise TypeError("merge of a non-object")
+            for k, v in arg.items():
+                out[k] = v
+                entry = getattr(getattr(arg, "lc", None), "data", None) or {}
+                if k in entry:
+                    out.lc.data[k] = entry[k]
+            if getattr(arg, "lc", None) is not None and out.lc.line == 0:
+                out.lc.line, out.lc.col = arg.lc.line, arg.lc.col
+        return out
+    if name == "concat":
+        out_seq = YamlSeq()
+        out_seq.lc = LineCol(0, 0)
+        out_seq.lc.data = {}
+        for arg in args:
+            for i, item in enumerate(arg):
+                entry = getattr(getattr(arg, "lc", None), "data", None) or {}
+                if i in entry:
+                    out_seq.lc.data[len(out_seq)] = entry[i]
+                out_seq.append(item)
+        return out_seq
+    if name == "lookup" and len(args) in (2, 3):
+        return args[0][args[1]] if args[1] in args[0] or len(args) == 2 else args[2]
+    if name == "coalesce":
+        return next(a for a in args if a is not None and a != "")
+    if name == "join" and len(args) == 2:
+        return str(args[0]).join(_as_text(a, 2) for a in args[1])
+    if name == "format" and args:
+        return _format(str(args[0]), args[1:])
+    if name == "tostring" and len(args) == 1:
+        return _as_text(args[0], 2)
+    if name == "tonumber" and len(args) == 1:
+        text = str(args[0])
+        return int(text) if re.fullmatch(r"-?[0-9]+", text) else float(text)
+    if name in ("lower", "upper", "trimspace", "chomp") and len(args) == 1:
+        text = str(args[0])
+        return {"lower": text.lower, "upper": text.upper, "trimspace": text.strip,
+                "chomp": lambda: text.rstrip("\r\n")}[name]()
+    if name == "replace" and len(args) == 3 and not str(args[1]).startswith("/"):
+        return str(args[0]).replace(str(args[1]), str(args[2]))
+    return _NOT_KNOWN
+
+
+def _format(spec: str, args: list[Any]) -> str:
+    it = iter(args)
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(0) == "%%":
+            return "%"
+        return _as_text(next(it), 2)
+
+    return re.sub(r"%%|%[-+ #0-9.]*[sdvqtf]", one, spec)
+
+
+def _as_text(value: Any, width: int) -> str:
+    """A value as an interpolation writes it into a string."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    return marker(width)  # a list or an object in a string: Terraform refuses it; unknown here
+
+
+def _flush_indent(parts: list[Any]) -> int:
+    """`<<-`: the smallest indentation of the heredoc's lines that hold anything (Terraform's flush heredoc)."""
+    text = "".join(p if isinstance(p, str) else "\x00" for p in parts)
+    widths = [len(line) - len(line.lstrip(" \t")) for line in text.split("\n") if line.strip(" \t\r")]
+    return min(widths) if widths else 0
+
+
+def _strip_indent(text: str, indent: int, at_start: bool) -> str:
+    lines = text.split("\n")
+    out = []
+    for k, line in enumerate(lines):
+        if k > 0 or at_start:
+            cut = 0
+            while cut < indent and cut < len(line) and line[cut] in " \t":
+                cut += 1
+            line = line[cut:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def _placed_json(value: Any, at: tuple[int, int]) -> Any:
+    if isinstance(value, dict):
+        out = YamlMap()
+        out.lc = LineCol(*at)
+        out.lc.data = {}
+        for k, v in value.items():
+            out[str(k)] = _placed_json(v, at)
+            out.lc.data[str(k)] = [at[0], at[1], at[0], at[1]]
+        return out
+    if isinstance(value, list):
+        seq = YamlSeq(_placed_json(v, at) for v in value)
+        seq.lc = LineCol(*at)
+        seq.lc.data = {i: list(at) for i in range(len(seq))}
+        return seq
+    return value
+
+
+def _under_display(path: str, folder: str) -> bool:
+    return folder not in ("", ".") and (path == folder or path.startswith(folder.rstrip("/") + "/"))
+
+
+def _short(text: str) -> str:
+    first = text.split("\n", 1)[0]
+    return first if len(first) <= 60 else first[:57] + "..."
+
+
+def _ref_name(ref: hcl.Ref) -> str:
+    """The part of a reference that names what is unknown: `module.eks`, `aws_efs_file_system.models`, `each.value`."""
+    names = [s for s in ref.steps if isinstance(s, str)]
+    if ref.root in ("module", "data", "each", "count", "self", "terraform"):
+        return ".".join([ref.root] + names[:2 if ref.root == "data" else 1])
+    return ".".join([ref.root] + names[:1])
+
+
+def _why(root: str) -> str:
+    if root == "each":
+        return "one value per instance of the resource's for_each, which vramlint does not expand"
+    if root == "count":
+        return "one value per instance of the resource's count"
+    if root == "module":
+        return "an output of another module, known when Terraform applies it"
+    if root == "data":
+        return "a data source's attribute, read from the provider when Terraform runs"
+    return "an attribute of another resource, known when Terraform applies it"
