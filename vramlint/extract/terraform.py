@@ -31,7 +31,7 @@ from typing import Any
 
 from vramlint.extract import hcl
 from vramlint.extract.records import Records
-from vramlint.extract.terraform_eval import Context, Module, Placed, is_unknown, load_module
+from vramlint.extract.terraform_eval import MAX_STEPS, Context, Module, Placed, is_unknown, load_module
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import Document, LineCol, YamlMap, YamlSeq, has_template_marker, shift_positions
 
@@ -160,11 +160,12 @@ class _Reader:
         self.said: set[str] = set()
         self.unread: list[tuple[int, str]] = []  # (line, why) of resources naming vLLM that gave no server
         self.doc_index = 0
+        self.budget = [MAX_STEPS]  # expressions evaluated, all the file's resources together
 
     def resource(self, block: hcl.Block) -> None:
         rtype = block.labels[0]
         base = rtype[:-3] if rtype.endswith("_v1") or rtype.endswith("_v2") else rtype
-        ctx = Context(self.module, self.display)
+        ctx = Context(self.module, self.display, self.budget)
         before = len(self.out.servers)
         if base in _OBJECTS:
             self._object(block, ctx, *_OBJECTS[base])
@@ -184,7 +185,7 @@ class _Reader:
         where = f"{block.labels[0]}.{block.labels[1]}"
         count = block.attr("count")
         if count is not None:
-            n = Context(self.module, self.display).evaluate(count.expr)  # (its values are no server's)
+            n = Context(self.module, self.display, self.budget).evaluate(count.expr)  # (its values are no server's)
             if isinstance(n, int) and not isinstance(n, bool) and n == 0:
                 servers[0].notes.append(f"{where}: its count is 0 with the module's values (read as it would be "
                                         "deployed when the count is raised)")
@@ -294,9 +295,10 @@ class _Reader:
                     self._extract(data, ctx, file, lines, block)
             return
         if _mentions(self.lines, block):
+            why = next((f"{name}: {reason}" for name, reason in ctx.unknown.items()),
+                       "an expression it does not evaluate")
             self.unread.append((attr.line + 1, f"{block.labels[0]}.{block.labels[1]}: its {attr_name} is not known "
-                                "to vramlint (" + (next(iter(ctx.unknown), "an expression it does not evaluate"))
-                                + "): its manifest is not checked"))
+                                f"to vramlint ({why}): its manifest is not checked"))
 
     def _yaml(self, text: str, attr: hcl.Attribute, ctx: Context) -> list[tuple[Any, str, list[str]]]:
         """The documents of YAML text, placed where the text is written."""

@@ -12,7 +12,7 @@ Functions: the few a deployment's values are written with (yamlencode, jsonencod
 templatefile, merge, concat, lookup, coalesce, try, join, format with %s/%d/%v, tostring, tonumber, tolist, toset,
 tomap, lower, upper, trimspace, chomp, replace of plain text); any other call is unknown.
 
-Bounds: MAX_STEPS expressions evaluated a file, MAX_REF_DEPTH references followed within each other (a cycle is
+Bounds: MAX_STEPS expressions evaluated a file (all its resources together), MAX_REF_DEPTH references followed within each other (a cycle is
 unknown), MAX_TEXT_CHARS characters a value, MAX_MODULE_FILES files and MAX_MODULE_CHARS characters read of a
 module folder; `file()` and `templatefile()` read only files inside the scanned tree (`vramlint.fsread`).
 """
@@ -84,15 +84,40 @@ def _display(path: str) -> str:
     return display_path(path)
 
 
+# modules read in this process, by folder and what its files are (name, size, mtime): each .tf file of a folder that
+# names vLLM reads the same module, which is parsed once
+_MODULES: dict[tuple, Module] = {}
+_MODULES_KEPT = 32
+
+
 def load_module(folder: str, own: tuple[str, list[Any]] | None = None) -> Module:
     """The module in ``folder``; ``own``: the file being read (its path and parsed body), not parsed again."""
-    from vramlint.fsread import Refusal, read_text
-
-    module = Module(folder, _display(folder))
     try:
         names = sorted(os.listdir(folder))
     except OSError:
-        return module
+        return Module(folder, _display(folder))
+    key_parts = []
+    for name in names:
+        if name.endswith((".tf", ".tfvars", ".tfvars.json")) and len(key_parts) <= MAX_MODULE_FILES:
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            key_parts.append((name, st.st_size, st.st_mtime_ns))
+    key = (folder, _display(folder), tuple(key_parts))
+    module = _MODULES.get(key)
+    if module is None:
+        module = _load_module(folder, names, own)
+        if len(_MODULES) >= _MODULES_KEPT:
+            _MODULES.clear()
+        _MODULES[key] = module
+    return module
+
+
+def _load_module(folder: str, names: list[str], own: tuple[str, list[Any]] | None) -> Module:
+    from vramlint.fsread import Refusal, read_text
+
+    module = Module(folder, _display(folder))
     tf = [n for n in names if n.endswith(".tf")]
     auto = [n for n in names if n in ("terraform.tfvars", "terraform.tfvars.json")] + \
         [n for n in names if n.endswith((".auto.tfvars", ".auto.tfvars.json"))]
@@ -173,10 +198,10 @@ class _JsonValue:
 class Context:
     """One file's evaluation: where its values land, and what stayed unknown or came from elsewhere."""
 
-    def __init__(self, module: Module, display: str) -> None:
+    def __init__(self, module: Module, display: str, budget: list[int] | None = None) -> None:
         self.module = module
         self.display = display
-        self.steps = MAX_STEPS
+        self.budget = budget if budget is not None else [MAX_STEPS]  # shared by a file's resources
         self.unknown: dict[str, str] = {}  # reference -> why it is unknown
         self.taken: dict[str, str] = {}  # var.x / local.x -> where its value was taken from
         self.resolving: list[str] = []
@@ -199,9 +224,9 @@ class Context:
         """``expr``'s value: scalars, YamlMap / YamlSeq (with positions), `Placed` text, or `Unknown`. ``here``:
         the position every value takes (the place a variable or local is used, when its value is written in
         another file); ``scope``: names a templatefile() gives its template."""
-        self.steps -= 1
+        self.budget[0] -= 1
         self._line = here[0] if here is not None else expr.line
-        if self.steps < 0:
+        if self.budget[0] < 0:
             self.over_budget = True
             return unknown(2)
         if isinstance(expr, hcl.Literal):
@@ -330,7 +355,7 @@ class Context:
                 return unknown(len(name) + 6)
             expr, file = found
             value = self.evaluate(expr, at if file != self.display else None)
-            if not is_unknown(value):
+            if not is_unknown(value) and file != self.display:  # (one in this file is read where it is)
                 self.taken.setdefault(f"local.{name}", f"locals in {file}")
             return value
         if name in module.values:

@@ -1,0 +1,410 @@
+"""Terraform files that deploy vLLM (audit21 C17): the Kubernetes objects and Helm releases of a module's resources,
+read with the module's variables, locals and auto-loaded tfvars, positions on the .tf lines."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+
+from vramlint.discover import discover
+from vramlint.extract import hcl
+from vramlint.scan import scan
+
+
+def _tree(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return str(tmp_path)
+
+
+def _notes(inv):
+    return [p for p in inv.problems if p.level == "note"]
+
+
+# the hashicorp/kubernetes provider's block form: snake_case fields, one `container` block per container
+_BLOCK_FORM = """\
+    variable "served" {
+      type    = string
+      default = "Qwen/Qwen2.5-7B-Instruct"
+    }
+
+    locals {
+      context = 16384
+      labels  = { app = "chat" }
+    }
+
+    resource "kubernetes_deployment_v1" "chat" {
+      metadata {
+        name   = "chat"
+        labels = local.labels
+      }
+      spec {
+        replicas = 2
+        selector {
+          match_labels = local.labels
+        }
+        template {
+          metadata {
+            labels = local.labels
+          }
+          spec {
+            node_selector = {
+              "nvidia.com/gpu.product" = "NVIDIA-L4"
+            }
+            container {
+              name  = "engine"
+              image = "vllm/vllm-openai:v0.8.5"
+              args = [
+                "--model", var.served,
+                "--max-model-len", tostring(local.context),
+                "--gpu-memory-utilization", "0.9",
+              ]
+              env {
+                name  = "HF_HOME"
+                value = "/cache"
+              }
+              resources {
+                limits = {
+                  "nvidia.com/gpu" = 1
+                }
+              }
+              volume_mount {
+                name       = "dshm"
+                mount_path = "/dev/shm"
+              }
+            }
+            volume {
+              name = "dshm"
+              empty_dir {
+                medium = "Memory"
+              }
+            }
+          }
+        }
+      }
+    }
+    """
+
+
+def test_kubernetes_deployment_block_form_is_read_as_the_object_the_provider_sends(tmp_path):
+    root = _tree(tmp_path, {"infra/main.tf": _BLOCK_FORM})
+    inv = scan([root])
+    [server] = inv.servers
+    assert server.kind == "Deployment" and server.name == "chat" and server.container == "engine"
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.model_location.line == 33
+    assert server.args["max_model_len"] == 16384 and server.arg_locations["max_model_len"].line == 34
+    assert server.vllm_version == "0.8.5" and server.replicas == 2
+    assert server.gpu.type == "L4" and server.gpu.count == 1
+    assert server.shm is True  # the Memory emptyDir volume at /dev/shm, from the blocks
+    assert server.env["HF_HOME"] == "/cache"
+    assert any("var.served from its default in" in n for n in server.notes)
+
+
+_KUBECTL = """\
+    resource "kubectl_manifest" "engine" {
+      count = var.enabled ? 1 : 0
+      yaml_body = <<-YAML
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: engine
+          namespace: ${kubernetes_namespace.llm[0].metadata[0].name}
+        spec:
+          template:
+            spec:
+              containers:
+              - name: engine
+                image: ${var.image}
+                args: ["--model", "${var.model_id}", "--max-model-len", "${var.context}"]
+                resources:
+                  limits:
+                    nvidia.com/gpu: 1
+        YAML
+    }
+    """
+
+_VARIABLES = """\
+    variable "enabled" {
+      type    = bool
+      default = false
+    }
+    variable "image" {
+      default = "vllm/vllm-openai:v0.9.2"
+    }
+    variable "model_id" {
+      default = "meta-llama/Llama-3.1-8B-Instruct"
+    }
+    variable "context" {
+      type = number
+    }
+    """
+
+
+def test_kubectl_manifest_heredoc_with_variables_from_another_file(tmp_path):
+    root = _tree(tmp_path, {"gpu/engine.tf": _KUBECTL, "gpu/variables.tf": _VARIABLES})
+    inv = scan([root])
+    [server] = inv.servers
+    assert server.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert server.vllm_version == "0.9.2"
+    # placed on the .tf file's lines: the heredoc's lines, with `<<-`'s indentation removed
+    assert server.file.endswith("gpu/engine.tf") and server.model_location.line == 15
+    assert server.gpu.count == 1 and server.gpu.location.line == 18
+    # var.context has no default: unknown, said once with the change that makes it known; the namespace's
+    # unknown resource attribute reaches no setting of the server and is not said
+    assert "max_model_len" not in server.args or server.args["max_model_len"] is None
+    said = " ".join(server.notes)
+    assert "var.context: variable context has no default" in said and "TF_VAR_context" in said
+    assert "kubernetes_namespace" not in said
+    assert "count is 0" in said
+
+
+def test_auto_loaded_tfvars_win_over_defaults_and_other_tfvars_are_named_only(tmp_path):
+    root = _tree(tmp_path, {
+        "gpu/engine.tf": _KUBECTL, "gpu/variables.tf": _VARIABLES,
+        "gpu/terraform.tfvars": 'context = 8192\nmodel_id = "Qwen/Qwen2.5-14B-Instruct"\n',
+        "gpu/prod.tfvars": 'image = "vllm/vllm-openai:v0.10.0"\n',
+    })
+    [server] = scan([root]).servers
+    assert server.model == "Qwen/Qwen2.5-14B-Instruct" and server.args["max_model_len"] == 8192
+    assert server.vllm_version == "0.9.2"  # prod.tfvars applies only with -var-file: the default is read
+    said = " ".join(server.notes)
+    assert "terraform.tfvars (which Terraform loads by itself)" in said and "prod.tfvars sets another" in said
+
+
+_RELEASE = """\
+    resource "helm_release" "stack" {
+      name       = "vllm"
+      repository = "https://vllm-project.github.io/production-stack"
+      chart      = "vllm-stack"
+      values = [yamlencode({
+        servingEngineSpec = {
+          modelSpec = [{
+            name = "small"
+          }]
+        }
+      })]
+      set = [
+        {
+          name  = "servingEngineSpec.modelSpec[0].repository"
+          value = "vllm/vllm-openai"
+        },
+        {
+          name  = "servingEngineSpec.modelSpec[0].tag"
+          value = local.tag
+        },
+        {
+          name  = "servingEngineSpec.modelSpec[0].modelURL"
+          value = local.model
+        },
+        {
+          name  = "servingEngineSpec.modelSpec[0].vllmConfig.maxModelLen"
+          value = local.context
+        },
+        {
+          name  = "servingEngineSpec.modelSpec[0].requestGPU"
+          value = 1
+        },
+      ]
+    }
+    """
+
+_LOCALS = """\
+    locals {
+      tag     = "v0.11.0"
+      model   = "meta-llama/Llama-3.2-3B-Instruct"
+      context = 32768
+    }
+    """
+
+
+def test_helm_release_of_a_known_chart_values_then_set_list(tmp_path):
+    root = _tree(tmp_path, {"stack/release.tf": _RELEASE, "stack/locals.tf": _LOCALS})
+    [server] = scan([root]).servers
+    assert server.model == "meta-llama/Llama-3.2-3B-Instruct" and server.vllm_version == "0.11.0"
+    # --set typing (strvals): the number written as text is an integer, placed on the set entry's value
+    assert server.args["max_model_len"] == 32768 and server.arg_locations["max_model_len"].line == 27
+    assert server.gpu.count == 1
+    assert any("installs chart vllm-stack" in n for n in server.notes)
+
+
+def test_helm_release_set_blocks_of_provider_2(tmp_path):
+    text = _RELEASE.replace("""      set = [
+        {
+          name  = "servingEngineSpec.modelSpec[0].repository"
+          value = "vllm/vllm-openai"
+        },""", """      set {
+        name  = "servingEngineSpec.modelSpec[0].repository"
+        value = "vllm/vllm-openai"
+      }
+      set = [""")
+    root = _tree(tmp_path, {"stack/release.tf": text, "stack/locals.tf": _LOCALS})
+    [server] = scan([root]).servers
+    assert server.image == "vllm/vllm-openai:v0.11.0"
+
+
+_CHART = {
+    "deploy/charts/engine/Chart.yaml": "apiVersion: v2\nname: engine\nversion: 0.1.0\n",
+    "deploy/charts/engine/values.yaml": """\
+        image: vllm/vllm-openai:v0.9.0
+        command: "vllm serve __MODEL_AND_FLAGS__"
+        resources: {}
+        """,
+    "deploy/charts/engine/templates/deployment.yaml": """\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: engine
+        spec:
+          template:
+            spec:
+              containers:
+                - name: engine
+                  image: {{ .Values.image }}
+                  command: ["/bin/sh", "-c"]
+                  args:
+                    - {{ .Values.command }}
+                  resources:
+                    {{- toYaml .Values.resources | nindent 20 }}
+        """,
+    "deploy/terraform/main.tf": """\
+        resource "helm_release" "engine" {
+          name  = "engine"
+          chart = "../charts/engine"
+          values = [
+            <<-EOT
+            resources:
+              limits:
+                nvidia.com/gpu: "1"
+            command: "vllm serve mistralai/Mistral-7B-Instruct-v0.3 --max-model-len 8192"
+            EOT
+          ]
+        }
+        """,
+}
+
+
+def test_helm_release_of_a_chart_in_the_tree_is_evaluated_with_the_release_values(tmp_path):
+    root = _tree(tmp_path, _CHART)
+    inv = scan([root])
+    # one server: the release's, not the chart's own defaults (whose placeholder model no one deploys)
+    [server] = inv.servers
+    assert server.model == "mistralai/Mistral-7B-Instruct-v0.3" and server.args["max_model_len"] == 8192
+    assert server.gpu.count == 1
+    # the values the release gives are found on the .tf lines that wrote them
+    assert server.gpu.location.file.endswith("deploy/terraform/main.tf") and server.gpu.location.line == 8
+    assert not any("__MODEL_AND_FLAGS__" in p.message for p in inv.problems)
+
+
+def test_a_tf_file_naming_vllm_with_no_server_says_why(tmp_path):
+    root = _tree(tmp_path, {"vm/main.tf": """\
+        resource "aws_instance" "engine" {
+          ami           = "ami-123"
+          instance_type = "g5.xlarge"
+          user_data     = "docker run vllm/vllm-openai:v0.9.0 --model x/y"
+        }
+        """, "other/remote.tf": """\
+        resource "helm_release" "engine" {
+          repository = "https://charts.example.com"
+          chart      = "vllm-serving"
+          values     = [file("missing.yaml")]
+        }
+        """, "vars/variables.tf": """\
+        # vLLM settings
+        variable "vllm_image" { default = "vllm/vllm-openai:v0.9.0" }
+        """})
+    inv = scan([root])
+    assert not inv.servers
+    by_file = {p.file.rsplit("/", 2)[-2]: p for p in inv.problems}
+    assert "does not read aws_instance resources" in by_file["vm"].message and by_file["vm"].line == 1
+    assert "installs chart vllm-serving from https://charts.example.com" in by_file["other"].message
+    assert "vars" not in by_file  # a module's variables are read where a resource uses them
+
+
+def test_tf_files_are_walked_and_tfvars_are_not_entries(tmp_path):
+    root = _tree(tmp_path, {"a/main.tf": "locals {}\n", "a/terraform.tfvars": "x = 1\n", "a/x.tf.json": "{}"})
+    names = sorted(e.display.rsplit("/", 1)[-1] for e in discover([root]).files)
+    assert names == ["main.tf", "x.tf.json"]
+
+
+def test_parser_positions_and_expressions():
+    body = hcl.parse('resource "a" "b" {\n  x = [1, "two", { k = v.w }]\n  y = <<EOT\nhi ${var.z}\nEOT\n}\n')
+    [block] = body
+    assert block.labels == ["a", "b"] and block.line == 0 and block.end_line == 5
+    x = block.attr("x")
+    assert x.line == 1 and isinstance(x.expr, hcl.TupleExpr) and x.expr.items[1].col == 10
+    y = block.attr("y").expr
+    assert y.heredoc and y.body_line == 3 and isinstance(y.parts[1], hcl.Interp)
+
+
+@pytest.mark.parametrize("text", [
+    'resource "a" "b" {\n  x = 1\n',  # a block never closed
+    'x = <<EOT\nno end\n',  # a heredoc never closed
+    "x = " + "[" * 5000 + "]" * 5000 + "\n",  # deep nesting
+    "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n",
+    'x = "${' * 2000 + "1" + '}"' * 2000 + "\n",
+    'x = "unterminated\n',
+])
+def test_hostile_hcl_is_refused_with_a_line_quickly(text):
+    start = time.process_time()
+    with pytest.raises(hcl.HclError):
+        hcl.parse(text)
+    assert time.process_time() - start < 1.0
+
+
+def test_hostile_terraform_files_are_bounded(tmp_path):
+    big = "x\n" * 600_000
+    root = _tree(tmp_path, {
+        "huge/main.tf": 'resource "kubectl_manifest" "vllm" {\n  yaml_body = <<EOT\n' + big + "EOT\n}\n",
+        "deep/main.tf": 'resource "kubectl_manifest" "vllm" {\n  yaml_body = ' + "[" * 3000 + "\n}\n",
+        "loop/main.tf": """\
+            locals {
+              a = local.b
+              b = "${local.a}-vllm"
+            }
+            resource "kubectl_manifest" "vllm" {
+              yaml_body = "image: ${local.a}"
+            }
+            """,
+        "outside/main.tf": """\
+            resource "kubectl_manifest" "engine" {
+              yaml_body = templatefile("/etc/passwd", { image = "vllm/vllm-openai:v0.9.0" })
+            }
+            """,
+    })
+    start = time.process_time()
+    inv = scan([root])
+    assert time.process_time() - start < 10
+    assert not inv.servers
+    said = {p.file.rsplit("/", 2)[-2]: p.message for p in inv.problems}
+    assert "longer than 1,000,000 characters" in said["huge"]
+    assert "nested more than 64 levels" in said["deep"]
+    # a file outside the scanned tree is never read (its refusal is the reason given)
+    assert "/etc/passwd is outside the scanned" in said["outside"] and "root:" not in said["outside"]
+
+
+def test_locals_that_fan_out_are_bounded(tmp_path):
+    # each local names the next twice: 2**40 evaluations written out, bounded by the file's step budget
+    lines = ["locals {"] + [f'  l{k} = "${{local.l{k + 1}}}${{local.l{k + 1}}}"' for k in range(40)] + \
+        ['  l40 = "x"', "}"]
+    resources = "\n".join(f'resource "kubectl_manifest" "vllm{k}" {{\n  yaml_body = "image: ${{local.l0}}"\n}}'
+                          for k in range(50))
+    root = _tree(tmp_path, {"fan/main.tf": "\n".join(lines) + "\n" + resources + "\n"})
+    start = time.process_time()
+    inv = scan([root])
+    assert time.process_time() - start < 10
+    assert not inv.servers
+
+
+def test_a_module_folder_is_parsed_once_for_its_files(tmp_path):
+    from vramlint.extract import terraform_eval
+
+    files = {f"m/engine{k}.tf": _KUBECTL.replace('"engine"', f'"engine{k}"') for k in range(5)}
+    files["m/variables.tf"] = _VARIABLES
+    root = _tree(tmp_path, files)
+    terraform_eval._MODULES.clear()
+    assert len(scan([root]).servers) == 5
+    assert len(terraform_eval._MODULES) == 1
