@@ -408,3 +408,46 @@ def test_a_module_folder_is_parsed_once_for_its_files(tmp_path):
     terraform_eval._MODULES.clear()
     assert len(scan([root]).servers) == 5
     assert len(terraform_eval._MODULES) == 1
+
+
+def test_a_configmap_of_the_module_named_through_its_resource_gives_the_container_its_variables(tmp_path):
+    root = _tree(tmp_path, {"cm/config.tf": """\
+        variable "context" { default = 12288 }
+        resource "kubernetes_config_map" "engine" {
+          metadata {
+            name = "engine-settings"
+          }
+          data = {
+            SERVED        = "Qwen/Qwen2.5-7B-Instruct"
+            CONTEXT       = tostring(var.context)
+          }
+        }
+        """, "cm/engine.tf": """\
+        resource "kubernetes_deployment" "engine" {
+          metadata {
+            name = "engine"
+          }
+          spec {
+            template {
+              metadata {}
+              spec {
+                container {
+                  name    = "engine"
+                  image   = "vllm/vllm-openai:v0.9.2"
+                  command = ["vllm", "serve", "$(SERVED)", "--max-model-len", "$(CONTEXT)"]
+                  env_from {
+                    config_map_ref {
+                      name = kubernetes_config_map.engine.metadata.0.name
+                    }
+                  }
+                  resources {
+                    limits = { "nvidia.com/gpu" = 1 }
+                  }
+                }
+              }
+            }
+          }
+        }
+        """})
+    [server] = scan([root]).servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 12288

@@ -471,7 +471,8 @@ def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use
     resources create, kept apart until the join. Only one the prefilter passes is read (the module's other files
     are read by it for their variables and locals)."""
     col.inventory.files_scanned += 1
-    if use_prefilter and not prefilter(text):
+    # (a module's ConfigMaps need not name vLLM: a container of another file takes its variables from them)
+    if use_prefilter and not prefilter(text) and "kubernetes_config_map" not in text:
         return
     from vramlint.extract import extract_records
     from vramlint.extract.terraform import read_terraform

@@ -267,6 +267,13 @@ class _Parser:
                 if m is not None and isinstance(node, Ref):
                     node.steps.append(m.group(0))
                     i = m.end()
+                elif m is None and self.text[i + 1:i + 2].isdigit() and isinstance(node, Ref):
+                    j = i + 1  # `.0`: the legacy index syntax, `[0]`
+                    while j < self.n and self.text[j].isdigit():
+                        j += 1
+                    line, col = self.pos(i + 1)
+                    node.steps.append(Literal(line, col, j, int(self.text[i + 1:j])))
+                    i = j
                 elif self.text[i + 1] == "*" or (m is None and self.text[i + 1:i + 2].isdigit()):
                     j = i + 2
                     while j < self.n and self.text[j].isdigit():

@@ -192,9 +192,11 @@ class _Reader:
         if block.attr("for_each") is not None:
             servers[0].notes.append(f"{where}: one instance per for_each item, which vramlint does not expand: "
                                     "values from each.key / each.value are unknown")
+        # said only where it reaches a server (a namespace or a label left unknown changes nothing checked)
+        used = set().union(*(_server_lines(s) for s in servers))
         by_source: dict[str, list[str]] = {}
         for name, src in ctx.taken.items():
-            if name not in self.said:
+            if name not in self.said and (not ctx.taken_lines.get(name) or ctx.taken_lines[name] & used):
                 by_source.setdefault(src, []).append(name)
         if by_source:
             self.said.update(ctx.taken)
@@ -204,8 +206,6 @@ class _Reader:
             servers[0].notes.append("Terraform values taken: " + "; ".join(parts[:4]) + (
                 " (a -var, TF_VAR_ variable or -var-file given to `terraform apply` may set other variables)"
                 if variables else ""))
-        # said only where it reaches a server (a namespace or a label left unknown changes nothing checked)
-        used = set().union(*(_server_lines(s) for s in servers))
         fresh = [(name, why) for name, why in ctx.unknown.items() if name not in self.said
                  and not name.startswith(("each.", "count.")) and (
                      not ctx.unknown_lines.get(name) or ctx.unknown_lines[name] & used)]

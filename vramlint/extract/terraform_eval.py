@@ -76,6 +76,9 @@ class Module:
         self.var_files: list[tuple[str, set[str]]] = []  # other *.tfvars of the folder: (file, names it sets)
         self.unread: list[str] = []  # files of the folder not read (limits, syntax): their values are unknown
         self.modules: list[hcl.Block] = []
+        # the Kubernetes objects its resources create, by (type, name): their metadata block (a pod's ConfigMap,
+        # Secret or claim is named `kubernetes_config_map.x.metadata[0].name`)
+        self.resources: dict[tuple[str, str], tuple[hcl.Block, str]] = {}
 
 
 def _display(path: str) -> str:
@@ -164,6 +167,8 @@ def _load_module(folder: str, names: list[str], own: tuple[str, list[Any]] | Non
                                 module.locals[attr.name] = (attr.expr, shown)
                     elif item.type == "module":
                         module.modules.append(item)
+                    elif item.type == "resource" and len(item.labels) >= 2 and item.blocks("metadata"):
+                        module.resources[(item.labels[0], item.labels[1])] = (item.blocks("metadata")[0], shown)
             elif group == "auto":
                 for attr in body:
                     if isinstance(attr, hcl.Attribute):
@@ -208,6 +213,7 @@ class Context:
         self.read_files: list[str] = []  # files read with file() / templatefile()
         self.over_budget = False
         self.unknown_lines: dict[str, set[int]] = {}  # reference -> 0-based lines of this file it was used on
+        self.taken_lines: dict[str, set[int]] = {}
         self._line = 0
 
     def _mark(self, name: str, why: str) -> None:
@@ -337,12 +343,40 @@ class Context:
                 value = self._named(ref.root, ref.steps[0], at, quiet)
             finally:
                 self.resolving.pop()
+            used = self.taken_lines.setdefault(name, set())
+            if len(used) < 64:
+                used.add(at[0])
             return self._steps(value, ref.steps[1:], width, here, scope)
+        if len(ref.steps) >= 3 and isinstance(ref.steps[0], str) and (ref.root, ref.steps[0]) in self.module.resources:
+            value = self._metadata(ref, at)
+            if value is not None:
+                return value
         if ref.root == "path" and ref.steps and ref.steps[0] in ("module", "root", "cwd"):
             return Placed(self.module.display_folder, None, at[0], at[1], at[1])
         if not quiet and ref.root not in ("var", "local"):
             self._mark(_ref_name(ref), _why(ref.root))
         return unknown(width)
+
+    def _metadata(self, ref: hcl.Ref, at: tuple[int, int]) -> Any:
+        """`TYPE.NAME.metadata[0].name` (or `.namespace`, `.metadata.0.name`) of a Kubernetes resource of the
+        module: what its metadata block says, when it says it literally or through known values."""
+        steps = ref.steps[1:]
+        if steps and steps[0] == "metadata":
+            rest = steps[1:]
+            if rest and isinstance(rest[0], (hcl.Literal, str)) and str(getattr(rest[0], "value", rest[0])) == "0":
+                rest = rest[1:]
+            if len(rest) == 1 and rest[0] in ("name", "namespace"):
+                block, _file = self.module.resources[(ref.root, ref.steps[0])]
+                attr = block.attr(rest[0])
+                if attr is not None and f"{ref.root}.{ref.steps[0]}" not in self.resolving:
+                    self.resolving.append(f"{ref.root}.{ref.steps[0]}")
+                    try:
+                        value = self.evaluate(attr.expr, at)
+                    finally:
+                        self.resolving.pop()
+                    if isinstance(value, str) and not is_unknown(value):
+                        return value
+        return None
 
     def _named(self, root: str, name: str, at: tuple[int, int], quiet: bool) -> Any:
         module = self.module
