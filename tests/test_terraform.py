@@ -407,7 +407,8 @@ def test_a_module_folder_is_parsed_once_for_its_files(tmp_path):
     root = _tree(tmp_path, files)
     terraform_eval._MODULES.clear()
     assert len(scan([root]).servers) == 5
-    assert len(terraform_eval._MODULES) == 1
+    # read once for its five files (the folder above it is read once too, for module blocks that call it)
+    assert [k[0] for k in terraform_eval._MODULES].count(str(tmp_path / "m")) == 1
 
 
 def test_a_configmap_of_the_module_named_through_its_resource_gives_the_container_its_variables(tmp_path):
@@ -451,3 +452,23 @@ def test_a_configmap_of_the_module_named_through_its_resource_gives_the_containe
         """})
     [server] = scan([root]).servers
     assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 12288
+
+
+def test_a_module_called_from_a_folder_above_takes_the_arguments_of_its_call(tmp_path):
+    root = _tree(tmp_path, {
+        "live/main.tf": """\
+            locals {
+              served = "mistralai/Mistral-7B-Instruct-v0.3"
+            }
+            module "engine" {
+              source   = "./modules/engine"
+              model_id = local.served
+              context  = 4096
+            }
+            """,
+        "live/modules/engine/engine.tf": _KUBECTL, "live/modules/engine/variables.tf": _VARIABLES})
+    [server] = scan([root]).servers
+    assert server.model == "mistralai/Mistral-7B-Instruct-v0.3" and server.args["max_model_len"] == 4096
+    assert server.vllm_version == "0.9.2"  # not given by the call: the variable's default
+    said = " ".join(server.notes)
+    assert "module engine in" in said and "live/main.tf, which calls this module" in said

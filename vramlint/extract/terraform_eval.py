@@ -76,6 +76,8 @@ class Module:
         self.var_files: list[tuple[str, set[str]]] = []  # other *.tfvars of the folder: (file, names it sets)
         self.unread: list[str] = []  # files of the folder not read (limits, syntax): their values are unknown
         self.modules: list[hcl.Block] = []
+        self.module_files: list[tuple[str, list[hcl.Block]]] = []  # (file, its module blocks)
+        self.callers: list[tuple[hcl.Block, Module, str]] | None = None  # (`module` block, its module, file)
         # the Kubernetes objects its resources create, by (type, name): their metadata block (a pod's ConfigMap,
         # Secret or claim is named `kubernetes_config_map.x.metadata[0].name`)
         self.resources: dict[tuple[str, str], tuple[hcl.Block, str]] = {}
@@ -167,6 +169,9 @@ def _load_module(folder: str, names: list[str], own: tuple[str, list[Any]] | Non
                                 module.locals[attr.name] = (attr.expr, shown)
                     elif item.type == "module":
                         module.modules.append(item)
+                        if not module.module_files or module.module_files[-1][0] != shown:
+                            module.module_files.append((shown, []))
+                        module.module_files[-1][1].append(item)
                     elif item.type == "resource" and len(item.labels) >= 2 and item.blocks("metadata"):
                         module.resources[(item.labels[0], item.labels[1])] = (item.blocks("metadata")[0], shown)
             elif group == "auto":
@@ -176,6 +181,35 @@ def _load_module(folder: str, names: list[str], own: tuple[str, list[Any]] | Non
             else:
                 module.var_files.append((shown, {a.name for a in body if isinstance(a, hcl.Attribute)}))
     return module
+
+
+MAX_CALLER_LEVELS = 4  # folders above a module looked at for the module blocks that call it
+
+
+def module_callers(module: Module) -> list[tuple[hcl.Block, Module, str]]:
+    """The `module` blocks of the folders above ``module`` (up to MAX_CALLER_LEVELS, inside the scanned tree) whose
+    local `source` is its folder, with their module and file: the arguments they give are its variables' values."""
+    if module.callers is not None:
+        return module.callers
+    from vramlint.fsread import outside_reason
+
+    module.callers = []
+    folder = module.folder
+    for _level in range(MAX_CALLER_LEVELS):
+        parent = os.path.dirname(folder)
+        if parent == folder or outside_reason(parent) is not None:
+            break
+        folder = parent
+        above = load_module(folder)
+        for block in above.modules:
+            source = block.attr("source")
+            text = source.expr.parts[0] if source is not None and isinstance(source.expr, hcl.Template) and \
+                len(source.expr.parts) == 1 and isinstance(source.expr.parts[0], str) else None
+            if text and text.startswith(("./", "../")) and \
+                    os.path.normpath(os.path.join(folder, text)) == os.path.normpath(module.folder):
+                file = next((f for f, blocks in above.module_files if block in blocks), above.display_folder)
+                module.callers.append((block, above, file))
+    return module.callers
 
 
 def _json_values(module: Module, text: str, shown: str, group: str) -> None:
@@ -392,6 +426,23 @@ class Context:
             if not is_unknown(value) and file != self.display:  # (one in this file is read where it is)
                 self.taken.setdefault(f"local.{name}", f"locals in {file}")
             return value
+        callers = module_callers(module)
+        if len(callers) == 1 and callers[0][0].attr(name) is not None:
+            block, caller, file = callers[0]
+            sub = Context(caller, file, self.budget)
+            sub.resolving = self.resolving
+            value = sub.evaluate(block.attr(name).expr, at)
+            for key, why in sub.unknown.items():
+                self._mark(key, f"{why} (in {file}, whose module {block.labels[0] if block.labels else '?'} "
+                           "calls this one)")
+            self.taken.update((k, v) for k, v in sub.taken.items() if k not in self.taken)
+            if not is_unknown(value):
+                self.taken.setdefault(f"var.{name}", f"module {block.labels[0] if block.labels else '?'} in {file}, "
+                                      "which calls this module")
+            return value
+        if len(callers) > 1 and not quiet and any(c[0].attr(name) is not None for c in callers):
+            self.taken.setdefault(f"var.{name}", f"this module's own values ({len(callers)} modules call it, "
+                                  f"each with its own: {', '.join(c[2] for c in callers[:3])})")
         if name in module.values:
             expr, file = module.values[name]
             value = expr.value if isinstance(expr, _JsonValue) else self.evaluate(expr, at)
