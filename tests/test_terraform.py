@@ -472,3 +472,16 @@ def test_a_module_called_from_a_folder_above_takes_the_arguments_of_its_call(tmp
     assert server.vllm_version == "0.9.2"  # not given by the call: the variable's default
     said = " ".join(server.notes)
     assert "module engine in" in said and "live/main.tf, which calls this module" in said
+
+
+_JSON = '{\n  "variable": {"model": {"default": "Qwen/Qwen2.5-7B-Instruct"}},\n  "resource": {\n    "kubernetes_deployment": {\n      "engine": {\n        "metadata": {"name": "engine"},\n        "spec": {\n          "template": {\n            "metadata": {"labels": {"app": "engine"}},\n            "spec": {\n              "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L4"},\n              "container": [{\n                "name": "engine",\n                "image": "vllm/vllm-openai:v0.8.5",\n                "args": ["--model", "${var.model}", "--max-model-len", "8192"],\n                "resources": {"limits": {"nvidia.com/gpu": 1}}\n              }]\n            }\n          }\n        }\n      }\n    },\n    "kubectl_manifest": {\n      "other": {"yaml_body": "apiVersion: apps/v1\\nkind: Deployment\\nmetadata:\\n  name: other\\nspec:\\n  template:\\n    spec:\\n      containers:\\n      - name: x\\n        image: vllm/vllm-openai:v0.9.0\\n        args: [\\"--model\\", \\"${var.model}\\"]\\n"}\n    }\n  }\n}\n'
+
+
+def test_terraform_json_syntax_reads_the_same_resources(tmp_path):
+    (tmp_path / "main.tf.json").write_text(_JSON)
+    servers = sorted(scan([str(tmp_path)]).servers, key=lambda s: s.location.line)
+    assert [(s.kind, s.model, s.vllm_version) for s in servers] == [
+        ("Deployment", "Qwen/Qwen2.5-7B-Instruct", "0.8.5"), ("Deployment", "Qwen/Qwen2.5-7B-Instruct", "0.9.0")]
+    block, heredoc = servers
+    assert block.gpu.type == "L4" and block.args["max_model_len"] == 8192 and block.location.line == 12
+    assert heredoc.location.line == 24  # YAML in a JSON string: at the string

@@ -58,6 +58,7 @@ class Template(Expr):
     heredoc: bool = False
     flush: bool = False  # `<<-`: the smallest indentation of its lines is removed
     body_line: int = 0  # 0-based line of a heredoc's first body line
+    flat: bool = False  # a JSON string: its text's lines are not the file's (its values all sit at its place)
 
 
 @dataclass
@@ -595,3 +596,160 @@ def parse(text: str) -> list[Any]:
     except RecursionError:
         raise HclError("nested too deeply to read", 0) from None
     return items
+
+
+# --- Terraform's JSON syntax (developer.hashicorp.com/terraform/language/syntax/json) ----------------------------
+
+# Attributes whose value is an object in the resources vramlint reads: their keys are data, not nested blocks
+_JSON_MAP_ATTRIBUTES = frozenset({"labels", "annotations", "node_selector", "limits", "requests", "match_labels",
+                                  "data", "binary_data", "selector", "manifest", "default", "tags"})
+# Top-level block types and how many labels each takes (the nesting of their objects)
+_JSON_LABELS = {"resource": 2, "data": 2, "variable": 1, "module": 1, "output": 1, "provider": 1, "locals": 0,
+                "terraform": 0}
+
+
+def parse_json(text: str) -> list[Any]:
+    """A `.tf.json` file as the body `parse` gives: its blocks and attributes, each string read as a template (as
+    Terraform reads them), every node at the position of its JSON value."""
+    from vramlint.yamlload import load_text
+
+    docs, problems = load_text(text, "<tf.json>")
+    errors = [p for p in problems if p.level == "error"]
+    if errors or not docs or not isinstance(docs[0].data, dict):
+        line = (errors[0].line or 1) - 1 if errors else 0
+        raise HclError(errors[0].message if errors else "not a JSON object", line)
+    budget = [MAX_NODES]
+    root = docs[0].data
+    items: list[Any] = []
+    for kind, value in root.items():
+        labels = _JSON_LABELS.get(str(kind))
+        if labels is None or not isinstance(value, (dict, list)):
+            continue
+        for where, body in _labelled(value, labels, root, kind):
+            line, col = where
+            items.append(Block(str(kind), body[1], _json_body(body[0], budget, 0), line, col,
+                               _last_line(body[0], line)))
+    return items
+
+
+def _labelled(value: Any, depth: int, parent: Any, key: Any) -> list[tuple[tuple[int, int], tuple[Any, list[str]]]]:
+    """The bodies under ``depth`` levels of label objects, with their labels."""
+    out: list[tuple[tuple[int, int], tuple[Any, list[str]]]] = []
+
+    def walk(node: Any, labels: list[str], at: tuple[int, int], level: int) -> None:
+        if level == depth:
+            for body in (node if isinstance(node, list) else [node]):
+                if isinstance(body, dict):
+                    out.append((_node_pos(body, at), (body, labels)))
+            return
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, labels + [str(k)], _key_pos(node, k, at), level + 1)
+
+    walk(value, [], _key_pos(parent, key, (0, 0)), 0)
+    return out
+
+
+def _key_pos(node: Any, key: Any, default: tuple[int, int]) -> tuple[int, int]:
+    entry = getattr(getattr(node, "lc", None), "data", None) or {}
+    e = entry.get(key)
+    return (e[0], e[1]) if e else default
+
+
+def _value_pos(node: Any, key: Any, default: tuple[int, int]) -> tuple[int, int]:
+    entry = getattr(getattr(node, "lc", None), "data", None) or {}
+    e = entry.get(key)
+    if not e:
+        return default
+    return (e[2], e[3]) if len(e) >= 4 else (e[0], e[1])
+
+
+def _node_pos(node: Any, default: tuple[int, int]) -> tuple[int, int]:
+    lc = getattr(node, "lc", None)
+    return (lc.line, lc.col) if lc is not None and lc.line is not None else default
+
+
+def _last_line(node: Any, line: int) -> int:
+    last = line
+    stack = [node]
+    while stack and len(stack) < 100_000:
+        n = stack.pop()
+        for e in (getattr(getattr(n, "lc", None), "data", None) or {}).values():
+            last = max(last, e[-2] if len(e) >= 2 else last)
+        if isinstance(n, dict):
+            stack.extend(v for v in n.values() if isinstance(v, (dict, list)))
+        elif isinstance(n, list):
+            stack.extend(v for v in n if isinstance(v, (dict, list)))
+    return last
+
+
+def _json_body(body: Any, budget: list[int], depth: int) -> list[Any]:
+    if depth > MAX_DEPTH:
+        raise HclError(f"nested more than {MAX_DEPTH} levels deep (vramlint's limit)", _node_pos(body, (0, 0))[0])
+    items: list[Any] = []
+    for key, value in body.items():
+        name = str(key)
+        kl, kc = _key_pos(body, key, _node_pos(body, (0, 0)))
+        vl, vc = _value_pos(body, key, (kl, kc))
+        blocks = value if isinstance(value, list) and value and all(isinstance(v, dict) for v in value) else \
+            [value] if isinstance(value, dict) else None
+        if blocks is not None and name not in _JSON_MAP_ATTRIBUTES and name not in ("values", "set_list"):
+            for k, item in enumerate(blocks):
+                at = _value_pos(value, k, (vl, vc)) if isinstance(value, list) else (vl, vc)
+                items.append(Block(name, [], _json_body(item, budget, depth + 1), at[0], at[1],
+                                   _last_line(item, at[0])))
+            continue
+        items.append(Attribute(name, _json_expr(value, (vl, vc), budget, depth + 1), kl, kc))
+    return items
+
+
+def _json_expr(value: Any, at: tuple[int, int], budget: list[int], depth: int) -> Expr:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise HclError(f"more than {MAX_NODES:,} values in this file (vramlint's limit)", at[0])
+    if depth > MAX_DEPTH:
+        raise HclError(f"nested more than {MAX_DEPTH} levels deep (vramlint's limit)", at[0])
+    line, col = at
+    if isinstance(value, dict):
+        items = []
+        for k, v in value.items():
+            kat = _key_pos(value, k, at)
+            items.append(ObjectItem(Template(kat[0], kat[1], 0, [str(k)]), _json_expr(v, _value_pos(value, k, kat),
+                                                                                      budget, depth + 1), str(k)))
+        return ObjectExpr(line, col, 0, items)
+    if isinstance(value, list):
+        return TupleExpr(line, col, 0, [_json_expr(v, _value_pos(value, k, at), budget, depth + 1)
+                                        for k, v in enumerate(value)])
+    if isinstance(value, str):
+        template = parse_template(value)
+        template.heredoc = "\n" in value  # a multi-line string: read as text, not as its one interpolation
+        template.flat = True
+        _place(template, line, col)
+        return template
+    return Literal(line, col, 0, value if isinstance(value, (bool, int, float)) or value is None else str(value))
+
+
+def _place(expr: Any, line: int, col: int, depth: int = 0) -> None:
+    """Every node of an expression read from a JSON string at the string's place (its text's own offsets are not
+    the file's)."""
+    if depth > MAX_DEPTH * 4:
+        return
+    if isinstance(expr, Expr):
+        expr.line, expr.col = line, col
+        if isinstance(expr, Template):
+            expr.body_line = line
+    children: list[Any] = []
+    if isinstance(expr, Template):
+        children = [p.expr for p in expr.parts if isinstance(p, Interp)]
+    elif isinstance(expr, (TupleExpr,)):
+        children = expr.items
+    elif isinstance(expr, ObjectExpr):
+        children = [i.key for i in expr.items] + [i.value for i in expr.items]
+    elif isinstance(expr, Call):
+        children = expr.args
+    elif isinstance(expr, Ref):
+        children = [s for s in expr.steps if isinstance(s, Expr)]
+    elif isinstance(expr, Opaque):
+        children = list(expr.refs) + ([c for c in expr.cond if c is not None] if expr.cond else [])
+    for child in children:
+        _place(child, line, col, depth + 1)

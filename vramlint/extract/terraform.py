@@ -114,7 +114,7 @@ def read_terraform(text: str, display: str, path: str, records: Records,
     out = TerraformRecord(display)
     lines = text.split("\n")
     try:
-        body = hcl.parse(text)
+        body = hcl.parse_json(text) if display.lower().endswith(".tf.json") else hcl.parse(text)
     except hcl.HclError as exc:
         out.problems.append(Problem(display, exc.line + 1, 1, (
             f"vramlint cannot read this Terraform file past line {exc.line + 1} ({exc}): its resources are not "
@@ -313,10 +313,14 @@ class _Reader:
         if not own:
             self.out.consumed_files.append(file)
         for doc in docs:
-            if own:
+            if own and placed.indent < 0:
+                _flatten_positions(doc.data, placed.line, placed.col)  # a JSON string's YAML: at the string
+            elif own:
                 shift_positions(doc.data, placed.line, placed.indent)
         for p in problems:
-            if own and p.line is not None:
+            if own and p.line is not None and placed.indent < 0:
+                p.line, p.column = placed.line + 1, placed.col + 1
+            elif own and p.line is not None:
                 p.line += placed.line
                 if p.column is not None:
                     p.column += placed.indent

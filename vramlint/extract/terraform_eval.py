@@ -103,7 +103,7 @@ def load_module(folder: str, own: tuple[str, list[Any]] | None = None) -> Module
         return Module(folder, _display(folder))
     key_parts = []
     for name in names:
-        if name.endswith((".tf", ".tfvars", ".tfvars.json")) and len(key_parts) <= MAX_MODULE_FILES:
+        if name.endswith((".tf", ".tf.json", ".tfvars", ".tfvars.json")) and len(key_parts) <= MAX_MODULE_FILES:
             try:
                 st = os.stat(os.path.join(folder, name))
             except OSError:
@@ -123,7 +123,7 @@ def _load_module(folder: str, names: list[str], own: tuple[str, list[Any]] | Non
     from vramlint.fsread import Refusal, read_text
 
     module = Module(folder, _display(folder))
-    tf = [n for n in names if n.endswith(".tf")]
+    tf = [n for n in names if n.endswith((".tf", ".tf.json"))]
     auto = [n for n in names if n in ("terraform.tfvars", "terraform.tfvars.json")] + \
         [n for n in names if n.endswith((".auto.tfvars", ".auto.tfvars.json"))]
     others = [n for n in names if n.endswith((".tfvars", ".tfvars.json")) and n not in auto]
@@ -149,11 +149,11 @@ def _load_module(folder: str, names: list[str], own: tuple[str, list[Any]] | Non
                     module.unread.append(f"{shown} (past vramlint's limit of {MAX_MODULE_CHARS:,} characters a "
                                          "module)")
                     continue
-                if name.endswith(".json"):
+                if name.endswith(".json") and group != "tf":
                     _json_values(module, text, shown, group)
                     continue
                 try:
-                    body = hcl.parse(text)
+                    body = hcl.parse_json(text) if name.endswith(".tf.json") else hcl.parse(text)
                 except hcl.HclError as exc:
                     module.unread.append(f"{shown} (line {exc.line + 1}: {exc})")
                     continue
@@ -352,6 +352,9 @@ class Context:
                 self.over_budget = True
                 return unknown(2)
         text = "".join(out)
+        if expr.flat:  # a JSON string: every line of it at the string's place (indent -1 says so)
+            at = here if here is not None else (expr.line, expr.col)
+            return Placed(text, None, at[0], at[1], -1)
         if here is not None:
             return Placed(text, None, here[0], here[1], here[1])
         if expr.heredoc:
