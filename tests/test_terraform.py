@@ -485,3 +485,16 @@ def test_terraform_json_syntax_reads_the_same_resources(tmp_path):
     block, heredoc = servers
     assert block.gpu.type == "L4" and block.args["max_model_len"] == 8192 and block.location.line == 12
     assert heredoc.location.line == 24  # YAML in a JSON string: at the string
+
+
+def test_release_values_with_an_unknown_variable_are_still_applied(tmp_path):
+    files = dict(_CHART)
+    files["deploy/terraform/main.tf"] = files["deploy/terraform/main.tf"].replace(
+        "mistralai/Mistral-7B-Instruct-v0.3", "${var.served}")
+    files["deploy/terraform/variables.tf"] = 'variable "served" { type = string }\n'
+    inv = scan([_tree(tmp_path, files)])
+    [server] = inv.servers
+    # the heredoc's other values are the release's (its GPU, its --max-model-len); only the model is unknown
+    assert server.model is None and server.args["max_model_len"] == 8192 and server.gpu.count == 1
+    assert any("var.served: variable served has no default" in n for n in server.notes)
+    assert not any("__MODEL_AND_FLAGS__" in " ".join(s.unchecked) for s in inv.servers)

@@ -31,7 +31,15 @@ from typing import Any
 
 from vramlint.extract import hcl
 from vramlint.extract.records import Records
-from vramlint.extract.terraform_eval import MAX_STEPS, Context, Module, Placed, is_unknown, load_module
+from vramlint.extract.terraform_eval import (
+    MAX_STEPS,
+    Context,
+    Module,
+    Placed,
+    Unknown,
+    is_unknown,
+    load_module,
+)
 from vramlint.model import Location, Problem, Server
 from vramlint.yamlload import Document, LineCol, YamlMap, YamlSeq, has_template_marker, shift_positions
 
@@ -193,10 +201,12 @@ class _Reader:
             servers[0].notes.append(f"{where}: one instance per for_each item, which vramlint does not expand: "
                                     "values from each.key / each.value are unknown")
         # said only where it reaches a server (a namespace or a label left unknown changes nothing checked)
-        used = set().union(*(_server_lines(s) for s in servers))
+        placed = [_server_lines(s, self.display) for s in servers]
+        used = None if any(p is None for p in placed) else set().union(*placed)
         by_source: dict[str, list[str]] = {}
         for name, src in ctx.taken.items():
-            if name not in self.said and (not ctx.taken_lines.get(name) or ctx.taken_lines[name] & used):
+            if name not in self.said and (used is None or not ctx.taken_lines.get(name) or
+                                          ctx.taken_lines[name] & used):
                 by_source.setdefault(src, []).append(name)
         if by_source:
             self.said.update(ctx.taken)
@@ -208,7 +218,7 @@ class _Reader:
                 if variables else ""))
         fresh = [(name, why) for name, why in ctx.unknown.items() if name not in self.said
                  and not name.startswith(("each.", "count.")) and (
-                     not ctx.unknown_lines.get(name) or ctx.unknown_lines[name] & used)]
+                     used is None or not ctx.unknown_lines.get(name) or ctx.unknown_lines[name] & used)]
         if fresh:
             self.said.update(name for name, _why in fresh)
             shown = "; ".join(f"{name}: {why}" for name, why in fresh[:5])
@@ -289,7 +299,7 @@ class _Reader:
         if isinstance(value, YamlMap):
             self._extract(value, ctx, self.display, self.lines, block)
             return
-        if isinstance(value, str) and not is_unknown(value.strip() if len(value) < 100 else "x"):
+        if isinstance(value, str) and not _wholly_unknown(value):
             for data, file, lines in self._yaml(value, attr, ctx):
                 if isinstance(data, YamlMap):
                     self._extract(data, ctx, file, lines, block)
@@ -439,7 +449,7 @@ class _Reader:
                 for k, item in enumerate(items):
                     if isinstance(item, YamlMap):
                         _merge(merged, item)
-                    elif isinstance(item, str) and not is_unknown(item):
+                    elif isinstance(item, str) and not _wholly_unknown(item):
                         expr = attr.expr.items[k] if isinstance(attr.expr, hcl.TupleExpr) and \
                             k < len(attr.expr.items) else attr.expr
                         for data, file, _lines in self._yaml(item, hcl.Attribute("values", expr, expr.line,
@@ -479,6 +489,11 @@ class _Reader:
                 value = _text_of(value)
             _set_path(merged, name, value, (value_attr.expr.line, value_attr.expr.col))
         return merged, problems
+
+
+def _wholly_unknown(text: str) -> bool:
+    """A text that is one unknown value as a whole (YAML with an unknown value in it is read, the value unknown)."""
+    return isinstance(text, Unknown) or re.fullmatch("\\s*\u2983_*\u2984\\s*", text) is not None
 
 
 class _AttrOf:
@@ -680,14 +695,16 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _server_lines(server: Server) -> set[int]:
-    """The 0-based lines a server's settings were read from (its image, model, arguments, variables, GPUs)."""
+def _server_lines(server: Server, file: str) -> set[int] | None:
+    """The 0-based lines of ``file`` a server's settings were read from (its image, model, arguments, variables,
+    GPUs); None when none was read from it (a chart's template wrote them: what the release gives is all said)."""
     locations = [server.image_location, server.model_location, server.opaque_args]
     locations += list(server.arg_locations.values()) + list(server.env_locations.values())
     gpu = server.gpu
     if gpu is not None:
         locations.append(getattr(gpu, "location", None))
-    return {loc.line - 1 for loc in locations if isinstance(loc, Location) and loc.line}
+    lines = {loc.line - 1 for loc in locations if isinstance(loc, Location) and loc.line and loc.file == file}
+    return lines or None
 
 
 # What plainly says vLLM runs (as extract.mentions says of YAML), in HCL's `key = value` or a heredoc's YAML: a vLLM
