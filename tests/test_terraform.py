@@ -498,3 +498,27 @@ def test_release_values_with_an_unknown_variable_are_still_applied(tmp_path):
     assert server.model is None and server.args["max_model_len"] == 8192 and server.gpu.count == 1
     assert any("var.served: variable served has no default" in n for n in server.notes)
     assert not any("__MODEL_AND_FLAGS__" in " ".join(s.unchecked) for s in inv.servers)
+
+
+def test_set_indexes_that_pad_lists_are_bounded(tmp_path):
+    sets = "\n".join(f'  set {{\n    name  = "l{k}[999]"\n    value = "vllm/vllm-openai:v0.9.0"\n  }}'
+                     for k in range(3000))
+    root = _tree(tmp_path, {"pad/main.tf": f'resource "helm_release" "x" {{\n  chart = "c"\n{sets}\n}}\n'})
+    start = time.process_time()
+    scan([root])
+    assert time.process_time() - start < 5
+
+
+def test_a_client_endpoint_naming_vllm_is_no_mention(tmp_path):
+    root = _tree(tmp_path, {"ui/main.tf": """\
+        resource "helm_release" "webui" {
+          repository = "https://helm.openwebui.com/"
+          chart      = "open-webui"
+          set {
+            name  = "openaiBaseApiUrl"
+            value = "http://vllm-router.genai.svc:8000"
+          }
+        }
+        """})
+    inv = scan([root])
+    assert not inv.servers and not inv.problems

@@ -96,6 +96,7 @@ _PROVIDER_ONLY = {"wait_for_rollout", "wait_for_completion", "timeouts", "lifecy
 
 MAX_RESOURCES = 2000  # resources read a file
 MAX_SET_ITEMS = 10_000  # `set` entries a release
+MAX_PADDING = 100_000  # nulls `set` entries' list indexes may add to a release's values
 
 
 @dataclass
@@ -361,7 +362,7 @@ class _Reader:
         chart = _text(ctx, block.attr("chart"))
         repository = _text(ctx, block.attr("repository"))
         where = f"helm_release.{block.labels[1]}"
-        values, problems = self._release_values(block, ctx)
+        values, problems, unknown_values = self._release_values(block, ctx)
         self.out.problems.extend(problems)
         chart_dir = self._local_chart(chart, repository)
         if chart_dir is not None:
@@ -381,7 +382,11 @@ class _Reader:
             self.out.problems.extend(found)
             if servers:
                 return
-        if _mentions(self.lines, block):
+        if _mentions(self.lines, block) and unknown_values:
+            self.unread.append((block.line + 1, (
+                f"{where} installs chart {chart or '(unknown)'}" + (f" from {repository}" if repository else "") +
+                f" with values vramlint does not know ({unknown_values}): its vLLM server is not checked")))
+        elif _mentions(self.lines, block):
             shown = chart or "(unknown)"
             self.unread.append((block.line + 1, (
                 f"{where} installs chart {shown}" + (f" from {repository}" if repository else "") +
@@ -436,17 +441,24 @@ class _Reader:
             self.unread.append((block.line + 1, f"{where} installs the chart {shown}, which renders no vLLM server "
                                 "vramlint reads with the release's values"))
 
-    def _release_values(self, block: hcl.Block, ctx: Context) -> tuple[YamlMap, list[Problem]]:
-        """The release's values: `values` in order, then the `set` entries over them (Helm's -f, then --set)."""
+    def _release_values(self, block: hcl.Block, ctx: Context) -> tuple[YamlMap, list[Problem], str | None]:
+        """The release's values: `values` in order, then the `set` entries over them (Helm's -f, then --set); and
+        what made a `values` item unknown as a whole, if one was."""
         merged = YamlMap()
         merged.lc = LineCol(block.line, block.col)
         merged.lc.data = {}
         problems: list[Problem] = []
+        unknown_values = None
         attr = block.attr("values")
         if attr is not None:
             items = ctx.evaluate(attr.expr)
+            if isinstance(items, str) and _wholly_unknown(items):
+                unknown_values = next((f"{n}: {w}" for n, w in ctx.unknown.items()), "`values`")
             if isinstance(items, list):
                 for k, item in enumerate(items):
+                    if isinstance(item, str) and _wholly_unknown(item):
+                        unknown_values = unknown_values or next(
+                            (f"{n}: {w}" for n, w in ctx.unknown.items()), f"values[{k}]")
                     if isinstance(item, YamlMap):
                         _merge(merged, item)
                     elif isinstance(item, str) and not _wholly_unknown(item):
@@ -469,6 +481,7 @@ class _Reader:
                         fields = {i.bare: i for i in item.items if i.bare}
                         sets.append(tuple(_AttrOf(fields.get(n)) if fields.get(n) else None
                                           for n in ("name", "value", "type")) + (kind,))
+        padding = [MAX_PADDING]
         for k, (name_attr, value_attr, type_attr, kind) in enumerate(sets):
             if k >= MAX_SET_ITEMS:
                 break
@@ -487,8 +500,8 @@ class _Reader:
                 value = _strval(value)
             elif isinstance(value, (int, float, bool)) or value is None:
                 value = _text_of(value)
-            _set_path(merged, name, value, (value_attr.expr.line, value_attr.expr.col))
-        return merged, problems
+            _set_path(merged, name, value, (value_attr.expr.line, value_attr.expr.col), padding)
+        return merged, problems, unknown_values
 
 
 def _wholly_unknown(text: str) -> bool:
@@ -559,7 +572,7 @@ def _split_set_name(name: str) -> list[Any] | None:
     return out if out and all(isinstance(p, int) and p < 1000 or isinstance(p, str) for p in out) else None
 
 
-def _set_path(root: YamlMap, name: str, value: Any, at: tuple[int, int]) -> None:
+def _set_path(root: YamlMap, name: str, value: Any, at: tuple[int, int], padding: list[int]) -> None:
     parts = _split_set_name(name)
     if parts is None or not isinstance(parts[0], str):
         return
@@ -584,6 +597,10 @@ def _set_path(root: YamlMap, name: str, value: Any, at: tuple[int, int]) -> None
         else:
             if not isinstance(node, list):
                 return
+            if part >= len(node):
+                padding[0] -= part + 1 - len(node)
+                if padding[0] < 0:
+                    return  # past vramlint's bound on the nulls `set` indexes add: not applied
             while len(node) <= part:  # Helm pads a list with nulls up to the index
                 _entry(node)[len(node)] = [at[0], at[1]]
                 node.append(None)
@@ -716,10 +733,14 @@ _REFERENCE = re.compile(r"[\"'\s=:][a-z0-9._/-]*vllm[a-z0-9._-]*(?:/[a-z0-9._-]+
 _ENGINE = re.compile(r"\b(engine|backend|runtime|framework|chart)\b\s*[=:]\s*[\"']?[\w./-]*vllm", re.I)
 
 
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S*", re.I)
+
+
 def plain_mention(line: str) -> bool:
     stripped = line.strip()
     if not stripped or stripped.startswith(("#", "//", "/*", "*")) or "vllm" not in stripped.lower():
         return False
+    line = _URL.sub(" ", line)  # a client's endpoint (`http://vllm-router:8000`) runs no vLLM here
     return bool(_COMMAND.search(line) or _IMAGE.search(line) or _REFERENCE.search(" " + line + " ")
                 or _ENGINE.search(line))
 
