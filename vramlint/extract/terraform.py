@@ -143,7 +143,7 @@ def read_terraform(text: str, display: str, path: str, records: Records,
         except RecursionError:
             out.problems.append(Problem(display, block.line + 1, 1, "resource nested too deeply to read",
                                         level="warning"))
-    if not out.servers and not _has_error(out.problems):
+    if not out.servers:
         reason = _no_server_reason(body, lines, reader, module)
         if reason is not None:
             out.problems.append(Problem(display, reason[0], 1, reason[1], level="note"))
@@ -151,10 +151,6 @@ def read_terraform(text: str, display: str, path: str, records: Records,
         out.servers[0].notes.append("files of the module not read, so values they set are unknown: " +
                                     "; ".join(module.unread[:3]))
     return out
-
-
-def _has_error(problems: list[Problem]) -> bool:
-    return any(p.level in ("error", "note") and "cannot read this Terraform" in p.message for p in problems)
 
 
 class _Reader:
