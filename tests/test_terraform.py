@@ -522,3 +522,39 @@ def test_a_client_endpoint_naming_vllm_is_no_mention(tmp_path):
         """})
     inv = scan([root])
     assert not inv.servers and not inv.problems
+
+
+def test_for_each_over_a_known_map_reads_one_server_an_instance(tmp_path):
+    root = _tree(tmp_path, {"fleet/main.tf": """\
+        variable "models" {
+          default = {
+            small = { id = "Qwen/Qwen2.5-1.5B-Instruct", context = 8192 }
+            large = { id = "Qwen/Qwen2.5-14B-Instruct", context = 16384 }
+          }
+        }
+        resource "kubernetes_deployment" "engine" {
+          for_each = var.models
+          metadata {
+            name = "engine-${each.key}"
+          }
+          spec {
+            template {
+              metadata {}
+              spec {
+                container {
+                  name  = "engine"
+                  image = "vllm/vllm-openai:v0.9.2"
+                  args  = ["--model", each.value.id, "--max-model-len", tostring(each.value.context)]
+                  resources {
+                    limits = { "nvidia.com/gpu" = 1 }
+                  }
+                }
+              }
+            }
+          }
+        }
+        """})
+    servers = scan([root]).servers
+    assert sorted((s.name, s.model, s.args["max_model_len"]) for s in servers) == [
+        ("engine-large", "Qwen/Qwen2.5-14B-Instruct", 16384), ("engine-small", "Qwen/Qwen2.5-1.5B-Instruct", 8192)]
+    assert all(any("one instance of the resource's for_each" in n for n in s.notes) for s in servers)

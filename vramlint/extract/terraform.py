@@ -95,6 +95,7 @@ _PROVIDER_ONLY = {"wait_for_rollout", "wait_for_completion", "timeouts", "lifecy
                   "for_each", "provider"}
 
 MAX_RESOURCES = 2000  # resources read a file
+MAX_INSTANCES = 16  # instances of a resource's for_each or count read (past it, one with each / count unknown)
 MAX_SET_ITEMS = 10_000  # `set` entries a release
 MAX_PADDING = 100_000  # nulls `set` entries' list indexes may add to a release's values
 
@@ -170,21 +171,50 @@ class _Reader:
     def resource(self, block: hcl.Block) -> None:
         rtype = block.labels[0]
         base = rtype[:-3] if rtype.endswith("_v1") or rtype.endswith("_v2") else rtype
-        ctx = Context(self.module, self.display, self.budget)
-        before = len(self.out.servers)
-        if base in _OBJECTS:
-            self._object(block, ctx, *_OBJECTS[base])
-        elif rtype in _MANIFESTS:
-            self._manifest(block, ctx, _MANIFESTS[rtype])
-        elif rtype == "helm_release":
-            self._helm_release(block, ctx)
-        else:
+        if base not in _OBJECTS and rtype not in _MANIFESTS and rtype != "helm_release":
             return
-        made = self.out.servers[before:]
-        self._say(block, ctx, made)
+        instances = self._instances(block)
+        for key, scope in instances or [(None, None)]:
+            ctx = Context(self.module, self.display, self.budget)
+            ctx.scope = scope
+            before = len(self.out.servers)
+            if base in _OBJECTS:
+                self._object(block, ctx, *_OBJECTS[base])
+            elif rtype in _MANIFESTS:
+                self._manifest(block, ctx, _MANIFESTS[rtype])
+            else:
+                self._helm_release(block, ctx)
+            made = self.out.servers[before:]
+            if key is not None:
+                for server in made:
+                    server.notes.append(f"{rtype}.{block.labels[1]}[{key}]: one instance of the resource's "
+                                        + ("for_each" if "each" in scope else "count"))
+            self._say(block, ctx, made, expanded=instances is not None)
+
+    def _instances(self, block: hcl.Block) -> list[tuple[str, dict]] | None:
+        """The resource's instances when its for_each (a map, or a set of strings) or its count (above 1, used
+        through count.index) is known: (key as Terraform writes it, the `each` / `count` they see); else None."""
+        ctx = Context(self.module, self.display, self.budget)
+        for_each = block.attr("for_each")
+        if for_each is not None:
+            items = ctx.evaluate(for_each.expr)
+            if isinstance(items, dict) and 0 < len(items) <= MAX_INSTANCES:
+                pairs = [(str(k), v) for k, v in items.items()]
+            elif isinstance(items, list) and 0 < len(items) <= MAX_INSTANCES and all(
+                    isinstance(v, str) and not is_unknown(v) for v in items):
+                pairs = [(str(v), str(v)) for v in dict.fromkeys(items)]
+            else:
+                return None
+            return [(f'"{k}"', {"each": _scope_map({"key": k, "value": v})}) for k, v in pairs]
+        count = block.attr("count")
+        if count is not None and "count.index" in "\n".join(self.lines[block.line:block.end_line + 1]):
+            n = ctx.evaluate(count.expr)
+            if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= MAX_INSTANCES:
+                return [(str(i), {"count": _scope_map({"index": i})}) for i in range(n)]
+        return None
 
     # --- what a resource's values leave unknown, and where they came from
-    def _say(self, block: hcl.Block, ctx: Context, servers: list[Server]) -> None:
+    def _say(self, block: hcl.Block, ctx: Context, servers: list[Server], expanded: bool = False) -> None:
         if not servers:
             return
         where = f"{block.labels[0]}.{block.labels[1]}"
@@ -194,7 +224,7 @@ class _Reader:
             if isinstance(n, int) and not isinstance(n, bool) and n == 0:
                 servers[0].notes.append(f"{where}: its count is 0 with the module's values (read as it would be "
                                         "deployed when the count is raised)")
-        if block.attr("for_each") is not None:
+        if block.attr("for_each") is not None and not expanded:
             servers[0].notes.append(f"{where}: one instance per for_each item, which vramlint does not expand: "
                                     "values from each.key / each.value are unknown")
         # said only where it reaches a server (a namespace or a label left unknown changes nothing checked)
@@ -503,6 +533,13 @@ class _Reader:
 def _wholly_unknown(text: str) -> bool:
     """A text that is one unknown value as a whole (YAML with an unknown value in it is read, the value unknown)."""
     return isinstance(text, Unknown) or re.fullmatch("\\s*\u2983_*\u2984\\s*", text) is not None
+
+
+def _scope_map(values: dict) -> YamlMap:
+    out = YamlMap(values)
+    out.lc = LineCol(0, 0)
+    out.lc.data = {}
+    return out
 
 
 class _AttrOf:

@@ -241,6 +241,7 @@ class Context:
         self.module = module
         self.display = display
         self.budget = budget if budget is not None else [MAX_STEPS]  # shared by a file's resources
+        self.scope: dict | None = None  # `each` / `count` of the resource instance being read
         self.unknown: dict[str, str] = {}  # reference -> why it is unknown
         self.taken: dict[str, str] = {}  # var.x / local.x -> where its value was taken from
         self.resolving: list[str] = []
@@ -264,6 +265,8 @@ class Context:
         """``expr``'s value: scalars, YamlMap / YamlSeq (with positions), `Placed` text, or `Unknown`. ``here``:
         the position every value takes (the place a variable or local is used, when its value is written in
         another file); ``scope``: names a templatefile() gives its template."""
+        if scope is None:
+            scope = self.scope
         self.budget[0] -= 1
         self._line = here[0] if here is not None else expr.line
         if self.budget[0] < 0:
