@@ -558,3 +558,30 @@ def test_for_each_over_a_known_map_reads_one_server_an_instance(tmp_path):
     assert sorted((s.name, s.model, s.args["max_model_len"]) for s in servers) == [
         ("engine-large", "Qwen/Qwen2.5-14B-Instruct", 16384), ("engine-small", "Qwen/Qwen2.5-1.5B-Instruct", 8192)]
     assert all(any("one instance of the resource's for_each" in n for n in s.notes) for s in servers)
+
+
+def test_template_directives_in_a_heredoc_are_left_out_and_said(tmp_path):
+    root = _tree(tmp_path, {"d/main.tf": """\
+        resource "kubectl_manifest" "engine" {
+          yaml_body = <<-YAML
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: engine
+            spec:
+              containers:
+              - name: engine
+                image: vllm/vllm-openai:v0.9.2
+                args:
+                - --model
+                - Qwen/Qwen2.5-7B-Instruct
+            %{ if var.long }
+                - --max-model-len
+                - "32768"
+            %{ endif }
+            YAML
+        }
+        """})
+    [server] = scan([root]).servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 32768
+    assert any("a template directive vramlint does not evaluate" in n for n in server.notes)

@@ -245,7 +245,8 @@ class _Reader:
                 if variables else ""))
         fresh = [(name, why) for name, why in ctx.unknown.items() if name not in self.said
                  and not name.startswith(("each.", "count.")) and (
-                     used is None or not ctx.unknown_lines.get(name) or ctx.unknown_lines[name] & used)]
+                     used is None or name.startswith("%{") or not ctx.unknown_lines.get(name) or
+                     ctx.unknown_lines[name] & used)]
         if fresh:
             self.said.update(name for name, _why in fresh)
             shown = "; ".join(f"{name}: {why}" for name, why in fresh[:5])

@@ -347,9 +347,10 @@ class Context:
                 size += len(text)
                 at_start = False
             else:
-                out.append(marker(part.stop - part.start))
+                # left out: what its branches hold is read as written (a directive alone on a line leaves it blank,
+                # as `~` would), and said
                 self._mark(f"%{{{_short(part.text)}}}", "a template directive vramlint does not "
-                                        "evaluate (both of its branches are read as written)")
+                           "evaluate (the text of all its branches is read as written)")
                 at_start = False
             if size > MAX_TEXT_CHARS:
                 self.over_budget = True
