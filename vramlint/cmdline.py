@@ -1700,6 +1700,20 @@ class _Found:
     image: str | None = None  # the container image the launcher runs the command in (`srun --container-image`)
 
 
+def _third_party_subcommand(image: str | None, args: list[Token]) -> bool:
+    """`PROGRAM SUBCOMMAND --opt ...` in an image that is not vLLM's own (`paddleocr genai_server --backend vllm`):
+    a launcher's own command line, not words for an assumed `vllm serve` entrypoint. vLLM's `serve` takes one
+    positional word, so a second bare word cannot be vLLM's; the first, a plain name with no `/`, is no Hub id or
+    path either (audit22 D7: four false warnings and the model "paddleocr")."""
+    from vramlint.versions import is_own_vllm_image
+
+    if is_own_vllm_image(image) or len(args) < 2:
+        return False
+    first, second = args[0].text, args[1].text
+    return bool(first and second and re.fullmatch(r"[A-Za-z][\w.-]*", first) and
+                re.fullmatch(r"[A-Za-z][\w-]*", second) and "/" not in first and first != "serve")
+
+
 def find_vllm_invocation(command: list[Token], args: list[Token], image: str | None,
                          env: dict[str, str | None], *, version: str | None = None,
                          env_locations: dict[str, Location] | None = None) -> VllmInvocation | None:
@@ -1742,6 +1756,8 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
             found = _search_argv(args, dict(env), depth=0)
         if found is None and is_kserve_hf_image(image) and (first is None or first.startswith("-")):
             found = _Found("huggingfaceserver", list(args), {}, {}, args[0].location, [])
+        if found is None and own_entrypoint and _third_party_subcommand(image, args):
+            return None  # the caller says the image's command line is not read
         if found is None and own_entrypoint:
             if first is not None and (first.startswith("-") or not _looks_like_command(first)):
                 found = _Found("implied", list(args), {}, {}, args[0].location, [])
