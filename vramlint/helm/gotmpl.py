@@ -1856,6 +1856,8 @@ def _yaml_safe_load():
 def f_fromyaml(ev, args, origin):
     """Helm's fromYaml: a map, or a map holding "Error" when the text is not a YAML map."""
     text = _strval(plain(args[0]))
+    if UNKNOWN_MARKER in text:
+        return UNKNOWN  # the text an unevaluated part of an `include` left: its keys are unknown, not missing
     load, limit = _yaml_safe_load()
     if len(text) > limit:
         raise BudgetExceeded(f"fromYaml of {len(text):,} characters is over vramlint's limit of {limit:,}")
@@ -1888,6 +1890,8 @@ def _json_constant(text: str) -> Any:
 def f_fromjson(ev, args, origin):
     """Helm's fromJson: a map, or a map holding "Error" (numbers are float64; NaN/Infinity are not JSON)."""
     text = _strval(plain(args[0]))
+    if UNKNOWN_MARKER in text:
+        return UNKNOWN
     try:
         data = json.loads(text or "{}", parse_int=_json_number, parse_float=_json_number,
                           parse_constant=_json_constant)
@@ -1908,6 +1912,25 @@ def f_merge(ev, args, origin):
     for src in args[1:]:
         _merge_missing(dst, plain(src) or {})
     return dst
+
+
+def f_merge_overwrite(ev, args, origin):
+    """Sprig's mergeOverwrite: the right-most dict wins, through mergo's WithOverride, which keeps the left value
+    where the right one is empty (false, 0, "", nil, an empty list or map: Go's zero values)."""
+    for a in args:
+        _walk_budget(a, "mergeOverwrite")
+    dst = _deep_copy(plain(args[0])) or {}
+    for src in args[1:]:
+        _merge_over(dst, plain(src) or {})
+    return dst
+
+
+def _merge_over(dst: dict, src: dict) -> None:
+    for k, v in src.items():
+        if isinstance(dst.get(k), dict) and isinstance(v, dict):
+            _merge_over(dst[k], v)
+        elif k not in dst or truthy(v):
+            dst[k] = _deep_copy(v)
 
 
 def _merge_missing(dst: dict, src: dict) -> None:
@@ -2283,6 +2306,8 @@ _FUNCS = {
     "cat": lambda ev, a, o: _cat(a),
     "merge": f_merge,
     "mustMerge": f_merge,
+    "mergeOverwrite": f_merge_overwrite,
+    "mustMergeOverwrite": f_merge_overwrite,
     "deepCopy": lambda ev, a, o: _walk_budget(a[0], "deepCopy") and _deep_copy(plain(a[0])),
     "fromYaml": f_fromyaml,
     "fromJson": f_fromjson,
