@@ -205,6 +205,9 @@ def check(assessment, ctx):
         return  # unknown statically, or vLLM rejects the value itself
     where = arg_location(server, "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
     world = tp * pp * dp
+    # vLLM-Omni spreads its stages over GPUs by options of its own (--num-gpus, --usp, --ring, stage configs), which
+    # vramlint does not read: the GPUs vLLM's parallel sizes leave over are not known to sit idle (audit22 D8)
+    omni = server.args.get("omni") is True
     parts = [f"tensor-parallel-size {tp}"]
     if pp > 1:
         parts.append(f"pipeline-parallel-size {pp}")
@@ -284,7 +287,7 @@ def check(assessment, ctx):
                 related=[gpu_where],
             )
         elif world == count and visible is not None and visible[1] > count and ctx.options["report_idle_gpus"] \
-                and gpu.shared_key is None:
+                and gpu.shared_key is None and not omni:
             variable, given = visible
             asked = gpu.location or server.location
             asked_line = f" (line {asked.line})" if asked.file == where.file else f" ({asked.file}:{asked.line})"
@@ -300,7 +303,8 @@ def check(assessment, ctx):
                             "for a person"),
                 related=[gpu_where, where],
             )
-        elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None and unit == "GPUs":
+        elif world < count and ctx.options["report_idle_gpus"] and gpu.shared_key is None and unit == "GPUs" \
+                and not omni:
             yield ctx.finding(
                 assessment,
                 f"the deployment requests {count} GPUs{gpu_line} but {needed} uses {world}: "

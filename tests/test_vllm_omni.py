@@ -4,6 +4,10 @@ script) takes the model as its first positional, and without --omni runs vLLM's 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 from vramlint.assess import assess
 from vramlint.model import ResolveOptions
 from vramlint.scan import scan
@@ -71,3 +75,21 @@ services:
     [server] = scan([str(path)]).servers
     assert server.model == "Qwen/Qwen2.5-Omni-3B" and server.args["omni"] is True
     assert server.args["max_model_len"] == 4096
+
+
+def test_gpus_vllm_omni_spreads_its_stages_over_are_not_called_idle(tmp_path):
+    # vLLM-Omni's own options (--num-gpus, --usp ...) use the GPUs vLLM's parallel sizes leave at 1 (audit22 D8)
+    text = OMNI.format(image="vllm/vllm-omni:v0.20.0",
+                       command='[vllm, serve, Qwen/Qwen-Image, --omni, --num-gpus, "8", --usp, "8"]')
+    text = text.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8")
+    (tmp_path / "omni.yaml").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", str(tmp_path), "--offline", "--output-format",
+                           "json"], capture_output=True, text=True, timeout=60)
+    report = json.loads(proc.stdout)
+    assert not [f for f in report["findings"] if f["rule"] == "VRL006" and "idle" in f["message"]]
+    # the same pod with vLLM's own serve does leave 7 of its 8 GPUs idle
+    (tmp_path / "omni.yaml").write_text(text.replace(", --omni", "").replace(', --num-gpus, "8", --usp, "8"', ""))
+    proc = subprocess.run([sys.executable, "-m", "vramlint", "check", str(tmp_path), "--offline", "--output-format",
+                           "json"], capture_output=True, text=True, timeout=60)
+    report = json.loads(proc.stdout)
+    assert [f for f in report["findings"] if f["rule"] == "VRL006" and "idle" in f["message"]]
