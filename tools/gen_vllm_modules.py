@@ -29,6 +29,7 @@ import re
 import struct
 import sys
 import urllib.request
+import zlib
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "vramlint" / "data"
@@ -52,24 +53,51 @@ def wheel_url(version: str, page: str) -> str:
     raise SystemExit(f"vllm {version}: no x86_64 wheel on the index")
 
 
+class RemoteWheel:
+    """A wheel on the index, read member by member with range requests."""
+
+    def __init__(self, url: str):
+        self.url = url
+        tail = _get(url, -65536)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0:
+            raise SystemExit(f"{url}: no end of central directory in the last 64 KB")
+        size, offset = struct.unpack("<II", tail[at + 12:at + 20])
+        if offset == 0xFFFFFFFF:
+            loc = tail.rfind(b"PK\x06\x07")
+            (z64,) = struct.unpack("<Q", tail[loc + 8:loc + 16])
+            rec = _get(url, z64, z64 + 55)
+            size, offset = struct.unpack("<QQ", rec[40:56])
+        directory = _get(url, offset, offset + size - 1)
+        self.entries: dict[str, tuple[int, int, int]] = {}
+        i = 0
+        while directory[i:i + 4] == b"PK\x01\x02":
+            (method,) = struct.unpack("<H", directory[i + 10:i + 12])
+            (csize,) = struct.unpack("<I", directory[i + 20:i + 24])
+            n, m, k = struct.unpack("<HHH", directory[i + 28:i + 34])
+            (header,) = struct.unpack("<I", directory[i + 42:i + 46])
+            name = directory[i + 46:i + 46 + n].decode("utf-8", "replace")
+            self.entries[name] = (method, csize, header)
+            i += 46 + n + m + k
+
+    def namelist(self) -> list[str]:
+        return list(self.entries)
+
+    def read(self, name: str) -> bytes:
+        method, csize, header = self.entries[name]
+        local = _get(self.url, header, header + 29)
+        n, m = struct.unpack("<HH", local[26:30])
+        start = header + 30 + n + m
+        data = _get(self.url, start, start + csize - 1) if csize else b""
+        if method == 0:
+            return data
+        if method == 8:
+            return zlib.decompress(data, -15)
+        raise SystemExit(f"{self.url}: {name} is compressed with zip method {method}")
+
+
 def wheel_names(url: str) -> list[str]:
-    tail = _get(url, -65536)
-    at = tail.rfind(b"PK\x05\x06")
-    if at < 0:
-        raise SystemExit(f"{url}: no end of central directory in the last 64 KB")
-    size, offset = struct.unpack("<II", tail[at + 12:at + 20])
-    if offset == 0xFFFFFFFF:
-        loc = tail.rfind(b"PK\x06\x07")
-        (z64,) = struct.unpack("<Q", tail[loc + 8:loc + 16])
-        rec = _get(url, z64, z64 + 55)
-        size, offset = struct.unpack("<QQ", rec[40:56])
-    directory = _get(url, offset, offset + size - 1)
-    names, i = [], 0
-    while directory[i:i + 4] == b"PK\x01\x02":
-        n, m, k = struct.unpack("<HHH", directory[i + 28:i + 34])
-        names.append(directory[i + 46:i + 46 + n].decode("utf-8", "replace"))
-        i += 46 + n + m + k
-    return names
+    return RemoteWheel(url).namelist()
 
 
 def modules(names: list[str]) -> set[str]:
