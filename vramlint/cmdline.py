@@ -2260,7 +2260,7 @@ def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> 
         # the quote never does; a script that names vLLM only before the quote, or nowhere, has no error of vLLM's
         cut = script.text.rfind("\n", 0, quote_at)
         if cut > 0:
-            found = _search_shell([*argv[:j], replace(script, text=script.text[:cut])], env, depth)
+            found = _search_shell([*argv[:j], replace(script, text=script.text[:cut]), *argv[j + 1:]], env, depth)
             if found is not None:
                 return found
         if not _NAMES_VLLM.search(script.text, cut + 1):
