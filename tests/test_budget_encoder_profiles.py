@@ -65,6 +65,25 @@ def test_qwen2_5_vl_encoder_dummy_batch():
     assert not tower_skipped(facts, {"limit_mm_per_prompt": {"image": 0, "video": 0}}, V("0.13.0"))
 
 
+def test_qwen2_vl_encoder_dummy_batch_0_10_2():
+    """Qwen2-VL-2B (tower hidden 1280, 32 layers, QuickGELU MLP 5120 wide, patch 14, merge 2, output 1536) on 0.10.2
+    at 2,048 batched tokens: the same largest image as Qwen2.5-VL, 16,384 tokens from 65,536 patches, one item
+    (budget max(2048, 16384)); outputs 16,384 x 1536 x 2 B = 50,331,648; the pixel values, 65,536 x 3 x 2 x 14 x 14,
+    held in float32 (308,281,344 B, moved to the GPU uncast) and copied to bf16 for the tower (154,140,672 B); the
+    tower's peak 65,536 x (2 x 1280 + 3 x 1280 + 2 x 5120) x 2 B + outputs + both pixel tensors = 2,693,791,744 B."""
+    facts = _model("Qwen/Qwen2-VL-2B-Instruct").extra["facts"]
+    enc, why = encoder_profile(facts, {}, V("0.10.2"), 256, 2048, 4096, 2, 1)
+    assert why is None
+    assert (enc.modality, enc.items, enc.tokens_per_item, enc.patches_per_item) == ("image", 1, 16384, 65536)
+    assert enc.output_bytes == 50_331_648 and enc.tower_peak_bytes == 2_693_791_744
+    assert enc.held_bytes == 50_331_648 + 308_281_344
+    enc, why = encoder_profile(facts, {"limit_mm_per_prompt": {"video": 2}}, V("0.10.2"), 256, 2048, 4096, 2, 1)
+    assert enc is None and "videos" in why
+    for other in ("0.10.1.1", "0.11.0"):
+        enc, why = encoder_profile(facts, {}, V(other), 256, 2048, 4096, 2, 1)
+        assert enc is None and "Qwen2-VL" in why, other
+
+
 def test_mistral3_encoder_dummy_batch_and_mask():
     facts = _model("mistralai/Magistral-Small-2509").extra["facts"]
     enc, why = encoder_profile(facts, {}, V("0.19.0"), 256, 8192, 131072, 2, 1)

@@ -59,7 +59,9 @@ plus the outputs and the pixel values. Gemma 4 (0.19+) counts an image as ``defa
 and a video as 32 frames x (70 + 8), so its dummy item is a video of 32 frames of 224 x 224 px (the image
 processor has no size: the dummy builder's default), each padded to 70 x 3^2 = 630 patches; the tower takes one
 frame (or image) at a time (``_process_video_input`` / ``_process_image_input`` loop over them), so only the
-outputs and pixel values of the batch add up. Llama 4 (its tower counted and split by TP, its processor's dummy
+outputs and pixel values of the batch add up. Qwen2-VL is estimated for 0.10.2 (the release read): the Qwen2.5-VL image (the same ``max_pixels``), through its
+tower's QuickGELU MLP, with the dummy batch's float32 pixel values (moved to the GPU uncast) held and the tower's
+copy in the model dtype. Llama 4 (its tower counted and split by TP, its processor's dummy
 tiles not modelled), InternVL, Gemma 4 before 0.19 and releases before 0.9 keep the note that the encoder profile is not estimated; so does a
 video dummy item from 0.13 (images limited to 0); ``--mm-processor-kwargs`` overrides of the image size (Gemma 4's
 ``max_soft_tokens``, 0.26) are not read.
@@ -147,6 +149,8 @@ def _family(facts: dict) -> str | None:
         return "qwen3_vl"
     if vision.get("style") == "qwen2_5_vl":
         return "qwen2_5_vl"
+    if vision.get("style") == "qwen2_vl":
+        return "qwen2_vl"
     if facts.get("arch") == "Mistral3ForConditionalGeneration" and vision.get("image"):
         return "mistral3"
     if (facts.get("type") or "").startswith("gemma3") and vision.get("image"):
@@ -159,7 +163,7 @@ def _family(facts: dict) -> str | None:
 
 
 def _modalities(family: str | None) -> tuple[str, ...]:
-    return ("image", "video") if family in ("qwen3_vl", "qwen2_5_vl", "gemma4") else ("image",)
+    return ("image", "video") if family in ("qwen3_vl", "qwen2_5_vl", "qwen2_vl", "gemma4") else ("image",)
 
 
 def tower_skipped(facts: dict, args: dict, key: versions.VersionKey) -> str | None:
@@ -239,6 +243,8 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     video_dummy = (family == "qwen3_vl" and not versions.at_least(key, 0, 13) and limits.get("video", 999) != 0)
     if family == "qwen2_5_vl" and not versions.at_least(key, 0, 14):
         return None, "multimodal encoder profiling is not estimated for Qwen2.5-VL before vLLM 0.14"
+    if family == "qwen2_vl" and not (versions.at_least(key, 0, 10, 2) and not versions.at_least(key, 0, 11)):
+        return None, "multimodal encoder profiling is not estimated for Qwen2-VL outside vLLM 0.10.2 (the release read)"
     if family == "mistral3" and not versions.at_least(key, 0, 11):
         return None, "multimodal encoder profiling is not estimated for Mistral 3 before vLLM 0.11"
     xformers = None
@@ -248,14 +254,17 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
             return None, ("multimodal encoder profiling is not estimated for Mistral 3 on vLLM 0.11 on this GPU (the "
                           "tower's attention depends on whether xformers is installed: a wheel dependency on x86-64 "
                           "Linux only)")
-    if family == "qwen2_5_vl" and limits.get("video", 999) not in (0, 999):
+    if family in ("qwen2_5_vl", "qwen2_vl") and limits.get("video", 999) not in (0, 999):
         # Qwen2VLProcessingInfo.get_num_frames_with_most_features: with fewer videos per prompt a video item
         # gets more frames (as many as max_model_len holds, up to 32), more tokens than an image
         return None, ("multimodal encoder profiling is not estimated when --limit-mm-per-prompt allows a few "
                       "videos: the dummy video's frames depend on the sequence length")
     vision = facts["vision"]
     mask = 0
-    if family == "qwen2_5_vl":
+    if family in ("qwen2_5_vl", "qwen2_vl"):
+        # Qwen2-VL's preprocessor has the same max_pixels; with the default 999 videos per prompt a video item
+        # gets one frame (get_num_frames_with_most_features), padded to the temporal patch: the image's tokens,
+        # and get_modality_with_max_tokens keeps the image on the tie
         patch, merge = vision.get("patch") or 14, vision.get("spatial_merge") or 2
         unit = patch * merge
         tokens = _qwen2_vl_max_tokens(QWEN2_5_VL_MAX_PIXELS // (unit * unit))
@@ -326,6 +335,13 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
     # to it) stay referenced until profile_run returns, through the text forward pass and the sampler (0.11+)
     inputs = (items * patches * _pixel_elements_per_patch(family, vision) * dtype_bytes
               if versions.at_least(key, 0, 11) else 0)
+    cast = 0
+    if family == "qwen2_vl":
+        # 0.10.2: _get_mm_dummy_batch moves the processor's float32 pixel values to the GPU uncast
+        # (group_mm_kwargs_by_modality) and profile_run keeps them until it returns; the tower reads a copy in
+        # its own dtype (Qwen2VLForConditionalGeneration._process_image_input: pixel_values.type(visual.dtype))
+        cast = items * patches * _pixel_elements_per_patch(family, vision) * dtype_bytes
+        inputs = items * patches * _pixel_elements_per_patch(family, vision) * 4
     hidden, inter = vision["hidden"], vision.get("inter") or 4 * vision["hidden"]
     data_parallel = tp > 1 and encoder_data_parallel(facts, args, key)
     whole = tp > 1 and mistral_format(facts, args, key)  # every rank runs the whole batch through the whole tower
@@ -344,7 +360,7 @@ def encoder_profile(facts: dict, args: dict, key: versions.VersionKey, max_num_s
         mask = (items * patches) ** 2 * dtype_bytes
     if family != "gemma4":
         run_patches = run_items * patches  # the whole dummy batch in one forward pass of the tower
-    tower_peak = int(run_patches * per_patch) + originals + mask + inputs
+    tower_peak = int(run_patches * per_patch) + originals + mask + inputs + cast
     held = output_bytes + inputs
     if padded:
         # the copies are made in a loop whose variable keeps the last original -- a view of the tower's one output
@@ -404,7 +420,7 @@ def _pixel_elements_per_patch(family: str | None, vision: dict) -> int:
     frames of ``channels x patch x patch`` into each patch row (an image is its frame repeated); Gemma 3 and
     Pixtral pass (items, channels, height, width) images, channels x patch^2 per patch."""
     patch = vision.get("patch") or 14
-    temporal = (vision.get("temporal") or 2) if family in ("qwen3_vl", "qwen2_5_vl") else 1
+    temporal = (vision.get("temporal") or 2) if family in ("qwen3_vl", "qwen2_5_vl", "qwen2_vl") else 1
     return (vision.get("channels") or 3) * temporal * patch * patch
 
 
