@@ -26,14 +26,30 @@ _PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommenda
 
 
 def _artifact(file: str, root: str) -> dict:
+    # a fresh dict each time (the caller may add to it), from the file's URI worked out once: every server and
+    # finding of a file names it again (20,000 servers of one playbook: 20,000 abspath/relpath/quote of one name)
+    key = (file, root, os.getcwd())  # a relative name is relative to the working folder of that moment
+    found = _ARTIFACTS.get(key)
+    if found is None:
+        if len(_ARTIFACTS) >= 4096:
+            _ARTIFACTS.clear()
+        found = _ARTIFACTS[key] = _artifact_uri(file, root)
+    uri, base = found
+    return {"uri": uri, "uriBaseId": base} if base else {"uri": uri}
+
+
+_ARTIFACTS: dict[tuple[str, str, str], tuple[str, str | None]] = {}
+
+
+def _artifact_uri(file: str, root: str) -> tuple[str, str | None]:
     if file.startswith("<"):  # <stdin>: no file to point at; keep the name, relative to the root
-        return {"uri": quote(file.strip("<>")), "uriBaseId": SRCROOT}
+        return quote(file.strip("<>")), SRCROOT
     absolute = os.path.abspath(file)
     rel = os.path.relpath(absolute, root)
     if rel == ".." or rel.startswith(".." + os.sep):
-        return {"uri": Path(absolute).as_uri()}
+        return Path(absolute).as_uri(), None
     # the name's bytes: one that is not UTF-8 (surrogate escapes) is percent-encoded as it is on disk, as as_uri does
-    return {"uri": quote(os.fsencode(rel.replace(os.sep, "/"))), "uriBaseId": SRCROOT}
+    return quote(os.fsencode(rel.replace(os.sep, "/"))), SRCROOT
 
 
 def _paragraphs(doc: str) -> list[str]:
