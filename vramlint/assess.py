@@ -307,11 +307,27 @@ def _budget(cache: dict | None, model: ModelInfo, gpu: Any, args: dict, env: dic
     return budget
 
 
+def _take_default_model(server: Server, options: ResolveOptions) -> None:
+    """A command line that names no model: vLLM serves its release's default, taken and said as an assumption
+    (the file may be meant to get its model from somewhere vramlint does not see)."""
+    version, source = resolve_version(server, options)
+    server.model = versions.vllm_default_model(version)
+    server.model_location = server.location
+    # taken as the default, the server is not one whose command line is left to a chart or an operator
+    server.unchecked = [u for u in server.unchecked if "sets no command or args" not in u]
+    sure = source.startswith(("image tag", "configuration", "--vllm-version")) or source == options.vllm_version_source
+    server.notes.append(f"no model is named (no `vllm serve MODEL`, no --model): vLLM {version} serves its default "
+                        f"model, {server.model}, which is assumed here"
+                        + ("" if sure else f" (the version is assumed too: {source})"))
+
+
 def _assess_one(server: Server, options: ResolveOptions, models: dict, requirements: _DeferredRequirements,
                 budgets: dict | None = None) -> Assessment:
     a = Assessment(server=server)
     unresolved: list[str] = []
     model: ModelInfo | None = None
+    if not server.model and server.model_default and not server.unread_config:
+        _take_default_model(server, options)
     if not server.model and server.unread_config:
         unresolved.append(f"model: not on the command line, and {server.unread_config} was not read (the model may "
                           "be set there); nothing to size")

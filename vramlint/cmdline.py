@@ -1167,6 +1167,9 @@ class VllmInvocation:
     # files the script wrote with a here-document before the server's command (path -> WrittenFile): a --config
     # among them is read by vramlint.extract.vllm_config.read_written_configs
     written: dict[str, Any] | None = None
+    # The command line is all known and names no model (no positional, no --model, no --config that may): vLLM
+    # then serves ModelConfig.model's default, which depends on the release (vramlint.assess takes it per version)
+    model_default: bool = False
 
 
 _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "tensorrt", "triton")
@@ -1851,6 +1854,8 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
     inv.location = found.start
     inv.remote = found.remote
     inv.image = found.image
+    if found.entry == "implied" and not (is_own_vllm_image(image) or api_server_image):
+        inv.model_default = False  # another image's entrypoint (a launcher) may take the model from elsewhere
     if (found.entry == "implied" or api_server_image) and not found.args:
         inv.unchecked.append("the container sets no command or args (a chart or an operator sets them elsewhere, "
                              "or vLLM serves its default model)")
@@ -3167,6 +3172,9 @@ def parse_vllm_args(tokens: list[Token], version: str | None = None, entry: str 
         inv.startup_errors[:] = kept
     _one_unrecognized_error(inv)
     _check_serve_model(inv, entry, table_version, model_flag_tok, model_flag_value)
+    inv.model_default = (entry in ("serve", "implied", "openai.api_server", "api_server") and inv.model is None
+                         and "model" not in inv.arg_locations and "model_tag" not in inv.args and inv.opaque_args is None
+                         and not inv.config_files and not any(e.get("arg") == "model" for e in inv.startup_errors))
     _check_parallel_sizes(inv, table_version)
     _check_scheduler_sizes(inv, table_version)
     _check_max_model_len(inv, table_version)

@@ -302,6 +302,9 @@ class Server:
     # The DRA claims its container uses (extract.resource_claims.ClaimUse), until the scan joins them with the
     # ResourceClaimTemplates and ResourceClaims among the scanned files (then cleared)
     device_claims: list[Any] = field(default_factory=list)
+    # The command line names no model and hides none (cmdline.VllmInvocation.model_default): vLLM serves its
+    # release's default model, which vramlint.assess takes once the version is resolved
+    model_default: bool = False
 
     @property
     def key(self) -> str:

@@ -182,7 +182,7 @@ def resolve_model(name: str, options: ResolveOptions, network: bool = True) -> t
     ``network=False`` a name that needs a request to the Hub gives ``(None, NEEDS_HUB)`` instead.
     """
     if name is None or not str(name).strip():
-        return None, "no model is set (vLLM would serve its default, facebook/opt-125m); set --model explicitly"
+        return None, "no model is set (vLLM would serve its release's default model); set --model explicitly"
     name = str(name).strip()
     aliases = options.model_aliases or {}
     target = aliases.get(name)

@@ -22,6 +22,18 @@ from vramlint.textsafe import shortened
 
 DEFAULT_VERSION = "0.34.0"
 
+# ModelConfig.model's default, which `vllm serve` with no model tag and no --model (and the api_server with no
+# --model) serves: "facebook/opt-125m" in vllm/engine/arg_utils.py and vllm/config.py up to 0.9.2,
+# "Qwen/Qwen3-0.6B" in vllm/config.py from 0.10.0 (vLLM pull request 20335; vllm/config/model.py later)
+DEFAULT_MODEL_QWEN_FROM = (0, 10, 0)
+
+
+def vllm_default_model(version: str | None) -> str:
+    parsed = parse_version(version) if version else None
+    return "facebook/opt-125m" if parsed is not None and tuple(parsed[:3]) < DEFAULT_MODEL_QWEN_FROM \
+        else "Qwen/Qwen3-0.6B"
+
+
 VersionKey = tuple[int, int, int, int]
 
 _VERSION_RE = re.compile(

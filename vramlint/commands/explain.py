@@ -117,6 +117,7 @@ def server_from_command_line(words: list[str], version: str | None = None):
     server.startup_errors = list(inv.startup_errors)
     server.unchecked = list(inv.unchecked)
     server.opaque_args = inv.opaque_args
+    server.model_default = inv.model_default
     server.notes.extend(f"vLLM rejects this command line: {e['message']}" for e in inv.startup_errors)
     return server
 

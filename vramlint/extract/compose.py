@@ -657,6 +657,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
     cname, _ = _first(layers, "container_name")
     server.container = interp(str(cname)) if cname is not None else name
     server.model, server.model_location = inv.model, inv.model_location
+    server.model_default = inv.model_default
     server.args, server.arg_locations, server.unknown_args = inv.args, inv.arg_locations, inv.unknown_args
     env.update(inv.env)
     env_locs.update(inv.env_locations)

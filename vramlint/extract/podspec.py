@@ -993,6 +993,10 @@ def container_server(
             return None, []
         return None, [Problem(file, location.line, location.column, said, level="note")]
     apply_invocation(server, invocation)
+    # what the kubelet runs is the container as written only in Kubernetes' own workloads (and LWS, Argo's
+    # Rollout): an operator's resource is turned into pods by its controller, which may add the model itself
+    server.model_default = bool(getattr(invocation, "model_default", False)) and ctx.kind in _KUBELET_RUN_KINDS \
+        and command_override is None and args_override is None and not extra_args
     for name, value in (getattr(invocation, "env", None) or {}).items():
         if name in VISIBLE_DEVICE_NAMES:  # `CUDA_VISIBLE_DEVICES=0 vllm serve`: the engine's own environment
             server.env[name] = value
@@ -1185,6 +1189,10 @@ def mark_assumed(invocation: Any, source: str) -> None:
     for error in invocation.startup_errors:
         error["version_known"] = False
         error["assumed_by"] = source
+
+
+_KUBELET_RUN_KINDS = frozenset(("Pod", "PodTemplate", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+                                "ReplicationController", "Job", "CronJob", "LeaderWorkerSet", "Rollout"))
 
 
 def apply_invocation(server: Server, invocation: Any) -> None:

@@ -580,6 +580,7 @@ def _slurm_gpus(server: Server, sbatch: Any) -> None:
 
 def fill_from_invocation(server: Server, inv: Any) -> None:
     server.model, server.model_location = inv.model, inv.model_location
+    server.model_default = inv.model_default
     server.args, server.arg_locations, server.unknown_args = inv.args, inv.arg_locations, inv.unknown_args
     server.env.update(inv.env)
     server.env_locations.update(inv.env_locations)

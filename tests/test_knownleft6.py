@@ -1,0 +1,88 @@
+"""The known wrong places and misses of audit 22 (issue 9), each on fixtures of its own shaped after what the
+audit saw: a vLLM command line that names no model serves the release's default model; servers that shell
+scripts start behind `if !`, `exec $CMD`, Singularity/Apptainer, `${1:-default}`; a Hugging Face cache snapshot
+as the model; the image of a here-document Job chosen in a `case`; a vLLM config file handed to another program."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vramlint.cli import main
+
+
+def _check(capsys, tmp_path: Path, files: dict[str, str], *extra: str) -> dict:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    main(["check", *[str(tmp_path / n) for n in files], "--offline", "--format", "json", *extra])
+    return json.loads(capsys.readouterr().out)
+
+
+def _notes(report: dict) -> list[str]:
+    return [f["message"] for f in report["findings"]]
+
+
+# --- D2: no model argument -----------------------------------------------------------------------------------
+
+GATEWAY = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: router}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+      containers:
+        - name: engine
+          image: vllm/vllm-openai:TAG
+          ports: [{containerPort: 8000}]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_image_entrypoint_without_model_serves_the_release_default(capsys, tmp_path):
+    old = _check(capsys, tmp_path, {"old.yaml": GATEWAY.replace("TAG", "v0.9.2")})
+    (server,) = old["servers"]
+    assert server["model"] == "facebook/opt-125m"
+    assert server["budget"] is not None
+    assert any("vLLM 0.9.2 serves its default model, facebook/opt-125m" in n and "version is assumed" not in n
+               for n in _notes(old))
+    new = _check(capsys, tmp_path, {"new.yaml": GATEWAY.replace("TAG", "v0.10.0")})
+    assert [s["model"] for s in new["servers"]] == ["Qwen/Qwen3-0.6B"]
+
+
+def test_default_model_on_a_latest_tag_says_the_version_is_assumed(capsys, tmp_path):
+    report = _check(capsys, tmp_path, {"latest.yaml": GATEWAY.replace("TAG", "latest")})
+    assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen3-0.6B"]
+    note = next(n for n in _notes(report) if "serves its default model" in n)
+    assert "the version is assumed too" in note
+    assert report["summary"]["unchecked"] == []  # not "sets no command or args": the default is the model
+
+
+def test_no_default_model_when_the_command_line_may_hold_one(capsys, tmp_path):
+    report = _check(capsys, tmp_path, {
+        "var.sh": "vllm serve $SERVED --port 8000\n",
+        "cfg.sh": "vllm serve --config /etc/vllm/engine.yaml\n",
+        "old.sh": "#!/bin/sh\nexec vllm serve --port 8000\n",
+    }, "--vllm-version", "0.8.0")
+    models = {Path(s["file"]).name: s["model"] for s in report["servers"]}
+    assert models.get("var.sh") is None and models.get("cfg.sh") is None
+    # `vllm serve` needs its positional model before 0.8.3: vLLM refuses it, no default is served
+    assert models.get("old.sh") is None
+    assert not any("serves its default model" in n for n in _notes(report))
+
+
+def test_an_operator_resource_with_a_vllm_container_gets_no_default_model(capsys, tmp_path):
+    # the operator's controller writes the pods, and may add the model it reads from spec.model itself
+    report = _check(capsys, tmp_path, {"cr.yaml": """apiVersion: serving.example.org/v1
+kind: EngineDeployment
+metadata: {name: small}
+spec:
+  model: {name: org/some-model}
+  containers:
+    - name: vllm
+      image: vllm/vllm-openai:v0.11.0
+"""})
+    assert [s["model"] for s in report["servers"]] == [None]
+    assert not any("serves its default model" in n for n in _notes(report))
