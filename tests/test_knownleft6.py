@@ -86,3 +86,43 @@ spec:
 """})
     assert [s["model"] for s in report["servers"]] == [None]
     assert not any("serves its default model" in n for n in _notes(report))
+
+
+# --- D3: a here-document Job whose image a `case` chooses ----------------------------------------------------
+
+CASE_JOB = """#!/usr/bin/env bash
+set -euo pipefail
+case "$1" in
+  small) IMAGE="vllm/vllm-openai:v0.11.0"; TP=1; CMD="exec vllm serve Qwen/Qwen2.5-7B-Instruct" ;;
+  other) IMAGE="lmsysorg/sglang:v0.5.2"; TP=2; CMD="exec python3 -m sglang.launch_server" ;;
+esac
+kubectl create -f - <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: engine}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: engine
+          image: ${IMAGE}
+          command: ["/bin/bash", "-c", "${CMD}"]
+          resources: {limits: {nvidia.com/gpu: "${TP}"}}
+YAML
+"""
+
+
+def test_heredoc_job_whose_image_a_case_sets_is_said(capsys, tmp_path):
+    report = _check(capsys, tmp_path, {"launch.sh": CASE_JOB})
+    (note,) = [f for f in report["findings"] if "${IMAGE}" in f["message"]]
+    assert note["level"] == "note" and note["line"] == 17
+    assert "assigned only in a branch" in note["message"]
+    # the same manifest with the image assigned once is a server, and nothing is said of the image
+    once = CASE_JOB.replace('case "$1" in', 'IMAGE="vllm/vllm-openai:v0.11.0"\nCMD="vllm serve org/m"\ncase "$1" in')
+    once = once.replace('IMAGE="vllm/vllm-openai:v0.11.0"; TP=1; CMD="exec vllm serve Qwen/Qwen2.5-7B-Instruct"',
+                        'TP=1').replace('IMAGE="lmsysorg/sglang:v0.5.2"; TP=2; CMD="exec python3 -m sglang.launch_server"',
+                                        'TP=2')
+    report = _check(capsys, tmp_path, {"once.sh": once})
+    assert [s["image"] for s in report["servers"]] == ["vllm/vllm-openai:v0.11.0"]
+    assert not any("${IMAGE}" in f["message"] for f in report["findings"])

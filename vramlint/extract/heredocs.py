@@ -142,7 +142,36 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
             # said on the servers of the manifest the variables are written in, once per script: a variable of
             # another manifest (an Ingress the same script writes) changes nothing of these servers
             _say_variables(records.servers[before:], group_unknown, group_defaulted, said_unknown, said_defaulted)
+            if len(records.servers) == before:
+                _say_unread_containers(lines[first:last], first, group, group_unknown, assignments, text, display,
+                                       records)
     return records, body_lines
+
+
+_UNKNOWN_IMAGE = re.compile(r"^\s*(?:-\s+)?image\s*:\s*\S*\$\{?([A-Za-z_]\w*)", re.M)
+
+
+def _say_unread_containers(written: list[str], offset: int, group: _Group, unknown: dict[str, None],
+                           assignments: _Assignments, text: str, display: str, records: Any) -> None:
+    """A manifest of a script that names vLLM, with no server read because a container's image is a variable
+    whose value is not known before the here-document (set in a `case`/`if` branch, by a command, an argument):
+    said, with the variable, rather than leaving the script as one that starts no vLLM."""
+    if "vllm" not in text.lower():
+        return
+    for k, line in enumerate(written):  # the script's lines as written: the expanded text holds a marker
+        m = _UNKNOWN_IMAGE.match(line)
+        if m is None or "$" + m.group(1) not in unknown:
+            continue
+        name = m.group(1)
+        how = ("assigned only in a branch (`case`, `if`), a loop or after `&&`/`||`, or from a command"
+               if name in assignments.seen else "not assigned in the script (its environment or arguments set it)")
+        where = group.docs[0].line + 1
+        records.problems.append(Problem(display, offset + k + 1, 1, (
+            f"the manifest the here-document at line {where} writes has a container whose image is ${{{name}}}, "
+            f"{how}: which image it runs, and so whether it is a vLLM server, is known only when the script runs, "
+            "so it is not checked; write the vLLM manifest in a file of its own (or assign the image once, before "
+            "the here-document) to have it checked"), level="note"))
+        return
 
 
 def _say_variables(servers: list, unknown: dict[str, None], defaulted: dict[str, None], said_unknown: set[str],
