@@ -126,3 +126,19 @@ def test_heredoc_job_whose_image_a_case_sets_is_said(capsys, tmp_path):
     report = _check(capsys, tmp_path, {"once.sh": once})
     assert [s["image"] for s in report["servers"]] == ["vllm/vllm-openai:v0.11.0"]
     assert not any("${IMAGE}" in f["message"] for f in report["findings"])
+
+
+# --- D4: reserved words before `docker run` ------------------------------------------------------------------
+
+def test_docker_run_after_the_shells_reserved_words_is_a_server(capsys, tmp_path):
+    run = 'docker run -d --gpus all "$IMG" --model Qwen/Qwen2.5-7B-Instruct --max-model-len 4096'
+    shapes = {"if.sh": f"if ! {run}; then\n  echo failed\nfi\n",
+              "while.sh": f"while ! {run}; do\n  sleep 5\ndone\n",
+              "until.sh": f"until {run}; do sleep 5; done\n",
+              "time.sh": f"time nohup {run}\n",
+              "bang.sh": f"! exec {run}\n"}
+    files = {name: '#!/bin/bash\nIMG="vllm/vllm-openai:v0.11.0"\n' + body for name, body in shapes.items()}
+    report = _check(capsys, tmp_path, files)
+    read = {Path(s["file"]).name: (s["image"], s["model"], s["args"].get("max_model_len")) for s in report["servers"]}
+    assert read == {name: ("vllm/vllm-openai:v0.11.0", "Qwen/Qwen2.5-7B-Instruct", 4096) for name in shapes}
+    assert not any("starts no vLLM server" in n for n in _notes(report))

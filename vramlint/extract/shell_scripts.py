@@ -285,12 +285,15 @@ def _commands(words: list[Any]) -> list[list[Any]]:
 
 
 def _words(command: list[Any]) -> list[Any]:
-    """The words of a simple command after its leading assignments and wrappers (`sudo`, `nohup`, `exec`)."""
+    """The words of a simple command after its leading assignments and wrappers (`sudo`, `nohup`, `exec`), and
+    the shell's reserved words before it (`if ! docker run ...`, `while`, `until`, `time`): the command they test
+    or run is the container's."""
     from vramlint.cmdline import timeout_command_start
 
     i = 0
     while i < len(command) and command[i].text is not None:
-        if command[i].text in _PREFIX_WORDS or _ASSIGNMENT.match(command[i].text):
+        if command[i].text in _PREFIX_WORDS or (i == 0 or command[i - 1].text in _SHELL_RESERVED) \
+                and command[i].text in _SHELL_RESERVED or _ASSIGNMENT.match(command[i].text):
             i += 1
         elif os.path.basename(command[i].text) == "timeout":
             start = timeout_command_start(command, i)
