@@ -142,3 +142,20 @@ def test_docker_run_after_the_shells_reserved_words_is_a_server(capsys, tmp_path
     read = {Path(s["file"]).name: (s["image"], s["model"], s["args"].get("max_model_len")) for s in report["servers"]}
     assert read == {name: ("vllm/vllm-openai:v0.11.0", "Qwen/Qwen2.5-7B-Instruct", 4096) for name in shapes}
     assert not any("starts no vLLM server" in n for n in _notes(report))
+
+
+# --- D11: `${1:-default}` in a script file read on its own ---------------------------------------------------
+
+def test_positional_defaults_of_a_script_are_taken_and_said(capsys, tmp_path):
+    report = _check(capsys, tmp_path, {
+        "serve.sh": '#!/bin/bash\nMODEL="${1:-Qwen/Qwen2.5-7B-Instruct}"\nLEN=${2:-8192}\n'
+                    'exec vllm serve "$MODEL" --max-model-len "$LEN" --gpu-memory-utilization ${3:-0.85}\n',
+        "bare.sh": "#!/bin/bash\nexec vllm serve $1 --max-model-len 4096\n"})
+    servers = {Path(s["file"]).name: s for s in report["servers"]}
+    read = servers["serve.sh"]
+    assert (read["model"], read["args"]["max_model_len"], read["args"]["gpu_memory_utilization"]) == \
+        ("Qwen/Qwen2.5-7B-Instruct", 8192, 0.85)
+    assert any("read as run with no arguments" in n for n in _notes(report))
+    # a bare `$1` has no default: the argument the user passes is the model, not known here
+    assert servers["bare.sh"]["model"] is None
+    assert not any("serves its default model" in n for n in _notes(report))

@@ -762,6 +762,10 @@ def _expand(text: str, i: int, env: dict[str, str | None] | None, quoted: bool =
         m = _NAME.match(inner)
         if not m:
             p = _POSITIONAL_NAME.match(inner)
+            if p is not None and POSITIONAL not in env and ARGS_DEFAULTED in env and p.group(0) not in "@*#" \
+                    and inner[p.end():].startswith((":-", "-")):
+                # a script file read as run with no arguments: `${1:-default}` is its default (said by the caller)
+                return _param("_", inner[p.end():], {}, quoted), end
             if p is None or POSITIONAL not in env:
                 return _UNKNOWN, end
             rest = inner[p.end():]
@@ -993,6 +997,9 @@ _SUBSCRIPT = re.compile(r"\[(@|\*|\d{1,4})\]")
 # A function's arguments (`$1`, `"$@"`, `$#`), kept while its call is walked as the array `@[]` (absent: not
 # known, as a script's own arguments are)
 POSITIONAL = "@[]"
+# In the environment of a script file read on its own (extract.shell_scripts): its arguments are not known, but
+# `${1:-default}` is taken as its default, as a run without arguments has it
+ARGS_DEFAULTED = "@defaulted[]"
 _POSITIONAL_NAME = re.compile(r"\d{1,4}|[@*#]")
 _UNSET = object()  # a positional parameter past the last argument: unset
 
@@ -2619,6 +2626,8 @@ class ShellVariables:
                 n: assigned[n] for n in dict.fromkeys(_NAME_WORD.findall(val)) if n in assigned}
             if POSITIONAL in assigned and scope is not assigned:
                 scope[POSITIONAL] = assigned[POSITIONAL]
+            if ARGS_DEFAULTED in assigned and scope is not assigned:
+                scope[ARGS_DEFAULTED] = None
             if "[" in val and scope is not assigned:
                 scope.update((array_key(n), assigned[array_key(n)]) for n in list(scope) + _NAME_WORD.findall(val)
                              if array_key(n) in assigned)
@@ -4105,6 +4114,8 @@ class ScriptWalk:
         scope = {n: values[n] for n in refs if n in values}
         if POSITIONAL in values and "$" in span:
             scope[POSITIONAL] = values[POSITIONAL]
+        if ARGS_DEFAULTED in values and "${" in span:
+            scope[ARGS_DEFAULTED] = None
         if "[" in span:
             for n in refs:
                 key = array_key(n)

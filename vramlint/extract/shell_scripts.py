@@ -28,6 +28,7 @@ from vramlint.model import GpuRequest, Location, Problem, Server
 SCRIPT_EXTENSIONS = (".sh", ".bash")
 _SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(?:ba|da|k|z|a)?sh\b")
 _CONTAINER_CLIS = {"docker", "podman", "nerdctl"}
+_ARG_DEFAULT = re.compile(r"\$\{[1-9]\d*:?-")
 _PREFIX_WORDS = {"sudo", "exec", "nohup", "time", "setsid", "command"}
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 
@@ -78,7 +79,7 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
     ``env``: the environment the script is started with, where it is known (a supervisord program's);
     ``script``: the Token ``text`` is, when its words are placed otherwise than on the lines of a file of its own
     (an Ansible task's command)."""
-    from vramlint.cmdline import Token, find_vllm_invocation, script_commands
+    from vramlint.cmdline import ARGS_DEFAULTED, Token, find_vllm_invocation, script_commands
     from vramlint.extract import scripts
 
     if script is None:
@@ -102,11 +103,15 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
 
         start = Location(display, 1, 1)
         sbatch = read_sbatch(text, display) if "#SBATCH" in text else None
+        run_env = {**(sbatch.environment() if sbatch is not None else {}), ARGS_DEFAULTED: None}
         inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
-                                   None, sbatch.environment() if sbatch is not None else {})
+                                   None, run_env)
         if inv is not None:
             assigned, ray_start = _devices_assigned(script, inv)
             server = _script_server(inv, display, assigned)
+            if _ARG_DEFAULT.search(text):
+                server.notes.append("the script is read as run with no arguments: where it writes `${1:-default}` "
+                                    "(`${2:-...}`, ...) its own default is taken (run with arguments, it uses those)")
             if ray_start is not None:
                 server.notes.append(
                     f"the script starts or joins a Ray cluster (`ray start`, line {ray_start.line}) before vLLM: "
