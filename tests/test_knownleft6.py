@@ -159,3 +159,17 @@ def test_positional_defaults_of_a_script_are_taken_and_said(capsys, tmp_path):
     # a bare `$1` has no default: the argument the user passes is the model, not known here
     assert servers["bare.sh"]["model"] is None
     assert not any("serves its default model" in n for n in _notes(report))
+
+
+# --- D12: a Hugging Face cache snapshot as the model ---------------------------------------------------------
+
+def test_hf_cache_snapshot_path_is_its_hub_model(capsys, tmp_path):
+    snap = "/shared/hf/hub/models--Qwen--Qwen2.5-7B-Instruct/snapshots/0123456789abcdef0123456789abcdef01234567"
+    report = _check(capsys, tmp_path, {
+        "snap.sh": f"vllm serve {snap} --max-model-len 8192\n",
+        "plain.sh": "vllm serve /shared/models/Qwen2.5-7B-Instruct --max-model-len 8192\n"}, "--gpu", "L4")
+    servers = {Path(s["file"]).name: s for s in report["servers"]}
+    assert servers["snap.sh"]["budget"] is not None
+    assert servers["plain.sh"]["budget"] is None  # any other local path is still not known here
+    assert any("Hugging Face cache snapshot of Qwen/Qwen2.5-7B-Instruct (revision 0123456789ab" in n
+               for n in _notes(report))

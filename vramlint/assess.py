@@ -344,6 +344,8 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         model, why = models[server.model]
         if model is None:
             unresolved.append(f"model {server.model!r}: {why or 'not resolved'}")
+        elif model.source and model.source.startswith("Hugging Face cache snapshot of "):
+            server.notes.append(f"the model path is a {model.source.split(';')[0]}: checked as that Hub model")
     gpu, count, gpu_sources, gpu_why = resolve_gpu(server, options)
     if gpu_why:
         unresolved.append(gpu_why)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import struct
 import sys
 import threading
@@ -210,6 +211,18 @@ def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None
     local = _local_candidate(name, base)
     if local is not None:
         return _from_local(local, name, via_alias)
+    snapshot = _HF_CACHE_SNAPSHOT.search(name)
+    if snapshot is not None and not _looks_like_hub_id(repo_id):
+        # huggingface_hub's cache (file_download.repo_folder_name: "models--" + repo_id with "/" as "--") holds
+        # the Hub repository's files at that commit: its config.json is the Hub id's (at main, as vramlint reads it)
+        org, sep, model = snapshot.group(1).partition("--")
+        hub_id = f"{org}/{model}" if sep else org
+        info, why = _resolve_unaliased(hub_id, options, via_alias=via_alias, network=network)
+        if info is not None:
+            info.source = (f"Hugging Face cache snapshot of {hub_id} (revision {snapshot.group(2)[:12]}, read as the "
+                           f"Hub's main); {info.source}")
+            return info, None
+        return None, why
     if not _looks_like_hub_id(repo_id):
         if repo_id.startswith(("/", ".", "~")) or "/" in repo_id.strip("/") or os.sep in repo_id:
             return None, (f"local model path {name!r} does not exist here (it lives on the serving machine); "
@@ -231,6 +244,9 @@ def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None
         if refused:
             return None, refused
     return _from_hub(repo_id, revision, options, network=network)
+
+
+_HF_CACHE_SNAPSHOT = re.compile(r"(?:^|/)models--([A-Za-z0-9][\w.-]*)/snapshots/([0-9a-f]{7,64})/?$")
 
 
 def _local_candidate(name: str, base: Path) -> Path | None:
