@@ -173,3 +173,22 @@ def test_hf_cache_snapshot_path_is_its_hub_model(capsys, tmp_path):
     assert servers["plain.sh"]["budget"] is None  # any other local path is still not known here
     assert any("Hugging Face cache snapshot of Qwen/Qwen2.5-7B-Instruct (revision 0123456789ab" in n
                for n in _notes(report))
+
+
+# --- D10: Singularity / Apptainer as the launcher ------------------------------------------------------------
+
+def test_singularity_and_apptainer_run_the_command_after_the_image(capsys, tmp_path):
+    report = _check(capsys, tmp_path, {
+        "sif.sh": "#!/bin/bash\nSIF=/shared/images/engine.sif\n"
+                  "singularity exec --nv --env-file .env -B /data:/data $SIF python3 -m "
+                  "vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-7B-Instruct --max-model-len 4096\n",
+        "uri.sh": "apptainer exec --nv --cleanenv docker://vllm/vllm-openai:v0.11.0 vllm serve "
+                  "Qwen/Qwen2.5-7B-Instruct --max-model-len 8192\n"})
+    servers = {Path(s["file"]).name: s for s in report["servers"]}
+    assert servers["sif.sh"]["model"] == "Qwen/Qwen2.5-7B-Instruct"
+    assert servers["sif.sh"]["args"]["max_model_len"] == 4096
+    assert servers["sif.sh"]["image"] is None  # a .sif file says no release
+    uri = servers["uri.sh"]
+    assert (uri["image"], uri["vllm_version"], uri["args"]["max_model_len"]) == \
+        ("vllm/vllm-openai:v0.11.0", "0.11.0", 8192)
+    assert uri["gpu"] is None  # --nv binds the host's GPUs: no count, no type

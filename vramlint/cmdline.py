@@ -2100,6 +2100,12 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
             continue
         if b == "ssh":
             return _search_ssh(argv, i, env, depth)
+        if b in ("singularity", "apptainer") and i + 1 < len(argv) and argv[i + 1].text in ("exec", "run"):
+            started = _apptainer_command_start(argv, i + 2)
+            if started is None:
+                return None
+            container_image, i = started
+            continue
         if b == "torchrun" or (_is_python(b) and [t.text for t in argv[i + 1:i + 3]] == ["-m", "torch.distributed.run"]):
             started = _torchrun_command(argv, i + (1 if b == "torchrun" else 3))
             if started is None:
@@ -2180,6 +2186,39 @@ def _hatch_run_command(argv: list[Any], i: int) -> tuple[list[Any], int] | None:
     if ":" in first.text:
         first = replace(first, text=first.text.rpartition(":")[2])
     return argv[:j] + [first] + list(argv[j + 1:]), j
+
+
+# Singularity / Apptainer `exec` and `run` options that take a value (apptainer's cmd/internal/cli action_flags.go);
+# the others (`--nv`, `--rocm`, `--cleanenv`, `--contain`, `--writable`, `--fakeroot`, ...) take none. `--nv` binds
+# the host's NVIDIA driver and devices into the container: all of the host's GPUs, no count.
+_APPTAINER_VALUE_OPTIONS = frozenset((
+    "-B", "--bind", "--mount", "-H", "--home", "-o", "--overlay", "-S", "--scratch", "-W", "--workdir", "--pwd",
+    "--cwd", "--env", "--env-file", "--app", "--security", "--network", "--network-args", "--hostname", "--dns",
+    "--apply-cgroups", "--cpus", "--cpu-shares", "--cpuset-cpus", "--cpuset-mems", "--memory",
+    "--memory-reservation", "--memory-swap", "--oom-kill-disable", "--pids-limit", "--blkio-weight", "--fusemount",
+    "--no-mount", "--add-caps", "--drop-caps", "--config", "--passphrase", "--pem-path", "--docker-login",
+    "--authfile", "--keep-privs"))
+
+
+def _apptainer_command_start(argv: list[Any], j: int) -> tuple[str | None, int] | None:
+    """(the Docker image a `singularity|apptainer exec|run [options] IMAGE COMMAND...` runs when its URI names one,
+    where COMMAND starts): `exec` runs the command in the image, `run` hands the words to its runscript (for an
+    image built from Docker's, its ENTRYPOINT), read here as a command when they are one. None when an option or
+    the image is not known."""
+    while j < len(argv):
+        text = argv[j].text
+        if text is None:
+            return None
+        if not text.startswith("-"):
+            break
+        j += 1 if "=" in text or text not in _APPTAINER_VALUE_OPTIONS else 2
+    if j >= len(argv):
+        return None
+    uri = argv[j].text or ""
+    image = None
+    if uri.startswith("docker://") and not has_unknown_mark(uri):
+        image = uri[len("docker://"):]
+    return image, j + 1
 
 
 def _pyxis_image(options: list[Any]) -> str | None:
