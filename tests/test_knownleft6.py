@@ -192,3 +192,27 @@ def test_singularity_and_apptainer_run_the_command_after_the_image(capsys, tmp_p
     assert (uri["image"], uri["vllm_version"], uri["args"]["max_model_len"]) == \
         ("vllm/vllm-openai:v0.11.0", "0.11.0", 8192)
     assert uri["gpu"] is None  # --nv binds the host's GPUs: no count, no type
+
+
+# --- D9: `exec $CMD` after an `if` that adds to CMD ----------------------------------------------------------
+
+def test_command_variable_extended_in_an_undecided_branch_keeps_its_known_start(capsys, tmp_path):
+    report = _check(capsys, tmp_path, {"start.sh": """#!/bin/bash
+QUANT=""
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --awq) QUANT="awq"; shift ;;
+        *) shift ;;
+    esac
+done
+CMD="python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-7B-Instruct --max-model-len 8192"
+if [ -n "$QUANT" ]; then
+    CMD="$CMD --quantization $QUANT"
+fi
+exec $CMD
+"""})
+    (server,) = report["servers"]
+    assert (server["model"], server["args"]["max_model_len"]) == ("Qwen/Qwen2.5-7B-Instruct", 8192)
+    # what the branch may add is not known: said, and nothing resting on --quantization being absent is certain
+    assert any("known only at run time" in n for n in _notes(report))
+    assert "quantization" not in server["args"]

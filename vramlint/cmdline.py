@@ -2600,6 +2600,13 @@ def _assignments(commands: Iterable[tuple[list[str | None], Any]], env: dict[str
     return variables.values
 
 
+def _appends_to(name: str, value: str) -> bool:
+    """Whether an assignment's value as written starts with the variable's own value and a space (`"$CMD ..."`,
+    `${CMD}" ..."`): it adds words to it."""
+    m = re.match(r'"?\$(?:\{' + re.escape(name) + r'\}|' + re.escape(name) + r'(?![A-Za-z0-9_]))"?[ \t]', value)
+    return m is not None
+
+
 class ShellVariables:
     """The variables of a script as its plain assignments (`NAME=value`, `export NAME=value`) set them, one
     command at a time: ``values`` maps a name to its value, or to None when it is assigned but not known.
@@ -2647,6 +2654,12 @@ class ShellVariables:
         for w in ws:
             name, _, val = w.partition("=")
             names.append(name)
+            current = self.values.get(name)
+            if conditional and current is not None and _appends_to(name, val):
+                # `if ...; then CMD="$CMD --quantization $Q"; fi`: whether it runs or not, the value starts with
+                # what it was; the words it may add are known only at run time (one unknown word stands for them)
+                self.assign(name, current if current.endswith(UNKNOWN_MARK) else f"{current} {UNKNOWN_MARK}", place)
+                continue
             self.assign(name, None if conditional else val, place, raw=True)
         return names
 
