@@ -216,3 +216,23 @@ exec $CMD
     # what the branch may add is not known: said, and nothing resting on --quantization being absent is certain
     assert any("known only at run time" in n for n in _notes(report))
     assert "quantization" not in server["args"]
+
+
+# --- R1: a vLLM config file handed to another program --------------------------------------------------------
+
+ENGINE_CONFIG = "gpu_memory_utilization: 0.55\nmax_num_seqs: 64\nmax_model_len: 32768\nenable_chunked_prefill: true\n"
+OCR_COMPOSE = """services:
+  ocr:
+    image: registry.example.com/acme/ocr-vllm-server:1.0
+    command: ocrtool genai_server --model_name OCR-1B --backend vllm --backend_config /cfg/vllm_config.yaml
+    volumes:
+      - ./vllm_config.yaml:/cfg/vllm_config.yaml:ro
+"""
+
+
+def test_vllm_config_file_handed_to_a_launcher_is_not_a_server_of_its_own(capsys, tmp_path):
+    alone = _check(capsys, tmp_path / "alone", {"vllm_config.yaml": ENGINE_CONFIG})
+    assert [s["source_format"] for s in alone["servers"]] == ["vllm-config"]
+    both = _check(capsys, tmp_path / "both", {"vllm_config.yaml": ENGINE_CONFIG, "compose.yaml": OCR_COMPOSE})
+    assert both["servers"] == []
+    assert any("given by path to the program of a compose service" in n for n in _notes(both))

@@ -1272,6 +1272,8 @@ def _join(col: _Collector) -> None:
         _join_terraform(col)
     if rec.dockerfiles or rec.launchers:
         _join_dockerfiles(col)
+    if rec.built_dockerfiles:
+        _drop_handed_configs(col)
     if rec.env_refs:
         try:
             _resolve_env_refs(col)
@@ -1393,6 +1395,23 @@ def _narrow_visible_devices(servers: list[Server]) -> None:
 
     for server in pods:
         narrow_to_visible_devices(server.gpu, server.env, server.env_locations)
+
+
+def _drop_handed_configs(col: _Collector) -> None:
+    """A vLLM config file that a compose service hands to its own program (PaddleOCR's `--backend_config`) is that
+    program's input: its server is the service's, which is not a vLLM command line vramlint reads, so the file's
+    standalone reading is no server of its own (a `vllm serve --config` of it merges it into that server)."""
+    rec = col.records
+    built = set(rec.built_dockerfiles)
+    handed = [s for s in rec.servers if s.source_format == "vllm-config" and os.path.realpath(s.file) in built]
+    if handed:
+        gone = {id(s) for s in handed}
+        rec.servers[:] = [s for s in rec.servers if id(s) not in gone]
+        for server in handed:
+            rec.problems.append(Problem(server.file, server.location.line, server.location.column, (
+                "this vLLM config file is given by path to the program of a compose service that is not a vLLM "
+                "command line (a launcher that starts vLLM itself): not counted as a server of its own"),
+                level="note"))
 
 
 def _join_dockerfiles(col: _Collector) -> None:

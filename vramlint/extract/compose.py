@@ -609,6 +609,8 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
 
         words = [t.text for t in (entry_tokens or []) + (cmd_tokens or [])]
         hidden = hidden_vllm_command(image_text, words, env)
+        if read_through is not None:
+            _note_handed_configs(words, layers, base_dir, interp, project, read_through)
         # what the container runs: the service's entrypoint/command, else the built image's ENTRYPOINT/CMD
         runs = (entry_tokens or []) + (cmd_tokens or [])
         if isinstance(built, BuiltImage):
@@ -748,6 +750,19 @@ def _env_value(v: Any, interp: Interpolator, loc: Location | None, key: str = ""
     if not key.startswith(_ENV_READ_PREFIXES):
         interp.unknown_used = before
     return None if UNKNOWN_MARK in text else text
+
+
+def _note_handed_configs(words: list[str | None], layers: list[_Layer], base_dir: str | None, interp: Interpolator,
+                         project: dict | None, read_through: list[str]) -> None:
+    """The files of the project this service's own program is given by path (`--backend_config
+    /tmp/vllm_config.yaml`, mounted from `./vllm_config.yaml`): read through the service, so a vLLM config file
+    among them is that program's input, not a server of its own (vramlint.scan drops its standalone reading)."""
+    for word in words:
+        if not word or not word.startswith("/") or not word.endswith((".yaml", ".yml", ".json")):
+            continue
+        host = _config_on_host(word, layers, base_dir, interp, project)
+        if host is not None and host.is_file():
+            read_through.append(os.path.realpath(host))
 
 
 def _config_on_host(path: str | None, layers: list[_Layer], base_dir: str | None, interp: Interpolator,
