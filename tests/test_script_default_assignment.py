@@ -280,12 +280,14 @@ def test_an_unknown_argument_leaves_the_rest_unknown(tmp_path):
     assert server.args.get("max_model_len") is None and server.opaque_args is None
 
 
-def test_the_scripts_own_arguments_stay_unknown(tmp_path):
+def test_the_scripts_own_arguments_stay_unknown_but_their_defaults_are_taken(tmp_path):
+    # read as run with no arguments (said in a note): `${1:-X}` is X, a bare `$2` is not known
     server = _server(tmp_path, """\
         #!/bin/bash
         vllm serve "${1:-Qwen/Qwen2.5-0.5B-Instruct}" --max-model-len "$2"
         """)
-    assert server.model is None and server.args.get("max_model_len") is None
+    assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args.get("max_model_len") is None
+    assert any("read as run with no arguments" in n for n in server.notes)
 
 
 def test_a_shift_in_a_branch_makes_the_arguments_unknown(tmp_path):

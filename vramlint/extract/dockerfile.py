@@ -810,6 +810,9 @@ def read_dockerfile_servers(text: str, display: str, path: str) -> DockerfileRec
                                 "which it runs only where the ENTRYPOINT is replaced (`ENTRYPOINT []` in the "
                                 "Dockerfile, `docker run --entrypoint`, a pod's `command`)")
     fill_from_invocation(server, inv)
+    # an image is run with the words `docker run IMAGE ...` (a pod's args, a service's command) add to its CMD:
+    # a Dockerfile that names no model leaves it to them, not to vLLM's default
+    server.model_default = False
     via = f" (stages {' <- '.join(built.stages)})" if len(built.stages) > 1 else ""
     if image is None:
         server.notes.append(f"FROM {built.base_written}{via} (line {built.base_location.line}) is not known"
