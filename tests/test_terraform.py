@@ -3,6 +3,7 @@ read with the module's variables, locals and auto-loaded tfvars, positions on th
 
 from __future__ import annotations
 
+import os
 import textwrap
 import time
 
@@ -318,9 +319,16 @@ def test_a_tf_file_naming_vllm_with_no_server_says_why(tmp_path):
         """})
     inv = scan([root])
     assert not inv.servers
-    by_file = {p.file.rsplit("/", 2)[-2]: p for p in inv.problems}
-    assert "does not read aws_instance resources" in by_file["vm"].message and by_file["vm"].line == 1
-    assert "installs chart vllm-serving from https://charts.example.com" in by_file["other"].message
+    by_file: dict = {}
+    for p in inv.problems:
+        by_file.setdefault(p.file.rsplit("/", 2)[-2], []).append(p)
+    [vm] = by_file["vm"]
+    assert "does not read aws_instance resources" in vm.message and vm.line == 1
+    # the release is not checked, said on the resource; the file() it could not read, on the call's line
+    release, missing = sorted(by_file["other"], key=lambda p: p.line)
+    assert "installs chart vllm-serving from https://charts.example.com" in release.message and release.line == 1
+    assert "file() of" in missing.message and "missing.yaml" in missing.message and "not in the repository" in \
+        missing.message and (missing.line, missing.level) == (4, "note")
     assert "vars" not in by_file  # a module's variables are read where a resource uses them
 
 
@@ -379,11 +387,20 @@ def test_hostile_terraform_files_are_bounded(tmp_path):
     inv = scan([root])
     assert time.process_time() - start < 10
     assert not inv.servers
-    said = {p.file.rsplit("/", 2)[-2]: p.message for p in inv.problems}
-    assert "longer than 1,000,000 characters" in said["huge"]
-    assert "nested more than 64 levels" in said["deep"]
-    # a file outside the scanned tree is never read (its refusal is the reason given)
-    assert "/etc/passwd is outside the scanned" in said["outside"] and "root:" not in said["outside"]
+    said: dict = {}
+    for p in inv.problems:
+        said.setdefault(p.file.rsplit("/", 2)[-2], []).append(p)
+    assert "longer than 1,000,000 characters" in said["huge"][0].message
+    assert "nested more than 64 levels" in said["deep"][0].message
+    # a file outside the scanned tree is never read: a warning on the call's line, and the reason the manifest
+    # is not checked
+    outside = " ".join(p.message for p in said["outside"])
+    assert "/etc/passwd is outside the scanned" in outside and "root:" not in outside
+    assert [(p.line, p.level) for p in said["outside"] if p.message.startswith("templatefile() of /etc/passwd")] \
+        == [(2, "warning")]
+    # locals that refer to each other: Terraform's own refusal, on the first local as written
+    [cycle] = [p for p in said["loop"] if "refer to each other" in p.message]
+    assert cycle.line == 2 and cycle.level == "warning" and "Cycle: local.a, local.b" in cycle.message
 
 
 def test_locals_that_fan_out_are_bounded(tmp_path):
@@ -585,3 +602,61 @@ def test_template_directives_in_a_heredoc_are_left_out_and_said(tmp_path):
     [server] = scan([root]).servers
     assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 32768
     assert any("a template directive vramlint does not evaluate" in n for n in server.notes)
+
+
+def test_what_terraform_or_the_reader_refuses_is_said_on_its_line(tmp_path):
+    """hostile23: file() of a FIFO and of a link out of the tree, module sources outside the tree, a variable
+    default that is no constant, a UTF-16 file, a 5,000-digit number, count and for_each not expanded."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text("image: stolen\n")
+    root = tmp_path / "repo"
+    deploy = '["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", tostring(' + "7" * 5000 + ")]"
+    files = {
+        "infra/main.tf": _BLOCK_FORM,
+        "files/main.tf": """\
+            resource "kubectl_manifest" "a" {
+              yaml_body = file("pipe.yaml")
+            }
+            resource "kubectl_manifest" "b" {
+              yaml_body = file("link.yaml") # vllm serve
+            }
+            module "far" {
+              source = "../../elsewhere"
+            }
+            module "near" {
+              source = "../infra"
+            }
+            """,
+        "defaults/main.tf": """\
+            variable "model" {
+              default = lower(var.other)
+            }
+            resource "kubectl_manifest" "engine" {
+              count     = 40
+              yaml_body = "image: vllm/vllm-openai:v0.9.0\\nargs: [--model, ${var.model}]"
+            }
+            """,
+        "digits/main.tf": 'resource "kubernetes_pod" "p" {\n  spec {\n    container {\n'
+                          '      image = "vllm/vllm-openai:v0.8.5"\n      args  = ' + deploy + "\n    }\n  }\n}\n",
+    }
+    _tree(root, files)
+    os.mkfifo(root / "files" / "pipe.yaml")
+    os.symlink(outside / "secret.yaml", root / "files" / "link.yaml")
+    (root / "utf16").mkdir()
+    (root / "utf16" / "main.tf").write_bytes(textwrap.dedent(_BLOCK_FORM).encode("utf-16"))
+    inv = scan([str(root)])
+    said = {(p.file.rsplit("/", 2)[-2], p.line): p for p in inv.problems}
+    assert said[("files", 2)].level == "warning" and "FIFO" in said[("files", 2)].message
+    assert said[("files", 5)].level == "warning" and "outside the scanned tree" in said[("files", 5)].message
+    assert "module far: its source ../../elsewhere is outside the scanned tree" in said[("files", 8)].message
+    assert ("files", 11) not in said  # a module inside the tree is scanned as a folder of its own
+    assert "Function calls not allowed" in said[("defaults", 2)].message
+    assert "count is 40; read as one instance" in said[("defaults", 5)].message
+    assert "UTF-8" in said[("utf16", 1)].message and said[("utf16", 1)].level == "warning"
+    assert not any("stolen" in p.message for p in inv.problems)
+    # Terraform's numbers are arbitrary precision: the 5,000-digit number reaches the flag, which vLLM cannot take
+    [pod] = [s for s in inv.servers if "digits" in s.file]
+    assert pod.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert not any("failed while reading" in p.message for p in inv.problems)
+    assert not any(s.file.endswith("utf16/main.tf") for s in inv.servers)

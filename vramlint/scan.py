@@ -478,12 +478,26 @@ def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use
     from vramlint.extract.terraform import read_terraform
 
     path = os.path.join(base_dir, display.replace("\\", "/").rsplit("/", 1)[-1])
+    if _utf16_marked(path):
+        # the reader decodes UTF-16 by its byte-order mark, as kubectl and go-yaml do; HCL takes UTF-8 only and
+        # Terraform refuses the file (hclsyntax's TokenBadUTF8), so its resources are never applied
+        col.inventory.problems.append(Problem(display, 1, 1, (
+            "Terraform refuses this file: \"Invalid character encoding: All input files must be UTF-8 encoded\" (it "
+            "is UTF-16 by its byte-order mark): its resources are not read; save it as UTF-8"), level="warning"))
+        return
     problems_before = len(col.inventory.problems)
     try:
         col.records.terraform.append(read_terraform(text, display, path, col.records, extract_records))
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run (RecursionError, MemoryError too)
         del col.inventory.problems[problems_before:]
         col.inventory.problems.append(internal_problem(display, None, "reading this Terraform file", exc))
+
+
+def _utf16_marked(path: str) -> bool:
+    from vramlint.fsread import Refusal, read_bytes
+
+    raw = read_bytes(path)
+    return not isinstance(raw, Refusal) and raw.startswith((b"\xff\xfe", b"\xfe\xff"))
 
 
 def _join_terraform(col: _Collector) -> None:

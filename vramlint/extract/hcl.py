@@ -43,6 +43,15 @@ class Literal(Expr):
     value: Any = None  # int, float, bool, None
 
 
+class BigNumber(str):
+    """An integer literal longer than Python's int() converts (4,300 digits): Terraform's numbers are arbitrary
+    precision, so the file is valid; its digits are kept as text, which tostring() and interpolation write as
+    Terraform does and a vLLM flag then reads as the number it is."""
+
+
+MAX_INT_DIGITS = 4000  # past it an integer literal is a BigNumber (under sys.get_int_max_str_digits' 4,300)
+
+
 @dataclass
 class Interp:
     expr: Expr
@@ -273,6 +282,8 @@ class _Parser:
                     while j < self.n and self.text[j].isdigit():
                         j += 1
                     line, col = self.pos(i + 1)
+                    if j - i - 1 > MAX_INT_DIGITS:
+                        raise self.fail(f"an index of {j - i - 1:,} digits", i)
                     node.steps.append(Literal(line, col, j, int(self.text[i + 1:j])))
                     i = j
                 elif self.text[i + 1] == "*" or (m is None and self.text[i + 1:i + 2].isdigit()):
@@ -343,7 +354,8 @@ class _Parser:
         m = _NUMBER.match(self.text, i + 1 if c == "-" else i) if c == "-" or c.isdigit() else None
         if m is not None:
             text = self.text[i:m.end()]
-            value: Any = float(text) if any(ch in text for ch in ".eE") else int(text)
+            value: Any = float(text) if any(ch in text for ch in ".eE") else \
+                BigNumber(text) if len(text) > MAX_INT_DIGITS else int(text)
             return Literal(line, col, m.end(), value), m.end()
         m = _IDENT.match(self.text, i)
         if m is None:

@@ -32,6 +32,7 @@ from typing import Any
 from vramlint.extract import hcl
 from vramlint.extract.records import Records
 from vramlint.extract.terraform_eval import (
+    MAX_READ_FILES,
     MAX_STEPS,
     Context,
     Module,
@@ -144,6 +145,16 @@ def read_terraform(text: str, display: str, path: str, records: Records,
         except RecursionError:
             out.problems.append(Problem(display, block.line + 1, 1, "resource nested too deeply to read",
                                         level="warning"))
+    for block in body:
+        if isinstance(block, hcl.Block) and block.type == "module":
+            problem = _module_outside(block, folder, display)
+            if problem is not None:
+                out.problems.append(problem)
+    said: set[tuple[str, int, str]] = set()
+    for file, line, col, message, level in reader.refused:  # each on its line once (a resource read per instance)
+        if (file, line, message) not in said and len(said) < MAX_READ_FILES:
+            said.add((file, line, message))
+            out.problems.append(Problem(file, line + 1, col + 1, message, level=level))
     if not out.servers:
         reason = _no_server_reason(body, lines, reader, module)
         if reason is not None:
@@ -167,6 +178,7 @@ class _Reader:
         self.unread: list[tuple[int, str]] = []  # (line, why) of resources naming vLLM that gave no server
         self.doc_index = 0
         self.budget = [MAX_STEPS]  # expressions evaluated, all the file's resources together
+        self.refused: list[tuple[str, int, int, str, str]] = []  # what is said on its line (terraform_eval)
 
     def resource(self, block: hcl.Block) -> None:
         rtype = block.labels[0]
@@ -175,7 +187,7 @@ class _Reader:
             return
         instances = self._instances(block)
         for key, scope in instances or [(None, None)]:
-            ctx = Context(self.module, self.display, self.budget)
+            ctx = Context(self.module, self.display, self.budget, self.refused)
             ctx.scope = scope
             before = len(self.out.servers)
             if base in _OBJECTS:
@@ -194,7 +206,7 @@ class _Reader:
     def _instances(self, block: hcl.Block) -> list[tuple[str, dict]] | None:
         """The resource's instances when its for_each (a map, or a set of strings) or its count (above 1, used
         through count.index) is known: (key as Terraform writes it, the `each` / `count` they see); else None."""
-        ctx = Context(self.module, self.display, self.budget)
+        ctx = Context(self.module, self.display, self.budget, self.refused)
         for_each = block.attr("for_each")
         if for_each is not None:
             items = ctx.evaluate(for_each.expr)
@@ -220,13 +232,23 @@ class _Reader:
         where = f"{block.labels[0]}.{block.labels[1]}"
         count = block.attr("count")
         if count is not None:
-            n = Context(self.module, self.display, self.budget).evaluate(count.expr)  # (its values are no server's)
+            n = Context(self.module, self.display, self.budget, self.refused).evaluate(count.expr)  # (its values are no server's)
             if isinstance(n, int) and not isinstance(n, bool) and n == 0:
                 servers[0].notes.append(f"{where}: its count is 0 with the module's values (read as it would be "
                                         "deployed when the count is raised)")
-        if block.attr("for_each") is not None and not expanded:
-            servers[0].notes.append(f"{where}: one instance per for_each item, which vramlint does not expand: "
-                                    "values from each.key / each.value are unknown")
+            elif isinstance(n, int) and not isinstance(n, bool) and n > 1 and not expanded:
+                # said on the count's line: one server stands for all its instances
+                self.refused.append((self.display, count.expr.line, count.expr.col, (
+                    f"{where}: count is {n:,}; read as one instance (" + (
+                        f"past vramlint's {MAX_INSTANCES} instances, so count.index is unknown)"
+                        if n > MAX_INSTANCES and "count.index" in "\n".join(self.lines[block.line:block.end_line + 1])
+                        else "nothing in it uses count.index, so every instance is the same object)")), "note"))
+        for_each = block.attr("for_each")
+        if for_each is not None and not expanded:
+            self.refused.append((self.display, for_each.expr.line, for_each.expr.col, (
+                f"{where}: one instance per for_each item, which vramlint does not expand (a map or a set of strings "
+                f"known to vramlint, of at most {MAX_INSTANCES} items, is): values from each.key / each.value are "
+                "unknown"), "note"))
         # said only where it reaches a server (a namespace or a label left unknown changes nothing checked)
         placed = [_server_lines(s, self.display) for s in servers]
         used = None if any(p is None for p in placed) else set().union(*placed)
@@ -782,6 +804,27 @@ def plain_mention(line: str) -> bool:
 def _mentions(lines: list[str], block: hcl.Block) -> bool:
     end = block.end_line if block.end_line >= block.line else len(lines) - 1
     return any(plain_mention(line) for line in lines[block.line:end + 1])
+
+
+def _module_outside(block: hcl.Block, folder: str, display: str) -> Problem | None:
+    """A `module` block whose local source (`./`, `../` or an absolute path, as Terraform takes a local path) is a
+    folder outside the scanned tree: said on its line, never read (its resources and its files stay unknown)."""
+    from vramlint.fsread import outside_reason
+
+    source = block.attr("source")
+    if source is None or not isinstance(source.expr, hcl.Template) or len(source.expr.parts) != 1 or \
+            not isinstance(source.expr.parts[0], str):
+        return None
+    text = source.expr.parts[0]
+    if not text.startswith(("./", "../", "/")) and text not in (".", ".."):
+        return None  # a registry, git or other remote source: fetched by `terraform init`, never read here
+    why = outside_reason(os.path.normpath(os.path.join(folder, text)))
+    if why is None:
+        return None
+    name = ".".join(block.labels) or "?"
+    return Problem(display, source.expr.line + 1, source.expr.col + 1, (
+        f"module {name}: its source {text} is {why}: not read, so what it deploys is not checked (scan a folder "
+        "that holds it)"), level="note")
 
 
 def _no_server_reason(body: list[Any], lines: list[str], reader: _Reader, module: Module) -> tuple[int, str] | None:

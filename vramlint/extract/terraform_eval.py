@@ -237,10 +237,15 @@ class _JsonValue:
 class Context:
     """One file's evaluation: where its values land, and what stayed unknown or came from elsewhere."""
 
-    def __init__(self, module: Module, display: str, budget: list[int] | None = None) -> None:
+    def __init__(self, module: Module, display: str, budget: list[int] | None = None,
+                 refused: list[tuple[str, int, int, str, str]] | None = None) -> None:
         self.module = module
         self.display = display
         self.budget = budget if budget is not None else [MAX_STEPS]  # shared by a file's resources
+        # what Terraform or the reader refuses, said on its line whether or not a server takes the value (shared by
+        # a file's resources): file() / templatefile() of a file not read, a cycle of locals, a variable default
+        # that is not a constant; (file, 0-based line, column, message, level)
+        self.refused = refused if refused is not None else []
         self.scope: dict | None = None  # `each` / `count` of the resource instance being read
         self.unknown: dict[str, str] = {}  # reference -> why it is unknown
         self.taken: dict[str, str] = {}  # var.x / local.x -> where its value was taken from
@@ -378,6 +383,8 @@ class Context:
                 if not quiet:
                     self._mark(name, "refers to itself, or through more than "
                                             f"{MAX_REF_DEPTH} other values")
+                if name in self.resolving and ref.root == "local" and ref.steps[0] in self.module.locals:
+                    self._cycle(name)
                 return unknown(width)
             self.resolving.append(name)
             try:
@@ -397,6 +404,17 @@ class Context:
         if not quiet and ref.root not in ("var", "local"):
             self._mark(_ref_name(ref), _why(ref.root))
         return unknown(width)
+
+    def _cycle(self, name: str) -> None:
+        """Locals that refer to each other: Terraform's graph walk refuses the configuration ("Cycle: ..."), said on
+        the first of them as written."""
+        chain = self.resolving[self.resolving.index(name):]
+        names = [n for n in chain if n.startswith("local.")]
+        expr, file = self.module.locals[name[len("local."):]]
+        self.refused.append((file, expr.line, expr.col, (
+            f"{' -> '.join([*chain, name])}: these locals refer to each other, which Terraform refuses (`terraform "
+            f"plan` stops with \"Cycle: {', '.join(names)}\"), so nothing of this module is deployed as written"),
+            "warning"))
 
     def _metadata(self, ref: hcl.Ref, at: tuple[int, int]) -> Any:
         """`TYPE.NAME.metadata[0].name` (or `.namespace`, `.metadata.0.name`) of a Kubernetes resource of the
@@ -436,7 +454,7 @@ class Context:
         callers = module_callers(module)
         if len(callers) == 1 and callers[0][0].attr(name) is not None:
             block, caller, file = callers[0]
-            sub = Context(caller, file, self.budget)
+            sub = Context(caller, file, self.budget)  # (its refusals are on the caller's lines, not this file's)
             sub.resolving = self.resolving
             value = sub.evaluate(block.attr(name).expr, at)
             for key, why in sub.unknown.items():
@@ -468,6 +486,18 @@ class Context:
                 self._mark(f"var.{name}", why)
             return unknown(len(name) + 4)
         attr, file = declared
+        held = _first_reference(attr.expr)
+        if held is not None:
+            # Terraform takes a default only as a constant (configs.decodeVariableBlock): "Variables not allowed" /
+            # "Function calls not allowed", and the module is not loaded
+            what = ("Function calls not allowed", "a function call") if isinstance(held, hcl.Call) else \
+                ("Variables not allowed", "a reference")
+            self._mark(f"var.{name}", f"its default holds {what[1]}, which Terraform refuses")
+            self.refused.append((file, held.line, held.col, (
+                f"variable {name}: its default holds {what[1]} ({_short(getattr(held, 'text', '') or '?')}), which "
+                f"Terraform refuses (\"{what[0]}\": a default must be a constant), so this module is not loaded"),
+                "warning"))
+            return unknown(len(name) + 4)
         value = self.evaluate(attr.expr, at if file != self.display else None)
         setters = [f for f, names in module.var_files if name in names]
         also = f"; {', '.join(setters[:3])} sets another when given with -var-file" if setters else ""
@@ -547,6 +577,10 @@ class Context:
         shown = _display(full)
         if isinstance(text, Refusal):
             self._mark(_short(call.text), f"{shown} is {text.reason}: not read")
+            line, col = self._pos(call, here)
+            what = "not in the repository" if text.missing else text.reason
+            self.refused.append((self.display, line, col, f"{name}() of {shown}: the file is {what}: not read, so what it gives "
+                                 "is unknown", "note" if text.missing else "warning"))
             return unknown(width)
         self.read_files.append(shown)
         if name == "templatefile":
@@ -565,6 +599,29 @@ class Context:
 
 
 _NOT_KNOWN = object()
+
+
+def _first_reference(expr: Any, depth: int = 0) -> hcl.Ref | hcl.Call | None:
+    """The first reference or function call in ``expr`` (a variable default must have neither), or None."""
+    if depth > hcl.MAX_DEPTH or expr is None:
+        return None
+    if isinstance(expr, (hcl.Ref, hcl.Call)):
+        return expr
+    if isinstance(expr, hcl.Opaque):
+        return expr.refs[0] if expr.refs else None
+    if isinstance(expr, hcl.Template):
+        items = [p.expr for p in expr.parts if isinstance(p, hcl.Interp)]
+    elif isinstance(expr, hcl.TupleExpr):
+        items = expr.items
+    elif isinstance(expr, hcl.ObjectExpr):
+        items = [v for item in expr.items for v in ((item.value,) if item.bare is not None else (item.key, item.value))]
+    else:
+        return None
+    for item in items:
+        found = _first_reference(item, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def _pure(name: str, args: list[Any]) -> Any:
