@@ -6,6 +6,7 @@ audited repositories."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 import time
 from pathlib import Path
@@ -349,3 +350,28 @@ def test_releases_of_one_chart_are_evaluated_up_to_the_limit_and_the_rest_said(t
     report = json.loads(captured.out)
     assert len(report["servers"]) == MAX_RELEASES_PER_CHART
     assert "5 more releases install it than vramlint evaluates" in captured.err
+
+
+def test_values_files_a_release_names_that_are_not_read_are_said_on_its_lines(tmp_path, capsys):
+    """hostile23: an Application's valueFiles that are a FIFO and a link out of the tree, a helmfile's values file
+    that is a link to /: each a warning on the line that names it, nothing of them read."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "planted.yaml").write_text("vllm:\n  model: planted/outside-model\n")
+    root = Path(_tree(tmp_path / "repo", {
+        "charts/llama-stack/Chart.yaml": CHART, "charts/llama-stack/values.yaml": VALUES,
+        "charts/llama-stack/templates/deployment.yaml": DEPLOYMENT,
+        "gitops/app.yaml": APPLICATION.replace("        - ../../gitops/llama-stack-values.yaml\n",
+                                               "        - fifo.yaml\n        - planted.yaml\n"),
+        "helmfile.yaml": "releases:\n  - name: x\n    chart: ./charts/llama-stack\n    values:\n"
+                         "      - root.yaml\n",
+    }))
+    os.mkfifo(root / "charts/llama-stack/fifo.yaml")
+    os.symlink(outside / "planted.yaml", root / "charts/llama-stack/planted.yaml")
+    os.symlink("/", root / "root.yaml")
+    report = _check(capsys, str(root))
+    said = {(Path(f["file"]).name, f["line"]): f for f in report["findings"]}
+    assert "FIFO" in said[("app.yaml", 13)]["message"] and said[("app.yaml", 13)]["level"] == "warning"
+    assert "symbolic link to a path outside" in said[("app.yaml", 14)]["message"]
+    assert "symbolic link to a path outside" in said[("helmfile.yaml", 5)]["message"]
+    assert "planted/outside-model" not in json.dumps(report)

@@ -256,6 +256,16 @@ def _argo_value_files(helm: dict, source: dict, refs: dict, chart_abs: str, repo
             full = os.path.normpath(os.path.join(repo_root, vf.lstrip("/")))
         else:
             full = os.path.normpath(os.path.join(chart_abs, vf))
+        refused = _refused_values_file(full)
+        if refused is not None:
+            from vramlint.yamlload import value_location
+
+            loc = value_location(display, files, i) or Location(display, rel.line, 1)
+            plan.problems.append(Problem(loc.file, loc.line, loc.column, (
+                f"values file {vf} of this release is {refused}: not read, so what it sets is unknown; the chart is "
+                "evaluated without it"), level="warning"))
+            rel.unread.append(f"values file {vf} ({refused})")
+            continue
         if not os.path.isfile(full):
             if not ignore_missing:
                 from vramlint.yamlload import value_location
@@ -269,6 +279,27 @@ def _argo_value_files(helm: dict, source: dict, refs: dict, chart_abs: str, repo
                 rel.unread.append(f"values file {vf} (not in the scanned tree)")
             continue
         rel.values.append(full)
+
+
+def _refused_values_file(full: str) -> str | None:
+    """Why a release's values file that exists is not read (a link out of the tree, a FIFO, a folder, a device:
+    `vramlint.fsread`'s rules, said here on the release's line rather than on the file), or None."""
+    import stat
+
+    from vramlint.fsread import outside_reason, special_file_reason
+
+    if not os.path.lexists(full):
+        return None  # missing: said by the caller in the release tool's words
+    why = outside_reason(full)
+    if why is not None:
+        return why if not os.path.islink(full) else f"a symbolic link to a path {why}"
+    try:
+        mode = os.stat(full).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file"
+    return None if stat.S_ISREG(mode) else special_file_reason(mode)
 
 
 def _same_repo(a: Any, b: Any) -> bool:
@@ -552,7 +583,7 @@ def _helmfile_releases(doc: Any, docs: list[Any], path: str, charts: dict[str, s
                           None if _unknown_text(ns) or not ns else str(ns), display,
                           _line_of(display, release, "chart"),
                           "helmfile release" + (f" (environment {env})" if env else ""))
-            for v in values:
+            for k, v in enumerate(values):
                 if isinstance(v, dict):
                     from vramlint.helm.values import _to_plain
 
@@ -568,6 +599,18 @@ def _helmfile_releases(doc: Any, docs: list[Any], path: str, charts: dict[str, s
                     full = os.path.normpath(os.path.join(base, text))
                     if full.endswith(".gotmpl"):
                         rel.unread.append(f"values file {text} (a template helmfile renders)")
+                        continue
+                    refused = _refused_values_file(full)
+                    if refused is not None:
+                        from vramlint.yamlload import value_location
+
+                        loc = value_location(display, values, k) or Location(display, rel.line, 1)
+                        problem = Problem(loc.file, loc.line, loc.column, (
+                            f"values file {text} of this release is {refused}: not read, so what it sets is "
+                            "unknown; the chart is evaluated without it"), level="warning")
+                        if problem not in plan.problems:  # (one release per environment names it again)
+                            plan.problems.append(problem)
+                        rel.unread.append(f"values file {text} ({refused})")
                         continue
                     if not os.path.isfile(full):
                         rel.unread.append(f"values file {text} (not in the scanned tree)")
