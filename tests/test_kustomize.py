@@ -658,3 +658,18 @@ def test_components_that_include_each_other_are_a_cycle_said(tmp_path):
     inv = _scan(root)
     said = [(p.file.rsplit("/", 2)[-2], p.line, p.level) for p in inv.problems if "a cycle" in p.message]
     assert said == [("comp-b", 4, "warning")]
+
+
+def test_a_component_whose_file_cannot_be_read_is_said_where_it_fails_and_on_the_entry(tmp_path):
+    # hostile23: a component holding an alias bomb was "has no kustomization file"
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    bomb = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n" + "\n".join(levels) + "\n"
+    root = _app(tmp_path, **{"app/overlays/prod/kustomization.yaml": PROD_KUSTOMIZATION + "components:\n  - ../bomb\n",
+                             "app/overlays/bomb/kustomization.yaml": bomb})
+    inv = _scan(root)
+    entry = [p for p in inv.problems if "its kustomization file" in p.message]
+    assert len(entry) == 1 and entry[0].file.endswith("prod/kustomization.yaml") and entry[0].level == "warning"
+    at_file = [p for p in inv.problems if p.file.endswith("bomb/kustomization.yaml") and "alias" in p.message]
+    assert at_file and at_file[0].line is not None and at_file[0].line > 2
+    assert not any("has no kustomization file" in p.message for p in inv.problems)

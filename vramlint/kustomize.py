@@ -502,6 +502,14 @@ def _accumulate(run: _Run, kust: Kustomization, resources: list[Resource], depth
         if path is None:
             continue
         comp = _load_kustomization(run, path) if os.path.isdir(path) else None
+        if isinstance(comp, Problem):
+            # its file is there but cannot be read (an alias bomb, a syntax error, a FIFO): said where it fails,
+            # and on the entry (hostile23: this was "has no kustomization file")
+            run.say(comp.file, comp.line, f"{comp.message} (component {entry} of {kust.file}: not evaluated)",
+                    "warning")
+            run.say(kust.file, _lineno(org), f"component {entry}: its kustomization file {comp.file} cannot be "
+                    "read: not evaluated", "warning")
+            continue
         if not isinstance(comp, Kustomization):
             run.say(kust.file, _lineno(org), f"component {entry} has no kustomization file: not evaluated", "warning")
             continue
