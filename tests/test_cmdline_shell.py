@@ -169,3 +169,21 @@ def test_arithmetic_the_reader_cannot_evaluate_exactly_is_unknown():
     for expression in ("$((010))", "$((0x10))", "$((2**3))", "$((R+1))", "$((Q))", "$((1-$M))",
                        "$((9223372036854775807+1))", "$((7/0))", "$((4+))", "$((1)", "$(echo 1)"):
         assert words(split_shell(f"serve {expression}", None, env=env)) == ["serve", None], expression
+
+
+def test_a_vllm_command_past_the_shell_nesting_bound_is_a_server_said_unread(tmp_path):
+    # hostile22/23 leftover: `sh -c` in `sh -c` six deep around `vllm serve` gave no server, only the image note
+    import json
+
+    from vramlint.scan import scan
+
+    script = "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096"
+    words_of = ["sh", "-c", script]
+    for _ in range(5):
+        words_of = ["sh", "-c", " ".join("'" + w.replace("'", "'\\''") + "'" for w in words_of)]
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: v\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: v\n          image: vllm/vllm-openai:v0.8.5\n"
+        f"          command: {json.dumps(words_of)}\n")
+    [server] = scan([str(tmp_path)]).servers
+    assert any("more than 4 nested shells" in n for n in server.unchecked)

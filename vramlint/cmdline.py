@@ -1788,6 +1788,11 @@ def find_vllm_invocation(command: list[Token], args: list[Token], image: str | N
         version = version_from_image(found.image)  # the image the launcher runs the server in
     if found.entry == "implied" and api_server_image:
         found.entry = "openai.api_server"
+    if found.entry == "shell-deep":
+        inv = VllmInvocation(version_table=None)
+        inv.unchecked.append(found.problems[0])
+        inv.location = found.start
+        return inv
     if found.entry == "shell-error":
         inv = VllmInvocation(version_table=None)
         inv.startup_errors.append({"code": "shell", "message": found.problems[0], "location": found.start,
@@ -2061,10 +2066,25 @@ def _simple_commands(tokens: list[Token]) -> list[list[Token]]:
     return [c for c in cmds if c]
 
 
+def _too_deep(argv: list[Token]) -> _Found | None:
+    """Past the nesting vramlint reads: a shell's `-c` script that names vLLM is a server whose command is not
+    read, said on the script's line (hostile22/23: only a note on the image, or nothing); anything else, None."""
+    shell = (argv[0].text or "").rsplit("/", 1)[-1]
+    if shell not in ("sh", "bash", "dash", "ash", "zsh", "ksh"):
+        return None
+    script = next((argv[k + 1] for k in range(1, len(argv) - 1) if (argv[k].text or "").startswith("-") and
+                   "c" in (argv[k].text or "")[1:] and not (argv[k].text or "").startswith("--")), None)
+    if script is None or not script.text or not _NAMES_VLLM.search(script.text):
+        return None
+    return _Found("shell-deep", [], {}, {}, script.location, [
+        "the vLLM command here runs inside more than 4 nested shells (`sh -c` in `sh -c` ...), deeper than vramlint "
+        "reads: its command line is not checked"])
+
+
 def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _Found | None:
     """Search one simple command (a list of words) for a vLLM server start."""
     if depth > 4 or not argv:
-        return None
+        return _too_deep(argv) if argv else None
     i = 0
     local_env: dict[str, str | None] = {}
     env_tokens: dict[str, Token] = {}
@@ -2275,7 +2295,7 @@ def _names_vllm_module(words: list[Token]) -> bool:
 def _search_shell(argv: list[Token], env: dict[str, str | None], depth: int) -> _Found | None:
     """`sh -c SCRIPT [name args...]`: split the script and look at each of its simple commands."""
     if depth > 4:
-        return None  # `eval eval eval ...` or shells in shells: no real start command nests deeper
+        return _too_deep(argv)  # `eval eval eval ...` or shells in shells: no real start command nests deeper
     j = 1
     has_c = False
     while j < len(argv):
