@@ -619,7 +619,7 @@ def _(repo, outside):
 
 
 @case("shell-brace-bomb", "vllm serve with a --served-model-name of {a,b} x 40 (2**40 words)",
-      [Expect("launch.sh", (3,))])
+      [Expect("launch.sh", (3,))], args=("launch.sh",))  # (named: a walk does not read scripts; fixed after run 1)
 def _(repo, outside):
     write(repo / "launch.sh", "#!/bin/bash\nset -e\nvllm serve Qwen/Qwen2.5-7B-Instruct --served-model-name "
           + "{a,b}" * 40 + "\n", dedent=False)
@@ -635,7 +635,8 @@ vllm serve "$MODEL" --max-model-len 40960000
 
 
 @case("shell-source-in-and-out", "a script sourcing /proc/self/environ, an outside file and an env.sh in the tree",
-      [Expect("start.sh", (2,)), Expect("start.sh", (3,)), Expect("start.sh", (5,), rule="VRL005")], exits=(1,))
+      [Expect("start.sh", (2,)), Expect("start.sh", (3,)), Expect("start.sh", (5,), rule="VRL005")], exits=(1,),
+      args=("start.sh",))  # (named: a walk does not read scripts; my mistake, corrected after the first run)
 def _(repo, outside):
     write(repo / "start.sh", _SOURCES.format(outside_env=os.path.relpath(outside / "secret.env", repo)))
     write(repo / "env.sh", "MODEL=Qwen/Qwen2.5-7B-Instruct\n", dedent=False)
@@ -683,8 +684,8 @@ def run_case(c: Case, checkout: Path, work: Path) -> dict:
     for name, suffix in (("json", "r.json"), ("sarif", "r.sarif"), ("github", "r.github"), ("markdown", "r.md"),
                          ("gitlab", "r.gitlab.json"), ("junit", "r.xml"), ("concise", "r.concise")):
         fmt += ["--format", name, "--output-file", str(out / suffix)]
-    argv = [sys.executable, str(HERE / "_blind23_child.py"), str(checkout), str(log), "check", str(repo),
-            "--offline", "--gpu", "L4", *c.args, "--format", "text", *fmt]
+    argv = [sys.executable, str(HERE / "_blind23_child.py"), str(checkout), str(log), "check", str(repo), *c.args,
+            "--offline", "--gpu", "L4", "--format", "text", *fmt]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "XDG_CACHE_HOME": str(cache),
            "HF_HOME": str(home / "hf"), "HF_TOKEN": TOKEN, "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8",
            "TMPDIR": str(cache / "tmp")}

@@ -220,3 +220,24 @@ def test_a_here_string_is_a_word_not_an_unread_here_document(tmp_path):
     # the body is the text cat writes, not commands of the script: nothing of it is left unread
     assert server.model == "Qwen/Qwen2.5-0.5B-Instruct" and server.args["max_model_len"] == 4096
     assert not any("here-document" in u for u in server.unchecked), server.unchecked
+
+
+def test_sourced_files_give_their_variables_and_outside_ones_are_said_on_their_line(tmp_path):
+    # hostile22/23 leftover: `source ./env.sh` was not followed, and a `source` of an outside file not said
+    from vramlint.scan import scan
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "planted.env").write_text("MODEL=planted/outside-model\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "env.sh").write_text('export MODEL="Qwen/Qwen2.5-7B-Instruct"\nLEN=$((4096 * 2))\n')
+    (repo / "start.sh").write_text(f"#!/bin/sh\nsource {outside / 'planted.env'}\n. /proc/self/environ\n"
+                                   ". ./env.sh\nvllm serve $MODEL --max-model-len 8192\n")
+    inv = scan([str(repo / "start.sh")])
+    [server] = inv.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+    said = {p.line: p for p in inv.problems}
+    assert said[2].level == "warning" and "outside the scanned tree" in said[2].message
+    assert said[3].level == "warning" and "/proc/self/environ" in said[3].message
+    assert not any("outside-model" in p.message for p in inv.problems)

@@ -103,9 +103,10 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
 
         start = Location(display, 1, 1)
         sbatch = read_sbatch(text, display) if "#SBATCH" in text else None
-        run_env = {**(sbatch.environment() if sbatch is not None else {}), ARGS_DEFAULTED: None}
+        start_env = dict(sbatch.environment()) if sbatch is not None else {}
+        sourced = _sourced_variables(text, display, problems) if ("source" in text or ". " in text) else {}
         inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
-                                   None, run_env)
+                                   None, {**start_env, **sourced, ARGS_DEFAULTED: None})
         if inv is not None:
             assigned, ray_start = _devices_assigned(script, inv)
             server = _script_server(inv, display, assigned)
@@ -130,6 +131,44 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))
     return servers, problems
+
+
+_SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)[ \t]*(?:#.*)?$", re.M)
+_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
+MAX_SOURCED = 16  # `source` / `.` lines of a script followed
+
+
+def _sourced_variables(text: str, display: str, problems: list[Problem]) -> dict[str, str | None]:
+    """The variables the files a script sources (`source FILE`, `. FILE`, on a line of their own) assign, read
+    through `vramlint.fsread` when they are inside the scanned tree: `NAME=value` / `export NAME=value` lines, a
+    value with an expansion unknown. A sourced file outside the tree (or `/proc/self/environ`, a FIFO) is a warning
+    on the line that sources it, never read; a relative path is looked for beside the script (the shell looks in
+    its working folder, which a script run as `./start.sh` shares)."""
+    from vramlint.fsread import Refusal, read_text
+
+    out: dict[str, str | None] = {}
+    folder = os.path.dirname(display)
+    for k, m in enumerate(_SOURCE_LINE.finditer(text)):
+        if k >= MAX_SOURCED:
+            break
+        name = m.group(1).strip("\"'")
+        line = text.count("\n", 0, m.start()) + 1
+        if "$" in name or "`" in name or not name:
+            continue  # a path known only at run time: what it sets is unknown, said where it is used
+        path = name if os.path.isabs(name) else os.path.join(folder, name)
+        got = read_text(path)
+        if isinstance(got, Refusal):
+            what = "not in the repository" if got.missing else got.reason
+            problems.append(Problem(display, line, m.start(1) - m.start() + 1, (
+                f"`{m.group(0).strip()}`: {name} is {what}: not read, so the variables it sets are unknown"),
+                level="note" if got.missing else "warning"))
+            continue
+        for a in _ASSIGNMENT.finditer(got):
+            value = a.group(2).strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
+            out[a.group(1)] = None if any(c in value for c in "$`") else value
+    return out
 
 
 def _names_ssh(texts: list[str | None]) -> bool:
