@@ -103,6 +103,7 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
     chart.meta_unread = was_not_read(data, probs)
     if depth < MAX_SUBCHART_DEPTH:
         charts_dir = os.path.join(path, "charts")
+        past_limit: list[str] = []
         if os.path.isdir(charts_dir):
             for entry in sorted(os.listdir(charts_dir)):
                 sub = os.path.join(charts_dir, entry)
@@ -116,8 +117,7 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
                                            "holds it (a loop; Helm would recurse until it fails): not read")
                         continue
                     if count[0] >= MAX_SUBCHARTS:
-                        chart.notes.append(f"{_join_display(display, 'charts', entry)}: more than {MAX_SUBCHARTS} "
-                                           "subcharts under one chart (vramlint's limit): not read")
+                        past_limit.append(entry)
                         continue
                     count[0] += 1
                     chart.subcharts.append(
@@ -127,10 +127,19 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
                 elif entry.endswith(".tgz"):
                     chart.notes.append(f"{_join_display(display, 'charts', entry)}: packaged subchart not read "
                                        "(unpack it, or render with --render-helm)")
+        if past_limit:
+            # a finding on this chart's Chart.yaml, not a run note (hostile22/23): what these subcharts deploy is
+            # part of the release and goes unchecked
+            chart.problems.append(Problem(_join_display(display, "Chart.yaml"), 1, 1, (
+                f"more than {MAX_SUBCHARTS} subcharts under one chart (vramlint's limit): {len(past_limit)} in "
+                f"{_join_display(display, 'charts')} not read ({', '.join(past_limit[:3])}"
+                f"{', ...' if len(past_limit) > 3 else ''}), so what they deploy is not checked"), level="warning"))
     elif os.path.isdir(os.path.join(path, "charts")):
-        # Helm itself has no depth limit, so what lies below is part of the release: say it is left out
-        chart.notes.append(f"{_join_display(display, 'charts')}: subcharts nested more than {MAX_SUBCHART_DEPTH} "
-                           "levels deep (vramlint's limit): not read")
+        # Helm itself has no depth limit, so what lies below is part of the release: said on this chart's
+        # Chart.yaml (a finding, not a run note: hostile22's 120-deep chain)
+        chart.problems.append(Problem(_join_display(display, "Chart.yaml"), 1, 1, (
+            f"subcharts nested more than {MAX_SUBCHART_DEPTH} levels deep (vramlint's limit): those in "
+            f"{_join_display(display, 'charts')} are not read, so what they deploy is not checked"), level="warning"))
     return chart
 
 
