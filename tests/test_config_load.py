@@ -434,15 +434,3 @@ spec:
     capsys.readouterr()
     assert main(["check", str(manifest), "--offline", "--gpu", "L40S,NOPE-9"]) == 2
     assert "unknown GPU 'NOPE-9' in the list of GPUs" in capsys.readouterr().err
-
-
-def test_render_helm_in_a_file_with_other_mistakes_is_said_too(tmp_path):
-    # hostile23: a repository's file that tries to reach out (rules-dir, render-helm) and has unknown keys: not
-    # applied, and every mistake said on its line, render-helm's note among them
-    write(tmp_path / ".vramlint.yaml", "render-helm: true\nrules-dir: /elsewhere\n")
-    unusable: dict = {}
-    config, problems = load_config(None, [str(tmp_path)], unusable=unusable)
-    assert config.render_helm is False
-    said = {(p.line, p.level): p.message for p in [*problems, *(q for ps in unusable.values() for q in ps)]}
-    assert "render-helm in a configuration file is not applied" in said[(1, "note")]
-    assert "rules-dir" in said[(2, "error")]

@@ -680,10 +680,6 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
         problems = sorted(problems + validate(data, shown, positions, where) + _version_problems(data, shown, positions),
                           key=lambda p: (p.line or 0, p.column or 0))
     if problems:
-        if isinstance(data, dict) and data.get("render-helm") is True:
-            # not applied either way, but said: the file tries to make vramlint run Helm (hostile23)
-            loc = positions.get(("render-helm",)) or Location(shown, 1, 1)
-            problems.append(Problem(shown, loc.line, loc.column, _RENDER_HELM_NOTE, level="note"))
         return Config(file=shown, root=root, positions=positions), problems
     config = config_from_data(data)
     config.file = shown
@@ -694,13 +690,11 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
         # run Helm, which follows symlinks and reads files for `.Files.Get`. Only the user's command line may.
         config.render_helm = False
         loc = config.location_of(("render-helm",)) or Location(shown, 1, 1)
-        config.notices.append(Problem(shown, loc.line, loc.column, _RENDER_HELM_NOTE, level="note"))
+        config.notices.append(Problem(
+            shown, loc.line, loc.column, "render-helm in a configuration file is not applied: a file in the scanned "
+            "repository cannot make vramlint run Helm; pass --render-helm (the action's `render-helm: true` "
+            "input) to render charts with Helm", level="note"))
     return config, []
-
-
-_RENDER_HELM_NOTE = ("render-helm in a configuration file is not applied: a file in the scanned repository cannot "
-                     "make vramlint run Helm; pass --render-helm (the action's `render-helm: true` input) to render "
-                     "charts with Helm")
 
 
 def _display(path: str) -> str:
