@@ -660,3 +660,55 @@ def test_what_terraform_or_the_reader_refuses_is_said_on_its_line(tmp_path):
     assert pod.model == "Qwen/Qwen2.5-7B-Instruct"
     assert not any("failed while reading" in p.message for p in inv.problems)
     assert not any(s.file.endswith("utf16/main.tf") for s in inv.servers)
+
+
+_SECRET_TF = """\
+    variable "token" {
+      type      = string
+      sensitive = true
+    }
+
+    variable "user" {
+      type    = string
+      default = "admin"
+    }
+
+    resource "kubectl_manifest" "hub_secret" {
+      yaml_body = <<-EOT
+        apiVersion: v1
+        kind: Secret
+        metadata:
+          name: vllm-hub
+        data:
+          token: ${base64encode(var.token)}
+          user: ${base64encode(var.user)}
+          %s
+      EOT
+    }
+"""
+
+
+def _secret_errors(inv):
+    return [p for p in inv.problems if p.level == "error" and "not base64" in p.message]
+
+
+def test_secret_data_from_base64encode_is_not_refused(tmp_path):
+    # audit23 D1: base64encode(var.token) of a variable with no default is unknown until applied, and of one
+    # with a default is its base64 text: neither is "not base64", which the API server would refuse
+    root = _tree(tmp_path, {"infra/secret.tf": _SECRET_TF % ""})
+    assert _secret_errors(scan([root])) == []
+
+
+def test_secret_data_not_base64_in_the_same_manifest_is_still_refused(tmp_path):
+    root = _tree(tmp_path, {"infra/secret.tf": _SECRET_TF % "plain: not-base64!"})
+    [error] = _secret_errors(scan([root]))
+    assert "data.plain" in error.message and error.file.endswith("secret.tf") and error.line == 20
+
+
+def test_base64_functions_evaluate_as_terraform_does():
+    from vramlint.extract.terraform_eval import _pure
+
+    assert _pure("base64encode", ["Hello, é"]) == "SGVsbG8sIMOp"
+    assert _pure("base64decode", ["SGVsbG8sIMOp"]) == "Hello, é"
+    with pytest.raises(ValueError):
+        _pure("base64decode", ["not base64!"])

@@ -25,6 +25,7 @@ from vramlint.textsafe import shortened
 from vramlint.yamlload import (
     TEMPLATE_OPEN,
     has_deploy_time_marker,
+    has_template_marker,
     join_path,
     key_location,
     lines_text,
@@ -198,9 +199,10 @@ def _secret_data_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
         if value is None:
             continue
         text = value if isinstance(value, str) else None
-        if text is not None and (_SUBSTITUTED.search(text) or re.fullmatch(r"\s*<[^<>]*>\s*", text)):
+        if text is not None and (_SUBSTITUTED.search(text) or re.fullmatch(r"\s*<[^<>]*>\s*", text)
+                                 or has_template_marker(text)):
             # a variable envsubst fills (`$NAME`, `${NAME}`; it leaves `$(...)` as written), a placeholder to
-            # replace: known when applied
+            # replace, or what vramlint's own template or Terraform evaluation left unknown: known when applied
             continue
         if text is not None:
             compact = text.replace("\r", "").replace("\n", "")

@@ -19,6 +19,7 @@ module folder; `file()` and `templatefile()` read only files inside the scanned 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -669,6 +670,12 @@ def _pure(name: str, args: list[Any]) -> Any:
         text = str(args[0])
         return {"lower": text.lower, "upper": text.upper, "trimspace": text.strip,
                 "chomp": lambda: text.rstrip("\r\n")}[name]()
+    if name == "base64encode" and len(args) == 1 and isinstance(args[0], str):
+        # Terraform encodes the string's UTF-8 bytes (funcs/encoding.go Base64EncodeFunc)
+        return base64.b64encode(args[0].encode("utf-8")).decode("ascii")
+    if name == "base64decode" and len(args) == 1 and isinstance(args[0], str):
+        # Terraform refuses text that is not base64 or whose bytes are not UTF-8: ValueError, unknown here
+        return base64.b64decode(args[0], validate=True).decode("utf-8")
     if name == "replace" and len(args) == 3 and not str(args[1]).startswith("/"):
         return str(args[0]).replace(str(args[1]), str(args[2]))
     return _NOT_KNOWN
