@@ -6,7 +6,9 @@ which NCCL outgrows: the engine fails at start-up or on the first requests with
 `NCCL error: unhandled system error` or a `Bus error`. vLLM's own deployment docs mount a memory-backed
 `/dev/shm` for this reason.
 
-Only NVIDIA GPUs are checked (NCCL). Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
+Only NVIDIA GPUs are checked (NCCL). Where the engine spans the pods of a KubeRay cluster or LeaderWorkerSet
+group, only the ranks of one pod share its `/dev/shm` (between pods NCCL uses the network): a group with one GPU
+per pod is not warned, and the message counts the ranks in this pod. Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
 compose with `ipc: host` or a `shm_size` (e.g. `shm_size: 16gb`).
 
 Fix (safe: it only adds the shared memory, and changes nothing of the budget): Kubernetes: a volume `dshm`
@@ -106,11 +108,25 @@ def check(assessment, ctx):
     pp = int_arg(server, "pipeline_parallel_size", 1)
     if tp is None or pp is None or tp * pp <= 1:
         return
+    workers = tp * pp
+    sharing = f"{workers} workers that talk"
+    group = server.engine_group
+    if group is not None:
+        # the ranks spread over the group's pods, and only the ranks of one pod share its /dev/shm (NCCL's SHM
+        # transport and vLLM's shared-memory broadcast are for local ranks; across pods NCCL uses the network)
+        per_pod = [m.gpus_per_pod for m in group.members if m.joins]
+        if per_pod and all(g is not None and g <= 1 for g in per_pod):
+            return
+        here = server.gpu.count if server.gpu is not None else None
+        if here is not None and here <= 1:
+            return  # this pod holds one rank: its /dev/shm is shared with no other (other pods' are their own)
+        if here is not None and here < workers:
+            sharing = f"{workers} workers over the {group.kind}'s pods, {here} of them in this pod, that talk"
     fix = server.shm_fix or FIXES.get(server.source_format, "give the container a shared-memory /dev/shm larger than 64 MB")
     what = f"tensor-parallel-size {tp}" + (f" x pipeline-parallel-size {pp}" if pp > 1 else "")
     yield ctx.finding(
         assessment,
-        f"{what} runs {tp * pp} workers that talk through NCCL over /dev/shm, but /dev/shm is the default 64 MB",
+        f"{what} runs {sharing} through NCCL over /dev/shm, but /dev/shm is the default 64 MB",
         arg_location(server, "tensor_parallel_size", "pipeline_parallel_size"),
         detail=f"expect `NCCL error: unhandled system error` or a bus error. Fix: {fix}",
         fix=_shm_fix(server, fix),

@@ -149,3 +149,32 @@ def test_a_short_ray_cluster_is_worded_as_the_version_behaves(tmp_path):
                     ("vllm/vllm-openai:v0.8.5", "vllm/vllm-openai:v0.6.3"))
     [error] = [f for f in _vrl006(path)[1] if f.level == "error"]
     assert "stops at start-up" in error.message and "1800" not in error.message
+
+
+_NO_SHM = [("          volumeMounts:\n          - mountPath: /dev/shm\n            name: dshm\n", ""),
+           ("        volumes:\n        - name: dshm\n          emptyDir:\n            medium: Memory", "        volumes: []")]
+
+
+def _vrl008(path: str):
+    inventory = scan([path])
+    assessments = assess(inventory.servers, ResolveOptions(allow_network=False))
+    ctx = RuleContext(rule_options={}, traffic=TrafficProfile())
+    return inventory, run_rules(assessments, [find_rule(load_rules(), "VRL008")], ctx)
+
+
+def test_shm_not_needed_when_each_ray_pod_holds_one_rank(tmp_path):
+    # audit23 D3: TP 2 over a head and a worker of one GPU each: no two ranks share a pod's /dev/shm (NCCL goes
+    # over the network between pods), so the 64 MB default breaks nothing
+    inventory, findings = _vrl008(_variant(tmp_path, "raycluster-tp2.yaml", *_NO_SHM))
+    [server] = inventory.servers
+    assert server.shm is False and server.engine_group is not None
+    assert findings == []
+
+
+def test_shm_warning_counts_the_ranks_of_one_pod(tmp_path):
+    path = _variant(tmp_path, "raycluster-tp2.yaml", *_NO_SHM, ("--tensor-parallel-size 2", "--tensor-parallel-size 4"),
+                    ('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "2"'))
+    _, findings = _vrl008(path)
+    [finding] = findings
+    assert "runs 4 workers over the Ray cluster's pods, 2 of them in this pod" in finding.message
+    assert finding.location.line == _line(path, "--tensor-parallel-size 4")
