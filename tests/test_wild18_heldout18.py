@@ -164,3 +164,16 @@ def test_llmisvc_modelcar_leaves_the_model_unknown_not_the_served_name(tmp_path:
         result = _scan(tmp_path, "llmisvc.yaml", text.replace("oci://registry.example/models/modelcar-granite-8b:1.2",
                                                               scheme))
         assert {s.model for s in result.servers} == {"/mnt/models"}
+
+
+def test_llmisvc_dev_shm_comes_from_kserves_well_known_config(tmp_path):
+    # audit23 D9: KServe merges the workload over config-llm-template / config-llm-prefill-template, which mount a
+    # 1 GiB Memory emptyDir at /dev/shm in `main`: TP 2 there is not the 64 MB default
+    inv = _scan(tmp_path, "llmisvc.yaml", LLMISVC)
+    assert inv.servers and all(s.shm is True for s in inv.servers)
+    # the user's own /dev/shm mount (here from a disk-backed volume) replaces it and is read as written
+    own = LLMISVC.replace('            nvidia.com/gpu: "1"\n',
+                          '            nvidia.com/gpu: "1"\n        volumeMounts:\n          - {name: scratch, mountPath: /dev/shm}\n'
+                          '    volumes:\n      - {name: scratch, emptyDir: {}}\n', 1)
+    main = [s for s in _scan(tmp_path, "own.yaml", own).servers if s.shm is not True]
+    assert len(main) == 1 and main[0].shm is False
