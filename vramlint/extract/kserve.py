@@ -28,6 +28,7 @@ from vramlint.extract.podspec import (
     combine_gpu,
     configmap_mounts,
     container_server,
+    dev_shm_mounts,
     extract_pod_objects,
     gpu_from_resources,
     gpu_from_scheduling,
@@ -479,7 +480,7 @@ def _built_llmisvc_server(file: str, workload: Any, wpath: str, ctx: Any, name: 
         server.replicas = hit.replicas
         server.gpu = combine_gpu(gpu_from_resources(file, container, cpath), gpu_from_scheduling(file, template, tpath))
         server.shm = pod_has_shm(template, container)
-        if server.shm is False and not _mounts_dev_shm(container):
+        if server.shm is False and not dev_shm_mounts(container):
             # KServe's well-known configs, which the controller merges this template over (config-llm-template,
             # the prefill, decode and worker templates in config/llmisvcconfig), mount a 1 GiB Memory emptyDir
             # `dshm` at /dev/shm in the main container; only a mount of the user's own replaces it
@@ -488,8 +489,3 @@ def _built_llmisvc_server(file: str, workload: Any, wpath: str, ctx: Any, name: 
         records.servers.append(server)
         built.append(server)
     return built
-
-
-def _mounts_dev_shm(container: Any) -> bool:
-    mounts = container.get("volumeMounts") if is_map(container) else None
-    return is_seq(mounts) and any(is_map(m) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts)

@@ -762,6 +762,14 @@ def read_env(file: str, container: Any, path: str, server: Server) -> None:
                     )
 
 
+def dev_shm_mounts(container: Any) -> list:
+    """The container's volumeMounts at /dev/shm."""
+    mounts = container.get("volumeMounts") if is_map(container) else None
+    if not is_seq(mounts):
+        return []
+    return [m for m in mounts if is_map(m) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm"]
+
+
 def pod_has_shm(podspec: Any, container: Any) -> bool | None:
     """True when /dev/shm is a memory-backed emptyDir (or the pod shares the host IPC namespace); None when the
     /dev/shm mount cannot be read."""
@@ -775,13 +783,12 @@ def pod_has_shm(podspec: Any, container: Any) -> bool | None:
     for vol in volumes:
         if is_map(vol) and is_map(vol.get("emptyDir")) and str(vol["emptyDir"].get("medium", "")) == "Memory":
             shm_volumes.add(str(vol.get("name")))
-    for mount in mounts:
-        if is_map(mount) and str(mount.get("mountPath", "")).rstrip("/") == "/dev/shm":
-            name = mount.get("name")
-            if is_map(name) or is_seq(name):
-                return None  # a name written as a map or list (a template rendered badly): not known
-            if str(name) in shm_volumes:
-                return True
+    for mount in dev_shm_mounts(container):
+        name = mount.get("name")
+        if is_map(name) or is_seq(name):
+            return None  # a name written as a map or list (a template rendered badly): not known
+        if str(name) in shm_volumes:
+            return True
     return False
 
 
