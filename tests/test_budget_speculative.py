@@ -237,3 +237,55 @@ def test_a_config_that_names_no_draft_model_says_so():
     b = _budget(_args(speculative_config={"model": None, "num_speculative_tokens": 5}))
     assert "--speculative-config names no draft model: no draft is counted in the budget" in b.notes
     assert not any("the draft model  of" in n for n in b.notes)
+
+
+# Qwen3.5-9B's MTP module (Qwen3_5MultiTokenPredictor, models/qwen3_5_mtp.py, vLLM 0.20.0): one full-attention
+# Qwen3_5DecoderLayer -- gated q_proj 4096 x (16 x 256 x 2) 33,554,432, k / v 2 x 4096 x 1,024, o 4,096 x 4,096
+# 16,777,216, q / k norms 2 x 256, two layer norms 8,192, gate_up 2 x 12,288 x 4,096 and down 12,288 x 4,096
+# 150,994,944: 209,723,904 -- its final norm 4,096, one fc 2 x 4,096 -> 4,096 (33,554,432, split over TP) and the
+# pre_fc_norm_hidden / pre_fc_norm_embedding norms 8,192: 243,290,624 parameters x 2 B. Its attention layer has
+# the model's KV spec (2 x 4 KV heads x 256 x 2 B = 4,096 B per token) and joins the 8 full-attention layers'
+# group: groups of 9 beside 24 gated-delta-net layers, "Add 3 padding layers, may waste at most 12.50% KV cache
+# memory" (the P167 log of benchmarks/startup_logs_public.md: 18.12 GiB loaded against 17.66 without MTP).
+QWEN35_9B_MTP_BYTES = 486_581_248
+
+
+def _qwen35_config(**text):
+    return {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+            "tie_word_embeddings": False,
+            "text_config": {"model_type": "qwen3_5_text", "hidden_size": 4096, "num_hidden_layers": 32,
+                            "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256,
+                            "intermediate_size": 12288, "vocab_size": 248320, "max_position_embeddings": 262144,
+                            "full_attention_interval": 4, "attn_output_gate": True, "linear_conv_kernel_dim": 4,
+                            "linear_key_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+                            "linear_value_head_dim": 128, "dtype": "bfloat16", **text}}
+
+
+def test_qwen3_5_mtp_layer_count_comes_from_mtp_num_hidden_layers():
+    from vramlint.modelconfig import facts_from_config
+
+    facts = facts_from_config(_qwen35_config(mtp_num_hidden_layers=1))
+    assert facts["mtp_layers"] == 1 and facts["mtp_style"] == "qwen3_5"
+    assert "mtp_layers" not in facts_from_config(_qwen35_config())
+
+
+@pytest.mark.parametrize("tp, fc_rows", [(1, 4096), (2, 2048)])
+def test_qwen3_5_mtp_weights_and_kv_groups(tp, fc_rows):
+    model = catalog_model("Qwen/Qwen3.5-9B")
+    gpu = gpus.lookup("RTX-5090")
+    args = {"gpu_memory_utilization": 0.85, "max_model_len": 4096, "max_num_batched_tokens": 8192,
+            "tensor_parallel_size": tp}
+    mtp = {**args, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}}
+    alone = compute_budget(model, gpu, args, {}, "0.20.0", tp)
+    b = compute_budget(model, gpu, mtp, {}, "0.20.0", tp)
+    layer = (209_723_904 - 33_554_432 - 8_388_608 - 16_777_216 - 150_994_944) + \
+        (33_554_432 + 8_388_608 + 16_777_216 + 150_994_944) // tp + 4_096
+    expected = (layer + 2 * 4096 * fc_rows + 2 * 4096) * 2
+    if tp == 1:
+        assert expected == QWEN35_9B_MTP_BYTES
+    assert abs((b.weights_gib - alone.weights_gib) - expected / GiB) < 0.011
+    assert b.kv_bytes_per_token - alone.kv_bytes_per_token == 4096 // tp
+    assert "Add 3 padding layers, may waste at most 12.50% KV cache memory" in b.notes
+    assert not any("MTP" in n and "not counted" in n for n in b.notes)
+    # four groups of 9 layer pages per block instead of 8: fewer blocks and tokens, beyond the weights' share
+    assert b.kv_tokens < alone.kv_tokens * 8 / 9

@@ -33,7 +33,9 @@ The facts dict is vramlint's own compact schema (the catalog stores it). Keys:
     indexer              {"heads", "head_dim"} of the DeepSeek sparse-attention lightning indexer (DeepSeek-V3.2,
                          GLM-5): its own fp8 key cache next to the MLA cache; with IndexCache also "topk_freq",
                          "skip_topk_offset" or "topk_pattern" (the layers that build one, GLM-5.2)
-    mtp_layers           extra next-token-prediction layers shipped in the checkpoint (DeepSeek-V3)
+    mtp_layers           extra next-token-prediction layers shipped in the checkpoint (DeepSeek-V3;
+                         Qwen3.5's ``mtp_num_hidden_layers``, then with ``mtp_style`` "qwen3_5": one shared ``fc``
+                         split over TP and full-attention decoder layers, Qwen3_5MultiTokenPredictor)
     eagle                {"version": 1 | 3, "draft_vocab", "target_hidden"} of an EAGLE / EAGLE-3 draft head
                          (architectures naming Eagle, or ``draft_vocab_size`` / ``speculators_model_type``)
     medusa               {"heads", "layers", "truncated_vocab", "original_lm_head", "bias"} of a Medusa head
@@ -999,6 +1001,10 @@ def _unmodelled_attention(tc: dict, arch: str | None) -> str | None:
     return None
 
 
+# Text config types of Qwen3.5 / Qwen3.5-MoE checkpoints (the model_type of their text_config).
+QWEN3_5_TEXT_TYPES = ("qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe")
+
+
 def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     """The compact facts of a config.json (see the module docstring for the keys)."""
     top = cfg
@@ -1127,6 +1133,13 @@ def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     if model_type == "gemma4_text":
         _gemma4_edge(top, tc, facts)
     mtp = _int(tc.get("num_nextn_predict_layers"))
+    if not mtp and model_type in QWEN3_5_TEXT_TYPES:
+        # SpeculativeConfig.hf_config_override (vllm/config/speculative.py, 0.17 - 0.28 wheels): qwen3_5 /
+        # qwen3_5_moe become qwen3_5_mtp with n_predict = mtp_num_hidden_layers, the text config's key
+        # (Qwen3_5MultiTokenPredictor builds that many layers)
+        mtp = _int(tc.get("mtp_num_hidden_layers"))
+        if mtp:
+            facts["mtp_style"] = "qwen3_5"
     if mtp:
         facts["mtp_layers"] = mtp
     eagle = _eagle(top, tc, archs)

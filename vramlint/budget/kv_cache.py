@@ -43,6 +43,8 @@ VLLM_SOURCES = (
     "get_max_concurrency_for_kv_cache_config, _report_kv_cache_config (0.8 - 0.2x); "
     "vllm/v1/core/kv_cache_planning.py (0.3x)",
     "vllm/model_executor/models/config.py::HybridAttentionMambaModelConfig (page unification, 0.10+)",
+    "vllm/v1/core/kv_cache_utils.py::_get_kv_cache_groups_uniform_page_size: layers grouped by spec, the last group "
+    "of each type padded ('Add N padding layers'); a drafter's attention layers join the model's (0.20.0 wheel)",
     "vllm/model_executor/models/mimo_v2.py: MiMoV2Attention's head_size_v and per-layer-type KV heads (0.20 - 0.34; "
     "mimo_v2_flash.py padded V to the QK head in 0.14 - 0.19)",
 )
@@ -232,10 +234,13 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         else:
             notes.append(f"the hybrid KV cache manager is {why}; vLLM {cfg.version} says hybrid state-space models "
                          "need it and fail at start-up without it (VllmConfig.__post_init__); where they fail is not modelled")
+    # A model's own MTP layers (Qwen3.5) are full-attention layers with its KV spec: one group with its own
+    # full-attention layers (get_kv_cache_spec collects the drafter's attention layers from the same forward context)
+    mtp_full = int(spec_share.get("full_attention_layers") or 0) if spec_share is not None else 0
     if mamba_hybrid:
         raw_state = state_page
         block_size, state_page, page = _unify_mamba_page(per_layer, state_page, block_size)
-        attn_rank = n_full
+        attn_rank = n_full + mtp_full
         gsize, n_attn_groups, n_state_groups = _groups(attn_rank, n_state)
         src["block_size"] = (f"raised to {block_size} so that an attention page holds one Mamba state page "
                              "(HybridAttentionMambaModelConfig.verify_and_update_config)")
@@ -245,6 +250,11 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         if page > raw_state:
             notes.append(f"Padding mamba page size by {100 * (page - raw_state) / raw_state:.2f}% to ensure that mamba "
                          "page size and attention page size are exactly equal.")
+        for count in (attn_rank, n_state):
+            # _get_kv_cache_groups_uniform_page_size: the last group of each type is padded to the group size
+            pad = -count % gsize
+            if pad:
+                notes.append(f"Add {pad} padding layers, may waste at most {100 * pad / count:.2f}% KV cache memory")
 
         def per_request_blocks(length: int) -> tuple[float, int]:  # noqa: F811 - the hybrid Mamba layout
             attn_blocks = -(-length // block_size)
@@ -255,7 +265,12 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     # one attention type in one group whatever their page sizes (UniformTypeKVCacheSpecs, 0.11+): a block holds
     # every layer's page; V0 gives the draft the same number of blocks in a cache of its own (below).
     draft_per_token = spec_share["per_token"] if spec_share is not None else None
-    if draft_per_token and (hybrid or mamba_hybrid or n_state):
+    if draft_per_token and mtp_full and mamba_hybrid:
+        kv_bytes_per_token += draft_per_token
+        src["kv_bytes_per_token"] += (f" + {spec_share['name']}: {spec_share['per_token_how']}, in the full-attention "
+                                      f"group ({attn_rank} layers per group)")
+        draft_per_token = None
+    elif draft_per_token and (hybrid or mamba_hybrid or n_state):
         label = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head"}.get(spec_share.get("head"), "draft model")
         notes.append(f"the KV cache of the {label} {spec_share['name']} is not counted (the model's KV cache has "
                      "several layer groups): KV cache and concurrency are over-estimated")

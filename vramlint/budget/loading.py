@@ -39,6 +39,9 @@ VLLM_SOURCES = (
     "vllm/v1/spec_decode/eagle.py::EagleProposer.load_model (0.8 - 0.33: embedding / LM head sharing), "
     "model_executor/models/llama_eagle.py, llama_eagle3.py, medusa.py, v1/spec_decode/medusa.py (0.9.2+): "
     "EAGLE / EAGLE-3 / Medusa heads (vramlint.budget.speculative)",
+    "vllm/config/speculative.py::SpeculativeConfig.hf_config_override (qwen3_5 / qwen3_5_moe -> qwen3_5_mtp, "
+    "n_predict = mtp_num_hidden_layers) and vllm/model_executor/models/qwen3_5_mtp.py::Qwen3_5MultiTokenPredictor "
+    "(one fc split over TP, full-attention Qwen3_5DecoderLayers; 0.20.0 wheel): Qwen3.5's MTP layers",
     "vllm/lora/layers/*.py::create_lora_weights: the LoRA slots allocated in load_model (vramlint.budget.lora)",
     "vllm/model_executor/models/interfaces.py::_mark_tower_model, qwen3_vl.py: towers not built, deepstack "
     "buffers (vramlint.budget.multimodal)",

@@ -121,6 +121,13 @@ def _mtp_share(model: ModelInfo, beh: versions.Behavior, key: versions.VersionKe
     stays loaded. ``DeviceMemoryProfiler`` reads ``max_memory_allocated`` after ``empty_cache``, so the freed
     copies do not count. The MTP attention layers register in the same forward context: each gets KV cache in
     the same pool, one more layer's worth per token.
+
+    Qwen3.5 (``mtp_num_hidden_layers``; ``Qwen3_5MultiTokenPredictor``, models/qwen3_5_mtp.py, 0.20.0 wheel)
+    differs: one ``fc`` for all its layers, a ``ColumnParallelLinear`` of 2 x hidden -> hidden split over TP, three
+    RMSNorms (``norm``, ``pre_fc_norm_hidden``, ``pre_fc_norm_embedding``) and full-attention
+    ``Qwen3_5DecoderLayer``s; embedding and LM head shared the same way. Those attention layers have the model's
+    own KV spec, so in the hybrid layout they join its full-attention group (``full_attention_layers``; see
+    :func:`vramlint.budget.kv_cache._plan_stage`).
     """
     facts = model.extra.get("facts") or {}
     n = int(facts.get("mtp_layers") or 0)
@@ -139,21 +146,34 @@ def _mtp_share(model: ModelInfo, beh: versions.Behavior, key: versions.VersionKe
     if moe:
         layer_facts["moe"] = {**moe, "dense_layers": []}  # the MTP layer is a MoE layer (index >= first_k_dense)
     hidden = facts["hidden"]
+    qwen3_5 = facts.get("mtp_style") == "qwen3_5"
+    if qwen3_5:
+        # Qwen3_5MultiTokenPredictor (models/qwen3_5_mtp.py, 0.20.0 wheel): full-attention Qwen3_5DecoderLayers
+        layer_facts["pattern"] = "F" * n
+        layer_facts.pop("linear", None)
     # n decoder layers (+ one norm: the shared head's), eh_proj and enorm / hnorm per layer
     layer_bytes = weights_mod.weight_bytes_per_rank(layer_facts, tp=tp, pp=1, dtype_bytes=dtype_bytes,
                                                     include_buffers=False)
-    own = n * (2 * hidden * hidden + 2 * hidden) * dtype_bytes
+    if qwen3_5:
+        # one fc for all the layers, a ColumnParallelLinear 2 x hidden -> hidden split over TP, and the
+        # pre_fc_norm_hidden / pre_fc_norm_embedding RMSNorms (its final `norm` is the one counted above)
+        own = (2 * hidden * -(-hidden // max(1, tp)) + 2 * hidden) * dtype_bytes
+    else:
+        own = n * (2 * hidden * hidden + 2 * hidden) * dtype_bytes
     head = 0
     if not versions.at_least(key, 0, 17):
         vocab = facts.get("vocab") or 0
         pad = weights_mod.VOCAB_PADDING * tp
         head = n * (-(-vocab // pad) * pad) * hidden // tp * dtype_bytes
     total = int(layer_bytes + own + head)
-    how = (f"{n} MTP layer{'s' if n != 1 else ''} of {model.name} {total / (1 << 30):.2f} GiB (decoder layer + eh_proj + "
-           "norms" + (", its own LM head copy before 0.17" if head else "") + "; embedding and LM head shared)")
+    proj = "fc split over TP" if qwen3_5 else "eh_proj"
+    how = (f"{n} MTP layer{'s' if n != 1 else ''} of {model.name} {total / (1 << 30):.2f} GiB (decoder layer + "
+           f"{proj} + norms" + (", its own LM head copy before 0.17" if head else "") + "; embedding and LM head shared)")
     per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, beh.mla_supported)
     return {"name": f"{model.name} MTP", "tp": tp, "weights": total, "weights_how": how,
-            "per_token": per_layer * n, "per_token_how": f"{kv_how} x {n} MTP layer{'s' if n != 1 else ''}"}, ""
+            "per_token": per_layer * n, "per_token_how": f"{kv_how} x {n} MTP layer{'s' if n != 1 else ''}",
+            # full-attention layers with the model's own attention shape: they join its full-attention KV group
+            "full_attention_layers": n if qwen3_5 else 0}, ""
 
 
 def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | None, model: ModelInfo,
