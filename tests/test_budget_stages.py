@@ -4,6 +4,8 @@ import dataclasses
 import importlib
 import re
 
+import pytest
+
 from tests.test_budget_worked_examples import LLAMA_31_8B, LLAMA_32_3B
 from vramlint import gpus, versions
 from vramlint.budget import STAGES, GiB, compute_budget
@@ -239,7 +241,8 @@ def test_non_torch_counts_the_communicators_set_up_before_the_snapshot_only_unti
     `init_worker_distributed_environment`, 0.11.0 after it ("Now take memory snapshot after NCCL is
     initialized"): the TP group's PyNcclCommunicator and the custom all-reduce buffers are non-torch memory on
     0.10.2 and come out of the free memory on 0.11.0; the profile run's torch.distributed communicator (the logits
-    gather) is counted by both."""
+    gather) is counted by both. 0.11.0 also gives the expert-parallel group, which 0.11 - 0.13 build for every
+    model, a PyNccl communicator before the snapshot (0.10.2: ``use_pynccl = "ep" not in unique_name``)."""
     comm, _ = nccl_communicator_bytes(gpus.lookup("A100-80GB"), {})
     assert comm == 24 * 2 * (512 * 1024 + 4915200 + 4 * 1024 * 1024)  # NCCL's default LL / LL128 / SIMPLE buffers
     custom_all_reduce_buffers = 2 * 8 * 1024 * 1024
@@ -252,7 +255,7 @@ def test_non_torch_counts_the_communicators_set_up_before_the_snapshot_only_unti
     assert profiles["0.10.2"].non_torch == int(0.05 * GiB) + 2 * comm + custom_all_reduce_buffers
     assert profiles["0.11.0"].non_torch == int(0.05 * GiB) + comm
     assert profiles["0.10.2"].uncounted == CUDA_CONTEXT_BYTES
-    assert profiles["0.11.0"].uncounted == CUDA_CONTEXT_BYTES + comm + custom_all_reduce_buffers
+    assert profiles["0.11.0"].uncounted == CUDA_CONTEXT_BYTES + 2 * comm + custom_all_reduce_buffers
     assert "counts all of it" in texts["0.10.2"] and "counts only the profile run's" in texts["0.11.0"]
     single, single_weights = _stages(LLAMA_31_8B, "A100-80GB", {}, "0.11.0")
     assert profile_memory(single, single_weights).non_torch == int(0.05 * GiB)
@@ -334,10 +337,11 @@ def test_symmetric_memory_buffer_from_0_11_on_hopper_and_it_shrinks_the_custom_a
     CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"][8] = 256 KiB per buffer; both before the snapshot."""
     h100 = gpus.lookup("H100-SXM")
     comm, _ = nccl_communicator_bytes(h100, {})
-    for version, symm, ca in (("0.11.0", 64 << 20, 2 * (256 << 10)), ("0.10.2", 0, 2 * (8 << 20))):
+    # the TP group's communicator and the profile run's; 0.11 adds the expert-parallel group's (every model)
+    for version, symm, ca, comms in (("0.11.0", 64 << 20, 2 * (256 << 10), 3), ("0.10.2", 0, 2 * (8 << 20), 2)):
         beh = versions.behavior(version, h100, {"tensor_parallel_size": 8}, {}, None, 8192)
         c = communication_memory(beh, h100, 8, 1, 1, {}, {})
-        assert c.before_snapshot + c.counted == 2 * comm + ca + symm
+        assert c.before_snapshot + c.counted == comms * comm + ca + symm
         assert not c.nccl_in_graphs
     beh = versions.behavior("0.11.0", h100, {}, {}, None, 8192)
     assert symmetric_memory_bytes(beh, h100, 8, {"VLLM_ALLREDUCE_USE_SYMM_MEM": "0"}) == 0
@@ -512,3 +516,31 @@ def test_flashinfer_mnnvl_workspace_follows_flashinfer_0_6_13():
     assert capped[0] == 48 * 2**20 and "1000 tokens" in capped[1]  # 2 x 500 x 2 x 8 KiB x 3 = 46.9 MiB -> 48
     across = flashinfer_fusion_workspace(beh("0.25.0"), h100, 2, 4096, 2, 8192, {"nnodes": 2}, {})
     assert across[0] == 386 * 2**20 and "TRT-LLM" not in across[1]
+
+
+@pytest.mark.parametrize("version, dense, moe", [
+    ("0.10.2", 0, 0),  # "ep" group built, but CudaCommunicator gives it no PyNccl communicator
+    ("0.11.0", 1, 1),  # built for every model, with a PyNccl communicator (every group of more than one rank)
+    ("0.13.0", 1, 1),
+    ("0.14.0", 0, 1),  # "Don't create EP group for dense models"
+    ("0.19.0", 0, 1),
+    ("0.28.0", 0, 1),
+])
+def test_the_expert_parallel_group_has_a_communicator_of_its_own(version, dense, moe):
+    """initialize_model_parallel (vllm/distributed/parallel_state.py) builds the "ep" group of TP x DP ranks without
+    --enable-expert-parallel. The P108 log (gpt-oss-20b, TP 2, H100, 0.19.0): 2.01 GiB in use at the snapshot on
+    each rank, 0.51 at TP 1 (P107)."""
+    h100 = gpus.lookup("H100-SXM")
+    comm, _ = nccl_communicator_bytes(h100, {})
+    beh = versions.behavior(version, h100, {"tensor_parallel_size": 2}, {}, None, 8192)
+    plain = communication_memory(beh, h100, 2, 1, 1, {}, {})
+    for extra, is_moe in ((dense, False), (moe, True)):
+        c = communication_memory(beh, h100, 2, 1, 1, {}, {}, moe=is_moe)
+        assert (c.before_snapshot + c.counted) - (plain.before_snapshot + plain.counted) == \
+            (extra - dense) * comm, (version, is_moe, c.how)
+        assert ("expert-parallel group's" in c.how) == bool(extra)
+    # the whole stage: the same facts with and without experts
+    cfg, weights = _stages(QWEN3_8B, "H100-SXM", {"tensor_parallel_size": 2}, version, num_experts=128)
+    dense_cfg, dense_weights = _stages(QWEN3_8B, "H100-SXM", {"tensor_parallel_size": 2}, version)
+    assert profile_memory(cfg, weights).uncounted - profile_memory(dense_cfg, dense_weights).uncounted \
+        == (moe - dense) * comm

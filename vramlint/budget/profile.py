@@ -129,7 +129,7 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
     src: dict[str, str] = {}
     notes: list[str] = []
     comm = communication_memory(beh, cfg.gpu, cfg.tp, cfg.pp, cfg.dp, cfg.args, cfg.env,
-                                expert_parallel=cfg.ep_size > 1)
+                                expert_parallel=cfg.ep_size > 1, moe=bool(model.num_experts))
     non_torch, nt_how = non_torch_bytes(beh, cfg.tp, cfg.pp, cfg.dp, comm=comm)
     src["non_torch"] = "estimate: " + nt_how
     if flashinfer_allreduce_fusion(beh, cfg.gpu, cfg.tp, cfg.pp, cfg.dp, cfg.args, cfg.env):

@@ -25,6 +25,10 @@ part of it vLLM's profiler counts as non-torch memory, release by release:
   another machine. ``NCCL_MIN_NCHANNELS`` / ``NCCL_MAX_NCHANNELS`` and the three buffer sizes are read from the
   environment. NVLink SHARP (NVLS) buffers and NCCL's own device allocations (kernels, work queues) are not
   estimated.
+* **The expert-parallel group** ("ep", TP x DP ranks): built for every model from 0.9.2 and for MoE models
+  only from 0.14, with a PyNccl communicator of its own from 0.11 (:func:`expert_group_communicator`), whether
+  or not ``--enable-expert-parallel`` is given: the P108 log (gpt-oss-20b at TP 2 on H100, 0.19.0) shows 2.01 GiB
+  in use at the snapshot on each rank against 0.51 at TP 1.
 * **Custom all-reduce** (``CustomAllreduce``, tensor-parallel group only): two IPC buffers of ``max_size`` (8 MiB,
   lowered on compute capability 9.0 / 10.0 / 10.3 by ``CUSTOM_ALL_REDUCE_MAX_SIZES`` when symmetric memory is
   on) allocated with cudaMalloc; used for 2, 4, 6 or 8 ranks, when all GPUs are NVLink-connected or there are
@@ -216,13 +220,30 @@ def symmetric_memory_bytes(beh: versions.Behavior, gpu: GpuSpec, tp: int, env: d
     return SYMM_MEM_ALL_REDUCE_MAX_SIZES.get(_cc(gpu), {}).get(tp, 0)
 
 
+def expert_group_communicator(beh: versions.Behavior, tp: int, dp: int, moe: bool, expert_parallel: bool) -> bool:
+    """Whether the expert-parallel group (TP x DP ranks) gets an NCCL communicator of its own at start-up.
+
+    ``initialize_model_parallel`` (vllm/distributed/parallel_state.py) builds the "ep" group for every model from
+    0.9.2 (no flag asks for it) and, from 0.14, for MoE models only ("Don't create EP group for dense models");
+    ``CudaCommunicator`` gives it no PyNccl communicator up to 0.10 (``use_pynccl = "ep" not in unique_name``)
+    and one from 0.11 (every group of more than one rank). Read in the 0.9.2, 0.10.0, 0.11.0, 0.13.0, 0.14.0,
+    0.15.0, 0.17.0, 0.19.0, 0.20.0, 0.27.1 and 0.28.0 wheels. Up to 0.10 an expert-parallel MoE layer's all-to-all
+    makes torch.distributed's communicator for the group instead (``expert_parallel``)."""
+    if tp * dp <= 1:
+        return False
+    if beh.engine == "v1" and versions.at_least(beh.key, 0, 11):
+        return moe or expert_parallel or not versions.at_least(beh.key, 0, 14)
+    return expert_parallel
+
+
 def communication_memory(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int, dp: int, args: dict, env: dict,
-                         expert_parallel: bool = False) -> Communication:
+                         expert_parallel: bool = False, moe: bool = False) -> Communication:
     """The communication memory of one rank and how much of it vLLM counts (see the module docstring)."""
     if tp * pp * dp <= 1:
         return Communication(0, 0, False, "one GPU: no communicators")
     comm, comm_how = nccl_communicator_bytes(gpu, env)
-    groups = [size for size in (tp, pp, dp, tp * dp if expert_parallel else 1) if size > 1]
+    ep_group = expert_group_communicator(beh, tp, dp, moe, expert_parallel)
+    groups = [size for size in (tp, pp, dp, tp * dp if ep_group else 1) if size > 1]
     symm = symmetric_memory_bytes(beh, gpu, tp, env)
     ca = custom_all_reduce(gpu, tp, args)
     ca_size = CUSTOM_ALL_REDUCE_MAX_SIZE
@@ -236,8 +257,9 @@ def communication_memory(beh: versions.Behavior, gpu: GpuSpec, tp: int, pp: int,
     profile_comms = 1 if tp > 1 and not pynccl_gather else 0
     during_profile = profile_comms * comm
     after_nccl = beh.engine == "v1" and versions.at_least(beh.key, 0, 11)
-    parts = [f"{len(groups)} NCCL communicator(s) at start-up and {profile_comms} in the profile run, "
-             f"{comm / GiB:.2f} GiB each ({comm_how})"]
+    parts = [f"{len(groups)} NCCL communicator(s) at start-up" + (" (one of them the expert-parallel group's)"
+                                                                   if ep_group else "")
+             + f" and {profile_comms} in the profile run, {comm / GiB:.2f} GiB each ({comm_how})"]
     if ca:
         parts.append(f"custom all-reduce 2 x {ca_size // MiB} MiB")
     if symm:
