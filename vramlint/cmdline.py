@@ -1183,10 +1183,12 @@ _VLLM_IMAGE_EXCLUDE = ("nim", "tgi", "text-generation-inference", "sglang", "ten
 # Words of an image name that say it stands in for vLLM (llm-d's vllm-sim, a test's mock-vllm): it serves vLLM's
 # API without loading a model, so it has no vLLM command line and no GPU budget
 _STAND_IN_WORDS = frozenset(("mock", "sim", "simulator", "fake", "stub", "emulator", "dummy"))
-# Words of an image's own name that say it is a program beside vLLM (a proxy or router in front of it, its UI, a
-# benchmark client, an operator), named after the engine it serves: it runs no vLLM engine itself
+# Words of an image's own name that say it is a program beside vLLM (a proxy or router in front of it, its UI or
+# web frontend, a benchmark or evaluation client, an operator), named after the engine it serves: it runs no vLLM
+# engine itself (audit24: `vllm-eval-public-evalchemy`, a Job whose args are `--endpoint URL --config FILE`)
 _COMPANION_WORDS = frozenset(("proxy", "router", "gateway", "ui", "webui", "gui", "gradio", "dashboard", "exporter",
-                              "operator", "client", "bench", "benchmark"))
+                              "operator", "client", "bench", "benchmark", "frontend", "eval", "evals", "evaluation",
+                              "evaluator"))
 
 
 # llm-d's vLLM images (ghcr.io/llm-d/...): llm-d/llm-d's docker/Dockerfile.cuda (llm-d-cuda, llm-d-cuda-gb200),
@@ -1296,6 +1298,18 @@ def _word_in_message(word: str, width: int = 40) -> str:
     return first + (" ..." if len(lines) > 1 else "")
 
 
+# What in a command word names vLLM without being a command: a service URL (`http://qwen-vllm-lb:8000/v1`, a
+# benchmark's target) or a variable reference (`$(VLLM_ENDPOINT)`, which the kubelet replaces by its value)
+_NOT_A_COMMAND_PART = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*|\$\(\w+\)|\$\{\w+\}|\$\w+")
+
+
+def _names_vllm_as_command(word: str) -> bool:
+    """A command word that names vLLM as something it runs (`vllm`, `python -m vllm.entrypoints...`, a launcher
+    `serve_vllm.sh`): not an option (`--vllm-port=8001` of llm-d's routing proxy), and not only in a URL or a
+    variable's name."""
+    return not word.startswith("-") and "vllm" in _NOT_A_COMMAND_PART.sub("", word).lower()
+
+
 def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[str, Any]) -> str | None:
     """What to say about a container that clearly relates to vLLM (its image or command names it) but shows no
     vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
@@ -1304,7 +1318,7 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     # (`vllm-latency-proxy`, `...-vllm-...-gateway`, `vllm-manager-ui`) or a stand-in's word is another program
     # that talks to vLLM; an option that names vLLM (`--vllm-port=8001` of llm-d's routing proxy) is another
     # program's way to reach it, not a vLLM command
-    if not (is_vllm_image(image) or any("vllm" in w.lower() and not w.startswith("-") for w in texts)):
+    if not (is_vllm_image(image) or any(_names_vllm_as_command(w) for w in texts)):
         return None
     if is_dynamo_image(image) and (not texts or any(
             texts[k] == "-m" and texts[k + 1].startswith("dynamo.") for k in range(len(texts) - 1))):

@@ -1,0 +1,85 @@
+"""Programs that talk to a vLLM server and are named after it are no vLLM server (audit24): an evaluation
+harness's Job (`vllm-eval-...` image, args `--endpoint $(VLLM_MODEL_ENDPOINT) --config FILE`), a benchmark UI
+(`vllm-frontend-...` image, no command), and a benchmark Job whose only argument is the server's URL
+(`http://qwen-vllm-lb...`). None of them gets vLLM's flags checked, nor a note that a vLLM command line is
+hidden; a container whose own command names vLLM still does."""
+
+from __future__ import annotations
+
+import json
+
+from vramlint.cli import main
+from vramlint.scan import scan
+
+EVAL_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: harness
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: harness
+          image: ghcr.io/acme/vllm-eval-public-harness:v1.1.0
+          env:
+            - name: VLLM_MODEL_ENDPOINT
+              value: "http://vllm:8000/v1/completions"
+          args:
+            - "--endpoint"
+            - "$(VLLM_MODEL_ENDPOINT)"
+            - "--config"
+            - "/app/configs/harness.json"
+"""
+
+FRONTEND = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: bench-ui
+spec:
+  selector: {matchLabels: {app: ui}}
+  template:
+    metadata: {labels: {app: ui}}
+    spec:
+      containers:
+        - name: ui
+          image: ghcr.io/acme/vllm-frontend-public:v1.1.1
+          ports: [{containerPort: 3000}]
+"""
+
+URL_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: multi-turn
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: bench
+          image: quay.io/acme/multi-turn-benchmark:0.0.1
+          args:
+            - "http://qwen-vllm-lb.demo.svc.cluster.local:8000/v1"
+"""
+
+
+def test_clients_of_vllm_are_no_servers_and_get_no_vllm_checks(tmp_path, capsys):
+    for name, text in (("eval-job.yaml", EVAL_JOB), ("ui.yaml", FRONTEND), ("bench-job.yaml", URL_JOB)):
+        (tmp_path / name).write_text(text)
+        inventory = scan([str(tmp_path / name)])
+        assert inventory.servers == [], name
+        assert not [p for p in inventory.problems if "command line is not visible" in p.message], name
+    main(["check", str(tmp_path), "--offline", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    # no VRL009 "vLLM does not know --endpoint", no VRL103 "--config file not mounted", no hidden-command note
+    assert [(f["rule"], f["file"].rsplit("/", 1)[-1]) for f in report["findings"]] == []
+
+
+def test_a_command_that_runs_vllm_is_still_one(tmp_path):
+    """The URL and variable rules drop only those parts of a word: a launcher that runs vLLM on a custom image
+    keeps its note, with a URL beside it."""
+    text = URL_JOB.replace('- "http://qwen-vllm-lb.demo.svc.cluster.local:8000/v1"',
+                           '- "/opt/serve_vllm.sh"\n            - "http://qwen-vllm-lb.demo.svc.cluster.local:8000/v1"')
+    (tmp_path / "launcher.yaml").write_text(text)
+    inventory = scan([str(tmp_path / "launcher.yaml")])
+    assert [p.level for p in inventory.problems if "command line is not visible" in p.message] == ["note"]
