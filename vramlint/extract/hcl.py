@@ -118,6 +118,15 @@ class Opaque(Expr):
     text: str = ""
     refs: list[Ref] = field(default_factory=list)  # the references it holds (said when it stays unknown)
     cond: Any = None  # a conditional's (condition, true, false) expressions
+    compare: Any = None  # `A == B` / `A != B` alone: (operator, A, B)
+
+
+def _comparison(parts: list[Expr], ops: list[str], line: int, col: int, text: str, end: int) -> Opaque | None:
+    """`A == B` or `A != B` with no other operator beside it (whose precedence would matter): an expression whose
+    value is known when both sides are (`var.inference_hardware == "gpu" ? ... : ...`); None otherwise."""
+    if len(parts) != 2 or len(ops) != 1 or ops[0] not in ("==", "!="):
+        return None
+    return Opaque(line, col, end, text, _refs(parts), None, (ops[0], parts[0], parts[1]))
 
 
 @dataclass
@@ -232,6 +241,7 @@ class _Parser:
         first, i = self.unary(i, newlines)
         parts = [first]
         ops = False
+        seen: list[str] = []
         while True:
             j = self.skip(i, newlines)
             if j >= self.n:
@@ -240,6 +250,7 @@ class _Parser:
             if op is not None and not self.text.startswith("=>", j):
                 nxt, i = self.unary(self.skip(j + len(op), True), newlines)
                 parts.append(nxt)
+                seen.append(op)
                 ops = True
                 continue
             if self.text[j] == "?":
@@ -251,14 +262,15 @@ class _Parser:
                 no, i = self.expr(self.skip(k + 1, True), newlines)
                 self.depth -= 1
                 line, col = self.pos(start)
-                cond = first if not ops else None
+                cond = first if not ops else _comparison(parts, seen, line, col, self.text[start:j].rstrip(), j)
                 return Opaque(line, col, i, self.text[start:i], _refs(parts + [yes, no]),
                               (cond, yes, no) if cond is not None else None), i
             break
         if not ops:
             return first, i
         line, col = self.pos(start)
-        return Opaque(line, col, i, self.text[start:i], _refs(parts)), i
+        return _comparison(parts, seen, line, col, self.text[start:i], i) or Opaque(
+            line, col, i, self.text[start:i], _refs(parts)), i
 
     def unary(self, i: int, newlines: bool) -> tuple[Expr, int]:
         if i < self.n and (self.text[i] == "!" or (self.text[i] == "-" and not self.text[i + 1:i + 2].isdigit())):

@@ -82,6 +82,9 @@ class Module:
         # the Kubernetes objects its resources create, by (type, name): their metadata block (a pod's ConfigMap,
         # Secret or claim is named `kubernetes_config_map.x.metadata[0].name`)
         self.resources: dict[tuple[str, str], tuple[hcl.Block, str]] = {}
+        # `data "template_file" NAME` blocks (the hashicorp/template provider): NAME -> (block, file); its `rendered`
+        # is its `template` text rendered with its `vars`, as templatefile() renders a file
+        self.template_files: dict[str, tuple[hcl.Block, str]] = {}
 
 
 def _display(path: str) -> str:
@@ -175,6 +178,8 @@ def _load_module(folder: str, names: list[str], own: tuple[str, list[Any]] | Non
                         module.module_files[-1][1].append(item)
                     elif item.type == "resource" and len(item.labels) >= 2 and item.blocks("metadata"):
                         module.resources[(item.labels[0], item.labels[1])] = (item.blocks("metadata")[0], shown)
+                    elif item.type == "data" and len(item.labels) >= 2 and item.labels[0] == "template_file":
+                        module.template_files[item.labels[1]] = (item, shown)
             elif group == "auto":
                 for attr in body:
                     if isinstance(attr, hcl.Attribute):
@@ -295,6 +300,13 @@ class Context:
         if isinstance(expr, hcl.Call):
             return self._call(expr, here, scope)
         if isinstance(expr, hcl.Opaque):
+            if expr.compare is not None:
+                op, left, right = expr.compare
+                a, b = self.evaluate(left, here, scope), self.evaluate(right, here, scope)
+                if not (is_unknown(a) or is_unknown(b) or isinstance(a, (dict, list)) or isinstance(b, (dict, list))):
+                    # Terraform compares type and value: "1" == 1 is false, as in Python (a bool is no number)
+                    same = a == b and (isinstance(a, bool) == isinstance(b, bool))
+                    return same if op == "==" else not same
             if expr.cond is not None:
                 cond = self.evaluate(expr.cond[0], here, scope)
                 if isinstance(cond, bool):
@@ -396,6 +408,11 @@ class Context:
             if len(used) < 64:
                 used.add(at[0])
             return self._steps(value, ref.steps[1:], width, here, scope)
+        if ref.root == "data" and len(ref.steps) >= 3 and ref.steps[0] == "template_file" and \
+                isinstance(ref.steps[1], str) and ref.steps[1] in self.module.template_files:
+            value = self._template_file(ref, width)
+            if value is not None:
+                return value
         if len(ref.steps) >= 3 and isinstance(ref.steps[0], str) and (ref.root, ref.steps[0]) in self.module.resources:
             value = self._metadata(ref, at)
             if value is not None:
@@ -405,6 +422,38 @@ class Context:
         if not quiet and ref.root not in ("var", "local"):
             self._mark(_ref_name(ref), _why(ref.root))
         return unknown(width)
+
+    def _template_file(self, ref: hcl.Ref, width: int) -> Any:
+        """`data.template_file.NAME[.INDEX].rendered`: the block's `template` text rendered with its `vars` (the
+        hashicorp/template provider renders Terraform's template syntax with those names alone, as templatefile()
+        does; audit24: a production-stack release whose values are `data.template_file.vllm_values[0].rendered`
+        of a `file()` of the module's values template). None when the reference is not to `rendered`."""
+        rest = list(ref.steps[2:])
+        if len(rest) == 2 and str(getattr(rest[0], "value", rest[0])).isdigit():
+            rest = rest[1:]  # one instance of its count: each is rendered from the same arguments
+        if rest != ["rendered"]:
+            return None
+        name = f"data.template_file.{ref.steps[1]}"
+        block, _file = self.module.template_files[ref.steps[1]]
+        template = block.attr("template")
+        if template is None or name in self.resolving or len(self.resolving) >= MAX_REF_DEPTH:
+            return None
+        self.resolving.append(name)
+        try:
+            text = self.evaluate(template.expr)
+            names = self.evaluate(block.attr("vars").expr) if block.attr("vars") is not None else YamlMap()
+        finally:
+            self.resolving.pop()
+        if not isinstance(text, str) or is_unknown(text) or not isinstance(names, dict):
+            self._mark(name, "its template or vars are not known")
+            return unknown(width)
+        try:
+            body = hcl.parse_template(str(text))
+        except hcl.HclError as exc:
+            self._mark(name, f"its template, line {exc.line + 1}: {exc}")
+            return unknown(width)
+        rendered = self._template(body, None, dict(names))
+        return Placed(str(rendered), getattr(text, "file", None), getattr(text, "line", 0), 0, 0)
 
     def _cycle(self, name: str) -> None:
         """Locals that refer to each other: Terraform's graph walk refuses the configuration ("Cycle: ..."), said on
