@@ -123,7 +123,14 @@ def extract_kaito(doc: Any, obj: Any, path: str, records: Records) -> None:
             server.notes.append(f"KAITO preset {preset_name!r}: which Hub model it serves is not known to vramlint; "
                                 "add a model alias for it")
     elif is_map(inference.get("template")):
-        return  # a custom pod template: KAITO runs it as written (not read here)
+        # a custom pod template (`inference.template`, a PodTemplateSpec, in place of a preset): KAITO's
+        # GenerateDeploymentManifestWithPodTemplate (pkg/workspace/manifests) deep-copies it into the Deployment it
+        # creates and sets only labels, node affinity (the workspace's labelSelector) and tolerations: its
+        # containers run as written, with no flag, image or parallelism of KAITO's, so it is read as a pod spec
+        from vramlint.extract.podspec import extract_pod_objects
+
+        extract_pod_objects(doc, inference, ipath, records, ctx)
+        return
     server.gpu = _gpu(file, body, bpath)
     resource = body.get("resource")
     nodes = to_int(resource.get("count")) if is_map(resource) and "count" in resource else 1
