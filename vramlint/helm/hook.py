@@ -124,7 +124,55 @@ def plan(entries: list[Any]) -> ChartPlan:
             first = next(iter(out.charts))
             out.problems.append(internal_problem(_shown(os.path.join(first, "values.yaml")), None,
                                                  "comparing values files with this chart's values", exc))
+        try:
+            _say_unplaced_values(entries, out)
+        except Exception as exc:  # noqa: BLE001 - a note only: its failure must not stop the run
+            from vramlint.model import internal_problem
+
+            first = next(iter(out.charts))
+            out.problems.append(internal_problem(_shown(os.path.join(first, "values.yaml")), None,
+                                                 "looking for values files of this chart that are not read", exc))
     return out
+
+
+MAX_UNPLACED_SAID = 50  # values files in a chart's folder, naming vLLM, that the chart does not read: said at most
+
+
+def _say_unplaced_values(entries: list[Any], out: ChartPlan) -> None:
+    """A values file in a chart's own folder (`custom-values-qwen3-8b.yaml` beside an umbrella's Chart.yaml) that
+    names vLLM, is none of the files Helm reads by itself and was not placed as a profile (`_place_profiles`: its
+    keys are not, as a whole, the chart's) is read by nothing: one note per chart names them, so that no such file
+    is silent (audit24: ThakiCloud/vllm-manifests-public, four model overlays of an umbrella with no values.yaml,
+    which its docs give to the subchart with `helm install ./charts/vllm --values ...`)."""
+    from vramlint.model import Problem
+
+    by_chart: dict[str, list[tuple[str, int]]] = {}
+    said = 0
+    for entry in entries:
+        path = entry.path
+        if path in out.handled or not _is_values_name(os.path.basename(path)) or said >= MAX_UNPLACED_SAID:
+            continue
+        own = _outermost_chart(os.path.dirname(os.path.abspath(path)))
+        if own is None or _shown(own) not in out.charts:
+            continue
+        text = _text(path)
+        low = (text or "").lower()
+        if "vllm" not in low or _TOP_KEY.search(text or "") is None or re.search(r"^kind\s*:", text or "", re.M):
+            continue
+        line = low[:low.index("vllm")].count("\n") + 1
+        by_chart.setdefault(_shown(own), []).append((path, line))
+        said += 1
+    for chart, files in by_chart.items():
+        (first, line), rest = files[0], files[1:]
+        has_values = os.path.isfile(os.path.join(chart, "values.yaml"))
+        why = ("its keys are not, as a whole, those of the chart's values.yaml" if has_values else
+               "the chart has no values.yaml of its own to compare it with")
+        others = f" (and {len(rest)} more like it: {', '.join(_shown(p) for p, _ in rest[:4])}" \
+                 f"{', ...' if len(rest) > 4 else ''})" if rest else ""
+        out.problems.append(Problem(_shown(first), line, 1, (
+            f"values file in chart {chart}'s folder that Helm does not read by itself, and not read as the chart's "
+            f"values here ({why}){others}: what it deploys is not checked; if it is this chart's, name it with "
+            "`--values` to lint it through the chart, as Helm's `-f` applies it"), level="note"))
 
 
 def _place_releases(entries: list[Any], out: ChartPlan, shown: dict[str, str]) -> None:
