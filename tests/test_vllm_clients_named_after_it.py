@@ -75,6 +75,33 @@ def test_clients_of_vllm_are_no_servers_and_get_no_vllm_checks(tmp_path, capsys)
     assert [(f["rule"], f["file"].rsplit("/", 1)[-1]) for f in report["findings"]] == []
 
 
+SCHEDULER = """apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceServiceConfig
+metadata:
+  name: config-llm-scheduler
+spec:
+  router:
+    scheduler:
+      template:
+        containers:
+        - name: main
+          image: ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0
+          args:
+          - --pool-name
+          - '{{ ChildName .ObjectMeta.Name `-inference-pool` }}'
+          - --kv-cache-usage-percentage-metric
+          - vllm:kv_cache_usage_perc
+"""
+
+
+def test_a_metric_name_of_vllm_is_no_vllm_command(tmp_path):
+    """llm-d's inference scheduler names the vLLM metric it reads (held out in audit24, fixed after: in-sample)."""
+    (tmp_path / "epp.yaml").write_text(SCHEDULER)
+    inventory = scan([str(tmp_path / "epp.yaml")])
+    assert inventory.servers == []
+    assert not [p for p in inventory.problems if "command line is not visible" in p.message]
+
+
 def test_a_command_that_runs_vllm_is_still_one(tmp_path):
     """The URL and variable rules drop only those parts of a word: a launcher that runs vLLM on a custom image
     keeps its note, with a URL beside it."""
