@@ -1,7 +1,7 @@
 """Find the files to scan: walk directories, skip VCS and vendor folders, honour --exclude, survive loops.
 
 A file named explicitly on the command line is always read (whatever its extension); files found by walking
-a directory are read when their extension says YAML, their name says Dockerfile, or their name and folder say
+a directory are read when their extension says YAML, their name says Dockerfile (`is_build_file_name`), or their name and folder say
 supervisord configuration (`supervisord.conf`, `supervisor/*.conf`, `conf.d/*.conf`). Nothing found here is dropped silently: a broken link, a
 symlink loop or an unreadable directory becomes a `Skipped` entry with the reason.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,12 +124,30 @@ def kind_of(name: str) -> str | None:
         return "template"
     if lower.endswith(TERRAFORM_EXTENSIONS):
         return "terraform"  # read only when its text names vLLM (extract.terraform)
-    # `Dockerfile`, `Dockerfile.vllm`, `vllm.Dockerfile` (and Podman's Containerfile): the image a folder's
-    # deployment may run as built, its ENTRYPOINT/CMD starting vLLM (read only when its text names vLLM)
-    if "erfile" in lower and any(lower == base or lower.startswith(base + ".") or lower.endswith("." + base)
-                                 for base in ("dockerfile", "containerfile")):
+    # the image a folder's deployment may run as built, its ENTRYPOINT/CMD starting vLLM (read only when its text
+    # names vLLM)
+    if "erfile" in lower and is_build_file_name(lower):
         return "dockerfile"
     return None
+
+
+_BUILD_FILE_BASES = ("dockerfile", "containerfile")  # Docker's default name, and Podman/Buildah's
+# an extension after `Dockerfile_X` / `Dockerfile-X` says another kind of file (`-notes.md`, `_test.go`, BuildKit's
+# `<Dockerfile name>.dockerignore`); a dot before a digit is a version (`Dockerfile-cuda12.4`)
+_OTHER_EXTENSION = re.compile(r"\.[a-z][a-z0-9]*$")
+
+
+def is_build_file_name(lower: str) -> bool:
+    """Whether a lower-case file name is a Dockerfile's (or Podman's Containerfile): `dockerfile`, the
+    conventions for more than one in a folder, `dockerfile.vllm` and `vllm.dockerfile`, and the spellings
+    `dockerfile_vllm` / `dockerfile-vllm` (`docker build -f` takes any name; these are common). A name of the
+    last two kinds with an extension (`dockerfile-notes.md`, `dockerfile_test.go`) is not one."""
+    for base in _BUILD_FILE_BASES:
+        if lower == base or lower.startswith(base + ".") or lower.endswith("." + base):
+            return True
+        if lower.startswith((base + "_", base + "-")) and len(lower) > len(base) + 1:
+            return _OTHER_EXTENSION.search(lower, len(base)) is None
+    return False
 
 
 # Folders whose `*.conf` files are supervisord's program configurations by convention (the Debian/Ubuntu

@@ -119,19 +119,15 @@ class BuiltImage:
     copies: list[ContextCopy] = field(default_factory=list)  # in build order
 
 
-_BUILD_FILE_NAMES = ("dockerfile", "containerfile")  # Docker's default name, and Podman/Buildah's
-
-
 def is_dockerfile_name(display: str) -> bool:
-    """A Dockerfile by its name: `Dockerfile`, `Containerfile`, and the conventions for more than one in a
-    folder, `Dockerfile.dev` and `dev.Dockerfile` (a name ending in a YAML extension is YAML)."""
-    from vramlint.discover import TEMPLATE_EXTENSIONS, YAML_EXTENSIONS
+    """A Dockerfile by its name (`discover.is_build_file_name`: `Dockerfile`, `Containerfile`, `Dockerfile.dev`,
+    `dev.Dockerfile`, `Dockerfile_dev`, `Dockerfile-dev`); a name ending in a YAML extension is YAML."""
+    from vramlint.discover import TEMPLATE_EXTENSIONS, YAML_EXTENSIONS, is_build_file_name
 
     name = display.replace("\\", "/").rsplit("/", 1)[-1].lower()
     if name.endswith(YAML_EXTENSIONS + TEMPLATE_EXTENSIONS):
         return False
-    return any(name == base or name.startswith(base + ".") or name.endswith("." + base)
-               for base in _BUILD_FILE_NAMES)
+    return is_build_file_name(name)
 
 
 _UNTERMINATED = "<<unterminated>>"  # the keyword of the `Instruction` that says a here-document is not closed
