@@ -2789,6 +2789,24 @@ def script_commands(script: Token, wanted: Callable[[list[str | None]], bool],
             yield [Token(value, at.at(start, end)) for value, start, end, _ in reached.words]
 
 
+def script_commands_seen(script: Token, wanted: Callable[[list[str | None]], bool],
+                         env: dict[str, str | None] | None = None
+                         ) -> Iterator[tuple[list[Token], dict[str, str | None], list[str], int]]:
+    """As `script_commands`, with what each command sees and how it is written: (its words, the variables then,
+    its words as written, the offset of its first in the script's text, when that text is the one read: else
+    -1). A command inside a word's substitution (`ID=$(sbatch job.sh)`) is not among them: its caller reads the
+    words as written."""
+    at, _ = _script_positions(script.text or "", script.location, bool(script.block), indent=script.indent,
+                              lines=script.lines, folded=script.block == ">", quoted=script.quoted, problems=[])
+    same = at.text == script.text
+    for reached in ScriptWalk(at.text, env or {}, wanted, None, lambda first: "", []).run():
+        if isinstance(reached, Command):
+            written = [at.text[start:end] for _, start, end, _ in reached.words]
+            first = reached.words[0][1] if same and reached.words else -1
+            yield ([Token(value, at.at(start, end)) for value, start, end, _ in reached.words], reached.env,
+                   written, first)
+
+
 def _search_script_with_assignments(script: Token, env: dict[str, str | None], depth: int,
                                     problems: list[str]) -> tuple[_Found | None, dict[str, str | None]]:
     """The script read as the shell runs it (``ScriptWalk``): each command that may start the server with the

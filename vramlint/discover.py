@@ -1,7 +1,8 @@
 """Find the files to scan: walk directories, skip VCS and vendor folders, honour --exclude, survive loops.
 
 A file named explicitly on the command line is always read (whatever its extension); files found by walking
-a directory are read when their extension says YAML, their name says Dockerfile (`is_build_file_name`), or their name and folder say
+a directory are read when their extension says YAML, their name says Dockerfile (`is_build_file_name`) or Slurm
+job script (`*.sbatch`, `*.slurm`; a `*.sh` whose first lines are `#SBATCH` directives, `FileEntry.sbatch_only`), or their name and folder say
 supervisord configuration (`supervisord.conf`, `supervisor/*.conf`, `conf.d/*.conf`). Nothing found here is dropped silently: a broken link, a
 symlink loop or an unreadable directory becomes a `Skipped` entry with the reason.
 """
@@ -53,6 +54,10 @@ CONFIG_NAMES = frozenset({".vramlint.yaml", ".vramlint.yml"})
 # Terraform's configuration files, in its native syntax and in JSON: the Kubernetes objects and Helm releases a
 # module creates (`vramlint.extract.terraform`)
 TERRAFORM_EXTENSIONS = (".tf", ".tf.json")
+# Slurm job scripts by their names (the shell scripts sbatch(1) is given); a `*.sh` is one when its first lines
+# are `#SBATCH` directives (read by the walk only then: `FileEntry.sbatch_only`)
+SLURM_EXTENSIONS = (".sbatch", ".slurm")
+SHELL_EXTENSIONS = (".sh", ".bash")  # the shell scripts of shell_scripts.SCRIPT_EXTENSIONS that are not Slurm's
 TEMPLATE_EXTENSIONS = (".tftpl", ".tpl", ".yaml.tmpl", ".yml.tmpl", ".yaml.j2", ".yml.j2")
 
 
@@ -62,6 +67,9 @@ class FileEntry:
     path: str  # path to open
     explicit: bool  # named on the command line (read whatever its extension)
     template: bool = False  # a template extension: read only if the text looks like YAML
+    # a shell script of the walk: read only when its first lines are a Slurm job's `#SBATCH` directives
+    # (other scripts are read only when named: slurm.has_directives)
+    sbatch_only: bool = False
 
 
 @dataclass
@@ -124,6 +132,8 @@ def kind_of(name: str) -> str | None:
         return "template"
     if lower.endswith(TERRAFORM_EXTENSIONS):
         return "terraform"  # read only when its text names vLLM (extract.terraform)
+    if lower.endswith(SLURM_EXTENSIONS):
+        return "script"  # a Slurm job script (`sbatch job.sbatch`), read when its text names vLLM
     # the image a folder's deployment may run as built, its ENTRYPOINT/CMD starting vLLM (read only when its text
     # names vLLM)
     if "erfile" in lower and is_build_file_name(lower):
@@ -188,6 +198,8 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respec
     out = Discovery()
     patterns = list(exclude)
     seen_files: set[tuple[int, int]] = set()
+    # the scripts a folder's walk took as Slurm jobs if they are ones, by file: one also named is read as named
+    maybe_jobs: dict[tuple[int, int], FileEntry] = {}
     roots = current_roots() or roots_for(paths)
     for path in paths:
         shown = display_path(path)
@@ -210,12 +222,15 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respec
                 ignored = Ignored(path)
                 if ignored.root is None:
                     ignored = None
-            _walk(path, patterns, out, seen_files, roots, ignored)
+            _walk(path, patterns, out, seen_files, roots, ignored, maybe_jobs)
             for ignore_file, why in ignored.unread if ignored is not None else ():
                 out.skipped.append(Skipped(display_path(ignore_file), why))
         elif stat.S_ISREG(st.st_mode):
             key = (st.st_dev, st.st_ino)
             if key in seen_files:
+                walked = maybe_jobs.pop(key, None)
+                if walked is not None:  # a script a folder's walk took as a Slurm job if it is one: named, read
+                    walked.explicit, walked.sbatch_only = True, False
                 continue
             seen_files.add(key)
             out.files.append(FileEntry(shown, path, explicit=True, template=kind_of(path) == "template"))
@@ -233,7 +248,8 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[int, int]],
-          roots: tuple[str, ...], ignored=None) -> None:  # noqa: ANN001 - a vramlint.gitignore.Ignored
+          roots: tuple[str, ...], ignored=None,  # noqa: ANN001 - a vramlint.gitignore.Ignored
+          maybe_jobs: dict[tuple[int, int], FileEntry] | None = None) -> None:
     # Directories are identified by (device, inode): a symlink back up the tree is reported once and not
     # entered, so a loop costs one stat, not forever. A symlink (to a folder or a file) that leads out of the
     # scanned paths is not followed: a link to `..` or `/` would walk the file system, one to a file would
@@ -282,28 +298,39 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
         if kind is None and is_starter_name(name) and len(out.starters) < MAX_STARTERS and not (
                 ignored is not None and ignored(entry.path, is_dir=False)):
             out.starters.append(entry.path)  # checked when read (a regular file inside the scanned tree)
+        if kind is None and name.lower().endswith(SHELL_EXTENSIONS):
+            kind = "sbatch-only"
         if kind is None or name in CONFIG_NAMES or (ignored is not None and ignored(entry.path, is_dir=False)):
             return
+        # a script the walk reads only if its head says Slurm job: one it cannot look at (a FIFO, a link out of
+        # the tree) is no file of a kind the walk reads, and is left alone as every other script is
+        quiet = kind == "sbatch-only"
         try:
             if not entry.is_file(follow_symlinks=True):
                 try:
                     reason = special_file_reason(os.stat(entry.path).st_mode)
                 except OSError as exc:
                     reason = "broken symbolic link" if exc.errno == 2 else _os_reason(exc)
-                out.skipped.append(Skipped(rel, reason))  # a FIFO would block a reader: never opened
+                if not quiet:
+                    out.skipped.append(Skipped(rel, reason))  # a FIFO would block a reader: never opened
                 return
             st = entry.stat(follow_symlinks=True)
         except OSError as exc:
-            out.skipped.append(Skipped(rel, _os_reason(exc)))
+            if not quiet:
+                out.skipped.append(Skipped(rel, _os_reason(exc)))
             return
         if is_link and outside_reason(entry.path, roots) is not None:
-            out.skipped.append(Skipped(rel, "symbolic link to a file outside the scanned tree: not read"))
+            if not quiet:
+                out.skipped.append(Skipped(rel, "symbolic link to a file outside the scanned tree: not read"))
             return
         key = (st.st_dev, st.st_ino)
         if key in seen_files:
             return
         seen_files.add(key)
-        out.files.append(FileEntry(rel, entry.path, explicit=False, template=kind == "template"))
+        out.files.append(FileEntry(rel, entry.path, explicit=False, template=kind == "template",
+                                   sbatch_only=kind == "sbatch-only"))
+        if kind == "sbatch-only" and maybe_jobs is not None:
+            maybe_jobs[key] = out.files[-1]
 
     next_link = 0  # deferred links are taken in order, by index: a pop from the front is linear in the list
     while stack or next_link < len(deferred):

@@ -218,8 +218,16 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True) -> bytes | Refusal:
-    """The file's bytes, or why it was not read. ``check_inside=False`` only for paths the user named."""
+def read_head(path: str, size: int) -> bytes | Refusal:
+    """The first ``size`` bytes of a regular file inside the scanned tree (what a walk looks at to tell a file's
+    kind by its first lines, as a Slurm job script's `#SBATCH` header), or why it was not read."""
+    return read_bytes(path, size, head=True)
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True, head: bool = False
+               ) -> bytes | Refusal:
+    """The file's bytes, or why it was not read. ``check_inside=False`` only for paths the user named; ``head``:
+    the first ``limit`` bytes of a larger file, not a refusal."""
     try:
         real = real_path(path)  # resolved once: a path of many folders costs a system call each
         if check_inside:
@@ -234,10 +242,10 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return Refusal(special_file_reason(st.st_mode))
-            if st.st_size > limit:
+            if st.st_size > limit and not head:
                 return Refusal(f"too large ({st.st_size} bytes, the limit is {limit})")
             chunks = []
-            left = limit + 1
+            left = limit + (0 if head else 1)
             while left > 0:
                 chunk = os.read(fd, min(left, 1 << 20))
                 if not chunk:

@@ -361,6 +361,8 @@ def _add_chunk(col: _Collector, part: _Collector) -> None:
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
     # a file named on the command line is inside by its folder; a symbolic link named there is followed only
     # into the roots (vramlint.fsread.roots_for)
+    if entry.sbatch_only and not entry.explicit and not _slurm_job_head(entry.path):
+        return  # a shell script of the walk that is no Slurm job: scripts are read only when named
     text, skipped = read_text(entry.path, entry.display)
     if skipped is not None:
         col.inventory.skipped.append(skipped)
@@ -370,6 +372,21 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
     if "vramlint" not in text.lower():
         col.uncommented.append(entry.display)  # its suppressions need not be read again (check.py)
     _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", use_prefilter)
+
+
+_SLURM_HEAD_BYTES = 16384  # sbatch reads directives only before the first command: a header, not the script
+
+
+def _slurm_job_head(path: str) -> bool:
+    """Whether the script's first lines are `#SBATCH` directives (a Slurm job script, `slurm.read_sbatch`)."""
+    from vramlint.fsread import Refusal, read_head
+
+    head = read_head(path, _SLURM_HEAD_BYTES)
+    if isinstance(head, Refusal) or b"#SBATCH" not in head:
+        return False
+    from vramlint.extract.slurm import read_sbatch
+
+    return read_sbatch(head.decode("utf-8", errors="replace"), path) is not None
 
 
 def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
@@ -586,8 +603,17 @@ def _templated_container_run(text: str, display: str) -> bool:
     return "/tasks/" in "/" + display.replace("\\", "/") or bool(_TASKS_SHAPE.search(text))
 
 
+def _submits_slurm_jobs(text: str, display: str) -> bool:
+    """A shell script that may submit a Slurm job (`sbatch JOB`): the job script it names may start vLLM where
+    the script itself names no vLLM (`shell_scripts._submitted_jobs` follows it)."""
+    from vramlint.extract.shell_scripts import is_shell_script
+
+    return is_shell_script(display, text) and re.search(r"(?:^|[\s;&|(`])sbatch\s", text) is not None
+
+
 def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
-    if use_prefilter and not prefilter(text) and not _templated_container_run(text, display):
+    if use_prefilter and not prefilter(text) and not _templated_container_run(text, display) and not (
+            "sbatch" in text and _submits_slurm_jobs(text, display)):
         if any(kind in text for kind in _JOINED_KINDS):
             col.unparsed.append((display, text))
         if "build:" in text and "services:" in text:
@@ -1278,12 +1304,22 @@ def _merge(into: Any, rec: Any) -> None:
     into.terraform.extend(rec.terraform)
 
 
+def _drop_jobs_read_as_submitted(rec: Any) -> None:
+    """A Slurm job script read alone (walked, or named) and through a scanned script's `sbatch` command that
+    submits it (`shell_scripts._submitted_jobs`): the server is the one the submission starts, whose command-line
+    options sbatch reads over the script's directives; the reading alone is dropped (one server, not two)."""
+    submitted = {s.file for s in rec.servers if s.kind == "Slurm job"}
+    if submitted:
+        rec.servers[:] = [s for s in rec.servers if s.kind != "script" or s.file not in submitted]
+
+
 def _join(col: _Collector) -> None:
     """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
     `--config` files from ConfigMaps."""
     rec = col.records
     if rec.terraform:
         _join_terraform(col)
+    _drop_jobs_read_as_submitted(rec)
     if rec.dockerfiles or rec.launchers:
         _join_dockerfiles(col)
     if rec.built_dockerfiles:

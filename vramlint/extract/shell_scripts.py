@@ -25,7 +25,7 @@ from vramlint.extract.gaudi import visible_gaudi
 from vramlint.intparse import small_int
 from vramlint.model import GpuRequest, Location, Problem, Server
 
-SCRIPT_EXTENSIONS = (".sh", ".bash")
+SCRIPT_EXTENSIONS = (".sh", ".bash", ".sbatch", ".slurm")  # the last two: Slurm job scripts (discover)
 _SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(?:ba|da|k|z|a)?sh\b")
 _CONTAINER_CLIS = {"docker", "podman", "nerdctl"}
 _ARG_DEFAULT = re.compile(r"\$\{[1-9]\d*:?-")
@@ -74,11 +74,15 @@ def read_script_records(text: str, display: str, read_manifest: Any) -> Any:
 
 
 def read_shell_script(text: str, display: str, say_mention: bool = True, env: dict[str, str | None] | None = None,
-                      script: Any = None) -> tuple[list[Server], list[Problem]]:
+                      script: Any = None, submission: Any = None, followed: set[str] | None = None, depth: int = 0
+                      ) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers ``text`` starts, and a note when it mentions vLLM but starts none vramlint can read.
     ``env``: the environment the script is started with, where it is known (a supervisord program's);
     ``script``: the Token ``text`` is, when its words are placed otherwise than on the lines of a file of its own
-    (an Ansible task's command)."""
+    (an Ansible task's command). ``submission``: the `sbatch` command line (`slurm.SbatchSubmission`) that
+    submits this script as a Slurm job, whose options sbatch reads over the script's `#SBATCH` directives;
+    ``followed`` and ``depth``: the job scripts already read by the `sbatch` commands of the scripts that led
+    here (`_submitted_jobs`)."""
     from vramlint.cmdline import ARGS_DEFAULTED, Token, find_vllm_invocation, script_commands
     from vramlint.extract import scripts
 
@@ -102,8 +106,11 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
         from vramlint.extract.slurm import read_sbatch
 
         start = Location(display, 1, 1)
-        sbatch = read_sbatch(text, display) if "#SBATCH" in text else None
+        options = submission.options if submission is not None else ()
+        sbatch = read_sbatch(text, display, options) if "#SBATCH" in text or options else None
         start_env = dict(sbatch.environment()) if sbatch is not None else {}
+        if submission is not None:  # `--export=ALL,NAME=value`: the job starts with these
+            start_env.update(submission.exported)
         sourced = _sourced_variables(text, display, problems) if ("source" in text or ". " in text) else {}
         inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
                                    None, {**start_env, **sourced, ARGS_DEFAULTED: None})
@@ -126,11 +133,161 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
                                     "are that host's")
             _say_later_servers(script, text, server)
             servers.append(server)
+    if "sbatch" in text:
+        servers.extend(_submitted_jobs(text, display, problems, followed if followed is not None else set(), depth))
     if not servers and say_mention and "vllm" in text.lower() and _may_run_vllm(script):
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))
     return servers, problems
+
+
+MAX_JOB_DEPTH = 2  # a job script that submits another (a chain of dependent jobs) is followed this deep
+MAX_SUBMISSIONS = 16  # `sbatch` commands of one script followed
+# The idioms that name the script's own folder: `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`, the same
+# inside `$(cd ... && pwd)` or `$(realpath ...)`. A job script named from it is the script's neighbour, as a
+# relative path is (taken from the script's folder, as `_sourced_variables` takes it)
+_SELF = r'(?:"?\$\{BASH_SOURCE(?:\[0\])?\}"?|"?\$\{?0\}?"?)'
+_DIRNAME = rf'\$\(\s*dirname\s+(?:--\s+)?(?:{_SELF}|"?\$\((?:realpath|readlink\s+-f)\s+{_SELF}\s*\)"?)\s*\)'
+_SCRIPT_DIR = re.compile(
+    rf'\$\(\s*cd\s+(?:--\s+)?"?{_DIRNAME}"?\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?(?:&&|;)\s*pwd(?:\s+-P)?\s*\)'
+    rf'|\$\(\s*(?:realpath|readlink\s+-f)\s+"?{_DIRNAME}"?\s*\)|{_DIRNAME}')
+_SUBSTITUTED_SBATCH = re.compile(r"\$\(\s*(?=sbatch\s)|`\s*(?=sbatch\s)")
+
+
+def _names_sbatch(texts: list[str | None]) -> bool:
+    """A command naming sbatch; the walk asks again with the words expanded, where a substitution that runs it
+    (`ID=$(sbatch job.sh)`) is a mark of what only the run knows (`_sbatch_commands` reads those as written)."""
+    from vramlint.cmdline import has_unknown_mark
+
+    return any(t is not None and ("sbatch" in t or has_unknown_mark(t)) for t in texts[:12])
+
+
+def _sbatch_commands(text: str, display: str) -> Any:
+    """(words from `sbatch` on, Tokens placed on the script's lines) of each `sbatch` command of the script, with
+    the variables it sees: a command of its own, or one whose output a word takes (`ID=$(sbatch --parsable
+    job.sh)`, the usual way to keep the job's id), read with the variables of the command it is in."""
+    from vramlint.cmdline import script_commands_seen
+    from vramlint.extract import scripts
+
+    # the script's own folder, written as a path of the same length that means that folder (`./////`)
+    text = _SCRIPT_DIR.sub(lambda m: "." + "/" * (len(m.group(0)) - 1), text)
+    for words, env, written, first in script_commands_seen(scripts.script_token(text, display), _names_sbatch):
+        words = _words(words)
+        if words and words[0].text is not None and os.path.basename(words[0].text) == "sbatch":
+            yield words
+            continue
+        if first < 0:
+            continue
+        offset = first
+        for raw in written:
+            offset = text.find(raw, offset)
+            if offset < 0:
+                break
+            for m in _SUBSTITUTED_SBATCH.finditer(raw):
+                end = _substitution_end(raw, m.end(), "`" if m.group(0).startswith("`") else ")")
+                if end is None:
+                    continue
+                start = offset + m.end()
+                # the substitution alone, on its own lines and columns (everything else blank)
+                inner = "".join(c if c == "\n" or start <= k < offset + end else " " for k, c in enumerate(text))
+                for sub_words, *_ in script_commands_seen(scripts.script_token(inner, display), _names_sbatch, env):
+                    sub_words = _words(sub_words)
+                    if sub_words and sub_words[0].text == "sbatch":
+                        yield sub_words
+            offset += len(raw)
+
+
+def _substitution_end(raw: str, i: int, closer: str) -> int | None:
+    """Where the substitution opened before ``raw[i]`` ends (its `)` or closing backquote), quotes and nested
+    `$(` read as the shell reads them; None when it does not end in the word."""
+    depth = 0
+    quote = None
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\":
+            i += 2
+            continue
+        if quote is not None:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif closer == ")" and c == "(":
+            depth += 1
+        elif c == closer:
+            if depth == 0:
+                return i
+            depth -= 1
+        i += 1
+    return None
+
+
+def _submitted_jobs(text: str, display: str, problems: list[Problem], followed: set[str], depth: int
+                    ) -> list[Server]:
+    """The vLLM servers of the job scripts the script submits (`sbatch [OPTIONS] SCRIPT`), read as that script
+    with the command line's options over its `#SBATCH` directives (sbatch reads them so) and the variables
+    `--export` gives it. A script is read once (``followed``), through `vramlint.fsread` (a regular file inside
+    the scanned tree; one outside it, or not regular, is said on the line, never read), at most MAX_JOB_DEPTH
+    submissions deep; a relative path is taken from the script's folder (sbatch takes it from where it is run,
+    which a script run from its folder shares)."""
+    from vramlint.cmdline import has_unknown_mark
+    from vramlint.discover import display_path
+    from vramlint.extract.scripts import MAX_SCRIPT_BYTES
+    from vramlint.extract.slurm import sbatch_submission
+    from vramlint.fsread import Refusal, read_text, real_path
+
+    servers: list[Server] = []
+    names_vllm = "vllm" in text.lower()
+    for k, words in enumerate(_sbatch_commands(text, display)):
+        if k >= MAX_SUBMISSIONS:
+            break
+        submission = sbatch_submission(words[1:])
+        where = words[0].location or Location(display, 1, 1)
+        if submission is None:
+            continue  # `--wrap CMD` (a command, no script) or `--help`
+        name = submission.script.text if submission.script is not None else None
+        if name is None or has_unknown_mark(name) or "$" in name or "`" in name:
+            if names_vllm:
+                why = submission.unknown or "the job script is named at run time"
+                problems.append(Problem(display, where.line, where.column, (
+                    f"line {where.line} submits a Slurm job (`sbatch`) whose script vramlint cannot tell ({why}): "
+                    "not read, so a vLLM server it starts is not checked; name the job script on the command line "
+                    "to have it checked"), level="note"))
+            continue
+        at = submission.script.location or where
+        name = os.path.normpath(name)  # (`./////job.sh`: the script's own folder, see _SCRIPT_DIR)
+        path = os.path.normpath(name if os.path.isabs(name) else os.path.join(os.path.dirname(display), name))
+        key = real_path(os.path.abspath(path))
+        if key in followed:
+            continue
+        followed.add(key)
+        if depth >= MAX_JOB_DEPTH:
+            problems.append(Problem(display, at.line, at.column, (
+                f"`sbatch {name}`: a job submitted by a job {depth} submissions deep is not followed; name {name} "
+                "on the command line to have it checked"), level="note"))
+            continue
+        got = read_text(path, limit=MAX_SCRIPT_BYTES)
+        if isinstance(got, Refusal):
+            what = "not in the repository" if got.missing else got.reason
+            problems.append(Problem(display, at.line, at.column, (
+                f"`sbatch {name}`: the job script {name} is {what}: not read, so a vLLM server it starts is not "
+                "checked"), level="note" if got.missing else "warning"))
+            continue
+        shown = display_path(path)
+        found, found_problems = read_shell_script(got, shown, submission=submission, followed=followed,
+                                                  depth=depth + 1)
+        given = sorted({option for option, _, _ in submission.options})
+        for server in found:
+            server.kind = "Slurm job"
+            server.notes.append(
+                f"read from the Slurm job script {shown} as `sbatch` submits it at {display}:{where.line}"
+                + (f" (the command line's {', '.join(given)} over the script's #SBATCH directives, as sbatch reads "
+                   "them)" if given else "")
+                + (f", with {', '.join(sorted(submission.exported))} from --export" if submission.exported else ""))
+        servers.extend(found)
+        problems.extend(found_problems)
+    return servers
 
 
 _SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)[ \t]*(?:#.*)?$", re.M)

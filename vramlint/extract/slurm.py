@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from vramlint.model import Location
 
@@ -46,11 +47,15 @@ class SbatchRequest:
         return env
 
 
-def read_sbatch(text: str, display: str) -> SbatchRequest | None:
-    """The `#SBATCH` directives of ``text``, or None when it has none."""
+def read_sbatch(text: str, display: str, command_line: tuple[tuple[str, str, Location], ...] = ()
+                ) -> SbatchRequest | None:
+    """The `#SBATCH` directives of ``text``, then the options of the `sbatch` command line that submits it
+    (``command_line``: name, value, where; `sbatch_submission`), or None when there are neither. sbatch reads
+    the script's directives first and the command line's options over them: an option given on both is the
+    command line's."""
     request = SbatchRequest()
     found = False
-    total: tuple[int | None, str | None, Location, str] | None = None
+    total: list[Any] = []  # the last --gpus / -G: (count, type, where, evidence)
     for number, line in enumerate(text.splitlines()[:_MAX_DIRECTIVE_LINES], 1):
         stripped = line.strip()
         if not stripped or (stripped.startswith("#") and not stripped.startswith("#SBATCH")):
@@ -69,34 +74,151 @@ def read_sbatch(text: str, display: str) -> SbatchRequest | None:
             elif not eq and re.fullmatch(r"-[NG]\S+", word):
                 name, value = word[:2], word[2:]
             i += 1
-            where = Location(display, number, max(line.find(word), 0) + 1)
-            if name in ("-N", "--nodes"):
-                request.nodes = _count(value)
-                request.nodes_location = where
-            elif name == "--gpus-per-node":
-                count, kind = _typed_count(value)
-                request.gpus_per_node, request.gpu_type, request.gpus_location = count, kind, where
-                request.gpus_per_node_option = value
-                request.evidence = _joined(request.evidence, f"#SBATCH --gpus-per-node={value}")
-            elif name == "--gres":
-                gres = _gres_gpus(value)
-                if gres is not None and request.gpus_per_node_option is None:
-                    request.gpus_per_node, request.gpu_type = gres
-                    request.gpus_location = where
-                    request.evidence = _joined(request.evidence, f"#SBATCH --gres={value}")
-            elif name in ("-G", "--gpus"):
-                count, kind = _typed_count(value)
-                total = (count, kind, where, f"#SBATCH --gpus={value}")
+            _apply(request, total, name, value, Location(display, number, max(line.find(word), 0) + 1), "#SBATCH ")
+    for name, value, where in command_line:
+        found = True
+        _apply(request, total, name, value, where, "sbatch ")
     if not found:
         return None
-    if request.gpus_location is None and total is not None:
-        count, kind, where, said = total
+    if request.gpus_location is None and total:
+        count, kind, where, said = total[-1]
         request.evidence = _joined(request.evidence, said)
         request.gpus_location = where
         # --gpus counts the job's GPUs: per node only when the job has one node
         request.gpus_per_node = count if request.nodes == 1 else None
         request.gpu_type = kind
     return request
+
+
+def _apply(request: SbatchRequest, total: list[Any], name: str, value: str | None, where: Location, said: str
+           ) -> None:
+    """One option of a directive or of the command line (``said``: how the evidence names where it is from; a
+    ``value`` None or holding what the shell left unknown replaces the option's value with an unknown one)."""
+    from vramlint.cmdline import has_unknown_mark
+
+    if value is None or has_unknown_mark(value):
+        if name in ("-N", "--nodes"):
+            request.nodes, request.nodes_location = None, where
+        elif name in ("--gpus-per-node", "--gres") and (name == "--gpus-per-node" or request.gpus_per_node_option
+                                                        is None):
+            request.gpus_per_node, request.gpu_type, request.gpus_location = None, None, where
+            request.gpus_per_node_option = None
+            request.evidence = _joined(_without(request.evidence, name + "="), f"{said}{name}=(known at run time)")
+        elif name in ("-G", "--gpus"):
+            total[:] = [(None, None, where, f"{said}--gpus=(known at run time)")]
+        return
+    if name in ("-N", "--nodes"):
+        request.nodes = _count(value)
+        request.nodes_location = where
+    elif name == "--gpus-per-node":
+        count, kind = _typed_count(value)
+        request.gpus_per_node, request.gpu_type, request.gpus_location = count, kind, where
+        request.gpus_per_node_option = value
+        request.evidence = _joined(_without(request.evidence, "--gpus-per-node="), f"{said}--gpus-per-node={value}")
+    elif name == "--gres":
+        gres = _gres_gpus(value)
+        if gres is not None and request.gpus_per_node_option is None:
+            request.gpus_per_node, request.gpu_type = gres
+            request.gpus_location = where
+            request.evidence = _joined(_without(request.evidence, "--gres="), f"{said}--gres={value}")
+    elif name in ("-G", "--gpus"):
+        count, kind = _typed_count(value)
+        total[:] = [(count, kind, where, f"{said}--gpus={value}")]
+
+
+def _without(evidence: str, option: str) -> str:
+    """The evidence without what an option given again replaces (the command line's over a directive)."""
+    return "; ".join(part for part in evidence.split("; ") if part and option not in part)
+
+
+# --- sbatch's command line (sbatch [OPTIONS] SCRIPT [ARGS]) ----------------------------------------------------
+
+# Slurm's options that take no value, or one only as `--name=value` (src/common/slurm_opt.c: `no_argument` and
+# `optional_argument`); getopt_long gives every other long option the next word when it has no `=`.
+_FLAG_LONG = frozenset("""
+async bcast bell compress consolidate-segments contiguous debugger-test disable-status exact exclusive external
+external-launcher get-user-env help hold ignore-pbs immediate interactive kill-command kill-on-bad-exit label
+multi-prog nice no-allocate no-bell no-kill no-requeue no-shell oom-kill-step overcommit overlap oversubscribe
+parsable preserve-env propagate pty quiet quit-on-interrupt reboot requeue resv-ports send-libs spread-job
+spread-segments stepmgr test-only unbuffered use-min-nodes usage verbose version wait wait-for-children whole x11
+""".split())
+# sbatch's short options that take a value (the rest: -h -H -I -k -K -O -Q -s -v -V -W take none)
+_VALUE_SHORT = frozenset("AaBbCcDdeFGiJLMmNnopqSTtwx")
+_FLAG_SHORT = frozenset("hHIkKOQsvVWEuXlZ")
+_READ = ("-N", "--nodes", "--gpus-per-node", "--gres", "-G", "--gpus")
+
+
+@dataclass
+class SbatchSubmission:
+    """An `sbatch` command line: the options that decide the job's GPUs and nodes (name, value, where), the
+    variables `--export` gives the job, and the job script it names (None: `--wrap`, stdin, or not known)."""
+
+    options: tuple[tuple[str, str, Location], ...]
+    exported: dict[str, str | None]
+    script: Any  # the Token naming the script
+    args: list[Any]
+    unknown: str | None = None  # why the script is not known: an option known only at run time, or not Slurm's
+
+
+def sbatch_submission(words: list[Any]) -> SbatchSubmission | None:
+    """``words`` after `sbatch` (Tokens): the submission they make, or None for `--wrap` (a command, no script:
+    not followed) and `--help` / `--version` / `--usage` (no job)."""
+    options: list[tuple[str, str, Location]] = []
+    exported: dict[str, str | None] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.text
+        if text is None:
+            return SbatchSubmission(tuple(options), exported, None, [], "an option known only at run time")
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        value: str | None = None
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            if name in ("--help", "--usage", "--version", "--wrap"):
+                return None
+            if not eq:
+                value = None
+                if name[2:] not in _FLAG_LONG:
+                    value = words[i + 1].text if i + 1 < len(words) else None
+                    i += 1
+        else:
+            name = text[:2]
+            if text[1] in _VALUE_SHORT:
+                if len(text) > 2:
+                    value = text[2:]
+                else:
+                    value = words[i + 1].text if i + 1 < len(words) else None
+                    i += 1
+            elif text[1] not in _FLAG_SHORT:
+                return SbatchSubmission(tuple(options), exported, None, [], f"`{text}` is no option of sbatch's")
+            elif name in ("-h", "-V"):
+                return None
+        i += 1
+        if name in _READ:
+            options.append((name, value, word.location))  # a value None: known only at run time
+        elif name == "--export" and value is not None:
+            exported.update(_exported(value))
+    if i >= len(words):
+        return SbatchSubmission(tuple(options), exported, None, [], "no script named (sbatch reads it from stdin)")
+    return SbatchSubmission(tuple(options), exported, words[i], list(words[i + 1:]))
+
+
+def _exported(value: str) -> dict[str, str | None]:
+    """The variables `--export=[ALL|NONE,]NAME=value,...` sets in the job (a bare NAME passes the submitting
+    shell's, not known here; so is a value holding what the shell left unknown)."""
+    from vramlint.cmdline import has_unknown_mark
+
+    out: dict[str, str | None] = {}
+    for item in value.split(","):
+        name, eq, val = item.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_]\w*", name):
+            out[name] = None if has_unknown_mark(val) else val
+    return out
 
 
 def _joined(evidence: str, more: str) -> str:
