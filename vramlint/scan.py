@@ -603,6 +603,14 @@ def _templated_container_run(text: str, display: str) -> bool:
     return "/tasks/" in "/" + display.replace("\\", "/") or bool(_TASKS_SHAPE.search(text))
 
 
+def _unit_written_by_script(text: str, display: str, unit: str) -> tuple[list[Server], list[Problem]]:
+    """The servers of a systemd unit a script's here-document writes to ``unit`` (its text on the script's
+    lines): the host's file, not the repository's, so no drop-in beside it is read."""
+    from vramlint.extract.systemd import read_systemd_servers
+
+    return read_systemd_servers(text, display, None, given_drop_ins=[], unit=unit)
+
+
 def _submits_slurm_jobs(text: str, display: str) -> bool:
     """A shell script that may submit a Slurm job (`sbatch JOB`): the job script it names may start vLLM where
     the script itself names no vLLM (`shell_scripts._submitted_jobs` follows it)."""
@@ -623,7 +631,8 @@ def _scan_text_unguarded(col: _Collector, text: str, display: str, base_dir: str
 
     refs_before, configmaps_before = len(col.records.script_refs), len(col.records.configmaps)
     if shell_scripts.is_shell_script(display, text):  # a launch script named on the command line: not YAML
-        records = shell_scripts.read_script_records(text, display, lambda doc: _kubernetes_records(doc, base_dir))
+        records = shell_scripts.read_script_records(text, display, lambda doc: _kubernetes_records(doc, base_dir),
+                                                    _unit_written_by_script)
         col.inventory.problems.extend(records.problems)
         records.problems = []
         _merge(col.records, records)

@@ -1,4 +1,4 @@
-"""Kubernetes manifests a shell script writes with here-documents (never running the script).
+"""Kubernetes manifests and systemd units a shell script writes with here-documents (never running the script).
 
 Deployment scripts often hold their manifests inline: `cat <<EOF | kubectl apply -f -`, `kubectl apply -f - <<'EOF'`,
 or `cat > x.yaml <<EOF ... EOF` (several `cat >> x.yaml <<EOF` appending to one file) followed by
@@ -8,6 +8,10 @@ applied from standard input, parsed by the same loader and extractors as a manif
 script's lines from the first body on, every line that is not part of those bodies blank, and its positions are
 moved onto the script: every finding lands on the script's line (its column too, unless an expansion before it
 changed the line's length).
+
+A here-document written to a `*.service` file (`sudo tee /etc/systemd/system/vllm.service > /dev/null <<EOF`,
+`cat > vllm.service <<EOF`) is the systemd unit the script installs: its text, expanded as below, is read by
+`extract.systemd` on the script's lines (and, like a manifest's, not as commands of the script).
 
 Expansions are the shell's: in a body whose delimiter is unquoted (`<<EOF`) `$VAR`, `${VAR}` and
 `${VAR:-default}` expand, `$(...)` and backquotes are unknown; in a quoted one (`<<'EOF'`) nothing does, unless
@@ -74,12 +78,16 @@ class _Group:
     envsubst_only: frozenset[str] | None = None
 
 
-def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any], Any | None]) -> tuple[Any, list[int]]:
-    """The Records of the Kubernetes manifests ``text`` writes with here-documents, and the 0-based lines of
-    their bodies (the shell reading of the script leaves them out: they are data, not commands).
+def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any], Any | None],
+                           read_unit: Callable[[str, str, str], tuple[list, list]] | None = None
+                           ) -> tuple[Any, list[int]]:
+    """The Records of the Kubernetes manifests (and systemd units) ``text`` writes with here-documents, and the
+    0-based lines of their bodies (the shell reading of the script leaves them out: they are data, not commands).
 
     ``read_manifest(doc)``: the Records of one loaded document when it is a Kubernetes manifest, else None (the
-    dispatcher's, given by the caller: extractors do not import it)."""
+    dispatcher's, given by the caller: extractors do not import it); ``read_unit(text, display, unit path)``: the
+    servers and problems of a systemd unit's text (`extract.systemd`'s reader, given by the caller for the same
+    reason), None to read no unit."""
     from vramlint.cmdline import heredoc_expand
     from vramlint.extract.records import Records
 
@@ -136,6 +144,13 @@ def read_heredoc_manifests(text: str, display: str, read_manifest: Callable[[Any
         for doc in group.docs:
             virtual[doc.first - first:doc.first - first + len(doc.body)] = view[doc.first:doc.first + len(doc.body)]
         before = len(records.servers)
+        if read_unit is not None and is_unit_name(group.sink):
+            # a systemd unit the script installs: read by systemd's reader, never as a manifest nor as commands
+            for doc in group.docs:
+                body_lines.extend(range(doc.first, doc.first + len(doc.body)))
+            _read_unit(virtual, first, group, display, records, assignments, read_unit)
+            _say_variables(records.servers[before:], group_unknown, group_defaulted, said_unknown, said_defaulted)
+            continue
         if _extract(virtual, first, view, group, display, read_manifest, records):
             for doc in group.docs:
                 body_lines.extend(range(doc.first, doc.first + len(doc.body)))
@@ -237,6 +252,36 @@ def _extract(virtual: list[str], offset: int, view: list[str], group: _Group, di
                 f"here-document delimited by {doc.delimiter!r} is not closed: the shell reads it to the end of "
                 "the script (and warns)"), level="warning"))
     return True
+
+
+def is_unit_name(sink: str) -> bool:
+    """Whether a here-document's file is a systemd service unit (`/etc/systemd/system/NAME.service`)."""
+    return sink not in ("stdin", "stdout") and sink.strip("\"'").lower().endswith(".service")
+
+
+def _read_unit(virtual: list[str], offset: int, group: _Group, display: str, records: Any,
+               assignments: _Assignments, read_unit: Callable[[str, str, str], tuple[list, list]]) -> None:
+    """Read the text a script writes to a systemd unit (``virtual``, the script's lines from 0-based line
+    ``offset`` on, as the shell writes them) with `extract.systemd`'s reader, on the script's lines: the unit's own
+    `$X` / `${X}` (written `\\$X` in an unquoted here-document, or as they are in a quoted one) are systemd's, from
+    its Environment= lines."""
+    from vramlint.cmdline import has_unknown_mark, heredoc_expand
+
+    first = group.docs[0]
+    unit = group.sink.strip("\"'")
+    if "$" in unit:
+        expanded = heredoc_expand(unit, assignments.env_at(first.line, exported_only=False), [4096], {}, {}, set())
+        unit = unit if has_unknown_mark(expanded) else expanded
+    text = "\n" * offset + "\n".join(virtual)
+    servers, problems = read_unit(text, display, unit)
+    for server in servers:
+        server.notes.append(f"the systemd unit {unit} is read as the script writes it (the here-document at line "
+                            f"{first.line + 1}), on the script's lines")
+        for through in dict.fromkeys(d for h in group.docs for d in h.through):
+            server.notes.append(f"the here-document is piped through `{through}`, which may change it; read as "
+                                "written")
+    records.servers.extend(servers)
+    records.problems.extend(problems)
 
 
 def _merge(into: Any, rec: Any) -> None:
@@ -455,7 +500,10 @@ def _where_it_goes(doc: _Heredoc, pipeline: list[dict], index: int) -> None:
         elif name == "tee":
             files = [a for a in args if not a.startswith("-")]
             if files:
+                # tee writes the file whatever its own output does (`sudo tee FILE > /dev/null`, the usual way
+                # to write a root-owned file): the text is the file's
                 doc.sink, doc.append = files[0], "-a" in args or "--append" in args
+                return
         elif name is not None and name not in _PASSING:
             doc.through.append(" ".join([name, *args])[:60])
         for op, target in command["redirs"]:

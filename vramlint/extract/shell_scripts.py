@@ -56,13 +56,13 @@ def is_shell_script(display: str, text: str) -> bool:
     return bool(_SHEBANG.match(text[:200]))
 
 
-def read_script_records(text: str, display: str, read_manifest: Any) -> Any:
+def read_script_records(text: str, display: str, read_manifest: Any, read_unit: Any = None) -> Any:
     """Everything a script gives (`Records`): the servers it starts (`read_shell_script`) and the Kubernetes
-    manifests its here-documents write (`heredocs`, ``read_manifest`` reading each document); the note of a
-    script that mentions vLLM but gives none."""
+    manifests and systemd units its here-documents write (`heredocs`, ``read_manifest`` reading each document,
+    ``read_unit`` each unit); the note of a script that mentions vLLM but gives none."""
     from vramlint.extract import heredocs
 
-    records, body_lines = heredocs.read_heredoc_manifests(text, display, read_manifest)
+    records, body_lines = heredocs.read_heredoc_manifests(text, display, read_manifest, read_unit)
     manifests = any((records.servers, records.runtimes, records.inference_services, records.configmaps,
                      records.llmaz, records.script_refs))
     # the bodies read as manifests are data kubectl reads, not commands the script runs

@@ -368,11 +368,13 @@ class Service:
 
 
 def read_service(text: str, display: str, path: str | None = None, rendered: Any = None,
-                 drop_ins: list[tuple[str, str]] | None = None) -> tuple[Service | None, list[Problem]]:
+                 drop_ins: list[tuple[str, str]] | None = None, unit_written: str | None = None
+                 ) -> tuple[Service | None, list[Problem]]:
     """The `[Service]` of a unit: its commands and environment. ``path``: the file on disk; ``rendered``: the
     `jinja.Rendered` ``text`` is, when the unit is a template (its settings placed on the template's lines);
     ``drop_ins``: (display, text) of each drop-in, in systemd's order (by file name), parsed after the unit as
-    systemd does, so that their settings follow its own (an empty `ExecStart=` resets the list)."""
+    systemd does, so that their settings follow its own (an empty `ExecStart=` resets the list); ``unit_written``:
+    the unit's path when ``text`` is not the file at ``display`` (a script's here-document writes it)."""
     unit, errors = parse_unit(text)
     if rendered is not None:
         _place_on_template(unit, errors, rendered)
@@ -389,11 +391,12 @@ def read_service(text: str, display: str, path: str | None = None, rendered: Any
     if not unit.sections and errors and errors[0][1].endswith("the unit is not loaded"):
         return None, [Problem(display, errors[0][0], 1, errors[0][1] + "; a vLLM server it starts is not read",
                               level="warning")]
-    name = unit_name(display)
+    unit_path = unit_written or display  # the unit's own path: its name, and whether it is a user unit
+    name = unit_name(unit_path)
     stem = name[:-len(".service")] if name.endswith(".service") else name
-    user_unit = "/user/" in "/" + display.replace("\\", "/") or any(
+    user_unit = "/user/" in "/" + unit_path.replace("\\", "/") or any(
         "default.target" in s.value for s in unit.all("Install", "WantedBy"))
-    table = specifiers(display, user_unit)
+    table = specifiers(unit_path, user_unit)
     unknown_specs = Names()
     notes: list[str] = []
     env: dict[str, str | None] = {}
@@ -630,16 +633,18 @@ def read_drop_in_servers(text: str, display: str, path: str | None = None) -> tu
 
 
 def read_systemd_servers(text: str, display: str, path: str | None = None,
-                         given_drop_ins: list[tuple[str, str]] | None = None) -> tuple[list[Server], list[Problem]]:
+                         given_drop_ins: list[tuple[str, str]] | None = None, unit: str | None = None
+                         ) -> tuple[list[Server], list[Problem]]:
     """The vLLM servers a systemd service unit starts, read on its own: its version and GPUs are those of the host
     it runs on (CUDA_VISIBLE_DEVICES in its environment gives the count). ``given_drop_ins``: the drop-ins to
-    apply, instead of those found beside ``path``."""
+    apply, instead of those found beside ``path``; ``unit``: the unit's path when ``text`` is not the file at
+    ``display`` (a script's here-document writes it: its name and specifiers are the unit's)."""
     from vramlint.cmdline import find_vllm_invocation
     from vramlint.extract.launch_scripts import follow_repository_script
 
     rendered = None
     template_notes: list[str] = []
-    if unit_name(display) != display.replace("\\", "/").rsplit("/", 1)[-1]:
+    if unit is None and unit_name(display) != display.replace("\\", "/").rsplit("/", 1)[-1]:
         from vramlint.extract.ansible import render_role_unit
 
         got = render_role_unit(text, display, path)
@@ -657,7 +662,7 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
                             f"{MAX_DROP_INS} vramlint reads: systemd applies all of them in file-name order, and one "
                             "from here on may reset ExecStart= or set Environment=, so the vLLM server the unit "
                             "starts is not known and not checked", level="warning")]
-    service, problems = read_service(text, display, path, rendered, applied)
+    service, problems = read_service(text, display, path, rendered, applied, unit_written=unit)
     if service is None:
         return [], problems
     if rendered is not None and rendered.trimmed:
