@@ -415,7 +415,7 @@ def _scan_text(col: _Collector, text: str, display: str, base_dir: str, use_pref
     if display.lower().endswith((".tf", ".tf.json")):  # discover.TERRAFORM_EXTENSIONS
         _scan_terraform(col, text, display, base_dir, use_prefilter)
         return
-    other = _other_format(display)
+    other = _other_format(display) or _apptainer_definition(display, text)
     if other is not None:
         col.inventory.skipped.append(Skipped(display, other))
         return
@@ -577,6 +577,23 @@ def _other_format(display: str) -> str | None:
                 "Helm charts, Dockerfiles, launch scripts, supervisord configurations with [program:] sections and "
                 "systemd `.service` units)")
     return None
+
+
+# Apptainer's definition file (apptainer's pkg/build/types/parser/deffile.go): its stages begin at a `bootstrap:`
+# line (any case), the header's `key: value` lines before the first `%section`, `#` comments and blank lines skipped
+_APPTAINER_HEADER = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*Bootstrap[ \t]*:", re.I)
+
+
+def _apptainer_definition(display: str, text: str) -> str | None:
+    """Why an Apptainer / Singularity definition file (`*.def` with a `Bootstrap:` header) named on the command
+    line is not read: read as YAML, its `%post` section fails on the first line (a false "invalid YAML" error,
+    audit23 M4). The image it builds runs where a script runs it (`apptainer exec|run IMAGE COMMAND`), which is
+    read with that script."""
+    if not display.lower().endswith(".def") or not _APPTAINER_HEADER.match(text):
+        return None
+    return ("an Apptainer/Singularity definition file (.def): it builds an image (never built here), and vramlint "
+            "reads the vLLM server where a script runs that image (`apptainer exec|run IMAGE COMMAND`, or "
+            "`singularity`'s); its %runscript and %startscript sections are not read")
 
 
 # Names that say a file is not YAML (JSON is YAML, and is read)
