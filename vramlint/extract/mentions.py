@@ -32,6 +32,9 @@ _HELM_CHART_NAME = re.compile(r"^(\s*)-\s*name\s*:\s*[\"']?([\w.-]*vllm[\w.-]*)[
 _HELM_CHARTS_KEY = re.compile(r"^(\s*)helmCharts\s*:\s*(#.*)?$")
 # A Ray Serve application whose import path names vLLM (KubeRay's serveConfigV2, and operators that embed it)
 _SERVE_APP = re.compile(r"^\s*(?:-\s*)?import_path\s*:\s*[\"']?([^\s\"'#]*vllm[^\s\"'#]*)", re.IGNORECASE)
+# a command that only names vLLM's command line (stops, finds, prints or waits for it), written before it on its line
+_NAMES_ONLY = re.compile(r"(?:^|[\s;&|(`'\"])(?:pkill|pgrep|killall|kill|grep|egrep|fgrep|ps|echo|printf|tail|"
+                         r"curl|wget)\b[^;&|]*$")
 _KIND = re.compile(r"^kind:\s*[\"']?(\w+)", re.MULTILINE)
 _API = re.compile(r"^apiVersion:\s*[\"']?([\w./-]+)", re.MULTILINE)
 _WORKFLOW = re.compile(r"^(jobs|steps|stages|pipeline|tasks)\s*:", re.MULTILINE)
@@ -65,6 +68,7 @@ def first_mention(text: str) -> Mention | None:
     from vramlint.cmdline import is_vllm_image
 
     lines = text.splitlines()
+    named_only: Mention | None = None
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#") or "vllm" not in line.lower():
@@ -77,7 +81,12 @@ def first_mention(text: str) -> Mention | None:
         reference = _KEY_VALUE.match(code)
         if reference and _FULL_REFERENCE.match(reference.group(1)) and is_vllm_image(reference.group(1)):
             return Mention(number, "a vLLM image", stripped)
-        if _COMMAND.search(code):
+        command = _COMMAND.search(code)
+        if command and _NAMES_ONLY.search(code[:command.start()]):
+            # `pkill -f vllm.entrypoints...`, `pgrep`, `echo "vllm serve ..."`: the server is started elsewhere
+            named_only = named_only or Mention(number, "a vLLM command line", stripped)
+            continue
+        if command:
             return Mention(number, "a vLLM command line", stripped)
         if _ENGINE.match(line):
             return Mention(number, "an engine setting naming vLLM", stripped)
@@ -89,7 +98,7 @@ def first_mention(text: str) -> Mention | None:
         chart = _HELM_CHART_NAME.match(code)
         if chart and _under_helm_charts(lines, number - 1, len(chart.group(1))):
             return Mention(number, "a vLLM Helm chart that Kustomize inflates", stripped)
-    return _args_only_mention(lines)
+    return named_only or _args_only_mention(lines)
 
 
 def has_vllm_only_option(text: str) -> bool:

@@ -93,11 +93,23 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
     # a container run names its CLI (a name in a variable is not known, and not read); its words expand the
     # variables the script assigned before it runs, as the shell does (`model=X; docker run IMAGE --model
     # ${model}`), and a variable the script does not set is unknown (`${X:-default}` its default)
+    # (`docker exec NAME COMMAND` runs COMMAND in the container NAME, whose image a `docker run --name NAME`
+    # before it in the file says)
     if any(cli in text for cli in _CONTAINER_CLIS):
+        started: dict[str, list[Any]] = {}
         for command in script_commands(script, _names_container_cli, env):
             run = _container_run(command)
             if run is not None:
                 server = _docker_run_server(run, display, problems)
+                if server is not None:
+                    servers.append(server)
+                opts = _run_options(run)
+                if opts is not None and opts.name:
+                    started[opts.name] = run
+                continue
+            exec_words = _container_exec(command)
+            if exec_words is not None:
+                server = _docker_exec_server(exec_words, display, problems, started)
                 if server is not None:
                     servers.append(server)
     if not servers and "ssh" in text and any(cli in text for cli in _CONTAINER_CLIS):
@@ -559,6 +571,128 @@ def _container_run(command: list[Any]) -> list[Any] | None:
     return None
 
 
+def _container_exec(command: list[Any]) -> list[Any] | None:
+    """The words after `docker exec` (or `docker container exec`, podman, nerdctl), or None."""
+    words = _words(command)
+    texts = [w.text for w in words[:3]]
+    if len(texts) < 2 or texts[0] is None or os.path.basename(texts[0]) not in _CONTAINER_CLIS:
+        return None
+    if texts[1] == "exec":
+        return words[2:]
+    if texts[1] == "container" and len(texts) > 2 and texts[2] == "exec":
+        return words[3:]
+    return None
+
+
+# `docker container exec` options (Docker's CLI reference): those that take a value, and the flags; podman's exec
+# adds --preserve-fd(s) N and -l/--latest (the latest container, named by no word); nerdctl's are Docker's.
+_EXEC_VALUE_OPTIONS = frozenset(("--detach-keys", "--env", "--env-file", "--user", "--workdir", "--preserve-fds",
+                                 "--preserve-fd"))
+_EXEC_VALUE_SHORT = frozenset("euw")
+_EXEC_FLAGS = frozenset(("--detach", "--interactive", "--tty", "--privileged", "--latest", "--help"))
+_EXEC_SHORT_FLAGS = frozenset("ditlh")
+
+
+def _exec_options(words: list[Any]) -> tuple[dict[str, str | None], dict[str, Location], Any, int] | None:
+    """(the `-e` variables, where each is set, the container's word (None for podman's --latest), where the
+    command starts) of `docker exec [OPTIONS] CONTAINER COMMAND...`; None when an option is not one of exec's or
+    is known only at run time (where the container's name ends is then not known)."""
+    env: dict[str, str | None] = {}
+    env_locs: dict[str, Location] = {}
+    latest = False
+    i = 0
+    while i < len(words):
+        text = words[i].text
+        if text is None:
+            return None
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        value, taken, option = None, 1, text
+        if text.startswith("--"):
+            option = text.split("=", 1)[0]
+            if option in _EXEC_VALUE_OPTIONS:
+                if "=" in text:
+                    value = text.split("=", 1)[1]
+                else:
+                    value, taken = (words[i + 1].text if i + 1 < len(words) else None), 2
+            elif option not in _EXEC_FLAGS or "=" in text and option not in _EXEC_FLAGS:
+                return None
+            latest = latest or option == "--latest"
+        else:
+            for j, letter in enumerate(text[1:], start=1):
+                if letter in _EXEC_VALUE_SHORT:
+                    option = "-" + letter
+                    if j + 1 < len(text):
+                        value = text[j + 1:]
+                    else:
+                        value, taken = (words[i + 1].text if i + 1 < len(words) else None), 2
+                    break
+                if letter not in _EXEC_SHORT_FLAGS:
+                    return None
+                latest = latest or letter == "l"
+        if option in ("--env", "-e") and value is not None:
+            key, eq, val = value.partition("=")
+            env[key] = val if eq else None  # `-e NAME` passes the variable of the shell running docker
+            env_locs[key] = words[i + taken - 1].location
+        i += taken
+    if latest:
+        return env, env_locs, None, i
+    if i >= len(words) or words[i].text is None:
+        return None
+    return env, env_locs, words[i], i + 1
+
+
+def _docker_exec_server(words: list[Any], display: str, problems: list[Problem],
+                        started: dict[str, list[Any]]) -> Server | None:
+    """The vLLM server `docker exec [OPTIONS] CONTAINER COMMAND...` starts: COMMAND is a command of its own, run
+    in a container already running (no entrypoint of the image is involved). Its image, environment and devices
+    are those of the container: known when the same file started it (`docker run --name CONTAINER IMAGE`,
+    ``started``), else not."""
+    from vramlint.cmdline import find_vllm_invocation
+    from vramlint.versions import version_from_image
+
+    read = _exec_options(words)
+    if read is None:
+        return None
+    exec_env, exec_locs, container, start = read
+    command = list(words[start:])
+    if not command:
+        return None
+    name = container.text if container is not None else None
+    run = started.get(name) if name is not None else None
+    opts = _run_options(run) if run is not None else None
+    image_word = run[opts.image_index] if opts is not None and run is not None else None
+    # the container's own environment (docker run -e), over which exec's -e is set for this command
+    env = {**(opts.env if opts is not None else {}), **exec_env}
+    env_locs = {**(opts.env_locs if opts is not None else {}), **exec_locs}
+    image = image_word.text if image_word is not None else None
+    inv = find_vllm_invocation(command, [], image, env)
+    if inv is None:
+        return None
+    location = inv.location or command[0].location
+    server = Server(file=display, location=location, source_format="script", kind="docker exec",
+                    name=name or os.path.basename(display), image=image,
+                    image_location=image_word.location if image_word is not None else None,
+                    vllm_version=version_from_image(image))
+    fill_from_invocation(server, inv)
+    server.env.update(env)
+    server.env_locations.update(env_locs)
+    if opts is not None:
+        server.gpu = _container_gpus(opts, env, env_locs)
+        server.shm = opts.shm
+    else:
+        which = f"the container {name}" if name is not None else "the latest container (podman exec --latest)"
+        server.notes.append(f"the command runs in {which} (`docker exec`), which this file does not start: its "
+                            "image (so vLLM's version), its /dev/shm and its devices are not known here; scan the "
+                            "file that starts it with this one, or set `version:` and `gpus:` in .vramlint.yaml")
+    for message in inv.problems:
+        problems.append(Problem(display, location.line, location.column, message))
+    return server
+
+
 def container_run_server(command: list[Any], display: str, problems: list[Problem]) -> Server | None:
     """The vLLM server a `docker run` (podman, nerdctl) command line starts, its words Tokens, or None: for a
     launcher that runs the container itself (a systemd unit's ExecStart=)."""
@@ -566,17 +700,25 @@ def container_run_server(command: list[Any], display: str, problems: list[Proble
     return _docker_run_server(words, display, problems) if words is not None else None
 
 
-def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) -> Server | None:
-    from vramlint.cmdline import find_vllm_invocation, is_vllm_image
-    from vramlint.versions import version_from_image
+class _RunOptions:
+    """What the options of a `docker run` say (before its image word, ``words[image_index]``)."""
 
-    env: dict[str, str | None] = {}
-    env_locs: dict[str, Location] = {}
-    gpus: tuple[str | None, Location | None] | None = None
-    kfd: Location | None = None
-    habana: Location | None = None
-    entrypoint: list[Any] = []
-    name = None
+    def __init__(self) -> None:
+        self.env: dict[str, str | None] = {}
+        self.env_locs: dict[str, Location] = {}
+        self.gpus: tuple[str | None, Location | None] | None = None
+        self.kfd: Location | None = None
+        self.habana: Location | None = None
+        self.entrypoint: list[Any] = []
+        self.name: str | None = None
+        self.shm = False
+        self.image_index = 0
+
+
+def _run_options(words: list[Any]) -> _RunOptions | None:
+    """The options of `docker run [OPTIONS] IMAGE ...`, or None when which word is the image is not known (an
+    option known only at run time, no image word)."""
+    opts = _RunOptions()
     i = 0
     while i < len(words):
         word = words[i]
@@ -592,42 +734,59 @@ def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) 
         option = _option_name(text)
         if option in ("--env", "-e") and value is not None:
             key, eq, val = value.partition("=")
-            env[key] = val if eq else None  # `-e NAME` passes the variable of the shell running docker
-            env_locs[key] = words[i + taken - 1].location if taken else word.location
+            opts.env[key] = val if eq else None  # `-e NAME` passes the variable of the shell running docker
+            opts.env_locs[key] = words[i + taken - 1].location if taken else word.location
         elif option == "--gpus":
-            gpus = (value, word.location)
+            opts.gpus = (value, word.location)
         elif option == "--device" and value is not None and value.split(":", 1)[0] == "/dev/kfd":
-            kfd = word.location  # ROCm's kernel driver: the container sees the host's AMD GPUs
+            opts.kfd = word.location  # ROCm's kernel driver: the container sees the host's AMD GPUs
         elif option == "--runtime" and value is not None and "habana" in value:
-            habana = word.location  # Habana's runtime mounts the Gaudi devices HABANA_VISIBLE_DEVICES lists
+            opts.habana = word.location  # Habana's runtime mounts the Gaudi devices HABANA_VISIBLE_DEVICES lists
         elif option == "--entrypoint" and value is not None:
-            entrypoint = [_with_text(words[i + taken - 1] if taken > 1 else word, value)]
+            opts.entrypoint = [_with_text(words[i + taken - 1] if taken > 1 else word, value)]
         elif option == "--name":
-            name = value
+            opts.name = value
+        elif option in ("--ipc", "--shm-size"):
+            opts.shm = True
         i += taken
-    if i >= len(words):
+    if i >= len(words) or words[i].text is None:
         return None
-    image_word, rest = words[i], list(words[i + 1:])
+    opts.image_index = i
+    return opts
+
+
+def _container_gpus(opts: _RunOptions, env: dict[str, str | None], env_locs: dict[str, Location]) -> GpuRequest | None:
+    """The devices a container started with these `docker run` options sees, with ``env`` its environment."""
+    gaudi = visible_gaudi(env)
+    if opts.kfd is not None and opts.gpus is None:
+        return _rocm_devices(opts.kfd, env, env_locs)
+    if opts.gpus is None and (opts.habana is not None or gaudi is not None):
+        return _gaudi_devices(opts.habana, gaudi, env_locs)
+    return _docker_gpus(opts.gpus, env.get("CUDA_VISIBLE_DEVICES"), env_locs.get("CUDA_VISIBLE_DEVICES"))
+
+
+def _docker_run_server(words: list[Any], display: str, problems: list[Problem]) -> Server | None:
+    from vramlint.cmdline import find_vllm_invocation, is_vllm_image
+    from vramlint.versions import version_from_image
+
+    opts = _run_options(words)
+    if opts is None:
+        return None
+    image_word, rest = words[opts.image_index], list(words[opts.image_index + 1:])
     image = image_word.text
     if not is_vllm_image(image):
         return None
-    inv = find_vllm_invocation(entrypoint, rest, image, env)
+    inv = find_vllm_invocation(opts.entrypoint, rest, image, opts.env)
     if inv is None:
         return None
     server = Server(file=display, location=image_word.location, source_format="script", kind="docker run",
-                    name=name or os.path.basename(display), image=image, image_location=image_word.location,
+                    name=opts.name or os.path.basename(display), image=image, image_location=image_word.location,
                     vllm_version=version_from_image(image))
     fill_from_invocation(server, inv)
-    server.env.update(env)
-    server.env_locations.update(env_locs)
-    gaudi = visible_gaudi(env)
-    if kfd is not None and gpus is None:
-        server.gpu = _rocm_devices(kfd, env, env_locs)
-    elif gpus is None and (habana is not None or gaudi is not None):
-        server.gpu = _gaudi_devices(habana, gaudi, env_locs)
-    else:
-        server.gpu = _docker_gpus(gpus, env.get("CUDA_VISIBLE_DEVICES"), env_locs.get("CUDA_VISIBLE_DEVICES"))
-    server.shm = any(_option_name(w.text or "") in ("--ipc", "--shm-size") for w in words[:i])
+    server.env.update(opts.env)
+    server.env_locations.update(opts.env_locs)
+    server.gpu = _container_gpus(opts, opts.env, opts.env_locs)
+    server.shm = opts.shm
     for message in inv.problems:
         problems.append(Problem(display, image_word.location.line, image_word.location.column, message))
     return server
