@@ -1262,7 +1262,13 @@ def _say_unread_mention(col: _Collector, text: str, display: str, templated: boo
                         flags: tuple[bool, bool] | None = None) -> None:
     """A file that plainly mentions vLLM but gave nothing to read: say where, and why no server was read.
     ``flags``: what `_unread_flags` says of the documents, when they were read apart (`_read_pieces`)."""
-    from vramlint.extract.mentions import ansible_variables, first_mention, shared_reason, unread_reason
+    from vramlint.extract.mentions import (
+        ansible_variables,
+        first_mention,
+        shared_reason,
+        unread_reason,
+        unread_shape,
+    )
 
     mention = first_mention(text)
     if mention is None:
@@ -1276,7 +1282,8 @@ def _say_unread_mention(col: _Collector, text: str, display: str, templated: boo
         missing_dependencies(docs[0].file) if docs else []
     own_chart = _own_chart_folder(display if flags is not None else docs[0].file if docs else None)
     reason = unread_reason(text, mention, templated, known_values, dependencies, own_chart,
-                           ansible_variables(display if flags is not None else docs[0].file if docs else display))
+                           ansible_variables(display if flags is not None else docs[0].file if docs else display),
+                           unread_shape(docs, mention))
     col.inventory.problems.append(Problem(display, mention.line, 1, reason, level="note",
                                           advice=shared_reason(reason, mention)))
 

@@ -186,16 +186,111 @@ def ansible_variables(file: str | None) -> tuple[str, str] | None:
     return None
 
 
+_RAY_KINDS = ("RayService", "RayCluster")
+_IMPORT_PATH = re.compile(r"^\s*(?:-\s*)?import_path\s*:\s*[\"']?([^\s\"'#]+)", re.MULTILINE)
+_WORKING_DIR = re.compile(r"^\s*(?:-\s*)?working_dir\s*:\s*[\"']?([^\s\"'#]+)", re.MULTILINE)
+
+
+def unread_shape(docs: list, mention: Mention) -> str | None:
+    """What the read documents of a file that gave no server do hold, said in place of "the file's shape is not
+    one vramlint reads" where vramlint does read that shape: a RayService/RayCluster (extract/ray.py) with no
+    vLLM command or model found, or a pod spec / compose service whose vLLM-image container runs something else
+    (the container on the mention's line first). None when neither is there."""
+    from vramlint.cmdline import is_vllm_image
+
+    ray = next((d.data for d in docs if isinstance(d.data, dict) and d.data.get("kind") in _RAY_KINDS
+                and str(d.data.get("apiVersion", "")).startswith("ray.io/")), None)
+    if ray is not None:
+        return _ray_shape(ray)
+    runs = []  # (line of the image, what it is, its name, its command words)
+    for doc in docs:
+        data = doc.data
+        if not isinstance(data, dict):
+            continue
+        if isinstance(data.get("services"), dict):
+            containers = [("compose service", str(name), svc) for name, svc in data["services"].items()
+                          if isinstance(svc, dict)]
+        else:
+            from vramlint.extract.podspec import find_podspecs
+
+            containers = [("container", str(c.get("name") or "?"), c) for hit in find_podspecs(data)
+                          for c in (hit.node.get("containers") or []) + (hit.node.get("initContainers") or [])
+                          if isinstance(c, dict)]
+        for what, name, container in containers:
+            image = container.get("image")
+            if not isinstance(image, str) or not is_vllm_image(image):
+                continue
+            lc = getattr(container, "lc", None)
+            line = lc.data.get("image", (None,))[0] + 1 if lc is not None and "image" in lc.data else None
+            words = _words_of(container.get("entrypoint")) + _words_of(container.get("command")) + \
+                _words_of(container.get("args"))
+            runs.append((line, what, name, words))
+    if not runs:
+        return None
+    line, what, name, words = next((r for r in runs if r[0] == mention.line), runs[0])
+    return _runs_instead(what, name, words)
+
+
+def _words_of(value: object) -> list[str]:
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list):
+        return [str(w) for w in value if isinstance(w, (str, int, float))]
+    return []
+
+
+def _runs_instead(what: str, name: str, words: list[str]) -> str:
+    from vramlint.cmdline import joins_ray_cluster
+
+    if not words:
+        return (f"the {what} {name} runs the image's own entrypoint with no arguments, from which no vLLM server "
+                "could be read")
+    shown = _short(" ".join(words), 50)
+    if joins_ray_cluster(words):
+        return (f"the {what} {name} joins a Ray cluster as a worker (`{shown}`) and starts no server: its GPUs "
+                "serve the engine that the cluster's head starts, whose command is not in this file")
+    steps = " ".join(words).replace(";", " ").replace("&&", " ").split()
+    if steps[:1] and steps[0].rsplit("/", 1)[-1] in ("tail", "sleep") or "/dev/null" in steps or "infinity" in steps:
+        return (f"the {what} {name} runs `{shown}`, which keeps the container idle: a server started in it by "
+                "hand (`kubectl exec` / `docker exec`) is in no file, so there is no vLLM command line to check")
+    if "ray" in steps and "start" in steps and "--head" in steps:
+        return (f"the {what} {name} starts a Ray head (`{shown}`) and no vLLM server: the server started on that "
+                "cluster later (`ray job submit`, `docker exec`, a RayJob) is not in this file")
+    return f"the {what} {name} runs `{shown}`, which is not vLLM's server, so no server was read from it"
+
+
+def _ray_shape(obj: dict) -> str:
+    """Of a RayService/RayCluster that gave no server: its Ray Serve applications (code vramlint does not read)
+    or, without any, that its pods run Ray and no vLLM command."""
+    kind = obj.get("kind")
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    config = spec.get("serveConfigV2") or spec.get("serveConfig")
+    # the embedded Serve config's lines (extract/ray.py parsed it and found no llm_configs nor model to read)
+    paths = _IMPORT_PATH.findall(config) if isinstance(config, str) else []
+    if paths:
+        homes = sorted(set(_WORKING_DIR.findall(config)))
+        home = f" (its working_dir {', '.join(homes[:2])})" if homes else ""
+        many = len(paths) > 1
+        return (f"the {kind}'s Ray Serve application{'s' if many else ''} ({', '.join(paths[:3])}) "
+                f"{'are' if many else 'is'} code{home} that vramlint does not read (a module of the image, a ConfigMap mounted in, a "
+                "working_dir), with no llm_configs and no model in runtime_env.env_vars (MODEL_ID, MODEL_NAME, "
+                "MODEL): its vLLM engine arguments are not visible, so its server is not checked")
+    return (f"no container of the {kind} runs a vLLM command (KubeRay runs `ray start` in its head and worker pods) "
+            "and it has no Ray Serve application: a server started on the cluster later (`ray job submit`, a "
+            "RayJob, `kubectl exec`) is not in this file, so nothing is checked")
+
+
 def unread_reason(text: str, mention: Mention, templated: bool, known_values: bool = False,
                   dependencies: list[str] | tuple[str, ...] = (), own_chart: str | None = None,
-                  ansible: tuple[str, str] | None = None) -> str:
+                  ansible: tuple[str, str] | None = None, shape: str | None = None) -> str:
     """Why no server was read from a file that mentions vLLM at ``mention`` (one sentence, with the change that
     makes it read when there is one). ``known_values``: the file was read as values of a chart vramlint knows;
     ``dependencies``: the chart dependencies the values file's Chart.yaml declares that are not in the scanned
     files (`helm_known.missing_dependencies`); ``own_chart``: the folder of the chart (Chart.yaml and templates/)
     whose values.yaml the file is, which was evaluated with it and rendered no server; ``ansible``: what
     `ansible_variables` says of the file (a role's variables, an inventory's group_vars), whose vLLM image is
-    deployed by the tasks and templates that use it, not by a chart."""
+    deployed by the tasks and templates that use it, not by a chart; ``shape``: what `unread_shape` says the
+    file's documents hold, a shape vramlint reads that gave no server."""
     kinds = _KIND.findall(text)
     objects = []  # (kind, apiVersion) of each YAML document
     for chunk in re.split(r"^---.*$", text, flags=re.MULTILINE):
@@ -238,6 +333,8 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
         return (f"{where}{kind}: the application's own code starts vLLM, so its engine arguments are not "
                 "visible, and no model is named where vramlint reads one (an llm_configs entry, or MODEL_ID / "
                 "MODEL_NAME / MODEL in runtime_env.env_vars): its server is not checked")
+    if shape is not None and any(k in _RAY_KINDS for k, _a in custom):
+        return f"{where}: {shape}"
     if any(k == "HelmRelease" and a.startswith("helm.toolkit.fluxcd.io/") for k, a in custom):
         return (f"{where} in a Flux HelmRelease whose spec.values are not those of a chart vramlint knows (the "
                 "vLLM production-stack chart, bjw-s's app-template, ...): the chart's templates make the pods, so "
@@ -280,6 +377,8 @@ def unread_reason(text: str, mention: Mention, templated: bool, known_values: bo
                 "group_vars of the one group a playbook beside roles/ applies a role to, where the roles' tasks and "
                 "templates use them (other groups' and hosts' values apply only to the hosts in them, which the "
                 "repository does not say), so scan the folder that holds roles/ and group_vars/")
+    if shape is not None and mention.what == "a vLLM image":
+        return f"{where}: {shape}"
     if mention.what == "a vLLM image":
         return (f"{where}, but no container running it was found: the file's shape is not one vramlint reads "
                 "(a pod spec, a compose service, a known chart's values or operator kind); if it is the values "
