@@ -820,14 +820,40 @@ def _place_on_template(col: _Collector, display: str, origin: Callable[[int, int
                 problems[k] = dataclasses.replace(p, line=line, column=column if p.column else None)
 
 
-_USED_AS_WRITTEN = re.compile(r"(?:^|/)(?:\.github/workflows/[^/]+|action\.ya?ml|(?:docker-)?compose[^/]*\.ya?ml)$")
+_USED_AS_WRITTEN = re.compile(r"(?:^|/)(?:\.github/workflows/[^/]+|action\.ya?ml|(?:docker-)?compose[^/]*\.ya?ml|"
+                               r"kustomization\.ya?ml|Kustomization)$")
+# Ansible's YAML files: a playbook, a role's tasks/handlers/vars/defaults/meta, an inventory's group_vars/host_vars
+# (a role's templates/ are Jinja2 rendered by the template module: not these)
+_ANSIBLE_PATH = re.compile(r"(?:^|/)(?:playbooks/[^/]+|roles/[^/]+/(?:tasks|handlers|vars|defaults|meta)/.+|"
+                           r"(?:group|host)_vars/.+)\.ya?ml$")
+_PLAY = re.compile(r"^-\s+(?:hosts|import_playbook|ansible\.builtin\.import_playbook)\s*:", re.MULTILINE)
+# Argo Workflows' kinds: `{{inputs.parameters.x}}` is substituted by the controller in the parsed spec
+_ARGO_API = re.compile(r"^apiVersion:\s*[\"']?argoproj\.io/", re.MULTILINE)
+_ARGO_WORKFLOW_KIND = re.compile(r"^kind:\s*[\"']?(?:Workflow|WorkflowTemplate|ClusterWorkflowTemplate|CronWorkflow)"
+                                 r"[\"']?\s*$", re.MULTILINE)
+
+
+def _parsed_before_rendering(display: str, text: str) -> bool:
+    """Whether the tool that uses the file parses its YAML as written and fills in its `{{ }}` / `${ }` values
+    afterwards, in the parsed strings: GitHub workflows and actions (`${{ }}`: GitHub's expressions), compose files
+    (`${VAR}`: compose's interpolation), Kustomizations (kustomize has no templating), Ansible playbooks, task and
+    variables files (Ansible loads them with PyYAML, AnsibleLoader, and renders Jinja2 in a task's values when it
+    runs) and Argo Workflows (its controller substitutes `{{ }}` in the parsed template). No render step makes their
+    YAML valid."""
+    path = display.replace("\\", "/")
+    if _USED_AS_WRITTEN.search(path):
+        return True
+    if "/templates/" in f"/{path}" or path.endswith((".j2", ".jinja2", ".jinja")):
+        return False
+    if _ANSIBLE_PATH.search(path) or _PLAY.search(text):
+        return True
+    return _ARGO_API.search(text) is not None and _ARGO_WORKFLOW_KIND.search(text) is not None
 
 
 def _render_hint(display: str, text: str) -> str:
-    """What an invalid-YAML error adds when the file holds template syntax: the render step, if the file has one.
-    GitHub workflows and actions and compose files are read as written (`${{ }}` is GitHub's expression, `${VAR}`
-    compose's interpolation and a `run:` script's shell): no render step makes their YAML valid, so none is named."""
-    if _USED_AS_WRITTEN.search(display.replace("\\", "/")):
+    """What an invalid-YAML error adds when the file holds template syntax: the render step, if the file has one
+    (none for a file its tool parses before rendering, `_parsed_before_rendering`)."""
+    if _parsed_before_rendering(display, text):
         return ""
     example = ("`helm template . | vramlint inventory -`" if "{{" in text else
                "`envsubst < FILE | vramlint check -`" if "${" in text else "`terraform console` / templatefile")
