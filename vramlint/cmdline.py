@@ -1312,9 +1312,46 @@ def _names_vllm_as_command(word: str) -> bool:
     return not word.startswith("-") and "vllm" in _NOT_A_COMMAND_PART.sub("", word).lower()
 
 
+# The words of the note said of a container of Triton Inference Server running its vLLM backend (said once a file)
+TRITON_VLLM_BACKEND = "Triton Inference Server with its vLLM backend"
+
+
+def is_triton_vllm_image(image: str | None) -> bool:
+    """NGC's Triton Inference Server image with the vLLM backend (nvcr.io/nvidia/tritonserver:<yy.mm>-vllm-python-py3):
+    the repository `tritonserver` with `vllm` in its tag."""
+    if not image:
+        return False
+    name = image.lower().split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    repo, _, tag = last.partition(":")
+    return repo == "tritonserver" and "vllm" in tag
+
+
+def triton_vllm_backend(image: str | None, words: list[str | None]) -> str | None:
+    """The note for a container that runs Triton's vLLM backend (its vLLM-backend image, or `tritonserver` given a
+    `--backend-config=vllm,...`), or None. Triton's vllm_backend (triton-inference-server/vllm_backend, model.py)
+    builds vLLM's AsyncEngineArgs from each model's model.json in the model repository, so no command line holds
+    them."""
+    texts = [w for w in words if w]
+    program = next((_basename(w) for w in texts if not _ASSIGNMENT_NAME.match(w) and _basename(w) not in _WRAPPERS
+                    and _basename(w) not in _SHELLS and not w.startswith("-")), None)
+    backend_config = any(w.startswith("--backend-config=vllm,") or w.startswith("vllm,") for w in texts)
+    if not (is_triton_vllm_image(image) or (program == "tritonserver" and backend_config)):
+        return None
+    if not is_triton_vllm_image(image) and any("vllm serve" in w or "vllm.entrypoints" in w for w in texts):
+        return None
+    shown = image if is_triton_vllm_image(image) else "tritonserver --backend-config=vllm,..."
+    return (f"{TRITON_VLLM_BACKEND} ({shown}): the engine's arguments (model, tensor_parallel_size, "
+            "gpu_memory_utilization, max_model_len, ...) are in each model's model.json in the model repository "
+            "(config.pbtxt `backend: \"vllm\"`), which vramlint does not read, so this server is not checked")
+
+
 def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[str, Any]) -> str | None:
     """What to say about a container that clearly relates to vLLM (its image or command names it) but shows no
     vLLM command line (a custom image's entrypoint, a launcher script): None when it is not such a container."""
+    triton = triton_vllm_backend(image, words)
+    if triton is not None:
+        return triton
     texts = [w for w in words if w]
     # the image is vLLM's by is_vllm_image's rule alone: a name that only contains "vllm" beside a companion word
     # (`vllm-latency-proxy`, `...-vllm-...-gateway`, `vllm-manager-ui`) or a stand-in's word is another program

@@ -605,7 +605,7 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
         inv = _find_invocation(entry_tokens, cmd_tokens, image_text, env, named.vllm_pin[0] if named else None)
     script_note = None
     if inv is None:
-        from vramlint.cmdline import hidden_vllm_command
+        from vramlint.cmdline import TRITON_VLLM_BACKEND, hidden_vllm_command
 
         words = [t.text for t in (entry_tokens or []) + (cmd_tokens or [])]
         hidden = hidden_vllm_command(image_text, words, env)
@@ -645,6 +645,9 @@ def _service(services: dict, name: str, file: str, lines: list[str], base_dir: s
                                   and t.text in why and t.location is not None and (t.location.line or 0) >= 1), None)
                     if named is not None and named.location.file == file:
                         at = named.location
+                elif hidden is not None and hidden.startswith(TRITON_VLLM_BACKEND) and image_loc is not None \
+                        and image_loc.file == file:
+                    at = image_loc  # Triton's vLLM backend is told by its image: said on the image's line
                 text = "; ".join(x for x in (hidden, why) if x)
                 problems.append(Problem(file, at.line, at.column, f"service {name}: {text}", level="note"))
             # an env_file missing from the repository is no news for a service that is not vLLM; one that

@@ -998,7 +998,11 @@ def container_server(
                 return None, []
         if said is None:
             return None, []
-        return None, [Problem(file, location.line, location.column, said, level="note")]
+        from vramlint.cmdline import TRITON_VLLM_BACKEND
+
+        # Triton's vLLM backend is told by its image: said on the image's line
+        at = server.image_location if said.startswith(TRITON_VLLM_BACKEND) and server.image_location else location
+        return None, [Problem(file, at.line, at.column, said, level="note")]
     apply_invocation(server, invocation)
     # what the kubelet runs is the container as written only in Kubernetes' own workloads (and LWS, Argo's
     # Rollout): an operator's resource is turned into pods by its controller, which may add the model itself
