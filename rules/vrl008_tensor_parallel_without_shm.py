@@ -7,8 +7,9 @@ which NCCL outgrows: the engine fails at start-up or on the first requests with
 `/dev/shm` for this reason.
 
 Only NVIDIA GPUs are checked (NCCL). Where the engine spans the pods of a KubeRay cluster or LeaderWorkerSet
-group, only the ranks of one pod share its `/dev/shm` (between pods NCCL uses the network): a group with one GPU
-per pod is not warned, and the message counts the ranks in this pod. Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
+group, or of a Ray cluster of plain workloads (worker pods that `ray start --address` a Service selecting the
+head's pod), only the ranks of one pod share its `/dev/shm` (between pods NCCL uses the network): a group with one
+GPU per pod is not warned, and the message counts the ranks in this pod. Fix it in Kubernetes with an `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`; in docker
 compose with `ipc: host` or a `shm_size` (e.g. `shm_size: 16gb`).
 
 Fix (safe: it only adds the shared memory, and changes nothing of the budget): Kubernetes: a volume `dshm`

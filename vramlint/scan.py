@@ -1361,6 +1361,8 @@ def _merge(into: Any, rec: Any) -> None:
     into.built_dockerfiles.extend(rec.built_dockerfiles)
     into.launchers.extend(rec.launchers)
     into.terraform.extend(rec.terraform)
+    into.ray_pods.extend(rec.ray_pods)
+    into.services.extend(rec.services)
 
 
 def _drop_jobs_read_as_submitted(rec: Any) -> None:
@@ -1393,6 +1395,14 @@ def _join(col: _Collector) -> None:
         from vramlint.extract import script_refs  # scripts run from ConfigMaps, in any scanned files
 
         script_refs.resolve_script_refs(rec.script_refs, _configmaps_by_name(col), rec)
+    if rec.ray_pods and rec.services:
+        from vramlint.extract import ray_pods  # a Ray cluster of plain workloads, joined through a Service
+
+        try:
+            ray_pods.join(rec.ray_pods, rec.services)
+        except Exception as exc:  # noqa: BLE001 - the join's failure costs the group, not the run
+            rec.problems.append(internal_problem(*_record_place(rec.ray_pods[0].server), "joining Ray worker "
+                                                 "pods with their head", exc))
     servers: list[Server] = list(rec.servers)
     try:
         if rec.runtimes or rec.inference_services:  # else nothing to join (and no import: start-up time)

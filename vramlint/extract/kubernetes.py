@@ -67,6 +67,12 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
             _embedded_workloads(doc, data, join_path(path, "data"), name, records)
         return
     if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
+        if kind == "Service":  # the address a Ray worker joins its head by (extract.ray_pods)
+            from vramlint.extract.ray_pods import service_record
+
+            service = service_record(obj)
+            if service is not None:
+                records.services.append(service)
         if kind == "Secret":  # no server, but one the API server cannot decode stops the apply (its data)
             records.problems.extend(required_field_problems(doc, obj, path))
         return

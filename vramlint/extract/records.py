@@ -53,3 +53,6 @@ class Records:
     # Terraform files read (terraform.TerraformRecord): their servers are added in the join, which drops the
     # readings they replace (a chart in the tree on its own defaults, a file they read with the module's values)
     terraform: list[Any] = field(default_factory=list)
+    # Ray heads and workers of plain workloads, and the Services that may join them (extract.ray_pods)
+    ray_pods: list[Any] = field(default_factory=list)
+    services: list[Any] = field(default_factory=list)
