@@ -94,6 +94,34 @@ def test_the_note_points_at_the_line_that_starts_the_server_not_a_pkill(tmp_path
     assert note.line == 6
 
 
-def test_a_file_that_only_stops_or_prints_vllm_still_has_its_mention():
-    mention = first_mention('#!/bin/sh\npgrep -f "vllm serve" && echo up\necho "run: vllm serve MODEL"\n')
-    assert mention is not None and mention.line == 2
+def test_a_file_that_only_stops_or_prints_vllm_mentions_no_server(tmp_path):
+    assert first_mention('#!/bin/sh\npgrep -f "vllm serve" && echo up\necho "run: vllm serve MODEL"\n') is None
+    _write(tmp_path, "stop_model.yml", """\
+        - hosts: head
+          tasks:
+            - name: Stop the server
+              shell: docker exec ray-head pkill -f vllm.entrypoints.openai.api_server || true
+        """)
+    result = scan([str(tmp_path)])
+    assert result.servers == [] and result.problems == []
+
+
+def test_a_shell_string_run_by_docker_exec_keeps_its_known_words_beside_an_unknown_value(tmp_path):
+    # an unrenderable Jinja2 value (Ansible's `groups`) makes only its words unknown, as in `sh -c` run directly
+    _write(tmp_path, "run_model.yml", """\
+        - hosts: bastion
+          vars:
+            head: ray-head
+            tensor_parallel: "{{ groups['workers'] | length + 1 }}"
+          tasks:
+            - name: Start vLLM server with logging
+              shell: |
+                docker exec {{ head }} bash -lc " nohup python3 -m vllm.entrypoints.openai.api_server \\
+                --model Qwen/Qwen2.5-7B-Instruct \\
+                --tensor-parallel-size {{ tensor_parallel }} \\
+                --distributed-executor-backend ray \\
+                --max-model-len 2048 > /var/log/vllm.log 2>&1 & "
+        """)
+    [server] = scan([str(tmp_path)]).servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 2048
+    assert server.args["distributed_executor_backend"] == "ray" and server.args["tensor_parallel_size"] is None

@@ -2053,13 +2053,90 @@ def _unknown_but_script(words: list[tuple[str | None, int, int, bool]]) -> list[
              and not _assignment_with_unknown_value(v) else v, a, b, o) for k, (v, a, b, o) in enumerate(words)]
 
 
+# `docker container exec` options (Docker's CLI reference): those that take a value, and the flags; podman's exec
+# adds --preserve-fd(s) N and -l/--latest (the latest container, named by no word); nerdctl's are Docker's.
+_EXEC_VALUE_OPTIONS = frozenset(("--detach-keys", "--env", "--env-file", "--user", "--workdir", "--preserve-fds",
+                                 "--preserve-fd"))
+_EXEC_VALUE_SHORT = frozenset("euw")
+_EXEC_FLAGS = frozenset(("--detach", "--interactive", "--tty", "--privileged", "--latest", "--help"))
+_EXEC_SHORT_FLAGS = frozenset("ditlh")
+CONTAINER_CLIS = frozenset(("docker", "podman", "nerdctl"))
+
+
+def container_exec_options(texts: list[str | None]) -> tuple[list[tuple[str, int]], int | None, int] | None:
+    """Of the words after `docker exec` (`[OPTIONS] CONTAINER COMMAND...`): the `-e/--env` values, each with the
+    index of the word holding it; the index of the container's word (None for podman's --latest, which names none);
+    where COMMAND starts. None when an option is not one of exec's or is known only at run time (where the
+    container's name ends is then not known)."""
+    values: list[tuple[str, int]] = []
+    latest = False
+    i = 0
+    while i < len(texts):
+        text = texts[i]
+        if text is None:
+            return None
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        value, taken, option = None, 1, text
+        if text.startswith("--"):
+            option = text.split("=", 1)[0]
+            if option in _EXEC_VALUE_OPTIONS:
+                if "=" in text:
+                    value = text.split("=", 1)[1]
+                else:
+                    value, taken = (texts[i + 1] if i + 1 < len(texts) else None), 2
+            elif option not in _EXEC_FLAGS or "=" in text:
+                return None
+            latest = latest or option == "--latest"
+        else:
+            for j, letter in enumerate(text[1:], start=1):
+                if letter in _EXEC_VALUE_SHORT:
+                    option = "-" + letter
+                    if j + 1 < len(text):
+                        value = text[j + 1:]
+                    else:
+                        value, taken = (texts[i + 1] if i + 1 < len(texts) else None), 2
+                    break
+                if letter not in _EXEC_SHORT_FLAGS:
+                    return None
+                latest = latest or letter == "l"
+        if option in ("--env", "-e") and value is not None:
+            values.append((value, i + taken - 1))
+        i += taken
+    if latest:
+        return values, None, i
+    if i >= len(texts) or texts[i] is None:
+        return None
+    return values, i, i + 1
+
+
+def _container_exec_command(texts: list[str | None], i: int) -> int | None:
+    """Where the command of `docker|podman|nerdctl [container] exec [OPTIONS] CONTAINER COMMAND...` at ``i``
+    starts, or None when ``texts[i]`` starts no such command or its options cannot be read."""
+    if i + 1 >= len(texts) or texts[i] is None or _basename(texts[i]) not in CONTAINER_CLIS:
+        return None
+    j = i + 1
+    if texts[j] == "container":
+        j += 1
+    if j >= len(texts) or texts[j] != "exec":
+        return None
+    read = container_exec_options(texts[j + 1:])
+    return None if read is None else j + 1 + read[2]
+
+
 def _shell_script_index(texts: list[str | None]) -> int | None:
     """The index of the script word of `[wrappers] sh [options] -c SCRIPT ...`, or None (as `_search_shell` reads
-    a shell's options)."""
+    a shell's options); also run in a container by `docker exec [OPTIONS] CONTAINER sh -c SCRIPT`."""
     i = 0
     while i < len(texts) and texts[i] is not None and (
             _basename(texts[i]) in _WRAPPERS or _ASSIGNMENT_NAME.match(texts[i])):
         i += 1
+    exec_start = _container_exec_command(texts, i)
+    if exec_start is not None:
+        i = exec_start
     if i >= len(texts) or texts[i] is None or _basename(texts[i]) not in _SHELLS:
         return None
     j, has_c = i + 1, False

@@ -68,7 +68,6 @@ def first_mention(text: str) -> Mention | None:
     from vramlint.cmdline import is_vllm_image
 
     lines = text.splitlines()
-    named_only: Mention | None = None
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#") or "vllm" not in line.lower():
@@ -83,8 +82,8 @@ def first_mention(text: str) -> Mention | None:
             return Mention(number, "a vLLM image", stripped)
         command = _COMMAND.search(code)
         if command and _NAMES_ONLY.search(code[:command.start()]):
-            # `pkill -f vllm.entrypoints...`, `pgrep`, `echo "vllm serve ..."`: the server is started elsewhere
-            named_only = named_only or Mention(number, "a vLLM command line", stripped)
+            # `pkill -f vllm.entrypoints...`, `pgrep`, `echo "vllm serve ..."`: no server starts on this line (a
+            # file that only stops, finds or prints it starts none, as extract/shell_scripts `_may_run_vllm` says)
             continue
         if command:
             return Mention(number, "a vLLM command line", stripped)
@@ -98,7 +97,7 @@ def first_mention(text: str) -> Mention | None:
         chart = _HELM_CHART_NAME.match(code)
         if chart and _under_helm_charts(lines, number - 1, len(chart.group(1))):
             return Mention(number, "a vLLM Helm chart that Kustomize inflates", stripped)
-    return named_only or _args_only_mention(lines)
+    return _args_only_mention(lines)
 
 
 def has_vllm_only_option(text: str) -> bool:

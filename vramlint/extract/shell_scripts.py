@@ -21,13 +21,14 @@ import os
 import re
 from typing import Any
 
+from vramlint.cmdline import CONTAINER_CLIS
 from vramlint.extract.gaudi import visible_gaudi
 from vramlint.intparse import small_int
 from vramlint.model import GpuRequest, Location, Problem, Server
 
 SCRIPT_EXTENSIONS = (".sh", ".bash", ".sbatch", ".slurm")  # the last two: Slurm job scripts (discover)
 _SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+)?(?:ba|da|k|z|a)?sh\b")
-_CONTAINER_CLIS = {"docker", "podman", "nerdctl"}
+_CONTAINER_CLIS = CONTAINER_CLIS
 _ARG_DEFAULT = re.compile(r"\$\{[1-9]\d*:?-")
 _PREFIX_WORDS = {"sudo", "exec", "nohup", "time", "setsid", "command"}
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
@@ -584,65 +585,22 @@ def _container_exec(command: list[Any]) -> list[Any] | None:
     return None
 
 
-# `docker container exec` options (Docker's CLI reference): those that take a value, and the flags; podman's exec
-# adds --preserve-fd(s) N and -l/--latest (the latest container, named by no word); nerdctl's are Docker's.
-_EXEC_VALUE_OPTIONS = frozenset(("--detach-keys", "--env", "--env-file", "--user", "--workdir", "--preserve-fds",
-                                 "--preserve-fd"))
-_EXEC_VALUE_SHORT = frozenset("euw")
-_EXEC_FLAGS = frozenset(("--detach", "--interactive", "--tty", "--privileged", "--latest", "--help"))
-_EXEC_SHORT_FLAGS = frozenset("ditlh")
-
-
 def _exec_options(words: list[Any]) -> tuple[dict[str, str | None], dict[str, Location], Any, int] | None:
     """(the `-e` variables, where each is set, the container's word (None for podman's --latest), where the
-    command starts) of `docker exec [OPTIONS] CONTAINER COMMAND...`; None when an option is not one of exec's or
-    is known only at run time (where the container's name ends is then not known)."""
+    command starts) of `docker exec [OPTIONS] CONTAINER COMMAND...` (`cmdline.container_exec_options`)."""
+    from vramlint.cmdline import container_exec_options
+
+    read = container_exec_options([w.text for w in words])
+    if read is None:
+        return None
+    values, container, start = read
     env: dict[str, str | None] = {}
     env_locs: dict[str, Location] = {}
-    latest = False
-    i = 0
-    while i < len(words):
-        text = words[i].text
-        if text is None:
-            return None
-        if text == "--":
-            i += 1
-            break
-        if not text.startswith("-") or text == "-":
-            break
-        value, taken, option = None, 1, text
-        if text.startswith("--"):
-            option = text.split("=", 1)[0]
-            if option in _EXEC_VALUE_OPTIONS:
-                if "=" in text:
-                    value = text.split("=", 1)[1]
-                else:
-                    value, taken = (words[i + 1].text if i + 1 < len(words) else None), 2
-            elif option not in _EXEC_FLAGS or "=" in text and option not in _EXEC_FLAGS:
-                return None
-            latest = latest or option == "--latest"
-        else:
-            for j, letter in enumerate(text[1:], start=1):
-                if letter in _EXEC_VALUE_SHORT:
-                    option = "-" + letter
-                    if j + 1 < len(text):
-                        value = text[j + 1:]
-                    else:
-                        value, taken = (words[i + 1].text if i + 1 < len(words) else None), 2
-                    break
-                if letter not in _EXEC_SHORT_FLAGS:
-                    return None
-                latest = latest or letter == "l"
-        if option in ("--env", "-e") and value is not None:
-            key, eq, val = value.partition("=")
-            env[key] = val if eq else None  # `-e NAME` passes the variable of the shell running docker
-            env_locs[key] = words[i + taken - 1].location
-        i += taken
-    if latest:
-        return env, env_locs, None, i
-    if i >= len(words) or words[i].text is None:
-        return None
-    return env, env_locs, words[i], i + 1
+    for value, at in values:
+        key, eq, val = value.partition("=")
+        env[key] = val if eq else None  # `-e NAME` passes the variable of the shell running docker
+        env_locs[key] = words[at].location
+    return env, env_locs, (words[container] if container is not None else None), start
 
 
 def _docker_exec_server(words: list[Any], display: str, problems: list[Problem],
