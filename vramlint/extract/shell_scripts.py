@@ -561,26 +561,22 @@ def _note_assignments(command: list[Any], assigned: dict[str, tuple[str | None, 
 
 def _container_run(command: list[Any]) -> list[Any] | None:
     """The words after `docker run` (or `docker container run`, podman, nerdctl), or None."""
-    words = _words(command)
-    texts = [w.text for w in words[:3]]
-    if len(texts) < 2 or texts[0] is None or os.path.basename(texts[0]) not in _CONTAINER_CLIS:
-        return None
-    if texts[1] == "run":
-        return words[2:]
-    if texts[1] == "container" and len(texts) > 2 and texts[2] == "run":
-        return words[3:]
-    return None
+    return _container_subcommand(command, "run")
 
 
 def _container_exec(command: list[Any]) -> list[Any] | None:
     """The words after `docker exec` (or `docker container exec`, podman, nerdctl), or None."""
+    return _container_subcommand(command, "exec")
+
+
+def _container_subcommand(command: list[Any], subcommand: str) -> list[Any] | None:
     words = _words(command)
     texts = [w.text for w in words[:3]]
     if len(texts) < 2 or texts[0] is None or os.path.basename(texts[0]) not in _CONTAINER_CLIS:
         return None
-    if texts[1] == "exec":
+    if texts[1] == subcommand:
         return words[2:]
-    if texts[1] == "container" and len(texts) > 2 and texts[2] == "exec":
+    if texts[1] == "container" and len(texts) > 2 and texts[2] == subcommand:
         return words[3:]
     return None
 
