@@ -21,6 +21,8 @@ from vramlint.extract.podspec import (
     is_seq,
     scalar_text,
 )
+from vramlint.extract.ray_pods import WORKLOAD_KINDS, service_record
+from vramlint.extract.ray_pods import read_pods as read_ray_pods
 from vramlint.extract.records import Records
 from vramlint.yamlload import join_path, value_location
 
@@ -68,8 +70,6 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
         return
     if kind in _NEVER_A_SERVER and _is_kubernetes_api(api):
         if kind == "Service":  # the address a Ray worker joins its head by (extract.ray_pods)
-            from vramlint.extract.ray_pods import service_record
-
             service = service_record(obj)
             if service is not None:
                 records.services.append(service)
@@ -122,6 +122,9 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
     first, first_problem = len(records.servers), len(records.problems)
     if not registry.extract_operator_object(doc, obj, path, api, kind, records):
         extract_pod_objects(doc, obj, path, records)
+        if kind in WORKLOAD_KINDS and api.split("/")[0] in ("v1", "apps", "batch"):
+            # a Ray head or worker of a cluster of plain workloads, joined once every file is read
+            read_ray_pods(doc, obj, kind, records.servers[first:], records)
     if kind == "RoleBasedGroup" and len(records.servers) > first:
         # spec.roleTemplates are bases that roles merge their templatePatch into (RBG's templateRef): no pod
         # runs a template by itself

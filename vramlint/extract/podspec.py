@@ -988,16 +988,6 @@ def container_server(
         from vramlint.cmdline import hidden_vllm_command
 
         said = hidden_vllm_command(image, [t.text for t in command + args], server.env)
-        if said is None and ctx.kind in _KUBELET_RUN_KINDS:
-            from vramlint.cmdline import joins_ray_cluster
-
-            words = [t.text for t in command + args]
-            if joins_ray_cluster([w for w in words if w]):
-                from vramlint.extract.ray_pods import worker_pod
-
-                worker = worker_pod(doc, ctx, hit, container, cpath, location, words)
-                if worker is not None:
-                    records.ray_pods.append(worker)
         if follow_scripts:
             from vramlint.extract import scripts
 
@@ -1062,11 +1052,6 @@ def container_server(
     if config_files:
         records.config_refs.append(ConfigRef(server, config_files, configmap_mounts(hit.node, container),
                                              written=getattr(invocation, "written", None)))
-    if ctx.kind in _KUBELET_RUN_KINDS:
-        from vramlint.extract.ray_pods import head_pod, runs_ray_head
-
-        if runs_ray_head([t.text for t in command + args]):
-            records.ray_pods.append(head_pod(ctx, hit, server))
     return server, problems
 
 

@@ -19,7 +19,9 @@ from vramlint.model import EngineGroup, GroupMember, Location, Server
 
 _RAY_HEAD = re.compile(r"\bray\s+start\b[^;&|\n]*\s--head\b")
 _ADDRESS = re.compile(r"^--address(?:=(.*))?$")
-_REPLICATED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")  # `replicas` unset: 1 (Kubernetes' default)
+# `replicas` unset: 1 (Kubernetes' default); a Pod is one
+_REPLICATED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Pod")
+WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job")
 MAX_RAY_PODS = 1000  # workers and Services compared per scan (each head looks at each of them)
 
 
@@ -52,20 +54,10 @@ def _plain_map(node: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in node.items() if isinstance(v, (str, int, float, bool))}
 
 
-def _object_of(hit: Any) -> Any:
-    return hit.parents[0][0] if getattr(hit, "parents", None) else None
-
-
 def _namespace(obj: Any) -> str | None:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     value = meta.get("namespace") if isinstance(meta, dict) else None
     return str(value) if isinstance(value, str) else None
-
-
-def _pods(kind: str | None, replicas: int | None) -> int | None:
-    if replicas is not None:
-        return replicas
-    return 1 if kind in _REPLICATED_KINDS or kind == "Pod" else None
 
 
 def _labels(hit: Any) -> dict[str, str]:
@@ -73,14 +65,25 @@ def _labels(hit: Any) -> dict[str, str]:
     return _plain_map(meta.get("labels")) if isinstance(meta, dict) else {}
 
 
-def runs_ray_head(words: list[str | None]) -> bool:
+def _words(container: Any) -> list[str]:
+    words: list[str] = []
+    for key in ("command", "args"):
+        value = container.get(key)
+        if isinstance(value, str):
+            words.append(value)
+        elif isinstance(value, list):
+            words.extend(str(w) for w in value if isinstance(w, (str, int, float)))
+    return words
+
+
+def runs_ray_head(words: list[str]) -> bool:
     """Whether a container's command line starts a Ray head (`ray start --head`, in a `sh -c` script too)."""
-    return _RAY_HEAD.search(" ".join(w for w in words if w)) is not None
+    return _RAY_HEAD.search(" ".join(words)) is not None
 
 
-def worker_address(words: list[str | None]) -> str | None:
+def worker_address(words: list[str]) -> str | None:
     """The HOST of a Ray worker's `ray start --address=HOST:PORT` (a `sh -c` script's words too), or None."""
-    texts = " ".join(w for w in words if w).split()
+    texts = " ".join(words).split()
     for k, word in enumerate(texts):
         m = _ADDRESS.match(word)
         if m is None:
@@ -91,24 +94,42 @@ def worker_address(words: list[str | None]) -> str | None:
     return None
 
 
-def head_pod(ctx: Any, hit: Any, server: Server) -> RayPod:
-    obj = _object_of(hit)
-    return RayPod("head", ctx.kind, ctx.name, _namespace(obj), _labels(hit), _pods(ctx.kind, hit.replicas),
-                  server.gpu.count if server.gpu is not None else None, server.location, server=server)
+def read_pods(doc: Any, obj: Any, kind: str, servers: list[Server], records: Any) -> None:
+    """The Ray heads and workers among the containers of a workload ``obj`` of ``kind`` (``servers``: those read
+    from it), into ``records.ray_pods``."""
+    from vramlint.cmdline import joins_ray_cluster
+    from vramlint.extract.podspec import find_podspecs, gpu_from_resources
+    from vramlint.yamlload import join_path, node_location
 
-
-def worker_pod(doc: Any, ctx: Any, hit: Any, container: Any, cpath: str, location: Location,
-               words: list[str | None]) -> RayPod | None:
-    from vramlint.extract.podspec import gpu_from_resources
-
-    address = worker_address(words)
-    if address is None:
-        return None
-    gpu = gpu_from_resources(doc.file, container, cpath)
-    gpus = gpu.count if gpu is not None else None  # no request: not known (a runtime may still show it GPUs)
-    return RayPod("worker", ctx.kind, ctx.name, _namespace(_object_of(hit)), _labels(hit),
-                  _pods(ctx.kind, hit.replicas), gpus, (gpu.location if gpu is not None else None) or location,
-                  address=address)
+    if kind not in WORKLOAD_KINDS:
+        return
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    name = str(meta.get("name")) if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
+    namespace = _namespace(obj)
+    by_path = {s.location.yaml_path: s for s in servers if s.location is not None}
+    for hit in find_podspecs(obj):
+        containers = hit.node.get("containers")
+        pods = hit.replicas if hit.replicas is not None else (1 if kind in _REPLICATED_KINDS else None)
+        for index, container in enumerate(containers if isinstance(containers, list) else []):
+            if not isinstance(container, dict):
+                continue
+            words = _words(container)
+            if not any("ray" in w for w in words):
+                continue
+            cpath = join_path(join_path(hit.path, "containers"), index)
+            server = by_path.get(cpath)
+            if server is not None and runs_ray_head(words):
+                records.ray_pods.append(RayPod("head", kind, name, namespace, _labels(hit), pods, None,
+                                               server.location, server=server))
+            elif server is None and joins_ray_cluster(words):
+                address = worker_address(words)
+                if address is None:
+                    continue
+                gpu = gpu_from_resources(doc.file, container, cpath)
+                where = (gpu.location if gpu is not None else None) or node_location(doc.file, container, cpath)
+                # no GPU request: not known (a node's runtime may still show the container its GPUs)
+                records.ray_pods.append(RayPod("worker", kind, name, namespace, _labels(hit), pods,
+                                               gpu.count if gpu is not None else None, where, address=address))
 
 
 def service_record(obj: Any) -> ServiceRecord | None:
