@@ -19,6 +19,8 @@ inter 14336, vocab 128256):
 
 from __future__ import annotations
 
+import pytest
+
 from vramlint import gpus
 from vramlint.budget import GiB, compute_budget, speculative_draft_name
 from vramlint.model import ResolveOptions
@@ -196,3 +198,34 @@ def test_speculators_format_head_is_read():
     b = _budget(spec, draft=(head, None))
     assert b.sources["speculative"].startswith("eagle3:")
     assert abs(b.weights_gib - alone.weights_gib - EAGLE3_BYTES / GiB) <= 0.011
+
+
+# An EAGLE-3 head for openai/gpt-oss-20b (written here after the Llama-style heads such checkpoints ship): one
+# full-attention layer with gpt-oss's own attention shape (8 KV heads x 64), so the same FullAttentionSpec as the
+# model's 12 full-attention layers: 2 x 8 x 64 x 2 B = 2,048 B per token, a 16-token page of 32,768 B.
+GPT_OSS_HEAD_CONFIG = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 2880,
+                       "intermediate_size": 17280, "num_attention_heads": 64, "num_key_value_heads": 8,
+                       "head_dim": 64, "num_hidden_layers": 1, "vocab_size": 201088, "draft_vocab_size": 201088,
+                       "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "rms_norm_eps": 1e-5}
+
+
+@pytest.mark.parametrize("version, group_size, padding", [
+    # 0.9.2 - 0.11.2: groups of the fewest layers of a spec, 12 -> 13 full = 2 groups (11 padding), 12 sliding = 1
+    ("0.11.0", 12, "Add 11 padding layers, may waste at most 84.62% KV cache memory"),
+    # 0.12 - 0.17 (13 < 1.25 x 12) and 0.18+ (< 1.5 x 12): groups of 13, one padding sliding layer
+    ("0.12.0", 13, "Add 1 padding layers, may waste at most 8.33% KV cache memory"),
+    ("0.20.0", 13, "Add 1 padding layers, may waste at most 8.33% KV cache memory"),
+])
+def test_gpt_oss_eagle3_layer_joins_the_full_attention_groups(version, group_size, padding):
+    head = model_info_from_config(GPT_OSS_HEAD_CONFIG, "example/gpt-oss-20b-eagle3", "test config")
+    spec = {"method": "eagle3", "model": "example/gpt-oss-20b-eagle3", "num_speculative_tokens": 3}
+    pool = 10 * GiB
+    args = {"max_model_len": 8192, "kv_cache_memory_bytes": pool}
+    alone = compute_budget(_model("openai/gpt-oss-20b"), gpus.lookup("H100-SXM"), args, {}, version, 1)
+    b = compute_budget(_model("openai/gpt-oss-20b"), gpus.lookup("H100-SXM"), {**args, "speculative_config": spec},
+                       {}, version, 1, draft=(head, None))
+    assert b.kv_bytes_per_token == alone.kv_bytes_per_token + 2048
+    assert alone.num_gpu_blocks == pool // (32768 * 12)
+    assert b.num_gpu_blocks == pool // (32768 * group_size)
+    assert padding in b.notes and not any("padding" in n for n in alone.notes)
+    assert not any("not counted" in n for n in b.notes)

@@ -22,11 +22,13 @@ from vramlint.budget.configuration import Configuration
 from vramlint.budget.kv_layout import (
     _groups,
     _unify_mamba_page,
+    draft_full_attention_layers,
     full_attention_bytes_per_token_layer,
     indexer_layers,
     kv_bytes_per_token_layer,
     layer_kinds,
     mamba_state_bytes,
+    padding_notes,
     sparse_mla_bytes,
 )
 from vramlint.budget.loading import Weights
@@ -173,6 +175,16 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         src.setdefault("kv_bytes_per_token", f"{full_how} x {full_rank} full-attention layers + {kv_how} x "
                                              f"{local_rank} other layers")
     hybrid = beh.hybrid_kv_manager and n_local > 0 and (window or chunk)
+    # A drafter's full-attention layers with the model's own full-attention KV spec (an EAGLE head of gpt-oss, a
+    # draft model of the same shape) are more layers of that spec: they join its groups (get_kv_cache_spec
+    # collects them from the same forward context) and can change the group size (GROUP_SIZE_RATIOS).
+    draft_full = (draft_full_attention_layers(spec_share, model, tp, per_layer, per_full, kv_dtype_bytes, beh.engine)
+                  if hybrid and n_full and spec_share is not None else 0)
+    if draft_full:
+        n_full += draft_full
+        kv_bytes_per_token += spec_share["per_token"]
+        src["kv_bytes_per_token"] += (f" + {spec_share['name']}: {spec_share['per_token_how']}, in the "
+                                      f"full-attention layers' groups")
     off_why = beh.sources.get("hybrid_kv_cache_manager")
     if n_local > 0 and (window or chunk) and not beh.hybrid_kv_manager and off_why:
         # unify_hybrid_kv_cache_specs: sliding-window and chunked layers become full-attention layers
@@ -191,7 +203,7 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         if not hybrid:
             blocks = -(-length // block_size)
             return blocks * block_size * kv_bytes_per_token, blocks
-        groups = _groups(n_full, n_local)
+        groups = _groups(n_full, n_local, key)
         full_blocks = -(-length // block_full)
         if window:
             local_tokens = min(window - 1 + mnbt, length)
@@ -241,7 +253,7 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         raw_state = state_page
         block_size, state_page, page = _unify_mamba_page(per_layer, state_page, block_size)
         attn_rank = n_full + mtp_full
-        gsize, n_attn_groups, n_state_groups = _groups(attn_rank, n_state)
+        gsize, n_attn_groups, n_state_groups = _groups(attn_rank, n_state, key)
         src["block_size"] = (f"raised to {block_size} so that an attention page holds one Mamba state page "
                              "(HybridAttentionMambaModelConfig.verify_and_update_config)")
         src["kv_bytes_per_token"] += f"; {n_state} state layers of {state_how} per request"
@@ -250,11 +262,8 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         if page > raw_state:
             notes.append(f"Padding mamba page size by {100 * (page - raw_state) / raw_state:.2f}% to ensure that mamba "
                          "page size and attention page size are exactly equal.")
-        for count in (attn_rank, n_state):
-            # _get_kv_cache_groups_uniform_page_size: the last group of each type is padded to the group size
-            pad = -count % gsize
-            if pad:
-                notes.append(f"Add {pad} padding layers, may waste at most {100 * pad / count:.2f}% KV cache memory")
+        # _get_kv_cache_groups_uniform_page_size: the last group of each type is padded to the group size
+        notes.extend(padding_notes((attn_rank, n_state), gsize))
 
         def per_request_blocks(length: int) -> tuple[float, int]:  # noqa: F811 - the hybrid Mamba layout
             attn_blocks = -(-length // block_size)
@@ -264,7 +273,7 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
     # The draft model's attention layers: one more KV cache spec per layer in the same pool. V1 puts layers of
     # one attention type in one group whatever their page sizes (UniformTypeKVCacheSpecs, 0.11+): a block holds
     # every layer's page; V0 gives the draft the same number of blocks in a cache of its own (below).
-    draft_per_token = spec_share["per_token"] if spec_share is not None else None
+    draft_per_token = spec_share["per_token"] if spec_share is not None and not draft_full else None
     if draft_per_token and mtp_full and mamba_hybrid:
         kv_bytes_per_token += draft_per_token
         src["kv_bytes_per_token"] += (f" + {spec_share['name']}: {spec_share['per_token_how']}, in the full-attention "
@@ -289,12 +298,10 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         per_block_pool = page * gsize
         num_groups = n_attn_groups + n_state_groups
     elif hybrid:
-        gsize, n_full_groups, n_local_groups = _groups(n_full, n_local)
+        gsize, n_full_groups, n_local_groups = _groups(n_full, n_local, key)
         per_block_pool = page * gsize
         num_groups = n_full_groups + n_local_groups
-        if n_full % gsize or n_local % gsize:
-            padding = num_groups * gsize - len(attn_kinds)
-            notes.append(f"Add {padding} padding layers, may waste at most {100 * padding / (num_groups * gsize):.2f}% KV cache memory")
+        notes.extend(padding_notes((n_full, n_local), gsize))
     else:
         per_block_pool = block_size * kv_bytes_per_token
         num_groups = 1

@@ -172,8 +172,57 @@ def _unify_mamba_page(attn_per_token: int, state_page: int, block_size: int) -> 
     return block, page, page
 
 
-def _groups(n_full: int, n_local: int) -> tuple[int, int, int]:
+# _get_kv_cache_groups_uniform_page_size (v1/core/kv_cache_utils.py): the layers of each KV spec are split into
+# groups of one size, the fewest layers of a spec (0.9.2 - 0.11.2); from 0.12 the most, when the largest spec has
+# fewer than this many times the smallest's layers ("gpt-oss-20b + eagle, with 12 sw + 13 full. We pad it to
+# (13 sw, 13 full) instead of (12 sw, 24 full)"): 1.25 in 0.12 - 0.17, 1.5 from 0.18 (0.9.2 - 0.28.0 wheels).
+GROUP_SIZE_RATIOS = (((0, 18), 1.5), ((0, 12), 1.25))
+
+
+def group_size_ratio(key: VersionKey | None) -> float | None:
+    """The ratio below which vLLM takes the largest spec's layer count as the group size, None before 0.12."""
+    for since, ratio in GROUP_SIZE_RATIOS:
+        if key is None or at_least(key, *since):
+            return ratio
+    return None
+
+
+def _groups(n_full: int, n_local: int, key: VersionKey | None = None) -> tuple[int, int, int]:
     """KV cache groups of the V1 hybrid manager: (layers per group, full-attention groups, local groups)."""
     sizes = [n for n in (n_full, n_local) if n]
     gsize = min(sizes)
+    ratio = group_size_ratio(key)
+    if ratio is not None and max(sizes) < gsize * ratio:
+        gsize = max(sizes)
     return gsize, -(-n_full // gsize) if n_full else 0, -(-n_local // gsize) if n_local else 0
+
+
+def padding_notes(counts: tuple[int, ...], gsize: int) -> list[str]:
+    """vLLM's warning for each spec whose last group is padded to the group size (one per spec, the share of that
+    spec's own layers)."""
+    notes = []
+    for count in counts:
+        pad = -count % gsize if count else 0
+        if pad:
+            notes.append(f"Add {pad} padding layers, may waste at most {100 * pad / count:.2f}% KV cache memory")
+    return notes
+
+
+def draft_full_attention_layers(share: dict, model: ModelInfo, tp: int, per_layer: int, per_full: int,
+                                kv_dtype_bytes: int, engine: str) -> int:
+    """How many attention layers of a drafter (an EAGLE / EAGLE-3 head, a separate draft model) have exactly the
+    model's full-attention KV spec, and so are more layers of it in ``_get_kv_cache_groups_uniform_page_size``
+    (the same ``FullAttentionSpec``: KV heads on the rank, head size, dtype, block size, no window); 0 when any
+    of its layers has a spec of its own (another group, not modelled) or the drafter's shape is not known."""
+    draft = share.get("info")
+    if draft is None or not share.get("per_token") or per_full != per_layer or draft.is_mla:
+        return 0
+    kinds = layer_kinds(draft)
+    if not kinds or any(k != "full_attention" for k in kinds) or draft.sliding_window:
+        return 0
+    if kv_heads_per_rank(draft, tp) != kv_heads_per_rank(model, tp) or head_dim(draft) != head_dim(model):
+        return 0
+    draft_layer, _ = kv_bytes_per_token_layer(draft, tp, kv_dtype_bytes, engine, False)
+    if draft_layer != per_layer or share["per_token"] != draft_layer * len(kinds):
+        return 0
+    return len(kinds)

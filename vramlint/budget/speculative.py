@@ -286,6 +286,7 @@ def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | 
         per_layer, how = kv_bytes_per_token_layer(draft_info, draft_tp, kv_dtype_bytes, beh.engine, False)
         share["per_token"] = per_layer * len(kinds)
         share["per_token_how"] = f"{how} x {len(kinds)} layers"
+        share["info"] = draft_info
     return share, f"draft model {name} (TP {draft_tp}) counted", notes, errors
 
 
