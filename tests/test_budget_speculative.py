@@ -289,3 +289,18 @@ def test_qwen3_5_mtp_weights_and_kv_groups(tp, fc_rows):
     assert not any("MTP" in n and "not counted" in n for n in b.notes)
     # four groups of 9 layer pages per block instead of 8: fewer blocks and tokens, beyond the weights' share
     assert b.kv_tokens < alone.kv_tokens * 8 / 9
+
+
+def test_qwen3_5_mtp_drafter_buffers_in_the_profile():
+    # V1 runs MTP layers through EagleProposer (SpeculativeConfig.use_eagle), whose __init__ allocates hidden_states
+    # and inputs_embeds of max_num_batched_tokens x hidden in the model dtype before memory is measured:
+    # 2 x 8,192 x 4,096 x 2 B = 128 MiB (llm_base_proposer.py, 0.20.0 wheel); its dummy run on the profile batch
+    # (one decoder layer) peaks below the model's own forward pass
+    model = catalog_model("Qwen/Qwen3.5-9B")
+    gpu = gpus.lookup("RTX-5090")
+    args = {"gpu_memory_utilization": 0.85, "max_model_len": 4096, "max_num_batched_tokens": 8192}
+    mtp = {**args, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}}
+    alone = compute_budget(model, gpu, args, {}, "0.20.0", 1)
+    b = compute_budget(model, gpu, mtp, {}, "0.20.0", 1)
+    assert abs((b.activation_gib - alone.activation_gib) - 2 * 8192 * 4096 * 2 / GiB) < 0.011
+    assert "MTP layers: buffers 128 MiB" in b.sources["activation"]

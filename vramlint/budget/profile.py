@@ -207,9 +207,9 @@ def profile_memory(cfg: Configuration, weights: Weights) -> Profile:
         elif why_not or not (facts.get("vision") and tower_skipped(facts, cfg.args, key)):
             notes.append(why_not or "multimodal encoder profiling is not estimated (the model's vision tower is not "
                                     "known): the real activation peak can be much larger")
-    head = weights.draft.get("head") if weights.draft is not None else None
-    if head in ("eagle", "eagle3") and beh.engine == "v1":
-        buffers, run, head_how = head_profile_bytes(weights.draft, key, mnbt, profile_seqs, cfg.dtype_bytes, cfg.tp)
+    proposer = weights.draft.get("proposer") if weights.draft is not None else None
+    if proposer is not None and beh.engine == "v1":
+        buffers, run, head_how = head_profile_bytes(proposer, key, mnbt, profile_seqs, cfg.dtype_bytes, cfg.tp)
         activation = [max(act, run) + buffers for act in activation]
         src["activation"] += f"; {head_how}"
     benchmarked, not_benchmarked = compile_benchmark(beh, cfg.args, model, cfg.env, cfg.compile_cache)
@@ -701,23 +701,24 @@ def _sampler_path(beh: versions.Behavior, key: versions.VersionKey, env: dict, i
     return "sort"
 
 
-def head_profile_bytes(share: dict, key: versions.VersionKey, num_tokens: int, num_seqs: int, dtype_bytes: int,
+def head_profile_bytes(proposer: dict, key: versions.VersionKey, num_tokens: int, num_seqs: int, dtype_bytes: int,
                        tp: int) -> tuple[int, int, str]:
-    """(buffers, dummy-run peak, how) of an EAGLE head in V1's profiling run.
+    """(buffers, dummy-run peak, how) of an EAGLE head or a model's MTP layers in V1's profiling run (both run
+    through ``EagleProposer``: ``SpeculativeConfig.use_eagle`` is true for "eagle", "eagle3" and "mtp").
 
-    ``EagleProposer.__init__`` allocates, before memory is measured, ``hidden_states`` (and from 0.11
-    ``inputs_embeds``): max_num_batched_tokens x the head's hidden size in the model dtype each, held for the
-    engine's life. ``GPUModelRunner._dummy_run`` then runs the head on the profile batch
-    (``self.drafter.dummy_run(num_tokens)``) after the model's forward pass, with the model's hidden states
-    (three auxiliary layers' for EAGLE-3, ``use_aux_hidden_state_outputs``) as its input: its peak is estimated
-    like the model's forward pass, over the head's own layers, plus those inputs."""
-    hidden = share["hidden"]
+    ``EagleProposer.__init__`` (``SpecDecodeBaseProposer`` from 0.20) allocates, before memory is measured,
+    ``hidden_states`` (and from 0.11 ``inputs_embeds``): max_num_batched_tokens x the drafter's hidden size in
+    the model dtype each, held for the engine's life. ``GPUModelRunner._dummy_run`` then runs the drafter on the
+    profile batch (``self.drafter.dummy_run(num_tokens)``) after the model's forward pass, with the model's hidden
+    states (three auxiliary layers' for EAGLE-3, ``use_aux_hidden_state_outputs``) as its input: its peak is
+    estimated like the model's forward pass, over the drafter's own layers, plus those inputs."""
+    hidden = proposer["hidden"]
     buffers = num_tokens * hidden * dtype_bytes * (2 if versions.at_least(key, 0, 11) else 1)
-    forward, _ = activation_peak_bytes(share["info"], tp, num_tokens, num_seqs, dtype_bytes, "sort", sampler=False)
-    inputs = num_tokens * share["target_hidden"] * dtype_bytes * (3 if share["head"] == "eagle3" else 1)
+    forward, _ = activation_peak_bytes(proposer["info"], tp, num_tokens, num_seqs, dtype_bytes, "sort", sampler=False)
+    inputs = num_tokens * proposer["target_hidden"] * dtype_bytes * proposer["aux_states"]
     run = forward + inputs
-    how = (f"{share['head'].upper().replace('EAGLE3', 'EAGLE-3')} head: buffers {buffers / (1 << 20):.0f} MiB, dummy "
-           f"run {run / (1 << 30):.2f} GiB (its forward pass on {num_tokens} tokens + the model's hidden states)")
+    how = (f"{proposer['label']}: buffers {buffers / (1 << 20):.0f} MiB, dummy run {run / (1 << 30):.2f} GiB (its "
+           f"forward pass on {num_tokens} tokens + the model's hidden states)")
     return buffers, run, how
 
 

@@ -170,10 +170,17 @@ def _mtp_share(model: ModelInfo, beh: versions.Behavior, key: versions.VersionKe
     how = (f"{n} MTP layer{'s' if n != 1 else ''} of {model.name} {total / (1 << 30):.2f} GiB (decoder layer + "
            f"{proj} + norms" + (", its own LM head copy before 0.17" if head else "") + "; embedding and LM head shared)")
     per_layer, kv_how = kv_bytes_per_token_layer(model, tp, kv_dtype_bytes, beh.engine, beh.mla_supported)
+    from vramlint.modelconfig import model_info_from_facts
+
     return {"name": f"{model.name} MTP", "tp": tp, "weights": total, "weights_how": how,
             "per_token": per_layer * n, "per_token_how": f"{kv_how} x {n} MTP layer{'s' if n != 1 else ''}",
             # full-attention layers with the model's own attention shape: they join its full-attention KV group
-            "full_attention_layers": n if qwen3_5 else 0}, ""
+            "full_attention_layers": n if qwen3_5 else 0,
+            # V1 runs the MTP layers through EagleProposer (SpeculativeConfig.use_eagle: "mtp"), whose buffers and
+            # dummy run in the profile are an EAGLE head's (profile.head_profile_bytes); the hidden states it
+            # takes are the model's own
+            "proposer": {"label": "MTP layers", "hidden": hidden, "target_hidden": hidden, "aux_states": 1,
+                         "info": model_info_from_facts(layer_facts, f"{model.name} MTP", "MTP layers")}}, ""
 
 
 def _speculative_budget(req: dict, draft: tuple[ModelInfo | None, str | None] | None, model: ModelInfo,
@@ -404,7 +411,9 @@ def _eagle_share(draft: ModelInfo, model: ModelInfo, method: str, key: versions.
     return {"name": draft.name, "tp": tp, "weights": total, "weights_how": how, "per_token": per_layer * n,
             "per_token_how": f"{kv_how} x {n} layer{'s' if n != 1 else ''}", "note": note,
             "head": "eagle3" if eagle3 else "eagle", "hidden": hidden, "target_hidden": target_hidden,
-            "info": draft}, ""
+            "info": draft,
+            "proposer": {"label": "EAGLE-3 head" if eagle3 else "EAGLE head", "hidden": hidden,
+                         "target_hidden": target_hidden, "aux_states": 3 if eagle3 else 1, "info": draft}}, ""
 
 
 def _medusa_share(draft: ModelInfo, tp: int, dtype: str) -> tuple[dict | None, str]:
