@@ -672,7 +672,8 @@ def _under(path: str, roots: list[str]) -> bool:
 _ALLOWED_DEVICES = {"/dev/null", "/dev/urandom", "/dev/random", "/dev/tty"}
 
 
-def run_case(c: Case, checkout: Path, work: Path) -> dict:
+def run_case(c: Case, checkout: Path, work: Path, wall_limit: float | None = None) -> dict:
+    """``wall_limit``: kill the run after this many seconds of wall time (a read blocked on a FIFO uses no CPU)."""
     base = work / c.name
     repo, outside, cache, out, home = (base / "repo", base / "outside", base / "cache", base / "out", base / "home")
     for d in (repo, outside, cache, out, home):
@@ -699,14 +700,23 @@ def run_case(c: Case, checkout: Path, work: Path) -> dict:
     t0 = time.monotonic()
     with open(base / "stdout", "wb") as so, open(base / "stderr", "wb") as se:
         proc = subprocess.Popen(argv, cwd=str(repo), env=env, stdout=so, stderr=se, preexec_fn=limits)
+        timer = None
+        if wall_limit is not None:
+            import threading
+            timer = threading.Timer(wall_limit, proc.kill)
+            timer.start()
         # reaped here, not by Popen, for this child's own rusage (CPU and peak resident memory)
         _, status, usage = os.wait4(proc.pid, 0)
+        if timer is not None:
+            timer.cancel()
     proc.returncode = rc = os.waitstatus_to_exitcode(status)
     stdout, stderr = (base / "stdout").read_bytes(), (base / "stderr").read_bytes()
     wall = time.monotonic() - t0
     result = {"name": c.name, "exit": rc, "wall": round(wall, 2), "problems": [],
               "cpu": round(usage.ru_utime + usage.ru_stime, 2), "mb": round(usage.ru_maxrss / 1024, 1)}
     problems = result["problems"]
+    if wall_limit is not None and wall >= wall_limit:
+        problems.append(f"killed after {wall_limit:.0f} s of wall time (blocked)")
     if rc not in c.exits:
         problems.append(f"exit {rc}, expected {c.exits}")
     if result["cpu"] > CPU_LIMIT_S:
