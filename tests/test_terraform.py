@@ -712,3 +712,68 @@ def test_base64_functions_evaluate_as_terraform_does():
     assert _pure("base64decode", ["SGVsbG8sIMOp"]) == "Hello, é"
     with pytest.raises(ValueError):
         _pure("base64decode", ["not base64!"])
+
+
+_GROWING_LOCALS = {
+    "base64": f'seed = "{"s" * 100_000}"\n  big = ' + "base64encode(" * 40 + "local.seed" + ")" * 40,
+    "replace": f'a = "{"x" * 1000}"\n  b = replace(local.a, "x", local.a)\n  c = replace(local.b, "x", local.b)\n'
+               '  big = replace(local.c, "x", local.c)',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_GROWING_LOCALS))
+def test_a_call_whose_value_would_pass_the_text_bound_is_said_on_its_line_not_made(tmp_path, kind):
+    # hostile24: base64encode nested 40 deep over 100,000 characters took 15 CPU-s and 2.6 GB, replace() three
+    # times over 1,000 characters ended in a MemoryError; the value's size is bounded before it is made
+    main = "locals {\n  " + _GROWING_LOCALS[kind] + "\n}\n" + textwrap.dedent("""\
+        resource "kubernetes_deployment" "vllm" {
+          spec {
+            template {
+              spec {
+                container {
+                  image = "vllm/vllm-openai:v0.8.5"
+                  args  = ["--model", "Qwen/Qwen2.5-7B-Instruct", "--served-model-name", local.big]
+                }
+              }
+            }
+          }
+        }
+        """)
+    root = _tree(tmp_path, {"main.tf": main})
+    start = time.process_time()
+    inv = scan([root])
+    assert time.process_time() - start < 3
+    [server] = inv.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+    said = [p for p in inv.problems if "past vramlint's limit of 2,000,000 characters" in p.message]
+    assert said and said[0].file.endswith("main.tf") and said[0].line in (2, 3, 4, 5), inv.problems
+
+
+def test_recursive_templatefile_and_bad_base64decode_are_said_on_their_call(tmp_path):
+    # hostile24: Terraform refuses templatefile() inside a template and base64decode() of text that is not Base64
+    # (or not UTF-8 once decoded); the first was said nowhere, the second only in a note on the container
+    root = _tree(tmp_path, {
+        "a.tpl": '${templatefile("a.tpl", {})}\n',
+        "main.tf": textwrap.dedent("""\
+            resource "kubectl_manifest" "vllm" {
+              yaml_body = templatefile("a.tpl", {})
+              # vllm/vllm-openai
+            }
+            resource "kubernetes_deployment" "vllm" {
+              spec {
+                template {
+                  spec {
+                    container {
+                      image = "vllm/vllm-openai:v0.8.5"
+                      args  = ["--model", "Qwen/Qwen2.5-7B-Instruct", "--served-model-name",
+                               base64decode("!!not*base64!!")]
+                    }
+                  }
+                }
+              }
+            }
+            """)})
+    inv = scan([root])
+    said = {p.line: p for p in inv.problems if p.file.endswith("main.tf") and p.level == "warning"}
+    assert "cannot recursively call templatefile" in said[2].message and "a.tpl (line 1)" in said[2].message
+    assert "base64decode" in said[12].message and "Terraform refuses it" in said[12].message

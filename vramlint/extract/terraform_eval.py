@@ -13,7 +13,7 @@ templatefile, merge, concat, lookup, coalesce, try, join, format with %s/%d/%v, 
 tomap, lower, upper, trimspace, chomp, replace of plain text); any other call is unknown.
 
 Bounds: MAX_STEPS expressions evaluated a file (all its resources together), MAX_REF_DEPTH references followed within each other (a cycle is
-unknown), MAX_TEXT_CHARS characters a value, MAX_MODULE_FILES files and MAX_MODULE_CHARS characters read of a
+unknown), MAX_TEXT_CHARS characters a value (a call's value, bounded before it is made) and MAX_ITEMS items a concat() / merge(), MAX_MODULE_FILES files and MAX_MODULE_CHARS characters read of a
 module folder; `file()` and `templatefile()` read only files inside the scanned tree (`vramlint.fsread`).
 """
 
@@ -34,6 +34,7 @@ MAX_TEXT_CHARS = 2_000_000
 MAX_MODULE_FILES = 200
 MAX_MODULE_CHARS = 10_000_000
 MAX_READ_FILES = 64  # files a file's expressions read with file() / templatefile()
+MAX_ITEMS = 100_000  # items of a list or object a call (concat, merge) makes
 
 
 class Placed(str):
@@ -258,6 +259,7 @@ class Context:
         self.resolving: list[str] = []
         self.read_files: list[str] = []  # files read with file() / templatefile()
         self.over_budget = False
+        self._in_template: tuple[int, int, str] | None = None  # the templatefile() call being rendered: its place
         self.unknown_lines: dict[str, set[int]] = {}  # reference -> 0-based lines of this file it was used on
         self.taken_lines: dict[str, set[int]] = {}
         self._line = 0
@@ -593,9 +595,29 @@ class Context:
         args = [self.evaluate(a, here, scope) for a in call.args]
         if any(is_unknown(a) for a in args if not isinstance(a, (dict, list))):
             return unknown(width)
+        size = _result_size(name, args)
+        if size > (MAX_ITEMS if name in ("concat", "merge") else MAX_TEXT_CHARS):
+            # a call that makes its value longer than its arguments (base64encode, replace, format, join,
+            # concat), nested or chained: bounded before it is made, said on the call
+            self.over_budget = True
+            line, col = self._pos(call, here)
+            unit = "items" if name in ("concat", "merge") else "characters"
+            limit = MAX_ITEMS if name in ("concat", "merge") else MAX_TEXT_CHARS
+            said = (self.display, line, col, (
+                f"{_short(call.text)}: its value would be about {size:,} {unit}, past vramlint's limit of "
+                f"{limit:,} {unit} a value: not evaluated, so what it sets is unknown"), "note")
+            if said not in self.refused:
+                self.refused.append(said)
+            return unknown(width)
         try:
             value = _pure(name, args)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError):
+            if name == "base64decode":
+                # Terraform's base64decode fails on text that is not Base64 or whose bytes are not UTF-8, and
+                # `terraform plan` stops there: said on the call
+                self._refuse(call, here, f"{_short(call.text)}: Terraform refuses it (base64decode takes Base64 text "
+                             "whose bytes are UTF-8; `terraform plan` stops with \"Error in function call\"), so what "
+                             "it sets is unknown")
             value = None
             self._mark(_short(call.text), "a call vramlint could not evaluate with these values")
             return unknown(width)
@@ -607,10 +629,29 @@ class Context:
             return Placed(value, None, line, col, col)
         return value
 
+    def _refuse(self, call: hcl.Call, here: tuple[int, int] | None, message: str, level: str = "warning") -> None:
+        """What Terraform refuses, said once on the call's line (on the templatefile() call of this file when the
+        call is in a template it renders)."""
+        if self._in_template is not None:
+            line, col, shown = self._in_template
+            message = f"in {shown} (line {call.line + 1}): {message}"
+        else:
+            line, col = self._pos(call, here)
+        said = (self.display, line, col, message, level)
+        if said not in self.refused:
+            self.refused.append(said)
+
     def _file(self, call: hcl.Call, name: str, here: tuple[int, int] | None, scope: dict | None) -> Any:
         from vramlint.fsread import Refusal, read_text
 
         width = len(call.text.split("\n", 1)[0])
+        if name == "templatefile" and self._in_template is not None:
+            # Terraform stubs templatefile out inside a template it renders (funcs.MakeTemplateFileFunc: "cannot
+            # recursively call templatefile from inside templatefile call"): the outer call fails
+            self._refuse(call, here, f"{_short(call.text)}: Terraform refuses templatefile() inside a template "
+                         "(\"cannot recursively call templatefile from inside templatefile call\"), so what the "
+                         "outer templatefile() gives is unknown")
+            return unknown(width)
         path = self.evaluate(call.args[0], here, scope)
         if not isinstance(path, str) or is_unknown(path):
             self._mark(_short(call.text), "the path it reads is not known")
@@ -643,12 +684,36 @@ class Context:
             except hcl.HclError as exc:
                 self._mark(_short(call.text), f"{shown} line {exc.line + 1}: {exc}")
                 return unknown(width)
-            rendered = self._template(body, None, dict(names))
+            line, col = self._pos(call, here)
+            self._in_template = (line, col, shown)
+            try:
+                rendered = self._template(body, None, dict(names))
+            finally:
+                self._in_template = None
             return Placed(str(rendered), shown, 0, 0, 0)
         return Placed(text, shown, 0, 0, 0)
 
 
 _NOT_KNOWN = object()
+
+
+def _result_size(name: str, args: list[Any]) -> int:
+    """An upper bound of the length of what ``name`` makes of ``args`` (characters; items for concat and merge),
+    worked out without making it; 0 for a function whose value is no longer than its arguments."""
+    texts = [a for a in args if isinstance(a, str)]
+    if name == "base64encode":
+        return sum(len(t) for t in texts) * 4 // 3 + 4  # (of the text's UTF-8 bytes; ASCII here)
+    if name == "replace" and len(args) == 3 and all(isinstance(a, str) for a in args):
+        text, old, new = args
+        return len(text) + (text.count(old) * max(len(new) - len(old), 0) if old else 0)
+    if name == "join" and len(args) == 2 and isinstance(args[1], list):
+        items = args[1]
+        return sum(len(i) if isinstance(i, str) else 32 for i in items) + len(str(args[0])) * len(items)
+    if name in ("concat", "merge"):
+        return sum(len(a) for a in args if isinstance(a, (list, dict)))
+    if name == "format":
+        return sum(len(t) for t in texts) + 32 * len(args)
+    return 0  # (the other functions make nothing longer than their arguments, which are bounded already)
 
 
 def _first_reference(expr: Any, depth: int = 0) -> hcl.Ref | hcl.Call | None:
