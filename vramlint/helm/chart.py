@@ -14,7 +14,7 @@ from dataclasses import field, fields, is_dataclass, replace
 from typing import Any
 
 from vramlint.discover import display_path
-from vramlint.fsread import Refusal, is_inside, read_text
+from vramlint.fsread import Refusal, is_inside, outside_reason, read_text
 from vramlint.helm import gotmpl
 from vramlint.helm.gotmpl import (
     UNKNOWN_MARKER,
@@ -104,7 +104,14 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
     if depth < MAX_SUBCHART_DEPTH:
         charts_dir = os.path.join(path, "charts")
         past_limit: list[str] = []
-        if os.path.isdir(charts_dir):
+        outside = os.path.isdir(charts_dir) and outside_reason(charts_dir)
+        if outside:
+            # Helm's loader walks a linked charts/ folder (sympath.Walk follows links); vramlint lists nothing
+            # outside the tree, so what those subcharts deploy goes unchecked: said on the chart (hostile24)
+            chart.problems.append(Problem(_join_display(display, "Chart.yaml"), 1, 1, (
+                f"{_join_display(display, 'charts')} leads {outside} (a symbolic link): not listed, so the subcharts "
+                "Helm would find there are not checked"), level="warning"))
+        elif os.path.isdir(charts_dir):
             for entry in sorted(os.listdir(charts_dir)):
                 sub = os.path.join(charts_dir, entry)
                 if os.path.islink(sub) and not is_inside(sub):

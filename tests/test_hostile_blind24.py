@@ -1,0 +1,29 @@
+"""The twenty-fourth round of hostile inputs (benchmarks/hostile_blind24.py), the cheap ones as tests: each
+failed on main before the fix it holds (a read or listing outside the tree, a cut or refusal said nowhere, a
+finding on the wrong line). Every case is written to tmp_path; most run the real CLI in a process of its own."""
+
+from __future__ import annotations
+
+import os
+
+from tests.test_hostile_bounds import run_cli, write
+
+CHART = "apiVersion: v2\nname: c\nversion: 0.1.0\n"
+TEMPLATE = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.8.5\n"
+            "          args: [\"--model\", \"{{ .Values.model }}\"]\n")
+
+
+def test_a_charts_folder_linked_out_of_the_tree_is_not_listed_and_is_said_on_the_chart(tmp_path):
+    outside = tmp_path / "outside"
+    write(outside, {"stolen/Chart.yaml": CHART.replace("name: c", "name: stolen"),
+                    "stolen/values.yaml": "model: planted/outside-model\n", "stolen/templates/d.yaml": TEMPLATE})
+    repo = tmp_path / "repo"
+    write(repo, {"c/Chart.yaml": CHART, "c/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n",
+                 "c/templates/d.yaml": TEMPLATE})
+    os.symlink(outside, repo / "c" / "charts")
+    _, report, err = run_cli(repo, timeout=60)
+    [said] = [f for f in report["findings"] if "c/charts leads outside the scanned tree" in f["message"]]
+    assert said["file"] == "c/Chart.yaml" and said["level"] == "warning"
+    assert "planted/outside-model" not in str(report) + err
+    assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-1.5B-Instruct"]
