@@ -241,3 +241,30 @@ def test_sourced_files_give_their_variables_and_outside_ones_are_said_on_their_l
     assert said[2].level == "warning" and "outside the scanned tree" in said[2].message
     assert said[3].level == "warning" and "/proc/self/environ" in said[3].message
     assert not any("outside-model" in p.message for p in inv.problems)
+
+
+def test_sources_of_sources_are_followed_and_loops_cuts_and_outside_ones_are_said_where_they_stop(tmp_path):
+    # hostile24: a file a sourced file sources was not followed (its MODEL unknown, its `. /proc/self/environ`
+    # said nowhere), and `source` lines past the 16th were dropped without a word
+    import os
+
+    from vramlint.scan import scan
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.sh").write_text(". /proc/self/environ\nsource ./b.sh\nLEN=4096\n")
+    (repo / "b.sh").write_text("source ./a.sh\nMODEL=Qwen/Qwen2.5-7B-Instruct\n")
+    (repo / "start.sh").write_text('#!/bin/bash\nsource ./a.sh\nvllm serve "$MODEL" --max-model-len "$LEN"\n')
+    inv = scan([str(repo / "start.sh")])
+    [server] = inv.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 4096
+    said = {(os.path.basename(p.file), p.line): p for p in inv.problems}
+    assert said[("a.sh", 1)].level == "warning" and "/proc/self/environ" in said[("a.sh", 1)].message
+    assert "sources a file that sources it" in said[("b.sh", 1)].message
+
+    (repo / "many.sh").write_text("#!/bin/bash\n" + "source ./b.sh\n" * 40 + 'vllm serve "$MODEL"\n')
+    inv = scan([str(repo / "many.sh")])
+    [cut] = [p for p in inv.problems if "past vramlint's limit of 16 sourced files" in p.message]
+    # each `source ./b.sh` follows four: b.sh, its a.sh, a.sh's /proc/self/environ and its b.sh (the loop); the
+    # fifth line is where following stops
+    assert cut.file.endswith("many.sh") and cut.line == 6 and cut.level == "note"

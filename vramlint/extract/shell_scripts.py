@@ -305,40 +305,72 @@ def _submitted_jobs(text: str, display: str, problems: list[Problem], followed: 
 
 _SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)[ \t]*(?:#.*)?$", re.M)
 _ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
-MAX_SOURCED = 16  # `source` / `.` lines of a script followed
+MAX_SOURCED = 16  # `source` / `.` lines followed for one script, those of the files it sources included
+MAX_SOURCE_DEPTH = 4  # files sourced within sourced files
 
 
-def _sourced_variables(text: str, display: str, problems: list[Problem]) -> dict[str, str | None]:
+def _sourced_variables(text: str, display: str, problems: list[Problem], depth: int = 0, folder: str | None = None,
+                       chain: tuple[str, ...] = (), followed: list[int] | None = None) -> dict[str, str | None]:
     """The variables the files a script sources (`source FILE`, `. FILE`, on a line of their own) assign, read
     through `vramlint.fsread` when they are inside the scanned tree: `NAME=value` / `export NAME=value` lines, a
-    value with an expansion unknown. A sourced file outside the tree (or `/proc/self/environ`, a FIFO) is a warning
-    on the line that sources it, never read; a relative path is looked for beside the script (the shell looks in
-    its working folder, which a script run as `./start.sh` shares)."""
+    value with an expansion unknown, in the order the shell runs them (a file a sourced file sources, up to
+    MAX_SOURCE_DEPTH deep, sets its variables where it is sourced). A sourced file outside the tree (or
+    `/proc/self/environ`, a FIFO) is a warning on the line that sources it, never read; a relative path is looked
+    for beside the script (the shell looks in its working folder, which a script run as `./start.sh` shares).
+    Past MAX_SOURCED `source` lines, or a file sourcing one that sources it back, the rest is unknown and said on
+    the line where following stops."""
     from vramlint.fsread import Refusal, read_text
 
     out: dict[str, str | None] = {}
-    folder = os.path.dirname(display)
-    for k, m in enumerate(_SOURCE_LINE.finditer(text)):
-        if k >= MAX_SOURCED:
-            break
-        name = m.group(1).strip("\"'")
-        line = text.count("\n", 0, m.start()) + 1
-        if "$" in name or "`" in name or not name:
-            continue  # a path known only at run time: what it sets is unknown, said where it is used
-        path = name if os.path.isabs(name) else os.path.join(folder, name)
-        got = read_text(path)
-        if isinstance(got, Refusal):
-            what = "not in the repository" if got.missing else got.reason
-            problems.append(Problem(display, line, m.start(1) - m.start() + 1, (
-                f"`{m.group(0).strip()}`: {name} is {what}: not read, so the variables it sets are unknown"),
-                level="note" if got.missing else "warning"))
-            continue
-        for a in _ASSIGNMENT.finditer(got):
-            value = a.group(2).strip()
+    followed = followed if followed is not None else [0]
+    folder = folder if folder is not None else os.path.dirname(display)
+    chain = chain or (os.path.realpath(display),)
+    steps = sorted([(m.start(), "source", m) for m in _SOURCE_LINE.finditer(text)]
+                   + ([(a.start(), "set", a) for a in _ASSIGNMENT.finditer(text)] if depth else []),
+                   key=lambda step: step[0])
+    for _at, what, m in steps:
+        if what == "set":
+            value = m.group(2).strip()
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
                 value = value[1:-1]
-            out[a.group(1)] = None if any(c in value for c in "$`") else value
+            out[m.group(1)] = None if any(c in value for c in "$`") else value
+            continue
+        name = m.group(1).strip("\"'")
+        line = text.count("\n", 0, m.start()) + 1
+        column = m.start(1) - m.start() + 1
+        if "$" in name or "`" in name or not name:
+            continue  # a path known only at run time: what it sets is unknown, said where it is used
+        if followed[0] >= MAX_SOURCED:
+            if followed[0] == MAX_SOURCED:  # said once, where following stops
+                _say(problems, Problem(display, line, column, (
+                    f"`{m.group(0).strip()}`: past vramlint's limit of {MAX_SOURCED} sourced files a script: this "
+                    "and the later `source` lines are not followed, so the variables they set are unknown"),
+                    level="note"))
+                followed[0] += 1
+            break
+        followed[0] += 1
+        path = os.path.normpath(name if os.path.isabs(name) else os.path.join(folder, name))
+        got = read_text(path)
+        if isinstance(got, Refusal):
+            what_is = "not in the repository" if got.missing else got.reason
+            _say(problems, Problem(display, line, column, (
+                f"`{m.group(0).strip()}`: {name} is {what_is}: not read, so the variables it sets are unknown"),
+                level="note" if got.missing else "warning"))
+            continue
+        real = os.path.realpath(path)
+        if real in chain or depth + 1 > MAX_SOURCE_DEPTH:
+            why = ("sources a file that sources it (a loop the shell never leaves)" if real in chain else
+                   f"is past vramlint's limit of {MAX_SOURCE_DEPTH} files sourced within each other")
+            _say(problems, Problem(display, line, column, (
+                f"`{m.group(0).strip()}` {why}: not followed, so the variables it sets are unknown"), level="note"))
+            continue
+        out.update(_sourced_variables(got, path, problems, depth + 1, folder, (*chain, real), followed))
     return out
+
+
+def _say(problems: list[Problem], problem: Problem) -> None:
+    if problem not in problems:  # (a file sourced on several lines refuses the same file each time)
+        problems.append(problem)
 
 
 def _names_ssh(texts: list[str | None]) -> bool:
