@@ -27,3 +27,23 @@ def test_a_charts_folder_linked_out_of_the_tree_is_not_listed_and_is_said_on_the
     assert said["file"] == "c/Chart.yaml" and said["level"] == "warning"
     assert "planted/outside-model" not in str(report) + err
     assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-1.5B-Instruct"]
+
+
+def _secret_beside_vllm(value: str) -> str:
+    return (f'apiVersion: v1\nkind: Secret\nmetadata:\n  name: hf\ndata:\n  token: "{value}"\n---\n'
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.8.5\n"
+            "          args: [\"--model\", \"Qwen/Qwen2.5-1.5B-Instruct\"]\n"
+            "          envFrom:\n            - secretRef: {name: hf}\n")
+
+
+def test_a_secret_value_that_is_not_base64_is_refused_without_quoting_it(tmp_path):
+    # hostile24: the refusal quoted the first 60 characters of the value, which is a secret (a plain token)
+    write(tmp_path, {"p.yaml": _secret_beside_vllm("hf_plantedSecretValue"),
+                     "q.yaml": _secret_beside_vllm("hf_planted$(printf x)")})
+    code, report, err = run_cli(tmp_path, timeout=60)
+    refused = {f["file"]: f for f in report["findings"] if "is not base64" in f["message"]}
+    assert code == 1 and set(refused) == {"p.yaml", "q.yaml"}
+    assert all(f["line"] == 6 and f["level"] == "error" for f in refused.values())
+    assert "21 characters, not a multiple of 4" in refused["p.yaml"]["message"]
+    assert "hf_planted" not in str(report) + err

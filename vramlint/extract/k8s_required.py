@@ -209,12 +209,15 @@ def _secret_data_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
             if len(compact) % 4 == 0 and _BASE64.match(compact):
                 continue
         loc = value_location(doc.file, data, key, join_path(dpath, str(key))) or Location(doc.file, 1, 1)
-        shown = shortened(str(value), 60)
+        # the value is a secret: never quoted, only what makes it not base64
+        why = (f"{len(compact)} characters, not a multiple of 4" if text is not None and len(compact) % 4 else
+               "it holds characters outside the base64 alphabet" if text is not None else
+               f"a YAML {type(value).__name__}, not a string")
         return [Problem(doc.file, loc.line, loc.column,
                         f'the API server rejects this object: Secret "{name or ""}": data.{key} is not base64 '
-                        f"({shown!r}): a Secret's data values are base64-encoded bytes (illegal base64 data); "
-                        "write the plain value under stringData instead, or encode it. Nothing in it is created "
-                        "until it is")]
+                        f"({why}; the value is not shown): a Secret's data values are base64-encoded bytes "
+                        "(illegal base64 data); write the plain value under stringData instead, or encode it. "
+                        "Nothing in it is created until it is")]
     return []
 
 
