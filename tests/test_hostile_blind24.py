@@ -47,3 +47,22 @@ def test_a_secret_value_that_is_not_base64_is_refused_without_quoting_it(tmp_pat
     assert all(f["line"] == 6 and f["level"] == "error" for f in refused.values())
     assert "21 characters, not a multiple of 4" in refused["p.yaml"]["message"]
     assert "hf_planted" not in str(report) + err
+
+
+def _application(path: str) -> str:
+    return ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: vllm\nspec:\n"
+            "  destination:\n    namespace: ai\n  source:\n    repoURL: https://example.invalid/x.git\n"
+            f"    path: {path}\n    helm:\n      valueFiles: [values.yaml]\n")
+
+
+def test_an_argo_cd_source_path_that_is_absolute_or_leads_out_of_the_repository_is_said_on_its_line(tmp_path):
+    # hostile23/24 leftover: Argo CD's repo server refuses both (util/app/path.Path); they were skipped silently
+    write(tmp_path, {"c/Chart.yaml": CHART, "c/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n",
+                     "c/templates/d.yaml": TEMPLATE, "gitops/a.yaml": _application("../outside/chart"),
+                     "gitops/b.yaml": _application("/../../outside/chart"), "gitops/ok.yaml": _application("c")})
+    _, report, _ = run_cli(tmp_path, timeout=60)
+    said = {f["file"]: f for f in report["findings"] if "Argo CD's repo server refuses it" in f["message"]}
+    assert set(said) == {"gitops/a.yaml", "gitops/b.yaml"}
+    assert said["gitops/a.yaml"]["line"] == 10 and "app path outside root" in said["gitops/a.yaml"]["message"]
+    assert said["gitops/b.yaml"]["line"] == 10 and "app path is absolute" in said["gitops/b.yaml"]["message"]
+    assert all(f["level"] == "warning" for f in said.values())

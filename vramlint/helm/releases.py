@@ -193,6 +193,14 @@ def _argo_releases(doc: Any, path: str, text: str, charts: dict[str, str], plan:
         src_path = source.get("path")
         if not isinstance(src_path, str) or source.get("chart") or _unknown_text(src_path):
             continue
+        refused = _argo_path_refusal(src_path)
+        if refused is not None:
+            problem = Problem(display, _line_of(display, source, "path"), 1, (
+                f"source.path {src_path!r}: Argo CD's repo server refuses it (\"{src_path}: {refused}\": util/app/"
+                "path.Path), so this Application generates no manifests; the path is relative to the root of the "
+                "repository and stays inside it"), level="warning")
+            if problem not in plan.problems:
+                plan.problems.append(problem)
         found = _chart_by_suffix(src_path, charts, path)
         if found is None:
             continue
@@ -210,6 +218,17 @@ def _argo_releases(doc: Any, path: str, text: str, charts: dict[str, str], plan:
         _argo_inline_values(helm, display, text, rel)
         _argo_parameters(helm, display, rel)
         plan.by_chart.setdefault(charts[chart_abs], []).append(rel)
+
+
+def _argo_path_refusal(src_path: str) -> str | None:
+    """Argo CD's own check of a source path (util/app/path.Path, v2.x-v3.x): absolute, or leading out of the
+    repository once cleaned (filepath.Join)."""
+    if os.path.isabs(src_path):
+        return "app path is absolute"
+    norm = os.path.normpath(src_path)
+    if norm == ".." or norm.startswith(".." + os.sep):
+        return "app path outside root"
+    return None
 
 
 def _chart_by_suffix(src_path: str, charts: dict[str, str], release_file: str) -> tuple[str, str] | None:
