@@ -66,3 +66,17 @@ def test_an_argo_cd_source_path_that_is_absolute_or_leads_out_of_the_repository_
     assert said["gitops/a.yaml"]["line"] == 10 and "app path outside root" in said["gitops/a.yaml"]["message"]
     assert said["gitops/b.yaml"]["line"] == 10 and "app path is absolute" in said["gitops/b.yaml"]["message"]
     assert all(f["level"] == "warning" for f in said.values())
+
+
+def test_llminferenceservice_base_refs_are_said_once_on_the_field(tmp_path):
+    # hostile24: 10,000 baseRefs (configs KServe merges under the spec) were said nowhere
+    refs = "".join(f"    - name: cfg-{i}\n" for i in range(10000))
+    write(tmp_path, {"l.yaml": "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata:\n"
+                               f"  name: q\nspec:\n  baseRefs:\n{refs}  model:\n    uri: hf://Qwen/Qwen2.5-7B-Instruct\n"
+                               "  template:\n    containers:\n      - name: main\n        resources:\n"
+                               "          limits:\n            nvidia.com/gpu: \"1\"\n"})
+    _, report, _ = run_cli(tmp_path, timeout=60)
+    [said] = [f for f in report["findings"] if "spec.baseRefs" in f["message"]]
+    assert said["line"] in (6, 7) and said["level"] == "note" and "cfg-0, cfg-1, cfg-2 and 9,997 more" in \
+        said["message"]
+    assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-7B-Instruct"]

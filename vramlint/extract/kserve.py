@@ -387,6 +387,7 @@ def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
         hub_id = _storage_model(uri)
         if uri:
             loc = value_location(file, model, "uri", join_path(mpath, "uri"))
+    _say_base_refs(file, spec, spath, records)
     before = len(records.servers)
     ctx = object_context(doc, obj, path)
     extract_pod_objects(doc, obj, path, records, ctx=ctx)
@@ -433,6 +434,22 @@ def extract_llmisvc(doc: Any, obj: Any, path: str, records: Records) -> None:
                 said = True
         if server.replicas is None and "replicas" in spec:
             server.replicas = to_int(spec.get("replicas"))
+
+
+def _say_base_refs(file: str, spec: Any, spath: str, records: Records) -> None:
+    """`spec.baseRefs`: LLMInferenceServiceConfig objects KServe's controller merges under this spec, in order,
+    before it builds the workloads (their template, args, parallelism, model). vramlint does not join them, so
+    what they set is unknown: said once, on the field (10,000 entries cost one note, three of them named)."""
+    refs = spec.get("baseRefs")
+    if not is_seq(refs) or not refs:
+        return
+    names = [scalar_text(r.get("name")) or "?" for r in refs[:3] if is_map(r)]
+    more = f" and {len(refs) - len(names):,} more" if len(refs) > len(names) else ""
+    loc = value_location(file, spec, "baseRefs", join_path(spath, "baseRefs")) or Location(file, 1, 1)
+    records.problems.append(Problem(file, loc.line, loc.column, (
+        f"spec.baseRefs: KServe merges the LLMInferenceServiceConfig {', '.join(names)}{more} under this spec before "
+        "it builds the vLLM workloads; vramlint does not read them, so what they set (template, args, parallelism) "
+        "is not checked"), level="note"))
 
 
 def _preset_mains(workload: Any, wpath: str) -> list[tuple[str, Any]]:
