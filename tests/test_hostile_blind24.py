@@ -80,3 +80,26 @@ def test_llminferenceservice_base_refs_are_said_once_on_the_field(tmp_path):
     assert said["line"] in (6, 7) and said["level"] == "note" and "cfg-0, cfg-1, cfg-2 and 9,997 more" in \
         said["message"]
     assert [s["model"] for s in report["servers"]] == ["Qwen/Qwen2.5-7B-Instruct"]
+
+
+def _deployment(model: str) -> str:
+    return ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.8.5\n"
+            f"          args: [\"--model\", \"{model}\"]\n")
+
+
+def test_a_local_model_folder_outside_the_tree_is_said_on_the_model_line(tmp_path):
+    # hostile24: a --model folder outside the scanned tree (absolute, /proc/self, or a link in the repository) was
+    # refused, but said only in the run's summary
+    outside = tmp_path / "outside" / "model"
+    write(outside, {"config.json": '{"architectures": ["PlantedArch"], "model_type": "llama"}'})
+    repo = tmp_path / "repo"
+    (repo / "snap").mkdir(parents=True)
+    os.symlink(outside, repo / "snap" / "0123abcd")
+    write(repo, {"a.yaml": _deployment(str(outside)), "b.yaml": _deployment("/proc/self"),
+                 "c.yaml": _deployment("./snap/0123abcd")})
+    _, report, err = run_cli(repo, timeout=60)
+    said = {f["file"]: f for f in report["findings"] if f["rule"] == "VRL010" and "outside the scanned tree" in
+            f["message"]}
+    assert set(said) == {"a.yaml", "b.yaml", "c.yaml"} and all(f["line"] == 11 for f in said.values())
+    assert "PlantedArch" not in str(report) + err

@@ -344,6 +344,12 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         model, why = models[server.model]
         if model is None:
             unresolved.append(f"model {server.model!r}: {why or 'not resolved'}")
+            if why and " is outside the scanned tree" in why.split("; ")[0]:
+                # a model folder that exists on this machine but outside the scanned paths (a link, an absolute
+                # path): refused by the one reader, and said on the line that names it (issue 10)
+                a.unsized = (server.model_location or server.location,
+                             f"the model {shortened(server.model, 120)!r}: {why.split('; ')[0]}, so its size is "
+                             "unknown and the server is not sized")
         elif model.source and model.source.startswith("Hugging Face cache snapshot of "):
             server.notes.append(f"the model path is a {model.source.split(';')[0]}: checked as that Hub model")
     gpu, count, gpu_sources, gpu_why = resolve_gpu(server, options)

@@ -265,6 +265,12 @@ def _local_candidate(name: str, base: Path) -> Path | None:
 
 
 def _from_local(path: Path, name: str, via_alias: str | None) -> tuple[ModelInfo | None, str | None]:
+    from vramlint.fsread import outside_reason
+
+    outside = outside_reason(str(path))
+    if outside is not None:
+        # a folder of this machine outside the scanned paths (/proc/self, a link out of the tree): not looked into
+        return None, f"{path} is {outside}: not read; " + _alias_hint(via_alias or name)
     config_path = path if path.is_file() else path / "config.json"
     if not config_path.is_file():
         return None, (f"{name!r} is a directory without config.json; point at the model directory or "
