@@ -103,3 +103,18 @@ def test_a_local_model_folder_outside_the_tree_is_said_on_the_model_line(tmp_pat
             f["message"]}
     assert set(said) == {"a.yaml", "b.yaml", "c.yaml"} and all(f["line"] == 11 for f in said.values())
     assert "PlantedArch" not in str(report) + err
+
+
+def test_a_model_folder_of_the_tree_whose_config_json_is_broken_is_said_on_the_model_line(tmp_path):
+    # round 23 leftover (config-architectures-absurd): a local config.json that is not JSON or not usable (a layer
+    # count of 1e999) was said only in the run's summary
+    write(tmp_path, {".vramlint.yaml": "model-aliases:\n  /models/a: ./a\n  /models/b: ./b\n",
+                     "a/config.json": '{"architectures": ["LlamaForCausalLM"], "hidden_size": ',
+                     "b/config.json": '{"architectures": ["LlamaForCausalLM"], "model_type": "llama", '
+                                      '"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 1e999}',
+                     "a.yaml": _deployment("/models/a"), "b.yaml": _deployment("/models/b")})
+    _, report, _ = run_cli(tmp_path, timeout=60)
+    said = {f["file"]: f for f in report["findings"] if f["rule"] == "VRL010" and "config.json" in f["message"]}
+    assert set(said) == {"a.yaml", "b.yaml"} and all(f["line"] == 11 for f in said.values())
+    assert "num_hidden_layers is inf" in said["b.yaml"]["message"]
+    assert "in the scanned tree: " not in str(report["findings"])

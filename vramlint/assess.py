@@ -33,6 +33,20 @@ MAX_MODEL_NAME = 4096
 __all__ = ["assess", "compute_budget", "resolve_gpu", "resolve_version"]
 
 
+def _said_on_the_model_line(why: str | None) -> str | None:
+    """The part of a model's reason to say on the line that names it: a local folder outside the scanned tree,
+    or a config.json of the tree that is not usable (`vramlint.models.IN_THE_TREE`); None for the others (a path
+    that exists only where the server runs, a Hub model not looked up), which the summary says by cause."""
+    from vramlint.models import IN_THE_TREE
+
+    if not why:
+        return None
+    if IN_THE_TREE in why:
+        return shortened(why.split(IN_THE_TREE, 1)[1].split("; ")[0], 300)
+    first = why.split("; ")[0]
+    return shortened(first, 300) if " is outside the scanned tree" in first else None
+
+
 def _resolve_model(name: str, options: ResolveOptions) -> tuple[ModelInfo | None, str | None]:
     try:
         from vramlint.models import resolve_model
@@ -344,12 +358,13 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
         model, why = models[server.model]
         if model is None:
             unresolved.append(f"model {server.model!r}: {why or 'not resolved'}")
-            if why and " is outside the scanned tree" in why.split("; ")[0]:
-                # a model folder that exists on this machine but outside the scanned paths (a link, an absolute
-                # path): refused by the one reader, and said on the line that names it (issue 10)
+            said = _said_on_the_model_line(why)
+            if said:
+                # a model folder outside the scanned paths (a link, an absolute path: refused by the one reader), or
+                # one of the tree whose config.json is not usable: said on the line that names it (issue 10)
                 a.unsized = (server.model_location or server.location,
-                             f"the model {shortened(server.model, 120)!r}: {why.split('; ')[0]}, so its size is "
-                             "unknown and the server is not sized")
+                             f"the model {shortened(server.model, 120)!r}: {said}, so its size is unknown and the "
+                             "server is not sized")
         elif model.source and model.source.startswith("Hugging Face cache snapshot of "):
             server.notes.append(f"the model path is a {model.source.split(';')[0]}: checked as that Hub model")
     gpu, count, gpu_sources, gpu_why = resolve_gpu(server, options)

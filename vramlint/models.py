@@ -264,6 +264,12 @@ def _local_candidate(name: str, base: Path) -> Path | None:
     return None
 
 
+# The start of a reason a model folder of the scanned tree was not usable (its config.json unreadable, not JSON,
+# or refused): a file of the repository, said on the line that names the model (vramlint.assess), not only in the
+# run's summary as a model vramlint could not read
+IN_THE_TREE = "in the scanned tree: "
+
+
 def _from_local(path: Path, name: str, via_alias: str | None) -> tuple[ModelInfo | None, str | None]:
     from vramlint.fsread import outside_reason
 
@@ -278,14 +284,14 @@ def _from_local(path: Path, name: str, via_alias: str | None) -> tuple[ModelInfo
     # a model folder of the scanned repository: read only inside the scanned tree (vramlint.fsread)
     cfg, problem = _load_json_file(config_path, CONFIG_FILE_CAP, inside=True)
     if cfg is None:
-        return None, f"{config_path} is {problem}: not read; " + _alias_hint(via_alias or name)
+        return None, f"{IN_THE_TREE}{config_path} is {problem}: not read; " + _alias_hint(via_alias or name)
     quant_cfg = None
     if (config_path.parent / "hf_quant_config.json").is_file():
         quant_cfg, _ = _load_json_file(config_path.parent / "hf_quant_config.json", CONFIG_FILE_CAP, inside=True)
     info, problem = _info_from_answer(cfg, quant_cfg, _local_safetensors_headers(config_path.parent), name,
                                       f"local: {config_path}", str(config_path))
     if info is None:
-        return None, problem
+        return None, IN_THE_TREE + problem
     return info, None
 
 
