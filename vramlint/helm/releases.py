@@ -117,9 +117,14 @@ def find_releases(paths: list[str], charts: dict[str, str]) -> ReleasePlan:
         if len(rels) > MAX_RELEASES_PER_CHART:
             rest = rels[MAX_RELEASES_PER_CHART:]
             del rels[MAX_RELEASES_PER_CHART:]
-            plan.notes.append(f"chart {chart}: {len(rest)} more releases install it than vramlint evaluates "
-                              f"({MAX_RELEASES_PER_CHART}); not evaluated: {', '.join(r.label for r in rest[:3])}"
-                              + (" and others" if len(rest) > 3 else ""))
+            # a finding where the cut falls (the first release left out), not a run note (hostile23's 5,000
+            # helmfile releases): what those releases set goes unchecked
+            first = rest[0]
+            plan.problems.append(Problem(first.file, first.line, 1, (
+                f"chart {chart}: {len(rest):,} more releases install it than vramlint evaluates "
+                f"({MAX_RELEASES_PER_CHART}): this one and the later ones are not evaluated "
+                f"({', '.join(r.label for r in rest[:3])}{' and others' if len(rest) > 3 else ''}), so the values "
+                "they give the chart are not checked"), level="note"))
     return plan
 
 
