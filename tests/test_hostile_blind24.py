@@ -118,3 +118,15 @@ def test_a_model_folder_of_the_tree_whose_config_json_is_broken_is_said_on_the_m
     assert set(said) == {"a.yaml", "b.yaml"} and all(f["line"] == 11 for f in said.values())
     assert "num_hidden_layers is inf" in said["b.yaml"]["message"]
     assert "in the scanned tree: " not in str(report["findings"])
+
+
+def test_a_40_digit_max_model_len_gets_vllms_own_comparison_with_the_models_maximum(tmp_path):
+    # round 23 leftover: vLLM's parser takes it (int()), then ModelConfig._get_and_verify_max_len refuses it against
+    # the model's 32,768; vramlint said "beyond int64, not read" (VRL102) instead of vLLM's message
+    big = "1234567890" * 4
+    write(tmp_path, {"d.yaml": _deployment("Qwen/Qwen2.5-7B-Instruct").replace(
+        '"]\n', f'", "--max-model-len", "{big}"]\n')})
+    code, report, _ = run_cli(tmp_path, "--gpu", "L4", timeout=60)
+    [error] = [f for f in report["findings"] if f["level"] == "error"]
+    assert code == 1 and error["rule"] == "VRL005" and error["line"] == 11
+    assert f"User-specified max_model_len ({big}) is greater than the derived max_model_len" in error["message"]
