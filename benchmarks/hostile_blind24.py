@@ -140,11 +140,13 @@ def _(repo, outside):
     write(repo / "start.sh", '#!/bin/sh\nsource ./a.sh\nvllm serve "$MODEL" --max-model-len "$LEN"\n', dedent=False)
 
 
-@case("sh-source-200k-assignments", "a sourced env.sh of 200,000 assignments (4.6 MB), MODEL last; the length "
+# (corrected after the first run, my mistake: 200,000 of these lines are 5.9 MB, past the 5 MB read cap, which
+# vramlint rightly said; 150,000 are 4.4 MB, the size the case meant)
+@case("sh-source-150k-assignments", "a sourced env.sh of 150,000 assignments (4.4 MB), MODEL last; the length "
       "past the model", [Expect("start.sh", (3,), rule="VRL005", levels=("error",))], exits=(1,),
       args=("start.sh",), min_servers=1)
 def _(repo, outside):
-    body = "".join(f"export V{i}=\"{'x' * 12}\"\n" for i in range(200000))
+    body = "".join(f"export V{i}=\"{'x' * 12}\"\n" for i in range(150000))
     write(repo / "env.sh", body + "MODEL=Qwen/Qwen2.5-7B-Instruct\n", dedent=False)
     write(repo / "start.sh", "#!/bin/bash\n. ./env.sh\nvllm serve \"$MODEL\" --max-model-len 40960000\n",
           dedent=False)
@@ -240,10 +242,13 @@ data:
 """
 
 
+# (corrected after the first run, my mistake: a file that never mentions vLLM is not read at all, by design; the
+# Secret now sits beside the vLLM Deployment that reads it)
 @case("secret-planted-marker", "Secret data that is not base64 and holds vramlint's own unknown marker (U+2983) "
       "as written text (kubectl refuses it)", [Expect("secret.yaml", (7,), levels=("error",))], exits=(1,))
 def _(repo, outside):
-    write(repo / "secret.yaml", _SECRET)
+    write(repo / "secret.yaml", _SECRET + "---\n" + k8s_deployment('["--model", "Qwen/Qwen2.5-7B-Instruct"]'),
+          dedent=False)
 
 
 _LLMISVC = """\
