@@ -823,8 +823,12 @@ def _audit(log: Path, repo: Path, cache: Path, out: Path, checkout: Path) -> lis
     return problems
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(cases: list[Case] | None = None, runner=None, prefix: str = "blind23-", doc: str | None = None) -> int:
+    """Run ``cases`` (this round's by default) with ``runner`` (`run_case`), printing a line each and the total
+    (round 24's harness runs its own cases through this)."""
+    cases = CASES if cases is None else cases
+    runner = run_case if runner is None else runner
+    parser = argparse.ArgumentParser(description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", default=str(HERE.parent), help="the vramlint checkout to run (default: this one)")
     parser.add_argument("--only", default="", help="comma-separated case names")
     parser.add_argument("--keep", default="", help="build the cases here and keep them")
@@ -832,16 +836,16 @@ def main() -> int:
     ns = parser.parse_args()
     checkout = Path(ns.root).resolve()
     only = {n for n in ns.only.split(",") if n}
-    work = Path(ns.keep) if ns.keep else Path(tempfile.mkdtemp(prefix="blind23-"))
+    work = Path(ns.keep) if ns.keep else Path(tempfile.mkdtemp(prefix=prefix))
     if ns.keep and work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     results = []
     try:
-        for c in CASES:
+        for c in cases:
             if only and c.name not in only:
                 continue
-            r = run_case(c, checkout, work)
+            r = runner(c, checkout, work)
             results.append(r)
             flag = "PASS" if r["pass"] else "FAIL"
             print(f"{flag} {c.name:36} exit={r['exit']} cpu={r['cpu']:.2f}s rss<={r['mb']:.0f}MB "

@@ -24,13 +24,10 @@ opened, listed, written or started), with a token and sentinel of this round's o
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -51,7 +48,6 @@ from hostile_blind23 import (  # noqa: E402
 TOKEN = "hf_bLiNd24PlantedTokenZxCvBnMqWeRtYuIo"
 SENTINEL = "OUTSIDE-SENTINEL-b24-c9e1"
 WALL_LIMIT_S = 60.0
-HERE = Path(__file__).resolve().parent
 
 
 def plant_outside(outside: Path) -> None:
@@ -583,39 +579,7 @@ def run_case(c: Case, checkout: Path, work: Path) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--root", default=str(HERE.parent), help="the vramlint checkout to run (default: this one)")
-    parser.add_argument("--only", default="", help="comma-separated case names")
-    parser.add_argument("--keep", default="", help="build the cases here and keep them")
-    parser.add_argument("--json", default="", help="write the results here")
-    ns = parser.parse_args()
-    checkout = Path(ns.root).resolve()
-    only = {n for n in ns.only.split(",") if n}
-    work = Path(ns.keep) if ns.keep else Path(tempfile.mkdtemp(prefix="blind24-"))
-    if ns.keep and work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
-    results = []
-    try:
-        for c in CASES:
-            if only and c.name not in only:
-                continue
-            r = run_case(c, checkout, work)
-            results.append(r)
-            flag = "PASS" if r["pass"] else "FAIL"
-            print(f"{flag} {c.name:36} exit={r['exit']} cpu={r['cpu']:.2f}s rss<={r['mb']:.0f}MB "
-                  f"servers={r.get('servers')} findings={r.get('findings')}", flush=True)
-            for p in r["problems"]:
-                print(f"     - {p}", flush=True)
-    finally:
-        if not ns.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    passed = sum(r["pass"] for r in results)
-    print(f"{passed} / {len(results)} passed; max {max((r['cpu'] for r in results), default=0):.2f} CPU-s, "
-          f"peak {max((r['mb'] for r in results), default=0):.0f} MB; checkout {checkout}")
-    if ns.json:
-        Path(ns.json).write_text(json.dumps(results, indent=1, default=str))
-    return 0 if passed == len(results) else 1
+    return b23.main(CASES, run_case, "blind24-", __doc__)
 
 
 if __name__ == "__main__":
