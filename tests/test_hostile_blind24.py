@@ -130,3 +130,29 @@ def test_a_40_digit_max_model_len_gets_vllms_own_comparison_with_the_models_maxi
     [error] = [f for f in report["findings"] if f["level"] == "error"]
     assert code == 1 and error["rule"] == "VRL005" and error["line"] == 11
     assert f"User-specified max_model_len ({big}) is greater than the derived max_model_len" in error["message"]
+
+
+def test_group_counts_past_int32_are_one_warning_on_the_first_of_them(tmp_path):
+    # hostile24: an LWS size of 10**30 and KubeRay replicas/maxReplicas/numOfHosts of 10**18 (int32 fields of the
+    # operators' Go types, which their controllers cannot decode) were said nowhere
+    ray = ("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: r\nspec:\n  headGroupSpec:\n"
+           "    rayStartParams: {}\n    template:\n      spec:\n        containers:\n          - name: head\n"
+           "            image: vllm/vllm-openai:v0.8.5\n"
+           "            command: [\"sh\", \"-c\", \"vllm serve Qwen/Qwen2.5-1.5B-Instruct --tensor-parallel-size 2\"]\n"
+           "            resources: {limits: {nvidia.com/gpu: 1}}\n  workerGroupSpecs:\n    - groupName: gpu\n"
+           f"      replicas: {10**18}\n      minReplicas: 1\n      maxReplicas: {10**18}\n"
+           "      rayStartParams: {}\n      template:\n        spec:\n          containers:\n"
+           "            - name: worker\n              image: vllm/vllm-openai:v0.8.5\n"
+           "              resources: {limits: {nvidia.com/gpu: 1}}\n")
+    lws = ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: l\nspec:\n"
+           f"  leaderWorkerTemplate:\n    size: {10**30}\n    workerTemplate:\n      spec:\n        containers:\n"
+           "          - name: vllm\n            image: vllm/vllm-openai:v0.8.5\n"
+           "            command: [\"sh\", \"-c\", \"vllm serve Qwen/Qwen2.5-1.5B-Instruct\"]\n"
+           "            resources: {limits: {nvidia.com/gpu: 1}}\n")
+    ok = lws.replace(str(10**30), "2")
+    write(tmp_path, {"ray.yaml": ray, "lws.yaml": lws, "ok.yaml": ok.replace("name: l\n", "name: ok\n")})
+    _, report, _ = run_cli(tmp_path, timeout=60)
+    said = [f for f in report["findings"] if "cannot hold" in f["message"]]
+    assert sorted((f["file"], f["line"]) for f in said) == [("lws.yaml", 7), ("ray.yaml", 17)]
+    assert all(f["level"] == "warning" for f in said)
+    assert "so are maxReplicas" in next(f for f in said if f["file"] == "ray.yaml")["message"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from vramlint.extract.podspec import gpu_from_resources, is_map, is_seq, scalar_text, to_int
-from vramlint.model import EngineGroup, GroupMember, Location
+from vramlint.model import EngineGroup, GroupMember, Location, Problem
 from vramlint.yamlload import MAX_DEPTH, join_path, lines_mention, node_location
 
 OVERWRITE_CMD = "ray.io/overwrite-container-cmd"
@@ -214,6 +214,60 @@ def _lws_pod_gpus(doc: Any, template: Any, tpath: str) -> int | None:
                 return None
             total += request.count
     return total
+
+
+INT32_MAX = 2**31 - 1
+
+
+def int32_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
+    """Counts the operators' Go types hold as int32 (LWS `spec.replicas` and `leaderWorkerTemplate.size`,
+    KubeRay's worker group `replicas`, `minReplicas`, `maxReplicas`, `numOfHosts`) written past int32 or not whole:
+    the operator's typed client cannot decode the object (encoding/json refuses the number for an int32 field),
+    so it is never reconciled. A warning on the value's line; the group's pods are not counted from it."""
+    from vramlint.yamlload import value_location
+
+    fields: list[tuple[Any, str, str]] = []  # (mapping, key, its YAML path)
+    kind = scalar_text(obj.get("kind")) or ""
+    spec = obj.get("spec")
+    if kind == "LeaderWorkerSet" and is_map(spec):
+        spath = join_path(path, "spec")
+        fields.append((spec, "replicas", spath))
+        template = spec.get("leaderWorkerTemplate")
+        if is_map(template):
+            fields.append((template, "size", join_path(spath, "leaderWorkerTemplate")))
+        owner = "LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, int32 fields)"
+    else:
+        found = _ray_cluster_spec(obj, path)
+        if found is None:
+            return []
+        cluster, cpath, _annotated = found
+        workers = cluster.get("workerGroupSpecs")
+        for i, worker in enumerate(workers if is_seq(workers) else []):
+            if is_map(worker):
+                wpath = join_path(join_path(cpath, "workerGroupSpecs"), i)
+                fields += [(worker, key, wpath) for key in ("replicas", "minReplicas", "maxReplicas", "numOfHosts")]
+        owner = "KubeRay (ray.io/v1 WorkerGroupSpec, int32 fields)"
+    bad: list[tuple[Any, str, str, Any]] = []
+    for mapping, key, mpath in fields:
+        value = mapping.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        whole = isinstance(value, int) or (value == value and value not in (float("inf"), float("-inf"))
+                                           and value.is_integer())
+        if not (whole and -INT32_MAX - 1 <= value <= INT32_MAX):
+            bad.append((mapping, key, mpath, value))
+    if not bad:
+        return []
+    # one cause, once an object: said on the first such field, the others named
+    mapping, key, mpath, value = bad[0]
+    shown = (f"a {len(str(abs(value)))}-digit number" if isinstance(value, int) and abs(value) >= 10**12
+             else repr(value))
+    others = f" (so are {', '.join(b[1] for b in bad[1:])})" if len(bad) > 1 else ""
+    loc = value_location(doc.file, mapping, key, join_path(mpath, key)) or Location(doc.file, 1, 1)
+    return [Problem(doc.file, loc.line, loc.column, (
+        f"{key} is {shown}, which {owner} cannot hold{others}: its controller cannot decode this object (Go's "
+        "encoding/json refuses the number for an int32 field), so it is never reconciled and its pods never "
+        "start"), level="warning")]
 
 
 def member_location(group: EngineGroup) -> Location | None:

@@ -133,6 +133,10 @@ def _extract_object(doc: Any, obj: Any, path: str, records: Records) -> None:
                                    if not (s.location.yaml_path or "").startswith(templates)]
     if len(records.servers) > first or len(records.problems) > first_problem:
         group = engine_group(doc, obj, path)
+        if group is not None:
+            from vramlint.extract.groups import int32_problems
+
+            records.problems.extend(int32_problems(doc, obj, path))
         if group is not None and group.ray_only:
             # KubeRay runs `ray start` in these containers (the image's entrypoint never runs): not vLLM servers,
             # and no note that their image's entrypoint was not seen
