@@ -64,7 +64,9 @@ def json_safe(text: str) -> str:
     backslashreplace): JSON's grammar takes the escape, but strict readers (Rust's serde_json, Go's decoder makes it
     U+FFFD) refuse or change it, and a SARIF upload or a JSON consumer fails on one value of a scanned file (a YAML
     `"\\ud800"`, a file name that is not UTF-8). It is written as the text the other reports show, `\\ud800`."""
-    if _SURROGATE_ESCAPE.search(text) or _SURROGATE.search(text):
+    # (an ASCII text holds no surrogate, and an escaped one starts with `\\u`: both asked in C before the patterns
+    # search, which took 0.31 of the 0.40 CPU-s json_safe spent on a 100 MB report of 20,000 servers)
+    if ("\\u" in text and _SURROGATE_ESCAPE.search(text)) or (not text.isascii() and _SURROGATE.search(text)):
         text = _JSON_STRING.sub(_string_without_lone_surrogates, text)
     return text.replace("##[", "#\\u0023[")
 
