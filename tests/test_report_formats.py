@@ -157,3 +157,22 @@ def test_the_json_report_is_written_as_json_dumps_writes_it():
              "f": "quote \" backslash \\ control \x00\x1b non-ASCII \u00e9 \u2603 \ud800", "g": datetime.date(2020, 1, 2),
              "h": {"nested": {"deeper": [{"k": None}, True, False]}}, "i": {1, 2}}
     assert dumps_indented(value) == json.dumps(value, indent=2, default=str)
+
+
+def test_a_budget_servers_share_is_written_in_its_place_in_each(tmp_path, capsys):
+    # the shared GPU requirement's text is a piece of its own between the servers' (made safe once): the report
+    # written piece by piece is still the one json.dumps writes, with the requirement in full in every server
+    from vramlint.cli import main
+
+    for i in range(3):
+        (tmp_path / f"d{i}.yaml").write_text(
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d{i}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.9.2\n"
+            '          args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]\n',
+            encoding="utf-8")
+    main(["check", str(tmp_path), "--offline", "--output-format", "json"])
+    out = capsys.readouterr().out
+    report = json.loads(out)
+    requirements = [s["gpu_requirement"] for s in report["servers"]]
+    assert len(requirements) == 3 and requirements[0]["fits"] and requirements[0] == requirements[1] == requirements[2]
+    assert out == json.dumps(report, indent=2) + "\n"

@@ -108,8 +108,17 @@ def write(fmt: str, report: Report, stream: Any, color: bool = False) -> None:
         from vramlint.textsafe import json_safe
 
         module = importlib.import_module(f"vramlint.report.{fmt}")  # as `render` loads a format
+        shared_type = getattr(module, "SharedText", None)
+        made_safe: dict[int, tuple[str, str]] = {}  # a shared text (kept alive, so its id is its own) -> safe
         for part in module.render_parts(report):
-            stream.write(mask_secrets(json_safe(part)))  # no part ends inside a string: a `##[` is never cut in two
+            # no part ends inside a string: a `##[` is never cut in two
+            if part.__class__ is shared_type:
+                safe = made_safe.get(id(part))
+                if safe is None or safe[0] is not part:
+                    safe = made_safe[id(part)] = (part, mask_secrets(json_safe(part)))
+                stream.write(safe[1])
+            else:
+                stream.write(mask_secrets(json_safe(part)))
         return
     if fmt not in ("text", "concise"):
         stream.write(render(fmt, report, color=color))

@@ -99,7 +99,11 @@ def render_parts(report: Report) -> Any:
                 part = item.get(key)
                 if isinstance(part, dict):
                     shared.add(id(part))
-            yield ("[\n" if empty else ",\n") + server_indent + encode(item, server_indent)
+            # a shared budget's text is a piece of its own (`SharedText`, the same object each time): the writer
+            # makes it safe for a CI log once, not once per server
+            pieces = encode.pieces(item, server_indent)
+            pieces[0] = ("[\n" if empty else ",\n") + server_indent + pieces[0]
+            yield from pieces
             empty = False
         yield "[]" if empty else "\n  ]"
     yield "\n}\n"
@@ -118,6 +122,11 @@ def _quote(text: str) -> str:
     from json.encoder import encode_basestring_ascii
 
     return encode_basestring_ascii(text)
+
+
+class SharedText(str):
+    """The text of a dict that stands in many places of a report (a budget servers share), written once by
+    `_encoder` and handed out as this same object wherever it stands."""
 
 
 def _encoder(shared: set[int] | None = None) -> Any:
@@ -185,7 +194,7 @@ def _encoder(shared: set[int] | None = None) -> Any:
                 add((quote(k) if k.__class__ is str else key_text(k)) + ": " + v)
             text = "{\n" + inner + (",\n" + inner).join(parts) + "\n" + indent + "}"
             if shared and id(o) in shared:
-                written[(id(o), indent)] = text
+                text = written[(id(o), indent)] = SharedText(text)
             return text
         if isinstance(o, (list, tuple)):
             if not o:
@@ -200,6 +209,23 @@ def _encoder(shared: set[int] | None = None) -> Any:
             pass
         return _with_indent(json.dumps(o, indent=2, default=str), indent)
 
+    def pieces(o: dict, indent: str) -> list[str]:
+        """``enc(o, indent)`` (a dict with keys) as pieces whose concatenation it is: each shared dict among its
+        values is a piece of its own, its `SharedText`."""
+        inner = indent + "  "
+        out = ["{\n" + inner]
+        for i, (k, v) in enumerate(o.items()):
+            head = ("" if not i else ",\n" + inner) + (quote(k) if k.__class__ is str else key_text(k)) + ": "
+            text = enc(v, inner)
+            if text.__class__ is SharedText:
+                out[-1] += head
+                out += [text, ""]
+            else:
+                out[-1] += head + text
+        out[-1] += "\n" + indent + "}"
+        return [piece for piece in out if piece]
+
+    enc.pieces = pieces  # type: ignore[attr-defined]
     return enc
 
 
