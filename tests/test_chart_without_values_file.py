@@ -8,7 +8,8 @@ import json
 
 from vramlint.cli import main
 
-CHART = "apiVersion: v2\nname: jobs\nversion: 0.0.1\n"
+# a vLLM stack's chart: one that names no vLLM is not evaluated at all (test_charts_naming_no_vllm.py)
+CHART = "apiVersion: v2\nname: jobs\ndescription: migrations of the vLLM gateway's database\nversion: 0.0.1\n"
 
 TEMPLATE = """\
 apiVersion: batch/v1

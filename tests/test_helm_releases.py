@@ -246,16 +246,23 @@ def test_the_run_time_for_charts_goes_to_the_vllm_chart_first(tmp_path, capsys, 
         files[f"charts/{name}/Chart.yaml"] = f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n"
         files[f"charts/{name}/values.yaml"] = "replicas: 1\n"
         files[f"charts/{name}/templates/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+    # a vLLM option's name, never vLLM's: may be a vLLM server's, so evaluated when there is time
+    files["charts/tuning/Chart.yaml"] = "apiVersion: v2\nname: tuning\nversion: 0.1.0\n"
+    files["charts/tuning/templates/cm.yaml"] = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+                                                "data:\n  ARGS: --max-model-len 4096\n")
     root = _tree(tmp_path, files)
     plan = hook.plan(discover([root]).files)
     assert {Path(c).name for c in hook._vllm_charts(plan)} == {"vllm-serving", "zz-llm"}
-    # no time at all: the charts that name no vLLM are one note, each vLLM chart its own warning
+    # no time at all: the charts that name no vLLM are one note (not evaluated whatever the time, as they deploy no
+    # vLLM server), each vLLM chart its own warning
     monkeypatch.setattr(gotmpl, "RUN_CHART_SECONDS", 0.0)
     main(["check", root, "--offline", "--format", "json", "--gpu", "L4"])
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    late = [n for n in report.get("notes", []) + captured.err.splitlines() if "name no vLLM not evaluated" in n]
+    late = [n for n in report.get("notes", []) + captured.err.splitlines() if "nothing in them names vLLM" in n]
     assert len(late) == 1 and "3 Helm charts" in late[0] and "grafana" in late[0]
+    late = [n for n in report.get("notes", []) + captured.err.splitlines() if "not plainly name vLLM" in n]
+    assert len(late) == 1 and "1 Helm chart " in late[0] and "tuning" in late[0]
     skipped = [f for f in report["findings"] if "chart not evaluated" in f["message"]]
     assert sorted(Path(f["file"]).parent.name for f in skipped) == ["vllm-serving", "zz-llm"]
 

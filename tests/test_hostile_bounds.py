@@ -536,19 +536,21 @@ def test_a_chart_cut_by_the_runs_helm_time_says_so_not_its_own_limit(tmp_path, m
     monkeypatch.setattr(gotmpl, "CHART_SECONDS", 1.0)
     monkeypatch.setattr(gotmpl, "RUN_CHART_SECONDS", 1.6)  # the second chart starts with 0.6 s of the run's left
     slow = "{{ range until 100000 }}{{ range until 100000 }}{{ $x := printf \"%s\" \"a\" }}{{ end }}{{ end }}\n"
-    for name in ("c0", "c1", "c2"):
+    # c0 and c1 name vLLM's image; c2 only a vLLM option's name (a chart naming nothing of vLLM is not evaluated)
+    for name, named in (("c0", "image: vllm/vllm-openai:v0.10.2\n"), ("c1", "image: vllm/vllm-openai:v0.10.2\n"),
+                        ("c2", "maxModelLen: 4096\n")):
         (tmp_path / name / "templates").mkdir(parents=True)
         (tmp_path / name / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
-        (tmp_path / name / "values.yaml").write_text("model: Qwen/Qwen2.5-1.5B-Instruct\n")
+        (tmp_path / name / "values.yaml").write_text("model: Qwen/Qwen2.5-1.5B-Instruct\n" + named)
         (tmp_path / name / "templates" / "slow.yaml").write_text(slow)
     found = scan([str(tmp_path)])
     messages = {p.file.split("/")[-3] if "templates" in p.file else p.file.split("/")[-2]: p.message
                 for p in found.problems}
     assert "limit of 1 s" in messages["c0"]
     assert "the 1.6 s this run allows for all its Helm charts together ran out" in messages["c1"]
-    # c2 names no vLLM: the charts left unevaluated that name none are one note, not a warning each
+    # c2 does not plainly name vLLM: the charts left unevaluated that name none are one note, not a warning each
     assert "c2" not in messages
-    assert any("1 Helm chart that name no vLLM not evaluated" in n and "c2" in n for n in found.notes)
+    assert any("1 Helm chart that do not plainly name vLLM not evaluated" in n and "c2" in n for n in found.notes)
 
 
 def test_a_megabyte_source_line_is_shown_as_a_window_in_the_text_report(tmp_path):

@@ -168,7 +168,7 @@ def test_a_template_fail_message_cannot_start_a_second_command_once_the_runner_d
     from tests.test_hostile_bounds import ROOT
 
     write(tmp_path, {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-                     "chart/values.yaml": "model: Qwen/Qwen2.5-1.5B-Instruct\n",
+                     "chart/values.yaml": "image: vllm/vllm-openai:v0.10.2\nmodel: Qwen/Qwen2.5-1.5B-Instruct\n",
                      "chart/templates/x.yaml": '{{ fail "boom\\n::error::pwned\\r  ::stop-commands::tok" }}\n'})
     proc = subprocess.run([sys.executable, "-m", "vramlint", "check", ".", "--offline", "--output-format", "github"],
                           cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},

@@ -331,10 +331,23 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
     order = sorted(chart_plan.charts, key=lambda c: c not in vllm_first)
     run_ends = time.monotonic() + RUN_CHART_SECONDS
     late: list[str] = []
+    no_vllm: list[str] = []
     for chart in order:
         named = chart_plan.charts[chart]
         overlays = list(values_files) + [p for p in named if p not in values_files]
-        if not render and time.monotonic() >= run_ends:
+        chart_releases = chart_plan.releases.get(chart, []) if not overlays else []
+        try:
+            plain = not names_vllm(chart, overlays + list(chart_plan.profiles.get(chart, [])) +
+                                   [v for r in chart_releases for v in r.values], any(r.unread for r in chart_releases))
+        except Exception:  # noqa: BLE001 - not known to name no vLLM: evaluated as before
+            plain = False
+        if plain:
+            # whatever its values, such a chart holds no vLLM server: what fails to render in it (a value its
+            # Terraform release gives, audit24's 20 charts of yantong1775/groundx-on-prem) is none of vramlint's
+            # findings, and evaluating it costs the run's time for charts
+            no_vllm.append(chart)
+            s, p, n = [], [], []
+        elif not render and time.monotonic() >= run_ends:
             if chart in vllm_first:
                 from vramlint.model import Problem
 
@@ -351,8 +364,7 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
         try:
             if s is None:
                 s, p, n = extract_charts([chart], overlays, render=render, timeout_s=timeout_s, run_ends=run_ends,
-                                         profiles=chart_plan.profiles.get(chart, []),
-                                         releases=chart_plan.releases.get(chart, []) if not overlays else [])
+                                         profiles=chart_plan.profiles.get(chart, []), releases=chart_releases)
         except Exception as exc:  # noqa: BLE001 - one chart's failure is a finding on it; the other charts go on
             from vramlint.model import internal_problem
 
@@ -364,15 +376,62 @@ def run(chart_plan: ChartPlan, values_files: list[str] | tuple[str, ...] = (), r
             for path, owner in chart_plan.handled.items():
                 if owner == chart and "templates" not in path.replace(os.sep, "/").split("/"):
                     fallback.add(path)
+    if no_vllm:
+        shown = ", ".join(_shown(c) for c in no_vllm[:8]) + (f" and {len(no_vllm) - 8} more" if len(no_vllm) > 8
+                                                             else "")
+        notes.append(f"{len(no_vllm)} Helm chart{'s' if len(no_vllm) > 1 else ''} not evaluated, as nothing in "
+                     f"{'them' if len(no_vllm) > 1 else 'it'} names vLLM (templates, values, Chart.yaml, subcharts, "
+                     f"the values a release gives): {shown}")
     if late:
         shown = ", ".join(_shown(c) for c in late[:8]) + (f" and {len(late) - 8} more" if len(late) > 8 else "")
-        notes.append(f"{len(late)} Helm chart{'s' if len(late) > 1 else ''} that name no vLLM not evaluated: the "
+        notes.append(f"{len(late)} Helm chart{'s' if len(late) > 1 else ''} that do not plainly name vLLM not evaluated: the "
                      f"{RUN_CHART_SECONDS:g} s this run allows for all its charts together ran out first ({shown}); "
                      "lint a chart's folder on its own to evaluate it")
     return servers, problems, notes, fallback
 
 
 MAX_MENTION_BYTES = 4_000_000  # chart files read per run to find the charts that name vLLM
+# per chart, to tell one that names nothing of vLLM: past these, the chart is evaluated as before
+MAX_NAMING_FILES = 5000
+MAX_NAMING_BYTES = 16_000_000
+
+
+def names_vllm(chart_dir: str, values: list[Any] = (), unread: bool = False) -> bool:
+    """Could this chart deploy a vLLM server? False only when no text of it passes the scan's prefilter (the union of
+    every word a server is recognised by: `vllm`, KServe and KAITO kinds, vLLM's option names): no template, values
+    file, `Chart.yaml` (its dependencies), file `.Files.Get` may read, no subchart (by its folder's name too), nor
+    ``values`` (the files and inline values a release or `--values` gives). ``unread``: a release gives more than
+    vramlint read, which may name it. A symbolic link, a packaged subchart or a tree past the limits is not looked
+    into: such a chart counts as one that may name vLLM, and is evaluated as before."""
+    from vramlint.fsread import Refusal, read_bytes
+    from vramlint.scan import prefilter
+
+    if unread or "vllm" in os.path.basename(os.path.abspath(chart_dir)).lower():
+        return True
+    for value in values:
+        if isinstance(value, str):
+            raw = read_bytes(value, MAX_NAMING_BYTES)
+            if isinstance(raw, Refusal) or prefilter(raw.decode("utf-8", errors="replace")):
+                return True
+        elif prefilter(repr(getattr(value, "data", value))):
+            return True
+    files = 0
+    size = 0
+    for root, dirs, names in os.walk(chart_dir):
+        for name in dirs + names:
+            full = os.path.join(root, name)
+            if "vllm" in name.lower() or os.path.islink(full) or name.lower().endswith((".tgz", ".tar.gz")):
+                return True
+        dirs.sort()
+        for name in sorted(names):
+            files += 1
+            raw = read_bytes(os.path.join(root, name), MAX_NAMING_BYTES)
+            if files > MAX_NAMING_FILES or isinstance(raw, Refusal):
+                return True
+            size += len(raw)
+            if size > MAX_NAMING_BYTES or prefilter(raw.decode("utf-8", errors="replace")):
+                return True
+    return False
 
 
 def _vllm_charts(chart_plan: ChartPlan) -> set[str]:
