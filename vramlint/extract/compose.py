@@ -433,10 +433,12 @@ def extract_compose(doc: Any, env_files_dir: str | None, built: list[str] | None
         problems.extend(_include_problems(data, file, env_files_dir))
     services = data["services"]
     said: set[str] = set()  # env_file problems said once per file and path, whichever services name them
+    read: set[str] = set()
+    override = _default_override(file, env_files_dir, problems) if env_files_dir is not None else None
     for name in list(services):
         try:
             server = _service(services, str(name), file, lines, env_files_dir, variables, dotenv_read, problems,
-                              said, project=data, built=built)
+                              said, project=data, built=built, override=override)
         except (TypeError, ValueError, AttributeError) as exc:  # malformed service: say so, keep going
             loc = key_location(file, services, name)
             problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None,
@@ -444,9 +446,75 @@ def extract_compose(doc: Any, env_files_dir: str | None, built: list[str] | None
             continue
         if server is not None:
             servers.append(server)
+            read.add(str(name))
+    _say_override_services(services, read, file, env_files_dir, problems)
     _share_source_builds(servers, services)
     _mark_shared_gpus(servers)
     return servers, problems
+
+
+# compose-go's cli/options.go DefaultFileNames and DefaultOverrideFileNames, in its order of preference: with no
+# `-f`, `docker compose` reads the first base file of the folder, then the first override file beside it over it
+BASE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml")
+OVERRIDE_NAMES = ("compose.override.yml", "compose.override.yaml", "docker-compose.override.yml",
+                  "docker-compose.override.yaml")
+
+
+def _first_named(folder: str, names: tuple[str, ...]) -> str | None:
+    return next((n for n in names if os.path.isfile(os.path.join(folder, n))), None)
+
+
+def _default_override(file: str, base_dir: str, problems: list[Problem]) -> tuple[dict, str, list[str]] | None:
+    """The override file `docker compose` applies over this file by default (its services, file, lines), when this
+    file is the folder's base file by compose-go's order and an override file is beside it; else None."""
+    this = os.path.basename(file)
+    if _first_named(base_dir, BASE_NAMES) != this:
+        return None
+    name = _first_named(base_dir, OVERRIDE_NAMES)
+    if name is None:
+        return None
+    path = Path(base_dir) / name
+    text = read_text(str(path))
+    if isinstance(text, Refusal):
+        problems.append(Problem(file, None, None, f"{name}, which `docker compose` applies over this file by "
+                                f"default, is {text.reason}: not read; what it sets is unknown", level="warning"))
+        return None
+    from vramlint.yamlload import load_shared
+
+    docs, _probs = load_shared(text, _display(path))  # its own problems are said where it is read itself
+    if not docs or not isinstance(docs[0].data, dict) or not isinstance(docs[0].data.get("services"), dict):
+        return None
+    return docs[0].data["services"], docs[0].file, docs[0].lines
+
+
+def _say_override_services(services: dict, read: set[str], file: str, base_dir: str | None,
+                           problems: list[Problem]) -> None:
+    """Services naming vLLM with neither `image`, `build` nor `extends` are an override file's: Compose refuses such
+    a service on its own, and merges it over a base file's service of that name (merge.md: `command` replaced,
+    `environment` merged). vramlint reads each compose file alone, so one note says that what it sets is not
+    checked (audit24 held out HM3: 13 `docker-compose.<variant>.yml` files of apnex/k8s-vllm, silent)."""
+    from vramlint.scan import prefilter
+
+    names = [str(n) for n, svc in services.items() if str(n) not in read and isinstance(svc, dict)
+             and not {"image", "build", "extends"} & set(svc) and prefilter(repr(svc))]
+    if not names:
+        return
+    this = os.path.basename(file)
+    folder = base_dir if base_dir is not None else os.path.dirname(file)
+    base = next((b for b in BASE_NAMES if b != this and os.path.isfile(os.path.join(folder, b))), None)
+    if base is not None and _first_named(folder, OVERRIDE_NAMES) == this and _first_named(folder, BASE_NAMES) == base:
+        return  # `docker compose` applies it over its base by default, and it is read with that base's services
+    if base is not None:
+        how = f"Compose applies it over a base file named with `-f` (`docker compose -f {base} -f {this}`)"
+    else:
+        how = (f"Compose applies it over a base file named with `-f` (`docker compose -f BASE -f {this}`); no "
+               "compose file of a default name is beside it")
+    loc = key_location(file, services, names[0])
+    more = f" (and {len(names) - 1} more: {', '.join(names[1:4])}{', ...' if len(names) > 4 else ''})" \
+        if len(names) > 1 else ""
+    problems.append(Problem(file, loc.line if loc else None, loc.column if loc else None, (
+        f"service {names[0]}{more} has neither image nor build: this is a compose override file; {how}. vramlint "
+        "reads each compose file alone, so what it sets is not checked with its base"), level="note"))
 
 
 def _share_source_builds(servers: list[Server], services: dict) -> None:
@@ -509,14 +577,18 @@ def _include_problems(data: dict, file: str, base_dir: str) -> list[Problem]:
 
 def _service(services: dict, name: str, file: str, lines: list[str], base_dir: str | None,
              variables: dict[str, str], dotenv_read: bool, problems: list[Problem],
-             said: set[str] | None = None, project: dict | None = None, built: list[str] | None = None
-             ) -> Server | None:
+             said: set[str] | None = None, project: dict | None = None, built: list[str] | None = None,
+             override: tuple[dict, str, list[str]] | None = None) -> Server | None:
     said = said if said is not None else set()
     read_through = built  # the files the service is read through (its Dockerfile, a supervisord configuration)
     launcher_notes: list[str] = []
     layers = _layers(services, name, file, lines, base_dir, problems, said=said)
     if not layers:
         return None
+    if override is not None and isinstance(override[0].get(name), dict):
+        # the default override's service of this name, merged over it as compose-spec's merge.md says: its keys
+        # first (a `command` replaces the base's), its `environment` over the base's
+        layers.insert(0, _Layer(override[0][name], override[1], override[2], join_path("services", name)))
     interp = Interpolator(variables, file, said)
     if built is not None and base_dir is not None:
         # its own interpolator: what the service's reading says of unset variables is said there, not here
