@@ -50,11 +50,36 @@ _VALUE_OPTIONS = frozenset("""
 _VALUE_SHORT = frozenset("acehlmpuvw")  # -a -c -e -h -l -m -p -u -v -w take a value; -d -i -t -P -q do not
 
 
+# an extension-less file's first line of code that YAML would read as structure: a key, an item, a marker, a flow
+_YAML_START = re.compile(r"^(?:[^\s#:][^:#]*:(?:\s|$)|-(?:\s|$)|---|\.\.\.|[{\[%&*!|>])")
+# a line running one of the commands the script reader starts vLLM through (a container runtime, vLLM's own CLI,
+# Python, Apptainer), maybe behind sudo/exec
+_RUN_LINE = re.compile(r"^\s*(?:sudo\s+(?:-\S+\s+)*)?(?:exec\s+)?(?:docker|podman|nerdctl|vllm|python3?|uv|apptainer|"
+                       r"singularity)\s", re.M)
+
+
 def is_shell_script(display: str, text: str) -> bool:
-    """A shell script by its name or its `#!` line (never YAML, whatever it holds)."""
+    """A shell script by its name or its `#!` line (never YAML, whatever it holds); or a file without an extension
+    (only read when named: the walk takes none) whose first line of code is no YAML structure and one of whose lines
+    runs a container runtime, vLLM or Python (audit24 held out HM1: a `start-container` of `docker run ... vllm
+    serve`, no `#!`, was read as YAML and said to be of no shape vramlint reads)."""
     if display.lower().endswith(SCRIPT_EXTENSIONS):
         return True
-    return bool(_SHEBANG.match(text[:200]))
+    if _SHEBANG.match(text[:200]):
+        return True
+    name = os.path.basename(display)
+    if "." in name or name.startswith("<") or _is_config_name(name):  # `<stdin>` is read as it was
+        return False
+    first = next((line for line in text.splitlines()[:200] if line.strip() and not line.lstrip().startswith("#")),
+                 None)
+    return first is not None and _YAML_START.match(first) is None and _RUN_LINE.search(text[:100_000]) is not None
+
+
+def _is_config_name(name: str) -> bool:
+    # extension-less names of files vramlint reads otherwise: Dockerfile/Containerfile, Kustomization, Makefiles
+    from vramlint.discover import is_starter_name, kind_of
+
+    return kind_of(name) is not None or is_starter_name(name)
 
 
 def read_script_records(text: str, display: str, read_manifest: Any, read_unit: Any = None) -> Any:
