@@ -493,7 +493,7 @@ def _say_override_services(services: dict, read: set[str], file: str, base_dir: 
     a service on its own, and merges it over a base file's service of that name (merge.md: `command` replaced,
     `environment` merged). vramlint reads each compose file alone, so one note says that what it sets is not
     checked (audit24 held out HM3: 13 `docker-compose.<variant>.yml` files of apnex/k8s-vllm, silent)."""
-    from vramlint.scan import prefilter
+    from vramlint.prefilter import prefilter
 
     names = [str(n) for n, svc in services.items() if str(n) not in read and isinstance(svc, dict)
              and not {"image", "build", "extends"} & set(svc) and prefilter(repr(svc))]

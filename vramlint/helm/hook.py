@@ -404,7 +404,7 @@ def names_vllm(chart_dir: str, values: list[Any] = (), unread: bool = False) -> 
     vramlint read, which may name it. A symbolic link, a packaged subchart or a tree past the limits is not looked
     into: such a chart counts as one that may name vLLM, and is evaluated as before."""
     from vramlint.fsread import Refusal, read_bytes
-    from vramlint.scan import prefilter
+    from vramlint.prefilter import prefilter
 
     if unread or "vllm" in os.path.basename(os.path.abspath(chart_dir)).lower():
         return True
