@@ -7,9 +7,11 @@ compose service (vramlint.extract.compose), its parameters given the compose nam
 `ipc_mode` (`ipc`), `shm_size`. Locations stay on the task's own lines.
 
 Values are Jinja2, which Ansible renders before the module runs. A `{{ name }}` (optionally `| default(...)`) is
-read from what the repository itself gives: the task's and its blocks' `vars:`, and the role's `vars/main.yml`
-over its `defaults/main.yml` (Ansible's precedence among those), when the variable is a plain scalar there.
-Inventory, group_vars, host_vars and extra vars are set where the play runs, and override these: a value from
+read from what the repository itself gives: the task's and its blocks' `vars:`, a playbook's play `vars:` and
+`vars_files` (files inside the scanned tree, relative to the playbook), the group_vars/all beside the playbook or
+beside an inventory file next to its folder, and the role's `vars/main.yml` over its `defaults/main.yml`, in
+Ansible's precedence among those, when the variable is a plain scalar there. Other groups', hosts' and extra
+vars are set where the play runs, and override these: a value from
 the role's defaults is said as coming from there. Anything else (`{% %}`, other filters, expressions) is unknown,
 said once per variable and file, never taken as written.
 """
@@ -155,12 +157,17 @@ def _variables_file(path: str) -> dict[str, _Variable]:
     """The top-level variables of a role's defaults or vars file, with where each is written."""
     from vramlint.discover import display_path
     from vramlint.fsread import Refusal, read_text
-    from vramlint.yamlload import key_location, load_text
 
     text = read_text(path)
     if isinstance(text, Refusal):
         return {}
-    shown = display_path(path)
+    return _variables_text(text, display_path(path))
+
+
+def _variables_text(text: str, shown: str) -> dict[str, _Variable]:
+    """The top-level variables of a variables file's text, with where each is written."""
+    from vramlint.yamlload import key_location, load_text
+
     docs, _problems = load_text(text, shown)
     out: dict[str, _Variable] = {}
     for doc in docs:
@@ -193,6 +200,13 @@ def role_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
             # the group's variables apply to every host of the play that applies the role, over `all`'s
             places.append((play_dir, "group_vars", "the play's group_vars", group))
     places.append((role, "vars", "vars", "main"))
+    _read_places(places, out, read)
+    return out, read
+
+
+def _read_places(places: list[tuple[str, str, str, str]], out: dict[str, _Variable], read: list[str]) -> None:
+    """The variables files of ``places`` ((folder, `defaults` | `vars` | `group_vars`, how it is said, the group
+    or `main`)), later ones over earlier ones, into ``out``; the files read said in ``read``."""
     for base, sub, shown, stem in places:
         names = (f"{stem}.yml", f"{stem}.yaml", stem) if sub == "group_vars" else ("main.yml", "main.yaml", "main")
         for name in names:
@@ -209,6 +223,32 @@ def role_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
                 if files:
                     read.append(f"{shown}/{name}/ ({', '.join(files)})")
                     break
+
+
+# files an inventory is commonly kept in: a group_vars/ beside one is that inventory's (Ansible reads
+# group_vars/ beside the inventory source)
+_INVENTORY_NAMES = ("inventory.ini", "inventory.yml", "inventory.yaml", "inventory", "hosts", "hosts.ini",
+                    "hosts.yml", "hosts.yaml")
+
+
+def playbook_group_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
+    """The `all` group's variables a playbook outside a role is run with, as the repository gives them: the
+    group_vars/all beside an inventory file in the playbook's folder or the one above it (`ansible/inventory.ini`
+    and `ansible/group_vars/all.yml` for `ansible/playbooks/site.yml`), under the playbook's own group_vars/all
+    (Ansible's precedence: inventory group_vars/all < playbook group_vars/all). Other groups' variables apply
+    only to the hosts in them: not read."""
+    out: dict[str, _Variable] = {}
+    read: list[str] = []
+    play_dir = os.path.dirname(file) or "."
+    places = []
+    for folder in (os.path.normpath(os.path.join(play_dir, "..")), play_dir):
+        inventory = next((n for n in _INVENTORY_NAMES if os.path.isfile(os.path.join(folder, n))), None)
+        if inventory is not None and os.path.isdir(os.path.join(folder, "group_vars")):
+            shown = "the play's group_vars" if folder == play_dir else f"{inventory}'s group_vars"
+            places.append((folder, "group_vars", shown, "all"))
+    if not places or places[-1][0] != play_dir:
+        places.append((play_dir, "group_vars", "the play's group_vars", "all"))
+    _read_places(places, out, read)
     return out, read
 
 
@@ -255,8 +295,11 @@ def _play_group(play_dir: str, role_name: str) -> str | None:
     return groups.pop()
 
 
-def _own_variables(file: str, blocks: list[dict], task: dict) -> dict[str, _Variable]:
-    """The `vars:` of the blocks around the task and of the task itself, inner over outer."""
+def _own_variables(file: str, blocks: list[dict], task: dict,
+                   play_files: dict[int, dict[str, _Variable]] | None = None) -> dict[str, _Variable]:
+    """The `vars:` of the blocks around the task and of the task itself, inner over outer; a play's
+    `vars_files` (``play_files``, by the play's id) over its `vars:` and under its blocks' (Ansible's precedence:
+    play vars < play vars_files < role vars < block vars < task vars)."""
     from vramlint.yamlload import key_location
 
     out: dict[str, _Variable] = {}
@@ -265,7 +308,78 @@ def _own_variables(file: str, blocks: list[dict], task: dict) -> dict[str, _Vari
         if isinstance(given, dict):
             for key, value in given.items():
                 out[str(key)] = _Variable(value, key_location(file, given, key))
+        if play_files and id(node) in play_files:
+            out.update(play_files[id(node)])
     return out
+
+
+MAX_VARS_FILES = 16  # entries of one play's `vars_files` read (past that: said, not read)
+MAX_VARS_FILE_BYTES = 1024 * 1024  # a variables file larger than this is said, not read
+
+
+def _is_playbook(data: Any) -> bool:
+    """A playbook: a list of plays, each naming its `hosts:` (a tasks file's items are tasks)."""
+    return isinstance(data, list) and any(isinstance(p, dict) and "hosts" in p for p in data)
+
+
+def play_files_variables(file: str, data: Any, problems: list[Problem]) -> tuple[dict[int, dict[str, _Variable]],
+                                                                                  list[str]]:
+    """The variables each play's `vars_files` gives (by the play's id), and the files read. Entries are paths
+    relative to the playbook's folder (Ansible's loader resolves them from there); a list entry is read as
+    Ansible reads it, its first file that exists. An entry that is a template, outside the scanned tree, not a
+    regular file, too large or missing is said on its line and not read."""
+    from vramlint.discover import display_path
+    from vramlint.fsread import Refusal, read_text
+    from vramlint.yamlload import key_location
+
+    out: dict[int, dict[str, _Variable]] = {}
+    read: list[str] = []
+    if not _is_playbook(data):
+        return out, read
+    base = os.path.dirname(file)
+    for play in data:
+        if not isinstance(play, dict) or "vars_files" not in play:
+            continue
+        entries = play["vars_files"]
+        entries = [entries] if isinstance(entries, str) else entries
+        if not isinstance(entries, list):
+            where = key_location(file, play, "vars_files")
+            problems.append(Problem(file, where.line if where else None, None, "the play's vars_files is not a "
+                                    "list of file names: its variables are not read", level="note"))
+            continue
+        given: dict[str, _Variable] = {}
+        for k, entry in enumerate(entries):
+            where = key_location(file, entries, k)
+            line = where.line if where else None
+            if k >= MAX_VARS_FILES:
+                problems.append(Problem(file, line, None, f"the play's vars_files has {len(entries)} entries: the "
+                                        f"first {MAX_VARS_FILES} are read, the others' variables are unknown",
+                                        level="note"))
+                break
+            choices = entry if isinstance(entry, list) else [entry]
+            said = None
+            for choice in choices[:MAX_VARS_FILES]:
+                if not isinstance(choice, str) or "{{" in choice or "{%" in choice:
+                    said = f"vars_files entry {_short(str(choice))!r} is not a plain file name (a Jinja2 template " \
+                        "or not text): its variables are unknown"
+                    break
+                path = os.path.normpath(os.path.join(base, choice))
+                text = read_text(path, limit=MAX_VARS_FILE_BYTES)
+                if isinstance(text, Refusal):
+                    if text.missing:
+                        said = f"vars_files {choice}: no such file beside the playbook ({display_path(path)}): " \
+                            "its variables are unknown"
+                        continue  # a list entry: Ansible takes the first of its files that exists
+                    said = f"vars_files {choice} not read ({text.reason}): its variables are unknown"
+                    break
+                given.update(_variables_text(text, display_path(path)))
+                read.append(f"the play's vars_files {choice}")
+                said = None
+                break
+            if said is not None:
+                problems.append(Problem(file, line, None, said, level="note"))
+        out[id(play)] = given
+    return out, read
 
 
 class _Renderer:
@@ -646,15 +760,19 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
     if not tasks and not command_tasks(doc.data):
         return servers, problems
     role_vars, read = role_variables(file)
+    if role_folder(file) is None and _is_playbook(doc.data):
+        role_vars, read = playbook_group_variables(file)
+    play_files, files_read = play_files_variables(file, doc.data, problems)
+    read = read + files_read
     said: set[str] = set()
-    command_servers = _command_task_servers(doc, role_vars, read, problems, said)
+    command_servers = _command_task_servers(doc, role_vars, read, problems, said, play_files)
     rendered: dict[str, list[str]] = {}  # the file's lines as each set of variables renders them
     by_container: dict[object, Server] = {}  # in the order the servers were started (by name: linear in the tasks)
-    for task, module, runtime, blocks, task_path, item_vars, item_note in _each_item(tasks, role_vars, file):
+    for task, module, runtime, blocks, task_path, item_vars, item_note in _each_item(tasks, role_vars, file, play_files):
         args = task[module]
         task_lc = getattr(task, "lc", None)
         at = [task_lc.line, task_lc.col, task_lc.line, task_lc.col] if task_lc is not None else None
-        render = _Renderer({**role_vars, **_own_variables(file, blocks, task), **item_vars})
+        render = _Renderer({**role_vars, **_own_variables(file, blocks, task, play_files), **item_vars})
         state = render.text(str(args.get("state", "started")))
         title = render.text(str(task.get("name") or args.get("name") or module))
         name = render.text(str(args.get("name") or task.get("name") or module))
@@ -723,11 +841,12 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
 MAX_LOOP_SERVERS = 16  # loop items read as servers of their own (a loop past that: the first ones, said)
 
 
-def _each_item(tasks: list[Any], role_vars: dict[str, _Variable], file: str) -> Any:
+def _each_item(tasks: list[Any], role_vars: dict[str, _Variable], file: str,
+               play_files: dict[int, dict[str, _Variable]]) -> Any:
     """Each container task once, or once per item of its loop when its parameters use the item: (the task's
     fields..., the item's variable, what is said of the item)."""
     for task, module, runtime, blocks, task_path in tasks:
-        variables = {**role_vars, **_own_variables(file, blocks, task)}
+        variables = {**role_vars, **_own_variables(file, blocks, task, play_files)}
         loop_var, items, loop_said = _loop_items(task, variables)
         if loop_var is None or not re.search(rf"\b{re.escape(loop_var)}\b", repr(task[module])):
             yield task, module, runtime, blocks, task_path, {}, None
@@ -845,7 +964,7 @@ def _placed_script(file: str, lines: list[str] | None, node: Any, key: Any, rend
 
 
 def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[str], problems: list[Problem],
-                          said: set[str]) -> list[Server]:
+                          said: set[str], play_files: dict[int, dict[str, _Variable]]) -> list[Server]:
     """The vLLM servers the command/shell/raw tasks of a tasks file start: their command rendered with the
     task's variables (one server per loop item when the item feeds the command), read as a shell script is
     (`vllm serve`, `python -m vllm.entrypoints...`, `docker run` / `podman run` of a vLLM image)."""
@@ -859,7 +978,7 @@ def _command_task_servers(doc: Any, role_vars: dict[str, _Variable], read: list[
         if found is None:
             continue
         node, key, command = found
-        variables = {**role_vars, **_own_variables(file, blocks, task)}
+        variables = {**role_vars, **_own_variables(file, blocks, task, play_files)}
         values = {n: v.value for n, v in variables.items()}
         title = str(task.get("name") or module)
         loop_var, items, loop_said = _loop_items(task, variables)
@@ -931,7 +1050,7 @@ def _say_rendered(server: Server, rendered: Any, variables: dict[str, _Variable]
         given_by = " and ".join(read) if read else "no role defaults or vars file beside the tasks"
         server.notes.append(f"Jinja2 values unknown: {', '.join(f'{w} ({y})' for w, y in fresh[:8])}, as read from "
                             f"the task's vars and {given_by} (inventory, group_vars or extra vars may set them where "
-                            "the play runs); set them in the role's defaults/main.yml to check them")
+                            f"the play runs); set them in {_where_to_set(server)} to check them")
     if rendered.skipped:
         server.notes.append(f"template blocks not rendered: {'; '.join(rendered.skipped[:6])}")
 
@@ -984,5 +1103,14 @@ def _say_variables(server: Server, render: _Renderer, read: list[str], said: set
     given = " and ".join(read) if read else "no role defaults or vars file beside the tasks"
     named = ", ".join(f"{what} ({why})" for what, why in fresh)
     server.notes.append(f"Jinja2 values unknown: {named}, as read from the task's vars and {given} (inventory, "
-                        "group_vars or extra vars may set them where the play runs); set them in the role's "
-                        "defaults/main.yml to check them")
+                        "group_vars or extra vars may set them where the play runs); set them in "
+                        f"{_where_to_set(server)} to check them")
+
+
+def _where_to_set(server: Server) -> str:
+    """Where a value the tasks name is given so that vramlint reads it: a role's defaults, or a playbook's
+    vars."""
+    file = server.location.file if server.location is not None else ""
+    if file and role_folder(file) is None:
+        return "the play's vars or vars_files, or group_vars/all.yml beside the playbook"
+    return "the role's defaults/main.yml"

@@ -1,0 +1,138 @@
+"""An Ansible play's `vars_files` and the group_vars/all a playbook runs with, read as the variables of the
+play's tasks, in Ansible's precedence (inventory group_vars/all < playbook group_vars/all < play vars < play
+vars_files < block vars < task vars); a vars_files entry outside the tree, missing or a template is said on its
+line and not read."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from vramlint.scan import scan
+
+GROUP_VARS = """\
+    ---
+    # every host
+    vllm_version: "0.9.2"
+    model_dir: Qwen/Qwen2.5-7B-Instruct
+    tensor_parallel: 4
+    """
+
+PLAYBOOK = """\
+    ---
+    - name: Start vLLM on the head node
+      hosts: head
+      become: yes
+    {vars_files}  vars:
+        ray_head_container: ray-head
+        api_port: 8000
+      tasks:
+        - name: Start vLLM server
+          shell: |
+            docker exec {{{{ ray_head_container }}}} bash -lc "nohup python3 -m vllm.entrypoints.openai.api_server \\
+            --model {{{{ model_dir }}}} \\
+            --tensor-parallel-size {{{{ tensor_parallel }}}} \\
+            --port {{{{ api_port }}}} --max-model-len 2048 > /var/log/vllm.log 2>&1 &"
+          args:
+            executable: /bin/bash
+    """
+
+
+def _tree(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return str(tmp_path)
+
+
+def _playbook(vars_files=""):
+    return textwrap.dedent(PLAYBOOK).format(vars_files=vars_files)
+
+
+def _server(root):
+    result = scan([root])
+    servers = [s for s in result.servers if s.source_format == "ansible"]
+    assert len(servers) == 1, [s.name for s in result.servers]
+    return servers[0], result
+
+
+def test_a_plays_vars_files_give_the_docker_exec_tasks_model_and_tp(tmp_path):
+    root = _tree(tmp_path, {
+        "ansible/group_vars/all.yml": GROUP_VARS,
+        "ansible/playbooks/run_model.yml": _playbook("  vars_files:\n    - ../group_vars/all.yml\n"),
+    })
+    server, _ = _server(root)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert server.args["tensor_parallel_size"] == 4
+    # where the values came from: the variables file and its lines
+    said = " ".join(server.notes)
+    assert "model_dir = 'Qwen/Qwen2.5-7B-Instruct'" in said and "group_vars/all.yml:4" in said
+    assert not any("Jinja2 values unknown" in n for n in server.notes)
+
+
+def test_group_vars_all_beside_the_playbook_is_read(tmp_path):
+    root = _tree(tmp_path, {"group_vars/all.yml": GROUP_VARS, "run_model.yml": _playbook()})
+    server, _ = _server(root)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["tensor_parallel_size"] == 4
+
+
+def test_group_vars_all_as_a_folder_beside_the_playbook(tmp_path):
+    root = _tree(tmp_path, {"group_vars/all/10-model.yml": "model_dir: Qwen/Qwen2.5-7B-Instruct\n",
+                            "group_vars/all/20-tp.yml": "tensor_parallel: 2\n", "run_model.yml": _playbook()})
+    server, _ = _server(root)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["tensor_parallel_size"] == 2
+
+
+def test_group_vars_beside_the_inventory_above_the_playbooks_folder(tmp_path):
+    root = _tree(tmp_path, {"ansible/inventory.ini": "[head]\n10.0.0.1\n", "ansible/group_vars/all.yml": GROUP_VARS,
+                            "ansible/playbooks/run_model.yml": _playbook()})
+    server, _ = _server(root)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["tensor_parallel_size"] == 4
+    assert any("inventory.ini's group_vars/all.yml" in n or "group_vars/all.yml" in n for n in server.notes)
+
+
+def test_precedence_vars_files_over_play_vars_and_group_vars_task_vars_over_all(tmp_path):
+    playbook = _playbook("  vars_files:\n    - tp.yml\n").replace(
+        "    api_port: 8000\n", "    api_port: 8000\n    tensor_parallel: 2\n    model_dir: meta-llama/Llama-3.1-8B\n")
+    root = _tree(tmp_path, {"group_vars/all.yml": GROUP_VARS, "tp.yml": "tensor_parallel: 8\n",
+                            "run_model.yml": playbook})
+    server, _ = _server(root)
+    # play vars over group_vars/all (model), vars_files over play vars (TP)
+    assert server.model == "meta-llama/Llama-3.1-8B" and server.args["tensor_parallel_size"] == 8
+    task_vars = playbook.replace("      args:\n", "      vars:\n        tensor_parallel: 1\n      args:\n")
+    (tmp_path / "run_model.yml").write_text(textwrap.dedent(task_vars))
+    server, _ = _server(root)
+    assert server.args["tensor_parallel_size"] == 1
+
+
+def test_a_vars_file_outside_the_tree_missing_or_a_template_is_said_on_its_line_never_read(tmp_path):
+    outside = tmp_path / "secret.yml"
+    outside.write_text("model_dir: Qwen/Qwen2.5-7B-Instruct\ntensor_parallel: 4\n")
+    root = _tree(tmp_path / "repo", {
+        "run_model.yml": _playbook("  vars_files:\n    - ../secret.yml\n    - missing.yml\n"
+                                   "    - \"{{ env }}.yml\"\n    - link.yml\n    - fifo.yml\n    - big.yml\n"),
+    })
+    os.symlink(outside, os.path.join(root, "link.yml"))
+    os.mkfifo(os.path.join(root, "fifo.yml"))  # a FIFO is never opened for reading (it would block)
+    with open(os.path.join(root, "big.yml"), "w") as f:
+        f.write("model_dir: Qwen/Qwen2.5-7B-Instruct\n" + "# padding\n" * 120_000)
+    server, result = _server(root)
+    assert server.model is None  # nothing read from outside
+    notes = {p.line: p.message for p in result.problems if p.file.endswith("run_model.yml")}
+    assert "outside" in notes[6] and "../secret.yml" in notes[6]
+    assert "no such file" in notes[7] and "missing.yml" in notes[7]
+    assert "template" in notes[8]
+    assert "outside" in notes[9] and "link.yml" in notes[9]
+    assert "regular" in notes[10] or "FIFO" in notes[10]
+    assert "big.yml not read" in notes[11]
+    assert any("set them in the play's vars or vars_files" in n for n in server.notes)
+    assert all("Qwen" not in m for m in notes.values())
+
+
+def test_a_list_entry_reads_its_first_file_that_exists(tmp_path):
+    root = _tree(tmp_path, {"vars/site.yml": GROUP_VARS, "run_model.yml": _playbook(
+        "  vars_files:\n    - [vars/missing.yml, vars/site.yml]\n")})
+    server, result = _server(root)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert not [p for p in result.problems if "vars_files" in p.message]
