@@ -136,3 +136,16 @@ def test_a_list_entry_reads_its_first_file_that_exists(tmp_path):
     server, result = _server(root)
     assert server.model == "Qwen/Qwen2.5-7B-Instruct"
     assert not [p for p in result.problems if "vars_files" in p.message]
+
+
+def test_the_variables_files_a_playbook_reads_are_bounded_and_each_read_once(tmp_path):
+    files = {f"v{k}.yml": f"tensor_parallel: {k % 4 + 1}\n" for k in range(40)}
+    plays = "".join(f"- hosts: g{k}\n  vars_files: [v{k}.yml, v0.yml]\n  tasks: []\n" for k in range(40))
+    # 200 more plays naming a file already read: no further read, no cap reached by them
+    plays += "".join("- hosts: head\n  vars_files: [v0.yml]\n  tasks: []\n" for _ in range(200))
+    files["many.yml"] = "---\n" + plays + textwrap.dedent(_playbook("  vars_files: [v1.yml]\n")).replace("---\n", "")
+    root = _tree(tmp_path, files)
+    server, result = _server(root)
+    assert server.args["tensor_parallel_size"] == 2  # v1.yml: read, among the first 32 files
+    capped = [p for p in result.problems if "more than 32 variables files" in p.message]
+    assert [p.message.split()[1] for p in capped] == [f"v{k}.yml" for k in range(32, 40)]

@@ -315,6 +315,9 @@ def _own_variables(file: str, blocks: list[dict], task: dict,
 
 MAX_VARS_FILES = 16  # entries of one play's `vars_files` read (past that: said, not read)
 MAX_VARS_FILE_BYTES = 1024 * 1024  # a variables file larger than this is said, not read
+# distinct variables files one playbook's plays read (each read once, however many plays name it): 10,000 plays
+# naming 16 one-MiB files each would otherwise be 160 GB of YAML
+MAX_PLAYBOOK_VARS_FILES = 32
 
 
 def _is_playbook(data: Any) -> bool:
@@ -337,6 +340,7 @@ def play_files_variables(file: str, data: Any, problems: list[Problem]) -> tuple
     if not _is_playbook(data):
         return out, read
     base = os.path.dirname(file)
+    loaded: dict[str, dict[str, _Variable] | Refusal] = {}  # path -> its variables, or why it was not read
     for play in data:
         if not isinstance(play, dict) or "vars_files" not in play:
             continue
@@ -364,7 +368,14 @@ def play_files_variables(file: str, data: Any, problems: list[Problem]) -> tuple
                         "or not text): its variables are unknown"
                     break
                 path = os.path.normpath(os.path.join(base, choice))
-                text = read_text(path, limit=MAX_VARS_FILE_BYTES)
+                if path not in loaded and len(loaded) >= MAX_PLAYBOOK_VARS_FILES:
+                    said = f"vars_files {choice} not read: the playbook's plays name more than " \
+                        f"{MAX_PLAYBOOK_VARS_FILES} variables files; its variables are unknown"
+                    break
+                if path not in loaded:
+                    text = read_text(path, limit=MAX_VARS_FILE_BYTES)
+                    loaded[path] = text if isinstance(text, Refusal) else _variables_text(text, display_path(path))
+                text = loaded[path]
                 if isinstance(text, Refusal):
                     if text.missing:
                         said = f"vars_files {choice}: no such file beside the playbook ({display_path(path)}): " \
@@ -372,8 +383,9 @@ def play_files_variables(file: str, data: Any, problems: list[Problem]) -> tuple
                         continue  # a list entry: Ansible takes the first of its files that exists
                     said = f"vars_files {choice} not read ({text.reason}): its variables are unknown"
                     break
-                given.update(_variables_text(text, display_path(path)))
-                read.append(f"the play's vars_files {choice}")
+                given.update(text)
+                if f"the play's vars_files {choice}" not in read:
+                    read.append(f"the play's vars_files {choice}")
                 said = None
                 break
             if said is not None:
