@@ -149,3 +149,10 @@ def test_the_variables_files_a_playbook_reads_are_bounded_and_each_read_once(tmp
     assert server.args["tensor_parallel_size"] == 2  # v1.yml: read, among the first 32 files
     capped = [p for p in result.problems if "more than 32 variables files" in p.message]
     assert [p.message.split()[1] for p in capped] == [f"v{k}.yml" for k in range(32, 40)]
+
+
+def test_an_inventory_folders_group_vars_under_the_playbooks(tmp_path):
+    root = _tree(tmp_path, {"inventory/group_vars/all.yml": GROUP_VARS, "group_vars/all.yml": "tensor_parallel: 2\n",
+                            "run_model.yml": _playbook()})
+    server, _ = _server(root)
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["tensor_parallel_size"] == 2

@@ -235,18 +235,20 @@ def playbook_group_variables(file: str) -> tuple[dict[str, _Variable], list[str]
     """The `all` group's variables a playbook outside a role is run with, as the repository gives them: the
     group_vars/all beside an inventory file in the playbook's folder or the one above it (`ansible/inventory.ini`
     and `ansible/group_vars/all.yml` for `ansible/playbooks/site.yml`), under the playbook's own group_vars/all
-    (Ansible's precedence: inventory group_vars/all < playbook group_vars/all). Other groups' variables apply
+    (Ansible's precedence: inventory group_vars/all < playbook group_vars/all), and an `inventory/` folder's
+    group_vars/all beside the playbook under both. Other groups' variables apply
     only to the hosts in them: not read."""
     out: dict[str, _Variable] = {}
     read: list[str] = []
     play_dir = os.path.dirname(file) or "."
-    places = []
+    # an `inventory/` folder beside the playbook, as beside a role's roles/ folder (role_variables)
+    places = [(os.path.join(play_dir, "inventory"), "group_vars", "the inventory's group_vars", "all")]
     for folder in (os.path.normpath(os.path.join(play_dir, "..")), play_dir):
         inventory = next((n for n in _INVENTORY_NAMES if os.path.isfile(os.path.join(folder, n))), None)
         if inventory is not None and os.path.isdir(os.path.join(folder, "group_vars")):
             shown = "the play's group_vars" if folder == play_dir else f"{inventory}'s group_vars"
             places.append((folder, "group_vars", shown, "all"))
-    if not places or places[-1][0] != play_dir:
+    if places[-1][0] != play_dir:
         places.append((play_dir, "group_vars", "the play's group_vars", "all"))
     _read_places(places, out, read)
     return out, read
