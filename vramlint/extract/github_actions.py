@@ -11,9 +11,12 @@ environment.
 
 The vLLM a job runs is the one it installs: `pip install vllm==X`, or vLLM's repository checked out at a release tag
 (`actions/checkout` of vllm-project/vllm with `ref: vX.Y.Z`) and built; a build with `VLLM_TARGET_DEVICE=cpu` is
-vLLM's CPU build (setup.py builds the CPU backend for that target). A step run only `if:` a condition holds (a
-retry after a failed start) restarts the server an unconditional step of the job starts, so it is one server: a
-job's servers are those of its unconditional steps, or the first conditional one when it has no other.
+vLLM's CPU build (setup.py builds the CPU backend for that target). A `docker exec CONTAINER COMMAND` in a step runs
+COMMAND in a container an earlier step of the job started (`docker run -d --name CONTAINER IMAGE sleep infinity`: a
+detached container keeps running after its step), with that container's image, devices and /dev/shm; else in a
+container the file does not start (said). A step run only `if:` a condition holds (a retry after a failed start)
+restarts the server an unconditional step of the job starts, so it is one server: a job's servers are those of its
+unconditional steps, or the first conditional one when it has no other.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ def _job_servers(doc: Any, job_name: str, job: dict, path: str, kind: str, defau
     unconditional: list[Server] = []
     conditional: list[Server] = []
     spath = join_path(path, "steps")
+    started: dict[str, list[Any]] = {}  # container name -> the words of the `docker run` that started it
     for k, step in enumerate(job.get("steps") or []):
         if not isinstance(step, dict):
             continue
@@ -111,7 +115,17 @@ def _job_servers(doc: Any, job_name: str, job: dict, path: str, kind: str, defau
         start = key_location(file, step, "run", join_path(step_path, "run")) or Location(file, 1, 1)
         invocation = find_vllm_invocation([Token("bash", start), Token("-c", start), script], [], None,
                                           {n: v for n, v in env.items()})
+        # the containers the job's steps start (`docker run -d --name NAME IMAGE sleep infinity`) run on the
+        # runner for the rest of the job: a later step's `docker exec NAME vllm serve ...` runs in them
+        execs, exec_problems = _container_exec_servers(script, file, env, started) \
+            if any(cli in run for cli in ("docker", "podman", "nerdctl")) else ([], [])
         if invocation is None:
+            problems.extend(exec_problems)
+            for server in execs:
+                server.source_format, server.kind = "github-actions", f"{kind} (docker exec)"
+                if version is not None and server.image is None:
+                    server.notes.append(f"{version[1]}: the vLLM in the container may be another")
+                (conditional if "if" in step else unconditional).append(server)
             continue
         location = Location(file, start.line, start.column, yaml_path=join_path(step_path, "run"))
         server = Server(file=file, location=location, source_format="github-actions", kind=kind, name=job_name)
@@ -123,6 +137,17 @@ def _job_servers(doc: Any, job_name: str, job: dict, path: str, kind: str, defau
         server.cpu_build = cpu_build
         (conditional if "if" in step else unconditional).append(server)
     return unconditional or conditional[:1]
+
+
+def _container_exec_servers(script: Any, file: str, env: dict[str, str | None], started: dict[str, list[Any]]
+                            ) -> tuple[list[Server], list[Problem]]:
+    """The servers a step's `docker exec` commands start (its `docker run`s are read by find_vllm_invocation)
+    and what their reading says, ``started`` updated with the containers the step names."""
+    from vramlint.extract.shell_scripts import container_commands
+
+    found: list[Problem] = []
+    servers = [s for s in container_commands(script, file, found, env, started) if s.kind == "docker exec"]
+    return servers, (found if servers else [])
 
 
 def _substitute(text: str, contexts: dict[str, dict[str, str | None]]) -> str:

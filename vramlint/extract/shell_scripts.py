@@ -109,7 +109,7 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
     submits this script as a Slurm job, whose options sbatch reads over the script's `#SBATCH` directives;
     ``followed`` and ``depth``: the job scripts already read by the `sbatch` commands of the scripts that led
     here (`_submitted_jobs`)."""
-    from vramlint.cmdline import ARGS_DEFAULTED, Token, find_vllm_invocation, script_commands
+    from vramlint.cmdline import ARGS_DEFAULTED, Token, find_vllm_invocation
     from vramlint.extract import scripts
 
     if script is None:
@@ -122,22 +122,7 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
     # (`docker exec NAME COMMAND` runs COMMAND in the container NAME, whose image a `docker run --name NAME`
     # before it in the file says)
     if any(cli in text for cli in _CONTAINER_CLIS):
-        started: dict[str, list[Any]] = {}
-        for command in script_commands(script, _names_container_cli, env):
-            run = _container_run(command)
-            if run is not None:
-                server = _docker_run_server(run, display, problems)
-                if server is not None:
-                    servers.append(server)
-                opts = _run_options(run)
-                if opts is not None and opts.name:
-                    started[opts.name] = run
-                continue
-            exec_words = _container_exec(command)
-            if exec_words is not None:
-                server = _docker_exec_server(exec_words, display, problems, started)
-                if server is not None:
-                    servers.append(server)
+        servers.extend(container_commands(script, display, problems, env, {}))
     if not servers and "ssh" in text and any(cli in text for cli in _CONTAINER_CLIS):
         servers.extend(_remote_container_runs(script, text, display, problems))
     if not servers:
@@ -614,6 +599,32 @@ def _note_assignments(command: list[Any], assigned: dict[str, tuple[str | None, 
     for w in words:
         name, value = _ASSIGNMENT.match(w.text).groups()
         assigned[name] = (None if "$" in value or "`" in value or UNKNOWN_MARK in value else value, w.location)
+
+
+def container_commands(script: Any, display: str, problems: list[Problem], env: dict[str, str | None] | None,
+                       started: dict[str, list[Any]]) -> list[Server]:
+    """The vLLM servers the `docker run` and `docker exec` commands of ``script`` (a Token) start. ``started``:
+    the containers named by a `docker run --name` (its words), before this script and by it (a GitHub Actions
+    job's earlier steps run on the same host), updated here."""
+    from vramlint.cmdline import script_commands
+
+    servers: list[Server] = []
+    for command in script_commands(script, _names_container_cli, env):
+        run = _container_run(command)
+        if run is not None:
+            server = _docker_run_server(run, display, problems)
+            if server is not None:
+                servers.append(server)
+            opts = _run_options(run)
+            if opts is not None and opts.name:
+                started[opts.name] = run
+            continue
+        exec_words = _container_exec(command)
+        if exec_words is not None:
+            server = _docker_exec_server(exec_words, display, problems, started)
+            if server is not None:
+                servers.append(server)
+    return servers
 
 
 def _container_run(command: list[Any]) -> list[Any] | None:
