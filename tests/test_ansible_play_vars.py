@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import textwrap
 
+from tests.test_ansible_commands import _tree
 from vramlint.scan import scan
 
 GROUP_VARS = """\
@@ -36,14 +37,6 @@ PLAYBOOK = """\
           args:
             executable: /bin/bash
     """
-
-
-def _tree(tmp_path, files):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return str(tmp_path)
 
 
 def _playbook(vars_files=""):
