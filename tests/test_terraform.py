@@ -777,3 +777,121 @@ def test_recursive_templatefile_and_bad_base64decode_are_said_on_their_call(tmp_
     said = {p.line: p for p in inv.problems if p.file.endswith("main.tf") and p.level == "warning"}
     assert "cannot recursively call templatefile" in said[2].message and "a.tpl (line 1)" in said[2].message
     assert "base64decode" in said[12].message and "Terraform refuses it" in said[12].message
+
+
+# groundx-on-prem's shape (audit24 D-H1): operator/app/*/*.tf install modules/*/helm_chart with a helm_release whose
+# `chart` is built from a local and whose values name no vLLM; the chart (no values.yaml) runs vLLM
+_RELEASE_NAMING_NO_VLLM = {
+    "modules/layout/inference/helm_chart/Chart.yaml": "apiVersion: v2\nname: layout-inference\nversion: 0.1.0\n",
+    "modules/layout/inference/helm_chart/templates/deployment.yaml": """\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ .Values.service.name }}
+        spec:
+          replicas: {{ .Values.replicas }}
+          selector:
+            matchLabels:
+              app: {{ .Values.service.name }}
+          template:
+            metadata:
+              labels:
+                app: {{ .Values.service.name }}
+            spec:
+              containers:
+                - name: inference
+                  image: vllm/vllm-openai:v0.8.5
+                  args: [--model, "{{ .Values.model.name }}", --max-model-len, "{{ .Values.model.maxLen }}"]
+                  resources:
+                    limits:
+                      nvidia.com/gpu: {{ .Values.gpus }}
+        """,
+    "modules/queue/helm_chart/Chart.yaml": "apiVersion: v2\nname: queue\nversion: 0.1.0\n",
+    "modules/queue/helm_chart/templates/deployment.yaml": """\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ .Values.service.name }}
+        spec:
+          template:
+            spec:
+              containers:
+                - name: queue
+                  image: redis:7
+        """,
+    "operator/app/layout/common.tf": """\
+        locals {
+          module_path = "${path.module}/../../../modules"
+        }
+
+        variable "layout" {
+          default = { model = "Qwen/Qwen2.5-7B-Instruct" }
+        }
+        """,
+    "operator/app/layout/layout-inference.tf": """\
+        resource "helm_release" "layout_inference_service" {
+          name      = "layout-inference"
+          namespace = "eyelevel"
+          chart     = "${local.module_path}/layout/inference/helm_chart"
+
+          values = [
+            yamlencode({
+              service  = { name = "layout-inference" }
+              model    = { name = var.layout.model, maxLen = 8192 }
+              replicas = 1
+            })
+          ]
+
+          set {
+            name  = "gpus"
+            value = "1"
+          }
+        }
+
+        resource "helm_release" "layout_queue" {
+          name   = "layout-queue"
+          chart  = "${local.module_path}/queue/helm_chart"
+          values = [file("${path.module}/queue-values.yaml")]
+        }
+        """,
+    "operator/app/queue/queue.tf": """\
+        resource "helm_release" "queue" {
+          name   = "queue"
+          chart  = "${path.module}/../../../modules/queue/helm_chart"
+          values = [file("${path.module}/missing-values.yaml")]
+        }
+
+        resource "helm_release" "ingress" {
+          repository = "https://kubernetes.github.io/ingress-nginx"
+          chart      = "ingress-nginx"
+          values     = [file("missing.yaml")]
+        }
+        """,
+}
+
+
+def test_a_release_in_a_tf_naming_no_vllm_gives_a_chart_of_the_tree_its_values(tmp_path):
+    root = _tree(tmp_path, _RELEASE_NAMING_NO_VLLM)
+    inv = scan([root])
+    # the chart is evaluated as the release installs it: values, then `set` over them (before: no server, and
+    # "helm template fails without values" on the chart)
+    [server] = inv.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["max_model_len"] == 8192
+    assert server.gpu.count == 1
+    assert server.gpu.location.file.endswith("operator/app/layout/layout-inference.tf")
+    assert server.gpu.location.line == 16  # the `set` block's value
+    assert not any("fails without values" in p.message for p in inv.problems)
+    # a release of a chart that names no vLLM, and one from a repository, in files that name none: nothing said
+    assert not any("queue" in p.file or "queue" in p.message for p in inv.problems), [p.message for p in inv.problems]
+
+
+def test_the_local_release_test_is_a_cheap_text_test():
+    from vramlint.extract.terraform import may_release_local_chart
+
+    assert may_release_local_chart('resource "helm_release" "a" {\n  chart = "./charts/a"\n}\n')
+    assert may_release_local_chart('resource "helm_release" "a" {\n  chart = "${path.module}/c"\n}\n')
+    assert may_release_local_chart('resource "helm_release" "a" {\n  chart = local.chart_dir\n}\n')
+    assert not may_release_local_chart('resource "helm_release" "a" {\n  repository = "https://x"\n'
+                                       '  chart = "nginx"\n}\n')
+    assert not may_release_local_chart('resource "helm_release" "a" {\n  chart = "oci://r.example/c/x"\n}\n')
+    assert not may_release_local_chart('resource "aws_instance" "a" {\n  chart = "./x"\n}\n')

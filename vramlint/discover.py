@@ -131,7 +131,7 @@ def kind_of(name: str) -> str | None:
     if lower.endswith(TEMPLATE_EXTENSIONS):
         return "template"
     if lower.endswith(TERRAFORM_EXTENSIONS):
-        return "terraform"  # read only when its text names vLLM (extract.terraform)
+        return "terraform"  # read when its text names vLLM, or for a helm_release of a local chart (scan)
     if lower.endswith(SLURM_EXTENSIONS):
         return "script"  # a Slurm job script (`sbatch job.sbatch`), read when its text names vLLM
     # the image a folder's deployment may run as built, its ENTRYPOINT/CMD starting vLLM (read only when its text

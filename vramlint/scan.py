@@ -463,8 +463,17 @@ def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use
     are read by it for their variables and locals)."""
     col.inventory.files_scanned += 1
     # (a module's ConfigMaps need not name vLLM: a container of another file takes its variables from them)
+    releases_only = False
     if use_prefilter and not prefilter(text) and "kubernetes_config_map" not in text:
-        return
+        # a release of a chart in the tree that names vLLM gives it its values, though the .tf names no vLLM
+        # (groundx-on-prem's operator/*.tf installing modules/*/helm_chart): read for those releases alone
+        if "helm_release" not in text:
+            return
+        from vramlint.extract.terraform import may_release_local_chart
+
+        if not may_release_local_chart(text):
+            return
+        releases_only = True
     from vramlint.extract import extract_records
     from vramlint.extract.terraform import read_terraform
 
@@ -478,7 +487,8 @@ def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use
         return
     problems_before = len(col.inventory.problems)
     try:
-        col.records.terraform.append(read_terraform(text, display, path, col.records, extract_records))
+        col.records.terraform.append(read_terraform(text, display, path, col.records, extract_records,
+                                                   releases_only))
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run (RecursionError, MemoryError too)
         del col.inventory.problems[problems_before:]
         col.inventory.problems.append(internal_problem(display, None, "reading this Terraform file", exc))

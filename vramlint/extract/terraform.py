@@ -1,7 +1,8 @@
 """Terraform files that deploy vLLM: the Kubernetes objects and Helm releases their resources create.
 
 Read (never run) from a `.tf` file that names vLLM, with the module folder's variables, locals and auto-loaded
-`.tfvars` (`terraform_eval`):
+`.tfvars` (`terraform_eval`); from one that names no vLLM, only its `helm_release`s of a chart in the tree that
+names vLLM (the module installs such a chart with values that need not name it: groundx-on-prem's operator/):
 
 - `kubernetes_deployment`, `kubernetes_stateful_set`, `kubernetes_daemon_set`, `kubernetes_pod`, `kubernetes_job`,
   `kubernetes_cron_job` (and their `_v1` names) and `kubernetes_config_map`: the hashicorp/kubernetes provider's
@@ -116,12 +117,25 @@ class TerraformRecord:
     consumed_files: list[str] = field(default_factory=list)
 
 
+# A `helm_release` whose `chart` may be a folder of the tree: a string with a `/` or an interpolation (`"./charts/x"`,
+# `"${path.module}/../charts/x"`, `"${local.charts}/x"`) or a reference (`local.chart_dir`), not a repository URL.
+# The scan's cheap test for a `.tf` that names no vLLM but may install a chart of the tree that does.
+_LOCAL_CHART = re.compile(r'^[ \t]*chart[ \t]*=[ \t]*(?!"(?:oci|https?)://)(?:"[^"\n]*[/$]|[a-z_]\w*\.)', re.M)
+
+
+def may_release_local_chart(text: str) -> bool:
+    """Could this Terraform text install a chart of the scanned tree (`helm_release` with a local `chart`)? False
+    means certainly not; True is checked by reading the file (`read_terraform(..., releases_only=True)`)."""
+    return "helm_release" in text and _LOCAL_CHART.search(text) is not None
+
+
 def read_terraform(text: str, display: str, path: str, records: Records,
-                   read_document: Callable[[Any, str], Records]) -> TerraformRecord:
+                   read_document: Callable[[Any, str], Records], releases_only: bool = False) -> TerraformRecord:
     """The servers of one Terraform file (``display`` as shown, ``path`` to open its folder); the pieces a
     cross-file join completes (ConfigMaps, `--config` files, env references) go to ``records``.
     ``read_document(doc, folder)``: the Records of one manifest (the dispatcher's, given by the caller: extractors
-    do not import it)."""
+    do not import it). ``releases_only``: the file names no vLLM, so only its `helm_release`s of a chart in the tree
+    that names vLLM are read (the chart is evaluated with the release's values); anything else of it says nothing."""
     out = TerraformRecord(display)
     lines = text.split("\n")
     try:
@@ -134,6 +148,7 @@ def read_terraform(text: str, display: str, path: str, records: Records,
     folder = os.path.dirname(os.path.abspath(path))
     module = load_module(folder, own=(path, body))
     reader = _Reader(module, display, lines, records, out, read_document)
+    reader.releases_only = releases_only
     blocks = [b for b in body if isinstance(b, hcl.Block) and b.type == "resource" and len(b.labels) >= 2]
     for k, block in enumerate(blocks):
         if k >= MAX_RESOURCES:
@@ -145,6 +160,8 @@ def read_terraform(text: str, display: str, path: str, records: Records,
         except RecursionError:
             out.problems.append(Problem(display, block.line + 1, 1, "resource nested too deeply to read",
                                         level="warning"))
+    if releases_only and not out.released_charts:
+        return TerraformRecord(display)  # it installs no chart of the tree that names vLLM: nothing to say
     for block in body:
         if isinstance(block, hcl.Block) and block.type == "module":
             problem = _module_outside(block, folder, display)
@@ -155,7 +172,7 @@ def read_terraform(text: str, display: str, path: str, records: Records,
         if (file, line, message) not in said and len(said) < MAX_READ_FILES:
             said.add((file, line, message))
             out.problems.append(Problem(file, line + 1, col + 1, message, level=level))
-    if not out.servers:
+    if not out.servers and not releases_only:
         reason = _no_server_reason(body, lines, reader, module)
         if reason is not None:
             out.problems.append(Problem(display, reason[0], 1, reason[1], level="note"))
@@ -179,11 +196,14 @@ class _Reader:
         self.doc_index = 0
         self.budget = [MAX_STEPS]  # expressions evaluated, all the file's resources together
         self.refused: list[tuple[str, int, int, str, str]] = []  # what is said on its line (terraform_eval)
+        self.releases_only = False  # read_terraform's
 
     def resource(self, block: hcl.Block) -> None:
         rtype = block.labels[0]
         base = rtype[:-3] if rtype.endswith("_v1") or rtype.endswith("_v2") else rtype
         if base not in _OBJECTS and rtype not in _MANIFESTS and rtype != "helm_release":
+            return
+        if self.releases_only and rtype != "helm_release":
             return
         instances = self._instances(block)
         for key, scope in instances or [(None, None)]:
@@ -411,6 +431,20 @@ class _Reader:
         chart = _text(ctx, block.attr("chart"))
         repository = _text(ctx, block.attr("repository"))
         where = f"helm_release.{block.labels[1]}"
+        if self.releases_only:
+            chart_dir = self._local_chart(chart, repository)
+            if chart_dir is None:
+                return
+            refused = len(self.refused)
+            values, problems, _unknown = self._release_values(block, ctx)
+            from vramlint.helm.hook import names_vllm
+
+            if not names_vllm(chart_dir, [values]):
+                del self.refused[refused:]  # (a file() it could not read is said of no release that is taken)
+                return  # neither the release nor its chart names vLLM: the chart says nothing either
+            self.out.problems.extend(problems)
+            self._local_release(block, chart_dir, values, where, ctx)
+            return
         values, problems, unknown_values = self._release_values(block, ctx)
         self.out.problems.extend(problems)
         chart_dir = self._local_chart(chart, repository)
