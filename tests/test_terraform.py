@@ -895,3 +895,6 @@ def test_the_local_release_test_is_a_cheap_text_test():
                                        '  chart = "nginx"\n}\n')
     assert not may_release_local_chart('resource "helm_release" "a" {\n  chart = "oci://r.example/c/x"\n}\n')
     assert not may_release_local_chart('resource "aws_instance" "a" {\n  chart = "./x"\n}\n')
+    # Terraform's JSON syntax
+    assert may_release_local_chart('{"resource": {"helm_release": {"a": {\n  "chart": "${path.module}/c"}}}}')
+    assert not may_release_local_chart('{"resource": {"helm_release": {"a": {\n  "chart": "nginx"}}}}')

@@ -119,8 +119,10 @@ class TerraformRecord:
 
 # A `helm_release` whose `chart` may be a folder of the tree: a string with a `/` or an interpolation (`"./charts/x"`,
 # `"${path.module}/../charts/x"`, `"${local.charts}/x"`) or a reference (`local.chart_dir`), not a repository URL.
-# The scan's cheap test for a `.tf` that names no vLLM but may install a chart of the tree that does.
-_LOCAL_CHART = re.compile(r'^[ \t]*chart[ \t]*=[ \t]*(?!"(?:oci|https?)://)(?:"[^"\n]*[/$]|[a-z_]\w*\.)', re.M)
+# The scan's cheap test for a `.tf` that names no vLLM but may install a chart of the tree that does (and its JSON
+# syntax's `"chart": "..."`, every string a template).
+_LOCAL_CHART = re.compile(r'^[ \t]*(?:chart[ \t]*=|"chart"[ \t]*:)[ \t]*(?!"(?:oci|https?)://)'
+                          r'(?:"[^"\n]*[/$]|[a-z_]\w*\.)', re.M)
 
 
 def may_release_local_chart(text: str) -> bool:
