@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from vramlint.lean_dataclass import dataclass
+from vramlint.textsafe import without_own_marks
 
 T = TypeVar("T")
 
@@ -283,7 +284,13 @@ def decode_text(raw: bytes) -> str | None:
     byte-order mark says so. None: not text to them. kubectl decodes a file with golang.org/x/text's
     BOMOverride, which knows the marks of UTF-8 and UTF-16 only (cli-runtime's FileVisitor), and go-yaml (Helm,
     compose) the same three: UTF-32's little-endian mark reads as UTF-16's followed by NULs, its big-endian one
-    as NUL bytes, and both are refused, so UTF-32 is not decoded here either."""
+    as NUL bytes, and both are refused, so UTF-32 is not decoded here either. A U+2983/U+2984 of the file is kept
+    apart from vramlint's own unknown mark (textsafe.without_own_marks)."""
+    text = _decoded(raw)
+    return None if text is None else without_own_marks(text)
+
+
+def _decoded(raw: bytes) -> str | None:
     if is_utf32(raw):
         return None
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -314,6 +321,6 @@ def read_text(path: str, limit: int = MAX_FILE_BYTES, check_inside: bool = True,
     text = decode_text(raw)
     if text is None:
         if errors == "replace":
-            return raw.decode("utf-8", errors="replace")
+            return without_own_marks(raw.decode("utf-8", errors="replace"))
         return Refusal("not UTF-8 text")
     return text

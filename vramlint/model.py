@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from vramlint.lean_dataclass import dataclass
-from vramlint.textsafe import mask_named, shortened
+from vramlint.textsafe import mask_named, shortened, show_marks
 
 Level = Literal["error", "warning", "note"]
 LEVELS: tuple[Level, ...] = ("note", "warning", "error")
@@ -379,6 +379,7 @@ _LONG_WORD = re.compile(r"\S{200,}")
 
 
 def short_message(message: str) -> str:
+    message = show_marks(message)  # a file's own U+2983/U+2984 as written (textsafe.without_own_marks)
     if len(message) <= MAX_MESSAGE_CHARS:
         return message
     return _LONG_WORD.sub(lambda m: f"{m.group(0)[:80]}...[{len(m.group(0)):,} characters]", message)

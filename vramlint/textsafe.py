@@ -52,8 +52,8 @@ def neutralise_commands(text: str) -> str:
 
 def safe_output(text: str) -> str:
     """Text for a terminal or a log, built by vramlint from data: controls escaped (line breaks and tabs
-    kept), command lines neutralised."""
-    return neutralise_commands(escape_controls(text, keep="\n\t"))
+    kept), command lines neutralised; a file's own U+2983/U+2984 as written (`show_marks`)."""
+    return neutralise_commands(escape_controls(show_marks(text), keep="\n\t"))
 
 
 def json_safe(text: str) -> str:
@@ -63,7 +63,9 @@ def json_safe(text: str) -> str:
     Nor a lone surrogate, escaped (`\\ud800`, json's ASCII encoder) or raw (its UTF-8 one, then written with
     backslashreplace): JSON's grammar takes the escape, but strict readers (Rust's serde_json, Go's decoder makes it
     U+FFFD) refuse or change it, and a SARIF upload or a JSON consumer fails on one value of a scanned file (a YAML
-    `"\\ud800"`, a file name that is not UTF-8). It is written as the text the other reports show, `\\ud800`."""
+    `"\\ud800"`, a file name that is not UTF-8). It is written as the text the other reports show, `\\ud800`.
+    A file's own U+2983/U+2984 as written (`show_marks`)."""
+    text = show_marks(text)
     # (an ASCII text holds no surrogate, and an escaped one starts with `\\u`: both asked in C before the patterns
     # search, which took 0.31 of the 0.40 CPU-s json_safe spent on a 100 MB report of 20,000 servers)
     if ("\\u" in text and _SURROGATE_ESCAPE.search(text)) or (not text.isascii() and _SURROGATE.search(text)):
@@ -141,3 +143,27 @@ def shortened(text: str, width: int = 80) -> str:
 def eprint(message: str) -> None:
     """A line on standard error, made safe (`safe_output`), its secrets masked (`mask_secrets`)."""
     print(mask_secrets(safe_output(message)), file=sys.stderr)
+
+
+# vramlint writes U+2983 ... U+2984 (yamlload.TEMPLATE_OPEN, TEMPLATE_CLOSE) where its own rendering of a template
+# left a value unknown. A file's own brackets must never read as that mark (hostile round 25: one in a plain
+# Secret turned off every check of the file), so the text of a file holds each as a private-use character of the
+# same width, which every check takes for the plain character it is (not base64, not in a name). `show_marks`
+# gives the user's characters back in every message (model.short_message), where it quotes what the file says.
+_OWN_MARKS = str.maketrans({"\u2983": "\ue983", "\u2984": "\ue984"})
+_SHOWN_MARKS = str.maketrans({"\ue983": "\u2983", "\ue984": "\u2984"})
+
+
+def without_own_marks(text: str) -> str:
+    """File text with U+2983/U+2984 kept apart from vramlint's unknown mark (see _OWN_MARKS)."""
+    return text.translate(_OWN_MARKS) if "\u2983" in text or "\u2984" in text else text
+
+
+def show_marks(text: str) -> str:
+    """The file's own brackets back in ``text`` (a message or a source line), also where a message escaped them
+    (`repr`, `unicode_escape`: a private-use character is not printable, U+2983 is, so `\\u2983` says it)."""
+    if "\ue983" in text or "\ue984" in text:
+        text = text.translate(_SHOWN_MARKS)
+    if "\\ue98" in text:
+        text = text.replace("\\ue983", "\\u2983").replace("\\ue984", "\\u2984")
+    return text

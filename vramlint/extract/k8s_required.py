@@ -40,8 +40,16 @@ _GROUPS = {"Deployment": "apps", "StatefulSet": "apps", "DaemonSet": "apps", "Re
 
 
 # Characters that are in no RFC 1123 subdomain and in no template or placeholder syntax: C0 and C1 controls,
-# whitespace, zero-width and bidirectional formatting, line and paragraph separators, the byte-order mark
-_NOT_IN_A_NAME = re.compile("[\x00-\x20\x7f-\xa0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]")
+# whitespace, zero-width and bidirectional formatting, line and paragraph separators, the byte-order mark; and the
+# file's own U+2983/U+2984 (textsafe.without_own_marks: read as U+E983/U+E984, never vramlint's unknown mark)
+_NOT_IN_A_NAME = re.compile("[\x00-\x20\x7f-\xa0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff"
+                            "\ue983\ue984]")
+
+
+def _held(name: str) -> str:
+    if re.search("[\ue983\ue984]", name) and not re.search("[^\ue983\ue984]", "".join(_NOT_IN_A_NAME.findall(name))):
+        return "the bracket U+2983 or U+2984"
+    return "control, invisible or space characters"
 
 
 def _checked_kind(api: str, kind: str) -> bool:
@@ -96,8 +104,8 @@ def required_field_problems(doc: Any, obj: Any, path: str) -> list[Problem]:
         problems.append(Problem(doc.file, loc.line, loc.column, f"the API server rejects this object: {shown_label} is "
                                 f'invalid: metadata.name: Invalid value: "{shown}": a lowercase RFC 1123 subdomain must '
                                 "consist of lower case alphanumeric characters, '-' or '.', and must start and end "
-                                "with an alphanumeric character (this one holds control, invisible or space "
-                                "characters). Nothing in it is deployed until it is renamed"))
+                                f"with an alphanumeric character (this one holds {_held(name)}). Nothing in it is "
+                                "deployed until it is renamed"))
 
     def shown(parts: tuple[Any, ...]) -> str:
         out = parts[0]  # the path of the pod spec's object, or of a pod spec found by its shape

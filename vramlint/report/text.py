@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from vramlint.model import Finding, Location
 from vramlint.report import Report, plural
-from vramlint.textsafe import escape_controls, escape_name, mask_secrets, neutralise_commands
+from vramlint.textsafe import escape_controls, escape_name, mask_secrets, neutralise_commands, show_marks
 
 _RESET = "\033[0m"
 _BOLD = "\033[1m"
@@ -181,14 +181,14 @@ def _source_line(report: Report, file: str, line: int) -> str | None:
         return None
     raw = lines[line - 1]
     if len(raw) < _LONG_LINE:
-        return mask_secrets(raw)
+        return show_marks(mask_secrets(raw))  # the file's own U+2983/U+2984 as written (textsafe.without_own_marks)
     # a long line masked once for all the findings on it: 2,000 servers of one minified List are on one 4 MB line,
     # and masking it again for each was half the run
     key = (file, line)
     hit = _MASKED_LONG_LINES.get(key)
     if hit is not None and hit[0] is raw:
         return hit[1]
-    masked = mask_secrets(raw)
+    masked = show_marks(mask_secrets(raw))
     if len(_MASKED_LONG_LINES) >= 8:
         _MASKED_LONG_LINES.clear()
     _MASKED_LONG_LINES[key] = (raw, masked)
