@@ -34,3 +34,26 @@ def test_vramlints_own_mark_still_says_a_template_value_is_unknown(tmp_path):
     code, report, _err = run_cli(tmp_path, timeout=60)
     assert code == 0 and not [f for f in report["findings"] if f["level"] == "error"]
     assert any("--max-model-len is known only at run time" in f["message"] for f in report["findings"])
+
+
+def test_a_brace_expansion_in_a_vllm_script_is_unknown_and_said_not_expanded(tmp_path):
+    # hostile21 script_brace_expansion_bomb: bash makes 2**32 words of `x{a,b}` written 32 times; the word was
+    # read as written, a single served name, and nothing said
+    braces = "{a,b}" * 32
+    write(tmp_path, {"start.sh": f"#!/bin/bash\nexec vllm serve Qwen/Qwen2.5-7B-Instruct --served-model-name x{braces}\n",
+                     "compose.yaml": "services:\n  llm:\n    image: vllm/vllm-openai:v0.9.2\n"
+                                     "    entrypoint: [\"/bin/bash\", \"/app/start.sh\"]\n"
+                                     "    volumes: [\"./start.sh:/app/start.sh\"]\n"})
+    code, report, _err = run_cli(tmp_path, timeout=60)
+    said = [f for f in report["findings"] if "holds a brace expansion" in f["message"]]
+    assert len(said) == 1 and said[0]["level"] == "note" and code == 0
+
+
+def test_only_unquoted_brace_expansions_make_a_word_unknown():
+    from vramlint.cmdline import split_shell
+
+    problems: list[str] = []
+    words = [t.text for t in split_shell("vllm serve m --a x{a,b} \"{c,d}\" '{e,f}' ${g,,} \\{h,i} {j} {1..3} "
+                                         "{\"k\":1,\"l\":2}", None, problems=problems)]
+    assert words == ["vllm", "serve", "m", "--a", None, "{c,d}", "{e,f}", "${g,,}", "{h,i}", "{j}", None, None]
+    assert len(problems) == 3

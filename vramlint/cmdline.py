@@ -24,6 +24,7 @@ from vramlint import vllm_args
 from vramlint.intparse import small_int
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, fast_frozen_init
+from vramlint.textsafe import shortened
 from vramlint.versions import (
     DEFAULT_VERSION,
     assumed_tag_source,
@@ -376,6 +377,26 @@ def _split_words(text: str, location: Location | None, block: bool = False, *,
     return _lex_tuples(pos.text, env, probs, keep_marks), pos
 
 
+# An unquoted brace expansion: `{a,b}` (two words or more) or a sequence `{1..9}`, `{a..z..2}`; not `${...}`, not
+# an escaped `\{`, and not `{}` or `{a}` (bash leaves those as written)
+_BRACE_EXPANSION = re.compile(r"(?<![$\\])\{(?:[^{}\s]*,[^{}\s]*"
+                              r"|(?:-?\d+\.\.-?\d+|[A-Za-z]\.\.[A-Za-z])(?:\.\.-?\d+)?)\}")
+_QUOTED_PART = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.")
+
+
+def _brace_expansion(source: str) -> bool:
+    """Whether a word, as written, holds a brace expansion outside its quotes. bash expands braces before any
+    other expansion, one word into as many as the braces make (`{a,b}` written 32 times: 2**32 words); sh (dash,
+    busybox) keeps them as written. Neither is known here: the word is unknown (nothing is expanded, a bound)."""
+    return "{" in source and _BRACE_EXPANSION.search(_QUOTED_PART.sub("", source)) is not None
+
+
+def _brace_problem(source: str) -> str:
+    return (f"the word {shortened(source, 60)!r} holds a brace expansion, which bash expands into several words "
+            "and sh keeps as written: not expanded here, so the arguments it makes are unknown; write the words "
+            "out (or quote the braces) to have them checked")
+
+
 def _script_positions(text: str, location: Location | None, block: bool, *, indent: int | None, lines: Any,
                       folded: bool, quoted: bool, problems: list[str] | None) -> tuple[_Positions, list[str]]:
     """What places a script's words (its ``.text`` is the text the shell reads), and the list of problems."""
@@ -495,6 +516,9 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
                 redirect_next = False  # a redirection target (`> /tmp/log`), not an argument
             else:
                 value = "".join(word.pieces)
+                if "{" in value and _brace_expansion(text[word.start:word.end]):
+                    problems.append(_brace_problem(text[word.start:word.end]))
+                    word.unknown = True
                 if (word.unknown or has_unknown_mark(value)) and not keep_marks \
                         and not _option_with_unknown_value(value) and not _assignment_with_unknown_value(value):
                     value = None  # `--flag=${UNSET}` keeps its flag; the parser reads the value as unknown
@@ -579,6 +603,9 @@ def _lex_chunks(text: str, env: dict[str, str | None] | None, problems: list[str
             if word is None and (j == n or text[j] in _WORD_ENDS) and not redirect_next:
                 # a whole plain word (most words of a long script): made at once
                 value = text[i:j]
+                if "{" in value and _brace_expansion(value):
+                    problems.append(_brace_problem(value))
+                    value = UNKNOWN_MARK
                 if has_unknown_mark(value) and not keep_marks and not _option_with_unknown_value(value) \
                         and not _assignment_with_unknown_value(value):
                     value = None
