@@ -149,3 +149,18 @@ def test_an_inventory_folders_group_vars_under_the_playbooks(tmp_path):
                             "run_model.yml": _playbook()})
     server, _ = _server(root)
     assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.args["tensor_parallel_size"] == 2
+
+
+def test_a_vars_file_with_invalid_yaml_is_said_on_its_entry_not_dropped(tmp_path):
+    """Ansible stops the play on a vars file it cannot parse ("Syntax Error while loading YAML"): its variables
+    are unknown, and the note on the vars_files entry says where the YAML breaks (it was dropped silently)."""
+    root = _tree(tmp_path, {
+        "ansible/vars/model.yml": "model_dir: Qwen/Qwen2.5-7B-Instruct\ntensor_parallel: [4\n",
+        "ansible/playbooks/run_model.yml": _playbook("  vars_files:\n    - ../vars/model.yml\n"),
+    })
+    server, result = _server(root)
+    assert server.model is None
+    notes = [p for p in result.problems if "vars_files ../vars/model.yml not read" in p.message]
+    assert len(notes) == 1, [p.message for p in result.problems]
+    assert "invalid YAML" in notes[0].message and "model.yml:2" in notes[0].message
+    assert notes[0].file.endswith("run_model.yml") and notes[0].line == 6

@@ -21,10 +21,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vramlint.cmdline import UNKNOWN_MARK
 from vramlint.model import Location, Problem, Server
+
+if TYPE_CHECKING:
+    from vramlint.fsread import Refusal
 
 CONTAINER_MODULES = {
     "community.docker.docker_container": "docker",
@@ -161,14 +164,20 @@ def _variables_file(path: str) -> dict[str, _Variable]:
     text = read_text(path)
     if isinstance(text, Refusal):
         return {}
-    return _variables_text(text, display_path(path))
+    variables = _variables_text(text, display_path(path))
+    return {} if isinstance(variables, Refusal) else variables
 
 
-def _variables_text(text: str, shown: str) -> dict[str, _Variable]:
-    """The top-level variables of a variables file's text, with where each is written."""
+def _variables_text(text: str, shown: str) -> dict[str, _Variable] | Refusal:
+    """The top-level variables of a variables file's text, with where each is written; a Refusal saying where
+    its YAML is invalid (Ansible stops the play on it: "Syntax Error while loading YAML")."""
+    from vramlint.fsread import Refusal
     from vramlint.yamlload import key_location, load_text
 
-    docs, _problems = load_text(text, shown)
+    docs, problems = load_text(text, shown)
+    invalid = next((p for p in problems if p.level == "error"), None)
+    if invalid is not None:
+        return Refusal(f"{invalid.message} at {shown}:{invalid.line}")
     out: dict[str, _Variable] = {}
     for doc in docs:
         if isinstance(doc.data, dict):
