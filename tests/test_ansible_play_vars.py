@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from tests.test_ansible_commands import _tree
+from tests.test_ansible_commands import _findings, _tree
 from vramlint.scan import scan
 
 GROUP_VARS = """\
@@ -164,3 +164,27 @@ def test_a_vars_file_with_invalid_yaml_is_said_on_its_entry_not_dropped(tmp_path
     assert len(notes) == 1, [p.message for p in result.problems]
     assert "invalid YAML" in notes[0].message and "model.yml:2" in notes[0].message
     assert notes[0].file.endswith("run_model.yml") and notes[0].line == 6
+
+
+ROLE_TASK = """\
+    - name: run vllm
+      community.docker.docker_container:
+        name: vllm
+        image: vllm/vllm-openai:v0.9.2
+        command: "--model {{ model }} --tensor-parallel-size {{ tp }}"
+    """
+
+
+def test_a_role_defaults_file_with_invalid_yaml_is_said_where_its_variables_are_used(tmp_path, capsys):
+    """A role's defaults/main.yml Ansible cannot parse gives no variables; the note naming the files the task was
+    rendered with says it was not read and where its YAML breaks (it read as if the file were read)."""
+    root = _tree(tmp_path, {
+        "roles/vllm/defaults/main.yml": "model: Qwen/Qwen2.5-7B-Instruct\ntp: [2\n",
+        "roles/vllm/tasks/main.yml": ROLE_TASK,
+    })
+    result = scan([root])
+    assert [s.model for s in result.servers] == [None]
+    messages = [f["message"] for f in _findings(capsys, root)]
+    said = [m for m in messages if "defaults/main.yml (not read: invalid YAML" in m]
+    assert len(said) == 1, messages
+    assert "main.yml:2" in said[0] and "its variables are unknown" in said[0]

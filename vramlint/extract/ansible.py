@@ -156,16 +156,27 @@ class _Variable:
         self.value, self.where = value, where
 
 
-def _variables_file(path: str) -> dict[str, _Variable]:
-    """The top-level variables of a role's defaults or vars file, with where each is written."""
+def _variables_file(path: str) -> dict[str, _Variable] | Refusal:
+    """The top-level variables of a role's defaults or vars file, with where each is written; a Refusal when it
+    cannot be read or its YAML is invalid (Ansible stops on it)."""
     from vramlint.discover import display_path
     from vramlint.fsread import Refusal, read_text
 
     text = read_text(path)
     if isinstance(text, Refusal):
-        return {}
-    variables = _variables_text(text, display_path(path))
-    return {} if isinstance(variables, Refusal) else variables
+        return text
+    return _variables_text(text, display_path(path))
+
+
+def _take_variables(out: dict[str, _Variable], read: list[str], path: str, shown: str) -> None:
+    """The variables of the file at ``path`` into ``out``, and ``shown`` into ``read``; one that cannot be read is
+    said there with why, so the note naming the files a value was rendered with says it (never dropped)."""
+    variables = _variables_file(path)
+    if isinstance(variables, dict):
+        out.update(variables)
+        read.append(shown)
+    else:
+        read.append(f"{shown} (not read: {variables.reason}; its variables are unknown)")
 
 
 def _variables_text(text: str, shown: str) -> dict[str, _Variable] | Refusal:
@@ -221,16 +232,16 @@ def _read_places(places: list[tuple[str, str, str, str]], out: dict[str, _Variab
         for name in names:
             path = os.path.join(base, sub, name)
             if os.path.isfile(path):
-                out.update(_variables_file(path))
-                read.append(f"{shown}/{name}" if sub == "group_vars" else f"the role's {sub}/{name}")
+                _take_variables(out, read, path, f"{shown}/{name}" if sub == "group_vars" else f"the role's {sub}/{name}")
                 break
             if os.path.isdir(path) and sub == "group_vars":
                 # a group's folder: its files are read in name order, a later one's value winning
                 files = sorted(f for f in os.listdir(path) if f.endswith((".yml", ".yaml")))[:MAX_GROUP_FILES]
+                taken: list[str] = []
                 for file in files:
-                    out.update(_variables_file(os.path.join(path, file)))
+                    _take_variables(out, taken, os.path.join(path, file), file)
                 if files:
-                    read.append(f"{shown}/{name}/ ({', '.join(files)})")
+                    read.append(f"{shown}/{name}/ ({', '.join(taken)})")
                     break
 
 
