@@ -22,7 +22,7 @@ _ADDRESS = re.compile(r"^--address(?:=(.*))?$")
 # `replicas` unset: 1 (Kubernetes' default); a Pod is one
 _REPLICATED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Pod")
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job")
-MAX_RAY_PODS = 1000  # workers and Services compared per scan (each head looks at each of them)
+MAX_RAY_PODS = 1000  # workers and Services joined per scan (past these: not joined)
 
 
 @dataclass
@@ -152,20 +152,26 @@ def join(pods: list[RayPod], services: list[ServiceRecord]) -> None:
     """The engine group of each Ray head's server from the workers that reach it through a scanned Service."""
     heads = [p for p in pods if p.role == "head" and p.server is not None and p.server.engine_group is None]
     workers = [p for p in pods if p.role == "worker"][:MAX_RAY_PODS]
-    services = services[:MAX_RAY_PODS]
-    for head in heads:
-        names = {s.name for s in services if s.namespace == head.namespace
-                 and all(head.labels.get(k) == v for k, v in s.selector.items())}
-        if not names:
-            continue
-        joined = []
-        for worker in workers:
-            if worker.address is None:
-                continue
+    # the workers by the (Service, namespace) they reach, and the Services by namespace, made once: each head
+    # then looks only at its own namespace's Services and their workers, not at every worker of the scan
+    reaching: dict[tuple[str, str | None], list[RayPod]] = {}
+    order = {id(worker): k for k, worker in enumerate(workers)}
+    for worker in workers:
+        if worker.address is not None:
             service, said_namespace = _service_and_namespace(worker.address)
             namespace = said_namespace if said_namespace is not None else worker.namespace
-            if service in names and namespace == head.namespace:
-                joined.append(worker)
+            reaching.setdefault((service, namespace), []).append(worker)
+    by_namespace: dict[str | None, list[ServiceRecord]] = {}
+    for record in services[:MAX_RAY_PODS]:
+        by_namespace.setdefault(record.namespace, []).append(record)
+    for head in heads:
+        names = {s.name for s in by_namespace.get(head.namespace, [])
+                 if all(head.labels.get(k) == v for k, v in s.selector.items())}
+        if not names:
+            continue
+        # (in the workers' order, as they were scanned)
+        joined = sorted((w for name in names for w in reaching.get((name, head.namespace), [])),
+                        key=lambda w: order[id(w)])
         if not joined:
             continue
         gpu = head.server.gpu  # as the joins before this one left it (devices narrowed by CUDA_VISIBLE_DEVICES)
