@@ -956,6 +956,22 @@ def unmodelled_architecture(cfg: dict) -> str | None:
         if shared > 0:
             parts.append(f"KV-shared layers (num_kv_shared_layers {shared}: they reuse an earlier layer's KV cache)")
         return f"a {tc.get('model_type') or arch or 'model'} model with " + " and ".join(parts)
+    thinker = cfg.get("thinker_config")
+    audio = cfg.get("audio_config")
+    if not isinstance(audio, dict) and isinstance(thinker, dict):
+        audio = thinker.get("audio_config")  # Qwen2.5-Omni / Qwen3-Omni / Qwen3-ASR keep it in the thinker
+    if isinstance(audio, dict) and audio and tc.get("model_type") != "gemma4_text":
+        # Speech-in models (vLLM 0.20 - 0.28: voxtral.py's whisper_encoder and audio_language_adapter, qwen2_audio.py,
+        # ultravox.py, minicpmo.py, qwen2_5_omni_thinker.py, qwen3_asr.py, ...) build an audio encoder from
+        # audio_config and a projector beside the language model; facts_from_config reads the language model only
+        # (Gemma 4's audio tower is the one counted, _gemma4_edge), so the weights would come out short by the whole
+        # tower and its encoder profile would be missing
+        layers = _int(_first(audio, "num_hidden_layers", "encoder_layers", "num_layers"))
+        kind = audio.get("model_type")
+        what = ", ".join(str(x) for x in (f"{layers} layers" if layers else None, kind) if x)
+        return (f"a {arch or tc.get('model_type') or 'model'} model with an audio encoder (audio_config"
+                f"{': ' + what if what else ''}) and its projector, whose weights and encoder profile the budget "
+                "does not count")
     return _unmodelled_attention(tc, arch)
 
 
