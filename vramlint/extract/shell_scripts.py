@@ -112,10 +112,14 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
     from vramlint.cmdline import ARGS_DEFAULTED, Token, find_vllm_invocation
     from vramlint.extract import scripts
 
+    own_text = script is None  # the words are placed on the lines of ``text``, as a substitution is read
     if script is None:
         script = scripts.script_token(text, display)
     servers: list[Server] = []
     problems: list[Problem] = []
+    sourceable = "source" in text or ". " in text
+    sourced_problems: list[Problem] = []
+    sourced: dict[str, str | None] | None = None
     # a container run names its CLI (a name in a variable is not known, and not read); its words expand the
     # variables the script assigned before it runs, as the shell does (`model=X; docker run IMAGE --model
     # ${model}`), and a variable the script does not set is unknown (`${X:-default}` its default)
@@ -123,6 +127,19 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
     # before it in the file says)
     if any(cli in text for cli in _CONTAINER_CLIS):
         servers.extend(container_commands(script, display, problems, env, {}))
+        if not servers and own_text and _SUBSTITUTED_CONTAINER.search(text):
+            servers.extend(_substituted_container_runs(text, display, problems, env or {}))
+        if not servers and sourceable:
+            # the image or the arguments may come from a file the script sources (`source config.env`)
+            sourced = _sourced_variables(text, display, sourced_problems)
+            if sourced:
+                run_env = {**(env or {}), **sourced}
+                found = container_commands(script, display, problems, run_env, {})
+                if not found and own_text and _SUBSTITUTED_CONTAINER.search(text):
+                    found = _substituted_container_runs(text, display, problems, run_env)
+                if found:
+                    servers.extend(found)
+                    problems.extend(sourced_problems)
     if not servers and "ssh" in text and any(cli in text for cli in _CONTAINER_CLIS):
         servers.extend(_remote_container_runs(script, text, display, problems))
     if not servers:
@@ -134,7 +151,9 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
         start_env = dict(sbatch.environment()) if sbatch is not None else {}
         if submission is not None:  # `--export=ALL,NAME=value`: the job starts with these
             start_env.update(submission.exported)
-        sourced = _sourced_variables(text, display, problems) if ("source" in text or ". " in text) else {}
+        if sourced is None:
+            sourced = _sourced_variables(text, display, sourced_problems) if sourceable else {}
+        problems.extend(sourced_problems)
         inv = find_vllm_invocation([Token("sh", start), Token("-c", start), script, Token(display, start)], [],
                                    None, {**start_env, **sourced, ARGS_DEFAULTED: None})
         if inv is not None:
@@ -176,6 +195,7 @@ _SCRIPT_DIR = re.compile(
     rf'\$\(\s*cd\s+(?:--\s+)?"?{_DIRNAME}"?\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?(?:&&|;)\s*pwd(?:\s+-P)?\s*\)'
     rf'|\$\(\s*(?:realpath|readlink\s+-f)\s+"?{_DIRNAME}"?\s*\)|{_DIRNAME}')
 _SUBSTITUTED_SBATCH = re.compile(r"\$\(\s*(?=sbatch\s)|`\s*(?=sbatch\s)")
+_SUBSTITUTED_CONTAINER = re.compile(r"(?:\$\(|`)\s*(?=(?:sudo\s+)?(?:\S*/)?(?:docker|podman|nerdctl)\s)")
 
 
 def _names_sbatch(texts: list[str | None]) -> bool:
@@ -190,35 +210,71 @@ def _sbatch_commands(text: str, display: str) -> Any:
     """(words from `sbatch` on, Tokens placed on the script's lines) of each `sbatch` command of the script, with
     the variables it sees: a command of its own, or one whose output a word takes (`ID=$(sbatch --parsable
     job.sh)`, the usual way to keep the job's id), read with the variables of the command it is in."""
+    # the script's own folder, written as a path of the same length that means that folder (`./////`)
+    text = _SCRIPT_DIR.sub(lambda m: "." + "/" * (len(m.group(0)) - 1), text)
+    def is_sbatch(words: list[Any]) -> bool:
+        return bool(words) and words[0].text is not None and os.path.basename(words[0].text) == "sbatch"
+
+    for words, substituted in _commands_and_substituted(text, display, _names_sbatch, _SUBSTITUTED_SBATCH, {},
+                                                        is_sbatch):
+        if is_sbatch(words) and (not substituted or words[0].text == "sbatch"):
+            yield words
+
+
+def _commands_and_substituted(text: str, display: str, wanted: Any, opener: re.Pattern[str],
+                              env: dict[str, str | None], own: Any) -> Any:
+    """(words, whether inside a substitution) of each command of the script ``wanted`` picks, and then, unless
+    ``own`` takes the command as one of those sought itself, of each command inside a command substitution of its
+    words that ``opener`` finds (`ID=$(docker run -d ...)`: the shell runs it to take its output), read as
+    written with the variables of the command it is in and placed on the script's own lines and columns. (The
+    walk reads a substitution as a value only the run knows.)"""
     from vramlint.cmdline import script_commands_seen
     from vramlint.extract import scripts
 
-    # the script's own folder, written as a path of the same length that means that folder (`./////`)
-    text = _SCRIPT_DIR.sub(lambda m: "." + "/" * (len(m.group(0)) - 1), text)
-    for words, env, written, first in script_commands_seen(scripts.script_token(text, display), _names_sbatch):
+    for words, seen, written, first in script_commands_seen(scripts.script_token(text, display), wanted, env):
         words = _words(words)
-        if words and words[0].text is not None and os.path.basename(words[0].text) == "sbatch":
-            yield words
-            continue
-        if first < 0:
+        yield words, False
+        if first < 0 or own(words):
             continue
         offset = first
         for raw in written:
             offset = text.find(raw, offset)
             if offset < 0:
                 break
-            for m in _SUBSTITUTED_SBATCH.finditer(raw):
+            for m in opener.finditer(raw):
                 end = _substitution_end(raw, m.end(), "`" if m.group(0).startswith("`") else ")")
                 if end is None:
                     continue
                 start = offset + m.end()
                 # the substitution alone, on its own lines and columns (everything else blank)
                 inner = "".join(c if c == "\n" or start <= k < offset + end else " " for k, c in enumerate(text))
-                for sub_words, *_ in script_commands_seen(scripts.script_token(inner, display), _names_sbatch, env):
-                    sub_words = _words(sub_words)
-                    if sub_words and sub_words[0].text == "sbatch":
-                        yield sub_words
+                for sub_words, *_ in script_commands_seen(scripts.script_token(inner, display), wanted, seen):
+                    yield _words(sub_words), True
             offset += len(raw)
+
+
+def _substituted_container_runs(text: str, display: str, problems: list[Problem], env: dict[str, str | None]
+                                ) -> list[Server]:
+    """The vLLM servers of the container runs inside command substitutions (`CID=$(docker run -d IMAGE ...)`,
+    the usual way to keep the container's id): the shell runs the command to take its output, so the container
+    starts as a `docker run` of its own does."""
+    from vramlint.cmdline import has_unknown_mark
+
+    def wanted(texts: list[str | None]) -> bool:
+        return _names_container_cli(texts) or any(t is not None and has_unknown_mark(t) for t in texts[:12])
+
+    def is_run(words: list[Any]) -> bool:
+        return _container_run(words) is not None
+
+    servers: list[Server] = []
+    for words, substituted in _commands_and_substituted(text, display, wanted, _SUBSTITUTED_CONTAINER, env,
+                                                        is_run):
+        run = _container_run(words) if substituted else None
+        if run is not None:
+            server = _docker_run_server(run, display, problems)
+            if server is not None:
+                servers.append(server)
+    return servers
 
 
 def _substitution_end(raw: str, i: int, closer: str) -> int | None:
@@ -343,11 +399,13 @@ def _sourced_variables(text: str, display: str, problems: list[Problem], depth: 
             value = m.group(2).strip()
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
                 value = value[1:-1]
-            out[m.group(1)] = None if any(c in value for c in "$`") else value
+            out[m.group(1)] = _expanded(value, out)
             continue
         name = m.group(1).strip("\"'")
         line = text.count("\n", 0, m.start()) + 1
         column = m.start(1) - m.start() + 1
+        if not depth and "$" in name:
+            name = _from_own_folder(name, text)
         if "$" in name or "`" in name or not name:
             continue  # a path known only at run time: what it sets is unknown, said where it is used
         if followed[0] >= MAX_SOURCED:
@@ -376,6 +434,53 @@ def _sourced_variables(text: str, display: str, problems: list[Problem], depth: 
             continue
         out.update(_sourced_variables(got, path, problems, depth + 1, folder, (*chain, real), followed))
     return out
+
+
+_PLAIN_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+MAX_SOURCED_VALUE = 4096  # characters of a value a sourced file builds from others (`DIR=$ROOT/models`)
+
+
+def _expanded(value: str, known: dict[str, str | None]) -> str | None:
+    """A sourced file's value with its plain references (`$NAME`, `${NAME}`) to the variables set before it in
+    the files sourced, as the shell expands them (`MODEL_PATH="${MODEL_ROOT}/Qwen3-8B"`); None (unknown) when it
+    names one not set there or not known, or holds any other expansion (`${X:-d}`, `$(cmd)`, a backquote)."""
+    if "`" in value:
+        return None
+    missing = False
+
+    def known_value(m: re.Match[str]) -> str:
+        nonlocal missing
+        got = known.get(m.group(1) or m.group(2))
+        if got is None:
+            missing = True
+            return ""
+        return got
+
+    out = _PLAIN_REFERENCE.sub(known_value, value)
+    if missing or "$" in out or len(out) > MAX_SOURCED_VALUE:
+        return None
+    return out
+
+
+def _from_own_folder(name: str, text: str) -> str:
+    """``name`` (a sourced path) with the script's own folder written as `.` where it is named so: the idiom
+    itself (`$(dirname "$0")/env.sh`) or a variable the script assigns it to once (`DIR="$(cd "$(dirname
+    "${BASH_SOURCE[0]}")" && pwd)"`, then `source "$DIR/env.sh"`); `_sourced_variables` takes a relative path
+    from that folder. A variable assigned more than once is left as it is (which value the line sees is not
+    known here)."""
+    name = _SCRIPT_DIR.sub(".", name)
+    m = re.match(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))(?=/)", name)
+    if m is None:
+        return name
+    variable = m.group(1) or m.group(2)
+    assigned = re.findall(rf"^[ \t]*(?:export[ \t]+|readonly[ \t]+|declare[ \t]+-r[ \t]+)?{variable}=(.*)$", text, re.M)
+    if len(assigned) == 1:
+        value = assigned[0].strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        if _SCRIPT_DIR.fullmatch(value):
+            return os.path.normpath("." + name[m.end():])
+    return name
 
 
 def _say(problems: list[Problem], problem: Problem) -> None:
