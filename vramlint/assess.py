@@ -345,6 +345,13 @@ def _assess_one(server: Server, options: ResolveOptions, models: dict, requireme
     if not server.model and server.unread_config:
         unresolved.append(f"model: not on the command line, and {server.unread_config} was not read (the model may "
                           "be set there); nothing to size")
+    elif not server.model and server.opaque_args is not None:
+        # `vllm serve "$MODEL_ID"` (or `"${args[@]}"`) with the variable set only where the server runs: a model
+        # may be named there, so "names no model" would be wrong
+        at = server.opaque_args
+        where = f" (line {at.line})" if at.line else ""
+        unresolved.append(f"model: the command line holds a word known only at run time{where}, which may name the "
+                          "model; nothing to size")
     elif not server.model:
         unresolved.append("model: the server names no model (vllm serve MODEL or --model); nothing to size")
     else:

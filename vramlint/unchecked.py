@@ -53,6 +53,11 @@ CAUSES: dict[str, tuple[str, str]] = {
         "name the model through a placeholder that a step before deployment replaces",
         "scan the files as that step writes them (after the replacement), or write the model in place of the "
         "placeholder"),
+    "model-at-run-time": (
+        "name no model vramlint can read: a word of the command line is known only at run time (a variable the "
+        "files scanned do not set) and may be the model",
+        "give the variable a value in the file, or a default (`${MODEL:-org/model}`), or scan the file that sets it "
+        "together with this one"),
     "no-model": (
         "name no model (`vllm serve MODEL` or --model)",
         "name the model on the command line, or map the served name with `model-aliases` in .vramlint.yaml"),
@@ -174,6 +179,8 @@ def causes(assessment) -> list[tuple[str, str | None]]:  # noqa: ANN001 - an Ass
         elif any("is a placeholder that a step before deployment replaces" in u for u in server.unchecked):
             out.append(("model-placeholder", next((u.split(" is a placeholder")[0].rsplit(" ", 1)[-1]
                                                    for u in server.unchecked if " is a placeholder" in u), None)))
+        elif server.opaque_args is not None:
+            out.append(("model-at-run-time", None))
         else:
             out.append(("no-model", None))
     elif assessment.model is None:

@@ -210,6 +210,7 @@ def gpu_count_matches(expected: int | None, gpu: dict) -> bool:
 # The cause said for a miss, when explain gives several: the first of these that applies (a model added to the
 # catalog does not size a server on an accelerator the budget does not model)
 MISS_CAUSE_ORDER = ("cpu-backend", "vllm-omni", "other-accelerator", "no-command", "config-unread", "no-model",
+                    "model-at-run-time",
                     "model-path")
 GPU_NOT_SAID = ("gpu-not-said", "amd-gpu-not-said", "gpu-not-in-catalog")
 
