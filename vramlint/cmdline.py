@@ -1637,6 +1637,105 @@ def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: in
     return found
 
 
+# tmux(1): the options of tmux itself that take a value, and those of the commands that start a program or type
+# into a pane (new-session, new-window, split-window, respawn-pane, send-keys) that take one
+_TMUX_VALUE_OPTIONS = frozenset("fLST")
+_TMUX_RUN_COMMANDS = frozenset(("new-session", "new", "new-window", "neww", "split-window", "splitw",
+                                "respawn-pane", "respawnp", "respawn-window", "respawnw"))
+_TMUX_COMMAND_VALUE_OPTIONS = frozenset("ceFflnpstxyN")
+_TMUX_ENTER_KEYS = frozenset(("C-m", "Enter", "KPEnter", "C-j"))
+_TMUX_SEND = frozenset(("send-keys", "send"))
+_TMUX_KEY_NAME = re.compile(r"^(?:[CMS]-.+|[A-Z][A-Za-z0-9]*|F\d+)$")
+
+
+def _tmux_command(texts: list[str | None]) -> tuple[str, int, int] | None:
+    """Of `tmux [OPTIONS] COMMAND [FLAGS] WORDS...` (its words' texts, tmux first): (COMMAND, its index, where
+    WORDS start), for the commands that start a program in a pane or type into one; None for any other, for
+    `tmux -c`, `send-keys -l|-H|-X|-K|-M` (literal keys: no Enter; hex; copy-mode; client keys; mouse) and
+    chained commands (`\\;`), which vramlint does not read."""
+    j = 1
+    while j < len(texts) and (texts[j] or "").startswith("-") and texts[j] != "-":
+        flag = texts[j] or ""
+        if len(flag) == 2 and flag[1] == "c":
+            return None  # `tmux -c COMMAND`: tmux as a login shell's stand-in
+        j += 2 if len(flag) == 2 and flag[1] in _TMUX_VALUE_OPTIONS else 1
+    if j >= len(texts) or texts[j] is None:
+        return None
+    command = texts[j]
+    if command not in _TMUX_RUN_COMMANDS and command not in _TMUX_SEND:
+        return None
+    if any(t == ";" or (t or "").endswith("\\;") for t in texts[j + 1:]):
+        return None
+    k = j + 1
+    while k < len(texts) and (texts[k] or "").startswith("-") and texts[k] not in ("-", "--"):
+        letters = (texts[k] or "")[1:]
+        if command in _TMUX_SEND and any(c in letters for c in "lHXKM"):
+            return None
+        k += 2 if letters and letters[-1] in _TMUX_COMMAND_VALUE_OPTIONS else 1
+    if k < len(texts) and texts[k] == "--":
+        k += 1
+    return (command, j, k) if k < len(texts) else None
+
+
+def _tmux_shell_lines(texts: list[str | None]) -> set[int]:
+    """The indexes of the words of a tmux command that a shell reads as a line of its own (see `_search_tmux`):
+    the one shell-command of `new-session` and the others, each word typed by `send-keys` just before an Enter
+    key. Like a shell's `-c` script, such a word is split again there, so a variable in it leaves only its own
+    words unknown (`_unknown_but_script`)."""
+    i = 0
+    while i < len(texts) and texts[i] is not None and (
+            _basename(texts[i]) in _WRAPPERS or _ASSIGNMENT_NAME.match(texts[i])):
+        i += 1
+    if i >= len(texts) or texts[i] is None or _basename(texts[i]) != "tmux":
+        return set()
+    read = _tmux_command(texts[i:])
+    if read is None:
+        return set()
+    command, _, start = read
+    start += i
+    if command not in _TMUX_SEND:
+        return {start} if start == len(texts) - 1 else set()
+    return {k for k in range(start, len(texts) - 1)
+            if texts[k + 1] in _TMUX_ENTER_KEYS and (k == start or texts[k - 1] in _TMUX_ENTER_KEYS)}
+
+
+def _search_tmux(argv: list[Token], i: int, depth: int) -> _Found | None:
+    """`tmux new-session|new-window|split-window|respawn-pane [OPTIONS] [COMMAND...]` runs COMMAND in the pane it
+    opens (one word through the shell, `sh -c`, several as the program and its arguments, with `-e NAME=VALUE`
+    in its environment); `tmux send-keys [-t PANE] LINE C-m` types LINE into a pane whose shell runs it at the
+    Enter key (`C-m`, `Enter`). The words were expanded by the shell running tmux; the pane's own environment
+    is the tmux server's, not known here. Other tmux commands, and those `_tmux_command` leaves, start nothing
+    vramlint reads."""
+    argv = argv[i:]
+    read = _tmux_command([t.text for t in argv])
+    if read is None:
+        return None
+    command, j, k = read
+    # `-e NAME=VALUE`: set in the pane's environment, as an assignment before the command sets it
+    assigned = [value for flag, value in zip(argv[j + 1:k], argv[j + 2:k], strict=False)
+                if flag.text == "-e" and value.text is not None and _ASSIGNMENT_NAME.match(value.text)]
+    words = argv[k:]
+    if command not in _TMUX_SEND:
+        if len(words) == 1:
+            words = [Token("sh", words[0].location), Token("-c", words[0].location), words[0]]
+        return _search_argv([*assigned, *words], {}, depth + 1)
+    typed: list[Token] = []
+    for word in words:
+        if word.text in _TMUX_ENTER_KEYS:
+            # what was typed since the last Enter is one line of the pane's shell
+            if len(typed) == 1 and typed[0].text is not None:
+                found = _search_shell([Token("sh", typed[0].location), Token("-c", typed[0].location), typed[0]],
+                                      {}, depth + 1)
+                if found is not None:
+                    return found
+            typed = []
+            continue
+        if word.text is None or _TMUX_KEY_NAME.match(word.text):
+            return None  # a key name (Space, Tab, C-c) or a word known only at run time among the typed words
+        typed.append(word)
+    return None  # a line typed with no Enter after it is not run
+
+
 # torchrun (torch/distributed/run.py): argparse, so every option takes a value but these (store_true and the
 # -m/--no-python switches); `-r` and `-t` are the short forms of --redirects and --tee
 _TORCHRUN_FLAGS = frozenset(("--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path",
@@ -2075,8 +2174,10 @@ def _unknown_but_script(words: list[tuple[str | None, int, int, bool]]) -> list[
     the lexer makes it, but the script of a shell's `-c` (`CMD="vllm serve $M --tensor-parallel-size $1"; bash -c
     "$CMD"`): the shell it starts splits that text again, and only the words holding an unknown value are
     unknown there, so the command it runs is still read."""
-    script = _shell_script_index([w[0] for w in words])
-    return [(None if v is not None and k != script and has_unknown_mark(v) and not _option_with_unknown_value(v)
+    texts = [w[0] for w in words]
+    script = _shell_script_index(texts)
+    lines = _tmux_shell_lines(texts) if "tmux" in " ".join(t for t in texts[:4] if t) else set()
+    return [(None if v is not None and k != script and k not in lines and has_unknown_mark(v) and not _option_with_unknown_value(v)
              and not _assignment_with_unknown_value(v) else v, a, b, o) for k, (v, a, b, o) in enumerate(words)]
 
 
@@ -2277,6 +2378,8 @@ def _search_argv(argv: list[Token], env: dict[str, str | None], depth: int) -> _
             continue
         if b == "ssh":
             return _search_ssh(argv, i, env, depth)
+        if b == "tmux":
+            return _search_tmux(argv, i, depth)
         if b in ("singularity", "apptainer") and i + 1 < len(argv) and argv[i + 1].text in ("exec", "run"):
             started = _apptainer_command_start(argv, i + 2)
             if started is None:
@@ -2913,9 +3016,10 @@ def _command_spans(words: list[tuple[str | None, int, int, bool]]) -> list[tuple
 
 def _may_start_a_server(texts: list[str | None]) -> bool:
     """Whether a simple command may be one `_search_argv` reads as a server start: every start runs vllm, a
-    Python or a shell (each name holds one of these), whatever wrappers come before."""
+    Python, a shell (each name holds one of these) or tmux (which runs a command in a pane), whatever wrappers
+    come before."""
     joined = " ".join([t for t in texts if t])
-    return "vllm" in joined or "python" in joined or "pypy" in joined or "sh" in joined
+    return "vllm" in joined or "python" in joined or "pypy" in joined or "sh" in joined or "tmux" in joined
 
 
 def script_commands(script: Token, wanted: Callable[[list[str | None]], bool],

@@ -118,7 +118,8 @@ line gets "the script mentions vLLM but starts no vLLM server vramlint can read"
 start vLLM: `vllm serve` or `python -m vllm...` in a form vramlint does not read (after an option of a launcher,
 `srun`, `mpirun`, `torchrun`, that its table of that launcher's options does not have; the launchers before a
 command, `env`, `nice`, `ionice`, `stdbuf`, `taskset`, `chrt`, `numactl`, `sudo`, `gosu`, `srun`, `mpirun`,
-`torchrun -m`, `ssh HOST CMD`, Nsight Systems' `nsys profile|launch` (its options written as its CLI documents
+`torchrun -m`, `ssh HOST CMD`, tmux's `new-session|new-window|split-window CMD` and `send-keys LINE C-m` (the
+pane runs CMD, or LINE at the Enter key), Nsight Systems' `nsys profile|launch` (its options written as its CLI documents
 them, `--opt=value` and `-x value`), are read with their own options), a shell string holding one, or a container run of a vLLM image or of an image in a variable, unless
 its `--entrypoint` replaces the image's program by another (`python3 probe.py`, `vllm bench serve`, a shell given
 a `-c` string without `vllm serve`). A helper that only installs, deploys, queries or benchmarks vLLM (`pip install
