@@ -92,8 +92,10 @@ def follow_image_launcher(words: list[Any], built: Any, context: str, context_di
                             f"{built.dockerfile} puts it there from the build context"), None, None
     host = os.path.join(context, found[0])
     if not os.path.isfile(host):
-        return None, None, (f"the script {call.path.text} it runs is copied from {shown(found[0])}, which is not "
-                            "in the repository"), None, None
+        # said with the build context taken, when that is vramlint's assumption (the Dockerfile's folder): a build
+        # from another folder (`docker build -f docker/Dockerfile .`) copies the file from there
+        return None, None, (f"the script {call.path.text} it runs is copied from {found[0]} of the build context, "
+                            f"and {shown(found[0])} is not in the repository{context_note}"), None, None
     if unpacked_by_add(built, found[1], host):
         return None, None, (f"the script {call.path.text} it runs is in the archive {shown(found[0])}, which ADD "
                             f"(line {found[1]} of {built.dockerfile}) unpacks into the image: not read"), None, None
