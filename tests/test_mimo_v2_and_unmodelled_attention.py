@@ -140,3 +140,29 @@ def test_the_read_models_of_these_layouts_are_refused_offline_too():
     assert info is None and NOT_MODELLED in why and "DeepSeek-V4" in why
     data = json.loads(UNMODELLED_INDEX.read_text(encoding="utf-8"))["models"]
     assert all(catalog_entry(model_id) is None for model_id in data)
+
+
+def _mimo_v2_mtp_tokens(version: str, spec: dict | None) -> tuple[int, int]:
+    model = model_info_from_facts(facts_from_config(_mimo_v2(num_nextn_predict_layers=3)), "test/mimo-v2-mtp", "test")
+    args = {"max_model_len": 8192, "max_num_batched_tokens": 256}
+    if spec is not None:
+        args["speculative_config"] = spec
+    b = compute_budget(model, get_gpu("H100"), args, {}, version, 1)
+    return b.kv_tokens, b.num_gpu_blocks
+
+
+def test_multi_module_mtp_keeps_more_sliding_window_tokens_from_0_28():
+    # 0.28's get_kv_cache_configs sets SlidingWindowSpec.extra_retained_tokens = num_speculative_tokens - 1 when
+    # min(num_nextn_predict_layers, num_speculative_tokens) > 1: each request holds 2 more tokens per sliding-window
+    # layer here, so the same pool of blocks is fewer tokens of max_model_len; 0.27.1 has no such field
+    three = {"method": "mtp", "num_speculative_tokens": 3}
+    old_tokens, old_blocks = _mimo_v2_mtp_tokens("0.27.1", three)
+    new_tokens, new_blocks = _mimo_v2_mtp_tokens("0.28.0", three)
+    assert new_blocks == old_blocks and new_tokens < old_tokens
+    # one speculative token is single-module MTP: nothing retained
+    one = {"method": "mtp", "num_speculative_tokens": 1}
+    assert _mimo_v2_mtp_tokens("0.28.0", one) == _mimo_v2_mtp_tokens("0.27.1", one)
+    # num_speculative_tokens left out defaults to the model's MTP layers (3): multi-module too
+    unset = {"method": "mtp"}
+    (unset_old, blocks_old), (unset_new, blocks_new) = (_mimo_v2_mtp_tokens(v, unset) for v in ("0.27.1", "0.28.0"))
+    assert blocks_new == blocks_old and unset_new < unset_old

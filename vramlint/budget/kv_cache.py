@@ -15,6 +15,7 @@ from vramlint.budget.common import (
     DTYPE_BYTES,
     StageResult,
     arg_or,
+    config_arg,
     int_arg,
     per_stage_text,
 )
@@ -33,6 +34,7 @@ from vramlint.budget.kv_layout import (
 )
 from vramlint.budget.loading import Weights
 from vramlint.budget.profile import Profile
+from vramlint.budget.speculative import SPEC_MTP, speculative_request
 from vramlint.lean_dataclass import dataclass
 
 VLLM_SOURCES = (
@@ -49,7 +51,32 @@ VLLM_SOURCES = (
     "of each type padded ('Add N padding layers'); a drafter's attention layers join the model's (0.20.0 wheel)",
     "vllm/model_executor/models/mimo_v2.py: MiMoV2Attention's head_size_v and per-layer-type KV heads (0.20 - 0.34; "
     "mimo_v2_flash.py padded V to the QK head in 0.14 - 0.19)",
+    "vllm/v1/kv_cache_interface.py::SlidingWindowSpec.extra_retained_tokens and "
+    "vllm/v1/core/kv_cache_utils.py::get_kv_cache_configs (0.28.0 - 0.30.0 wheels): with multi-module MTP "
+    "(SpeculativeConfig.use_multi_module_mtp) a sliding-window layer keeps num_speculative_tokens - 1 more tokens",
 )
+
+
+def mtp_retained_tokens(cfg: Configuration) -> int:
+    """The tokens a sliding-window layer keeps below its window for multi-module MTP, from 0.28.
+
+    ``get_kv_cache_configs`` (v1/core/kv_cache_utils.py, 0.28.0 and 0.30.0 wheels) sets every
+    ``SlidingWindowSpec``'s ``extra_retained_tokens`` to ``num_speculative_tokens - 1`` when
+    ``SpeculativeConfig.use_multi_module_mtp()``: the method is "mtp" (the MTP model types fold into it) and
+    ``min(num_nextn_predict_layers, num_speculative_tokens) > 1`` (the draft's layer count: the model's MTP
+    layers, ``hf_config_override``); ``max_admission_blocks_per_request`` then holds ``window - 1 +
+    extra_retained_tokens + max_num_batched_tokens`` tokens per request (at most max_model_len). 0.27.1 has no
+    such field."""
+    if not versions.at_least(cfg.key, 0, 28) or cfg.beh.engine != "v1":
+        return 0
+    req = speculative_request(cfg.args)
+    if not req or req.get("unreadable") or req.get("method") not in SPEC_MTP:
+        return 0
+    layers = int((cfg.model.extra.get("facts") or {}).get("mtp_layers") or 0)
+    num_spec = int_arg(config_arg(cfg.args, "speculative_config") or {}, "num_speculative_tokens")
+    if num_spec is None:
+        num_spec = layers  # SpeculativeConfig: "Default to max value defined in draft model config" (n_predict)
+    return num_spec - 1 if min(layers, num_spec) > 1 else 0
 
 
 @dataclass(kw_only=True)
@@ -198,6 +225,11 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
             block_full = page // per_full
             block_local = page // per_layer
 
+    retained = mtp_retained_tokens(cfg) if hybrid and window else 0
+    if retained:
+        src["sliding_window_retained"] = (f"{retained} tokens kept below the {window}-token window for "
+                                          "multi-module MTP (SlidingWindowSpec.extra_retained_tokens, 0.28+)")
+
     def per_request_blocks(length: int) -> tuple[float, int]:
         """(bytes for one request of `length` tokens, blocks it takes from the pool)."""
         if not hybrid:
@@ -206,7 +238,7 @@ def _plan_stage(cfg: Configuration, weights: Weights, kv_bytes: float, kinds: li
         groups = _groups(n_full, n_local, key)
         full_blocks = -(-length // block_full)
         if window:
-            local_tokens = min(window - 1 + mnbt, length)
+            local_tokens = min(window - 1 + retained + mnbt, length)
             local_blocks = -(-local_tokens // block_local) + 1
         else:
             local_tokens = min(chunk + mnbt, length)
