@@ -302,10 +302,11 @@ def test_helm_release_of_a_chart_in_the_tree_is_evaluated_with_the_release_value
 
 def test_a_tf_file_naming_vllm_with_no_server_says_why(tmp_path):
     root = _tree(tmp_path, {"vm/main.tf": """\
-        resource "aws_instance" "engine" {
-          ami           = "ami-123"
-          instance_type = "g5.xlarge"
-          user_data     = "docker run vllm/vllm-openai:v0.9.0 --model x/y"
+        resource "aws_sagemaker_model" "engine" {
+          execution_role_arn = "arn:aws:iam::123456789012:role/sm"
+          primary_container {
+            image = "vllm/vllm-openai:v0.9.0"
+          }
         }
         """, "other/remote.tf": """\
         resource "helm_release" "engine" {
@@ -323,7 +324,7 @@ def test_a_tf_file_naming_vllm_with_no_server_says_why(tmp_path):
     for p in inv.problems:
         by_file.setdefault(p.file.rsplit("/", 2)[-2], []).append(p)
     [vm] = by_file["vm"]
-    assert "does not read aws_instance resources" in vm.message and vm.line == 1
+    assert "does not read aws_sagemaker_model resources" in vm.message and vm.line == 1
     # the release is not checked, said on the resource; the file() it could not read, on the call's line
     release, missing = sorted(by_file["other"], key=lambda p: p.line)
     assert "installs chart vllm-serving from https://charts.example.com" in release.message and release.line == 1

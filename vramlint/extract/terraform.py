@@ -17,6 +17,8 @@ names vLLM (the module installs such a chart with values that need not name it: 
   does. A chart in the scanned tree (`chart = "./charts/x"`) is evaluated with those values through the chart
   reader (`vramlint.helm.extract_charts`), as that release, in place of its own defaults; a chart from a
   repository is read as its values file would be (the known charts, by their values' shape).
+- `google_compute_instance`, `aws_instance`, `aws_launch_template`, `azurerm_*virtual_machine*`: the start-up
+  script the VM runs at boot, read as a shell script on the VM's GPUs (`terraform_vms`).
 
 Anything the module does not say is unknown and said once, with the change that makes it known. A file that
 names vLLM but gives no server says why.
@@ -203,7 +205,9 @@ class _Reader:
     def resource(self, block: hcl.Block) -> None:
         rtype = block.labels[0]
         base = rtype[:-3] if rtype.endswith("_v1") or rtype.endswith("_v2") else rtype
-        if base not in _OBJECTS and rtype not in _MANIFESTS and rtype != "helm_release":
+        from vramlint.extract.terraform_vms import VM_RESOURCES
+
+        if base not in _OBJECTS and rtype not in _MANIFESTS and rtype != "helm_release" and rtype not in VM_RESOURCES:
             return
         if self.releases_only and rtype != "helm_release":
             return
@@ -216,6 +220,8 @@ class _Reader:
                 self._object(block, ctx, *_OBJECTS[base])
             elif rtype in _MANIFESTS:
                 self._manifest(block, ctx, _MANIFESTS[rtype])
+            elif rtype in VM_RESOURCES:
+                self._vm(block, ctx)
             else:
                 self._helm_release(block, ctx)
             made = self.out.servers[before:]
@@ -361,6 +367,19 @@ class _Reader:
                 out[key] = inner
                 out.lc.data[key] = [item.line, item.col, item.line, item.col]
         return out
+
+    # --- virtual machines whose start-up script starts vLLM
+    def _vm(self, block: hcl.Block, ctx: Context) -> None:
+        from vramlint.extract.terraform_vms import vm_servers
+
+        # (a VM named for vLLM whose script is not known is said: what it runs is all there is to read)
+        named = any("vllm" in line.lower() for line in self.lines[block.line:block.end_line + 1])
+        servers, problems, consumed, why = vm_servers(block, ctx, self.display, self.lines, named)
+        self.out.servers.extend(servers)
+        self.out.problems.extend(problems)
+        self.out.consumed_files.extend(consumed)
+        if why is not None:
+            self.unread.append((block.line + 1, why))
 
     # --- manifests written as YAML or as an object
     def _manifest(self, block: hcl.Block, ctx: Context, attr_name: str) -> None:
@@ -890,5 +909,6 @@ def _no_server_reason(body: list[Any], lines: list[str], reader: _Reader, module
     if owner.type == "resource" and owner.labels:
         return owner.line + 1, (f"{what} names vLLM, but vramlint does not read {owner.labels[0]} resources "
                                 "(it reads kubernetes_deployment / stateful_set / pod / job, kubectl_manifest, "
-                                "kubernetes_manifest and helm_release): its vLLM server is not checked")
+                                "kubernetes_manifest, helm_release and the start-up scripts of Compute Engine, EC2 "
+                                "and Azure VMs): its vLLM server is not checked")
     return owner.line + 1, f"{what} names vLLM, but no vLLM server is read from it"
