@@ -110,3 +110,47 @@ def test_a_command_that_runs_vllm_is_still_one(tmp_path):
     (tmp_path / "launcher.yaml").write_text(text)
     inventory = scan([str(tmp_path / "launcher.yaml")])
     assert [p.level for p in inventory.problems if "command line is not visible" in p.message] == ["note"]
+
+
+INDEX_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: elasticsearch-vllm-distill-setup
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+      - name: setup
+        image: curlimages/curl:8.10.1
+        command: ["/bin/sh", "-c"]
+        args:
+        - |
+          until curl -s http://elasticsearch:9200/_cluster/health; do sleep 5; done
+          curl -X PUT http://elasticsearch:9200/_index_template/vllm-distill \\
+            -H 'Content-Type: application/json' \\
+            -d '{"index_patterns": ["vllm-distill-*"], "template": {"settings": {"number_of_shards": 1}}}'
+          echo "vllm-distill index template created"
+          pip show vllm | grep -i version || true
+"""
+
+
+def test_vllm_as_an_argument_of_a_program_that_only_reads_it_is_no_vllm_command(tmp_path):
+    """audit24 HR2: an Elasticsearch index `vllm-distill-*` in a curl Job's script, `echo`, `pip show vllm`, `grep`:
+    those programs run no vLLM, so no server and no hidden-command note."""
+    (tmp_path / "job.yaml").write_text(INDEX_JOB)
+    inventory = scan([str(tmp_path / "job.yaml")])
+    assert inventory.servers == []
+    assert not [p for p in inventory.problems if "command line is not visible" in p.message]
+
+
+def test_vllm_in_command_position_of_a_script_or_a_launchers_argument_still_names_it(tmp_path):
+    """The word in command position (after `exec env`), or what python / bash / uv run run: still a vLLM launcher
+    on a custom image, said."""
+    for script in ("cd /app && exec env -u HOME ./serve-vllm", "python3 /app/run_vllm_server.py",
+                   "source /venv/bin/activate; uv run --frozen vllm-launcher", "bash /opt/start_vllm.sh"):
+        text = INDEX_JOB.replace("curlimages/curl:8.10.1", "acme/inference:1.2").replace(
+            "  echo \"vllm-distill index template created\"\n", f"  {script}\n")
+        (tmp_path / "job.yaml").write_text(text)
+        inventory = scan([str(tmp_path / "job.yaml")])
+        assert [p.level for p in inventory.problems if "command line is not visible" in p.message] == ["note"], script

@@ -1339,6 +1339,83 @@ def _names_vllm_as_command(word: str) -> bool:
     return not word.startswith("-") and "vllm" in _NOT_A_COMMAND_PART.sub("", word).lower()
 
 
+# Programs that run what their arguments name (a module, a script, an image, a command): a word naming vLLM among
+# their arguments names what they run. Any other program given such a word only reads it (`echo vllm`, `pip show
+# vllm`, `grep vllm`, `curl .../vllm-distill-*`, an index name): it runs no vLLM.
+_ARGUMENT_LAUNCHERS = frozenset((
+    "uv", "uvx", "poetry", "pipenv", "pdm", "hatch", "rye", "conda", "micromamba", "mamba", "pixi",
+    "torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec", "ray", "supervisord", "runuser", "su",
+    "watchmedo", "parallel", "timeout", "flock", "unbuffer", "script", "xvfb-run", "docker", "podman", "nerdctl"))
+_PYTHON_NAME = re.compile(r"python(?:[23](?:\.\d+)?)?$")
+MAX_SHELL_DEPTH = 3  # `sh -c` scripts inside `sh -c` scripts read for what they run
+
+
+def _argv_names_vllm(words: list[str], depth: int = 0) -> bool:
+    """Does this command line run something that names vLLM? Only a word in command position (after the
+    assignments, shell keywords and wrappers before it: `X=1 exec env vllm serve`), or an argument of a program
+    that runs its arguments (`python -m vllm...`, `python serve_vllm.py`, `bash run_vllm.sh`, `uv run vllm`,
+    `docker run IMAGE`), names it; a `sh -c` script's commands are read each so, as the shell runs them."""
+    i = 0
+    while i < len(words) and (_ASSIGNMENT_NAME.match(words[i]) or words[i] in _SHELL_KEYWORDS):
+        i += 1
+    while i < len(words) and _basename(words[i]) in _WRAPPERS | {"env"}:
+        program = _basename(words[i])
+        i += 1
+        table = _GETOPT_WRAPPERS.get(program)
+        while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT_NAME.match(words[i])):
+            word = words[i]
+            i += 1
+            if word == "--":
+                break
+            if table is not None and (word in table[1] or len(word) == 2 and word[1:] in table[0]):
+                i += 1  # the option's value
+        i += table[3] if table is not None else 0
+    if i >= len(words):
+        return False
+    first, rest = words[i], words[i + 1:]
+    if _names_vllm_as_command(first):
+        return True
+    name = _basename(first).lower()
+    if name in _SHELLS:
+        for k, word in enumerate(rest):
+            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+                return k + 1 < len(rest) and depth < MAX_SHELL_DEPTH and _script_names_vllm(rest[k + 1], depth + 1)
+            if not word.startswith("-"):
+                return _names_vllm_as_command(word)  # the script it runs
+        return False
+    if _PYTHON_NAME.match(name):
+        for k, word in enumerate(rest):
+            if word in ("-m", "-c"):
+                return k + 1 < len(rest) and "vllm" in _NOT_A_COMMAND_PART.sub("", rest[k + 1]).lower()
+            if word in ("-W", "-X", "--check-hash-based-pycs"):
+                continue
+            if not word.startswith("-") and (k == 0 or rest[k - 1] not in ("-W", "-X", "--check-hash-based-pycs")):
+                return _names_vllm_as_command(word)
+        return False
+    if name in _ARGUMENT_LAUNCHERS:
+        return any(_names_vllm_as_command(w) for w in rest)
+    return False
+
+
+def _script_names_vllm(script: str, depth: int = 0) -> bool:
+    """Does a shell script run something that names vLLM (`_argv_names_vllm` on each of its commands)?"""
+    if "vllm" not in script.lower():
+        return False
+    try:
+        tokens = split_shell(script, None)
+    except (ValueError, RecursionError):
+        return True  # not split: read as before, every word
+    command: list[str] = []
+    for token in [*tokens, Token(";", None, op=True)]:
+        if token.op:
+            if command and _argv_names_vllm(command, depth):
+                return True
+            command = []
+        elif token.text is not None:
+            command.append(token.text)
+    return False
+
+
 # The words of the note said of a container of Triton Inference Server running its vLLM backend (said once a file)
 TRITON_VLLM_BACKEND = "Triton Inference Server with its vLLM backend"
 
@@ -1384,7 +1461,7 @@ def hidden_vllm_command(image: str | None, words: list[str | None], env: dict[st
     # (`vllm-latency-proxy`, `...-vllm-...-gateway`, `vllm-manager-ui`) or a stand-in's word is another program
     # that talks to vLLM; an option that names vLLM (`--vllm-port=8001` of llm-d's routing proxy) is another
     # program's way to reach it, not a vLLM command
-    if not (is_vllm_image(image) or any(_names_vllm_as_command(w) for w in texts)):
+    if not (is_vllm_image(image) or _argv_names_vllm(texts)):
         return None
     if is_dynamo_image(image) and (not texts or any(
             texts[k] == "-m" and texts[k + 1].startswith("dynamo.") for k in range(len(texts) - 1))):
