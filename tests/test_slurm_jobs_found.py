@@ -147,7 +147,8 @@ def test_wrap_and_unknown_options_are_not_taken_for_the_script():
     def words(*texts):
         return [Token(t, None) for t in texts]
 
-    assert sbatch_submission(words("--wrap", "vllm serve m")) is None
+    wrapped = sbatch_submission(words("--wrap", "vllm serve m", "-N", "1"))
+    assert (wrapped.script, wrapped.wrap.text, wrapped.options[0][:2]) == (None, "vllm serve m", ("-N", "1"))
     sub = sbatch_submission(words("-p", "gpu", "--parsable", "-N2", "--mail-type", "END", "job.sh", "x"))
     assert (sub.script.text, [a.text for a in sub.args], sub.options[0][:2]) == ("job.sh", ["x"], ("-N", "2"))
     assert sbatch_submission(words("-Y", "job.sh")).script is None  # no option of sbatch's: the script unknown
@@ -163,3 +164,48 @@ def test_scripts_the_walk_cannot_look_into_are_left_alone_as_before(tmp_path, ca
     os.symlink(tmp_path / "job.sh", tmp_path / "repo" / "linked.sh")
     _, report = _run(capsys, monkeypatch, tmp_path / "repo", ".")
     assert report["servers"] == [] and report["skipped"] == []
+
+
+# a login-node helper that submits its job from a here-document and a one-line `--wrap`, options abbreviated as
+# getopt_long lets sbatch take them
+STDIN_SUBMIT = """\
+#!/bin/bash
+MODEL=Qwen/Qwen2.5-14B-Instruct
+sbatch --job-name=vllm-serve -N 1 --gpus-per-n=2 <<EOF
+#!/bin/bash
+#SBATCH --time=04:00:00
+#SBATCH --partition=gpu
+module load cuda/12.4
+vllm serve $MODEL --tensor-parallel-size \\$SLURM_GPUS_PER_NODE --port 8000
+EOF
+sbatch --gres=gpu:4 --wr "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 4"
+"""
+
+
+def test_a_job_script_on_stdin_and_a_wrapped_command_are_servers(tmp_path, capsys, monkeypatch):
+    (tmp_path / "submit.sh").write_text(STDIN_SUBMIT)
+    _, report = _run(capsys, monkeypatch, tmp_path, "submit.sh")
+    by_model = {s["model"]: s for s in report["servers"]}  # before: no server, a note on each sbatch
+    heredoc, wrapped = by_model["Qwen/Qwen2.5-14B-Instruct"], by_model["meta-llama/Llama-3.1-8B-Instruct"]
+    # the unquoted here-document: $MODEL is the submitting shell's; \$SLURM_GPUS_PER_NODE the job's, which the
+    # (abbreviated) --gpus-per-n=2 sets
+    assert (heredoc["file"], heredoc["line"]) == ("submit.sh", 8)
+    assert heredoc["args"]["tensor_parallel_size"] == 2 and heredoc["gpu"]["count"] == 2
+    assert (wrapped["file"], wrapped["line"]) == ("submit.sh", 10)
+    assert wrapped["args"]["tensor_parallel_size"] == 4 and wrapped["gpu"]["count"] == 4
+    assert not [f for f in report["findings"] if "cannot tell" in f["message"]]
+
+
+def test_sbatch_takes_a_unique_prefix_of_a_long_option_and_refuses_an_ambiguous_one():
+    from vramlint.cmdline import Token
+    from vramlint.extract.slurm import read_sbatch, sbatch_submission
+
+    def words(*texts):
+        return [Token(t, None) for t in texts]
+
+    sub = sbatch_submission(words("--node", "2", "job.sh"))  # --nodefile, --nodelist, --nodes
+    assert sub.script is None and "ambiguous" in sub.unknown
+    sub = sbatch_submission(words("--gpus-per-no=8", "--nodes", "2", "job.sh"))
+    assert [o[:2] for o in sub.options] == [("--gpus-per-node", "8"), ("--nodes", "2")]
+    request = read_sbatch("#!/bin/bash\n#SBATCH --gpus-per-n 4\n#SBATCH -N2\nvllm serve m\n", "job.sh")
+    assert (request.gpus_per_node, request.nodes) == (4, 2)

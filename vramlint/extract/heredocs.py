@@ -254,6 +254,33 @@ def _extract(virtual: list[str], offset: int, view: list[str], group: _Group, di
     return True
 
 
+def stdin_text(text: str, line: int) -> tuple[str, list[str]] | None:
+    """The text a command on 0-based ``line`` reads from a here-document on its standard input (`sbatch <<EOF`):
+    the script's lines, all blank but the body's, as the shell writes the body (an unquoted delimiter: the
+    script's own literal variables expanded, what it does not know a marker of the same width), and the
+    expansions left unknown; None when no here-document starts on that command line."""
+    from vramlint.cmdline import heredoc_expand
+
+    if "<<" not in text:
+        return None
+    lines = text.split("\n")
+    heredocs, _problems = _find_heredocs(lines, "")
+    # (the operator's line is the first of its logical line: `\`-continued lines joined)
+    doc = next((d for d in reversed(heredocs) if d.line <= line < d.first and d.terminated), None)
+    if doc is None:
+        return None
+    shell_env = None if doc.quoted else _assignments(lines, heredocs).env_at(doc.line, exported_only=False)
+    unknown: dict[str, None] = {}
+    budget = [MAX_EXPANSION_CHARS]
+    view = [""] * len(lines)
+    for k, raw in enumerate(doc.body):
+        body_line = raw.lstrip("\t") if doc.strip_tabs else raw
+        if shell_env is not None:
+            body_line = heredoc_expand(body_line, shell_env, budget, unknown, {}, set())
+        view[doc.first + k] = body_line
+    return "\n".join(view), list(unknown)
+
+
 def is_unit_name(sink: str) -> bool:
     """Whether a here-document's file is a systemd service unit (`/etc/systemd/system/NAME.service`)."""
     return sink not in ("stdin", "stdout") and sink.strip("\"'").lower().endswith(".service")

@@ -324,7 +324,14 @@ def _submitted_jobs(text: str, display: str, problems: list[Problem], followed: 
         submission = sbatch_submission(words[1:])
         where = words[0].location or Location(display, 1, 1)
         if submission is None:
-            continue  # `--wrap CMD` (a command, no script) or `--help`
+            continue  # `--help`, `--version`: no job
+        if submission.script is None and (submission.wrap is not None or submission.unknown is not None
+                                          and "stdin" in submission.unknown):
+            found = _job_without_script(text, display, where, submission, followed, depth)
+            if found is not None:
+                servers.extend(found[0])
+                problems.extend(found[1])
+                continue
         name = submission.script.text if submission.script is not None else None
         if name is None or has_unknown_mark(name) or "$" in name or "`" in name:
             if names_vllm:
@@ -367,6 +374,38 @@ def _submitted_jobs(text: str, display: str, problems: list[Problem], followed: 
         servers.extend(found)
         problems.extend(found_problems)
     return servers
+
+
+def _job_without_script(text: str, display: str, where: Location, submission: Any, followed: set[str], depth: int
+                        ) -> tuple[list[Server], list[Problem]] | None:
+    """The servers of a job whose script is no file: `sbatch --wrap "CMD"` (sbatch writes `#!/bin/sh` and CMD as
+    its script) or `sbatch <<EOF ... EOF` (the script read from standard input: the here-document as the
+    submitting shell writes it), read as that script with the command line's options; None when there is
+    neither (the stdin is not a here-document of this script)."""
+    from vramlint.cmdline import has_unknown_mark
+    from vramlint.extract.heredocs import stdin_text
+
+    unknown: list[str] = []
+    if submission.wrap is not None:
+        wrap = submission.wrap
+        if wrap.text is None or has_unknown_mark(wrap.text):
+            return None
+        found, found_problems = read_shell_script(wrap.text, display, say_mention=False, script=wrap,
+                                                  submission=submission, followed=followed, depth=depth + 1)
+        how = "`sbatch --wrap` (its command is the job's script)"
+    else:
+        got = stdin_text(text, where.line - 1)
+        if got is None:
+            return None
+        body, unknown = got
+        found, found_problems = read_shell_script(body, display, say_mention=False, submission=submission,
+                                                  followed=followed, depth=depth + 1)
+        how = "the here-document `sbatch` reads as its job script (from standard input)"
+    for server in found:
+        server.kind = "Slurm job"
+        server.notes.append(f"read from {how} at {display}:{where.line}" + (
+            f"; {', '.join(unknown[:4])} in it are the submitting shell's, not known here" if unknown else ""))
+    return found, found_problems
 
 
 _SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)[ \t]*(?:#.*)?$", re.M)

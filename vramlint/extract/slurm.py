@@ -7,6 +7,9 @@ SLURM_JOB_NUM_NODES (and its older name SLURM_NNODES) to the number of nodes all
 script's `vllm serve --tensor-parallel-size $SLURM_GPUS_PER_NODE` is read with them. GPUs come from
 `--gpus-per-node=[type:]N`, `--gres=gpu[:type]:N` (per node), or `--gpus=[type:]N` / `-G` (for the whole job: per
 node only on one node); a node count given as a range (`--nodes=2-4`) is decided when the job starts, so unknown.
+sbatch reads long options with getopt_long, so a unique prefix (`--gpus-per-n=2`) is the option; a prefix of
+several (`--node`) is refused. A job whose script is no file is read too: `sbatch --wrap "CMD"` (sbatch writes
+`#!/bin/sh` and CMD as the script) and `sbatch <<EOF ... EOF` (the script on standard input).
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ def read_sbatch(text: str, display: str, command_line: tuple[tuple[str, str, Loc
         while i < len(words):
             word = words[i]
             name, eq, value = word.partition("=")
+            if name.startswith("--"):
+                name = long_option(name)[0] or name  # (getopt_long: a unique prefix; an ambiguous one is refused)
             if not eq and name in ("-N", "--nodes", "--gpus-per-node", "--gres", "-G", "--gpus") \
                     and i + 1 < len(words):
                 value, i = words[i + 1], i + 1
@@ -148,6 +153,36 @@ _FLAG_SHORT = frozenset("hHIkKOQsvVWEuXlZ")
 _READ = ("-N", "--nodes", "--gpus-per-node", "--gres", "-G", "--gpus")
 
 
+# sbatch's long options (SchedMD/slurm src/common/slurm_opt.c, 284c3b9: the `common_options` with a `set_func` or
+# `set_func_sbatch`). sbatch parses them (directives and command line) with getopt_long, which takes any unique
+# prefix of one (`--gpus-per-n=2`, `--nodel`); a prefix of several is refused ("option is ambiguous").
+_SBATCH_LONG = frozenset("""
+account acctg-freq array autocomplete batch bb bbf begin chdir cluster cluster-constraint clusters comment
+consolidate-segments constraint container container-id context contiguous core-spec cores-per-socket cpu-freq cpus-
+per-gpu cpus-per-task deadline delay-boot dependency distribution error exclude exclusive export export-file external
+extra extra-node-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-
+flags help hint hold ignore-pbs input job-name kill-on-invalid-dep licenses mail-type mail-user mcs-label mem mem-bind
+mem-per-cpu mem-per-gpu mem-update mincpus network nice no-kill no-requeue nodefile nodelist nodes ntasks ntasks-per-
+core ntasks-per-gpu ntasks-per-node ntasks-per-socket ntasks-per-tres oom-kill-step open-mode output overcommit
+oversubscribe parsable partition prefer priority profile propagate qos quiet reboot requeue reservation resources
+resv-ports runtime segment signal sockets-per-node spread-job spread-segments stepmgr switches tasks-per-node test-
+only thread-spec threads-per-core time time-min tmp tres-bind tres-per-task uid usage use-min-nodes verbose version
+wait wait-all-nodes wckey wrap
+""".split())
+
+
+def long_option(name: str) -> tuple[str | None, bool]:
+    """The sbatch long option ``name`` (with its `--`) stands for, as getopt_long reads it, and whether it is
+    ambiguous (a prefix of several: sbatch refuses it). (None, False): no option of sbatch's."""
+    bare = name[2:]
+    if bare in _SBATCH_LONG:
+        return name, False
+    hits = [o for o in _SBATCH_LONG if o.startswith(bare)] if bare else []
+    if len(hits) == 1:
+        return "--" + hits[0], False
+    return None, len(hits) > 1
+
+
 @dataclass
 class SbatchSubmission:
     """An `sbatch` command line: the options that decide the job's GPUs and nodes (name, value, where), the
@@ -158,13 +193,15 @@ class SbatchSubmission:
     script: Any  # the Token naming the script
     args: list[Any]
     unknown: str | None = None  # why the script is not known: an option known only at run time, or not Slurm's
+    wrap: Any = None  # the Token of `--wrap CMD`: sbatch's job script is `#!/bin/sh` and CMD (opt.c _get_wrap_script)
 
 
 def sbatch_submission(words: list[Any]) -> SbatchSubmission | None:
-    """``words`` after `sbatch` (Tokens): the submission they make, or None for `--wrap` (a command, no script:
-    not followed) and `--help` / `--version` / `--usage` (no job)."""
+    """``words`` after `sbatch` (Tokens): the submission they make, or None for `--help` / `--version` /
+    `--usage` (no job). `--wrap CMD` is the job's command: no script follows (sbatch refuses both)."""
     options: list[tuple[str, str, Location]] = []
     exported: dict[str, str | None] = {}
+    wrap = None
     i = 0
     while i < len(words):
         word = words[i]
@@ -179,8 +216,20 @@ def sbatch_submission(words: list[Any]) -> SbatchSubmission | None:
         value: str | None = None
         if text.startswith("--"):
             name, eq, value = text.partition("=")
-            if name in ("--help", "--usage", "--version", "--wrap"):
+            full, ambiguous = long_option(name)
+            if ambiguous:
+                return SbatchSubmission(tuple(options), exported, None, [], (
+                    f"`{name}` is a prefix of several of sbatch's options, which sbatch refuses (\"option is "
+                    "ambiguous\")"))
+            name = full or name
+            if name in ("--help", "--usage", "--version"):
                 return None
+            if name == "--wrap":
+                if not eq and i + 1 >= len(words):
+                    return None  # sbatch refuses `--wrap` with no command
+                wrap = _wrap_token(word, value) if eq else words[i + 1]
+                i += 1 if eq else 2
+                continue
             if not eq:
                 value = None
                 if name[2:] not in _FLAG_LONG:
@@ -203,9 +252,22 @@ def sbatch_submission(words: list[Any]) -> SbatchSubmission | None:
             options.append((name, value, word.location))  # a value None: known only at run time
         elif name == "--export" and value is not None:
             exported.update(_exported(value))
+    if wrap is not None:
+        return SbatchSubmission(tuple(options), exported, None, list(words[i:]), wrap=wrap)
     if i >= len(words):
         return SbatchSubmission(tuple(options), exported, None, [], "no script named (sbatch reads it from stdin)")
     return SbatchSubmission(tuple(options), exported, words[i], list(words[i + 1:]))
+
+
+def _wrap_token(word: Any, value: str) -> Any:
+    """The command of `--wrap=CMD` as a Token of its own, placed after the `=`."""
+    from dataclasses import replace
+
+    loc = word.location
+    if loc is None:
+        return replace(word, text=value)
+    return replace(word, text=value, location=Location(loc.file, loc.line, loc.column + len("--wrap="),
+                                                       yaml_path=loc.yaml_path))
 
 
 def _exported(value: str) -> dict[str, str | None]:
