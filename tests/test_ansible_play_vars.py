@@ -188,3 +188,48 @@ def test_a_role_defaults_file_with_invalid_yaml_is_said_where_its_variables_are_
     said = [m for m in messages if "defaults/main.yml (not read: invalid YAML" in m]
     assert len(said) == 1, messages
     assert "main.yml:2" in said[0] and "its variables are unknown" in said[0]
+
+
+def test_the_plays_group_vars_and_host_vars_over_all(tmp_path):
+    """`hosts: head`: group_vars/head (a file, or a folder of files) over group_vars/all, host_vars/head over both
+    (Ansible's precedence: group_vars/all < group_vars/<group> < host_vars/<host>)."""
+    root = _tree(tmp_path, {"group_vars/all.yml": GROUP_VARS,
+                            "group_vars/head/10-model.yml": "model_dir: Qwen/Qwen2.5-14B-Instruct\n",
+                            "host_vars/head.yml": "tensor_parallel: 2\n", "run_model.yml": _playbook()})
+    server, _ = _server(root)
+    assert server.model == "Qwen/Qwen2.5-14B-Instruct"  # the group's over all's
+    assert server.args["tensor_parallel_size"] == 2  # the host's over both
+    said = " ".join(server.notes)
+    assert "group_vars/head/" in said and "host_vars/head.yml" in said
+
+
+def test_another_groups_vars_are_not_taken(tmp_path):
+    root = _tree(tmp_path, {"group_vars/all.yml": GROUP_VARS,
+                            "group_vars/workers.yml": "tensor_parallel: 8\n", "run_model.yml": _playbook()})
+    server, _ = _server(root)
+    assert server.args["tensor_parallel_size"] == 4
+
+
+REGEX_PLAYBOOK = PLAYBOOK.replace("--model {{{{ model_dir }}}}",
+                                  "--model {{{{ model_dir }}}} --served-model-name {{{{ served }}}}")
+
+
+def _regex_tree(tmp_path, served):
+    text = textwrap.dedent(REGEX_PLAYBOOK).format(vars_files="").replace(
+        "    api_port: 8000\n", f"    api_port: 8000\n    served: \"{served}\"\n")
+    return _tree(tmp_path, {"group_vars/all.yml": GROUP_VARS, "run_model.yml": text})
+
+
+def test_regex_replace_with_a_literal_pattern_is_applied(tmp_path):
+    server, _ = _server(_regex_tree(tmp_path, "{{ model_dir | regex_replace('^.*/', '') | lower }}"))
+    assert server.args["served_model_name"] == ["qwen2.5-7b-instruct"]  # (then `lower`)
+    # (in YAML's double quotes `\\\\2` is `\\2`, which Jinja2's string literal reads as re.sub's `\2`)
+    server, _ = _server(_regex_tree(tmp_path / "b", "{{ model_dir | regex_replace('^(.*)/(.*)$', '\\\\\\\\2') }}"))
+    assert server.args["served_model_name"] == ["Qwen2.5-7B-Instruct"]
+
+
+def test_an_invalid_or_catastrophic_pattern_leaves_the_value_unknown(tmp_path):
+    for k, pattern in enumerate(("[unclosed", "(a+)+$", ".*.*.*x")):
+        server, _ = _server(_regex_tree(tmp_path / str(k), "{{ model_dir | regex_replace('" + pattern + "', 'x') }}"))
+        assert server.args.get("served_model_name") is None
+        assert any("regex_replace" in n for n in server.notes), server.notes

@@ -9,11 +9,14 @@ compose service (vramlint.extract.compose), its parameters given the compose nam
 Values are Jinja2, which Ansible renders before the module runs. A `{{ name }}` (optionally `| default(...)`) is
 read from what the repository itself gives: the task's and its blocks' `vars:`, a playbook's play `vars:` and
 `vars_files` (files inside the scanned tree, relative to the playbook), the group_vars/all beside the playbook or
-beside an inventory file next to its folder, and the role's `vars/main.yml` over its `defaults/main.yml`, in
-Ansible's precedence among those, when the variable is a plain scalar there. Other groups', hosts' and extra
-vars are set where the play runs, and override these: a value from
-the role's defaults is said as coming from there. Anything else (`{% %}`, other filters, expressions) is unknown,
-said once per variable and file, never taken as written.
+beside an inventory file next to its folder, over it the group_vars/NAME (a file, or a folder of files) and
+host_vars/NAME of the one group or host the plays run on (`hosts: NAME`), and the role's `vars/main.yml` over its
+`defaults/main.yml`, in Ansible's precedence among those, when the variable is a plain scalar there. Other
+groups', hosts' and extra vars are set where the play runs, and override these: a value from
+the role's defaults is said as coming from there. `regex_replace('PATTERN', 'REPL')` with literal arguments is
+Python's re.sub, as Ansible's filter is (an invalid pattern, or one that may backtrack without bound, leaves the
+value unknown). Anything else (`{% %}`, other filters, expressions) is unknown, said once per variable and file,
+never taken as written.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ _FILTER = re.compile(r"\|\s*([A-Za-z_]+)\s*(?:\(\s*(?:'([^']*)'|\"([^\"]*)\"|(-?
                      r"(?:,\s*(?:true|false|True|False)\s*)?\))?\s*")
 # Jinja2 filters whose result vramlint computes (Ansible's `quote` is shlex.quote)
 _FILTERS = ("default", "d", "quote", "string", "trim")
+
 
 
 def _tasks_in(node: Any, path: str = "", depth: int = 0):
@@ -218,7 +222,7 @@ def role_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
         group = _play_group(play_dir, os.path.basename(role))
         if group is not None:
             # the group's variables apply to every host of the play that applies the role, over `all`'s
-            places.append((play_dir, "group_vars", "the play's group_vars", group))
+            places.extend(_hosts_places(play_dir, group))
     places.append((role, "vars", "vars", "main"))
     _read_places(places, out, read)
     return out, read
@@ -228,13 +232,14 @@ def _read_places(places: list[tuple[str, str, str, str]], out: dict[str, _Variab
     """The variables files of ``places`` ((folder, `defaults` | `vars` | `group_vars`, how it is said, the group
     or `main`)), later ones over earlier ones, into ``out``; the files read said in ``read``."""
     for base, sub, shown, stem in places:
-        names = (f"{stem}.yml", f"{stem}.yaml", stem) if sub == "group_vars" else ("main.yml", "main.yaml", "main")
+        inventory_vars = sub in ("group_vars", "host_vars")
+        names = (f"{stem}.yml", f"{stem}.yaml", stem) if inventory_vars else ("main.yml", "main.yaml", "main")
         for name in names:
             path = os.path.join(base, sub, name)
             if os.path.isfile(path):
-                _take_variables(out, read, path, f"{shown}/{name}" if sub == "group_vars" else f"the role's {sub}/{name}")
+                _take_variables(out, read, path, f"{shown}/{name}" if inventory_vars else f"the role's {sub}/{name}")
                 break
-            if os.path.isdir(path) and sub == "group_vars":
+            if os.path.isdir(path) and inventory_vars:
                 # a group's folder: its files are read in name order, a later one's value winning
                 files = sorted(f for f in os.listdir(path) if f.endswith((".yml", ".yaml")))[:MAX_GROUP_FILES]
                 taken: list[str] = []
@@ -251,13 +256,14 @@ _INVENTORY_NAMES = ("inventory.ini", "inventory.yml", "inventory.yaml", "invento
                     "hosts.yml", "hosts.yaml")
 
 
-def playbook_group_variables(file: str) -> tuple[dict[str, _Variable], list[str]]:
+def playbook_group_variables(file: str, data: Any = None) -> tuple[dict[str, _Variable], list[str]]:
     """The `all` group's variables a playbook outside a role is run with, as the repository gives them: the
     group_vars/all beside an inventory file in the playbook's folder or the one above it (`ansible/inventory.ini`
     and `ansible/group_vars/all.yml` for `ansible/playbooks/site.yml`), under the playbook's own group_vars/all
     (Ansible's precedence: inventory group_vars/all < playbook group_vars/all), and an `inventory/` folder's
-    group_vars/all beside the playbook under both. Other groups' variables apply
-    only to the hosts in them: not read."""
+    group_vars/all beside the playbook under both; over them the group_vars/NAME and host_vars/NAME of the one
+    group or host the playbook's plays run on (``data``: the playbook). Other groups' variables apply only to the
+    hosts in them: not read."""
     out: dict[str, _Variable] = {}
     read: list[str] = []
     play_dir = os.path.dirname(file) or "."
@@ -270,8 +276,42 @@ def playbook_group_variables(file: str) -> tuple[dict[str, _Variable], list[str]
             places.append((folder, "group_vars", shown, "all"))
     if places[-1][0] != play_dir:
         places.append((play_dir, "group_vars", "the play's group_vars", "all"))
+    group = _playbook_hosts(data) if data is not None else None
+    if group is not None:
+        places.extend(_hosts_places(play_dir, group, [p[0] for p in places[1:-1]]))
     _read_places(places, out, read)
     return out, read
+
+
+def _hosts_places(play_dir: str, name: str, inventories: list[str] | None = None) -> list[tuple[str, str, str, str]]:
+    """The variables files for the hosts a play runs on (`hosts: NAME`), in Ansible's precedence over the `all`
+    group's: the inventory's group_vars/NAME, the playbook's group_vars/NAME, then host_vars/NAME (when NAME is
+    a host) in the same order (`ansible-doc -t vars host_group_vars`; the variable precedence list: inventory
+    group_vars/* < playbook group_vars/* < inventory host_vars/* < playbook host_vars/*)."""
+    bases = [os.path.join(play_dir, "inventory"), *(inventories or []), play_dir]
+    bases = list(dict.fromkeys(bases))
+    out = []
+    for sub in ("group_vars", "host_vars"):
+        for base in bases:
+            shown = "the play's" if base == play_dir else "the inventory's"
+            out.append((base, sub, f"{shown} {sub}", name))
+    return out
+
+
+def _playbook_hosts(data: Any) -> str | None:
+    """The one group or host every play of a playbook runs on (`hosts: gpu_servers`), or None (several, `all`, a
+    pattern or a template: which groups' and hosts' variables apply is not known)."""
+    names: set[str] = set()
+    for play in data if isinstance(data, list) else []:
+        if not isinstance(play, dict) or "hosts" not in play:
+            continue
+        hosts = play.get("hosts")
+        if not isinstance(hosts, str) or not re.fullmatch(r"[A-Za-z_][\w.-]*", hosts.strip()):
+            return None
+        names.add(hosts.strip())
+    if len(names) != 1 or "all" in names:
+        return None
+    return names.pop()
 
 
 MAX_PLAYBOOKS = 64  # playbooks looked at beside a role's roles/ folder for the hosts it is applied to
@@ -795,7 +835,7 @@ def extract_ansible(doc: Any) -> tuple[list[Server], list[Problem]]:
         return servers, problems
     role_vars, read = role_variables(file)
     if role_folder(file) is None and _is_playbook(doc.data):
-        role_vars, read = playbook_group_variables(file)
+        role_vars, read = playbook_group_variables(file, doc.data)
     play_files, files_read = play_files_variables(file, doc.data, problems)
     read = read + files_read
     said: set[str] = set()

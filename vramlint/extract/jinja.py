@@ -7,7 +7,7 @@ control, and Ansible's template defaults (`trim_blocks`: the newline after a blo
 Expressions: literals, names, `.attr` and `[key]`, `not` / `and` / `or`, comparisons, `in`, `~` and `+`,
 `x if c else y`, the tests `defined` / `undefined` / `none` / `string` / `number`, and the filters Ansible roles
 use for values (default, bool, int, float, string, lower, upper, trim, length, join, ternary, quote, replace,
-comment, first, last, list, sort, unique). A name the repository does not give is undefined (as where nothing
+regex_replace with a pattern that cannot backtrack without bound, comment, first, last, list, sort, unique). A name the repository does not give is undefined (as where nothing
 overrides the role's values: `| default()` and `is defined` act on it as Jinja2 does); a value vramlint cannot
 compute (another filter, a lookup, a fact) is Unknown, and so is everything computed from it. An `{% if %}` whose
 condition is Unknown has neither branch rendered (said, with its line); a `{{ }}` that is Unknown writes
@@ -551,6 +551,36 @@ def _ansible_bool(value: Any) -> Any:
 # --- The expression parser (precedence as Jinja2's: or, and, not, comparisons, ~ and +, filters, postfix) ---
 
 
+MAX_PATTERN_CHARS = 256  # a regex_replace pattern longer than this is not run
+MAX_REPLACED_CHARS = 256  # nor one over a longer value (a model id, an image tag, a path: shorter)
+MAX_OPEN_QUANTIFIERS = 2  # `*`, `+`, `{n,}` in one pattern: k of them can take ~n**(k+1) steps on n characters
+# a quantified group holding a quantifier or alternatives (`(a+)+`, `(.*)*`, `(x|xy){2,}`), or a backreference:
+# patterns whose matching can take exponential time on a short value (catastrophic backtracking)
+_BACKTRACKING = re.compile(r"\([^()]*(?:[+*]|\{\d*,\d*\}|\|)[^()]*\)\s*(?:[+*]|\{\d*,\d*\})|\\[1-9]")
+
+
+def _open_quantifiers(pattern: str) -> int:
+    """The unbounded quantifiers of a regular expression (`*`, `+`, `{n,}`), escapes and character classes aside."""
+    bare = re.sub(r"\[(?:\\.|[^\]\\])*\]", "", re.sub(r"\\.", "", pattern))
+    return len(re.findall(r"[*+]|\{\d*,\}", bare))
+
+
+def _string_literal(body: str, line: int) -> str:
+    """A string literal's value as Jinja2's lexer reads it (lexer.py: the text between the quotes,
+    `.encode("ascii", "backslashreplace").decode("unicode-escape")`: `\\\\1` is `\\1`, `\\d` stays `\\d`, `\\n` a
+    newline); an escape Python's codec refuses (`\\x` without hex digits) is a template Jinja2 refuses too."""
+    if "\\" not in body:
+        return body
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (an unknown escape such as `\\d` is kept, with a DeprecationWarning)
+        try:
+            return body.encode("ascii", "backslashreplace").decode("unicode-escape")
+        except UnicodeDecodeError as exc:
+            raise _Failed(f"a string literal Jinja2 cannot read at line {line} ({exc.reason})", line=line) from None
+
+
 _TOKEN = re.compile(r"""\s*(?:
     (?P<num>\d+\.\d+|\d+)
   | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
@@ -578,9 +608,7 @@ class _Parser:
                     raise _Failed(f"a number of {len(value):,} digits at line {line}", line=line)
                 self.tokens.append(("lit", float(value) if "." in value else int(value)))
             elif kind == "str":
-                body = value[1:-1]
-                self.tokens.append(("lit", re.sub(r"\\(.)", lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)),
-                                                  body)))
+                self.tokens.append(("lit", _string_literal(value[1:-1], line)))
             elif kind == "name":
                 self.tokens.append(("name", value))
             else:
@@ -726,17 +754,27 @@ class _Parser:
             self.i += 1
             name = self._take("name")
             args: list[Any] = []
+            kwargs: dict[str, Any] = {}
             if self._peek("op", "("):
-                args = self._arguments()
-            value = self._filter(name, value, args)
+                args = self._arguments(kwargs)
+            value = self._filter(name, value, args, kwargs)
         return value
 
-    def _arguments(self) -> list[Any]:
+    def _arguments(self, kwargs: dict[str, Any] | None = None) -> list[Any]:
+        """The positional arguments of a call; keyword ones go to ``kwargs`` when given (else taken as positional
+        values, which the filters that ignore their keywords read alike)."""
         self._take("op", "(")
         args: list[Any] = []
         while not self._peek("op", ")"):
             if self._peek("name") and self.i + 1 < len(self.tokens) and self.tokens[self.i + 1] == ("op", "="):
-                self.i += 2  # a keyword argument: its value only
+                keyword = self.tokens[self.i][1]
+                self.i += 2
+                if kwargs is not None:
+                    kwargs[keyword] = self._conditional()
+                    if not self._peek("op", ","):
+                        break
+                    self.i += 1
+                    continue
             args.append(self._conditional())
             if not self._peek("op", ","):
                 break
@@ -744,7 +782,37 @@ class _Parser:
         self._take("op", ")")
         return args
 
-    def _filter(self, name: str, value: Any, args: list[Any]) -> Any:
+    def _regex_replace(self, value: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Ansible's regex_replace (plugins/filter/core.py): Python's re.sub of every match (`count` of them when
+        given), `ignorecase` / `multiline` its flags, in that positional order after the pattern and replacement.
+        A pattern that is invalid (the task fails), may backtrack without bound or is past the bounds is not run:
+        Unknown, said."""
+        names = ("pattern", "replacement", "ignorecase", "multiline", "count")
+        given = dict(zip(names, args, strict=False))
+        given.update((k, v) for k, v in kwargs.items() if k in names)
+        pattern, replacement = given.get("pattern", ""), given.get("replacement", "")
+        count = given.get("count", 0)
+        if not isinstance(pattern, str) or not isinstance(replacement, str) or \
+                not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            return UNKNOWN
+        why = None
+        if len(pattern) > MAX_PATTERN_CHARS or len(value) > MAX_REPLACED_CHARS:
+            why = (f"past vramlint's bounds for it ({MAX_PATTERN_CHARS} characters of pattern, "
+                   f"{MAX_REPLACED_CHARS:,} of value)")
+        elif _BACKTRACKING.search(pattern) or _open_quantifiers(pattern) > MAX_OPEN_QUANTIFIERS:
+            why = "its pattern may backtrack without bound (a quantified group holding a quantifier or alternatives, " \
+                  f"a backreference, or more than {MAX_OPEN_QUANTIFIERS} open quantifiers): not run"
+        else:
+            flags = (re.I if _truth(given.get("ignorecase", False)) else 0) | \
+                (re.M if _truth(given.get("multiline", False)) else 0)
+            try:
+                return re.sub(pattern, replacement, value, count=count, flags=flags)
+            except (re.error, IndexError) as exc:
+                why = f"it fails ({exc}), so does the task where it runs"
+        self.engine.unknown.setdefault(f"| regex_replace('{_short(pattern)}', ...)", why)
+        return UNKNOWN
+
+    def _filter(self, name: str, value: Any, args: list[Any], kwargs: dict[str, Any] | None = None) -> Any:
         if name in ("default", "d"):
             fallback = args[0] if args else ""
             if isinstance(value, _Undefined) or (len(args) > 1 and args[1] is True and value is not UNKNOWN
@@ -799,6 +867,8 @@ class _Parser:
                 return shlex.quote(_text(value))
             if name == "replace" and len(args) >= 2:
                 return _text(value).replace(_text(args[0]), _text(args[1]))
+            if name == "regex_replace":
+                return self._regex_replace(_text(value), args, kwargs or {})
             if name == "comment":
                 return "\n".join("# " + line if line else "#" for line in _text(value).split("\n"))
             if name == "first":
