@@ -102,3 +102,20 @@ def test_an_override_of_another_name_is_not_merged(tmp_path, capsys):
     (tmp_path / "docker-compose.long.yml").write_text(DEFAULT_OVERRIDE)
     [server] = _servers(tmp_path, capsys)
     assert server["args"]["max_model_len"] == 8192
+
+
+def test_the_overrides_deploy_merges_per_key_over_the_bases(tmp_path, capsys):
+    """compose-go's override.MergeYaml: `deploy` is a mapping merged key by key, so an override that sets only
+    `deploy.replicas` and `deploy.resources.limits` keeps the base's `reservations.devices`; a device list in both
+    is appended (the base's requests, then the override's), and moby's NVIDIA driver writes NVIDIA_VISIBLE_DEVICES
+    once per request, of which the container runtime hook keeps the last (its env map): the override's."""
+    (tmp_path / "docker-compose.yml").write_text(BASE.replace("count: 1", "count: 2"))
+    (tmp_path / "docker-compose.override.yml").write_text(
+        "services:\n  vllm:\n    deploy:\n      replicas: 1\n      resources:\n        limits:\n          memory: 32g\n")
+    [server] = _servers(tmp_path, capsys)
+    assert server["gpu"]["count"] == 2
+    (tmp_path / "docker-compose.override.yml").write_text(
+        "services:\n  vllm:\n    deploy:\n      resources:\n        reservations:\n          devices:\n"
+        "            - driver: nvidia\n              device_ids: ['3']\n              capabilities: [gpu]\n")
+    [server] = _servers(tmp_path, capsys)
+    assert server["gpu"]["count"] == 1 and server["gpu"]["device_ids"] == ["3"]
