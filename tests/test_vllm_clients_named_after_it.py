@@ -154,3 +154,13 @@ def test_vllm_in_command_position_of_a_script_or_a_launchers_argument_still_name
         (tmp_path / "job.yaml").write_text(text)
         inventory = scan([str(tmp_path / "job.yaml")])
         assert [p.level for p in inventory.problems if "command line is not visible" in p.message] == ["note"], script
+
+
+def test_arguments_of_an_unseen_entrypoint_read_its_shell_script():
+    """Args alone (the image's ENTRYPOINT a shell): `-c SCRIPT` is read command by command; other arguments as
+    before, every word."""
+    from vramlint.cmdline import _argv_names_vllm
+
+    assert _argv_names_vllm(["-c", "exec vllm serve Qwen/Qwen2.5-1.5B-Instruct"])
+    assert not _argv_names_vllm(["-c", "curl -XPUT http://es:9200/_template/vllm-distill"])
+    assert _argv_names_vllm(["--entry", "/opt/run_vllm.sh"])

@@ -1373,6 +1373,13 @@ def _argv_names_vllm(words: list[str], depth: int = 0) -> bool:
     if i >= len(words):
         return False
     first, rest = words[i], words[i + 1:]
+    if first.startswith("-"):
+        # arguments of an entrypoint not seen (the image's): a `-c SCRIPT` is its shell's script, anything else
+        # is read as before, every word
+        for k, word in enumerate(words[i:-1]):
+            if word.startswith("-") and not word.startswith("--") and "c" in word[1:] and depth < MAX_SHELL_DEPTH:
+                return _script_names_vllm(words[i + k + 1], depth + 1)
+        return any(_names_vllm_as_command(w) for w in words[i:])
     if _names_vllm_as_command(first):
         return True
     name = _basename(first).lower()
