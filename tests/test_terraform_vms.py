@@ -182,3 +182,11 @@ def test_azure_custom_data_with_an_unknown_template_value_keeps_it_unknown(tmp_p
     [server] = scan([root]).servers
     assert server.model is None
     assert server.gpu.type == "A100-80GB-PCIe" and server.gpu.count == 1
+
+
+def test_a_tf_naming_no_vllm_whose_script_file_does_is_read(tmp_path):
+    text = AWS.replace('"vllm"', '"inference"')
+    assert "vllm" not in text.lower()
+    root = _tree(tmp_path, {"main.tf": text, "scripts/serve.sh": SERVE})
+    [server] = scan([root]).servers
+    assert server.model == "mistralai/Mistral-7B-Instruct-v0.3" and server.gpu.count == 4

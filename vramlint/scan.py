@@ -457,6 +457,12 @@ def _scan_systemd(col: _Collector, text: str, display: str, base_dir: str, use_p
     _read_launcher(col, text, display, base_dir, read_systemd_servers, "systemd unit")
 
 
+def _may_start_vm_script(text: str) -> bool:
+    from vramlint.extract.terraform_vms import may_start_vm_script
+
+    return may_start_vm_script(text)
+
+
 def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use_prefilter: bool) -> None:
     """A Terraform file (`extract.terraform`): the vLLM servers of the Kubernetes objects and Helm releases its
     resources create, kept apart until the join. Only one the prefilter passes is read (the module's other files
@@ -464,7 +470,7 @@ def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use
     col.inventory.files_scanned += 1
     # (a module's ConfigMaps need not name vLLM: a container of another file takes its variables from them)
     releases_only = False
-    if use_prefilter and not prefilter(text) and "kubernetes_config_map" not in text:
+    if use_prefilter and not prefilter(text) and "kubernetes_config_map" not in text and not _may_start_vm_script(text):
         # a release of a chart in the tree that names vLLM gives it its values, though the .tf names no vLLM
         # (groundx-on-prem's operator/*.tf installing modules/*/helm_chart): read for those releases alone
         if "helm_release" not in text:

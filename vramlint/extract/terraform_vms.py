@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any
 
 from vramlint.extract import hcl
@@ -44,6 +45,17 @@ VM_RESOURCES: dict[str, tuple[tuple[str, ...], frozenset[str], str, str]] = {
     "azurerm_virtual_machine": (("os_profile.custom_data",), frozenset({"os_profile.custom_data"}), "azure",
                                 "vm_size"),
 }
+# A file with a VM whose start-up script is read from another file (`file()`, `templatefile()`): the script may name
+# vLLM where the .tf names none (the scan's cheap test before reading such a file)
+_READS_SCRIPT_FILE = re.compile(r"(?:metadata_startup_script|startup-script|user_data(?:_base64)?|custom_data)\"?\s*[=:]"
+                                r"[^\n]*\b(?:file|templatefile|filebase64)\(")
+
+
+def may_start_vm_script(text: str) -> bool:
+    """Could this Terraform text create a VM whose start-up script is a file of the tree? False: certainly not."""
+    return any(rtype in text for rtype in VM_RESOURCES) and _READS_SCRIPT_FILE.search(text) is not None
+
+
 _METADATA_KEYS = ("startup-script", "user-data")  # GCE metadata the guest runs at boot (user-data: cloud-init)
 MAX_SCRIPT_CHARS = 256 * 1024  # a start-up script (scripts.MAX_SCRIPT_BYTES: anything larger is not one)
 
