@@ -113,7 +113,7 @@ _STEP3P5 = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "n
 
 
 @pytest.mark.parametrize("cfg, says", [
-    (_DEEPSEEK_V4, "DeepSeek-V4"), ({**_DEEPSEEK_V4, "model_type": "deepseek_ref"}, "1 layer of ratio 128"),
+    (_DEEPSEEK_V4, "DeepSeek-V4"), ({**_DEEPSEEK_V4, "model_type": "deepseek_ref"}, "1 of ratio 128"),
     (_MINIMAX_M3, "MiniMax-M3"), (_KIMI_LINEAR, "3 Kimi Delta Attention layers"),
     ({**_STEP3P5, "architectures": ["Step3p7FlashForCausalLM"], "model_type": "step3p7"}, "Step3p7FlashForCausalLM"),
 ])
@@ -122,6 +122,22 @@ def test_attention_layouts_the_budget_does_not_lay_out_are_refused(cfg, says, tm
     (tmp_path / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     info, why = resolve_model(str(tmp_path), ResolveOptions(base_dir=str(tmp_path)), network=False)
     assert info is None and NOT_MODELLED in why
+
+
+def test_deepseek_v4_reason_splits_decoder_and_mtp_layers_and_names_what_the_budget_lacks():
+    # vllm/models/deepseek_v4/attention.py (0.34.0): layer i < num_hidden_layers takes compress_ratios[i], the MTP
+    # layers after them are sliding-window only; the reason used to count the MTP entry as a decoder layer of ratio 0
+    cfg = {**_DEEPSEEK_V4, "num_hidden_layers": 3, "compress_ratios": [0, 4, 128, 0], "num_nextn_predict_layers": 1,
+           "expert_dtype": "fp4"}
+    why = unmodelled_architecture(cfg)
+    assert "(3 decoder layers: 1 sliding-window only, 1 of ratio 4, 1 of ratio 128; 1 MTP layer" in why
+    assert "128-token sliding-window latent" in why and "indexer key cache (64-wide)" in why
+    assert "one bytes-per-token figure, one block size" in why and "fp4 experts (expert_dtype)" in why
+    data = json.loads(UNMODELLED_INDEX.read_text(encoding="utf-8"))["models"]
+    flash = data["deepseek-ai/DeepSeek-V4-Flash"]["reason"]
+    assert "43 decoder layers: 2 sliding-window only, 21 of ratio 4, 20 of ratio 128; 1 MTP layer" in flash
+    assert "61 decoder layers: 30 of ratio 4, 31 of ratio 128; 1 MTP layer" in data["deepseek-ai/DeepSeek-V4-Pro"]["reason"]
+    assert "expert_dtype" not in data["sgl-project/DeepSeek-V4-Flash-FP8"]["reason"]
 
 
 def test_deepseek_v32_and_plain_sliding_window_models_are_still_sized():

@@ -981,17 +981,7 @@ def _unmodelled_attention(tc: dict, arch: str | None) -> str | None:
     model_type = str(tc.get("model_type") or "")
     ratios = tc.get("compress_ratios")
     if model_type == "deepseek_v4" or (arch or "").startswith("DeepseekV4") or isinstance(ratios, list):
-        # vllm/models/deepseek_v4 (0.33.0, 0.34.0): DeepseekV4 attention's MLAAttentionSpec caches one compressed
-        # latent per compress_ratio tokens (tokens_per_state), the ratio-4 layers add a lightning-indexer key cache,
-        # every layer a sliding-window cache (DeepseekV4SWACache) and fp32 compressor state rings
-        # (SlidingWindowMLASpec, compressor.py); the decoder carries hc_mult hyper-connection streams
-        counts = ""
-        if isinstance(ratios, list):
-            by = {r: sum(1 for x in ratios if x == r) for r in sorted({x for x in ratios if isinstance(x, int)})}
-            counts = " (" + ", ".join(f"{n} layer{'s' if n != 1 else ''} of ratio {r}" for r, n in by.items()) + ")"
-        return ("a DeepSeek-V4 model: its compressed sparse attention caches one latent per compress_ratios tokens"
-                f"{counts}, an indexer key cache on the ratio-4 layers, a sliding-window cache and compressor "
-                "state per layer (vllm/models/deepseek_v4)")
+        return _deepseek_v4_reason(tc, ratios)
     sparse = tc.get("sparse_attention_config")
     if model_type.startswith("minimax_m3") or (isinstance(sparse, dict) and sparse.get("use_sparse_attention")):
         # vllm/models/minimax_m3/common/indexer.py (0.33.0, 0.34.0): each sparse layer keeps an index-key cache
@@ -1020,6 +1010,46 @@ def _unmodelled_attention(tc: dict, arch: str | None) -> str | None:
 # Text config types of Qwen3.5 / Qwen3.5-MoE checkpoints (the model_type of their text_config).
 QWEN3_5_TEXT_TYPES = ("qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe")
 
+
+
+def _deepseek_v4_reason(tc: dict, ratios) -> str:
+    """What vLLM lays out for a DeepSeek-V4 model and which part of it the budget lacks.
+
+    vLLM 0.20.0 - 0.34.0 (model_executor/layers/deepseek_v4_attention.py and deepseek_compressor.py up to 0.21,
+    models/deepseek_v4/ from 0.22; v1/attention/backends/mla/sparse_swa.py): every layer registers a
+    DeepseekV4SWACache (SlidingWindowMLASpec over `sliding_window` tokens, one head_dim-wide latent); a layer of
+    ratio 4 or 128 adds a MLAAttentionSpec holding one latent per ratio tokens and an fp32 compressor-state
+    SlidingWindowMLASpec (block 4 or 8); a ratio-4 layer adds an indexer key cache and its compressor state. Layer i
+    < num_hidden_layers takes compress_ratios[i]; the MTP layers after them are sliding-window only (attention.py:
+    'MTP layer is not included'). The free memory is split into blocks by a DeepSeek-V4 path that changes by
+    release: kv_cache_utils._get_kv_cache_config_deepseek_v4 (0.20 - 0.25: layer tuples per page size),
+    group_and_unify_kv_cache_specs (0.26 - 0.28: a block size per group, 256 / 64 / 4 / 8), _get_packed_kv_cache_groups
+    (0.29 on; kv_cache_planning.py from 0.33). The KV cache stage holds one bytes-per-token figure and one block size,
+    and the weight count reads neither hc_mult nor expert_dtype, so neither the blocks nor the weights are sized."""
+    layers = _int(tc.get("num_hidden_layers"))
+    counts = ""
+    if isinstance(ratios, list):
+        decoder = ratios[:layers] if layers else ratios
+        by = {r: sum(1 for x in decoder if x == r) for r in sorted({x for x in decoder if isinstance(x, int)})}
+        parts = [f"{n} of ratio {r}" if r > 1 else f"{n} sliding-window only" for r, n in by.items()]
+        mtp = len(ratios) - len(decoder)
+        counts = (f" ({len(decoder)} decoder layers: " + ", ".join(parts)
+                  + (f"; {mtp} MTP layer{'s' if mtp != 1 else ''}, sliding-window only" if mtp > 0 else "") + ")")
+    window = _int(tc.get("sliding_window"))
+    head = _int(tc.get("head_dim"))
+    index_head = _int(tc.get("index_head_dim"))
+    experts = tc.get("expert_dtype")
+    hc = _int(tc.get("hc_mult"))
+    weights = " or ".join(x for x in (f"hc_mult {hc} hyper-connection streams" if hc else None,
+                                     f"{experts} experts (expert_dtype)" if isinstance(experts, str) else None) if x)
+    return ("a DeepSeek-V4 model" + counts + ": vLLM caches per layer a "
+            + (f"{window}-token " if window else "") + "sliding-window latent, on each compressed layer one "
+            + (f"{head}-wide " if head else "") + "latent per 4 or 128 tokens with fp32 compressor state, on the "
+            "ratio-4 layers an indexer key cache" + (f" ({index_head}-wide)" if index_head else "")
+            + ", and splits the memory into blocks by its own DeepSeek-V4 layout, which changes by release (0.20-0.25 "
+            "layer tuples per page size, 0.26-0.28 a block size per cache group, from 0.29 packed page groups); "
+            "vramlint's KV cache stage (one bytes-per-token figure, one block size) lays out none of these"
+            + (f", nor does its weight count read {weights}" if weights else "") + " (vllm/models/deepseek_v4)")
 
 def facts_from_config(cfg: dict, hf_quant_config: dict | None = None) -> dict:
     """The compact facts of a config.json (see the module docstring for the keys)."""
