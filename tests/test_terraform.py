@@ -899,3 +899,15 @@ def test_the_local_release_test_is_a_cheap_text_test():
     # Terraform's JSON syntax
     assert may_release_local_chart('{"resource": {"helm_release": {"a": {\n  "chart": "${path.module}/c"}}}}')
     assert not may_release_local_chart('{"resource": {"helm_release": {"a": {\n  "chart": "nginx"}}}}')
+
+
+def test_a_chart_walked_for_its_releases_is_walked_again_by_the_next_scan(tmp_path):
+    # `helm.hook.names_vllm` keeps, for the scan, whether a chart's own files may name vLLM (each of many releases
+    # of a chart walked it again): a second scan in the same process sees the files as they are then
+    root = _tree(tmp_path, _RELEASE_NAMING_NO_VLLM)
+    assert [s.model for s in scan([root]).servers] == ["Qwen/Qwen2.5-7B-Instruct"]
+    queue = tmp_path / "modules/queue/helm_chart/templates/deployment.yaml"
+    queue.write_text(queue.read_text().replace("{{ .Values.service.name }}", "queue").replace(
+        "image: redis:7", "image: vllm/vllm-openai:v0.8.5\n          args: [--model, Qwen/Qwen2.5-1.5B-Instruct]"))
+    models = [s.model for s in scan([root]).servers]
+    assert "Qwen/Qwen2.5-1.5B-Instruct" in models and "Qwen/Qwen2.5-7B-Instruct" in models, models

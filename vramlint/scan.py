@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +69,9 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
     """
     roots = [p for p in paths if p != "-"] + list(values_files if root_values is None else root_values)
     _CHART_DIR_CACHE.clear()  # folders are named relative to the working directory: another scan, other folders
+    hook = sys.modules.get("vramlint.helm.hook")  # (not imported for this: most runs walk no chart)
+    if hook is not None:
+        hook.clear_run_caches()
     with scanned_roots(roots):
         if vllm_version is None:
             return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name,

@@ -415,6 +415,30 @@ def names_vllm(chart_dir: str, values: list[Any] = (), unread: bool = False) -> 
                 return True
         elif prefilter(repr(getattr(value, "data", value))):
             return True
+    # The chart's own files are the same whichever release installs it: walked once a run per folder (by its
+    # real path, as every read resolves it). 200 Terraform releases of 20 charts walked each chart ten times, and
+    # a chart of thousands of files installed by thousands of releases would be read that many times over.
+    real = os.path.realpath(chart_dir)
+    known = _CHART_FILES_NAME_VLLM.get(real)
+    if known is None:
+        known = _CHART_FILES_NAME_VLLM[real] = _chart_files_name_vllm(chart_dir)
+    return known
+
+
+# per scan (`clear_run_caches`): a chart folder's real path -> whether its files may name vLLM
+_CHART_FILES_NAME_VLLM: dict[str, bool] = {}
+
+
+def clear_run_caches() -> None:
+    """What `names_vllm` keeps of the charts it walked, forgotten: another scan may see other files."""
+    _CHART_FILES_NAME_VLLM.clear()
+
+
+def _chart_files_name_vllm(chart_dir: str) -> bool:
+    """`names_vllm` of the chart's own files (templates, values, Chart.yaml, subcharts), without a release."""
+    from vramlint.fsread import Refusal, read_bytes
+    from vramlint.prefilter import prefilter
+
     files = 0
     size = 0
     for root, dirs, names in os.walk(chart_dir):
