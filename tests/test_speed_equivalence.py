@@ -9,7 +9,7 @@ import json
 import math
 import os
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import vramlint.yamlload as yamlload
@@ -231,3 +231,37 @@ def test_v0_capture_sizes_are_the_grid_up_to_the_first_size_at_least_max_num_seq
     for max_num_seqs in [*range(-2, 8300, 13), 0.5, 8191.5, float("nan"), float("inf")]:
         largest = next((s for s in grid if s >= max_num_seqs), grid[-1])
         assert capture_sizes(beh, max_num_seqs, 10**6, False) == ([], [s for s in grid if s <= largest])
+
+
+_SHELL_PIECES = ["vllm", "serve", "--port", "8000", " ", " ", "  ", "\n", ";", "&&", "|", "'a b'", '"x y"', '"$M"',
+                 "$M", "${M:-d}", "`id`", "{a,b}", "\\\n", "\\ ", "> log", "2>&1", "<<EOF\nbody\nEOF\n", "# c\n",
+                 "M=q", "if", "then", "fi", "for", "x", "in", "do", "done", "(", ")", "=", "\ue000", "'", '"',
+                 "bash -c", "\"vllm serve \ue000\"", "--x=\ue000", "\u2983a\u2984"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_SHELL_PIECES), max_size=24))
+@example(["bash -c", "\"vllm serve \ue000\""])  # a shell's script keeps its marks: only its own words are unknown
+@example(["bash -c", "\"vllm serve \u2983a\u2984\""])
+@example(["vllm", "serve", "{a,b}", "--port", "$M"])
+def test_a_command_with_nothing_to_expand_is_walked_as_when_it_was_split_again(pieces):
+    # cmdline.ScriptWalk takes a command's words as written when its text has no `$`, backquote, brace or mark,
+    # instead of splitting it again over the variables: the commands, their variables and what is said are those
+    # of the second split
+    from vramlint import cmdline
+
+    text = "M=org/m\n" + " ".join(pieces)
+
+    def walked():
+        said: list[str] = []
+        walk = cmdline.ScriptWalk(text, {}, lambda words: True, [], lambda first: "", said)
+        out = [(r.words, dict(r.env)) if isinstance(r, cmdline.Command) else (r.start, r.end) for r in walk.run()]
+        return out, said, walk.variables
+
+    fast = walked()
+    saved = cmdline._SPLIT_AS_WRITTEN
+    cmdline._SPLIT_AS_WRITTEN = cmdline.re.compile("")  # matches every text: every command split again
+    try:
+        assert walked() == fast
+    finally:
+        cmdline._SPLIT_AS_WRITTEN = saved
