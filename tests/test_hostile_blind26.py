@@ -1,0 +1,40 @@
+"""Round 26's hostile inputs (benchmarks/hostile_blind26.py), each as a test of the behaviour fixed."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from vramlint.cli import main
+
+
+def _report(capsys, monkeypatch, folder, *paths):
+    monkeypatch.chdir(folder)
+    code = main(["check", *paths, "--offline", "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+UNIT = ("sudo tee /etc/systemd/system/vllm{i}.service > /dev/null <<EOF\n[Service]\n"
+        "ExecStart=/usr/bin/vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 40960000\nEOF\n")
+
+
+def test_thousands_of_units_a_script_writes_cost_a_walk_each_not_the_scripts_length(tmp_path, capsys, monkeypatch):
+    # each here-document body was read as a script of the whole file's length (its lines before written blank):
+    # 2,000 units cost 16 CPU-s and 600 MB before, 5,000 ran out of CPU
+    (tmp_path / "install.sh").write_text("#!/bin/bash\n" + "".join(UNIT.format(i=i) for i in range(2000)))
+    started = time.process_time()
+    code, report = _report(capsys, monkeypatch, tmp_path, "install.sh")
+    assert time.process_time() - started < 4
+    assert code == 1
+    first = [f for f in report["findings"] if f["rule"] == "VRL005"][0]
+    assert (first["file"], first["line"]) == ("install.sh", 4)
+
+
+def test_a_body_run_by_bash_is_read_on_its_own_lines(tmp_path, capsys, monkeypatch):
+    (tmp_path / "run.sh").write_text("#!/bin/bash\necho start\n\nbash <<EOF\nexport X=1\n"
+                                     "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 40960000\nEOF\n")
+    _, report = _report(capsys, monkeypatch, tmp_path, "run.sh")
+    [server] = report["servers"]
+    assert (server["file"], server["line"]) == ("run.sh", 6)
+    [error] = [f for f in report["findings"] if f["rule"] == "VRL005"]
+    assert (error["line"], error["column"]) == (6, 37)
