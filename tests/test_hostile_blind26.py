@@ -38,3 +38,16 @@ def test_a_body_run_by_bash_is_read_on_its_own_lines(tmp_path, capsys, monkeypat
     assert (server["file"], server["line"]) == ("run.sh", 6)
     [error] = [f for f in report["findings"] if f["rule"] == "VRL005"]
     assert (error["line"], error["column"]) == (6, 37)
+
+
+def test_a_docker_exec_that_runs_a_container_cli_in_the_container_is_said_on_its_line(tmp_path, capsys,
+                                                                                      monkeypatch):
+    # 200 nested `docker exec c`, and `docker exec c sh -c "docker exec c ..."`: silent before
+    start = "#!/bin/bash\ndocker run -d --name c --gpus all vllm/vllm-openai:v0.8.5 sleep inf\n"
+    (tmp_path / "a.sh").write_text(start + "docker exec c " * 200 + "vllm serve Qwen/Qwen2.5-7B-Instruct\n")
+    (tmp_path / "b.sh").write_text(start + "docker exec c sh -c 'docker exec c vllm serve Qwen/Qwen2.5-7B-Instruct'\n")
+    for name in ("a.sh", "b.sh"):
+        _, report = _report(capsys, monkeypatch, tmp_path, name)
+        [said] = [f for f in report["findings"] if "inside the container" in f["message"]]
+        assert (said["file"], said["line"], said["column"], said["level"]) == (name, 3, 15, "note")
+        assert "is not read" in said["message"]

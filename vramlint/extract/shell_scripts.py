@@ -837,6 +837,23 @@ def _docker_exec_server(words: list[Any], display: str, problems: list[Problem],
     image = image_word.text if image_word is not None else None
     inv = find_vllm_invocation(command, [], image, env)
     if inv is None:
+        from vramlint.cmdline import _SHELLS, Token
+
+        first = command[0]
+        if len(command) > 2 and first.text is not None and os.path.basename(first.text) in _SHELLS and \
+                command[1].text in ("-c", "-lc") and command[2].text is not None:
+            shown = (command[2].text.split() or [""])[0]  # `docker exec c sh -c "docker exec c ..."`
+            if shown in _CONTAINER_CLIS:
+                first = Token(shown, first.location)
+        if first.text is not None and os.path.basename(first.text) in _CONTAINER_CLIS and first.location is not None \
+                and any(w.text is not None and "vllm" in w.text for w in command[1:]):
+            # `docker exec c docker exec c ... vllm serve`: the container runs a container CLI of its own, which
+            # reaches whatever daemon the container's socket is (if any); nothing this file says (hostile26: 200
+            # such levels were silent)
+            problems.append(Problem(display, first.location.line, first.location.column, (
+                f"`docker exec {name or ''}` runs `{os.path.basename(first.text)}` inside the container: the "
+                "container CLI run there reaches a daemon this file does not say, so the vLLM command it passes "
+                "on is not read; run vLLM with one `docker exec` to have it checked"), level="note"))
         return None
     location = inv.location or command[0].location
     server = Server(file=display, location=location, source_format="script", kind="docker exec",
