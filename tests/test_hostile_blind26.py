@@ -51,3 +51,13 @@ def test_a_docker_exec_that_runs_a_container_cli_in_the_container_is_said_on_its
         [said] = [f for f in report["findings"] if "inside the container" in f["message"]]
         assert (said["file"], said["line"], said["column"], said["level"]) == (name, 3, 15, "note")
         assert "is not read" in said["message"]
+
+
+def test_a_script_with_a_nul_byte_is_said_on_the_line_of_the_nul(tmp_path, capsys, monkeypatch):
+    # said only on stderr before ("skipped (binary file ...)"), in no report
+    (tmp_path / "serve").write_bytes(b"MODEL=Qwen/Qwen2.5-7B\x00-Instruct\nvllm serve $MODEL\n")
+    (tmp_path / "job.sbatch").write_bytes(b"#!/bin/bash\n#SBATCH --gres=gpu:1\nX=1\x00\nvllm serve a/b\n")
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\x00\x00")
+    _, report = _report(capsys, monkeypatch, tmp_path, "serve", ".")
+    said = sorted((f["file"], f["line"], f["level"]) for f in report["findings"] if "NUL byte" in f["message"])
+    assert said == [("job.sbatch", 3, "note"), ("serve", 1, "note")]

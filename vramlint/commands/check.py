@@ -322,6 +322,18 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
                 skipped.file, int(m.group(1)) if m else None, None,
                 f"{skipped.reason}, which YAML does not allow: the file was not read, so any vLLM server in it is "
                 "not checked (UTF-16 needs a byte-order mark)", level="warning"))
+        elif skipped.reason.startswith("binary file") and _script_name(skipped.file):
+            # a shell script (a Slurm job, or a file without an extension named on the command line) with a NUL
+            # byte: bash refuses one on its first line ("cannot execute binary file", check_binary_file) and
+            # drops the others as it reads, so the servers of such a script may run unchecked (hostile26: a named
+            # `serve` with a NUL said only on stderr)
+            m = re.search(r"on line (\d+)", skipped.reason)
+            line = int(m.group(1)) if m else None
+            said = ("bash refuses to run a script with a NUL byte on its first line (\"cannot execute binary "
+                    "file\"), and vramlint does not read it" if line == 1 else
+                    "bash runs it, dropping the NUL bytes, but vramlint does not read a file with NUL bytes, so any "
+                    "vLLM server in it is not checked (remove the NUL bytes)")
+            inventory.problems.append(Problem(skipped.file, line, None, f"{skipped.reason}: {said}", level="note"))
         elif skipped.reason.endswith("not a regular file"):
             # a FIFO or a device where a deployment file was expected: never opened, so never blocks
             inventory.problems.append(Problem(skipped.file, None, None, f"{skipped.reason}: not read",
@@ -329,6 +341,15 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
         else:
             kept.append(skipped)
     inventory.skipped = kept
+
+
+def _script_name(name: str) -> bool:
+    """A shell script by its name: a script extension, or no extension (read only when named on the command
+    line: the walk takes no such file)."""
+    from vramlint.extract.shell_scripts import SCRIPT_EXTENSIONS
+
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return base.lower().endswith(SCRIPT_EXTENSIONS) or ("." not in base and not base.startswith("<"))
 
 
 def _positive_int(text: str) -> int:
