@@ -61,3 +61,19 @@ def test_a_script_with_a_nul_byte_is_said_on_the_line_of_the_nul(tmp_path, capsy
     _, report = _report(capsys, monkeypatch, tmp_path, "serve", ".")
     said = sorted((f["file"], f["line"], f["level"]) for f in report["findings"] if "NUL byte" in f["message"])
     assert said == [("job.sbatch", 3, "note"), ("serve", 1, "note")]
+
+
+def test_a_gres_gpu_count_past_any_cluster_is_said_on_its_line_and_never_a_type(tmp_path, capsys, monkeypatch):
+    # before: silent for gpu:a100:<23 digits>; gpu:<5,000 digits> read as a GRES *type* named by the digits
+    (tmp_path / "serve.sbatch").write_text("#!/bin/bash\n#SBATCH -J vllm\n#SBATCH --gres=gpu:a100:" + "9" * 23
+                                           + "\nvllm serve Qwen/Qwen2.5-7B-Instruct\n")
+    (tmp_path / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --gres=gpu:1\nvllm serve Qwen/Qwen2.5-7B-Instruct\n")
+    (tmp_path / "submit.sh").write_text("#!/bin/bash\nsbatch --gres=gpu:" + "7" * 5000 + " job.sbatch\n")
+    for name, where in (("serve.sbatch", ("serve.sbatch", 3, 9)), ("submit.sh", ("submit.sh", 2, 8))):
+        _, report = _report(capsys, monkeypatch, tmp_path, name)
+        [said] = [f for f in report["findings"] if "more GPUs on each node" in f["message"]]
+        assert (said["file"], said["line"], said["column"], said["level"]) == (*where, "warning")
+        assert len(said["message"]) < 400
+        assert not any("GRES type '7" in f["message"] for f in report["findings"])
+        [server] = report["servers"]
+        assert server["gpu"]["count"] is None

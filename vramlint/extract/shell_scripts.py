@@ -169,6 +169,13 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
                     "is one node's); set `gpus:` in .vramlint.yaml (or --gpus) to the cluster's GPU count")
             if sbatch is not None:
                 _slurm_gpus(server, sbatch)
+                if sbatch.count_past is not None:
+                    said, where = sbatch.count_past
+                    shown = said if len(said) <= 60 else f"{said[:50]}... ({len(said):,} characters)"
+                    problems.append(Problem(where.file, where.line, where.column, (
+                        f"`{shown}` asks for more GPUs on each node than vramlint takes (past 100,000): no "
+                        "cluster's node has them, so Slurm cannot place the job; the GPUs of each node are not "
+                        "known here"), level="warning"))
             if inv.remote and "CUDA_VISIBLE_DEVICES" in text:
                 server.notes.append(f"the server runs on the host `ssh` reaches ({inv.remote}), which this "
                                     "script's CUDA_VISIBLE_DEVICES does not reach (ssh passes no variables): its GPUs "

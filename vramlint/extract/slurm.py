@@ -37,6 +37,8 @@ class SbatchRequest:
     gpus_location: Location | None = None
     evidence: str = ""  # the directives that say the GPUs
     gpus_per_node_option: str | None = None  # the --gpus-per-node value as written (SLURM_GPUS_PER_NODE)
+    # a GPU count written in digits but past _MAX_COUNT (`--gres=gpu:<23 digits>`): the option as said, and where
+    count_past: tuple[str, Location] | None = None
 
     def environment(self) -> dict[str, str]:
         """The variables sbatch sets from these directives in the job's environment."""
@@ -117,11 +119,15 @@ def _apply(request: SbatchRequest, total: list[Any], name: str, value: str | Non
         request.nodes_location = where
     elif name == "--gpus-per-node":
         count, kind = _typed_count(value)
+        if _past_count(value.split(":")[-1]):
+            request.count_past = (f"{said}--gpus-per-node={value}", where)
         request.gpus_per_node, request.gpu_type, request.gpus_location = count, kind, where
         request.gpus_per_node_option = value
         request.evidence = _joined(_without(request.evidence, "--gpus-per-node="), f"{said}--gpus-per-node={value}")
     elif name == "--gres":
         gres = _gres_gpus(value)
+        if any(_past_count(item.split(":")[-1]) for item in value.split(",") if item.split(":")[0] == "gpu"):
+            request.count_past = (f"{said}--gres={value}", where)
         if gres is not None and request.gpus_per_node_option is None:
             request.gpus_per_node, request.gpu_type = gres
             request.gpus_location = where
@@ -294,6 +300,11 @@ def _count(value: str) -> int | None:
     return number if 0 < number <= _MAX_COUNT else None
 
 
+def _past_count(value: str) -> bool:
+    """A count written in digits that is past any cluster's (more digits than _COUNT reads, or over _MAX_COUNT)."""
+    return value.isdigit() and value.isascii() and (len(value) > 7 or int(value) > _MAX_COUNT)
+
+
 def _typed_count(value: str) -> tuple[int | None, str | None]:
     m = _COUNT.match(value or "")
     if m is None:
@@ -312,7 +323,7 @@ def _gres_gpus(value: str) -> tuple[int | None, str | None] | None:
             return 1, None
         count = _count(parts[-1])
         kind = parts[1] if len(parts) == 3 else None
-        if len(parts) == 2 and count is None:
-            return 1, parts[1]  # gpu:TYPE alone is one GPU of that type
+        if len(parts) == 2 and count is None and not (parts[1].isdigit() and parts[1].isascii()):
+            return 1, parts[1]  # gpu:TYPE alone is one GPU of that type (digits are a count, not a type)
         return count, kind
     return None
