@@ -77,3 +77,25 @@ def test_a_gres_gpu_count_past_any_cluster_is_said_on_its_line_and_never_a_type(
         assert not any("GRES type '7" in f["message"] for f in report["findings"])
         [server] = report["servers"]
         assert server["gpu"]["count"] is None
+
+
+STACK = """\
+resource "helm_release" "stack" {
+  name       = "vllm"
+  repository = "https://vllm-project.github.io/production-stack"
+  chart      = "vllm-stack"
+  values     = [data.template_file.v.rendered]
+}
+"""
+
+
+def test_a_template_file_rendered_past_the_limit_is_said_on_its_template(tmp_path, capsys, monkeypatch):
+    # 10,000 `${x}` of a 100,000-character var (1 GB): before, only the release's "values not known" said it
+    (tmp_path / "t.tpl").write_text('servingEngineSpec:\n  x: "' + "${x}" * 10000 + '"\n')
+    (tmp_path / "main.tf").write_text('locals {\n  big = "' + "q" * 100000 + '"\n}\n'
+                                      'data "template_file" "v" {\n  template = file("t.tpl")\n  vars = {\n'
+                                      '    x = local.big\n  }\n}\n' + STACK)
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    [said] = [f for f in report["findings"] if "rendered text" in f["message"]]
+    assert (said["file"], said["line"], said["column"], said["level"]) == ("main.tf", 5, 3, "note")
+    assert "data.template_file.v" in said["message"] and "2,000,000 characters" in said["message"]

@@ -455,6 +455,15 @@ class Context:
             self._mark(name, f"its template, line {exc.line + 1}: {exc}")
             return unknown(width)
         rendered = self._template(body, None, dict(names))
+        if is_unknown(rendered):
+            # past MAX_TEXT_CHARS (10,000 `${x}` of a 100,000-character var: 1 GB), cut as it grows; said on the
+            # block's template, which was silent but for the release's "values not known" (hostile26)
+            said = (_file, template.line, template.col, (
+                f"{name}: its rendered text would be past vramlint's limit of {MAX_TEXT_CHARS:,} characters a "
+                "value: not rendered, so what it sets is unknown"), "note")
+            if said not in self.refused:
+                self.refused.append(said)
+            return unknown(width)
         return Placed(str(rendered), getattr(text, "file", None), getattr(text, "line", 0), 0, 0)
 
     def _cycle(self, name: str) -> None:
