@@ -99,3 +99,17 @@ def test_a_template_file_rendered_past_the_limit_is_said_on_its_template(tmp_pat
     [said] = [f for f in report["findings"] if "rendered text" in f["message"]]
     assert (said["file"], said["line"], said["column"], said["level"]) == ("main.tf", 5, 3, "note")
     assert "data.template_file.v" in said["message"] and "2,000,000 characters" in said["message"]
+
+
+def test_sbatch_wrap_is_read_as_the_job_script_sbatch_writes(tmp_path, capsys, monkeypatch):
+    # before: not read, "the script mentions vLLM but starts no vLLM server" on line 1 (main's launch25 e5c9142
+    # reads --wrap too: this round's reader of it was dropped in the rebase for that one)
+    (tmp_path / "submit.sh").write_text('#!/bin/bash\nsbatch --gres=gpu:2 --wrap="vllm serve Qwen/Qwen2.5-7B-Instruct '
+                                        '--max-model-len 40960000"\nsbatch --gres=gpu:1 --wrap "$CMD"  # vllm\n')
+    code, report = _report(capsys, monkeypatch, tmp_path, "submit.sh")
+    assert code == 1
+    [server] = report["servers"]
+    assert (server["file"], server["line"], server["kind"]) == ("submit.sh", 2, "Slurm job")
+    assert server["gpu"]["count"] == 2
+    [error] = [f for f in report["findings"] if f["rule"] == "VRL005"]
+    assert (error["file"], error["line"]) == ("submit.sh", 2)
