@@ -199,7 +199,7 @@ class SbatchSubmission:
     script: Any  # the Token naming the script
     args: list[Any]
     unknown: str | None = None  # why the script is not known: an option known only at run time, or not Slurm's
-    wrap: Any = None  # the Token of `--wrap CMD`: sbatch's job script is `#!/bin/sh` and CMD (opt.c _get_wrap_script)
+    wrap: Any = None  # the Token of `--wrap CMD`: sbatch's job script is `#!/bin/sh` and CMD (sbatch.c _script_wrap)
 
 
 def sbatch_submission(words: list[Any]) -> SbatchSubmission | None:
