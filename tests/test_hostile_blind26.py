@@ -113,3 +113,13 @@ def test_sbatch_wrap_is_read_as_the_job_script_sbatch_writes(tmp_path, capsys, m
     assert server["gpu"]["count"] == 2
     [error] = [f for f in report["findings"] if f["rule"] == "VRL005"]
     assert (error["file"], error["line"]) == ("submit.sh", 2)
+
+
+def test_the_sbatch_commands_past_the_limit_are_said_where_following_stops(tmp_path, capsys, monkeypatch):
+    (tmp_path / "submit.sh").write_text("#!/bin/bash\n" + "".join(f"sbatch job{i}.sbatch\n" for i in range(40)))
+    for i in range(40):
+        (tmp_path / f"job{i}.sbatch").write_text("#!/bin/bash\n#SBATCH --gres=gpu:1\nvllm serve facebook/opt-125m\n")
+    _, report = _report(capsys, monkeypatch, tmp_path, "submit.sh")
+    assert len({s["file"] for s in report["servers"]}) == 16
+    [said] = [f for f in report["findings"] if "limit of 16 `sbatch` commands" in f["message"]]
+    assert (said["file"], said["line"], said["level"]) == ("submit.sh", 18, "note")

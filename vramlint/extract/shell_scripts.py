@@ -326,10 +326,15 @@ def _submitted_jobs(text: str, display: str, problems: list[Problem], followed: 
     servers: list[Server] = []
     names_vllm = "vllm" in text.lower()
     for k, words in enumerate(_sbatch_commands(text, display)):
+        where = words[0].location or Location(display, 1, 1)
         if k >= MAX_SUBMISSIONS:
+            # said where following stops (hostile26: the 17th of 10,000 `sbatch` lines on was silent)
+            problems.append(Problem(display, where.line, where.column, (
+                f"line {where.line} is past vramlint's limit of {MAX_SUBMISSIONS} `sbatch` commands a script: this "
+                "and the later ones are not followed, so a vLLM server their jobs start is not checked; name those "
+                "job scripts on the command line to have them checked"), level="note"))
             break
         submission = sbatch_submission(words[1:])
-        where = words[0].location or Location(display, 1, 1)
         if submission is None:
             continue  # `--help`, `--version`: no job
         if submission.script is None and (submission.wrap is not None or submission.unknown is not None
