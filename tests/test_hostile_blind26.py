@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from vramlint.cli import main
@@ -123,3 +124,19 @@ def test_the_sbatch_commands_past_the_limit_are_said_where_following_stops(tmp_p
     assert len({s["file"] for s in report["servers"]}) == 16
     [said] = [f for f in report["findings"] if "limit of 16 `sbatch` commands" in f["message"]]
     assert (said["file"], said["line"], said["level"]) == ("submit.sh", 18, "note")
+
+
+def test_a_helm_release_of_a_local_chart_outside_the_tree_is_said_on_its_chart_line(tmp_path, capsys, monkeypatch):
+    # in a .tf naming no vLLM: a chart folder outside the tree, and one that is a link to /; silent before
+    repo = tmp_path / "repo"
+    (tmp_path / "elsewhere" / "chart").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: x\nversion: 0.1.0\n")
+    repo.mkdir()
+    os.symlink("/", repo / "root")
+    (repo / "main.tf").write_text('resource "helm_release" "out" {\n  name  = "out"\n'
+                                  '  chart = "${path.module}/../elsewhere/chart"\n}\n'
+                                  'resource "helm_release" "root" {\n  name  = "root"\n  chart = "./root"\n}\n')
+    _, report = _report(capsys, monkeypatch, repo, ".")
+    said = sorted((f["file"], f["line"], f["column"], f["level"]) for f in report["findings"]
+                  if "its chart" in f["message"] and "outside the scanned tree" in f["message"])
+    assert said == [("main.tf", 3, 3, "warning"), ("main.tf", 7, 3, "warning")]

@@ -164,7 +164,7 @@ def read_terraform(text: str, display: str, path: str, records: Records,
         except RecursionError:
             out.problems.append(Problem(display, block.line + 1, 1, "resource nested too deeply to read",
                                         level="warning"))
-    if releases_only and not out.released_charts:
+    if releases_only and not out.released_charts and not reader.outside_charts:
         return TerraformRecord(display)  # it installs no chart of the tree that names vLLM: nothing to say
     for block in body:
         if isinstance(block, hcl.Block) and block.type == "module":
@@ -200,6 +200,7 @@ class _Reader:
         self.doc_index = 0
         self.budget = [MAX_STEPS]  # expressions evaluated, all the file's resources together
         self.refused: list[tuple[str, int, int, str, str]] = []  # what is said on its line (terraform_eval)
+        self.outside_charts = 0  # releases of a local chart outside the scanned tree (said on their line)
         self.releases_only = False  # read_terraform's
 
     def resource(self, block: hcl.Block) -> None:
@@ -452,6 +453,8 @@ class _Reader:
         chart = _text(ctx, block.attr("chart"))
         repository = _text(ctx, block.attr("repository"))
         where = f"helm_release.{block.labels[1]}"
+        if self._chart_outside(block, chart, repository, where):
+            return
         if self.releases_only:
             chart_dir = self._local_chart(chart, repository)
             if chart_dir is None:
@@ -500,8 +503,34 @@ class _Reader:
 
     def _local_chart(self, chart: str | None, repository: str | None) -> str | None:
         """The chart folder in the tree a release installs (`chart = "./charts/x"`, or a local `repository`)."""
+        from vramlint.fsread import outside_reason
         from vramlint.helm import is_chart_dir
 
+        full = self._chart_path(chart, repository)
+        if full is None or not os.path.isdir(full) or outside_reason(full) is not None or not is_chart_dir(full):
+            return None
+        return full
+
+    def _chart_outside(self, block: hcl.Block, chart: str | None, repository: str | None, where: str) -> bool:
+        """A release's local chart folder that is outside the scanned tree (`chart = "../../elsewhere/x"`, a link
+        to `/`): said on its `chart` line, never listed or read (hostile26: silent, in a .tf naming vLLM or not)."""
+        from vramlint.fsread import outside_reason
+
+        full = self._chart_path(chart, repository)
+        if full is None or not os.path.lexists(full):
+            return False
+        why = outside_reason(full)
+        if why is None:
+            return False
+        attr = block.attr("chart")
+        self.refused.append((self.display, attr.line, attr.col, (
+            f"{where}: its chart {chart} is {why}: not read, so a vLLM server it deploys is not checked; scan the "
+            "tree that holds the chart"), "warning"))
+        self.outside_charts += 1
+        return True
+
+    def _chart_path(self, chart: str | None, repository: str | None) -> str | None:
+        """The path of the local chart folder a release names, or None (a repository chart, not known)."""
         if not chart or is_unknown(chart) or chart.startswith(("oci://", "http://", "https://")):
             return None
         if repository and is_unknown(repository):
@@ -516,10 +545,6 @@ class _Reader:
         full = candidate if os.path.isabs(candidate) else os.path.normpath(
             os.path.join(os.getcwd(), candidate) if candidate.startswith(self.module.display_folder.rstrip("/") + "/")
             and self.module.display_folder not in (".", "") else os.path.join(folder, candidate))
-        from vramlint.fsread import outside_reason
-
-        if not os.path.isdir(full) or outside_reason(full) is not None or not is_chart_dir(full):
-            return None
         return full
 
     def _local_release(self, block: hcl.Block, chart_dir: str, values: YamlMap, where: str, ctx: Context) -> None:
