@@ -140,3 +140,34 @@ def test_a_helm_release_of_a_local_chart_outside_the_tree_is_said_on_its_chart_l
     said = sorted((f["file"], f["line"], f["column"], f["level"]) for f in report["findings"]
                   if "its chart" in f["message"] and "outside the scanned tree" in f["message"])
     assert said == [("main.tf", 3, 3, "warning"), ("main.tf", 7, 3, "warning")]
+
+
+FLUX = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: vllm
+spec:
+  chart:
+    spec:
+      chart: ../../elsewhere/chart
+      sourceRef:
+        kind: GitRepository
+        name: self
+      valuesFiles:
+        - ./values.yaml
+        - /etc/../../secret.yaml
+  values:
+    vllm:
+      maxLen: 4096
+"""
+
+
+def test_flux_git_paths_leading_out_are_said_where_source_controller_reads_them(tmp_path, capsys, monkeypatch):
+    (tmp_path / "release.yaml").write_text(FLUX)
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    said = sorted((f["line"], f["level"]) for f in report["findings"] if "leads out of the GitRepository" in
+                  f["message"])
+    assert said == [(8, "note"), (14, "note")]  # not ./values.yaml; silent before
+    [secret] = [f for f in report["findings"] if f["line"] == 14]
+    assert "as secret.yaml" in secret["message"]

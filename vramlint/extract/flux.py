@@ -77,10 +77,49 @@ def _targeting(targeted: list[tuple[str, str]], own: str) -> list[str]:
     return found
 
 
+def _git_paths_leading_out(doc: Any, spec: Any, records: Records) -> None:
+    """A chart from a GitRepository names its chart folder and `valuesFiles` as paths in that repository.
+    source-controller joins each with the artifact's root by securejoin (internal/helm/chart/builder_local.go:
+    the chart path and mergeFileValues, "paths may not traverse outside baseDir"): one that is absolute or leads
+    out with `..` is read inside the repository, as the path left once the `..` past its root are dropped, never
+    outside it. Said on its line, as vramlint reads neither (hostile24/26 leftover: silent)."""
+    import posixpath
+
+    from vramlint.model import Problem
+    from vramlint.yamlload import value_location
+
+    chart = spec.get("chart")
+    inner = chart.get("spec") if is_map(chart) else None
+    ref = inner.get("sourceRef") if is_map(inner) else None
+    if not is_map(ref) or scalar_text(ref.get("kind")) != "GitRepository":
+        return
+    repo = scalar_text(ref.get("name")) or "?"
+    places: list[tuple[Any, Any, str]] = [(inner, "chart", "the chart folder")]
+    files = inner.get("valuesFiles")
+    if is_seq(files):
+        places += [(files, i, "the values file") for i in range(min(len(files), 1000))]
+    for node, key, what in places:
+        written = scalar_text(node[key])
+        if not written or "\x00" in written:
+            continue
+        cleaned = posixpath.normpath("/" + written)  # securejoin: no `..` past the root, no leading `/`
+        if not (written.startswith("/") or posixpath.normpath(written).startswith("..")):
+            continue
+        loc = value_location(doc.file, node, key)
+        if loc is None:
+            continue
+        records.problems.append(Problem(doc.file, loc.line, loc.column, (
+            f"{what} {written} leads out of the GitRepository {repo}: Flux's source-controller joins it inside "
+            f"the repository (securejoin), as {cleaned.lstrip('/') or '.'}, never outside; vramlint does not read "
+            "it, so what it sets is not checked"), level="note"))
+
+
 def extract_helm_release(doc: Any, obj: Any, path: str, records: Records) -> bool:
     from vramlint.extract.helm_values import extract_helm_values, is_helm_values
 
     spec = obj.get("spec")
+    if is_map(spec):
+        _git_paths_leading_out(doc, spec, records)
     values = spec.get("values") if is_map(spec) else None
     vpath = join_path(join_path(path, "spec"), "values")
     if is_map(values) and _chart_name(spec) == app_template.CHART and app_template.is_app_template_values(values):
