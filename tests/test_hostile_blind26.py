@@ -171,3 +171,25 @@ def test_flux_git_paths_leading_out_are_said_where_source_controller_reads_them(
     assert said == [(8, "note"), (14, "note")]  # not ./values.yaml; silent before
     [secret] = [f for f in report["findings"] if f["line"] == 14]
     assert "as secret.yaml" in secret["message"]
+
+
+DEPLOY_CONFIG = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--config", "/proc/self/environ"]
+"""
+
+
+def test_a_config_file_not_read_is_said_on_the_flags_line(tmp_path, capsys, monkeypatch):
+    (tmp_path / "deploy.yaml").write_text(DEPLOY_CONFIG)
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    [said] = [f for f in report["findings"] if "--config /proc/self/environ" in f["message"]]
+    assert (said["file"], said["line"], said["level"]) == ("deploy.yaml", 11, "note")  # line 9 before

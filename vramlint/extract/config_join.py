@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from vramlint.model import Problem, Server
+from vramlint.model import Location, Problem, Server
 
 # relocate(server, before, configmap): where a chart's rendered ConfigMap text came from (values lines)
 Relocate = Callable[[Server, "Snapshot", Any], None]
@@ -46,10 +46,10 @@ def join_config_refs(refs: list[Any], by_name: dict[str, list[Any]], problems: l
     apply = _apply_config_file()
     for ref in refs:
         server = ref.server
-        for path, _loc in ref.files:
+        for path, loc in ref.files:
             label = ref.label or f"--config {path}"
             if path is None:
-                _unread(server, "--config", "--config is given a value that is not known statically; its settings "
+                _unread(server, loc, "--config", "--config is given a value that is not known statically; its settings "
                         "are not included")
                 continue
             body = (ref.written or {}).get(path)
@@ -63,30 +63,30 @@ def join_config_refs(refs: list[Any], by_name: dict[str, list[Any]], problems: l
                 continue
             key = config_key_for(path, ref.mounts)
             if key is None:
-                _unread(server, label, f"--config {path}: the file is not mounted from a ConfigMap in this "
+                _unread(server, loc, label, f"--config {path}: the file is not mounted from a ConfigMap in this "
                         "manifest; its settings are not included")
                 continue
             cm_name, data_key = key
             candidates = by_name.get(cm_name, [])
             cm = next((c for c in candidates if c.file == server.file), candidates[0] if candidates else None)
             if cm is None:
-                _unread(server, label, f"{label}: ConfigMap {cm_name!r} (key {data_key!r}) {absent}")
+                _unread(server, loc, label, f"{label}: ConfigMap {cm_name!r} (key {data_key!r}) {absent}")
                 continue
             content = cm.data.get(data_key)
             if not isinstance(content, str):
-                _unread(server, label, f"{label}: ConfigMap {cm_name!r} in {cm.file} has no key {data_key!r}")
+                _unread(server, loc, label, f"{label}: ConfigMap {cm_name!r} in {cm.file} has no key {data_key!r}")
                 continue
             loc = value_location(cm.file, cm.data, data_key, f"{cm.path}.{data_key}")
             docs, found = load_embedded(content, cm.file, cm.doc.lines, loc, is_block_scalar(content))
             problems.extend(found)
             if not docs:
-                _unread(server, label, None)  # the text's own problem is said where it is
+                _unread(server, loc, label, None)  # the text's own problem is said where it is
                 continue
             before = Snapshot(server)
             if ref.apply is not None:
                 ref.apply(server, docs[0], cm)
             elif apply is None:
-                _unread(server, label, f"--config {path}: ConfigMap {cm_name!r} found in {cm.file}, but config "
+                _unread(server, loc, label, f"--config {path}: ConfigMap {cm_name!r} found in {cm.file}, but config "
                         "files cannot be merged in this build")
                 continue
             else:
@@ -97,9 +97,13 @@ def join_config_refs(refs: list[Any], by_name: dict[str, list[Any]], problems: l
                 relocate(server, before, cm)
 
 
-def _unread(server: Server, label: str, note: str | None) -> None:
+def _unread(server: Server, loc: Location | None, label: str, note: str | None) -> None:
     if note is not None:
         server.notes.append(note)
+        if loc is not None:
+            # the note goes on the `--config` flag's line (meta.server_notes), not the container's (hostile24
+            # leftover: `--config /proc/self/environ` said on the container's line)
+            server.arg_locations.setdefault("config", loc)
     if server.unread_config is None:
         server.unread_config = label
 
