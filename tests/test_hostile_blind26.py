@@ -193,3 +193,17 @@ def test_a_config_file_not_read_is_said_on_the_flags_line(tmp_path, capsys, monk
     _, report = _report(capsys, monkeypatch, tmp_path, ".")
     [said] = [f for f in report["findings"] if "--config /proc/self/environ" in f["message"]]
     assert (said["file"], said["line"], said["level"]) == ("deploy.yaml", 11, "note")  # line 9 before
+
+
+def test_a_hugging_face_cache_path_with_dotdot_is_said_on_the_model_line(tmp_path, capsys, monkeypatch):
+    # said only in the run's summary before, as a path that exists only where the server runs
+    for name, model in (("a.yaml", "/root/.cache/huggingface/hub/models--a--b/snapshots/../../x"),
+                        ("b.yaml", "/root/.cache/huggingface/hub/models--Qwen--..--..--etc/snapshots/0123abc")):
+        (tmp_path / name).write_text(DEPLOY_CONFIG.replace('"--config", "/proc/self/environ"', f'"--model", "{model}"')
+                                     .replace('"--model", "Qwen/Qwen2.5-7B-Instruct", ', ""))
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    said = {f["file"]: f for f in report["findings"] if f["rule"] == "VRL010"}
+    assert sorted((f["file"], f["line"], f["level"]) for f in said.values()) == [
+        ("a.yaml", 11, "warning"), ("b.yaml", 11, "warning")]
+    assert "leads out of its snapshot with `..`, to /root/.cache/huggingface/hub/x" in said["a.yaml"]["message"]
+    assert "names no Hub repository" in said["b.yaml"]["message"]

@@ -37,10 +37,12 @@ def _said_on_the_model_line(why: str | None) -> str | None:
     """The part of a model's reason to say on the line that names it: a local folder outside the scanned tree,
     or a config.json of the tree that is not usable (`vramlint.models.IN_THE_TREE`); None for the others (a path
     that exists only where the server runs, a Hub model not looked up), which the summary says by cause."""
-    from vramlint.models import IN_THE_TREE
+    from vramlint.models import CACHE_DOTDOT, IN_THE_TREE
 
     if not why:
         return None
+    if why.startswith(CACHE_DOTDOT):
+        return shortened(why[len(CACHE_DOTDOT):].split("; ")[0], 300)
     if IN_THE_TREE in why:
         return shortened(why.split(IN_THE_TREE, 1)[1].split("; ")[0], 300)
     first = why.split("; ")[0]

@@ -211,6 +211,10 @@ def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None
     local = _local_candidate(name, base)
     if local is not None:
         return _from_local(local, name, via_alias)
+    if "models--" in name and not _looks_like_hub_id(repo_id):
+        dotdot = _cache_path_dotdot(name)
+        if dotdot is not None:
+            return None, f"{CACHE_DOTDOT}{dotdot}; " + _alias_hint(via_alias or name)
     snapshot = _HF_CACHE_SNAPSHOT.search(name)
     if snapshot is not None and not _looks_like_hub_id(repo_id):
         # huggingface_hub's cache (file_download.repo_folder_name: "models--" + repo_id with "/" as "--") holds
@@ -244,6 +248,34 @@ def _resolve_unaliased(name: str, options: ResolveOptions, via_alias: str | None
         if refused:
             return None, refused
     return _from_hub(repo_id, revision, options, network=network)
+
+
+# The start of the reason a Hugging Face cache path with `..` is not a snapshot of a Hub model: said on the line
+# that names the model (vramlint.assess), not only in the run's summary (hostile24 leftover)
+CACHE_DOTDOT = "Hugging Face cache path with `..`: "
+
+
+def _cache_path_dotdot(name: str) -> str | None:
+    """Why a path into huggingface_hub's cache (`.../models--ORG--NAME/snapshots/COMMIT`) with `..` in it names
+    no snapshot of a Hub model, or None: a `..` segment leaves the snapshot (to a folder only the serving machine
+    has), and `..` in the cache folder's name is no Hub repository id (huggingface_hub's validate_repo_id refuses
+    `..` in one)."""
+    import posixpath
+
+    parts = name.split("/")
+    folder = next((p for p in parts if p.startswith("models--")), "")
+    if ".." in folder.split("--"):
+        return (f"its cache folder {shortened_name(folder)} names no Hub repository (`..` is no part of a repository "
+                "id), so which model it holds is not known")
+    if ".." in parts:
+        lands = posixpath.normpath(name)
+        return (f"it leads out of its snapshot with `..`, to {shortened_name(lands)}, a folder only the serving "
+                "machine has: no snapshot of a Hub model, so which model it is is not known")
+    return None
+
+
+def shortened_name(text: str, width: int = 120) -> str:
+    return text if len(text) <= width else f"{text[:width - 20]}...{text[-16:]}"
 
 
 _HF_CACHE_SNAPSHOT = re.compile(r"(?:^|/)models--([A-Za-z0-9][\w.-]*)/snapshots/([0-9a-f]{7,64})/?$")
