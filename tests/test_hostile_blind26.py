@@ -207,3 +207,14 @@ def test_a_hugging_face_cache_path_with_dotdot_is_said_on_the_model_line(tmp_pat
         ("a.yaml", 11, "warning"), ("b.yaml", 11, "warning")]
     assert "leads out of its snapshot with `..`, to /root/.cache/huggingface/hub/x" in said["a.yaml"]["message"]
     assert "names no Hub repository" in said["b.yaml"]["message"]
+
+
+def test_a_repository_config_with_rules_dir_says_both_keys_on_their_lines(tmp_path, capsys, monkeypatch):
+    # hostile21 pyproject_rules_dir_and_render_helm: only "unknown key 'rules-dir'; did you mean 'rules'?" before
+    (tmp_path / "pyproject.toml").write_text('[tool.vramlint]\nrender-helm = true\nrules-dir = "evil"\n')
+    (tmp_path / "deploy.yaml").write_text(DEPLOY_CONFIG.replace(', "--config", "/proc/self/environ"', ""))
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    said = {f["line"]: f for f in report["findings"] if f["file"] == "pyproject.toml"}
+    assert sorted(said) == [2, 3]
+    assert said[2]["level"] == "note" and "render-helm in a configuration file is not applied" in said[2]["message"]
+    assert "pass --rules-dir on the command line" in said[3]["message"] and "did you mean" not in said[3]["message"]

@@ -597,7 +597,7 @@ def _add_unusable_notices(config: Config, unusable: dict[str, list[Problem]], to
             config.notices.append(Problem(
                 problem.file, problem.line, problem.column,
                 f"{problem.message}; this configuration file is not applied: {scope} are checked with {instead}",
-                level="error"))
+                level="note" if problem.level == "note" else "error"))
 
 
 def _custom_gpu_problems(config: Config) -> list[Problem]:
@@ -680,6 +680,10 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
         problems = sorted(problems + validate(data, shown, positions, where) + _version_problems(data, shown, positions),
                           key=lambda p: (p.line or 0, p.column or 0))
     if problems:
+        if not explicit and isinstance(data, dict) and data.get("render-helm") is True:
+            # said though nothing of the file applies: render-helm never does from the repository (hostile21
+            # pyproject_rules_dir_and_render_helm: only the other key's error was said)
+            problems.append(_render_helm_notice(shown, positions.get(("render-helm",))))
         return Config(file=shown, root=root, positions=positions), problems
     config = config_from_data(data)
     config.file = shown
@@ -689,12 +693,15 @@ def _load_one(path: str, explicit: bool) -> tuple[Config, list[Problem]]:
         # The file is part of the repository being linted (often a pull request's): it may not make vramlint
         # run Helm, which follows symlinks and reads files for `.Files.Get`. Only the user's command line may.
         config.render_helm = False
-        loc = config.location_of(("render-helm",)) or Location(shown, 1, 1)
-        config.notices.append(Problem(
-            shown, loc.line, loc.column, "render-helm in a configuration file is not applied: a file in the scanned "
-            "repository cannot make vramlint run Helm; pass --render-helm (the action's `render-helm: true` "
-            "input) to render charts with Helm", level="note"))
+        config.notices.append(_render_helm_notice(shown, config.location_of(("render-helm",))))
     return config, []
+
+
+def _render_helm_notice(shown: str, loc: Location | None) -> Problem:
+    loc = loc or Location(shown, 1, 1)
+    return Problem(shown, loc.line, loc.column, "render-helm in a configuration file is not applied: a file in the "
+                   "scanned repository cannot make vramlint run Helm; pass --render-helm (the action's "
+                   "`render-helm: true` input) to render charts with Helm", level="note")
 
 
 def _display(path: str) -> str:
@@ -1037,7 +1044,11 @@ def _describe(error: Any, shown: str, positions: dict[tuple, Location], where: s
             said = shortened(text)
             message = f"unknown key '{said}' in {_key_label(path, where)}"
             hint = _did_you_mean(text[:80], allowed)
-            if hint:
+            if not path and text in ("rules-dir", "rules_dir"):
+                # no such key on purpose (module docstring): code from the scanned repository is never loaded
+                message += ("; rules-dir has no configuration key, so a file in the scanned repository cannot make "
+                            "vramlint import code: pass --rules-dir on the command line")
+            elif hint:
                 message += f"; did you mean '{hint}'?"
             elif allowed:
                 message += f" (allowed: {', '.join(allowed)})"
