@@ -154,8 +154,8 @@ def test_inventory_puts_the_configurations_problems_in_its_output(tmp_path):
     doc = json.loads(subprocess.run([sys.executable, "-m", "vramlint", "inventory", ".", "--format", "json"],
                                     cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60).stdout)
     # render-helm is said on its own line though nothing of the file applies (hostile26)
-    assert [(p["file"], p["line"], p["level"]) for p in doc["problems"]] == [(".vramlint.yaml", 1, "note"),
-                                                                             (".vramlint.yaml", 2, "error")]
+    assert [(p["file"], p["line"], p["level"]) for p in doc["problems"]] == [(".vramlint.yaml", 2, "error"),
+                                                                             (".vramlint.yaml", 1, "note")]
 
 
 def test_a_compose_extends_cycle_across_files_is_an_error_on_each_extends(tmp_path):
