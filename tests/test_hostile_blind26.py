@@ -218,3 +218,14 @@ def test_a_repository_config_with_rules_dir_says_both_keys_on_their_lines(tmp_pa
     assert sorted(said) == [2, 3]
     assert said[2]["level"] == "note" and "render-helm in a configuration file is not applied" in said[2]["message"]
     assert "pass --rules-dir on the command line" in said[3]["message"] and "did you mean" not in said[3]["message"]
+
+
+def test_a_model_alias_to_a_kernel_file_is_said_as_outside_on_the_model_line(tmp_path, capsys, monkeypatch):
+    # before: "a path that exists only where it runs", in the summary alone
+    (tmp_path / ".vramlint.yaml").write_text("model-aliases:\n  served-a: /proc/self/environ\n")
+    (tmp_path / "deploy.yaml").write_text(DEPLOY_CONFIG.replace('"--model", "Qwen/Qwen2.5-7B-Instruct", "--config", '
+                                                                '"/proc/self/environ"', '"--model", "served-a"'))
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    [said] = [f for f in report["findings"] if f["rule"] == "VRL010"]
+    assert (said["file"], said["line"], said["level"]) == ("deploy.yaml", 11, "warning")
+    assert "/proc/self/environ is outside the scanned tree" in said["message"]

@@ -291,6 +291,13 @@ def _local_candidate(name: str, base: Path) -> Path | None:
             return path
         if path.is_dir():
             return path
+        if os.path.lexists(path):
+            from vramlint.fsread import outside_reason
+
+            if outside_reason(str(path)) is not None:
+                # a file of this machine outside the scanned tree (an alias to /proc/self/environ): said as
+                # outside and not read, not as a path that exists only where the server runs (hostile21)
+                return path
     except (OSError, ValueError):  # a name too long for a path, or with a NUL byte: not a local model
         return None
     return None
