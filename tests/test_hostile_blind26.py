@@ -229,3 +229,15 @@ def test_a_model_alias_to_a_kernel_file_is_said_as_outside_on_the_model_line(tmp
     [said] = [f for f in report["findings"] if f["rule"] == "VRL010"]
     assert (said["file"], said["line"], said["level"]) == ("deploy.yaml", 11, "warning")
     assert "/proc/self/environ is outside the scanned tree" in said["message"]
+
+
+def test_a_long_command_word_is_read_in_linear_time():
+    # fuzz seed 2626: a RayService `command:` of 200,000 letters took 60 CPU-s in the URL-scheme pattern
+    from vramlint.cmdline import _names_vllm_as_command
+
+    started = time.process_time()
+    assert not _names_vllm_as_command("x" * 60000)
+    assert _names_vllm_as_command("vllm" + "x" * 60000)
+    assert time.process_time() - started < 1
+    assert not _names_vllm_as_command("http://qwen-vllm-lb:8000/v1")  # a URL is still no command
+    assert _names_vllm_as_command("python -m vllm.entrypoints.openai.api_server")
