@@ -118,10 +118,15 @@ def check(assessment, ctx):
         freed, kv_after = seen[name]
         if freed <= 0:
             continue
-        options.append(
-            f"{name} ({bits}-bit) frees {gib(freed)} per GPU, {tokens(kv_after)} KV-cache tokens instead of "
-            f"{tokens(budget.kv_tokens)} ({how})"
-        )
+        if kv_after <= 0:
+            # "0 KV-cache tokens instead of 0" read as advice; saying it does not suffice is the fact
+            options.append(f"{name} ({bits}-bit) frees {gib(freed)} per GPU, still too little for any KV cache "
+                           f"({how})")
+        else:
+            options.append(
+                f"{name} ({bits}-bit) frees {gib(freed)} per GPU, {tokens(kv_after)} KV-cache tokens instead of "
+                f"{tokens(budget.kv_tokens)} ({how})"
+            )
     if not options:
         return
     message = (

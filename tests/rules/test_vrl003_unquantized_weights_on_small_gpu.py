@@ -36,3 +36,11 @@ def test_quiet_for_quantized_models_and_big_gpus(lint):
 def test_share_option(lint):
     assert lint("vrl003/fail_l4_bf16.yaml", rule="VRL003", options={"max_weight_share": 0.9}).of("VRL003") == []
     assert lint("vrl003/pass_big_gpu.yaml", rule="VRL003", options={"max_weight_share": 0.1}).of("VRL003") != []
+
+
+def test_an_option_that_still_leaves_no_kv_cache_says_so(lint):
+    # 70B in bf16 on one L4: neither FP8 nor 4-bit weights fit beside a KV cache; the note must not read as if
+    # they helped ("0 KV-cache tokens instead of 0")
+    [finding] = lint("vrl003/fail_l4_70b_no_room_even_4bit.yaml", rule="VRL003").of("VRL003")
+    assert "instead of 0" not in finding.message
+    assert finding.message.count("still too little for any KV cache") == 2
