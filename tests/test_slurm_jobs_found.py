@@ -1,5 +1,5 @@
 """Slurm job scripts are found (audit23 M1, D4): a folder's walk reads `*.sbatch` / `*.slurm` files and the shell
-scripts whose first lines are `#SBATCH` directives (no other script: those are read only when named), and a
+scripts whose first lines are `#SBATCH` directives (other scripts only when they start vLLM: walk-scripts), and a
 script's `sbatch [OPTIONS] JOB` is followed into JOB, read with the command line's options over its directives
 (sbatch reads them so) and the variables `--export` gives the job. A job script is read once, inside the
 scanned tree only: one outside it, or not a regular file, is said on the line and never read."""
@@ -62,12 +62,16 @@ def test_a_folder_walk_reads_a_slurm_job_script(tmp_path, capsys, monkeypatch, n
     assert server["gpu"]["count"] == 2 and server["gpu"]["evidence"].startswith("#SBATCH --gres=gpu:a100:2")
 
 
-def test_the_walk_reads_no_other_script(tmp_path, capsys, monkeypatch):
-    # a launch script with no #SBATCH header is read only when named, as before; a #SBATCH after the first
-    # command is no directive (sbatch stops at the first command), so no Slurm job either
+def test_the_walk_reads_no_other_script_as_a_slurm_job(tmp_path, capsys, monkeypatch):
+    # a launch script with no #SBATCH header is no job: with walk-scripts off it is read only when named, as
+    # before; a #SBATCH after the first command is no directive (sbatch stops at the first command), so no Slurm
+    # job either (with walk-scripts on, both are read as the launch scripts they are: tests/test_walk_scripts.py)
     (tmp_path / "start.sh").write_text("#!/bin/bash\nvllm serve facebook/opt-125m\n")
     (tmp_path / "late.sh").write_text("#!/bin/bash\necho hi\n#SBATCH --gres=gpu:1\nvllm serve facebook/opt-125m\n")
     (tmp_path / "other.sbatch").write_text("#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
+    _, report = _run(capsys, monkeypatch, tmp_path, ".")
+    assert sorted((s["file"], s["kind"]) for s in report["servers"]) == [("late.sh", "script"), ("start.sh", "script")]
+    (tmp_path / ".vramlint.yaml").write_text("walk-scripts: false\n")
     _, report = _run(capsys, monkeypatch, tmp_path, ".")
     assert report["servers"] == [] and report["findings"] == []
     _, report = _run(capsys, monkeypatch, tmp_path, ".", "start.sh")

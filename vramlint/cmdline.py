@@ -1425,6 +1425,53 @@ def _script_names_vllm(script: str, depth: int = 0) -> bool:
     return False
 
 
+_VLLM_CLIENT_COMMANDS = frozenset(("bench", "chat", "complete", "collect-env"))
+_SHELL_STRING_RUNNERS = frozenset(("tmux", "screen", "ssh"))
+# a container run inside a command substitution (`ID=$(docker run -d ... IMAGE ...)`): the walk does not reach it
+# as a command, the script reader does (shell_scripts._substituted_container_runs)
+_SUBSTITUTED_RUN = re.compile(r"(?:\$\(|`)\s*(?:sudo\s+)?(?:\S*/)?(?:docker|podman|nerdctl)\s+(?:container\s+)?run\s")
+
+
+def script_runs_vllm(text: str) -> bool:
+    """Does running this script start something that names vLLM by `_argv_names_vllm`'s rule (a word in command
+    position, or an argument of a launcher: `vllm serve`, `python -m vllm.entrypoints...`, `docker run` of a vLLM
+    image, `bash run_vllm.sh`)? Its commands are walked as the shell runs them (`ScriptWalk`, variables expanded),
+    a function's body where it is called: a file that only defines functions (a library other scripts source)
+    runs none, and a script that only mentions vLLM (`pip install vllm`, `grep`, `curl`, `echo`) neither."""
+    if "vllm" not in text.lower():
+        return False
+
+    def names_vllm(texts: list[str | None]) -> bool:
+        words = [t if t is not None else "" for t in texts]
+        if not any("vllm" in w.lower() for w in words):
+            return False  # most commands of a script: decided without the rule's reading of each word
+        # vLLM's CLI clients (vllm/entrypoints/cli: `bench`, `chat`, `complete`, `collect-env`) start no server
+        if any(_basename(w) == "vllm" and words[k + 1:k + 2] and words[k + 1] in _VLLM_CLIENT_COMMANDS
+               for k, w in enumerate(words)):
+            return False
+        # `python -c CODE`: code that imports vllm (a version check) starts no server; one that names the package
+        # of vLLM's servers (vllm.entrypoints) may
+        if any(_PYTHON_NAME.match(_basename(w).lower()) and words[k + 1:k + 2] == ["-c"]
+               and "vllm.entrypoints" not in " ".join(words[k + 2:k + 3]) for k, w in enumerate(words)):
+            return False
+        if _argv_names_vllm(words):
+            return True
+        # programs that hand a string argument to a shell, which the script reader follows (`tmux send-keys -t S
+        # "vllm serve ..." C-m`, `ssh HOST "vllm serve ..."`)
+        at = next((k for k, w in enumerate(words) if _basename(w) in _SHELL_STRING_RUNNERS), None)
+        return at is not None and any(_script_names_vllm(w) for w in words[at + 1:])
+
+    walk = ScriptWalk(text, {}, names_vllm, None, lambda first: "", [])
+    try:
+        # the walk's run() ends with the functions never called; the commands the script itself reaches come first
+        for steps in (walk._walk(_Items(_items(text))), walk._close_all()):
+            if any(isinstance(reached, Command) for reached in steps):
+                return True
+    except (ValueError, RecursionError):
+        return True  # not split: read as a named script is, and said there
+    return _SUBSTITUTED_RUN.search(text) is not None
+
+
 # The words of the note said of a container of Triton Inference Server running its vLLM backend (said once a file)
 TRITON_VLLM_BACKEND = "Triton Inference Server with its vLLM backend"
 

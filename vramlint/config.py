@@ -117,6 +117,7 @@ class Config:
     render_helm: bool = False  # render charts with Helm when it is available (helm-python-sdk or `helm`)
     helm_values: list[str] = field(default_factory=list)  # `-f` overlays for every chart, in order
     respect_gitignore: bool = True  # the walk leaves out what .gitignore ignores (--[no-]respect-gitignore win)
+    walk_scripts: bool = True  # a folder's walk reads the shell scripts that start vLLM (else only Slurm jobs)
     custom_gpus: list[CustomGpu] = field(default_factory=list)
 
     # Provenance, not configuration keys.
@@ -539,7 +540,7 @@ def load_config(path: str | None, scan_paths: list[str] | tuple[str, ...] = ("."
         if inner.file is None:  # not read (a link out of the repository): its notice says so
             config.notices.extend(inner.notices)
             continue
-        for key in ("helm-values", "hub-cache-max-age-days", "respect-gitignore"):
+        for key in ("helm-values", "hub-cache-max-age-days", "respect-gitignore", "walk-scripts"):
             loc = inner.positions.get((key,))
             if loc is not None:
                 inner.notices.append(Problem(

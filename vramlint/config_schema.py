@@ -157,6 +157,11 @@ def config_model() -> Any:
             "output, vendored charts); a path named on the command line is always read. --no-respect-gitignore / "
             "--respect-gitignore win over it."
         )
+        walk_scripts: bool = Field(
+            True, description="A folder's walk reads its shell scripts (*.sh, *.bash, extension-less files whose #! "
+            "names a shell) that start vLLM (`vllm serve`, `python -m vllm.entrypoints...`, `docker run` of a vLLM "
+            "image); false: only Slurm job scripts, as before. A script named on the command line is always read."
+        )
         custom_gpus: list[CustomGpu] = Field(
             default_factory=list, description="GPUs that are not in the catalog, usable by name in --gpu and `gpu:` "
             "and found through their node labels. An entry whose name is a catalog GPU's replaces it in this run."

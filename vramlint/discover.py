@@ -2,8 +2,9 @@
 
 A file named explicitly on the command line is always read (whatever its extension); files found by walking
 a directory are read when their extension says YAML, their name says Dockerfile (`is_build_file_name`) or Slurm
-job script (`*.sbatch`, `*.slurm`; a `*.sh` whose first lines are `#SBATCH` directives, `FileEntry.sbatch_only`), or their name and folder say
-supervisord configuration (`supervisord.conf`, `supervisor/*.conf`, `conf.d/*.conf`). Nothing found here is dropped silently: a broken link, a
+job script (`*.sbatch`, `*.slurm`; a `*.sh` whose first lines are `#SBATCH` directives, `FileEntry.sbatch_only`), a
+shell script that starts vLLM (`*.sh`, `*.bash`, an extension-less file whose `#!` names a shell: `FileEntry.starts_only`,
+unless walk-scripts is off), or their name and folder say supervisord configuration (`supervisord.conf`, `supervisor/*.conf`, `conf.d/*.conf`). Nothing found here is dropped silently: a broken link, a
 symlink loop or an unreadable directory becomes a `Skipped` entry with the reason.
 """
 
@@ -68,8 +69,10 @@ class FileEntry:
     explicit: bool  # named on the command line (read whatever its extension)
     template: bool = False  # a template extension: read only if the text looks like YAML
     # a shell script of the walk: read only when its first lines are a Slurm job's `#SBATCH` directives
-    # (other scripts are read only when named: slurm.has_directives)
+    # (slurm.has_directives), or, with ``starts_only``, when running it starts vLLM (scan._walked_script_text)
     sbatch_only: bool = False
+    starts_only: bool = False  # (walk-scripts) also read when the script starts vLLM
+    shebang_only: bool = False  # an extension-less file: a script of the walk only when its `#!` names a shell
 
 
 @dataclass
@@ -190,11 +193,12 @@ def systemd_drop_in_kind(rel: str) -> str | None:
         parts[-2].endswith(".service.d") else None
 
 
-def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respect_gitignore: bool = True
-             ) -> Discovery:
+def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respect_gitignore: bool = True,
+             walk_scripts: bool = True) -> Discovery:
     """Files to scan under ``paths`` (files or directories), in a stable order. With ``respect_gitignore``, what
     the git work tree's `.gitignore` files ignore is not walked into (`vramlint.gitignore`); a path named in
-    ``paths`` is read even so."""
+    ``paths`` is read even so. With ``walk_scripts``, a folder's shell scripts (`*.sh`, `*.bash`, extension-less
+    files whose `#!` names a shell) are read when they start vLLM; without, only its Slurm jobs."""
     out = Discovery()
     patterns = list(exclude)
     seen_files: set[tuple[int, int]] = set()
@@ -222,15 +226,15 @@ def discover(paths: list[str], exclude: list[str] | tuple[str, ...] = (), respec
                 ignored = Ignored(path)
                 if ignored.root is None:
                     ignored = None
-            _walk(path, patterns, out, seen_files, roots, ignored, maybe_jobs)
+            _walk(path, patterns, out, seen_files, roots, ignored, maybe_jobs, walk_scripts)
             for ignore_file, why in ignored.unread if ignored is not None else ():
                 out.skipped.append(Skipped(display_path(ignore_file), why))
         elif stat.S_ISREG(st.st_mode):
             key = (st.st_dev, st.st_ino)
             if key in seen_files:
                 walked = maybe_jobs.pop(key, None)
-                if walked is not None:  # a script a folder's walk took as a Slurm job if it is one: named, read
-                    walked.explicit, walked.sbatch_only = True, False
+                if walked is not None:  # a script a folder's walk took if it is a job or starts vLLM: named, read
+                    walked.explicit, walked.sbatch_only, walked.starts_only = True, False, False
                 continue
             seen_files.add(key)
             out.files.append(FileEntry(shown, path, explicit=True, template=kind_of(path) == "template"))
@@ -249,7 +253,7 @@ def _os_reason(exc: OSError) -> str:
 
 def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[int, int]],
           roots: tuple[str, ...], ignored=None,  # noqa: ANN001 - a vramlint.gitignore.Ignored
-          maybe_jobs: dict[tuple[int, int], FileEntry] | None = None) -> None:
+          maybe_jobs: dict[tuple[int, int], FileEntry] | None = None, walk_scripts: bool = True) -> None:
     # Directories are identified by (device, inode): a symlink back up the tree is reported once and not
     # entered, so a loop costs one stat, not forever. A symlink (to a folder or a file) that leads out of the
     # scanned paths is not followed: a link to `..` or `/` would walk the file system, one to a file would
@@ -300,11 +304,13 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             out.starters.append(entry.path)  # checked when read (a regular file inside the scanned tree)
         if kind is None and name.lower().endswith(SHELL_EXTENSIONS):
             kind = "sbatch-only"
+        elif kind is None and walk_scripts and "." not in name and not is_starter_name(name):
+            kind = "shebang-only"  # a launch script without an extension (`start-server`), told by its `#!` (scan)
         if kind is None or name in CONFIG_NAMES or (ignored is not None and ignored(entry.path, is_dir=False)):
             return
         # a script the walk reads only if its head says Slurm job: one it cannot look at (a FIFO, a link out of
         # the tree) is no file of a kind the walk reads, and is left alone as every other script is
-        quiet = kind == "sbatch-only"
+        quiet = kind in ("sbatch-only", "shebang-only")
         try:
             if not entry.is_file(follow_symlinks=True):
                 try:
@@ -328,8 +334,9 @@ def _walk(root: str, patterns: list[str], out: Discovery, seen_files: set[tuple[
             return
         seen_files.add(key)
         out.files.append(FileEntry(rel, entry.path, explicit=False, template=kind == "template",
-                                   sbatch_only=kind == "sbatch-only"))
-        if kind == "sbatch-only" and maybe_jobs is not None:
+                                   sbatch_only=quiet, starts_only=quiet and walk_scripts,
+                                   shebang_only=kind == "shebang-only"))
+        if quiet and maybe_jobs is not None:
             maybe_jobs[key] = out.files[-1]
 
     next_link = 0  # deferred links are taken in order, by index: a pop from the front is linear in the list

@@ -53,7 +53,7 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
          use_prefilter: bool = True, values_files: list[str] | tuple[str, ...] = (),
          render_helm: bool = False, vllm_version: str | Callable[[str | None], str | None] | None = None,
          root_values: list[str] | tuple[str, ...] | None = None, stdin_name: str = STDIN_NAME,
-         respect_gitignore: bool = True) -> Inventory:
+         respect_gitignore: bool = True, walk_scripts: bool = True) -> Inventory:
     """Every vLLM server under ``paths`` (files, directories, or "-" for ``stdin_text``).
 
     Files of a Helm chart (templates, values, overlays) are linted through the chart (`vramlint.helm`), with
@@ -65,7 +65,8 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
     ``values_files``; a command passes only those the user named, not those of a configuration file in the
     scanned repository), through `vramlint.fsread`. ``stdin_name``: the path standard input's findings name
     (`--stdin-filename`). ``respect_gitignore``: folders and files
-    `.gitignore` ignores are not walked (`--no-respect-gitignore` turns it off).
+    `.gitignore` ignores are not walked (`--no-respect-gitignore` turns it off). ``walk_scripts``: a folder's
+    shell scripts that start vLLM are read (`walk-scripts: false` reads only its Slurm jobs).
     """
     roots = [p for p in paths if p != "-"] + list(values_files if root_values is None else root_values)
     _CHART_DIR_CACHE.clear()  # folders are named relative to the working directory: another scan, other folders
@@ -75,20 +76,20 @@ def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text
     with scanned_roots(roots):
         if vllm_version is None:
             return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name,
-                         respect_gitignore)
+                         respect_gitignore, walk_scripts)
         from vramlint.cmdline import configured_vllm_version
 
         with configured_vllm_version(vllm_version):
             return _scan(paths, exclude, stdin_text, use_prefilter, values_files, render_helm, stdin_name,
-                         respect_gitignore)
+                         respect_gitignore, walk_scripts)
 
 
 def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: str | None, use_prefilter: bool,
           values_files: list[str] | tuple[str, ...], render_helm: bool, stdin_name: str = STDIN_NAME,
-          respect_gitignore: bool = True) -> Inventory:
+          respect_gitignore: bool = True, walk_scripts: bool = True) -> Inventory:
     col = _Collector()
     file_paths = [p for p in paths if p != "-"]
-    found = discover(file_paths, exclude, respect_gitignore=respect_gitignore)
+    found = discover(file_paths, exclude, respect_gitignore=respect_gitignore, walk_scripts=walk_scripts)
     col.inventory.skipped.extend(found.skipped)
     _say_empty_folders(col, file_paths, found)
     entries = _helm_charts(col, found.files, values_files, render_helm)
@@ -230,11 +231,11 @@ CHUNK_FILES = 32
 def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool) -> None:
     import gc
 
-    # The shell scripts of the walk that are no Slurm job are dropped here, before the pool is chosen: looking at
-    # a script's head takes about 27 us, and 3,000 scripts that are all dropped made a pool of workers (1.34x the
-    # CPU of one process, and a longer wall time) for nothing.
-    entries = [entry for entry in entries
-               if not entry.sbatch_only or entry.explicit or _slurm_job_head(entry.path)]
+    # The shell scripts of the walk are looked at here, before the pool is chosen: a Slurm job is read as one, and
+    # another only when walk-scripts is on and its text names vLLM (`_scan_entry` then asks whether it starts vLLM).
+    # Looking at a script's head takes about 27 us, and 3,000 scripts that are all dropped made a pool of workers
+    # (1.34x the CPU of one process, and a longer wall time) for nothing.
+    entries = [entry for entry in entries if not entry.sbatch_only or entry.explicit or _walked_script_kept(entry)]
     workers = _worker_count(len(entries))
     if workers <= 1:
         # What a file leaves (its records, servers, lines) lives until the report: frozen as soon as the file is
@@ -344,20 +345,59 @@ def _add_chunk(col: _Collector, part: _Collector) -> None:
 def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
     # a file named on the command line is inside by its folder; a symbolic link named there is followed only
     # into the roots (vramlint.fsread.roots_for)
-    # (a shell script of the walk that is no Slurm job is not here: `_scan_entries` dropped it, scripts are read
-    # only when named)
+    # (a shell script of the walk is here when it is a Slurm job, or may start vLLM: `_scan_entries` kept it)
+    walked_script = entry.sbatch_only and not entry.explicit  # no Slurm job: read only if it starts vLLM
     text, skipped = read_text(entry.path, entry.display)
     if skipped is not None:
         col.inventory.skipped.append(skipped)
         return
+    if walked_script:
+        from vramlint.cmdline import script_runs_vllm
+
+        # a folder's scripts are as often tests, installers and benchmarks: one is read when running it starts
+        # vLLM (the cheap test first: most scripts never name it)
+        if "vllm" not in text.lower() or not script_runs_vllm(text):
+            return
     if entry.template and not entry.explicit and not _YAML_SHAPE.search(text):
         return  # a Go template partial (`define` blocks), not a YAML document
     if "vramlint" not in text.lower():
         col.uncommented.append(entry.display)  # its suppressions need not be read again (check.py)
+    if walked_script:
+        col.records.walked_scripts.append(entry.display)
     _scan_text(col, text, entry.display, os.path.dirname(entry.path) or ".", use_prefilter)
 
 
 _SLURM_HEAD_BYTES = 16384  # sbatch reads directives only before the first command: a header, not the script
+
+
+def _walked_script_kept(entry: FileEntry) -> bool:
+    """Whether a shell script of the walk is read: a Slurm job (then read as one: ``sbatch_only`` cleared), or,
+    with walk-scripts on, one whose text names vLLM (or that cannot be read: `_scan_entry` says so when its head
+    names vLLM). An extension-less file is a script only when its `#!` names a shell."""
+    if entry.shebang_only and not _shell_shebang(entry.path):
+        return False  # an extension-less file that is no shell script (a LICENSE, a Python tool)
+    if _slurm_job_head(entry.path):
+        entry.sbatch_only = False
+        return True
+    if not entry.starts_only:
+        return False  # walk-scripts is off
+    from vramlint.fsread import Refusal, read_bytes
+
+    raw = read_bytes(entry.path, MAX_FILE_BYTES)
+    return isinstance(raw, Refusal) or b"vllm" in raw.lower()
+
+
+_SHEBANG_BYTES = 128
+
+
+def _shell_shebang(path: str) -> bool:
+    """Whether the file's first line is a `#!` naming a shell (sh, bash, zsh, ... directly or through env)."""
+    from vramlint.extract.shell_scripts import has_shell_shebang
+    from vramlint.fsread import Refusal, read_head
+
+    head = read_head(path, _SHEBANG_BYTES)
+    return not isinstance(head, Refusal) and head.startswith(b"#!") and has_shell_shebang(
+        head.decode("utf-8", errors="replace"))
 
 
 def _slurm_job_head(path: str) -> bool:
@@ -1362,6 +1402,7 @@ def _merge(into: Any, rec: Any) -> None:
     into.terraform.extend(rec.terraform)
     into.ray_pods.extend(rec.ray_pods)
     into.services.extend(rec.services)
+    into.walked_scripts.extend(rec.walked_scripts)
 
 
 def _drop_jobs_read_as_submitted(rec: Any) -> None:
@@ -1371,6 +1412,25 @@ def _drop_jobs_read_as_submitted(rec: Any) -> None:
     submitted = {s.file for s in rec.servers if s.kind == "Slurm job"}
     if submitted:
         rec.servers[:] = [s for s in rec.servers if s.kind != "script" or s.file not in submitted]
+
+
+def _drop_scripts_read_otherwise(col: _Collector, servers: list[Server]) -> list[Server]:
+    """A shell script the walk read because it starts vLLM (walk-scripts) and that another reading also reaches:
+    named, sourced for its variables, run by a container's command, a Dockerfile's CMD, a systemd unit's
+    ExecStart, submitted by `sbatch` (a server whose settings are read on the script's lines). That reading has
+    the context the script runs in (the image, the unit's environment, the job's options): its server is kept,
+    the walk's reading of the script alone is dropped (one server, not two), as `_drop_jobs_read_as_submitted`
+    does for Slurm jobs. What the script's reading said of its lines (a file it sources not read) stays: it is
+    true of the script whoever runs it, and said once with the other reading's same words (check.dedupe_findings)."""
+    walked = set(col.records.walked_scripts)
+    reached: set[str] = set()
+    for server in servers:
+        if server.file in walked:
+            continue
+        places = [server.location, server.model_location, server.image_location,
+                  *server.arg_locations.values(), *server.env_locations.values()]
+        reached.update(place.file for place in places if place is not None and place.file in walked)
+    return [s for s in servers if s.file not in reached] if reached else servers
 
 
 def _join(col: _Collector) -> None:
@@ -1438,6 +1498,8 @@ def _join(col: _Collector) -> None:
     except Exception as exc:  # noqa: BLE001
         rec.problems.append(internal_problem(*_record_place((rec.node_pools or [None])[0]),
                                              "reading the GPU of Karpenter NodePools", exc))
+    if rec.walked_scripts:  # once every reading that may reach a script (containers, images, units) is joined
+        servers = _drop_scripts_read_otherwise(col, servers)
     _narrow_visible_devices(servers)  # once every source of the count (DRA claims included) is read
     try:
         _resolve_config_refs(col)

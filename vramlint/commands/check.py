@@ -777,7 +777,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--stdin-filename names standard input's findings: give '-' among the paths too")
     check_values_files(config.values_from_flags)  # the configuration's own are said on its lines (scan)
     inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text, stdin_name=stdin_name,
-                     respect_gitignore=config.respect_gitignore,
+                     respect_gitignore=config.respect_gitignore, walk_scripts=config.walk_scripts,
                      values_files=config.helm_values, render_helm=config.render_helm,
                      vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
     gc.freeze()

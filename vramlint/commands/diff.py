@@ -294,6 +294,7 @@ def evaluate(paths: list[str], config, rules, notices: list | None = None) -> tu
 
     set_run_roots(paths, config)
     inventory = scan(paths, exclude=config.exclude_patterns(), respect_gitignore=config.respect_gitignore,
+                     walk_scripts=config.walk_scripts,
                      values_files=config.helm_values,
                      render_helm=config.render_helm, vllm_version=config.vllm_version_for,
                      root_values=config.values_from_flags)

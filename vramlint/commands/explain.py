@@ -152,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
         config = _config(args, [p for p in paths if p != "-"] or ["."])
         stdin_text = read_stdin(paths)
         inventory = scan(paths, exclude=config.exclude_patterns(), stdin_text=stdin_text,
-                         respect_gitignore=config.respect_gitignore, values_files=config.helm_values, render_helm=config.render_helm,
+                         respect_gitignore=config.respect_gitignore, walk_scripts=config.walk_scripts,
+                         values_files=config.helm_values, render_helm=config.render_helm,
                          vllm_version=config.vllm_version_for, root_values=config.values_from_flags)
         for note in inventory.notes:
             eprint(f"vramlint: note: {note}")

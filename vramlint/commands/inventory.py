@@ -37,10 +37,10 @@ def run(args: argparse.Namespace) -> int:
 
     paths = list(args.paths) or ["."]
     check_paths(paths)
-    values, render, vllm_version, respect_gitignore, notices = _settings(args, paths)
+    values, render, vllm_version, respect_gitignore, walk_scripts, notices = _settings(args, paths)
     stdin_text = read_stdin(paths)
     inventory = scan(paths, exclude=args.exclude, stdin_text=stdin_text, respect_gitignore=respect_gitignore,
-                     values_files=values, render_helm=render,
+                     walk_scripts=walk_scripts, values_files=values, render_helm=render,
                      vllm_version=vllm_version, root_values=list(getattr(args, "values", None) or []))
     # the configuration's problems are the output's, as check's findings hold them (a file not read said once)
     inventory.problems.extend(notices)
@@ -56,10 +56,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool, Any, bool, list]:
+def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bool, Any, bool, bool, list]:
     """`--values`/`--render-helm` over the configuration file's `helm-values`/`render-helm`, the vLLM version
     it sets per file (command lines are read with that version's arguments, as `check` reads them), whether
-    the walk respects .gitignore (`--[no-]respect-gitignore` over `respect-gitignore`), and the configuration's
+    the walk respects .gitignore (`--[no-]respect-gitignore` over `respect-gitignore`), whether it reads the shell
+    scripts that start vLLM (`walk-scripts`), and the configuration's
     notices (a file found that cannot be used: not applied, each problem on its line)."""
     from vramlint.cli import UsageError
     from vramlint.commands.check import helm_settings
@@ -78,7 +79,7 @@ def _settings(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], bo
         raise UsageError("; ".join(format_problem(p) for p in problems))
     respect = config.respect_gitignore if args.respect_gitignore is None else args.respect_gitignore
     values, render, notices = helm_settings(args, config)
-    return values, render, config.vllm_version_for, respect, notices
+    return values, render, config.vllm_version_for, respect, config.walk_scripts, notices
 
 
 def _cell(value: object) -> str:

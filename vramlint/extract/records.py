@@ -56,3 +56,6 @@ class Records:
     # Ray heads and workers of plain workloads, and the Services that may join them (extract.ray_pods)
     ray_pods: list[Any] = field(default_factory=list)
     services: list[Any] = field(default_factory=list)
+    # shell scripts a folder's walk read because they start vLLM (walk-scripts): their servers are dropped in the
+    # join when another reading reaches the same script (scan._drop_scripts_read_otherwise), as displayed
+    walked_scripts: list[str] = field(default_factory=list)

@@ -1,4 +1,5 @@
-"""Launch scripts named on the command line: the vLLM servers a shell script starts (never running it).
+"""Launch scripts (named on the command line, or a folder's that start vLLM: `cmdline.script_runs_vllm`): the vLLM
+servers a shell script starts (never running it).
 
 A file is read as a shell script when its name ends in `.sh` or `.bash`, or its first line is a `#!` naming a
 shell; YAML it is not, so it is not parsed as YAML. Two shapes start a server:
@@ -58,6 +59,11 @@ _RUN_LINE = re.compile(r"^\s*(?:sudo\s+(?:-\S+\s+)*)?(?:exec\s+)?(?:docker|podma
                        r"singularity)\s", re.M)
 
 
+def has_shell_shebang(text: str) -> bool:
+    """Whether the text's first line is a `#!` naming a shell."""
+    return _SHEBANG.match(text[:200]) is not None
+
+
 def is_shell_script(display: str, text: str) -> bool:
     """A shell script by its name or its `#!` line (never YAML, whatever it holds); or a file without an extension
     (only read when named: the walk takes none) whose first line of code is no YAML structure and one of whose lines
@@ -65,7 +71,7 @@ def is_shell_script(display: str, text: str) -> bool:
     serve`, no `#!`, was read as YAML and said to be of no shape vramlint reads)."""
     if display.lower().endswith(SCRIPT_EXTENSIONS):
         return True
-    if _SHEBANG.match(text[:200]):
+    if has_shell_shebang(text):
         return True
     name = os.path.basename(display)
     if "." in name or name.startswith("<") or _is_config_name(name):  # `<stdin>` is read as it was
