@@ -153,3 +153,14 @@ def test_which_scripts_start_vllm_by_the_walk_rule():
     ]
     assert [script_runs_vllm(t) for t in starts] == [True] * len(starts)
     assert [script_runs_vllm(t) for t in mentions] == [False] * len(mentions)
+
+
+def test_a_script_not_read_is_said_only_when_it_names_vllm(tmp_path, capsys, monkeypatch):
+    # one of the folder's other scripts that cannot be read (not UTF-8, empty) is left alone, as before the walk
+    # read scripts; one whose first bytes name vLLM may start a server nobody checks: said, as a named one is
+    (tmp_path / "notes.sh").write_bytes(b"#!/bin/bash\necho caf\xe9\n")
+    (tmp_path / "empty.sh").write_bytes(b"")
+    (tmp_path / "serve.sh").write_bytes(b"#!/bin/bash\n# caf\xe9\nvllm serve facebook/opt-125m\n")
+    _, report = _run(capsys, monkeypatch, tmp_path, ".")
+    assert [(f["file"], f["rule"]) for f in report["findings"]] == [("serve.sh", "VRL102")]
+    assert "not UTF-8" in report["findings"][0]["message"]

@@ -349,7 +349,8 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
     walked_script = entry.sbatch_only and not entry.explicit  # no Slurm job: read only if it starts vLLM
     text, skipped = read_text(entry.path, entry.display)
     if skipped is not None:
-        col.inventory.skipped.append(skipped)
+        if not walked_script or _head_names_vllm(entry.path):  # a script that may start vLLM, not read: said
+            col.inventory.skipped.append(skipped)
         return
     if walked_script:
         from vramlint.cmdline import script_runs_vllm
@@ -398,6 +399,15 @@ def _shell_shebang(path: str) -> bool:
     head = read_head(path, _SHEBANG_BYTES)
     return not isinstance(head, Refusal) and head.startswith(b"#!") and has_shell_shebang(
         head.decode("utf-8", errors="replace"))
+
+
+def _head_names_vllm(path: str) -> bool:
+    """Whether the first bytes of a script the walk could not read (too large, not text) name vLLM: one that does
+    not is one of the folder's other scripts, left alone as before."""
+    from vramlint.fsread import Refusal, read_head
+
+    head = read_head(path, _SLURM_HEAD_BYTES)
+    return not isinstance(head, Refusal) and b"vllm" in head.lower()
 
 
 def _slurm_job_head(path: str) -> bool:
