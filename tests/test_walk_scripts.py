@@ -164,3 +164,13 @@ def test_a_script_not_read_is_said_only_when_it_names_vllm(tmp_path, capsys, mon
     _, report = _run(capsys, monkeypatch, tmp_path, ".")
     assert [(f["file"], f["rule"]) for f in report["findings"]] == [("serve.sh", "VRL102")]
     assert "not UTF-8" in report["findings"][0]["message"]
+
+
+def test_a_folder_of_extensionless_files_that_are_no_scripts_is_still_said_empty(tmp_path, capsys, monkeypatch):
+    # the walk looks at extension-less files for a `#!`: a folder holding only a README and a LICENSE is still the
+    # likely wrong folder it was before
+    (tmp_path / "README").write_text("how to run vllm serve\n")
+    (tmp_path / "LICENSE").write_text("MIT\n")
+    monkeypatch.chdir(tmp_path)
+    main(["check", ".", "--offline"])
+    assert "no YAML file in this folder" in capsys.readouterr().err

@@ -93,7 +93,8 @@ def _scan(paths: list[str], exclude: list[str] | tuple[str, ...], stdin_text: st
     col.inventory.skipped.extend(found.skipped)
     _say_empty_folders(col, file_paths, found)
     entries = _helm_charts(col, found.files, values_files, render_helm)
-    col.starters = found.starters + [e.path for e in found.files]
+    # the extension-less files the walk looks at for a shell's `#!` are not starters (most are no scripts)
+    col.starters = found.starters + [e.path for e in found.files if not e.shebang_only]
     entries = _kustomizations(col, entries)
     if "-" in paths:
         if stdin_text is None:
@@ -135,7 +136,8 @@ def _say_empty_folders(col: _Collector, paths: list[str], found: Any) -> None:
         if not os.path.isdir(path):
             continue
         prefix, shown = os.path.join(path, ""), display_path(path)
-        if any(e.path.startswith(prefix) for e in found.files) or any(
+        # an extension-less file is an entry only to have its `#!` looked at: a folder of READMEs is still said
+        if any(e.path.startswith(prefix) and not e.shebang_only for e in found.files) or any(
                 shown == "." or s.file.startswith(shown + "/") for s in found.skipped):
             continue
         col.inventory.notes.append(f"{shown}: no YAML file in this folder or below it (vramlint reads "
