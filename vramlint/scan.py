@@ -234,7 +234,7 @@ def _scan_entries(col: _Collector, entries: list[FileEntry], use_prefilter: bool
     import gc
 
     # The shell scripts of the walk are looked at here, before the pool is chosen: a Slurm job is read as one, and
-    # another only when walk-scripts is on and its text names vLLM (`_scan_entry` then asks whether it starts vLLM).
+    # another only when walk-scripts is on and it starts vLLM.
     # Looking at a script's head takes about 27 us, and 3,000 scripts that are all dropped made a pool of workers
     # (1.34x the CPU of one process, and a longer wall time) for nothing.
     entries = [entry for entry in entries if not entry.sbatch_only or entry.explicit or _walked_script_kept(entry)]
@@ -348,19 +348,12 @@ def _scan_entry(col: _Collector, entry: FileEntry, use_prefilter: bool) -> None:
     # a file named on the command line is inside by its folder; a symbolic link named there is followed only
     # into the roots (vramlint.fsread.roots_for)
     # (a shell script of the walk is here when it is a Slurm job, or may start vLLM: `_scan_entries` kept it)
-    walked_script = entry.sbatch_only and not entry.explicit  # no Slurm job: read only if it starts vLLM
+    walked_script = entry.sbatch_only and not entry.explicit  # no Slurm job: it starts vLLM
     text, skipped = read_text(entry.path, entry.display)
     if skipped is not None:
         if not walked_script or _head_names_vllm(entry.path):  # a script that may start vLLM, not read: said
             col.inventory.skipped.append(skipped)
         return
-    if walked_script:
-        from vramlint.cmdline import script_runs_vllm
-
-        # a folder's scripts are as often tests, installers and benchmarks: one is read when running it starts
-        # vLLM (the cheap test first: most scripts never name it)
-        if "vllm" not in text.lower() or not script_runs_vllm(text):
-            return
     if entry.template and not entry.explicit and not _YAML_SHAPE.search(text):
         return  # a Go template partial (`define` blocks), not a YAML document
     if "vramlint" not in text.lower():
@@ -375,8 +368,8 @@ _SLURM_HEAD_BYTES = 16384  # sbatch reads directives only before the first comma
 
 def _walked_script_kept(entry: FileEntry) -> bool:
     """Whether a shell script of the walk is read: a Slurm job (then read as one: ``sbatch_only`` cleared), or,
-    with walk-scripts on, one whose text names vLLM (or that cannot be read: `_scan_entry` says so when its head
-    names vLLM). An extension-less file is a script only when its `#!` names a shell."""
+    with walk-scripts on, one that starts vLLM (`cmdline.script_runs_vllm`), or that cannot be read (`_scan_entry`
+    says so when its head names vLLM). An extension-less file is a script only when its `#!` names a shell."""
     if entry.shebang_only and not _shell_shebang(entry.path):
         return False  # an extension-less file that is no shell script (a LICENSE, a Python tool)
     if _slurm_job_head(entry.path):
@@ -384,10 +377,15 @@ def _walked_script_kept(entry: FileEntry) -> bool:
         return True
     if not entry.starts_only:
         return False  # walk-scripts is off
-    from vramlint.fsread import Refusal, read_bytes
+    text, skipped = read_text(entry.path, entry.display)
+    if skipped is not None:
+        return True
+    from vramlint.cmdline import script_runs_vllm
 
-    raw = read_bytes(entry.path, MAX_FILE_BYTES)
-    return isinstance(raw, Refusal) or b"vllm" in raw.lower()
+    # a folder's scripts are as often tests, installers and benchmarks: one is read when running it starts vLLM
+    # (the cheap test first: most scripts never name it). Decided here, before the pool: the few scripts kept
+    # seldom make one.
+    return "vllm" in text.lower() and script_runs_vllm(text)
 
 
 _SHEBANG_BYTES = 128
