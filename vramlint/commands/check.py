@@ -292,6 +292,13 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
             inventory.problems.append(Problem(
                 skipped.file, 1, None, f"{skipped.reason}: the file was not read, so any vLLM server in it is not "
                 "checked (save it as UTF-8)", level="warning"))
+        elif skipped.reason.startswith("not UTF-8") and _script_name(skipped.file):
+            # bash reads bytes, not UTF-8: a Latin-1 comment does not stop the script, so its servers may well
+            # start; vramlint not reading it is an unknown, not a refusal to fail CI on (walkscripts26)
+            inventory.problems.append(Problem(
+                skipped.file, None, None,
+                f"{skipped.reason}: bash runs it, but vramlint reads only UTF-8 text, so any vLLM server in it is not "
+                "checked (save it as UTF-8, or leave it out with --exclude)", level="warning"))
         elif skipped.reason.startswith(_UNREADABLE):
             inventory.problems.append(Problem(
                 skipped.file, None, None,
@@ -344,8 +351,8 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
 
 
 def _script_name(name: str) -> bool:
-    """A shell script by its name: a script extension, or no extension (read only when named on the command
-    line: the walk takes no such file)."""
+    """A shell script by its name: a script extension, or no extension (named on the command line, or taken
+    by the walk for its shell `#!`)."""
     from vramlint.extract.shell_scripts import SCRIPT_EXTENSIONS
 
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
