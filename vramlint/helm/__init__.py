@@ -101,13 +101,15 @@ def extract_charts(
                 gives = ", ".join(_shown(v) if isinstance(v, str) else v.display for v in r.values)
                 notes.append(f"chart {_shown(chart_dir)} evaluated as the {r.label} installs it, with "
                              f"{'values ' + gives if gives else own}"
+                             + ("" if getattr(r, "chart_defaults", True) else " in place of its values.yaml")
                              + (f"; not read: {'; '.join(r.unread[:3])}" if r.unread else ""))
         else:
             variants = [([], None, None)] + [([ov], os.path.basename(ov), None)
                                              for ov in overlay_files(chart_dir) + list(profiles)]
         for overlays, variant, release in variants:
             res: ChartResult | None = None
-            if render and all(isinstance(o, str) for o in overlays):
+            # (Helm's own render reads the chart's values.yaml: not for a release whose files take its place)
+            if render and all(isinstance(o, str) for o in overlays) and getattr(release, "chart_defaults", True):
                 from vramlint.helm import render as helm_render
 
                 res, why_not = helm_render.render_and_extract(chart_dir, overlays, variant, timeout_s)

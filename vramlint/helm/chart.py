@@ -150,24 +150,25 @@ def load_chart(path: str, display: str | None = None, helm_name: str | None = No
     return chart
 
 
-def chart_values(chart: Chart, overlays: list[str]) -> tuple[Values, list[Problem]]:
-    """The chart's `values.yaml` coalesced with each overlay in order (Helm's `-f a -f b`)."""
+def chart_values(chart: Chart, overlays: list[str], defaults: bool = True) -> tuple[Values, list[Problem]]:
+    """The chart's `values.yaml` coalesced with each overlay in order (Helm's `-f a -f b`); ``defaults`` False:
+    the overlays alone (a Flux release's `valuesFiles`, which source-controller writes in place of values.yaml)."""
     import gc
 
     # The values live as long as the chart is evaluated: frozen once each file is merged, they are not walked again
     # by the collections that loading the next one starts (20 overlays of 12,000 nodes: 9.4 CPU-s -> 5.0); the
     # unfreeze puts them in the oldest generation, as the scan does with what each file leaves
     try:
-        return _chart_values(chart, overlays, gc.freeze)
+        return _chart_values(chart, overlays, gc.freeze, defaults)
     finally:
         gc.unfreeze()
 
 
-def _chart_values(chart: Chart, overlays: list[str], freeze: Any) -> tuple[Values, list[Problem]]:
+def _chart_values(chart: Chart, overlays: list[str], freeze: Any, defaults: bool = True) -> tuple[Values, list[Problem]]:
     problems: list[Problem] = []
     vals = Values()
     vpath = os.path.join(chart.path, "values.yaml")
-    if os.path.isfile(vpath):
+    if defaults and os.path.isfile(vpath):
         data, origins, probs = load_values_file(vpath, _join_display(chart.display, "values.yaml"))
         problems.extend(probs)
         vals = Values(data, origins, [_join_display(chart.display, "values.yaml")])
@@ -786,7 +787,7 @@ def extract_chart(chart_dir: str, overlays: list[Any], variant: str | None = Non
     tree (vramlint.helm.releases.Release) whose values ``overlays`` are: the chart is evaluated as that release
     (its name and namespace), and judged as Helm judges the values it gives."""
     chart = load_chart(chart_dir)
-    vals, problems = chart_values(chart, overlays)
+    vals, problems = chart_values(chart, overlays, getattr(release, "chart_defaults", True))
     res = ChartResult(problems=list(problems), notes=_notes_of_tree(chart))
     if chart.meta_unread:
         # Helm reads Chart.yaml first and stops where it cannot: nothing of this chart is rendered (its Chart.yaml's

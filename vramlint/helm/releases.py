@@ -9,6 +9,10 @@ it leaves to the release what only the release sets. Each release found here is 
   `ref:` source in the same repository from its root), then `helm.valuesObject` or else `helm.values` as the
   last values file, then `helm.parameters` as `--set` (`forceString`: `--set-string`). The release is named
   `helm.releaseName` or else the Application's name, in `destination.namespace`.
+- Flux (helm-controller over source-controller's chart build): a HelmRelease whose `spec.chart.spec.sourceRef` is
+  a GitRepository of this repository and whose `chart` is a folder of it (from the repository's root, securejoin):
+  `spec.chart.spec.valuesFiles` (from that root) merged in order take the place of the chart's values.yaml
+  (OverwriteChartDefaultValues), then `valuesFrom` (not in the scanned files: said), then `spec.values`.
 - helmfile: a release's `values:` (files relative to the helmfile, or inline maps) in order, then its `set:`.
   `environments.*.values` are helmfile's own template data, never a chart's values; a values path naming
   `{{ .Environment.Name }}` is one release per environment declared.
@@ -54,6 +58,8 @@ class Release:
     kind: str  # "Argo CD Application", "helmfile release" ...
     values: list[Any] = field(default_factory=list)  # value file paths and InlineValues, in Helm's order
     unread: list[str] = field(default_factory=list)  # what the release gives that vramlint could not read
+    # the chart's own values.yaml is under the release's values (Flux's valuesFiles take its place: False)
+    chart_defaults: bool = True
 
     @property
     def label(self) -> str:
@@ -86,6 +92,7 @@ def find_releases(paths: list[str], charts: dict[str, str]) -> ReleasePlan:
 
     plan = ReleasePlan()
     read = 0
+    flux = _FluxIndex()
     for path in paths:
         if not path.lower().endswith((".yaml", ".yml")):
             continue
@@ -98,8 +105,9 @@ def find_releases(paths: list[str], charts: dict[str, str]) -> ReleasePlan:
         text = read_text(path, MAX_RELEASE_FILE_BYTES)
         if isinstance(text, Refusal):
             continue
-        if not helmfile and not (_ARGO.search(text) and ("kind: Application" in text or "kind: \"Application"
-                                                         in text or "kind: 'Application" in text)):
+        is_flux = "fluxcd.io/" in text and ("HelmRelease" in text or "GitRepository" in text)
+        if not helmfile and not is_flux and not (_ARGO.search(text) and (
+                "kind: Application" in text or "kind: \"Application" in text or "kind: 'Application" in text)):
             continue
         read += 1
         try:
@@ -108,11 +116,20 @@ def find_releases(paths: list[str], charts: dict[str, str]) -> ReleasePlan:
                 if helmfile:
                     _helmfile_releases(doc, docs, path, charts, plan)
                 else:
+                    if is_flux:
+                        flux.add(doc, path)
                     _argo_releases(doc, path, text, charts, plan, templated)
         except Exception as exc:  # noqa: BLE001 - a release file vramlint cannot follow: its charts keep their values
             from vramlint.model import internal_problem
 
             plan.problems.append(internal_problem(_shown(path), None, "reading the Helm releases of this file", exc))
+    for doc, path in flux.releases:
+        try:
+            _flux_release(doc, path, flux, charts, plan)
+        except Exception as exc:  # noqa: BLE001 - a release vramlint cannot follow: its chart keeps its values
+            from vramlint.model import internal_problem
+
+            plan.problems.append(internal_problem(doc.file, None, "reading this Flux HelmRelease", exc))
     for chart, rels in plan.by_chart.items():
         if len(rels) > MAX_RELEASES_PER_CHART:
             rest = rels[MAX_RELEASES_PER_CHART:]
@@ -653,3 +670,189 @@ def _helmfile_releases(doc: Any, docs: list[Any], path: str, charts: dict[str, s
                 if inline.data:
                     rel.values.append(inline)
             plan.by_chart.setdefault(charts[chart_abs], []).append(rel)
+
+
+# ---------------------------------------------------------------- Flux
+
+_FLUX_HELM = "helm.toolkit.fluxcd.io/"
+_FLUX_SOURCE = "source.toolkit.fluxcd.io/"
+
+
+class _FluxIndex:
+    """The scan's Flux HelmReleases, and its GitRepositories by name (the URL each fetches)."""
+
+    def __init__(self) -> None:
+        self.releases: list[tuple[Any, str]] = []
+        self.git: dict[str, list[tuple[str | None, Any]]] = {}  # name -> [(namespace, url)]
+
+    def add(self, doc: Any, path: str) -> None:
+        data = doc.data
+        if not isinstance(data, dict):
+            return
+        api, kind = str(data.get("apiVersion", "")), data.get("kind")
+        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        if api.startswith(_FLUX_HELM) and kind == "HelmRelease":
+            self.releases.append((doc, path))
+        elif api.startswith(_FLUX_SOURCE) and kind == "GitRepository" and isinstance(meta.get("name"), str):
+            spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+            ns = meta.get("namespace")
+            self.git.setdefault(meta["name"], []).append((ns if isinstance(ns, str) else None, spec.get("url")))
+
+    def url_of(self, name: str, namespace: str | None) -> tuple[str | None, str]:
+        """The URL of the GitRepository ``name`` (in ``namespace`` when both are known), and why none if so."""
+        found = [url for ns, url in self.git.get(name, []) if ns is None or namespace is None or ns == namespace]
+        urls = {str(u) for u in found if isinstance(u, str) and u.strip() and not _unknown_text(u)}
+        if not found:
+            return None, f"the GitRepository {name} is not in the scanned files"
+        if len(urls) != 1:
+            return None, f"the GitRepository {name}'s URL is " + ("not one plain URL" if not urls else
+                                                                 f"ambiguous ({', '.join(sorted(urls))})")
+        return urls.pop(), ""
+
+
+def _repo_root(path: str) -> str | None:
+    """The root of the repository that holds ``path``, as far as the scan can tell: the nearest folder holding
+    `.git`, up to the scanned root that holds the file; without one, that scanned root."""
+    from vramlint.fsread import current_roots
+
+    here = os.path.dirname(os.path.realpath(path))
+    roots = [r for r in (current_roots() or ()) if here == r or here.startswith(r.rstrip(os.sep) + os.sep)]
+    top = max(roots, key=len) if roots else None
+    d = here
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if d == top or parent == d:
+            break
+        d = parent
+    return top
+
+
+def _git_remotes(root: str) -> list[str]:
+    """The remote URLs `.git/config` of ``root`` names, when it is a regular file the scan may read."""
+    from vramlint.fsread import Refusal, read_text
+
+    config = os.path.join(root, ".git", "config")
+    if not os.path.isfile(config):
+        return []
+    text = read_text(config, 100_000)
+    if isinstance(text, Refusal):
+        return []
+    return re.findall(r"^\s*url\s*=\s*(\S+)\s*$", text, re.M)[:50]
+
+
+def _git_url_key(url: str) -> str:
+    """A git URL as host/path (`git@host:org/repo.git`, `ssh://git@host/org/repo`, `https://host/org/repo`)."""
+    u = url.strip().lower()
+    u = re.sub(r"^[a-z+]+://", "", u)
+    u = re.sub(r"^[^@/]+@", "", u)
+    u = re.sub(r"^([^/:]+):(?!\d+/)", r"\1/", u)  # scp form host:org/repo
+    u = re.sub(r"^([^/:]+):\d+/", r"\1/", u)  # a port
+    u = u.rstrip("/")
+    return u[:-4] if u.endswith(".git") else u
+
+
+def _flux_release(doc: Any, path: str, flux: _FluxIndex, charts: dict[str, str], plan: ReleasePlan) -> None:
+    """A HelmRelease whose chart is a folder of a GitRepository that is this repository, as helm-controller
+    installs it: source-controller joins the chart path and each `valuesFiles` entry with the repository's root
+    (securejoin: never outside it) and the merged files replace the chart's values.yaml; helm-controller then
+    merges `valuesFrom` in order and `spec.values` over them."""
+    data = doc.data
+    spec = data.get("spec")
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    chart = spec.get("chart") if isinstance(spec, dict) else None
+    inner = chart.get("spec") if isinstance(chart, dict) else None
+    ref = inner.get("sourceRef") if isinstance(inner, dict) else None
+    if not isinstance(ref, dict) or ref.get("kind") != "GitRepository" or not isinstance(inner.get("chart"), str):
+        return
+    written = inner["chart"]
+    if _unknown_text(written) or "\x00" in written or not isinstance(ref.get("name"), str):
+        return
+    root = _repo_root(path)
+    if root is None:
+        return
+    chart_abs = os.path.normpath(os.path.join(root, os.path.normpath("/" + written).lstrip("/")))
+    if chart_abs not in charts:
+        return  # not a chart of the scanned tree: the release's values are read on their own (extract/flux.py)
+    display = doc.file
+    line = _line_of(display, inner, "chart")
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    source_ns = ref.get("namespace") if isinstance(ref.get("namespace"), str) else namespace
+    url, why = flux.url_of(ref["name"], source_ns)
+    remotes = _git_remotes(root)
+    if url is not None and remotes and _git_url_key(url) not in {_git_url_key(r) for r in remotes}:
+        why = f"the GitRepository {ref['name']} fetches {url}, not this repository ({remotes[0]})"
+        url = None
+    if url is None:
+        plan.problems.append(Problem(display, line, 1, (
+            f"this HelmRelease installs the chart {written} of a GitRepository, and {why}: the chart "
+            f"{_shown(chart_abs)} of the scanned tree is linted with its own values, not with this release's; "
+            "scan the repository the GitRepository fetches, or with the GitRepository of this one"), level="note"))
+        return
+    target_ns = spec.get("targetNamespace") if isinstance(spec.get("targetNamespace"), str) else None
+    name = spec.get("releaseName") if isinstance(spec.get("releaseName"), str) else None
+    if name is None and isinstance(meta.get("name"), str):
+        # helm-controller's GetReleaseName: <targetNamespace>-<name>, shortened with a hash past 53 characters
+        name = f"{target_ns}-{meta['name']}" if target_ns else meta["name"]
+    if name is not None and (len(name) > 53 or _unknown_text(name)):
+        name = None
+    ns = target_ns or namespace
+    rel = Release(name, None if ns is None or _unknown_text(ns) else ns, display, line, "Flux HelmRelease")
+    if not remotes:
+        rel.unread.append(f"whether the GitRepository {ref['name']} ({url}) is this repository (no git remote to "
+                          "compare it with)")
+    _flux_values_files(inner, root, display, rel, plan)
+    _flux_values_from(spec.get("valuesFrom"), rel)
+    values = spec.get("values")
+    if isinstance(values, dict) and values:
+        from vramlint.helm.values import _to_plain
+
+        origins: dict[tuple, Location] = {}
+        plain = _to_plain(values, (), "spec.values", display, origins)
+        rel.values.append(InlineValues(f"{display} (spec.values)", _known(plain, rel, "spec.values"), origins))
+    plan.by_chart.setdefault(charts[chart_abs], []).append(rel)
+
+
+def _flux_values_files(inner: dict, root: str, display: str, rel: Release, plan: ReleasePlan) -> None:
+    files = inner.get("valuesFiles")
+    if not isinstance(files, list) or not files:
+        return
+    from vramlint.yamlload import value_location
+
+    rel.chart_defaults = False  # OverwriteChartDefaultValues: the merged files are the chart's values now
+    ignore_missing = inner.get("ignoreMissingValuesFiles") is True
+    for i, vf in enumerate(files[:MAX_PARAMETERS]):
+        if not isinstance(vf, str) or not vf.strip() or "\x00" in vf:
+            continue
+        if _unknown_text(vf):
+            rel.unread.append(f"values file {vf} (named by template text)")
+            continue
+        full = os.path.normpath(os.path.join(root, os.path.normpath("/" + vf).lstrip("/")))
+        loc = value_location(display, files, i) or Location(display, rel.line, 1)
+        refused = _refused_values_file(full)
+        if refused is not None:
+            plan.problems.append(Problem(loc.file, loc.line, loc.column, (
+                f"values file {vf} of this release is {refused}: not read, so what it sets is unknown; the chart is "
+                "evaluated without it"), level="warning"))
+            rel.unread.append(f"values file {vf} ({refused})")
+            continue
+        if not os.path.isfile(full):
+            if not ignore_missing:
+                plan.problems.append(Problem(loc.file, loc.line, loc.column, (
+                    f"values file {vf} of this release is not in the scanned tree ({_shown(full)}): source-"
+                    "controller builds no chart when a values file is missing (unless `ignoreMissingValuesFiles: "
+                    "true`); the chart is evaluated without it"), level="warning"))
+                rel.unread.append(f"values file {vf} (not in the scanned tree)")
+            continue
+        rel.values.append(full)
+
+
+def _flux_values_from(written: Any, rel: Release) -> None:
+    if not isinstance(written, list):
+        return
+    for source in written[:MAX_PARAMETERS]:
+        if isinstance(source, dict):
+            what = f"{source.get('kind') or 'object'} {source.get('name') or '?'}"
+            target = source.get("targetPath")
+            rel.unread.append(f"valuesFrom {what}" + (f" ({target})" if isinstance(target, str) else ""))
