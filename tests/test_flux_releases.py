@@ -40,8 +40,10 @@ def _copy(tmp_path: Path) -> Path:
 def test_a_git_repository_of_another_repository_leaves_the_chart_on_its_own_values(tmp_path, capsys):
     root = _copy(tmp_path)
     (root / ".git").mkdir()
-    (root / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:example/other-repo.git\n')
+    (root / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = https://ci-bot:ghp_s3cr3tT0ken@github.com/example/other-repo.git\n')
     report = _check(capsys, str(root))
+    assert "ghp_s3cr3tT0ken" not in json.dumps(report)  # a remote's token is never printed
     [server] = report["servers"]
     assert server["args"]["max_model_len"] == 8192
     [note] = [f for f in report["findings"] if "GitRepository flux-system fetches" in f["message"]]
@@ -81,3 +83,56 @@ def test_values_files_take_the_place_of_the_charts_values_yaml(tmp_path, capsys)
     assert server["gpu"]["type"] == "L4"
     # `gpus: 1` is only in the chart's values.yaml, which the values file replaced: no GPU limit renders
     assert "nvidia.com/gpu: 1" not in server["gpu"]["evidence"]
+
+
+def test_values_of_a_known_chart_shape_are_one_server_the_charts(tmp_path, capsys):
+    root = _copy(tmp_path)
+    release = root / "clusters/prod/apps/qwen.yaml"
+    # values vramlint also reads by their shape (extract/flux.py): the chart's evaluation is the one server
+    release.write_text(release.read_text() + (
+        "    containerPort: 8000\n    image:\n      repository: vllm/vllm-openai\n      tag: v0.10.2\n"
+        "      command: [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\"]\n"))
+    [server] = _check(capsys, str(root))["servers"]
+    assert server["file"].endswith("charts/vllm/templates/deployment.yaml")
+    assert server["args"]["max_model_len"] == 65536
+
+
+def test_a_chart_path_leading_out_of_the_repository_is_not_paired(tmp_path, capsys):
+    root = _copy(tmp_path)
+    release = root / "clusters/prod/apps/qwen.yaml"
+    release.write_text(release.read_text().replace("chart: ./charts/vllm", "chart: ../../charts/vllm"))
+    report = _check(capsys, str(root))
+    [server] = report["servers"]
+    assert server["args"]["max_model_len"] == 8192
+    assert any("leads out of the GitRepository flux-system" in f["message"] for f in report["findings"])
+
+
+def test_a_chart_ref_to_a_helm_chart_of_this_repository_is_paired(tmp_path, capsys):
+    root = _copy(tmp_path)
+    (root / "clusters/prod/apps/qwen-chart.yaml").write_text(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata:\n  name: vllm\n  namespace: flux-system\n"
+        "spec:\n  chart: ./charts/vllm\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+        "  valuesFiles:\n    - charts/vllm/values.yaml\n    - clusters/prod/apps/qwen-values.yaml\n")
+    (root / "clusters/prod/apps/qwen-values.yaml").write_text("maxModelLen: 4096\n")
+    release = root / "clusters/prod/apps/qwen.yaml"
+    text = release.read_text()
+    start, end = text.index("  chart:\n"), text.index("  values:\n")
+    release.write_text(text[:start] + "  chartRef:\n    kind: HelmChart\n    name: vllm\n" + text[end:].replace(
+        "    maxModelLen: 65536\n", ""))
+    [server] = _check(capsys, str(root))["servers"]
+    assert server["args"]["max_model_len"] == 4096  # the HelmChart's second values file over its first
+    assert server["gpu"]["type"] == "L4" and server["gpu"]["count"] == 1  # spec.values; gpus from values.yaml
+
+
+def test_a_values_file_missing_from_the_repository_is_said_on_its_line(tmp_path, capsys):
+    root = _copy(tmp_path)
+    release = root / "clusters/prod/apps/qwen.yaml"
+    release.write_text(release.read_text().replace("        name: flux-system\n", (
+        "        name: flux-system\n      valuesFiles:\n        - ./clusters/prod/apps/gone.yaml\n")))
+    report = _check(capsys, str(root))
+    [warning] = [f for f in report["findings"] if "gone.yaml of this release is not in the scanned tree" in
+                 f["message"]]
+    assert warning["level"] == "warning" and warning["line"] == 16 and warning["file"].endswith("qwen.yaml")
+    # the release's other values still apply; values.yaml is replaced by the (missing) file, as source-controller
+    [server] = report["servers"]
+    assert server["args"]["max_model_len"] == 65536

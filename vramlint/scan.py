@@ -47,6 +47,9 @@ class _Collector:
         # what may start compose services one at a time (extract.compose_starts): the walk's scripts and configs,
         # and the files scanned
         self.starters: list[str] = []
+        # (file, first line, last line) of release values a chart of the tree was evaluated with (a Flux
+        # HelmRelease's spec.values): their reading on their own as a known chart's values is dropped in the join
+        self.released_values: list[tuple[str, int, int]] = []
 
 
 def scan(paths: list[str], exclude: list[str] | tuple[str, ...] = (), stdin_text: str | None = None,
@@ -162,6 +165,8 @@ def _helm_charts(col: _Collector, entries: list[FileEntry], values_files: Any, r
     col.inventory.problems.extend(problems)
     col.inventory.notes.extend(notes)
     col.inventory.files_scanned += sum(1 for e in entries if e.path in chart_plan.handled)
+    col.released_values = [(r.file, *r.values_span) for rels in chart_plan.releases.values() for r in rels
+                           if getattr(r, "values_span", None)]
     return [e for e in entries if e.path not in chart_plan.handled or e.path in fallback]
 
 
@@ -557,6 +562,23 @@ def _scan_terraform(col: _Collector, text: str, display: str, base_dir: str, use
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run (RecursionError, MemoryError too)
         del col.inventory.problems[problems_before:]
         col.inventory.problems.append(internal_problem(display, None, "reading this Terraform file", exc))
+
+
+def _drop_released_values(col: _Collector) -> None:
+    """A Flux HelmRelease's spec.values read as a known chart's values (extract/flux.py) when the chart of the tree
+    it installs was evaluated with them: the chart's servers are what it deploys, the values' own reading a second
+    copy of each."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for file, first, last in col.released_values:
+        spans.setdefault(file, []).append((first, last))
+
+    def released(file: str, line: int | None) -> bool:
+        return line is not None and any(a <= line <= b for a, b in spans.get(file, ()))
+
+    # (the file's problems stay: one of its YAML is said whichever reading it came from)
+    rec = col.records
+    rec.servers[:] = [s for s in rec.servers if s.source_format != "helm-values" or not released(
+        s.location.file, s.location.line)]
 
 
 def _utf16_marked(path: str) -> bool:
@@ -1447,6 +1469,8 @@ def _join(col: _Collector) -> None:
     """Cross-document resolution: KServe runtime + InferenceService, llmaz Playground + OpenModel + BackendRuntime,
     `--config` files from ConfigMaps."""
     rec = col.records
+    if col.released_values:
+        _drop_released_values(col)
     if rec.terraform:
         _join_terraform(col)
     _drop_jobs_read_as_submitted(rec)

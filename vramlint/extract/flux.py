@@ -8,7 +8,9 @@ vramlint knows, never one key): the servers and findings land on the HelmRelease
 paths start at ``spec.values`` so that fixes edit that mapping. Values from ``valuesFrom`` are not in the file;
 a server whose release takes some is said to have keys it does not show. Values of a chart vramlint does not know
 give no server here (the file's vLLM mention says so), except bjw-s's app-template (`app_template`), named by the
-release and recognised by its values shape, whose containers are read as the pods it makes.
+release and recognised by its values shape, whose containers are read as the pods it makes. A release of a chart
+folder of this repository's GitRepository is evaluated with that chart of the tree (`vramlint.helm.releases`), and
+its values' reading here is then dropped in the scan's join.
 """
 
 from __future__ import annotations

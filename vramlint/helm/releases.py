@@ -60,6 +60,9 @@ class Release:
     unread: list[str] = field(default_factory=list)  # what the release gives that vramlint could not read
     # the chart's own values.yaml is under the release's values (Flux's valuesFiles take its place: False)
     chart_defaults: bool = True
+    # lines of the release file whose values the chart's evaluation reads in place of extract/flux.py's own reading
+    # of them as a known chart's values (first, last), or None
+    values_span: tuple[int, int] | None = None
 
     @property
     def label(self) -> str:
@@ -297,29 +300,35 @@ def _argo_value_files(helm: dict, source: dict, refs: dict, chart_abs: str, repo
             full = os.path.normpath(os.path.join(repo_root, vf.lstrip("/")))
         else:
             full = os.path.normpath(os.path.join(chart_abs, vf))
-        refused = _refused_values_file(full)
-        if refused is not None:
-            from vramlint.yamlload import value_location
+        _add_values_file(full, vf, (display, files, i), rel, plan, None if ignore_missing else (
+            "Argo CD stops generating the Application's manifests when a values file is missing (unless "
+            "`ignoreMissingValueFiles: true`)"))
 
-            loc = value_location(display, files, i) or Location(display, rel.line, 1)
-            plan.problems.append(Problem(loc.file, loc.line, loc.column, (
-                f"values file {vf} of this release is {refused}: not read, so what it sets is unknown; the chart is "
-                "evaluated without it"), level="warning"))
-            rel.unread.append(f"values file {vf} ({refused})")
-            continue
-        if not os.path.isfile(full):
-            if not ignore_missing:
-                from vramlint.yamlload import value_location
 
-                loc = value_location(display, files, i) or Location(display, rel.line, 1)
-                plan.problems.append(Problem(
-                    loc.file, loc.line, loc.column,
-                    f"values file {vf} of this release is not in the scanned tree ({_shown(full)}): Argo CD stops "
-                    "generating the Application's manifests when a values file is missing (unless "
-                    "`ignoreMissingValueFiles: true`); the chart is evaluated without it", level="warning"))
-                rel.unread.append(f"values file {vf} (not in the scanned tree)")
-            continue
+def _add_values_file(full: str, vf: str, at: tuple[str, Any, int], rel: Release, plan: ReleasePlan,
+                     missing: str | None) -> None:
+    """The release's values file ``vf`` (at ``full``) added to its values; one refused or missing is said on its
+    line (``at``: file, list, index) instead. ``missing``: what the release's tool does without the file, or None
+    where it skips a missing one."""
+    from vramlint.yamlload import value_location
+
+    refused = _refused_values_file(full)
+    if refused is None and os.path.isfile(full):
         rel.values.append(full)
+        return
+    if refused is None and missing is None:
+        return
+    loc = value_location(*at) or Location(at[0], rel.line, 1)
+    if refused is not None:
+        plan.problems.append(Problem(loc.file, loc.line, loc.column, (
+            f"values file {vf} of this release is {refused}: not read, so what it sets is unknown; the chart is "
+            "evaluated without it"), level="warning"))
+        rel.unread.append(f"values file {vf} ({refused})")
+        return
+    plan.problems.append(Problem(loc.file, loc.line, loc.column, (
+        f"values file {vf} of this release is not in the scanned tree ({_shown(full)}): {missing}; the chart is "
+        "evaluated without it"), level="warning"))
+    rel.unread.append(f"values file {vf} (not in the scanned tree)")
 
 
 def _refused_values_file(full: str) -> str | None:
@@ -684,6 +693,7 @@ class _FluxIndex:
     def __init__(self) -> None:
         self.releases: list[tuple[Any, str]] = []
         self.git: dict[str, list[tuple[str | None, Any]]] = {}  # name -> [(namespace, url)]
+        self.helm_charts: dict[str, list[tuple[str | None, str, dict]]] = {}  # name -> [(namespace, file, spec)]
 
     def add(self, doc: Any, path: str) -> None:
         data = doc.data
@@ -693,6 +703,11 @@ class _FluxIndex:
         meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         if api.startswith(_FLUX_HELM) and kind == "HelmRelease":
             self.releases.append((doc, path))
+        elif api.startswith(_FLUX_SOURCE) and kind == "HelmChart" and isinstance(meta.get("name"), str) and \
+                isinstance(data.get("spec"), dict):
+            ns = meta.get("namespace")
+            self.helm_charts.setdefault(meta["name"], []).append((ns if isinstance(ns, str) else None, doc.file,
+                                                                 data["spec"]))
         elif api.startswith(_FLUX_SOURCE) and kind == "GitRepository" and isinstance(meta.get("name"), str):
             spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
             ns = meta.get("namespace")
@@ -706,7 +721,7 @@ class _FluxIndex:
             return None, f"the GitRepository {name} is not in the scanned files"
         if len(urls) != 1:
             return None, f"the GitRepository {name}'s URL is " + ("not one plain URL" if not urls else
-                                                                 f"ambiguous ({', '.join(sorted(urls))})")
+                                                                 f"ambiguous ({', '.join(sorted(map(_shown_url, urls)))})")
         return urls.pop(), ""
 
 
@@ -742,6 +757,11 @@ def _git_remotes(root: str) -> list[str]:
     return re.findall(r"^\s*url\s*=\s*(\S+)\s*$", text, re.M)[:50]
 
 
+def _shown_url(url: str) -> str:
+    """A URL as said in a finding: without the user and password a `https://user:token@host/...` remote holds."""
+    return re.sub(r"^([a-zA-Z+]+://)[^/@]*@", r"\1", url.strip())
+
+
 def _git_url_key(url: str) -> str:
     """A git URL as host/path (`git@host:org/repo.git`, `ssh://git@host/org/repo`, `https://host/org/repo`)."""
     u = url.strip().lower()
@@ -761,28 +781,44 @@ def _flux_release(doc: Any, path: str, flux: _FluxIndex, charts: dict[str, str],
     data = doc.data
     spec = data.get("spec")
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    chart = spec.get("chart") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    chart = spec.get("chart")
     inner = chart.get("spec") if isinstance(chart, dict) else None
+    display = doc.file
+    source_file = display  # the file of the chart's spec: the release's, or a HelmChart's that spec.chartRef names
+    chart_ref = spec.get("chartRef")
+    if not isinstance(inner, dict) and isinstance(chart_ref, dict) and chart_ref.get("kind") == "HelmChart":
+        # helm-controller installs the chart that HelmChart object builds (its chart path, sourceRef, valuesFiles)
+        ref_ns = chart_ref.get("namespace") if isinstance(chart_ref.get("namespace"), str) else namespace
+        found = [(ns, f, sp) for ns, f, sp in flux.helm_charts.get(str(chart_ref.get("name")), [])
+                 if ns is None or ref_ns is None or ns == ref_ns]
+        if len(found) != 1:
+            return  # not in the scanned files (or not one): nothing to pair the release with
+        chart_ns, source_file, inner = found[0]
+        source_default_ns = chart_ns or ref_ns  # a HelmChart's sourceRef is in the HelmChart's own namespace
+    else:
+        source_default_ns = namespace
     ref = inner.get("sourceRef") if isinstance(inner, dict) else None
     if not isinstance(ref, dict) or ref.get("kind") != "GitRepository" or not isinstance(inner.get("chart"), str):
         return
     written = inner["chart"]
-    if _unknown_text(written) or "\x00" in written or not isinstance(ref.get("name"), str):
-        return
+    if _unknown_text(written) or "\x00" in written or not isinstance(ref.get("name"), str) or _leads_out(written):
+        return  # (a path leading out of the repository is said on its line by extract/flux.py, and not read)
     root = _repo_root(path)
     if root is None:
         return
     chart_abs = os.path.normpath(os.path.join(root, os.path.normpath("/" + written).lstrip("/")))
     if chart_abs not in charts:
         return  # not a chart of the scanned tree: the release's values are read on their own (extract/flux.py)
-    display = doc.file
-    line = _line_of(display, inner, "chart")
-    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
-    source_ns = ref.get("namespace") if isinstance(ref.get("namespace"), str) else namespace
+    line = _line_of(display, inner, "chart") if source_file == display else _line_of(display, spec, "chartRef")
+    source_ns = ref.get("namespace") if isinstance(ref.get("namespace"), str) else source_default_ns
     url, why = flux.url_of(ref["name"], source_ns)
     remotes = _git_remotes(root)
     if url is not None and remotes and _git_url_key(url) not in {_git_url_key(r) for r in remotes}:
-        why = f"the GitRepository {ref['name']} fetches {url}, not this repository ({remotes[0]})"
+        why = (f"the GitRepository {ref['name']} fetches {_shown_url(url)}, not this repository "
+               f"({_shown_url(remotes[0])})")
         url = None
     if url is None:
         plan.problems.append(Problem(display, line, 1, (
@@ -800,9 +836,9 @@ def _flux_release(doc: Any, path: str, flux: _FluxIndex, charts: dict[str, str],
     ns = target_ns or namespace
     rel = Release(name, None if ns is None or _unknown_text(ns) else ns, display, line, "Flux HelmRelease")
     if not remotes:
-        rel.unread.append(f"whether the GitRepository {ref['name']} ({url}) is this repository (no git remote to "
-                          "compare it with)")
-    _flux_values_files(inner, root, display, rel, plan)
+        rel.unread.append(f"whether the GitRepository {ref['name']} ({_shown_url(url)}) is this repository (no git "
+                          "remote to compare it with)")
+    _flux_values_files(inner, root, source_file, rel, plan)
     _flux_values_from(spec.get("valuesFrom"), rel)
     values = spec.get("values")
     if isinstance(values, dict) and values:
@@ -811,15 +847,21 @@ def _flux_release(doc: Any, path: str, flux: _FluxIndex, charts: dict[str, str],
         origins: dict[tuple, Location] = {}
         plain = _to_plain(values, (), "spec.values", display, origins)
         rel.values.append(InlineValues(f"{display} (spec.values)", _known(plain, rel, "spec.values"), origins))
+        lines = [loc.line for loc in origins.values() if loc.line is not None]
+        if lines:
+            rel.values_span = (min(lines), max(lines))
     plan.by_chart.setdefault(charts[chart_abs], []).append(rel)
+
+
+def _leads_out(written: str) -> bool:
+    """A repository path that is absolute or leads out with `..` (source-controller reads it inside the root)."""
+    return written.startswith("/") or os.path.normpath(written).startswith("..")
 
 
 def _flux_values_files(inner: dict, root: str, display: str, rel: Release, plan: ReleasePlan) -> None:
     files = inner.get("valuesFiles")
     if not isinstance(files, list) or not files:
         return
-    from vramlint.yamlload import value_location
-
     rel.chart_defaults = False  # OverwriteChartDefaultValues: the merged files are the chart's values now
     ignore_missing = inner.get("ignoreMissingValuesFiles") is True
     for i, vf in enumerate(files[:MAX_PARAMETERS]):
@@ -828,24 +870,13 @@ def _flux_values_files(inner: dict, root: str, display: str, rel: Release, plan:
         if _unknown_text(vf):
             rel.unread.append(f"values file {vf} (named by template text)")
             continue
+        if _leads_out(vf):
+            rel.unread.append(f"values file {vf} (leads out of the repository)")
+            continue
         full = os.path.normpath(os.path.join(root, os.path.normpath("/" + vf).lstrip("/")))
-        loc = value_location(display, files, i) or Location(display, rel.line, 1)
-        refused = _refused_values_file(full)
-        if refused is not None:
-            plan.problems.append(Problem(loc.file, loc.line, loc.column, (
-                f"values file {vf} of this release is {refused}: not read, so what it sets is unknown; the chart is "
-                "evaluated without it"), level="warning"))
-            rel.unread.append(f"values file {vf} ({refused})")
-            continue
-        if not os.path.isfile(full):
-            if not ignore_missing:
-                plan.problems.append(Problem(loc.file, loc.line, loc.column, (
-                    f"values file {vf} of this release is not in the scanned tree ({_shown(full)}): source-"
-                    "controller builds no chart when a values file is missing (unless `ignoreMissingValuesFiles: "
-                    "true`); the chart is evaluated without it"), level="warning"))
-                rel.unread.append(f"values file {vf} (not in the scanned tree)")
-            continue
-        rel.values.append(full)
+        _add_values_file(full, vf, (display, files, i), rel, plan, None if ignore_missing else (
+            "source-controller builds no chart when a values file is missing (mergeFileValues; unless "
+            "`ignoreMissingValuesFiles: true`)"))
 
 
 def _flux_values_from(written: Any, rel: Release) -> None:
