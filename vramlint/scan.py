@@ -390,7 +390,12 @@ def _walked_script_kept(entry: FileEntry) -> bool:
     # a folder's scripts are as often tests, installers and benchmarks: one is read when running it starts vLLM
     # (the cheap test first: most scripts never name it). Decided here, before the pool: the few scripts kept
     # seldom make one.
-    return "vllm" in text.lower() and script_runs_vllm(text)
+    if "vllm" in text.lower() and script_runs_vllm(text):
+        return True
+    from vramlint.extract.shell_scripts import calls_sourced_vllm_function
+
+    # `source lib.sh; start_vllm MODEL`: the body that starts vLLM is a sourced file's (read inside the tree only)
+    return calls_sourced_vllm_function(text, entry.display)
 
 
 _SHEBANG_BYTES = 128

@@ -188,6 +188,8 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
                                     "are that host's")
             _say_later_servers(script, text, server)
             servers.append(server)
+    if not servers and sourceable and own_text:
+        servers.extend(_sourced_function_servers(script, display, problems))
     if "sbatch" in text:
         servers.extend(_submitted_jobs(text, display, problems, followed if followed is not None else set(), depth))
     if not servers and say_mention and "vllm" in text.lower() and _may_run_vllm(script):
@@ -426,14 +428,17 @@ def _job_without_script(text: str, display: str, where: Location, submission: An
     return found, found_problems
 
 
-_SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)[ \t]*(?:#.*)?$", re.M)
+# (the second form: the script's own folder in double quotes that hold quotes, `source "$(dirname "$0")/lib.sh"`)
+_SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|\"" + _DIRNAME + r"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)"
+                          r"[ \t]*(?:#.*)?$", re.M)
 _ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
 MAX_SOURCED = 16  # `source` / `.` lines followed for one script, those of the files it sources included
 MAX_SOURCE_DEPTH = 4  # files sourced within sourced files
 
 
 def _sourced_variables(text: str, display: str, problems: list[Problem], depth: int = 0, folder: str | None = None,
-                       chain: tuple[str, ...] = (), followed: list[int] | None = None) -> dict[str, str | None]:
+                       chain: tuple[str, ...] = (), followed: list[int] | None = None,
+                       files: list[tuple[str, str]] | None = None) -> dict[str, str | None]:
     """The variables the files a script sources (`source FILE`, `. FILE`, on a line of their own) assign, read
     through `vramlint.fsread` when they are inside the scanned tree: `NAME=value` / `export NAME=value` lines, a
     value with an expansion unknown, in the order the shell runs them (a file a sourced file sources, up to
@@ -441,7 +446,8 @@ def _sourced_variables(text: str, display: str, problems: list[Problem], depth: 
     `/proc/self/environ`, a FIFO) is a warning on the line that sources it, never read; a relative path is looked
     for beside the script (the shell looks in its working folder, which a script run as `./start.sh` shares).
     Past MAX_SOURCED `source` lines, or a file sourcing one that sources it back, the rest is unknown and said on
-    the line where following stops."""
+    the line where following stops. ``files``, when given, takes (path, text) of each file read, in that order
+    (the functions they define: `_sourced_function_servers`)."""
     from vramlint.fsread import Refusal, read_text
 
     out: dict[str, str | None] = {}
@@ -489,8 +495,106 @@ def _sourced_variables(text: str, display: str, problems: list[Problem], depth: 
             _say(problems, Problem(display, line, column, (
                 f"`{m.group(0).strip()}` {why}: not followed, so the variables it sets are unknown"), level="note"))
             continue
-        out.update(_sourced_variables(got, path, problems, depth + 1, folder, (*chain, real), followed))
+        if files is not None:
+            files.append((path, got))
+        out.update(_sourced_variables(got, path, problems, depth + 1, folder, (*chain, real), followed, files))
     return out
+
+
+# `name() {`, `name () (`, `function name {`, `function name() {` at a line's start: a function a sourced file defines
+_FUNCTION_HEADER = re.compile(r"^[ \t]*(?:function[ \t]+([A-Za-z_][\w.:-]*)(?:[ \t]*\(\))?|([A-Za-z_][\w.:-]*)[ \t]*"
+                              r"\(\))[ \t]*(?:[{(]|$)", re.M)
+MAX_SOURCED_CALLS = 8  # calls of sourced files' functions read for one script
+
+
+def _defined_functions(text: str) -> set[str]:
+    return {m.group(1) or m.group(2) for m in _FUNCTION_HEADER.finditer(text)}
+
+
+def sourced_functions(text: str, display: str, problems: list[Problem] | None = None
+                      ) -> tuple[dict[str, tuple[str, str]], dict[str, str | None]]:
+    """The functions the files ``text`` sources define that the script does not define itself ({name: (the
+    sourced file's path, its text)}; a name defined in two, the one sourced last, as the shell keeps), and the
+    variables those files set (`_sourced_variables`, whose bounds and refusals these are)."""
+    files: list[tuple[str, str]] = []
+    variables = _sourced_variables(text, display, problems if problems is not None else [], files=files)
+    own = _defined_functions(text)
+    functions: dict[str, tuple[str, str]] = {}
+    for path, body in files:
+        for name in _defined_functions(body) - own:
+            functions[name] = (path, body)
+    return functions, variables
+
+
+def _called_body(name: str, body: str) -> str:
+    """A sourced file's text with a call of ``name`` after its last line, which passes on the arguments the walk
+    is given (its `$@`): the function's body is walked on the sourced file's own lines."""
+    return f'{body}{"" if body.endswith(chr(10)) else chr(10)}{name} "$@"\n'
+
+
+def calls_sourced_vllm_function(text: str, display: str) -> bool:
+    """Whether the script calls a function a file it sources defines whose body starts vLLM
+    (`cmdline.script_runs_vllm` of that function called): `source lib.sh; start_vllm MODEL` (the walk's rule
+    for such a script)."""
+    from vramlint.cmdline import script_runs_vllm
+
+    if "source" not in text and ". " not in text:
+        return False
+    functions, _ = sourced_functions(text, display)
+    return any(name in text and script_runs_vllm(_called_body(name, body)) for name, (_, body) in functions.items())
+
+
+def _sourced_function_servers(script: Any, display: str, problems: list[Problem]) -> list[Server]:
+    """The servers the script starts by calling a function defined in a file it sources (`source lib.sh;
+    start_vllm Qwen/Qwen3-8B` where lib.sh defines `start_vllm() { vllm serve "$1" ...; }`): the body is read
+    where the file defines it, with the call's arguments as its `$1..$N` and the variables the call sees and the
+    sourced files set, and the server is placed on the sourced file's lines (the call said in a note)."""
+    from vramlint.cmdline import (
+        ARGS_DEFAULTED,
+        POSITIONAL,
+        Token,
+        _Array,
+        find_vllm_invocation,
+        script_commands_seen,
+        script_runs_vllm,
+    )
+
+    text = script.text or ""
+    sourced_problems: list[Problem] = []
+    functions, variables = sourced_functions(text, display, sourced_problems)
+    launching = {name for name, (_, body) in functions.items()
+                 if name in text and script_runs_vllm(_called_body(name, body))}
+    if not launching:
+        return []
+    servers: list[Server] = []
+    calls = 0
+    wanted = lambda texts: any(t in launching for t in texts[:8] if t is not None)  # noqa: E731
+    for words, seen, _written, _first in script_commands_seen(script, wanted, variables):
+        words = _words(words)
+        if not words or words[0].text not in launching:
+            continue
+        calls += 1
+        if calls > MAX_SOURCED_CALLS:
+            break
+        name, call = words[0].text, words[0].location
+        path, body = functions[name]
+        start = Location(path, 1, 1)
+        args = [w.text for w in words[1:]]
+        if None in args:  # an unknown word: the arguments from it on are not known
+            args = [*args[:args.index(None)], None]
+        env = {**variables, **seen, POSITIONAL: _Array(args), ARGS_DEFAULTED: None}
+        inv = find_vllm_invocation([Token("sh", start), Token("-c", start), Token(_called_body(name, body), start),
+                                    Token(path, start)], [], None, env)
+        if inv is None:
+            continue
+        assigned, _ = _devices_assigned(Token(_called_body(name, body), start), inv)
+        server = _script_server(inv, path, assigned)
+        server.notes.append(f"started by `{name}`, which {display} calls on line {call.line} (a function {path} "
+                            "defines, which the script sources): read with that call's arguments")
+        servers.append(server)
+    if servers:
+        problems.extend(p for p in sourced_problems if p not in problems)
+    return servers
 
 
 _PLAIN_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
