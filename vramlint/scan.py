@@ -395,7 +395,13 @@ def _walked_script_kept(entry: FileEntry) -> bool:
     from vramlint.extract.shell_scripts import calls_sourced_vllm_function
 
     # `source lib.sh; start_vllm MODEL`: the body that starts vLLM is a sourced file's (read inside the tree only)
-    return calls_sourced_vllm_function(text, entry.display)
+    if calls_sourced_vllm_function(text, entry.display):
+        return True
+    from vramlint.extract import scripts
+    from vramlint.extract.shell_scripts import unknown_launcher
+
+    # `"$VLLM_BIN" serve MODEL`, the program known only at run time: read to say so
+    return unknown_launcher(scripts.script_token(text, entry.display), text) is not None
 
 
 _SHEBANG_BYTES = 128

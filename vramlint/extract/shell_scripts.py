@@ -192,7 +192,10 @@ def read_shell_script(text: str, display: str, say_mention: bool = True, env: di
         servers.extend(_sourced_function_servers(script, display, problems))
     if "sbatch" in text:
         servers.extend(_submitted_jobs(text, display, problems, followed if followed is not None else set(), depth))
-    if not servers and say_mention and "vllm" in text.lower() and _may_run_vllm(script):
+    launcher = unknown_launcher(script, text) if not servers and say_mention and own_text else None
+    if launcher is not None:
+        _say_unknown_launcher(launcher, problems)
+    elif not servers and say_mention and "vllm" in text.lower() and _may_run_vllm(script):
         problems.append(Problem(display, 1, 1, "the script mentions vLLM but starts no vLLM server vramlint can read "
                                 "(`vllm serve`, `python -m vllm.entrypoints.openai.api_server` or `docker run` "
                                 "of a vLLM image)", level="note"))
@@ -595,6 +598,42 @@ def _sourced_function_servers(script: Any, display: str, problems: list[Problem]
     if servers:
         problems.extend(p for p in sourced_problems if p not in problems)
     return servers
+
+
+_HELD_PROGRAM = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def unknown_launcher(script: Any, text: str) -> tuple[Location, str, str | None] | None:
+    """A command `"$VLLM_BIN" serve ...` whose program is a variable not known before the run (unset in the
+    script, `${VLLM_BIN:-$(which vllm)}`), in a script that names vLLM: (where, the word as written, the variable's
+    name). vLLM's own CLI is `vllm serve`; which program the variable holds only the run knows, so no server is
+    read from it (a known value is read as that program)."""
+    from vramlint.cmdline import has_unknown_mark, script_commands_seen
+
+    if "serve" not in text or "vllm" not in text.lower():
+        return None
+
+    def wanted(texts: list[str | None]) -> bool:
+        return "serve" in texts[:8]
+
+    for words, _seen, written, _first in script_commands_seen(script, wanted, {}):
+        at = len(written) - len(_words(words))
+        words = words[at:]
+        if len(words) >= 2 and words[1].text == "serve" and "$" in written[at] \
+                and (words[0].text is None or has_unknown_mark(words[0].text)):
+            held = _HELD_PROGRAM.search(written[at])
+            return words[0].location, written[at], held.group(1) if held else None
+    return None
+
+
+def _say_unknown_launcher(found: tuple[Location, str, str | None], problems: list[Problem]) -> None:
+    where, word, name = found
+    held = f"{name}, which" if name else "a word that"
+    problems.append(Problem(where.file, where.line, where.column, (
+        f"`{word} serve`: the program is held in {held} the script does not set (or sets from what only the run "
+        "knows), so whether it is vLLM's CLI is known only at run time: no server is read from it; write the "
+        f"program in the script (`{name or 'VLLM_BIN'}=/path/to/vllm`, or `vllm serve` itself) to have it "
+        "checked"), level="note"))
 
 
 _PLAIN_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
