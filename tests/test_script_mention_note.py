@@ -23,7 +23,8 @@ grep -c "vllm serve" logs/*.txt || true
 
 UNREAD_SERVE = """\
 #!/usr/bin/env bash
-ssh "$1" "vllm serve facebook/opt-125m --port 8000"
+# ssh's options held unquoted in a variable: how many words, and which is the host, only the run knows
+ssh $SSH_OPTS gpu-node-1 "vllm serve facebook/opt-125m --port 8000"
 """
 
 IMAGE_RUN = """\

@@ -1727,11 +1727,24 @@ _SSH_VALUES = "BbcDEeFIiJLlmOoPpQRSWw"
 def ssh_remote(argv: list[Token], i: int) -> tuple[str | None, list[Token]] | None:
     """For `ssh [OPTIONS] DESTINATION COMMAND...` with `ssh` at ``argv[i]``: (the destination, the command's
     words), or None when the options cannot be told apart (a word known only at run time) or no destination."""
+    at = _ssh_destination_index([t.text for t in argv], i)
+    if at is None:
+        return None
+    return argv[at].text, list(argv[at + 1:])
+
+
+def _ssh_destination_index(texts: list[str | None], i: int) -> int | None:
+    """The index of the destination of `ssh [OPTIONS] DESTINATION ...` with `ssh` at ``texts[i]`` (None: the
+    options cannot be told apart, or no destination)."""
     i += 1
-    while i < len(argv):
-        text = argv[i].text
+    while i < len(texts):
+        text = texts[i]
         if text is None:
             return None
+        if has_unknown_mark(text):
+            # `"$HOST"`: taken as the destination (were it an option, the words after it would name the host,
+            # not a command that starts a server, and nothing is read)
+            break
         if text == "--":
             i += 1
             break
@@ -1741,9 +1754,22 @@ def ssh_remote(argv: list[Token], i: int) -> tuple[str | None, list[Token]] | No
         while k < len(text) and text[k] not in _SSH_VALUES:
             k += 1
         i += 2 if k == len(text) - 1 else 1  # `-p 2222` takes the next word; `-p2222` and flags do not
-    if i >= len(argv):
-        return None
-    return argv[i].text, list(argv[i + 1:])
+    return i if i < len(texts) else None
+
+
+def _ssh_command_indexes(texts: list[str | None]) -> range:
+    """The indexes of the destination and the remote command's words of `[wrappers] ssh [OPTIONS] DESTINATION
+    COMMAND...` (empty when the command is no ssh): ssh joins the command's words with spaces for the remote
+    shell, which splits the line again, so a word holding a value unknown here is only that part unknown there
+    (`ssh host "vllm serve $M --port 8000"`); an unknown destination names only the host."""
+    i = 0
+    while i < len(texts) and texts[i] is not None and (
+            _basename(texts[i]) in _WRAPPERS or _ASSIGNMENT_NAME.match(texts[i])):
+        i += 1
+    if i >= len(texts) or texts[i] is None or _basename(texts[i]) != "ssh":
+        return range(0)
+    at = _ssh_destination_index(texts, i)
+    return range(0) if at is None else range(at, len(texts))  # (the destination's, which names only the host)
 
 
 def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: int) -> _Found | None:
@@ -1760,13 +1786,13 @@ def _search_ssh(argv: list[Token], i: int, env: dict[str, str | None], depth: in
     if len(words) == 1:
         found = _search_shell([Token("sh", words[0].location), Token("-c", words[0].location), words[0]], {},
                               depth + 1)
-    elif any(re.search(r"[\s'\"\\$`;&|<>(){}*?\[\]#~]", t.text or "") for t in words):
+    elif any(re.search(r"[\s'\"\\$`;&|<>(){}*?\[\]#~]", t.text or "") or has_unknown_mark(t.text) for t in words):
         line = Token(" ".join(t.text or "" for t in words), words[0].location)
         found = _search_shell([Token("sh", line.location), Token("-c", line.location), line], {}, depth + 1)
     else:
         found = _search_argv(list(words), {}, depth + 1)
     if found is not None and found.remote is None:
-        found.remote = host
+        found.remote = host if not has_unknown_mark(host) else "a host known only at run time"
     return found
 
 
@@ -2310,6 +2336,8 @@ def _unknown_but_script(words: list[tuple[str | None, int, int, bool]]) -> list[
     texts = [w[0] for w in words]
     script = _shell_script_index(texts)
     lines = _tmux_shell_lines(texts) if "tmux" in " ".join(t for t in texts[:4] if t) else set()
+    if "ssh" in " ".join(t for t in texts[:4] if t):
+        lines = {*lines, *_ssh_command_indexes(texts)}
     return [(None if v is not None and k != script and k not in lines and has_unknown_mark(v) and not _option_with_unknown_value(v)
              and not _assignment_with_unknown_value(v) else v, a, b, o) for k, (v, a, b, o) in enumerate(words)]
 
