@@ -209,6 +209,9 @@ MAX_SUBMISSIONS = 16  # `sbatch` commands of one script followed
 # relative path is (taken from the script's folder, as `_sourced_variables` takes it)
 _SELF = r'(?:"?\$\{BASH_SOURCE(?:\[0\])?\}"?|"?\$\{?0\}?"?)'
 _DIRNAME = rf'\$\(\s*dirname\s+(?:--\s+)?(?:{_SELF}|"?\$\((?:realpath|readlink\s+-f)\s+{_SELF}\s*\)"?)\s*\)'
+# `$(cd "$(dirname "$0")/.." && pwd)`: a folder named from the script's own (its relative part in group 1)
+_SCRIPT_DIR_BELOW = re.compile(rf'\$\(\s*cd\s+(?:--\s+)?"?{_DIRNAME}(/[^"\s;&|)$`]*)"?\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?'
+                               r'(?:&&|;)\s*pwd(?:\s+-P)?\s*\)')
 _SCRIPT_DIR = re.compile(
     rf'\$\(\s*cd\s+(?:--\s+)?"?{_DIRNAME}"?\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?(?:&&|;)\s*pwd(?:\s+-P)?\s*\)'
     rf'|\$\(\s*(?:realpath|readlink\s+-f)\s+"?{_DIRNAME}"?\s*\)|{_DIRNAME}')
@@ -435,6 +438,9 @@ def _job_without_script(text: str, display: str, where: Location, submission: An
 _SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|\"" + _DIRNAME + r"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)"
                           r"[ \t]*(?:#.*)?$", re.M)
 _ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
+# `cd DIR` on a line of its own (or before `&&`, `||`, `;`): the folder a later relative `source` is taken from
+_CD_LINE = re.compile(r"^[ \t]*cd(?:[ \t]+(?:--[ \t]+)?(\"[^\"\n]*\"|\"" + _DIRNAME + r"[^\"\n]*\"|'[^'\n]*'|[^\s;&|#]+))?"
+                      r"[ \t]*(?:$|[;&|#])", re.M)
 MAX_SOURCED = 16  # `source` / `.` lines followed for one script, those of the files it sources included
 MAX_SOURCE_DEPTH = 4  # files sourced within sourced files
 
@@ -458,9 +464,14 @@ def _sourced_variables(text: str, display: str, problems: list[Problem], depth: 
     folder = folder if folder is not None else os.path.dirname(display)
     chain = chain or (os.path.realpath(display),)
     steps = sorted([(m.start(), "source", m) for m in _SOURCE_LINE.finditer(text)]
-                   + ([(a.start(), "set", a) for a in _ASSIGNMENT.finditer(text)] if depth else []),
+                   + ([(a.start(), "set", a) for a in _ASSIGNMENT.finditer(text)] if depth else [])
+                   + ([(c.start(), "cd", c) for c in _CD_LINE.finditer(text)] if not depth and "cd" in text else []),
                    key=lambda step: step[0])
+    cd_unknown: tuple[str, int] | None = None  # a `cd` to a folder known only at run time: (as written, its line)
     for _at, what, m in steps:
+        if what == "cd":
+            folder, cd_unknown = _folder_after_cd(m, text, display, folder, cd_unknown)
+            continue
         if what == "set":
             value = m.group(2).strip()
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
@@ -470,10 +481,18 @@ def _sourced_variables(text: str, display: str, problems: list[Problem], depth: 
         name = m.group(1).strip("\"'")
         line = text.count("\n", 0, m.start()) + 1
         column = m.start(1) - m.start() + 1
+        own_folder = False
         if not depth and "$" in name:
-            name = _from_own_folder(name, text)
+            written, name = name, _from_own_folder(name, text)
+            own_folder = name != written and "$" not in name
         if "$" in name or "`" in name or not name:
             continue  # a path known only at run time: what it sets is unknown, said where it is used
+        if cd_unknown is not None and not os.path.isabs(name) and not own_folder:
+            _say(problems, Problem(display, line, column, (
+                f"`{m.group(0).strip()}`: the folder `{cd_unknown[0]}` (line {cd_unknown[1]}) leaves is known only "
+                f"at run time, so which {name} is sourced is not known: not read, and the variables it sets are "
+                "unknown"), level="note"))
+            continue
         if followed[0] >= MAX_SOURCED:
             if followed[0] == MAX_SOURCED:  # said once, where following stops
                 _say(problems, Problem(display, line, column, (
@@ -483,7 +502,8 @@ def _sourced_variables(text: str, display: str, problems: list[Problem], depth: 
                 followed[0] += 1
             break
         followed[0] += 1
-        path = os.path.normpath(name if os.path.isabs(name) else os.path.join(folder, name))
+        path = os.path.normpath(name if os.path.isabs(name) else os.path.join(
+            os.path.dirname(display) if own_folder else folder, name))
         got = read_text(path)
         if isinstance(got, Refusal):
             what_is = "not in the repository" if got.missing else got.reason
@@ -662,14 +682,33 @@ def _expanded(value: str, known: dict[str, str | None]) -> str | None:
     return out
 
 
+def _folder_after_cd(m: re.Match[str], text: str, display: str, folder: str, unknown: tuple[str, int] | None
+                     ) -> tuple[str, tuple[str, int] | None]:
+    """The folder a relative `source` is taken from after the `cd` line ``m`` of the script ``display`` (from
+    ``folder``, or from a folder known only at run time: ``unknown``), and whether it is now known only at run
+    time: (`cd "$WORK"`, a bare `cd`, `cd -`: as written, its line). `cd "$(dirname "$0")/.."` and a variable
+    assigned once to the script's folder start from the script's own folder, whatever the folder was before."""
+    written = (m.group(1) or "").strip("\"'")
+    name = _from_own_folder(written, text) if "$" in written else written
+    if name != written and "$" not in name:
+        return os.path.normpath(os.path.join(os.path.dirname(display), name)), None
+    if not name or name == "-" or "$" in name or "`" in name or name.startswith("~"):
+        return folder, (m.group(0).strip().rstrip(";&|#").strip(), text.count("\n", 0, m.start()) + 1)
+    if os.path.isabs(name):
+        return os.path.normpath(name), None
+    if unknown is not None:
+        return folder, unknown
+    return os.path.normpath(os.path.join(folder, name)), None
+
+
 def _from_own_folder(name: str, text: str) -> str:
     """``name`` (a sourced path) with the script's own folder written as `.` where it is named so: the idiom
     itself (`$(dirname "$0")/env.sh`) or a variable the script assigns it to once (`DIR="$(cd "$(dirname
     "${BASH_SOURCE[0]}")" && pwd)"`, then `source "$DIR/env.sh"`); `_sourced_variables` takes a relative path
     from that folder. A variable assigned more than once is left as it is (which value the line sees is not
     known here)."""
-    name = _SCRIPT_DIR.sub(".", name)
-    m = re.match(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))(?=/)", name)
+    name = _SCRIPT_DIR.sub(".", _SCRIPT_DIR_BELOW.sub(lambda below: "." + below.group(1), name))
+    m = re.match(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))(?=/|$)", name)
     if m is None:
         return name
     variable = m.group(1) or m.group(2)
@@ -680,6 +719,9 @@ def _from_own_folder(name: str, text: str) -> str:
             value = value[1:-1]
         if _SCRIPT_DIR.fullmatch(value):
             return os.path.normpath("." + name[m.end():])
+        below = _SCRIPT_DIR_BELOW.fullmatch(value)
+        if below is not None:  # `ROOT="$(cd "$(dirname "$0")/.." && pwd)"`: a folder from the script's own
+            return os.path.normpath("." + below.group(1) + name[m.end():])
     return name
 
 
