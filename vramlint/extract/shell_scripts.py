@@ -438,9 +438,10 @@ def _job_without_script(text: str, display: str, where: Location, submission: An
 _SOURCE_LINE = re.compile(r"^[ \t]*(?:source|\.)[ \t]+(\"[^\"\n]*\"|\"" + _DIRNAME + r"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)"
                           r"[ \t]*(?:#.*)?$", re.M)
 _ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
-# `cd DIR` on a line of its own (or before `&&`, `||`, `;`): the folder a later relative `source` is taken from
+# `cd DIR` as the line's only command (`|| exit 1` after it): the folder a later relative `source` is taken from
+# (`cd build && make && cd ..` is not read: the folder it leaves is the line's last `cd`)
 _CD_LINE = re.compile(r"^[ \t]*cd(?:[ \t]+(?:--[ \t]+)?(\"[^\"\n]*\"|\"" + _DIRNAME + r"[^\"\n]*\"|'[^'\n]*'|[^\s;&|#]+))?"
-                      r"[ \t]*(?:$|[;&|#])", re.M)
+                      r"[ \t]*(?:;[ \t]*)?(?:\|\|[ \t]*(?:exit|return)\b[^\n;&|]*)?[ \t]*(?:#.*)?$", re.M)
 MAX_SOURCED = 16  # `source` / `.` lines followed for one script, those of the files it sources included
 MAX_SOURCE_DEPTH = 4  # files sourced within sourced files
 
@@ -693,7 +694,7 @@ def _folder_after_cd(m: re.Match[str], text: str, display: str, folder: str, unk
     if name != written and "$" not in name:
         return os.path.normpath(os.path.join(os.path.dirname(display), name)), None
     if not name or name == "-" or "$" in name or "`" in name or name.startswith("~"):
-        return folder, (m.group(0).strip().rstrip(";&|#").strip(), text.count("\n", 0, m.start()) + 1)
+        return folder, (f"cd {m.group(1) or ''}".strip(), text.count("\n", 0, m.start()) + 1)
     if os.path.isabs(name):
         return os.path.normpath(name), None
     if unknown is not None:
