@@ -397,6 +397,9 @@ class Problem:
     # the part of the message other files can share word for word (the message less where this file says it): what
     # vramlint.fold says once for all of them; None: the whole message
     advice: str | None = None
+    # the path (as shown) of a link out of the scanned tree this problem is about, said on the line that names it
+    # (a Terraform release's `chart`): the walk's own note on that link is the same root cause, not said again
+    outside_link: str | None = None
 
     def __post_init__(self) -> None:
         self.message = short_message(self.message)
@@ -410,6 +413,7 @@ class Problem:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("advice")  # the message says it: the JSON contract of `problems` is unchanged
+        out.pop("outside_link")
         return out
 
 

@@ -285,6 +285,8 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
     kept = []
     # files a link out of the tree was already said for (by what refers to them: a Chart.yaml, a values file)
     said_outside = {p.file for p in inventory.problems if "outside the scanned tree" in p.message}
+    # links said on the line that names them (a Terraform release's `chart = "./link"`), or a folder below one
+    named_links = [p.outside_link for p in inventory.problems if p.outside_link]
     for skipped in inventory.skipped:
         if skipped.reason.startswith("not UTF-8 (UTF-32"):
             # refused by kubectl as a file with NUL bytes is (below): the same level, since what the file would
@@ -307,7 +309,8 @@ def unreadable_as_problems(inventory) -> None:  # noqa: ANN001
         elif "outside the scanned tree" in skipped.reason:
             # a link out of the repository: what it points to is not the repository's to lint (vramlint.fsread);
             # said once, when what refers to it (a chart's Chart.yaml, a values file) has not said it already
-            if skipped.file not in said_outside:
+            if skipped.file not in said_outside and not any(
+                    link == skipped.file or link.startswith(skipped.file + "/") for link in named_links):
                 said_outside.add(skipped.file)
                 inventory.problems.append(Problem(skipped.file, None, None, skipped.reason, level="note"))
         elif skipped.reason.startswith("file too large"):

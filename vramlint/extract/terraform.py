@@ -175,7 +175,8 @@ def read_terraform(text: str, display: str, path: str, records: Records,
     for file, line, col, message, level in reader.refused:  # each on its line once (a resource read per instance)
         if (file, line, message) not in said and len(said) < MAX_READ_FILES:
             said.add((file, line, message))
-            out.problems.append(Problem(file, line + 1, col + 1, message, level=level))
+            out.problems.append(Problem(file, line + 1, col + 1, message, level=level,
+                                        outside_link=reader.outside_links.get((file, line, col))))
     if not out.servers and not releases_only:
         reason = _no_server_reason(body, lines, reader, module)
         if reason is not None:
@@ -201,6 +202,7 @@ class _Reader:
         self.budget = [MAX_STEPS]  # expressions evaluated, all the file's resources together
         self.refused: list[tuple[str, int, int, str, str]] = []  # what is said on its line (terraform_eval)
         self.outside_charts = 0  # releases of a local chart outside the scanned tree (said on their line)
+        self.outside_links: dict[tuple[str, int, int], str] = {}  # (file, line, col) said -> the chart path shown
         self.releases_only = False  # read_terraform's
 
     def resource(self, block: hcl.Block) -> None:
@@ -522,10 +524,13 @@ class _Reader:
         why = outside_reason(full)
         if why is None:
             return False
+        from vramlint.discover import display_path
+
         attr = block.attr("chart")
         self.refused.append((self.display, attr.line, attr.col, (
             f"{where}: its chart {chart} is {why}: not read, so a vLLM server it deploys is not checked; scan the "
             "tree that holds the chart"), "warning"))
+        self.outside_links[(self.display, attr.line, attr.col)] = display_path(full)
         self.outside_charts += 1
         return True
 
@@ -898,13 +903,16 @@ def _module_outside(block: hcl.Block, folder: str, display: str) -> Problem | No
     text = source.expr.parts[0]
     if not text.startswith(("./", "../", "/")) and text not in (".", ".."):
         return None  # a registry, git or other remote source: fetched by `terraform init`, never read here
-    why = outside_reason(os.path.normpath(os.path.join(folder, text)))
+    full = os.path.normpath(os.path.join(folder, text))
+    why = outside_reason(full)
     if why is None:
         return None
+    from vramlint.discover import display_path
+
     name = ".".join(block.labels) or "?"
     return Problem(display, source.expr.line + 1, source.expr.col + 1, (
         f"module {name}: its source {text} is {why}: not read, so what it deploys is not checked (scan a folder "
-        "that holds it)"), level="note")
+        "that holds it)"), level="note", outside_link=display_path(full))
 
 
 def _no_server_reason(body: list[Any], lines: list[str], reader: _Reader, module: Module) -> tuple[int, str] | None:
