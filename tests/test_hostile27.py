@@ -23,3 +23,37 @@ def test_a_release_chart_or_module_source_through_a_link_to_root_is_one_finding(
     _, report = _report(capsys, monkeypatch, tmp_path, ".")
     said = sorted((f["file"], f["line"], f["level"]) for f in report["findings"])
     assert said == [("main.tf", 3, "warning"), ("main.tf", 6, "note")]
+
+
+CHART_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args: ["--model", "{{ .Values.vllm.model }}", "--max-model-len", "{{ .Values.vllm.maxLen }}"]
+"""
+
+
+def test_inline_application_values_past_the_limit_are_a_finding_on_the_values_line(tmp_path, capsys, monkeypatch):
+    # 60,000 keys (1.5 MB): the file was past the release reader's 1 MB and left out silently, and under it the
+    # values past the node limit were only a run note on standard error; the chart was checked with its defaults
+    chart = tmp_path / "charts" / "vllm"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: vllm\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("vllm:\n  model: Qwen/Qwen2.5-7B-Instruct\n  maxLen: 8192\n")
+    (chart / "templates" / "deployment.yaml").write_text(CHART_TEMPLATE)
+    (tmp_path / "gitops").mkdir()
+    keys = "".join(f"        key{i}: value-{i}\n" for i in range(60000))
+    (tmp_path / "gitops" / "app.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: vllm\nspec:\n  source:\n"
+        "    repoURL: https://git.example.com/infra.git\n    path: charts/vllm\n    helm:\n      values: |\n"
+        "        vllm:\n          maxLen: 999999999\n" + keys)
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    said = [(f["file"], f["line"], f["level"]) for f in report["findings"] if f["file"] == "gitops/app.yaml"]
+    assert said == [("gitops/app.yaml", 10, "warning")]

@@ -29,11 +29,15 @@ import re
 from dataclasses import field
 from typing import Any
 
+from vramlint.fsread import MAX_FILE_BYTES
 from vramlint.lean_dataclass import dataclass
 from vramlint.model import Location, Problem
 
 MAX_RELEASE_FILES = 2000  # candidate files read per scan (each is read a second time, and parsed)
-MAX_RELEASE_FILE_BYTES = 1_000_000
+# the scan's own limit: a release file between 1 MB and it was left out silently, so the chart was evaluated with
+# its defaults while the scan read the Application (hostile23: 4 MB of inline values, its maxLen not checked);
+# one larger is said by the walk ("file too large")
+MAX_RELEASE_FILE_BYTES = MAX_FILE_BYTES
 MAX_PARAMETERS = 2000  # `--set` entries of one release
 MAX_RELEASES_PER_CHART = 20  # each is an evaluation of the chart of its own
 
@@ -240,7 +244,7 @@ def _argo_releases(doc: Any, path: str, text: str, charts: dict[str, str], plan:
             # when that chart is rendered
             rel.unread.append("the Application is a chart's template, known only once that chart is rendered")
         _argo_value_files(helm, source, refs, chart_abs, repo_root, display, rel, plan)
-        _argo_inline_values(helm, display, text, rel)
+        _argo_inline_values(helm, display, text, rel, plan)
         _argo_parameters(helm, display, rel)
         plan.by_chart.setdefault(charts[chart_abs], []).append(rel)
 
@@ -360,7 +364,7 @@ def _same_repo(a: Any, b: Any) -> bool:
     return bool(norm(a)) and norm(a) == norm(b)
 
 
-def _argo_inline_values(helm: dict, display: str, text: str, rel: Release) -> None:
+def _argo_inline_values(helm: dict, display: str, text: str, rel: Release, plan: ReleasePlan) -> None:
     from vramlint.helm.values import _to_plain, load_values_text
 
     obj = helm.get("valuesObject")
@@ -376,7 +380,19 @@ def _argo_inline_values(helm: dict, display: str, text: str, rel: Release) -> No
     data, origins, problems = load_values_text(values, display)
     origins = _shift_block(origins, helm, "values", values, display, text)
     if problems:
-        rel.unread.append("helm.values (not valid YAML as vramlint reads it)")
+        # a finding on the `values:` line, not only a run note on standard error: the chart is evaluated without
+        # them, so what they set (a --max-model-len) goes unchecked (hostile23: 100,000 keys past the node limit)
+        from vramlint.yamlload import key_location
+
+        first = problems[0]
+        loc = key_location(display, helm, "values") or Location(display, rel.line, 1)
+        # (the block's line 1 is the line after `values: |`)
+        why = first.message.replace(" here:", f" at line {loc.line + first.line}:") if first.line else first.message
+        plan.problems.append(Problem(loc.file, loc.line, loc.column, (
+            f"helm.values of this release not read: {why}; the chart is evaluated without them, so what they set "
+            "is not checked"), level="warning"))
+        rel.unread.append("helm.values (" + ("over vramlint's limit)" if "limit" in first.message
+                                             else "not valid YAML as vramlint reads it)"))
         return
     rel.values.append(InlineValues(f"{display} (helm.values)", _known(data, rel, "helm.values"), origins))
 
