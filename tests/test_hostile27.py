@@ -57,3 +57,18 @@ def test_inline_application_values_past_the_limit_are_a_finding_on_the_values_li
     _, report = _report(capsys, monkeypatch, tmp_path, ".")
     said = [(f["file"], f["line"], f["level"]) for f in report["findings"] if f["file"] == "gitops/app.yaml"]
     assert said == [("gitops/app.yaml", 10, "warning")]
+
+
+def _nested_sh(depth: int, inner: str) -> str:
+    for _ in range(depth):
+        inner = "sh -c '" + inner.replace("'", "'\\''") + "'"
+    return inner
+
+
+def test_a_unit_whose_vllm_words_systemd_unquoting_cuts_off_is_said_on_its_exec_start(tmp_path, capsys, monkeypatch):
+    # systemd unescapes `\'` inside single quotes, so the shell's '\'' idiom nested 5 deep leaves vLLM's words
+    # outside the `sh -c` script: said on the Description= line (the first mention of vLLM) before
+    command = _nested_sh(5, "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192")
+    (tmp_path / "vllm.service").write_text(f"[Unit]\nDescription=vLLM\n\n[Service]\nExecStart=/bin/{command}\n")
+    _, report = _report(capsys, monkeypatch, tmp_path, "vllm.service")
+    assert [(f["file"], f["line"]) for f in report["findings"]] == [("vllm.service", 5)]

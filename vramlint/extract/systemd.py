@@ -725,11 +725,21 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
             problems.append(Problem(display, command.location.line, command.location.column,
                                     f"ExecStart= {why}", level="note"))
         else:
-            line = next((n for n, raw in enumerate(text.splitlines(), start=1) if "vllm" in raw.lower()), 1)
-            problems.append(Problem(display, line, 1, "this unit mentions vLLM but no ExecStart= starts a vLLM server "
+            # on the ExecStart= that names vLLM when one does (hostile23: vLLM's words past a `sh -c` script
+            # systemd's unquoting cut short, said on the Description= line above it), else the first mention
+            # (vLLM's own command or module, not a path that holds the name: /opt/vllm-gateway/bin/gateway)
+            named = next((c for c in service.commands if any(w.text and _VLLM_COMMAND.search(w.text)
+                                                             for w in c.words)), None)
+            line, col = (named.location.line, named.location.column) if named is not None and \
+                named.location.file == display else \
+                (next((n for n, raw in enumerate(text.splitlines(), start=1) if "vllm" in raw.lower()), 1), 1)
+            problems.append(Problem(display, line, col, "this unit mentions vLLM but no ExecStart= starts a vLLM server "
                                     "vramlint can read (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`"
                                     ", or a script of the scanned tree that runs one): not checked", level="note"))
     return servers, problems
+
+
+_VLLM_COMMAND = re.compile(r"(?:^|/)vllm$|\bvllm\s+serve\b|\bvllm\.entrypoints\b")
 
 
 def _role_template_script(path: str, command: Command, service: Service) -> tuple[list[Server], list[Problem]] | None:
