@@ -72,3 +72,19 @@ def test_a_unit_whose_vllm_words_systemd_unquoting_cuts_off_is_said_on_its_exec_
     (tmp_path / "vllm.service").write_text(f"[Unit]\nDescription=vLLM\n\n[Service]\nExecStart=/bin/{command}\n")
     _, report = _report(capsys, monkeypatch, tmp_path, "vllm.service")
     assert [(f["file"], f["line"]) for f in report["findings"]] == [("vllm.service", 5)]
+
+
+def test_an_alias_bomb_a_kustomization_lists_is_said_in_the_bomb(tmp_path, capsys, monkeypatch):
+    # a ConfigMap naming no vLLM is read only by the build: its alias bomb was said on the `resources:` entry
+    bomb = ["  a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    (tmp_path / "kustomization.yaml").write_text("resources:\n- bomb.yaml\n- deploy.yaml\n")
+    (tmp_path / "bomb.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata:\n"
+                                        + "\n".join(bomb) + "\n")
+    (tmp_path / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.9.2\n"
+        "          args: [\"--model\", \"Qwen/Qwen2.5-7B-Instruct\", \"--max-model-len\", \"4096\"]\n")
+    _, report = _report(capsys, monkeypatch, tmp_path, ".")
+    said = [(f["file"], f["line"]) for f in report["findings"] if f["rule"] == "VRL102"]
+    assert said == [("bomb.yaml", 8)]

@@ -320,6 +320,7 @@ class _Run:
     handled: set[str] = field(default_factory=set)  # real paths read as part of a kustomization
     cache: dict[str, Any] = field(default_factory=dict)  # real path -> loaded documents (or a Problem)
     mention_vllm: set[str] = field(default_factory=set)  # real paths whose text names vLLM
+    not_scanned: set[str] = field(default_factory=set)  # real paths the scan's prefilter leaves out (read only here)
     touched: list[str] = field(default_factory=list)  # real paths the root being built read
     said: list[tuple[str, int | None, str]] = field(default_factory=list)  # what the root being built said
     sizes: dict[str, int] = field(default_factory=dict)  # real path -> nodes of its documents
@@ -373,6 +374,10 @@ def _load(run: _Run, path: str) -> list[Any] | Problem:
     else:
         if "vllm" in text.lower():
             run.mention_vllm.add(real)
+        from vramlint.prefilter import prefilter
+
+        if not prefilter(text):
+            run.not_scanned.add(real)
         docs, problems = load_text(text, display)
         errors = [p for p in problems if p.level == "error"]
         out = errors[0] if errors else [annotate(d.data, display) for d in docs if d.data is not None]
@@ -560,6 +565,12 @@ def _add_resource(run: _Run, kust: Kustomization, entry: str, org: Org | None, o
     else:
         docs = _load(run, path)
         if isinstance(docs, Problem):
+            if docs.line is not None and os.path.realpath(path) in run.not_scanned:
+                # a file the scan does not read on its own (no word of vLLM in it): what is wrong with it is
+                # said on its own line, where it is (blind21: an alias bomb said on the `resources:` entry)
+                run.say(docs.file, docs.line, f"{docs.message} (a resource of {kust.file}, line {_lineno(org)}): "
+                        "what it deploys is not in this build")
+                return
             # left to be read as a file of its own too, where its own finding says what is wrong with it
             run.say(kust.file, _lineno(org), f"resource {entry} not read ({docs.message}): what it deploys is not "
                     "in this build")
