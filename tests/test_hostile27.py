@@ -66,12 +66,14 @@ def _nested_sh(depth: int, inner: str) -> str:
 
 
 def test_a_unit_whose_vllm_words_systemd_unquoting_cuts_off_is_said_on_its_exec_start(tmp_path, capsys, monkeypatch):
-    # systemd unescapes `\'` inside single quotes, so the shell's '\'' idiom nested 5 deep leaves vLLM's words
-    # outside the `sh -c` script: said on the Description= line (the first mention of vLLM) before
-    command = _nested_sh(5, "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192")
-    (tmp_path / "vllm.service").write_text(f"[Unit]\nDescription=vLLM\n\n[Service]\nExecStart=/bin/{command}\n")
-    _, report = _report(capsys, monkeypatch, tmp_path, "vllm.service")
-    assert [(f["file"], f["line"]) for f in report["findings"]] == [("vllm.service", 5)]
+    # systemd unescapes `\'` inside single quotes, so the shell's '\'' idiom nested 4 to 7 deep leaves vLLM's
+    # words outside the `sh -c` script (at 7, `vllm` with the quotes left on it): said on the Description= line
+    # (the first mention of vLLM) before
+    for depth in (4, 5, 7):
+        command = _nested_sh(depth, "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192")
+        (tmp_path / "vllm.service").write_text(f"[Unit]\nDescription=vLLM\n\n[Service]\nExecStart=/bin/{command}\n")
+        _, report = _report(capsys, monkeypatch, tmp_path, "vllm.service")
+        assert [(f["file"], f["line"]) for f in report["findings"]] == [("vllm.service", 5)], depth
 
 
 def test_an_alias_bomb_a_kustomization_lists_is_said_in_the_bomb(tmp_path, capsys, monkeypatch):

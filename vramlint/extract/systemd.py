@@ -728,8 +728,8 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
             # on the ExecStart= that names vLLM when one does (hostile23: vLLM's words past a `sh -c` script
             # systemd's unquoting cut short, said on the Description= line above it), else the first mention
             # (vLLM's own command or module, not a path that holds the name: /opt/vllm-gateway/bin/gateway)
-            named = next((c for c in service.commands if any(w.text and _VLLM_COMMAND.search(w.text)
-                                                             for w in c.words)), None)
+            named = next((c for c in service.commands if _VLLM_COMMAND.search(" ".join(w.text or "" for w in c.words))),
+                         None)
             line, col = (named.location.line, named.location.column) if named is not None and \
                 named.location.file == display else \
                 (next((n for n, raw in enumerate(text.splitlines(), start=1) if "vllm" in raw.lower()), 1), 1)
@@ -739,7 +739,9 @@ def read_systemd_servers(text: str, display: str, path: str | None = None,
     return servers, problems
 
 
-_VLLM_COMMAND = re.compile(r"(?:^|/)vllm$|\bvllm\s+serve\b|\bvllm\.entrypoints\b")
+# in the command's words joined: `vllm` as a word of its own (after a path or the quotes systemd's unquoting left
+# on it), `vllm serve`, or vLLM's server module
+_VLLM_COMMAND = re.compile(r"""\bvllm\s+serve\b|\bvllm\.entrypoints\b|(?:^|[\s/'"])vllm(?=\s|$)""")
 
 
 def _role_template_script(path: str, command: Command, service: Service) -> tuple[list[Server], list[Problem]] | None:
