@@ -190,3 +190,18 @@ def test_a_tf_naming_no_vllm_whose_script_file_does_is_read(tmp_path):
     root = _tree(tmp_path, {"main.tf": text, "scripts/serve.sh": SERVE})
     [server] = scan([root]).servers
     assert server.model == "mistralai/Mistral-7B-Instruct-v0.3" and server.gpu.count == 4
+
+
+def test_a_coalesce_of_nothing_in_the_templatefile_values_is_unknown_not_a_crash(tmp_path):
+    # audit24 HM2's own shape: `extra = coalesce(var.extra, lookup(local.preset, "extra", ""))` with neither set.
+    # Terraform stops on it unless a -var gives one (go-cty CoalesceFunc: "no non-null, non-empty-string
+    # arguments"); vramlint raised StopIteration and dropped the whole file as its own bug (a VRL102 error)
+    head = 'variable "extra" {\n  default = null\n}\n\nlocals {\n  extra = coalesce(var.extra, lookup({}, "extra", ""))\n}\n\n'
+    text = GCE.replace('resource "google_compute_instance"', head + 'resource "google_compute_instance"').replace(
+        "max_len    = 8192", "max_len    = 8192\n    extra      = local.extra")
+    assert "coalesce" in text and "local.extra" in text
+    root = _tree(tmp_path, {"main.tf": text, "startup.sh.tpl": STARTUP.replace("$${VLLM_ARGS}", "$${VLLM_ARGS} ${extra}")})
+    result = scan([root])
+    assert not [p for p in result.problems if "failed while" in p.message]
+    [server] = result.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.gpu.type == "L4"

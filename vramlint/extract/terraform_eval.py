@@ -779,7 +779,12 @@ def _pure(name: str, args: list[Any]) -> Any:
     if name == "lookup" and len(args) in (2, 3):
         return args[0][args[1]] if args[1] in args[0] or len(args) == 2 else args[2]
     if name == "coalesce":
-        return next(a for a in args if a is not None and a != "")
+        for a in args:
+            if a is not None and a != "":
+                return a
+        # Terraform stops on it ("no non-null, non-empty-string arguments", go-cty's CoalesceFunc) unless a -var
+        # gives one at plan time: with the module's values alone that is not known, so unknown (the caller)
+        raise ValueError("coalesce: no non-null, non-empty-string arguments")
     if name == "join" and len(args) == 2:
         return str(args[0]).join(_as_text(a, 2) for a in args[1])
     if name == "format" and args:
