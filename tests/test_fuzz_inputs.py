@@ -205,6 +205,7 @@ test_generated_systemd_input_is_handled_in_time_and_memory = _family_test("syste
 test_generated_supervisord_input_is_handled_in_time_and_memory = _family_test("supervisord", 8)
 test_generated_ansible_input_is_handled_in_time_and_memory = _family_test("ansible", 8)
 test_generated_heredoc_input_is_handled_in_time_and_memory = _family_test("heredoc", 8)
+test_generated_terraform_input_is_handled_in_time_and_memory = _family_test("terraform")
 
 
 def test_the_fuzz_check_catches_what_it_is_for(tmp_path, monkeypatch):

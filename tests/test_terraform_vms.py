@@ -205,3 +205,14 @@ def test_a_coalesce_of_nothing_in_the_templatefile_values_is_unknown_not_a_crash
     assert not [p for p in result.problems if "failed while" in p.message]
     [server] = result.servers
     assert server.model == "Qwen/Qwen2.5-7B-Instruct" and server.gpu.type == "L4"
+
+
+def test_a_format_with_too_few_arguments_is_unknown_not_a_crash(tmp_path):
+    # found by the fuzz's Terraform family: `format("%s %d", "")` (Terraform refuses it: not enough arguments)
+    # raised StopIteration, and the file was dropped as vramlint's own bug
+    text = GCE.replace("max_len    = 8192", 'max_len    = 8192\n    extra      = format("%s %d", "")')
+    root = _tree(tmp_path, {"main.tf": text, "startup.sh.tpl": STARTUP.replace("$${VLLM_ARGS}", "$${VLLM_ARGS} ${extra}")})
+    result = scan([root])
+    assert not [p for p in result.problems if "failed while" in p.message]
+    [server] = result.servers
+    assert server.model == "Qwen/Qwen2.5-7B-Instruct"

@@ -815,7 +815,11 @@ def _format(spec: str, args: list[Any]) -> str:
     def one(m: re.Match[str]) -> str:
         if m.group(0) == "%%":
             return "%"
-        return _as_text(next(it), 2)
+        for value in it:
+            return _as_text(value, 2)
+        # Terraform refuses a verb without its argument (go-cty's format: "not enough arguments"): the caller's
+        # ValueError makes the call unknown
+        raise ValueError("format: not enough arguments")
 
     return re.sub(r"%%|%[-+ #0-9.]*[sdvqtf]", one, spec)
 
