@@ -201,6 +201,9 @@ def _yaml():
     return yaml
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: bool = False,
               max_nodes: int | None = None) -> tuple[list[Document], list[Problem]]:
     """Parse every document of ``text``. Invalid YAML is a Problem with its line and column, never a crash.
@@ -214,6 +217,11 @@ def load_text(text: str, file: str, round_trip: bool = False, quick_refusal: boo
     text, too_many = _bounded(text, file, MAX_DOCUMENT_NODES if max_nodes is None else max_nodes)
     if text is None:
         return [], too_many
+    if _LONE_SURROGATE.search(text):
+        # text made here, not read from a file (a file that is not UTF-8 is refused before): a chart's render or a
+        # kustomize build holding a file name's surrogate escapes. Go, which renders these for real, writes U+FFFD
+        # for a rune that is not valid; libyaml cannot take the text at all (UnicodeEncodeError)
+        text = _LONE_SURROGATE.sub("\ufffd", text)
     if not round_trip:
         failure: list = []
         loaded = _c_load(text, file, quick_refusal, failure=failure)

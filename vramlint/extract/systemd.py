@@ -61,6 +61,8 @@ class Places:
             self.length += count
 
     def extend(self, other: Places) -> None:
+        if not other.starts:
+            return  # nothing written (a blank line inside a continued setting)
         for start, (line, column), end in zip(other.starts, other.runs, [*other.starts[1:], other.length], strict=True):
             self.add(line, column, end - start)
 

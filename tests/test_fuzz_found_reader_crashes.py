@@ -1,0 +1,23 @@
+"""Reader crashes the fuzz found once a reader's caught exception counted as a crash (twenty-fourth round): each was
+said as "vramlint failed while ... (a bug in vramlint)", a VRL102 error, and the file went unchecked."""
+
+from __future__ import annotations
+
+from vramlint.extract.systemd import parse_unit
+from vramlint.yamlload import load_text
+
+
+def test_yaml_text_made_with_a_file_names_surrogate_escapes_is_read():
+    # a chart's render or a kustomize build can hold a non-UTF-8 file name's surrogate escapes; libyaml cannot
+    # encode them (UnicodeEncodeError) and Go writes U+FFFD for such a rune
+    docs, problems = load_text("kind: ConfigMap\nmetadata:\n  name: a\ndata:\n  f: \"x\udcff\ud800y\"\n", "rendered.yaml")
+    assert not problems
+    assert docs[0].data["data"]["f"] == "x\ufffd\ufffdy"
+
+
+def test_a_blank_line_ending_a_continued_systemd_setting_is_read():
+    # `Environment=A=1 \` continued, then a line of blanks: systemd joins the blank line; the places of an empty
+    # piece made zip(strict=True) raise
+    unit, errors = parse_unit("[Service]\nEnvironment=A=1 \\\n  B=2 \\\n   \nExecStart=/usr/bin/vllm serve m\n")
+    assert not [e for e in errors if "Traceback" in str(e)]
+    assert unit is not None
