@@ -21,3 +21,14 @@ def test_a_blank_line_ending_a_continued_systemd_setting_is_read():
     unit, errors = parse_unit("[Service]\nEnvironment=A=1 \\\n  B=2 \\\n   \nExecStart=/usr/bin/vllm serve m\n")
     assert not [e for e in errors if "Traceback" in str(e)]
     assert unit is not None
+
+
+def test_deep_flow_nesting_on_the_slower_reader_is_bounded_and_said():
+    # fuzz seed 2828: a 3 KB Pod whose lone CR sends it to ruamel, with 3,000 nested `[`: ruamel's scanner checks
+    # every open flow level at each token, 7.6 CPU-s before its recursion limit. Bounded at 500 levels and said
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n    \rimage: "
+            + "[" * 3000 + "\n    args: [\"\"]\n")
+    docs, problems = load_text(text, "pod.yaml")
+    assert docs == []
+    [problem] = problems
+    assert problem.level == "warning" and "nested more than 500 deep" in problem.message

@@ -425,6 +425,31 @@ def _segmented_load(text: str, file: str, each: Any, failure: list
 MAX_RUAMEL_NODES = 40_000
 
 
+# ruamel's scanner checks every open flow level at each token (stale_possible_simple_keys), so its time grows with
+# the square of the nesting: 3,000 nested `[` in a 3 KB file took 7.6 CPU-s (fuzz seed 2828). No deployment file
+# nests flow collections past a few levels.
+MAX_RUAMEL_FLOW_NESTING = 500
+
+
+def _flow_nesting_over(text: str, limit: int) -> int | None:
+    """The 0-based line where `[`/`{` (counted outside nothing: brackets in strings count too, an upper bound) first
+    nest deeper than ``limit``, or None. Cheap: texts with fewer brackets than the limit are not walked."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for m in _FLOW_BRACKET.finditer(text):
+        if m.group(0) in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, m.start())
+        elif depth:
+            depth -= 1
+    return None
+
+
+_FLOW_BRACKET = re.compile(r"[\[\]{}]")
+
+
 def _ruamel_load_bounded(text: str, file: str, lines_of: list[str] | None = None, counted: list | None = None,
                          first_line: int = 0) -> tuple[list[Document], list[Problem]]:
     """`_ruamel_load`, unless ``text`` has more than MAX_RUAMEL_NODES nodes (counted by libyaml's parser): then
@@ -439,6 +464,12 @@ def _ruamel_load_bounded(text: str, file: str, lines_of: list[str] | None = None
                                 "(a tag, a directive, a YAML 1.1 line break or an anchor name libyaml reads "
                                 f"otherwise) and of more than {MAX_RUAMEL_NODES:,} nodes reaches that bound here: "
                                 "not read", level="warning")]
+    deep = _flow_nesting_over(text, MAX_RUAMEL_FLOW_NESTING)
+    if deep is not None:
+        return [], [Problem(file, deep + 1 + first_line, 1, "YAML that vramlint reads only with its slower reader "
+                            "(a tag, a directive, a YAML 1.1 line break or an anchor name libyaml reads otherwise) "
+                            f"with flow collections (`[`, `{{`) nested more than {MAX_RUAMEL_FLOW_NESTING:,} deep "
+                            "here: not read", level="warning")]
     docs, problems = _ruamel_load(text, file, lines_of=lines_of, counted=counted)
     if first_line:
         seen: set[int] = set()
