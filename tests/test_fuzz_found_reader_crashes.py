@@ -32,3 +32,23 @@ def test_deep_flow_nesting_on_the_slower_reader_is_bounded_and_said():
     assert docs == []
     [problem] = problems
     assert problem.level == "warning" and "nested more than 500 deep" in problem.message
+
+
+def test_a_path_with_a_lone_surrogate_from_a_yaml_escape_is_refused_not_a_crash(tmp_path, capsys, monkeypatch):
+    # fuzz seed 2828: a kustomization's `patches: ["p\ud800.yaml"]` (a YAML escape) reached os.path.realpath,
+    # which cannot encode the surrogate (UnicodeEncodeError): the kustomization was dropped as vramlint's bug
+    import json
+
+    from vramlint.cli import main
+    from vramlint.fsread import outside_reason
+
+    assert "lone surrogate" in outside_reason("deploy/p\ud800.yaml")
+    (tmp_path / "kustomization.yaml").write_text('resources: [deploy.yaml]\npatches: ["p\\ud800.yaml"]\n')
+    (tmp_path / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.10.2\n"
+        "        args: [--model, Qwen/Qwen2.5-7B-Instruct]\n")
+    monkeypatch.chdir(tmp_path)
+    main(["check", ".", "--offline", "--output-format", "json", "--fail-on", "never"])
+    report = json.loads(capsys.readouterr().out)
+    assert not [f for f in report["findings"] if "a bug in vramlint" in f["message"]]

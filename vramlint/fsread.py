@@ -175,6 +175,11 @@ def outside_reason(path: str, roots: tuple[str, ...] | None = None, real: str | 
     ``roots``: these instead of the run's; ``real``: ``path`` resolved already (os.path.realpath)."""
     if "\x00" in path:
         return "not a valid path (it holds a NUL character)"  # no file has one: os.path.realpath raises on it
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        # a YAML "\ud800" escape: a surrogate no file name's bytes make (os.path.realpath raises on it)
+        return "not a valid path (it holds a lone surrogate, which no file name's bytes give)"
     if real is None:
         real = os.path.realpath(path)
     if roots is None:
